@@ -1,0 +1,123 @@
+package lethe
+
+import (
+	"math/bits"
+	"sync"
+	"time"
+)
+
+// budget is a container's throughput: a token bucket for user operations
+// that holds at most one second of throughput, and a second bucket, of the
+// same size, for the reaper. Refill that would overflow the full user bucket
+// is what users left unused; only that goes to the reaper's bucket. So the
+// reaper never takes a request unit a user could have spent, and user
+// operations see exactly the same decisions whether the reaper runs or not.
+//
+// Amounts are milli-RU and refill is computed from a fixed origin in whole
+// integers, so that how often the buckets are refilled (by users, by the
+// reaper) never changes how much they receive.
+type budget struct {
+	mu       sync.Mutex
+	rate     int64 // RU per second; 0: unlimited
+	tokens   int64 // user bucket, at most capacity (below 0 only after an operation costing more than capacity)
+	spare    int64 // reaper's bucket, at most capacity
+	origin   int64 // Unix ns from which refill is counted
+	credited int64 // refill credited since origin
+	last     int64 // the latest time seen
+}
+
+func (b *budget) capacity() int64 { return b.rate * 1000 }
+
+// setRate changes the throughput; both buckets start full.
+func (b *budget) setRate(rate int32, now int64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if int64(rate) == b.rate {
+		return
+	}
+	b.rate = int64(rate)
+	b.tokens, b.spare = b.capacity(), 0
+	b.origin, b.credited, b.last = now, 0, now
+}
+
+// refillLocked credits the buckets up to now.
+func (b *budget) refillLocked(now int64) {
+	if now <= b.last {
+		return // the clock went backwards or stood still: no credit
+	}
+	b.last = now
+	capacity := b.capacity()
+	elapsed := now - b.origin
+	if elapsed >= 2*int64(time.Second) {
+		// Two seconds of refill fill both buckets whatever they held.
+		b.tokens, b.spare = capacity, capacity
+		b.origin, b.credited = now, 0
+		return
+	}
+	hi, lo := bits.Mul64(uint64(capacity), uint64(elapsed))
+	total, _ := bits.Div64(hi, lo, uint64(time.Second))
+	delta := int64(total) - b.credited
+	b.credited = int64(total)
+	if elapsed >= int64(time.Second) {
+		b.origin += int64(time.Second)
+		b.credited -= capacity
+	}
+	b.tokens += delta
+	if b.tokens > capacity {
+		b.spare = min(capacity, b.spare+b.tokens-capacity)
+		b.tokens = capacity
+	}
+}
+
+// take draws cost milli-RU for a user operation. When the bucket cannot
+// cover it, nothing is drawn and take reports how long until it could. An
+// operation costing more than the whole bucket runs when the bucket is full.
+func (b *budget) take(cost, now int64) (ok bool, retryAfter time.Duration) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.rate == 0 {
+		return true, 0
+	}
+	b.refillLocked(now)
+	need := min(cost, b.capacity())
+	if b.tokens >= need {
+		b.tokens -= cost
+		return true, 0
+	}
+	return false, b.durationFor(need - b.tokens)
+}
+
+// takeSpare draws cost milli-RU for the reaper from what users left unused.
+// With unlimited throughput it always succeeds.
+func (b *budget) takeSpare(cost, now int64) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.rate == 0 {
+		return true
+	}
+	b.refillLocked(now)
+	if b.spare >= min(cost, b.capacity()) {
+		b.spare -= cost
+		return true
+	}
+	return false
+}
+
+// spareWait estimates how long until the reaper could draw cost milli-RU if
+// users spent nothing meanwhile.
+func (b *budget) spareWait(cost, now int64) time.Duration {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.rate == 0 {
+		return 0
+	}
+	b.refillLocked(now)
+	missing := b.capacity() - b.tokens + min(cost, b.capacity()) - b.spare
+	return b.durationFor(max(missing, 1))
+}
+
+// durationFor is how long refill takes to bring milli-RU, rounded up.
+func (b *budget) durationFor(milli int64) time.Duration {
+	perSecond := b.capacity()
+	return time.Duration((milli*int64(time.Second) + perSecond - 1) / perSecond)
+}

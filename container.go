@@ -1,0 +1,241 @@
+package lethe
+
+import (
+	"context"
+	"hash/maphash"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// ContainerProperties define a container.
+type ContainerProperties struct {
+	// ID names the container, unique in its store: 1 to 255 characters,
+	// without '/', '\', '?' or '#'.
+	ID string
+	// DefaultTimeToLive is TTLOff (the zero value) for no expiry at all,
+	// TTLNever (-1) for expiry only of items with their own positive "ttl",
+	// or n > 0 for expiry n seconds after each item's last write unless the
+	// item says otherwise.
+	DefaultTimeToLive TTL
+	// IndexingPolicy is nil for the default, consistent indexing.
+	IndexingPolicy *IndexingPolicy
+	// Throughput is the container's budget in request units per second; 0
+	// is unlimited. Operations that would overdraw it fail with
+	// ErrTooManyRequests.
+	Throughput int32
+}
+
+// IndexingPolicy says how a container keeps its indexes.
+type IndexingPolicy struct {
+	IndexingMode IndexingMode
+}
+
+// IndexingMode is consistent, lazy or none (SPEC §4).
+type IndexingMode string
+
+// The indexing modes.
+const (
+	IndexingModeConsistent IndexingMode = "consistent"
+	IndexingModeLazy       IndexingMode = "lazy"
+	IndexingModeNone       IndexingMode = "none"
+)
+
+// shardCount is how many parts a container's items are split into, each
+// under its own lock, so that readers, writers and the reaper rarely meet.
+const shardCount = 32
+
+// A Container holds JSON items. Its methods are safe for concurrent use by
+// any number of goroutines; reads run in parallel with each other and with
+// writes to other items.
+//
+// Locking: items live in shards, each guarded by its own RWMutex. The
+// expiry index and the counts sit under index.mu, taken after a shard lock
+// when both are needed. props is written only with every shard lock and
+// index.mu held, so holding any one of them is enough to read it.
+type Container struct {
+	store *Store
+	id    string
+	seed  maphash.Seed
+
+	shards [shardCount]shard
+
+	index struct {
+		mu sync.Mutex
+		expiryIndex
+	}
+
+	props      ContainerProperties // see the locking note above
+	throughput atomic.Int32        // props.Throughput, readable without a lock
+	budget     budget
+
+	deleted      atomic.Bool
+	purged       atomic.Int64
+	throttled    atomic.Int64
+	reaperCharge atomic.Int64 // milli-RU
+}
+
+type shard struct {
+	mu    sync.RWMutex
+	items map[string]*record
+	_     [32]byte // keep shards on separate cache lines
+}
+
+func newContainer(s *Store, props ContainerProperties, now int64) *Container {
+	c := &Container{store: s, id: props.ID, seed: maphash.MakeSeed(), props: props}
+	for i := range c.shards {
+		c.shards[i].items = make(map[string]*record)
+	}
+	c.index.expiryIndex = newExpiryIndex()
+	c.throughput.Store(props.Throughput)
+	c.budget.setRate(props.Throughput, now)
+	return c
+}
+
+func (c *Container) shardFor(id string) *shard {
+	return &c.shards[maphash.String(c.seed, id)%shardCount]
+}
+
+// ID returns the container's id.
+func (c *Container) ID() string { return c.id }
+
+// check fails when the store is closed, the container deleted or ctx done.
+func (c *Container) check(ctx context.Context, op, item string) error {
+	if c.store.closed.Load() {
+		return ErrClosed
+	}
+	if c.deleted.Load() {
+		return withContext(&Error{StatusCode: http.StatusNotFound, Message: "the container does not exist"}, op, c.id, item)
+	}
+	if ctx != nil {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Read returns the container's properties.
+func (c *Container) Read(ctx context.Context) (ContainerProperties, error) {
+	if err := c.check(ctx, "ReadContainer", ""); err != nil {
+		return ContainerProperties{}, err
+	}
+	c.index.mu.Lock()
+	defer c.index.mu.Unlock()
+	return cloneProps(c.props), nil
+}
+
+// Replace changes the container's DefaultTimeToLive, IndexingPolicy and
+// Throughput; props.ID must be the container's id. A change of
+// DefaultTimeToLive applies at once to every item, computed from each item's
+// last write. Expiry is final: items already expired stay gone, whatever the
+// new setting (they are purged as part of the change).
+func (c *Container) Replace(ctx context.Context, props ContainerProperties) error {
+	const op = "ReplaceContainer"
+	if err := c.check(ctx, op, ""); err != nil {
+		return err
+	}
+	if props.ID != c.id {
+		return withContext(badRequest("the id %q of the new properties is not the container's id", props.ID), op, c.id, "")
+	}
+	if err := validateProps(props); err != nil {
+		return withContext(err, op, c.id, "")
+	}
+	for i := range c.shards {
+		c.shards[i].mu.Lock()
+	}
+	c.index.mu.Lock()
+	now := c.store.clock.now()
+	if props.DefaultTimeToLive != c.props.DefaultTimeToLive {
+		c.purgeAllExpiredLocked(now)
+	}
+	c.props = cloneProps(props)
+	c.throughput.Store(props.Throughput)
+	c.budget.setRate(props.Throughput, now)
+	next := c.index.next(props.DefaultTimeToLive)
+	c.index.mu.Unlock()
+	for i := range c.shards {
+		c.shards[i].mu.Unlock()
+	}
+	c.store.reaper.notify(next)
+	return nil
+}
+
+// purgeAllExpiredLocked deletes every item expired at now under the current
+// settings. Every shard lock and index.mu must be held.
+func (c *Container) purgeAllExpiredLocked(now int64) {
+	all := c.index.oldestExpired(c.props.DefaultTimeToLive, now, int(c.index.items)+1)
+	for _, e := range all {
+		delete(c.shardFor(e.rec.id).items, e.rec.id)
+		c.index.remove(e.rec)
+		c.reaperCharge.Add(charge(opDelete, int(e.rec.chargeSize)))
+	}
+	c.purged.Add(int64(len(all)))
+}
+
+// ContainerStats describe a container's contents. Items and Bytes count live
+// items only: an expired item never counts, purged or not.
+type ContainerStats struct {
+	Items          int64         // live items
+	Bytes          int64         // their JSON size, with _ts and _etag
+	ExpiredPending int64         // expired, not yet purged
+	Purged         int64         // purged by the reaper (or Purge) since the store opened
+	PurgeLag       time.Duration // now minus the expiry of the oldest pending expired item; 0 if none
+	ReaperCharge   float64       // request units the reaper has spent
+	Throttled      int64         // user operations refused with 429
+}
+
+// Stats returns the container's statistics. It costs time proportional to
+// the number of expired items not yet purged.
+func (c *Container) Stats() ContainerStats {
+	now := c.store.clock.now()
+	c.index.mu.Lock()
+	expired, expiredBytes, oldest := c.index.expiredStats(c.props.DefaultTimeToLive, now)
+	st := ContainerStats{
+		Items:          c.index.items - expired,
+		Bytes:          c.index.bytes - expiredBytes,
+		ExpiredPending: expired,
+	}
+	c.index.mu.Unlock()
+	if expired > 0 {
+		st.PurgeLag = time.Duration(now - oldest)
+	}
+	st.Purged = c.purged.Load()
+	st.ReaperCharge = ru(c.reaperCharge.Load())
+	st.Throttled = c.throttled.Load()
+	return st
+}
+
+func cloneProps(p ContainerProperties) ContainerProperties {
+	if p.IndexingPolicy != nil {
+		ip := *p.IndexingPolicy
+		p.IndexingPolicy = &ip
+	}
+	return p
+}
+
+// validateProps checks a container definition (SPEC §2, §4, §7).
+func validateProps(p ContainerProperties) *Error {
+	if err := validateContainerID(p.ID); err != nil {
+		return err
+	}
+	if !validDefaultTTL(p.DefaultTimeToLive) {
+		return defaultTTLError(p.DefaultTimeToLive)
+	}
+	if p.Throughput < 0 {
+		return badRequest("the throughput %d is negative; use 0 for unlimited", p.Throughput)
+	}
+	if p.IndexingPolicy != nil {
+		switch p.IndexingPolicy.IndexingMode {
+		case IndexingModeConsistent, IndexingModeLazy, "":
+		case IndexingModeNone:
+			if p.DefaultTimeToLive != TTLOff {
+				return badRequest(msgIndexingNone)
+			}
+		default:
+			return badRequest("unknown indexing mode %q: use consistent, lazy or none", p.IndexingPolicy.IndexingMode)
+		}
+	}
+	return nil
+}

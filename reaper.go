@@ -1,0 +1,191 @@
+package lethe
+
+import (
+	"context"
+	"runtime"
+	"sync/atomic"
+	"time"
+)
+
+// reaper is the store's background goroutine that physically deletes
+// expired items. It sleeps until the earliest expiry of any container (a
+// write that brings an earlier one wakes it), then serves the containers
+// round-robin, one bounded batch each, so that one container's backlog
+// cannot starve another's. It holds a lock only while it deletes one item.
+// On a container with throughput it spends only what users leave unused.
+type reaper struct {
+	store *Store
+	wake  chan struct{} // buffered: a pending wake-up
+	stop  chan struct{} // closed by close
+	done  chan struct{} // closed when run returns
+
+	// sleepUntil is the instant the reaper sleeps until, or never while it
+	// works: a write whose expiry is earlier wakes it.
+	sleepUntil atomic.Int64
+}
+
+func newReaper(s *Store) *reaper {
+	r := &reaper{
+		store: s,
+		wake:  make(chan struct{}, 1),
+		stop:  make(chan struct{}),
+		done:  make(chan struct{}),
+	}
+	r.sleepUntil.Store(never)
+	return r
+}
+
+// notify tells the reaper that an item expires at at.
+func (r *reaper) notify(at int64) {
+	if r == nil || at >= r.sleepUntil.Load() {
+		return
+	}
+	select {
+	case r.wake <- struct{}{}:
+	default:
+	}
+}
+
+// close stops the reaper and waits for it.
+func (r *reaper) close() {
+	if r == nil {
+		return
+	}
+	close(r.stop)
+	<-r.done
+}
+
+// maxCustomClockSleep bounds a sleep under a custom Clock, whose time need
+// not pass at the pace of timers.
+const maxCustomClockSleep = time.Second
+
+func (r *reaper) run() {
+	defer close(r.done)
+	s := r.store
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	turn := 0
+	for {
+		// Any write from here on with an expiry wakes the next sleep.
+		r.sleepUntil.Store(never)
+		cs := s.containerList()
+		now := s.clock.now()
+		wakeAt := int64(never)
+		for i := range cs {
+			c := cs[(turn+i)%len(cs)]
+			_, next := c.reap(now, s.opts.Reaper, true)
+			wakeAt = min(wakeAt, next)
+			select {
+			case <-r.stop:
+				return
+			default:
+			}
+		}
+		turn++
+		if wakeAt <= now {
+			runtime.Gosched() // more to purge: go round again
+			continue
+		}
+		r.sleepUntil.Store(wakeAt)
+		var fire <-chan time.Time
+		if wakeAt != never {
+			d := time.Duration(wakeAt - now)
+			if s.clock.clock != nil {
+				d = min(d, maxCustomClockSleep)
+			}
+			timer.Reset(d)
+			fire = timer.C
+		}
+		select {
+		case <-r.stop:
+			return
+		case <-r.wake:
+		case <-fire:
+		}
+		timer.Stop()
+	}
+}
+
+// reap purges up to one batch of the items expired at now, oldest expiry
+// first, and returns how many it purged and when the container next needs
+// the reaper (at or before now: more is waiting now). With spend, each purge
+// draws on the spare budget; without, the budget is not consulted.
+func (c *Container) reap(now int64, o ReaperOptions, spend bool) (purged int, next int64) {
+	if c.deleted.Load() {
+		return 0, never
+	}
+	c.index.mu.Lock()
+	def := c.props.DefaultTimeToLive
+	batch := c.index.oldestExpired(def, now, o.BatchSize)
+	c.index.mu.Unlock()
+
+	start := time.Now()
+	for i, e := range batch {
+		if i%16 == 15 && time.Since(start) > o.MaxHold {
+			return purged, now // out of time: the rest waits for the next turn
+		}
+		ok, short := c.purgeOne(e.rec, now, spend)
+		if short {
+			return purged, now + int64(c.budget.spareWait(charge(opDelete, int(e.rec.chargeSize)), now))
+		}
+		if ok {
+			purged++
+		}
+	}
+	if len(batch) == o.BatchSize {
+		return purged, now
+	}
+	c.index.mu.Lock()
+	next = c.index.next(c.props.DefaultTimeToLive)
+	c.index.mu.Unlock()
+	return purged, next
+}
+
+// purgeOne deletes rec if it is still the item's current version and still
+// expired (a rewrite after expiry is a new life). short reports that the
+// spare budget could not pay for it.
+func (c *Container) purgeOne(rec *record, now int64, spend bool) (ok, short bool) {
+	sh := c.shardFor(rec.id)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if sh.items[rec.id] != rec || now < expiresAt(c.props.DefaultTimeToLive, rec.ttl, rec.written) {
+		return false, false
+	}
+	cost := charge(opDelete, int(rec.chargeSize))
+	if spend && c.throughput.Load() != 0 && !c.budget.takeSpare(cost, now) {
+		return false, true
+	}
+	delete(sh.items, rec.id)
+	c.index.mu.Lock()
+	c.index.remove(rec)
+	c.index.mu.Unlock()
+	c.purged.Add(1)
+	c.reaperCharge.Add(cost)
+	return true, false
+}
+
+// Purge deletes every item of the container that has expired, now, in
+// batches, and returns how many it deleted. It does not wait for spare
+// throughput (the purges are charged to the reaper all the same). It stops
+// early, with ctx's error, when ctx is done.
+func (c *Container) Purge(ctx context.Context) (int, error) {
+	if err := c.check(ctx, "Purge", ""); err != nil {
+		return 0, err
+	}
+	now := c.store.clock.now()
+	total := 0
+	o := c.store.opts.Reaper
+	o.MaxHold = time.Duration(1<<63 - 1)
+	for {
+		n, next := c.reap(now, o, false)
+		total += n
+		if next > now {
+			return total, nil
+		}
+		if ctx != nil {
+			if err := ctx.Err(); err != nil {
+				return total, err
+			}
+		}
+	}
+}

@@ -1,0 +1,193 @@
+package lethe
+
+import (
+	"context"
+	"net/http"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Options configure a Store. The zero value (or a nil *Options) gives an
+// in-memory store on the system clock with the default reaper.
+type Options struct {
+	// Clock is the store's only source of time; nil means the system clock.
+	Clock Clock
+	// Reaper bounds the background purge of expired items.
+	Reaper ReaperOptions
+}
+
+// ReaperOptions bound the background purge. The zero value gives sensible
+// defaults.
+type ReaperOptions struct {
+	// Disabled runs no background goroutine: expired items stay, invisible,
+	// until Container.Purge.
+	Disabled bool
+	// BatchSize is the most items purged from one container before the
+	// reaper moves on to the next; 0 means DefaultReaperBatchSize.
+	BatchSize int
+	// MaxHold is the longest one batch may take; 0 means
+	// DefaultReaperMaxHold. The reaper holds a lock only while it deletes
+	// one item, so readers never wait behind a batch.
+	MaxHold time.Duration
+}
+
+// Defaults of ReaperOptions.
+const (
+	DefaultReaperBatchSize = 256
+	DefaultReaperMaxHold   = 100 * time.Microsecond
+)
+
+// A Store is an in-process document store of containers whose items expire.
+// Its methods are safe for concurrent use. Close it to stop its reaper.
+type Store struct {
+	clock  storeClock
+	reaper *reaper // nil when disabled
+	opts   Options
+	closed atomic.Bool
+	seq    atomic.Uint64 // write sequence: every write's ETag and index order
+
+	mu         sync.RWMutex          // guards containers
+	containers map[string]*Container // by id
+}
+
+// Open opens a store. A nil opts means the defaults: in memory, the system
+// clock, the default reaper. Open copies opts, fills in defaults and
+// validates them, in that order.
+func Open(opts *Options) (*Store, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.Reaper.BatchSize == 0 {
+		o.Reaper.BatchSize = DefaultReaperBatchSize
+	}
+	if o.Reaper.MaxHold == 0 {
+		o.Reaper.MaxHold = DefaultReaperMaxHold
+	}
+	if o.Reaper.BatchSize < 0 {
+		return nil, withContext(badRequest("ReaperOptions.BatchSize %d is negative", o.Reaper.BatchSize), "Open", "", "")
+	}
+	if o.Reaper.MaxHold < 0 {
+		return nil, withContext(badRequest("ReaperOptions.MaxHold %v is negative", o.Reaper.MaxHold), "Open", "", "")
+	}
+	s := &Store{
+		clock:      newStoreClock(o.Clock),
+		opts:       o,
+		containers: make(map[string]*Container),
+	}
+	if !o.Reaper.Disabled {
+		s.reaper = newReaper(s)
+		go s.reaper.run()
+	}
+	return s, nil
+}
+
+// Close stops the reaper and waits for it to stop. After Close every call on
+// the store or its containers fails with ErrClosed. Close is idempotent: a
+// second call returns nil.
+func (s *Store) Close() error {
+	if s.closed.Swap(true) {
+		return nil
+	}
+	s.reaper.close()
+	return nil
+}
+
+// CreateContainer creates a container. It fails with ErrConflict if the id
+// is taken and with ErrBadRequest if props are invalid.
+func (s *Store) CreateContainer(ctx context.Context, props ContainerProperties) (*Container, error) {
+	const op = "CreateContainer"
+	if err := s.check(ctx); err != nil {
+		return nil, err
+	}
+	if err := validateProps(props); err != nil {
+		return nil, withContext(err, op, props.ID, "")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.containers[props.ID]; ok {
+		return nil, withContext(&Error{StatusCode: http.StatusConflict, Message: msgConflict}, op, props.ID, "")
+	}
+	c := newContainer(s, cloneProps(props), s.clock.now())
+	s.containers[props.ID] = c
+	return c, nil
+}
+
+// Container returns the container id, or ErrNotFound.
+func (s *Store) Container(id string) (*Container, error) {
+	if err := s.check(nil); err != nil {
+		return nil, err
+	}
+	s.mu.RLock()
+	c := s.containers[id]
+	s.mu.RUnlock()
+	if c == nil {
+		return nil, withContext(&Error{StatusCode: http.StatusNotFound, Message: msgNotFound}, "Container", id, "")
+	}
+	return c, nil
+}
+
+// DeleteContainer deletes the container id and all its items. Handles to
+// it fail with ErrNotFound afterwards.
+func (s *Store) DeleteContainer(ctx context.Context, id string) error {
+	if err := s.check(ctx); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	c := s.containers[id]
+	delete(s.containers, id)
+	s.mu.Unlock()
+	if c == nil {
+		return withContext(&Error{StatusCode: http.StatusNotFound, Message: msgNotFound}, "DeleteContainer", id, "")
+	}
+	c.deleted.Store(true)
+	return nil
+}
+
+// ContainerIDs returns the ids of the store's containers, sorted. It
+// returns nil after Close.
+func (s *Store) ContainerIDs() []string {
+	if s.closed.Load() {
+		return nil
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	ids := make([]string, 0, len(s.containers))
+	for id := range s.containers {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// containerList returns the containers, sorted by id.
+func (s *Store) containerList() []*Container {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	cs := make([]*Container, 0, len(s.containers))
+	for _, c := range s.containers {
+		cs = append(cs, c)
+	}
+	slices.SortFunc(cs, func(a, b *Container) int {
+		switch {
+		case a.id < b.id:
+			return -1
+		case a.id > b.id:
+			return 1
+		}
+		return 0
+	})
+	return cs
+}
+
+func (s *Store) check(ctx context.Context) error {
+	if s.closed.Load() {
+		return ErrClosed
+	}
+	if ctx != nil {
+		return ctx.Err()
+	}
+	return nil
+}

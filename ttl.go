@@ -1,0 +1,121 @@
+package lethe
+
+import (
+	"math"
+	"strconv"
+	"time"
+)
+
+// TTL is a time to live in whole seconds. Its zero value, TTLOff, means "not
+// set": on a container it turns time to live off, on an item (which has no
+// TTL field in Go; see the "ttl" JSON property) it would mean "inherit".
+// Cosmos DB never accepts 0 as a TTL, so the zero value is free for that
+// meaning.
+type TTL int32
+
+const (
+	// TTLOff is the zero TTL: on a container, time to live is off and no item expires.
+	TTLOff TTL = 0
+	// TTLNever (-1) turns time to live on without a default expiry; on an item it means "never expire".
+	TTLNever TTL = -1
+	// MaxTTL is the longest time to live, 2147483647 seconds (about 68 years).
+	MaxTTL TTL = math.MaxInt32
+)
+
+// Duration returns t as a time.Duration, or 0 for TTLOff and TTLNever.
+func (t TTL) Duration() time.Duration {
+	if t <= 0 {
+		return 0
+	}
+	return time.Duration(t) * time.Second
+}
+
+// String returns "off", "never" or the number of seconds.
+func (t TTL) String() string {
+	switch {
+	case t == TTLOff:
+		return "off"
+	case t == TTLNever:
+		return "never"
+	default:
+		return strconv.FormatInt(int64(t), 10) + "s"
+	}
+}
+
+// validDefaultTTL reports whether t may be a container's DefaultTimeToLive.
+func validDefaultTTL(t TTL) bool { return t >= TTLNever }
+
+// never is the expiry instant of an item that does not expire.
+const never = math.MaxInt64
+
+// expiresAt is the one place where lethe decides when an item expires.
+//
+// def is the container's DefaultTimeToLive, own the item's own "ttl" property
+// (TTLOff when absent or null: inherit), written the instant of the item's
+// last write in Unix nanoseconds. The result is the first instant, in Unix
+// nanoseconds, at which the item is expired, or never.
+//
+//	effective = never     if the container's TTL is off
+//	          = own       if the item has a ttl (-1: never)
+//	          = def       otherwise (-1: never)
+//	expired   = effective != never && now >= written + effective
+func expiresAt(def, own TTL, written int64) int64 {
+	if def == TTLOff {
+		return never
+	}
+	eff := def
+	if own != TTLOff {
+		eff = own
+	}
+	if eff == TTLNever {
+		return never
+	}
+	return addSeconds(written, eff)
+}
+
+// canExpire reports whether an item with its own ttl own can expire at all
+// in a container whose default is def. It needs no clock: a read of an item
+// that cannot expire never reads the time.
+func canExpire(def, own TTL) bool {
+	return def != TTLOff && own != TTLNever && (own != TTLOff || def != TTLNever)
+}
+
+// addSeconds adds ttl seconds to the instant at, saturating at never.
+func addSeconds(at int64, ttl TTL) int64 {
+	d := int64(ttl) * int64(time.Second)
+	if at > never-d {
+		return never
+	}
+	return at + d
+}
+
+// ttlError is the Cosmos-worded error for an invalid ttl value, raw being
+// its JSON text.
+func ttlError(raw string) *Error {
+	if len(raw) > 40 {
+		raw = raw[:40] + "..."
+	}
+	return badRequest("The input ttl '%s' is invalid. %s", raw, msgTTLValidRange)
+}
+
+// defaultTTLError is the Cosmos-worded error for an invalid DefaultTimeToLive.
+func defaultTTLError(t TTL) *Error {
+	return badRequest("The input defaultTtl '%d' is invalid. %s", t, msgTTLValidRange)
+}
+
+// parseItemTTL validates the JSON number text of an item's "ttl" property.
+// Integral values are accepted in any JSON spelling (10, 10.0, 1e1).
+func parseItemTTL(raw []byte) (TTL, *Error) {
+	var v float64
+	if n, err := strconv.ParseInt(string(raw), 10, 64); err == nil {
+		v = float64(n)
+	} else if f, err := strconv.ParseFloat(string(raw), 64); err == nil {
+		v = f
+	} else {
+		return 0, ttlError(string(raw))
+	}
+	if v != math.Trunc(v) || (v != -1 && (v < 1 || v > float64(MaxTTL))) {
+		return 0, ttlError(string(raw))
+	}
+	return TTL(v), nil
+}
