@@ -114,7 +114,6 @@ func buildRecord(doc []byte, p *parsedItem, written int64, seq uint64) *record {
 	}
 }
 
-
 // ItemOptions are the options of one item operation. A nil *ItemOptions
 // means none.
 type ItemOptions struct {

@@ -11,10 +11,10 @@ import (
 // parsedItem is what one pass over an incoming document finds.
 type parsedItem struct {
 	id      string
-	ttl     TTL   // TTLOff when absent or null
-	ttlSize int   // bytes the ttl member adds to the stored JSON
+	ttl     TTL    // TTLOff when absent or null
+	ttlSize int    // bytes the ttl member adds to the stored JSON
 	members []span // top-level members kept in the stored document
-	size    int   // bytes of the stored members, separators included
+	size    int    // bytes of the stored members, separators included
 }
 
 type span struct{ start, end int }
