@@ -1,0 +1,77 @@
+package lethe_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/lethedb/lethe"
+	"github.com/stretchr/testify/require"
+)
+
+// t0 is the instant every test clock starts at.
+var t0 = time.Unix(1_700_000_000, 0)
+
+var ctx = context.Background()
+
+// newStore opens a store on a manual clock with the reaper disabled, so
+// that tests decide when time passes and when purges happen.
+func newStore(t testing.TB) (*lethe.Store, *lethe.ManualClock) {
+	t.Helper()
+	clock := lethe.NewManualClock(t0)
+	s, err := lethe.Open(&lethe.Options{Clock: clock, Reaper: lethe.ReaperOptions{Disabled: true}})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, s.Close()) })
+	return s, clock
+}
+
+// newContainer opens a store and creates one container in it with the
+// default TTL def.
+func newContainer(t testing.TB, def lethe.TTL) (*lethe.Container, *lethe.ManualClock) {
+	t.Helper()
+	s, clock := newStore(t)
+	c, err := s.CreateContainer(ctx, lethe.ContainerProperties{ID: "c", DefaultTimeToLive: def})
+	require.NoError(t, err)
+	return c, clock
+}
+
+func create(t testing.TB, c *lethe.Container, doc string) lethe.ItemResponse {
+	t.Helper()
+	r, err := c.CreateItem(ctx, []byte(doc), nil)
+	require.NoError(t, err)
+	return r
+}
+
+// status returns the status code of err, 0 for nil, -1 for an error that is
+// not an *lethe.Error.
+func status(err error) int {
+	if err == nil {
+		return 0
+	}
+	var e *lethe.Error
+	if errors.As(err, &e) {
+		return e.StatusCode
+	}
+	return -1
+}
+
+// exists reports whether id can be read.
+func exists(t testing.TB, c *lethe.Container, id string) bool {
+	t.Helper()
+	_, err := c.ReadItem(ctx, id, nil)
+	if err != nil {
+		require.ErrorIs(t, err, lethe.ErrNotFound)
+		return false
+	}
+	return true
+}
+
+// setDefault changes the container's default TTL.
+func setDefault(t testing.TB, c *lethe.Container, def lethe.TTL) {
+	t.Helper()
+	p, err := c.Read(ctx)
+	require.NoError(t, err)
+	p.DefaultTimeToLive = def
+	require.NoError(t, c.Replace(ctx, p))
+}

@@ -1,0 +1,404 @@
+package lethe_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lethedb/lethe"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestOpenDefaults(t *testing.T) {
+	s, err := lethe.Open(nil)
+	require.NoError(t, err)
+	c, err := s.CreateContainer(ctx, lethe.ContainerProperties{ID: "c"})
+	require.NoError(t, err)
+	before := time.Now().Unix()
+	r, err := c.CreateItem(ctx, []byte(`{"id":"a"}`), nil)
+	require.NoError(t, err)
+	var doc struct{ Ts int64 `json:"_ts"` }
+	require.NoError(t, json.Unmarshal(r.Value, &doc))
+	assert.InDelta(t, before, doc.Ts, 1, "_ts comes from the system clock")
+	require.NoError(t, s.Close())
+	require.NoError(t, s.Close(), "Close is idempotent")
+
+	_, err = lethe.Open(&lethe.Options{Reaper: lethe.ReaperOptions{BatchSize: -1}})
+	require.ErrorIs(t, err, lethe.ErrBadRequest)
+	_, err = lethe.Open(&lethe.Options{Reaper: lethe.ReaperOptions{MaxHold: -1}})
+	require.ErrorIs(t, err, lethe.ErrBadRequest)
+}
+
+func TestItemCRUD(t *testing.T) {
+	c, clock := newContainer(t, lethe.TTLOff)
+
+	r, err := c.CreateItem(ctx, []byte(`{"id":"a","n":1}`), nil)
+	require.NoError(t, err)
+	assert.Equal(t, 201, r.StatusCode)
+	assert.NotEmpty(t, r.ETag)
+	assert.JSONEq(t, fmt.Sprintf(`{"id":"a","n":1,"_ts":%d,"_etag":%q}`, t0.Unix(), r.ETag), string(r.Value))
+
+	_, err = c.CreateItem(ctx, []byte(`{"id":"a","n":2}`), nil)
+	require.ErrorIs(t, err, lethe.ErrConflict)
+	assert.Equal(t, 409, status(err))
+	assert.Contains(t, err.Error(), "Resource with specified id or name already exists.")
+
+	got, err := c.ReadItem(ctx, "a", nil)
+	require.NoError(t, err)
+	assert.Equal(t, 200, got.StatusCode)
+	assert.Equal(t, r.Value, got.Value)
+	assert.Equal(t, r.ETag, got.ETag)
+
+	clock.Advance(3 * time.Second)
+	rep, err := c.ReplaceItem(ctx, "a", []byte(`{"id":"a","n":2}`), nil)
+	require.NoError(t, err)
+	assert.Equal(t, 200, rep.StatusCode)
+	assert.NotEqual(t, r.ETag, rep.ETag, "every write changes the _etag")
+	assert.Contains(t, string(rep.Value), fmt.Sprintf(`"_ts":%d`, t0.Unix()+3))
+
+	up, err := c.UpsertItem(ctx, []byte(`{"id":"a","n":3}`), nil)
+	require.NoError(t, err)
+	assert.Equal(t, 200, up.StatusCode)
+	up, err = c.UpsertItem(ctx, []byte(`{"id":"b","n":1}`), nil)
+	require.NoError(t, err)
+	assert.Equal(t, 201, up.StatusCode)
+
+	_, err = c.ReplaceItem(ctx, "missing", []byte(`{"id":"missing"}`), nil)
+	require.ErrorIs(t, err, lethe.ErrNotFound)
+	_, err = c.ReplaceItem(ctx, "a", []byte(`{"id":"b"}`), nil)
+	require.ErrorIs(t, err, lethe.ErrBadRequest, "a replace whose document names another id")
+
+	del, err := c.DeleteItem(ctx, "a", nil)
+	require.NoError(t, err)
+	assert.Equal(t, 204, del.StatusCode)
+	assert.Nil(t, del.Value)
+	_, err = c.DeleteItem(ctx, "a", nil)
+	require.ErrorIs(t, err, lethe.ErrNotFound)
+	_, err = c.ReadItem(ctx, "a", nil)
+	require.ErrorIs(t, err, lethe.ErrNotFound)
+	assert.Contains(t, err.Error(), "Entity with the specified id does not exist in the system.")
+	assert.Equal(t, int64(1), c.Stats().Items)
+}
+
+// TestSystemProperties: client values of _ts and _etag are ignored.
+func TestSystemProperties(t *testing.T) {
+	c, _ := newContainer(t, lethe.TTLOff)
+	r := create(t, c, `{"_ts": 12, "id":"a", "_etag": "mine", "x": {"_ts": 1}}`)
+	var doc map[string]any
+	require.NoError(t, json.Unmarshal(r.Value, &doc))
+	assert.Equal(t, float64(t0.Unix()), doc["_ts"])
+	assert.Equal(t, r.ETag, doc["_etag"])
+	assert.Equal(t, map[string]any{"_ts": float64(1)}, doc["x"], "only top-level system properties belong to the store")
+	assert.Equal(t, 1, strings.Count(string(r.Value), `"_etag"`))
+	r = create(t, c, `{"id":"b","_ts":1,"_etag":"x"}`)
+	assert.JSONEq(t, fmt.Sprintf(`{"id":"b","_ts":%d,"_etag":%q}`, t0.Unix(), r.ETag), string(r.Value))
+}
+
+func TestIfMatch(t *testing.T) {
+	c, _ := newContainer(t, lethe.TTLOff)
+	r := create(t, c, `{"id":"a"}`)
+	stale := &lethe.ItemOptions{IfMatchEtag: `"stale"`}
+	current := &lethe.ItemOptions{IfMatchEtag: r.ETag}
+
+	_, err := c.ReplaceItem(ctx, "a", []byte(`{"id":"a","v":1}`), stale)
+	require.ErrorIs(t, err, lethe.ErrPreconditionFailed)
+	_, err = c.UpsertItem(ctx, []byte(`{"id":"a","v":1}`), stale)
+	require.ErrorIs(t, err, lethe.ErrPreconditionFailed)
+	_, err = c.DeleteItem(ctx, "a", stale)
+	require.ErrorIs(t, err, lethe.ErrPreconditionFailed)
+	got, err := c.ReadItem(ctx, "a", stale)
+	require.NoError(t, err, "reads ignore If-Match")
+	assert.Equal(t, r.ETag, got.ETag, "failed writes changed the item")
+
+	_, err = c.CreateItem(ctx, []byte(`{"id":"new"}`), stale)
+	require.NoError(t, err, "a create ignores If-Match")
+	_, err = c.UpsertItem(ctx, []byte(`{"id":"new2"}`), stale)
+	require.NoError(t, err, "an upsert that creates ignores If-Match")
+
+	r2, err := c.ReplaceItem(ctx, "a", []byte(`{"id":"a","v":2}`), current)
+	require.NoError(t, err)
+	_, err = c.DeleteItem(ctx, "a", current)
+	require.ErrorIs(t, err, lethe.ErrPreconditionFailed, "the old etag is stale after a write")
+	_, err = c.DeleteItem(ctx, "a", &lethe.ItemOptions{IfMatchEtag: r2.ETag})
+	require.NoError(t, err)
+}
+
+// TestCopies: the store never shares memory with its callers.
+func TestCopies(t *testing.T) {
+	c, _ := newContainer(t, lethe.TTLOff)
+	in := []byte(`{"id":"a","v":"xxxx"}`)
+	r, err := c.CreateItem(ctx, in, nil)
+	require.NoError(t, err)
+	want := string(r.Value)
+	copy(in[13:], "yyyy")
+	for i := range r.Value {
+		r.Value[i] = 'z'
+	}
+	got, err := c.ReadItem(ctx, "a", nil)
+	require.NoError(t, err)
+	assert.Equal(t, want, string(got.Value))
+	got.Value[0] = 'q'
+	again, err := c.ReadItem(ctx, "a", nil)
+	require.NoError(t, err)
+	assert.Equal(t, want, string(again.Value))
+}
+
+// TestBadItems: every kind of bad document is a 400 (413 for size) naming
+// the problem, and the store is exactly as before.
+func TestBadItems(t *testing.T) {
+	deep := strings.Repeat("[", lethe.MaxDepth) + strings.Repeat("]", lethe.MaxDepth)
+	deepOK := strings.Repeat("[", lethe.MaxDepth-1) + strings.Repeat("]", lethe.MaxDepth-1)
+	big := `{"id":"big","x":"` + strings.Repeat("a", lethe.MaxItemSize) + `"}`
+	for _, tc := range []struct {
+		name, doc, msg string
+		code           int
+	}{
+		{"empty", ``, "empty", 400},
+		{"spaces", `   `, "empty", 400},
+		{"not JSON", `hello`, "expected a value", 400},
+		{"array", `[{"id":"a"}]`, "must be a JSON object", 400},
+		{"string", `"a"`, "must be a JSON object", 400},
+		{"number", `12`, "must be a JSON object", 400},
+		{"null", `null`, "must be a JSON object", 400},
+		{"truncated", `{"id":"a"`, "unexpected end", 400},
+		{"trailing data", `{"id":"a"} {}`, "data after the end", 400},
+		{"trailing comma", `{"id":"a",}`, "property name", 400},
+		{"single quotes", `{'id':'a'}`, "property name", 400},
+		{"bad escape", `{"id":"a\x"}`, "bad escape", 400},
+		{"bad unicode escape", `{"id":"a\u12"}`, `bad \u escape`, 400},
+		{"control char", "{\"id\":\"a\nb\"}", "control character", 400},
+		{"invalid UTF-8", "{\"id\":\"a\xff\"}", "invalid UTF-8", 400},
+		{"bad number", `{"id":"a","n":01}`, "expected ',' or '}'", 400},
+		{"bad number 2", `{"id":"a","n":1.}`, "malformed number", 400},
+		{"bad number 3", `{"id":"a","n":-}`, "malformed number", 400},
+		{"bad literal", `{"id":"a","n":tru}`, "expected a value", 400},
+		{"missing colon", `{"id" "a"}`, "expected ':'", 400},
+		{"no id", `{"name":"a"}`, "no 'id'", 400},
+		{"numeric id", `{"id":1}`, "must be a string", 400},
+		{"null id", `{"id":null}`, "must be a string", 400},
+		{"empty id", `{"id":""}`, "empty", 400},
+		{"id with slash", `{"id":"a/b"}`, "'/'", 400},
+		{"id with backslash", `{"id":"a\\b"}`, `'\\'`, 400},
+		{"id with question mark", `{"id":"a?b"}`, "'?'", 400},
+		{"id with hash", `{"id":"a#b"}`, "'#'", 400},
+		{"escaped slash in id", `{"id":"a\/b"}`, "'/'", 400},
+		{"id too long", `{"id":"` + strings.Repeat("a", lethe.MaxIDLength+1) + `"}`, "over the limit", 400},
+		{"duplicate id", `{"id":"a","id":"b"}`, "twice", 400},
+		{"duplicate ttl", `{"id":"a","ttl":1,"ttl":2}`, "twice", 400},
+		{"too deep", `{"id":"a","x":` + deep + `}`, "nested deeper than 128", 400},
+		{"too large", big, "over the limit", 413},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, _ := newContainer(t, lethe.TTLNever)
+			old := create(t, c, `{"id":"a","v":1}`)
+			for _, write := range []struct {
+				name string
+				f    func() (lethe.ItemResponse, error)
+			}{
+				{"create", func() (lethe.ItemResponse, error) { return c.CreateItem(ctx, []byte(tc.doc), nil) }},
+				{"upsert", func() (lethe.ItemResponse, error) { return c.UpsertItem(ctx, []byte(tc.doc), nil) }},
+				{"replace", func() (lethe.ItemResponse, error) { return c.ReplaceItem(ctx, "a", []byte(tc.doc), nil) }},
+			} {
+				r, err := write.f()
+				require.Error(t, err, write.name)
+				assert.Equal(t, tc.code, status(err), "%s: %v", write.name, err)
+				assert.Equal(t, tc.code, r.StatusCode)
+				assert.Contains(t, err.Error(), tc.msg, write.name)
+			}
+			if tc.code == 413 {
+				require.ErrorIs(t, func() error { _, err := c.CreateItem(ctx, []byte(tc.doc), nil); return err }(), lethe.ErrRequestTooLarge)
+			}
+			got, err := c.ReadItem(ctx, "a", nil)
+			require.NoError(t, err)
+			assert.Equal(t, old.Value, got.Value)
+			assert.Equal(t, int64(1), c.Stats().Items)
+		})
+	}
+	t.Run("deepest allowed", func(t *testing.T) {
+		c, _ := newContainer(t, lethe.TTLNever)
+		create(t, c, `{"id":"a","x":`+deepOK+`}`)
+	})
+	t.Run("escaped id", func(t *testing.T) {
+		c, _ := newContainer(t, lethe.TTLNever)
+		create(t, c, `{"id":"\u00e9t\u00e9 \ud83d\ude00"}`)
+		assert.True(t, exists(t, c, "été 😀"))
+	})
+	t.Run("bad ids on reads and deletes", func(t *testing.T) {
+		c, _ := newContainer(t, lethe.TTLNever)
+		for _, id := range []string{"", "a/b", "a#", strings.Repeat("x", 1024), "\xff"} {
+			_, err := c.ReadItem(ctx, id, nil)
+			require.ErrorIs(t, err, lethe.ErrBadRequest, "%q", id)
+			_, err = c.DeleteItem(ctx, id, nil)
+			require.ErrorIs(t, err, lethe.ErrBadRequest, "%q", id)
+		}
+	})
+}
+
+func TestContainers(t *testing.T) {
+	s, _ := newStore(t)
+	c, err := s.CreateContainer(ctx, lethe.ContainerProperties{ID: "b", DefaultTimeToLive: 60, Throughput: 400})
+	require.NoError(t, err)
+	assert.Equal(t, "b", c.ID())
+	_, err = s.CreateContainer(ctx, lethe.ContainerProperties{ID: "a"})
+	require.NoError(t, err)
+	_, err = s.CreateContainer(ctx, lethe.ContainerProperties{ID: "a"})
+	require.ErrorIs(t, err, lethe.ErrConflict)
+	assert.Equal(t, []string{"a", "b"}, s.ContainerIDs())
+
+	got, err := s.Container("b")
+	require.NoError(t, err)
+	assert.Same(t, c, got)
+	_, err = s.Container("zzz")
+	require.ErrorIs(t, err, lethe.ErrNotFound)
+
+	p, err := c.Read(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, lethe.ContainerProperties{ID: "b", DefaultTimeToLive: 60, Throughput: 400}, p)
+	err = c.Replace(ctx, lethe.ContainerProperties{ID: "other"})
+	require.ErrorIs(t, err, lethe.ErrBadRequest)
+	require.NoError(t, c.Replace(ctx, lethe.ContainerProperties{ID: "b", DefaultTimeToLive: 30,
+		IndexingPolicy: &lethe.IndexingPolicy{IndexingMode: lethe.IndexingModeLazy}}))
+	p, err = c.Read(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, lethe.TTL(30), p.DefaultTimeToLive)
+	assert.Equal(t, lethe.IndexingModeLazy, p.IndexingPolicy.IndexingMode)
+	p.IndexingPolicy.IndexingMode = lethe.IndexingModeNone
+	p2, err := c.Read(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, lethe.IndexingModeLazy, p2.IndexingPolicy.IndexingMode, "Read returns a copy")
+
+	create(t, c, `{"id":"x"}`)
+	require.NoError(t, s.DeleteContainer(ctx, "b"))
+	require.ErrorIs(t, s.DeleteContainer(ctx, "b"), lethe.ErrNotFound)
+	_, err = c.ReadItem(ctx, "x", nil)
+	require.ErrorIs(t, err, lethe.ErrNotFound, "a deleted container's handle")
+	_, err = c.CreateItem(ctx, []byte(`{"id":"y"}`), nil)
+	require.ErrorIs(t, err, lethe.ErrNotFound)
+	c2, err := s.CreateContainer(ctx, lethe.ContainerProperties{ID: "b"})
+	require.NoError(t, err)
+	assert.False(t, exists(t, c2, "x"), "a new container of the same id starts empty")
+}
+
+func TestBadContainerIDs(t *testing.T) {
+	s, _ := newStore(t)
+	for _, id := range []string{"", "a/b", `a\b`, "a?b", "a#b", strings.Repeat("é", 256), "\xff"} {
+		_, err := s.CreateContainer(ctx, lethe.ContainerProperties{ID: id})
+		require.ErrorIs(t, err, lethe.ErrBadRequest, "%q", id)
+	}
+	_, err := s.CreateContainer(ctx, lethe.ContainerProperties{ID: strings.Repeat("é", 255)})
+	require.NoError(t, err, "255 characters are allowed, whatever their bytes")
+	_, err = s.CreateContainer(ctx, lethe.ContainerProperties{ID: "t", Throughput: -1})
+	require.ErrorIs(t, err, lethe.ErrBadRequest)
+	assert.Len(t, s.ContainerIDs(), 1)
+}
+
+// TestClosed: after Close every call fails with ErrClosed.
+func TestClosed(t *testing.T) {
+	s, err := lethe.Open(&lethe.Options{Clock: lethe.NewManualClock(t0)})
+	require.NoError(t, err)
+	c, err := s.CreateContainer(ctx, lethe.ContainerProperties{ID: "c"})
+	require.NoError(t, err)
+	create(t, c, `{"id":"a"}`)
+	require.NoError(t, s.Close())
+	calls := map[string]error{}
+	_, calls["CreateContainer"] = s.CreateContainer(ctx, lethe.ContainerProperties{ID: "d"})
+	_, calls["Container"] = s.Container("c")
+	calls["DeleteContainer"] = s.DeleteContainer(ctx, "c")
+	_, calls["Read"] = c.Read(ctx)
+	calls["Replace"] = c.Replace(ctx, lethe.ContainerProperties{ID: "c"})
+	_, calls["Purge"] = c.Purge(ctx)
+	_, calls["CreateItem"] = c.CreateItem(ctx, []byte(`{"id":"b"}`), nil)
+	_, calls["ReadItem"] = c.ReadItem(ctx, "a", nil)
+	_, calls["ReplaceItem"] = c.ReplaceItem(ctx, "a", []byte(`{"id":"a"}`), nil)
+	_, calls["UpsertItem"] = c.UpsertItem(ctx, []byte(`{"id":"a"}`), nil)
+	_, calls["DeleteItem"] = c.DeleteItem(ctx, "a", nil)
+	for name, err := range calls {
+		require.ErrorIs(t, err, lethe.ErrClosed, name)
+	}
+	assert.Nil(t, s.ContainerIDs())
+}
+
+func TestContextCancelled(t *testing.T) {
+	c, _ := newContainer(t, lethe.TTLOff)
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	_, err := c.CreateItem(cctx, []byte(`{"id":"a"}`), nil)
+	require.ErrorIs(t, err, context.Canceled)
+	assert.False(t, exists(t, c, "a"))
+	_, err = c.ReadItem(nil, "a", nil) //nolint:staticcheck // a nil context must not panic
+	require.ErrorIs(t, err, lethe.ErrNotFound)
+}
+
+// TestErrors: the error type maps status codes onto the sentinels.
+func TestErrors(t *testing.T) {
+	sentinels := map[int]error{400: lethe.ErrBadRequest, 404: lethe.ErrNotFound, 409: lethe.ErrConflict,
+		412: lethe.ErrPreconditionFailed, 413: lethe.ErrRequestTooLarge, 429: lethe.ErrTooManyRequests}
+	for code, want := range sentinels {
+		err := fmt.Errorf("wrapped: %w", &lethe.Error{StatusCode: code, Op: "ReadItem", Container: "c", ItemID: "i", Message: "m"})
+		for other, s := range sentinels {
+			assert.Equal(t, other == code, errors.Is(err, s), "%d is %d", code, other)
+		}
+		assert.NotErrorIs(t, err, lethe.ErrClosed)
+		var e *lethe.Error
+		require.ErrorAs(t, err, &e)
+		assert.Equal(t, code, e.StatusCode)
+		assert.Contains(t, err.Error(), `ReadItem container "c" item "i"`)
+		assert.True(t, strings.HasPrefix(want.Error(), "lethe: "))
+	}
+	cause := errors.New("cause")
+	assert.ErrorIs(t, &lethe.Error{StatusCode: 400, Err: cause}, cause)
+}
+
+// TestCharges: the documented table, deterministic, and TTL costs nothing.
+func TestCharges(t *testing.T) {
+	c, _ := newContainer(t, 100)
+	r := create(t, c, `{"id":"a","ttl":50,"pad":"`+strings.Repeat("x", 900)+`"}`)
+	r2 := create(t, c, `{"id":"b","pad":"`+strings.Repeat("x", 900)+`"}`)
+	assert.Equal(t, 5.5, r.RequestCharge)
+	assert.Equal(t, r.RequestCharge, r2.RequestCharge, "a ttl property costs nothing")
+	big := create(t, c, `{"id":"c","pad":"`+strings.Repeat("x", 100*1024-30)+`"}`)
+	assert.Equal(t, 5.5+99*0.5, big.RequestCharge)
+	read, err := c.ReadItem(ctx, "a", nil)
+	require.NoError(t, err)
+	assert.Equal(t, 1.0, read.RequestCharge)
+	read, err = c.ReadItem(ctx, "c", nil)
+	require.NoError(t, err)
+	assert.Equal(t, 10.0, read.RequestCharge, "100 KB read costs 10 RU")
+	rep, err := c.ReplaceItem(ctx, "b", []byte(`{"id":"b"}`), nil)
+	require.NoError(t, err)
+	assert.Equal(t, 11.0, rep.RequestCharge)
+	up, err := c.UpsertItem(ctx, []byte(`{"id":"b"}`), nil)
+	require.NoError(t, err)
+	assert.Equal(t, 11.0, up.RequestCharge)
+	del, err := c.DeleteItem(ctx, "b", nil)
+	require.NoError(t, err)
+	assert.Equal(t, 5.5, del.RequestCharge)
+	miss, err := c.ReadItem(ctx, "b", nil)
+	require.Error(t, err)
+	assert.Equal(t, 1.24, miss.RequestCharge)
+	bad, err := c.CreateItem(ctx, []byte(`{`), nil)
+	require.Error(t, err)
+	assert.Equal(t, 1.24, bad.RequestCharge)
+}
+
+func TestStats(t *testing.T) {
+	c, clock := newContainer(t, 10)
+	a := create(t, c, `{"id":"a"}`)
+	b := create(t, c, `{"id":"b","ttl":-1}`)
+	st := c.Stats()
+	assert.Equal(t, int64(2), st.Items)
+	assert.Equal(t, int64(len(a.Value)+len(b.Value)), st.Bytes)
+	clock.Advance(15 * time.Second)
+	st = c.Stats()
+	assert.Equal(t, lethe.ContainerStats{Items: 1, Bytes: int64(len(b.Value)), ExpiredPending: 1, PurgeLag: 5 * time.Second}, st)
+	n, err := c.Purge(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 1, n)
+	st = c.Stats()
+	assert.Equal(t, lethe.ContainerStats{Items: 1, Bytes: int64(len(b.Value)), Purged: 1, ReaperCharge: 5.5}, st)
+}
