@@ -22,6 +22,7 @@ type reaper struct {
 	// sleepUntil is the instant the reaper sleeps until, or never while it
 	// works: a write whose expiry is earlier wakes it.
 	sleepUntil atomic.Int64
+	rounds     atomic.Int64 // rounds over the containers so far, for tests
 }
 
 func newReaper(s *Store) *reaper {
@@ -64,24 +65,14 @@ func (r *reaper) run() {
 	s := r.store
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
-	turn := 0
-	for {
+	for turn := 0; ; turn++ {
 		// Any write from here on with an expiry wakes the next sleep.
 		r.sleepUntil.Store(never)
-		cs := s.containerList()
 		now := s.clock.now()
-		wakeAt := int64(never)
-		for i := range cs {
-			c := cs[(turn+i)%len(cs)]
-			_, next := c.reap(now, s.opts.Reaper, true)
-			wakeAt = min(wakeAt, next)
-			select {
-			case <-r.stop:
-				return
-			default:
-			}
+		wakeAt, stopped := r.round(now, turn)
+		if stopped {
+			return
 		}
-		turn++
 		if wakeAt <= now {
 			runtime.Gosched() // more to purge: go round again
 			continue
@@ -104,6 +95,26 @@ func (r *reaper) run() {
 		}
 		timer.Stop()
 	}
+}
+
+// round gives every container one batch, starting with the turn-th so that
+// no container always goes first, and returns when the reaper is next
+// needed. It reports whether the reaper was stopped meanwhile.
+func (r *reaper) round(now int64, turn int) (wakeAt int64, stopped bool) {
+	r.rounds.Add(1)
+	cs := r.store.containerList()
+	wakeAt = never
+	for i := range cs {
+		c := cs[(turn+i)%len(cs)]
+		_, next := c.reap(now, r.store.opts.Reaper, true)
+		wakeAt = min(wakeAt, next)
+		select {
+		case <-r.stop:
+			return wakeAt, true
+		default:
+		}
+	}
+	return wakeAt, false
 }
 
 // reap purges up to one batch of the items expired at now, oldest expiry

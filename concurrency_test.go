@@ -1,0 +1,138 @@
+package lethe
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestConcurrent runs writers, readers, clock advances, container changes,
+// purges and the reaper together (run it with -race). Readers check that no
+// item is ever seen after its expiry: each writer records, per ETag, the
+// latest instant the item can expire; a reader that read the clock before
+// its read at or past that instant must not get the item.
+func TestConcurrent(t *testing.T) {
+	clock := NewManualClock(time.Unix(1_700_000_000, 0))
+	s, err := Open(&Options{Clock: clock, Reaper: ReaperOptions{BatchSize: 7}})
+	require.NoError(t, err)
+	defer s.Close()
+	c := mustContainer(t, s, ContainerProperties{ID: "c", DefaultTimeToLive: TTLNever})
+
+	var latestExpiry sync.Map // ETag -> int64: the item is surely expired from then on
+	var stop atomic.Bool
+	var reads, hidden atomic.Int64
+	var wg sync.WaitGroup
+	errs := make(chan error, 16)
+	worker := func(f func(rng *rand.Rand) error) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(rand.Uint64(), 0))
+			for !stop.Load() {
+				if err := f(rng); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	for range 3 {
+		worker(func(rng *rand.Rand) error { // writer
+			id := rng.IntN(500)
+			ttl := 1 + rng.IntN(5)
+			doc := fmt.Sprintf(`{"id":"%d","ttl":%d}`, id, ttl)
+			if rng.IntN(4) == 0 {
+				doc = fmt.Sprintf(`{"id":"%d","ttl":-1}`, id)
+				ttl = -1
+			}
+			var r ItemResponse
+			var err error
+			switch rng.IntN(3) {
+			case 0:
+				_, err = c.DeleteItem(bg, fmt.Sprint(id), nil)
+				return ignore(err, ErrNotFound)
+			case 1:
+				r, err = c.CreateItem(bg, []byte(doc), nil)
+				if err != nil {
+					return ignore(err, ErrConflict)
+				}
+			default:
+				if r, err = c.UpsertItem(bg, []byte(doc), nil); err != nil {
+					return err
+				}
+			}
+			if ttl > 0 {
+				// Written no later than now: expired surely from now + ttl.
+				latestExpiry.Store(r.ETag, clock.Now().UnixNano()+int64(ttl)*int64(time.Second))
+			}
+			return nil
+		})
+	}
+	for range 3 {
+		worker(func(rng *rand.Rand) error { // reader
+			before := clock.Now().UnixNano()
+			r, err := c.ReadItem(bg, fmt.Sprint(rng.IntN(500)), nil)
+			reads.Add(1)
+			if err != nil {
+				hidden.Add(1)
+				return ignore(err, ErrNotFound)
+			}
+			var doc struct {
+				TTL int `json:"ttl"`
+			}
+			if err := json.Unmarshal(r.Value, &doc); err != nil {
+				return err
+			}
+			if exp, ok := latestExpiry.Load(r.ETag); ok && before >= exp.(int64) {
+				return fmt.Errorf("read an item %v past its expiry: %s", time.Duration(before-exp.(int64)), r.Value)
+			}
+			return nil
+		})
+	}
+	worker(func(rng *rand.Rand) error { // time
+		clock.Advance(time.Duration(rng.IntN(50)) * time.Millisecond)
+		time.Sleep(100 * time.Microsecond)
+		return nil
+	})
+	worker(func(rng *rand.Rand) error { // settings and purges
+		def := []TTL{TTLNever, 2, 10}[rng.IntN(3)]
+		if err := c.Replace(bg, ContainerProperties{ID: "c", DefaultTimeToLive: def, Throughput: 0}); err != nil {
+			return err
+		}
+		_ = c.Stats()
+		if _, err := c.Purge(bg); err != nil {
+			return err
+		}
+		time.Sleep(time.Millisecond)
+		return nil
+	})
+	time.Sleep(time.Second)
+	stop.Store(true)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+	require.NoError(t, s.Close())
+	checkInvariants(t, c, "after the concurrent run")
+	t.Logf("%d reads, %d not found; %+v", reads.Load(), hidden.Load(), c.Stats())
+	require.Positive(t, c.Stats().Purged)
+}
+
+func ignore(err, allowed error) error {
+	if err == nil || isErr(err, allowed) {
+		return nil
+	}
+	return err
+}
+
+func isErr(err, target error) bool {
+	e, ok := err.(*Error)
+	return ok && e.Is(target)
+}

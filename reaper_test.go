@@ -1,0 +1,410 @@
+package lethe
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+var bg = context.Background()
+
+func mustContainer(t testing.TB, s *Store, props ContainerProperties) *Container {
+	t.Helper()
+	c, err := s.CreateContainer(bg, props)
+	require.NoError(t, err)
+	return c
+}
+
+func mustWrite(t testing.TB, c *Container, doc string) {
+	t.Helper()
+	_, err := c.UpsertItem(bg, []byte(doc), nil)
+	require.NoError(t, err)
+}
+
+// TestReaperSleepsUntilExpiry: the reaper wakes at the next expiry, not
+// before, purges, and stops on Close (synctest fails the test if its
+// goroutine outlives the bubble).
+func TestReaperSleepsUntilExpiry(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s, err := Open(nil)
+		require.NoError(t, err)
+		defer s.Close()
+		c := mustContainer(t, s, ContainerProperties{ID: "c", DefaultTimeToLive: 10})
+		mustWrite(t, c, `{"id":"a"}`)
+		synctest.Wait()
+		rounds := s.reaper.rounds.Load()
+
+		time.Sleep(10*time.Second - time.Nanosecond)
+		synctest.Wait()
+		assert.Equal(t, rounds, s.reaper.rounds.Load(), "the reaper woke before the expiry")
+		assert.Equal(t, int64(0), c.Stats().Purged)
+
+		time.Sleep(time.Nanosecond)
+		synctest.Wait()
+		st := c.Stats()
+		assert.Equal(t, int64(1), st.Purged)
+		assert.Equal(t, int64(0), st.ExpiredPending)
+		assert.LessOrEqual(t, s.reaper.rounds.Load()-rounds, int64(2), "the reaper polled")
+
+		// Idle with nothing to expire: it sleeps for good.
+		rounds = s.reaper.rounds.Load()
+		time.Sleep(24 * time.Hour)
+		synctest.Wait()
+		assert.Equal(t, rounds, s.reaper.rounds.Load())
+	})
+}
+
+// TestReaperWokenByEarlierWrite: a write that brings an earlier expiry wakes
+// the sleeping reaper.
+func TestReaperWokenByEarlierWrite(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s, err := Open(nil)
+		require.NoError(t, err)
+		defer s.Close()
+		c := mustContainer(t, s, ContainerProperties{ID: "c", DefaultTimeToLive: TTLNever})
+		mustWrite(t, c, `{"id":"late","ttl":100}`)
+		synctest.Wait() // asleep until 100 s
+		mustWrite(t, c, `{"id":"early","ttl":5}`)
+		time.Sleep(5 * time.Second)
+		synctest.Wait()
+		st := c.Stats()
+		assert.Equal(t, int64(1), st.Purged, "the early item was not purged at its expiry")
+		assert.Equal(t, int64(1), st.Items)
+
+		// So does a change of the default that brings expiry forward.
+		mustWrite(t, c, `{"id":"inherits"}`)
+		synctest.Wait()
+		require.NoError(t, c.Replace(bg, ContainerProperties{ID: "c", DefaultTimeToLive: 2}))
+		time.Sleep(2 * time.Second)
+		synctest.Wait()
+		assert.Equal(t, int64(2), c.Stats().Purged)
+	})
+}
+
+// TestReaperStopsOnClose: Close waits for the reaper, even mid-backlog.
+func TestReaperStopsOnClose(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s, err := Open(&Options{Reaper: ReaperOptions{BatchSize: 1}})
+		require.NoError(t, err)
+		c := mustContainer(t, s, ContainerProperties{ID: "c", DefaultTimeToLive: 1})
+		for i := range 1000 {
+			mustWrite(t, c, fmt.Sprintf(`{"id":"%d"}`, i))
+		}
+		time.Sleep(time.Second)
+		require.NoError(t, s.Close())
+		select {
+		case <-s.reaper.done:
+		default:
+			t.Fatal("Close returned before the reaper stopped")
+		}
+		require.NoError(t, s.Close())
+	})
+}
+
+// TestReaperRealTime runs the reaper on the system clock, with generous
+// bounds: every expired item goes, no live one does.
+func TestReaperRealTime(t *testing.T) {
+	s, err := Open(nil)
+	require.NoError(t, err)
+	defer s.Close()
+	c := mustContainer(t, s, ContainerProperties{ID: "c", DefaultTimeToLive: 1})
+	for i := range 2000 {
+		mustWrite(t, c, fmt.Sprintf(`{"id":"%d"}`, i))
+		mustWrite(t, c, fmt.Sprintf(`{"id":"keep%d","ttl":-1}`, i))
+	}
+	require.Eventually(t, func() bool {
+		st := c.Stats()
+		return st.Purged == 2000 && st.ExpiredPending == 0
+	}, 10*time.Second, 10*time.Millisecond)
+	assert.Equal(t, int64(2000), c.Stats().Items)
+	checkInvariants(t, c, "after the purge")
+}
+
+// TestReaperFairness: one round serves every container, so a huge backlog
+// in one does not delay another's purge.
+func TestReaperFairness(t *testing.T) {
+	clock := NewManualClock(time.Unix(1_700_000_000, 0))
+	s, err := Open(&Options{Clock: clock, Reaper: ReaperOptions{Disabled: true, BatchSize: 100}})
+	require.NoError(t, err)
+	defer s.Close()
+	r := newReaper(s) // driven by hand
+	big := mustContainer(t, s, ContainerProperties{ID: "a-big", DefaultTimeToLive: 1})
+	small := mustContainer(t, s, ContainerProperties{ID: "b-small", DefaultTimeToLive: 1})
+	for i := range 5000 {
+		mustWrite(t, big, fmt.Sprintf(`{"id":"%d"}`, i))
+	}
+	for i := range 10 {
+		mustWrite(t, small, fmt.Sprintf(`{"id":"%d"}`, i))
+	}
+	clock.Advance(time.Second)
+	wakeAt, _ := r.round(clock.Now().UnixNano(), 0)
+	assert.Equal(t, int64(10), small.Stats().Purged, "the small container waited behind the big one")
+	assert.Equal(t, int64(100), big.Stats().Purged, "one batch per container per round")
+	assert.LessOrEqual(t, wakeAt, clock.Now().UnixNano(), "more is waiting: the reaper must go round again")
+}
+
+// TestReaperOldestFirst: within a container, the oldest expiry goes first,
+// across items that inherit and items with their own ttl.
+func TestReaperOldestFirst(t *testing.T) {
+	clock := NewManualClock(time.Unix(1_700_000_000, 0))
+	s, err := Open(&Options{Clock: clock, Reaper: ReaperOptions{Disabled: true, BatchSize: 1}})
+	require.NoError(t, err)
+	defer s.Close()
+	c := mustContainer(t, s, ContainerProperties{ID: "c", DefaultTimeToLive: 10})
+	mustWrite(t, c, `{"id":"inherit-10"}`)
+	mustWrite(t, c, `{"id":"own-3","ttl":3}`)
+	clock.Advance(time.Second)
+	mustWrite(t, c, `{"id":"own-5","ttl":5}`) // expires at 6
+	mustWrite(t, c, `{"id":"inherit-11"}`)
+	clock.Advance(time.Hour)
+	for _, want := range []string{"own-3", "own-5", "inherit-10", "inherit-11"} {
+		n, _ := c.reap(clock.Now().UnixNano(), s.opts.Reaper, false)
+		require.Equal(t, 1, n)
+		assert.False(t, present(c, want), "%s should have been purged by now", want)
+	}
+}
+
+func present(c *Container, id string) bool {
+	sh := c.shardFor(id)
+	sh.mu.RLock()
+	defer sh.mu.RUnlock()
+	return sh.items[id] != nil
+}
+
+// TestReaperNeverPurgesRewritten: a candidate rewritten after it was
+// chosen is a new life and stays.
+func TestReaperNeverPurgesRewritten(t *testing.T) {
+	clock := NewManualClock(time.Unix(1_700_000_000, 0))
+	s, err := Open(&Options{Clock: clock, Reaper: ReaperOptions{Disabled: true}})
+	require.NoError(t, err)
+	defer s.Close()
+	c := mustContainer(t, s, ContainerProperties{ID: "c", DefaultTimeToLive: 5})
+	mustWrite(t, c, `{"id":"a"}`)
+	clock.Advance(5 * time.Second)
+	c.index.mu.Lock()
+	batch := c.index.oldestExpired(5, clock.Now().UnixNano(), 10)
+	c.index.mu.Unlock()
+	require.Len(t, batch, 1)
+	mustWrite(t, c, `{"id":"a","new":true}`) // rewritten after the reaper chose it
+	ok, _ := c.purgeOne(batch[0].rec, clock.Now().UnixNano(), false)
+	assert.False(t, ok)
+	assert.True(t, present(c, "a"))
+	checkInvariants(t, c, "after a stale purge")
+}
+
+// TestReaperRandomWorkloads: across random workloads with a fake clock,
+// every expired item is purged and no live item ever is, and the indexes
+// agree after every batch.
+func TestReaperRandomWorkloads(t *testing.T) {
+	seed := rand.Uint64()
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, 0))
+	for round := range 20 {
+		clock := NewManualClock(time.Unix(1_700_000_000, 0))
+		s, err := Open(&Options{Clock: clock, Reaper: ReaperOptions{Disabled: true, BatchSize: 1 + rng.IntN(50)}})
+		require.NoError(t, err)
+		c := mustContainer(t, s, ContainerProperties{ID: "c", DefaultTimeToLive: TTL(1 + rng.IntN(20))})
+		for step := range 2000 {
+			switch rng.IntN(4) {
+			case 0, 1:
+				ttl := []string{"", `,"ttl":-1`, fmt.Sprintf(`,"ttl":%d`, 1+rng.IntN(30))}[rng.IntN(3)]
+				mustWrite(t, c, fmt.Sprintf(`{"id":"%d"%s}`, rng.IntN(300), ttl))
+			case 2:
+				clock.Advance(time.Duration(rng.IntN(2000)) * time.Millisecond)
+			case 3:
+				now := clock.Now().UnixNano()
+				before := liveIDs(c, now)
+				c.reap(now, s.opts.Reaper, false)
+				after := liveIDs(c, now)
+				require.Equal(t, before, after, "round %d step %d: a purge changed what is live", round, step)
+				checkInvariants(t, c, fmt.Sprintf("round %d step %d", round, step))
+			}
+		}
+		_, err = c.Purge(bg)
+		require.NoError(t, err)
+		st := c.Stats()
+		assert.Equal(t, int64(0), st.ExpiredPending)
+		assert.Equal(t, st.Items, c.index.items, "expired items remain after a full purge")
+		require.NoError(t, s.Close())
+	}
+}
+
+// liveIDs lists the live items of c at now, by looking at the shards.
+func liveIDs(c *Container, now int64) map[string]bool {
+	ids := map[string]bool{}
+	for i := range c.shards {
+		for id, rec := range c.shards[i].items {
+			if now < expiresAt(c.props.DefaultTimeToLive, rec.ttl, rec.written) {
+				ids[id] = true
+			}
+		}
+	}
+	return ids
+}
+
+// userOutcome is what a user sees of one operation.
+type userOutcome struct {
+	status int
+	retry  time.Duration
+}
+
+// runUserWorkload runs a fixed workload against a throughput-limited
+// container, optionally letting the reaper purge between operations.
+func runUserWorkload(t *testing.T, seed uint64, withReaper bool) ([]userOutcome, ContainerStats) {
+	rng := rand.New(rand.NewPCG(seed, 1))
+	reaperRng := rand.New(rand.NewPCG(seed, 2))
+	clock := NewManualClock(time.Unix(1_700_000_000, 0))
+	s, err := Open(&Options{Clock: clock, Reaper: ReaperOptions{Disabled: true, BatchSize: 8}})
+	require.NoError(t, err)
+	defer s.Close()
+	c := mustContainer(t, s, ContainerProperties{ID: "c", DefaultTimeToLive: 1, Throughput: 100})
+	var out []userOutcome
+	for i := range 3000 {
+		id := fmt.Sprintf("%d", rng.IntN(200))
+		var r ItemResponse
+		var err error
+		switch rng.IntN(3) {
+		case 0:
+			r, err = c.ReadItem(bg, id, nil)
+		default:
+			r, err = c.UpsertItem(bg, []byte(`{"id":"`+id+`","pad":"`+strings.Repeat("x", rng.IntN(3000))+`"}`), nil)
+		}
+		o := userOutcome{status: r.StatusCode}
+		if e := (*Error)(nil); err != nil && asError(err, &e) {
+			o.retry = e.RetryAfter
+		}
+		out = append(out, o)
+		if rng.IntN(50) == 0 {
+			clock.Advance(time.Duration(rng.IntN(3000)) * time.Millisecond) // a lull
+		} else {
+			clock.Advance(time.Duration(rng.IntN(40)) * time.Millisecond)
+		}
+		if withReaper && reaperRng.IntN(2) == 0 {
+			c.reap(clock.Now().UnixNano(), s.opts.Reaper, true)
+		}
+		_ = i
+	}
+	return out, c.Stats()
+}
+
+func asError(err error, target **Error) bool {
+	e, ok := err.(*Error)
+	if ok {
+		*target = e
+	}
+	return ok
+}
+
+// TestSpareBudgetNeverThrottlesUsers: property (a) of the issue: a user
+// workload sees exactly the same throttling decisions whether the reaper
+// runs or not.
+func TestSpareBudgetNeverThrottlesUsers(t *testing.T) {
+	seed := rand.Uint64()
+	t.Logf("seed %d", seed)
+	without, st0 := runUserWorkload(t, seed, false)
+	with, st1 := runUserWorkload(t, seed, true)
+	require.Equal(t, without, with)
+	assert.Positive(t, st0.Throttled, "the workload must be heavy enough to be throttled")
+	assert.Equal(t, st0.Throttled, st1.Throttled)
+	assert.Positive(t, st1.Purged, "the reaper must have had spare budget to purge with")
+	assert.GreaterOrEqual(t, st1.ReaperCharge, float64(st1.Purged)*5.5, "each purge is charged like a delete")
+}
+
+// TestSpareBudgetFullLoad: property (b): under a workload that uses all of
+// the throughput the reaper purges nothing, and it resumes when load drops.
+func TestSpareBudgetFullLoad(t *testing.T) {
+	clock := NewManualClock(time.Unix(1_700_000_000, 0))
+	s, err := Open(&Options{Clock: clock, Reaper: ReaperOptions{Disabled: true}})
+	require.NoError(t, err)
+	defer s.Close()
+	c := mustContainer(t, s, ContainerProperties{ID: "c", DefaultTimeToLive: TTLNever, Throughput: 100})
+	for i := range 10 {
+		mustWrite(t, c, fmt.Sprintf(`{"id":"%d","ttl":1}`, i)) // 55 RU
+	}
+	mustWrite(t, c, `{"id":"reader","ttl":-1}`) // 60.5 RU spent, nothing spare yet
+	// Reads of 1 RU every 10 ms use exactly the refill of 100 RU/s, for
+	// three seconds: the items expire one second in.
+	for range 300 {
+		// The bucket never overflows, so the reaper finds nothing spare.
+		clock.Advance(10 * time.Millisecond)
+		_, err := c.ReadItem(bg, "reader", nil)
+		require.NoError(t, err)
+		c.reap(clock.Now().UnixNano(), s.opts.Reaper, true)
+	}
+	st := c.Stats()
+	require.Equal(t, int64(10), st.ExpiredPending)
+	require.Equal(t, int64(0), st.Purged, "the reaper purged under full load")
+	// Load drops: within a second the bucket is full again and refill spills
+	// over to the reaper.
+	clock.Advance(1500 * time.Millisecond)
+	c.reap(clock.Now().UnixNano(), s.opts.Reaper, true)
+	assert.Equal(t, int64(10), c.Stats().Purged, "the reaper did not resume after the load dropped")
+}
+
+// TestThrottling: an operation that would overdraw the budget gets a 429
+// with RetryAfter and changes nothing; after RetryAfter it succeeds.
+func TestThrottling(t *testing.T) {
+	clock := NewManualClock(time.Unix(1_700_000_000, 0))
+	s, err := Open(&Options{Clock: clock, Reaper: ReaperOptions{Disabled: true}})
+	require.NoError(t, err)
+	defer s.Close()
+	c := mustContainer(t, s, ContainerProperties{ID: "c", Throughput: 10})
+	_, err = c.CreateItem(bg, []byte(`{"id":"a"}`), nil) // 5.5 of 10
+	require.NoError(t, err)
+	r, err := c.CreateItem(bg, []byte(`{"id":"b"}`), nil) // 5.5 of 4.5: refused
+	require.ErrorIs(t, err, ErrTooManyRequests)
+	assert.Equal(t, http.StatusTooManyRequests, r.StatusCode)
+	var e *Error
+	require.ErrorAs(t, err, &e)
+	assert.Equal(t, 100*time.Millisecond, e.RetryAfter)
+	assert.False(t, present(c, "b"), "a throttled create changed the store")
+	_, err = c.ReplaceItem(bg, "a", []byte(`{"id":"a","v":2}`), nil)
+	require.ErrorIs(t, err, ErrTooManyRequests)
+	got, err := c.ReadItem(bg, "a", nil)
+	require.NoError(t, err)
+	assert.NotContains(t, string(got.Value), `"v"`, "a throttled replace changed the item")
+	assert.Equal(t, int64(2), c.Stats().Throttled)
+
+	_, err = c.CreateItem(bg, []byte(`{"id":"b"}`), nil) // the read took 1 RU: 5.5 of 3.5
+	require.ErrorAs(t, err, &e)
+	assert.Equal(t, 200*time.Millisecond, e.RetryAfter)
+	clock.Advance(e.RetryAfter - 1)
+	_, err = c.CreateItem(bg, []byte(`{"id":"b"}`), nil)
+	require.ErrorIs(t, err, ErrTooManyRequests, "one nanosecond before RetryAfter")
+	clock.Advance(1)
+	_, err = c.CreateItem(bg, []byte(`{"id":"b"}`), nil)
+	require.NoError(t, err, "the operation must succeed after RetryAfter")
+
+	// Raising the throughput takes effect at once; 0 is unlimited.
+	require.NoError(t, c.Replace(bg, ContainerProperties{ID: "c", Throughput: 0}))
+	for i := range 100 {
+		_, err := c.UpsertItem(bg, []byte(fmt.Sprintf(`{"id":"%d"}`, i)), nil)
+		require.NoError(t, err)
+	}
+}
+
+// TestThrottleLargeOperation: an operation costing more than a second of
+// throughput runs when the bucket is full rather than never.
+func TestThrottleLargeOperation(t *testing.T) {
+	clock := NewManualClock(time.Unix(1_700_000_000, 0))
+	s, err := Open(&Options{Clock: clock, Reaper: ReaperOptions{Disabled: true}})
+	require.NoError(t, err)
+	defer s.Close()
+	c := mustContainer(t, s, ContainerProperties{ID: "c", Throughput: 5})
+	big := `{"id":"big","pad":"` + strings.Repeat("x", 20000) + `"}`
+	_, err = c.CreateItem(bg, []byte(big), nil)
+	require.NoError(t, err)
+	_, err = c.ReadItem(bg, "big", nil)
+	require.ErrorIs(t, err, ErrTooManyRequests)
+	clock.Advance(10 * time.Second)
+	_, err = c.ReadItem(bg, "big", nil)
+	require.NoError(t, err)
+}
