@@ -22,7 +22,9 @@ func TestOpenDefaults(t *testing.T) {
 	before := time.Now().Unix()
 	r, err := c.CreateItem(ctx, []byte(`{"id":"a"}`), nil)
 	require.NoError(t, err)
-	var doc struct{ Ts int64 `json:"_ts"` }
+	var doc struct {
+		Ts int64 `json:"_ts"`
+	}
 	require.NoError(t, json.Unmarshal(r.Value, &doc))
 	assert.InDelta(t, before, doc.Ts, 1, "_ts comes from the system clock")
 	require.NoError(t, s.Close())
