@@ -117,8 +117,8 @@ func (s *Store) CreateContainer(ctx context.Context, props ContainerProperties) 
 
 // Container returns the container id, or ErrNotFound.
 func (s *Store) Container(id string) (*Container, error) {
-	if err := s.check(nil); err != nil {
-		return nil, err
+	if s.closed.Load() {
+		return nil, ErrClosed
 	}
 	s.mu.RLock()
 	c := s.containers[id]

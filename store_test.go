@@ -332,7 +332,8 @@ func TestContextCancelled(t *testing.T) {
 	_, err := c.CreateItem(cctx, []byte(`{"id":"a"}`), nil)
 	require.ErrorIs(t, err, context.Canceled)
 	assert.False(t, exists(t, c, "a"))
-	_, err = c.ReadItem(nil, "a", nil) //nolint:staticcheck // a nil context must not panic
+	//lint:ignore SA1012 a nil context must not panic
+	_, err = c.ReadItem(nil, "a", nil)
 	require.ErrorIs(t, err, lethe.ErrNotFound)
 }
 

@@ -1,0 +1,109 @@
+// Package lethe is an embeddable document store whose documents expire. It
+// brings the time-to-live model of Azure Cosmos DB (DocumentDB) into the
+// process: containers with a default TTL, per-item "ttl" overrides, _ts reset
+// on every write, expired items invisible at once to every operation, and a
+// background reaper that physically purges them using only the request units
+// that user traffic leaves over.
+//
+// A Store holds containers; a Container holds JSON items, each a JSON object
+// with a string "id". The calls read like the Azure Cosmos DB Go SDK
+// (azcosmos) minus the network:
+//
+//	store, _ := lethe.Open(nil) // in memory, system clock, default reaper
+//	defer store.Close()
+//	sessions, _ := store.CreateContainer(ctx, lethe.ContainerProperties{ID: "sessions", DefaultTimeToLive: 1800})
+//	sessions.UpsertItem(ctx, []byte(`{"id":"s1","user":"ada"}`), nil)
+//	resp, err := sessions.ReadItem(ctx, "s1", nil) // errors.Is(err, lethe.ErrNotFound) after 30 idle minutes
+//
+// # Time to live
+//
+// A container's DefaultTimeToLive is TTLOff (the zero value: nothing
+// expires), TTLNever (-1: only items with their own positive ttl expire) or
+// n > 0 (items expire n seconds after their last write). An item's "ttl"
+// property overrides it: absent or null inherits, -1 never expires, n > 0
+// expires n seconds after the item's last write. Every write (create,
+// replace, upsert) sets _ts and restarts the countdown; reads never do.
+//
+//	container default → / item ttl ↓   off      -1       1000
+//	absent (or null)                   never    never    1000 s
+//	-1                                 never    never    never
+//	2000                               never    2000 s   2000 s
+//
+// Invalid values are rejected on every write with ErrBadRequest and change
+// nothing: an item ttl of 0, a negative other than -1, a non-integer, a
+// non-number or anything over 2147483647; a container default that is
+// negative but not -1. An item's ttl is kept and validated while the
+// container's TTL is off, and takes effect when it is turned on.
+//
+// Expiry is exact: the last write is kept at full clock precision (_ts shows
+// it in whole seconds), and an item is gone from the first nanosecond of its
+// expiry, for every operation, whether or not the reaper has purged it yet.
+// Read, replace and delete of an expired item fail with ErrNotFound; create
+// succeeds; upsert creates (status 201) and ignores If-Match; statistics
+// never count it. A change of the container's default applies at once to
+// every item, from each item's own last write. Expiry is final: an item that
+// expired under the settings before a change stays gone after it.
+//
+// Time comes from one Clock per store (Options.Clock). The system clock is
+// read through the monotonic clock, anchored to the wall clock at Open, so
+// steps of the wall clock never shorten or lengthen a TTL. A read of an item
+// that cannot expire does not read the clock at all. Tests inject a
+// ManualClock and move it by hand.
+//
+// # Request units and the reaper
+//
+// Every operation returns a request charge in request units (RU), from one
+// table (it follows the shape Cosmos DB publishes; k is the item's size in
+// KB, rounded up, not counting its ttl property, because TTL costs nothing):
+//
+//	ReadItem                               1 + (k-1)/11     (1 KB: 1 RU, 100 KB: 10 RU)
+//	CreateItem, UpsertItem that creates    5.5 + (k-1)/2
+//	DeleteItem, and each purge             5.5 + (k-1)/2
+//	ReplaceItem, UpsertItem that replaces  11 + (k-1)
+//	a page of a query                      2.3 + 0.01 per item examined + 0.05 per item returned
+//	any failed operation                   1.24
+//
+// A container may have a Throughput in RU per second. User operations draw
+// from a token bucket holding one second of it; one that would overdraw it
+// fails with ErrTooManyRequests, its *Error carrying RetryAfter, and changes
+// nothing. Refill that would overflow the full bucket is what users left
+// unused: it goes to the reaper's own bucket, and the reaper spends nothing
+// else. So the reaper never causes a user operation to be throttled, and under
+// full load purging waits.
+//
+// The reaper is one goroutine per store. It sleeps until the earliest expiry
+// of any container, or until a write brings an earlier one; then it purges
+// expired items oldest first, one batch (ReaperOptions.BatchSize, bounded in
+// time by MaxHold) per container per round, so that one container's backlog
+// never starves another's. It takes a lock only to delete one item, so
+// readers never wait behind a batch. Container.Purge purges on demand.
+// Container.Stats reports the backlog (ExpiredPending, PurgeLag) and the work
+// done (Purged, ReaperCharge, Throttled).
+//
+// # Concurrency
+//
+// A Store and its Containers are safe for concurrent use by any number of
+// goroutines. A container's items are split into shards, each under its own
+// read-write lock: reads run in parallel with each other and with writes to
+// other shards. A container's expiry index has a lock of its own, taken
+// briefly by writes of items that can expire. Store.Close stops the reaper
+// and waits for it; afterwards every call fails with ErrClosed.
+//
+// Item bodies are copied in and out: a caller that changes a slice it passed
+// or received never changes the store.
+//
+// # Errors
+//
+// Every failure of an operation is an *Error carrying a Cosmos-style status
+// code (400, 404, 409, 412, 413, 429), the operation, the container, the item
+// id and a message saying what was wrong. errors.Is matches it against the
+// sentinels ErrBadRequest, ErrNotFound, ErrConflict, ErrPreconditionFailed,
+// ErrRequestTooLarge and ErrTooManyRequests; errors.As gives the details. An
+// operation that fails changes nothing. Calls after Close fail with ErrClosed;
+// a cancelled context fails with the context's error.
+//
+// Limits: an item id is 1 to 1,023 bytes of UTF-8 without '/', '\', '?' or
+// '#'; a container id 1 to 255 characters with the same exclusions; an item
+// at most 2 MB of JSON (ErrRequestTooLarge above that) nested at most 128
+// levels.
+package lethe

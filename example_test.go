@@ -1,0 +1,110 @@
+package lethe_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/lethedb/lethe"
+)
+
+// A container whose items expire 30 seconds after their last write, unless
+// an item says otherwise.
+func Example() {
+	ctx := context.Background()
+	clock := lethe.NewManualClock(time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC))
+	store, err := lethe.Open(&lethe.Options{Clock: clock})
+	if err != nil {
+		panic(err)
+	}
+	defer store.Close()
+
+	sessions, err := store.CreateContainer(ctx, lethe.ContainerProperties{ID: "sessions", DefaultTimeToLive: 30})
+	if err != nil {
+		panic(err)
+	}
+	sessions.CreateItem(ctx, []byte(`{"id":"alice"}`), nil)
+	sessions.CreateItem(ctx, []byte(`{"id":"bob","ttl":-1}`), nil) // never expires
+	sessions.CreateItem(ctx, []byte(`{"id":"carol","ttl":5}`), nil)
+
+	clock.Advance(20 * time.Second)
+	sessions.UpsertItem(ctx, []byte(`{"id":"alice"}`), nil) // a write restarts the countdown
+
+	clock.Advance(20 * time.Second)
+	for _, id := range []string{"alice", "bob", "carol"} {
+		_, err := sessions.ReadItem(ctx, id, nil)
+		fmt.Printf("%s: found=%v\n", id, err == nil)
+	}
+	// Output:
+	// alice: found=true
+	// bob: found=true
+	// carol: found=false
+}
+
+// ManualClock lets tests move time by hand instead of sleeping.
+func ExampleManualClock() {
+	ctx := context.Background()
+	clock := lethe.NewManualClock(time.Unix(1_700_000_000, 0))
+	store, _ := lethe.Open(&lethe.Options{Clock: clock, Reaper: lethe.ReaperOptions{Disabled: true}})
+	defer store.Close()
+	cache, _ := store.CreateContainer(ctx, lethe.ContainerProperties{ID: "cache", DefaultTimeToLive: 60})
+	resp, _ := cache.CreateItem(ctx, []byte(`{"id":"k","v":1}`), nil)
+	fmt.Println(string(resp.Value[:len(`{"id":"k","v":1,"_ts":1700000000`)]))
+
+	clock.Advance(time.Minute - time.Nanosecond)
+	_, err := cache.ReadItem(ctx, "k", nil)
+	fmt.Println("one nanosecond before expiry:", err)
+	clock.Advance(time.Nanosecond)
+	_, err = cache.ReadItem(ctx, "k", nil)
+	fmt.Println("at expiry:", errors.Is(err, lethe.ErrNotFound))
+	fmt.Printf("%+v\n", cache.Stats())
+	// Output:
+	// {"id":"k","v":1,"_ts":1700000000
+	// one nanosecond before expiry: <nil>
+	// at expiry: true
+	// {Items:0 Bytes:0 ExpiredPending:1 Purged:0 PurgeLag:0s ReaperCharge:0 Throttled:0}
+}
+
+// Errors carry a status code, match the sentinels with errors.Is, and give
+// their details with errors.As.
+func ExampleError() {
+	ctx := context.Background()
+	store, _ := lethe.Open(nil)
+	defer store.Close()
+	c, _ := store.CreateContainer(ctx, lethe.ContainerProperties{ID: "c", DefaultTimeToLive: lethe.TTLNever})
+
+	_, err := c.CreateItem(ctx, []byte(`{"id":"a","ttl":0}`), nil)
+	var e *lethe.Error
+	if errors.As(err, &e) {
+		fmt.Println(e.StatusCode, errors.Is(err, lethe.ErrBadRequest))
+		fmt.Println(e.Message)
+	}
+	// Output:
+	// 400 true
+	// The input ttl '0' is invalid. Ensure to provide a nonzero positive integer less than or equal to '2147483647', or '-1' which means never expire.
+}
+
+// With throughput set, an operation that would overdraw the budget is
+// refused with a 429 and a RetryAfter, and changes nothing.
+func ExampleContainerProperties_throughput() {
+	ctx := context.Background()
+	clock := lethe.NewManualClock(time.Unix(1_700_000_000, 0))
+	store, _ := lethe.Open(&lethe.Options{Clock: clock})
+	defer store.Close()
+	c, _ := store.CreateContainer(ctx, lethe.ContainerProperties{ID: "c", Throughput: 10})
+
+	for i := range 3 {
+		resp, err := c.CreateItem(ctx, []byte(fmt.Sprintf(`{"id":"%d"}`, i)), nil)
+		var e *lethe.Error
+		if errors.As(err, &e) {
+			fmt.Printf("item %d: %d, retry after %v\n", i, e.StatusCode, e.RetryAfter)
+			continue
+		}
+		fmt.Printf("item %d: %d, %.1f RU\n", i, resp.StatusCode, resp.RequestCharge)
+	}
+	// Output:
+	// item 0: 201, 5.5 RU
+	// item 1: 429, retry after 100ms
+	// item 2: 429, retry after 100ms
+}
