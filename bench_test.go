@@ -1,0 +1,195 @@
+package lethe
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// benchDoc is an item of about 250 bytes of JSON.
+func benchDoc(id string, ttl string) []byte {
+	return []byte(`{"id":"` + id + `","name":"user ` + id + `","email":"` + id + `@example.com","status":"active",` +
+		`"plan":"pro","country":"PL","visits":1234,"score":98.5,"tags":["a","b","c"],"address":{"city":"Kraków","zip":"30-001"}` +
+		ttl + `,"pad":"` + strings.Repeat("x", 40) + `"}`)
+}
+
+// benchContainer returns a container of n items and their ids; every third
+// item has its own ttl, every third never expires, the rest inherit a
+// one-hour default.
+func benchContainer(b *testing.B, n int) (*Container, []string) {
+	b.Helper()
+	s, err := Open(&Options{Reaper: ReaperOptions{Disabled: true}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { s.Close() })
+	c, err := s.CreateContainer(context.Background(), ContainerProperties{ID: "bench", DefaultTimeToLive: 3600})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = "user-" + strconv.Itoa(i)
+		ttl := []string{"", `,"ttl":7200`, `,"ttl":-1`}[i%3]
+		if _, err := c.CreateItem(context.Background(), benchDoc(ids[i], ttl), nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return c, ids
+}
+
+var benchSizes = []int{1_000, 1_000_000}
+
+func sizeName(n int) string {
+	if n >= 1_000_000 {
+		return fmt.Sprintf("%dM", n/1_000_000)
+	}
+	return fmt.Sprintf("%dk", n/1_000)
+}
+
+// BenchmarkReadItem reads random live items. "never" reads only items that
+// cannot expire (no clock read at all), "expiring" only items that can (one
+// monotonic clock read each).
+func BenchmarkReadItem(b *testing.B) {
+	for _, n := range benchSizes {
+		c, ids := benchContainer(b, n)
+		for _, kind := range []struct {
+			name string
+			pick func(i int) bool
+		}{{"mixed", func(int) bool { return true }}, {"never", func(i int) bool { return i%3 == 2 }}, {"expiring", func(i int) bool { return i%3 != 2 }}} {
+			var pool []string
+			for i, id := range ids {
+				if kind.pick(i) {
+					pool = append(pool, id)
+				}
+			}
+			rng := rand.New(rand.NewPCG(1, 2))
+			order := make([]string, 1<<16)
+			for i := range order {
+				order[i] = pool[rng.IntN(len(pool))]
+			}
+			b.Run(sizeName(n)+"/"+kind.name, func(b *testing.B) {
+				b.ReportAllocs()
+				ctx := context.Background()
+				i := 0
+				for b.Loop() {
+					if _, err := c.ReadItem(ctx, order[i&(len(order)-1)], nil); err != nil {
+						b.Fatal(err)
+					}
+					i++
+				}
+			})
+		}
+		b.Run(sizeName(n)+"/parallel", func(b *testing.B) {
+			b.ReportAllocs()
+			b.RunParallel(func(pb *testing.PB) {
+				rng := rand.New(rand.NewPCG(rand.Uint64(), 0))
+				ctx := context.Background()
+				for pb.Next() {
+					if _, err := c.ReadItem(ctx, ids[rng.IntN(len(ids))], nil); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		})
+	}
+}
+
+// BenchmarkCreateItem creates new items in a container of n.
+func BenchmarkCreateItem(b *testing.B) {
+	for _, n := range benchSizes {
+		c, _ := benchContainer(b, n)
+		b.Run(sizeName(n), func(b *testing.B) {
+			b.ReportAllocs()
+			ctx := context.Background()
+			i := 0
+			for b.Loop() {
+				doc := benchDoc("new-"+strconv.Itoa(i), `,"ttl":3600`)
+				if _, err := c.CreateItem(ctx, doc, nil); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+		})
+	}
+}
+
+// BenchmarkUpsertItemTTL rewrites random existing items with a ttl.
+func BenchmarkUpsertItemTTL(b *testing.B) {
+	for _, n := range benchSizes {
+		c, ids := benchContainer(b, n)
+		docs := make([][]byte, 1<<12)
+		rng := rand.New(rand.NewPCG(3, 4))
+		for i := range docs {
+			docs[i] = benchDoc(ids[rng.IntN(len(ids))], `,"ttl":600`)
+		}
+		b.Run(sizeName(n), func(b *testing.B) {
+			b.ReportAllocs()
+			ctx := context.Background()
+			i := 0
+			for b.Loop() {
+				if _, err := c.UpsertItem(ctx, docs[i&(len(docs)-1)], nil); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+		})
+	}
+}
+
+// BenchmarkParseItem measures the single pass over an incoming document.
+func BenchmarkParseItem(b *testing.B) {
+	doc := benchDoc("user-1", `,"ttl":3600`)
+	b.ReportAllocs()
+	b.SetBytes(int64(len(doc)))
+	for b.Loop() {
+		if _, err := parseItem(doc); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkClock compares time.Now with the store's clock, which reads the
+// monotonic clock alone.
+func BenchmarkClock(b *testing.B) {
+	b.Run("time.Now", func(b *testing.B) {
+		var sink int64
+		for b.Loop() {
+			sink += time.Now().UnixNano()
+		}
+		_ = sink
+	})
+	b.Run("storeClock", func(b *testing.B) {
+		c := newStoreClock(nil)
+		var sink int64
+		for b.Loop() {
+			sink += c.now()
+		}
+		_ = sink
+	})
+}
+
+// BenchmarkPurge purges n expired items with Purge: items per second.
+func BenchmarkPurge(b *testing.B) {
+	const n = 100_000
+	for b.Loop() {
+		b.StopTimer()
+		clock := NewManualClock(time.Unix(1_700_000_000, 0))
+		s, _ := Open(&Options{Clock: clock, Reaper: ReaperOptions{Disabled: true}})
+		c, _ := s.CreateContainer(context.Background(), ContainerProperties{ID: "c", DefaultTimeToLive: 1})
+		for i := range n {
+			c.CreateItem(context.Background(), benchDoc("u"+strconv.Itoa(i), ""), nil)
+		}
+		clock.Advance(time.Second)
+		b.StartTimer()
+		if got, _ := c.Purge(context.Background()); got != n {
+			b.Fatalf("purged %d of %d", got, n)
+		}
+		s.Close()
+	}
+	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "items/s")
+}

@@ -1,0 +1,852 @@
+package query
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Doc is one live item presented to Exec.
+type Doc struct {
+	ID   string // the item id
+	JSON []byte // the stored document, a JSON object; read-only: Exec never modifies it nor returns a slice aliasing it
+}
+
+// Result is the outcome of Exec.
+type Result struct {
+	Items    [][]byte // the results in their final order, each an independent JSON encoding
+	Examined int      // how many docs were examined
+}
+
+// recoverPanics turns an unexpected panic in Exec into an error (a safety
+// net; tests turn it off so that the fuzzers see the panic).
+var recoverPanics = true
+
+// binding is the value of one FROM/JOIN alias for the current row. A lazy
+// binding holds undecoded document bytes; property paths are resolved
+// against them directly.
+type binding struct {
+	raw  []byte
+	v    value
+	lazy bool
+}
+
+// evaluator holds the state of one Exec.
+type evaluator struct {
+	q       *Query
+	params  []value
+	now     time.Time
+	slots   []binding
+	aggVals []value
+	aggs    []aggState
+	vals    []value // row values, indexed by row.vi
+}
+
+// row is one result row before ordering.
+type row struct {
+	doc  int32
+	seq  int32
+	vi   int32  // index of the value in evaluator.vals (when raw is nil)
+	raw  []byte // the value's exact JSON (verbatim document), or nil
+	keys []value
+}
+
+// Exec evaluates q over docs. params maps "@name" to a Go value as a user
+// supplied it (nil, bool, string, any integer or float kind, []any,
+// map[string]any, json.RawMessage; anything else through encoding/json).
+// now is the query's single clock reading (GetCurrentTimestamp etc.).
+//
+// Results come back in their final order: by the ORDER BY keys if any, then
+// by Doc.ID (byte-wise) and the row's position among the rows one document
+// produces. Bad queries or parameters give a *Error; cancellation of ctx
+// gives ctx.Err().
+func Exec(ctx context.Context, q *Query, params map[string]any, docs []Doc, now time.Time) (res Result, err error) {
+	if recoverPanics {
+		defer func() {
+			if r := recover(); r != nil {
+				res, err = Result{}, &Error{Msg: fmt.Sprintf("internal error evaluating query: %v", r)}
+			}
+		}()
+	}
+	if q == nil {
+		return Result{}, &Error{Msg: "nil query"}
+	}
+	ev := &evaluator{q: q, now: now}
+	ev.params = make([]value, len(q.params))
+	for i, name := range q.params {
+		x, ok := params[name]
+		if !ok {
+			return Result{}, errAt(q.text, q.paramPos[i], "missing parameter %s", name)
+		}
+		v, ok := fromGo(x, 0)
+		if !ok {
+			return Result{}, errAt(q.text, q.paramPos[i], "parameter %s has a value that cannot be represented as JSON", name)
+		}
+		ev.params[i] = v
+	}
+	top, offset, limit := -1, 0, -1
+	if q.top != nil {
+		if top, err = ev.count(q.top, "TOP"); err != nil {
+			return Result{}, err
+		}
+	}
+	if q.offset != nil {
+		if offset, err = ev.count(q.offset, "OFFSET"); err != nil {
+			return Result{}, err
+		}
+		if limit, err = ev.count(q.limit, "LIMIT"); err != nil {
+			return Result{}, err
+		}
+	}
+	ev.aggs = make([]aggState, len(q.aggs))
+	ev.aggVals = make([]value, len(q.aggs))
+
+	var rows []row
+	if q.from == nil {
+		rows = ev.emit(rows, 0, 0)
+	} else {
+		nslots := 1 + len(q.joins)
+		if q.from.path != nil {
+			nslots++
+		}
+		ev.slots = make([]binding, nslots)
+		for di := range docs {
+			if di&1023 == 0 {
+				if err := ctx.Err(); err != nil {
+					return Result{}, err
+				}
+			}
+			ev.slots[0] = binding{raw: docs[di].JSON, lazy: true}
+			rows = ev.expand(rows, di)
+		}
+		res.Examined = len(docs)
+	}
+	if err := ctx.Err(); err != nil {
+		return Result{}, err
+	}
+
+	if q.aggregated {
+		for i := range ev.aggs {
+			ev.aggVals[i] = ev.aggs[i].result(q.aggs[i].fn.name)
+		}
+		rows = rows[:0]
+		v := ev.project()
+		if v.k != kUndef {
+			ev.vals = append(ev.vals[:0], v)
+			rows = append(rows, row{vi: 0})
+		}
+	} else {
+		ev.sortRows(rows, docs)
+	}
+	if q.distinct {
+		seen := map[string]struct{}{}
+		out := rows[:0]
+		var buf []byte
+		for _, r := range rows {
+			v := ev.rowVal(r)
+			if r.raw != nil {
+				v = decodeRaw(r.raw)
+			}
+			buf = canonical(buf[:0], v)
+			if _, dup := seen[string(buf)]; dup {
+				continue
+			}
+			seen[string(buf)] = struct{}{}
+			out = append(out, r)
+		}
+		rows = out
+	}
+	if offset > 0 {
+		rows = rows[min(offset, len(rows)):]
+	}
+	if limit >= 0 && limit < len(rows) {
+		rows = rows[:limit]
+	}
+	if top >= 0 && top < len(rows) {
+		rows = rows[:top]
+	}
+	// All items share one buffer, each capped so that they stay
+	// independent: one allocation instead of one per row.
+	size := 0
+	for _, r := range rows {
+		size += len(r.raw)
+	}
+	buf := make([]byte, 0, size+64*(len(rows)-countRaw(rows)))
+	res.Items = make([][]byte, len(rows))
+	for i, r := range rows {
+		start := len(buf)
+		if r.raw != nil {
+			buf = append(buf, r.raw...)
+		} else {
+			buf = appendJSON(buf, ev.rowVal(r))
+		}
+		res.Items[i] = buf[start:len(buf):len(buf)]
+	}
+	return res, nil
+}
+
+// count evaluates a TOP/OFFSET/LIMIT operand.
+func (ev *evaluator) count(e expr, what string) (int, error) {
+	v := ev.eval(e)
+	if v.k != kNum || v.n < 0 || v.n != math.Trunc(v.n) || v.n > math.MaxInt32 {
+		return 0, errAt(ev.q.text, e.position(), "%s must be a non-negative integer, found %s", what, describeValue(v))
+	}
+	return int(v.n), nil
+}
+
+func describeValue(v value) string {
+	if v.k == kUndef {
+		return "undefined"
+	}
+	s := string(appendJSON(nil, v))
+	if len(s) > 40 {
+		s = s[:40] + "..."
+	}
+	return s
+}
+
+// expand produces the rows of document di: the FROM source, then the JOINs.
+func (ev *evaluator) expand(rows []row, di int) []row {
+	q := ev.q
+	seq := 0
+	if q.from.path == nil {
+		if len(q.joins) == 0 {
+			return ev.emit(rows, di, 0)
+		}
+		return ev.join(rows, di, &seq, 0, 1)
+	}
+	src := ev.eval(q.from.path)
+	if !q.from.in {
+		if src.k == kUndef {
+			return rows
+		}
+		ev.slots[1] = binding{v: src}
+		return ev.join(rows, di, &seq, 0, 2)
+	}
+	if src.k != kArr {
+		return rows
+	}
+	for _, e := range src.a {
+		ev.slots[1] = binding{v: e}
+		rows = ev.join(rows, di, &seq, 0, 2)
+	}
+	return rows
+}
+
+// join binds JOIN number j (slot) and recurses; after the last it emits.
+func (ev *evaluator) join(rows []row, di int, seq *int, j, slot int) []row {
+	if j == len(ev.q.joins) {
+		rows = ev.emit(rows, di, *seq)
+		*seq++
+		return rows
+	}
+	src := ev.eval(ev.q.joins[j].x)
+	if src.k != kArr {
+		return rows
+	}
+	for _, e := range src.a {
+		ev.slots[slot] = binding{v: e}
+		rows = ev.join(rows, di, seq, j+1, slot+1)
+	}
+	return rows
+}
+
+// emit filters the current bindings and adds their projection.
+func (ev *evaluator) emit(rows []row, di, seq int) []row {
+	q := ev.q
+	if q.where != nil && !ev.eval(q.where).isTrue() {
+		return rows
+	}
+	if q.aggregated {
+		for i, c := range q.aggs {
+			ev.aggs[i].add(c.fn.name, ev.eval(c.args[0]))
+		}
+		return rows
+	}
+	r := row{doc: int32(di), seq: int32(seq)}
+	var v value
+	switch {
+	case q.star:
+		b := &ev.slots[len(ev.slots)-1]
+		if b.lazy {
+			if !wellFormed(b.raw) {
+				return rows
+			}
+			r.raw = b.raw
+		} else {
+			v = b.v
+		}
+	case q.valueSel:
+		if id, ok := q.items[0].x.(*ident); ok && ev.slots[id.slot].lazy {
+			r.raw = ev.slots[id.slot].raw
+			if !wellFormed(r.raw) {
+				return rows
+			}
+		} else {
+			v = ev.eval(q.items[0].x)
+			if v.k == kUndef {
+				return rows
+			}
+		}
+	default:
+		v = ev.project()
+	}
+	if r.raw == nil {
+		r.vi = int32(len(ev.vals))
+		ev.vals = append(ev.vals, v)
+	}
+	if len(q.orderBy) > 0 {
+		r.keys = make([]value, len(q.orderBy))
+		for i, o := range q.orderBy {
+			r.keys[i] = ev.eval(o.x)
+		}
+	}
+	return append(rows, r)
+}
+
+// project evaluates the select list into an object (or the VALUE).
+func (ev *evaluator) project() value {
+	q := ev.q
+	if q.valueSel {
+		return ev.eval(q.items[0].x)
+	}
+	fs := make([]field, 0, len(q.items))
+	for _, it := range q.items {
+		v := ev.eval(it.x)
+		if v.k != kUndef {
+			fs = append(fs, field{it.name, v})
+		}
+	}
+	return value{k: kObj, o: fs}
+}
+
+func (ev *evaluator) sortRows(rows []row, docs []Doc) {
+	q := ev.q
+	slices.SortFunc(rows, func(a, b row) int {
+		for i, o := range q.orderBy {
+			c := compareTotal(a.keys[i], b.keys[i])
+			if c != 0 {
+				if o.desc {
+					return -c
+				}
+				return c
+			}
+		}
+		if a.doc != b.doc {
+			if c := strings.Compare(docs[a.doc].ID, docs[b.doc].ID); c != 0 {
+				return c
+			}
+			return cmpInt(int(a.doc), int(b.doc))
+		}
+		return cmpInt(int(a.seq), int(b.seq))
+	})
+}
+
+// ---- aggregates ----
+
+type aggState struct {
+	n       int
+	sum     float64
+	bad     bool // SUM/AVG saw a non-number; MIN/MAX saw an array/object
+	best    value
+	hasBest bool
+}
+
+func (a *aggState) add(fn string, v value) {
+	if v.k == kUndef {
+		return
+	}
+	switch fn {
+	case "COUNT":
+		a.n++
+	case "SUM", "AVG":
+		if v.k != kNum {
+			a.bad = true
+			return
+		}
+		a.n++
+		a.sum += v.n
+	case "MIN", "MAX":
+		if v.k == kArr || v.k == kObj {
+			a.bad = true
+			return
+		}
+		if !a.hasBest {
+			a.best, a.hasBest = v, true
+			return
+		}
+		c := compareTotal(v, a.best)
+		if (fn == "MIN" && c < 0) || (fn == "MAX" && c > 0) {
+			a.best = v
+		}
+	}
+}
+
+func (a *aggState) result(fn string) value {
+	switch fn {
+	case "COUNT":
+		return numVal(float64(a.n))
+	case "SUM":
+		if a.bad {
+			return undef
+		}
+		return numVal(a.sum)
+	case "AVG":
+		if a.bad || a.n == 0 {
+			return undef
+		}
+		return numVal(a.sum / float64(a.n))
+	}
+	if a.bad || !a.hasBest {
+		return undef
+	}
+	return a.best
+}
+
+// ---- expressions ----
+
+// ref resolves a path expression. When the path is rooted in a lazy
+// binding it stays on raw bytes (isRaw) as far as possible.
+func (ev *evaluator) ref(e expr) (raw []byte, v value, isRaw bool) {
+	switch x := e.(type) {
+	case *ident:
+		b := &ev.slots[x.slot]
+		if b.lazy {
+			return b.raw, undef, true
+		}
+		return nil, b.v, false
+	case *member:
+		raw, v, isRaw := ev.ref(x.x)
+		if isRaw {
+			sub, ok := lookupKey(raw, x.name)
+			if !ok {
+				return nil, undef, false
+			}
+			return sub, undef, true
+		}
+		return nil, v.get(x.name), false
+	case *index:
+		raw, v, isRaw := ev.ref(x.x)
+		i := ev.eval(x.idx)
+		switch i.k {
+		case kStr:
+			if isRaw {
+				sub, ok := lookupKey(raw, i.s)
+				if !ok {
+					return nil, undef, false
+				}
+				return sub, undef, true
+			}
+			return nil, v.get(i.s), false
+		case kNum:
+			if i.n < 0 || i.n != math.Trunc(i.n) || i.n > math.MaxInt32 {
+				return nil, undef, false
+			}
+			n := int(i.n)
+			if isRaw {
+				sub, ok := arrayElem(raw, n)
+				if !ok {
+					return nil, undef, false
+				}
+				return sub, undef, true
+			}
+			if v.k == kArr && n < len(v.a) {
+				return nil, v.a[n], false
+			}
+		}
+		return nil, undef, false
+	}
+	return nil, ev.eval(e), false
+}
+
+func (ev *evaluator) eval(e expr) value {
+	switch x := e.(type) {
+	case *literal:
+		return x.val
+	case *paramRef:
+		return ev.params[x.idx]
+	case *ident:
+		b := &ev.slots[x.slot]
+		if b.lazy {
+			b.v = decodeRaw(b.raw)
+			b.lazy = false
+		}
+		return b.v
+	case *member, *index:
+		raw, v, isRaw := ev.ref(e)
+		if isRaw {
+			return decodeRaw(raw)
+		}
+		return v
+	case *unary:
+		return evalUnary(x.op, ev.eval(x.x))
+	case *binary:
+		switch x.op {
+		case tAnd:
+			l := ev.eval(x.l)
+			if l.k == kBool && !l.b {
+				return falseV
+			}
+			r := ev.eval(x.r)
+			if r.k == kBool && !r.b {
+				return falseV
+			}
+			if l.isTrue() && r.isTrue() {
+				return trueVal
+			}
+			return undef
+		case tOr:
+			l := ev.eval(x.l)
+			if l.isTrue() {
+				return trueVal
+			}
+			r := ev.eval(x.r)
+			if r.isTrue() {
+				return trueVal
+			}
+			if l.k == kBool && r.k == kBool {
+				return falseV
+			}
+			return undef
+		case tCoalesce:
+			if l := ev.eval(x.l); l.k != kUndef {
+				return l
+			}
+			return ev.eval(x.r)
+		}
+		return evalBinary(x.op, ev.eval(x.l), ev.eval(x.r))
+	case *between:
+		v := ev.eval(x.x)
+		lo := compareOp(tGe, v, ev.eval(x.lo))
+		hi := compareOp(tLe, v, ev.eval(x.hi))
+		var r value
+		switch {
+		case lo.k == kBool && !lo.b, hi.k == kBool && !hi.b:
+			r = falseV
+		case lo.isTrue() && hi.isTrue():
+			r = trueVal
+		default:
+			return undef
+		}
+		if x.not {
+			r.b = !r.b
+		}
+		return r
+	case *inList:
+		v := ev.eval(x.x)
+		if v.k == kUndef {
+			return undef
+		}
+		found := false
+		for _, y := range x.list {
+			if deepEqual(v, ev.eval(y)) {
+				found = true
+				break
+			}
+		}
+		return boolVal(found != x.not)
+	case *like:
+		v, p := ev.eval(x.x), ev.eval(x.pattern)
+		if v.k != kStr || p.k != kStr {
+			return undef
+		}
+		esc := rune(-1)
+		if x.escape != nil {
+			e := ev.eval(x.escape)
+			if e.k != kStr || utf8.RuneCountInString(e.s) != 1 {
+				return undef
+			}
+			esc, _ = utf8.DecodeRuneInString(e.s)
+		}
+		return boolVal(likeMatch(v.s, p.s, esc) != x.not)
+	case *ternary:
+		if ev.eval(x.c).isTrue() {
+			return ev.eval(x.a)
+		}
+		return ev.eval(x.b)
+	case *call:
+		if x.agg >= 0 {
+			return ev.aggVals[x.agg]
+		}
+		var buf [4]value
+		args := buf[:0]
+		for _, a := range x.args {
+			args = append(args, ev.eval(a))
+		}
+		return x.fn.fn(ev, args)
+	case *objectLit:
+		fs := make([]field, 0, len(x.keys))
+		for i, k := range x.keys {
+			if v := ev.eval(x.vals[i]); v.k != kUndef {
+				fs = append(fs, field{k, v})
+			}
+		}
+		return value{k: kObj, o: fs}
+	case *arrayLit:
+		as := make([]value, 0, len(x.elems))
+		for _, y := range x.elems {
+			if v := ev.eval(y); v.k != kUndef {
+				as = append(as, v)
+			}
+		}
+		return value{k: kArr, a: as}
+	}
+	return undef
+}
+
+func evalUnary(op tokType, v value) value {
+	switch op {
+	case tNot:
+		if v.k != kBool {
+			return undef
+		}
+		return boolVal(!v.b)
+	case tMinus:
+		if v.k != kNum {
+			return undef
+		}
+		return numVal(-v.n)
+	case tPlus:
+		if v.k != kNum {
+			return undef
+		}
+		return v
+	case tTilde:
+		if v.k != kNum {
+			return undef
+		}
+		return numVal(float64(^toInt32(v.n)))
+	}
+	return undef
+}
+
+// toInt32 is JavaScript's ToInt32.
+func toInt32(f float64) int32 {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return 0
+	}
+	f = math.Trunc(f)
+	f = math.Mod(f, 1<<32)
+	if f < 0 {
+		f += 1 << 32
+	}
+	return int32(uint32(f))
+}
+
+func evalBinary(op tokType, l, r value) value {
+	switch op {
+	case tEq, tNe, tLt, tLe, tGt, tGe:
+		return compareOp(op, l, r)
+	case tConcat:
+		if l.k != kStr || r.k != kStr {
+			return undef
+		}
+		return strVal(l.s + r.s)
+	}
+	if l.k != kNum || r.k != kNum {
+		return undef
+	}
+	a, b := l.n, r.n
+	switch op {
+	case tPlus:
+		return numVal(a + b)
+	case tMinus:
+		return numVal(a - b)
+	case tStar:
+		return numVal(a * b)
+	case tSlash:
+		return numVal(a / b)
+	case tPercent:
+		return numVal(math.Mod(a, b))
+	case tAmp:
+		return numVal(float64(toInt32(a) & toInt32(b)))
+	case tPipe:
+		return numVal(float64(toInt32(a) | toInt32(b)))
+	case tCaret:
+		return numVal(float64(toInt32(a) ^ toInt32(b)))
+	case tShl:
+		return numVal(float64(toInt32(a) << (uint32(toInt32(b)) & 31)))
+	case tShr:
+		return numVal(float64(toInt32(a) >> (uint32(toInt32(b)) & 31)))
+	case tUShr:
+		return numVal(float64(uint32(toInt32(a)) >> (uint32(toInt32(b)) & 31)))
+	}
+	return undef
+}
+
+// compareOp applies a comparison operator with Cosmos semantics: operands
+// of different types (or undefined) give undefined; arrays and objects
+// support only = and != (deep equality).
+func compareOp(op tokType, l, r value) value {
+	if l.k != r.k || l.k == kUndef {
+		return undef
+	}
+	if l.k == kArr || l.k == kObj {
+		switch op {
+		case tEq:
+			return boolVal(deepEqual(l, r))
+		case tNe:
+			return boolVal(!deepEqual(l, r))
+		}
+		return undef
+	}
+	var c int
+	switch l.k {
+	case kStr:
+		if op == tEq {
+			return boolVal(l.s == r.s)
+		}
+		c = strings.Compare(l.s, r.s)
+	default:
+		c = compareTotal(l, r)
+	}
+	switch op {
+	case tEq:
+		return boolVal(c == 0)
+	case tNe:
+		return boolVal(c != 0)
+	case tLt:
+		return boolVal(c < 0)
+	case tLe:
+		return boolVal(c <= 0)
+	case tGt:
+		return boolVal(c > 0)
+	case tGe:
+		return boolVal(c >= 0)
+	}
+	return undef
+}
+
+// likeMatch matches s against a LIKE pattern: % any sequence, _ any one
+// character, [abc] [a-f] [^abc] character sets; esc (or -1) escapes the
+// next pattern character.
+func likeMatch(s, pattern string, esc rune) bool {
+	type item struct {
+		kind   byte // 'c' literal, '_' one, '%' any, '[' set
+		r      rune
+		neg    bool
+		ranges []rune // pairs
+	}
+	var pat []item
+	pr := []rune(pattern)
+	for i := 0; i < len(pr); i++ {
+		c := pr[i]
+		switch {
+		case c == esc && i+1 < len(pr):
+			i++
+			pat = append(pat, item{kind: 'c', r: pr[i]})
+		case c == '%':
+			if len(pat) == 0 || pat[len(pat)-1].kind != '%' {
+				pat = append(pat, item{kind: '%'})
+			}
+		case c == '_':
+			pat = append(pat, item{kind: '_'})
+		case c == '[':
+			j := i + 1
+			it := item{kind: '['}
+			if j < len(pr) && pr[j] == '^' {
+				it.neg = true
+				j++
+			}
+			closed := false
+			for ; j < len(pr); j++ {
+				if pr[j] == ']' {
+					closed = true
+					break
+				}
+				lo := pr[j]
+				if j+2 < len(pr) && pr[j+1] == '-' && pr[j+2] != ']' {
+					it.ranges = append(it.ranges, lo, pr[j+2])
+					j += 2
+				} else {
+					it.ranges = append(it.ranges, lo, lo)
+				}
+			}
+			if !closed {
+				pat = append(pat, item{kind: 'c', r: '['})
+				continue
+			}
+			pat = append(pat, it)
+			i = j
+		default:
+			pat = append(pat, item{kind: 'c', r: c})
+		}
+	}
+	match1 := func(it item, r rune) bool {
+		switch it.kind {
+		case '_':
+			return true
+		case 'c':
+			return it.r == r
+		case '[':
+			in := false
+			for k := 0; k+1 < len(it.ranges); k += 2 {
+				if r >= it.ranges[k] && r <= it.ranges[k+1] {
+					in = true
+					break
+				}
+			}
+			return in != it.neg
+		}
+		return false
+	}
+	str := []rune(s)
+	si, pi := 0, 0
+	starP, starS := -1, 0
+	for si < len(str) {
+		if pi < len(pat) && pat[pi].kind == '%' {
+			starP, starS = pi, si
+			pi++
+			continue
+		}
+		if pi < len(pat) && match1(pat[pi], str[si]) {
+			si++
+			pi++
+			continue
+		}
+		if starP >= 0 {
+			starS++
+			si = starS
+			pi = starP + 1
+			continue
+		}
+		return false
+	}
+	for pi < len(pat) && pat[pi].kind == '%' {
+		pi++
+	}
+	return pi == len(pat)
+}
+
+// wellFormed is a cheap check that a stored document is one JSON object
+// (balanced brackets and strings); documents failing it are skipped rather
+// than returned verbatim.
+func wellFormed(b []byte) bool {
+	i := skipWS(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return false
+	}
+	end, ok := skipValue(b, i, 0)
+	return ok && skipWS(b, end) == len(b)
+}
+
+func countRaw(rows []row) int {
+	n := 0
+	for _, r := range rows {
+		if r.raw != nil {
+			n++
+		}
+	}
+	return n
+}
+
+func (ev *evaluator) rowVal(r row) value {
+	if r.raw != nil {
+		return undef
+	}
+	return ev.vals[r.vi]
+}

@@ -1,0 +1,86 @@
+package query
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+)
+
+var fuzzSeeds = []string{
+	`SELECT * FROM c WHERE c.status = @s`,
+	`SELECT VALUE COUNT(1) FROM c`,
+	`SELECT DISTINCT TOP 3 c.a, c["b"] AS bee FROM root c JOIN t IN c.tags WHERE t LIKE "a%" ORDER BY c.n DESC OFFSET 1 LIMIT 2`,
+	`SELECT VALUE [1 + 2, "a" || "b", 1 < 2 ? @p : null ?? 3, ~4 >>> 1, NOT true AND false OR undefined]`,
+	`SELECT c.x BETWEEN 1 AND 5, c.y NOT IN (1, "a", [1]), {"o": c.z[0]} FROM c IN f.children`,
+	`SELECT SUM(c.n), AVG(c.n), MIN(c.s), MAX(c.s) FROM c WHERE IS_DEFINED(c.n)`,
+	`SELECT VALUE CONCAT(LOWER(c.s), UPPER("x"), SUBSTRING(c.s, 1, 2), TOSTRING(c.n)) FROM c`,
+	`SELECT VALUE ARRAY_SLICE(ARRAY_CONCAT(c.tags, [1]), -1) FROM c WHERE ARRAY_CONTAINS(c.tags, {"a": 1}, true)`,
+	`SELECT GetCurrentDateTime(), ROUND(POWER(2, 0.5) * 100) FROM c ORDER BY c.x`,
+}
+
+func FuzzParse(f *testing.F) {
+	for _, s := range fuzzSeeds {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		q, err := Parse(text)
+		if err != nil {
+			var qe *Error
+			if !errors.As(err, &qe) {
+				t.Fatalf("Parse(%q) returned a %T, not *Error", text, err)
+			}
+			return
+		}
+		s := q.String()
+		q2, err := Parse(s)
+		if err != nil {
+			// The canonical form adds parentheses, which can exceed the
+			// nesting or length limit; anything else is a bug.
+			if strings.Contains(err.Error(), "nested too deeply") || strings.Contains(err.Error(), "too long") {
+				return
+			}
+			t.Fatalf("re-parse of %q (from %q) failed: %v", s, text, err)
+		}
+		if s2 := q2.String(); s2 != s {
+			t.Fatalf("String not stable:\n%q\n%q\n(from %q)", s, s2, text)
+		}
+	})
+}
+
+var fuzzDocs = []Doc{
+	{ID: "a", JSON: []byte(`{"id":"a","n":1,"s":"hello","tags":["a","b",{"a":1}],"x":{"y":[1,2,{"z":null}]}}`)},
+	{ID: "b", JSON: []byte(`{"id":"b","n":-2.5e3,"s":"日本😀","tags":[],"x":null,"status":"x"}`)},
+	{ID: "c", JSON: []byte(`{"id":"c","n":"3","s":null,"tags":"t","x":{"y":true},"status":"y"}`)},
+}
+
+func FuzzExec(f *testing.F) {
+	for _, s := range fuzzSeeds {
+		f.Add(s, `{"id":"z","n":5,"tags":[1,2]}`)
+	}
+	params := map[string]any{"@s": "x", "@p": 1, "@a": []any{1, "a", nil}, "@o": map[string]any{"k": true}}
+	f.Fuzz(func(t *testing.T, text string, extra string) {
+		q, err := Parse(text)
+		if err != nil {
+			return
+		}
+		docs := fuzzDocs
+		if json.Valid([]byte(extra)) && strings.HasPrefix(strings.TrimSpace(extra), "{") && len(extra) < 4096 {
+			docs = append(docs[:len(docs):len(docs)], Doc{ID: "e", JSON: []byte(extra)})
+		}
+		r, err := Exec(context.Background(), q, params, docs, testNow)
+		if err != nil {
+			var qe *Error
+			if !errors.As(err, &qe) {
+				t.Fatalf("Exec(%q) returned a %T: %v", text, err, err)
+			}
+			return
+		}
+		for _, it := range r.Items {
+			if !json.Valid(it) {
+				t.Fatalf("Exec(%q) produced invalid JSON %q", text, it)
+			}
+		}
+	})
+}

@@ -1,0 +1,882 @@
+package query
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// Limits on query text.
+const (
+	MaxQueryLen = 256 << 10 // maximum query length in bytes
+	MaxDepth    = 128       // maximum expression nesting depth
+)
+
+// Error is a bad query: a syntax error or a semantic one (unknown function,
+// wrong argument count, missing parameter, TOP/OFFSET/LIMIT not a
+// non-negative integer, ...).
+type Error struct {
+	Line, Col int // 1-based position in the query text; 0 when not tied to a position
+	Msg       string
+}
+
+// Error returns "Line:Col: Msg", or just Msg when Line is 0.
+func (e *Error) Error() string {
+	if e.Line == 0 {
+		return e.Msg
+	}
+	return strconv.Itoa(e.Line) + ":" + strconv.Itoa(e.Col) + ": " + e.Msg
+}
+
+// errAt makes an *Error at byte offset pos of text (pos < 0: no position).
+func errAt(text string, pos int, format string, args ...any) *Error {
+	msg := fmt.Sprintf(format, args...)
+	if pos < 0 {
+		return &Error{Msg: msg}
+	}
+	if pos > len(text) {
+		pos = len(text)
+	}
+	line, col := 1, 1
+	for i := 0; i < pos; {
+		r, n := utf8.DecodeRuneInString(text[i:])
+		if r == '\n' {
+			line++
+			col = 1
+		} else {
+			col++
+		}
+		i += n
+	}
+	return &Error{Line: line, Col: col, Msg: msg}
+}
+
+func quoteStr(s string) string { return strconv.Quote(s) }
+
+// bailout carries a parse error up the recursive descent.
+type bailout struct{ err *Error }
+
+type parser struct {
+	lex    lexer
+	tok    token // current lookahead
+	back   bool  // one token of pushback: tok is pending
+	prev   token
+	depth  int
+	q      *Query
+	params map[string]int
+
+	lastImplicitAlias *token // an alias written without AS
+	aliasTok          int    // ntok when lastImplicitAlias was read
+	ntok              int    // tokens read from the lexer
+}
+
+// Parse parses a query. Every error it returns is a *Error.
+func Parse(text string) (q *Query, err error) {
+	if len(text) > MaxQueryLen {
+		return nil, &Error{Msg: fmt.Sprintf("query is too long (%d bytes; the limit is %d)", len(text), MaxQueryLen)}
+	}
+	p := &parser{lex: lexer{src: text}, q: &Query{text: text}, params: map[string]int{}}
+	defer func() {
+		if r := recover(); r != nil {
+			b, ok := r.(bailout)
+			if !ok {
+				panic(r)
+			}
+			q, err = nil, b.err
+		}
+	}()
+	p.parseQuery()
+	if err := p.check(); err != nil {
+		return nil, err
+	}
+	return p.q, nil
+}
+
+func (p *parser) fail(pos int, format string, args ...any) {
+	panic(bailout{errAt(p.lex.src, pos, format, args...)})
+}
+
+// next consumes and returns the next token.
+func (p *parser) next() token {
+	if p.back {
+		p.back = false
+	} else {
+		p.tok = p.lex.next()
+		p.ntok++
+	}
+	if p.tok.typ == tError {
+		p.fail(p.tok.pos, "%s", p.tok.val)
+	}
+	p.prev = p.tok
+	return p.tok
+}
+
+// backup pushes the last token back.
+func (p *parser) backup() { p.back = true }
+
+func (p *parser) peek() token {
+	t := p.next()
+	p.backup()
+	return t
+}
+
+func (p *parser) accept(t tokType) bool {
+	if p.next().typ == t {
+		return true
+	}
+	p.backup()
+	return false
+}
+
+func describe(t token) string {
+	switch t.typ {
+	case tEOF:
+		return "end of query"
+	case tString:
+		return "string " + quoteStr(t.val)
+	}
+	return quoteStr(t.val)
+}
+
+// unexpected fails at t, listing what was expected. If t is an identifier
+// that looks like a misspelling of one expected keyword, name just that one.
+func (p *parser) unexpected(t token, expected ...string) {
+	if t.typ == tIdent {
+		best, bestD := "", 3
+		up := strings.ToUpper(t.val)
+		for _, e := range expected {
+			kw := strings.Fields(e)[0]
+			if d := editDistance(up, kw); d < bestD && d <= len(kw)/2 {
+				best, bestD = e, d
+			}
+		}
+		if best != "" {
+			p.fail(t.pos, "expected %s, found %s", best, describe(t))
+		}
+	}
+	var exp string
+	switch len(expected) {
+	case 1:
+		exp = expected[0]
+	default:
+		exp = strings.Join(expected[:len(expected)-1], ", ") + " or " + expected[len(expected)-1]
+	}
+	p.fail(t.pos, "expected %s, found %s", exp, describe(t))
+}
+
+func editDistance(a, b string) int {
+	if len(a) > 20 {
+		return 99
+	}
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			c := prev[j-1]
+			if a[i-1] != b[j-1] {
+				c++
+			}
+			cur[j] = min(c, prev[j]+1, cur[j-1]+1)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+func (p *parser) expect(t tokType, what string) token {
+	tok := p.next()
+	if tok.typ != t {
+		p.unexpected(tok, what)
+	}
+	return tok
+}
+
+func (p *parser) parseQuery() {
+	q := p.q
+	p.expect(tSelect, "SELECT")
+	if p.accept(tDistinct) {
+		q.distinct = true
+	}
+	if p.accept(tTop) {
+		q.top = p.parseCount("TOP")
+	}
+	p.parseSelectList()
+	switch t := p.peek(); t.typ {
+	case tFrom, tEOF, tWhere, tOrder, tOffset, tGroup:
+	default:
+		p.next()
+		if t.typ == tRParen {
+			p.fail(t.pos, "unbalanced parentheses: unexpected \")\"")
+		}
+		exp := []string{"FROM", "WHERE", "ORDER BY", "OFFSET", "end of query"}
+		if !q.star && !q.valueSel {
+			exp = []string{"FROM", "\",\"", "WHERE", "ORDER BY", "OFFSET", "end of query"}
+		}
+		p.blameAlias(t, exp...)
+	}
+	if p.accept(tFrom) {
+		p.parseFrom()
+	}
+	follow := []string{"WHERE", "ORDER BY", "OFFSET", "end of query"}
+	if q.from != nil {
+		follow = []string{"JOIN", "WHERE", "ORDER BY", "OFFSET", "end of query"}
+		for p.accept(tJoin) {
+			alias := p.expect(tIdent, "alias after JOIN")
+			p.expect(tIn, "IN")
+			q.joins = append(q.joins, joinClause{alias: alias.val, x: p.parseExpr()})
+		}
+	}
+	if p.accept(tWhere) {
+		q.where = p.parseExpr()
+		follow = []string{"ORDER BY", "OFFSET", "end of query"}
+	}
+	if t := p.peek(); t.typ == tGroup {
+		p.fail(t.pos, "GROUP BY is not supported")
+	}
+	if p.accept(tOrder) {
+		p.expect(tBy, "BY")
+		for {
+			o := orderItem{x: p.parseExpr()}
+			if p.accept(tDesc) {
+				o.desc = true
+			} else {
+				p.accept(tAsc)
+			}
+			q.orderBy = append(q.orderBy, o)
+			if !p.accept(tComma) {
+				break
+			}
+		}
+		follow = []string{"OFFSET", "end of query"}
+	}
+	if p.accept(tOffset) {
+		q.offset = p.parseCount("OFFSET")
+		p.expect(tLimit, "LIMIT")
+		q.limit = p.parseCount("LIMIT")
+		follow = []string{"end of query"}
+	}
+	if t := p.next(); t.typ != tEOF {
+		if t.typ == tLimit {
+			p.fail(t.pos, "LIMIT requires OFFSET (OFFSET n LIMIT m)")
+		}
+		if t.typ == tRParen {
+			p.fail(t.pos, "unbalanced parentheses: unexpected \")\"")
+		}
+		p.blameAlias(t, follow...)
+	}
+}
+
+// blameAlias reports t as unexpected; when the previous token was an alias
+// written without AS, that alias was probably a misspelled keyword, so the
+// error points there.
+func (p *parser) blameAlias(t token, expected ...string) {
+	if p.lastImplicitAlias != nil && p.ntok == p.aliasTok+1 {
+		p.unexpected(*p.lastImplicitAlias, expected...)
+	}
+	p.unexpected(t, expected...)
+}
+
+// parseCount parses the operand of TOP, OFFSET or LIMIT: a non-negative
+// integer literal or a parameter.
+func (p *parser) parseCount(what string) expr {
+	t := p.next()
+	switch t.typ {
+	case tNumber:
+		f := p.number(t)
+		if f < 0 || f != math.Trunc(f) || f > math.MaxInt32 {
+			p.fail(t.pos, "%s must be a non-negative integer, found %s", what, t.val)
+		}
+		return &literal{pos: t.pos, val: numVal(f)}
+	case tParam:
+		return p.param(t)
+	}
+	p.fail(t.pos, "%s must be a non-negative integer or a parameter, found %s", what, describe(t))
+	return nil
+}
+
+func (p *parser) number(t token) float64 {
+	s := t.val
+	if len(s) > 2 && (s[1] == 'x' || s[1] == 'X') {
+		u, err := strconv.ParseUint(s[2:], 16, 64)
+		if err != nil {
+			p.fail(t.pos, "malformed number %s", quoteStr(s))
+		}
+		return float64(u)
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil && !isRangeErr(err) {
+		p.fail(t.pos, "malformed number %s", quoteStr(s))
+	}
+	if math.IsInf(f, 0) {
+		p.fail(t.pos, "number %s is out of range", s)
+	}
+	return f
+}
+
+func (p *parser) param(t token) *paramRef {
+	idx, ok := p.params[t.val]
+	if !ok {
+		idx = len(p.q.params)
+		p.params[t.val] = idx
+		p.q.params = append(p.q.params, t.val)
+		p.q.paramPos = append(p.q.paramPos, t.pos)
+	}
+	return &paramRef{pos: t.pos, name: t.val, idx: idx}
+}
+
+func (p *parser) parseSelectList() {
+	q := p.q
+	if t := p.next(); t.typ == tStar {
+		q.star, q.starPos = true, t.pos
+		return
+	}
+	p.backup()
+	if p.accept(tValue) {
+		q.valueSel = true
+		q.items = []selectItem{{x: p.parseExpr()}}
+		return
+	}
+	for {
+		it := selectItem{x: p.parseExpr()}
+		p.lastImplicitAlias = nil
+		if p.accept(tAs) {
+			it.alias = p.expect(tIdent, "alias after AS").val
+		} else if t := p.next(); t.typ == tIdent {
+			it.alias = t.val
+			p.lastImplicitAlias, p.aliasTok = &t, p.ntok
+		} else {
+			p.backup()
+		}
+		q.items = append(q.items, it)
+		if !p.accept(tComma) {
+			break
+		}
+	}
+}
+
+func (p *parser) parseFrom() {
+	q := p.q
+	first := p.expect(tIdent, "a name after FROM")
+	if p.accept(tIn) {
+		// FROM alias IN path
+		path := p.parsePath()
+		q.from = &fromClause{alias: first.val, in: true, path: path}
+		return
+	}
+	path := p.parsePostfix(&ident{pos: first.pos, name: first.val})
+	q.root = first.val
+	alias := first.val
+	if id, ok := path.(*ident); ok {
+		q.from = &fromClause{alias: id.name}
+	} else {
+		switch x := path.(type) {
+		case *member:
+			alias = x.name
+		case *index:
+			if l, ok := x.idx.(*literal); ok && l.val.k == kStr {
+				alias = l.val.s
+			}
+		}
+		if !isPlainIdent(alias) {
+			alias = first.val
+		}
+		q.from = &fromClause{alias: alias, path: path}
+	}
+	if p.accept(tAs) {
+		q.from.alias = p.expect(tIdent, "alias after AS").val
+		q.rootExpl = true
+	} else if t := p.next(); t.typ == tIdent {
+		q.from.alias = t.val
+		q.rootExpl = true
+		p.lastImplicitAlias, p.aliasTok = &t, p.ntok
+	} else {
+		p.backup()
+	}
+}
+
+// parsePath parses name followed by .prop and [index] accessors.
+func (p *parser) parsePath() expr {
+	t := p.expect(tIdent, "a name")
+	var x expr = &ident{pos: t.pos, name: t.val}
+	return p.parsePostfix(x)
+}
+
+// Binding powers of the binary operators (higher binds tighter). Unary
+// operators (- + ~ NOT) bind tighter than all of them; the conditional
+// operator ?: binds loosest.
+var binPrec = [kwLast]int8{
+	tCoalesce: 1,
+	tOr:       2,
+	tAnd:      3,
+	tEq:       4, tNe: 4, tLt: 4, tLe: 4, tGt: 4, tGe: 4, tIn: 4, tBetween: 4, tLike: 4, tNot: 4,
+	tConcat: 5,
+	tPipe:   6,
+	tCaret:  7,
+	tAmp:    8,
+	tShl:    9, tShr: 9, tUShr: 9,
+	tPlus: 10, tMinus: 10,
+	tStar: 11, tSlash: 11, tPercent: 11,
+}
+
+func (p *parser) enter(pos int) {
+	p.depth++
+	if p.depth > MaxDepth {
+		p.fail(pos, "expression nested too deeply (more than %d levels)", MaxDepth)
+	}
+}
+
+// parseExpr parses a full expression, including ?: .
+func (p *parser) parseExpr() expr {
+	t := p.peek()
+	p.enter(t.pos)
+	c := p.parseBinary(1)
+	if q := p.next(); q.typ == tQuestion {
+		a := p.parseExpr()
+		p.expect(tColon, "\":\"")
+		b := p.parseExpr()
+		c = &ternary{pos: q.pos, c: c, a: a, b: b}
+	} else {
+		p.backup()
+	}
+	p.depth--
+	return c
+}
+
+func (p *parser) parseBinary(minPrec int8) expr {
+	x := p.parseUnary()
+	for {
+		t := p.next()
+		prec := int8(0)
+		if t.typ < kwLast {
+			prec = binPrec[t.typ]
+		}
+		if prec == 0 || prec < minPrec {
+			p.backup()
+			return x
+		}
+		not := false
+		op := t
+		if t.typ == tNot {
+			op = p.next()
+			if op.typ != tIn && op.typ != tLike && op.typ != tBetween {
+				p.unexpected(op, "IN", "LIKE", "BETWEEN")
+			}
+			not = true
+		}
+		switch op.typ {
+		case tIn:
+			p.expect(tLParen, "\"(\"")
+			var list []expr
+			if p.peek().typ == tSelect {
+				p.fail(p.peek().pos, "subqueries are not supported")
+			}
+			for {
+				list = append(list, p.parseExpr())
+				if !p.accept(tComma) {
+					break
+				}
+			}
+			p.expect(tRParen, "\")\"")
+			x = &inList{pos: t.pos, not: not, x: x, list: list}
+		case tBetween:
+			lo := p.parseBinary(prec + 1)
+			p.expect(tAnd, "AND")
+			hi := p.parseBinary(prec + 1)
+			x = &between{pos: t.pos, not: not, x: x, lo: lo, hi: hi}
+		case tLike:
+			pat := p.parseBinary(prec + 1)
+			var esc expr
+			if p.accept(tEscape) {
+				esc = p.parseBinary(prec + 1)
+			}
+			x = &like{pos: t.pos, not: not, x: x, pattern: pat, escape: esc}
+		default:
+			r := p.parseBinary(prec + 1)
+			x = &binary{pos: t.pos, op: op.typ, l: x, r: r}
+		}
+	}
+}
+
+func (p *parser) parseUnary() expr {
+	t := p.next()
+	switch t.typ {
+	case tMinus, tPlus, tTilde, tNot:
+		p.enter(t.pos)
+		x := p.parseUnary()
+		p.depth--
+		if l, ok := x.(*literal); ok && t.typ == tMinus && l.val.k == kNum {
+			return &literal{pos: t.pos, val: value{k: kNum, n: -l.val.n}}
+		}
+		return &unary{pos: t.pos, op: t.typ, x: x}
+	}
+	p.backup()
+	return p.parsePostfix(p.parsePrimary())
+}
+
+func (p *parser) parsePostfix(x expr) expr {
+	for {
+		t := p.next()
+		switch t.typ {
+		case tDot:
+			n := p.next()
+			if n.typ != tIdent && !n.typ.isKeyword() {
+				p.unexpected(n, "property name after \".\"")
+			}
+			x = &member{pos: x.position(), x: x, name: n.val}
+		case tLBrack:
+			p.enter(t.pos)
+			i := p.parseExpr()
+			p.depth--
+			p.expect(tRBrack, "\"]\"")
+			if l, ok := i.(*literal); ok && l.val.k == kStr {
+				x = &member{pos: x.position(), x: x, name: l.val.s}
+			} else {
+				x = &index{pos: x.position(), x: x, idx: i}
+			}
+		default:
+			p.backup()
+			return x
+		}
+	}
+}
+
+func (p *parser) parsePrimary() expr {
+	t := p.next()
+	switch t.typ {
+	case tNumber:
+		return &literal{pos: t.pos, val: value{k: kNum, n: p.number(t)}}
+	case tString:
+		return &literal{pos: t.pos, val: strVal(t.val)}
+	case tTrue:
+		return &literal{pos: t.pos, val: trueVal}
+	case tFalse:
+		return &literal{pos: t.pos, val: falseV}
+	case tNull:
+		return &literal{pos: t.pos, val: nullVal}
+	case tUndefined:
+		return &literal{pos: t.pos, val: undef}
+	case tParam:
+		return p.param(t)
+	case tIdent:
+		if p.accept(tLParen) {
+			return p.parseCall(t)
+		}
+		return &ident{pos: t.pos, name: t.val}
+	case tUDF:
+		p.fail(t.pos, "user-defined functions are not supported")
+	case tExists, tArray:
+		p.fail(t.pos, "subqueries (%s) are not supported", strings.ToUpper(t.val))
+	case tLParen:
+		if p.peek().typ == tSelect {
+			p.fail(p.peek().pos, "subqueries are not supported")
+		}
+		x := p.parseExpr()
+		if c := p.next(); c.typ != tRParen {
+			if c.typ == tEOF {
+				p.fail(t.pos, "unbalanced parentheses: \"(\" is never closed")
+			}
+			p.unexpected(c, "\")\"")
+		}
+		return x
+	case tLBrack:
+		var elems []expr
+		if !p.accept(tRBrack) {
+			for {
+				elems = append(elems, p.parseExpr())
+				if !p.accept(tComma) {
+					break
+				}
+			}
+			p.expect(tRBrack, "\"]\"")
+		}
+		return &arrayLit{pos: t.pos, elems: elems}
+	case tLBrace:
+		o := &objectLit{pos: t.pos}
+		if !p.accept(tRBrace) {
+			for {
+				k := p.next()
+				if k.typ != tString && k.typ != tIdent && !k.typ.isKeyword() {
+					p.unexpected(k, "property name")
+				}
+				for _, old := range o.keys {
+					if old == k.val {
+						p.fail(k.pos, "duplicate property name %s in object literal", quoteStr(k.val))
+					}
+				}
+				p.expect(tColon, "\":\"")
+				o.keys = append(o.keys, k.val)
+				o.vals = append(o.vals, p.parseExpr())
+				if !p.accept(tComma) {
+					break
+				}
+			}
+			p.expect(tRBrace, "\"}\"")
+		}
+		return o
+	case tRParen:
+		p.fail(t.pos, "unbalanced parentheses: unexpected \")\"")
+	}
+	p.unexpected(t, "an expression")
+	return nil
+}
+
+func (p *parser) parseCall(name token) expr {
+	c := &call{pos: name.pos, name: name.val, agg: -1}
+	fn := lookupFunc(name.val)
+	if fn == nil {
+		p.fail(name.pos, "unknown function '%s'", name.val)
+	}
+	c.fn = fn
+	if !p.accept(tRParen) {
+		for {
+			if fn.agg && p.peek().typ == tStar {
+				p.fail(p.peek().pos, "%s(*) is not supported; use %s(1)", strings.ToUpper(name.val), strings.ToUpper(name.val))
+			}
+			c.args = append(c.args, p.parseExpr())
+			if !p.accept(tComma) {
+				break
+			}
+		}
+		if t := p.next(); t.typ != tRParen {
+			if t.typ == tEOF {
+				p.fail(name.pos+len(name.val), "unbalanced parentheses: \"(\" is never closed")
+			}
+			p.unexpected(t, "\",\"", "\")\"")
+		}
+	}
+	if len(c.args) < fn.minArgs || (fn.maxArgs >= 0 && len(c.args) > fn.maxArgs) {
+		p.fail(name.pos, "function '%s' %s, found %d", name.val, fn.arity(), len(c.args))
+	}
+	return c
+}
+
+// ---- semantic checks ----
+
+// walk calls f on e and its subexpressions (pre-order); f returning false
+// skips the children.
+func walk(e expr, f func(expr) bool) {
+	if e == nil || !f(e) {
+		return
+	}
+	switch x := e.(type) {
+	case *member:
+		walk(x.x, f)
+	case *index:
+		walk(x.x, f)
+		walk(x.idx, f)
+	case *unary:
+		walk(x.x, f)
+	case *binary:
+		walk(x.l, f)
+		walk(x.r, f)
+	case *between:
+		walk(x.x, f)
+		walk(x.lo, f)
+		walk(x.hi, f)
+	case *inList:
+		walk(x.x, f)
+		for _, y := range x.list {
+			walk(y, f)
+		}
+	case *like:
+		walk(x.x, f)
+		walk(x.pattern, f)
+		walk(x.escape, f)
+	case *ternary:
+		walk(x.c, f)
+		walk(x.a, f)
+		walk(x.b, f)
+	case *call:
+		for _, y := range x.args {
+			walk(y, f)
+		}
+	case *objectLit:
+		for _, y := range x.vals {
+			walk(y, f)
+		}
+	case *arrayLit:
+		for _, y := range x.elems {
+			walk(y, f)
+		}
+	}
+}
+
+// check resolves identifiers to binding slots, validates aggregates and
+// derives projection names.
+func (p *parser) check() *Error {
+	q := p.q
+	text := q.text
+	var err *Error
+	scope := map[string]int{}
+	resolve := func(e expr, where string) {
+		walk(e, func(e expr) bool {
+			if err != nil {
+				return false
+			}
+			switch x := e.(type) {
+			case *ident:
+				slot, ok := scope[x.name]
+				if !ok {
+					if q.from == nil {
+						err = errAt(text, x.pos, "identifier '%s' could not be resolved (the query has no FROM clause)", x.name)
+					} else {
+						err = errAt(text, x.pos, "identifier '%s' could not be resolved", x.name)
+					}
+					return false
+				}
+				x.slot = slot
+			case *call:
+				if x.fn.agg {
+					if where != "" {
+						err = errAt(text, x.pos, "aggregate function '%s' is not allowed in %s", x.name, where)
+						return false
+					}
+				}
+			}
+			return true
+		})
+	}
+	if q.from != nil {
+		if q.from.path != nil {
+			scope[rootName(q.from.path)] = 0
+			resolve(q.from.path, "FROM")
+			scope = map[string]int{q.from.alias: 1}
+		} else {
+			scope[q.from.alias] = 0
+		}
+		for _, j := range q.joins {
+			resolve(j.x, "JOIN")
+			if err != nil {
+				return err
+			}
+			if _, dup := scope[j.alias]; dup {
+				return errAt(text, j.x.position(), "alias '%s' is already defined", j.alias)
+			}
+			scope[j.alias] = len(scope) + boolInt(q.from.path != nil)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	resolve(q.where, "WHERE")
+	for _, o := range q.orderBy {
+		resolve(o.x, "ORDER BY")
+	}
+	if err != nil {
+		return err
+	}
+	if q.star && len(q.joins) > 0 {
+		return errAt(text, q.starPos, "'SELECT *' is only valid with a single input set; project the aliases instead")
+	}
+	if q.star && q.from == nil {
+		return errAt(text, q.starPos, "'SELECT *' is only valid with a FROM clause")
+	}
+	// select list: aggregates
+	dollar, firstBare := 0, -1
+	names := map[string]bool{}
+	for i := range q.items {
+		it := &q.items[i]
+		resolve(it.x, "")
+		if err != nil {
+			return err
+		}
+		hasAgg, bare := false, -1
+		var visit func(e expr, inAgg bool)
+		visit = func(e expr, inAgg bool) {
+			walk(e, func(e expr) bool {
+				switch x := e.(type) {
+				case *ident:
+					if !inAgg && bare < 0 {
+						bare = x.pos
+					}
+				case *call:
+					if x.fn.agg {
+						if inAgg && err == nil {
+							err = errAt(text, x.pos, "aggregate function '%s' cannot be nested in another aggregate", x.name)
+						}
+						hasAgg = true
+						x.agg = len(q.aggs)
+						q.aggs = append(q.aggs, x)
+						for _, a := range x.args {
+							visit(a, true)
+						}
+						return false
+					}
+				}
+				return true
+			})
+		}
+		visit(it.x, false)
+		if err != nil {
+			return err
+		}
+		if hasAgg {
+			q.aggregated = true
+		}
+		if bare >= 0 && firstBare < 0 {
+			firstBare = bare
+		}
+		if !q.valueSel {
+			name := it.alias
+			if name == "" {
+				switch x := it.x.(type) {
+				case *member:
+					name = x.name
+				case *ident:
+					name = x.name
+				default:
+					dollar++
+					name = "$" + strconv.Itoa(dollar)
+				}
+			}
+			if names[name] {
+				return errAt(text, it.x.position(), "duplicate property name '%s' in the select list", name)
+			}
+			names[name] = true
+			it.name = name
+		}
+	}
+	if q.aggregated && firstBare >= 0 {
+		return errAt(text, firstBare, "an aggregate cannot be combined with a non-aggregate expression (GROUP BY is not supported)")
+	}
+	if q.aggregated && len(q.orderBy) > 0 {
+		return errAt(text, q.orderBy[0].x.position(), "ORDER BY cannot be used with aggregates")
+	}
+	return nil
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func rootName(e expr) string {
+	for {
+		switch x := e.(type) {
+		case *ident:
+			return x.name
+		case *member:
+			e = x.x
+		case *index:
+			e = x.x
+		default:
+			return ""
+		}
+	}
+}
+
+// isPlainIdent reports whether s lexes as a single identifier (not a
+// keyword).
+func isPlainIdent(s string) bool {
+	l := lexer{src: s}
+	t := l.next()
+	return t.typ == tIdent && t.val == s && l.next().typ == tEOF
+}

@@ -1,0 +1,193 @@
+package query
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func lexAll(src string) []token {
+	l := lexer{src: src}
+	var out []token
+	for {
+		t := l.next()
+		out = append(out, t)
+		if t.typ == tEOF || t.typ == tError {
+			return out
+		}
+	}
+}
+
+func TestLexer(t *testing.T) {
+	type tk struct {
+		typ tokType
+		val string
+	}
+	cases := []struct {
+		src  string
+		want []tk
+	}{
+		{"SELECT * FROM c", []tk{{tSelect, "SELECT"}, {tStar, "*"}, {tFrom, "FROM"}, {tIdent, "c"}, {tEOF, ""}}},
+		{"select Value tOp", []tk{{tSelect, "select"}, {tValue, "Value"}, {tTop, "tOp"}, {tEOF, ""}}},
+		{"c.a_b1 @p1 _x", []tk{{tIdent, "c"}, {tDot, "."}, {tIdent, "a_b1"}, {tParam, "@p1"}, {tIdent, "_x"}, {tEOF, ""}}},
+		{"1 2.5 1e3 1.5E-2 .5 0x1f", []tk{{tNumber, "1"}, {tNumber, "2.5"}, {tNumber, "1e3"}, {tNumber, "1.5E-2"}, {tNumber, ".5"}, {tNumber, "0x1f"}, {tEOF, ""}}},
+		{`'a\'b' "c\"d" "\u00e9\n" 'x"y'`, []tk{{tString, "a'b"}, {tString, `c"d`}, {tString, "é\n"}, {tString, `x"y`}, {tEOF, ""}}},
+		{"= != <> < <= > >= << >> >>> || | & ^ ~ ?? ? : + - * / %", []tk{
+			{tEq, "="}, {tNe, "!="}, {tNe, "<>"}, {tLt, "<"}, {tLe, "<="}, {tGt, ">"}, {tGe, ">="}, {tShl, "<<"}, {tShr, ">>"}, {tUShr, ">>>"},
+			{tConcat, "||"}, {tPipe, "|"}, {tAmp, "&"}, {tCaret, "^"}, {tTilde, "~"}, {tCoalesce, "??"}, {tQuestion, "?"}, {tColon, ":"},
+			{tPlus, "+"}, {tMinus, "-"}, {tStar, "*"}, {tSlash, "/"}, {tPercent, "%"}, {tEOF, ""}}},
+		{"( ) [ ] { } , .", []tk{{tLParen, "("}, {tRParen, ")"}, {tLBrack, "["}, {tRBrack, "]"}, {tLBrace, "{"}, {tRBrace, "}"}, {tComma, ","}, {tDot, "."}, {tEOF, ""}}},
+		{"a -- comment\n b", []tk{{tIdent, "a"}, {tIdent, "b"}, {tEOF, ""}}},
+		{"true FALSE Null undefined", []tk{{tTrue, "true"}, {tFalse, "FALSE"}, {tNull, "Null"}, {tUndefined, "undefined"}, {tEOF, ""}}},
+		{"日本 x", []tk{{tIdent, "日本"}, {tIdent, "x"}, {tEOF, ""}}},
+		{"'abc", []tk{{tError, "unterminated string literal"}}},
+		{"1e+", []tk{{tError, `malformed number "1e+"`}}},
+		{"12abc", []tk{{tError, `malformed number "12a"`}}},
+		{"#", []tk{{tError, "unexpected character '#'"}}},
+		{"@", []tk{{tError, "expected parameter name after '@'"}}},
+		{`"\x"`, []tk{{tError, `invalid escape sequence "\\x" in string literal`}}},
+	}
+	for _, c := range cases {
+		toks := lexAll(c.src)
+		var got []tk
+		for _, t := range toks {
+			v := t.val
+			if t.typ == tEOF {
+				v = ""
+			}
+			got = append(got, tk{t.typ, v})
+		}
+		assert.Equal(t, c.want, got, c.src)
+	}
+}
+
+func TestParseString(t *testing.T) {
+	cases := []struct{ in, want string }{
+		{`SELECT * FROM c`, `SELECT * FROM c AS c`},
+		{`SELECT * FROM root r WHERE r.a = 1`, `SELECT * FROM root AS r WHERE (r["a"] = 1)`},
+		{`SELECT DISTINCT TOP 5 VALUE c.a FROM c`, `SELECT DISTINCT TOP 5 VALUE c["a"] FROM c AS c`},
+		{`SELECT 1 + 2 * 3 - 4`, `SELECT ((1 + (2 * 3)) - 4)`},
+		{`SELECT a.b FROM c a WHERE NOT a.x AND a.y OR a.z`, `SELECT a["b"] FROM c AS a WHERE (((NOT a["x"]) AND a["y"]) OR a["z"])`},
+		{`SELECT VALUE 1 | 2 ^ 3 & 4 << 1 + 1`, `SELECT VALUE (1 | (2 ^ (3 & (4 << (1 + 1)))))`},
+		{`SELECT VALUE "a" || "b" = "ab"`, `SELECT VALUE (("a" || "b") = "ab")`},
+		{`SELECT VALUE 1 < 2 ? 3 ?? 4 : 5`, `SELECT VALUE ((1 < 2) ? (3 ?? 4) : 5)`},
+		{`SELECT VALUE -c.x FROM c`, `SELECT VALUE (- c["x"]) FROM c AS c`},
+		{`SELECT VALUE -1`, `SELECT VALUE (-1)`},
+		{`SELECT c.x BETWEEN 1 AND 2 AND c.y NOT IN (1, 2) FROM c`, `SELECT ((c["x"] BETWEEN 1 AND 2) AND (c["y"] NOT IN (1, 2))) FROM c AS c`},
+		{`SELECT * FROM c WHERE c.s LIKE "a%" ESCAPE "!"`, `SELECT * FROM c AS c WHERE (c["s"] LIKE "a%" ESCAPE "!")`},
+		{`SELECT c.a x, c.b AS y FROM c JOIN t IN c.tags ORDER BY c.a, c.b DESC OFFSET 1 LIMIT @n`,
+			`SELECT c["a"] AS x, c["b"] AS y FROM c AS c JOIN t IN c["tags"] ORDER BY c["a"], c["b"] DESC OFFSET 1 LIMIT @n`},
+		{`SELECT VALUE ch FROM ch IN c.children`, `SELECT VALUE ch FROM ch IN c["children"]`},
+		{`SELECT * FROM Families.children[0]`, `SELECT * FROM Families["children"][0] AS Families`},
+		{`SELECT VALUE {"a": [1, "x", null, true, undefined]}`, `SELECT VALUE {"a": [1, "x", null, true, undefined]}`},
+		{`SELECT VALUE c["a b"][@i] FROM c`, `SELECT VALUE c["a b"][@i] FROM c AS c`},
+		{`SELECT VALUE c.value FROM c`, `SELECT VALUE c["value"] FROM c AS c`},
+	}
+	for _, c := range cases {
+		q, err := Parse(c.in)
+		require.NoError(t, err, c.in)
+		assert.Equal(t, c.want, q.String(), c.in)
+		q2, err := Parse(q.String())
+		require.NoError(t, err, q.String())
+		assert.Equal(t, q.String(), q2.String())
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	cases := []struct{ in, want string }{
+		{"SELECT * FROM c WHER c.x = 1", `1:17: expected WHERE, found "WHER"`},
+		{"SELECT * FORM c", `1:10: expected FROM, found "FORM"`},
+		{"SELECT c.x FORM c", `1:12: expected FROM, found "FORM"`},
+		{"SELECT * FROM c ODER BY c.x", `1:17: expected ORDER BY, found "ODER"`},
+		{"SELEC * FROM c", `1:1: expected SELECT, found "SELEC"`},
+		{"SELECT (1 + 2 FROM c", `1:15: expected ")", found "FROM"`},
+		{"SELECT (1 + 2", `1:8: unbalanced parentheses: "(" is never closed`},
+		{"SELECT 1 + 2) FROM c", `1:13: unbalanced parentheses: unexpected ")"`},
+		{"SELECT * FROM c WHERE (c.x = 1", `1:23: unbalanced parentheses: "(" is never closed`},
+		{"SELECT * FROM c WHERE ABS(c.x", `1:26: unbalanced parentheses: "(" is never closed`},
+		{"SELECT * FROM c WHERE c.x = 'abc", `1:29: unterminated string literal`},
+		{"SELECT * FROM c\nWHERE c.x = \"abc", `2:13: unterminated string literal`},
+		{"SELECT FOO(1) FROM c", `1:8: unknown function 'FOO'`},
+		{"SELECT ABS(1, 2) FROM c", `1:8: function 'ABS' takes 1 argument, found 2`},
+		{"SELECT CONTAINS('a') FROM c", `1:8: function 'CONTAINS' takes 2 or 3 arguments, found 1`},
+		{"SELECT SUBSTRING('a') FROM c", `1:8: function 'SUBSTRING' takes 3 arguments, found 1`},
+		{"SELECT CONCAT('a') FROM c", `1:8: function 'CONCAT' takes at least 2 arguments, found 1`},
+		{"SELECT PI(1)", `1:8: function 'PI' takes 0 arguments, found 1`},
+		{"SELECT * FROM c GROUP BY c.x", `1:17: GROUP BY is not supported`},
+		{"SELECT c.x, COUNT(1) FROM c", `1:8: an aggregate cannot be combined with a non-aggregate expression (GROUP BY is not supported)`},
+		{"SELECT COUNT(1), c.x FROM c", `1:18: an aggregate cannot be combined with a non-aggregate expression (GROUP BY is not supported)`},
+		{"SELECT VALUE c.x + COUNT(1) FROM c", `1:14: an aggregate cannot be combined with a non-aggregate expression (GROUP BY is not supported)`},
+		{"SELECT VALUE MAX(COUNT(1)) FROM c", `1:18: aggregate function 'COUNT' cannot be nested in another aggregate`},
+		{"SELECT * FROM c WHERE COUNT(1) > 1", `1:23: aggregate function 'COUNT' is not allowed in WHERE`},
+		{"SELECT COUNT(1) FROM c ORDER BY c.x", `1:33: ORDER BY cannot be used with aggregates`},
+		{"SELECT d.x FROM c", `1:8: identifier 'd' could not be resolved`},
+		{"SELECT VALUE x", `1:14: identifier 'x' could not be resolved (the query has no FROM clause)`},
+		{"SELECT x.id FROM c IN x.children", `1:8: identifier 'x' could not be resolved`},
+		{"SELECT t FROM c JOIN t IN t.x", `1:27: identifier 't' could not be resolved`},
+		{"SELECT TOP -1 * FROM c", `1:12: TOP must be a non-negative integer or a parameter, found "-"`},
+		{"SELECT TOP 1.5 * FROM c", `1:12: TOP must be a non-negative integer, found 1.5`},
+		{"SELECT * FROM c OFFSET 1", `1:25: expected LIMIT, found end of query`},
+		{"SELECT * FROM c LIMIT 1", `1:17: LIMIT requires OFFSET (OFFSET n LIMIT m)`},
+		{"SELECT * FROM c WHERE EXISTS(SELECT 1)", `1:23: subqueries (EXISTS) are not supported`},
+		{"SELECT ARRAY(SELECT 1)", `1:8: subqueries (ARRAY) are not supported`},
+		{"SELECT * FROM c WHERE c.x IN (SELECT 1)", `1:31: subqueries are not supported`},
+		{"SELECT", `1:7: expected an expression, found end of query`},
+		{"", `1:1: expected SELECT, found end of query`},
+		{"SELECT * FROM", `1:14: expected a name after FROM, found end of query`},
+		{"SELECT * FROM c JOIN t c.tags", `1:24: expected IN, found "c"`},
+		{"SELECT * FROM c JOIN t IN c.tags", `1:8: 'SELECT *' is only valid with a single input set; project the aliases instead`},
+		{"SELECT *", `1:8: 'SELECT *' is only valid with a FROM clause`},
+		{"SELECT 1 ! 2", `1:10: unexpected character '!'`},
+		{"SELECT 1e FROM c", `1:8: malformed number "1e"`},
+		{`SELECT 'a\q' FROM c`, `1:10: invalid escape sequence "\\q" in string literal`},
+		{"SELECT c.x AS FROM c", `1:15: expected alias after AS, found "FROM"`},
+		{"SELECT c.a, c.b.a FROM c", `1:13: duplicate property name 'a' in the select list`},
+		{"SELECT * FROM c WHERE c.x NOT 1", `1:31: expected IN, LIKE or BETWEEN, found "1"`},
+		{"SELECT udf.f(1) FROM c", `1:8: user-defined functions are not supported`},
+		{"SELECT VALUE * FROM c", `1:14: expected an expression, found "*"`},
+		{"SELECT *, c.id FROM c", `1:9: expected FROM, WHERE, ORDER BY, OFFSET or end of query, found ","`},
+		{"SELECT * FROM c ORDER c.x", `1:23: expected BY, found "c"`},
+		{"SELECT COUNT(*) FROM c", `1:14: COUNT(*) is not supported; use COUNT(1)`},
+		{`SELECT {"a": 1, "a": 2}`, `1:17: duplicate property name "a" in object literal`},
+		{"SELECT [1, 2", `1:13: expected "]", found end of query`},
+		{"SELECT 1 ? 2", `1:13: expected ":", found end of query`},
+		{"SELECT * FROM c WHERE c.x BETWEEN 1 OR 2", `1:37: expected AND, found "OR"`},
+		{"SELECT * FROM c t u", `1:17: expected JOIN, WHERE, ORDER BY, OFFSET or end of query, found "t"`},
+		{"SELECT * FROM c JOIN c IN c.x", `1:27: alias 'c' is already defined`},
+		{"SELECT 99999e999", `1:8: number 99999e999 is out of range`},
+		{"SELECT 1\n  + \n\t#", `3:2: unexpected character '#'`},
+		{"SELECT 'é' + é#", `1:15: unexpected character '#'`},
+		{"SELECT \x00", `1:8: unexpected character U+00`},
+		{"SELECT \xff", `1:8: invalid UTF-8 in query`},
+		{"SELECT " + strings.Repeat("(", 200) + "1" + strings.Repeat(")", 200), `1:136: expression nested too deeply (more than 128 levels)`},
+		{"SELECT " + strings.Repeat("- ", 200) + "1", `1:262: expression nested too deeply (more than 128 levels)`},
+		{"SELECT " + strings.Repeat("[", 200), `1:136: expression nested too deeply (more than 128 levels)`},
+		{"SELECT '" + strings.Repeat("x", MaxQueryLen) + "'", `query is too long (262153 bytes; the limit is 262144)`},
+	}
+	for _, c := range cases {
+		q, err := Parse(c.in)
+		assert.Nil(t, q)
+		var qe *Error
+		if assert.ErrorAs(t, err, &qe, c.in) {
+			assert.Equal(t, c.want, err.Error(), c.in)
+		}
+	}
+}
+
+func TestErrorString(t *testing.T) {
+	assert.Equal(t, "x", (&Error{Msg: "x"}).Error())
+	assert.Equal(t, "2:3: x", (&Error{Line: 2, Col: 3, Msg: "x"}).Error())
+}
+
+func TestDeepButLegal(t *testing.T) {
+	// Long flat chains are fine: only nesting is limited.
+	src := "SELECT VALUE 1" + strings.Repeat(" + 1", 20000)
+	got, err := run(t, src, nil, nil)
+	require.NoError(t, err)
+	assert.Equal(t, "[20001]", got)
+	src = "SELECT VALUE " + strings.Repeat("(", 100) + "1" + strings.Repeat(")", 100)
+	_, err = Parse(src)
+	require.NoError(t, err)
+}

@@ -1,0 +1,860 @@
+package query
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
+	"unsafe"
+)
+
+// kind is the JSON type of a value; kUndef is Cosmos DB's undefined.
+type kind uint8
+
+const (
+	kUndef kind = iota
+	kNull
+	kBool
+	kNum
+	kStr
+	kArr
+	kObj
+)
+
+// value is one query value. Objects keep their properties in order. raw,
+// when set, is the exact JSON text the value was decoded from (arrays and
+// objects only); encoding copies it verbatim.
+type value struct {
+	k   kind
+	b   bool
+	n   float64
+	s   string
+	a   []value
+	o   []field
+	raw []byte
+}
+
+type field struct {
+	k string
+	v value
+}
+
+var (
+	undef   = value{}
+	nullVal = value{k: kNull}
+	trueVal = value{k: kBool, b: true}
+	falseV  = value{k: kBool}
+)
+
+func boolVal(b bool) value  { return value{k: kBool, b: b} }
+func strVal(s string) value { return value{k: kStr, s: s} }
+
+// numVal makes a number; NaN and infinities are not representable and
+// become undefined.
+func numVal(f float64) value {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return undef
+	}
+	return value{k: kNum, n: f}
+}
+
+func (v value) isTrue() bool { return v.k == kBool && v.b }
+
+// get returns property name of an object (undefined otherwise).
+func (v value) get(name string) value {
+	if v.k != kObj {
+		return undef
+	}
+	for i := range v.o {
+		if v.o[i].k == name {
+			return v.o[i].v
+		}
+	}
+	return undef
+}
+
+// ---- decoding ----
+
+const maxJSONDepth = 512
+
+func skipWS(b []byte, i int) int {
+	for i < len(b) {
+		switch b[i] {
+		case ' ', '\t', '\n', '\r':
+			i++
+		default:
+			return i
+		}
+	}
+	return i
+}
+
+// scanString returns the end (index after the closing quote) of the string
+// starting at b[i]=='"', and whether it contains escapes.
+func scanString(b []byte, i int) (end int, esc bool, ok bool) {
+	for i++; i < len(b); i++ {
+		switch b[i] {
+		case '"':
+			return i + 1, esc, true
+		case '\\':
+			esc = true
+			i++
+		}
+	}
+	return 0, false, false
+}
+
+// skipValue returns the index after the JSON value starting at b[i] (i is
+// at a non-space byte).
+func skipValue(b []byte, i int, depth int) (int, bool) {
+	if i >= len(b) || depth > maxJSONDepth {
+		return 0, false
+	}
+	switch c := b[i]; {
+	case c == '"':
+		end, _, ok := scanString(b, i)
+		return end, ok
+	case c == '{' || c == '[':
+		// Skip nested containers without recursion by counting brackets,
+		// ignoring brackets inside strings.
+		d := 0
+		for i < len(b) {
+			switch b[i] {
+			case '"':
+				end, _, ok := scanString(b, i)
+				if !ok {
+					return 0, false
+				}
+				i = end
+				continue
+			case '{', '[':
+				d++
+			case '}', ']':
+				d--
+				if d == 0 {
+					return i + 1, true
+				}
+			}
+			i++
+		}
+		return 0, false
+	default:
+		j := i
+		for j < len(b) {
+			switch b[j] {
+			case ',', '}', ']', ' ', '\t', '\n', '\r':
+				if j == i {
+					return 0, false
+				}
+				return j, true
+			}
+			j++
+		}
+		if j == i {
+			return 0, false
+		}
+		return j, true
+	}
+}
+
+// lookupKey finds property key in the raw JSON object b and returns the raw
+// value (without surrounding whitespace).
+func lookupKey(b []byte, key string) ([]byte, bool) {
+	i := skipWS(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return nil, false
+	}
+	i = skipWS(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		return nil, false
+	}
+	for i < len(b) {
+		if b[i] != '"' {
+			return nil, false
+		}
+		end, esc, ok := scanString(b, i)
+		if !ok {
+			return nil, false
+		}
+		var match bool
+		if !esc {
+			match = string(b[i+1:end-1]) == key
+		} else {
+			s, ok := unquote(b[i+1 : end-1])
+			match = ok && s == key
+		}
+		i = skipWS(b, end)
+		if i >= len(b) || b[i] != ':' {
+			return nil, false
+		}
+		i = skipWS(b, i+1)
+		vend, ok := skipValue(b, i, 0)
+		if !ok {
+			return nil, false
+		}
+		if match {
+			return b[i:vend], true
+		}
+		i = skipWS(b, vend)
+		if i >= len(b) || b[i] != ',' {
+			return nil, false
+		}
+		i = skipWS(b, i+1)
+	}
+	return nil, false
+}
+
+// arrayElem returns the raw element idx of the raw JSON array b.
+func arrayElem(b []byte, idx int) ([]byte, bool) {
+	i := skipWS(b, 0)
+	if i >= len(b) || b[i] != '[' {
+		return nil, false
+	}
+	i = skipWS(b, i+1)
+	if i < len(b) && b[i] == ']' {
+		return nil, false
+	}
+	for n := 0; i < len(b); n++ {
+		end, ok := skipValue(b, i, 0)
+		if !ok {
+			return nil, false
+		}
+		if n == idx {
+			return b[i:end], true
+		}
+		i = skipWS(b, end)
+		if i >= len(b) || b[i] != ',' {
+			return nil, false
+		}
+		i = skipWS(b, i+1)
+	}
+	return nil, false
+}
+
+// rawKind reports the JSON kind of raw value b by its first byte.
+func rawKind(b []byte) kind {
+	i := skipWS(b, 0)
+	if i >= len(b) {
+		return kUndef
+	}
+	switch b[i] {
+	case '{':
+		return kObj
+	case '[':
+		return kArr
+	case '"':
+		return kStr
+	case 't', 'f':
+		return kBool
+	case 'n':
+		return kNull
+	}
+	return kNum
+}
+
+// decodeRaw decodes the JSON value b; invalid JSON gives undefined. Strings
+// without escapes alias b (b is never modified and outlives the value's use).
+func decodeRaw(b []byte) value {
+	i := skipWS(b, 0)
+	v, end, ok := decodeAt(b, i, 0)
+	if !ok || skipWS(b, end) != len(b) {
+		return undef
+	}
+	return v
+}
+
+func bstr(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(&b[0], len(b))
+}
+
+func decodeAt(b []byte, i int, depth int) (value, int, bool) {
+	if i >= len(b) || depth > maxJSONDepth {
+		return undef, 0, false
+	}
+	switch c := b[i]; c {
+	case '"':
+		end, esc, ok := scanString(b, i)
+		if !ok {
+			return undef, 0, false
+		}
+		if !esc {
+			s := b[i+1 : end-1]
+			if !utf8.Valid(s) {
+				return strVal(strings.ToValidUTF8(string(s), "\uFFFD")), end, true
+			}
+			return strVal(bstr(s)), end, true
+		}
+		s, ok := unquote(b[i+1 : end-1])
+		return strVal(s), end, ok
+	case '{':
+		start := i
+		i = skipWS(b, i+1)
+		var fs []field
+		if i < len(b) && b[i] == '}' {
+			return value{k: kObj, o: []field{}, raw: b[start : i+1]}, i + 1, true
+		}
+		for {
+			if i >= len(b) || b[i] != '"' {
+				return undef, 0, false
+			}
+			kv, end, ok := decodeAt(b, i, depth+1)
+			if !ok {
+				return undef, 0, false
+			}
+			i = skipWS(b, end)
+			if i >= len(b) || b[i] != ':' {
+				return undef, 0, false
+			}
+			i = skipWS(b, i+1)
+			v, end, ok := decodeAt(b, i, depth+1)
+			if !ok {
+				return undef, 0, false
+			}
+			fs = append(fs, field{kv.s, v})
+			i = skipWS(b, end)
+			if i >= len(b) {
+				return undef, 0, false
+			}
+			if b[i] == '}' {
+				return value{k: kObj, o: fs, raw: b[start : i+1]}, i + 1, true
+			}
+			if b[i] != ',' {
+				return undef, 0, false
+			}
+			i = skipWS(b, i+1)
+		}
+	case '[':
+		start := i
+		i = skipWS(b, i+1)
+		var as []value
+		if i < len(b) && b[i] == ']' {
+			return value{k: kArr, a: []value{}, raw: b[start : i+1]}, i + 1, true
+		}
+		for {
+			v, end, ok := decodeAt(b, i, depth+1)
+			if !ok {
+				return undef, 0, false
+			}
+			as = append(as, v)
+			i = skipWS(b, end)
+			if i >= len(b) {
+				return undef, 0, false
+			}
+			if b[i] == ']' {
+				return value{k: kArr, a: as, raw: b[start : i+1]}, i + 1, true
+			}
+			if b[i] != ',' {
+				return undef, 0, false
+			}
+			i = skipWS(b, i+1)
+		}
+	case 't':
+		if bytes.HasPrefix(b[i:], []byte("true")) {
+			return trueVal, i + 4, true
+		}
+	case 'f':
+		if bytes.HasPrefix(b[i:], []byte("false")) {
+			return falseV, i + 5, true
+		}
+	case 'n':
+		if bytes.HasPrefix(b[i:], []byte("null")) {
+			return nullVal, i + 4, true
+		}
+	default:
+		end, ok := skipValue(b, i, depth)
+		if !ok || !validNumber(b[i:end]) {
+			return undef, 0, false
+		}
+		f, err := strconv.ParseFloat(bstr(b[i:end]), 64)
+		if err != nil && !isRangeErr(err) {
+			return undef, 0, false
+		}
+		return numVal(f), end, true
+	}
+	return undef, 0, false
+}
+
+func isRangeErr(err error) bool {
+	ne, ok := err.(*strconv.NumError)
+	return ok && ne.Err == strconv.ErrRange
+}
+
+// validNumber checks JSON number syntax.
+func validNumber(s []byte) bool {
+	i := 0
+	if i < len(s) && s[i] == '-' {
+		i++
+	}
+	if i >= len(s) {
+		return false
+	}
+	if s[i] == '0' {
+		i++
+	} else if s[i] >= '1' && s[i] <= '9' {
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+		}
+	} else {
+		return false
+	}
+	if i < len(s) && s[i] == '.' {
+		i++
+		d := i
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+		}
+		if i == d {
+			return false
+		}
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			i++
+		}
+		d := i
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+		}
+		if i == d {
+			return false
+		}
+	}
+	return i == len(s)
+}
+
+// unquote decodes the body of a JSON string (between the quotes).
+func unquote(s []byte) (string, bool) {
+	var sb strings.Builder
+	sb.Grow(len(s))
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c != '\\' {
+			if c < utf8.RuneSelf {
+				sb.WriteByte(c)
+				i++
+				continue
+			}
+			r, n := utf8.DecodeRune(s[i:])
+			sb.WriteRune(r)
+			i += n
+			continue
+		}
+		if i+1 >= len(s) {
+			return "", false
+		}
+		switch s[i+1] {
+		case '"', '\\', '/', '\'':
+			sb.WriteByte(s[i+1])
+		case 'b':
+			sb.WriteByte('\b')
+		case 'f':
+			sb.WriteByte('\f')
+		case 'n':
+			sb.WriteByte('\n')
+		case 'r':
+			sb.WriteByte('\r')
+		case 't':
+			sb.WriteByte('\t')
+		case 'u':
+			r, ok := hex4(s[i+2:])
+			if !ok {
+				return "", false
+			}
+			i += 6
+			if utf16.IsSurrogate(r) {
+				if i+6 <= len(s) && s[i] == '\\' && s[i+1] == 'u' {
+					if r2, ok := hex4(s[i+2:]); ok {
+						if d := utf16.DecodeRune(r, r2); d != utf8.RuneError {
+							sb.WriteRune(d)
+							i += 6
+							continue
+						}
+					}
+				}
+				r = utf8.RuneError
+			}
+			sb.WriteRune(r)
+			continue
+		default:
+			return "", false
+		}
+		i += 2
+	}
+	return sb.String(), true
+}
+
+func hex4(s []byte) (rune, bool) {
+	if len(s) < 4 {
+		return 0, false
+	}
+	var r rune
+	for _, c := range s[:4] {
+		r <<= 4
+		switch {
+		case c >= '0' && c <= '9':
+			r |= rune(c - '0')
+		case c >= 'a' && c <= 'f':
+			r |= rune(c - 'a' + 10)
+		case c >= 'A' && c <= 'F':
+			r |= rune(c - 'A' + 10)
+		default:
+			return 0, false
+		}
+	}
+	return r, true
+}
+
+// ---- encoding ----
+
+// appendJSON appends the JSON encoding of v (which must be defined).
+// Undefined properties and array elements are left out.
+func appendJSON(dst []byte, v value) []byte {
+	if v.raw != nil {
+		return append(dst, v.raw...)
+	}
+	switch v.k {
+	case kNull, kUndef:
+		return append(dst, "null"...)
+	case kBool:
+		if v.b {
+			return append(dst, "true"...)
+		}
+		return append(dst, "false"...)
+	case kNum:
+		return appendNumber(dst, v.n)
+	case kStr:
+		return appendString(dst, v.s)
+	case kArr:
+		dst = append(dst, '[')
+		first := true
+		for _, e := range v.a {
+			if e.k == kUndef {
+				continue
+			}
+			if !first {
+				dst = append(dst, ',')
+			}
+			first = false
+			dst = appendJSON(dst, e)
+		}
+		return append(dst, ']')
+	case kObj:
+		dst = append(dst, '{')
+		first := true
+		for _, f := range v.o {
+			if f.v.k == kUndef {
+				continue
+			}
+			if !first {
+				dst = append(dst, ',')
+			}
+			first = false
+			dst = appendString(dst, f.k)
+			dst = append(dst, ':')
+			dst = appendJSON(dst, f.v)
+		}
+		return append(dst, '}')
+	}
+	return dst
+}
+
+// appendNumber formats f as JavaScript's Number.prototype.toString does.
+func appendNumber(dst []byte, f float64) []byte {
+	if f == 0 {
+		return append(dst, '0')
+	}
+	abs := math.Abs(f)
+	if abs < 1e21 && abs >= 1e-6 {
+		return strconv.AppendFloat(dst, f, 'f', -1, 64)
+	}
+	n := len(dst)
+	dst = strconv.AppendFloat(dst, f, 'e', -1, 64)
+	// JavaScript writes e-7 / e+21 rather than e-07.
+	if m := len(dst); m-n >= 4 && dst[m-4] == 'e' && dst[m-2] == '0' {
+		dst[m-2] = dst[m-1]
+		dst = dst[:m-1]
+	}
+	return dst
+}
+
+const hexDigits = "0123456789abcdef"
+
+func appendString(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				dst = append(dst, '\\', c)
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && n == 1 {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, "\ufffd"...)
+			i++
+			start = i
+			continue
+		}
+		i += n
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
+
+// canonical appends an encoding of v that is equal for deeply equal values
+// (object properties sorted), used for DISTINCT.
+func canonical(dst []byte, v value) []byte {
+	switch v.k {
+	case kUndef:
+		return append(dst, 'u')
+	case kArr:
+		dst = append(dst, '[')
+		for _, e := range v.a {
+			dst = canonical(dst, e)
+			dst = append(dst, ',')
+		}
+		return append(dst, ']')
+	case kObj:
+		fs := make([]field, 0, len(v.o))
+		for _, f := range v.o {
+			if f.v.k != kUndef {
+				fs = append(fs, f)
+			}
+		}
+		sort.SliceStable(fs, func(i, j int) bool { return fs[i].k < fs[j].k })
+		dst = append(dst, '{')
+		for _, f := range fs {
+			dst = appendString(dst, f.k)
+			dst = append(dst, ':')
+			dst = canonical(dst, f.v)
+			dst = append(dst, ',')
+		}
+		return append(dst, '}')
+	}
+	v.raw = nil
+	return appendJSON(dst, v)
+}
+
+// ---- comparison ----
+
+// typeRank orders kinds across types for ORDER BY, MIN and MAX.
+func typeRank(v value) int {
+	return int(v.k)
+}
+
+// compareTotal orders any two values: undefined < null < false < true <
+// numbers < strings < arrays < objects; arrays and objects element-wise.
+func compareTotal(a, b value) int {
+	if a.k != b.k {
+		if a.k < b.k {
+			return -1
+		}
+		return 1
+	}
+	switch a.k {
+	case kBool:
+		if a.b == b.b {
+			return 0
+		}
+		if !a.b {
+			return -1
+		}
+		return 1
+	case kNum:
+		switch {
+		case a.n < b.n:
+			return -1
+		case a.n > b.n:
+			return 1
+		}
+		return 0
+	case kStr:
+		return strings.Compare(a.s, b.s)
+	case kArr:
+		for i := 0; i < len(a.a) && i < len(b.a); i++ {
+			if c := compareTotal(a.a[i], b.a[i]); c != 0 {
+				return c
+			}
+		}
+		return cmpInt(len(a.a), len(b.a))
+	case kObj:
+		ca := canonical(nil, a)
+		cb := canonical(nil, b)
+		return bytes.Compare(ca, cb)
+	}
+	return 0
+}
+
+func cmpInt(a, b int) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// deepEqual is Cosmos equality for two values of the same kind; objects
+// compare regardless of property order.
+func deepEqual(a, b value) bool {
+	if a.k != b.k {
+		return false
+	}
+	switch a.k {
+	case kUndef, kNull:
+		return true
+	case kBool:
+		return a.b == b.b
+	case kNum:
+		return a.n == b.n
+	case kStr:
+		return a.s == b.s
+	case kArr:
+		if len(a.a) != len(b.a) {
+			return false
+		}
+		for i := range a.a {
+			if !deepEqual(a.a[i], b.a[i]) {
+				return false
+			}
+		}
+		return true
+	case kObj:
+		na := 0
+		for _, f := range a.o {
+			if f.v.k == kUndef {
+				continue
+			}
+			na++
+			if !deepEqual(f.v, b.get(f.k)) {
+				return false
+			}
+		}
+		nb := 0
+		for _, f := range b.o {
+			if f.v.k != kUndef {
+				nb++
+			}
+		}
+		return na == nb
+	}
+	return false
+}
+
+// ---- Go values (parameters) ----
+
+// fromGo converts a parameter as a user supplied it.
+func fromGo(x any, depth int) (value, bool) {
+	if depth > maxJSONDepth {
+		return undef, false
+	}
+	switch t := x.(type) {
+	case nil:
+		return nullVal, true
+	case bool:
+		return boolVal(t), true
+	case string:
+		return strVal(t), true
+	case int:
+		return numVal(float64(t)), true
+	case int8:
+		return numVal(float64(t)), true
+	case int16:
+		return numVal(float64(t)), true
+	case int32:
+		return numVal(float64(t)), true
+	case int64:
+		return numVal(float64(t)), true
+	case uint:
+		return numVal(float64(t)), true
+	case uint8:
+		return numVal(float64(t)), true
+	case uint16:
+		return numVal(float64(t)), true
+	case uint32:
+		return numVal(float64(t)), true
+	case uint64:
+		return numVal(float64(t)), true
+	case uintptr:
+		return numVal(float64(t)), true
+	case float32:
+		return numVal(float64(t)), true
+	case float64:
+		return numVal(t), true
+	case json.Number:
+		f, err := strconv.ParseFloat(string(t), 64)
+		if err != nil {
+			return undef, false
+		}
+		return numVal(f), true
+	case json.RawMessage:
+		v := decodeRaw(bytes.Clone(t))
+		v = stripRaw(v)
+		return v, v.k != kUndef
+	case []any:
+		out := make([]value, 0, len(t))
+		for _, e := range t {
+			v, ok := fromGo(e, depth+1)
+			if !ok {
+				return undef, false
+			}
+			out = append(out, v)
+		}
+		return value{k: kArr, a: out}, true
+	case map[string]any:
+		keys := make([]string, 0, len(t))
+		for k := range t {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		fs := make([]field, 0, len(keys))
+		for _, k := range keys {
+			v, ok := fromGo(t[k], depth+1)
+			if !ok {
+				return undef, false
+			}
+			fs = append(fs, field{k, v})
+		}
+		return value{k: kObj, o: fs}, true
+	}
+	b, err := json.Marshal(x)
+	if err != nil {
+		return undef, false
+	}
+	v := decodeRaw(b)
+	return stripRaw(v), v.k != kUndef
+}
+
+// stripRaw drops raw text so that parameter values are re-encoded.
+func stripRaw(v value) value {
+	v.raw = nil
+	return v
+}
