@@ -407,9 +407,10 @@ func (p *parser) parsePath() expr {
 	return p.parsePostfix(x)
 }
 
-// Binding powers of the binary operators (higher binds tighter). Unary
-// operators (- + ~ NOT) bind tighter than all of them; the conditional
-// operator ?: binds loosest.
+// Binding powers of the binary operators (higher binds tighter). The unary
+// operators - + ~ bind tighter than all of them; NOT binds looser than the
+// comparisons and tighter than AND; the conditional operator ?: binds
+// loosest.
 var binPrec = [kwLast]int8{
 	tCoalesce: 1,
 	tOr:       2,
@@ -506,7 +507,14 @@ func (p *parser) parseBinary(minPrec int8) expr {
 func (p *parser) parseUnary() expr {
 	t := p.next()
 	switch t.typ {
-	case tMinus, tPlus, tTilde, tNot:
+	case tNot:
+		// NOT binds looser than comparisons, as in SQL: NOT c.a = 1 is
+		// NOT (c.a = 1); NOT a AND b is (NOT a) AND b.
+		p.enter(t.pos)
+		x := p.parseBinary(binPrec[tEq])
+		p.depth--
+		return &unary{pos: t.pos, op: t.typ, x: x}
+	case tMinus, tPlus, tTilde:
 		p.enter(t.pos)
 		x := p.parseUnary()
 		p.depth--

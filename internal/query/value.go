@@ -235,27 +235,6 @@ func arrayElem(b []byte, idx int) ([]byte, bool) {
 	return nil, false
 }
 
-// rawKind reports the JSON kind of raw value b by its first byte.
-func rawKind(b []byte) kind {
-	i := skipWS(b, 0)
-	if i >= len(b) {
-		return kUndef
-	}
-	switch b[i] {
-	case '{':
-		return kObj
-	case '[':
-		return kArr
-	case '"':
-		return kStr
-	case 't', 'f':
-		return kBool
-	case 'n':
-		return kNull
-	}
-	return kNum
-}
-
 // decodeRaw decodes the JSON value b; invalid JSON gives undefined. Strings
 // without escapes alias b (b is never modified and outlives the value's use).
 func decodeRaw(b []byte) value {
@@ -663,11 +642,6 @@ func canonical(dst []byte, v value) []byte {
 }
 
 // ---- comparison ----
-
-// typeRank orders kinds across types for ORDER BY, MIN and MAX.
-func typeRank(v value) int {
-	return int(v.k)
-}
 
 // compareTotal orders any two values: undefined < null < false < true <
 // numbers < strings < arrays < objects; arrays and objects element-wise.
