@@ -78,14 +78,14 @@ type Container struct {
 
 type shard struct {
 	mu    sync.RWMutex
-	items map[string]*record
+	items map[string]record
 	_     [32]byte // keep shards on separate cache lines
 }
 
 func newContainer(s *Store, props ContainerProperties, now int64) *Container {
 	c := &Container{store: s, id: props.ID, seed: maphash.MakeSeed(), props: props}
 	for i := range c.shards {
-		c.shards[i].items = make(map[string]*record)
+		c.shards[i].items = make(map[string]record)
 	}
 	c.index.expiryIndex = newExpiryIndex()
 	c.throughput.Store(props.Throughput)
@@ -167,9 +167,9 @@ func (c *Container) Replace(ctx context.Context, props ContainerProperties) erro
 func (c *Container) purgeAllExpiredLocked(now int64) {
 	all := c.index.oldestExpired(c.props.DefaultTimeToLive, now, int(c.index.items)+1)
 	for _, e := range all {
-		delete(c.shardFor(e.rec.id).items, e.rec.id)
+		delete(c.shardFor(e.rec.id()).items, e.rec.id())
 		c.index.remove(e.rec)
-		c.reaperCharge.Add(charge(opDelete, int(e.rec.chargeSize)))
+		c.reaperCharge.Add(charge(opDelete, e.rec.chargeSize()))
 	}
 	c.purged.Add(int64(len(all)))
 }

@@ -24,16 +24,16 @@ type expiryIndex struct {
 }
 
 type expiryEntry struct {
-	at  int64  // last write (inherit) or expiry (own), Unix ns
-	seq uint64 // the record's write sequence: unique, breaks ties
-	rec *record
+	at  int64 // last write (inherit) or expiry (own), Unix ns
+	rec record
 }
 
+// lessEntry orders entries by instant, then by write sequence (unique).
 func lessEntry(a, b expiryEntry) bool {
 	if a.at != b.at {
 		return a.at < b.at
 	}
-	return a.seq < b.seq
+	return a.rec.seq() < b.rec.seq()
 }
 
 const btreeDegree = 32
@@ -47,28 +47,28 @@ func newExpiryIndex() expiryIndex {
 
 // treeFor returns the tree that holds rec and its entry, or nil for an
 // item with ttl -1.
-func (x *expiryIndex) treeFor(rec *record) (*btree.BTreeG[expiryEntry], expiryEntry) {
-	switch {
-	case rec.ttl == TTLOff:
-		return x.inherit, expiryEntry{rec.written, rec.seq, rec}
-	case rec.ttl > 0:
-		return x.own, expiryEntry{addSeconds(rec.written, rec.ttl), rec.seq, rec}
+func (x *expiryIndex) treeFor(rec record) (*btree.BTreeG[expiryEntry], expiryEntry) {
+	switch ttl := rec.ttl(); {
+	case ttl == TTLOff:
+		return x.inherit, expiryEntry{rec.written(), rec}
+	case ttl > 0:
+		return x.own, expiryEntry{addSeconds(rec.written(), ttl), rec}
 	default:
 		return nil, expiryEntry{}
 	}
 }
 
-func (x *expiryIndex) add(rec *record) {
+func (x *expiryIndex) add(rec record) {
 	x.items++
-	x.bytes += int64(rec.jsonLen)
+	x.bytes += int64(rec.jsonLen())
 	if t, e := x.treeFor(rec); t != nil {
 		t.ReplaceOrInsert(e)
 	}
 }
 
-func (x *expiryIndex) remove(rec *record) {
+func (x *expiryIndex) remove(rec record) {
 	x.items--
-	x.bytes -= int64(rec.jsonLen)
+	x.bytes -= int64(rec.jsonLen())
 	if t, e := x.treeFor(rec); t != nil {
 		t.Delete(e)
 	}
@@ -93,7 +93,7 @@ func (x *expiryIndex) next(def TTL) int64 {
 // ascendExpired calls fn, oldest expiry first, for the expired items of one
 // tree at now under the default def, with each one's expiry, until fn returns
 // false.
-func (x *expiryIndex) ascendExpired(t *btree.BTreeG[expiryEntry], def TTL, now int64, fn func(rec *record, at int64) bool) {
+func (x *expiryIndex) ascendExpired(t *btree.BTreeG[expiryEntry], def TTL, now int64, fn func(rec record, at int64) bool) {
 	if def == TTLOff {
 		return
 	}
@@ -102,7 +102,7 @@ func (x *expiryIndex) ascendExpired(t *btree.BTreeG[expiryEntry], def TTL, now i
 			t.Ascend(func(e expiryEntry) bool { return fn(e.rec, e.at) })
 			return
 		}
-		t.AscendLessThan(expiryEntry{at: now + 1}, func(e expiryEntry) bool { return fn(e.rec, e.at) })
+		t.AscendLessThan(expiryEntry{at: now + 1, rec: firstRecord}, func(e expiryEntry) bool { return fn(e.rec, e.at) })
 		return
 	}
 	if def < 0 {
@@ -110,12 +110,16 @@ func (x *expiryIndex) ascendExpired(t *btree.BTreeG[expiryEntry], def TTL, now i
 	}
 	// Expired: written + def <= now, that is written <= now - def.
 	d := addSeconds(0, def)
-	t.AscendLessThan(expiryEntry{at: now - d + 1}, func(e expiryEntry) bool { return fn(e.rec, e.at+d) })
+	t.AscendLessThan(expiryEntry{at: now - d + 1, rec: firstRecord}, func(e expiryEntry) bool { return fn(e.rec, e.at+d) })
 }
+
+// firstRecord sorts before every record of the same instant: a pivot for
+// range scans.
+var firstRecord = record(make([]byte, recordHeader))
 
 // expiredEntry is an expired item and its expiry instant.
 type expiredEntry struct {
-	rec *record
+	rec record
 	at  int64
 }
 
@@ -124,7 +128,7 @@ type expiredEntry struct {
 func (x *expiryIndex) oldestExpired(def TTL, now int64, limit int) []expiredEntry {
 	collect := func(t *btree.BTreeG[expiryEntry]) []expiredEntry {
 		var out []expiredEntry
-		x.ascendExpired(t, def, now, func(rec *record, at int64) bool {
+		x.ascendExpired(t, def, now, func(rec record, at int64) bool {
 			out = append(out, expiredEntry{rec, at})
 			return len(out) < limit
 		})
@@ -152,9 +156,9 @@ func (x *expiryIndex) oldestExpired(def TTL, now int64, limit int) []expiredEntr
 // bytes, and the expiry of the oldest.
 func (x *expiryIndex) expiredStats(def TTL, now int64) (items, bytes, oldest int64) {
 	oldest = never
-	count := func(rec *record, at int64) bool {
+	count := func(rec record, at int64) bool {
 		items++
-		bytes += int64(rec.jsonLen)
+		bytes += int64(rec.jsonLen())
 		oldest = min(oldest, at)
 		return true
 	}

@@ -2,6 +2,7 @@ package lethe
 
 import (
 	"context"
+	"encoding/binary"
 	"net/http"
 	"strconv"
 	"strings"
@@ -20,24 +21,46 @@ const (
 	MaxContainerIDLength = 255
 )
 
-// record is one stored version of an item. It is immutable once stored: a
-// write replaces the record, so readers may use one without a lock after
-// finding it.
-type record struct {
-	id string
-	// body is the JSON the store returns (with _ts and _etag) followed by the
-	// item's ETag: body[:jsonLen] is the document, body[jsonLen:] the ETag.
-	// One allocation holds both, and neither needs work on a read.
-	body       string
-	jsonLen    uint32
-	chargeSize uint32 // the size that request charges use: the client's members without the ttl property
-	ttl        TTL    // the item's own ttl; TTLOff when absent or null (inherit)
-	written    int64  // last write, Unix nanoseconds at full clock precision
-	seq        uint64 // store-wide write sequence: orders the expiry index and makes the ETag
+// record is one stored version of an item, packed into a single immutable
+// string so that a read touches one allocation: the map's key (the id) and
+// the document sit side by side, after a fixed header.
+//
+//	offset  size  field
+//	0       8     written: the last write, Unix ns at full clock precision
+//	8       8     seq: the store-wide write sequence (unique; makes the ETag)
+//	16      4     ttl: the item's own ttl; TTLOff when absent or null (inherit)
+//	20      4     chargeSize: the size request charges use (the client's members without the ttl)
+//	24      4     jsonLen: the length of the document
+//	28      2     idLen: the length of the id
+//	30            the id, the document (with _ts and _etag), the ETag
+//
+// The empty record means "no item". A write replaces the record; nothing
+// ever changes one, so readers may use a record after letting go of locks.
+type record string
+
+const recordHeader = 30
+
+func (r record) written() int64          { return int64(le64(string(r), 0)) }
+func (r record) seq() uint64             { return le64(string(r), 8) }
+func (r record) ttl() TTL                { return TTL(int32(le32(string(r), 16))) }
+func (r record) chargeSize() int         { return int(le32(string(r), 20)) }
+func (r record) jsonLen() int            { return int(le32(string(r), 24)) }
+func (r record) idLen() int              { return int(r[28]) | int(r[29])<<8 }
+func (r record) id() string              { return string(r[recordHeader : recordHeader+r.idLen()]) }
+func (r record) json() string            { i := recordHeader + r.idLen(); return string(r[i : i+r.jsonLen()]) }
+func (r record) etag() string            { return string(r[recordHeader+r.idLen()+r.jsonLen():]) }
+func (r record) expiresAt(def TTL) int64 { return expiresAt(def, r.ttl(), r.written()) }
+
+func le64(s string, i int) uint64 {
+	_ = s[i+7]
+	return uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+		uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
 }
 
-func (r *record) json() string { return r.body[:r.jsonLen] }
-func (r *record) etag() string { return r.body[r.jsonLen:] }
+func le32(s string, i int) uint32 {
+	_ = s[i+3]
+	return uint32(s[i]) | uint32(s[i+1])<<8 | uint32(s[i+2])<<16 | uint32(s[i+3])<<24
+}
 
 // validateItemID checks an item id against SPEC §7.
 func validateItemID(id string) *Error {
@@ -71,24 +94,35 @@ func validateContainerID(id string) *Error {
 	return nil
 }
 
-// buildRecord assembles the stored form of a parsed document: its kept
-// members, then "_ts" and "_etag", then the ETag, in one allocation.
-func buildRecord(doc []byte, p *parsedItem, written int64, seq uint64) *record {
+// buildRecord assembles the stored form of a parsed document: the header,
+// the id, the document's kept members followed by "_ts" and "_etag", and
+// the ETag, in one allocation.
+func buildRecord(doc []byte, p *parsedItem, written int64, seq uint64) record {
 	const digits = "0123456789abcdef"
 	var hex [16]byte
 	for i := range hex {
 		hex[len(hex)-1-i] = digits[(seq>>(4*i))&0xf]
 	}
-	h := hex[:]
 	ts := written / 1e9
 	if written < 0 && written%1e9 != 0 {
 		ts-- // floor, for clocks before 1970
 	}
 	var tsBuf [20]byte
 	tsText := strconv.AppendInt(tsBuf[:0], ts, 10)
+	jsonLen := 1 + p.size + len(`"_ts":,"_etag":"\"\""}`) + len(tsText) + len(hex)
+
+	var h [recordHeader]byte
+	binary.LittleEndian.PutUint64(h[0:], uint64(written))
+	binary.LittleEndian.PutUint64(h[8:], seq)
+	binary.LittleEndian.PutUint32(h[16:], uint32(p.ttl))
+	binary.LittleEndian.PutUint32(h[20:], uint32(p.size-p.ttlSize))
+	binary.LittleEndian.PutUint32(h[24:], uint32(jsonLen))
+	binary.LittleEndian.PutUint16(h[28:], uint16(len(p.id)))
 
 	var b strings.Builder
-	b.Grow(1 + p.size + len(`"_ts":,"_etag":"\"\""}`) + len(tsText) + 2*len(h) + 2)
+	b.Grow(recordHeader + len(p.id) + jsonLen + len(hex) + 2)
+	b.Write(h[:])
+	b.WriteString(p.id)
 	b.WriteByte('{')
 	for _, m := range p.members {
 		b.Write(doc[m.start:m.end])
@@ -97,21 +131,12 @@ func buildRecord(doc []byte, p *parsedItem, written int64, seq uint64) *record {
 	b.WriteString(`"_ts":`)
 	b.Write(tsText)
 	b.WriteString(`,"_etag":"\"`)
-	b.Write(h)
+	b.Write(hex[:])
 	b.WriteString(`\""}`)
-	jsonLen := b.Len()
 	b.WriteByte('"')
-	b.Write(h)
+	b.Write(hex[:])
 	b.WriteByte('"')
-	return &record{
-		id:         p.id,
-		body:       b.String(),
-		jsonLen:    uint32(jsonLen),
-		chargeSize: uint32(p.size - p.ttlSize),
-		ttl:        p.ttl,
-		written:    written,
-		seq:        seq,
-	}
+	return record(b.String())
 }
 
 // ItemOptions are the options of one item operation. A nil *ItemOptions
@@ -183,15 +208,15 @@ func (c *Container) ReadItem(ctx context.Context, id string, o *ItemOptions) (It
 	sh := c.shardFor(id)
 	sh.mu.RLock()
 	rec := sh.items[id]
-	if rec != nil && canExpire(c.props.DefaultTimeToLive, rec.ttl) &&
-		c.store.clock.now() >= expiresAt(c.props.DefaultTimeToLive, rec.ttl, rec.written) {
-		rec = nil
+	if rec != "" && canExpire(c.props.DefaultTimeToLive, rec.ttl()) &&
+		c.store.clock.now() >= rec.expiresAt(c.props.DefaultTimeToLive) {
+		rec = ""
 	}
 	sh.mu.RUnlock()
-	if rec == nil {
+	if rec == "" {
 		return c.fail(op, id, &Error{StatusCode: http.StatusNotFound, Message: msgNotFound})
 	}
-	cost := charge(opRead, int(rec.chargeSize))
+	cost := charge(opRead, rec.chargeSize())
 	if err := c.draw(op, id, cost); err != nil {
 		return ItemResponse{StatusCode: http.StatusTooManyRequests}, err
 	}
@@ -238,7 +263,7 @@ func (c *Container) write(ctx context.Context, kind writeKind, id string, doc []
 	now := c.store.clock.now()
 	def := c.props.DefaultTimeToLive
 	old := sh.items[id]
-	live := old != nil && now < expiresAt(def, old.ttl, old.written)
+	live := old != "" && now < old.expiresAt(def)
 
 	var (
 		status int
@@ -252,7 +277,7 @@ func (c *Container) write(ctx context.Context, kind writeKind, id string, doc []
 	case live && kind != writeCreate && ifMatch != "" && ifMatch != old.etag():
 		return c.fail(op, id, &Error{StatusCode: http.StatusPreconditionFailed, Message: msgPrecondition})
 	case kind == writeDelete:
-		status, cost = http.StatusNoContent, charge(opDelete, int(old.chargeSize))
+		status, cost = http.StatusNoContent, charge(opDelete, old.chargeSize())
 	case live: // replace, or upsert of a live item
 		status, cost = http.StatusOK, charge(opReplace, p.size-p.ttlSize)
 	default: // create, or upsert of a missing or expired item
@@ -262,28 +287,25 @@ func (c *Container) write(ctx context.Context, kind writeKind, id string, doc []
 		return ItemResponse{StatusCode: http.StatusTooManyRequests}, err
 	}
 
-	var rec *record
+	var rec record
 	if kind == writeDelete {
 		delete(sh.items, id)
 	} else {
 		rec = buildRecord(doc, &p, now, c.store.seq.Add(1))
-		if old != nil {
-			rec.id = old.id // the map keeps its key: share it
-		}
-		sh.items[rec.id] = rec
+		sh.items[rec.id()] = rec // the key is the new record's: the old one is not kept alive
 	}
 	c.index.mu.Lock()
-	if old != nil {
+	if old != "" {
 		c.index.remove(old)
 	}
-	if rec != nil {
+	if rec != "" {
 		c.index.add(rec)
 	}
 	c.index.mu.Unlock()
 
 	resp := ItemResponse{RequestCharge: ru(cost), StatusCode: status}
-	if rec != nil {
-		c.store.reaper.notify(expiresAt(def, rec.ttl, rec.written))
+	if rec != "" {
+		c.store.reaper.notify(rec.expiresAt(def))
 		resp.Value, resp.ETag = []byte(rec.json()), rec.etag()
 	}
 	return resp, nil

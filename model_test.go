@@ -253,21 +253,21 @@ func checkInvariants(t testing.TB, c *Container, where string) {
 	want := 0
 	for i := range c.shards {
 		for id, rec := range c.shards[i].items {
-			if id != rec.id {
-				t.Fatalf("%s: map key %q holds item %q", where, id, rec.id)
+			if id != rec.id() {
+				t.Fatalf("%s: map key %q holds item %q", where, id, rec.id())
 			}
 			if c.shardFor(id) != &c.shards[i] {
 				t.Fatalf("%s: item %q in the wrong shard", where, id)
 			}
 			items++
-			bytes += int64(rec.jsonLen)
+			bytes += int64(rec.jsonLen())
 			tree, e := c.index.treeFor(rec)
 			if tree == nil {
 				continue
 			}
 			want++
 			if got, ok := tree.Get(e); !ok || got.rec != rec {
-				t.Fatalf("%s: item %q (ttl %v) missing from the expiry index", where, id, rec.ttl)
+				t.Fatalf("%s: item %q (ttl %v) missing from the expiry index", where, id, rec.ttl())
 			}
 		}
 	}
@@ -275,8 +275,8 @@ func checkInvariants(t testing.TB, c *Container, where string) {
 		n := 0
 		tree.Ascend(func(e expiryEntry) bool {
 			n++
-			if c.shardFor(e.rec.id).items[e.rec.id] != e.rec {
-				t.Fatalf("%s: %s tree holds a stale or purged record of %q", where, name, e.rec.id)
+			if c.shardFor(e.rec.id()).items[e.rec.id()] != e.rec {
+				t.Fatalf("%s: %s tree holds a stale or purged record of %q", where, name, e.rec.id())
 			}
 			return true
 		})

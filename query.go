@@ -189,11 +189,11 @@ func (c *Container) liveDocs(ctx context.Context, now int64) ([]query.Doc, error
 		sh.mu.RLock()
 		def := c.props.DefaultTimeToLive
 		for _, rec := range sh.items {
-			if canExpire(def, rec.ttl) && now >= expiresAt(def, rec.ttl, rec.written) {
+			if canExpire(def, rec.ttl()) && now >= rec.expiresAt(def) {
 				continue
 			}
 			js := rec.json()
-			docs = append(docs, query.Doc{ID: rec.id, JSON: unsafe.Slice(unsafe.StringData(js), len(js))})
+			docs = append(docs, query.Doc{ID: rec.id(), JSON: unsafe.Slice(unsafe.StringData(js), len(js))})
 		}
 		sh.mu.RUnlock()
 	}

@@ -137,7 +137,7 @@ func (c *Container) reap(now int64, o ReaperOptions, spend bool) (purged int, ne
 		}
 		ok, short := c.purgeOne(e.rec, now, spend)
 		if short {
-			return purged, now + int64(c.budget.spareWait(charge(opDelete, int(e.rec.chargeSize)), now))
+			return purged, now + int64(c.budget.spareWait(charge(opDelete, e.rec.chargeSize()), now))
 		}
 		if ok {
 			purged++
@@ -155,18 +155,19 @@ func (c *Container) reap(now int64, o ReaperOptions, spend bool) (purged int, ne
 // purgeOne deletes rec if it is still the item's current version and still
 // expired (a rewrite after expiry is a new life). short reports that the
 // spare budget could not pay for it.
-func (c *Container) purgeOne(rec *record, now int64, spend bool) (ok, short bool) {
-	sh := c.shardFor(rec.id)
+func (c *Container) purgeOne(rec record, now int64, spend bool) (ok, short bool) {
+	id := rec.id()
+	sh := c.shardFor(id)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	if sh.items[rec.id] != rec || now < expiresAt(c.props.DefaultTimeToLive, rec.ttl, rec.written) {
+	if cur := sh.items[id]; cur == "" || cur.seq() != rec.seq() || now < rec.expiresAt(c.props.DefaultTimeToLive) {
 		return false, false
 	}
-	cost := charge(opDelete, int(rec.chargeSize))
+	cost := charge(opDelete, rec.chargeSize())
 	if spend && c.throughput.Load() != 0 && !c.budget.takeSpare(cost, now) {
 		return false, true
 	}
-	delete(sh.items, rec.id)
+	delete(sh.items, id)
 	c.index.mu.Lock()
 	c.index.remove(rec)
 	c.index.mu.Unlock()

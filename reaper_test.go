@@ -176,7 +176,7 @@ func present(c *Container, id string) bool {
 	sh := c.shardFor(id)
 	sh.mu.RLock()
 	defer sh.mu.RUnlock()
-	return sh.items[id] != nil
+	return sh.items[id] != ""
 }
 
 // TestReaperNeverPurgesRewritten: a candidate rewritten after it was
@@ -242,7 +242,7 @@ func liveIDs(c *Container, now int64) map[string]bool {
 	ids := map[string]bool{}
 	for i := range c.shards {
 		for id, rec := range c.shards[i].items {
-			if now < expiresAt(c.props.DefaultTimeToLive, rec.ttl, rec.written) {
+			if now < rec.expiresAt(c.props.DefaultTimeToLive) {
 				ids[id] = true
 			}
 		}
