@@ -27,28 +27,33 @@ const (
 //
 //	offset  size  field
 //	0       8     written: the last write, Unix ns at full clock precision
-//	8       8     seq: the store-wide write sequence (unique; makes the ETag)
+//	8       8     seq: the store-wide write sequence (unique; the ETag is its hex)
 //	16      4     ttl: the item's own ttl; TTLOff when absent or null (inherit)
 //	20      4     chargeSize: the size request charges use (the client's members without the ttl)
-//	24      4     jsonLen: the length of the document
-//	28      2     idLen: the length of the id
-//	30            the id, the document (with _ts and _etag), the ETag
+//	24      2     idLen: the length of the id
+//	26            the id, then the document, which ends with "_ts":…,"_etag":"<ETag>"}
 //
 // The empty record means "no item". A write replaces the record; nothing
 // ever changes one, so readers may use a record after letting go of locks.
 type record string
 
-const recordHeader = 30
+const (
+	recordHeader = 26
+	etagLen      = 16
+)
 
-func (r record) written() int64          { return int64(le64(string(r), 0)) }
-func (r record) seq() uint64             { return le64(string(r), 8) }
-func (r record) ttl() TTL                { return TTL(int32(le32(string(r), 16))) }
-func (r record) chargeSize() int         { return int(le32(string(r), 20)) }
-func (r record) jsonLen() int            { return int(le32(string(r), 24)) }
-func (r record) idLen() int              { return int(r[28]) | int(r[29])<<8 }
-func (r record) id() string              { return string(r[recordHeader : recordHeader+r.idLen()]) }
-func (r record) json() string            { i := recordHeader + r.idLen(); return string(r[i : i+r.jsonLen()]) }
-func (r record) etag() string            { return string(r[recordHeader+r.idLen()+r.jsonLen():]) }
+func (r record) written() int64  { return int64(le64(string(r), 0)) }
+func (r record) seq() uint64     { return le64(string(r), 8) }
+func (r record) ttl() TTL        { return TTL(int32(le32(string(r), 16))) }
+func (r record) chargeSize() int { return int(le32(string(r), 20)) }
+func (r record) idLen() int      { return int(r[24]) | int(r[25])<<8 }
+func (r record) id() string      { return string(r[recordHeader : recordHeader+r.idLen()]) }
+func (r record) json() string    { return string(r[recordHeader+r.idLen():]) }
+func (r record) jsonLen() int    { return len(r) - recordHeader - r.idLen() }
+
+// etag returns the item's ETag: the value of "_etag", inside the document.
+func (r record) etag() string { return string(r[len(r)-etagLen-2 : len(r)-2]) }
+
 func (r record) expiresAt(def TTL) int64 { return expiresAt(def, r.ttl(), r.written()) }
 
 func le64(s string, i int) uint64 {
@@ -95,13 +100,13 @@ func validateContainerID(id string) *Error {
 }
 
 // buildRecord assembles the stored form of a parsed document: the header,
-// the id, the document's kept members followed by "_ts" and "_etag", and
-// the ETag, in one allocation.
+// the id, then the document's kept members followed by "_ts" and "_etag",
+// in one allocation.
 func buildRecord(doc []byte, p *parsedItem, written int64, seq uint64) record {
 	const digits = "0123456789abcdef"
-	var hex [16]byte
-	for i := range hex {
-		hex[len(hex)-1-i] = digits[(seq>>(4*i))&0xf]
+	var etag [etagLen]byte
+	for i := range etag {
+		etag[len(etag)-1-i] = digits[(seq>>(4*i))&0xf]
 	}
 	ts := written / 1e9
 	if written < 0 && written%1e9 != 0 {
@@ -109,18 +114,16 @@ func buildRecord(doc []byte, p *parsedItem, written int64, seq uint64) record {
 	}
 	var tsBuf [20]byte
 	tsText := strconv.AppendInt(tsBuf[:0], ts, 10)
-	jsonLen := 1 + p.size + len(`"_ts":,"_etag":"\"\""}`) + len(tsText) + len(hex)
 
 	var h [recordHeader]byte
 	binary.LittleEndian.PutUint64(h[0:], uint64(written))
 	binary.LittleEndian.PutUint64(h[8:], seq)
 	binary.LittleEndian.PutUint32(h[16:], uint32(p.ttl))
 	binary.LittleEndian.PutUint32(h[20:], uint32(p.size-p.ttlSize))
-	binary.LittleEndian.PutUint32(h[24:], uint32(jsonLen))
-	binary.LittleEndian.PutUint16(h[28:], uint16(len(p.id)))
+	binary.LittleEndian.PutUint16(h[24:], uint16(len(p.id)))
 
 	var b strings.Builder
-	b.Grow(recordHeader + len(p.id) + jsonLen + len(hex) + 2)
+	b.Grow(recordHeader + len(p.id) + 1 + p.size + len(`"_ts":,"_etag":""}`) + len(tsText) + etagLen)
 	b.Write(h[:])
 	b.WriteString(p.id)
 	b.WriteByte('{')
@@ -130,12 +133,9 @@ func buildRecord(doc []byte, p *parsedItem, written int64, seq uint64) record {
 	}
 	b.WriteString(`"_ts":`)
 	b.Write(tsText)
-	b.WriteString(`,"_etag":"\"`)
-	b.Write(hex[:])
-	b.WriteString(`\""}`)
-	b.WriteByte('"')
-	b.Write(hex[:])
-	b.WriteByte('"')
+	b.WriteString(`,"_etag":"`)
+	b.Write(etag[:])
+	b.WriteString(`"}`)
 	return record(b.String())
 }
 
