@@ -100,6 +100,9 @@ func BenchmarkReadItem(b *testing.B) {
 	}
 }
 
+// createSeq numbers the items BenchmarkCreateItem creates, across runs.
+var createSeq int
+
 // BenchmarkCreateItem creates new items in a container of n.
 func BenchmarkCreateItem(b *testing.B) {
 	for _, n := range benchSizes {
@@ -107,13 +110,12 @@ func BenchmarkCreateItem(b *testing.B) {
 		b.Run(sizeName(n), func(b *testing.B) {
 			b.ReportAllocs()
 			ctx := context.Background()
-			i := 0
 			for b.Loop() {
-				doc := benchDoc("new-"+strconv.Itoa(i), `,"ttl":3600`)
+				createSeq++
+				doc := benchDoc("new-"+strconv.Itoa(createSeq), `,"ttl":3600`)
 				if _, err := c.CreateItem(ctx, doc, nil); err != nil {
 					b.Fatal(err)
 				}
-				i++
 			}
 		})
 	}
