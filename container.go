@@ -78,23 +78,22 @@ type Container struct {
 
 type shard struct {
 	mu    sync.RWMutex
-	items map[string]record
-	_     [32]byte // keep shards on separate cache lines
+	items idTable
+	_     [8]byte // keep shards on separate cache lines
 }
 
 func newContainer(s *Store, props ContainerProperties, now int64) *Container {
 	c := &Container{store: s, id: props.ID, seed: maphash.MakeSeed(), props: props}
-	for i := range c.shards {
-		c.shards[i].items = make(map[string]record)
-	}
 	c.index.expiryIndex = newExpiryIndex()
 	c.throughput.Store(props.Throughput)
 	c.budget.setRate(props.Throughput, now)
 	return c
 }
 
-func (c *Container) shardFor(id string) *shard {
-	return &c.shards[maphash.String(c.seed, id)%shardCount]
+// shardFor returns the shard of id and the hash bits its table uses.
+func (c *Container) shardFor(id string) (*shard, uint32) {
+	h := maphash.String(c.seed, id)
+	return &c.shards[h%shardCount], slotHash(h)
 }
 
 // ID returns the container's id.
@@ -167,7 +166,8 @@ func (c *Container) Replace(ctx context.Context, props ContainerProperties) erro
 func (c *Container) purgeAllExpiredLocked(now int64) {
 	all := c.index.oldestExpired(c.props.DefaultTimeToLive, now, int(c.index.items)+1)
 	for _, e := range all {
-		delete(c.shardFor(e.rec.id()).items, e.rec.id())
+		sh, h := c.shardFor(e.rec.id())
+		sh.items.remove(e.rec.id(), h)
 		c.index.remove(e.rec)
 		c.reaperCharge.Add(charge(opDelete, e.rec.chargeSize()))
 	}

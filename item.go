@@ -205,9 +205,9 @@ func (c *Container) ReadItem(ctx context.Context, id string, o *ItemOptions) (It
 	if err := validateItemID(id); err != nil {
 		return c.fail(op, id, err)
 	}
-	sh := c.shardFor(id)
+	sh, h := c.shardFor(id)
 	sh.mu.RLock()
-	rec := sh.items[id]
+	rec := sh.items.get(id, h)
 	if rec != "" && canExpire(c.props.DefaultTimeToLive, rec.ttl()) &&
 		c.store.clock.now() >= rec.expiresAt(c.props.DefaultTimeToLive) {
 		rec = ""
@@ -257,12 +257,12 @@ func (c *Container) write(ctx context.Context, kind writeKind, id string, doc []
 		ifMatch = o.IfMatchEtag
 	}
 
-	sh := c.shardFor(id)
+	sh, h := c.shardFor(id)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	now := c.store.clock.now()
 	def := c.props.DefaultTimeToLive
-	old := sh.items[id]
+	old := sh.items.get(id, h)
 	live := old != "" && now < old.expiresAt(def)
 
 	var (
@@ -289,10 +289,10 @@ func (c *Container) write(ctx context.Context, kind writeKind, id string, doc []
 
 	var rec record
 	if kind == writeDelete {
-		delete(sh.items, id)
+		sh.items.remove(id, h)
 	} else {
 		rec = buildRecord(doc, &p, now, c.store.seq.Add(1))
-		sh.items[rec.id()] = rec // the key is the new record's: the old one is not kept alive
+		sh.items.put(id, h, rec)
 	}
 	c.index.mu.Lock()
 	if old != "" {

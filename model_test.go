@@ -252,30 +252,34 @@ func checkInvariants(t testing.TB, c *Container, where string) {
 	var items, bytes int64
 	want := 0
 	for i := range c.shards {
-		for id, rec := range c.shards[i].items {
-			if id != rec.id() {
-				t.Fatalf("%s: map key %q holds item %q", where, id, rec.id())
-			}
-			if c.shardFor(id) != &c.shards[i] {
-				t.Fatalf("%s: item %q in the wrong shard", where, id)
+		n := 0
+		c.shards[i].items.all(func(rec record) bool {
+			n++
+			id := rec.id()
+			if sh, h := c.shardFor(id); sh != &c.shards[i] || sh.items.get(id, h) != rec {
+				t.Fatalf("%s: item %q cannot be found in its shard", where, id)
 			}
 			items++
 			bytes += int64(rec.jsonLen())
 			tree, e := c.index.treeFor(rec)
 			if tree == nil {
-				continue
+				return true
 			}
 			want++
 			if got, ok := tree.Get(e); !ok || got.rec != rec {
 				t.Fatalf("%s: item %q (ttl %v) missing from the expiry index", where, id, rec.ttl())
 			}
+			return true
+		})
+		if n != c.shards[i].items.n {
+			t.Fatalf("%s: shard %d counts %d items, holds %d", where, i, c.shards[i].items.n, n)
 		}
 	}
 	check := func(name string, tree *btree.BTreeG[expiryEntry]) int {
 		n := 0
 		tree.Ascend(func(e expiryEntry) bool {
 			n++
-			if c.shardFor(e.rec.id()).items[e.rec.id()] != e.rec {
+			if sh, h := c.shardFor(e.rec.id()); sh.items.get(e.rec.id(), h) != e.rec {
 				t.Fatalf("%s: %s tree holds a stale or purged record of %q", where, name, e.rec.id())
 			}
 			return true

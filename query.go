@@ -188,13 +188,13 @@ func (c *Container) liveDocs(ctx context.Context, now int64) ([]query.Doc, error
 		sh := &c.shards[i]
 		sh.mu.RLock()
 		def := c.props.DefaultTimeToLive
-		for _, rec := range sh.items {
-			if canExpire(def, rec.ttl()) && now >= rec.expiresAt(def) {
-				continue
+		sh.items.all(func(rec record) bool {
+			if !canExpire(def, rec.ttl()) || now < rec.expiresAt(def) {
+				js := rec.json()
+				docs = append(docs, query.Doc{ID: rec.id(), JSON: unsafe.Slice(unsafe.StringData(js), len(js))})
 			}
-			js := rec.json()
-			docs = append(docs, query.Doc{ID: rec.id(), JSON: unsafe.Slice(unsafe.StringData(js), len(js))})
-		}
+			return true
+		})
 		sh.mu.RUnlock()
 	}
 	return docs, nil

@@ -157,17 +157,17 @@ func (c *Container) reap(now int64, o ReaperOptions, spend bool) (purged int, ne
 // spare budget could not pay for it.
 func (c *Container) purgeOne(rec record, now int64, spend bool) (ok, short bool) {
 	id := rec.id()
-	sh := c.shardFor(id)
+	sh, h := c.shardFor(id)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	if cur := sh.items[id]; cur == "" || cur.seq() != rec.seq() || now < rec.expiresAt(c.props.DefaultTimeToLive) {
+	if cur := sh.items.get(id, h); cur == "" || cur.seq() != rec.seq() || now < rec.expiresAt(c.props.DefaultTimeToLive) {
 		return false, false
 	}
 	cost := charge(opDelete, rec.chargeSize())
 	if spend && c.throughput.Load() != 0 && !c.budget.takeSpare(cost, now) {
 		return false, true
 	}
-	delete(sh.items, id)
+	sh.items.remove(id, h)
 	c.index.mu.Lock()
 	c.index.remove(rec)
 	c.index.mu.Unlock()

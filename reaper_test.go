@@ -173,10 +173,10 @@ func TestReaperOldestFirst(t *testing.T) {
 }
 
 func present(c *Container, id string) bool {
-	sh := c.shardFor(id)
+	sh, h := c.shardFor(id)
 	sh.mu.RLock()
 	defer sh.mu.RUnlock()
-	return sh.items[id] != ""
+	return sh.items.get(id, h) != ""
 }
 
 // TestReaperNeverPurgesRewritten: a candidate rewritten after it was
@@ -241,11 +241,12 @@ func TestReaperRandomWorkloads(t *testing.T) {
 func liveIDs(c *Container, now int64) map[string]bool {
 	ids := map[string]bool{}
 	for i := range c.shards {
-		for id, rec := range c.shards[i].items {
+		c.shards[i].items.all(func(rec record) bool {
 			if now < rec.expiresAt(c.props.DefaultTimeToLive) {
-				ids[id] = true
+				ids[rec.id()] = true
 			}
-		}
+			return true
+		})
 	}
 	return ids
 }

@@ -1,0 +1,115 @@
+package lethe
+
+// idTable is a shard's primary index: item id → record. It is an open
+// addressing hash table with linear probing and backward-shift deletion.
+// Each slot holds 32 bits of the id's hash beside the record, so a lookup
+// usually touches two cache lines (the slot and the record, whose header and
+// id sit together), a probe past another id rarely touches its record, and
+// growing never reads a record. It uses about 24 bytes a slot; Go's map
+// would use 32 and a control word, and an extra cache line per lookup.
+//
+// The zero value is an empty table. It is not safe for concurrent use: the
+// shard's lock guards it.
+type idTable struct {
+	slots []idSlot // a power of two long, or empty
+	n     int      // records held
+}
+
+type idSlot struct {
+	hash uint32 // bits of the id's hash; the slot's home is hash & mask
+	rec  record // "" when the slot is empty
+}
+
+// slotHash is the part of an id's 64-bit hash a slot keeps. The low bits of
+// the hash pick the shard, so the table uses higher ones.
+func slotHash(h uint64) uint32 { return uint32(h >> 8) }
+
+// find returns the index of id's slot, or of the empty slot where it would
+// go, and whether it is there.
+func (t *idTable) find(id string, h uint32) (int, bool) {
+	mask := len(t.slots) - 1
+	for i := int(h) & mask; ; i = (i + 1) & mask {
+		s := &t.slots[i]
+		if s.rec == "" {
+			return i, false
+		}
+		if s.hash == h && s.rec.id() == id {
+			return i, true
+		}
+	}
+}
+
+// get returns the record of id, or "".
+func (t *idTable) get(id string, h uint32) record {
+	if t.n == 0 {
+		return ""
+	}
+	i, ok := t.find(id, h)
+	if !ok {
+		return ""
+	}
+	return t.slots[i].rec
+}
+
+// put stores rec, whose id is id, replacing any record of that id.
+func (t *idTable) put(id string, h uint32, rec record) {
+	if (t.n+1)*4 > len(t.slots)*3 {
+		t.grow()
+	}
+	i, ok := t.find(id, h)
+	if !ok {
+		t.n++
+	}
+	t.slots[i] = idSlot{hash: h, rec: rec}
+}
+
+// remove deletes id's record, if any, shifting back the records after it
+// that probed past its slot.
+func (t *idTable) remove(id string, h uint32) {
+	if t.n == 0 {
+		return
+	}
+	i, ok := t.find(id, h)
+	if !ok {
+		return
+	}
+	t.n--
+	mask := len(t.slots) - 1
+	for j := (i + 1) & mask; t.slots[j].rec != ""; j = (j + 1) & mask {
+		home := int(t.slots[j].hash) & mask
+		// The record at j stays if its home lies cyclically in (i, j].
+		if (i < j && i < home && home <= j) || (j < i && (i < home || home <= j)) {
+			continue
+		}
+		t.slots[i] = t.slots[j]
+		i = j
+	}
+	t.slots[i] = idSlot{}
+}
+
+// grow doubles the table (at least 8 slots), rehoming every record by its
+// kept hash bits.
+func (t *idTable) grow() {
+	old := t.slots
+	t.slots = make([]idSlot, max(8, 2*len(old)))
+	mask := len(t.slots) - 1
+	for _, s := range old {
+		if s.rec == "" {
+			continue
+		}
+		i := int(s.hash) & mask
+		for t.slots[i].rec != "" {
+			i = (i + 1) & mask
+		}
+		t.slots[i] = s
+	}
+}
+
+// all calls fn for every record until fn returns false.
+func (t *idTable) all(fn func(rec record) bool) {
+	for _, s := range t.slots {
+		if s.rec != "" && !fn(s.rec) {
+			return
+		}
+	}
+}

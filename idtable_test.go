@@ -1,0 +1,59 @@
+package lethe
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestIDTable runs random puts, gets and removes against a Go map, with
+// hashes drawn from a small space so that probe chains, wrap-around and
+// backward shifts are exercised hard.
+func TestIDTable(t *testing.T) {
+	seed := rand.Uint64()
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, 0))
+	for _, hashes := range []uint32{1, 3, 16, 1 << 30} {
+		var tab idTable
+		ref := map[string]record{}
+		hashOf := map[string]uint32{}
+		for step := range 20000 {
+			id := fmt.Sprint(rng.IntN(300))
+			h, ok := hashOf[id]
+			if !ok {
+				h = rng.Uint32() % hashes
+				if hashes == 3 {
+					h = h<<30 | 5 // same home, different hashes
+				}
+				hashOf[id] = h
+			}
+			where := fmt.Sprintf("hashes %d step %d id %s", hashes, step, id)
+			switch rng.IntN(3) {
+			case 0:
+				p := parsedItem{id: id}
+				rec := buildRecord([]byte(`{}`), &p, int64(step), uint64(step+1))
+				tab.put(id, h, rec)
+				ref[id] = rec
+			case 1:
+				tab.remove(id, h)
+				delete(ref, id)
+			}
+			require.Equal(t, ref[id], tab.get(id, h), where)
+			require.Equal(t, len(ref), tab.n, where)
+			if step%500 == 0 {
+				seen := 0
+				tab.all(func(rec record) bool {
+					seen++
+					require.Equal(t, ref[rec.id()], rec, where)
+					return true
+				})
+				require.Equal(t, len(ref), seen, where)
+				for id, rec := range ref {
+					require.Equal(t, rec, tab.get(id, hashOf[id]), where)
+				}
+			}
+		}
+	}
+}
