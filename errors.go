@@ -105,6 +105,6 @@ func badRequest(format string, args ...any) *Error {
 // withContext fills in the operation, container and item of an *Error and
 // returns it as an error.
 func withContext(err *Error, op, container, item string) error {
-	err.Op, err.Container, err.ItemID = op, container, item
+	err.Op, err.Container, err.ItemID = op, container, strings.Clone(item)
 	return err
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // parsedItem is what one pass over an incoming document finds.
@@ -29,6 +30,7 @@ func parseItem(doc []byte) (parsedItem, *Error) {
 		return p, &Error{StatusCode: http.StatusRequestEntityTooLarge,
 			Message: fmt.Sprintf("the item is %d bytes, over the limit of %d", len(doc), MaxItemSize)}
 	}
+	p.members = make([]span, 0, 16)
 	s := scanner{b: doc}
 	s.skipSpace()
 	if s.i >= len(doc) || doc[s.i] != '{' {
@@ -84,7 +86,9 @@ func parseItem(doc []byte) (parsedItem, *Error) {
 				if err != nil {
 					return p, err
 				}
-				p.id = string(raw)
+				// A view of the caller's bytes: buildRecord copies it, and
+				// errors clone it (withContext).
+				p.id = unsafe.String(unsafe.SliceData(raw), len(raw))
 				if esc {
 					p.id = decodeString(raw)
 				}
@@ -253,6 +257,13 @@ func (s *scanner) str() (raw []byte, escaped bool, err *Error) {
 	s.i++ // the opening quote
 	start := s.i
 	for s.i < len(s.b) {
+		// Skip plain characters fast.
+		for s.i < len(s.b) && plain[s.b[s.i]] {
+			s.i++
+		}
+		if s.i >= len(s.b) {
+			break
+		}
 		c := s.b[s.i]
 		switch {
 		case c == '"':
@@ -287,6 +298,15 @@ func (s *scanner) str() (raw []byte, escaped bool, err *Error) {
 	}
 	return nil, false, badRequest("invalid JSON: unterminated string")
 }
+
+// plain marks the bytes a string may hold as they are: not a quote, a
+// backslash, a control character or the start of a multi-byte sequence.
+var plain = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
 
 func isHex4(b []byte) bool {
 	for _, c := range b {
