@@ -80,6 +80,49 @@
 // Container.Stats reports the backlog (ExpiredPending, PurgeLag) and the work
 // done (Purged, ReaperCharge, Throttled).
 //
+// # Queries
+//
+// Container.QueryItems and Container.NewQueryItemsPager run queries in the
+// Cosmos DB for NoSQL query language over the container's live items:
+//
+//	SELECT [DISTINCT] [TOP n] * | VALUE expr | expr [AS alias], ...
+//	FROM c | FROM root r | FROM x IN c.children | FROM c.children
+//	[JOIN t IN c.tags ...] [WHERE expr]
+//	[ORDER BY expr [ASC|DESC], ...] [OFFSET n LIMIT m]
+//
+// The name after FROM only names the container's items. Paths (c.a.b,
+// c["a b"], c.arr[0]), object and array literals, @parameters (anywhere a
+// value can stand, TOP, OFFSET and LIMIT included), the operators
+// + - * / % || = != <> < <= > >= IN BETWEEN LIKE (with % _ [...] and
+// ESCAPE) AND OR NOT ?: ?? and bitwise ones, the aggregates COUNT, SUM, AVG,
+// MIN and MAX, and the common built-in functions (type checks, string, math,
+// array and date functions) are supported. A query without FROM (SELECT
+// ABS(-4)) is evaluated once. GROUP BY and subqueries are not supported yet.
+//
+// Values follow Cosmos DB. A missing property is undefined, which is not
+// null: it is left out of projected objects, and SELECT VALUE of it yields
+// no row. Arithmetic on non-numbers, comparisons between values of different
+// types, and anything involving undefined yield undefined; AND, OR and NOT
+// are three-valued (false AND undefined is false, true OR undefined is true);
+// WHERE keeps a row only when its condition is exactly true. ORDER BY, MIN
+// and MAX order values across types as undefined < null < false < true <
+// numbers < strings (byte-wise) < arrays < objects. String functions count
+// UTF-16 code units, as JavaScript does. Numbers are IEEE doubles; SELECT *
+// returns each item exactly as stored.
+//
+// Expired items never appear in a result, a count or an aggregate, whether
+// or not the reaper has purged them. A query is evaluated in full when its
+// first page is asked for, over the items live at one clock reading; each
+// shard of the container is read under its lock in turn, so every item is
+// seen exactly once, as it was either before or after any concurrent write
+// to it. Results without ORDER BY are ordered by item id. Pages hold
+// PageSizeHint results (default 100); a continuation token resumes a new
+// pager at the same position for the same query text and parameters, and is
+// refused (ErrBadRequest) for any other. A bad query is an ErrBadRequest
+// whose message gives line, column and what was expected, such as
+// "1:17: expected WHERE, found "WHER"". Cancelling the context stops a long
+// query promptly.
+//
 // # Concurrency
 //
 // A Store and its Containers are safe for concurrent use by any number of
