@@ -21,8 +21,8 @@ type budget struct {
 	rate     int64 // RU per second; 0: unlimited
 	tokens   int64 // user bucket, at most capacity (below 0 only after an operation costing more than capacity)
 	spare    int64 // reaper's bucket, at most capacity
-	origin   int64 // Unix ns from which refill is counted
-	credited int64 // refill credited since origin
+	origin   int64 // Unix ns from which refill is counted; moves by whole seconds
+	credited int64 // refill credited since origin (less than one second's)
 	last     int64 // the latest time seen
 }
 
@@ -40,7 +40,9 @@ func (b *budget) setRate(rate int32, now int64) {
 	b.origin, b.credited, b.last = now, 0, now
 }
 
-// refillLocked credits the buckets up to now.
+// refillLocked credits the buckets up to now. The credit since origin is
+// whole seconds of capacity plus the exact share of the current second, so
+// the sum credited never depends on how often refill runs.
 func (b *budget) refillLocked(now int64) {
 	if now <= b.last {
 		return // the clock went backwards or stood still: no credit
@@ -48,20 +50,20 @@ func (b *budget) refillLocked(now int64) {
 	b.last = now
 	capacity := b.capacity()
 	elapsed := now - b.origin
-	if elapsed >= 2*int64(time.Second) {
-		// Two seconds of refill fill both buckets whatever they held.
-		b.tokens, b.spare = capacity, capacity
-		b.origin, b.credited = now, 0
-		return
+	whole, part := elapsed/int64(time.Second), elapsed%int64(time.Second)
+	hi, lo := bits.Mul64(uint64(capacity), uint64(part))
+	partCredit, _ := bits.Div64(hi, lo, uint64(time.Second))
+	// Credit beyond what fills both buckets is lost anyway: cap it so that
+	// long idle times cannot overflow.
+	useful := 2*capacity - b.tokens - b.spare
+	var delta int64
+	if whole > useful/capacity+1 {
+		delta = useful
+	} else {
+		delta = whole*capacity + int64(partCredit) - b.credited
 	}
-	hi, lo := bits.Mul64(uint64(capacity), uint64(elapsed))
-	total, _ := bits.Div64(hi, lo, uint64(time.Second))
-	delta := int64(total) - b.credited
-	b.credited = int64(total)
-	if elapsed >= int64(time.Second) {
-		b.origin += int64(time.Second)
-		b.credited -= capacity
-	}
+	b.origin += whole * int64(time.Second)
+	b.credited = int64(partCredit)
 	b.tokens += delta
 	if b.tokens > capacity {
 		b.spare = min(capacity, b.spare+b.tokens-capacity)
@@ -118,6 +120,13 @@ func (b *budget) spareWait(cost, now int64) time.Duration {
 
 // durationFor is how long refill takes to bring milli-RU, rounded up.
 func (b *budget) durationFor(milli int64) time.Duration {
-	perSecond := b.capacity()
-	return time.Duration((milli*int64(time.Second) + perSecond - 1) / perSecond)
+	perSecond := uint64(b.capacity())
+	hi, lo := bits.Mul64(uint64(milli), uint64(time.Second))
+	lo, carry := bits.Add64(lo, perSecond-1, 0)
+	hi += carry
+	if hi >= perSecond {
+		return time.Duration(1<<63 - 1)
+	}
+	q, _ := bits.Div64(hi, lo, perSecond)
+	return time.Duration(q)
 }
