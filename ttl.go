@@ -2,7 +2,9 @@ package lethe
 
 import (
 	"math"
+	"math/big"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -104,18 +106,32 @@ func defaultTTLError(t TTL) *Error {
 }
 
 // parseItemTTL validates the JSON number text of an item's "ttl" property.
-// Integral values are accepted in any JSON spelling (10, 10.0, 1e1).
+// Integral values are accepted in any JSON spelling (10, 10.0, 1e1); the
+// decision is made on the exact decimal value, never on a rounded float, so
+// 1.0000000000000001 is rejected as the non-integer it is.
 func parseItemTTL(raw []byte) (TTL, *Error) {
-	var v float64
 	if n, err := strconv.ParseInt(string(raw), 10, 64); err == nil {
-		v = float64(n)
-	} else if f, err := strconv.ParseFloat(string(raw), 64); err == nil {
-		v = f
-	} else {
-		return 0, ttlError(string(raw))
+		if n != -1 && (n < 1 || n > int64(MaxTTL)) {
+			return 0, ttlError(string(raw))
+		}
+		return TTL(n), nil
 	}
-	if v != math.Trunc(v) || (v != -1 && (v < 1 || v > float64(MaxTTL))) {
-		return 0, ttlError(string(raw))
+	// A fraction or an exponent. Any exponent beyond ±30 puts a non-zero
+	// value outside the range or below 1; so does a zero.
+	text := string(raw)
+	if i := strings.IndexAny(text, "eE"); i >= 0 {
+		exp, err := strconv.Atoi(strings.TrimPrefix(text[i+1:], "+"))
+		if err != nil || exp > 30 || exp < -30 {
+			return 0, ttlError(text)
+		}
 	}
-	return TTL(v), nil
+	r, ok := new(big.Rat).SetString(text)
+	if !ok || !r.IsInt() || !r.Num().IsInt64() {
+		return 0, ttlError(text)
+	}
+	n := r.Num().Int64()
+	if n != -1 && (n < 1 || n > int64(MaxTTL)) {
+		return 0, ttlError(text)
+	}
+	return TTL(n), nil
 }

@@ -65,7 +65,9 @@ func TestTTLFullPrecision(t *testing.T) {
 
 // invalidTTLs are item ttl values that every write must reject.
 var invalidTTLs = []string{"0", "-2", "-1000", "1.5", `"10"`, "true", "false", "{}", "[]", `{"a":1}`, "[10]",
-	"2147483648", "1e20", "-1e20", "-0", "0.0", "-2147483649", "99999999999999999999999"}
+	"2147483648", "1e20", "-1e20", "-0", "0.0", "-2147483649", "99999999999999999999999",
+	"0.99999999999999999", "1.0000000000000001", "2147483647.0000001", "-1.00000000000000001", "-0.99999999999999999",
+	"1e-400", "1e400", "0e5", "1e999999999999999999999", "2.147483648e9", "-1e0000000000000000000000000001"}
 
 // TestInvalidItemTTL: an invalid ttl is rejected with 400 under every
 // container setting, by create, replace and upsert, and changes nothing.
@@ -109,7 +111,8 @@ func TestValidItemTTLSpellings(t *testing.T) {
 		life time.Duration // 0: never
 	}{
 		{"1", time.Second}, {"10.0", 10 * time.Second}, {"1e1", 10 * time.Second}, {"2147483647", math.MaxInt32 * time.Second},
-		{"-1", 0}, {"-1.0", 0}, {"null", 100 * time.Second},
+		{"-1", 0}, {"-1.0", 0}, {"-10e-1", 0}, {"null", 100 * time.Second}, {"0.5e1", 5 * time.Second},
+		{"2.147483647E+9", math.MaxInt32 * time.Second}, {"100000e-5", time.Second},
 	} {
 		t.Run(tc.ttl, func(t *testing.T) {
 			c, clock := newContainer(t, 100)
