@@ -52,8 +52,8 @@ const shardCount = 32
 //
 // Locking: items live in shards, each guarded by its own RWMutex. The
 // expiry index and the counts sit under index.mu, taken after a shard lock
-// when both are needed. props is written only with every shard lock and
-// index.mu held, so holding any one of them is enough to read it.
+// when both are needed. props and rule are written only with every shard
+// lock and index.mu held, so holding any one of them is enough to read them.
 type Container struct {
 	store *Store
 	id    string
@@ -67,6 +67,7 @@ type Container struct {
 	}
 
 	props      ContainerProperties // see the locking note above
+	rule       expiryRule          // decides expiry; guarded like props
 	throughput atomic.Int32        // props.Throughput, readable without a lock
 	budget     budget
 
@@ -83,7 +84,7 @@ type shard struct {
 }
 
 func newContainer(s *Store, props ContainerProperties, now int64) *Container {
-	c := &Container{store: s, id: props.ID, seed: maphash.MakeSeed(), props: props}
+	c := &Container{store: s, id: props.ID, seed: maphash.MakeSeed(), props: props, rule: newExpiryRule(props.DefaultTimeToLive)}
 	c.index.expiryIndex = newExpiryIndex()
 	c.throughput.Store(props.Throughput)
 	c.budget.setRate(props.Throughput, now)
@@ -129,7 +130,8 @@ func (c *Container) Read(ctx context.Context) (ContainerProperties, error) {
 // Throughput; props.ID must be the container's id. A change of
 // DefaultTimeToLive applies at once to every item, computed from each item's
 // last write. Expiry is final: items already expired stay gone, whatever the
-// new setting (they are purged as part of the change).
+// new setting. The change takes every lock of the container only for an
+// instant: it touches no item.
 func (c *Container) Replace(ctx context.Context, props ContainerProperties) error {
 	const op = "ReplaceContainer"
 	if err := c.check(ctx, op, ""); err != nil {
@@ -146,32 +148,19 @@ func (c *Container) Replace(ctx context.Context, props ContainerProperties) erro
 	}
 	c.index.mu.Lock()
 	now := c.store.clock.now()
-	if props.DefaultTimeToLive != c.props.DefaultTimeToLive {
-		c.purgeAllExpiredLocked(now)
+	if props.DefaultTimeToLive != c.rule.def {
+		c.rule = c.rule.changed(props.DefaultTimeToLive, now)
 	}
 	c.props = cloneProps(props)
 	c.throughput.Store(props.Throughput)
 	c.budget.setRate(props.Throughput, now)
-	next := c.index.next(props.DefaultTimeToLive)
+	next := c.index.next(c.rule)
 	c.index.mu.Unlock()
 	for i := range c.shards {
 		c.shards[i].mu.Unlock()
 	}
 	c.store.reaper.notify(next)
 	return nil
-}
-
-// purgeAllExpiredLocked deletes every item expired at now under the current
-// settings. Every shard lock and index.mu must be held.
-func (c *Container) purgeAllExpiredLocked(now int64) {
-	all := c.index.oldestExpired(c.props.DefaultTimeToLive, now, int(c.index.items)+1)
-	for _, e := range all {
-		sh, h := c.shardFor(e.rec.id())
-		sh.items.remove(e.rec.id(), h)
-		c.index.remove(e.rec)
-		c.reaperCharge.Add(charge(opDelete, e.rec.chargeSize()))
-	}
-	c.purged.Add(int64(len(all)))
 }
 
 // ContainerStats describe a container's contents. Items and Bytes count live
@@ -191,7 +180,7 @@ type ContainerStats struct {
 func (c *Container) Stats() ContainerStats {
 	now := c.store.clock.now()
 	c.index.mu.Lock()
-	expired, expiredBytes, oldest := c.index.expiredStats(c.props.DefaultTimeToLive, now)
+	expired, expiredBytes, oldest := c.index.expiredStats(c.rule, now)
 	st := ContainerStats{
 		Items:          c.index.items - expired,
 		Bytes:          c.index.bytes - expiredBytes,

@@ -74,43 +74,45 @@ func (x *expiryIndex) remove(rec record) {
 	}
 }
 
-// next returns the earliest expiry of any item under the default def, or
-// never.
-func (x *expiryIndex) next(def TTL) int64 {
-	if def == TTLOff {
-		return never
-	}
+// next returns the earliest expiry of any item under rule, or never.
+func (x *expiryIndex) next(rule expiryRule) int64 {
 	next := int64(never)
-	if e, ok := x.own.Min(); ok {
+	if e, ok := x.own.Min(); ok && (rule.def != TTLOff || e.at <= rule.finalOwn) {
 		next = e.at
 	}
-	if e, ok := x.inherit.Min(); ok && def > 0 {
-		next = min(next, addSeconds(e.at, def))
+	if e, ok := x.inherit.Min(); ok {
+		switch {
+		case e.at <= rule.finalInherit:
+			next = min(next, e.at) // expired for good: due now
+		case rule.def > 0:
+			next = min(next, addSeconds(e.at, rule.def))
+		}
 	}
 	return next
 }
 
-// ascendExpired calls fn, oldest expiry first, for the expired items of one
-// tree at now under the default def, with each one's expiry, until fn returns
-// false.
-func (x *expiryIndex) ascendExpired(t *btree.BTreeG[expiryEntry], def TTL, now int64, fn func(rec record, at int64) bool) {
-	if def == TTLOff {
-		return
-	}
+// ascendExpired calls fn, oldest first, for the expired items of one tree
+// at now under rule, with each one's expiry, until fn returns false.
+func (x *expiryIndex) ascendExpired(t *btree.BTreeG[expiryEntry], rule expiryRule, now int64, fn func(rec record, at int64) bool) {
+	// Everything at or before cutoff in the tree's order is expired.
+	cutoff, shift := rule.finalOwn, int64(0)
 	if t == x.own {
-		if now == never {
-			t.Ascend(func(e expiryEntry) bool { return fn(e.rec, e.at) })
-			return
+		if rule.def != TTLOff {
+			cutoff = max(cutoff, now)
 		}
-		t.AscendLessThan(expiryEntry{at: now + 1, rec: firstRecord}, func(e expiryEntry) bool { return fn(e.rec, e.at) })
+	} else {
+		cutoff = rule.finalInherit
+		if rule.def > 0 {
+			shift = addSeconds(0, rule.def)
+			cutoff = max(cutoff, now-shift) // written + def <= now
+		}
+	}
+	visit := func(e expiryEntry) bool { return fn(e.rec, e.at+shift) }
+	if cutoff == never {
+		t.Ascend(visit)
 		return
 	}
-	if def < 0 {
-		return // inheriting items never expire
-	}
-	// Expired: written + def <= now, that is written <= now - def.
-	d := addSeconds(0, def)
-	t.AscendLessThan(expiryEntry{at: now - d + 1, rec: firstRecord}, func(e expiryEntry) bool { return fn(e.rec, e.at+d) })
+	t.AscendLessThan(expiryEntry{at: cutoff + 1, rec: firstRecord}, visit)
 }
 
 // firstRecord sorts before every record of the same instant: a pivot for
@@ -123,12 +125,12 @@ type expiredEntry struct {
 	at  int64
 }
 
-// oldestExpired returns up to limit expired items at now under the default
-// def, oldest expiry first.
-func (x *expiryIndex) oldestExpired(def TTL, now int64, limit int) []expiredEntry {
+// oldestExpired returns up to limit expired items at now under rule, oldest
+// expiry first.
+func (x *expiryIndex) oldestExpired(rule expiryRule, now int64, limit int) []expiredEntry {
 	collect := func(t *btree.BTreeG[expiryEntry]) []expiredEntry {
 		var out []expiredEntry
-		x.ascendExpired(t, def, now, func(rec record, at int64) bool {
+		x.ascendExpired(t, rule, now, func(rec record, at int64) bool {
 			out = append(out, expiredEntry{rec, at})
 			return len(out) < limit
 		})
@@ -152,9 +154,9 @@ func (x *expiryIndex) oldestExpired(def TTL, now int64, limit int) []expiredEntr
 	return merged
 }
 
-// expiredStats counts the expired items at now under the default def, their
-// bytes, and the expiry of the oldest.
-func (x *expiryIndex) expiredStats(def TTL, now int64) (items, bytes, oldest int64) {
+// expiredStats counts the expired items at now under rule, their bytes, and
+// the expiry of the oldest.
+func (x *expiryIndex) expiredStats(rule expiryRule, now int64) (items, bytes, oldest int64) {
 	oldest = never
 	count := func(rec record, at int64) bool {
 		items++
@@ -162,7 +164,7 @@ func (x *expiryIndex) expiredStats(def TTL, now int64) (items, bytes, oldest int
 		oldest = min(oldest, at)
 		return true
 	}
-	x.ascendExpired(x.inherit, def, now, count)
-	x.ascendExpired(x.own, def, now, count)
+	x.ascendExpired(x.inherit, rule, now, count)
+	x.ascendExpired(x.own, rule, now, count)
 	return items, bytes, oldest
 }

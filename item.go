@@ -54,7 +54,7 @@ func (r record) jsonLen() int    { return len(r) - recordHeader - r.idLen() }
 // etag returns the item's ETag: the value of "_etag", inside the document.
 func (r record) etag() string { return string(r[len(r)-etagLen-2 : len(r)-2]) }
 
-func (r record) expiresAt(def TTL) int64 { return expiresAt(def, r.ttl(), r.written()) }
+func (r record) expiresAt(rule expiryRule) int64 { return rule.expiresAt(r.ttl(), r.written()) }
 
 func le64(s string, i int) uint64 {
 	_ = s[i+7]
@@ -208,9 +208,11 @@ func (c *Container) ReadItem(ctx context.Context, id string, o *ItemOptions) (It
 	sh, h := c.shardFor(id)
 	sh.mu.RLock()
 	rec := sh.items.get(id, h)
-	if rec != "" && canExpire(c.props.DefaultTimeToLive, rec.ttl()) &&
-		c.store.clock.now() >= rec.expiresAt(c.props.DefaultTimeToLive) {
-		rec = ""
+	if rec != "" {
+		// Only an item that can expire costs a clock reading.
+		if exp := rec.expiresAt(c.rule); exp != never && c.store.clock.now() >= exp {
+			rec = ""
+		}
 	}
 	sh.mu.RUnlock()
 	if rec == "" {
@@ -261,9 +263,8 @@ func (c *Container) write(ctx context.Context, kind writeKind, id string, doc []
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	now := c.store.clock.now()
-	def := c.props.DefaultTimeToLive
 	old := sh.items.get(id, h)
-	live := old != "" && now < old.expiresAt(def)
+	live := old != "" && now < old.expiresAt(c.rule)
 
 	var (
 		status int
@@ -305,7 +306,7 @@ func (c *Container) write(ctx context.Context, kind writeKind, id string, doc []
 
 	resp := ItemResponse{RequestCharge: ru(cost), StatusCode: status}
 	if rec != "" {
-		c.store.reaper.notify(rec.expiresAt(def))
+		c.store.reaper.notify(rec.expiresAt(c.rule))
 		resp.Value, resp.ETag = []byte(rec.json()), rec.etag()
 	}
 	return resp, nil

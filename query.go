@@ -187,9 +187,9 @@ func (c *Container) liveDocs(ctx context.Context, now int64) ([]query.Doc, error
 		}
 		sh := &c.shards[i]
 		sh.mu.RLock()
-		def := c.props.DefaultTimeToLive
+		rule := c.rule
 		sh.items.all(func(rec record) bool {
-			if !canExpire(def, rec.ttl()) || now < rec.expiresAt(def) {
+			if now < rec.expiresAt(rule) {
 				js := rec.json()
 				docs = append(docs, query.Doc{ID: rec.id(), JSON: unsafe.Slice(unsafe.StringData(js), len(js))})
 			}

@@ -126,8 +126,7 @@ func (c *Container) reap(now int64, o ReaperOptions, spend bool) (purged int, ne
 		return 0, never
 	}
 	c.index.mu.Lock()
-	def := c.props.DefaultTimeToLive
-	batch := c.index.oldestExpired(def, now, o.BatchSize)
+	batch := c.index.oldestExpired(c.rule, now, o.BatchSize)
 	c.index.mu.Unlock()
 
 	start := time.Now()
@@ -147,7 +146,7 @@ func (c *Container) reap(now int64, o ReaperOptions, spend bool) (purged int, ne
 		return purged, now
 	}
 	c.index.mu.Lock()
-	next = c.index.next(c.props.DefaultTimeToLive)
+	next = c.index.next(c.rule)
 	c.index.mu.Unlock()
 	return purged, next
 }
@@ -160,7 +159,7 @@ func (c *Container) purgeOne(rec record, now int64, spend bool) (ok, short bool)
 	sh, h := c.shardFor(id)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	if cur := sh.items.get(id, h); cur == "" || cur.seq() != rec.seq() || now < rec.expiresAt(c.props.DefaultTimeToLive) {
+	if cur := sh.items.get(id, h); cur == "" || cur.seq() != rec.seq() || now < rec.expiresAt(c.rule) {
 		return false, false
 	}
 	cost := charge(opDelete, rec.chargeSize())

@@ -190,7 +190,7 @@ func TestReaperNeverPurgesRewritten(t *testing.T) {
 	mustWrite(t, c, `{"id":"a"}`)
 	clock.Advance(5 * time.Second)
 	c.index.mu.Lock()
-	batch := c.index.oldestExpired(5, clock.Now().UnixNano(), 10)
+	batch := c.index.oldestExpired(c.rule, clock.Now().UnixNano(), 10)
 	c.index.mu.Unlock()
 	require.Len(t, batch, 1)
 	mustWrite(t, c, `{"id":"a","new":true}`) // rewritten after the reaper chose it
@@ -242,7 +242,7 @@ func liveIDs(c *Container, now int64) map[string]bool {
 	ids := map[string]bool{}
 	for i := range c.shards {
 		c.shards[i].items.all(func(rec record) bool {
-			if now < rec.expiresAt(c.props.DefaultTimeToLive) {
+			if now < rec.expiresAt(c.rule) {
 				ids[rec.id()] = true
 			}
 			return true

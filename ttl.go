@@ -50,22 +50,45 @@ func validDefaultTTL(t TTL) bool { return t >= TTLNever }
 // never is the expiry instant of an item that does not expire.
 const never = math.MaxInt64
 
+// expiredForGood is the expiry instant of an item that expired under an
+// earlier setting of its container.
+const expiredForGood = math.MinInt64
+
+// expiryRule is everything that decides expiry in one container: its
+// default TTL, and what "expiry is final" remembers of earlier defaults.
+type expiryRule struct {
+	def TTL // the container's DefaultTimeToLive
+	// An item without its own ttl written at or before finalInherit, or one
+	// with its own positive ttl whose expiry is at or before finalOwn,
+	// expired under an earlier default and stays expired.
+	finalInherit int64
+	finalOwn     int64
+}
+
+func newExpiryRule(def TTL) expiryRule {
+	return expiryRule{def: def, finalInherit: expiredForGood, finalOwn: expiredForGood}
+}
+
 // expiresAt is the one place where lethe decides when an item expires.
 //
-// def is the container's DefaultTimeToLive, own the item's own "ttl" property
-// (TTLOff when absent or null: inherit), written the instant of the item's
-// last write in Unix nanoseconds. The result is the first instant, in Unix
-// nanoseconds, at which the item is expired, or never.
+// own is the item's own "ttl" property (TTLOff when absent or null:
+// inherit), written the instant of its last write in Unix nanoseconds. The
+// result is the first instant, in Unix nanoseconds, at which the item is
+// expired: never if it does not expire, expiredForGood if it expired under
+// an earlier default.
 //
 //	effective = never     if the container's TTL is off
 //	          = own       if the item has a ttl (-1: never)
 //	          = def       otherwise (-1: never)
 //	expired   = effective != never && now >= written + effective
-func expiresAt(def, own TTL, written int64) int64 {
-	if def == TTLOff {
+func (r expiryRule) expiresAt(own TTL, written int64) int64 {
+	if (own == TTLOff && written <= r.finalInherit) || (own > 0 && addSeconds(written, own) <= r.finalOwn) {
+		return expiredForGood
+	}
+	if r.def == TTLOff {
 		return never
 	}
-	eff := def
+	eff := r.def
 	if own != TTLOff {
 		eff = own
 	}
@@ -75,11 +98,18 @@ func expiresAt(def, own TTL, written int64) int64 {
 	return addSeconds(written, eff)
 }
 
-// canExpire reports whether an item with its own ttl own can expire at all
-// in a container whose default is def. It needs no clock: a read of an item
-// that cannot expire never reads the time.
-func canExpire(def, own TTL) bool {
-	return def != TTLOff && own != TTLNever && (own != TTLOff || def != TTLNever)
+// changed returns the rule after the container's default changes to def at
+// now. Expiry is final: whatever is expired under r at now stays expired,
+// without touching a single item (the reaper purges them later).
+func (r expiryRule) changed(def TTL, now int64) expiryRule {
+	if r.def != TTLOff {
+		r.finalOwn = max(r.finalOwn, now)
+		if r.def > 0 {
+			r.finalInherit = max(r.finalInherit, now-addSeconds(0, r.def))
+		}
+	}
+	r.def = def
+	return r
 }
 
 // addSeconds adds ttl seconds to the instant at, saturating at never.
