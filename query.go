@@ -54,6 +54,7 @@ type QueryItemsPager struct {
 	more  bool
 	ran   bool     // the query has been evaluated
 	items [][]byte // all results, once evaluated
+	srcs  []record // the item each result was made from ("" if none), to drop results that expire between pages
 	exam  int      // items the evaluation examined, charged with the first page
 	next  int      // index in items of the next page's first result
 	hash  uint64   // identifies the query and its parameters in tokens
@@ -93,16 +94,18 @@ func (p *QueryItemsPager) NextPage(ctx context.Context) (QueryItemsResponse, err
 	if !p.more {
 		return QueryItemsResponse{}, withContext(badRequest("the query has no more pages"), op, c.id, "")
 	}
-	examined := 0
-	if !p.ran {
+	first := !p.ran
+	if first {
 		if err := p.run(ctx); err != nil {
 			var e *Error
-			if errors.As(err, &e) {
-				return QueryItemsResponse{RequestCharge: ru(chargeFailure)}, withContext(e, op, c.id, "")
+			if !errors.As(err, &e) {
+				return QueryItemsResponse{}, err
 			}
-			return QueryItemsResponse{}, err
+			if err := c.draw(op, "", chargeFailure); err != nil {
+				return QueryItemsResponse{}, err
+			}
+			return QueryItemsResponse{RequestCharge: ru(chargeFailure)}, withContext(e, op, c.id, "")
 		}
-		examined = p.exam
 	}
 	size := int(p.opts.PageSizeHint)
 	if size <= 0 {
@@ -110,20 +113,47 @@ func (p *QueryItemsPager) NextPage(ctx context.Context) (QueryItemsResponse, err
 	}
 	end := min(len(p.items), p.next+size)
 	page := p.items[p.next:end]
+	if !first {
+		page = p.dropExpired(page, p.srcs[p.next:end])
+	}
+	examined := 0
+	if first {
+		examined = p.exam
+	}
 	cost := queryCharge(examined, len(page))
 	if err := c.draw(op, "", cost); err != nil {
+		if first {
+			// A retry evaluates the query again, at its own instant.
+			p.ran, p.items, p.srcs, p.next = false, nil, nil, 0
+		}
 		return QueryItemsResponse{}, err
 	}
-	p.exam = 0
 	p.next = end
 	resp := QueryItemsResponse{Items: page, RequestCharge: ru(cost)}
 	if end < len(p.items) {
 		resp.ContinuationToken = encodeToken(continuation{Hash: p.hash, Offset: end})
 	} else {
 		p.more = false
-		p.items = nil
+		p.items, p.srcs = nil, nil
 	}
 	return resp, nil
+}
+
+// dropExpired leaves out of a later page the results made from items that
+// have expired since the query was evaluated.
+func (p *QueryItemsPager) dropExpired(page [][]byte, srcs []record) [][]byte {
+	c := p.c
+	c.index.mu.Lock()
+	rule := c.rule
+	c.index.mu.Unlock()
+	now := c.store.clock.now()
+	kept := page[:0:0]
+	for i, item := range page {
+		if srcs[i] == "" || now < srcs[i].expiresAt(rule) {
+			kept = append(kept, item)
+		}
+	}
+	return kept
 }
 
 // run parses and evaluates the query.
@@ -160,7 +190,7 @@ func (p *QueryItemsPager) run(ctx context.Context) error {
 	}
 
 	now := p.c.store.clock.now()
-	docs, err := p.c.liveDocs(ctx, now)
+	docs, recs, err := p.c.liveDocs(ctx, now)
 	if err != nil {
 		return err
 	}
@@ -169,21 +199,29 @@ func (p *QueryItemsPager) run(ctx context.Context) error {
 		return queryError(err)
 	}
 	p.ran, p.items, p.exam = true, res.Items, res.Examined
+	p.srcs = make([]record, len(res.Items))
+	for i, src := range res.Sources {
+		if src >= 0 {
+			p.srcs[i] = recs[src]
+		}
+	}
 	if p.next > len(p.items) {
 		p.next = len(p.items)
 	}
 	return nil
 }
 
-// liveDocs lists the container's items live at now, reading each shard
-// under its read lock in turn. The documents are views of immutable records.
-func (c *Container) liveDocs(ctx context.Context, now int64) ([]query.Doc, error) {
+// liveDocs lists the container's items live at now, and their records,
+// reading each shard under its read lock in turn. The documents are views of
+// immutable records.
+func (c *Container) liveDocs(ctx context.Context, now int64) ([]query.Doc, []record, error) {
 	c.index.mu.Lock()
 	docs := make([]query.Doc, 0, c.index.items)
+	recs := make([]record, 0, c.index.items)
 	c.index.mu.Unlock()
 	for i := range c.shards {
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		sh := &c.shards[i]
 		sh.mu.RLock()
@@ -192,12 +230,13 @@ func (c *Container) liveDocs(ctx context.Context, now int64) ([]query.Doc, error
 			if now < rec.expiresAt(rule) {
 				js := rec.json()
 				docs = append(docs, query.Doc{ID: rec.id(), JSON: unsafe.Slice(unsafe.StringData(js), len(js))})
+				recs = append(recs, rec)
 			}
 			return true
 		})
 		sh.mu.RUnlock()
 	}
-	return docs, nil
+	return docs, recs, nil
 }
 
 // QueryItems runs a query and yields its results one by one, fetching pages

@@ -226,3 +226,52 @@ func TestQueryParameterTypes(t *testing.T) {
 		lethe.QueryParameter{Name: "@ids", Value: []string{"n1", "n4", "zz"}}))
 	assert.True(t, strings.HasPrefix(collect(t, c, "SELECT VALUE GetCurrentDateTime()")[0], `"2023-11-14T22:13:20.`))
 }
+
+// TestQueryPagesAcrossExpiry: results of items that expire between pages
+// are left out of later pages, and a first page retried after a 429 is
+// evaluated again.
+func TestQueryPagesAcrossExpiry(t *testing.T) {
+	c, clock := newContainer(t, lethe.TTLNever)
+	create(t, c, `{"id":"a"}`)
+	create(t, c, `{"id":"b","ttl":5}`)
+	create(t, c, `{"id":"c"}`)
+	p := c.NewQueryItemsPager("SELECT VALUE c.id FROM c", &lethe.QueryOptions{PageSizeHint: 1})
+	var pages []string
+	for p.More() {
+		page, err := p.NextPage(ctx)
+		require.NoError(t, err)
+		for _, it := range page.Items {
+			pages = append(pages, string(it))
+		}
+		clock.Advance(5 * time.Second)
+	}
+	assert.Equal(t, []string{`"a"`, `"c"`}, pages, "b expired after the first page")
+}
+
+func TestQueryRetryAfterThrottle(t *testing.T) {
+	s, clock := newStore(t)
+	c, err := s.CreateContainer(ctx, lethe.ContainerProperties{ID: "t", DefaultTimeToLive: lethe.TTLNever, Throughput: 6})
+	require.NoError(t, err)
+	create(t, c, `{"id":"x","ttl":1}`) // 5.5 of 6
+	p := c.NewQueryItemsPager("SELECT VALUE COUNT(1) FROM c", nil)
+	_, err = p.NextPage(ctx)
+	require.ErrorIs(t, err, lethe.ErrTooManyRequests)
+	clock.Advance(2 * time.Second) // x expires; the bucket refills
+	page, err := p.NextPage(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"0"}, texts(page.Items), "the retry must not serve the count from before the expiry")
+
+	// A failed query draws its failure charge like any failed operation.
+	clock.Advance(time.Second)
+	create(t, c, `{"id":"y"}`) // 5.5 of 6
+	_, err = c.NewQueryItemsPager("SELECT FROM", nil).NextPage(ctx)
+	require.ErrorIs(t, err, lethe.ErrTooManyRequests)
+}
+
+func texts(items [][]byte) []string {
+	out := make([]string, len(items))
+	for i, it := range items {
+		out[i] = string(it)
+	}
+	return out
+}

@@ -19,6 +19,10 @@ type Doc struct {
 // Result is the outcome of Exec.
 type Result struct {
 	Items    [][]byte // the results in their final order, each an independent JSON encoding
+	// Sources[i] is the index in docs of the document Items[i] was made
+	// from, or -1 when it comes from no single document (aggregates,
+	// DISTINCT, a query without FROM).
+	Sources []int32
 	Examined int      // how many docs were examined
 }
 
@@ -177,7 +181,13 @@ func Exec(ctx context.Context, q *Query, params map[string]any, docs []Doc, now 
 	}
 	buf := make([]byte, 0, size+64*(len(rows)-countRaw(rows)))
 	res.Items = make([][]byte, len(rows))
+	res.Sources = make([]int32, len(rows))
+	single := q.from != nil && !q.aggregated && !q.distinct
 	for i, r := range rows {
+		res.Sources[i] = -1
+		if single {
+			res.Sources[i] = r.doc
+		}
 		start := len(buf)
 		if r.raw != nil {
 			buf = append(buf, r.raw...)

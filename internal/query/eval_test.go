@@ -349,3 +349,27 @@ func TestConcurrentExec(t *testing.T) {
 		assert.Equal(t, first, <-done)
 	}
 }
+
+// TestSources: each result names the document it was made from, or -1.
+func TestSources(t *testing.T) {
+	docs := []Doc{
+		{ID: "b", JSON: []byte(`{"id":"b","tags":["x","y"]}`)},
+		{ID: "a", JSON: []byte(`{"id":"a","tags":["z"]}`)},
+	}
+	for _, tc := range []struct {
+		q    string
+		want []int32
+	}{
+		{"SELECT VALUE t FROM c JOIN t IN c.tags", []int32{1, 0, 0}},
+		{"SELECT * FROM c ORDER BY c.id DESC", []int32{0, 1}},
+		{"SELECT VALUE COUNT(1) FROM c", []int32{-1}},
+		{"SELECT DISTINCT VALUE c.id FROM c", []int32{-1, -1}},
+		{"SELECT VALUE 1", []int32{-1}},
+	} {
+		q, err := Parse(tc.q)
+		require.NoError(t, err)
+		res, err := Exec(context.Background(), q, nil, docs, time.Now())
+		require.NoError(t, err)
+		assert.Equal(t, tc.want, res.Sources, tc.q)
+	}
+}
