@@ -18,12 +18,12 @@ type Doc struct {
 
 // Result is the outcome of Exec.
 type Result struct {
-	Items    [][]byte // the results in their final order, each an independent JSON encoding
+	Items [][]byte // the results in their final order, each an independent JSON encoding
 	// Sources[i] is the index in docs of the document Items[i] was made
 	// from, or -1 when it comes from no single document (aggregates,
 	// DISTINCT, a query without FROM).
-	Sources []int32
-	Examined int      // how many docs were examined
+	Sources  []int32
+	Examined int // how many docs were examined
 }
 
 // recoverPanics turns an unexpected panic in Exec into an error (a safety
