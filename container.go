@@ -102,11 +102,14 @@ func (c *Container) ID() string { return c.id }
 
 // check fails when the store is closed, the container deleted or ctx done.
 func (c *Container) check(ctx context.Context, op, item string) error {
+	if c.store == nil {
+		return notOpened()
+	}
 	if c.store.closed.Load() {
 		return ErrClosed
 	}
 	if c.deleted.Load() {
-		return withContext(&Error{StatusCode: http.StatusNotFound, Message: "the container does not exist"}, op, c.id, item)
+		return withContext(&Error{StatusCode: http.StatusNotFound, Message: msgNotFound}, op, c.id, item)
 	}
 	if ctx != nil {
 		if err := ctx.Err(); err != nil {
@@ -176,8 +179,12 @@ type ContainerStats struct {
 }
 
 // Stats returns the container's statistics. It costs time proportional to
-// the number of expired items not yet purged.
+// the number of expired items not yet purged, during which writes to the
+// container wait.
 func (c *Container) Stats() ContainerStats {
+	if c.store == nil {
+		return ContainerStats{}
+	}
 	now := c.store.clock.now()
 	c.index.mu.Lock()
 	expired, expiredBytes, oldest := c.index.expiredStats(c.rule, now)

@@ -88,6 +88,9 @@ func (p *QueryItemsPager) More() bool { return p.more }
 func (p *QueryItemsPager) NextPage(ctx context.Context) (QueryItemsResponse, error) {
 	const op = "QueryItems"
 	c := p.c
+	if c == nil {
+		return QueryItemsResponse{}, notOpened()
+	}
 	if err := c.check(ctx, op, ""); err != nil {
 		return QueryItemsResponse{}, err
 	}

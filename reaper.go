@@ -47,15 +47,6 @@ func (r *reaper) notify(at int64) {
 	}
 }
 
-// close stops the reaper and waits for it.
-func (r *reaper) close() {
-	if r == nil {
-		return
-	}
-	close(r.stop)
-	<-r.done
-}
-
 // maxCustomClockSleep bounds a sleep under a custom Clock, whose time need
 // not pass at the pace of timers.
 const maxCustomClockSleep = time.Second

@@ -372,11 +372,18 @@ func TestThrottling(t *testing.T) {
 	got, err := c.ReadItem(bg, "a", nil)
 	require.NoError(t, err)
 	assert.NotContains(t, string(got.Value), `"v"`, "a throttled replace changed the item")
-	assert.Equal(t, int64(2), c.Stats().Throttled)
+	_, err = c.UpsertItem(bg, []byte(`{"id":"a","v":3}`), nil)
+	require.ErrorIs(t, err, ErrTooManyRequests)
+	_, err = c.DeleteItem(bg, "a", nil)
+	require.ErrorIs(t, err, ErrTooManyRequests)
+	got, err = c.ReadItem(bg, "a", nil)
+	require.NoError(t, err)
+	assert.NotContains(t, string(got.Value), `"v"`, "a throttled upsert or delete changed the item")
+	assert.Equal(t, int64(4), c.Stats().Throttled)
 
-	_, err = c.CreateItem(bg, []byte(`{"id":"b"}`), nil) // the read took 1 RU: 5.5 of 3.5
+	_, err = c.CreateItem(bg, []byte(`{"id":"b"}`), nil) // two reads took 2 RU: 5.5 of 2.5
 	require.ErrorAs(t, err, &e)
-	assert.Equal(t, 200*time.Millisecond, e.RetryAfter)
+	assert.Equal(t, 300*time.Millisecond, e.RetryAfter)
 	clock.Advance(e.RetryAfter - 1)
 	_, err = c.CreateItem(bg, []byte(`{"id":"b"}`), nil)
 	require.ErrorIs(t, err, ErrTooManyRequests, "one nanosecond before RetryAfter")

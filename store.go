@@ -45,8 +45,9 @@ type Store struct {
 	clock  storeClock
 	reaper *reaper // nil when disabled
 	opts   Options
-	closed atomic.Bool
-	seq    atomic.Uint64 // write sequence: every write's ETag and index order
+	closed    atomic.Bool
+	closeOnce sync.Once
+	seq       atomic.Uint64 // write sequence: every write's ETag and index order
 
 	mu         sync.RWMutex          // guards containers
 	containers map[string]*Container // by id
@@ -86,12 +87,13 @@ func Open(opts *Options) (*Store, error) {
 
 // Close stops the reaper and waits for it to stop. After Close every call on
 // the store or its containers fails with ErrClosed. Close is idempotent: a
-// second call returns nil.
+// second call returns nil, once the reaper has stopped.
 func (s *Store) Close() error {
-	if s.closed.Swap(true) {
-		return nil
+	s.closed.Store(true)
+	if r := s.reaper; r != nil {
+		s.closeOnce.Do(func() { close(r.stop) })
+		<-r.done
 	}
-	s.reaper.close()
 	return nil
 }
 
@@ -117,8 +119,8 @@ func (s *Store) CreateContainer(ctx context.Context, props ContainerProperties) 
 
 // Container returns the container id, or ErrNotFound.
 func (s *Store) Container(id string) (*Container, error) {
-	if s.closed.Load() {
-		return nil, ErrClosed
+	if err := s.usable(); err != nil {
+		return nil, err
 	}
 	s.mu.RLock()
 	c := s.containers[id]
@@ -182,12 +184,30 @@ func (s *Store) containerList() []*Container {
 	return cs
 }
 
+// check fails when the store is unusable or ctx (which may be nil) is done.
 func (s *Store) check(ctx context.Context) error {
-	if s.closed.Load() {
-		return ErrClosed
+	if err := s.usable(); err != nil {
+		return err
 	}
 	if ctx != nil {
 		return ctx.Err()
 	}
 	return nil
+}
+
+// usable fails when the store is closed or was not made by Open.
+func (s *Store) usable() error {
+	if s.closed.Load() {
+		return ErrClosed
+	}
+	if s.containers == nil {
+		return notOpened()
+	}
+	return nil
+}
+
+// notOpened is the error of a Store, Container or pager used without being
+// made by Open, CreateContainer or NewQueryItemsPager.
+func notOpened() error {
+	return &Error{StatusCode: http.StatusBadRequest, Message: "use a Store made by Open, and the containers and pagers it gives"}
 }

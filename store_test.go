@@ -405,3 +405,87 @@ func TestStats(t *testing.T) {
 	st = c.Stats()
 	assert.Equal(t, lethe.ContainerStats{Items: 1, Bytes: int64(len(b.Value)), Purged: 1, ReaperCharge: 5.5}, st)
 }
+
+// TestConcurrentClose: every Close returns only once the reaper has stopped.
+func TestConcurrentClose(t *testing.T) {
+	s, err := lethe.Open(nil)
+	require.NoError(t, err)
+	c, err := s.CreateContainer(ctx, lethe.ContainerProperties{ID: "c", DefaultTimeToLive: 1})
+	require.NoError(t, err)
+	create(t, c, `{"id":"a"}`)
+	done := make(chan error, 4)
+	for range 4 {
+		go func() { done <- s.Close() }()
+	}
+	for range 4 {
+		require.NoError(t, <-done)
+	}
+	_, err = c.NewQueryItemsPager("SELECT * FROM c", nil).NextPage(ctx)
+	require.ErrorIs(t, err, lethe.ErrClosed)
+	for _, err := range c.QueryItems(ctx, "SELECT * FROM c", nil) {
+		require.ErrorIs(t, err, lethe.ErrClosed)
+	}
+}
+
+// TestZeroValues: values not made by the library fail cleanly, never panic.
+func TestZeroValues(t *testing.T) {
+	var s lethe.Store
+	_, err := s.CreateContainer(ctx, lethe.ContainerProperties{ID: "c"})
+	require.ErrorIs(t, err, lethe.ErrBadRequest)
+	_, err = s.Container("c")
+	require.ErrorIs(t, err, lethe.ErrBadRequest)
+	require.ErrorIs(t, s.DeleteContainer(ctx, "c"), lethe.ErrBadRequest)
+	assert.Empty(t, s.ContainerIDs())
+	require.NoError(t, s.Close())
+
+	var c lethe.Container
+	_, err = c.ReadItem(ctx, "a", nil)
+	require.Error(t, err)
+	_, err = c.CreateItem(ctx, []byte(`{"id":"a"}`), nil)
+	require.Error(t, err)
+	_, err = c.Purge(ctx)
+	require.Error(t, err)
+	assert.Equal(t, lethe.ContainerStats{}, c.Stats())
+	_, err = c.NewQueryItemsPager("SELECT * FROM c", nil).NextPage(ctx)
+	require.Error(t, err)
+	var p lethe.QueryItemsPager
+	assert.False(t, p.More())
+	_, err = p.NextPage(ctx)
+	require.Error(t, err)
+}
+
+// TestDeletedContainer: every call on a deleted container's handle is a 404
+// with the Cosmos wording.
+func TestDeletedContainer(t *testing.T) {
+	s, _ := newStore(t)
+	c, err := s.CreateContainer(ctx, lethe.ContainerProperties{ID: "c"})
+	require.NoError(t, err)
+	require.NoError(t, s.DeleteContainer(ctx, "c"))
+	errs := []error{c.Replace(ctx, lethe.ContainerProperties{ID: "c"})}
+	_, err = c.Read(ctx)
+	errs = append(errs, err)
+	_, err = c.Purge(ctx)
+	errs = append(errs, err)
+	_, err = c.NewQueryItemsPager("SELECT * FROM c", nil).NextPage(ctx)
+	errs = append(errs, err)
+	_, err = c.UpsertItem(ctx, []byte(`{"id":"a"}`), nil)
+	errs = append(errs, err)
+	for i, err := range errs {
+		require.ErrorIs(t, err, lethe.ErrNotFound, "call %d", i)
+		assert.Contains(t, err.Error(), "Entity with the specified id does not exist in the system.")
+	}
+}
+
+// TestLimitsExactly: the limits themselves are allowed.
+func TestLimitsExactly(t *testing.T) {
+	c, _ := newContainer(t, lethe.TTLOff)
+	id := strings.Repeat("i", lethe.MaxIDLength)
+	create(t, c, `{"id":"`+id+`"}`)
+	assert.True(t, exists(t, c, id))
+	prefix := `{"id":"big","x":"`
+	doc := prefix + strings.Repeat("a", lethe.MaxItemSize-len(prefix)-2) + `"}`
+	require.Len(t, doc, lethe.MaxItemSize)
+	create(t, c, doc)
+	_, err := c.CreateItem(ctx, []byte(doc[:len(doc)-2]+`a"}`), nil)
+	require.ErrorIs(t, err, lethe.ErrRequestTooLarge)
+}

@@ -375,3 +375,45 @@ func TestTTLDuration(t *testing.T) {
 	assert.Equal(t, "90s", lethe.TTL(90).String())
 	assert.True(t, strings.HasPrefix(lethe.MaxTTL.String(), "2147483647"))
 }
+
+// TestTTLNullInherits: "ttl": null inherits under every container setting.
+func TestTTLNullInherits(t *testing.T) {
+	for _, tc := range []struct {
+		def  lethe.TTL
+		life time.Duration // 0: never
+	}{{lethe.TTLOff, 0}, {lethe.TTLNever, 0}, {7, 7 * time.Second}} {
+		t.Run(tc.def.String(), func(t *testing.T) {
+			c, clock := newContainer(t, tc.def)
+			r := create(t, c, `{"id":"x","ttl":null}`)
+			assert.Contains(t, string(r.Value), `"ttl":null`)
+			if tc.life == 0 {
+				clock.Advance(1000 * time.Hour)
+				assert.True(t, exists(t, c, "x"))
+				return
+			}
+			clock.Advance(tc.life - 1)
+			assert.True(t, exists(t, c, "x"))
+			clock.Advance(1)
+			assert.False(t, exists(t, c, "x"))
+		})
+	}
+}
+
+// TestDefaultChangeTouchesNoItem: a change of the default does no work per
+// item, so it never stalls readers however large the backlog; the expired
+// items stay expired and wait for the reaper.
+func TestDefaultChangeTouchesNoItem(t *testing.T) {
+	c, clock := newContainer(t, 10)
+	for i := range 50_000 {
+		create(t, c, fmt.Sprintf(`{"id":"%d"}`, i))
+	}
+	clock.Advance(10 * time.Second)
+	start := time.Now()
+	setDefault(t, c, lethe.TTLOff)
+	elapsed := time.Since(start)
+	st := c.Stats()
+	assert.Equal(t, int64(50_000), st.ExpiredPending, "the change purged inline")
+	assert.Equal(t, int64(0), st.Items)
+	assert.Less(t, elapsed, 50*time.Millisecond)
+	assert.False(t, exists(t, c, "123"))
+}
