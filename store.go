@@ -42,9 +42,9 @@ const (
 // A Store is an in-process document store of containers whose items expire.
 // Its methods are safe for concurrent use. Close it to stop its reaper.
 type Store struct {
-	clock  storeClock
-	reaper *reaper // nil when disabled
-	opts   Options
+	clock     storeClock
+	reaper    *reaper // nil when disabled
+	opts      Options
 	closed    atomic.Bool
 	closeOnce sync.Once
 	seq       atomic.Uint64 // write sequence: every write's ETag and index order
