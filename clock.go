@@ -41,7 +41,9 @@ func (c *ManualClock) Advance(d time.Duration) time.Time {
 	return c.now
 }
 
-// Set moves the clock to t.
+// Set moves the clock to t. Moving a store's clock backwards is for tests
+// only: an expired item that the reaper has not purged yet is visible again
+// while the clock is before its expiry, one already purged is not.
 func (c *ManualClock) Set(t time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()

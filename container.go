@@ -48,7 +48,7 @@ const shardCount = 32
 
 // A Container holds JSON items. Its methods are safe for concurrent use by
 // any number of goroutines; reads run in parallel with each other and with
-// writes to other items.
+// writes to items in other shards.
 //
 // Locking: items live in shards, each guarded by its own RWMutex. The
 // expiry index and the counts sit under index.mu, taken after a shard lock

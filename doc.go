@@ -115,7 +115,8 @@
 // first page is asked for, over the items live at one clock reading; each
 // shard of the container is read under its lock in turn, so every item is
 // seen exactly once, as it was either before or after any concurrent write
-// to it. Results without ORDER BY are ordered by item id. Pages hold
+// to it. Later pages come from that evaluation, less the results made from
+// items that have expired since. Results without ORDER BY are ordered by item id. Pages hold
 // PageSizeHint results (default 100); a continuation token resumes a new
 // pager at the same position for the same query text and parameters, and is
 // refused (ErrBadRequest) for any other. A bad query is an ErrBadRequest
@@ -128,8 +129,8 @@
 // A Store and its Containers are safe for concurrent use by any number of
 // goroutines. A container's items are split into shards, each under its own
 // read-write lock: reads run in parallel with each other and with writes to
-// other shards. A container's expiry index has a lock of its own, taken
-// briefly by writes of items that can expire. Store.Close stops the reaper
+// other shards. A container's expiry index and counts have a lock of their
+// own, taken briefly by every write. Store.Close stops the reaper
 // and waits for it; afterwards every call fails with ErrClosed.
 //
 // Item bodies are copied in and out: a caller that changes a slice it passed
@@ -137,8 +138,8 @@
 //
 // # Errors
 //
-// Every failure of an operation is an *Error carrying a Cosmos-style status
-// code (400, 404, 409, 412, 413, 429), the operation, the container, the item
+// Every failure of an operation on an open store is an *Error carrying a
+// Cosmos-style status code (400, 404, 409, 412, 413, 429), the operation, the container, the item
 // id and a message saying what was wrong. errors.Is matches it against the
 // sentinels ErrBadRequest, ErrNotFound, ErrConflict, ErrPreconditionFailed,
 // ErrRequestTooLarge and ErrTooManyRequests; errors.As gives the details. An

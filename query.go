@@ -69,8 +69,9 @@ type QueryItemsPager struct {
 // instant: each of the container's shards is read under its lock in turn,
 // so every item is seen exactly once, either as it was before a concurrent
 // write or as it is after it, and an item that expires during the query is
-// seen by none of it. Later pages come from that evaluation. Results without
-// ORDER BY are ordered by item id.
+// seen by none of it. Later pages come from that evaluation, less the
+// results made from items that have expired since. Results without ORDER BY
+// are ordered by item id.
 func (c *Container) NewQueryItemsPager(query string, o *QueryOptions) *QueryItemsPager {
 	p := &QueryItemsPager{c: c, text: query, more: true}
 	if o != nil {
