@@ -202,9 +202,6 @@ func (c *Container) ReadItem(ctx context.Context, id string, o *ItemOptions) (It
 	if err := c.check(ctx, op, id); err != nil {
 		return ItemResponse{}, err
 	}
-	if err := validateItemID(id); err != nil {
-		return c.fail(op, id, err)
-	}
 	sh, h := c.shardFor(id)
 	sh.mu.RLock()
 	rec := sh.items.get(id, h)
@@ -216,6 +213,10 @@ func (c *Container) ReadItem(ctx context.Context, id string, o *ItemOptions) (It
 	}
 	sh.mu.RUnlock()
 	if rec == "" {
+		// Only a miss needs the id checked: every stored id is valid.
+		if err := validateItemID(id); err != nil {
+			return c.fail(op, id, err)
+		}
 		return c.fail(op, id, &Error{StatusCode: http.StatusNotFound, Message: msgNotFound})
 	}
 	cost := charge(opRead, rec.chargeSize())
