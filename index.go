@@ -126,24 +126,25 @@ type expiredEntry struct {
 }
 
 // oldestExpired returns up to limit expired items at now under rule, oldest
-// expiry first.
-func (x *expiryIndex) oldestExpired(rule expiryRule, now int64, limit int) []expiredEntry {
-	collect := func(t *btree.BTreeG[expiryEntry]) []expiredEntry {
-		var out []expiredEntry
+// expiry first. It works in scratch (which it may grow), so that a caller
+// that keeps one makes no garbage; give it a capacity of 3*limit.
+func (x *expiryIndex) oldestExpired(rule expiryRule, now int64, limit int, scratch []expiredEntry) []expiredEntry {
+	buf := scratch[:0]
+	collect := func(t *btree.BTreeG[expiryEntry]) {
+		start := len(buf)
 		x.ascendExpired(t, rule, now, func(rec record, at int64) bool {
-			out = append(out, expiredEntry{rec, at})
-			return len(out) < limit
+			buf = append(buf, expiredEntry{rec, at})
+			return len(buf)-start < limit
 		})
-		return out
 	}
-	a, b := collect(x.inherit), collect(x.own)
-	if len(b) == 0 {
-		return a
+	collect(x.inherit)
+	na := len(buf)
+	collect(x.own)
+	a, b := buf[:na], buf[na:]
+	if len(a) == 0 || len(b) == 0 {
+		return buf
 	}
-	if len(a) == 0 {
-		return b
-	}
-	merged := make([]expiredEntry, 0, min(limit, len(a)+len(b)))
+	merged := buf[len(buf):]
 	for len(merged) < limit && (len(a) > 0 || len(b) > 0) {
 		if len(b) == 0 || (len(a) > 0 && a[0].at <= b[0].at) {
 			merged, a = append(merged, a[0]), a[1:]

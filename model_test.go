@@ -219,7 +219,7 @@ func runModel(t *testing.T, rng *rand.Rand, steps int, name string) {
 			m.setDefault(def, now)
 		case 9: // a purge, bounded or full
 			if rng.IntN(2) == 0 {
-				c.reap(now, s.opts.Reaper, false)
+				c.reap(now, s.opts.Reaper, false, nil)
 			} else {
 				_, err := c.Purge(context.Background())
 				require.NoError(t, err, where)

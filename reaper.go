@@ -19,6 +19,8 @@ type reaper struct {
 	stop  chan struct{} // closed by close
 	done  chan struct{} // closed when run returns
 
+	scratch []expiredEntry // reused by every batch: the reaper makes no garbage
+
 	// sleepUntil is the instant the reaper sleeps until, or never while it
 	// works: a write whose expiry is earlier wakes it.
 	sleepUntil atomic.Int64
@@ -33,6 +35,7 @@ func newReaper(s *Store) *reaper {
 		done:  make(chan struct{}),
 	}
 	r.sleepUntil.Store(never)
+	r.scratch = make([]expiredEntry, 0, 3*s.opts.Reaper.BatchSize)
 	return r
 }
 
@@ -97,7 +100,7 @@ func (r *reaper) round(now int64, turn int) (wakeAt int64, stopped bool) {
 	wakeAt = never
 	for i := range cs {
 		c := cs[(turn+i)%len(cs)]
-		_, next := c.reap(now, r.store.opts.Reaper, true)
+		_, next := c.reap(now, r.store.opts.Reaper, true, r.scratch)
 		wakeAt = min(wakeAt, next)
 		select {
 		case <-r.stop:
@@ -111,19 +114,27 @@ func (r *reaper) round(now int64, turn int) (wakeAt int64, stopped bool) {
 // reap purges up to one batch of the items expired at now, oldest expiry
 // first, and returns how many it purged and when the container next needs
 // the reaper (at or before now: more is waiting now). With spend, each purge
-// draws on the spare budget; without, the budget is not consulted.
-func (c *Container) reap(now int64, o ReaperOptions, spend bool) (purged int, next int64) {
+// draws on the spare budget; without, the budget is not consulted. scratch
+// (may be nil) is working memory for the batch.
+//
+// It yields the processor every few items, so that on a machine with few
+// cores the Go scheduler runs other work (the garbage collector's, say) on
+// the reaper's core rather than taking the core of a reader.
+func (c *Container) reap(now int64, o ReaperOptions, spend bool, scratch []expiredEntry) (purged int, next int64) {
 	if c.deleted.Load() {
 		return 0, never
 	}
 	c.index.mu.Lock()
-	batch := c.index.oldestExpired(c.rule, now, o.BatchSize)
+	batch := c.index.oldestExpired(c.rule, now, o.BatchSize, scratch)
 	c.index.mu.Unlock()
 
 	start := time.Now()
 	for i, e := range batch {
-		if i%16 == 15 && time.Since(start) > o.MaxHold {
-			return purged, now // out of time: the rest waits for the next turn
+		if i%16 == 15 {
+			if time.Since(start) > o.MaxHold {
+				return purged, now // out of time: the rest waits for the next turn
+			}
+			runtime.Gosched()
 		}
 		ok, short := c.purgeOne(e.rec, now, spend)
 		if short {
@@ -178,8 +189,9 @@ func (c *Container) Purge(ctx context.Context) (int, error) {
 	total := 0
 	o := c.store.opts.Reaper
 	o.MaxHold = time.Duration(1<<63 - 1)
+	scratch := make([]expiredEntry, 0, 3*o.BatchSize)
 	for {
-		n, next := c.reap(now, o, false)
+		n, next := c.reap(now, o, false, scratch)
 		total += n
 		if next > now {
 			return total, nil

@@ -166,7 +166,7 @@ func TestReaperOldestFirst(t *testing.T) {
 	mustWrite(t, c, `{"id":"inherit-11"}`)
 	clock.Advance(time.Hour)
 	for _, want := range []string{"own-3", "own-5", "inherit-10", "inherit-11"} {
-		n, _ := c.reap(clock.Now().UnixNano(), s.opts.Reaper, false)
+		n, _ := c.reap(clock.Now().UnixNano(), s.opts.Reaper, false, nil)
 		require.Equal(t, 1, n)
 		assert.False(t, present(c, want), "%s should have been purged by now", want)
 	}
@@ -190,7 +190,7 @@ func TestReaperNeverPurgesRewritten(t *testing.T) {
 	mustWrite(t, c, `{"id":"a"}`)
 	clock.Advance(5 * time.Second)
 	c.index.mu.Lock()
-	batch := c.index.oldestExpired(c.rule, clock.Now().UnixNano(), 10)
+	batch := c.index.oldestExpired(c.rule, clock.Now().UnixNano(), 10, nil)
 	c.index.mu.Unlock()
 	require.Len(t, batch, 1)
 	mustWrite(t, c, `{"id":"a","new":true}`) // rewritten after the reaper chose it
@@ -222,7 +222,7 @@ func TestReaperRandomWorkloads(t *testing.T) {
 			case 3:
 				now := clock.Now().UnixNano()
 				before := liveIDs(c, now)
-				c.reap(now, s.opts.Reaper, false)
+				c.reap(now, s.opts.Reaper, false, nil)
 				after := liveIDs(c, now)
 				require.Equal(t, before, after, "round %d step %d: a purge changed what is live", round, step)
 				checkInvariants(t, c, fmt.Sprintf("round %d step %d", round, step))
@@ -289,7 +289,7 @@ func runUserWorkload(t *testing.T, seed uint64, withReaper bool) ([]userOutcome,
 			clock.Advance(time.Duration(rng.IntN(40)) * time.Millisecond)
 		}
 		if withReaper && reaperRng.IntN(2) == 0 {
-			c.reap(clock.Now().UnixNano(), s.opts.Reaper, true)
+			c.reap(clock.Now().UnixNano(), s.opts.Reaper, true, nil)
 		}
 		_ = i
 	}
@@ -338,7 +338,7 @@ func TestSpareBudgetFullLoad(t *testing.T) {
 		clock.Advance(10 * time.Millisecond)
 		_, err := c.ReadItem(bg, "reader", nil)
 		require.NoError(t, err)
-		c.reap(clock.Now().UnixNano(), s.opts.Reaper, true)
+		c.reap(clock.Now().UnixNano(), s.opts.Reaper, true, nil)
 	}
 	st := c.Stats()
 	require.Equal(t, int64(10), st.ExpiredPending)
@@ -346,7 +346,7 @@ func TestSpareBudgetFullLoad(t *testing.T) {
 	// Load drops: within a second the bucket is full again and refill spills
 	// over to the reaper.
 	clock.Advance(1500 * time.Millisecond)
-	c.reap(clock.Now().UnixNano(), s.opts.Reaper, true)
+	c.reap(clock.Now().UnixNano(), s.opts.Reaper, true, nil)
 	assert.Equal(t, int64(10), c.Stats().Purged, "the reaper did not resume after the load dropped")
 }
 
