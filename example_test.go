@@ -108,3 +108,32 @@ func ExampleContainerProperties_throughput() {
 	// item 1: 429, retry after 100ms
 	// item 2: 429, retry after 100ms
 }
+
+// Queries see live items only: an expired item is in no result, count or
+// aggregate, even before the reaper has purged it.
+func ExampleContainer_QueryItems() {
+	ctx := context.Background()
+	clock := lethe.NewManualClock(time.Unix(1_700_000_000, 0))
+	store, _ := lethe.Open(&lethe.Options{Clock: clock, Reaper: lethe.ReaperOptions{Disabled: true}})
+	defer store.Close()
+	sessions, _ := store.CreateContainer(ctx, lethe.ContainerProperties{ID: "sessions", DefaultTimeToLive: 1800})
+	sessions.CreateItem(ctx, []byte(`{"id":"s1","user":"ada"}`), nil)
+	sessions.CreateItem(ctx, []byte(`{"id":"s2","user":"ada","ttl":60}`), nil)
+	sessions.CreateItem(ctx, []byte(`{"id":"s3","user":"bob"}`), nil)
+
+	count := func() {
+		opts := &lethe.QueryOptions{QueryParameters: []lethe.QueryParameter{{Name: "@u", Value: "ada"}}}
+		for item, err := range sessions.QueryItems(ctx, "SELECT VALUE COUNT(1) FROM c WHERE c.user = @u", opts) {
+			if err != nil {
+				panic(err)
+			}
+			fmt.Println("ada's sessions:", string(item))
+		}
+	}
+	count()
+	clock.Advance(time.Minute)
+	count()
+	// Output:
+	// ada's sessions: 2
+	// ada's sessions: 1
+}

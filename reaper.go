@@ -16,7 +16,7 @@ import (
 type reaper struct {
 	store *Store
 	wake  chan struct{} // buffered: a pending wake-up
-	stop  chan struct{} // closed by close
+	stop  chan struct{} // closed by Store.Close
 	done  chan struct{} // closed when run returns
 
 	scratch []expiredEntry // reused by every batch: the reaper makes no garbage
