@@ -89,6 +89,25 @@ func BenchmarkReadItem(b *testing.B) {
 				}
 			})
 		}
+		b.Run(sizeName(n)+"/append", func(b *testing.B) {
+			b.ReportAllocs()
+			rng := rand.New(rand.NewPCG(1, 2))
+			order := make([]string, 1<<21)
+			for i := range order {
+				order[i] = ids[rng.IntN(len(ids))]
+			}
+			ctx := context.Background()
+			var buf []byte
+			i := 0
+			for b.Loop() {
+				r, err := c.ReadItemAppend(ctx, buf[:0], order[i&(len(order)-1)], nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				buf = r.Value
+				i++
+			}
+		})
 		b.Run(sizeName(n)+"/parallel", func(b *testing.B) {
 			b.ReportAllocs()
 			b.RunParallel(func(pb *testing.PB) {

@@ -198,7 +198,19 @@ func (c *Container) DeleteItem(ctx context.Context, id string, o *ItemOptions) (
 // does not exist or has expired. A read does no JSON work, and reads the clock
 // only if the item can expire.
 func (c *Container) ReadItem(ctx context.Context, id string, o *ItemOptions) (ItemResponse, error) {
-	const op = "ReadItem"
+	return c.read(ctx, "ReadItem", nil, id)
+}
+
+// ReadItemAppend is ReadItem that appends the item to dst and returns the
+// extended slice as the response's Value. A caller that reuses its buffer
+// (dst[:0]) reads without allocating, and the copy lands in memory the CPU
+// has in cache rather than in a fresh allocation: see BenchmarkReadItem.
+func (c *Container) ReadItemAppend(ctx context.Context, dst []byte, id string, o *ItemOptions) (ItemResponse, error) {
+	return c.read(ctx, "ReadItemAppend", dst, id)
+}
+
+// read is the single read path: a live item's JSON is appended to dst.
+func (c *Container) read(ctx context.Context, op string, dst []byte, id string) (ItemResponse, error) {
 	if err := c.check(ctx, op, id); err != nil {
 		return ItemResponse{}, err
 	}
@@ -224,7 +236,7 @@ func (c *Container) ReadItem(ctx context.Context, id string, o *ItemOptions) (It
 		return ItemResponse{StatusCode: http.StatusTooManyRequests}, err
 	}
 	return ItemResponse{
-		Value:         []byte(rec.json()),
+		Value:         append(dst, rec.json()...),
 		ETag:          rec.etag(),
 		RequestCharge: ru(cost),
 		StatusCode:    http.StatusOK,

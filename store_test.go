@@ -489,3 +489,27 @@ func TestLimitsExactly(t *testing.T) {
 	_, err := c.CreateItem(ctx, []byte(doc[:len(doc)-2]+`a"}`), nil)
 	require.ErrorIs(t, err, lethe.ErrRequestTooLarge)
 }
+
+// TestReadItemAppend: the item is appended to the caller's buffer, which
+// the store never keeps.
+func TestReadItemAppend(t *testing.T) {
+	c, _ := newContainer(t, lethe.TTLOff)
+	want := create(t, c, `{"id":"a","v":1}`)
+	buf := []byte("prefix:")
+	r, err := c.ReadItemAppend(ctx, buf, "a", nil)
+	require.NoError(t, err)
+	assert.Equal(t, "prefix:"+string(want.Value), string(r.Value))
+	assert.Equal(t, want.ETag, r.ETag)
+	for i := range r.Value {
+		r.Value[i] = 'x'
+	}
+	r, err = c.ReadItemAppend(ctx, r.Value[:0], "a", nil)
+	require.NoError(t, err)
+	assert.Equal(t, string(want.Value), string(r.Value), "the store shares no memory with the buffer")
+	assert.Zero(t, testing.AllocsPerRun(100, func() {
+		r, _ = c.ReadItemAppend(ctx, r.Value[:0], "a", nil)
+	}), "a reused buffer reads without allocating")
+	_, err = c.ReadItemAppend(ctx, nil, "missing", nil)
+	require.ErrorIs(t, err, lethe.ErrNotFound)
+	assert.Contains(t, err.Error(), "ReadItemAppend")
+}
