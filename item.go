@@ -127,7 +127,11 @@ func buildRecord(doc []byte, p *parsedItem, written int64, seq uint64) record {
 	b.Write(h[:])
 	b.WriteString(p.id)
 	b.WriteByte('{')
-	for _, m := range p.members {
+	for _, m := range p.first[:p.nFirst] {
+		b.Write(doc[m.start:m.end])
+		b.WriteByte(',')
+	}
+	for _, m := range p.more {
 		b.Write(doc[m.start:m.end])
 		b.WriteByte(',')
 	}

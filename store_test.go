@@ -513,3 +513,18 @@ func TestReadItemAppend(t *testing.T) {
 	require.ErrorIs(t, err, lethe.ErrNotFound)
 	assert.Contains(t, err.Error(), "ReadItemAppend")
 }
+
+// TestManyMembers: documents with many top-level members keep them all, in
+// order.
+func TestManyMembers(t *testing.T) {
+	c, _ := newContainer(t, lethe.TTLOff)
+	var b strings.Builder
+	b.WriteString(`{"id":"m"`)
+	for i := range 100 {
+		fmt.Fprintf(&b, `,"k%d":%d`, i, i)
+	}
+	b.WriteString(`,"_ts":5}`)
+	r := create(t, c, b.String())
+	want := strings.TrimSuffix(b.String(), `,"_ts":5}`) + fmt.Sprintf(`,"_ts":%d,"_etag":%q}`, t0.Unix(), r.ETag)
+	assert.Equal(t, want, string(r.Value))
+}
