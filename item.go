@@ -151,6 +151,10 @@ type ItemOptions struct {
 	// this. It is ignored by reads and by creates (including an upsert that
 	// creates).
 	IfMatchEtag string
+	// NoContentResponseOnWrite leaves the item out of the response of a
+	// create, replace or upsert (Value is nil; ETag is set), saving the copy:
+	// for bulk loads. It is azcosmos's EnableContentResponseOnWrite = false.
+	NoContentResponseOnWrite bool
 }
 
 // ItemResponse is the result of an item operation. On failure the request
@@ -324,7 +328,10 @@ func (c *Container) write(ctx context.Context, kind writeKind, id string, doc []
 	resp := ItemResponse{RequestCharge: ru(cost), StatusCode: status}
 	if rec != "" {
 		c.store.reaper.notify(rec.expiresAt(c.rule))
-		resp.Value, resp.ETag = []byte(rec.json()), rec.etag()
+		resp.ETag = rec.etag()
+		if o == nil || !o.NoContentResponseOnWrite {
+			resp.Value = []byte(rec.json())
+		}
 	}
 	return resp, nil
 }

@@ -528,3 +528,19 @@ func TestManyMembers(t *testing.T) {
 	want := strings.TrimSuffix(b.String(), `,"_ts":5}`) + fmt.Sprintf(`,"_ts":%d,"_etag":%q}`, t0.Unix(), r.ETag)
 	assert.Equal(t, want, string(r.Value))
 }
+
+func TestNoContentResponseOnWrite(t *testing.T) {
+	c, _ := newContainer(t, lethe.TTLOff)
+	o := &lethe.ItemOptions{NoContentResponseOnWrite: true}
+	r, err := c.CreateItem(ctx, []byte(`{"id":"a"}`), o)
+	require.NoError(t, err)
+	assert.Nil(t, r.Value)
+	assert.NotEmpty(t, r.ETag)
+	assert.Equal(t, 201, r.StatusCode)
+	got, err := c.ReadItem(ctx, "a", nil)
+	require.NoError(t, err)
+	assert.Equal(t, r.ETag, got.ETag)
+	r, err = c.UpsertItem(ctx, []byte(`{"id":"a","v":1}`), o)
+	require.NoError(t, err)
+	assert.Nil(t, r.Value)
+}
