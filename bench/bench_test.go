@@ -1,0 +1,183 @@
+package main
+
+import (
+	"os"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+)
+
+// The Go benchmarks run W1 and W2 on a smaller set, one store at a time, so
+// that a store can be profiled alone:
+//
+//	go test -run '^$' -bench 'Read/lethe' -cpuprofile cpu.out
+//	go tool pprof -top cpu.out
+
+// benchN is the items per store; BENCH_N overrides it.
+var benchN = 100_000
+
+var (
+	benchOnce sync.Once
+	benchData *dataset
+)
+
+func data(tb testing.TB) *dataset {
+	benchOnce.Do(func() {
+		if v, err := strconv.Atoi(os.Getenv("BENCH_N")); err == nil && v > 0 {
+			benchN = v
+		}
+		benchData = newDataset(benchN, 1)
+	})
+	return benchData
+}
+
+func loaded(tb testing.TB, k storeKind, d *dataset) store {
+	s := k.open(storeOpts{cleanup: time.Second})
+	for i := range d.ids {
+		s.insert(d.ids[i], d.docs[i], d.ttls[i])
+	}
+	return s
+}
+
+func BenchmarkInsert(b *testing.B) {
+	d := data(b)
+	for _, k := range allStores {
+		b.Run(k.name, func(b *testing.B) {
+			s := k.open(storeOpts{cleanup: time.Second})
+			defer func() { s.close() }()
+			b.ReportAllocs()
+			j := 0
+			for i := 0; b.Loop(); i++ {
+				if i%len(d.ids) == 0 && i > 0 {
+					b.StopTimer()
+					s.close()
+					s = k.open(storeOpts{cleanup: time.Second})
+					b.StartTimer()
+				}
+				j = i % len(d.ids)
+				s.insert(d.ids[j], d.docs[j], d.ttls[j])
+			}
+		})
+	}
+}
+
+func BenchmarkRead(b *testing.B) {
+	d := data(b)
+	order := readOrder(1<<16, nil, len(d.ids), 3)
+	for _, k := range allStores {
+		b.Run(k.name, func(b *testing.B) {
+			s := loaded(b, k, d)
+			defer s.close()
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				if _, ok := s.get(d.ids[order[i&(1<<16-1)]]); !ok {
+					b.Fatal("miss")
+				}
+			}
+		})
+	}
+}
+
+func BenchmarkReadParallel(b *testing.B) {
+	d := data(b)
+	order := readOrder(1<<16, nil, len(d.ids), 3)
+	for _, k := range allStores {
+		b.Run(k.name, func(b *testing.B) {
+			s := loaded(b, k, d)
+			defer s.close()
+			b.ReportAllocs()
+			b.RunParallel(func(pb *testing.PB) {
+				i := 0
+				for pb.Next() {
+					if _, ok := s.get(d.ids[order[i&(1<<16-1)]]); !ok {
+						panic("miss")
+					}
+					i++
+				}
+			})
+		})
+	}
+}
+
+// BenchmarkLethePurge purges benchN expired items with the reaper, from the
+// instant they expire until none is left: W4 on a smaller set.
+func BenchmarkLethePurge(b *testing.B) {
+	d := data(b)
+	for b.Loop() {
+		b.StopTimer()
+		s := openLethe(storeOpts{}).(*letheStore)
+		for i := range d.ids {
+			s.insert(d.ids[i], d.withTTL(i, 0), 0)
+		}
+		time.Sleep(1100 * time.Millisecond)
+		b.StartTimer()
+		s.expireAt(time.Now())
+		for s.present() > 0 {
+			time.Sleep(time.Millisecond)
+		}
+		b.StopTimer()
+		s.close()
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(benchN), "items/op")
+}
+
+// BenchmarkW5Purge runs W5 (a reader on a schedule while N/2 expired items
+// are purged) once per store, for -blockprofile and -mutexprofile.
+func BenchmarkW5Purge(b *testing.B) {
+	d := data(b)
+	cfg := config{n: benchN, interval: 10 * time.Microsecond, window: 3 * time.Second, cleanup: time.Second}
+	for _, k := range allStores {
+		if !k.ttl {
+			continue
+		}
+		b.Run(k.name, func(b *testing.B) {
+			for b.Loop() {
+				rec := newRecorder()
+				phaseW5Purge(k, d, cfg, rec, 3000)
+				for _, m := range []string{"p99", "max"} {
+					v, _ := rec.med("W5 purge "+m+" µs", k.name)
+					b.ReportMetric(v, m+"-µs")
+				}
+			}
+		})
+	}
+}
+
+// TestSmall runs every workload on a small set, so that the program keeps
+// working: the same as `go run . -n 2000 -runs 1 -chart ""`.
+func TestSmall(t *testing.T) {
+	d := newDataset(2000, 1)
+	cfg := config{n: 2000, reads: 20000, interval: 10 * time.Microsecond, window: 300 * time.Millisecond, cleanup: time.Second,
+		workloads: map[string]bool{"W1": true, "W2": true, "W3": true, "W4": true, "W5": true, "W6": true}}
+	rec := newRecorder()
+	for _, k := range allStores {
+		runStore(k, d, cfg, rec)
+	}
+	if v, _ := rec.med("W3 expired reads returned %", "lethe"); v != 0 {
+		t.Errorf("lethe returned %.1f%% of expired items", v)
+	}
+	for _, k := range allStores {
+		if _, ok := rec.med("W2 read ns/op 1g", k.name); !ok {
+			t.Errorf("no W2 figure for %s", k.name)
+		}
+	}
+}
+
+// BenchmarkLetheStats times Container.Stats with N expired items pending
+// (reaper off): the call W4 uses to see when the purge is done.
+func BenchmarkLetheStats(b *testing.B) {
+	d := data(b)
+	s := openLethe(storeOpts{noPurge: true}).(*letheStore)
+	defer s.close()
+	for i := range d.ids {
+		s.insert(d.ids[i], d.withTTL(i, 0), 0)
+	}
+	s.expireAt(time.Now())
+	for b.Loop() {
+		if st := s.c.Stats(); st.ExpiredPending != int64(len(d.ids)) {
+			b.Fatalf("%d pending", st.ExpiredPending)
+		}
+	}
+}

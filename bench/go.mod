@@ -1,0 +1,34 @@
+module github.com/lethedb/lethe/bench
+
+go 1.26
+
+replace github.com/lethedb/lethe => ../
+
+require (
+	github.com/google/btree v1.1.3
+	github.com/jellydator/ttlcache/v3 v3.4.1
+	github.com/lethedb/lethe v0.0.0-00010101000000-000000000000
+	github.com/patrickmn/go-cache v2.1.0+incompatible
+	github.com/tidwall/buntdb v1.3.0
+	github.com/tidwall/gjson v1.20.0
+	gonum.org/v1/plot v0.17.0
+)
+
+require (
+	codeberg.org/go-fonts/liberation v0.5.0 // indirect
+	codeberg.org/go-latex/latex v0.2.0 // indirect
+	codeberg.org/go-pdf/fpdf v0.11.1 // indirect
+	git.sr.ht/~sbinet/gg v0.7.0 // indirect
+	github.com/ajstarks/svgo v0.0.0-20211024235047-1546f124cd8b // indirect
+	github.com/golang/freetype v0.0.0-20170609003504-e2365dfdc4a0 // indirect
+	github.com/tidwall/btree v1.4.2 // indirect
+	github.com/tidwall/grect v0.1.4 // indirect
+	github.com/tidwall/match v1.1.1 // indirect
+	github.com/tidwall/pretty v1.2.0 // indirect
+	github.com/tidwall/rtred v0.1.2 // indirect
+	github.com/tidwall/tinyqueue v0.1.1 // indirect
+	go.yaml.in/yaml/v3 v3.0.6 // indirect
+	golang.org/x/image v0.30.0 // indirect
+	golang.org/x/sync v0.16.0 // indirect
+	golang.org/x/text v0.28.0 // indirect
+)

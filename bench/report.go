@@ -1,0 +1,311 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"slices"
+	"strings"
+)
+
+type metricDef struct {
+	key   string
+	lower bool   // lower is better
+	floor string // the floor the figure is compared with; "": no ratios
+}
+
+const (
+	mapFloor   = "map+RWMutex"
+	btreeFloor = "btree+map"
+)
+
+type section struct {
+	title   string
+	note    string
+	metrics []metricDef
+}
+
+var sections = []section{
+	{"W1: insert with a TTL mix (⅓ 1 h, ⅓ 2 h, ⅓ none)", "heap: HeapAlloc after minus before (each after runtime.GC), minus N×(len(id)+len(json)), per item.", []metricDef{
+		{"W1 insert ns/op", true, mapFloor},
+		{"W1 heap B/item beyond raw", true, mapFloor},
+	}},
+	{"W2: point reads of random live ids", "lethe's ReadItem returns a fresh copy of the item; the others return the value they store (no copy).", []metricDef{
+		{"W2 read ns/op 1g", true, mapFloor},
+		{"W2 read Mops/s 1g", false, mapFloor},
+		{"W2 read ns/op 2g", true, mapFloor},
+		{"W2 read Mops/s 2g", false, mapFloor},
+	}},
+	{"W3: half the items expired, not purged", "expired returned: share of reads of expired ids that returned the item (must be 0; the map floor has no TTL). live read: one goroutine.", []metricDef{
+		{"W3 expired reads returned %", true, ""},
+		{"W3 live read ns/op", true, btreeFloor},
+	}},
+	{"W4: purge of N expired items", "from the instant all N are expired until none is physically present; first purge: until the count first drops.", []metricDef{
+		{"W4 purge s", true, btreeFloor},
+		{"W4 purge items/s", false, btreeFloor},
+		{"W4 first purge ms", true, ""},
+	}},
+	{"W5: read latency, one reader on a fixed schedule, while N/2 expired items are purged", "latency from each read's intended start (no coordinated omission), reads intended in the window after the expiry; >1ms: total own duration of reads that took over 1 ms; preemptions: involuntary context switches of the reader's OS thread during the whole run (the OS took its core away).", []metricDef{
+		{"W5 purge p50 µs", true, btreeFloor},
+		{"W5 purge p99 µs", true, btreeFloor},
+		{"W5 purge p99.9 µs", true, btreeFloor},
+		{"W5 purge max µs", true, btreeFloor},
+		{"W5 purge time in reads >1ms ms", true, ""},
+		{"W5 purge reader preemptions", true, ""},
+	}},
+	{"W5 idle: the same reader with nothing expiring", "", []metricDef{
+		{"W5 idle p50 µs", true, mapFloor},
+		{"W5 idle p99 µs", true, mapFloor},
+		{"W5 idle p99.9 µs", true, mapFloor},
+		{"W5 idle max µs", true, mapFloor},
+		{"W5 idle time in reads >1ms ms", true, ""},
+		{"W5 idle reader preemptions", true, ""},
+	}},
+	{"W6: filtered scan, status = \"" + queryStatus + "\"", "time per item in the store (N), all matches counted and checked.", []metricDef{
+		{"W6 scan ns/item", true, mapFloor},
+	}},
+}
+
+var peerNames = []string{"buntdb", "ttlcache", "go-cache", "buntdb (json index)"}
+
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return math.NaN()
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+func (r *recorder) med(metric, store string) (float64, bool) {
+	v, ok := r.vals[metric][store]
+	if !ok {
+		return 0, false
+	}
+	return median(v), true
+}
+
+func fmtNum(v float64) string {
+	a := math.Abs(v)
+	switch {
+	case math.IsNaN(v):
+		return "–"
+	case a >= 1e6:
+		return fmt.Sprintf("%.2fM", v/1e6)
+	case a >= 100:
+		return fmt.Sprintf("%.0f", v)
+	case a >= 10:
+		return fmt.Sprintf("%.1f", v)
+	default:
+		return fmt.Sprintf("%.2f", v)
+	}
+}
+
+func ratio(v, ref float64, ok bool) string {
+	if !ok || ref == 0 || math.IsNaN(ref) {
+		return "–"
+	}
+	q := v / ref
+	if q != 0 && math.Abs(q) < 0.1 {
+		return fmt.Sprintf("%.1g×", q)
+	}
+	if math.Abs(q) >= 1000 {
+		return fmt.Sprintf("%.3g×", q)
+	}
+	return fmt.Sprintf("%.2f×", q)
+}
+
+// bestPeer returns the best peer median of metric.
+func (r *recorder) bestPeer(m metricDef) (float64, string, bool) {
+	best, name, found := 0.0, "", false
+	for _, p := range peerNames {
+		v, ok := r.med(m.key, p)
+		if !ok {
+			continue
+		}
+		if !found || (m.lower && v < best) || (!m.lower && v > best) {
+			best, name, found = v, p, true
+		}
+	}
+	return best, name, found
+}
+
+func report(w io.Writer, rec *recorder, cfg config, d *dataset, runs int, kinds []storeKind) {
+	fmt.Fprintf(w, "## Results\n\n")
+	fmt.Fprintf(w, "`go run . %s` — N = %d, %d run(s), medians; %s, GOMAXPROCS %d, %s/%s.\n", strings.Join(os.Args[1:], " "), cfg.n, runs, runtime.Version(), runtime.GOMAXPROCS(0), runtime.GOOS, runtime.GOARCH)
+	fmt.Fprintf(w, "Items: %d bytes of JSON on average, ids like `%s`. Each cell: median, then the ratio to the best peer (BuntDB, ttlcache, go-cache) and to the floor (%s or %s, as the column says).\n\n", int(d.raw)/cfg.n-len(d.ids[0]), d.ids[0], mapFloor, btreeFloor)
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		var deps []string
+		for _, m := range bi.Deps {
+			for _, p := range []string{"tidwall/buntdb", "jellydator/ttlcache", "patrickmn/go-cache", "google/btree", "tidwall/gjson"} {
+				if strings.Contains(m.Path, p) {
+					deps = append(deps, m.Path+" "+m.Version)
+				}
+			}
+		}
+		fmt.Fprintf(w, "Peers: %s.\n\n", strings.Join(deps, ", "))
+	}
+	var names []string
+	for _, k := range kinds {
+		names = append(names, k.name)
+		if k.name == "buntdb" {
+			names = append(names, "buntdb (json index)")
+		}
+	}
+	for _, sec := range sections {
+		any := false
+		for _, m := range sec.metrics {
+			if len(rec.vals[m.key]) > 0 {
+				any = true
+			}
+		}
+		if !any {
+			continue
+		}
+		fmt.Fprintf(w, "### %s\n\n", sec.title)
+		if sec.note != "" {
+			fmt.Fprintf(w, "%s\n\n", sec.note)
+		}
+		fmt.Fprintf(w, "| store |")
+		for _, m := range sec.metrics {
+			dir := "lower is better"
+			if !m.lower {
+				dir = "higher is better"
+			}
+			fl := ""
+			if m.floor != "" {
+				fl = "; ×peer ×" + m.floor
+			}
+			fmt.Fprintf(w, " %s (%s%s) |", strings.TrimPrefix(m.key, sec.metrics[0].key[:3]), dir, fl)
+		}
+		fmt.Fprintf(w, "\n|---|")
+		for range sec.metrics {
+			fmt.Fprintf(w, "---|")
+		}
+		fmt.Fprintln(w)
+		for _, name := range names {
+			has := false
+			for _, m := range sec.metrics {
+				if _, ok := rec.vals[m.key][name]; ok {
+					has = true
+				}
+			}
+			if !has {
+				continue
+			}
+			fmt.Fprintf(w, "| %s |", name)
+			for _, m := range sec.metrics {
+				v, ok := rec.med(m.key, name)
+				if !ok {
+					fmt.Fprintf(w, " n/a |")
+					continue
+				}
+				cell := fmtNum(v)
+				if m.floor != "" {
+					bp, _, okp := rec.bestPeer(m)
+					fv, okf := rec.med(m.key, m.floor)
+					cell += " (" + ratio(v, bp, okp) + " " + ratio(v, fv, okf) + ")"
+				}
+				fmt.Fprintf(w, " %s |", cell)
+			}
+			fmt.Fprintln(w)
+		}
+		fmt.Fprintln(w)
+	}
+	goals(w, rec)
+	if len(rec.notes) > 0 {
+		fmt.Fprintf(w, "### Notes from the runs\n\n")
+		for _, n := range rec.notes {
+			fmt.Fprintf(w, "- %s\n", n)
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintf(w, "### All runs\n\n| metric | store | values |\n|---|---|---|\n")
+	for _, sec := range sections {
+		for _, m := range sec.metrics {
+			for _, name := range names {
+				if v, ok := rec.vals[m.key][name]; ok {
+					var s []string
+					for _, x := range v {
+						s = append(s, fmtNum(x))
+					}
+					fmt.Fprintf(w, "| %s | %s | %s |\n", m.key, name, strings.Join(s, ", "))
+				}
+			}
+		}
+	}
+	fmt.Fprintln(w)
+}
+
+// goals prints lethe's goals, met or missed, from the medians.
+func goals(w io.Writer, rec *recorder) {
+	type goal struct {
+		text   string
+		ok     bool
+		detail string
+		known  bool
+	}
+	var gs []goal
+	get := func(m, s string) (float64, bool) { return rec.med(m, s) }
+	for _, variant := range []string{"lethe", "lethe+append"} {
+		how := ""
+		if variant != "lethe" {
+			how = ", ReadItemAppend"
+		}
+		for _, g := range []string{"1g", "2g"} {
+			l, ok := get("W2 read ns/op "+g, variant)
+			if !ok {
+				continue
+			}
+			if f, ok := get("W2 read ns/op "+g, mapFloor); ok {
+				gs = append(gs, goal{"W2 (" + g + how + ") within 1.3× of the map+RWMutex floor", l <= 1.3*f, fmt.Sprintf("%.2f×", l/f), true})
+			}
+			if bp, name, ok := rec.bestPeer(metricDef{key: "W2 read ns/op " + g, lower: true}); ok {
+				gs = append(gs, goal{"W2 (" + g + how + ") faster than every peer", l < bp, fmt.Sprintf("%.2f× the best peer (%s)", l/bp, name), true})
+			}
+		}
+	}
+	if l, ok := get("W1 insert ns/op", "lethe"); ok {
+		for _, p := range []string{"buntdb", "ttlcache"} {
+			if v, ok := get("W1 insert ns/op", p); ok {
+				gs = append(gs, goal{"W1 faster than " + p, l < v, fmt.Sprintf("%.2f×", l/v), true})
+			}
+		}
+		if f, ok := get("W1 insert ns/op", mapFloor); ok {
+			gs = append(gs, goal{"W1 within 2.5× of the floor", l <= 2.5*f, fmt.Sprintf("%.2f×", l/f), true})
+		}
+		m, _ := get("W1 heap B/item beyond raw", "lethe")
+		gs = append(gs, goal{"memory ≤ 150 B/item beyond raw id and JSON", m <= 150, fmt.Sprintf("%.0f B", m), true})
+	}
+	if v, ok := get("W4 purge items/s", "lethe"); ok {
+		gs = append(gs, goal{"W4 ≥ 1,000,000 items/s", v >= 1e6, fmt.Sprintf("%.0f items/s", v), true})
+	}
+	if v, ok := get("W5 purge max µs", "lethe"); ok {
+		gs = append(gs, goal{"W5 max read latency during purge < 1 ms", v < 1000, fmt.Sprintf("%.0f µs", v), true})
+		p, _ := get("W5 purge p99 µs", "lethe")
+		if i, ok := get("W5 idle p99 µs", "lethe"); ok {
+			gs = append(gs, goal{"W5 p99 during purge within 2× of idle p99", p <= 2*i, fmt.Sprintf("%.1f µs vs %.1f µs idle (%.2f×)", p, i, p/i), true})
+		}
+	}
+	if v, ok := get("W3 expired reads returned %", "lethe"); ok {
+		gs = append(gs, goal{"W3 hides every expired item", v == 0, fmt.Sprintf("%.1f%% returned", v), true})
+	}
+	if len(gs) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "### lethe's goals\n\n| goal | result | figure |\n|---|---|---|\n")
+	for _, g := range gs {
+		res := "met"
+		if !g.ok {
+			res = "**missed**"
+		}
+		fmt.Fprintf(w, "| %s | %s | %s |\n", g.text, res, g.detail)
+	}
+	fmt.Fprintln(w)
+}
