@@ -94,7 +94,7 @@ func (d *dataset) withTTL(i int, ttl int) []byte {
 	return append(out, '}')
 }
 
-// status returns the status of document i, as the stores should find it.
+// countStatus counts the documents whose status is s: what W6 must find.
 func (d *dataset) countStatus(s string) int {
 	needle := []byte(`"status":"` + s + `"`)
 	n := 0
