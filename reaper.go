@@ -50,6 +50,13 @@ func (r *reaper) notify(at int64) {
 	}
 }
 
+// While it works through a backlog the reaper works for reaperWorkSlice,
+// then rests for reaperRest (a timer's resolution is about a millisecond).
+const (
+	reaperWorkSlice = 2 * time.Millisecond
+	reaperRest      = time.Millisecond
+)
+
 // maxCustomClockSleep bounds a sleep under a custom Clock, whose time need
 // not pass at the pace of timers.
 const maxCustomClockSleep = time.Second
@@ -59,6 +66,7 @@ func (r *reaper) run() {
 	s := r.store
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
+	busySince := time.Time{} // when the current stretch of purging began
 	for turn := 0; ; turn++ {
 		// Any write from here on with an expiry wakes the next sleep.
 		r.sleepUntil.Store(never)
@@ -68,9 +76,27 @@ func (r *reaper) run() {
 			return
 		}
 		if wakeAt <= now {
-			runtime.Gosched() // more to purge: go round again
+			// More to purge: go round again, but rest a while after each
+			// stretch of work so that the reaper never holds a core for
+			// long: on a machine with few cores, a busy reaper makes the OS
+			// and the Go scheduler take cores from readers.
+			if busySince.IsZero() {
+				busySince = time.Now()
+			}
+			if time.Since(busySince) < reaperWorkSlice {
+				runtime.Gosched()
+				continue
+			}
+			busySince = time.Time{}
+			timer.Reset(reaperRest)
+			select {
+			case <-r.stop:
+				return
+			case <-timer.C:
+			}
 			continue
 		}
+		busySince = time.Time{}
 		r.sleepUntil.Store(wakeAt)
 		var fire <-chan time.Time
 		if wakeAt != never {
