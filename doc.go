@@ -76,7 +76,9 @@
 // expired items oldest first, one batch (ReaperOptions.BatchSize, bounded in
 // time by MaxHold) per container per round, so that one container's backlog
 // never starves another's. It takes a lock only to delete one item, so
-// readers never wait behind a batch. Container.Purge purges on demand.
+// readers never wait behind a batch, and while it works through a backlog
+// it rests a millisecond after every two, so that it never holds a core
+// that readers need. Container.Purge purges on demand.
 // Container.Stats reports the backlog (ExpiredPending, PurgeLag) and the work
 // done (Purged, ReaperCharge, Throttled).
 //
