@@ -2,6 +2,7 @@ package main
 
 import (
 	"image/color"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -15,6 +16,7 @@ var palette = []color.RGBA{
 	{R: 0xff, G: 0x7f, B: 0x0e, A: 0xff},
 	{R: 0x94, G: 0x67, B: 0xbd, A: 0xff},
 	{R: 0x7f, G: 0x7f, B: 0x7f, A: 0xff},
+	{R: 0x8c, G: 0x56, B: 0x4b, A: 0xff},
 }
 
 // drawChart plots the worst read latency per 10 ms over time, around the
@@ -46,7 +48,7 @@ func drawChart(path string, series map[string][]point, kinds []storeKind) error 
 		}
 		l.Color = palette[i%len(palette)]
 		l.Width = vg.Points(1)
-		if k.name == "lethe" {
+		if strings.HasPrefix(k.name, "lethe") {
 			l.Width = vg.Points(2)
 		}
 		p.Add(l)
