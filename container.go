@@ -178,22 +178,31 @@ type ContainerStats struct {
 	Throttled      int64         // user operations refused with 429
 }
 
-// Stats returns the container's statistics. It costs time proportional to
-// the number of expired items not yet purged, during which writes to the
-// container wait.
+// Stats returns the container's statistics, as of one instant. It costs
+// time proportional to the number of expired items not yet purged, but holds
+// the container's index lock only for an instant: it counts in a
+// copy-on-write snapshot of the expiry index, so writers and the reaper go on
+// meanwhile.
 func (c *Container) Stats() ContainerStats {
 	if c.store == nil {
 		return ContainerStats{}
 	}
 	now := c.store.clock.now()
 	c.index.mu.Lock()
-	expired, expiredBytes, oldest := c.index.expiredStats(c.rule, now)
+	snap := expiryIndex{
+		inherit: c.index.inherit.Clone(),
+		own:     c.index.own.Clone(),
+		items:   c.index.items,
+		bytes:   c.index.bytes,
+	}
+	rule := c.rule
+	c.index.mu.Unlock()
+	expired, expiredBytes, oldest := snap.expiredStats(rule, now)
 	st := ContainerStats{
-		Items:          c.index.items - expired,
-		Bytes:          c.index.bytes - expiredBytes,
+		Items:          snap.items - expired,
+		Bytes:          snap.bytes - expiredBytes,
 		ExpiredPending: expired,
 	}
-	c.index.mu.Unlock()
 	if expired > 0 {
 		st.PurgeLag = time.Duration(now - oldest)
 	}
