@@ -3,7 +3,6 @@ package query
 import (
 	"strings"
 	"unicode"
-	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -250,39 +249,14 @@ func (l *lexer) str(q byte) token {
 		if l.pos+1 >= len(l.src) {
 			return token{typ: tError, pos: start, val: "unterminated string literal"}
 		}
-		e := l.src[l.pos+1]
-		switch e {
-		case '"', '\'', '\\', '/':
-			sb.WriteByte(e)
-		case 'b':
-			sb.WriteByte('\b')
-		case 'f':
-			sb.WriteByte('\f')
-		case 'n':
-			sb.WriteByte('\n')
-		case 'r':
-			sb.WriteByte('\r')
-		case 't':
-			sb.WriteByte('\t')
-		case 'u':
-			r, ok := hex4([]byte(l.src[min(l.pos+2, len(l.src)):min(l.pos+6, len(l.src))]))
-			if !ok {
-				return token{typ: tError, pos: l.pos, val: "invalid \\u escape in string literal"}
-			}
-			l.pos += 6
-			if utf16.IsSurrogate(r) && strings.HasPrefix(l.src[l.pos:], "\\u") {
-				if r2, ok := hex4([]byte(l.src[l.pos+2 : min(l.pos+6, len(l.src))])); ok {
-					if d := utf16.DecodeRune(r, r2); d != utf8.RuneError {
-						r = d
-						l.pos += 6
-					}
-				}
-			}
-			sb.WriteRune(r)
-			continue
-		default:
+		r, n, ok := decodeEscape(l.src[l.pos:])
+		switch {
+		case !ok && l.src[l.pos+1] == 'u':
+			return token{typ: tError, pos: l.pos, val: "invalid \\u escape in string literal"}
+		case !ok:
 			return token{typ: tError, pos: l.pos, val: "invalid escape sequence " + quoteStr(l.src[l.pos:l.pos+2]) + " in string literal"}
 		}
-		l.pos += 2
+		sb.WriteRune(r)
+		l.pos += n
 	}
 }

@@ -426,56 +426,66 @@ func unquote(s []byte) (string, bool) {
 			i += n
 			continue
 		}
-		if i+1 >= len(s) {
+		r, n, ok := decodeEscape(s[i:])
+		if !ok {
 			return "", false
 		}
-		switch s[i+1] {
-		case '"', '\\', '/', '\'':
-			sb.WriteByte(s[i+1])
-		case 'b':
-			sb.WriteByte('\b')
-		case 'f':
-			sb.WriteByte('\f')
-		case 'n':
-			sb.WriteByte('\n')
-		case 'r':
-			sb.WriteByte('\r')
-		case 't':
-			sb.WriteByte('\t')
-		case 'u':
-			r, ok := hex4(s[i+2:])
-			if !ok {
-				return "", false
-			}
-			i += 6
-			if utf16.IsSurrogate(r) {
-				if i+6 <= len(s) && s[i] == '\\' && s[i+1] == 'u' {
-					if r2, ok := hex4(s[i+2:]); ok {
-						if d := utf16.DecodeRune(r, r2); d != utf8.RuneError {
-							sb.WriteRune(d)
-							i += 6
-							continue
-						}
-					}
-				}
-				r = utf8.RuneError
-			}
-			sb.WriteRune(r)
-			continue
-		default:
-			return "", false
-		}
-		i += 2
+		sb.WriteRune(r)
+		i += n
 	}
 	return sb.String(), true
 }
 
-func hex4(s []byte) (rune, bool) {
+// decodeEscape decodes the escape sequence at the start of s (s[0] is a
+// backslash) of a JSON or query string literal: the rune it stands for and
+// its length. A \u escape of a high surrogate followed by one of a low
+// surrogate is one rune; a lone surrogate is U+FFFD. ok is false for a bad
+// escape.
+func decodeEscape[S ~string | ~[]byte](s S) (r rune, n int, ok bool) {
+	if len(s) < 2 {
+		return 0, 0, false
+	}
+	switch s[1] {
+	case '"', '\'', '\\', '/':
+		return rune(s[1]), 2, true
+	case 'b':
+		return '\b', 2, true
+	case 'f':
+		return '\f', 2, true
+	case 'n':
+		return '\n', 2, true
+	case 'r':
+		return '\r', 2, true
+	case 't':
+		return '\t', 2, true
+	case 'u':
+		r, ok := hex4(s[2:])
+		if !ok {
+			return 0, 0, false
+		}
+		if !utf16.IsSurrogate(r) {
+			return r, 6, true
+		}
+		if len(s) >= 12 && s[6] == '\\' && s[7] == 'u' {
+			if r2, ok := hex4(s[8:]); ok {
+				if d := utf16.DecodeRune(r, r2); d != utf8.RuneError {
+					return d, 12, true
+				}
+			}
+		}
+		return utf8.RuneError, 6, true
+	}
+	return 0, 0, false
+}
+
+// hex4 decodes four hex digits at the start of s.
+func hex4[S ~string | ~[]byte](s S) (rune, bool) {
 	if len(s) < 4 {
 		return 0, false
 	}
 	var r rune
-	for _, c := range s[:4] {
+	for i := range 4 {
+		c := s[i]
 		r <<= 4
 		switch {
 		case c >= '0' && c <= '9':
