@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -49,8 +50,9 @@ type Store struct {
 	closeOnce sync.Once
 	seq       atomic.Uint64 // write sequence: every write's ETag and index order
 
-	mu         sync.RWMutex          // guards containers
+	mu         sync.RWMutex          // guards containers and list
 	containers map[string]*Container // by id
+	list       []*Container          // the same, sorted by id; replaced, never changed, on every create or delete
 }
 
 // Open opens a store. A nil opts means the defaults: in memory, the system
@@ -114,6 +116,7 @@ func (s *Store) CreateContainer(ctx context.Context, props ContainerProperties) 
 	}
 	c := newContainer(s, cloneProps(props), s.clock.now())
 	s.containers[props.ID] = c
+	s.relistLocked()
 	return c, nil
 }
 
@@ -140,6 +143,7 @@ func (s *Store) DeleteContainer(ctx context.Context, id string) error {
 	s.mu.Lock()
 	c := s.containers[id]
 	delete(s.containers, id)
+	s.relistLocked()
 	s.mu.Unlock()
 	if c == nil {
 		return withContext(&Error{StatusCode: http.StatusNotFound, Message: msgNotFound}, "DeleteContainer", id, "")
@@ -154,34 +158,30 @@ func (s *Store) ContainerIDs() []string {
 	if s.closed.Load() {
 		return nil
 	}
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	ids := make([]string, 0, len(s.containers))
-	for id := range s.containers {
-		ids = append(ids, id)
+	list := s.containerList()
+	ids := make([]string, 0, len(list))
+	for _, c := range list {
+		ids = append(ids, c.id)
 	}
-	slices.Sort(ids)
 	return ids
 }
 
-// containerList returns the containers, sorted by id.
+// containerList returns the containers, sorted by id. The slice is shared:
+// do not change it.
 func (s *Store) containerList() []*Container {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	cs := make([]*Container, 0, len(s.containers))
+	return s.list
+}
+
+// relistLocked rebuilds list from containers; s.mu must be held.
+func (s *Store) relistLocked() {
+	list := make([]*Container, 0, len(s.containers))
 	for _, c := range s.containers {
-		cs = append(cs, c)
+		list = append(list, c)
 	}
-	slices.SortFunc(cs, func(a, b *Container) int {
-		switch {
-		case a.id < b.id:
-			return -1
-		case a.id > b.id:
-			return 1
-		}
-		return 0
-	})
-	return cs
+	slices.SortFunc(list, func(a, b *Container) int { return strings.Compare(a.id, b.id) })
+	s.list = list
 }
 
 // check fails when the store is unusable or ctx (which may be nil) is done.
