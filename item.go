@@ -305,7 +305,7 @@ func (c *Container) write(ctx context.Context, kind writeKind, id string, doc []
 	default: // create, or upsert of a missing or expired item
 		status, cost = http.StatusCreated, charge(opCreate, p.size-p.ttlSize)
 	}
-	if err := c.draw(op, id, cost); err != nil {
+	if err := c.drawAt(op, id, cost, now); err != nil {
 		return ItemResponse{StatusCode: http.StatusTooManyRequests}, err
 	}
 
@@ -351,7 +351,15 @@ func (c *Container) draw(op, id string, cost int64) error {
 	if c.throughput.Load() == 0 {
 		return nil
 	}
-	ok, wait := c.budget.take(cost, c.store.clock.now())
+	return c.drawAt(op, id, cost, c.store.clock.now())
+}
+
+// drawAt is draw for a caller that has read the clock already.
+func (c *Container) drawAt(op, id string, cost, now int64) error {
+	if c.throughput.Load() == 0 {
+		return nil
+	}
+	ok, wait := c.budget.take(cost, now)
 	if ok {
 		return nil
 	}
