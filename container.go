@@ -3,7 +3,6 @@ package lethe
 import (
 	"context"
 	"hash/maphash"
-	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -109,7 +108,7 @@ func (c *Container) check(ctx context.Context, op, item string) error {
 		return ErrClosed
 	}
 	if c.deleted.Load() {
-		return withContext(&Error{StatusCode: http.StatusNotFound, Message: msgNotFound}, op, c.id, item)
+		return withContext(&Error{StatusCode: statusNotFound, Message: msgNotFound}, op, c.id, item)
 	}
 	if ctx != nil {
 		if err := ctx.Err(); err != nil {

@@ -3,7 +3,6 @@ package lethe
 import (
 	"errors"
 	"fmt"
-	"net/http"
 	"strings"
 	"time"
 )
@@ -13,18 +12,18 @@ import (
 // errors.Is(err, lethe.ErrNotFound) without looking at numbers.
 var (
 	// ErrBadRequest (400): an invalid TTL, id, JSON document, query, property or size.
-	ErrBadRequest error = &statusError{http.StatusBadRequest, "lethe: bad request"}
+	ErrBadRequest error = &statusError{statusBadRequest, "lethe: bad request"}
 	// ErrNotFound (404): a missing or expired item, or a missing container.
-	ErrNotFound error = &statusError{http.StatusNotFound, "lethe: not found"}
+	ErrNotFound error = &statusError{statusNotFound, "lethe: not found"}
 	// ErrConflict (409): a create of an id that exists and has not expired.
-	ErrConflict error = &statusError{http.StatusConflict, "lethe: conflict"}
+	ErrConflict error = &statusError{statusConflict, "lethe: conflict"}
 	// ErrPreconditionFailed (412): an IfMatchEtag that does not match the item's _etag.
-	ErrPreconditionFailed error = &statusError{http.StatusPreconditionFailed, "lethe: precondition failed"}
+	ErrPreconditionFailed error = &statusError{statusPreconditionFailed, "lethe: precondition failed"}
 	// ErrRequestTooLarge (413): an item over the 2 MB size limit.
-	ErrRequestTooLarge error = &statusError{http.StatusRequestEntityTooLarge, "lethe: request entity too large"}
+	ErrRequestTooLarge error = &statusError{statusRequestEntityTooLarge, "lethe: request entity too large"}
 	// ErrTooManyRequests (429): the operation would overdraw the container's
 	// throughput; the *Error carries RetryAfter.
-	ErrTooManyRequests error = &statusError{http.StatusTooManyRequests, "lethe: too many requests"}
+	ErrTooManyRequests error = &statusError{statusTooManyRequests, "lethe: too many requests"}
 	// ErrClosed is returned by every call on a Store, or one of its
 	// containers, after Store.Close.
 	ErrClosed = errors.New("lethe: store is closed")
@@ -68,7 +67,7 @@ func (e *Error) Error() string {
 	if e.Op != "" || e.Container != "" || e.ItemID != "" {
 		b.WriteString(": ")
 	}
-	b.WriteString(strings.ToLower(http.StatusText(e.StatusCode)))
+	b.WriteString(statusText(e.StatusCode))
 	if e.Message != "" {
 		b.WriteString(": ")
 		b.WriteString(e.Message)
@@ -99,7 +98,7 @@ const (
 )
 
 func badRequest(format string, args ...any) *Error {
-	return &Error{StatusCode: http.StatusBadRequest, Message: fmt.Sprintf(format, args...)}
+	return &Error{StatusCode: statusBadRequest, Message: fmt.Sprintf(format, args...)}
 }
 
 // withContext fills in the operation, container and item of an *Error and

@@ -3,7 +3,6 @@ package lethe
 import (
 	"context"
 	"encoding/binary"
-	"net/http"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -237,17 +236,17 @@ func (c *Container) read(ctx context.Context, op string, dst []byte, id string) 
 		if err := validateItemID(id); err != nil {
 			return c.fail(op, id, err)
 		}
-		return c.fail(op, id, &Error{StatusCode: http.StatusNotFound, Message: msgNotFound})
+		return c.fail(op, id, &Error{StatusCode: statusNotFound, Message: msgNotFound})
 	}
 	cost := charge(opRead, rec.chargeSize())
 	if err := c.draw(op, id, cost); err != nil {
-		return ItemResponse{StatusCode: http.StatusTooManyRequests}, err
+		return ItemResponse{StatusCode: statusTooManyRequests}, err
 	}
 	return ItemResponse{
 		Value:         append(dst, rec.json()...),
 		ETag:          rec.etag(),
 		RequestCharge: ru(cost),
-		StatusCode:    http.StatusOK,
+		StatusCode:    statusOK,
 	}, nil
 }
 
@@ -293,20 +292,20 @@ func (c *Container) write(ctx context.Context, kind writeKind, id string, doc []
 	)
 	switch {
 	case kind == writeCreate && live:
-		return c.fail(op, id, &Error{StatusCode: http.StatusConflict, Message: msgConflict})
+		return c.fail(op, id, &Error{StatusCode: statusConflict, Message: msgConflict})
 	case (kind == writeReplace || kind == writeDelete) && !live:
-		return c.fail(op, id, &Error{StatusCode: http.StatusNotFound, Message: msgNotFound})
+		return c.fail(op, id, &Error{StatusCode: statusNotFound, Message: msgNotFound})
 	case live && kind != writeCreate && ifMatch != "" && ifMatch != old.etag():
-		return c.fail(op, id, &Error{StatusCode: http.StatusPreconditionFailed, Message: msgPrecondition})
+		return c.fail(op, id, &Error{StatusCode: statusPreconditionFailed, Message: msgPrecondition})
 	case kind == writeDelete:
-		status, cost = http.StatusNoContent, charge(opDelete, old.chargeSize())
+		status, cost = statusNoContent, charge(opDelete, old.chargeSize())
 	case live: // replace, or upsert of a live item
-		status, cost = http.StatusOK, charge(opReplace, p.size-p.ttlSize)
+		status, cost = statusOK, charge(opReplace, p.size-p.ttlSize)
 	default: // create, or upsert of a missing or expired item
-		status, cost = http.StatusCreated, charge(opCreate, p.size-p.ttlSize)
+		status, cost = statusCreated, charge(opCreate, p.size-p.ttlSize)
 	}
 	if err := c.drawAt(op, id, cost, now); err != nil {
-		return ItemResponse{StatusCode: http.StatusTooManyRequests}, err
+		return ItemResponse{StatusCode: statusTooManyRequests}, err
 	}
 
 	var rec record
@@ -340,7 +339,7 @@ func (c *Container) write(ctx context.Context, kind writeKind, id string, doc []
 // failure charge.
 func (c *Container) fail(op, id string, e *Error) (ItemResponse, error) {
 	if err := c.draw(op, id, chargeFailure); err != nil {
-		return ItemResponse{StatusCode: http.StatusTooManyRequests}, err
+		return ItemResponse{StatusCode: statusTooManyRequests}, err
 	}
 	return ItemResponse{RequestCharge: ru(chargeFailure), StatusCode: e.StatusCode}, withContext(e, op, c.id, id)
 }
@@ -365,7 +364,7 @@ func (c *Container) drawAt(op, id string, cost, now int64) error {
 	}
 	c.throttled.Add(1)
 	return withContext(&Error{
-		StatusCode: http.StatusTooManyRequests,
+		StatusCode: statusTooManyRequests,
 		Message:    "Request rate is large. More Request Units may be needed, so no changes were made. Please retry this request later.",
 		RetryAfter: wait,
 	}, op, c.id, id)

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"hash/fnv"
 	"iter"
-	"net/http"
 	"strings"
 	"time"
 	"unsafe"
@@ -267,7 +266,7 @@ func (c *Container) QueryItems(ctx context.Context, query string, o *QueryOption
 func queryError(err error) error {
 	var qe *query.Error
 	if errors.As(err, &qe) {
-		return &Error{StatusCode: http.StatusBadRequest, Message: qe.Error(), Err: err}
+		return &Error{StatusCode: statusBadRequest, Message: qe.Error(), Err: err}
 	}
 	return err // the context's error
 }

@@ -3,7 +3,6 @@ package lethe
 import (
 	"encoding/binary"
 	"fmt"
-	"net/http"
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -42,7 +41,7 @@ type span struct{ start, end int }
 func parseItem(doc []byte) (parsedItem, *Error) {
 	var p parsedItem
 	if len(doc) > MaxItemSize {
-		return p, &Error{StatusCode: http.StatusRequestEntityTooLarge,
+		return p, &Error{StatusCode: statusRequestEntityTooLarge,
 			Message: fmt.Sprintf("the item is %d bytes, over the limit of %d", len(doc), MaxItemSize)}
 	}
 	s := scanner{b: doc}

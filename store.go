@@ -2,7 +2,6 @@ package lethe
 
 import (
 	"context"
-	"net/http"
 	"slices"
 	"strings"
 	"sync"
@@ -112,7 +111,7 @@ func (s *Store) CreateContainer(ctx context.Context, props ContainerProperties) 
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, ok := s.containers[props.ID]; ok {
-		return nil, withContext(&Error{StatusCode: http.StatusConflict, Message: msgConflict}, op, props.ID, "")
+		return nil, withContext(&Error{StatusCode: statusConflict, Message: msgConflict}, op, props.ID, "")
 	}
 	c := newContainer(s, cloneProps(props), s.clock.now())
 	s.containers[props.ID] = c
@@ -129,7 +128,7 @@ func (s *Store) Container(id string) (*Container, error) {
 	c := s.containers[id]
 	s.mu.RUnlock()
 	if c == nil {
-		return nil, withContext(&Error{StatusCode: http.StatusNotFound, Message: msgNotFound}, "Container", id, "")
+		return nil, withContext(&Error{StatusCode: statusNotFound, Message: msgNotFound}, "Container", id, "")
 	}
 	return c, nil
 }
@@ -146,7 +145,7 @@ func (s *Store) DeleteContainer(ctx context.Context, id string) error {
 	s.relistLocked()
 	s.mu.Unlock()
 	if c == nil {
-		return withContext(&Error{StatusCode: http.StatusNotFound, Message: msgNotFound}, "DeleteContainer", id, "")
+		return withContext(&Error{StatusCode: statusNotFound, Message: msgNotFound}, "DeleteContainer", id, "")
 	}
 	c.deleted.Store(true)
 	return nil
@@ -209,5 +208,5 @@ func (s *Store) usable() error {
 // notOpened is the error of a Store, Container or pager used without being
 // made by Open, CreateContainer or NewQueryItemsPager.
 func notOpened() error {
-	return &Error{StatusCode: http.StatusBadRequest, Message: "use a Store made by Open, and the containers and pagers it gives"}
+	return &Error{StatusCode: statusBadRequest, Message: "use a Store made by Open, and the containers and pagers it gives"}
 }
