@@ -50,9 +50,9 @@ const shardCount = 32
 // writes to items in other shards.
 //
 // Locking: items live in shards, each guarded by its own RWMutex. The
-// expiry index and the counts sit under index.mu, taken after a shard lock
+// expiry index and the counts sit under expiry.mu, taken after a shard lock
 // when both are needed. props and rule are written only with every shard
-// lock and index.mu held, so holding any one of them is enough to read them.
+// lock and expiry.mu held, so holding any one of them is enough to read them.
 type Container struct {
 	store *Store
 	id    string
@@ -60,7 +60,7 @@ type Container struct {
 
 	shards [shardCount]shard
 
-	index struct {
+	expiry struct {
 		mu sync.Mutex
 		expiryIndex
 	}
@@ -84,7 +84,7 @@ type shard struct {
 
 func newContainer(s *Store, props ContainerProperties, now int64) *Container {
 	c := &Container{store: s, id: props.ID, seed: maphash.MakeSeed(), props: props, rule: newExpiryRule(props.DefaultTimeToLive)}
-	c.index.expiryIndex = newExpiryIndex()
+	c.expiry.expiryIndex = newExpiryIndex()
 	c.throughput.Store(props.Throughput)
 	c.budget.setRate(props.Throughput, now)
 	return c
@@ -123,8 +123,8 @@ func (c *Container) Read(ctx context.Context) (ContainerProperties, error) {
 	if err := c.check(ctx, "ReadContainer", ""); err != nil {
 		return ContainerProperties{}, err
 	}
-	c.index.mu.Lock()
-	defer c.index.mu.Unlock()
+	c.expiry.mu.Lock()
+	defer c.expiry.mu.Unlock()
 	return cloneProps(c.props), nil
 }
 
@@ -148,7 +148,7 @@ func (c *Container) Replace(ctx context.Context, props ContainerProperties) erro
 	for i := range c.shards {
 		c.shards[i].mu.Lock()
 	}
-	c.index.mu.Lock()
+	c.expiry.mu.Lock()
 	now := c.store.clock.now()
 	if props.DefaultTimeToLive != c.rule.def {
 		c.rule = c.rule.changed(props.DefaultTimeToLive, now)
@@ -156,8 +156,8 @@ func (c *Container) Replace(ctx context.Context, props ContainerProperties) erro
 	c.props = cloneProps(props)
 	c.throughput.Store(props.Throughput)
 	c.budget.setRate(props.Throughput, now)
-	next := c.index.next(c.rule)
-	c.index.mu.Unlock()
+	next := c.expiry.next(c.rule)
+	c.expiry.mu.Unlock()
 	for i := range c.shards {
 		c.shards[i].mu.Unlock()
 	}
@@ -187,15 +187,15 @@ func (c *Container) Stats() ContainerStats {
 		return ContainerStats{}
 	}
 	now := c.store.clock.now()
-	c.index.mu.Lock()
+	c.expiry.mu.Lock()
 	snap := expiryIndex{
-		inherit: c.index.inherit.Clone(),
-		own:     c.index.own.Clone(),
-		items:   c.index.items,
-		bytes:   c.index.bytes,
+		inherit: c.expiry.inherit.Clone(),
+		own:     c.expiry.own.Clone(),
+		items:   c.expiry.items,
+		bytes:   c.expiry.bytes,
 	}
 	rule := c.rule
-	c.index.mu.Unlock()
+	c.expiry.mu.Unlock()
 	expired, expiredBytes, oldest := snap.expiredStats(rule, now)
 	st := ContainerStats{
 		Items:          snap.items - expired,

@@ -2,8 +2,6 @@ package lethe
 
 import (
 	"context"
-	"encoding/binary"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -19,52 +17,6 @@ const (
 	// MaxContainerIDLength is the longest container id, in characters.
 	MaxContainerIDLength = 255
 )
-
-// record is one stored version of an item, packed into a single immutable
-// string so that a read touches one allocation: the map's key (the id) and
-// the document sit side by side, after a fixed header.
-//
-//	offset  size  field
-//	0       8     written: the last write, Unix ns at full clock precision
-//	8       8     seq: the store-wide write sequence (unique; the ETag is its hex)
-//	16      4     ttl: the item's own ttl; TTLOff when absent or null (inherit)
-//	20      4     chargeSize: the size request charges use (the client's members without the ttl)
-//	24      2     idLen: the length of the id
-//	26            the id, then the document, which ends with "_ts":…,"_etag":"<ETag>"}
-//
-// The empty record means "no item". A write replaces the record; nothing
-// ever changes one, so readers may use a record after letting go of locks.
-type record string
-
-const (
-	recordHeader = 26
-	etagLen      = 16
-)
-
-func (r record) written() int64  { return int64(le64(string(r), 0)) }
-func (r record) seq() uint64     { return le64(string(r), 8) }
-func (r record) ttl() TTL        { return TTL(int32(le32(string(r), 16))) }
-func (r record) chargeSize() int { return int(le32(string(r), 20)) }
-func (r record) idLen() int      { return int(r[24]) | int(r[25])<<8 }
-func (r record) id() string      { return string(r[recordHeader : recordHeader+r.idLen()]) }
-func (r record) json() string    { return string(r[recordHeader+r.idLen():]) }
-func (r record) jsonLen() int    { return len(r) - recordHeader - r.idLen() }
-
-// etag returns the item's ETag: the value of "_etag", inside the document.
-func (r record) etag() string { return string(r[len(r)-etagLen-2 : len(r)-2]) }
-
-func (r record) expiresAt(rule expiryRule) int64 { return rule.expiresAt(r.ttl(), r.written()) }
-
-func le64(s string, i int) uint64 {
-	_ = s[i+7]
-	return uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
-		uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
-}
-
-func le32(s string, i int) uint32 {
-	_ = s[i+3]
-	return uint32(s[i]) | uint32(s[i+1])<<8 | uint32(s[i+2])<<16 | uint32(s[i+3])<<24
-}
 
 // validateItemID checks an item id against SPEC §7.
 func validateItemID(id string) *Error {
@@ -96,50 +48,6 @@ func validateContainerID(id string) *Error {
 		return badRequest("the container id %q contains the character %q, which ids may not contain", id, id[i])
 	}
 	return nil
-}
-
-// buildRecord assembles the stored form of a parsed document: the header,
-// the id, then the document's kept members followed by "_ts" and "_etag",
-// in one allocation.
-func buildRecord(doc []byte, p *parsedItem, written int64, seq uint64) record {
-	const digits = "0123456789abcdef"
-	var etag [etagLen]byte
-	for i := range etag {
-		etag[len(etag)-1-i] = digits[(seq>>(4*i))&0xf]
-	}
-	ts := written / 1e9
-	if written < 0 && written%1e9 != 0 {
-		ts-- // floor, for clocks before 1970
-	}
-	var tsBuf [20]byte
-	tsText := strconv.AppendInt(tsBuf[:0], ts, 10)
-
-	var h [recordHeader]byte
-	binary.LittleEndian.PutUint64(h[0:], uint64(written))
-	binary.LittleEndian.PutUint64(h[8:], seq)
-	binary.LittleEndian.PutUint32(h[16:], uint32(p.ttl))
-	binary.LittleEndian.PutUint32(h[20:], uint32(p.size-p.ttlSize))
-	binary.LittleEndian.PutUint16(h[24:], uint16(len(p.id)))
-
-	var b strings.Builder
-	b.Grow(recordHeader + len(p.id) + 1 + p.size + len(`"_ts":,"_etag":""}`) + len(tsText) + etagLen)
-	b.Write(h[:])
-	b.WriteString(p.id)
-	b.WriteByte('{')
-	for _, m := range p.first[:p.nFirst] {
-		b.Write(doc[m.start:m.end])
-		b.WriteByte(',')
-	}
-	for _, m := range p.more {
-		b.Write(doc[m.start:m.end])
-		b.WriteByte(',')
-	}
-	b.WriteString(`"_ts":`)
-	b.Write(tsText)
-	b.WriteString(`,"_etag":"`)
-	b.Write(etag[:])
-	b.WriteString(`"}`)
-	return record(b.String())
 }
 
 // ItemOptions are the options of one item operation. A nil *ItemOptions
@@ -315,14 +223,14 @@ func (c *Container) write(ctx context.Context, kind writeKind, id string, doc []
 		rec = buildRecord(doc, &p, now, c.store.seq.Add(1))
 		sh.items.put(id, h, rec)
 	}
-	c.index.mu.Lock()
+	c.expiry.mu.Lock()
 	if old != "" {
-		c.index.remove(old)
+		c.expiry.remove(old)
 	}
 	if rec != "" {
-		c.index.add(rec)
+		c.expiry.add(rec)
 	}
-	c.index.mu.Unlock()
+	c.expiry.mu.Unlock()
 
 	resp := ItemResponse{RequestCharge: ru(cost), StatusCode: status}
 	if rec != "" {
@@ -342,30 +250,4 @@ func (c *Container) fail(op, id string, e *Error) (ItemResponse, error) {
 		return ItemResponse{StatusCode: statusTooManyRequests}, err
 	}
 	return ItemResponse{RequestCharge: ru(chargeFailure), StatusCode: e.StatusCode}, withContext(e, op, c.id, id)
-}
-
-// draw takes cost milli-RU from the container's throughput, or returns the
-// 429 that refuses the operation.
-func (c *Container) draw(op, id string, cost int64) error {
-	if c.throughput.Load() == 0 {
-		return nil
-	}
-	return c.drawAt(op, id, cost, c.store.clock.now())
-}
-
-// drawAt is draw for a caller that has read the clock already.
-func (c *Container) drawAt(op, id string, cost, now int64) error {
-	if c.throughput.Load() == 0 {
-		return nil
-	}
-	ok, wait := c.budget.take(cost, now)
-	if ok {
-		return nil
-	}
-	c.throttled.Add(1)
-	return withContext(&Error{
-		StatusCode: statusTooManyRequests,
-		Message:    "Request rate is large. More Request Units may be needed, so no changes were made. Please retry this request later.",
-		RetryAfter: wait,
-	}, op, c.id, id)
 }

@@ -242,9 +242,9 @@ func checkInvariants(t testing.TB, c *Container, where string) {
 	for i := range c.shards {
 		c.shards[i].mu.RLock()
 	}
-	c.index.mu.Lock()
+	c.expiry.mu.Lock()
 	defer func() {
-		c.index.mu.Unlock()
+		c.expiry.mu.Unlock()
 		for i := range c.shards {
 			c.shards[i].mu.RUnlock()
 		}
@@ -261,7 +261,7 @@ func checkInvariants(t testing.TB, c *Container, where string) {
 			}
 			items++
 			bytes += int64(rec.jsonLen())
-			tree, e := c.index.treeFor(rec)
+			tree, e := c.expiry.treeFor(rec)
 			if tree == nil {
 				return true
 			}
@@ -286,9 +286,9 @@ func checkInvariants(t testing.TB, c *Container, where string) {
 		})
 		return n
 	}
-	got := check("inherit", c.index.inherit) + check("own", c.index.own)
-	if got != want || items != c.index.items || bytes != c.index.bytes {
+	got := check("inherit", c.expiry.inherit) + check("own", c.expiry.own)
+	if got != want || items != c.expiry.items || bytes != c.expiry.bytes {
 		t.Fatalf("%s: expiry index has %d entries for %d expiring items; counts %d/%d items, %d/%d bytes",
-			where, got, want, c.index.items, items, c.index.bytes, bytes)
+			where, got, want, c.expiry.items, items, c.expiry.bytes, bytes)
 	}
 }

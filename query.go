@@ -146,9 +146,9 @@ func (p *QueryItemsPager) NextPage(ctx context.Context) (QueryItemsResponse, err
 // have expired since the query was evaluated.
 func (p *QueryItemsPager) dropExpired(page [][]byte, srcs []record) [][]byte {
 	c := p.c
-	c.index.mu.Lock()
+	c.expiry.mu.Lock()
 	rule := c.rule
-	c.index.mu.Unlock()
+	c.expiry.mu.Unlock()
 	now := c.store.clock.now()
 	kept := page[:0:0]
 	for i, item := range page {
@@ -218,10 +218,10 @@ func (p *QueryItemsPager) run(ctx context.Context) error {
 // reading each shard under its read lock in turn. The documents are views of
 // immutable records.
 func (c *Container) liveDocs(ctx context.Context, now int64) ([]query.Doc, []record, error) {
-	c.index.mu.Lock()
-	docs := make([]query.Doc, 0, c.index.items)
-	recs := make([]record, 0, c.index.items)
-	c.index.mu.Unlock()
+	c.expiry.mu.Lock()
+	docs := make([]query.Doc, 0, c.expiry.items)
+	recs := make([]record, 0, c.expiry.items)
+	c.expiry.mu.Unlock()
 	for i := range c.shards {
 		if err := ctx.Err(); err != nil {
 			return nil, nil, err

@@ -150,9 +150,9 @@ func (c *Container) reap(now int64, o ReaperOptions, spend bool, scratch []expir
 	if c.deleted.Load() {
 		return 0, never
 	}
-	c.index.mu.Lock()
-	batch := c.index.oldestExpired(c.rule, now, o.BatchSize, scratch)
-	c.index.mu.Unlock()
+	c.expiry.mu.Lock()
+	batch := c.expiry.oldestExpired(c.rule, now, o.BatchSize, scratch)
+	c.expiry.mu.Unlock()
 
 	start := time.Now()
 	for i, e := range batch {
@@ -173,9 +173,9 @@ func (c *Container) reap(now int64, o ReaperOptions, spend bool, scratch []expir
 	if len(batch) == o.BatchSize {
 		return purged, now
 	}
-	c.index.mu.Lock()
-	next = c.index.next(c.rule)
-	c.index.mu.Unlock()
+	c.expiry.mu.Lock()
+	next = c.expiry.next(c.rule)
+	c.expiry.mu.Unlock()
 	return purged, next
 }
 
@@ -195,9 +195,9 @@ func (c *Container) purgeOne(rec record, now int64, spend bool) (ok, short bool)
 		return false, true
 	}
 	sh.items.remove(id, h)
-	c.index.mu.Lock()
-	c.index.remove(rec)
-	c.index.mu.Unlock()
+	c.expiry.mu.Lock()
+	c.expiry.remove(rec)
+	c.expiry.mu.Unlock()
 	c.purged.Add(1)
 	c.reaperCharge.Add(cost)
 	return true, false

@@ -189,9 +189,9 @@ func TestReaperNeverPurgesRewritten(t *testing.T) {
 	c := mustContainer(t, s, ContainerProperties{ID: "c", DefaultTimeToLive: 5})
 	mustWrite(t, c, `{"id":"a"}`)
 	clock.Advance(5 * time.Second)
-	c.index.mu.Lock()
-	batch := c.index.oldestExpired(c.rule, clock.Now().UnixNano(), 10, nil)
-	c.index.mu.Unlock()
+	c.expiry.mu.Lock()
+	batch := c.expiry.oldestExpired(c.rule, clock.Now().UnixNano(), 10, nil)
+	c.expiry.mu.Unlock()
 	require.Len(t, batch, 1)
 	mustWrite(t, c, `{"id":"a","new":true}`) // rewritten after the reaper chose it
 	ok, _ := c.purgeOne(batch[0].rec, clock.Now().UnixNano(), false)
@@ -232,7 +232,7 @@ func TestReaperRandomWorkloads(t *testing.T) {
 		require.NoError(t, err)
 		st := c.Stats()
 		assert.Equal(t, int64(0), st.ExpiredPending)
-		assert.Equal(t, st.Items, c.index.items, "expired items remain after a full purge")
+		assert.Equal(t, st.Items, c.expiry.items, "expired items remain after a full purge")
 		require.NoError(t, s.Close())
 	}
 }
