@@ -1,6 +1,7 @@
 package lethe
 
 import (
+	"slices"
 	"sync"
 	"time"
 )
@@ -17,9 +18,16 @@ type Clock interface{ Now() time.Time }
 //	store, _ := lethe.Open(&lethe.Options{Clock: clock})
 //	...
 //	clock.Advance(time.Hour) // everything with a TTL of an hour or less is gone
+//
+// Items are invisible the moment the clock passes their expiry. A store's
+// reaper, when it runs, is woken by every Advance and Set, so it purges what
+// expired at once rather than at its next poll; it still purges in the
+// background, so Stats' split between ExpiredPending and Purged settles a
+// moment later (Container.Purge purges synchronously).
 type ManualClock struct {
-	mu  sync.Mutex
-	now time.Time
+	mu       sync.Mutex
+	now      time.Time
+	watchers []chan<- struct{} // woken, without blocking, when the clock moves
 }
 
 // NewManualClock returns a ManualClock that reads start until moved.
@@ -38,6 +46,7 @@ func (c *ManualClock) Advance(d time.Duration) time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.now = c.now.Add(d)
+	c.wakeLocked()
 	return c.now
 }
 
@@ -48,6 +57,30 @@ func (c *ManualClock) Set(t time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.now = t
+	c.wakeLocked()
+}
+
+func (c *ManualClock) wakeLocked() {
+	for _, w := range c.watchers {
+		select {
+		case w <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// watch makes every move of the clock send on ch, without blocking.
+func (c *ManualClock) watch(ch chan<- struct{}) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.watchers = append(c.watchers, ch)
+}
+
+// unwatch undoes watch.
+func (c *ManualClock) unwatch(ch chan<- struct{}) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.watchers = slices.DeleteFunc(c.watchers, func(w chan<- struct{}) bool { return w == ch })
 }
 
 // storeClock turns the configured Clock into Unix nanoseconds. The system

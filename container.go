@@ -145,22 +145,9 @@ func (c *Container) Replace(ctx context.Context, props ContainerProperties) erro
 	if err := validateProps(props); err != nil {
 		return withContext(err, op, c.id, "")
 	}
-	for i := range c.shards {
-		c.shards[i].mu.Lock()
-	}
-	c.expiry.mu.Lock()
-	now := c.store.clock.now()
-	if props.DefaultTimeToLive != c.rule.def {
-		c.rule = c.rule.changed(props.DefaultTimeToLive, now)
-	}
-	c.props = cloneProps(props)
-	c.throughput.Store(props.Throughput)
-	c.budget.setRate(props.Throughput, now)
-	next := c.expiry.next(c.rule)
-	c.expiry.mu.Unlock()
-	for i := range c.shards {
-		c.shards[i].mu.Unlock()
-	}
+	c.lockAll()
+	next := c.apply(&mutation{cause: causeSettings, now: c.store.clock.now(), props: cloneProps(props)})
+	c.unlockAll()
 	c.store.reaper.notify(next)
 	return nil
 }
@@ -177,39 +164,43 @@ type ContainerStats struct {
 	Throttled      int64         // user operations refused with 429
 }
 
-// Stats returns the container's statistics, as of one instant. It costs
-// time proportional to the number of expired items not yet purged, but holds
-// the container's index lock only for an instant: it counts in a
-// copy-on-write snapshot of the expiry index, so writers and the reaper go on
-// meanwhile.
+// Stats returns the container's statistics, as of one instant. It scans
+// nothing: the expiry index keeps running counts of the expired items,
+// which each item joins once, when it expires (the first Stats after many
+// items expired together counts them, letting go of the index lock every
+// few thousand). On a deleted container it returns the zero ContainerStats
+// (its items are gone); after Store.Close it still reports the container's
+// contents, which stay in memory until the store is dropped, so a program can
+// log its final figures.
 func (c *Container) Stats() ContainerStats {
-	if c.store == nil {
+	if c.store == nil || c.deleted.Load() {
 		return ContainerStats{}
 	}
 	now := c.store.clock.now()
 	c.expiry.mu.Lock()
-	snap := expiryIndex{
-		inherit: c.expiry.inherit.Clone(),
-		own:     c.expiry.own.Clone(),
-		items:   c.expiry.items,
-		bytes:   c.expiry.bytes,
+	for !c.expiry.countExpired(&c.rule, now, statsCountStep) {
+		c.expiry.mu.Unlock()
+		c.expiry.mu.Lock()
 	}
-	rule := c.rule
-	c.expiry.mu.Unlock()
-	expired, expiredBytes, oldest := snap.expiredStats(rule, now)
+	expired, expiredBytes := c.expiry.expired()
 	st := ContainerStats{
-		Items:          snap.items - expired,
-		Bytes:          snap.bytes - expiredBytes,
+		Items:          c.expiry.items - expired,
+		Bytes:          c.expiry.bytes - expiredBytes,
 		ExpiredPending: expired,
 	}
 	if expired > 0 {
-		st.PurgeLag = time.Duration(now - oldest)
+		st.PurgeLag = time.Duration(now - c.expiry.oldestExpiry(&c.rule, now))
 	}
+	c.expiry.mu.Unlock()
 	st.Purged = c.purged.Load()
 	st.ReaperCharge = ru(c.reaperCharge.Load())
 	st.Throttled = c.throttled.Load()
 	return st
 }
+
+// statsCountStep is how many newly expired items Stats counts per hold of
+// the index lock.
+const statsCountStep = 4096
 
 func cloneProps(p ContainerProperties) ContainerProperties {
 	if p.IndexingPolicy != nil {

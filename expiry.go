@@ -5,22 +5,35 @@ import (
 )
 
 // expiryIndex orders a container's items that can expire, so that the next
-// item due, and every item already expired, is found without a scan.
+// item due, and every item already expired, is found without a scan, and
+// counts them as they expire, so that Stats costs no scan either.
 //
 // It holds two trees. Items that inherit the container's default are ordered
 // by last write alone: their expiry is last write + default, so changing the
 // default reorders nothing. Items with their own positive ttl are ordered by
-// last write + ttl. Items with ttl -1 are in neither. The next item due is the
-// earlier of the two minimums. Both trees are kept whatever the container's
-// setting, so turning TTL on or off needs no rebuild.
+// last write + ttl. Items with ttl -1 are in neither. The expiryRule says
+// which prefix of each tree is expired at an instant (inheritCutoff,
+// ownCutoff). Both trees are kept whatever the container's setting, so
+// turning TTL on or off needs no rebuild.
 //
 // It also counts the items and bytes present (live or expired). The
-// container's index.mu guards all of it.
+// container's expiry.mu guards all of it.
 type expiryIndex struct {
-	inherit *btree.BTreeG[expiryEntry] // ordered by last write
-	own     *btree.BTreeG[expiryEntry] // ordered by last write + own ttl
-	items   int64                      // items present, live or expired
-	bytes   int64                      // their JSON size
+	inherit expiryTree // ordered by last write
+	own     expiryTree // ordered by last write + own ttl
+	items   int64      // items present, live or expired
+	bytes   int64      // their JSON size
+}
+
+// expiryTree is one tree of the index with a running count of its prefix:
+// the entries at or before front, which Stats moves to the tree's cutoff.
+// Every entry crosses the front once as time passes, so counting the
+// expired items costs each item O(1) once, not every Stats call a scan.
+type expiryTree struct {
+	t     *btree.BTreeG[expiryEntry]
+	front expiryEntry // entries at or before it (lessEntry) are counted
+	n     int64       // entries at or before front
+	bytes int64       // their JSON size
 }
 
 type expiryEntry struct {
@@ -38,21 +51,37 @@ func lessEntry(a, b expiryEntry) bool {
 
 const btreeDegree = 32
 
+// firstRecord and lastRecord sort before and after every record of the
+// same instant: pivots for range scans.
+var (
+	firstRecord = record(make([]byte, recordHeader))
+	lastRecord  = func() record {
+		b := make([]byte, recordHeader)
+		for i := 8; i < 16; i++ {
+			b[i] = 0xff // seq
+		}
+		return record(b)
+	}()
+)
+
+// upTo returns the pivot after every entry at or before the instant at.
+func upTo(at int64) expiryEntry { return expiryEntry{at: at, rec: lastRecord} }
+
 func newExpiryIndex() expiryIndex {
-	return expiryIndex{
-		inherit: btree.NewG(btreeDegree, lessEntry),
-		own:     btree.NewG(btreeDegree, lessEntry),
+	newTree := func() expiryTree {
+		return expiryTree{t: btree.NewG(btreeDegree, lessEntry), front: expiryEntry{at: expiredForGood, rec: firstRecord}}
 	}
+	return expiryIndex{inherit: newTree(), own: newTree()}
 }
 
 // treeFor returns the tree that holds rec and its entry, or nil for an
 // item with ttl -1.
-func (x *expiryIndex) treeFor(rec record) (*btree.BTreeG[expiryEntry], expiryEntry) {
+func (x *expiryIndex) treeFor(rec record) (*expiryTree, expiryEntry) {
 	switch ttl := rec.ttl(); {
 	case ttl == TTLOff:
-		return x.inherit, expiryEntry{rec.written(), rec}
+		return &x.inherit, expiryEntry{rec.written(), rec}
 	case ttl > 0:
-		return x.own, expiryEntry{addSeconds(rec.written(), ttl), rec}
+		return &x.own, expiryEntry{addSeconds(rec.written(), ttl), rec}
 	default:
 		return nil, expiryEntry{}
 	}
@@ -62,7 +91,8 @@ func (x *expiryIndex) add(rec record) {
 	x.items++
 	x.bytes += int64(rec.jsonLen())
 	if t, e := x.treeFor(rec); t != nil {
-		t.ReplaceOrInsert(e)
+		t.t.ReplaceOrInsert(e)
+		t.count(e, 1)
 	}
 }
 
@@ -70,76 +100,149 @@ func (x *expiryIndex) remove(rec record) {
 	x.items--
 	x.bytes -= int64(rec.jsonLen())
 	if t, e := x.treeFor(rec); t != nil {
-		t.Delete(e)
+		t.t.Delete(e)
+		t.count(e, -1)
 	}
 }
 
-// next returns the earliest expiry of any item under rule, or never.
-func (x *expiryIndex) next(rule expiryRule) int64 {
-	next := int64(never)
-	if e, ok := x.own.Min(); ok && (rule.def != TTLOff || e.at <= rule.finalOwn) {
-		next = e.at
+// count adds sign times e to the running count if e is at or before front.
+func (t *expiryTree) count(e expiryEntry, sign int64) {
+	if !lessEntry(t.front, e) {
+		t.n += sign
+		t.bytes += sign * int64(e.rec.jsonLen())
 	}
-	if e, ok := x.inherit.Min(); ok {
-		switch {
-		case e.at <= rule.finalInherit:
-			next = min(next, e.at) // expired for good: due now
-		case rule.def > 0:
-			next = min(next, addSeconds(e.at, rule.def))
+}
+
+// advance moves the front to target, counting the entries it passes, and
+// reports whether it got there: going forward it visits at most limit
+// entries, so a caller can let go of the lock between calls. Going back
+// (only a clock set backwards does that) it goes all the way.
+func (t *expiryTree) advance(target expiryEntry, limit int) bool {
+	if lessEntry(target, t.front) {
+		t.t.DescendLessOrEqual(t.front, func(e expiryEntry) bool {
+			if !lessEntry(target, e) {
+				return false
+			}
+			t.n--
+			t.bytes -= int64(e.rec.jsonLen())
+			return true
+		})
+		t.front = target
+		return true
+	}
+	done := true
+	t.t.AscendGreaterOrEqual(t.front, func(e expiryEntry) bool {
+		if !lessEntry(t.front, e) {
+			return true // the front itself, counted already
 		}
+		if lessEntry(target, e) {
+			return false
+		}
+		if limit == 0 {
+			done = false
+			return false
+		}
+		limit--
+		t.n++
+		t.bytes += int64(e.rec.jsonLen())
+		t.front = e
+		return true
+	})
+	if done {
+		t.front = target
+	}
+	return done
+}
+
+// cutoffs returns the pivots that end the expired prefix of each tree at
+// now under rule.
+func cutoffs(rule *expiryRule, now int64) (inherit, own expiryEntry) {
+	return upTo(rule.inheritCutoff(now)), upTo(rule.ownCutoff(now))
+}
+
+// countExpired moves both fronts to the cutoffs of now, visiting at most
+// limit entries in each tree, and reports whether they got there. Once they
+// have, expired returns the counts.
+func (x *expiryIndex) countExpired(rule *expiryRule, now int64, limit int) bool {
+	ci, co := cutoffs(rule, now)
+	return x.inherit.advance(ci, limit) && x.own.advance(co, limit)
+}
+
+// expired returns the expired items and their bytes as of the last
+// countExpired that got there.
+func (x *expiryIndex) expired() (items, bytes int64) {
+	return x.inherit.n + x.own.n, x.inherit.bytes + x.own.bytes
+}
+
+// oldestExpiry returns when the earliest-expired of the items expired at now
+// under rule expired (expiryRule.expiredAt), or never if none is expired.
+// It costs a tree lookup for each earlier default that expired items for
+// good, and two more.
+func (x *expiryIndex) oldestExpiry(rule *expiryRule, now int64) int64 {
+	oldest := int64(never)
+	ci, co := cutoffs(rule, now)
+	if e, ok := x.own.t.Min(); ok && !lessEntry(co, e) {
+		oldest = e.at
+	}
+	// The inheriting items expired for good under each earlier default,
+	// then those expired under the current one: the first of each range.
+	from := int64(expiredForGood)
+	ranges := append(rule.past[:len(rule.past):len(rule.past)], pastDefault{cut: ci.at, def: rule.def})
+	for _, r := range ranges {
+		x.inherit.t.AscendGreaterOrEqual(expiryEntry{at: from, rec: firstRecord}, func(e expiryEntry) bool {
+			if e.at <= r.cut {
+				oldest = min(oldest, addSeconds(e.at, r.def))
+			}
+			return false
+		})
+		if r.cut == never {
+			break
+		}
+		from = r.cut + 1
+	}
+	return oldest
+}
+
+// next returns the earliest expiry of any item under rule: never if none
+// expires, expiredForGood if one expired under an earlier default.
+func (x *expiryIndex) next(rule *expiryRule) int64 {
+	next := int64(never)
+	if e, ok := x.own.t.Min(); ok {
+		next = rule.ownExpiry(e.at)
+	}
+	if e, ok := x.inherit.t.Min(); ok {
+		next = min(next, rule.inheritExpiry(e.at))
 	}
 	return next
 }
 
-// ascendExpired calls fn, oldest first, for the expired items of one tree
-// at now under rule, with each one's expiry, until fn returns false.
-func (x *expiryIndex) ascendExpired(t *btree.BTreeG[expiryEntry], rule expiryRule, now int64, fn func(rec record, at int64) bool) {
-	// Everything at or before cutoff in the tree's order is expired.
-	cutoff, shift := rule.finalOwn, int64(0)
-	if t == x.own {
-		if rule.def != TTLOff {
-			cutoff = max(cutoff, now)
-		}
-	} else {
-		cutoff = rule.finalInherit
-		if rule.def > 0 {
-			shift = addSeconds(0, rule.def)
-			cutoff = max(cutoff, now-shift) // written + def <= now
-		}
-	}
-	visit := func(e expiryEntry) bool { return fn(e.rec, e.at+shift) }
-	if cutoff == never {
-		t.Ascend(visit)
-		return
-	}
-	t.AscendLessThan(expiryEntry{at: cutoff + 1, rec: firstRecord}, visit)
-}
-
-// firstRecord sorts before every record of the same instant: a pivot for
-// range scans.
-var firstRecord = record(make([]byte, recordHeader))
-
-// expiredEntry is an expired item and its expiry instant.
+// expiredEntry is an expired item and when it expired.
 type expiredEntry struct {
 	rec record
 	at  int64
 }
 
-// oldestExpired returns up to limit expired items at now under rule, oldest
-// expiry first. It works in scratch (which it may grow), so that a caller
-// that keeps one makes no garbage; give it a capacity of 3*limit.
-func (x *expiryIndex) oldestExpired(rule expiryRule, now int64, limit int, scratch []expiredEntry) []expiredEntry {
+// oldestExpired returns up to limit expired items at now under rule,
+// roughly oldest expiry first (each tree in order, merged). It works in
+// scratch (which it may grow), so that a caller that keeps one makes no
+// garbage; give it a capacity of 3*limit.
+func (x *expiryIndex) oldestExpired(rule *expiryRule, now int64, limit int, scratch []expiredEntry) []expiredEntry {
 	buf := scratch[:0]
-	collect := func(t *btree.BTreeG[expiryEntry]) {
+	ci, co := cutoffs(rule, now)
+	collect := func(t *expiryTree, cutoff expiryEntry, own bool) {
 		start := len(buf)
-		x.ascendExpired(t, rule, now, func(rec record, at int64) bool {
-			buf = append(buf, expiredEntry{rec, at})
+		t.t.AscendLessThan(cutoff, func(e expiryEntry) bool {
+			at := e.at
+			if !own {
+				at = rule.expiredAt(TTLOff, e.at)
+			}
+			buf = append(buf, expiredEntry{e.rec, at})
 			return len(buf)-start < limit
 		})
 	}
-	collect(x.inherit)
+	collect(&x.inherit, ci, false)
 	na := len(buf)
-	collect(x.own)
+	collect(&x.own, co, true)
 	a, b := buf[:na], buf[na:]
 	if len(a) == 0 || len(b) == 0 {
 		return buf
@@ -153,19 +256,4 @@ func (x *expiryIndex) oldestExpired(rule expiryRule, now int64, limit int, scrat
 		}
 	}
 	return merged
-}
-
-// expiredStats counts the expired items at now under rule, their bytes, and
-// the expiry of the oldest.
-func (x *expiryIndex) expiredStats(rule expiryRule, now int64) (items, bytes, oldest int64) {
-	oldest = never
-	count := func(rec record, at int64) bool {
-		items++
-		bytes += int64(rec.jsonLen())
-		oldest = min(oldest, at)
-		return true
-	}
-	x.ascendExpired(x.inherit, rule, now, count)
-	x.ascendExpired(x.own, rule, now, count)
-	return items, bytes, oldest
 }

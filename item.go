@@ -133,8 +133,7 @@ func (c *Container) read(ctx context.Context, op string, dst []byte, id string) 
 	sh.mu.RLock()
 	rec := sh.items.get(id, h)
 	if rec != "" {
-		// Only an item that can expire costs a clock reading.
-		if exp := rec.expiresAt(c.rule); exp != never && c.store.clock.now() >= exp {
+		if !c.rule.liveNow(rec, &c.store.clock) {
 			rec = ""
 		}
 	}
@@ -190,9 +189,12 @@ func (c *Container) write(ctx context.Context, kind writeKind, id string, doc []
 	sh, h := c.shardFor(id)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
+	if c.deleted.Load() { // deleted while this write waited for the lock
+		return c.fail(op, id, &Error{StatusCode: statusNotFound, Message: msgNotFound})
+	}
 	now := c.store.clock.now()
 	old := sh.items.get(id, h)
-	live := old != "" && now < old.expiresAt(c.rule)
+	live := old != "" && c.rule.live(old, now)
 
 	var (
 		status int
@@ -216,25 +218,21 @@ func (c *Container) write(ctx context.Context, kind writeKind, id string, doc []
 		return ItemResponse{StatusCode: statusTooManyRequests}, err
 	}
 
-	var rec record
-	if kind == writeDelete {
-		sh.items.remove(id, h)
-	} else {
-		rec = buildRecord(doc, &p, now, c.store.seq.Add(1))
-		sh.items.put(id, h, rec)
+	m := mutation{cause: causeReplace, now: now, sh: sh, h: h, old: old}
+	switch {
+	case kind == writeDelete:
+		m.cause = causeDelete
+	case !live:
+		m.cause = causeCreate
 	}
-	c.expiry.mu.Lock()
-	if old != "" {
-		c.expiry.remove(old)
+	if kind != writeDelete {
+		m.rec = buildRecord(doc, &p, now, c.store.seq.Add(1))
 	}
-	if rec != "" {
-		c.expiry.add(rec)
-	}
-	c.expiry.mu.Unlock()
-
+	next := c.apply(&m)
+	rec := m.rec
 	resp := ItemResponse{RequestCharge: ru(cost), StatusCode: status}
+	c.store.reaper.notify(next)
 	if rec != "" {
-		c.store.reaper.notify(rec.expiresAt(c.rule))
 		resp.ETag = rec.etag()
 		if o == nil || !o.NoContentResponseOnWrite {
 			resp.Value = []byte(rec.json())

@@ -152,7 +152,7 @@ func (p *QueryItemsPager) dropExpired(page [][]byte, srcs []record) [][]byte {
 	now := c.store.clock.now()
 	kept := page[:0:0]
 	for i, item := range page {
-		if srcs[i] == "" || now < srcs[i].expiresAt(rule) {
+		if srcs[i] == "" || rule.live(srcs[i], now) {
 			kept = append(kept, item)
 		}
 	}
@@ -230,7 +230,7 @@ func (c *Container) liveDocs(ctx context.Context, now int64) ([]query.Doc, []rec
 		sh.mu.RLock()
 		rule := c.rule
 		sh.items.all(func(rec record) bool {
-			if now < rec.expiresAt(rule) {
+			if rule.live(rec, now) {
 				js := rec.json()
 				docs = append(docs, query.Doc{ID: rec.id(), JSON: unsafe.Slice(unsafe.StringData(js), len(js))})
 				recs = append(recs, rec)

@@ -151,7 +151,7 @@ func (c *Container) reap(now int64, o ReaperOptions, spend bool, scratch []expir
 		return 0, never
 	}
 	c.expiry.mu.Lock()
-	batch := c.expiry.oldestExpired(c.rule, now, o.BatchSize, scratch)
+	batch := c.expiry.oldestExpired(&c.rule, now, o.BatchSize, scratch)
 	c.expiry.mu.Unlock()
 
 	start := time.Now()
@@ -174,7 +174,7 @@ func (c *Container) reap(now int64, o ReaperOptions, spend bool, scratch []expir
 		return purged, now
 	}
 	c.expiry.mu.Lock()
-	next = c.expiry.next(c.rule)
+	next = c.expiry.next(&c.rule)
 	c.expiry.mu.Unlock()
 	return purged, next
 }
@@ -187,18 +187,14 @@ func (c *Container) purgeOne(rec record, now int64, spend bool) (ok, short bool)
 	sh, h := c.shardFor(id)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	if cur := sh.items.get(id, h); cur == "" || cur.seq() != rec.seq() || now < rec.expiresAt(c.rule) {
+	if cur := sh.items.get(id, h); cur == "" || cur.seq() != rec.seq() || c.rule.live(rec, now) {
 		return false, false
 	}
 	cost := charge(opDelete, rec.chargeSize())
 	if spend && c.throughput.Load() != 0 && !c.budget.takeSpare(cost, now) {
 		return false, true
 	}
-	sh.items.remove(id, h)
-	c.expiry.mu.Lock()
-	c.expiry.remove(rec)
-	c.expiry.mu.Unlock()
-	c.purged.Add(1)
+	c.apply(&mutation{cause: causePurge, now: now, sh: sh, h: h, old: rec})
 	c.reaperCharge.Add(cost)
 	return true, false
 }

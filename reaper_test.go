@@ -190,7 +190,7 @@ func TestReaperNeverPurgesRewritten(t *testing.T) {
 	mustWrite(t, c, `{"id":"a"}`)
 	clock.Advance(5 * time.Second)
 	c.expiry.mu.Lock()
-	batch := c.expiry.oldestExpired(c.rule, clock.Now().UnixNano(), 10, nil)
+	batch := c.expiry.oldestExpired(&c.rule, clock.Now().UnixNano(), 10, nil)
 	c.expiry.mu.Unlock()
 	require.Len(t, batch, 1)
 	mustWrite(t, c, `{"id":"a","new":true}`) // rewritten after the reaper chose it
@@ -242,7 +242,7 @@ func liveIDs(c *Container, now int64) map[string]bool {
 	ids := map[string]bool{}
 	for i := range c.shards {
 		c.shards[i].items.all(func(rec record) bool {
-			if now < rec.expiresAt(c.rule) {
+			if c.rule.live(rec, now) {
 				ids[rec.id()] = true
 			}
 			return true
@@ -415,4 +415,24 @@ func TestThrottleLargeOperation(t *testing.T) {
 	clock.Advance(10 * time.Second)
 	_, err = c.ReadItem(bg, "big", nil)
 	require.NoError(t, err)
+}
+
+// TestManualClockWakesReaper: moving a ManualClock wakes the reaper at once,
+// rather than at its next poll of a custom clock; Close stops the watching.
+func TestManualClockWakesReaper(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		clock := NewManualClock(time.Unix(1_700_000_000, 0))
+		s, err := Open(&Options{Clock: clock})
+		require.NoError(t, err)
+		c := mustContainer(t, s, ContainerProperties{ID: "c", DefaultTimeToLive: 10})
+		mustWrite(t, c, `{"id":"a"}`)
+		synctest.Wait()
+		clock.Advance(time.Minute)
+		synctest.Wait() // no virtual time passes: only the wake-up can purge
+		st := c.Stats()
+		assert.Equal(t, int64(1), st.Purged)
+		assert.Equal(t, int64(0), st.ExpiredPending)
+		require.NoError(t, s.Close())
+		assert.Empty(t, clock.watchers, "Close leaves the clock watched")
+	})
 }

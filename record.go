@@ -39,8 +39,6 @@ func (r record) jsonLen() int    { return len(r) - recordHeader - r.idLen() }
 // etag returns the item's ETag: the value of "_etag", inside the document.
 func (r record) etag() string { return string(r[len(r)-etagLen-2 : len(r)-2]) }
 
-func (r record) expiresAt(rule expiryRule) int64 { return rule.expiresAt(r.ttl(), r.written()) }
-
 func le64(s string, i int) uint64 {
 	_ = s[i+7]
 	return uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |

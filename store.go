@@ -50,6 +50,9 @@ func Open(opts *Options) (*Store, error) {
 	}
 	if !o.Reaper.Disabled {
 		s.reaper = newReaper(s)
+		if mc, ok := o.Clock.(*ManualClock); ok {
+			mc.watch(s.reaper.wake)
+		}
 		go s.reaper.run()
 	}
 	return s, nil
@@ -61,7 +64,12 @@ func Open(opts *Options) (*Store, error) {
 func (s *Store) Close() error {
 	s.closed.Store(true)
 	if r := s.reaper; r != nil {
-		s.closeOnce.Do(func() { close(r.stop) })
+		s.closeOnce.Do(func() {
+			if mc, ok := s.opts.Clock.(*ManualClock); ok {
+				mc.unwatch(r.wake)
+			}
+			close(r.stop)
+		})
 		<-r.done
 	}
 	return nil
@@ -116,7 +124,9 @@ func (s *Store) DeleteContainer(ctx context.Context, id string) error {
 	if c == nil {
 		return withContext(&Error{StatusCode: statusNotFound, Message: msgNotFound}, "DeleteContainer", id, "")
 	}
-	c.deleted.Store(true)
+	c.lockAll()
+	c.apply(&mutation{cause: causeDrop, now: s.clock.now()})
+	c.unlockAll()
 	return nil
 }
 

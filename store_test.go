@@ -544,3 +544,26 @@ func TestNoContentResponseOnWrite(t *testing.T) {
 	require.NoError(t, err)
 	assert.Nil(t, r.Value)
 }
+
+// TestPurgeLagAfterDefaultChange: an item that expired for good under an
+// earlier default keeps the expiry it had, whatever the new default says.
+func TestPurgeLagAfterDefaultChange(t *testing.T) {
+	c, clock := newContainer(t, 1)
+	create(t, c, `{"id":"a"}`)
+	clock.Advance(1500 * time.Millisecond) // a expired 0.5 s ago
+	setDefault(t, c, 10)
+	st := c.Stats()
+	assert.Equal(t, int64(1), st.ExpiredPending)
+	assert.Equal(t, 500*time.Millisecond, st.PurgeLag)
+	// A later default change, and an item expired under the current one.
+	clock.Advance(time.Second)
+	setDefault(t, c, 3)
+	create(t, c, `{"id":"b"}`)
+	clock.Advance(4 * time.Second) // b expired 1 s ago
+	st = c.Stats()
+	assert.Equal(t, int64(2), st.ExpiredPending)
+	assert.Equal(t, 5500*time.Millisecond, st.PurgeLag, "a expired 5.5 s ago")
+	_, err := c.Purge(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, lethe.ContainerStats{Purged: 2, ReaperCharge: 11}, c.Stats())
+}

@@ -1,8 +1,10 @@
 package lethe
 
 import (
+	"cmp"
 	"math"
 	"math/big"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -50,19 +52,36 @@ func validDefaultTTL(t TTL) bool { return t >= TTLNever }
 // never is the expiry instant of an item that does not expire.
 const never = math.MaxInt64
 
-// expiredForGood is the expiry instant of an item that expired under an
-// earlier setting of its container.
+// expiredForGood is the expiry instant, as expiresAt gives it, of an item
+// that expired under an earlier setting of its container: it is expired at
+// every instant, whatever the clock says later.
 const expiredForGood = math.MinInt64
 
 // expiryRule is everything that decides expiry in one container: its
-// default TTL, and what "expiry is final" remembers of earlier defaults.
+// default TTL, and what "expiry is final" remembers of earlier defaults. It
+// is the one place that decides expiry and liveness; the expiry index, the
+// read and write paths, the reaper, queries and Stats all ask it.
+//
+// A rule is a value: changed returns a new one and never alters past, which
+// copies of the rule may share.
 type expiryRule struct {
 	def TTL // the container's DefaultTimeToLive
 	// An item without its own ttl written at or before finalInherit, or one
 	// with its own positive ttl whose expiry is at or before finalOwn,
-	// expired under an earlier default and stays expired.
+	// expired under an earlier setting and stays expired.
 	finalInherit int64
 	finalOwn     int64
+	// past records, oldest first, the earlier defaults that expired
+	// inheriting items for good, so that Stats can say when each of them
+	// expired: an item written after past[i-1].cut and at or before
+	// past[i].cut expired at written + past[i].def.
+	past []pastDefault
+}
+
+// pastDefault is an earlier positive default and the last write it expired.
+type pastDefault struct {
+	cut int64
+	def TTL
 }
 
 func newExpiryRule(def TTL) expiryRule {
@@ -81,35 +100,109 @@ func newExpiryRule(def TTL) expiryRule {
 //	          = own       if the item has a ttl (-1: never)
 //	          = def       otherwise (-1: never)
 //	expired   = effective != never && now >= written + effective
-func (r expiryRule) expiresAt(own TTL, written int64) int64 {
-	if (own == TTLOff && written <= r.finalInherit) || (own > 0 && addSeconds(written, own) <= r.finalOwn) {
+func (r *expiryRule) expiresAt(own TTL, written int64) int64 {
+	switch {
+	case own == TTLOff:
+		return r.inheritExpiry(written)
+	case own > 0:
+		return r.ownExpiry(addSeconds(written, own))
+	default: // TTLNever
+		return never
+	}
+}
+
+// inheritExpiry is expiresAt for an item without its own ttl.
+func (r *expiryRule) inheritExpiry(written int64) int64 {
+	switch {
+	case written <= r.finalInherit:
 		return expiredForGood
-	}
-	if r.def == TTLOff {
+	case r.def > 0:
+		return addSeconds(written, r.def)
+	default:
 		return never
 	}
-	eff := r.def
-	if own != TTLOff {
-		eff = own
-	}
-	if eff == TTLNever {
+}
+
+// ownExpiry is expiresAt for an item with its own positive ttl, at being
+// its last write plus that ttl.
+func (r *expiryRule) ownExpiry(at int64) int64 {
+	switch {
+	case at <= r.finalOwn:
+		return expiredForGood
+	case r.def == TTLOff:
 		return never
+	default:
+		return at
 	}
-	return addSeconds(written, eff)
+}
+
+// live reports whether rec is live at now.
+func (r *expiryRule) live(rec record, now int64) bool {
+	return now < r.expiresAt(rec.ttl(), rec.written())
+}
+
+// liveNow reports whether rec is live now, reading the clock only if rec
+// can expire at all: the read path's check.
+func (r *expiryRule) liveNow(rec record, clock *storeClock) bool {
+	exp := r.expiresAt(rec.ttl(), rec.written())
+	return exp == never || (exp != expiredForGood && clock.now() < exp)
+}
+
+// expiredAt returns when an expired item expired, for statistics: the
+// expiresAt of its own ttl or the default in force, or for an item expired
+// for good, the instant it expired under the earlier setting.
+func (r *expiryRule) expiredAt(own TTL, written int64) int64 {
+	if at := r.expiresAt(own, written); at != expiredForGood {
+		return at
+	}
+	if own > 0 {
+		return addSeconds(written, own)
+	}
+	i, _ := slices.BinarySearchFunc(r.past, written, func(p pastDefault, w int64) int { return cmp.Compare(p.cut, w) })
+	return addSeconds(written, r.past[i].def)
+}
+
+// inheritCutoff returns the latest last write at which an item without its
+// own ttl is expired at now: the inheriting items expired at now are
+// exactly those written at or before it. Because expiresAt grows with the
+// last write, they are a prefix of the expiry index's inherit tree.
+func (r *expiryRule) inheritCutoff(now int64) int64 {
+	if r.def > 0 {
+		return max(r.finalInherit, subSeconds(now, r.def))
+	}
+	return r.finalInherit
+}
+
+// ownCutoff returns the latest (last write + own ttl) at which an item with
+// its own positive ttl is expired at now.
+func (r *expiryRule) ownCutoff(now int64) int64 {
+	if r.def != TTLOff {
+		return max(r.finalOwn, now)
+	}
+	return r.finalOwn
 }
 
 // changed returns the rule after the container's default changes to def at
 // now. Expiry is final: whatever is expired under r at now stays expired,
 // without touching a single item (the reaper purges them later).
 func (r expiryRule) changed(def TTL, now int64) expiryRule {
-	if r.def != TTLOff {
-		r.finalOwn = max(r.finalOwn, now)
-		if r.def > 0 {
-			r.finalInherit = max(r.finalInherit, now-addSeconds(0, r.def))
-		}
+	if cut := r.inheritCutoff(now); cut > r.finalInherit {
+		r.past = append(slices.Clip(r.past), pastDefault{cut: cut, def: r.def})
+		r.finalInherit = cut
 	}
+	r.finalOwn = r.ownCutoff(now)
 	r.def = def
 	return r
+}
+
+// subSeconds subtracts ttl seconds from the instant at, saturating at
+// expiredForGood.
+func subSeconds(at int64, ttl TTL) int64 {
+	d := int64(ttl) * int64(time.Second)
+	if at < expiredForGood+d {
+		return expiredForGood
+	}
+	return at - d
 }
 
 // addSeconds adds ttl seconds to the instant at, saturating at never.

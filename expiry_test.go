@@ -1,0 +1,34 @@
+package lethe
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestStatsCountsEachExpiryOnce: Stats keeps running counts, so a second
+// call with nothing newly expired visits no entry, however many items are
+// pending purge; the first one visits each newly expired item once.
+func TestStatsCountsEachExpiryOnce(t *testing.T) {
+	clock := NewManualClock(time.Unix(1_700_000_000, 0))
+	s, err := Open(&Options{Clock: clock, Reaper: ReaperOptions{Disabled: true}})
+	require.NoError(t, err)
+	defer s.Close()
+	c, err := s.CreateContainer(context.Background(), ContainerProperties{ID: "c", DefaultTimeToLive: 10})
+	require.NoError(t, err)
+	for i := range 10_000 {
+		_, err := c.CreateItem(context.Background(), fmt.Appendf(nil, `{"id":"%d"}`, i), nil)
+		require.NoError(t, err)
+	}
+	clock.Advance(time.Minute)
+	require.Equal(t, int64(10_000), c.Stats().ExpiredPending)
+	now := s.clock.now()
+	c.expiry.mu.Lock()
+	done := c.expiry.countExpired(&c.rule, now, 0)
+	c.expiry.mu.Unlock()
+	require.True(t, done, "a second count had entries left to visit")
+	require.Equal(t, int64(10_000), c.Stats().ExpiredPending)
+}

@@ -1,0 +1,108 @@
+package lethe
+
+// Every change to a container goes through one path, in three steps:
+//
+//  1. prepare, without any lock: parse and validate the input (parseItem,
+//     validateProps);
+//  2. decide, under the locks the change needs: read the current state,
+//     check it against the request (exists, live, If-Match, budget) and
+//     build the new state (a record, a rule);
+//  3. apply, under the same locks: Container.apply, the one function that
+//     changes a container's items, expiry index, rule or existence.
+//
+// Callers: item writes (Container.write: create, replace, upsert, delete),
+// the reaper and Purge (Container.purgeOne), Container.Replace and
+// Store.DeleteContainer. What must see every change (a write-ahead log, a
+// change feed, secondary indexes) hooks into apply, and gets the cause with
+// each change.
+
+// cause says why a container changes.
+type cause uint8
+
+const (
+	causeCreate   cause = iota // CreateItem, or UpsertItem of a missing or expired item
+	causeReplace               // ReplaceItem, or UpsertItem of a live item
+	causeDelete                // DeleteItem
+	causePurge                 // the reaper or Purge removes an expired item
+	causeSettings              // Container.Replace: default TTL, indexing, throughput
+	causeDrop                  // Store.DeleteContainer
+)
+
+// mutation is one decided change, ready to apply.
+type mutation struct {
+	cause cause
+	now   int64 // the instant it was decided at
+
+	// An item change (create, replace, delete, purge): the item's shard and
+	// hash, and its record before and after ("": none).
+	sh       *shard
+	h        uint32
+	old, rec record
+
+	// A settings change: the new properties.
+	props ContainerProperties
+}
+
+// apply makes a decided change. The caller holds the locks it needs: for an
+// item change, the write lock of the item's shard; for a settings change or
+// a drop, every shard lock. It returns the earliest expiry the change brings
+// about (never if none), for the caller to tell the reaper once it has let
+// go of its locks.
+func (c *Container) apply(m *mutation) (next int64) {
+	switch m.cause {
+	case causeSettings:
+		c.expiry.mu.Lock()
+		if m.props.DefaultTimeToLive != c.rule.def {
+			c.rule = c.rule.changed(m.props.DefaultTimeToLive, m.now)
+		}
+		c.props = m.props
+		c.throughput.Store(m.props.Throughput)
+		c.budget.setRate(m.props.Throughput, m.now)
+		next = c.expiry.next(&c.rule)
+		c.expiry.mu.Unlock()
+		return next
+	case causeDrop:
+		c.deleted.Store(true)
+		c.expiry.mu.Lock()
+		c.expiry.expiryIndex = newExpiryIndex()
+		c.expiry.mu.Unlock()
+		for i := range c.shards {
+			c.shards[i].items = idTable{}
+		}
+		return never
+	}
+
+	if m.rec != "" {
+		m.sh.items.put(m.rec.id(), m.h, m.rec)
+	} else {
+		m.sh.items.remove(m.old.id(), m.h)
+	}
+	c.expiry.mu.Lock()
+	if m.old != "" {
+		c.expiry.remove(m.old)
+	}
+	next = never
+	if m.rec != "" {
+		c.expiry.add(m.rec)
+		next = c.rule.expiresAt(m.rec.ttl(), m.rec.written())
+	}
+	c.expiry.mu.Unlock()
+	if m.cause == causePurge {
+		c.purged.Add(1)
+	}
+	return next
+}
+
+// lockAll takes every shard lock of the container, in order.
+func (c *Container) lockAll() {
+	for i := range c.shards {
+		c.shards[i].mu.Lock()
+	}
+}
+
+// unlockAll lets go of every shard lock.
+func (c *Container) unlockAll() {
+	for i := range c.shards {
+		c.shards[i].mu.Unlock()
+	}
+}
