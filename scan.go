@@ -1,12 +1,10 @@
 package lethe
 
 import (
-	"encoding/binary"
 	"fmt"
-	"strings"
-	"unicode/utf16"
-	"unicode/utf8"
 	"unsafe"
+
+	"github.com/lethedb/lethe/internal/jsontext"
 )
 
 // parsedItem is what one pass over an incoming document finds.
@@ -177,16 +175,7 @@ func (s *scanner) peek() byte {
 	return 0
 }
 
-func (s *scanner) skipSpace() {
-	for s.i < len(s.b) {
-		switch s.b[s.i] {
-		case ' ', '\t', '\n', '\r':
-			s.i++
-		default:
-			return
-		}
-	}
-}
+func (s *scanner) skipSpace() { s.i = jsontext.SkipSpace(s.b, s.i) }
 
 func (s *scanner) errExpected(what string) *Error {
 	if s.i >= len(s.b) {
@@ -204,16 +193,21 @@ func (s *scanner) value(depth int) *Error {
 		}
 		return s.composite(depth + 1)
 	case c == '"':
-		_, _, err := s.str()
-		return err
+		end, _, f := jsontext.ScanString(s.b, s.i)
+		if f != jsontext.OK {
+			return faultError(end, f)
+		}
+		s.i = end
+		return nil
 	case c == '-' || (c >= '0' && c <= '9'):
-		return s.number()
-	case c == 't':
-		return s.literal("true")
-	case c == 'f':
-		return s.literal("false")
-	case c == 'n':
-		return s.literal("null")
+		end, f := jsontext.ScanNumber(s.b, s.i)
+		if f == jsontext.BadNumber {
+			return faultError(end, f)
+		}
+		s.i = end
+		return nil
+	case c == 't' || c == 'f' || c == 'n':
+		return s.literal()
 	default:
 		return s.errExpected("a value")
 	}
@@ -267,191 +261,37 @@ func (s *scanner) composite(depth int) *Error {
 // str scans a string at s.i and returns its raw contents (between the
 // quotes) and whether it has escapes.
 func (s *scanner) str() (raw []byte, escaped bool, err *Error) {
-	s.i++ // the opening quote
-	start := s.i
-	for s.i < len(s.b) {
-		// Skip plain characters fast: eight at a time, then one by one.
-		for s.i+8 <= len(s.b) && !hasSpecial(binary.LittleEndian.Uint64(s.b[s.i:])) {
-			s.i += 8
-		}
-		for s.i < len(s.b) && plain[s.b[s.i]] {
-			s.i++
-		}
-		if s.i >= len(s.b) {
-			break
-		}
-		c := s.b[s.i]
-		switch {
-		case c == '"':
-			raw = s.b[start:s.i]
-			s.i++
-			return raw, escaped, nil
-		case c == '\\':
-			escaped = true
-			s.i++
-			switch s.peek() {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				s.i++
-			case 'u':
-				if s.i+5 > len(s.b) || !isHex4(s.b[s.i+1:s.i+5]) {
-					return nil, false, badRequest("invalid JSON at offset %d: bad \\u escape", s.i-1)
-				}
-				s.i += 5
-			default:
-				return nil, false, badRequest("invalid JSON at offset %d: bad escape", s.i-1)
-			}
-		case c < 0x20:
-			return nil, false, badRequest("invalid JSON at offset %d: control character in a string", s.i)
-		case c < utf8.RuneSelf:
-			s.i++
-		default:
-			r, n := utf8.DecodeRune(s.b[s.i:])
-			if r == utf8.RuneError && n == 1 {
-				return nil, false, badRequest("invalid JSON at offset %d: invalid UTF-8", s.i)
-			}
-			s.i += n
-		}
+	end, fl, f := jsontext.ScanString(s.b, s.i)
+	if f != jsontext.OK {
+		return nil, false, faultError(end, f)
 	}
-	return nil, false, badRequest("invalid JSON: unterminated string")
+	raw = s.b[s.i+1 : end-1]
+	s.i = end
+	return raw, fl&jsontext.Escaped != 0, nil
 }
 
-// hasSpecial reports whether any of the eight bytes in x is not plain: a
-// quote, a backslash, a control character or a byte of 0x80 or more. It may
-// report true for a plain word next to such a byte; never false for one.
-func hasSpecial(x uint64) bool {
-	const lo, hi = 0x0101010101010101, 0x8080808080808080
-	quote := x ^ (lo * '"')
-	backslash := x ^ (lo * '\\')
-	return ((quote-lo)&^quote|(backslash-lo)&^backslash|(x-lo*0x20)|x)&hi != 0
+// faultError is the error for a fault jsontext found at offset at.
+func faultError(at int, f jsontext.Fault) *Error {
+	if f == jsontext.Unterminated {
+		return badRequest("invalid JSON: unterminated string")
+	}
+	return badRequest("invalid JSON at offset %d: %v", at, f)
 }
 
-// plain marks the bytes a string may hold as they are: not a quote, a
-// backslash, a control character or the start of a multi-byte sequence.
-var plain = func() (t [256]bool) {
-	for c := 0x20; c < utf8.RuneSelf; c++ {
-		t[c] = c != '"' && c != '\\'
-	}
-	return t
-}()
-
-func isHex4(b []byte) bool {
-	for _, c := range b {
-		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
-			return false
-		}
-	}
-	return true
-}
-
-func (s *scanner) number() *Error {
-	start := s.i
-	if s.peek() == '-' {
-		s.i++
-	}
-	switch c := s.peek(); {
-	case c == '0':
-		s.i++
-	case c >= '1' && c <= '9':
-		s.digits()
-	default:
-		return badRequest("invalid JSON at offset %d: malformed number", start)
-	}
-	if s.peek() == '.' {
-		s.i++
-		if !s.digits() {
-			return badRequest("invalid JSON at offset %d: malformed number", start)
-		}
-	}
-	if c := s.peek(); c == 'e' || c == 'E' {
-		s.i++
-		if c := s.peek(); c == '+' || c == '-' {
-			s.i++
-		}
-		if !s.digits() {
-			return badRequest("invalid JSON at offset %d: malformed number", start)
-		}
-	}
-	return nil
-}
-
-func (s *scanner) digits() bool {
-	start := s.i
-	for s.i < len(s.b) && s.b[s.i] >= '0' && s.b[s.i] <= '9' {
-		s.i++
-	}
-	return s.i > start
-}
-
-func (s *scanner) literal(word string) *Error {
-	if !strings.HasPrefix(string(s.b[s.i:min(len(s.b), s.i+len(word))]), word) {
+func (s *scanner) literal() *Error {
+	end, ok := jsontext.ScanLiteral(s.b, s.i)
+	if !ok {
 		return s.errExpected("a value")
 	}
-	s.i += len(word)
+	s.i = end
 	return nil
 }
 
 // decodeString decodes the raw contents of a valid JSON string with escapes.
 // Unpaired surrogates become U+FFFD, as in encoding/json.
 func decodeString(raw []byte) string {
-	var b strings.Builder
-	b.Grow(len(raw))
-	for i := 0; i < len(raw); {
-		c := raw[i]
-		if c != '\\' {
-			b.WriteByte(c)
-			i++
-			continue
-		}
-		i++
-		switch raw[i] {
-		case 'b':
-			b.WriteByte('\b')
-		case 'f':
-			b.WriteByte('\f')
-		case 'n':
-			b.WriteByte('\n')
-		case 'r':
-			b.WriteByte('\r')
-		case 't':
-			b.WriteByte('\t')
-		case 'u':
-			r := hex4(raw[i+1 : i+5])
-			i += 4
-			if utf16.IsSurrogate(r) {
-				if i+6 < len(raw) && raw[i+1] == '\\' && raw[i+2] == 'u' {
-					if r2 := hex4(raw[i+3 : i+7]); utf16.DecodeRune(r, r2) != utf8.RuneError {
-						r = utf16.DecodeRune(r, r2)
-						i += 6
-					} else {
-						r = utf8.RuneError
-					}
-				} else {
-					r = utf8.RuneError
-				}
-			}
-			b.WriteRune(r)
-		default: // '"', '\\', '/'
-			b.WriteByte(raw[i])
-		}
-		i++
-	}
-	return b.String()
-}
-
-func hex4(b []byte) rune {
-	var r rune
-	for _, c := range b {
-		r <<= 4
-		switch {
-		case c >= '0' && c <= '9':
-			r |= rune(c - '0')
-		case c >= 'a' && c <= 'f':
-			r |= rune(c - 'a' + 10)
-		default:
-			r |= rune(c - 'A' + 10)
-		}
-	}
-	return r
+	s, _ := jsontext.Unquote(raw)
+	return s
 }
 
 // clip returns JSON text short enough for an error message.

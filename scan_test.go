@@ -1,7 +1,6 @@
 package lethe
 
 import (
-	"encoding/binary"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -59,27 +58,6 @@ func TestParseItemAcceptsValid(t *testing.T) {
 		}
 		if p.id != "a" {
 			t.Fatalf("%q: id %q", doc, p.id)
-		}
-	}
-}
-
-// TestHasSpecial checks the eight-at-a-time test against the byte table:
-// never false when a byte is special.
-func TestHasSpecial(t *testing.T) {
-	for c := range 256 {
-		for pos := range 8 {
-			var w [8]byte
-			for i := range w {
-				w[i] = 'a'
-			}
-			w[pos] = byte(c)
-			got := hasSpecial(binary.LittleEndian.Uint64(w[:]))
-			if !plain[c] && !got {
-				t.Fatalf("byte %#x at %d: not reported", c, pos)
-			}
-			if plain[c] && got {
-				t.Fatalf("byte %#x at %d: a plain word reported", c, pos)
-			}
 		}
 	}
 }
