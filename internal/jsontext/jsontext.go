@@ -11,6 +11,7 @@ package jsontext
 import (
 	"encoding/binary"
 	"math"
+	"math/bits"
 	"strconv"
 	"strings"
 	"unicode/utf16"
@@ -87,8 +88,13 @@ func SkipSpace(b []byte, i int) int {
 func ScanString(b []byte, i int) (end int, fl Flags, f Fault) {
 	i++ // the opening quote
 	for i < len(b) {
-		// Skip plain characters fast: eight at a time, then one by one.
-		for i+8 <= len(b) && !hasSpecial(binary.LittleEndian.Uint64(b[i:])) {
+		// Skip plain characters fast: eight at a time, up to the first
+		// special byte of a word, then one by one near the end.
+		for i+8 <= len(b) {
+			if m := special(binary.LittleEndian.Uint64(b[i:])); m != 0 {
+				i += bits.TrailingZeros64(m) >> 3
+				goto special
+			}
 			i += 8
 		}
 		for i < len(b) && plain[b[i]] {
@@ -97,6 +103,7 @@ func ScanString(b []byte, i int) (end int, fl Flags, f Fault) {
 		if i >= len(b) {
 			break
 		}
+	special:
 		switch c := b[i]; {
 		case c == '"':
 			return i + 1, fl, OK
@@ -139,14 +146,16 @@ func ScanString(b []byte, i int) (end int, fl Flags, f Fault) {
 	return len(b), fl, Unterminated
 }
 
-// hasSpecial reports whether any of the eight bytes in x is not plain: a
-// quote, a backslash, a control character or a byte of 0x80 or more. It may
-// report true for a plain word next to such a byte; never false for one.
-func hasSpecial(x uint64) bool {
+// special marks the bytes of the little-endian word x that are not plain
+// (a quote, a backslash, a control character, a byte of 0x80 or more) with
+// their high bit. The lowest marked byte is the first special one; bytes
+// after it may be marked although plain (a borrow carries into them), but
+// no plain byte before the first special one is ever marked.
+func special(x uint64) uint64 {
 	const lo, hi = 0x0101010101010101, 0x8080808080808080
 	quote := x ^ (lo * '"')
 	backslash := x ^ (lo * '\\')
-	return ((quote-lo)&^quote|(backslash-lo)&^backslash|(x-lo*0x20)|x)&hi != 0
+	return ((quote-lo)&^quote | (backslash-lo)&^backslash | (x - lo*0x20) | x) & hi
 }
 
 // plain marks the bytes a string may hold as they are: not a quote, a

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"math"
+	"math/bits"
 	"strconv"
 	"strings"
 	"testing"
@@ -137,22 +138,32 @@ func TestLoneSurrogateAt(t *testing.T) {
 	}
 }
 
-// TestHasSpecial checks the eight-at-a-time test against the byte table:
-// never false when a byte is special.
-func TestHasSpecial(t *testing.T) {
+// TestSpecial checks the eight-at-a-time test against the byte table: the
+// lowest byte it marks is the first special byte of the word, for every
+// byte value at every position, after plain bytes and before any bytes.
+func TestSpecial(t *testing.T) {
 	for c := range 256 {
 		for pos := range 8 {
-			var w [8]byte
-			for i := range w {
-				w[i] = 'a'
-			}
-			w[pos] = byte(c)
-			got := hasSpecial(binary.LittleEndian.Uint64(w[:]))
-			if !plain[c] && !got {
-				t.Fatalf("byte %#x at %d: not reported", c, pos)
-			}
-			if plain[c] && got {
-				t.Fatalf("byte %#x at %d: a plain word reported", c, pos)
+			for _, after := range []byte{'a', 0, '"', '\\', 0x1f, 0x20, 0x7f, 0x80, 0xff, 0x01} {
+				var w [8]byte
+				for i := range w {
+					w[i] = 'a'
+					if i > pos {
+						w[i] = after
+					}
+				}
+				w[pos] = byte(c)
+				m := special(binary.LittleEndian.Uint64(w[:]))
+				first := 8
+				for i := range w {
+					if !plain[w[i]] {
+						first = i
+						break
+					}
+				}
+				if got := bits.TrailingZeros64(m) >> 3; got != first {
+					t.Fatalf("%q: first special byte %d, marked %d", w, first, got)
+				}
 			}
 		}
 	}
