@@ -66,7 +66,7 @@ func parseItem(doc []byte) (parsedItem, *Error) {
 			if s.peek() != '"' {
 				return p, s.errExpected("a property name")
 			}
-			key, escaped, err := s.str()
+			key, fl, err := s.name()
 			if err != nil {
 				return p, err
 			}
@@ -77,7 +77,7 @@ func parseItem(doc []byte) (parsedItem, *Error) {
 			s.i++
 			s.skipSpace()
 			name := string(key)
-			if escaped {
+			if fl&jsontext.Escaped != 0 {
 				name = decodeString(key)
 			}
 			vstart := s.i
@@ -93,14 +93,17 @@ func parseItem(doc []byte) (parsedItem, *Error) {
 					}
 					return p, badRequest("the property 'id' must be a string, not %s", clip(doc[vstart:s.i]))
 				}
-				raw, esc, err := s.str()
+				raw, fl, err := s.str()
 				if err != nil {
 					return p, err
+				}
+				if fl&jsontext.LoneSurrogate != 0 {
+					return p, loneSurrogateError("the id", raw, vstart+1)
 				}
 				// A view of the caller's bytes: buildRecord copies it, and
 				// errors clone it (withContext).
 				p.id = unsafe.String(unsafe.SliceData(raw), len(raw))
-				if esc {
+				if fl&jsontext.Escaped != 0 {
 					p.id = decodeString(raw)
 				}
 			case "ttl":
@@ -232,7 +235,7 @@ func (s *scanner) composite(depth int) *Error {
 			if s.peek() != '"' {
 				return s.errExpected("a property name")
 			}
-			if _, _, err := s.str(); err != nil {
+			if _, _, err := s.name(); err != nil {
 				return err
 			}
 			s.skipSpace()
@@ -259,15 +262,37 @@ func (s *scanner) composite(depth int) *Error {
 }
 
 // str scans a string at s.i and returns its raw contents (between the
-// quotes) and whether it has escapes.
-func (s *scanner) str() (raw []byte, escaped bool, err *Error) {
+// quotes) and its flags.
+func (s *scanner) str() (raw []byte, fl jsontext.Flags, err *Error) {
 	end, fl, f := jsontext.ScanString(s.b, s.i)
 	if f != jsontext.OK {
-		return nil, false, faultError(end, f)
+		return nil, 0, faultError(end, f)
 	}
 	raw = s.b[s.i+1 : end-1]
 	s.i = end
-	return raw, fl&jsontext.Escaped != 0, nil
+	return raw, fl, nil
+}
+
+// name scans a member name at s.i, as str does. A name with a \u escape of
+// a lone surrogate is refused: such an escape is no character and decodes
+// to U+FFFD, so "a\ud800" and "a\udbff" would be one name. The id is refused
+// for the same reason (two ids would collide). String values are kept
+// verbatim, lone surrogates included: they identify nothing, and a reader
+// decodes them to U+FFFD as encoding/json does.
+func (s *scanner) name() (raw []byte, fl jsontext.Flags, err *Error) {
+	at := s.i + 1
+	if raw, fl, err = s.str(); err == nil && fl&jsontext.LoneSurrogate != 0 {
+		err = loneSurrogateError("the property name", raw, at)
+	}
+	return raw, fl, err
+}
+
+// loneSurrogateError is the error for the id or a name (what) whose raw
+// contents, at offset at of the item, hold a lone surrogate escape.
+func loneSurrogateError(what string, raw []byte, at int) *Error {
+	k := max(jsontext.LoneSurrogateAt(raw), 0)
+	return badRequest("%s at offset %d has the escape %s of a lone UTF-16 surrogate, which is no character",
+		what, at+k, raw[k:min(k+6, len(raw))])
 }
 
 // faultError is the error for a fault jsontext found at offset at.
