@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"math/big"
 	"strings"
 	"testing"
 	"time"
@@ -151,5 +153,114 @@ func TestItemLoneSurrogates(t *testing.T) {
 	r := mustAccept(t, c, `{"id":"b","v":"\ud800","w":["\udc00"]}`)
 	if !strings.Contains(string(r.Value), `"v":"\ud800","w":["\udc00"]`) {
 		t.Fatalf("stored %s", r.Value)
+	}
+}
+
+// TestItemTTLLongSpellings: a ttl's integrality and range are decided in
+// time linear in its text, whatever its length.
+func TestItemTTLLongSpellings(t *testing.T) {
+	zeros := strings.Repeat("0", 2_000_000)
+	for _, tc := range []struct {
+		ttl  string
+		want TTL // 0: refused
+	}{
+		{"1." + zeros[:1_000_000], 1}, {"1." + zeros, 1}, {"-1." + zeros, -1}, {"1." + zeros + "e0", 1},
+		{"0.0" + zeros + "1e2000003", 10}, {"1" + zeros[:9] + "e-9", 1}, {"2147483647." + zeros, MaxTTL},
+		{"1." + zeros + "1", 0}, {"1" + zeros, 0}, {"0." + zeros, 0}, {"1." + zeros + "e-1", 0},
+		{"1." + zeros[:1_000_000] + "e1000000", 0}, {"-2." + zeros, 0},
+	} {
+		start := time.Now()
+		p, err := parseItem([]byte(`{"id":"a","ttl":` + tc.ttl + `}`))
+		if d := time.Since(start); d > time.Second {
+			t.Errorf("%.20s...: %v to parse", tc.ttl, d)
+		}
+		if tc.want == 0 {
+			if err == nil || !strings.Contains(err.Message, "The input ttl") {
+				t.Errorf("%.20s... (%d bytes): accepted as %v, or %v", tc.ttl, len(tc.ttl), p.ttl, err)
+			}
+			continue
+		}
+		if err != nil || p.ttl != tc.want {
+			t.Errorf("%.20s... (%d bytes): %v, %v; want %v", tc.ttl, len(tc.ttl), p.ttl, err, tc.want)
+		}
+	}
+}
+
+// TestParseItemTTL: integral values in any spelling are accepted, others
+// refused, as an exact decimal reading (math/big) decides.
+func TestParseItemTTL(t *testing.T) {
+	for _, tc := range []struct {
+		ttl  string
+		want TTL // 0: refused
+	}{
+		{"1", 1}, {"1e0", 1}, {"10e-1", 1}, {"0.1e1", 1}, {"-1.0", -1}, {"-1", -1}, {"-10e-1", -1}, {"-0.1E+1", -1},
+		{"1.000", 1}, {"100000e-5", 1}, {"2.147483647E+9", MaxTTL}, {"2147483647", MaxTTL}, {"0.0000000002147483647e19", MaxTTL},
+		{"1e00000000000000000000000000", 1}, {"3600", 3600}, {"36e2", 3600}, {"0.00036e7", 3600},
+		{"1.5", 0}, {"0", 0}, {"-0", 0}, {"0.0", 0}, {"0e5", 0}, {"2147483648", 0}, {"1.0000000000000001", 0}, {"-2", 0},
+		{"-1.5", 0}, {"-0.1", 0}, {"1e-1", 0}, {"1e10", 0}, {"21474836470e-1", MaxTTL}, {"21474836471e-1", 0},
+		{"1e999999999999999999999", 0}, {"1e-999999999999999999999", 0}, {"99999999999999999999", 0},
+		{"", 0}, {"-", 0}, {"1.", 0}, {"1e", 0}, {"x", 0}, {"1x", 0}, {".5", 0}, {"1.5.5", 0}, {"--1", 0},
+	} {
+		got, err := parseItemTTL([]byte(tc.ttl))
+		if (err == nil) != (tc.want != 0) || got != tc.want {
+			t.Errorf("%q: %v, %v; want %v", tc.ttl, got, err, tc.want)
+		}
+	}
+	// Every spelling of a few values, against math/big.
+	for _, mant := range []string{"0", "1", "5", "15", "2147483647", "2147483648", "1000", "123456789012345678901234567890"} {
+		for _, point := range []int{-1, 0, 1, 2, 5, 12} {
+			for _, exp := range []string{"", "e0", "e1", "E+2", "e-1", "e-3", "e10", "e-30", "e0009"} {
+				for _, neg := range []string{"", "-"} {
+					num := mant
+					if point >= 0 && point <= len(mant) && point > 0 {
+						num = mant[:point] + "." + mant[point:]
+						if point == len(mant) {
+							num += "0"
+						}
+					} else if point > len(mant) {
+						num = mant + "." + strings.Repeat("0", point)
+					}
+					num = neg + num + exp
+					if !json.Valid([]byte(num)) {
+						continue
+					}
+					want := TTL(0)
+					if r, ok := new(big.Rat).SetString(num); ok && r.IsInt() && r.Num().IsInt64() {
+						if n := r.Num().Int64(); n == -1 || (n >= 1 && n <= int64(MaxTTL)) {
+							want = TTL(n)
+						}
+					}
+					got, err := parseItemTTL([]byte(num))
+					if (err == nil) != (want != 0) || got != want {
+						t.Errorf("%q: %v, %v; want %v", num, got, err, want)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestParseItemAllocs: typical items are parsed without allocating, small
+// and middling objects at every depth included.
+func TestParseItemAllocs(t *testing.T) {
+	var nested strings.Builder
+	for i := range 16 { // up to 24 top-level members are noted in place
+		fmt.Fprintf(&nested, `,"member%d":{"a":%d,"b":[%d,"x",{"c":true,"d":null}],"e":"\u00e9"}`, i, i, i)
+	}
+	nested.WriteString(`,"wide":{"w0":0`)
+	for i := range 30 {
+		fmt.Fprintf(&nested, `,"w%d":{"x":%d}`, i+1, i)
+	}
+	nested.WriteString(`}`)
+	for _, doc := range [][]byte{
+		benchDoc("user-1", `,"ttl":3600`),
+		[]byte(`{"id":"a","ttl":1.0e1,"n":1e-400,"big":1e300` + nested.String() + `}`),
+	} {
+		if _, err := parseItem(doc); err != nil {
+			t.Fatal(err)
+		}
+		if n := testing.AllocsPerRun(100, func() { parseItem(doc) }); n != 0 {
+			t.Errorf("%.60s...: %v allocations", doc, n)
+		}
 	}
 }
