@@ -111,20 +111,26 @@ func parseItem(doc []byte) (parsedItem, *Error) {
 					return p, badRequest("the item has the property 'ttl' twice")
 				}
 				haveTTL = true
-				if err := s.value(1); err != nil {
-					return p, err
-				}
-				raw := doc[vstart:s.i]
-				switch c := raw[0]; {
-				case c == 'n':
-					// "ttl": null inherits the container default (SPEC §2).
-				case c == '-' || (c >= '0' && c <= '9'):
-					t, err := parseItemTTL(raw)
+				if c := s.peek(); c == '-' || (c >= '0' && c <= '9') {
+					// A number beyond a double is beyond a ttl too:
+					// parseItemTTL refuses it in the words of Cosmos.
+					end, f := jsontext.ScanNumber(doc, s.i)
+					if f == jsontext.BadNumber {
+						return p, faultError(end, f)
+					}
+					s.i = end
+					t, err := parseItemTTL(doc[vstart:end])
 					if err != nil {
 						return p, err
 					}
 					p.ttl = t
-				default:
+					break
+				}
+				if err := s.value(1); err != nil {
+					return p, err
+				}
+				// "ttl": null inherits the container default (SPEC §2).
+				if raw := doc[vstart:s.i]; raw[0] != 'n' {
 					return p, ttlError(string(raw))
 				}
 			default:
@@ -203,9 +209,12 @@ func (s *scanner) value(depth int) *Error {
 		s.i = end
 		return nil
 	case c == '-' || (c >= '0' && c <= '9'):
+		// A number beyond the range of a double (1e400) is refused: readers
+		// would make it an infinity, an error or a different number. One
+		// below it (1e-400) is accepted, kept as written, and reads as 0.
 		end, f := jsontext.ScanNumber(s.b, s.i)
-		if f == jsontext.BadNumber {
-			return faultError(end, f)
+		if f != jsontext.OK {
+			return numberError(s.b, s.i, end, f)
 		}
 		s.i = end
 		return nil
@@ -301,6 +310,15 @@ func faultError(at int, f jsontext.Fault) *Error {
 		return badRequest("invalid JSON: unterminated string")
 	}
 	return badRequest("invalid JSON at offset %d: %v", at, f)
+}
+
+// numberError is the error for a fault in the number from start; end is
+// where jsontext.ScanNumber stopped.
+func numberError(b []byte, start, end int, f jsontext.Fault) *Error {
+	if f == jsontext.OutOfRange {
+		return badRequest("the number %s at offset %d is outside the range of a double", clip(b[start:end]), start)
+	}
+	return faultError(end, f)
 }
 
 func (s *scanner) literal() *Error {

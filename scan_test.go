@@ -240,6 +240,35 @@ func TestParseItemTTL(t *testing.T) {
 	}
 }
 
+// TestItemNumberRange: a number whose magnitude is beyond a float64
+// anywhere in the item is refused; one that underflows reads as zero.
+func TestItemNumberRange(t *testing.T) {
+	c := itemTestContainer(t)
+	for _, doc := range []string{
+		`{"id":"b","n":1e400}`, `{"id":"b","n":-1e400}`, `{"id":"b","l":[1,2,1e309]}`, `{"id":"b","o":{"x":1.8e308}}`,
+		`{"id":"b","n":1` + strings.Repeat("0", 400) + `}`, `{"id":"b","n":1e99999999999999999999}`,
+		`{"n":[[[-17976931348623159e292]]],"id":"b"}`,
+	} {
+		mustRefuse(t, c, doc, "outside the range of a double")
+	}
+	for _, doc := range []string{
+		`{"id":"b","n":1e-400,"m":-1e-400}`, `{"id":"b","n":1.7976931348623157e308}`, `{"id":"b","n":-1e308}`,
+		`{"id":"b","n":0e999}`, `{"id":"b","n":1` + strings.Repeat("0", 300) + `}`,
+	} {
+		r := mustAccept(t, c, doc)
+		if !strings.Contains(string(r.Value), doc[:len(doc)-1]) {
+			t.Fatalf("stored %s", r.Value)
+		}
+	}
+	// An underflowing number reads as zero.
+	mustAccept(t, c, `{"id":"b","n":1e-400}`)
+	for v, err := range c.QueryItems(context.Background(), `SELECT VALUE c.n FROM c WHERE c.id = "b"`, nil) {
+		if err != nil || string(v) != "0" {
+			t.Fatalf("%s, %v", v, err)
+		}
+	}
+}
+
 // TestParseItemAllocs: typical items are parsed without allocating, small
 // and middling objects at every depth included.
 func TestParseItemAllocs(t *testing.T) {
