@@ -55,7 +55,7 @@ func parseItem(doc []byte) (parsedItem, *Error) {
 	}
 	s.i++
 	haveID := false
-	haveTTL := false
+	var names objectNames // of the item's members
 	s.skipSpace()
 	if s.peek() == '}' {
 		s.i++
@@ -66,7 +66,7 @@ func parseItem(doc []byte) (parsedItem, *Error) {
 			if s.peek() != '"' {
 				return p, s.errExpected("a property name")
 			}
-			key, fl, err := s.name()
+			key, fl, err := s.name(&names, 0)
 			if err != nil {
 				return p, err
 			}
@@ -76,16 +76,14 @@ func parseItem(doc []byte) (parsedItem, *Error) {
 			}
 			s.i++
 			s.skipSpace()
-			name := string(key)
+			// A view of the caller's bytes, compared and forgotten.
+			name := unsafe.String(unsafe.SliceData(key), len(key))
 			if fl&jsontext.Escaped != 0 {
 				name = decodeString(key)
 			}
 			vstart := s.i
 			switch name {
 			case "id":
-				if haveID {
-					return p, badRequest("the item has the property 'id' twice")
-				}
 				haveID = true
 				if s.peek() != '"' {
 					if err := s.value(1); err != nil {
@@ -107,10 +105,6 @@ func parseItem(doc []byte) (parsedItem, *Error) {
 					p.id = decodeString(raw)
 				}
 			case "ttl":
-				if haveTTL {
-					return p, badRequest("the item has the property 'ttl' twice")
-				}
-				haveTTL = true
 				if c := s.peek(); c == '-' || (c >= '0' && c <= '9') {
 					// A number beyond a double is beyond a ttl too:
 					// parseItemTTL refuses it in the words of Cosmos.
@@ -175,6 +169,138 @@ func parseItem(doc []byte) (parsedItem, *Error) {
 type scanner struct {
 	b []byte
 	i int
+
+	// The names read so far of the members of the objects being read,
+	// innermost object last (objectNames.base), nNames of them: the first
+	// in place (most items), the rest in more.
+	nNames    int
+	names     [64]memberName
+	moreNames []memberName
+}
+
+func (s *scanner) nameAt(k int) memberName {
+	if k < len(s.names) {
+		return s.names[k]
+	}
+	return s.moreNames[k-len(s.names)]
+}
+
+func (s *scanner) pushName(m memberName) {
+	if k := s.nNames; k < len(s.names) {
+		s.names[k] = m
+	} else if k -= len(s.names); k < len(s.moreNames) {
+		s.moreNames[k] = m
+	} else {
+		s.moreNames = append(s.moreNames, m)
+	}
+	s.nNames++
+}
+
+// memberName is where the raw contents of a member name are in the item.
+type memberName struct {
+	off uint32
+	n   uint32 // length << 1, | 1 if the name has escapes
+}
+
+// objectNames is what the scanner knows of the member names of one object,
+// to refuse a name that comes twice. Names are compared decoded ("a" and
+// "\u0061" are one name). Up to maxListedNames names are listed in
+// scanner.names and compared in place, skipping most comparisons with a
+// one-word filter; beyond, the object's names go in a map.
+type objectNames struct {
+	base    int    // the object's first name in scanner.names
+	mask    uint64 // nameBit of every name listed, while no name has escapes
+	escaped bool   // a listed name has escapes: compare with every one
+	seen    map[string]struct{}
+}
+
+const maxListedNames = 32
+
+// nameBit is a one-bit digest of a name without escapes: names with
+// different bits differ.
+func nameBit(raw []byte) uint64 {
+	h := uint(len(raw))
+	if len(raw) > 0 {
+		h += uint(raw[0])*7 + uint(raw[len(raw)-1])*31
+	}
+	return 1 << (h & 63)
+}
+
+// member notes the name whose raw contents are at b[start:end] as a member
+// of the object o (at offset at; 0: the item itself), and refuses it if o
+// already has a member of that name.
+func (s *scanner) member(o *objectNames, start, end int, fl jsontext.Flags, at int) *Error {
+	raw := s.b[start:end]
+	esc := fl&jsontext.Escaped != 0
+	if o.seen != nil {
+		return s.memberSeen(o, raw, esc, at)
+	}
+	var bit uint64
+	if esc {
+		o.escaped = true
+	} else {
+		bit = nameBit(raw)
+	}
+	if o.escaped || o.mask&bit != 0 {
+		for k := o.base; k < s.nNames; k++ {
+			m := s.nameAt(k)
+			other := s.b[m.off : m.off+m.n>>1]
+			if (m.n&1 == 0 && !esc && string(other) == string(raw)) ||
+				((m.n&1 != 0 || esc) && jsontext.EqualDecoded(other, raw)) {
+				return duplicateError(raw, esc, at)
+			}
+		}
+	}
+	o.mask |= bit
+	if s.nNames-o.base == maxListedNames {
+		// Too many to compare each new one with all: a map from here on.
+		o.seen = make(map[string]struct{}, 2*maxListedNames)
+		for k := o.base; k < s.nNames; k++ {
+			m := s.nameAt(k)
+			o.seen[nameKey(s.b[m.off:m.off+m.n>>1], m.n&1 != 0)] = struct{}{}
+		}
+		s.nNames = o.base
+		return s.memberSeen(o, raw, esc, at)
+	}
+	var e uint32
+	if esc {
+		e = 1
+	}
+	s.pushName(memberName{uint32(start), uint32(end-start)<<1 | e})
+	return nil
+}
+
+// memberSeen is member for an object with many names.
+func (s *scanner) memberSeen(o *objectNames, raw []byte, esc bool, at int) *Error {
+	k := nameKey(raw, esc)
+	if _, dup := o.seen[k]; dup {
+		return duplicateError(raw, esc, at)
+	}
+	o.seen[k] = struct{}{}
+	return nil
+}
+
+// nameKey is a name decoded: a view of the item's bytes if it has no
+// escapes (the item does not change while it is parsed).
+func nameKey(raw []byte, esc bool) string {
+	if esc {
+		return decodeString(raw)
+	}
+	return unsafe.String(unsafe.SliceData(raw), len(raw))
+}
+
+func duplicateError(raw []byte, esc bool, at int) *Error {
+	name := string(raw)
+	if esc {
+		name = decodeString(raw)
+	}
+	if len(name) > 40 {
+		name = name[:40] + "..."
+	}
+	if at == 0 {
+		return badRequest("the item has the property '%s' twice", name)
+	}
+	return badRequest("the item has the property '%s' twice in the object at offset %d", name, at)
 }
 
 func (s *scanner) peek() byte {
@@ -227,10 +353,13 @@ func (s *scanner) value(depth int) *Error {
 
 // composite skips an object or array whose opening bracket is at s.i.
 func (s *scanner) composite(depth int) *Error {
+	start := s.i
 	object := s.b[s.i] == '{'
 	closing := byte(']')
+	var names objectNames
 	if object {
 		closing = '}'
+		names.base = s.nNames
 	}
 	s.i++
 	s.skipSpace()
@@ -244,7 +373,7 @@ func (s *scanner) composite(depth int) *Error {
 			if s.peek() != '"' {
 				return s.errExpected("a property name")
 			}
-			if _, _, err := s.name(); err != nil {
+			if _, _, err := s.name(&names, start); err != nil {
 				return err
 			}
 			s.skipSpace()
@@ -263,6 +392,7 @@ func (s *scanner) composite(depth int) *Error {
 			s.i++
 		case closing:
 			s.i++
+			s.nNames = names.base // the object's names
 			return nil
 		default:
 			return s.errExpected(fmt.Sprintf("',' or '%c'", closing))
@@ -282,18 +412,34 @@ func (s *scanner) str() (raw []byte, fl jsontext.Flags, err *Error) {
 	return raw, fl, nil
 }
 
-// name scans a member name at s.i, as str does. A name with a \u escape of
+// name scans the name of a member of the object o (at offset at; 0: the
+// item itself) at s.i, as str does, and refuses one o already has. A name with a \u escape of
 // a lone surrogate is refused: such an escape is no character and decodes
 // to U+FFFD, so "a\ud800" and "a\udbff" would be one name. The id is refused
 // for the same reason (two ids would collide). String values are kept
 // verbatim, lone surrogates included: they identify nothing, and a reader
 // decodes them to U+FFFD as encoding/json does.
-func (s *scanner) name() (raw []byte, fl jsontext.Flags, err *Error) {
-	at := s.i + 1
-	if raw, fl, err = s.str(); err == nil && fl&jsontext.LoneSurrogate != 0 {
-		err = loneSurrogateError("the property name", raw, at)
+func (s *scanner) name(o *objectNames, at int) (raw []byte, fl jsontext.Flags, err *Error) {
+	start := s.i + 1
+	end, fl, f := jsontext.ScanString(s.b, s.i)
+	if f != jsontext.OK {
+		return nil, 0, faultError(end, f)
 	}
-	return raw, fl, err
+	s.i = end
+	raw = s.b[start : end-1]
+	// The common case: a plain name in a small object, new by its nameBit.
+	if fl == 0 && o.seen == nil && !o.escaped && s.nNames < len(s.names) && s.nNames-o.base < maxListedNames {
+		if bit := nameBit(raw); o.mask&bit == 0 {
+			o.mask |= bit
+			s.names[s.nNames] = memberName{uint32(start), uint32(len(raw)) << 1}
+			s.nNames++
+			return raw, 0, nil
+		}
+	}
+	if fl&jsontext.LoneSurrogate != 0 {
+		return nil, 0, loneSurrogateError("the property name", raw, start)
+	}
+	return raw, fl, s.member(o, start, start+len(raw), fl, at)
 }
 
 // loneSurrogateError is the error for the id or a name (what) whose raw

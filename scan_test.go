@@ -269,6 +269,40 @@ func TestItemNumberRange(t *testing.T) {
 	}
 }
 
+// TestItemDuplicateMembers: an object with two members of the same name
+// (compared decoded) is refused at any depth.
+func TestItemDuplicateMembers(t *testing.T) {
+	c := itemTestContainer(t)
+	members := func(n int, prefix string) string {
+		var b strings.Builder
+		for i := range n {
+			fmt.Fprintf(&b, `,"%s%d":%d`, prefix, i, i)
+		}
+		return b.String()
+	}
+	for _, tc := range []struct{ doc, name string }{
+		{`{"id":"b","x":1,"x":2}`, "x"}, {`{"id":"b","o":{"k":1,"k":2}}`, "k"}, {`{"id":"b","\u0078":1,"x":2}`, "x"},
+		{`{"id":"b","x":1,"\u0078":2}`, "x"}, {`{"id":"b","_ts":1,"_ts":2}`, "_ts"}, {`{"_etag":"a","id":"b","_etag":"b"}`, "_etag"},
+		{`{"id":"b","l":[{"k":1},{"k":1,"j":0,"k":1}]}`, "k"}, {`{"id":"b","é":1,"\u00e9":2}`, "é"},
+		{`{"id":"b","😀":1,"\ud83d\ude00":2}`, "😀"}, {`{"id":"b","":1,"":2}`, "''"}, {`{"id":"b","a\/b":1,"a/b":2}`, "a/b"},
+		{`{"id":"b","id":"b"}`, "id"}, {`{"id":"b","ttl":5,"ttl":5}`, "ttl"},
+		{`{"id":"b"` + members(1000, "m") + `,"m999":1}`, "m999"},
+		{`{"id":"b"` + members(1000, "m") + `,"m0":1}`, "m0"},
+		{`{"id":"b","o":{"x":1` + members(100, "m") + `,"\u006d50":1}}`, "m50"},
+		{`{"id":"b","o":{"x":{}` + members(40, "m") + `,"o":{"m1":1` + members(40, "m") + `}}}`, "m1"},
+		{`{"id":"b","o":{"k":{"k":{"k":{"k":1,"j":2}},"j":1}},"o":1}`, "o"},
+	} {
+		mustRefuse(t, c, tc.doc, "'"+strings.Trim(tc.name, "'")+"' twice")
+	}
+	for _, doc := range []string{
+		`{"id":"b","k":1,"o":{"k":1,"o":{"k":1}},"l":[{"k":1},{"k":1}]}`, `{"id":"b","\u0061":1,"\u0041":2,"a\u0000":3,"ab":4}`,
+		`{"id":"b"` + members(1000, "m") + `}`, `{"id":"b","o":{` + members(100, "m")[1:] + `,"p":{` + members(100, "m")[1:] + `}}}`,
+		`{"id":"b","é":1,"e":2,"\u00e8":3}`, `{"id":"b","x":{"x":{"x":{"x":{"x":{"x":[{"x":{"x":1}}]}}}}}}`,
+	} {
+		mustAccept(t, c, doc)
+	}
+}
+
 // TestParseItemAllocs: typical items are parsed without allocating, small
 // and middling objects at every depth included.
 func TestParseItemAllocs(t *testing.T) {
