@@ -1,42 +1,61 @@
 package lethe
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"math"
 	"math/big"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf16"
+	"unicode/utf8"
 )
 
-// FuzzParseItem checks the single-pass item parser against encoding/json:
-// it never panics, accepts only valid JSON objects, accepts every valid
-// object with a good string id and ttl, and finds the same id.
+// FuzzParseItem checks the single-pass item parser against referenceItem,
+// which decides with encoding/json, strconv and math/big: it never panics,
+// accepts exactly the items the reference accepts, and finds the same id
+// and ttl; the stored form is valid JSON with the same members.
 func FuzzParseItem(f *testing.F) {
 	for _, seed := range []string{
 		`{"id":"a"}`, `{"id":"a","ttl":5}`, `{"id":"a","ttl":null,"x":[1,{"y":"z"}]}`, ` {"_ts":1,"id":"\u00e9"} `,
 		`{"id":"a","ttl":1.5}`, `{"id":1}`, `[]`, `{"id":"a",}`, `{"id":"\ud83d\ude00","n":-0.5e-3}`, `{"id":"a","id":"b"}`,
-		`{"id":"a\"b","s":"\\\/\b\f\n\r\t"}`, strings.Repeat("[", 200),
+		`{"id":"a\"b","s":"\\\/\b\f\n\r\t"}`, strings.Repeat("[", 200), `{"id":"\ud800"}`, `{"id":"a","k\udc00":1}`,
+		`{"id":"a","v":"\ud800"}`, `{"id":"a","ttl":10e-1}`, `{"id":"a","ttl":1.0000000000000001}`, `{"id":"a","n":1e400}`,
+		`{"id":"a","n":[1e-400]}`, `{"id":"a","o":{"k":1,"\u006b":2}}`, `{"id":"a","o":{"k":1,"j":{"k":2}}}`,
 	} {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, doc []byte) {
 		p, perr := parseItem(doc)
-		valid := json.Valid(doc)
-		if perr == nil && !valid {
-			t.Fatalf("accepted invalid JSON %q", doc)
-		}
-		var obj map[string]any
-		if perr != nil || json.Unmarshal(doc, &obj) != nil {
+		id, ttl, ok := referenceItem(doc)
+		if perr != nil {
+			if ok {
+				t.Fatalf("%q refused (%v); the reference accepts it", doc, perr)
+			}
+			if want := statusBadRequest; len(doc) > MaxItemSize {
+				want = statusRequestEntityTooLarge
+			} else if perr.StatusCode != want {
+				t.Fatalf("%q: status %d", doc, perr.StatusCode)
+			}
 			return
 		}
-		id, _ := obj["id"].(string)
-		if id != p.id {
-			t.Fatalf("id %q, encoding/json says %q", p.id, id)
+		if !ok {
+			t.Fatalf("%q accepted (id %q, ttl %v); the reference refuses it", doc, p.id, p.ttl)
+		}
+		if p.id != id || p.ttl != ttl {
+			t.Fatalf("%q: id %q ttl %v; the reference says %q, %v", doc, p.id, p.ttl, id, ttl)
 		}
 		// The stored form is valid JSON with the same members.
+		var obj map[string]any
+		if err := json.Unmarshal(doc, &obj); err != nil {
+			t.Fatal(err)
+		}
 		rec := buildRecord(doc, &p, 1_700_000_000_000_000_000, 7)
 		var stored map[string]any
 		if err := json.Unmarshal([]byte(rec.json()), &stored); err != nil {
@@ -48,6 +67,163 @@ func FuzzParseItem(f *testing.F) {
 			}
 		}
 	})
+}
+
+// referenceItem decides, with encoding/json's tokenizer, strconv and
+// math/big rather than the scanner, whether parseItem must accept doc, and
+// the id and ttl it must find. The rules: at most MaxItemSize bytes of valid
+// JSON and UTF-8; an object nested at most MaxDepth deep; no object with two
+// members of one (decoded) name; no lone surrogate escape in a member name
+// or the id; no number beyond a float64; a string id that validateItemID
+// accepts; a ttl that is null, -1 or an integer from 1 to MaxTTL.
+func referenceItem(doc []byte) (id string, ttl TTL, ok bool) {
+	if len(doc) > MaxItemSize || !utf8.Valid(doc) || !json.Valid(doc) {
+		return "", 0, false
+	}
+	type frame struct {
+		object, wantName bool
+		names            map[string]bool
+		name             string // of the member whose value comes next
+	}
+	var stack []frame
+	haveID := false
+	dec := json.NewDecoder(bytes.NewReader(doc))
+	dec.UseNumber()
+	for {
+		before := dec.InputOffset()
+		tok, err := dec.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return "", 0, false
+		}
+		raw := doc[before:dec.InputOffset()]
+		if d, isDelim := tok.(json.Delim); isDelim && (d == '}' || d == ']') {
+			stack = stack[:len(stack)-1]
+			continue
+		}
+		var top *frame
+		if len(stack) > 0 {
+			top = &stack[len(stack)-1]
+		}
+		if top != nil && top.object && top.wantName {
+			name := tok.(string)
+			if hasLoneSurrogate(raw) || top.names[name] {
+				return "", 0, false
+			}
+			top.names[name] = true
+			top.name, top.wantName = name, false
+			continue
+		}
+		member := "" // the item's own member this value is of
+		if top != nil && top.object {
+			top.wantName = true
+			if len(stack) == 1 {
+				member = top.name
+			}
+		}
+		if d, isDelim := tok.(json.Delim); top == nil && (!isDelim || d != '{') {
+			return "", 0, false // not an object
+		}
+		switch t := tok.(type) {
+		case json.Delim: // '{' or '['
+			if member == "id" || member == "ttl" {
+				return "", 0, false
+			}
+			stack = append(stack, frame{object: t == '{', wantName: t == '{', names: map[string]bool{}})
+			if len(stack) > MaxDepth {
+				return "", 0, false
+			}
+		case string:
+			if member == "ttl" || (member == "id" && hasLoneSurrogate(raw)) {
+				return "", 0, false
+			}
+			if member == "id" {
+				id, haveID = t, true
+			}
+		case json.Number:
+			if f, _ := strconv.ParseFloat(string(t), 64); math.IsInf(f, 0) || member == "id" {
+				return "", 0, false
+			}
+			if member == "ttl" {
+				if ttl, ok = referenceTTL(string(t), len(doc)); !ok {
+					return "", 0, false
+				}
+			}
+		case bool:
+			if member == "id" || member == "ttl" {
+				return "", 0, false
+			}
+		case nil:
+			if member == "id" {
+				return "", 0, false
+			}
+		}
+	}
+	if !haveID || validateItemID(id) != nil {
+		return "", 0, false
+	}
+	return id, ttl, true
+}
+
+// referenceTTL is the ttl a JSON number means, by exact arithmetic. An
+// exponent beyond the number of digits an item of size n can hold, plus 20,
+// puts a non-zero value above MaxTTL or below 1; zero is no ttl either.
+func referenceTTL(num string, n int) (TTL, bool) {
+	if i := strings.IndexAny(num, "eE"); i >= 0 {
+		exp := strings.TrimLeft(strings.TrimLeft(num[i+1:], "+-"), "0")
+		if len(exp) > 9 {
+			return 0, false
+		}
+		if e, _ := strconv.Atoi(exp); e > n+20 {
+			return 0, false
+		}
+	}
+	r, ok := new(big.Rat).SetString(num)
+	if !ok || !r.IsInt() || !r.Num().IsInt64() {
+		return 0, false
+	}
+	if v := r.Num().Int64(); v == -1 || (v >= 1 && v <= int64(MaxTTL)) {
+		return TTL(v), true
+	}
+	return 0, false
+}
+
+// hasLoneSurrogate reports whether the string token in raw (between its
+// first and last quote) has a \u escape of a surrogate that UTF-16 decoding
+// cannot pair: decoded to code units, utf16.Decode makes more U+FFFD of
+// them than they hold.
+func hasLoneSurrogate(raw []byte) bool {
+	raw = raw[bytes.IndexByte(raw, '"')+1 : bytes.LastIndexByte(raw, '"')]
+	var units []uint16
+	for i := 0; i < len(raw); {
+		switch {
+		case raw[i] == '\\' && raw[i+1] == 'u':
+			u, _ := strconv.ParseUint(string(raw[i+2:i+6]), 16, 16)
+			units = append(units, uint16(u))
+			i += 6
+		case raw[i] == '\\':
+			units = append(units, uint16(raw[i+1]))
+			i += 2
+		default:
+			r, n := utf8.DecodeRune(raw[i:])
+			units = utf16.AppendRune(units, r)
+			i += n
+		}
+	}
+	in, out := 0, 0
+	for _, u := range units {
+		if u == utf8.RuneError {
+			in++
+		}
+	}
+	for _, r := range utf16.Decode(units) {
+		if r == utf8.RuneError {
+			out++
+		}
+	}
+	return out > in
 }
 
 // TestParseItemAcceptsValid: valid objects with a good id are accepted,
