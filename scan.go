@@ -36,6 +36,11 @@ type span struct{ start, end int }
 // JSON and an object nested at most MaxDepth deep, finds its id and ttl, and
 // notes the members to keep (all but the system properties _ts and _etag,
 // which the store owns). It never panics, whatever the input.
+//
+// Beyond JSON's grammar it refuses, so that every reader reads an item the
+// same way: an object with two members of one name (compared decoded, at
+// any depth), a lone surrogate escape in a member name or the id, and a
+// number beyond the range of a double.
 func parseItem(doc []byte) (parsedItem, *Error) {
 	var p parsedItem
 	if len(doc) > MaxItemSize {
@@ -172,7 +177,7 @@ type scanner struct {
 
 	// The names read so far of the members of the objects being read,
 	// innermost object last (objectNames.base), nNames of them: the first
-	// in place (most items), the rest in more.
+	// in place (most items), the rest in moreNames.
 	nNames    int
 	names     [64]memberName
 	moreNames []memberName

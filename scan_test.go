@@ -467,6 +467,8 @@ func TestItemDuplicateMembers(t *testing.T) {
 		{`{"id":"b","o":{"x":1` + members(100, "m") + `,"\u006d50":1}}`, "m50"},
 		{`{"id":"b","o":{"x":{}` + members(40, "m") + `,"o":{"m1":1` + members(40, "m") + `}}}`, "m1"},
 		{`{"id":"b","o":{"k":{"k":{"k":{"k":1,"j":2}},"j":1}},"o":1}`, "o"},
+		{`{"id":"b","o":{"\u0078":0` + members(40, "m") + `,"x":1}}`, "x"}, // listed escaped, then in the map
+		{`{"id":"b","o":{"x":0` + members(40, "m") + `,"\u0078":1}}`, "x"},
 	} {
 		mustRefuse(t, c, tc.doc, "'"+strings.Trim(tc.name, "'")+"' twice")
 	}
