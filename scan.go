@@ -1,12 +1,10 @@
 package lethe
 
 import (
-	"encoding/binary"
 	"fmt"
-	"strings"
-	"unicode/utf16"
-	"unicode/utf8"
 	"unsafe"
+
+	"github.com/lethedb/lethe/internal/jsontext"
 )
 
 // parsedItem is what one pass over an incoming document finds.
@@ -38,6 +36,11 @@ type span struct{ start, end int }
 // JSON and an object nested at most MaxDepth deep, finds its id and ttl, and
 // notes the members to keep (all but the system properties _ts and _etag,
 // which the store owns). It never panics, whatever the input.
+//
+// Beyond JSON's grammar it refuses, so that every reader reads an item the
+// same way: an object with two members of one name (compared decoded, at
+// any depth), a lone surrogate escape in a member name or the id, and a
+// number beyond the range of a double.
 func parseItem(doc []byte) (parsedItem, *Error) {
 	var p parsedItem
 	if len(doc) > MaxItemSize {
@@ -57,7 +60,7 @@ func parseItem(doc []byte) (parsedItem, *Error) {
 	}
 	s.i++
 	haveID := false
-	haveTTL := false
+	var names objectNames // of the item's members
 	s.skipSpace()
 	if s.peek() == '}' {
 		s.i++
@@ -68,7 +71,7 @@ func parseItem(doc []byte) (parsedItem, *Error) {
 			if s.peek() != '"' {
 				return p, s.errExpected("a property name")
 			}
-			key, escaped, err := s.str()
+			key, fl, err := s.name(&names, 0)
 			if err != nil {
 				return p, err
 			}
@@ -78,16 +81,14 @@ func parseItem(doc []byte) (parsedItem, *Error) {
 			}
 			s.i++
 			s.skipSpace()
-			name := string(key)
-			if escaped {
+			// A view of the caller's bytes, compared and forgotten.
+			name := unsafe.String(unsafe.SliceData(key), len(key))
+			if fl&jsontext.Escaped != 0 {
 				name = decodeString(key)
 			}
 			vstart := s.i
 			switch name {
 			case "id":
-				if haveID {
-					return p, badRequest("the item has the property 'id' twice")
-				}
 				haveID = true
 				if s.peek() != '"' {
 					if err := s.value(1); err != nil {
@@ -95,35 +96,40 @@ func parseItem(doc []byte) (parsedItem, *Error) {
 					}
 					return p, badRequest("the property 'id' must be a string, not %s", clip(doc[vstart:s.i]))
 				}
-				raw, esc, err := s.str()
+				raw, fl, err := s.str()
 				if err != nil {
 					return p, err
+				}
+				if fl&jsontext.LoneSurrogate != 0 {
+					return p, loneSurrogateError("the id", raw, vstart+1)
 				}
 				// A view of the caller's bytes: buildRecord copies it, and
 				// errors clone it (withContext).
 				p.id = unsafe.String(unsafe.SliceData(raw), len(raw))
-				if esc {
+				if fl&jsontext.Escaped != 0 {
 					p.id = decodeString(raw)
 				}
 			case "ttl":
-				if haveTTL {
-					return p, badRequest("the item has the property 'ttl' twice")
-				}
-				haveTTL = true
-				if err := s.value(1); err != nil {
-					return p, err
-				}
-				raw := doc[vstart:s.i]
-				switch c := raw[0]; {
-				case c == 'n':
-					// "ttl": null inherits the container default (SPEC §2).
-				case c == '-' || (c >= '0' && c <= '9'):
-					t, err := parseItemTTL(raw)
+				if c := s.peek(); c == '-' || (c >= '0' && c <= '9') {
+					// A number beyond a double is beyond a ttl too:
+					// parseItemTTL refuses it in the words of Cosmos.
+					end, f := jsontext.ScanNumber(doc, s.i)
+					if f == jsontext.BadNumber {
+						return p, faultError(end, f)
+					}
+					s.i = end
+					t, err := parseItemTTL(doc[vstart:end])
 					if err != nil {
 						return p, err
 					}
 					p.ttl = t
-				default:
+					break
+				}
+				if err := s.value(1); err != nil {
+					return p, err
+				}
+				// "ttl": null inherits the container default (SPEC §2).
+				if raw := doc[vstart:s.i]; raw[0] != 'n' {
 					return p, ttlError(string(raw))
 				}
 			default:
@@ -168,6 +174,138 @@ func parseItem(doc []byte) (parsedItem, *Error) {
 type scanner struct {
 	b []byte
 	i int
+
+	// The names read so far of the members of the objects being read,
+	// innermost object last (objectNames.base), nNames of them: the first
+	// in place (most items), the rest in moreNames.
+	nNames    int
+	names     [64]memberName
+	moreNames []memberName
+}
+
+func (s *scanner) nameAt(k int) memberName {
+	if k < len(s.names) {
+		return s.names[k]
+	}
+	return s.moreNames[k-len(s.names)]
+}
+
+func (s *scanner) pushName(m memberName) {
+	if k := s.nNames; k < len(s.names) {
+		s.names[k] = m
+	} else if k -= len(s.names); k < len(s.moreNames) {
+		s.moreNames[k] = m
+	} else {
+		s.moreNames = append(s.moreNames, m)
+	}
+	s.nNames++
+}
+
+// memberName is where the raw contents of a member name are in the item.
+type memberName struct {
+	off uint32
+	n   uint32 // length << 1, | 1 if the name has escapes
+}
+
+// objectNames is what the scanner knows of the member names of one object,
+// to refuse a name that comes twice. Names are compared decoded ("a" and
+// "\u0061" are one name). Up to maxListedNames names are listed in
+// scanner.names and compared in place, skipping most comparisons with a
+// one-word filter; beyond, the object's names go in a map.
+type objectNames struct {
+	base    int    // the object's first name in scanner.names
+	mask    uint64 // nameBit of every name listed, while no name has escapes
+	escaped bool   // a listed name has escapes: compare with every one
+	seen    map[string]struct{}
+}
+
+const maxListedNames = 32
+
+// nameBit is a one-bit digest of a name without escapes: names with
+// different bits differ.
+func nameBit(raw []byte) uint64 {
+	h := uint(len(raw))
+	if len(raw) > 0 {
+		h += uint(raw[0])*7 + uint(raw[len(raw)-1])*31
+	}
+	return 1 << (h & 63)
+}
+
+// member notes the name whose raw contents are at b[start:end] as a member
+// of the object o (at offset at; 0: the item itself), and refuses it if o
+// already has a member of that name.
+func (s *scanner) member(o *objectNames, start, end int, fl jsontext.Flags, at int) *Error {
+	raw := s.b[start:end]
+	esc := fl&jsontext.Escaped != 0
+	if o.seen != nil {
+		return s.memberSeen(o, raw, esc, at)
+	}
+	var bit uint64
+	if esc {
+		o.escaped = true
+	} else {
+		bit = nameBit(raw)
+	}
+	if o.escaped || o.mask&bit != 0 {
+		for k := o.base; k < s.nNames; k++ {
+			m := s.nameAt(k)
+			other := s.b[m.off : m.off+m.n>>1]
+			if (m.n&1 == 0 && !esc && string(other) == string(raw)) ||
+				((m.n&1 != 0 || esc) && jsontext.EqualDecoded(other, raw)) {
+				return duplicateError(raw, esc, at)
+			}
+		}
+	}
+	o.mask |= bit
+	if s.nNames-o.base == maxListedNames {
+		// Too many to compare each new one with all: a map from here on.
+		o.seen = make(map[string]struct{}, 2*maxListedNames)
+		for k := o.base; k < s.nNames; k++ {
+			m := s.nameAt(k)
+			o.seen[nameKey(s.b[m.off:m.off+m.n>>1], m.n&1 != 0)] = struct{}{}
+		}
+		s.nNames = o.base
+		return s.memberSeen(o, raw, esc, at)
+	}
+	var e uint32
+	if esc {
+		e = 1
+	}
+	s.pushName(memberName{uint32(start), uint32(end-start)<<1 | e})
+	return nil
+}
+
+// memberSeen is member for an object with many names.
+func (s *scanner) memberSeen(o *objectNames, raw []byte, esc bool, at int) *Error {
+	k := nameKey(raw, esc)
+	if _, dup := o.seen[k]; dup {
+		return duplicateError(raw, esc, at)
+	}
+	o.seen[k] = struct{}{}
+	return nil
+}
+
+// nameKey is a name decoded: a view of the item's bytes if it has no
+// escapes (the item does not change while it is parsed).
+func nameKey(raw []byte, esc bool) string {
+	if esc {
+		return decodeString(raw)
+	}
+	return unsafe.String(unsafe.SliceData(raw), len(raw))
+}
+
+func duplicateError(raw []byte, esc bool, at int) *Error {
+	name := string(raw)
+	if esc {
+		name = decodeString(raw)
+	}
+	if len(name) > 40 {
+		name = name[:40] + "..."
+	}
+	if at == 0 {
+		return badRequest("the item has the property '%s' twice", name)
+	}
+	return badRequest("the item has the property '%s' twice in the object at offset %d", name, at)
 }
 
 func (s *scanner) peek() byte {
@@ -177,16 +315,7 @@ func (s *scanner) peek() byte {
 	return 0
 }
 
-func (s *scanner) skipSpace() {
-	for s.i < len(s.b) {
-		switch s.b[s.i] {
-		case ' ', '\t', '\n', '\r':
-			s.i++
-		default:
-			return
-		}
-	}
-}
+func (s *scanner) skipSpace() { s.i = jsontext.SkipSpace(s.b, s.i) }
 
 func (s *scanner) errExpected(what string) *Error {
 	if s.i >= len(s.b) {
@@ -204,16 +333,24 @@ func (s *scanner) value(depth int) *Error {
 		}
 		return s.composite(depth + 1)
 	case c == '"':
-		_, _, err := s.str()
-		return err
+		end, _, f := jsontext.ScanString(s.b, s.i)
+		if f != jsontext.OK {
+			return faultError(end, f)
+		}
+		s.i = end
+		return nil
 	case c == '-' || (c >= '0' && c <= '9'):
-		return s.number()
-	case c == 't':
-		return s.literal("true")
-	case c == 'f':
-		return s.literal("false")
-	case c == 'n':
-		return s.literal("null")
+		// A number beyond the range of a double (1e400) is refused: readers
+		// would make it an infinity, an error or a different number. One
+		// below it (1e-400) is accepted, kept as written, and reads as 0.
+		end, f := jsontext.ScanNumber(s.b, s.i)
+		if f != jsontext.OK {
+			return numberError(s.b, s.i, end, f)
+		}
+		s.i = end
+		return nil
+	case c == 't' || c == 'f' || c == 'n':
+		return s.literal()
 	default:
 		return s.errExpected("a value")
 	}
@@ -221,10 +358,13 @@ func (s *scanner) value(depth int) *Error {
 
 // composite skips an object or array whose opening bracket is at s.i.
 func (s *scanner) composite(depth int) *Error {
+	start := s.i
 	object := s.b[s.i] == '{'
 	closing := byte(']')
+	var names objectNames
 	if object {
 		closing = '}'
+		names.base = s.nNames
 	}
 	s.i++
 	s.skipSpace()
@@ -238,7 +378,7 @@ func (s *scanner) composite(depth int) *Error {
 			if s.peek() != '"' {
 				return s.errExpected("a property name")
 			}
-			if _, _, err := s.str(); err != nil {
+			if _, _, err := s.name(&names, start); err != nil {
 				return err
 			}
 			s.skipSpace()
@@ -257,6 +397,7 @@ func (s *scanner) composite(depth int) *Error {
 			s.i++
 		case closing:
 			s.i++
+			s.nNames = names.base // the object's names
 			return nil
 		default:
 			return s.errExpected(fmt.Sprintf("',' or '%c'", closing))
@@ -265,193 +406,86 @@ func (s *scanner) composite(depth int) *Error {
 }
 
 // str scans a string at s.i and returns its raw contents (between the
-// quotes) and whether it has escapes.
-func (s *scanner) str() (raw []byte, escaped bool, err *Error) {
-	s.i++ // the opening quote
-	start := s.i
-	for s.i < len(s.b) {
-		// Skip plain characters fast: eight at a time, then one by one.
-		for s.i+8 <= len(s.b) && !hasSpecial(binary.LittleEndian.Uint64(s.b[s.i:])) {
-			s.i += 8
-		}
-		for s.i < len(s.b) && plain[s.b[s.i]] {
-			s.i++
-		}
-		if s.i >= len(s.b) {
-			break
-		}
-		c := s.b[s.i]
-		switch {
-		case c == '"':
-			raw = s.b[start:s.i]
-			s.i++
-			return raw, escaped, nil
-		case c == '\\':
-			escaped = true
-			s.i++
-			switch s.peek() {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				s.i++
-			case 'u':
-				if s.i+5 > len(s.b) || !isHex4(s.b[s.i+1:s.i+5]) {
-					return nil, false, badRequest("invalid JSON at offset %d: bad \\u escape", s.i-1)
-				}
-				s.i += 5
-			default:
-				return nil, false, badRequest("invalid JSON at offset %d: bad escape", s.i-1)
-			}
-		case c < 0x20:
-			return nil, false, badRequest("invalid JSON at offset %d: control character in a string", s.i)
-		case c < utf8.RuneSelf:
-			s.i++
-		default:
-			r, n := utf8.DecodeRune(s.b[s.i:])
-			if r == utf8.RuneError && n == 1 {
-				return nil, false, badRequest("invalid JSON at offset %d: invalid UTF-8", s.i)
-			}
-			s.i += n
-		}
+// quotes) and its flags.
+func (s *scanner) str() (raw []byte, fl jsontext.Flags, err *Error) {
+	end, fl, f := jsontext.ScanString(s.b, s.i)
+	if f != jsontext.OK {
+		return nil, 0, faultError(end, f)
 	}
-	return nil, false, badRequest("invalid JSON: unterminated string")
+	raw = s.b[s.i+1 : end-1]
+	s.i = end
+	return raw, fl, nil
 }
 
-// hasSpecial reports whether any of the eight bytes in x is not plain: a
-// quote, a backslash, a control character or a byte of 0x80 or more. It may
-// report true for a plain word next to such a byte; never false for one.
-func hasSpecial(x uint64) bool {
-	const lo, hi = 0x0101010101010101, 0x8080808080808080
-	quote := x ^ (lo * '"')
-	backslash := x ^ (lo * '\\')
-	return ((quote-lo)&^quote|(backslash-lo)&^backslash|(x-lo*0x20)|x)&hi != 0
-}
-
-// plain marks the bytes a string may hold as they are: not a quote, a
-// backslash, a control character or the start of a multi-byte sequence.
-var plain = func() (t [256]bool) {
-	for c := 0x20; c < utf8.RuneSelf; c++ {
-		t[c] = c != '"' && c != '\\'
+// name scans the name of a member of the object o (at offset at; 0: the
+// item itself) at s.i, as str does, and refuses one o already has. A name with a \u escape of
+// a lone surrogate is refused: such an escape is no character and decodes
+// to U+FFFD, so "a\ud800" and "a\udbff" would be one name. The id is refused
+// for the same reason (two ids would collide). String values are kept
+// verbatim, lone surrogates included: they identify nothing, and a reader
+// decodes them to U+FFFD as encoding/json does.
+func (s *scanner) name(o *objectNames, at int) (raw []byte, fl jsontext.Flags, err *Error) {
+	start := s.i + 1
+	end, fl, f := jsontext.ScanString(s.b, s.i)
+	if f != jsontext.OK {
+		return nil, 0, faultError(end, f)
 	}
-	return t
-}()
-
-func isHex4(b []byte) bool {
-	for _, c := range b {
-		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
-			return false
+	s.i = end
+	raw = s.b[start : end-1]
+	// The common case: a plain name in a small object, new by its nameBit.
+	if fl == 0 && o.seen == nil && !o.escaped && s.nNames < len(s.names) && s.nNames-o.base < maxListedNames {
+		if bit := nameBit(raw); o.mask&bit == 0 {
+			o.mask |= bit
+			s.names[s.nNames] = memberName{uint32(start), uint32(len(raw)) << 1}
+			s.nNames++
+			return raw, 0, nil
 		}
 	}
-	return true
+	if fl&jsontext.LoneSurrogate != 0 {
+		return nil, 0, loneSurrogateError("the property name", raw, start)
+	}
+	return raw, fl, s.member(o, start, start+len(raw), fl, at)
 }
 
-func (s *scanner) number() *Error {
-	start := s.i
-	if s.peek() == '-' {
-		s.i++
-	}
-	switch c := s.peek(); {
-	case c == '0':
-		s.i++
-	case c >= '1' && c <= '9':
-		s.digits()
-	default:
-		return badRequest("invalid JSON at offset %d: malformed number", start)
-	}
-	if s.peek() == '.' {
-		s.i++
-		if !s.digits() {
-			return badRequest("invalid JSON at offset %d: malformed number", start)
-		}
-	}
-	if c := s.peek(); c == 'e' || c == 'E' {
-		s.i++
-		if c := s.peek(); c == '+' || c == '-' {
-			s.i++
-		}
-		if !s.digits() {
-			return badRequest("invalid JSON at offset %d: malformed number", start)
-		}
-	}
-	return nil
+// loneSurrogateError is the error for the id or a name (what) whose raw
+// contents, at offset at of the item, hold a lone surrogate escape.
+func loneSurrogateError(what string, raw []byte, at int) *Error {
+	k := max(jsontext.LoneSurrogateAt(raw), 0)
+	return badRequest("%s at offset %d has the escape %s of a lone UTF-16 surrogate, which is no character",
+		what, at+k, raw[k:min(k+6, len(raw))])
 }
 
-func (s *scanner) digits() bool {
-	start := s.i
-	for s.i < len(s.b) && s.b[s.i] >= '0' && s.b[s.i] <= '9' {
-		s.i++
+// faultError is the error for a fault jsontext found at offset at.
+func faultError(at int, f jsontext.Fault) *Error {
+	if f == jsontext.Unterminated {
+		return badRequest("invalid JSON: unterminated string")
 	}
-	return s.i > start
+	return badRequest("invalid JSON at offset %d: %v", at, f)
 }
 
-func (s *scanner) literal(word string) *Error {
-	if !strings.HasPrefix(string(s.b[s.i:min(len(s.b), s.i+len(word))]), word) {
+// numberError is the error for a fault in the number from start; end is
+// where jsontext.ScanNumber stopped.
+func numberError(b []byte, start, end int, f jsontext.Fault) *Error {
+	if f == jsontext.OutOfRange {
+		return badRequest("the number %s at offset %d is outside the range of a double", clip(b[start:end]), start)
+	}
+	return faultError(end, f)
+}
+
+func (s *scanner) literal() *Error {
+	end, ok := jsontext.ScanLiteral(s.b, s.i)
+	if !ok {
 		return s.errExpected("a value")
 	}
-	s.i += len(word)
+	s.i = end
 	return nil
 }
 
 // decodeString decodes the raw contents of a valid JSON string with escapes.
 // Unpaired surrogates become U+FFFD, as in encoding/json.
 func decodeString(raw []byte) string {
-	var b strings.Builder
-	b.Grow(len(raw))
-	for i := 0; i < len(raw); {
-		c := raw[i]
-		if c != '\\' {
-			b.WriteByte(c)
-			i++
-			continue
-		}
-		i++
-		switch raw[i] {
-		case 'b':
-			b.WriteByte('\b')
-		case 'f':
-			b.WriteByte('\f')
-		case 'n':
-			b.WriteByte('\n')
-		case 'r':
-			b.WriteByte('\r')
-		case 't':
-			b.WriteByte('\t')
-		case 'u':
-			r := hex4(raw[i+1 : i+5])
-			i += 4
-			if utf16.IsSurrogate(r) {
-				if i+6 < len(raw) && raw[i+1] == '\\' && raw[i+2] == 'u' {
-					if r2 := hex4(raw[i+3 : i+7]); utf16.DecodeRune(r, r2) != utf8.RuneError {
-						r = utf16.DecodeRune(r, r2)
-						i += 6
-					} else {
-						r = utf8.RuneError
-					}
-				} else {
-					r = utf8.RuneError
-				}
-			}
-			b.WriteRune(r)
-		default: // '"', '\\', '/'
-			b.WriteByte(raw[i])
-		}
-		i++
-	}
-	return b.String()
-}
-
-func hex4(b []byte) rune {
-	var r rune
-	for _, c := range b {
-		r <<= 4
-		switch {
-		case c >= '0' && c <= '9':
-			r |= rune(c - '0')
-		case c >= 'a' && c <= 'f':
-			r |= rune(c - 'a' + 10)
-		default:
-			r |= rune(c - 'A' + 10)
-		}
-	}
-	return r
+	s, _ := jsontext.Unquote(raw)
+	return s
 }
 
 // clip returns JSON text short enough for an error message.

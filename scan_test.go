@@ -1,38 +1,61 @@
 package lethe
 
 import (
-	"encoding/binary"
+	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/big"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
+	"unicode/utf16"
+	"unicode/utf8"
 )
 
-// FuzzParseItem checks the single-pass item parser against encoding/json:
-// it never panics, accepts only valid JSON objects, accepts every valid
-// object with a good string id and ttl, and finds the same id.
+// FuzzParseItem checks the single-pass item parser against referenceItem,
+// which decides with encoding/json, strconv and math/big: it never panics,
+// accepts exactly the items the reference accepts, and finds the same id
+// and ttl; the stored form is valid JSON with the same members.
 func FuzzParseItem(f *testing.F) {
 	for _, seed := range []string{
 		`{"id":"a"}`, `{"id":"a","ttl":5}`, `{"id":"a","ttl":null,"x":[1,{"y":"z"}]}`, ` {"_ts":1,"id":"\u00e9"} `,
 		`{"id":"a","ttl":1.5}`, `{"id":1}`, `[]`, `{"id":"a",}`, `{"id":"\ud83d\ude00","n":-0.5e-3}`, `{"id":"a","id":"b"}`,
-		`{"id":"a\"b","s":"\\\/\b\f\n\r\t"}`, strings.Repeat("[", 200),
+		`{"id":"a\"b","s":"\\\/\b\f\n\r\t"}`, strings.Repeat("[", 200), `{"id":"\ud800"}`, `{"id":"a","k\udc00":1}`,
+		`{"id":"a","v":"\ud800"}`, `{"id":"a","ttl":10e-1}`, `{"id":"a","ttl":1.0000000000000001}`, `{"id":"a","n":1e400}`,
+		`{"id":"a","n":[1e-400]}`, `{"id":"a","o":{"k":1,"\u006b":2}}`, `{"id":"a","o":{"k":1,"j":{"k":2}}}`,
 	} {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, doc []byte) {
 		p, perr := parseItem(doc)
-		valid := json.Valid(doc)
-		if perr == nil && !valid {
-			t.Fatalf("accepted invalid JSON %q", doc)
-		}
-		var obj map[string]any
-		if perr != nil || json.Unmarshal(doc, &obj) != nil {
+		id, ttl, ok := referenceItem(doc)
+		if perr != nil {
+			if ok {
+				t.Fatalf("%q refused (%v); the reference accepts it", doc, perr)
+			}
+			if want := statusBadRequest; len(doc) > MaxItemSize {
+				want = statusRequestEntityTooLarge
+			} else if perr.StatusCode != want {
+				t.Fatalf("%q: status %d", doc, perr.StatusCode)
+			}
 			return
 		}
-		id, _ := obj["id"].(string)
-		if id != p.id {
-			t.Fatalf("id %q, encoding/json says %q", p.id, id)
+		if !ok {
+			t.Fatalf("%q accepted (id %q, ttl %v); the reference refuses it", doc, p.id, p.ttl)
+		}
+		if p.id != id || p.ttl != ttl {
+			t.Fatalf("%q: id %q ttl %v; the reference says %q, %v", doc, p.id, p.ttl, id, ttl)
 		}
 		// The stored form is valid JSON with the same members.
+		var obj map[string]any
+		if err := json.Unmarshal(doc, &obj); err != nil {
+			t.Fatal(err)
+		}
 		rec := buildRecord(doc, &p, 1_700_000_000_000_000_000, 7)
 		var stored map[string]any
 		if err := json.Unmarshal([]byte(rec.json()), &stored); err != nil {
@@ -44,6 +67,163 @@ func FuzzParseItem(f *testing.F) {
 			}
 		}
 	})
+}
+
+// referenceItem decides, with encoding/json's tokenizer, strconv and
+// math/big rather than the scanner, whether parseItem must accept doc, and
+// the id and ttl it must find. The rules: at most MaxItemSize bytes of valid
+// JSON and UTF-8; an object nested at most MaxDepth deep; no object with two
+// members of one (decoded) name; no lone surrogate escape in a member name
+// or the id; no number beyond a float64; a string id that validateItemID
+// accepts; a ttl that is null, -1 or an integer from 1 to MaxTTL.
+func referenceItem(doc []byte) (id string, ttl TTL, ok bool) {
+	if len(doc) > MaxItemSize || !utf8.Valid(doc) || !json.Valid(doc) {
+		return "", 0, false
+	}
+	type frame struct {
+		object, wantName bool
+		names            map[string]bool
+		name             string // of the member whose value comes next
+	}
+	var stack []frame
+	haveID := false
+	dec := json.NewDecoder(bytes.NewReader(doc))
+	dec.UseNumber()
+	for {
+		before := dec.InputOffset()
+		tok, err := dec.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return "", 0, false
+		}
+		raw := doc[before:dec.InputOffset()]
+		if d, isDelim := tok.(json.Delim); isDelim && (d == '}' || d == ']') {
+			stack = stack[:len(stack)-1]
+			continue
+		}
+		var top *frame
+		if len(stack) > 0 {
+			top = &stack[len(stack)-1]
+		}
+		if top != nil && top.object && top.wantName {
+			name := tok.(string)
+			if hasLoneSurrogate(raw) || top.names[name] {
+				return "", 0, false
+			}
+			top.names[name] = true
+			top.name, top.wantName = name, false
+			continue
+		}
+		member := "" // the item's own member this value is of
+		if top != nil && top.object {
+			top.wantName = true
+			if len(stack) == 1 {
+				member = top.name
+			}
+		}
+		if d, isDelim := tok.(json.Delim); top == nil && (!isDelim || d != '{') {
+			return "", 0, false // not an object
+		}
+		switch t := tok.(type) {
+		case json.Delim: // '{' or '['
+			if member == "id" || member == "ttl" {
+				return "", 0, false
+			}
+			stack = append(stack, frame{object: t == '{', wantName: t == '{', names: map[string]bool{}})
+			if len(stack) > MaxDepth {
+				return "", 0, false
+			}
+		case string:
+			if member == "ttl" || (member == "id" && hasLoneSurrogate(raw)) {
+				return "", 0, false
+			}
+			if member == "id" {
+				id, haveID = t, true
+			}
+		case json.Number:
+			if f, _ := strconv.ParseFloat(string(t), 64); math.IsInf(f, 0) || member == "id" {
+				return "", 0, false
+			}
+			if member == "ttl" {
+				if ttl, ok = referenceTTL(string(t), len(doc)); !ok {
+					return "", 0, false
+				}
+			}
+		case bool:
+			if member == "id" || member == "ttl" {
+				return "", 0, false
+			}
+		case nil:
+			if member == "id" {
+				return "", 0, false
+			}
+		}
+	}
+	if !haveID || validateItemID(id) != nil {
+		return "", 0, false
+	}
+	return id, ttl, true
+}
+
+// referenceTTL is the ttl a JSON number means, by exact arithmetic. An
+// exponent beyond the number of digits an item of size n can hold, plus 20,
+// puts a non-zero value above MaxTTL or below 1; zero is no ttl either.
+func referenceTTL(num string, n int) (TTL, bool) {
+	if i := strings.IndexAny(num, "eE"); i >= 0 {
+		exp := strings.TrimLeft(strings.TrimLeft(num[i+1:], "+-"), "0")
+		if len(exp) > 9 {
+			return 0, false
+		}
+		if e, _ := strconv.Atoi(exp); e > n+20 {
+			return 0, false
+		}
+	}
+	r, ok := new(big.Rat).SetString(num)
+	if !ok || !r.IsInt() || !r.Num().IsInt64() {
+		return 0, false
+	}
+	if v := r.Num().Int64(); v == -1 || (v >= 1 && v <= int64(MaxTTL)) {
+		return TTL(v), true
+	}
+	return 0, false
+}
+
+// hasLoneSurrogate reports whether the string token in raw (between its
+// first and last quote) has a \u escape of a surrogate that UTF-16 decoding
+// cannot pair: decoded to code units, utf16.Decode makes more U+FFFD of
+// them than they hold.
+func hasLoneSurrogate(raw []byte) bool {
+	raw = raw[bytes.IndexByte(raw, '"')+1 : bytes.LastIndexByte(raw, '"')]
+	var units []uint16
+	for i := 0; i < len(raw); {
+		switch {
+		case raw[i] == '\\' && raw[i+1] == 'u':
+			u, _ := strconv.ParseUint(string(raw[i+2:i+6]), 16, 16)
+			units = append(units, uint16(u))
+			i += 6
+		case raw[i] == '\\':
+			units = append(units, uint16(raw[i+1]))
+			i += 2
+		default:
+			r, n := utf8.DecodeRune(raw[i:])
+			units = utf16.AppendRune(units, r)
+			i += n
+		}
+	}
+	in, out := 0, 0
+	for _, u := range units {
+		if u == utf8.RuneError {
+			in++
+		}
+	}
+	for _, r := range utf16.Decode(units) {
+		if r == utf8.RuneError {
+			out++
+		}
+	}
+	return out > in
 }
 
 // TestParseItemAcceptsValid: valid objects with a good id are accepted,
@@ -63,23 +243,265 @@ func TestParseItemAcceptsValid(t *testing.T) {
 	}
 }
 
-// TestHasSpecial checks the eight-at-a-time test against the byte table:
-// never false when a byte is special.
-func TestHasSpecial(t *testing.T) {
-	for c := range 256 {
-		for pos := range 8 {
-			var w [8]byte
-			for i := range w {
-				w[i] = 'a'
+// itemTestContainer opens a store with one container holding the item
+// {"id":"a","v":1}.
+func itemTestContainer(t *testing.T) *Container {
+	t.Helper()
+	s, err := Open(&Options{Clock: NewManualClock(time.Unix(1_700_000_000, 0)), Reaper: ReaperOptions{Disabled: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	c, err := s.CreateContainer(context.Background(), ContainerProperties{ID: "c", DefaultTimeToLive: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.CreateItem(context.Background(), []byte(`{"id":"a","v":1}`), nil); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// mustRefuse checks that create, upsert and replace of doc (over the item
+// "a" of itemTestContainer) all fail with a 400 whose message contains msg,
+// and change nothing.
+func mustRefuse(t *testing.T, c *Container, doc, msg string) {
+	t.Helper()
+	ctx := context.Background()
+	before, err := c.ReadItem(ctx, "a", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	items := c.Stats().Items
+	for name, write := range map[string]func() (ItemResponse, error){
+		"create":  func() (ItemResponse, error) { return c.CreateItem(ctx, []byte(doc), nil) },
+		"upsert":  func() (ItemResponse, error) { return c.UpsertItem(ctx, []byte(doc), nil) },
+		"replace": func() (ItemResponse, error) { return c.ReplaceItem(ctx, "a", []byte(doc), nil) },
+	} {
+		r, err := write()
+		var e *Error
+		if !errors.Is(err, ErrBadRequest) || !errors.As(err, &e) || r.StatusCode != 400 {
+			t.Fatalf("%s of %.80q: %v (status %d), want a 400", name, doc, err, r.StatusCode)
+		}
+		if !strings.Contains(e.Message, msg) {
+			t.Fatalf("%s of %.80q: message %q does not contain %q", name, doc, e.Message, msg)
+		}
+	}
+	after, err := c.ReadItem(ctx, "a", nil)
+	if err != nil || string(after.Value) != string(before.Value) || c.Stats().Items != items {
+		t.Fatalf("a refused write of %.80q changed the store: %s -> %s, %v", doc, before.Value, after.Value, err)
+	}
+}
+
+func mustAccept(t *testing.T, c *Container, doc string) ItemResponse {
+	t.Helper()
+	r, err := c.UpsertItem(context.Background(), []byte(doc), nil)
+	if err != nil {
+		t.Fatalf("%.80q: %v", doc, err)
+	}
+	return r
+}
+
+// TestItemLoneSurrogates: an id or a member name with a \u escape of a lone
+// surrogate is refused, so that two different ids (or names) can never
+// decode to the same U+FFFD text. Values are kept verbatim.
+func TestItemLoneSurrogates(t *testing.T) {
+	c := itemTestContainer(t)
+	for _, doc := range []string{
+		`{"id":"\ud800"}`, `{"id":"\udc00"}`, `{"id":"\udbff"}`, `{"id":"x\ud800\u0041"}`, `{"id":"\ud800\ud800"}`,
+		`{"id":"\ude00\ud83d"}`, `{"id":"\ud83d\ude00\ude00"}`,
+	} {
+		mustRefuse(t, c, doc, "surrogate")
+	}
+	for _, doc := range []string{
+		`{"id":"b","a\ud800":1}`, `{"a\udbff":2,"id":"b"}`, `{"id":"b","o":{"\udc00":1}}`, `{"id":"b","l":[1,{"x\udbffy":1}]}`,
+	} {
+		mustRefuse(t, c, doc, "surrogate")
+	}
+	// Two ids that used to collide: the second write must not overwrite the first.
+	mustAccept(t, c, `{"id":"x\ud83d\ude00","v":1}`)
+	mustRefuse(t, c, `{"id":"\ud800","v":2}`, "surrogate")
+	mustRefuse(t, c, `{"id":"\udbff","v":3}`, "surrogate")
+	if _, err := c.ReadItem(context.Background(), "\uFFFD", nil); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("an item with the id U+FFFD exists: %v", err)
+	}
+	// Values may hold lone surrogates; they are stored as written.
+	r := mustAccept(t, c, `{"id":"b","v":"\ud800","w":["\udc00"]}`)
+	if !strings.Contains(string(r.Value), `"v":"\ud800","w":["\udc00"]`) {
+		t.Fatalf("stored %s", r.Value)
+	}
+}
+
+// TestItemTTLLongSpellings: a ttl's integrality and range are decided in
+// time linear in its text, whatever its length.
+func TestItemTTLLongSpellings(t *testing.T) {
+	zeros := strings.Repeat("0", 2_000_000)
+	for _, tc := range []struct {
+		ttl  string
+		want TTL // 0: refused
+	}{
+		{"1." + zeros[:1_000_000], 1}, {"1." + zeros, 1}, {"-1." + zeros, -1}, {"1." + zeros + "e0", 1},
+		{"0.0" + zeros + "1e2000003", 10}, {"1" + zeros[:9] + "e-9", 1}, {"2147483647." + zeros, MaxTTL},
+		{"1." + zeros + "1", 0}, {"1" + zeros, 0}, {"0." + zeros, 0}, {"1." + zeros + "e-1", 0},
+		{"1." + zeros[:1_000_000] + "e1000000", 0}, {"-2." + zeros, 0},
+	} {
+		start := time.Now()
+		p, err := parseItem([]byte(`{"id":"a","ttl":` + tc.ttl + `}`))
+		if d := time.Since(start); d > time.Second {
+			t.Errorf("%.20s...: %v to parse", tc.ttl, d)
+		}
+		if tc.want == 0 {
+			if err == nil || !strings.Contains(err.Message, "The input ttl") {
+				t.Errorf("%.20s... (%d bytes): accepted as %v, or %v", tc.ttl, len(tc.ttl), p.ttl, err)
 			}
-			w[pos] = byte(c)
-			got := hasSpecial(binary.LittleEndian.Uint64(w[:]))
-			if !plain[c] && !got {
-				t.Fatalf("byte %#x at %d: not reported", c, pos)
+			continue
+		}
+		if err != nil || p.ttl != tc.want {
+			t.Errorf("%.20s... (%d bytes): %v, %v; want %v", tc.ttl, len(tc.ttl), p.ttl, err, tc.want)
+		}
+	}
+}
+
+// TestParseItemTTL: integral values in any spelling are accepted, others
+// refused, as an exact decimal reading (math/big) decides.
+func TestParseItemTTL(t *testing.T) {
+	for _, tc := range []struct {
+		ttl  string
+		want TTL // 0: refused
+	}{
+		{"1", 1}, {"1e0", 1}, {"10e-1", 1}, {"0.1e1", 1}, {"-1.0", -1}, {"-1", -1}, {"-10e-1", -1}, {"-0.1E+1", -1},
+		{"1.000", 1}, {"100000e-5", 1}, {"2.147483647E+9", MaxTTL}, {"2147483647", MaxTTL}, {"0.0000000002147483647e19", MaxTTL},
+		{"1e00000000000000000000000000", 1}, {"3600", 3600}, {"36e2", 3600}, {"0.00036e7", 3600},
+		{"1.5", 0}, {"0", 0}, {"-0", 0}, {"0.0", 0}, {"0e5", 0}, {"2147483648", 0}, {"1.0000000000000001", 0}, {"-2", 0},
+		{"-1.5", 0}, {"-0.1", 0}, {"1e-1", 0}, {"1e10", 0}, {"21474836470e-1", MaxTTL}, {"21474836471e-1", 0},
+		{"1e999999999999999999999", 0}, {"1e-999999999999999999999", 0}, {"99999999999999999999", 0},
+		{"", 0}, {"-", 0}, {"1.", 0}, {"1e", 0}, {"x", 0}, {"1x", 0}, {".5", 0}, {"1.5.5", 0}, {"--1", 0},
+	} {
+		got, err := parseItemTTL([]byte(tc.ttl))
+		if (err == nil) != (tc.want != 0) || got != tc.want {
+			t.Errorf("%q: %v, %v; want %v", tc.ttl, got, err, tc.want)
+		}
+	}
+	// Every spelling of a few values, against math/big.
+	for _, mant := range []string{"0", "1", "5", "15", "2147483647", "2147483648", "1000", "123456789012345678901234567890"} {
+		for _, point := range []int{-1, 0, 1, 2, 5, 12} {
+			for _, exp := range []string{"", "e0", "e1", "E+2", "e-1", "e-3", "e10", "e-30", "e0009"} {
+				for _, neg := range []string{"", "-"} {
+					num := mant
+					if point >= 0 && point <= len(mant) && point > 0 {
+						num = mant[:point] + "." + mant[point:]
+						if point == len(mant) {
+							num += "0"
+						}
+					} else if point > len(mant) {
+						num = mant + "." + strings.Repeat("0", point)
+					}
+					num = neg + num + exp
+					if !json.Valid([]byte(num)) {
+						continue
+					}
+					want := TTL(0)
+					if r, ok := new(big.Rat).SetString(num); ok && r.IsInt() && r.Num().IsInt64() {
+						if n := r.Num().Int64(); n == -1 || (n >= 1 && n <= int64(MaxTTL)) {
+							want = TTL(n)
+						}
+					}
+					got, err := parseItemTTL([]byte(num))
+					if (err == nil) != (want != 0) || got != want {
+						t.Errorf("%q: %v, %v; want %v", num, got, err, want)
+					}
+				}
 			}
-			if plain[c] && got {
-				t.Fatalf("byte %#x at %d: a plain word reported", c, pos)
-			}
+		}
+	}
+}
+
+// TestItemNumberRange: a number whose magnitude is beyond a float64
+// anywhere in the item is refused; one that underflows reads as zero.
+func TestItemNumberRange(t *testing.T) {
+	c := itemTestContainer(t)
+	for _, doc := range []string{
+		`{"id":"b","n":1e400}`, `{"id":"b","n":-1e400}`, `{"id":"b","l":[1,2,1e309]}`, `{"id":"b","o":{"x":1.8e308}}`,
+		`{"id":"b","n":1` + strings.Repeat("0", 400) + `}`, `{"id":"b","n":1e99999999999999999999}`,
+		`{"n":[[[-17976931348623159e292]]],"id":"b"}`,
+	} {
+		mustRefuse(t, c, doc, "outside the range of a double")
+	}
+	for _, doc := range []string{
+		`{"id":"b","n":1e-400,"m":-1e-400}`, `{"id":"b","n":1.7976931348623157e308}`, `{"id":"b","n":-1e308}`,
+		`{"id":"b","n":0e999}`, `{"id":"b","n":1` + strings.Repeat("0", 300) + `}`,
+	} {
+		r := mustAccept(t, c, doc)
+		if !strings.Contains(string(r.Value), doc[:len(doc)-1]) {
+			t.Fatalf("stored %s", r.Value)
+		}
+	}
+	// An underflowing number reads as zero.
+	mustAccept(t, c, `{"id":"b","n":1e-400}`)
+	for v, err := range c.QueryItems(context.Background(), `SELECT VALUE c.n FROM c WHERE c.id = "b"`, nil) {
+		if err != nil || string(v) != "0" {
+			t.Fatalf("%s, %v", v, err)
+		}
+	}
+}
+
+// TestItemDuplicateMembers: an object with two members of the same name
+// (compared decoded) is refused at any depth.
+func TestItemDuplicateMembers(t *testing.T) {
+	c := itemTestContainer(t)
+	members := func(n int, prefix string) string {
+		var b strings.Builder
+		for i := range n {
+			fmt.Fprintf(&b, `,"%s%d":%d`, prefix, i, i)
+		}
+		return b.String()
+	}
+	for _, tc := range []struct{ doc, name string }{
+		{`{"id":"b","x":1,"x":2}`, "x"}, {`{"id":"b","o":{"k":1,"k":2}}`, "k"}, {`{"id":"b","\u0078":1,"x":2}`, "x"},
+		{`{"id":"b","x":1,"\u0078":2}`, "x"}, {`{"id":"b","_ts":1,"_ts":2}`, "_ts"}, {`{"_etag":"a","id":"b","_etag":"b"}`, "_etag"},
+		{`{"id":"b","l":[{"k":1},{"k":1,"j":0,"k":1}]}`, "k"}, {`{"id":"b","é":1,"\u00e9":2}`, "é"},
+		{`{"id":"b","😀":1,"\ud83d\ude00":2}`, "😀"}, {`{"id":"b","":1,"":2}`, "''"}, {`{"id":"b","a\/b":1,"a/b":2}`, "a/b"},
+		{`{"id":"b","id":"b"}`, "id"}, {`{"id":"b","ttl":5,"ttl":5}`, "ttl"},
+		{`{"id":"b"` + members(1000, "m") + `,"m999":1}`, "m999"},
+		{`{"id":"b"` + members(1000, "m") + `,"m0":1}`, "m0"},
+		{`{"id":"b","o":{"x":1` + members(100, "m") + `,"\u006d50":1}}`, "m50"},
+		{`{"id":"b","o":{"x":{}` + members(40, "m") + `,"o":{"m1":1` + members(40, "m") + `}}}`, "m1"},
+		{`{"id":"b","o":{"k":{"k":{"k":{"k":1,"j":2}},"j":1}},"o":1}`, "o"},
+		{`{"id":"b","o":{"\u0078":0` + members(40, "m") + `,"x":1}}`, "x"}, // listed escaped, then in the map
+		{`{"id":"b","o":{"x":0` + members(40, "m") + `,"\u0078":1}}`, "x"},
+	} {
+		mustRefuse(t, c, tc.doc, "'"+strings.Trim(tc.name, "'")+"' twice")
+	}
+	for _, doc := range []string{
+		`{"id":"b","k":1,"o":{"k":1,"o":{"k":1}},"l":[{"k":1},{"k":1}]}`, `{"id":"b","\u0061":1,"\u0041":2,"a\u0000":3,"ab":4}`,
+		`{"id":"b"` + members(1000, "m") + `}`, `{"id":"b","o":{` + members(100, "m")[1:] + `,"p":{` + members(100, "m")[1:] + `}}}`,
+		`{"id":"b","é":1,"e":2,"\u00e8":3}`, `{"id":"b","x":{"x":{"x":{"x":{"x":{"x":[{"x":{"x":1}}]}}}}}}`,
+	} {
+		mustAccept(t, c, doc)
+	}
+}
+
+// TestParseItemAllocs: typical items are parsed without allocating, small
+// and middling objects at every depth included.
+func TestParseItemAllocs(t *testing.T) {
+	var nested strings.Builder
+	for i := range 16 { // up to 24 top-level members are noted in place
+		fmt.Fprintf(&nested, `,"member%d":{"a":%d,"b":[%d,"x",{"c":true,"d":null}],"e":"\u00e9"}`, i, i, i)
+	}
+	nested.WriteString(`,"wide":{"w0":0`)
+	for i := range 30 {
+		fmt.Fprintf(&nested, `,"w%d":{"x":%d}`, i+1, i)
+	}
+	nested.WriteString(`}`)
+	for _, doc := range [][]byte{
+		benchDoc("user-1", `,"ttl":3600`),
+		[]byte(`{"id":"a","ttl":1.0e1,"n":1e-400,"big":1e300` + nested.String() + `}`),
+	} {
+		if _, err := parseItem(doc); err != nil {
+			t.Fatal(err)
+		}
+		if n := testing.AllocsPerRun(100, func() { parseItem(doc) }); n != 0 {
+			t.Errorf("%.60s...: %v allocations", doc, n)
 		}
 	}
 }

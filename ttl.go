@@ -3,10 +3,8 @@ package lethe
 import (
 	"cmp"
 	"math"
-	"math/big"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 )
 
@@ -229,32 +227,113 @@ func defaultTTLError(t TTL) *Error {
 }
 
 // parseItemTTL validates the JSON number text of an item's "ttl" property.
-// Integral values are accepted in any JSON spelling (10, 10.0, 1e1); the
-// decision is made on the exact decimal value, never on a rounded float, so
-// 1.0000000000000001 is rejected as the non-integer it is.
+// Integral values are accepted in any JSON spelling (10, 10.0, 1e1, 0.1e2);
+// the decision is made on the exact decimal value, never on a rounded float,
+// so 1.0000000000000001 is refused as the non-integer it is. It takes time
+// linear in the text and no big-number arithmetic, whatever its length
+// (1. followed by two million zeros is 1) or exponent.
 func parseItemTTL(raw []byte) (TTL, *Error) {
-	if n, err := strconv.ParseInt(string(raw), 10, 64); err == nil {
-		if n != -1 && (n < 1 || n > int64(MaxTTL)) {
-			return 0, ttlError(string(raw))
-		}
-		return TTL(n), nil
-	}
-	// A fraction or an exponent. Any exponent beyond ±30 puts a non-zero
-	// value outside the range or below 1; so does a zero.
-	text := string(raw)
-	if i := strings.IndexAny(text, "eE"); i >= 0 {
-		exp, err := strconv.Atoi(strings.TrimPrefix(text[i+1:], "+"))
-		if err != nil || exp > 30 || exp < -30 {
-			return 0, ttlError(text)
-		}
-	}
-	r, ok := new(big.Rat).SetString(text)
-	if !ok || !r.IsInt() || !r.Num().IsInt64() {
-		return 0, ttlError(text)
-	}
-	n := r.Num().Int64()
-	if n != -1 && (n < 1 || n > int64(MaxTTL)) {
-		return 0, ttlError(text)
+	n, ok := smallInteger(raw)
+	if !ok || (n != -1 && (n < 1 || n > int64(MaxTTL))) {
+		return 0, ttlError(string(raw[:min(len(raw), 41)])) // ttlError shows 40 bytes
 	}
 	return TTL(n), nil
+}
+
+// smallInteger returns the value of the JSON number text num if it is an
+// integer of at most ten digits; ok is false for anything else (a fraction,
+// a larger magnitude, text that is not a number).
+//
+// The number is normalised as digits × 10^scale: the digits of its integer
+// and fraction parts without leading and trailing zeros, and scale the
+// exponent less the fraction digits, plus the trailing zeros dropped. It is
+// an integer if scale ≥ 0, and below 10^10 if the digits and scale together
+// make at most ten.
+func smallInteger(num []byte) (n int64, ok bool) {
+	i := 0
+	neg := i < len(num) && num[i] == '-'
+	if neg {
+		i++
+	}
+	intStart := i
+	i = skipDigits(num, i)
+	intEnd := i
+	if intEnd == intStart || (num[intStart] == '0' && intEnd-intStart > 1) {
+		return 0, false
+	}
+	fracStart, fracEnd := i, i
+	if i < len(num) && num[i] == '.' {
+		fracStart = i + 1
+		i = skipDigits(num, fracStart)
+		fracEnd = i
+		if fracEnd == fracStart {
+			return 0, false
+		}
+	}
+	exp := 0
+	if i < len(num) && (num[i] == 'e' || num[i] == 'E') {
+		i++
+		expNeg := i < len(num) && num[i] == '-'
+		if i < len(num) && (num[i] == '-' || num[i] == '+') {
+			i++
+		}
+		expStart := i
+		for ; i < len(num) && '0' <= num[i] && num[i] <= '9'; i++ {
+			// Saturate: an exponent of a billion or more outweighs any
+			// count of digits an item can hold.
+			if exp < 1e9 {
+				exp = exp*10 + int(num[i]-'0')
+			}
+		}
+		if i == expStart {
+			return 0, false
+		}
+		if expNeg {
+			exp = -exp
+		}
+	}
+	if i != len(num) {
+		return 0, false
+	}
+
+	// The digits run over num[intStart:intEnd] and num[fracStart:fracEnd];
+	// digit k of them is at pos(k).
+	nInt, nFrac := intEnd-intStart, fracEnd-fracStart
+	pos := func(k int) int {
+		if k < nInt {
+			return intStart + k
+		}
+		return fracStart + k - nInt
+	}
+	first, last := 0, nInt+nFrac-1
+	for first <= last && num[pos(first)] == '0' {
+		first++
+	}
+	if first > last {
+		return 0, true // zero
+	}
+	for num[pos(last)] == '0' {
+		last--
+	}
+	scale := exp - nFrac + (nInt + nFrac - 1 - last)
+	if scale < 0 || last-first+1+scale > 10 {
+		return 0, false
+	}
+	for k := first; k <= last; k++ {
+		n = n*10 + int64(num[pos(k)]-'0')
+	}
+	for range scale {
+		n *= 10
+	}
+	if neg {
+		n = -n
+	}
+	return n, true
+}
+
+func skipDigits(b []byte, i int) int {
+	for i < len(b) && '0' <= b[i] && b[i] <= '9' {
+		i++
+	}
+	return i
 }

@@ -7,9 +7,10 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"unicode/utf16"
 	"unicode/utf8"
 	"unsafe"
+
+	"github.com/lethedb/lethe/internal/jsontext"
 )
 
 // kind is the JSON type of a value; kUndef is Cosmos DB's undefined.
@@ -81,31 +82,14 @@ func (v value) get(name string) value {
 
 const maxJSONDepth = 512
 
-func skipWS(b []byte, i int) int {
-	for i < len(b) {
-		switch b[i] {
-		case ' ', '\t', '\n', '\r':
-			i++
-		default:
-			return i
-		}
-	}
-	return i
-}
+func skipWS(b []byte, i int) int { return jsontext.SkipSpace(b, i) }
 
 // scanString returns the end (index after the closing quote) of the string
-// starting at b[i]=='"', and whether it contains escapes.
+// starting at b[i]=='"', and whether it contains escapes. ok is false if
+// the string is not valid JSON (jsontext.ScanString).
 func scanString(b []byte, i int) (end int, esc bool, ok bool) {
-	for i++; i < len(b); i++ {
-		switch b[i] {
-		case '"':
-			return i + 1, esc, true
-		case '\\':
-			esc = true
-			i++
-		}
-	}
-	return 0, false, false
+	end, fl, f := jsontext.ScanString(b, i)
+	return end, fl&jsontext.Escaped != 0, f == jsontext.OK
 }
 
 // skipValue returns the index after the JSON value starting at b[i] (i is
@@ -264,13 +248,9 @@ func decodeAt(b []byte, i int, depth int) (value, int, bool) {
 			return undef, 0, false
 		}
 		if !esc {
-			s := b[i+1 : end-1]
-			if !utf8.Valid(s) {
-				return strVal(strings.ToValidUTF8(string(s), "\uFFFD")), end, true
-			}
-			return strVal(bstr(s)), end, true
+			return strVal(bstr(b[i+1 : end-1])), end, true // valid UTF-8: scanString checked it
 		}
-		s, ok := unquote(b[i+1 : end-1])
+		s, ok := jsontext.Unquote(b[i+1 : end-1])
 		return strVal(s), end, ok
 	case '{':
 		start := i
@@ -334,30 +314,35 @@ func decodeAt(b []byte, i int, depth int) (value, int, bool) {
 			}
 			i = skipWS(b, i+1)
 		}
-	case 't':
-		if bytes.HasPrefix(b[i:], []byte("true")) {
-			return trueVal, i + 4, true
-		}
-	case 'f':
-		if bytes.HasPrefix(b[i:], []byte("false")) {
-			return falseV, i + 5, true
-		}
-	case 'n':
-		if bytes.HasPrefix(b[i:], []byte("null")) {
-			return nullVal, i + 4, true
-		}
-	default:
-		end, ok := skipValue(b, i, depth)
-		if !ok || !validNumber(b[i:end]) {
+	case 't', 'f', 'n':
+		end, ok := jsontext.ScanLiteral(b, i)
+		if !ok {
 			return undef, 0, false
 		}
-		f, err := strconv.ParseFloat(bstr(b[i:end]), 64)
+		switch c {
+		case 't':
+			return trueVal, end, true
+		case 'f':
+			return falseV, end, true
+		}
+		return nullVal, end, true
+	default:
+		end, f := jsontext.ScanNumber(b, i)
+		switch f {
+		case jsontext.OK:
+		case jsontext.OutOfRange:
+			// Stored items never hold one (the item parser refuses them);
+			// an infinity is not a query value.
+			return undef, end, true
+		default:
+			return undef, 0, false
+		}
+		n, err := strconv.ParseFloat(bstr(b[i:end]), 64)
 		if err != nil && !isRangeErr(err) {
 			return undef, 0, false
 		}
-		return numVal(f), end, true
+		return numVal(n), end, true // 1e-400 underflows to 0
 	}
-	return undef, 0, false
 }
 
 func isRangeErr(err error) bool {
@@ -365,140 +350,18 @@ func isRangeErr(err error) bool {
 	return ok && ne.Err == strconv.ErrRange
 }
 
-// validNumber checks JSON number syntax.
-func validNumber(s []byte) bool {
-	i := 0
-	if i < len(s) && s[i] == '-' {
-		i++
-	}
-	if i >= len(s) {
-		return false
-	}
-	if s[i] == '0' {
-		i++
-	} else if s[i] >= '1' && s[i] <= '9' {
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i++
-		}
-	} else {
-		return false
-	}
-	if i < len(s) && s[i] == '.' {
-		i++
-		d := i
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i++
-		}
-		if i == d {
-			return false
-		}
-	}
-	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
-		i++
-		if i < len(s) && (s[i] == '+' || s[i] == '-') {
-			i++
-		}
-		d := i
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i++
-		}
-		if i == d {
-			return false
-		}
-	}
-	return i == len(s)
-}
-
 // unquote decodes the body of a JSON string (between the quotes).
-func unquote(s []byte) (string, bool) {
-	var sb strings.Builder
-	sb.Grow(len(s))
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c != '\\' {
-			if c < utf8.RuneSelf {
-				sb.WriteByte(c)
-				i++
-				continue
-			}
-			r, n := utf8.DecodeRune(s[i:])
-			sb.WriteRune(r)
-			i += n
-			continue
-		}
-		r, n, ok := decodeEscape(s[i:])
-		if !ok {
-			return "", false
-		}
-		sb.WriteRune(r)
-		i += n
-	}
-	return sb.String(), true
-}
+func unquote(s []byte) (string, bool) { return jsontext.Unquote(s) }
 
 // decodeEscape decodes the escape sequence at the start of s (s[0] is a
-// backslash) of a JSON or query string literal: the rune it stands for and
-// its length. A \u escape of a high surrogate followed by one of a low
-// surrogate is one rune; a lone surrogate is U+FFFD. ok is false for a bad
-// escape.
-func decodeEscape[S ~string | ~[]byte](s S) (r rune, n int, ok bool) {
-	if len(s) < 2 {
-		return 0, 0, false
+// backslash) of a query string literal: JSON's escapes
+// (jsontext.DecodeEscape: a lone surrogate is U+FFFD) and \'. ok is false
+// for a bad escape.
+func decodeEscape(s string) (r rune, n int, ok bool) {
+	if len(s) >= 2 && s[1] == '\'' {
+		return '\'', 2, true
 	}
-	switch s[1] {
-	case '"', '\'', '\\', '/':
-		return rune(s[1]), 2, true
-	case 'b':
-		return '\b', 2, true
-	case 'f':
-		return '\f', 2, true
-	case 'n':
-		return '\n', 2, true
-	case 'r':
-		return '\r', 2, true
-	case 't':
-		return '\t', 2, true
-	case 'u':
-		r, ok := hex4(s[2:])
-		if !ok {
-			return 0, 0, false
-		}
-		if !utf16.IsSurrogate(r) {
-			return r, 6, true
-		}
-		if len(s) >= 12 && s[6] == '\\' && s[7] == 'u' {
-			if r2, ok := hex4(s[8:]); ok {
-				if d := utf16.DecodeRune(r, r2); d != utf8.RuneError {
-					return d, 12, true
-				}
-			}
-		}
-		return utf8.RuneError, 6, true
-	}
-	return 0, 0, false
-}
-
-// hex4 decodes four hex digits at the start of s.
-func hex4[S ~string | ~[]byte](s S) (rune, bool) {
-	if len(s) < 4 {
-		return 0, false
-	}
-	var r rune
-	for i := range 4 {
-		c := s[i]
-		r <<= 4
-		switch {
-		case c >= '0' && c <= '9':
-			r |= rune(c - '0')
-		case c >= 'a' && c <= 'f':
-			r |= rune(c - 'a' + 10)
-		case c >= 'A' && c <= 'F':
-			r |= rune(c - 'A' + 10)
-		default:
-			return 0, false
-		}
-	}
-	return r, true
+	return jsontext.DecodeEscape(s)
 }
 
 // ---- encoding ----
