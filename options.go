@@ -1,6 +1,9 @@
 package lethe
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // Options configure a Store. The zero value (or a nil *Options) gives an
 // in-memory store on the system clock with the default reaper.
@@ -18,16 +21,62 @@ type ReaperOptions struct {
 	// until Container.Purge.
 	Disabled bool
 	// BatchSize is the most items purged from one container before the
-	// reaper moves on to the next; 0 means DefaultReaperBatchSize.
+	// reaper moves on to the next; 0 means DefaultReaperBatchSize, and it
+	// may not exceed MaxReaperBatchSize.
 	BatchSize int
 	// MaxHold is the longest one batch may take; 0 means
-	// DefaultReaperMaxHold. The reaper holds a lock only while it deletes
+	// DefaultReaperMaxHold, and it may not exceed MaxReaperMaxHold. The reaper holds a lock only while it deletes
 	// one item, so readers never wait behind a batch.
 	MaxHold time.Duration
 }
 
-// Defaults of ReaperOptions.
+// Defaults and limits of ReaperOptions.
 const (
 	DefaultReaperBatchSize = 256
 	DefaultReaperMaxHold   = 100 * time.Microsecond
+	// MaxReaperBatchSize bounds BatchSize: the reaper keeps scratch room
+	// for a few batches, allocated once.
+	MaxReaperBatchSize = 1 << 16
+	// MaxReaperMaxHold bounds MaxHold: past it, a batch would hold the
+	// reaper's attention long enough to starve other containers.
+	MaxReaperMaxHold = time.Second
 )
+
+// OptionError reports an invalid option given to Open. It is a plain error,
+// not an *Error: no request was made.
+type OptionError struct {
+	Option string // the option's name, such as "Reaper.BatchSize"
+	Value  any    // the value given
+	Reason string // what is wrong with it
+}
+
+// Error formats the error as "lethe: Open: option Reaper.BatchSize = -1: reason".
+func (e *OptionError) Error() string {
+	return fmt.Sprintf("lethe: Open: option %s = %v: %s", e.Option, e.Value, e.Reason)
+}
+
+// withDefaults validates o and fills in the defaults of the zero values. It
+// is the one place that knows the options' limits.
+func (o Options) withDefaults() (Options, error) {
+	if mc, ok := o.Clock.(*ManualClock); ok && mc == nil {
+		return o, &OptionError{"Clock", "(*ManualClock)(nil)", "a nil *ManualClock; use NewManualClock, or nil for the system clock"}
+	}
+	r := &o.Reaper
+	switch {
+	case r.BatchSize < 0:
+		return o, &OptionError{"Reaper.BatchSize", r.BatchSize, "negative; use 0 for the default"}
+	case r.BatchSize > MaxReaperBatchSize:
+		return o, &OptionError{"Reaper.BatchSize", r.BatchSize, fmt.Sprintf("over the limit of %d", MaxReaperBatchSize)}
+	case r.BatchSize == 0:
+		r.BatchSize = DefaultReaperBatchSize
+	}
+	switch {
+	case r.MaxHold < 0:
+		return o, &OptionError{"Reaper.MaxHold", r.MaxHold, "negative; use 0 for the default"}
+	case r.MaxHold > MaxReaperMaxHold:
+		return o, &OptionError{"Reaper.MaxHold", r.MaxHold, fmt.Sprintf("over the limit of %v", MaxReaperMaxHold)}
+	case r.MaxHold == 0:
+		r.MaxHold = DefaultReaperMaxHold
+	}
+	return o, nil
+}

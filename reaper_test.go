@@ -132,7 +132,7 @@ func TestReaperRealTime(t *testing.T) {
 // in one does not delay another's purge.
 func TestReaperFairness(t *testing.T) {
 	clock := NewManualClock(time.Unix(1_700_000_000, 0))
-	s, err := Open(&Options{Clock: clock, Reaper: ReaperOptions{Disabled: true, BatchSize: 100, MaxHold: time.Hour}})
+	s, err := Open(&Options{Clock: clock, Reaper: ReaperOptions{Disabled: true, BatchSize: 100, MaxHold: MaxReaperMaxHold}})
 	require.NoError(t, err)
 	defer s.Close()
 	r := newReaper(s) // driven by hand

@@ -24,24 +24,17 @@ type Store struct {
 }
 
 // Open opens a store. A nil opts means the defaults: in memory, the system
-// clock, the default reaper. Open copies opts, fills in defaults and
-// validates them, in that order.
+// clock, the default reaper. Open copies opts, validates them and fills in
+// the defaults of zero values; an invalid option is an *OptionError and
+// starts nothing.
 func Open(opts *Options) (*Store, error) {
 	var o Options
 	if opts != nil {
 		o = *opts
 	}
-	if o.Reaper.BatchSize == 0 {
-		o.Reaper.BatchSize = DefaultReaperBatchSize
-	}
-	if o.Reaper.MaxHold == 0 {
-		o.Reaper.MaxHold = DefaultReaperMaxHold
-	}
-	if o.Reaper.BatchSize < 0 {
-		return nil, withContext(badRequest("ReaperOptions.BatchSize %d is negative", o.Reaper.BatchSize), "Open", "", "")
-	}
-	if o.Reaper.MaxHold < 0 {
-		return nil, withContext(badRequest("ReaperOptions.MaxHold %v is negative", o.Reaper.MaxHold), "Open", "", "")
+	o, err := o.withDefaults()
+	if err != nil {
+		return nil, err
 	}
 	s := &Store{
 		clock:      newStoreClock(o.Clock),

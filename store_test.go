@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -29,11 +30,36 @@ func TestOpenDefaults(t *testing.T) {
 	assert.InDelta(t, before, doc.Ts, 1, "_ts comes from the system clock")
 	require.NoError(t, s.Close())
 	require.NoError(t, s.Close(), "Close is idempotent")
+}
 
-	_, err = lethe.Open(&lethe.Options{Reaper: lethe.ReaperOptions{BatchSize: -1}})
-	require.ErrorIs(t, err, lethe.ErrBadRequest)
-	_, err = lethe.Open(&lethe.Options{Reaper: lethe.ReaperOptions{MaxHold: -1}})
-	require.ErrorIs(t, err, lethe.ErrBadRequest)
+func TestOpenRefusesInvalidOptions(t *testing.T) {
+	var nilClock *lethe.ManualClock
+	for _, tc := range []struct {
+		opts   lethe.Options
+		option string
+	}{
+		{lethe.Options{Reaper: lethe.ReaperOptions{BatchSize: -1}}, "Reaper.BatchSize"},
+		{lethe.Options{Reaper: lethe.ReaperOptions{BatchSize: math.MaxInt}}, "Reaper.BatchSize"},
+		{lethe.Options{Reaper: lethe.ReaperOptions{BatchSize: lethe.MaxReaperBatchSize + 1}}, "Reaper.BatchSize"},
+		{lethe.Options{Reaper: lethe.ReaperOptions{MaxHold: -1}}, "Reaper.MaxHold"},
+		{lethe.Options{Reaper: lethe.ReaperOptions{MaxHold: math.MaxInt64}}, "Reaper.MaxHold"},
+		{lethe.Options{Clock: nilClock}, "Clock"},
+	} {
+		t.Run(tc.option, func(t *testing.T) {
+			s, err := lethe.Open(&tc.opts)
+			require.Error(t, err)
+			assert.Nil(t, s)
+			var oe *lethe.OptionError
+			require.ErrorAs(t, err, &oe)
+			assert.Equal(t, tc.option, oe.Option)
+			assert.NotErrorIs(t, err, lethe.ErrBadRequest, "a bad option is not a request")
+			assert.Contains(t, err.Error(), tc.option)
+		})
+	}
+	// The limits themselves are accepted.
+	s, err := lethe.Open(&lethe.Options{Reaper: lethe.ReaperOptions{BatchSize: lethe.MaxReaperBatchSize, MaxHold: lethe.MaxReaperMaxHold}})
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
 }
 
 func TestItemCRUD(t *testing.T) {
