@@ -3,6 +3,7 @@ package lethe
 import (
 	"context"
 	"hash/maphash"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -31,7 +32,9 @@ type IndexingPolicy struct {
 	IndexingMode IndexingMode
 }
 
-// IndexingMode is consistent, lazy or none (SPEC §4).
+// IndexingMode is consistent, lazy or none. A container whose mode is none
+// keeps no indexes, so it cannot have a default TTL (Cosmos DB refuses it
+// too).
 type IndexingMode string
 
 // The indexing modes.
@@ -202,15 +205,19 @@ func (c *Container) Stats() ContainerStats {
 // the index lock.
 const statsCountStep = 4096
 
+// cloneProps copies validated properties for keeping, with the indexing
+// mode in its canonical lower case.
 func cloneProps(p ContainerProperties) ContainerProperties {
 	if p.IndexingPolicy != nil {
 		ip := *p.IndexingPolicy
+		ip.IndexingMode = IndexingMode(strings.ToLower(string(ip.IndexingMode)))
 		p.IndexingPolicy = &ip
 	}
 	return p
 }
 
-// validateProps checks a container definition (SPEC §2, §4, §7).
+// validateProps checks a container definition: its id, default TTL,
+// throughput and indexing mode.
 func validateProps(p ContainerProperties) *Error {
 	if err := validateContainerID(p.ID); err != nil {
 		return err
@@ -222,7 +229,8 @@ func validateProps(p ContainerProperties) *Error {
 		return badRequest("the throughput %d is negative; use 0 for unlimited", p.Throughput)
 	}
 	if p.IndexingPolicy != nil {
-		switch p.IndexingPolicy.IndexingMode {
+		// Accepted in any case: azcosmos spells them "Consistent", "Lazy", "None".
+		switch IndexingMode(strings.ToLower(string(p.IndexingPolicy.IndexingMode))) {
 		case IndexingModeConsistent, IndexingModeLazy, "":
 		case IndexingModeNone:
 			if p.DefaultTimeToLive != TTLOff {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // The sentinel errors. Every failure of an operation is an *Error; errors.Is
@@ -51,18 +52,21 @@ type Error struct {
 	Err       error  // the underlying cause, if any
 }
 
-// Error formats the error as "lethe: Op container "c" item "i": status: message".
+// Error formats the error as "lethe: Op container "c" item "i": Status:
+// message" (an operation on a container itself names it once: "lethe:
+// DeleteContainer "c": ..."). Ids longer than maxShown bytes are clipped.
 func (e *Error) Error() string {
 	var b strings.Builder
 	b.WriteString("lethe: ")
-	if e.Op != "" {
-		b.WriteString(e.Op)
-	}
+	b.WriteString(e.Op)
 	if e.Container != "" {
-		fmt.Fprintf(&b, " container %q", e.Container)
+		if !strings.HasSuffix(e.Op, "Container") {
+			b.WriteString(" container")
+		}
+		fmt.Fprintf(&b, " %q", clip(e.Container))
 	}
 	if e.ItemID != "" {
-		fmt.Fprintf(&b, " item %q", e.ItemID)
+		fmt.Fprintf(&b, " item %q", clip(e.ItemID))
 	}
 	if e.Op != "" || e.Container != "" || e.ItemID != "" {
 		b.WriteString(": ")
@@ -77,6 +81,23 @@ func (e *Error) Error() string {
 		b.WriteString(e.Err.Error())
 	}
 	return b.String()
+}
+
+// maxShown is the most bytes of an id or a piece of input that an error
+// message shows.
+const maxShown = 64
+
+// clip shortens an id or a piece of input for a message: its first maxShown
+// bytes, cut at a character boundary, and "...".
+func clip[T string | []byte](s T) string {
+	if len(s) <= maxShown {
+		return string(s)
+	}
+	n := maxShown
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return string(s[:n]) + "..."
 }
 
 // Unwrap returns the cause.

@@ -6,7 +6,7 @@ import (
 	"unicode/utf8"
 )
 
-// Limits on items (SPEC §7).
+// Limits on items and ids, those of Cosmos DB.
 const (
 	// MaxItemSize is the largest item accepted, in bytes of JSON (2 MB, as Cosmos DB).
 	MaxItemSize = 2 << 20
@@ -18,7 +18,8 @@ const (
 	MaxContainerIDLength = 255
 )
 
-// validateItemID checks an item id against SPEC §7.
+// validateItemID checks an item id: not empty, at most MaxIDLength bytes
+// of UTF-8, none of the characters / \ ? #.
 func validateItemID(id string) *Error {
 	switch {
 	case id == "":
@@ -29,12 +30,13 @@ func validateItemID(id string) *Error {
 		return badRequest("the item id is not valid UTF-8")
 	}
 	if i := strings.IndexAny(id, `/\?#`); i >= 0 {
-		return badRequest("the item id %q contains the character %q, which ids may not contain", id, id[i])
+		return badRequest("the item id %q contains the character %q, which ids may not contain", clip(id), id[i])
 	}
 	return nil
 }
 
-// validateContainerID checks a container id against SPEC §7.
+// validateContainerID checks a container id: not empty, at most
+// MaxContainerIDLength characters of UTF-8, none of / \ ? #.
 func validateContainerID(id string) *Error {
 	switch n := utf8.RuneCountInString(id); {
 	case id == "":
@@ -45,7 +47,7 @@ func validateContainerID(id string) *Error {
 		return badRequest("the container id is not valid UTF-8")
 	}
 	if i := strings.IndexAny(id, `/\?#`); i >= 0 {
-		return badRequest("the container id %q contains the character %q, which ids may not contain", id, id[i])
+		return badRequest("the container id %q contains the character %q, which ids may not contain", clip(id), id[i])
 	}
 	return nil
 }
@@ -55,7 +57,8 @@ func validateContainerID(id string) *Error {
 type ItemOptions struct {
 	// IfMatchEtag, when set, makes a replace, delete, or an upsert that
 	// replaces fail with ErrPreconditionFailed unless the item's _etag is
-	// this. It is ignored by reads and by creates (including an upsert that
+	// this, bare or in double quotes as an HTTP entity tag (azcore.ETag
+	// values carry the quotes). It is ignored by reads and by creates (including an upsert that
 	// creates).
 	IfMatchEtag string
 	// NoContentResponseOnWrite leaves the item out of the response of a
@@ -177,7 +180,10 @@ func (c *Container) write(ctx context.Context, kind writeKind, id string, doc []
 			return c.fail(op, id, err)
 		}
 		if kind == writeReplace && p.id != id {
-			return c.fail(op, id, badRequest("the item's id %q is not the id %q being replaced", p.id, id))
+			if err := validateItemID(id); err != nil {
+				return c.fail(op, id, err)
+			}
+			return c.fail(op, id, badRequest("the item's id %q is not the id %q being replaced", clip(p.id), clip(id)))
 		}
 		id = p.id
 	}
@@ -205,7 +211,7 @@ func (c *Container) write(ctx context.Context, kind writeKind, id string, doc []
 		return c.fail(op, id, &Error{StatusCode: statusConflict, Message: msgConflict})
 	case (kind == writeReplace || kind == writeDelete) && !live:
 		return c.fail(op, id, &Error{StatusCode: statusNotFound, Message: msgNotFound})
-	case live && kind != writeCreate && ifMatch != "" && ifMatch != old.etag():
+	case live && kind != writeCreate && ifMatch != "" && !etagMatches(ifMatch, old.etag()):
 		return c.fail(op, id, &Error{StatusCode: statusPreconditionFailed, Message: msgPrecondition})
 	case kind == writeDelete:
 		status, cost = statusNoContent, charge(opDelete, old.chargeSize())

@@ -36,6 +36,15 @@ func (r record) id() string      { return string(r[recordHeader : recordHeader+r
 func (r record) json() string    { return string(r[recordHeader+r.idLen():]) }
 func (r record) jsonLen() int    { return len(r) - recordHeader - r.idLen() }
 
+// etagMatches reports whether an If-Match value names etag: the same text,
+// or the same text in double quotes.
+func etagMatches(ifMatch, etag string) bool {
+	if len(ifMatch) == len(etag)+2 && ifMatch[0] == '"' && ifMatch[len(ifMatch)-1] == '"' {
+		ifMatch = ifMatch[1 : len(ifMatch)-1]
+	}
+	return ifMatch == etag
+}
+
 // etag returns the item's ETag: the value of "_etag", inside the document.
 func (r record) etag() string { return string(r[len(r)-etagLen-2 : len(r)-2]) }
 

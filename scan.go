@@ -128,7 +128,7 @@ func parseItem(doc []byte) (parsedItem, *Error) {
 				if err := s.value(1); err != nil {
 					return p, err
 				}
-				// "ttl": null inherits the container default (SPEC §2).
+				// "ttl": null inherits the container default (as Cosmos DB).
 				if raw := doc[vstart:s.i]; raw[0] != 'n' {
 					return p, ttlError(string(raw))
 				}
@@ -486,12 +486,4 @@ func (s *scanner) literal() *Error {
 func decodeString(raw []byte) string {
 	s, _ := jsontext.Unquote(raw)
 	return s
-}
-
-// clip returns JSON text short enough for an error message.
-func clip(b []byte) string {
-	if len(b) > 40 {
-		return string(b[:40]) + "..."
-	}
-	return string(b)
 }
