@@ -137,3 +137,15 @@ func ExampleContainer_QueryItems() {
 	// ada's sessions: 2
 	// ada's sessions: 1
 }
+
+// A session lifetime given as a time.Duration becomes a TTL in whole
+// seconds, rounded up so that nothing expires early.
+func ExampleTTLFromDuration() {
+	fmt.Println(lethe.TTLFromDuration(90 * time.Minute))
+	fmt.Println(lethe.TTLFromDuration(1500 * time.Millisecond))
+	fmt.Println(lethe.TTLFromDuration(0))
+	// Output:
+	// 5400s
+	// 2s
+	// 1s
+}

@@ -32,6 +32,21 @@ func (t TTL) Duration() time.Duration {
 	return time.Duration(t) * time.Second
 }
 
+// TTLFromDuration returns the shortest TTL that lasts at least d: whole
+// seconds, rounded up (1.2s gives 2). It never returns TTLOff or TTLNever: a
+// d of zero or less gives 1, the shortest time to live Cosmos DB accepts, and
+// a d beyond MaxTTL seconds gives MaxTTL. Use TTLNever for "no expiry".
+func TTLFromDuration(d time.Duration) TTL {
+	if d <= 0 {
+		return 1
+	}
+	secs := d / time.Second
+	if d%time.Second != 0 {
+		secs++
+	}
+	return TTL(min(secs, time.Duration(MaxTTL)))
+}
+
 // String returns "off", "never" or the number of seconds.
 func (t TTL) String() string {
 	switch {
