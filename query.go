@@ -3,6 +3,7 @@ package lethe
 import (
 	"context"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"hash/fnv"
@@ -24,9 +25,33 @@ type QueryOptions struct {
 	// DefaultPageSize.
 	PageSizeHint int32
 	// ContinuationToken resumes a query after the page that returned it. It
-	// is valid only for the same query text and parameters.
+	// is valid only for the same container, query text and parameters (else
+	// the query fails with ErrBadRequest). See NewQueryItemsPager for what
+	// resuming guarantees.
 	ContinuationToken string
 }
+
+// Limits on one evaluation of a query. A query that would pass one fails
+// with ErrBadRequest naming it; a query also stops, with its context's
+// error, soon after its context is done, even inside one item's rows.
+const (
+	// MaxQueryValueSize is the largest string or array, in bytes of JSON,
+	// that a query may build (with ||, CONCAT, REPLACE, TOSTRING,
+	// ARRAY_CONCAT and the like), and the largest result, ORDER BY value or
+	// DISTINCT value it may compute: twice MaxItemSize, so that any
+	// projection of one item fits. Items returned as stored (SELECT *,
+	// SELECT VALUE c) are not counted.
+	MaxQueryValueSize = query.MaxValueSize
+	// MaxQueryJoinRows is the most rows the FROM and JOIN clauses may
+	// produce from one item (their cross product, before WHERE).
+	MaxQueryJoinRows = query.MaxJoinRowsPerItem
+	// MaxQueryRows is the most rows a query may hold in all: rows that
+	// passed WHERE, over every item, before DISTINCT, OFFSET and LIMIT.
+	MaxQueryRows = query.MaxRows
+	// MaxQueryBuiltBytes is the most bytes of computed results (not stored
+	// items returned as stored) one evaluation may produce.
+	MaxQueryBuiltBytes = query.MaxBuiltBytes
+)
 
 // QueryParameter is one named value of a parameterized query.
 type QueryParameter struct {
@@ -47,16 +72,18 @@ const DefaultPageSize = 100
 // QueryItemsPager pages through the results of a query. Use it from one
 // goroutine at a time.
 type QueryItemsPager struct {
-	c     *Container
-	text  string
-	opts  QueryOptions
-	more  bool
-	ran   bool     // the query has been evaluated
-	items [][]byte // all results, once evaluated
-	srcs  []record // the item each result was made from ("" if none), to drop results that expire between pages
-	exam  int      // items the evaluation examined, charged with the first page
-	next  int      // index in items of the next page's first result
-	hash  uint64   // identifies the query and its parameters in tokens
+	c        *Container
+	text     string
+	opts     QueryOptions
+	more     bool
+	ran      bool         // the query has been evaluated
+	res      query.Result // the evaluation, once run: its results and their keys
+	items    [][]byte     // all results, once evaluated
+	srcs     []record     // the record each result was made from ("" if none), to drop results whose item is gone
+	exam     int          // items the evaluation examined, charged with the first page
+	next     int          // index in items of the next page's first result
+	consumed int          // results before items[0] that counted against TOP and LIMIT (from the token)
+	hash     uint64       // identifies the query and its parameters in tokens
 }
 
 // NewQueryItemsPager returns a pager over the results of query, in the
@@ -64,13 +91,48 @@ type QueryItemsPager struct {
 // continuation token) come from NextPage. Expired items never appear in any
 // result, count or aggregate.
 //
-// The query is evaluated once, on the first page, over the items live at one
-// instant: each of the container's shards is read under its lock in turn,
-// so every item is seen exactly once, either as it was before a concurrent
-// write or as it is after it, and an item that expires during the query is
-// seen by none of it. Later pages come from that evaluation, less the
-// results made from items that have expired since. Results without ORDER BY
-// are ordered by item id.
+// # Queries and paging
+//
+// Results come in the order of their keys: the ORDER BY values, then the
+// identity of the item the result was made from (its id, byte-wise), then
+// the result's position among the rows of that item (JOINs). So results
+// without ORDER BY are ordered by item id. DISTINCT results are ordered by
+// their ORDER BY values, then by their value itself; an aggregate, or a
+// query without FROM, has at most one result.
+//
+// A pager evaluates the query once, on its first page, over the items live
+// at one instant: each of the container's shards is read under its lock in
+// turn, so every item is seen exactly once, either as it was before a
+// concurrent write or as it is after it, and an item that expires during
+// the query is seen by none of it. Later pages of the same pager come from
+// that evaluation, as it was, less the results whose item, looked up again
+// at the instant of the page, has been deleted or has expired since; a
+// result whose item was written again since is kept, with the content of
+// the evaluation. So one pager never returns a result twice, and never one
+// whose item is not live at the instant of the page; it does not return
+// items created after its first page.
+//
+// A continuation token holds the key of the last result of its page and
+// how many results have been counted against TOP and LIMIT. A pager given
+// one evaluates the query again, at its own instant, and returns only the
+// results whose keys come after that key, without applying OFFSET again and
+// with TOP and LIMIT reduced by the results already counted. So resuming
+// skips no result of an item that stayed live and unchanged, and repeats
+// none, whatever was written, deleted or expired in between; a result
+// whose item was written since may move: it is returned again if its new
+// ORDER BY values place it after the token, and not at all if they place
+// it before. DISTINCT results are keyed by their values: a value is
+// returned again on resumption only if its ORDER BY values changed. A token
+// is refused (ErrBadRequest) by another container, another query text or
+// other parameters, and when malformed. It holds the ORDER BY values in
+// clear, so it grows with them.
+//
+// Limits: an evaluation stops with its context's error soon after ctx is
+// done, even within one item, and fails with ErrBadRequest when it would
+// pass MaxQueryValueSize, MaxQueryJoinRows, MaxQueryRows or
+// MaxQueryBuiltBytes, or when one LIKE would need more than about 67
+// million character comparisons (LIKE is linear in the string for patterns
+// whose parts between % are literal text).
 func (c *Container) NewQueryItemsPager(query string, o *QueryOptions) *QueryItemsPager {
 	p := &QueryItemsPager{c: c, text: query, more: true}
 	if o != nil {
@@ -117,7 +179,7 @@ func (p *QueryItemsPager) NextPage(ctx context.Context) (QueryItemsResponse, err
 	end := min(len(p.items), p.next+size)
 	page := p.items[p.next:end]
 	if !first {
-		page = p.dropExpired(page, p.srcs[p.next:end])
+		page = p.keepLive(page, p.srcs[p.next:end])
 	}
 	examined := 0
 	if first {
@@ -127,36 +189,56 @@ func (p *QueryItemsPager) NextPage(ctx context.Context) (QueryItemsResponse, err
 	if err := c.draw(op, "", cost); err != nil {
 		if first {
 			// A retry evaluates the query again, at its own instant.
-			p.ran, p.items, p.srcs, p.next = false, nil, nil, 0
+			p.ran, p.res, p.items, p.srcs, p.next = false, query.Result{}, nil, nil, 0
 		}
 		return QueryItemsResponse{}, err
 	}
 	p.next = end
 	resp := QueryItemsResponse{Items: page, RequestCharge: ru(cost)}
 	if end < len(p.items) {
-		resp.ContinuationToken = encodeToken(continuation{Hash: p.hash, Offset: end})
+		resp.ContinuationToken = encodeToken(continuation{
+			Container: c.id,
+			Hash:      p.hash,
+			Consumed:  p.consumed + end,
+			Key:       p.res.Key(end - 1),
+		})
 	} else {
 		p.more = false
-		p.items, p.srcs = nil, nil
+		p.res, p.items, p.srcs = query.Result{}, nil, nil
 	}
 	return resp, nil
 }
 
-// dropExpired leaves out of a later page the results made from items that
-// have expired since the query was evaluated.
-func (p *QueryItemsPager) dropExpired(page [][]byte, srcs []record) [][]byte {
+// keepLive leaves out of a later page the results whose item has been
+// deleted or has expired since the query was evaluated, looking each up as
+// it is now. Results made from no single item stay.
+func (p *QueryItemsPager) keepLive(page [][]byte, srcs []record) [][]byte {
 	c := p.c
-	c.expiry.mu.Lock()
-	rule := c.rule
-	c.expiry.mu.Unlock()
 	now := c.store.clock.now()
 	kept := page[:0:0]
 	for i, item := range page {
-		if srcs[i] == "" || rule.live(srcs[i], now) {
+		if srcs[i] == "" || c.itemLive(srcs[i], now) {
 			kept = append(kept, item)
 		}
 	}
 	return kept
+}
+
+// itemKey is the identity of the item rec is a version of, as results are
+// ordered by it and continuation tokens hold it: today its id. Every
+// version of an item has the same key, and different items different keys.
+func itemKey(rec record) string { return rec.id() }
+
+// itemLive reports whether the item rec is a version of (any version) is
+// live at now.
+func (c *Container) itemLive(rec record, now int64) bool {
+	id := rec.id()
+	sh, h := c.shardFor(id)
+	sh.mu.RLock()
+	cur := sh.items.get(id, h)
+	live := cur != "" && c.rule.live(cur, now)
+	sh.mu.RUnlock()
+	return live
 }
 
 // run parses and evaluates the query.
@@ -179,17 +261,21 @@ func (p *QueryItemsPager) run(ctx context.Context) error {
 		params[qp.Name] = qp.Value
 	}
 	if p.hash, err = queryHash(p.text, p.opts.QueryParameters); err != nil {
-		return badRequest("a query parameter cannot be encoded as JSON: %v", err)
+		return err
 	}
+	var from *query.Resume
 	if tok := p.opts.ContinuationToken; tok != "" {
-		ct, ok := decodeToken(tok)
-		if !ok {
-			return badRequest("the continuation token is malformed")
+		ct, err := decodeToken(tok)
+		if err != nil {
+			return err
+		}
+		if ct.Container != p.c.id {
+			return badRequest("the continuation token belongs to another container (%q)", ct.Container)
 		}
 		if ct.Hash != p.hash {
 			return badRequest("the continuation token belongs to another query or other parameters")
 		}
-		p.next = ct.Offset
+		from = &query.Resume{After: ct.Key, Consumed: ct.Consumed}
 	}
 
 	now := p.c.store.clock.now()
@@ -197,19 +283,19 @@ func (p *QueryItemsPager) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	res, err := query.Exec(ctx, q, params, docs, time.Unix(0, now).UTC())
+	res, err := query.ExecFrom(ctx, q, params, docs, time.Unix(0, now).UTC(), from)
 	if err != nil {
 		return queryError(err)
 	}
-	p.ran, p.items, p.exam = true, res.Items, res.Examined
+	p.ran, p.res, p.items, p.exam, p.next = true, res, res.Items, res.Examined, 0
+	if from != nil {
+		p.consumed = from.Consumed
+	}
 	p.srcs = make([]record, len(res.Items))
 	for i, src := range res.Sources {
 		if src >= 0 {
 			p.srcs[i] = recs[src]
 		}
-	}
-	if p.next > len(p.items) {
-		p.next = len(p.items)
 	}
 	return nil
 }
@@ -232,7 +318,7 @@ func (c *Container) liveDocs(ctx context.Context, now int64) ([]query.Doc, []rec
 		sh.items.all(func(rec record) bool {
 			if rule.live(rec, now) {
 				js := rec.json()
-				docs = append(docs, query.Doc{ID: rec.id(), JSON: unsafe.Slice(unsafe.StringData(js), len(js))})
+				docs = append(docs, query.Doc{ID: itemKey(rec), JSON: unsafe.Slice(unsafe.StringData(js), len(js))})
 				recs = append(recs, rec)
 			}
 			return true
@@ -271,34 +357,77 @@ func queryError(err error) error {
 	return err // the context's error
 }
 
-// continuation is what a continuation token holds.
+// continuation is what a continuation token holds. Its encoding, in
+// unpadded base64url, is a version byte (tokenVersion), then the container
+// id (its length as a uvarint, then its bytes), the query hash (8 bytes,
+// little-endian), Consumed (a uvarint), then the key (query.Key's
+// AppendBinary) to the end.
 type continuation struct {
-	Hash   uint64 `json:"h"`
-	Offset int    `json:"o"`
+	Container string    // the id of the container the query ran in
+	Hash      uint64    // queryHash of the query text and parameters
+	Consumed  int       // results counted against TOP and LIMIT so far
+	Key       query.Key // the key of the last result returned
 }
 
+// tokenVersion is the version of the token format encodeToken writes.
+const tokenVersion = 1
+
 func encodeToken(ct continuation) string {
-	b, _ := json.Marshal(ct)
+	b := []byte{tokenVersion}
+	b = binary.AppendUvarint(b, uint64(len(ct.Container)))
+	b = append(b, ct.Container...)
+	b = binary.LittleEndian.AppendUint64(b, ct.Hash)
+	b = binary.AppendUvarint(b, uint64(ct.Consumed))
+	b = ct.Key.AppendBinary(b)
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
-func decodeToken(s string) (continuation, bool) {
-	var ct continuation
-	b, err := base64.RawURLEncoding.DecodeString(s)
-	if err != nil || json.Unmarshal(b, &ct) != nil || ct.Offset < 0 {
-		return continuation{}, false
+// decodeToken reads a token that encodeToken wrote; anything else is a 400.
+func decodeToken(s string) (continuation, error) {
+	malformed := func() (continuation, error) {
+		return continuation{}, badRequest("the continuation token is malformed")
 	}
-	return ct, true
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil || len(b) == 0 {
+		return malformed()
+	}
+	if b[0] != tokenVersion {
+		return continuation{}, badRequest("the continuation token has version %d; this version of lethe reads version %d", b[0], tokenVersion)
+	}
+	b = b[1:]
+	var ct continuation
+	n, w := binary.Uvarint(b)
+	if w <= 0 || n > uint64(len(b)-w) {
+		return malformed()
+	}
+	ct.Container = string(b[w : w+int(n)])
+	b = b[w+int(n):]
+	if len(b) < 8 {
+		return malformed()
+	}
+	ct.Hash = binary.LittleEndian.Uint64(b)
+	b = b[8:]
+	n, w = binary.Uvarint(b)
+	if w <= 0 || n > 1<<31-1 {
+		return malformed()
+	}
+	ct.Consumed = int(n)
+	var ok bool
+	if ct.Key, ok = query.ParseKey(b[w:]); !ok {
+		return malformed()
+	}
+	return ct, nil
 }
 
-// queryHash identifies a query text with its parameters.
+// queryHash identifies a query text with its parameters. A parameter that
+// cannot be encoded as JSON is a 400 naming it.
 func queryHash(text string, params []QueryParameter) (uint64, error) {
 	h := fnv.New64a()
 	h.Write([]byte(text))
 	for _, p := range params {
 		v, err := json.Marshal(p.Value)
 		if err != nil {
-			return 0, err
+			return 0, badRequest("the query parameter %s cannot be encoded as JSON: %v", p.Name, err)
 		}
 		h.Write([]byte{0})
 		h.Write([]byte(p.Name))

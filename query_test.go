@@ -164,7 +164,7 @@ func TestQueryErrors(t *testing.T) {
 		{"SELECT * FROM c WHERE c.n = @x", nil, "@x"},
 		{"SELECT * FROM c WHERE c.n = @x", []lethe.QueryParameter{{Name: "x", Value: 1}}, "must start with '@'"},
 		{"SELECT * FROM c WHERE c.n = @x", []lethe.QueryParameter{{Name: "@x", Value: 1}, {Name: "@x", Value: 2}}, "twice"},
-		{"SELECT * FROM c WHERE c.n = @x", []lethe.QueryParameter{{Name: "@x", Value: make(chan int)}}, "JSON"},
+		{"SELECT * FROM c WHERE c.n = @x", []lethe.QueryParameter{{Name: "@x", Value: make(chan int)}}, "@x"},
 		{"SELECT * FROM c GROUP BY c.n", nil, "GROUP BY"},
 		{"", nil, ""},
 	} {

@@ -21,6 +21,14 @@
 // points. Numbers are IEEE doubles; a result that is NaN or ±Inf is treated
 // as undefined.
 //
+// Exec honours its context within a document as well as between
+// documents (it looks at it every few thousand evaluation steps), and
+// bounds its work and memory: see MaxValueSize, MaxJoinRowsPerItem,
+// MaxRows and MaxBuiltBytes; LIKE matches the parts of a pattern between
+// its % wildcards one after the other, leftmost first, never backtracking
+// into an earlier part. Results come in the order of their keys (Key), and
+// ExecFrom resumes after a key, for continuation tokens.
+//
 // Evaluation is lazy for the common case: a property path rooted at the
 // FROM alias is resolved by scanning the raw document bytes and decoding
 // only the value found, so filters on a few properties do not decode whole

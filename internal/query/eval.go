@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sort"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -12,7 +13,7 @@ import (
 
 // Doc is one live item presented to Exec.
 type Doc struct {
-	ID   string // the item id
+	ID   string // the item's identity key, unique among the docs: results without ORDER BY are ordered by it, byte-wise
 	JSON []byte // the stored document, a JSON object; read-only: Exec never modifies it nor returns a slice aliasing it
 }
 
@@ -24,6 +25,13 @@ type Result struct {
 	// DISTINCT, a query without FROM).
 	Sources  []int32
 	Examined int // how many docs were examined
+
+	// What Key needs: the rows of Items, the docs, the canonical encodings
+	// of DISTINCT results.
+	q     *Query
+	rows  []row
+	docs  []Doc
+	canon []string
 }
 
 // recoverPanics turns an unexpected panic in Exec into an error (a safety
@@ -41,13 +49,18 @@ type binding struct {
 
 // evaluator holds the state of one Exec.
 type evaluator struct {
-	q       *Query
-	params  []value
-	now     time.Time
-	slots   []binding
-	aggVals []value
-	aggs    []aggState
-	vals    []value // row values, indexed by row.vi
+	ctx       context.Context
+	steps     int // evaluation steps so far (see tick)
+	nextCheck int // steps at which tick looks at ctx next
+	itemRows  int // rows the current item has produced
+	built     int // bytes of computed results so far
+	q         *Query
+	params    []value
+	now       time.Time
+	slots     []binding
+	aggVals   []value
+	aggs      []aggState
+	vals      []value // row values, indexed by row.vi
 }
 
 // row is one result row before ordering.
@@ -64,22 +77,50 @@ type row struct {
 // map[string]any, json.RawMessage; anything else through encoding/json).
 // now is the query's single clock reading (GetCurrentTimestamp etc.).
 //
-// Results come back in their final order: by the ORDER BY keys if any, then
-// by Doc.ID (byte-wise) and the row's position among the rows one document
-// produces. Bad queries or parameters give a *Error; cancellation of ctx
-// gives ctx.Err().
-func Exec(ctx context.Context, q *Query, params map[string]any, docs []Doc, now time.Time) (res Result, err error) {
-	if recoverPanics {
-		defer func() {
-			if r := recover(); r != nil {
-				res, err = Result{}, &Error{Msg: fmt.Sprintf("internal error evaluating query: %v", r)}
+// Results come back in their final order, the order of their keys (see
+// Key): by the ORDER BY keys if any, then by Doc.ID (byte-wise) and the
+// row's position among the rows one document produces; DISTINCT results by
+// the ORDER BY keys, then by their value. Bad queries or parameters, and
+// queries that pass a limit (see MaxValueSize), give a *Error; cancellation
+// of ctx gives ctx.Err(), within a document as well as between them.
+func Exec(ctx context.Context, q *Query, params map[string]any, docs []Doc, now time.Time) (Result, error) {
+	return ExecFrom(ctx, q, params, docs, now, nil)
+}
+
+// Resume continues a query after a result of an earlier evaluation of it.
+type Resume struct {
+	After Key // results are those whose keys sort strictly after this
+	// Consumed is how many results past OFFSET were returned before: OFFSET
+	// is not applied again, and they count against TOP and LIMIT.
+	Consumed int
+}
+
+// ExecFrom is Exec that, when from is not nil, returns only the results
+// after from.After, as if they followed the results already returned.
+func ExecFrom(ctx context.Context, q *Query, params map[string]any, docs []Doc, now time.Time, from *Resume) (res Result, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			if a, ok := r.(abort); ok {
+				res, err = Result{}, a.err
+				return
 			}
-		}()
-	}
+			if !recoverPanics {
+				panic(r)
+			}
+			res, err = Result{}, &Error{Msg: fmt.Sprintf("internal error evaluating query: %v", r)}
+		}
+	}()
 	if q == nil {
 		return Result{}, &Error{Msg: "nil query"}
 	}
-	ev := &evaluator{q: q, now: now}
+	ctx = ctxOf(ctx)
+	if err := ctx.Err(); err != nil {
+		return Result{}, err
+	}
+	if from != nil && (len(from.After.order) != len(q.orderBy) || from.Consumed < 0) {
+		return Result{}, &Error{Msg: "the continuation token does not fit the query"}
+	}
+	ev := &evaluator{ctx: ctx, nextCheck: checkEvery, q: q, now: now}
 	ev.params = make([]value, len(q.params))
 	for i, name := range q.params {
 		x, ok := params[name]
@@ -119,11 +160,8 @@ func Exec(ctx context.Context, q *Query, params map[string]any, docs []Doc, now 
 		}
 		ev.slots = make([]binding, nslots)
 		for di := range docs {
-			if di&1023 == 0 {
-				if err := ctx.Err(); err != nil {
-					return Result{}, err
-				}
-			}
+			ev.tick(1)
+			ev.itemRows = 0
 			ev.slots[0] = binding{raw: docs[di].JSON, lazy: true}
 			rows = ev.expand(rows, di)
 		}
@@ -139,6 +177,7 @@ func Exec(ctx context.Context, q *Query, params map[string]any, docs []Doc, now 
 		}
 		rows = rows[:0]
 		v := ev.project()
+		ev.checkResult(v)
 		if v.k != kUndef {
 			ev.vals = append(ev.vals[:0], v)
 			rows = append(rows, row{vi: 0})
@@ -147,25 +186,30 @@ func Exec(ctx context.Context, q *Query, params map[string]any, docs []Doc, now 
 		ev.sortRows(rows, docs)
 	}
 	if q.distinct {
-		seen := map[string]struct{}{}
-		out := rows[:0]
-		var buf []byte
-		for _, r := range rows {
-			v := ev.rowVal(r)
-			if r.raw != nil {
-				v = decodeRaw(r.raw)
-			}
-			buf = canonical(buf[:0], v)
-			if _, dup := seen[string(buf)]; dup {
-				continue
-			}
-			seen[string(buf)] = struct{}{}
-			out = append(out, r)
+		rows, res.canon = ev.distinct(rows)
+	}
+	res.q, res.docs = q, docs
+	if from != nil {
+		res.rows = rows
+		i := sort.Search(len(rows), func(i int) bool { return q.compareKeys(res.Key(i), from.After) > 0 })
+		rows = rows[i:]
+		if res.canon != nil {
+			res.canon = res.canon[i:]
 		}
-		rows = out
+		offset = 0
+		if limit >= 0 {
+			limit = max(0, limit-from.Consumed)
+		}
+		if top >= 0 {
+			top = max(0, top-from.Consumed)
+		}
 	}
 	if offset > 0 {
-		rows = rows[min(offset, len(rows)):]
+		k := min(offset, len(rows))
+		rows = rows[k:]
+		if res.canon != nil {
+			res.canon = res.canon[k:]
+		}
 	}
 	if limit >= 0 && limit < len(rows) {
 		rows = rows[:limit]
@@ -184,6 +228,9 @@ func Exec(ctx context.Context, q *Query, params map[string]any, docs []Doc, now 
 	res.Sources = make([]int32, len(rows))
 	single := q.from != nil && !q.aggregated && !q.distinct
 	for i, r := range rows {
+		if i&255 == 0 {
+			ev.tick(1)
+		}
 		res.Sources[i] = -1
 		if single {
 			res.Sources[i] = r.doc
@@ -196,7 +243,67 @@ func Exec(ctx context.Context, q *Query, params map[string]any, docs []Doc, now 
 		}
 		res.Items[i] = buf[start:len(buf):len(buf)]
 	}
+	res.rows = rows
+	if res.canon != nil {
+		res.canon = res.canon[:len(rows)]
+	}
 	return res, nil
+}
+
+// distinct keeps the first of each set of rows with deeply equal values
+// (rows are in their final order) and orders the survivors by their ORDER
+// BY keys, then their canonical encodings, which it returns beside them.
+func (ev *evaluator) distinct(rows []row) ([]row, []string) {
+	type drow struct {
+		r     row
+		canon string
+	}
+	seen := map[string]struct{}{}
+	var out []drow
+	var buf []byte
+	for i, r := range rows {
+		if i&255 == 0 {
+			ev.tick(1)
+		}
+		v := ev.rowVal(r)
+		if r.raw != nil {
+			v = decodeRaw(r.raw)
+		}
+		buf = canonical(buf[:0], v)
+		if _, dup := seen[string(buf)]; dup {
+			continue
+		}
+		c := string(buf)
+		seen[c] = struct{}{}
+		out = append(out, drow{r, c})
+	}
+	q := ev.q
+	slices.SortFunc(out, func(a, b drow) int {
+		if c := q.compareOrder(a.r.keys, b.r.keys); c != 0 {
+			return c
+		}
+		return strings.Compare(a.canon, b.canon)
+	})
+	rows = rows[:len(out)]
+	canon := make([]string, len(out))
+	for i, d := range out {
+		rows[i], canon[i] = d.r, d.canon
+	}
+	return rows, canon
+}
+
+// checkResult fails the query when a computed result (or ORDER BY key) is
+// larger than MaxValueSize, or the computed results so far larger than
+// MaxBuiltBytes.
+func (ev *evaluator) checkResult(v value) {
+	n, ok := sizeAtMost(v, MaxValueSize)
+	if !ok {
+		ev.fail("a result of the query would be over the limit of %d bytes", MaxValueSize)
+	}
+	ev.built += n
+	if ev.built > MaxBuiltBytes {
+		ev.fail("the results of the query would be over the limit of %d bytes", MaxBuiltBytes)
+	}
 }
 
 // count evaluates a TOP/OFFSET/LIMIT operand.
@@ -259,6 +366,7 @@ func (ev *evaluator) join(rows []row, di int, seq *int, j, slot int) []row {
 		return rows
 	}
 	for _, e := range src.a {
+		ev.tick(1)
 		ev.slots[slot] = binding{v: e}
 		rows = ev.join(rows, di, seq, j+1, slot+1)
 	}
@@ -268,6 +376,11 @@ func (ev *evaluator) join(rows []row, di int, seq *int, j, slot int) []row {
 // emit filters the current bindings and adds their projection.
 func (ev *evaluator) emit(rows []row, di, seq int) []row {
 	q := ev.q
+	ev.tick(1)
+	ev.itemRows++
+	if ev.itemRows > MaxJoinRowsPerItem {
+		ev.fail("the FROM and JOIN clauses produce more than %d rows from one item, the limit", MaxJoinRowsPerItem)
+	}
 	if q.where != nil && !ev.eval(q.where).isTrue() {
 		return rows
 	}
@@ -305,7 +418,11 @@ func (ev *evaluator) emit(rows []row, di, seq int) []row {
 	default:
 		v = ev.project()
 	}
+	if len(rows) >= MaxRows {
+		ev.fail("the query would hold more than %d rows, the limit", MaxRows)
+	}
 	if r.raw == nil {
+		ev.checkResult(v)
 		r.vi = int32(len(ev.vals))
 		ev.vals = append(ev.vals, v)
 	}
@@ -313,6 +430,9 @@ func (ev *evaluator) emit(rows []row, di, seq int) []row {
 		r.keys = make([]value, len(q.orderBy))
 		for i, o := range q.orderBy {
 			r.keys[i] = ev.eval(o.x)
+			if _, ok := sizeAtMost(r.keys[i], MaxValueSize); !ok {
+				ev.fail("an ORDER BY value would be over the limit of %d bytes", MaxValueSize)
+			}
 		}
 	}
 	return append(rows, r)
@@ -337,14 +457,8 @@ func (ev *evaluator) project() value {
 func (ev *evaluator) sortRows(rows []row, docs []Doc) {
 	q := ev.q
 	slices.SortFunc(rows, func(a, b row) int {
-		for i, o := range q.orderBy {
-			c := compareTotal(a.keys[i], b.keys[i])
-			if c != 0 {
-				if o.desc {
-					return -c
-				}
-				return c
-			}
+		if c := q.compareOrder(a.keys, b.keys); c != 0 {
+			return c
 		}
 		if a.doc != b.doc {
 			if c := strings.Compare(docs[a.doc].ID, docs[b.doc].ID); c != 0 {
@@ -432,6 +546,7 @@ func (ev *evaluator) ref(e expr) (raw []byte, v value, isRaw bool) {
 	case *member:
 		raw, v, isRaw := ev.ref(x.x)
 		if isRaw {
+			ev.tick(len(raw) >> 12) // the scan may cross the whole document
 			sub, ok := lookupKey(raw, x.name)
 			if !ok {
 				return nil, undef, false
@@ -489,6 +604,7 @@ func (ev *evaluator) eval(e expr) value {
 	case *member, *index:
 		raw, v, isRaw := ev.ref(e)
 		if isRaw {
+			ev.tick(len(raw) >> 8)
 			return decodeRaw(raw)
 		}
 		return v
@@ -527,6 +643,13 @@ func (ev *evaluator) eval(e expr) value {
 				return l
 			}
 			return ev.eval(x.r)
+		case tConcat:
+			l, r := ev.eval(x.l), ev.eval(x.r)
+			if l.k != kStr || r.k != kStr {
+				return undef
+			}
+			ev.checkSize("||", len(l.s)+len(r.s))
+			return strVal(l.s + r.s)
 		}
 		return evalBinary(x.op, ev.eval(x.l), ev.eval(x.r))
 	case *between:
@@ -572,7 +695,7 @@ func (ev *evaluator) eval(e expr) value {
 			}
 			esc, _ = utf8.DecodeRuneInString(e.s)
 		}
-		return boolVal(likeMatch(v.s, p.s, esc) != x.not)
+		return boolVal(ev.likeMatch(v.s, p.s, esc) != x.not)
 	case *ternary:
 		if ev.eval(x.c).isTrue() {
 			return ev.eval(x.a)
@@ -584,22 +707,37 @@ func (ev *evaluator) eval(e expr) value {
 		}
 		var buf [4]value
 		args := buf[:0]
+		size := 0
 		for _, a := range x.args {
-			args = append(args, ev.eval(a))
+			v := ev.eval(a)
+			if x.fn.joins {
+				// Stop before evaluating all the arguments of a result
+				// that is too large already.
+				size = ev.addSize(x.fn.name, size, v)
+			}
+			args = append(args, v)
 		}
 		return x.fn.fn(ev, args)
 	case *objectLit:
 		fs := make([]field, 0, len(x.keys))
+		size := 0
 		for i, k := range x.keys {
 			if v := ev.eval(x.vals[i]); v.k != kUndef {
+				if len(x.keys) > 1 {
+					size = ev.addSize("an object", size, v)
+				}
 				fs = append(fs, field{k, v})
 			}
 		}
 		return value{k: kObj, o: fs}
 	case *arrayLit:
 		as := make([]value, 0, len(x.elems))
+		size := 0
 		for _, y := range x.elems {
 			if v := ev.eval(y); v.k != kUndef {
+				if len(x.elems) > 1 {
+					size = ev.addSize("an array", size, v)
+				}
 				as = append(as, v)
 			}
 		}
@@ -651,11 +789,6 @@ func evalBinary(op tokType, l, r value) value {
 	switch op {
 	case tEq, tNe, tLt, tLe, tGt, tGe:
 		return compareOp(op, l, r)
-	case tConcat:
-		if l.k != kStr || r.k != kStr {
-			return undef
-		}
-		return strVal(l.s + r.s)
 	}
 	if l.k != kNum || r.k != kNum {
 		return undef
@@ -729,107 +862,6 @@ func compareOp(op tokType, l, r value) value {
 		return boolVal(c >= 0)
 	}
 	return undef
-}
-
-// likeMatch matches s against a LIKE pattern: % any sequence, _ any one
-// character, [abc] [a-f] [^abc] character sets; esc (or -1) escapes the
-// next pattern character.
-func likeMatch(s, pattern string, esc rune) bool {
-	type item struct {
-		kind   byte // 'c' literal, '_' one, '%' any, '[' set
-		r      rune
-		neg    bool
-		ranges []rune // pairs
-	}
-	var pat []item
-	pr := []rune(pattern)
-	for i := 0; i < len(pr); i++ {
-		c := pr[i]
-		switch {
-		case c == esc && i+1 < len(pr):
-			i++
-			pat = append(pat, item{kind: 'c', r: pr[i]})
-		case c == '%':
-			if len(pat) == 0 || pat[len(pat)-1].kind != '%' {
-				pat = append(pat, item{kind: '%'})
-			}
-		case c == '_':
-			pat = append(pat, item{kind: '_'})
-		case c == '[':
-			j := i + 1
-			it := item{kind: '['}
-			if j < len(pr) && pr[j] == '^' {
-				it.neg = true
-				j++
-			}
-			closed := false
-			for ; j < len(pr); j++ {
-				if pr[j] == ']' {
-					closed = true
-					break
-				}
-				lo := pr[j]
-				if j+2 < len(pr) && pr[j+1] == '-' && pr[j+2] != ']' {
-					it.ranges = append(it.ranges, lo, pr[j+2])
-					j += 2
-				} else {
-					it.ranges = append(it.ranges, lo, lo)
-				}
-			}
-			if !closed {
-				pat = append(pat, item{kind: 'c', r: '['})
-				continue
-			}
-			pat = append(pat, it)
-			i = j
-		default:
-			pat = append(pat, item{kind: 'c', r: c})
-		}
-	}
-	match1 := func(it item, r rune) bool {
-		switch it.kind {
-		case '_':
-			return true
-		case 'c':
-			return it.r == r
-		case '[':
-			in := false
-			for k := 0; k+1 < len(it.ranges); k += 2 {
-				if r >= it.ranges[k] && r <= it.ranges[k+1] {
-					in = true
-					break
-				}
-			}
-			return in != it.neg
-		}
-		return false
-	}
-	str := []rune(s)
-	si, pi := 0, 0
-	starP, starS := -1, 0
-	for si < len(str) {
-		if pi < len(pat) && pat[pi].kind == '%' {
-			starP, starS = pi, si
-			pi++
-			continue
-		}
-		if pi < len(pat) && match1(pat[pi], str[si]) {
-			si++
-			pi++
-			continue
-		}
-		if starP >= 0 {
-			starS++
-			si = starS
-			pi = starP + 1
-			continue
-		}
-		return false
-	}
-	for pi < len(pat) && pat[pi].kind == '%' {
-		pi++
-	}
-	return pi == len(pat)
 }
 
 // wellFormed is a cheap check that a stored document is one JSON object

@@ -189,7 +189,8 @@ func TestQueryClauses(t *testing.T) {
 		// DISTINCT
 		{q: `SELECT DISTINCT VALUE t FROM c JOIN t IN c.tags`, want: `["x","y"]`},
 		{q: `SELECT DISTINCT VALUE c.o FROM c`, want: `[{"b":[1,2],"a":1}]`},
-		{q: `SELECT DISTINCT c.o FROM c`, want: `[{},{"o":{"b":[1,2],"a":1}}]`},
+		// DISTINCT without ORDER BY: in the order of the canonical encodings of the values.
+		{q: `SELECT DISTINCT c.o FROM c`, want: `[{"o":{"b":[1,2],"a":1}},{}]`},
 		{q: `SELECT DISTINCT VALUE IS_DEFINED(c.tags) FROM c ORDER BY IS_DEFINED(c.tags)`, want: `[false,true]`},
 		// JOIN and FROM x IN
 		{q: `SELECT c.id, t FROM c JOIN t IN c.tags`, want: `[{"id":"d1","t":"x"},{"id":"d4","t":"y"},{"id":"d5","t":"x"},{"id":"d5","t":"y"}]`},

@@ -15,6 +15,7 @@ type funcDef struct {
 	name             string
 	minArgs, maxArgs int
 	agg              bool
+	joins            bool // the result holds all the arguments: their sizes are checked as they come
 	fn               func(ev *evaluator, args []value) value
 }
 
@@ -239,12 +240,18 @@ func init() {
 	typeCheck("IS_PRIMITIVE", func(v value) bool { return v.k >= kNull && v.k <= kStr })
 
 	// strings
-	def("CONCAT", 2, -1, func(_ *evaluator, a []value) value {
-		var sb strings.Builder
+	def("CONCAT", 2, -1, func(ev *evaluator, a []value) value {
+		n := 0
 		for _, v := range a {
 			if v.k != kStr {
 				return undef
 			}
+			n += len(v.s)
+		}
+		ev.checkSize("CONCAT", n)
+		var sb strings.Builder
+		sb.Grow(n)
+		for _, v := range a {
 			sb.WriteString(v.s)
 		}
 		return strVal(sb.String())
@@ -310,22 +317,29 @@ func init() {
 		}
 		return numVal(float64(index16(a[0].s, a[1].s, from)))
 	})
-	def("REPLACE", 3, 3, func(_ *evaluator, a []value) value {
+	def("REPLACE", 3, 3, func(ev *evaluator, a []value) value {
 		if a[0].k != kStr || a[1].k != kStr || a[2].k != kStr {
 			return undef
 		}
 		if a[1].s == "" {
 			return a[0]
 		}
-		if int64(len(a[0].s))*int64(len(a[2].s)+1) > 1<<24 && strings.Count(a[0].s, a[1].s)*len(a[2].s) > 1<<24 {
-			return undef
+		if len(a[2].s) > len(a[1].s) {
+			ev.checkSize("REPLACE", len(a[0].s)+strings.Count(a[0].s, a[1].s)*(len(a[2].s)-len(a[1].s)))
 		}
 		return strVal(strings.ReplaceAll(a[0].s, a[1].s, a[2].s))
 	})
 	trimFn("TRIM", strings.Trim, func(s string) string { return strings.TrimFunc(s, unicode.IsSpace) })
 	trimFn("LTRIM", strings.TrimLeft, func(s string) string { return strings.TrimLeftFunc(s, unicode.IsSpace) })
 	trimFn("RTRIM", strings.TrimRight, func(s string) string { return strings.TrimRightFunc(s, unicode.IsSpace) })
-	def("TOSTRING", 1, 1, func(_ *evaluator, a []value) value { return toString(a[0]) })
+	def("TOSTRING", 1, 1, func(ev *evaluator, a []value) value {
+		n, ok := sizeAtMost(a[0], MaxValueSize)
+		if !ok {
+			ev.fail("TOSTRING would build a string over the limit of %d bytes", MaxValueSize)
+		}
+		ev.tick(n >> 10)
+		return toString(a[0])
+	})
 	def("REVERSE", 1, 1, func(_ *evaluator, a []value) value {
 		if a[0].k != kStr {
 			return undef
@@ -435,12 +449,18 @@ func init() {
 		}
 		return value{k: kArr, a: arr[start:end:end]}
 	})
-	def("ARRAY_CONCAT", 2, -1, func(_ *evaluator, a []value) value {
-		var out []value
+	def("ARRAY_CONCAT", 2, -1, func(ev *evaluator, a []value) value {
+		n := 0
 		for _, v := range a {
 			if v.k != kArr {
 				return undef
 			}
+			n += len(v.a)
+		}
+		// Each element takes at least two bytes of JSON: itself and a comma.
+		ev.checkSize("ARRAY_CONCAT", 2*n)
+		out := make([]value, 0, n)
+		for _, v := range a {
 			out = append(out, v.a...)
 		}
 		if out == nil {
@@ -461,6 +481,9 @@ func init() {
 			return numVal(float64(ev.now.UnixNano() / 100))
 		})
 	}
+
+	funcs["CONCAT"].joins = true
+	funcs["ARRAY_CONCAT"].joins = true
 
 	// aggregates (evaluated by the executor, never called directly)
 	for _, n := range []string{"COUNT", "SUM", "AVG", "MIN", "MAX"} {
