@@ -50,6 +50,14 @@ func create(t testing.TB, c *lethe.Container, doc string) lethe.ItemResponse {
 	return r
 }
 
+// upsert upserts the item doc in c.
+func upsert(t testing.TB, c *lethe.Container, doc string) lethe.ItemResponse {
+	t.Helper()
+	r, err := c.UpsertItem(ctx, []byte(doc), nil)
+	require.NoError(t, err, "%.80q", doc)
+	return r
+}
+
 // status returns the status code of err, 0 for nil, -1 for an error that is
 // not an *lethe.Error.
 func status(err error) int {
