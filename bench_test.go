@@ -1,4 +1,4 @@
-package lethe
+package lethe_test
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/lethedb/lethe"
 )
 
 // benchDoc is an item of about 250 bytes of JSON.
@@ -23,14 +25,14 @@ func benchDoc(id string, ttl string) []byte {
 // benchContainer returns a container of n items and their ids; every third
 // item has its own ttl, every third never expires, the rest inherit a
 // one-hour default.
-func benchContainer(b *testing.B, n int) (*Container, []string) {
+func benchContainer(b *testing.B, n int) (*lethe.Container, []string) {
 	b.Helper()
-	s, err := Open(&Options{Reaper: ReaperOptions{Disabled: true}})
+	s, err := lethe.Open(&lethe.Options{Reaper: lethe.ReaperOptions{Disabled: true}})
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { s.Close() })
-	c, err := s.CreateContainer(context.Background(), ContainerProperties{ID: "bench", DefaultTimeToLive: 3600})
+	c, err := s.CreateContainer(context.Background(), lethe.ContainerProperties{ID: "bench", DefaultTimeToLive: 3600})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -178,7 +180,7 @@ func BenchmarkParseItem(b *testing.B) {
 		b.ReportAllocs()
 		b.SetBytes(int64(len(doc)))
 		for b.Loop() {
-			if _, err := parseItem(doc); err != nil {
+			if err := lethe.ParseItem(doc); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -210,10 +212,10 @@ func BenchmarkClock(b *testing.B) {
 		_ = sink
 	})
 	b.Run("storeClock", func(b *testing.B) {
-		c := newStoreClock(nil)
+		c := lethe.NewStoreClock(nil)
 		var sink int64
 		for b.Loop() {
-			sink += c.now()
+			sink += c.UnixNano()
 		}
 		_ = sink
 	})
@@ -224,9 +226,9 @@ func BenchmarkPurge(b *testing.B) {
 	const n = 100_000
 	for b.Loop() {
 		b.StopTimer()
-		clock := NewManualClock(time.Unix(1_700_000_000, 0))
-		s, _ := Open(&Options{Clock: clock, Reaper: ReaperOptions{Disabled: true}})
-		c, _ := s.CreateContainer(context.Background(), ContainerProperties{ID: "c", DefaultTimeToLive: 1})
+		clock := lethe.NewManualClock(time.Unix(1_700_000_000, 0))
+		s, _ := lethe.Open(&lethe.Options{Clock: clock, Reaper: lethe.ReaperOptions{Disabled: true}})
+		c, _ := s.CreateContainer(context.Background(), lethe.ContainerProperties{ID: "c", DefaultTimeToLive: 1})
 		for i := range n {
 			c.CreateItem(context.Background(), benchDoc("u"+strconv.Itoa(i), ""), nil)
 		}
@@ -254,9 +256,9 @@ func BenchmarkPurgeStall(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			for b.Loop() {
 				b.StopTimer()
-				s, _ := Open(nil)
+				s, _ := lethe.Open(nil)
 				ctx := context.Background()
-				c, _ := s.CreateContainer(ctx, ContainerProperties{ID: "c", DefaultTimeToLive: TTLNever})
+				c, _ := s.CreateContainer(ctx, lethe.ContainerProperties{ID: "c", DefaultTimeToLive: lethe.TTLNever})
 				live := make([]string, 10_000)
 				for i := range live {
 					live[i] = "live-" + strconv.Itoa(i)
@@ -324,15 +326,15 @@ func BenchmarkReaperSpareBudget(b *testing.B) {
 	)
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
-		s, _ := Open(nil)
+		s, _ := lethe.Open(nil)
 		ctx := context.Background()
-		c, _ := s.CreateContainer(ctx, ContainerProperties{ID: "c", DefaultTimeToLive: TTLNever})
+		c, _ := s.CreateContainer(ctx, lethe.ContainerProperties{ID: "c", DefaultTimeToLive: lethe.TTLNever})
 		c.CreateItem(ctx, benchDoc("reader", ""), nil)
 		written := time.Now()
 		for i := range backlog {
 			c.CreateItem(ctx, benchDoc("exp-"+strconv.Itoa(i), `,"ttl":3`), nil)
 		}
-		if err := c.Replace(ctx, ContainerProperties{ID: "c", DefaultTimeToLive: TTLNever, Throughput: throughput}); err != nil {
+		if err := c.Replace(ctx, lethe.ContainerProperties{ID: "c", DefaultTimeToLive: lethe.TTLNever, Throughput: throughput}); err != nil {
 			b.Fatal(err)
 		}
 		time.Sleep(time.Until(written.Add(3 * time.Second)))
@@ -340,7 +342,7 @@ func BenchmarkReaperSpareBudget(b *testing.B) {
 		// Users: 1 RU reads, 5,000 a second, on schedule.
 		start := time.Now()
 		var userRU float64
-		var before ContainerStats
+		var before lethe.ContainerStats
 		measured := false
 		for k := 0; ; k++ {
 			if !measured && time.Since(start) >= warmup {
@@ -375,17 +377,17 @@ func BenchmarkQuery(b *testing.B) {
 		c, _ := benchContainer(b, n)
 		for _, q := range []struct {
 			name, text string
-			params     []QueryParameter
+			params     []lethe.QueryParameter
 		}{
-			{"filter", "SELECT * FROM c WHERE c.status = @s", []QueryParameter{{Name: "@s", Value: "none"}}},
-			{"filter-match-all", "SELECT * FROM c WHERE c.status = @s", []QueryParameter{{Name: "@s", Value: "active"}}},
+			{"filter", "SELECT * FROM c WHERE c.status = @s", []lethe.QueryParameter{{Name: "@s", Value: "none"}}},
+			{"filter-match-all", "SELECT * FROM c WHERE c.status = @s", []lethe.QueryParameter{{Name: "@s", Value: "active"}}},
 			{"count", "SELECT VALUE COUNT(1) FROM c", nil},
 		} {
 			b.Run(sizeName(n)+"/"+q.name, func(b *testing.B) {
 				b.ReportAllocs()
 				ctx := context.Background()
 				for b.Loop() {
-					p := c.NewQueryItemsPager(q.text, &QueryOptions{QueryParameters: q.params, PageSizeHint: 1 << 30})
+					p := c.NewQueryItemsPager(q.text, &lethe.QueryOptions{QueryParameters: q.params, PageSizeHint: 1 << 30})
 					if _, err := p.NextPage(ctx); err != nil {
 						b.Fatal(err)
 					}
@@ -409,8 +411,8 @@ func BenchmarkMemPerItem(b *testing.B) {
 			docs[i] = benchDoc(id, []string{"", `,"ttl":3600`, `,"ttl":7200`}[i%3])
 			raw += len(docs[i]) + len(id)
 		}
-		s, _ := Open(&Options{Reaper: ReaperOptions{Disabled: true}})
-		c, _ := s.CreateContainer(context.Background(), ContainerProperties{ID: "m", DefaultTimeToLive: TTLNever})
+		s, _ := lethe.Open(&lethe.Options{Reaper: lethe.ReaperOptions{Disabled: true}})
+		c, _ := s.CreateContainer(context.Background(), lethe.ContainerProperties{ID: "m", DefaultTimeToLive: lethe.TTLNever})
 		var before, after runtime.MemStats
 		runtime.GC()
 		runtime.ReadMemStats(&before)

@@ -1,4 +1,4 @@
-package lethe
+package lethe_test
 
 import (
 	"encoding/json"
@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lethedb/lethe"
 	"github.com/stretchr/testify/require"
 )
 
@@ -18,11 +19,11 @@ import (
 // latest instant the item can expire; a reader that read the clock before
 // its read at or past that instant must not get the item.
 func TestConcurrent(t *testing.T) {
-	clock := NewManualClock(time.Unix(1_700_000_000, 0))
-	s, err := Open(&Options{Clock: clock, Reaper: ReaperOptions{BatchSize: 7}})
+	clock := lethe.NewManualClock(time.Unix(1_700_000_000, 0))
+	s, err := lethe.Open(&lethe.Options{Clock: clock, Reaper: lethe.ReaperOptions{BatchSize: 7}})
 	require.NoError(t, err)
 	defer s.Close()
-	c := mustContainer(t, s, ContainerProperties{ID: "c", DefaultTimeToLive: TTLNever})
+	c := mustContainer(t, s, lethe.ContainerProperties{ID: "c", DefaultTimeToLive: lethe.TTLNever})
 
 	var latestExpiry sync.Map // ETag -> int64: the item is surely expired from then on
 	var stop atomic.Bool
@@ -51,19 +52,19 @@ func TestConcurrent(t *testing.T) {
 				doc = fmt.Sprintf(`{"id":"%d","ttl":-1}`, id)
 				ttl = -1
 			}
-			var r ItemResponse
+			var r lethe.ItemResponse
 			var err error
 			switch rng.IntN(3) {
 			case 0:
-				_, err = c.DeleteItem(bg, fmt.Sprint(id), nil)
-				return ignore(err, ErrNotFound)
+				_, err = c.DeleteItem(ctx, fmt.Sprint(id), nil)
+				return ignore(err, lethe.ErrNotFound)
 			case 1:
-				r, err = c.CreateItem(bg, []byte(doc), nil)
+				r, err = c.CreateItem(ctx, []byte(doc), nil)
 				if err != nil {
-					return ignore(err, ErrConflict)
+					return ignore(err, lethe.ErrConflict)
 				}
 			default:
-				if r, err = c.UpsertItem(bg, []byte(doc), nil); err != nil {
+				if r, err = c.UpsertItem(ctx, []byte(doc), nil); err != nil {
 					return err
 				}
 			}
@@ -77,11 +78,11 @@ func TestConcurrent(t *testing.T) {
 	for range 3 {
 		worker(func(rng *rand.Rand) error { // reader
 			before := clock.Now().UnixNano()
-			r, err := c.ReadItem(bg, fmt.Sprint(rng.IntN(500)), nil)
+			r, err := c.ReadItem(ctx, fmt.Sprint(rng.IntN(500)), nil)
 			reads.Add(1)
 			if err != nil {
 				hidden.Add(1)
-				return ignore(err, ErrNotFound)
+				return ignore(err, lethe.ErrNotFound)
 			}
 			var doc struct {
 				TTL int `json:"ttl"`
@@ -101,12 +102,12 @@ func TestConcurrent(t *testing.T) {
 		return nil
 	})
 	worker(func(rng *rand.Rand) error { // settings and purges
-		def := []TTL{TTLNever, 2, 10}[rng.IntN(3)]
-		if err := c.Replace(bg, ContainerProperties{ID: "c", DefaultTimeToLive: def, Throughput: 0}); err != nil {
+		def := []lethe.TTL{lethe.TTLNever, 2, 10}[rng.IntN(3)]
+		if err := c.Replace(ctx, lethe.ContainerProperties{ID: "c", DefaultTimeToLive: def, Throughput: 0}); err != nil {
 			return err
 		}
 		_ = c.Stats()
-		if _, err := c.Purge(bg); err != nil {
+		if _, err := c.Purge(ctx); err != nil {
 			return err
 		}
 		time.Sleep(time.Millisecond)
@@ -120,19 +121,16 @@ func TestConcurrent(t *testing.T) {
 		require.NoError(t, err)
 	}
 	require.NoError(t, s.Close())
-	checkInvariants(t, c, "after the concurrent run")
+	lethe.CheckInvariants(t, c, "after the concurrent run")
 	t.Logf("%d reads, %d not found; %+v", reads.Load(), hidden.Load(), c.Stats())
 	require.Positive(t, c.Stats().Purged)
 }
 
+// ignore returns err unless it is nil or an *lethe.Error (itself, not
+// wrapped) that matches allowed.
 func ignore(err, allowed error) error {
-	if err == nil || isErr(err, allowed) {
+	if e, ok := err.(*lethe.Error); err == nil || ok && e.Is(allowed) {
 		return nil
 	}
 	return err
-}
-
-func isErr(err, target error) bool {
-	e, ok := err.(*Error)
-	return ok && e.Is(target)
 }

@@ -31,15 +31,30 @@ func newStore(t testing.TB) (*lethe.Store, *lethe.ManualClock) {
 func newContainer(t testing.TB, def lethe.TTL) (*lethe.Container, *lethe.ManualClock) {
 	t.Helper()
 	s, clock := newStore(t)
-	c, err := s.CreateContainer(ctx, lethe.ContainerProperties{ID: "c", DefaultTimeToLive: def})
-	require.NoError(t, err)
-	return c, clock
+	return mustContainer(t, s, lethe.ContainerProperties{ID: "c", DefaultTimeToLive: def}), clock
 }
 
+// mustContainer creates a container in s.
+func mustContainer(t testing.TB, s *lethe.Store, props lethe.ContainerProperties) *lethe.Container {
+	t.Helper()
+	c, err := s.CreateContainer(ctx, props)
+	require.NoError(t, err)
+	return c
+}
+
+// create creates the item doc in c.
 func create(t testing.TB, c *lethe.Container, doc string) lethe.ItemResponse {
 	t.Helper()
 	r, err := c.CreateItem(ctx, []byte(doc), nil)
 	require.NoError(t, err)
+	return r
+}
+
+// upsert upserts the item doc in c.
+func upsert(t testing.TB, c *lethe.Container, doc string) lethe.ItemResponse {
+	t.Helper()
+	r, err := c.UpsertItem(ctx, []byte(doc), nil)
+	require.NoError(t, err, "%.80q", doc)
 	return r
 }
 

@@ -1,7 +1,7 @@
-package lethe
+package lethe_test
 
 import (
-	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
@@ -10,41 +10,27 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/lethedb/lethe"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
-
-var bg = context.Background()
-
-func mustContainer(t testing.TB, s *Store, props ContainerProperties) *Container {
-	t.Helper()
-	c, err := s.CreateContainer(bg, props)
-	require.NoError(t, err)
-	return c
-}
-
-func mustWrite(t testing.TB, c *Container, doc string) {
-	t.Helper()
-	_, err := c.UpsertItem(bg, []byte(doc), nil)
-	require.NoError(t, err)
-}
 
 // TestReaperSleepsUntilExpiry: the reaper wakes at the next expiry, not
 // before, purges, and stops on Close (synctest fails the test if its
 // goroutine outlives the bubble).
 func TestReaperSleepsUntilExpiry(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		s, err := Open(nil)
+		s, err := lethe.Open(nil)
 		require.NoError(t, err)
 		defer s.Close()
-		c := mustContainer(t, s, ContainerProperties{ID: "c", DefaultTimeToLive: 10})
-		mustWrite(t, c, `{"id":"a"}`)
+		c := mustContainer(t, s, lethe.ContainerProperties{ID: "c", DefaultTimeToLive: 10})
+		upsert(t, c, `{"id":"a"}`)
 		synctest.Wait()
-		rounds := s.reaper.rounds.Load()
+		rounds := lethe.ReaperRounds(s)
 
 		time.Sleep(10*time.Second - time.Nanosecond)
 		synctest.Wait()
-		assert.Equal(t, rounds, s.reaper.rounds.Load(), "the reaper woke before the expiry")
+		assert.Equal(t, rounds, lethe.ReaperRounds(s), "the reaper woke before the expiry")
 		assert.Equal(t, int64(0), c.Stats().Purged)
 
 		time.Sleep(time.Nanosecond)
@@ -52,13 +38,13 @@ func TestReaperSleepsUntilExpiry(t *testing.T) {
 		st := c.Stats()
 		assert.Equal(t, int64(1), st.Purged)
 		assert.Equal(t, int64(0), st.ExpiredPending)
-		assert.LessOrEqual(t, s.reaper.rounds.Load()-rounds, int64(2), "the reaper polled")
+		assert.LessOrEqual(t, lethe.ReaperRounds(s)-rounds, int64(2), "the reaper polled")
 
 		// Idle with nothing to expire: it sleeps for good.
-		rounds = s.reaper.rounds.Load()
+		rounds = lethe.ReaperRounds(s)
 		time.Sleep(24 * time.Hour)
 		synctest.Wait()
-		assert.Equal(t, rounds, s.reaper.rounds.Load())
+		assert.Equal(t, rounds, lethe.ReaperRounds(s))
 	})
 }
 
@@ -66,13 +52,13 @@ func TestReaperSleepsUntilExpiry(t *testing.T) {
 // the sleeping reaper.
 func TestReaperWokenByEarlierWrite(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		s, err := Open(nil)
+		s, err := lethe.Open(nil)
 		require.NoError(t, err)
 		defer s.Close()
-		c := mustContainer(t, s, ContainerProperties{ID: "c", DefaultTimeToLive: TTLNever})
-		mustWrite(t, c, `{"id":"late","ttl":100}`)
+		c := mustContainer(t, s, lethe.ContainerProperties{ID: "c", DefaultTimeToLive: lethe.TTLNever})
+		upsert(t, c, `{"id":"late","ttl":100}`)
 		synctest.Wait() // asleep until 100 s
-		mustWrite(t, c, `{"id":"early","ttl":5}`)
+		upsert(t, c, `{"id":"early","ttl":5}`)
 		time.Sleep(5 * time.Second)
 		synctest.Wait()
 		st := c.Stats()
@@ -80,9 +66,9 @@ func TestReaperWokenByEarlierWrite(t *testing.T) {
 		assert.Equal(t, int64(1), st.Items)
 
 		// So does a change of the default that brings expiry forward.
-		mustWrite(t, c, `{"id":"inherits"}`)
+		upsert(t, c, `{"id":"inherits"}`)
 		synctest.Wait()
-		require.NoError(t, c.Replace(bg, ContainerProperties{ID: "c", DefaultTimeToLive: 2}))
+		require.NoError(t, c.Replace(ctx, lethe.ContainerProperties{ID: "c", DefaultTimeToLive: 2}))
 		time.Sleep(2 * time.Second)
 		synctest.Wait()
 		assert.Equal(t, int64(2), c.Stats().Purged)
@@ -92,17 +78,15 @@ func TestReaperWokenByEarlierWrite(t *testing.T) {
 // TestReaperStopsOnClose: Close waits for the reaper, even mid-backlog.
 func TestReaperStopsOnClose(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		s, err := Open(&Options{Reaper: ReaperOptions{BatchSize: 1}})
+		s, err := lethe.Open(&lethe.Options{Reaper: lethe.ReaperOptions{BatchSize: 1}})
 		require.NoError(t, err)
-		c := mustContainer(t, s, ContainerProperties{ID: "c", DefaultTimeToLive: 1})
+		c := mustContainer(t, s, lethe.ContainerProperties{ID: "c", DefaultTimeToLive: 1})
 		for i := range 1000 {
-			mustWrite(t, c, fmt.Sprintf(`{"id":"%d"}`, i))
+			upsert(t, c, fmt.Sprintf(`{"id":"%d"}`, i))
 		}
 		time.Sleep(time.Second)
 		require.NoError(t, s.Close())
-		select {
-		case <-s.reaper.done:
-		default:
+		if !lethe.ReaperStopped(s) {
 			t.Fatal("Close returned before the reaper stopped")
 		}
 		require.NoError(t, s.Close())
@@ -112,92 +96,78 @@ func TestReaperStopsOnClose(t *testing.T) {
 // TestReaperRealTime runs the reaper on the system clock, with generous
 // bounds: every expired item goes, no live one does.
 func TestReaperRealTime(t *testing.T) {
-	s, err := Open(nil)
+	s, err := lethe.Open(nil)
 	require.NoError(t, err)
 	defer s.Close()
-	c := mustContainer(t, s, ContainerProperties{ID: "c", DefaultTimeToLive: 1})
+	c := mustContainer(t, s, lethe.ContainerProperties{ID: "c", DefaultTimeToLive: 1})
 	for i := range 2000 {
-		mustWrite(t, c, fmt.Sprintf(`{"id":"%d"}`, i))
-		mustWrite(t, c, fmt.Sprintf(`{"id":"keep%d","ttl":-1}`, i))
+		upsert(t, c, fmt.Sprintf(`{"id":"%d"}`, i))
+		upsert(t, c, fmt.Sprintf(`{"id":"keep%d","ttl":-1}`, i))
 	}
 	require.Eventually(t, func() bool {
 		st := c.Stats()
 		return st.Purged == 2000 && st.ExpiredPending == 0
 	}, 10*time.Second, 10*time.Millisecond)
 	assert.Equal(t, int64(2000), c.Stats().Items)
-	checkInvariants(t, c, "after the purge")
+	lethe.CheckInvariants(t, c, "after the purge")
 }
 
 // TestReaperFairness: one round serves every container, so a huge backlog
 // in one does not delay another's purge.
 func TestReaperFairness(t *testing.T) {
-	clock := NewManualClock(time.Unix(1_700_000_000, 0))
-	s, err := Open(&Options{Clock: clock, Reaper: ReaperOptions{Disabled: true, BatchSize: 100, MaxHold: MaxReaperMaxHold}})
+	clock := lethe.NewManualClock(time.Unix(1_700_000_000, 0))
+	s, err := lethe.Open(&lethe.Options{Clock: clock, Reaper: lethe.ReaperOptions{Disabled: true, BatchSize: 100, MaxHold: lethe.MaxReaperMaxHold}})
 	require.NoError(t, err)
 	defer s.Close()
-	r := newReaper(s) // driven by hand
-	big := mustContainer(t, s, ContainerProperties{ID: "a-big", DefaultTimeToLive: 1})
-	small := mustContainer(t, s, ContainerProperties{ID: "b-small", DefaultTimeToLive: 1})
+	big := mustContainer(t, s, lethe.ContainerProperties{ID: "a-big", DefaultTimeToLive: 1})
+	small := mustContainer(t, s, lethe.ContainerProperties{ID: "b-small", DefaultTimeToLive: 1})
 	for i := range 5000 {
-		mustWrite(t, big, fmt.Sprintf(`{"id":"%d"}`, i))
+		upsert(t, big, fmt.Sprintf(`{"id":"%d"}`, i))
 	}
 	for i := range 10 {
-		mustWrite(t, small, fmt.Sprintf(`{"id":"%d"}`, i))
+		upsert(t, small, fmt.Sprintf(`{"id":"%d"}`, i))
 	}
 	clock.Advance(time.Second)
-	wakeAt, _ := r.round(clock.Now().UnixNano(), 0)
+	wakeAt := lethe.ReaperRound(s, clock.Now()) // a reaper driven by hand
 	assert.Equal(t, int64(10), small.Stats().Purged, "the small container waited behind the big one")
 	assert.Equal(t, int64(100), big.Stats().Purged, "one batch per container per round")
-	assert.LessOrEqual(t, wakeAt, clock.Now().UnixNano(), "more is waiting: the reaper must go round again")
+	assert.LessOrEqual(t, wakeAt.UnixNano(), clock.Now().UnixNano(), "more is waiting: the reaper must go round again")
 }
 
 // TestReaperOldestFirst: within a container, the oldest expiry goes first,
 // across items that inherit and items with their own ttl.
 func TestReaperOldestFirst(t *testing.T) {
-	clock := NewManualClock(time.Unix(1_700_000_000, 0))
-	s, err := Open(&Options{Clock: clock, Reaper: ReaperOptions{Disabled: true, BatchSize: 1}})
+	clock := lethe.NewManualClock(time.Unix(1_700_000_000, 0))
+	s, err := lethe.Open(&lethe.Options{Clock: clock, Reaper: lethe.ReaperOptions{Disabled: true, BatchSize: 1}})
 	require.NoError(t, err)
 	defer s.Close()
-	c := mustContainer(t, s, ContainerProperties{ID: "c", DefaultTimeToLive: 10})
-	mustWrite(t, c, `{"id":"inherit-10"}`)
-	mustWrite(t, c, `{"id":"own-3","ttl":3}`)
+	c := mustContainer(t, s, lethe.ContainerProperties{ID: "c", DefaultTimeToLive: 10})
+	upsert(t, c, `{"id":"inherit-10"}`)
+	upsert(t, c, `{"id":"own-3","ttl":3}`)
 	clock.Advance(time.Second)
-	mustWrite(t, c, `{"id":"own-5","ttl":5}`) // expires at 6
-	mustWrite(t, c, `{"id":"inherit-11"}`)
+	upsert(t, c, `{"id":"own-5","ttl":5}`) // expires at 6
+	upsert(t, c, `{"id":"inherit-11"}`)
 	clock.Advance(time.Hour)
 	for _, want := range []string{"own-3", "own-5", "inherit-10", "inherit-11"} {
-		n, _ := c.reap(clock.Now().UnixNano(), s.opts.Reaper, false, nil)
+		n := lethe.Reap(c, clock.Now(), false)
 		require.Equal(t, 1, n)
-		assert.False(t, present(c, want), "%s should have been purged by now", want)
+		assert.False(t, lethe.Stored(c, want), "%s should have been purged by now", want)
 	}
-}
-
-func present(c *Container, id string) bool {
-	sh, h := c.shardFor(id)
-	sh.mu.RLock()
-	defer sh.mu.RUnlock()
-	return sh.items.get(id, h) != ""
 }
 
 // TestReaperNeverPurgesRewritten: a candidate rewritten after it was
 // chosen is a new life and stays.
 func TestReaperNeverPurgesRewritten(t *testing.T) {
-	clock := NewManualClock(time.Unix(1_700_000_000, 0))
-	s, err := Open(&Options{Clock: clock, Reaper: ReaperOptions{Disabled: true}})
-	require.NoError(t, err)
-	defer s.Close()
-	c := mustContainer(t, s, ContainerProperties{ID: "c", DefaultTimeToLive: 5})
-	mustWrite(t, c, `{"id":"a"}`)
+	c, clock := newContainer(t, 5)
+	upsert(t, c, `{"id":"a"}`)
 	clock.Advance(5 * time.Second)
-	c.expiry.mu.Lock()
-	batch := c.expiry.oldestExpired(&c.rule, clock.Now().UnixNano(), 10, nil)
-	c.expiry.mu.Unlock()
+	batch := lethe.OldestExpired(c, clock.Now(), 10)
 	require.Len(t, batch, 1)
-	mustWrite(t, c, `{"id":"a","new":true}`) // rewritten after the reaper chose it
-	ok, _ := c.purgeOne(batch[0].rec, clock.Now().UnixNano(), false)
+	upsert(t, c, `{"id":"a","new":true}`) // rewritten after the reaper chose it
+	ok := lethe.PurgeCandidate(c, batch[0], clock.Now())
 	assert.False(t, ok)
-	assert.True(t, present(c, "a"))
-	checkInvariants(t, c, "after a stale purge")
+	assert.True(t, lethe.Stored(c, "a"))
+	lethe.CheckInvariants(t, c, "after a stale purge")
 }
 
 // TestReaperRandomWorkloads: across random workloads with a fake clock,
@@ -208,47 +178,33 @@ func TestReaperRandomWorkloads(t *testing.T) {
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, 0))
 	for round := range 20 {
-		clock := NewManualClock(time.Unix(1_700_000_000, 0))
-		s, err := Open(&Options{Clock: clock, Reaper: ReaperOptions{Disabled: true, BatchSize: 1 + rng.IntN(50)}})
+		clock := lethe.NewManualClock(time.Unix(1_700_000_000, 0))
+		s, err := lethe.Open(&lethe.Options{Clock: clock, Reaper: lethe.ReaperOptions{Disabled: true, BatchSize: 1 + rng.IntN(50)}})
 		require.NoError(t, err)
-		c := mustContainer(t, s, ContainerProperties{ID: "c", DefaultTimeToLive: TTL(1 + rng.IntN(20))})
+		c := mustContainer(t, s, lethe.ContainerProperties{ID: "c", DefaultTimeToLive: lethe.TTL(1 + rng.IntN(20))})
 		for step := range 2000 {
 			switch rng.IntN(4) {
 			case 0, 1:
 				ttl := []string{"", `,"ttl":-1`, fmt.Sprintf(`,"ttl":%d`, 1+rng.IntN(30))}[rng.IntN(3)]
-				mustWrite(t, c, fmt.Sprintf(`{"id":"%d"%s}`, rng.IntN(300), ttl))
+				upsert(t, c, fmt.Sprintf(`{"id":"%d"%s}`, rng.IntN(300), ttl))
 			case 2:
 				clock.Advance(time.Duration(rng.IntN(2000)) * time.Millisecond)
 			case 3:
-				now := clock.Now().UnixNano()
-				before := liveIDs(c, now)
-				c.reap(now, s.opts.Reaper, false, nil)
-				after := liveIDs(c, now)
+				now := clock.Now()
+				before := lethe.LiveIDs(c, now)
+				lethe.Reap(c, now, false)
+				after := lethe.LiveIDs(c, now)
 				require.Equal(t, before, after, "round %d step %d: a purge changed what is live", round, step)
-				checkInvariants(t, c, fmt.Sprintf("round %d step %d", round, step))
+				lethe.CheckInvariants(t, c, fmt.Sprintf("round %d step %d", round, step))
 			}
 		}
-		_, err = c.Purge(bg)
+		_, err = c.Purge(ctx)
 		require.NoError(t, err)
 		st := c.Stats()
 		assert.Equal(t, int64(0), st.ExpiredPending)
-		assert.Equal(t, st.Items, c.expiry.items, "expired items remain after a full purge")
+		assert.Equal(t, st.Items, lethe.ExpiryIndexItems(c), "expired items remain after a full purge")
 		require.NoError(t, s.Close())
 	}
-}
-
-// liveIDs lists the live items of c at now, by looking at the shards.
-func liveIDs(c *Container, now int64) map[string]bool {
-	ids := map[string]bool{}
-	for i := range c.shards {
-		c.shards[i].items.all(func(rec record) bool {
-			if c.rule.live(rec, now) {
-				ids[rec.id()] = true
-			}
-			return true
-		})
-	}
-	return ids
 }
 
 // userOutcome is what a user sees of one operation.
@@ -259,27 +215,27 @@ type userOutcome struct {
 
 // runUserWorkload runs a fixed workload against a throughput-limited
 // container, optionally letting the reaper purge between operations.
-func runUserWorkload(t *testing.T, seed uint64, withReaper bool) ([]userOutcome, ContainerStats) {
+func runUserWorkload(t *testing.T, seed uint64, withReaper bool) ([]userOutcome, lethe.ContainerStats) {
 	rng := rand.New(rand.NewPCG(seed, 1))
 	reaperRng := rand.New(rand.NewPCG(seed, 2))
-	clock := NewManualClock(time.Unix(1_700_000_000, 0))
-	s, err := Open(&Options{Clock: clock, Reaper: ReaperOptions{Disabled: true, BatchSize: 8}})
+	clock := lethe.NewManualClock(time.Unix(1_700_000_000, 0))
+	s, err := lethe.Open(&lethe.Options{Clock: clock, Reaper: lethe.ReaperOptions{Disabled: true, BatchSize: 8}})
 	require.NoError(t, err)
 	defer s.Close()
-	c := mustContainer(t, s, ContainerProperties{ID: "c", DefaultTimeToLive: 1, Throughput: 100})
+	c := mustContainer(t, s, lethe.ContainerProperties{ID: "c", DefaultTimeToLive: 1, Throughput: 100})
 	var out []userOutcome
 	for i := range 3000 {
 		id := fmt.Sprintf("%d", rng.IntN(200))
-		var r ItemResponse
+		var r lethe.ItemResponse
 		var err error
 		switch rng.IntN(3) {
 		case 0:
-			r, err = c.ReadItem(bg, id, nil)
+			r, err = c.ReadItem(ctx, id, nil)
 		default:
-			r, err = c.UpsertItem(bg, []byte(`{"id":"`+id+`","pad":"`+strings.Repeat("x", rng.IntN(3000))+`"}`), nil)
+			r, err = c.UpsertItem(ctx, []byte(`{"id":"`+id+`","pad":"`+strings.Repeat("x", rng.IntN(3000))+`"}`), nil)
 		}
 		o := userOutcome{status: r.StatusCode}
-		if e := (*Error)(nil); err != nil && asError(err, &e) {
+		if e := (*lethe.Error)(nil); err != nil && errors.As(err, &e) {
 			o.retry = e.RetryAfter
 		}
 		out = append(out, o)
@@ -289,19 +245,11 @@ func runUserWorkload(t *testing.T, seed uint64, withReaper bool) ([]userOutcome,
 			clock.Advance(time.Duration(rng.IntN(40)) * time.Millisecond)
 		}
 		if withReaper && reaperRng.IntN(2) == 0 {
-			c.reap(clock.Now().UnixNano(), s.opts.Reaper, true, nil)
+			lethe.Reap(c, clock.Now(), true)
 		}
 		_ = i
 	}
 	return out, c.Stats()
-}
-
-func asError(err error, target **Error) bool {
-	e, ok := err.(*Error)
-	if ok {
-		*target = e
-	}
-	return ok
 }
 
 // TestSpareBudgetNeverThrottlesUsers: property (a) of the issue: a user
@@ -322,23 +270,20 @@ func TestSpareBudgetNeverThrottlesUsers(t *testing.T) {
 // TestSpareBudgetFullLoad: property (b): under a workload that uses all of
 // the throughput the reaper purges nothing, and it resumes when load drops.
 func TestSpareBudgetFullLoad(t *testing.T) {
-	clock := NewManualClock(time.Unix(1_700_000_000, 0))
-	s, err := Open(&Options{Clock: clock, Reaper: ReaperOptions{Disabled: true}})
-	require.NoError(t, err)
-	defer s.Close()
-	c := mustContainer(t, s, ContainerProperties{ID: "c", DefaultTimeToLive: TTLNever, Throughput: 100})
+	s, clock := newStore(t)
+	c := mustContainer(t, s, lethe.ContainerProperties{ID: "c", DefaultTimeToLive: lethe.TTLNever, Throughput: 100})
 	for i := range 10 {
-		mustWrite(t, c, fmt.Sprintf(`{"id":"%d","ttl":1}`, i)) // 55 RU
+		upsert(t, c, fmt.Sprintf(`{"id":"%d","ttl":1}`, i)) // 55 RU
 	}
-	mustWrite(t, c, `{"id":"reader","ttl":-1}`) // 60.5 RU spent, nothing spare yet
+	upsert(t, c, `{"id":"reader","ttl":-1}`) // 60.5 RU spent, nothing spare yet
 	// Reads of 1 RU every 10 ms use exactly the refill of 100 RU/s, for
 	// three seconds: the items expire one second in.
 	for range 300 {
 		// The bucket never overflows, so the reaper finds nothing spare.
 		clock.Advance(10 * time.Millisecond)
-		_, err := c.ReadItem(bg, "reader", nil)
+		_, err := c.ReadItem(ctx, "reader", nil)
 		require.NoError(t, err)
-		c.reap(clock.Now().UnixNano(), s.opts.Reaper, true, nil)
+		lethe.Reap(c, clock.Now(), true)
 	}
 	st := c.Stats()
 	require.Equal(t, int64(10), st.ExpiredPending)
@@ -346,55 +291,51 @@ func TestSpareBudgetFullLoad(t *testing.T) {
 	// Load drops: within a second the bucket is full again and refill spills
 	// over to the reaper.
 	clock.Advance(1500 * time.Millisecond)
-	c.reap(clock.Now().UnixNano(), s.opts.Reaper, true, nil)
+	lethe.Reap(c, clock.Now(), true)
 	assert.Equal(t, int64(10), c.Stats().Purged, "the reaper did not resume after the load dropped")
 }
 
 // TestThrottling: an operation that would overdraw the budget gets a 429
 // with RetryAfter and changes nothing; after RetryAfter it succeeds.
 func TestThrottling(t *testing.T) {
-	clock := NewManualClock(time.Unix(1_700_000_000, 0))
-	s, err := Open(&Options{Clock: clock, Reaper: ReaperOptions{Disabled: true}})
-	require.NoError(t, err)
-	defer s.Close()
-	c := mustContainer(t, s, ContainerProperties{ID: "c", Throughput: 10})
-	_, err = c.CreateItem(bg, []byte(`{"id":"a"}`), nil) // 5.5 of 10
-	require.NoError(t, err)
-	r, err := c.CreateItem(bg, []byte(`{"id":"b"}`), nil) // 5.5 of 4.5: refused
-	require.ErrorIs(t, err, ErrTooManyRequests)
+	s, clock := newStore(t)
+	c := mustContainer(t, s, lethe.ContainerProperties{ID: "c", Throughput: 10})
+	create(t, c, `{"id":"a"}`)                             // 5.5 of 10
+	r, err := c.CreateItem(ctx, []byte(`{"id":"b"}`), nil) // 5.5 of 4.5: refused
+	require.ErrorIs(t, err, lethe.ErrTooManyRequests)
 	assert.Equal(t, http.StatusTooManyRequests, r.StatusCode)
-	var e *Error
+	var e *lethe.Error
 	require.ErrorAs(t, err, &e)
 	assert.Equal(t, 100*time.Millisecond, e.RetryAfter)
-	assert.False(t, present(c, "b"), "a throttled create changed the store")
-	_, err = c.ReplaceItem(bg, "a", []byte(`{"id":"a","v":2}`), nil)
-	require.ErrorIs(t, err, ErrTooManyRequests)
-	got, err := c.ReadItem(bg, "a", nil)
+	assert.False(t, lethe.Stored(c, "b"), "a throttled create changed the store")
+	_, err = c.ReplaceItem(ctx, "a", []byte(`{"id":"a","v":2}`), nil)
+	require.ErrorIs(t, err, lethe.ErrTooManyRequests)
+	got, err := c.ReadItem(ctx, "a", nil)
 	require.NoError(t, err)
 	assert.NotContains(t, string(got.Value), `"v"`, "a throttled replace changed the item")
-	_, err = c.UpsertItem(bg, []byte(`{"id":"a","v":3}`), nil)
-	require.ErrorIs(t, err, ErrTooManyRequests)
-	_, err = c.DeleteItem(bg, "a", nil)
-	require.ErrorIs(t, err, ErrTooManyRequests)
-	got, err = c.ReadItem(bg, "a", nil)
+	_, err = c.UpsertItem(ctx, []byte(`{"id":"a","v":3}`), nil)
+	require.ErrorIs(t, err, lethe.ErrTooManyRequests)
+	_, err = c.DeleteItem(ctx, "a", nil)
+	require.ErrorIs(t, err, lethe.ErrTooManyRequests)
+	got, err = c.ReadItem(ctx, "a", nil)
 	require.NoError(t, err)
 	assert.NotContains(t, string(got.Value), `"v"`, "a throttled upsert or delete changed the item")
 	assert.Equal(t, int64(4), c.Stats().Throttled)
 
-	_, err = c.CreateItem(bg, []byte(`{"id":"b"}`), nil) // two reads took 2 RU: 5.5 of 2.5
+	_, err = c.CreateItem(ctx, []byte(`{"id":"b"}`), nil) // two reads took 2 RU: 5.5 of 2.5
 	require.ErrorAs(t, err, &e)
 	assert.Equal(t, 300*time.Millisecond, e.RetryAfter)
 	clock.Advance(e.RetryAfter - 1)
-	_, err = c.CreateItem(bg, []byte(`{"id":"b"}`), nil)
-	require.ErrorIs(t, err, ErrTooManyRequests, "one nanosecond before RetryAfter")
+	_, err = c.CreateItem(ctx, []byte(`{"id":"b"}`), nil)
+	require.ErrorIs(t, err, lethe.ErrTooManyRequests, "one nanosecond before RetryAfter")
 	clock.Advance(1)
-	_, err = c.CreateItem(bg, []byte(`{"id":"b"}`), nil)
+	_, err = c.CreateItem(ctx, []byte(`{"id":"b"}`), nil)
 	require.NoError(t, err, "the operation must succeed after RetryAfter")
 
 	// Raising the throughput takes effect at once; 0 is unlimited.
-	require.NoError(t, c.Replace(bg, ContainerProperties{ID: "c", Throughput: 0}))
+	require.NoError(t, c.Replace(ctx, lethe.ContainerProperties{ID: "c", Throughput: 0}))
 	for i := range 100 {
-		_, err := c.UpsertItem(bg, []byte(fmt.Sprintf(`{"id":"%d"}`, i)), nil)
+		_, err := c.UpsertItem(ctx, []byte(fmt.Sprintf(`{"id":"%d"}`, i)), nil)
 		require.NoError(t, err)
 	}
 }
@@ -402,18 +343,14 @@ func TestThrottling(t *testing.T) {
 // TestThrottleLargeOperation: an operation costing more than a second of
 // throughput runs when the bucket is full rather than never.
 func TestThrottleLargeOperation(t *testing.T) {
-	clock := NewManualClock(time.Unix(1_700_000_000, 0))
-	s, err := Open(&Options{Clock: clock, Reaper: ReaperOptions{Disabled: true}})
-	require.NoError(t, err)
-	defer s.Close()
-	c := mustContainer(t, s, ContainerProperties{ID: "c", Throughput: 5})
+	s, clock := newStore(t)
+	c := mustContainer(t, s, lethe.ContainerProperties{ID: "c", Throughput: 5})
 	big := `{"id":"big","pad":"` + strings.Repeat("x", 20000) + `"}`
-	_, err = c.CreateItem(bg, []byte(big), nil)
-	require.NoError(t, err)
-	_, err = c.ReadItem(bg, "big", nil)
-	require.ErrorIs(t, err, ErrTooManyRequests)
+	create(t, c, big)
+	_, err := c.ReadItem(ctx, "big", nil)
+	require.ErrorIs(t, err, lethe.ErrTooManyRequests)
 	clock.Advance(10 * time.Second)
-	_, err = c.ReadItem(bg, "big", nil)
+	_, err = c.ReadItem(ctx, "big", nil)
 	require.NoError(t, err)
 }
 
@@ -421,11 +358,11 @@ func TestThrottleLargeOperation(t *testing.T) {
 // rather than at its next poll of a custom clock; Close stops the watching.
 func TestManualClockWakesReaper(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		clock := NewManualClock(time.Unix(1_700_000_000, 0))
-		s, err := Open(&Options{Clock: clock})
+		clock := lethe.NewManualClock(time.Unix(1_700_000_000, 0))
+		s, err := lethe.Open(&lethe.Options{Clock: clock})
 		require.NoError(t, err)
-		c := mustContainer(t, s, ContainerProperties{ID: "c", DefaultTimeToLive: 10})
-		mustWrite(t, c, `{"id":"a"}`)
+		c := mustContainer(t, s, lethe.ContainerProperties{ID: "c", DefaultTimeToLive: 10})
+		upsert(t, c, `{"id":"a"}`)
 		synctest.Wait()
 		clock.Advance(time.Minute)
 		synctest.Wait() // no virtual time passes: only the wake-up can purge
@@ -433,6 +370,6 @@ func TestManualClockWakesReaper(t *testing.T) {
 		assert.Equal(t, int64(1), st.Purged)
 		assert.Equal(t, int64(0), st.ExpiredPending)
 		require.NoError(t, s.Close())
-		assert.Empty(t, clock.watchers, "Close leaves the clock watched")
+		assert.Zero(t, lethe.ClockWatchers(clock), "Close leaves the clock watched")
 	})
 }

@@ -1,0 +1,126 @@
+package lethe
+
+import (
+	"testing"
+	"time"
+)
+
+// This file exposes to the black-box tests (package lethe_test) the few
+// internals they need, in the pattern of the standard library's
+// export_test.go files. It is compiled only with the tests; everything else
+// the tests use is the public API. Instants are time.Time, as the public API
+// takes them.
+
+// CheckInvariants fails t if c's primary index and its expiry index
+// disagree (see checkInvariants). where names the moment in the message.
+func CheckInvariants(t testing.TB, c *Container, where string) {
+	t.Helper()
+	checkInvariants(t, c, where)
+}
+
+// Stored reports whether the item id is physically present in c, expired
+// or not: what the reaper has not purged yet.
+func Stored(c *Container, id string) bool {
+	sh, h := c.shardFor(id)
+	sh.mu.RLock()
+	defer sh.mu.RUnlock()
+	return sh.items.get(id, h) != ""
+}
+
+// LiveIDs returns the ids of c's items live at now, read from the shards
+// rather than through the expiry index. Nothing may write to c meanwhile.
+func LiveIDs(c *Container, now time.Time) map[string]bool {
+	at := now.UnixNano()
+	ids := map[string]bool{}
+	for i := range c.shards {
+		c.shards[i].items.all(func(rec record) bool {
+			if c.rule.live(rec, at) {
+				ids[rec.id()] = true
+			}
+			return true
+		})
+	}
+	return ids
+}
+
+// ExpiryIndexItems returns how many items c's expiry index counts as
+// present, live or expired.
+func ExpiryIndexItems(c *Container) int64 {
+	c.expiry.mu.Lock()
+	defer c.expiry.mu.Unlock()
+	return c.expiry.items
+}
+
+// Reap runs one batch of the reaper on c at now, with the store's reaper
+// options, and returns how many items it purged. With spend each purge
+// draws on the container's spare budget, as the reaper's purges do.
+func Reap(c *Container, now time.Time, spend bool) (purged int) {
+	purged, _ = c.reap(now.UnixNano(), c.store.opts.Reaper, spend, nil)
+	return purged
+}
+
+// ReaperRound runs one round of a new reaper of s, driven by hand (open s
+// with its own reaper disabled), at now, and returns when that reaper would
+// next be needed: at or before now if more is waiting.
+func ReaperRound(s *Store, now time.Time) (wakeAt time.Time) {
+	at, _ := newReaper(s).round(now.UnixNano(), 0)
+	return time.Unix(0, at)
+}
+
+// ReaperRounds returns how many rounds over the containers s's reaper has
+// made so far.
+func ReaperRounds(s *Store) int64 { return s.reaper.rounds.Load() }
+
+// ReaperStopped reports, without waiting, whether s's reaper goroutine has
+// returned.
+func ReaperStopped(s *Store) bool {
+	select {
+	case <-s.reaper.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// Candidate is one item version the reaper chose to purge.
+type Candidate = expiredEntry
+
+// OldestExpired returns up to limit of c's items expired at now, oldest
+// expiry first, as the reaper chooses a batch.
+func OldestExpired(c *Container, now time.Time, limit int) []Candidate {
+	c.expiry.mu.Lock()
+	defer c.expiry.mu.Unlock()
+	return c.expiry.oldestExpired(&c.rule, now.UnixNano(), limit, nil)
+}
+
+// PurgeCandidate purges e as the reaper does, without spending budget,
+// unless its item was rewritten since or is live at now; it reports whether
+// it purged.
+func PurgeCandidate(c *Container, e Candidate, now time.Time) bool {
+	ok, _ := c.purgeOne(e.rec, now.UnixNano(), false)
+	return ok
+}
+
+// ClockWatchers returns how many stores' reapers watch c.
+func ClockWatchers(c *ManualClock) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.watchers)
+}
+
+// ParseItem runs the write path's item parser on doc and returns its
+// error, nil if doc is a valid item.
+func ParseItem(doc []byte) *Error {
+	_, err := parseItem(doc)
+	return err
+}
+
+// StoreClock is the store's internal clock.
+type StoreClock = storeClock
+
+// NewStoreClock returns the store's internal clock over c (nil: the system
+// clock).
+func NewStoreClock(c Clock) StoreClock { return newStoreClock(c) }
+
+// UnixNano returns the clock's current time in Unix nanoseconds.
+func (c *StoreClock) UnixNano() int64 { return c.now() }
