@@ -113,18 +113,26 @@
 // returns each item exactly as stored.
 //
 // Expired items never appear in a result, a count or an aggregate, whether
-// or not the reaper has purged them. A query is evaluated in full when its
-// first page is asked for, over the items live at one clock reading; each
-// shard of the container is read under its lock in turn, so every item is
-// seen exactly once, as it was either before or after any concurrent write
-// to it. Later pages come from that evaluation, less the results made from
-// items that have expired since. Results without ORDER BY are ordered by item id. Pages hold
-// PageSizeHint results (default 100); a continuation token resumes a new
-// pager at the same position for the same query text and parameters, and is
-// refused (ErrBadRequest) for any other. A bad query is an ErrBadRequest
-// whose message gives line, column and what was expected, such as
-// "1:17: expected WHERE, found "WHER"". Cancelling the context stops a long
-// query promptly.
+// or not the reaper has purged them. A query pager evaluates its query once,
+// when its first page is asked for, over the items live at one clock
+// reading; each shard of the container is read under its lock in turn, so
+// every item is seen exactly once, as it was either before or after any
+// concurrent write to it. Later pages drop results whose item has since been
+// deleted or has expired, and keep those whose item was rewritten. Results
+// without ORDER BY are ordered by item id. Pages hold PageSizeHint results
+// (default 100). A continuation token resumes after the key of the last
+// result returned (its ORDER BY values, then its item's id), so items that
+// expire, are deleted or are written between pages never make a resumed
+// query skip or repeat an unchanged live item; tokens are bound to their
+// container, query text and parameters, and any other use is refused
+// (ErrBadRequest).
+//
+// A bad query is an ErrBadRequest whose message gives line, column and what
+// was expected, such as "1:17: expected WHERE, found "WHER"". Queries honour
+// their context inside a single item, and fail with ErrBadRequest rather
+// than run away when they would build values larger than MaxQueryValueSize,
+// produce more than MaxQueryJoinRows rows from one item, or hold more than
+// MaxQueryRows rows or MaxQueryBuiltBytes of computed results.
 //
 // # Concurrency
 //

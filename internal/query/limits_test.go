@@ -28,14 +28,13 @@ func likeReference(s string, segs [][]likeItem) bool {
 			toks = append(toks, tok{it: it})
 		}
 	}
-	rs := []rune(s)
 	// ok[j]: the first i runes of s match the first j tokens.
 	ok := make([]bool, len(toks)+1)
 	ok[0] = true
 	for j := range toks {
 		ok[j+1] = ok[j] && toks[j].pct
 	}
-	for _, r := range rs {
+	for _, r := range s {
 		next := make([]bool, len(toks)+1)
 		for j, tk := range toks {
 			if tk.pct {
