@@ -40,7 +40,7 @@ func benchContainer(b *testing.B, n int) (*lethe.Container, []string) {
 	for i := range ids {
 		ids[i] = "user-" + strconv.Itoa(i)
 		ttl := []string{"", `,"ttl":7200`, `,"ttl":-1`}[i%3]
-		if _, err := c.CreateItem(context.Background(), benchDoc(ids[i], ttl), nil); err != nil {
+		if _, err := c.CreateItem(context.Background(), lethe.NewPartitionKey(), benchDoc(ids[i], ttl), nil); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -84,7 +84,7 @@ func BenchmarkReadItem(b *testing.B) {
 				ctx := context.Background()
 				i := 0
 				for b.Loop() {
-					if _, err := c.ReadItem(ctx, order[i&(len(order)-1)], nil); err != nil {
+					if _, err := c.ReadItem(ctx, lethe.NewPartitionKey(), order[i&(len(order)-1)], nil); err != nil {
 						b.Fatal(err)
 					}
 					i++
@@ -102,7 +102,7 @@ func BenchmarkReadItem(b *testing.B) {
 			var buf []byte
 			i := 0
 			for b.Loop() {
-				r, err := c.ReadItemAppend(ctx, buf[:0], order[i&(len(order)-1)], nil)
+				r, err := c.ReadItemAppend(ctx, buf[:0], lethe.NewPartitionKey(), order[i&(len(order)-1)], nil)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -116,7 +116,7 @@ func BenchmarkReadItem(b *testing.B) {
 				rng := rand.New(rand.NewPCG(rand.Uint64(), 0))
 				ctx := context.Background()
 				for pb.Next() {
-					if _, err := c.ReadItem(ctx, ids[rng.IntN(len(ids))], nil); err != nil {
+					if _, err := c.ReadItem(ctx, lethe.NewPartitionKey(), ids[rng.IntN(len(ids))], nil); err != nil {
 						b.Fatal(err)
 					}
 				}
@@ -138,7 +138,7 @@ func BenchmarkCreateItem(b *testing.B) {
 			for b.Loop() {
 				createSeq++
 				doc := benchDoc("new-"+strconv.Itoa(createSeq), `,"ttl":3600`)
-				if _, err := c.CreateItem(ctx, doc, nil); err != nil {
+				if _, err := c.CreateItem(ctx, lethe.NewPartitionKey(), doc, nil); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -160,7 +160,7 @@ func BenchmarkUpsertItemTTL(b *testing.B) {
 			ctx := context.Background()
 			i := 0
 			for b.Loop() {
-				if _, err := c.UpsertItem(ctx, docs[i&(len(docs)-1)], nil); err != nil {
+				if _, err := c.UpsertItem(ctx, lethe.NewPartitionKey(), docs[i&(len(docs)-1)], nil); err != nil {
 					b.Fatal(err)
 				}
 				i++
@@ -230,7 +230,7 @@ func BenchmarkPurge(b *testing.B) {
 		s, _ := lethe.Open(&lethe.Options{Clock: clock, Reaper: lethe.ReaperOptions{Disabled: true}})
 		c, _ := s.CreateContainer(context.Background(), lethe.ContainerProperties{ID: "c", DefaultTimeToLive: 1})
 		for i := range n {
-			c.CreateItem(context.Background(), benchDoc("u"+strconv.Itoa(i), ""), nil)
+			c.CreateItem(context.Background(), lethe.NewPartitionKey(), benchDoc("u"+strconv.Itoa(i), ""), nil)
 		}
 		clock.Advance(time.Second)
 		b.StartTimer()
@@ -262,7 +262,7 @@ func BenchmarkPurgeStall(b *testing.B) {
 				live := make([]string, 10_000)
 				for i := range live {
 					live[i] = "live-" + strconv.Itoa(i)
-					c.CreateItem(ctx, benchDoc(live[i], ""), nil)
+					c.CreateItem(ctx, lethe.NewPartitionKey(), benchDoc(live[i], ""), nil)
 				}
 				ttl := `,"ttl":-1`
 				if purge {
@@ -270,7 +270,7 @@ func BenchmarkPurgeStall(b *testing.B) {
 				}
 				start := time.Now()
 				for i := range n {
-					c.CreateItem(ctx, benchDoc("exp-"+strconv.Itoa(i), ttl), nil)
+					c.CreateItem(ctx, lethe.NewPartitionKey(), benchDoc("exp-"+strconv.Itoa(i), ttl), nil)
 				}
 				// Everything written in the first second expires together;
 				// wait for the first expiry, then measure until all are gone.
@@ -281,7 +281,7 @@ func BenchmarkPurgeStall(b *testing.B) {
 				purgeStart := time.Now()
 				for {
 					t := time.Now()
-					c.ReadItem(ctx, live[rng.IntN(len(live))], nil)
+					c.ReadItem(ctx, lethe.NewPartitionKey(), live[rng.IntN(len(live))], nil)
 					lat = append(lat, time.Since(t))
 					if len(lat)%1024 == 0 {
 						if purge && c.Stats().Purged == n {
@@ -329,10 +329,10 @@ func BenchmarkReaperSpareBudget(b *testing.B) {
 		s, _ := lethe.Open(nil)
 		ctx := context.Background()
 		c, _ := s.CreateContainer(ctx, lethe.ContainerProperties{ID: "c", DefaultTimeToLive: lethe.TTLNever})
-		c.CreateItem(ctx, benchDoc("reader", ""), nil)
+		c.CreateItem(ctx, lethe.NewPartitionKey(), benchDoc("reader", ""), nil)
 		written := time.Now()
 		for i := range backlog {
-			c.CreateItem(ctx, benchDoc("exp-"+strconv.Itoa(i), `,"ttl":3`), nil)
+			c.CreateItem(ctx, lethe.NewPartitionKey(), benchDoc("exp-"+strconv.Itoa(i), `,"ttl":3`), nil)
 		}
 		if err := c.Replace(ctx, lethe.ContainerProperties{ID: "c", DefaultTimeToLive: lethe.TTLNever, Throughput: throughput}); err != nil {
 			b.Fatal(err)
@@ -355,7 +355,7 @@ func BenchmarkReaperSpareBudget(b *testing.B) {
 			if time.Since(start) > run {
 				break
 			}
-			if r, err := c.ReadItem(ctx, "reader", nil); err == nil {
+			if r, err := c.ReadItem(ctx, lethe.NewPartitionKey(), "reader", nil); err == nil {
 				userRU += r.RequestCharge
 			}
 		}
@@ -387,7 +387,7 @@ func BenchmarkQuery(b *testing.B) {
 				b.ReportAllocs()
 				ctx := context.Background()
 				for b.Loop() {
-					p := c.NewQueryItemsPager(q.text, &lethe.QueryOptions{QueryParameters: q.params, PageSizeHint: 1 << 30})
+					p := c.NewQueryItemsPager(q.text, lethe.NewPartitionKey(), &lethe.QueryOptions{QueryParameters: q.params, PageSizeHint: 1 << 30})
 					if _, err := p.NextPage(ctx); err != nil {
 						b.Fatal(err)
 					}
@@ -417,7 +417,7 @@ func BenchmarkMemPerItem(b *testing.B) {
 		runtime.GC()
 		runtime.ReadMemStats(&before)
 		for _, d := range docs {
-			c.CreateItem(context.Background(), d, nil)
+			c.CreateItem(context.Background(), lethe.NewPartitionKey(), d, nil)
 		}
 		runtime.GC()
 		runtime.ReadMemStats(&after)

@@ -56,15 +56,15 @@ func TestConcurrent(t *testing.T) {
 			var err error
 			switch rng.IntN(3) {
 			case 0:
-				_, err = c.DeleteItem(ctx, fmt.Sprint(id), nil)
+				_, err = c.DeleteItem(ctx, lethe.NewPartitionKey(), fmt.Sprint(id), nil)
 				return ignore(err, lethe.ErrNotFound)
 			case 1:
-				r, err = c.CreateItem(ctx, []byte(doc), nil)
+				r, err = c.CreateItem(ctx, lethe.NewPartitionKey(), []byte(doc), nil)
 				if err != nil {
 					return ignore(err, lethe.ErrConflict)
 				}
 			default:
-				if r, err = c.UpsertItem(ctx, []byte(doc), nil); err != nil {
+				if r, err = c.UpsertItem(ctx, lethe.NewPartitionKey(), []byte(doc), nil); err != nil {
 					return err
 				}
 			}
@@ -78,7 +78,7 @@ func TestConcurrent(t *testing.T) {
 	for range 3 {
 		worker(func(rng *rand.Rand) error { // reader
 			before := clock.Now().UnixNano()
-			r, err := c.ReadItem(ctx, fmt.Sprint(rng.IntN(500)), nil)
+			r, err := c.ReadItem(ctx, lethe.NewPartitionKey(), fmt.Sprint(rng.IntN(500)), nil)
 			reads.Add(1)
 			if err != nil {
 				hidden.Add(1)

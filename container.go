@@ -3,6 +3,7 @@ package lethe
 import (
 	"context"
 	"hash/maphash"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -19,6 +20,10 @@ type ContainerProperties struct {
 	// or n > 0 for expiry n seconds after each item's last write unless the
 	// item says otherwise.
 	DefaultTimeToLive TTL
+	// PartitionKeyDefinition gives the paths of the items' partition key
+	// value; without paths the container is not partitioned. It is
+	// validated on create (kind and version filled in) and cannot change.
+	PartitionKeyDefinition PartitionKeyDefinition
 	// IndexingPolicy is nil for the default, consistent indexing.
 	IndexingPolicy *IndexingPolicy
 	// Throughput is the container's budget in request units per second; 0
@@ -68,6 +73,7 @@ type Container struct {
 		expiryIndex
 	}
 
+	pkPaths    pkPaths             // the parsed partition key paths; never change
 	props      ContainerProperties // see the locking note above
 	rule       expiryRule          // decides expiry; guarded like props
 	throughput atomic.Int32        // props.Throughput, readable without a lock
@@ -85,17 +91,22 @@ type shard struct {
 	_     [8]byte // keep shards on separate cache lines
 }
 
-func newContainer(s *Store, props ContainerProperties, now int64) *Container {
-	c := &Container{store: s, id: props.ID, seed: maphash.MakeSeed(), props: props, rule: newExpiryRule(props.DefaultTimeToLive)}
+func newContainer(s *Store, props ContainerProperties, pp pkPaths, now int64) *Container {
+	c := &Container{store: s, id: props.ID, seed: maphash.MakeSeed(), pkPaths: pp, props: props, rule: newExpiryRule(props.DefaultTimeToLive)}
 	c.expiry.expiryIndex = newExpiryIndex()
 	c.throughput.Store(props.Throughput)
 	c.budget.setRate(props.Throughput, now)
 	return c
 }
 
-// shardFor returns the shard of id and the hash bits its table uses.
-func (c *Container) shardFor(id string) (*shard, uint32) {
+// shardFor returns the shard of the item (pk, id), pk encoded, and the hash
+// bits its table uses. The partition key value is part of the hash, so the
+// items of one logical partition spread over every shard, as ids do.
+func (c *Container) shardFor(pk, id string) (*shard, uint32) {
 	h := maphash.String(c.seed, id)
+	if pk != "" {
+		h ^= maphash.String(c.seed, pk) * 0x9e3779b97f4a7c15
+	}
 	return &c.shards[h%shardCount], slotHash(h)
 }
 
@@ -132,7 +143,8 @@ func (c *Container) Read(ctx context.Context) (ContainerProperties, error) {
 }
 
 // Replace changes the container's DefaultTimeToLive, IndexingPolicy and
-// Throughput; props.ID must be the container's id. A change of
+// Throughput; props.ID and props.PartitionKeyDefinition must be the
+// container's (after filling in defaults). A change of
 // DefaultTimeToLive applies at once to every item, computed from each item's
 // last write. Expiry is final: items already expired stay gone, whatever the
 // new setting. The change takes every lock of the container only for an
@@ -145,11 +157,17 @@ func (c *Container) Replace(ctx context.Context, props ContainerProperties) erro
 	if props.ID != c.id {
 		return withContext(badRequest("the id %q of the new properties is not the container's id", props.ID), op, c.id, "")
 	}
-	if err := validateProps(props); err != nil {
+	props, _, err := normalizeProps(props)
+	if err != nil {
 		return withContext(err, op, c.id, "")
 	}
+	if !slices.Equal(props.PartitionKeyDefinition.Paths, c.props.PartitionKeyDefinition.Paths) ||
+		props.PartitionKeyDefinition.Kind != c.props.PartitionKeyDefinition.Kind ||
+		props.PartitionKeyDefinition.Version != c.props.PartitionKeyDefinition.Version {
+		return withContext(badRequest("the partition key definition of a container cannot be changed"), op, c.id, "")
+	}
 	c.lockAll()
-	next := c.apply(&mutation{cause: causeSettings, now: c.store.clock.now(), props: cloneProps(props)})
+	next := c.apply(&mutation{cause: causeSettings, now: c.store.clock.now(), props: props})
 	c.unlockAll()
 	c.store.reaper.notify(next)
 	return nil
@@ -205,18 +223,34 @@ func (c *Container) Stats() ContainerStats {
 // the index lock.
 const statsCountStep = 4096
 
-// cloneProps copies validated properties for keeping, with the indexing
-// mode in its canonical lower case.
+// cloneProps returns a copy of p that shares no memory with it.
 func cloneProps(p ContainerProperties) ContainerProperties {
 	if p.IndexingPolicy != nil {
 		ip := *p.IndexingPolicy
-		ip.IndexingMode = IndexingMode(strings.ToLower(string(ip.IndexingMode)))
 		p.IndexingPolicy = &ip
 	}
+	p.PartitionKeyDefinition.Paths = slices.Clone(p.PartitionKeyDefinition.Paths)
 	return p
 }
 
-// validateProps checks a container definition: its id, default TTL,
+// normalizeProps checks a container definition (its id, default TTL,
+// throughput, indexing mode and partition key definition) and returns the
+// copy to keep, with the indexing mode in its canonical lower case and the
+// partition key definition's defaults filled in, and its parsed paths.
+func normalizeProps(p ContainerProperties) (ContainerProperties, pkPaths, *Error) {
+	p = cloneProps(p)
+	if p.IndexingPolicy != nil {
+		p.IndexingPolicy.IndexingMode = IndexingMode(strings.ToLower(string(p.IndexingPolicy.IndexingMode)))
+	}
+	if err := validateProps(p); err != nil {
+		return p, pkPaths{}, err
+	}
+	pkdef, pp, err := normalizePKDef(p.PartitionKeyDefinition)
+	p.PartitionKeyDefinition = pkdef
+	return p, pp, err
+}
+
+// validateProps checks a container definition's id, default TTL,
 // throughput and indexing mode.
 func validateProps(p ContainerProperties) *Error {
 	if err := validateContainerID(p.ID); err != nil {
@@ -229,8 +263,9 @@ func validateProps(p ContainerProperties) *Error {
 		return badRequest("the throughput %d is negative; use 0 for unlimited", p.Throughput)
 	}
 	if p.IndexingPolicy != nil {
-		// Accepted in any case: azcosmos spells them "Consistent", "Lazy", "None".
-		switch IndexingMode(strings.ToLower(string(p.IndexingPolicy.IndexingMode))) {
+		// Accepted in any case (normalizeProps lowers it): azcosmos spells
+		// them "Consistent", "Lazy", "None".
+		switch p.IndexingPolicy.IndexingMode {
 		case IndexingModeConsistent, IndexingModeLazy, "":
 		case IndexingModeNone:
 			if p.DefaultTimeToLive != TTLOff {

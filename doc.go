@@ -6,14 +6,32 @@
 // that user traffic leaves over.
 //
 // A Store holds containers; a Container holds JSON items, each a JSON object
-// with a string "id". The calls read like the Azure Cosmos DB Go SDK
-// (azcosmos) minus the network:
+// with a string "id", identified by its partition key value and its id. The
+// calls read like the Azure Cosmos DB Go SDK (azcosmos) minus the network,
+// the partition key first:
 //
 //	store, _ := lethe.Open(nil) // in memory, system clock, default reaper
 //	defer store.Close()
-//	sessions, _ := store.CreateContainer(ctx, lethe.ContainerProperties{ID: "sessions", DefaultTimeToLive: 1800})
-//	sessions.UpsertItem(ctx, []byte(`{"id":"s1","user":"ada"}`), nil)
-//	resp, err := sessions.ReadItem(ctx, "s1", nil) // errors.Is(err, lethe.ErrNotFound) after 30 idle minutes
+//	sessions, _ := store.CreateContainer(ctx, lethe.ContainerProperties{ID: "sessions", DefaultTimeToLive: 1800,
+//		PartitionKeyDefinition: lethe.PartitionKeyDefinition{Paths: []string{"/user"}}})
+//	ada := lethe.NewPartitionKeyString("ada")
+//	sessions.UpsertItem(ctx, ada, []byte(`{"id":"s1","user":"ada"}`), nil)
+//	resp, err := sessions.ReadItem(ctx, ada, "s1", nil) // errors.Is(err, lethe.ErrNotFound) after 30 idle minutes
+//
+// # Partition keys
+//
+// A container's PartitionKeyDefinition names one path into its items (or
+// two or three: a hierarchical key); the values there are the item's
+// partition key value, and the same id may exist once in each logical
+// partition. Every item call takes that value (a PartitionKey) first; a
+// write whose document holds another value is refused with Cosmos DB's 400,
+// "PartitionKey extracted from document doesn't match the one specified in
+// the header". A document without the path is in the partition
+// NonePartitionKey, apart from JSON null (NullPartitionKey). A container
+// without paths is not partitioned and takes NewPartitionKey(), the empty
+// key, which in a query means every partition. The definition cannot change
+// after the container is created. Expiry is per item, in every partition
+// alike.
 //
 // # Time to live
 //

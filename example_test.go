@@ -24,16 +24,16 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	sessions.CreateItem(ctx, []byte(`{"id":"alice"}`), nil)
-	sessions.CreateItem(ctx, []byte(`{"id":"bob","ttl":-1}`), nil) // never expires
-	sessions.CreateItem(ctx, []byte(`{"id":"carol","ttl":5}`), nil)
+	sessions.CreateItem(ctx, lethe.NewPartitionKey(), []byte(`{"id":"alice"}`), nil)
+	sessions.CreateItem(ctx, lethe.NewPartitionKey(), []byte(`{"id":"bob","ttl":-1}`), nil) // never expires
+	sessions.CreateItem(ctx, lethe.NewPartitionKey(), []byte(`{"id":"carol","ttl":5}`), nil)
 
 	clock.Advance(20 * time.Second)
-	sessions.UpsertItem(ctx, []byte(`{"id":"alice"}`), nil) // a write restarts the countdown
+	sessions.UpsertItem(ctx, lethe.NewPartitionKey(), []byte(`{"id":"alice"}`), nil) // a write restarts the countdown
 
 	clock.Advance(20 * time.Second)
 	for _, id := range []string{"alice", "bob", "carol"} {
-		_, err := sessions.ReadItem(ctx, id, nil)
+		_, err := sessions.ReadItem(ctx, lethe.NewPartitionKey(), id, nil)
 		fmt.Printf("%s: found=%v\n", id, err == nil)
 	}
 	// Output:
@@ -49,14 +49,14 @@ func ExampleManualClock() {
 	store, _ := lethe.Open(&lethe.Options{Clock: clock, Reaper: lethe.ReaperOptions{Disabled: true}})
 	defer store.Close()
 	cache, _ := store.CreateContainer(ctx, lethe.ContainerProperties{ID: "cache", DefaultTimeToLive: 60})
-	resp, _ := cache.CreateItem(ctx, []byte(`{"id":"k","v":1}`), nil)
+	resp, _ := cache.CreateItem(ctx, lethe.NewPartitionKey(), []byte(`{"id":"k","v":1}`), nil)
 	fmt.Println(string(resp.Value[:len(`{"id":"k","v":1,"_ts":1700000000`)]))
 
 	clock.Advance(time.Minute - time.Nanosecond)
-	_, err := cache.ReadItem(ctx, "k", nil)
+	_, err := cache.ReadItem(ctx, lethe.NewPartitionKey(), "k", nil)
 	fmt.Println("one nanosecond before expiry:", err)
 	clock.Advance(time.Nanosecond)
-	_, err = cache.ReadItem(ctx, "k", nil)
+	_, err = cache.ReadItem(ctx, lethe.NewPartitionKey(), "k", nil)
 	fmt.Println("at expiry:", errors.Is(err, lethe.ErrNotFound))
 	fmt.Printf("%+v\n", cache.Stats())
 	// Output:
@@ -74,7 +74,7 @@ func ExampleError() {
 	defer store.Close()
 	c, _ := store.CreateContainer(ctx, lethe.ContainerProperties{ID: "c", DefaultTimeToLive: lethe.TTLNever})
 
-	_, err := c.CreateItem(ctx, []byte(`{"id":"a","ttl":0}`), nil)
+	_, err := c.CreateItem(ctx, lethe.NewPartitionKey(), []byte(`{"id":"a","ttl":0}`), nil)
 	var e *lethe.Error
 	if errors.As(err, &e) {
 		fmt.Println(e.StatusCode, errors.Is(err, lethe.ErrBadRequest))
@@ -95,7 +95,7 @@ func ExampleContainerProperties_throughput() {
 	c, _ := store.CreateContainer(ctx, lethe.ContainerProperties{ID: "c", Throughput: 10})
 
 	for i := range 3 {
-		resp, err := c.CreateItem(ctx, []byte(fmt.Sprintf(`{"id":"%d"}`, i)), nil)
+		resp, err := c.CreateItem(ctx, lethe.NewPartitionKey(), []byte(fmt.Sprintf(`{"id":"%d"}`, i)), nil)
 		var e *lethe.Error
 		if errors.As(err, &e) {
 			fmt.Printf("item %d: %d, retry after %v\n", i, e.StatusCode, e.RetryAfter)
@@ -117,13 +117,13 @@ func ExampleContainer_QueryItems() {
 	store, _ := lethe.Open(&lethe.Options{Clock: clock, Reaper: lethe.ReaperOptions{Disabled: true}})
 	defer store.Close()
 	sessions, _ := store.CreateContainer(ctx, lethe.ContainerProperties{ID: "sessions", DefaultTimeToLive: 1800})
-	sessions.CreateItem(ctx, []byte(`{"id":"s1","user":"ada"}`), nil)
-	sessions.CreateItem(ctx, []byte(`{"id":"s2","user":"ada","ttl":60}`), nil)
-	sessions.CreateItem(ctx, []byte(`{"id":"s3","user":"bob"}`), nil)
+	sessions.CreateItem(ctx, lethe.NewPartitionKey(), []byte(`{"id":"s1","user":"ada"}`), nil)
+	sessions.CreateItem(ctx, lethe.NewPartitionKey(), []byte(`{"id":"s2","user":"ada","ttl":60}`), nil)
+	sessions.CreateItem(ctx, lethe.NewPartitionKey(), []byte(`{"id":"s3","user":"bob"}`), nil)
 
 	count := func() {
 		opts := &lethe.QueryOptions{QueryParameters: []lethe.QueryParameter{{Name: "@u", Value: "ada"}}}
-		for item, err := range sessions.QueryItems(ctx, "SELECT VALUE COUNT(1) FROM c WHERE c.user = @u", opts) {
+		for item, err := range sessions.QueryItems(ctx, "SELECT VALUE COUNT(1) FROM c WHERE c.user = @u", lethe.NewPartitionKey(), opts) {
 			if err != nil {
 				panic(err)
 			}

@@ -20,7 +20,7 @@ func TestStatsCountsEachExpiryOnce(t *testing.T) {
 	c, err := s.CreateContainer(context.Background(), ContainerProperties{ID: "c", DefaultTimeToLive: 10})
 	require.NoError(t, err)
 	for i := range 10_000 {
-		_, err := c.CreateItem(context.Background(), fmt.Appendf(nil, `{"id":"%d"}`, i), nil)
+		_, err := c.CreateItem(context.Background(), NewPartitionKey(), fmt.Appendf(nil, `{"id":"%d"}`, i), nil)
 		require.NoError(t, err)
 	}
 	clock.Advance(time.Minute)

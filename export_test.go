@@ -18,13 +18,20 @@ func CheckInvariants(t testing.TB, c *Container, where string) {
 	checkInvariants(t, c, where)
 }
 
-// Stored reports whether the item id is physically present in c, expired
-// or not: what the reaper has not purged yet.
+// Stored reports whether the item id of a container without partition
+// keys is physically present in c, expired or not: what the reaper has not
+// purged yet.
 func Stored(c *Container, id string) bool {
-	sh, h := c.shardFor(id)
+	return StoredIn(c, NewPartitionKey(), id)
+}
+
+// StoredIn reports whether the item (pk, id) is physically present in c,
+// expired or not.
+func StoredIn(c *Container, pk PartitionKey, id string) bool {
+	sh, h := c.shardFor(pk.enc, id)
 	sh.mu.RLock()
 	defer sh.mu.RUnlock()
-	return sh.items.get(id, h) != ""
+	return sh.items.get(pk.enc, id, h) != ""
 }
 
 // LiveIDs returns the ids of c's items live at now, read from the shards

@@ -45,7 +45,7 @@ func mustContainer(t testing.TB, s *lethe.Store, props lethe.ContainerProperties
 // create creates the item doc in c.
 func create(t testing.TB, c *lethe.Container, doc string) lethe.ItemResponse {
 	t.Helper()
-	r, err := c.CreateItem(ctx, []byte(doc), nil)
+	r, err := c.CreateItem(ctx, lethe.NewPartitionKey(), []byte(doc), nil)
 	require.NoError(t, err)
 	return r
 }
@@ -53,7 +53,7 @@ func create(t testing.TB, c *lethe.Container, doc string) lethe.ItemResponse {
 // upsert upserts the item doc in c.
 func upsert(t testing.TB, c *lethe.Container, doc string) lethe.ItemResponse {
 	t.Helper()
-	r, err := c.UpsertItem(ctx, []byte(doc), nil)
+	r, err := c.UpsertItem(ctx, lethe.NewPartitionKey(), []byte(doc), nil)
 	require.NoError(t, err, "%.80q", doc)
 	return r
 }
@@ -74,7 +74,7 @@ func status(err error) int {
 // exists reports whether id can be read.
 func exists(t testing.TB, c *lethe.Container, id string) bool {
 	t.Helper()
-	_, err := c.ReadItem(ctx, id, nil)
+	_, err := c.ReadItem(ctx, lethe.NewPartitionKey(), id, nil)
 	if err != nil {
 		require.ErrorIs(t, err, lethe.ErrNotFound)
 		return false

@@ -1,6 +1,7 @@
 package lethe
 
-// idTable is a shard's primary index: item id → record. It is an open
+// idTable is a shard's primary index: item identity (partition key value,
+// id) → record. It is an open
 // addressing hash table with linear probing and backward-shift deletion.
 // Each slot holds 32 bits of the id's hash beside the record, so a lookup
 // usually touches two cache lines (the slot and the record, whose header and
@@ -24,52 +25,53 @@ type idSlot struct {
 // the hash pick the shard, so the table uses higher ones.
 func slotHash(h uint64) uint32 { return uint32(h >> 8) }
 
-// find returns the index of id's slot, or of the empty slot where it would
-// go, and whether it is there.
-func (t *idTable) find(id string, h uint32) (int, bool) {
+// find returns the index of the slot of the item (pk, id), or of the empty
+// slot where it would go, and whether it is there.
+func (t *idTable) find(pk, id string, h uint32) (int, bool) {
 	mask := len(t.slots) - 1
 	for i := int(h) & mask; ; i = (i + 1) & mask {
 		s := &t.slots[i]
 		if s.rec == "" {
 			return i, false
 		}
-		if s.hash == h && s.rec.id() == id {
+		if s.hash == h && s.rec.id() == id && s.rec.pk() == pk {
 			return i, true
 		}
 	}
 }
 
-// get returns the record of id, or "".
-func (t *idTable) get(id string, h uint32) record {
+// get returns the record of the item (pk, id), or "".
+func (t *idTable) get(pk, id string, h uint32) record {
 	if t.n == 0 {
 		return ""
 	}
-	i, ok := t.find(id, h)
+	i, ok := t.find(pk, id, h)
 	if !ok {
 		return ""
 	}
 	return t.slots[i].rec
 }
 
-// put stores rec, whose id is id, replacing any record of that id.
-func (t *idTable) put(id string, h uint32, rec record) {
+// put stores rec, whose identity hashes to h, replacing any record of the
+// same item.
+func (t *idTable) put(h uint32, rec record) {
 	if (t.n+1)*4 > len(t.slots)*3 {
 		t.grow()
 	}
-	i, ok := t.find(id, h)
+	i, ok := t.find(rec.pk(), rec.id(), h)
 	if !ok {
 		t.n++
 	}
 	t.slots[i] = idSlot{hash: h, rec: rec}
 }
 
-// remove deletes id's record, if any, shifting back the records after it
-// that probed past its slot.
-func (t *idTable) remove(id string, h uint32) {
+// remove deletes the record of the item (pk, id), if any, shifting back the
+// records after it that probed past its slot.
+func (t *idTable) remove(pk, id string, h uint32) {
 	if t.n == 0 {
 		return
 	}
-	i, ok := t.find(id, h)
+	i, ok := t.find(pk, id, h)
 	if !ok {
 		return
 	}

@@ -10,7 +10,9 @@ import (
 
 // TestIDTable runs random puts, gets and removes against a Go map, with
 // hashes drawn from a small space so that probe chains, wrap-around and
-// backward shifts are exercised hard.
+// backward shifts are exercised hard. Keys are (partition key, id) pairs in
+// which the same id comes under several partition keys, with one hash for
+// the id, so that only the partition key tells them apart.
 func TestIDTable(t *testing.T) {
 	seed := rand.Uint64()
 	t.Logf("seed %d", seed)
@@ -21,6 +23,8 @@ func TestIDTable(t *testing.T) {
 		hashOf := map[string]uint32{}
 		for step := range 20000 {
 			id := fmt.Sprint(rng.IntN(300))
+			pk := []string{"", "s\x01a", "s\x01b"}[rng.IntN(3)]
+			key := pk + "\x00" + id
 			h, ok := hashOf[id]
 			if !ok {
 				h = rng.Uint32() % hashes
@@ -33,25 +37,25 @@ func TestIDTable(t *testing.T) {
 			switch rng.IntN(3) {
 			case 0:
 				p := parsedItem{id: id}
-				rec := buildRecord([]byte(`{}`), &p, int64(step), uint64(step+1))
-				tab.put(id, h, rec)
-				ref[id] = rec
+				rec := buildRecord([]byte(`{}`), &p, pk, int64(step), uint64(step+1))
+				tab.put(h, rec)
+				ref[key] = rec
 			case 1:
-				tab.remove(id, h)
-				delete(ref, id)
+				tab.remove(pk, id, h)
+				delete(ref, key)
 			}
-			require.Equal(t, ref[id], tab.get(id, h), where)
+			require.Equal(t, ref[key], tab.get(pk, id, h), where+" pk "+pk)
 			require.Equal(t, len(ref), tab.n, where)
 			if step%500 == 0 {
 				seen := 0
 				tab.all(func(rec record) bool {
 					seen++
-					require.Equal(t, ref[rec.id()], rec, where)
+					require.Equal(t, ref[rec.pk()+"\x00"+rec.id()], rec, where)
 					return true
 				})
 				require.Equal(t, len(ref), seen, where)
-				for id, rec := range ref {
-					require.Equal(t, rec, tab.get(id, hashOf[id]), where)
+				for _, rec := range ref {
+					require.Equal(t, rec, tab.get(rec.pk(), rec.id(), hashOf[rec.id()]), where)
 				}
 			}
 		}

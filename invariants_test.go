@@ -29,8 +29,8 @@ func checkInvariants(t testing.TB, c *Container, where string) {
 		n := 0
 		c.shards[i].items.all(func(rec record) bool {
 			n++
-			id := rec.id()
-			if sh, h := c.shardFor(id); sh != &c.shards[i] || sh.items.get(id, h) != rec {
+			pk, id := rec.pk(), rec.id()
+			if sh, h := c.shardFor(pk, id); sh != &c.shards[i] || sh.items.get(pk, id, h) != rec {
 				t.Fatalf("%s: item %q cannot be found in its shard", where, id)
 			}
 			items++
@@ -70,7 +70,7 @@ func checkInvariants(t testing.TB, c *Container, where string) {
 		var front, frontBytes int64
 		tree.t.Ascend(func(e expiryEntry) bool {
 			n++
-			if sh, h := c.shardFor(e.rec.id()); sh.items.get(e.rec.id(), h) != e.rec {
+			if sh, h := c.shardFor(e.rec.pk(), e.rec.id()); sh.items.get(e.rec.pk(), e.rec.id(), h) != e.rec {
 				t.Fatalf("%s: %s tree holds a stale or purged record of %q", where, name, e.rec.id())
 			}
 			if !lessEntry(tree.front, e) {

@@ -88,53 +88,63 @@ const (
 
 var writeOps = [...]string{"CreateItem", "ReplaceItem", "UpsertItem", "DeleteItem"}
 
-// CreateItem stores a new item: a JSON object with a string "id". It fails
-// with ErrConflict if a live item has that id; an expired one is replaced.
-func (c *Container) CreateItem(ctx context.Context, item []byte, o *ItemOptions) (ItemResponse, error) {
-	return c.write(ctx, writeCreate, "", item, o)
+// Every item call names its partition key value pk first, as azcosmos's
+// do; on a container that is not partitioned it is NewPartitionKey(). A key
+// that does not fit the container's definition is ErrBadRequest. A write
+// whose document holds another partition key value than pk fails with
+// ErrBadRequest and Cosmos DB's message, "PartitionKey extracted from
+// document doesn't match the one specified in the header", and changes
+// nothing: no write moves an item to another partition.
+
+// CreateItem stores a new item in the logical partition pk: a JSON object
+// with a string "id". It fails with ErrConflict if the partition has a live
+// item of that id; an expired one is replaced.
+func (c *Container) CreateItem(ctx context.Context, pk PartitionKey, item []byte, o *ItemOptions) (ItemResponse, error) {
+	return c.write(ctx, writeCreate, pk, "", item, o)
 }
 
-// ReplaceItem replaces the live item id with item, whose "id" must be id. It
-// fails with ErrNotFound if there is no live item id.
-func (c *Container) ReplaceItem(ctx context.Context, id string, item []byte, o *ItemOptions) (ItemResponse, error) {
-	return c.write(ctx, writeReplace, id, item, o)
+// ReplaceItem replaces the live item (pk, id) with item, whose "id" must be
+// id and whose partition key value must be pk. It fails with ErrNotFound if
+// there is no live item (pk, id).
+func (c *Container) ReplaceItem(ctx context.Context, pk PartitionKey, id string, item []byte, o *ItemOptions) (ItemResponse, error) {
+	return c.write(ctx, writeReplace, pk, id, item, o)
 }
 
-// UpsertItem replaces the live item with item's id (status 200), or creates
-// it (status 201) when there is none or it has expired.
-func (c *Container) UpsertItem(ctx context.Context, item []byte, o *ItemOptions) (ItemResponse, error) {
-	return c.write(ctx, writeUpsert, "", item, o)
+// UpsertItem replaces the live item of item's id in partition pk (status
+// 200), or creates it (status 201) when there is none or it has expired.
+func (c *Container) UpsertItem(ctx context.Context, pk PartitionKey, item []byte, o *ItemOptions) (ItemResponse, error) {
+	return c.write(ctx, writeUpsert, pk, "", item, o)
 }
 
-// DeleteItem deletes the live item id (status 204). It fails with
+// DeleteItem deletes the live item (pk, id) (status 204). It fails with
 // ErrNotFound if there is none.
-func (c *Container) DeleteItem(ctx context.Context, id string, o *ItemOptions) (ItemResponse, error) {
-	return c.write(ctx, writeDelete, id, nil, o)
+func (c *Container) DeleteItem(ctx context.Context, pk PartitionKey, id string, o *ItemOptions) (ItemResponse, error) {
+	return c.write(ctx, writeDelete, pk, id, nil, o)
 }
 
-// ReadItem returns the live item id. It fails with ErrNotFound if the item
-// does not exist or has expired. A read does no JSON work, and reads the clock
-// only if the item can expire.
-func (c *Container) ReadItem(ctx context.Context, id string, o *ItemOptions) (ItemResponse, error) {
-	return c.read(ctx, "ReadItem", nil, id)
+// ReadItem returns the live item (pk, id). It fails with ErrNotFound if the
+// item does not exist or has expired. A read does no JSON work, and reads
+// the clock only if the item can expire.
+func (c *Container) ReadItem(ctx context.Context, pk PartitionKey, id string, o *ItemOptions) (ItemResponse, error) {
+	return c.read(ctx, "ReadItem", nil, pk, id)
 }
 
 // ReadItemAppend is ReadItem that appends the item to dst and returns the
 // extended slice as the response's Value. A caller that reuses its buffer
 // (dst[:0]) reads without allocating, and the copy lands in memory the CPU
 // has in cache rather than in a fresh allocation: see BenchmarkReadItem.
-func (c *Container) ReadItemAppend(ctx context.Context, dst []byte, id string, o *ItemOptions) (ItemResponse, error) {
-	return c.read(ctx, "ReadItemAppend", dst, id)
+func (c *Container) ReadItemAppend(ctx context.Context, dst []byte, pk PartitionKey, id string, o *ItemOptions) (ItemResponse, error) {
+	return c.read(ctx, "ReadItemAppend", dst, pk, id)
 }
 
 // read is the single read path: a live item's JSON is appended to dst.
-func (c *Container) read(ctx context.Context, op string, dst []byte, id string) (ItemResponse, error) {
+func (c *Container) read(ctx context.Context, op string, dst []byte, pk PartitionKey, id string) (ItemResponse, error) {
 	if err := c.check(ctx, op, id); err != nil {
 		return ItemResponse{}, err
 	}
-	sh, h := c.shardFor(id)
+	sh, h := c.shardFor(pk.enc, id)
 	sh.mu.RLock()
-	rec := sh.items.get(id, h)
+	rec := sh.items.get(pk.enc, id, h)
 	if rec != "" {
 		if !c.rule.liveNow(rec, &c.store.clock) {
 			rec = ""
@@ -142,7 +152,10 @@ func (c *Container) read(ctx context.Context, op string, dst []byte, id string) 
 	}
 	sh.mu.RUnlock()
 	if rec == "" {
-		// Only a miss needs the id checked: every stored id is valid.
+		// Only a miss needs the key and id checked: every stored one is valid.
+		if err := c.pkPaths.check(pk, false); err != nil {
+			return c.fail(op, id, err)
+		}
 		if err := validateItemID(id); err != nil {
 			return c.fail(op, id, err)
 		}
@@ -164,10 +177,13 @@ func (c *Container) read(ctx context.Context, op string, dst []byte, id string) 
 // It parses the document outside any lock, then, under the item's shard
 // lock, decides the outcome from the live state, draws the charge, builds the
 // new record and updates the shard and the expiry index together.
-func (c *Container) write(ctx context.Context, kind writeKind, id string, doc []byte, o *ItemOptions) (ItemResponse, error) {
+func (c *Container) write(ctx context.Context, kind writeKind, pk PartitionKey, id string, doc []byte, o *ItemOptions) (ItemResponse, error) {
 	op := writeOps[kind]
 	if err := c.check(ctx, op, id); err != nil {
 		return ItemResponse{}, err
+	}
+	if err := c.pkPaths.check(pk, false); err != nil {
+		return c.fail(op, id, err)
 	}
 	var p parsedItem
 	if kind == writeDelete {
@@ -186,20 +202,29 @@ func (c *Container) write(ctx context.Context, kind writeKind, id string, doc []
 			return c.fail(op, id, badRequest("the item's id %q is not the id %q being replaced", clip(p.id), clip(id)))
 		}
 		id = p.id
+		if len(c.pkPaths.segs) > 0 {
+			same, err := c.pkPaths.matches(doc, &p, pk.enc)
+			if err != nil {
+				return c.fail(op, id, err)
+			}
+			if !same {
+				return c.fail(op, id, badRequest(msgPKMismatch))
+			}
+		}
 	}
 	ifMatch := ""
 	if o != nil {
 		ifMatch = o.IfMatchEtag
 	}
 
-	sh, h := c.shardFor(id)
+	sh, h := c.shardFor(pk.enc, id)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	if c.deleted.Load() { // deleted while this write waited for the lock
 		return c.fail(op, id, &Error{StatusCode: statusNotFound, Message: msgNotFound})
 	}
 	now := c.store.clock.now()
-	old := sh.items.get(id, h)
+	old := sh.items.get(pk.enc, id, h)
 	live := old != "" && c.rule.live(old, now)
 
 	var (
@@ -232,7 +257,7 @@ func (c *Container) write(ctx context.Context, kind writeKind, id string, doc []
 		m.cause = causeCreate
 	}
 	if kind != writeDelete {
-		m.rec = buildRecord(doc, &p, now, c.store.seq.Add(1))
+		m.rec = buildRecord(doc, &p, pk.enc, now, c.store.seq.Add(1))
 	}
 	next := c.apply(&m)
 	rec := m.rec

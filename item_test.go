@@ -26,15 +26,21 @@ func itemTestContainer(t *testing.T) *lethe.Container {
 // and change nothing.
 func mustRefuse(t *testing.T, c *lethe.Container, doc, msg string) {
 	t.Helper()
-	before, err := c.ReadItem(ctx, "a", nil)
+	before, err := c.ReadItem(ctx, lethe.NewPartitionKey(), "a", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	items := c.Stats().Items
 	for name, write := range map[string]func() (lethe.ItemResponse, error){
-		"create":  func() (lethe.ItemResponse, error) { return c.CreateItem(ctx, []byte(doc), nil) },
-		"upsert":  func() (lethe.ItemResponse, error) { return c.UpsertItem(ctx, []byte(doc), nil) },
-		"replace": func() (lethe.ItemResponse, error) { return c.ReplaceItem(ctx, "a", []byte(doc), nil) },
+		"create": func() (lethe.ItemResponse, error) {
+			return c.CreateItem(ctx, lethe.NewPartitionKey(), []byte(doc), nil)
+		},
+		"upsert": func() (lethe.ItemResponse, error) {
+			return c.UpsertItem(ctx, lethe.NewPartitionKey(), []byte(doc), nil)
+		},
+		"replace": func() (lethe.ItemResponse, error) {
+			return c.ReplaceItem(ctx, lethe.NewPartitionKey(), "a", []byte(doc), nil)
+		},
 	} {
 		r, err := write()
 		var e *lethe.Error
@@ -45,7 +51,7 @@ func mustRefuse(t *testing.T, c *lethe.Container, doc, msg string) {
 			t.Fatalf("%s of %.80q: message %q does not contain %q", name, doc, e.Message, msg)
 		}
 	}
-	after, err := c.ReadItem(ctx, "a", nil)
+	after, err := c.ReadItem(ctx, lethe.NewPartitionKey(), "a", nil)
 	if err != nil || string(after.Value) != string(before.Value) || c.Stats().Items != items {
 		t.Fatalf("a refused write of %.80q changed the store: %s -> %s, %v", doc, before.Value, after.Value, err)
 	}
@@ -71,7 +77,7 @@ func TestItemLoneSurrogates(t *testing.T) {
 	upsert(t, c, `{"id":"x\ud83d\ude00","v":1}`)
 	mustRefuse(t, c, `{"id":"\ud800","v":2}`, "surrogate")
 	mustRefuse(t, c, `{"id":"\udbff","v":3}`, "surrogate")
-	if _, err := c.ReadItem(ctx, "\uFFFD", nil); !errors.Is(err, lethe.ErrNotFound) {
+	if _, err := c.ReadItem(ctx, lethe.NewPartitionKey(), "\uFFFD", nil); !errors.Is(err, lethe.ErrNotFound) {
 		t.Fatalf("an item with the id U+FFFD exists: %v", err)
 	}
 	// Values may hold lone surrogates; they are stored as written.
@@ -103,7 +109,7 @@ func TestItemNumberRange(t *testing.T) {
 	}
 	// An underflowing number reads as zero.
 	upsert(t, c, `{"id":"b","n":1e-400}`)
-	for v, err := range c.QueryItems(ctx, `SELECT VALUE c.n FROM c WHERE c.id = "b"`, nil) {
+	for v, err := range c.QueryItems(ctx, `SELECT VALUE c.n FROM c WHERE c.id = "b"`, lethe.NewPartitionKey(), nil) {
 		if err != nil || string(v) != "0" {
 			t.Fatalf("%s, %v", v, err)
 		}

@@ -140,7 +140,7 @@ func runModel(t *testing.T, rng *rand.Rand, steps int, name string) {
 
 		switch op := rng.IntN(10); op {
 		case 0, 1: // read
-			r, err := c.ReadItem(ctx, id, nil)
+			r, err := c.ReadItem(ctx, lethe.NewPartitionKey(), id, nil)
 			if it, ok := m.live(id, now); ok {
 				require.NoError(t, err, where)
 				require.Equal(t, it.value, string(r.Value), where)
@@ -148,7 +148,7 @@ func runModel(t *testing.T, rng *rand.Rand, steps int, name string) {
 				require.ErrorIs(t, err, lethe.ErrNotFound, where)
 			}
 		case 2: // create
-			r, err := c.CreateItem(ctx, []byte(doc), o)
+			r, err := c.CreateItem(ctx, lethe.NewPartitionKey(), []byte(doc), o)
 			_, live := m.live(id, now)
 			switch {
 			case !validTTL:
@@ -161,7 +161,7 @@ func runModel(t *testing.T, rng *rand.Rand, steps int, name string) {
 				stored(r)
 			}
 		case 3: // replace
-			r, err := c.ReplaceItem(ctx, id, []byte(doc), o)
+			r, err := c.ReplaceItem(ctx, lethe.NewPartitionKey(), id, []byte(doc), o)
 			it, live := m.live(id, now)
 			switch {
 			case !validTTL:
@@ -176,7 +176,7 @@ func runModel(t *testing.T, rng *rand.Rand, steps int, name string) {
 				stored(r)
 			}
 		case 4: // upsert
-			r, err := c.UpsertItem(ctx, []byte(doc), o)
+			r, err := c.UpsertItem(ctx, lethe.NewPartitionKey(), []byte(doc), o)
 			it, live := m.live(id, now)
 			switch {
 			case !validTTL:
@@ -193,7 +193,7 @@ func runModel(t *testing.T, rng *rand.Rand, steps int, name string) {
 				stored(r)
 			}
 		case 5: // delete
-			r, err := c.DeleteItem(ctx, id, o)
+			r, err := c.DeleteItem(ctx, lethe.NewPartitionKey(), id, o)
 			it, live := m.live(id, now)
 			switch {
 			case !live:

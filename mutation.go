@@ -3,7 +3,7 @@ package lethe
 // Every change to a container goes through one path, in three steps:
 //
 //  1. prepare, without any lock: parse and validate the input (parseItem,
-//     validateProps);
+//     normalizeProps);
 //  2. decide, under the locks the change needs: read the current state,
 //     check it against the request (exists, live, If-Match, budget) and
 //     build the new state (a record, a rule);
@@ -73,9 +73,9 @@ func (c *Container) apply(m *mutation) (next int64) {
 	}
 
 	if m.rec != "" {
-		m.sh.items.put(m.rec.id(), m.h, m.rec)
+		m.sh.items.put(m.h, m.rec)
 	} else {
-		m.sh.items.remove(m.old.id(), m.h)
+		m.sh.items.remove(m.old.pk(), m.old.id(), m.h)
 	}
 	c.expiry.mu.Lock()
 	if m.old != "" {

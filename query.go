@@ -74,6 +74,7 @@ const DefaultPageSize = 100
 type QueryItemsPager struct {
 	c        *Container
 	text     string
+	pk       PartitionKey // the partition (or prefix of a hierarchical key) queried; empty: every one
 	opts     QueryOptions
 	more     bool
 	ran      bool         // the query has been evaluated
@@ -83,11 +84,14 @@ type QueryItemsPager struct {
 	exam     int          // items the evaluation examined, charged with the first page
 	next     int          // index in items of the next page's first result
 	consumed int          // results before items[0] that counted against TOP and LIMIT (from the token)
-	hash     uint64       // identifies the query and its parameters in tokens
+	hash     uint64       // identifies the query, its parameters and partition key in tokens
 }
 
 // NewQueryItemsPager returns a pager over the results of query, in the
-// Cosmos DB for NoSQL query language. Errors (a bad query, a bad
+// Cosmos DB for NoSQL query language, over the items of the logical
+// partition pk: NewPartitionKey() queries every partition, and on a
+// hierarchical key the first one or two components query every partition
+// they begin. Errors (a bad query, a bad
 // continuation token) come from NextPage. Expired items never appear in any
 // result, count or aggregate.
 //
@@ -95,8 +99,10 @@ type QueryItemsPager struct {
 //
 // Results come in the order of their keys: the ORDER BY values, then the
 // identity of the item the result was made from (its id, byte-wise), then
-// the result's position among the rows of that item (JOINs). So results
-// without ORDER BY are ordered by item id. DISTINCT results are ordered by
+// the result's position among the rows of that item (JOINs). An item's
+// identity is its partition key value, then its id: so results without
+// ORDER BY are ordered by item id within each partition (in a container
+// without partition keys, by id alone). DISTINCT results are ordered by
 // their ORDER BY values, then by their value itself; an aggregate, or a
 // query without FROM, has at most one result.
 //
@@ -123,8 +129,8 @@ type QueryItemsPager struct {
 // ORDER BY values place it after the token, and not at all if they place
 // it before. DISTINCT results are keyed by their values: a value is
 // returned again on resumption only if its ORDER BY values changed. A token
-// is refused (ErrBadRequest) by another container, another query text or
-// other parameters, and when malformed. It holds the ORDER BY values in
+// is refused (ErrBadRequest) by another container, another query text,
+// other parameters or another partition key, and when malformed. It holds the ORDER BY values in
 // clear, so it grows with them.
 //
 // Limits: an evaluation stops with its context's error soon after ctx is
@@ -133,8 +139,8 @@ type QueryItemsPager struct {
 // MaxQueryBuiltBytes, or when one LIKE would need more than about 67
 // million character comparisons (LIKE is linear in the string for patterns
 // whose parts between % are literal text).
-func (c *Container) NewQueryItemsPager(query string, o *QueryOptions) *QueryItemsPager {
-	p := &QueryItemsPager{c: c, text: query, more: true}
+func (c *Container) NewQueryItemsPager(query string, pk PartitionKey, o *QueryOptions) *QueryItemsPager {
+	p := &QueryItemsPager{c: c, text: query, pk: pk, more: true}
 	if o != nil {
 		p.opts = *o
 	}
@@ -225,17 +231,18 @@ func (p *QueryItemsPager) keepLive(page [][]byte, srcs []record) [][]byte {
 }
 
 // itemKey is the identity of the item rec is a version of, as results are
-// ordered by it and continuation tokens hold it: today its id. Every
-// version of an item has the same key, and different items different keys.
-func itemKey(rec record) string { return rec.id() }
+// ordered by it and continuation tokens hold it: its partition key value's
+// encoding (self-delimiting), then its id. Every version of an item has the
+// same key, and different items different keys.
+func itemKey(rec record) string { return rec.key() }
 
 // itemLive reports whether the item rec is a version of (any version) is
 // live at now.
 func (c *Container) itemLive(rec record, now int64) bool {
-	id := rec.id()
-	sh, h := c.shardFor(id)
+	pk, id := rec.pk(), rec.id()
+	sh, h := c.shardFor(pk, id)
 	sh.mu.RLock()
-	cur := sh.items.get(id, h)
+	cur := sh.items.get(pk, id, h)
 	live := cur != "" && c.rule.live(cur, now)
 	sh.mu.RUnlock()
 	return live
@@ -245,6 +252,9 @@ func (c *Container) itemLive(rec record, now int64) bool {
 func (p *QueryItemsPager) run(ctx context.Context) error {
 	if ctx == nil {
 		ctx = context.Background()
+	}
+	if err := p.c.pkPaths.check(p.pk, true); err != nil {
+		return err
 	}
 	q, err := query.Parse(p.text)
 	if err != nil {
@@ -260,7 +270,7 @@ func (p *QueryItemsPager) run(ctx context.Context) error {
 		}
 		params[qp.Name] = qp.Value
 	}
-	if p.hash, err = queryHash(p.text, p.opts.QueryParameters); err != nil {
+	if p.hash, err = queryHash(p.text, p.pk, p.opts.QueryParameters); err != nil {
 		return err
 	}
 	var from *query.Resume
@@ -279,7 +289,7 @@ func (p *QueryItemsPager) run(ctx context.Context) error {
 	}
 
 	now := p.c.store.clock.now()
-	docs, recs, err := p.c.liveDocs(ctx, now)
+	docs, recs, err := p.c.liveDocs(ctx, p.pk, now)
 	if err != nil {
 		return err
 	}
@@ -300,10 +310,10 @@ func (p *QueryItemsPager) run(ctx context.Context) error {
 	return nil
 }
 
-// liveDocs lists the container's items live at now, and their records,
-// reading each shard under its read lock in turn. The documents are views of
-// immutable records.
-func (c *Container) liveDocs(ctx context.Context, now int64) ([]query.Doc, []record, error) {
+// liveDocs lists the container's items live at now in the partitions whose
+// key begins with pk, and their records, reading each shard under its read
+// lock in turn. The documents are views of immutable records.
+func (c *Container) liveDocs(ctx context.Context, pk PartitionKey, now int64) ([]query.Doc, []record, error) {
 	c.expiry.mu.Lock()
 	docs := make([]query.Doc, 0, c.expiry.items)
 	recs := make([]record, 0, c.expiry.items)
@@ -316,7 +326,7 @@ func (c *Container) liveDocs(ctx context.Context, now int64) ([]query.Doc, []rec
 		sh.mu.RLock()
 		rule := c.rule
 		sh.items.all(func(rec record) bool {
-			if rule.live(rec, now) {
+			if rule.live(rec, now) && strings.HasPrefix(rec.pk(), pk.enc) {
 				js := rec.json()
 				docs = append(docs, query.Doc{ID: itemKey(rec), JSON: unsafe.Slice(unsafe.StringData(js), len(js))})
 				recs = append(recs, rec)
@@ -330,9 +340,9 @@ func (c *Container) liveDocs(ctx context.Context, now int64) ([]query.Doc, []rec
 
 // QueryItems runs a query and yields its results one by one, fetching pages
 // as needed. On failure it yields the error and stops.
-func (c *Container) QueryItems(ctx context.Context, query string, o *QueryOptions) iter.Seq2[[]byte, error] {
+func (c *Container) QueryItems(ctx context.Context, query string, pk PartitionKey, o *QueryOptions) iter.Seq2[[]byte, error] {
 	return func(yield func([]byte, error) bool) {
-		p := c.NewQueryItemsPager(query, o)
+		p := c.NewQueryItemsPager(query, pk, o)
 		for p.More() {
 			page, err := p.NextPage(ctx)
 			if err != nil {
@@ -364,7 +374,7 @@ func queryError(err error) error {
 // AppendBinary) to the end.
 type continuation struct {
 	Container string    // the id of the container the query ran in
-	Hash      uint64    // queryHash of the query text and parameters
+	Hash      uint64    // queryHash of the query text, partition key and parameters
 	Consumed  int       // results counted against TOP and LIMIT so far
 	Key       query.Key // the key of the last result returned
 }
@@ -419,11 +429,13 @@ func decodeToken(s string) (continuation, error) {
 	return ct, nil
 }
 
-// queryHash identifies a query text with its parameters. A parameter that
-// cannot be encoded as JSON is a 400 naming it.
-func queryHash(text string, params []QueryParameter) (uint64, error) {
+// queryHash identifies a query text with its partition key and parameters.
+// A parameter that cannot be encoded as JSON is a 400 naming it.
+func queryHash(text string, pk PartitionKey, params []QueryParameter) (uint64, error) {
 	h := fnv.New64a()
 	h.Write([]byte(text))
+	h.Write([]byte{0})
+	h.Write([]byte(pk.enc))
 	for _, p := range params {
 		v, err := json.Marshal(p.Value)
 		if err != nil {

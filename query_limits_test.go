@@ -52,7 +52,7 @@ func TestQueryBounded(t *testing.T) {
 				defer cancel()
 				start := time.Now()
 				var err error
-				for _, e := range c.QueryItems(qctx, tc.query, nil) {
+				for _, e := range c.QueryItems(qctx, tc.query, lethe.NewPartitionKey(), nil) {
 					if e != nil {
 						err = e
 						break

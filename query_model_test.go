@@ -58,7 +58,7 @@ func TestQueryPagingModel(t *testing.T) {
 		if ttl > 0 {
 			doc += fmt.Sprintf(`,"ttl":%d`, ttl)
 		}
-		_, err := c.UpsertItem(ctx, []byte(doc+"}"), nil)
+		_, err := c.UpsertItem(ctx, lethe.NewPartitionKey(), []byte(doc+"}"), nil)
 		require.NoError(t, err)
 		m.items[id] = pagingItem{written: clock.Now(), ttl: ttl, v: version}
 	}
@@ -97,7 +97,7 @@ func TestQueryPagingModel(t *testing.T) {
 		var last time.Time
 		for page := 0; ; page++ {
 			if p == nil || tokens {
-				p = c.NewQueryItemsPager(q, &lethe.QueryOptions{PageSizeHint: size, ContinuationToken: token})
+				p = c.NewQueryItemsPager(q, lethe.NewPartitionKey(), &lethe.QueryOptions{PageSizeHint: size, ContinuationToken: token})
 			}
 			r, err := p.NextPage(ctx)
 			require.NoError(t, err, desc)
@@ -130,7 +130,7 @@ func TestQueryPagingModel(t *testing.T) {
 					touched[id] = true
 					writtenAt[id] = page + 1
 				case op < 6: // delete
-					_, err := c.DeleteItem(ctx, id, nil)
+					_, err := c.DeleteItem(ctx, lethe.NewPartitionKey(), id, nil)
 					if m.live(id, clock.Now()) {
 						require.NoError(t, err, desc)
 						delete(m.items, id)

@@ -17,7 +17,7 @@ func pageThrough(t *testing.T, c *lethe.Container, q string, size int32, between
 	var out []string
 	token := ""
 	for page := 0; ; page++ {
-		p := c.NewQueryItemsPager(q, &lethe.QueryOptions{PageSizeHint: size, ContinuationToken: token})
+		p := c.NewQueryItemsPager(q, lethe.NewPartitionKey(), &lethe.QueryOptions{PageSizeHint: size, ContinuationToken: token})
 		r, err := p.NextPage(ctx)
 		require.NoError(t, err)
 		require.LessOrEqual(t, len(r.Items), int(size))
@@ -59,7 +59,7 @@ func TestQueryTokenResumesByKey(t *testing.T) {
 						return
 					}
 					for _, id := range []string{"i1", "i8"} {
-						c.DeleteItem(ctx, id, nil) // the second time it is gone already
+						c.DeleteItem(ctx, lethe.NewPartitionKey(), id, nil) // the second time it is gone already
 					}
 				})
 				assert.Len(t, got, 9, "the 3 of the first page, then the 6 of the 7 others still there: %v", got)
@@ -118,7 +118,7 @@ func TestQueryTokenBinding(t *testing.T) {
 	}
 	const q = "SELECT VALUE c.n FROM c WHERE c.n >= @m"
 	params := []lethe.QueryParameter{{Name: "@m", Value: 0}}
-	r, err := cs[0].NewQueryItemsPager(q, &lethe.QueryOptions{QueryParameters: params, PageSizeHint: 2}).NextPage(ctx)
+	r, err := cs[0].NewQueryItemsPager(q, lethe.NewPartitionKey(), &lethe.QueryOptions{QueryParameters: params, PageSizeHint: 2}).NextPage(ctx)
 	require.NoError(t, err)
 	tok := r.ContinuationToken
 	require.NotEmpty(t, tok)
@@ -140,13 +140,13 @@ func TestQueryTokenBinding(t *testing.T) {
 		{"unknown version", cs[0], q, params, "AA", "version 0"},
 		{"empty", cs[0], q, params, "=", "malformed"},
 	} {
-		_, err := tc.c.NewQueryItemsPager(tc.q, &lethe.QueryOptions{QueryParameters: tc.params, ContinuationToken: tc.tok}).NextPage(ctx)
+		_, err := tc.c.NewQueryItemsPager(tc.q, lethe.NewPartitionKey(), &lethe.QueryOptions{QueryParameters: tc.params, ContinuationToken: tc.tok}).NextPage(ctx)
 		require.ErrorIs(t, err, lethe.ErrBadRequest, tc.name)
 		assert.Contains(t, err.Error(), "continuation token", tc.name)
 		assert.Contains(t, err.Error(), tc.msg, tc.name)
 	}
 	// The right container, query and parameters resume.
-	r, err = cs[0].NewQueryItemsPager(q, &lethe.QueryOptions{QueryParameters: params, ContinuationToken: tok}).NextPage(ctx)
+	r, err = cs[0].NewQueryItemsPager(q, lethe.NewPartitionKey(), &lethe.QueryOptions{QueryParameters: params, ContinuationToken: tok}).NextPage(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"2", "3", "4"}, texts(r.Items))
 }
@@ -161,7 +161,7 @@ func TestQueryPagerKeepsRewrittenItems(t *testing.T) {
 	create(t, c, `{"id":"b","ttl":5}`)
 	create(t, c, `{"id":"c"}`)
 	create(t, c, `{"id":"d","ttl":5}`)
-	p := c.NewQueryItemsPager("SELECT VALUE c.id FROM c", &lethe.QueryOptions{PageSizeHint: 1})
+	p := c.NewQueryItemsPager("SELECT VALUE c.id FROM c", lethe.NewPartitionKey(), &lethe.QueryOptions{PageSizeHint: 1})
 	var got []string
 	for pages := 0; p.More(); pages++ {
 		page, err := p.NextPage(ctx)
@@ -169,9 +169,9 @@ func TestQueryPagerKeepsRewrittenItems(t *testing.T) {
 		got = append(got, texts(page.Items)...)
 		if pages == 0 {
 			clock.Advance(4 * time.Second)
-			_, err := c.UpsertItem(ctx, []byte(`{"id":"b","ttl":5}`), nil) // b lives until 9 s now
+			_, err := c.UpsertItem(ctx, lethe.NewPartitionKey(), []byte(`{"id":"b","ttl":5}`), nil) // b lives until 9 s now
 			require.NoError(t, err)
-			_, err = c.DeleteItem(ctx, "c", nil)
+			_, err = c.DeleteItem(ctx, lethe.NewPartitionKey(), "c", nil)
 			require.NoError(t, err)
 			clock.Advance(2 * time.Second) // the record of b the query saw, and d, have expired
 		}

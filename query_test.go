@@ -17,7 +17,7 @@ import (
 func collect(t *testing.T, c *lethe.Container, q string, params ...lethe.QueryParameter) []string {
 	t.Helper()
 	var out []string
-	for item, err := range c.QueryItems(ctx, q, &lethe.QueryOptions{QueryParameters: params}) {
+	for item, err := range c.QueryItems(ctx, q, lethe.NewPartitionKey(), &lethe.QueryOptions{QueryParameters: params}) {
 		require.NoError(t, err, q)
 		out = append(out, string(item))
 	}
@@ -80,7 +80,7 @@ func TestQuerySelectStar(t *testing.T) {
 	c, _ := queryContainer(t)
 	got := collect(t, c, "SELECT * FROM c WHERE c.id = @id", lethe.QueryParameter{Name: "@id", Value: "n4"})
 	require.Len(t, got, 1)
-	r, err := c.ReadItem(ctx, "n4", nil)
+	r, err := c.ReadItem(ctx, lethe.NewPartitionKey(), "n4", nil)
 	require.NoError(t, err)
 	assert.Equal(t, string(r.Value), got[0], "SELECT * returns the item as stored, with _ts and _etag")
 	assert.Equal(t, []string{`{"n":2,"s":"active"}`}, collect(t, c, `SELECT c.n, c.status AS s FROM root c WHERE c.n = 2`))
@@ -103,7 +103,7 @@ func TestQueryPaging(t *testing.T) {
 	token := ""
 	pages := 0
 	for {
-		p := c.NewQueryItemsPager(q, &lethe.QueryOptions{QueryParameters: params, PageSizeHint: 7, ContinuationToken: token})
+		p := c.NewQueryItemsPager(q, lethe.NewPartitionKey(), &lethe.QueryOptions{QueryParameters: params, PageSizeHint: 7, ContinuationToken: token})
 		require.True(t, p.More())
 		page, err := p.NextPage(ctx)
 		require.NoError(t, err)
@@ -122,7 +122,7 @@ func TestQueryPaging(t *testing.T) {
 	assert.Equal(t, 7, pages)
 
 	// One pager, many pages: the first page pays for the items examined.
-	p := c.NewQueryItemsPager(q, &lethe.QueryOptions{QueryParameters: params, PageSizeHint: 20})
+	p := c.NewQueryItemsPager(q, lethe.NewPartitionKey(), &lethe.QueryOptions{QueryParameters: params, PageSizeHint: 20})
 	first, err := p.NextPage(ctx)
 	require.NoError(t, err)
 	assert.InDelta(t, 2.3+95*0.01+20*0.05, first.RequestCharge, 1e-9)
@@ -145,7 +145,7 @@ func TestQueryPaging(t *testing.T) {
 		if name != "other query" {
 			text = q
 		}
-		_, err := c.NewQueryItemsPager(text, opts).NextPage(ctx)
+		_, err := c.NewQueryItemsPager(text, lethe.NewPartitionKey(), opts).NextPage(ctx)
 		require.ErrorIs(t, err, lethe.ErrBadRequest, name)
 		assert.Contains(t, err.Error(), "continuation token", name)
 	}
@@ -169,7 +169,7 @@ func TestQueryErrors(t *testing.T) {
 		{"", nil, ""},
 	} {
 		t.Run(tc.query, func(t *testing.T) {
-			p := c.NewQueryItemsPager(tc.query, &lethe.QueryOptions{QueryParameters: tc.params})
+			p := c.NewQueryItemsPager(tc.query, lethe.NewPartitionKey(), &lethe.QueryOptions{QueryParameters: tc.params})
 			r, err := p.NextPage(ctx)
 			require.ErrorIs(t, err, lethe.ErrBadRequest)
 			assert.Contains(t, err.Error(), tc.msg)
@@ -177,7 +177,7 @@ func TestQueryErrors(t *testing.T) {
 		})
 	}
 	var seen error
-	for _, err := range c.QueryItems(ctx, "SELECT", nil) {
+	for _, err := range c.QueryItems(ctx, "SELECT", lethe.NewPartitionKey(), nil) {
 		seen = err
 	}
 	require.ErrorIs(t, seen, lethe.ErrBadRequest)
@@ -187,10 +187,10 @@ func TestQueryContext(t *testing.T) {
 	c, _ := queryContainer(t)
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()
-	_, err := c.NewQueryItemsPager("SELECT * FROM c", nil).NextPage(cctx)
+	_, err := c.NewQueryItemsPager("SELECT * FROM c", lethe.NewPartitionKey(), nil).NextPage(cctx)
 	require.ErrorIs(t, err, context.Canceled)
 	var first []byte
-	for item, err := range c.QueryItems(ctx, "SELECT VALUE c.n FROM c", nil) {
+	for item, err := range c.QueryItems(ctx, "SELECT VALUE c.n FROM c", lethe.NewPartitionKey(), nil) {
 		require.NoError(t, err)
 		first = item
 		break // stopping early is fine
@@ -203,11 +203,11 @@ func TestQueryThrottled(t *testing.T) {
 	c, err := s.CreateContainer(ctx, lethe.ContainerProperties{ID: "c", Throughput: 10})
 	require.NoError(t, err)
 	create(t, c, `{"id":"a"}`) // 5.5 of 10
-	p := c.NewQueryItemsPager("SELECT * FROM c", nil)
+	p := c.NewQueryItemsPager("SELECT * FROM c", lethe.NewPartitionKey(), nil)
 	page, err := p.NextPage(ctx) // 2.36 of 4.5
 	require.NoError(t, err)
 	assert.InDelta(t, 2.36, page.RequestCharge, 1e-9)
-	p = c.NewQueryItemsPager("SELECT * FROM c", nil)
+	p = c.NewQueryItemsPager("SELECT * FROM c", lethe.NewPartitionKey(), nil)
 	_, err = p.NextPage(ctx) // 2.36 of 2.14
 	require.ErrorIs(t, err, lethe.ErrTooManyRequests)
 	assert.True(t, p.More(), "a throttled page can be retried")
@@ -235,7 +235,7 @@ func TestQueryPagesAcrossExpiry(t *testing.T) {
 	create(t, c, `{"id":"a"}`)
 	create(t, c, `{"id":"b","ttl":5}`)
 	create(t, c, `{"id":"c"}`)
-	p := c.NewQueryItemsPager("SELECT VALUE c.id FROM c", &lethe.QueryOptions{PageSizeHint: 1})
+	p := c.NewQueryItemsPager("SELECT VALUE c.id FROM c", lethe.NewPartitionKey(), &lethe.QueryOptions{PageSizeHint: 1})
 	var pages []string
 	for p.More() {
 		page, err := p.NextPage(ctx)
@@ -253,7 +253,7 @@ func TestQueryRetryAfterThrottle(t *testing.T) {
 	c, err := s.CreateContainer(ctx, lethe.ContainerProperties{ID: "t", DefaultTimeToLive: lethe.TTLNever, Throughput: 6})
 	require.NoError(t, err)
 	create(t, c, `{"id":"x","ttl":1}`) // 5.5 of 6
-	p := c.NewQueryItemsPager("SELECT VALUE COUNT(1) FROM c", nil)
+	p := c.NewQueryItemsPager("SELECT VALUE COUNT(1) FROM c", lethe.NewPartitionKey(), nil)
 	_, err = p.NextPage(ctx)
 	require.ErrorIs(t, err, lethe.ErrTooManyRequests)
 	clock.Advance(2 * time.Second) // x expires; the bucket refills
@@ -264,7 +264,7 @@ func TestQueryRetryAfterThrottle(t *testing.T) {
 	// A failed query draws its failure charge like any failed operation.
 	clock.Advance(time.Second)
 	create(t, c, `{"id":"y"}`) // 5.5 of 6
-	_, err = c.NewQueryItemsPager("SELECT FROM", nil).NextPage(ctx)
+	_, err = c.NewQueryItemsPager("SELECT FROM", lethe.NewPartitionKey(), nil).NextPage(ctx)
 	require.ErrorIs(t, err, lethe.ErrTooManyRequests)
 }
 

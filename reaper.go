@@ -183,11 +183,11 @@ func (c *Container) reap(now int64, o ReaperOptions, spend bool, scratch []expir
 // expired (a rewrite after expiry is a new life). short reports that the
 // spare budget could not pay for it.
 func (c *Container) purgeOne(rec record, now int64, spend bool) (ok, short bool) {
-	id := rec.id()
-	sh, h := c.shardFor(id)
+	pk, id := rec.pk(), rec.id()
+	sh, h := c.shardFor(pk, id)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	if cur := sh.items.get(id, h); cur == "" || cur.seq() != rec.seq() || c.rule.live(rec, now) {
+	if cur := sh.items.get(pk, id, h); cur == "" || cur.seq() != rec.seq() || c.rule.live(rec, now) {
 		return false, false
 	}
 	cost := charge(opDelete, rec.chargeSize())

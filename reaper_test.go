@@ -230,9 +230,9 @@ func runUserWorkload(t *testing.T, seed uint64, withReaper bool) ([]userOutcome,
 		var err error
 		switch rng.IntN(3) {
 		case 0:
-			r, err = c.ReadItem(ctx, id, nil)
+			r, err = c.ReadItem(ctx, lethe.NewPartitionKey(), id, nil)
 		default:
-			r, err = c.UpsertItem(ctx, []byte(`{"id":"`+id+`","pad":"`+strings.Repeat("x", rng.IntN(3000))+`"}`), nil)
+			r, err = c.UpsertItem(ctx, lethe.NewPartitionKey(), []byte(`{"id":"`+id+`","pad":"`+strings.Repeat("x", rng.IntN(3000))+`"}`), nil)
 		}
 		o := userOutcome{status: r.StatusCode}
 		if e := (*lethe.Error)(nil); err != nil && errors.As(err, &e) {
@@ -281,7 +281,7 @@ func TestSpareBudgetFullLoad(t *testing.T) {
 	for range 300 {
 		// The bucket never overflows, so the reaper finds nothing spare.
 		clock.Advance(10 * time.Millisecond)
-		_, err := c.ReadItem(ctx, "reader", nil)
+		_, err := c.ReadItem(ctx, lethe.NewPartitionKey(), "reader", nil)
 		require.NoError(t, err)
 		lethe.Reap(c, clock.Now(), true)
 	}
@@ -300,42 +300,42 @@ func TestSpareBudgetFullLoad(t *testing.T) {
 func TestThrottling(t *testing.T) {
 	s, clock := newStore(t)
 	c := mustContainer(t, s, lethe.ContainerProperties{ID: "c", Throughput: 10})
-	create(t, c, `{"id":"a"}`)                             // 5.5 of 10
-	r, err := c.CreateItem(ctx, []byte(`{"id":"b"}`), nil) // 5.5 of 4.5: refused
+	create(t, c, `{"id":"a"}`)                                                      // 5.5 of 10
+	r, err := c.CreateItem(ctx, lethe.NewPartitionKey(), []byte(`{"id":"b"}`), nil) // 5.5 of 4.5: refused
 	require.ErrorIs(t, err, lethe.ErrTooManyRequests)
 	assert.Equal(t, http.StatusTooManyRequests, r.StatusCode)
 	var e *lethe.Error
 	require.ErrorAs(t, err, &e)
 	assert.Equal(t, 100*time.Millisecond, e.RetryAfter)
 	assert.False(t, lethe.Stored(c, "b"), "a throttled create changed the store")
-	_, err = c.ReplaceItem(ctx, "a", []byte(`{"id":"a","v":2}`), nil)
+	_, err = c.ReplaceItem(ctx, lethe.NewPartitionKey(), "a", []byte(`{"id":"a","v":2}`), nil)
 	require.ErrorIs(t, err, lethe.ErrTooManyRequests)
-	got, err := c.ReadItem(ctx, "a", nil)
+	got, err := c.ReadItem(ctx, lethe.NewPartitionKey(), "a", nil)
 	require.NoError(t, err)
 	assert.NotContains(t, string(got.Value), `"v"`, "a throttled replace changed the item")
-	_, err = c.UpsertItem(ctx, []byte(`{"id":"a","v":3}`), nil)
+	_, err = c.UpsertItem(ctx, lethe.NewPartitionKey(), []byte(`{"id":"a","v":3}`), nil)
 	require.ErrorIs(t, err, lethe.ErrTooManyRequests)
-	_, err = c.DeleteItem(ctx, "a", nil)
+	_, err = c.DeleteItem(ctx, lethe.NewPartitionKey(), "a", nil)
 	require.ErrorIs(t, err, lethe.ErrTooManyRequests)
-	got, err = c.ReadItem(ctx, "a", nil)
+	got, err = c.ReadItem(ctx, lethe.NewPartitionKey(), "a", nil)
 	require.NoError(t, err)
 	assert.NotContains(t, string(got.Value), `"v"`, "a throttled upsert or delete changed the item")
 	assert.Equal(t, int64(4), c.Stats().Throttled)
 
-	_, err = c.CreateItem(ctx, []byte(`{"id":"b"}`), nil) // two reads took 2 RU: 5.5 of 2.5
+	_, err = c.CreateItem(ctx, lethe.NewPartitionKey(), []byte(`{"id":"b"}`), nil) // two reads took 2 RU: 5.5 of 2.5
 	require.ErrorAs(t, err, &e)
 	assert.Equal(t, 300*time.Millisecond, e.RetryAfter)
 	clock.Advance(e.RetryAfter - 1)
-	_, err = c.CreateItem(ctx, []byte(`{"id":"b"}`), nil)
+	_, err = c.CreateItem(ctx, lethe.NewPartitionKey(), []byte(`{"id":"b"}`), nil)
 	require.ErrorIs(t, err, lethe.ErrTooManyRequests, "one nanosecond before RetryAfter")
 	clock.Advance(1)
-	_, err = c.CreateItem(ctx, []byte(`{"id":"b"}`), nil)
+	_, err = c.CreateItem(ctx, lethe.NewPartitionKey(), []byte(`{"id":"b"}`), nil)
 	require.NoError(t, err, "the operation must succeed after RetryAfter")
 
 	// Raising the throughput takes effect at once; 0 is unlimited.
 	require.NoError(t, c.Replace(ctx, lethe.ContainerProperties{ID: "c", Throughput: 0}))
 	for i := range 100 {
-		_, err := c.UpsertItem(ctx, []byte(fmt.Sprintf(`{"id":"%d"}`, i)), nil)
+		_, err := c.UpsertItem(ctx, lethe.NewPartitionKey(), []byte(fmt.Sprintf(`{"id":"%d"}`, i)), nil)
 		require.NoError(t, err)
 	}
 }
@@ -347,10 +347,10 @@ func TestThrottleLargeOperation(t *testing.T) {
 	c := mustContainer(t, s, lethe.ContainerProperties{ID: "c", Throughput: 5})
 	big := `{"id":"big","pad":"` + strings.Repeat("x", 20000) + `"}`
 	create(t, c, big)
-	_, err := c.ReadItem(ctx, "big", nil)
+	_, err := c.ReadItem(ctx, lethe.NewPartitionKey(), "big", nil)
 	require.ErrorIs(t, err, lethe.ErrTooManyRequests)
 	clock.Advance(10 * time.Second)
-	_, err = c.ReadItem(ctx, "big", nil)
+	_, err = c.ReadItem(ctx, lethe.NewPartitionKey(), "big", nil)
 	require.NoError(t, err)
 }
 

@@ -7,23 +7,26 @@ import (
 )
 
 // record is one stored version of an item, packed into a single immutable
-// string so that a read touches one allocation: the map's key (the id) and
-// the document sit side by side, after a fixed header.
+// string so that a read touches one allocation: the item's identity (its
+// partition key value, encoded as PartitionKey does, and its id) and the
+// document sit side by side, after a fixed header.
 //
 //	offset  size  field
 //	0       8     written: the last write, Unix ns at full clock precision
 //	8       8     seq: the store-wide write sequence (unique; the ETag is its hex)
 //	16      4     ttl: the item's own ttl; TTLOff when absent or null (inherit)
 //	20      4     chargeSize: the size request charges use (the client's members without the ttl)
-//	24      2     idLen: the length of the id
-//	26            the id, then the document, which ends with "_ts":…,"_etag":"<ETag>"}
+//	24      2     pkLen: the length of the encoded partition key value (0: not partitioned)
+//	26      2     idLen: the length of the id
+//	28            the partition key value, the id, then the document, which
+//	              ends with "_ts":…,"_etag":"<ETag>"}
 //
 // The empty record means "no item". A write replaces the record; nothing
 // ever changes one, so readers may use a record after letting go of locks.
 type record string
 
 const (
-	recordHeader = 26
+	recordHeader = 28
 	etagLen      = 16
 )
 
@@ -31,10 +34,19 @@ func (r record) written() int64  { return int64(le64(string(r), 0)) }
 func (r record) seq() uint64     { return le64(string(r), 8) }
 func (r record) ttl() TTL        { return TTL(int32(le32(string(r), 16))) }
 func (r record) chargeSize() int { return int(le32(string(r), 20)) }
-func (r record) idLen() int      { return int(r[24]) | int(r[25])<<8 }
-func (r record) id() string      { return string(r[recordHeader : recordHeader+r.idLen()]) }
-func (r record) json() string    { return string(r[recordHeader+r.idLen():]) }
-func (r record) jsonLen() int    { return len(r) - recordHeader - r.idLen() }
+func (r record) pkLen() int      { return int(r[24]) | int(r[25])<<8 }
+func (r record) idLen() int      { return int(r[26]) | int(r[27])<<8 }
+func (r record) pk() string      { return string(r[recordHeader : recordHeader+r.pkLen()]) }
+func (r record) id() string {
+	return string(r[recordHeader+r.pkLen() : recordHeader+r.pkLen()+r.idLen()])
+}
+func (r record) json() string { return string(r[recordHeader+r.pkLen()+r.idLen():]) }
+func (r record) jsonLen() int { return len(r) - recordHeader - r.pkLen() - r.idLen() }
+
+// key returns the item's identity, its partition key value and id, as one
+// string: unique in its container, since the value's encoding delimits
+// itself.
+func (r record) key() string { return string(r[recordHeader : recordHeader+r.pkLen()+r.idLen()]) }
 
 // etagMatches reports whether an If-Match value names etag: the same text,
 // or the same text in double quotes.
@@ -60,9 +72,9 @@ func le32(s string, i int) uint32 {
 }
 
 // buildRecord assembles the stored form of a parsed document: the header,
-// the id, then the document's kept members followed by "_ts" and "_etag",
-// in one allocation.
-func buildRecord(doc []byte, p *parsedItem, written int64, seq uint64) record {
+// the partition key value pk (encoded), the id, then the document's kept
+// members followed by "_ts" and "_etag", in one allocation.
+func buildRecord(doc []byte, p *parsedItem, pk string, written int64, seq uint64) record {
 	const digits = "0123456789abcdef"
 	var etag [etagLen]byte
 	for i := range etag {
@@ -80,11 +92,13 @@ func buildRecord(doc []byte, p *parsedItem, written int64, seq uint64) record {
 	binary.LittleEndian.PutUint64(h[8:], seq)
 	binary.LittleEndian.PutUint32(h[16:], uint32(p.ttl))
 	binary.LittleEndian.PutUint32(h[20:], uint32(p.size-p.ttlSize))
-	binary.LittleEndian.PutUint16(h[24:], uint16(len(p.id)))
+	binary.LittleEndian.PutUint16(h[24:], uint16(len(pk)))
+	binary.LittleEndian.PutUint16(h[26:], uint16(len(p.id)))
 
 	var b strings.Builder
-	b.Grow(recordHeader + len(p.id) + 1 + p.size + len(`"_ts":,"_etag":""}`) + len(tsText) + etagLen)
+	b.Grow(recordHeader + len(pk) + len(p.id) + 1 + p.size + len(`"_ts":,"_etag":""}`) + len(tsText) + etagLen)
 	b.Write(h[:])
+	b.WriteString(pk)
 	b.WriteString(p.id)
 	b.WriteByte('{')
 	for _, m := range p.first[:p.nFirst] {

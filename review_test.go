@@ -19,12 +19,12 @@ func TestIfMatchQuotedETag(t *testing.T) {
 	c, _ := newContainer(t, lethe.TTLOff)
 	r := create(t, c, `{"id":"a"}`)
 	quoted := &lethe.ItemOptions{IfMatchEtag: `"` + r.ETag + `"`}
-	r2, err := c.ReplaceItem(ctx, "a", []byte(`{"id":"a","v":1}`), quoted)
+	r2, err := c.ReplaceItem(ctx, lethe.NewPartitionKey(), "a", []byte(`{"id":"a","v":1}`), quoted)
 	require.NoError(t, err)
-	_, err = c.UpsertItem(ctx, []byte(`{"id":"a","v":2}`), &lethe.ItemOptions{IfMatchEtag: `"` + r2.ETag + `"`})
+	_, err = c.UpsertItem(ctx, lethe.NewPartitionKey(), []byte(`{"id":"a","v":2}`), &lethe.ItemOptions{IfMatchEtag: `"` + r2.ETag + `"`})
 	require.NoError(t, err)
 	for _, bad := range []string{`"` + r.ETag + `"`, `"` + r.ETag, r.ETag + `"`, `""`, `"`} {
-		_, err = c.DeleteItem(ctx, "a", &lethe.ItemOptions{IfMatchEtag: bad})
+		_, err = c.DeleteItem(ctx, lethe.NewPartitionKey(), "a", &lethe.ItemOptions{IfMatchEtag: bad})
 		require.ErrorIs(t, err, lethe.ErrPreconditionFailed, bad)
 	}
 }
@@ -58,7 +58,7 @@ func TestErrorMessages(t *testing.T) {
 	require.NoError(t, err)
 
 	long := strings.Repeat("é", 500) // 1000 bytes: a valid id
-	_, err = c.ReadItem(ctx, long, nil)
+	_, err = c.ReadItem(ctx, lethe.NewPartitionKey(), long, nil)
 	require.ErrorIs(t, err, lethe.ErrNotFound)
 	assert.Less(t, len(err.Error()), 250, "a long id is clipped: %s", err)
 	assert.Contains(t, err.Error(), "...")
@@ -72,13 +72,13 @@ func TestErrorMessages(t *testing.T) {
 	assert.Contains(t, err.Error(), `Container "nope"`)
 	err = s.DeleteContainer(ctx, "nope")
 	assert.Contains(t, err.Error(), `DeleteContainer "nope"`)
-	_, err = c.ReadItem(ctx, "a", nil)
+	_, err = c.ReadItem(ctx, lethe.NewPartitionKey(), "a", nil)
 	assert.Contains(t, err.Error(), `ReadItem container "box" item "a"`)
 
-	_, err = c.ReplaceItem(ctx, "a/b", []byte(`{"id":"ab"}`), nil)
+	_, err = c.ReplaceItem(ctx, lethe.NewPartitionKey(), "a/b", []byte(`{"id":"ab"}`), nil)
 	require.ErrorIs(t, err, lethe.ErrBadRequest)
 	assert.Contains(t, err.Error(), "contains the character '/'")
-	_, err = c.ReplaceItem(ctx, strings.Repeat("x", 2000), []byte(`{"id":"ab"}`), nil)
+	_, err = c.ReplaceItem(ctx, lethe.NewPartitionKey(), strings.Repeat("x", 2000), []byte(`{"id":"ab"}`), nil)
 	require.ErrorIs(t, err, lethe.ErrBadRequest)
 	assert.Contains(t, err.Error(), "over the limit")
 	assert.Less(t, len(err.Error()), 400)

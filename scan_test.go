@@ -53,7 +53,7 @@ func FuzzParseItem(f *testing.F) {
 		if err := json.Unmarshal(doc, &obj); err != nil {
 			t.Fatal(err)
 		}
-		rec := buildRecord(doc, &p, 1_700_000_000_000_000_000, 7)
+		rec := buildRecord(doc, &p, "", 1_700_000_000_000_000_000, 7)
 		var stored map[string]any
 		if err := json.Unmarshal([]byte(rec.json()), &stored); err != nil {
 			t.Fatalf("stored form %q of %q is not JSON: %v", rec.json(), doc, err)

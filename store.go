@@ -75,7 +75,8 @@ func (s *Store) CreateContainer(ctx context.Context, props ContainerProperties) 
 	if err := s.check(ctx); err != nil {
 		return nil, err
 	}
-	if err := validateProps(props); err != nil {
+	props, pp, err := normalizeProps(props)
+	if err != nil {
 		return nil, withContext(err, op, props.ID, "")
 	}
 	s.mu.Lock()
@@ -83,7 +84,7 @@ func (s *Store) CreateContainer(ctx context.Context, props ContainerProperties) 
 	if _, ok := s.containers[props.ID]; ok {
 		return nil, withContext(&Error{StatusCode: statusConflict, Message: msgConflict}, op, props.ID, "")
 	}
-	c := newContainer(s, cloneProps(props), s.clock.now())
+	c := newContainer(s, props, pp, s.clock.now())
 	s.containers[props.ID] = c
 	s.relistLocked()
 	return c, nil

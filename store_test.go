@@ -21,7 +21,7 @@ func TestOpenDefaults(t *testing.T) {
 	c, err := s.CreateContainer(ctx, lethe.ContainerProperties{ID: "c"})
 	require.NoError(t, err)
 	before := time.Now().Unix()
-	r, err := c.CreateItem(ctx, []byte(`{"id":"a"}`), nil)
+	r, err := c.CreateItem(ctx, lethe.NewPartitionKey(), []byte(`{"id":"a"}`), nil)
 	require.NoError(t, err)
 	var doc struct {
 		Ts int64 `json:"_ts"`
@@ -65,49 +65,49 @@ func TestOpenRefusesInvalidOptions(t *testing.T) {
 func TestItemCRUD(t *testing.T) {
 	c, clock := newContainer(t, lethe.TTLOff)
 
-	r, err := c.CreateItem(ctx, []byte(`{"id":"a","n":1}`), nil)
+	r, err := c.CreateItem(ctx, lethe.NewPartitionKey(), []byte(`{"id":"a","n":1}`), nil)
 	require.NoError(t, err)
 	assert.Equal(t, 201, r.StatusCode)
 	assert.NotEmpty(t, r.ETag)
 	assert.JSONEq(t, fmt.Sprintf(`{"id":"a","n":1,"_ts":%d,"_etag":%q}`, t0.Unix(), r.ETag), string(r.Value))
 
-	_, err = c.CreateItem(ctx, []byte(`{"id":"a","n":2}`), nil)
+	_, err = c.CreateItem(ctx, lethe.NewPartitionKey(), []byte(`{"id":"a","n":2}`), nil)
 	require.ErrorIs(t, err, lethe.ErrConflict)
 	assert.Equal(t, 409, status(err))
 	assert.Contains(t, err.Error(), "Resource with specified id or name already exists.")
 
-	got, err := c.ReadItem(ctx, "a", nil)
+	got, err := c.ReadItem(ctx, lethe.NewPartitionKey(), "a", nil)
 	require.NoError(t, err)
 	assert.Equal(t, 200, got.StatusCode)
 	assert.Equal(t, r.Value, got.Value)
 	assert.Equal(t, r.ETag, got.ETag)
 
 	clock.Advance(3 * time.Second)
-	rep, err := c.ReplaceItem(ctx, "a", []byte(`{"id":"a","n":2}`), nil)
+	rep, err := c.ReplaceItem(ctx, lethe.NewPartitionKey(), "a", []byte(`{"id":"a","n":2}`), nil)
 	require.NoError(t, err)
 	assert.Equal(t, 200, rep.StatusCode)
 	assert.NotEqual(t, r.ETag, rep.ETag, "every write changes the _etag")
 	assert.Contains(t, string(rep.Value), fmt.Sprintf(`"_ts":%d`, t0.Unix()+3))
 
-	up, err := c.UpsertItem(ctx, []byte(`{"id":"a","n":3}`), nil)
+	up, err := c.UpsertItem(ctx, lethe.NewPartitionKey(), []byte(`{"id":"a","n":3}`), nil)
 	require.NoError(t, err)
 	assert.Equal(t, 200, up.StatusCode)
-	up, err = c.UpsertItem(ctx, []byte(`{"id":"b","n":1}`), nil)
+	up, err = c.UpsertItem(ctx, lethe.NewPartitionKey(), []byte(`{"id":"b","n":1}`), nil)
 	require.NoError(t, err)
 	assert.Equal(t, 201, up.StatusCode)
 
-	_, err = c.ReplaceItem(ctx, "missing", []byte(`{"id":"missing"}`), nil)
+	_, err = c.ReplaceItem(ctx, lethe.NewPartitionKey(), "missing", []byte(`{"id":"missing"}`), nil)
 	require.ErrorIs(t, err, lethe.ErrNotFound)
-	_, err = c.ReplaceItem(ctx, "a", []byte(`{"id":"b"}`), nil)
+	_, err = c.ReplaceItem(ctx, lethe.NewPartitionKey(), "a", []byte(`{"id":"b"}`), nil)
 	require.ErrorIs(t, err, lethe.ErrBadRequest, "a replace whose document names another id")
 
-	del, err := c.DeleteItem(ctx, "a", nil)
+	del, err := c.DeleteItem(ctx, lethe.NewPartitionKey(), "a", nil)
 	require.NoError(t, err)
 	assert.Equal(t, 204, del.StatusCode)
 	assert.Nil(t, del.Value)
-	_, err = c.DeleteItem(ctx, "a", nil)
+	_, err = c.DeleteItem(ctx, lethe.NewPartitionKey(), "a", nil)
 	require.ErrorIs(t, err, lethe.ErrNotFound)
-	_, err = c.ReadItem(ctx, "a", nil)
+	_, err = c.ReadItem(ctx, lethe.NewPartitionKey(), "a", nil)
 	require.ErrorIs(t, err, lethe.ErrNotFound)
 	assert.Contains(t, err.Error(), "Entity with the specified id does not exist in the system.")
 	assert.Equal(t, int64(1), c.Stats().Items)
@@ -133,26 +133,26 @@ func TestIfMatch(t *testing.T) {
 	stale := &lethe.ItemOptions{IfMatchEtag: `"stale"`}
 	current := &lethe.ItemOptions{IfMatchEtag: r.ETag}
 
-	_, err := c.ReplaceItem(ctx, "a", []byte(`{"id":"a","v":1}`), stale)
+	_, err := c.ReplaceItem(ctx, lethe.NewPartitionKey(), "a", []byte(`{"id":"a","v":1}`), stale)
 	require.ErrorIs(t, err, lethe.ErrPreconditionFailed)
-	_, err = c.UpsertItem(ctx, []byte(`{"id":"a","v":1}`), stale)
+	_, err = c.UpsertItem(ctx, lethe.NewPartitionKey(), []byte(`{"id":"a","v":1}`), stale)
 	require.ErrorIs(t, err, lethe.ErrPreconditionFailed)
-	_, err = c.DeleteItem(ctx, "a", stale)
+	_, err = c.DeleteItem(ctx, lethe.NewPartitionKey(), "a", stale)
 	require.ErrorIs(t, err, lethe.ErrPreconditionFailed)
-	got, err := c.ReadItem(ctx, "a", stale)
+	got, err := c.ReadItem(ctx, lethe.NewPartitionKey(), "a", stale)
 	require.NoError(t, err, "reads ignore If-Match")
 	assert.Equal(t, r.ETag, got.ETag, "failed writes changed the item")
 
-	_, err = c.CreateItem(ctx, []byte(`{"id":"new"}`), stale)
+	_, err = c.CreateItem(ctx, lethe.NewPartitionKey(), []byte(`{"id":"new"}`), stale)
 	require.NoError(t, err, "a create ignores If-Match")
-	_, err = c.UpsertItem(ctx, []byte(`{"id":"new2"}`), stale)
+	_, err = c.UpsertItem(ctx, lethe.NewPartitionKey(), []byte(`{"id":"new2"}`), stale)
 	require.NoError(t, err, "an upsert that creates ignores If-Match")
 
-	r2, err := c.ReplaceItem(ctx, "a", []byte(`{"id":"a","v":2}`), current)
+	r2, err := c.ReplaceItem(ctx, lethe.NewPartitionKey(), "a", []byte(`{"id":"a","v":2}`), current)
 	require.NoError(t, err)
-	_, err = c.DeleteItem(ctx, "a", current)
+	_, err = c.DeleteItem(ctx, lethe.NewPartitionKey(), "a", current)
 	require.ErrorIs(t, err, lethe.ErrPreconditionFailed, "the old etag is stale after a write")
-	_, err = c.DeleteItem(ctx, "a", &lethe.ItemOptions{IfMatchEtag: r2.ETag})
+	_, err = c.DeleteItem(ctx, lethe.NewPartitionKey(), "a", &lethe.ItemOptions{IfMatchEtag: r2.ETag})
 	require.NoError(t, err)
 }
 
@@ -160,18 +160,18 @@ func TestIfMatch(t *testing.T) {
 func TestCopies(t *testing.T) {
 	c, _ := newContainer(t, lethe.TTLOff)
 	in := []byte(`{"id":"a","v":"xxxx"}`)
-	r, err := c.CreateItem(ctx, in, nil)
+	r, err := c.CreateItem(ctx, lethe.NewPartitionKey(), in, nil)
 	require.NoError(t, err)
 	want := string(r.Value)
 	copy(in[13:], "yyyy")
 	for i := range r.Value {
 		r.Value[i] = 'z'
 	}
-	got, err := c.ReadItem(ctx, "a", nil)
+	got, err := c.ReadItem(ctx, lethe.NewPartitionKey(), "a", nil)
 	require.NoError(t, err)
 	assert.Equal(t, want, string(got.Value))
 	got.Value[0] = 'q'
-	again, err := c.ReadItem(ctx, "a", nil)
+	again, err := c.ReadItem(ctx, lethe.NewPartitionKey(), "a", nil)
 	require.NoError(t, err)
 	assert.Equal(t, want, string(again.Value))
 }
@@ -228,9 +228,15 @@ func TestBadItems(t *testing.T) {
 				name string
 				f    func() (lethe.ItemResponse, error)
 			}{
-				{"create", func() (lethe.ItemResponse, error) { return c.CreateItem(ctx, []byte(tc.doc), nil) }},
-				{"upsert", func() (lethe.ItemResponse, error) { return c.UpsertItem(ctx, []byte(tc.doc), nil) }},
-				{"replace", func() (lethe.ItemResponse, error) { return c.ReplaceItem(ctx, "a", []byte(tc.doc), nil) }},
+				{"create", func() (lethe.ItemResponse, error) {
+					return c.CreateItem(ctx, lethe.NewPartitionKey(), []byte(tc.doc), nil)
+				}},
+				{"upsert", func() (lethe.ItemResponse, error) {
+					return c.UpsertItem(ctx, lethe.NewPartitionKey(), []byte(tc.doc), nil)
+				}},
+				{"replace", func() (lethe.ItemResponse, error) {
+					return c.ReplaceItem(ctx, lethe.NewPartitionKey(), "a", []byte(tc.doc), nil)
+				}},
 			} {
 				r, err := write.f()
 				require.Error(t, err, write.name)
@@ -239,9 +245,9 @@ func TestBadItems(t *testing.T) {
 				assert.Contains(t, err.Error(), tc.msg, write.name)
 			}
 			if tc.code == 413 {
-				require.ErrorIs(t, func() error { _, err := c.CreateItem(ctx, []byte(tc.doc), nil); return err }(), lethe.ErrRequestTooLarge)
+				require.ErrorIs(t, func() error { _, err := c.CreateItem(ctx, lethe.NewPartitionKey(), []byte(tc.doc), nil); return err }(), lethe.ErrRequestTooLarge)
 			}
-			got, err := c.ReadItem(ctx, "a", nil)
+			got, err := c.ReadItem(ctx, lethe.NewPartitionKey(), "a", nil)
 			require.NoError(t, err)
 			assert.Equal(t, old.Value, got.Value)
 			assert.Equal(t, int64(1), c.Stats().Items)
@@ -259,9 +265,9 @@ func TestBadItems(t *testing.T) {
 	t.Run("bad ids on reads and deletes", func(t *testing.T) {
 		c, _ := newContainer(t, lethe.TTLNever)
 		for _, id := range []string{"", "a/b", "a#", strings.Repeat("x", 1024), "\xff"} {
-			_, err := c.ReadItem(ctx, id, nil)
+			_, err := c.ReadItem(ctx, lethe.NewPartitionKey(), id, nil)
 			require.ErrorIs(t, err, lethe.ErrBadRequest, "%q", id)
-			_, err = c.DeleteItem(ctx, id, nil)
+			_, err = c.DeleteItem(ctx, lethe.NewPartitionKey(), id, nil)
 			require.ErrorIs(t, err, lethe.ErrBadRequest, "%q", id)
 		}
 	})
@@ -303,9 +309,9 @@ func TestContainers(t *testing.T) {
 	create(t, c, `{"id":"x"}`)
 	require.NoError(t, s.DeleteContainer(ctx, "b"))
 	require.ErrorIs(t, s.DeleteContainer(ctx, "b"), lethe.ErrNotFound)
-	_, err = c.ReadItem(ctx, "x", nil)
+	_, err = c.ReadItem(ctx, lethe.NewPartitionKey(), "x", nil)
 	require.ErrorIs(t, err, lethe.ErrNotFound, "a deleted container's handle")
-	_, err = c.CreateItem(ctx, []byte(`{"id":"y"}`), nil)
+	_, err = c.CreateItem(ctx, lethe.NewPartitionKey(), []byte(`{"id":"y"}`), nil)
 	require.ErrorIs(t, err, lethe.ErrNotFound)
 	c2, err := s.CreateContainer(ctx, lethe.ContainerProperties{ID: "b"})
 	require.NoError(t, err)
@@ -340,11 +346,11 @@ func TestClosed(t *testing.T) {
 	_, calls["Read"] = c.Read(ctx)
 	calls["Replace"] = c.Replace(ctx, lethe.ContainerProperties{ID: "c"})
 	_, calls["Purge"] = c.Purge(ctx)
-	_, calls["CreateItem"] = c.CreateItem(ctx, []byte(`{"id":"b"}`), nil)
-	_, calls["ReadItem"] = c.ReadItem(ctx, "a", nil)
-	_, calls["ReplaceItem"] = c.ReplaceItem(ctx, "a", []byte(`{"id":"a"}`), nil)
-	_, calls["UpsertItem"] = c.UpsertItem(ctx, []byte(`{"id":"a"}`), nil)
-	_, calls["DeleteItem"] = c.DeleteItem(ctx, "a", nil)
+	_, calls["CreateItem"] = c.CreateItem(ctx, lethe.NewPartitionKey(), []byte(`{"id":"b"}`), nil)
+	_, calls["ReadItem"] = c.ReadItem(ctx, lethe.NewPartitionKey(), "a", nil)
+	_, calls["ReplaceItem"] = c.ReplaceItem(ctx, lethe.NewPartitionKey(), "a", []byte(`{"id":"a"}`), nil)
+	_, calls["UpsertItem"] = c.UpsertItem(ctx, lethe.NewPartitionKey(), []byte(`{"id":"a"}`), nil)
+	_, calls["DeleteItem"] = c.DeleteItem(ctx, lethe.NewPartitionKey(), "a", nil)
 	for name, err := range calls {
 		require.ErrorIs(t, err, lethe.ErrClosed, name)
 	}
@@ -355,11 +361,11 @@ func TestContextCancelled(t *testing.T) {
 	c, _ := newContainer(t, lethe.TTLOff)
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()
-	_, err := c.CreateItem(cctx, []byte(`{"id":"a"}`), nil)
+	_, err := c.CreateItem(cctx, lethe.NewPartitionKey(), []byte(`{"id":"a"}`), nil)
 	require.ErrorIs(t, err, context.Canceled)
 	assert.False(t, exists(t, c, "a"))
 	//lint:ignore SA1012 a nil context must not panic
-	_, err = c.ReadItem(nil, "a", nil)
+	_, err = c.ReadItem(nil, lethe.NewPartitionKey(), "a", nil)
 	require.ErrorIs(t, err, lethe.ErrNotFound)
 }
 
@@ -392,25 +398,25 @@ func TestCharges(t *testing.T) {
 	assert.Equal(t, r.RequestCharge, r2.RequestCharge, "a ttl property costs nothing")
 	big := create(t, c, `{"id":"c","pad":"`+strings.Repeat("x", 100*1024-30)+`"}`)
 	assert.Equal(t, 5.5+99*0.5, big.RequestCharge)
-	read, err := c.ReadItem(ctx, "a", nil)
+	read, err := c.ReadItem(ctx, lethe.NewPartitionKey(), "a", nil)
 	require.NoError(t, err)
 	assert.Equal(t, 1.0, read.RequestCharge)
-	read, err = c.ReadItem(ctx, "c", nil)
+	read, err = c.ReadItem(ctx, lethe.NewPartitionKey(), "c", nil)
 	require.NoError(t, err)
 	assert.Equal(t, 10.0, read.RequestCharge, "100 KB read costs 10 RU")
-	rep, err := c.ReplaceItem(ctx, "b", []byte(`{"id":"b"}`), nil)
+	rep, err := c.ReplaceItem(ctx, lethe.NewPartitionKey(), "b", []byte(`{"id":"b"}`), nil)
 	require.NoError(t, err)
 	assert.Equal(t, 11.0, rep.RequestCharge)
-	up, err := c.UpsertItem(ctx, []byte(`{"id":"b"}`), nil)
+	up, err := c.UpsertItem(ctx, lethe.NewPartitionKey(), []byte(`{"id":"b"}`), nil)
 	require.NoError(t, err)
 	assert.Equal(t, 11.0, up.RequestCharge)
-	del, err := c.DeleteItem(ctx, "b", nil)
+	del, err := c.DeleteItem(ctx, lethe.NewPartitionKey(), "b", nil)
 	require.NoError(t, err)
 	assert.Equal(t, 5.5, del.RequestCharge)
-	miss, err := c.ReadItem(ctx, "b", nil)
+	miss, err := c.ReadItem(ctx, lethe.NewPartitionKey(), "b", nil)
 	require.Error(t, err)
 	assert.Equal(t, 1.24, miss.RequestCharge)
-	bad, err := c.CreateItem(ctx, []byte(`{`), nil)
+	bad, err := c.CreateItem(ctx, lethe.NewPartitionKey(), []byte(`{`), nil)
 	require.Error(t, err)
 	assert.Equal(t, 1.24, bad.RequestCharge)
 }
@@ -446,9 +452,9 @@ func TestConcurrentClose(t *testing.T) {
 	for range 4 {
 		require.NoError(t, <-done)
 	}
-	_, err = c.NewQueryItemsPager("SELECT * FROM c", nil).NextPage(ctx)
+	_, err = c.NewQueryItemsPager("SELECT * FROM c", lethe.NewPartitionKey(), nil).NextPage(ctx)
 	require.ErrorIs(t, err, lethe.ErrClosed)
-	for _, err := range c.QueryItems(ctx, "SELECT * FROM c", nil) {
+	for _, err := range c.QueryItems(ctx, "SELECT * FROM c", lethe.NewPartitionKey(), nil) {
 		require.ErrorIs(t, err, lethe.ErrClosed)
 	}
 }
@@ -465,14 +471,14 @@ func TestZeroValues(t *testing.T) {
 	require.NoError(t, s.Close())
 
 	var c lethe.Container
-	_, err = c.ReadItem(ctx, "a", nil)
+	_, err = c.ReadItem(ctx, lethe.NewPartitionKey(), "a", nil)
 	require.Error(t, err)
-	_, err = c.CreateItem(ctx, []byte(`{"id":"a"}`), nil)
+	_, err = c.CreateItem(ctx, lethe.NewPartitionKey(), []byte(`{"id":"a"}`), nil)
 	require.Error(t, err)
 	_, err = c.Purge(ctx)
 	require.Error(t, err)
 	assert.Equal(t, lethe.ContainerStats{}, c.Stats())
-	_, err = c.NewQueryItemsPager("SELECT * FROM c", nil).NextPage(ctx)
+	_, err = c.NewQueryItemsPager("SELECT * FROM c", lethe.NewPartitionKey(), nil).NextPage(ctx)
 	require.Error(t, err)
 	var p lethe.QueryItemsPager
 	assert.False(t, p.More())
@@ -492,9 +498,9 @@ func TestDeletedContainer(t *testing.T) {
 	errs = append(errs, err)
 	_, err = c.Purge(ctx)
 	errs = append(errs, err)
-	_, err = c.NewQueryItemsPager("SELECT * FROM c", nil).NextPage(ctx)
+	_, err = c.NewQueryItemsPager("SELECT * FROM c", lethe.NewPartitionKey(), nil).NextPage(ctx)
 	errs = append(errs, err)
-	_, err = c.UpsertItem(ctx, []byte(`{"id":"a"}`), nil)
+	_, err = c.UpsertItem(ctx, lethe.NewPartitionKey(), []byte(`{"id":"a"}`), nil)
 	errs = append(errs, err)
 	for i, err := range errs {
 		require.ErrorIs(t, err, lethe.ErrNotFound, "call %d", i)
@@ -512,7 +518,7 @@ func TestLimitsExactly(t *testing.T) {
 	doc := prefix + strings.Repeat("a", lethe.MaxItemSize-len(prefix)-2) + `"}`
 	require.Len(t, doc, lethe.MaxItemSize)
 	create(t, c, doc)
-	_, err := c.CreateItem(ctx, []byte(doc[:len(doc)-2]+`a"}`), nil)
+	_, err := c.CreateItem(ctx, lethe.NewPartitionKey(), []byte(doc[:len(doc)-2]+`a"}`), nil)
 	require.ErrorIs(t, err, lethe.ErrRequestTooLarge)
 }
 
@@ -522,20 +528,20 @@ func TestReadItemAppend(t *testing.T) {
 	c, _ := newContainer(t, lethe.TTLOff)
 	want := create(t, c, `{"id":"a","v":1}`)
 	buf := []byte("prefix:")
-	r, err := c.ReadItemAppend(ctx, buf, "a", nil)
+	r, err := c.ReadItemAppend(ctx, buf, lethe.NewPartitionKey(), "a", nil)
 	require.NoError(t, err)
 	assert.Equal(t, "prefix:"+string(want.Value), string(r.Value))
 	assert.Equal(t, want.ETag, r.ETag)
 	for i := range r.Value {
 		r.Value[i] = 'x'
 	}
-	r, err = c.ReadItemAppend(ctx, r.Value[:0], "a", nil)
+	r, err = c.ReadItemAppend(ctx, r.Value[:0], lethe.NewPartitionKey(), "a", nil)
 	require.NoError(t, err)
 	assert.Equal(t, string(want.Value), string(r.Value), "the store shares no memory with the buffer")
 	assert.Zero(t, testing.AllocsPerRun(100, func() {
-		r, _ = c.ReadItemAppend(ctx, r.Value[:0], "a", nil)
+		r, _ = c.ReadItemAppend(ctx, r.Value[:0], lethe.NewPartitionKey(), "a", nil)
 	}), "a reused buffer reads without allocating")
-	_, err = c.ReadItemAppend(ctx, nil, "missing", nil)
+	_, err = c.ReadItemAppend(ctx, nil, lethe.NewPartitionKey(), "missing", nil)
 	require.ErrorIs(t, err, lethe.ErrNotFound)
 	assert.Contains(t, err.Error(), "ReadItemAppend")
 }
@@ -558,15 +564,15 @@ func TestManyMembers(t *testing.T) {
 func TestNoContentResponseOnWrite(t *testing.T) {
 	c, _ := newContainer(t, lethe.TTLOff)
 	o := &lethe.ItemOptions{NoContentResponseOnWrite: true}
-	r, err := c.CreateItem(ctx, []byte(`{"id":"a"}`), o)
+	r, err := c.CreateItem(ctx, lethe.NewPartitionKey(), []byte(`{"id":"a"}`), o)
 	require.NoError(t, err)
 	assert.Nil(t, r.Value)
 	assert.NotEmpty(t, r.ETag)
 	assert.Equal(t, 201, r.StatusCode)
-	got, err := c.ReadItem(ctx, "a", nil)
+	got, err := c.ReadItem(ctx, lethe.NewPartitionKey(), "a", nil)
 	require.NoError(t, err)
 	assert.Equal(t, r.ETag, got.ETag)
-	r, err = c.UpsertItem(ctx, []byte(`{"id":"a","v":1}`), o)
+	r, err = c.UpsertItem(ctx, lethe.NewPartitionKey(), []byte(`{"id":"a","v":1}`), o)
 	require.NoError(t, err)
 	assert.Nil(t, r.Value)
 }

@@ -78,7 +78,7 @@ func TestInvalidItemTTL(t *testing.T) {
 				c, _ := newContainer(t, def)
 				old := create(t, c, `{"id":"old","v":1}`)
 				doc := []byte(`{"id":"new","ttl":` + v + `}`)
-				r, err := c.CreateItem(ctx, doc, nil)
+				r, err := c.CreateItem(ctx, lethe.NewPartitionKey(), doc, nil)
 				require.ErrorIs(t, err, lethe.ErrBadRequest)
 				assert.Equal(t, 400, r.StatusCode)
 				assert.Contains(t, err.Error(), "The input ttl '"+v+"' is invalid")
@@ -86,13 +86,16 @@ func TestInvalidItemTTL(t *testing.T) {
 
 				for _, write := range []func() error{
 					func() error {
-						_, err := c.ReplaceItem(ctx, "old", []byte(`{"id":"old","v":2,"ttl":`+v+`}`), nil)
+						_, err := c.ReplaceItem(ctx, lethe.NewPartitionKey(), "old", []byte(`{"id":"old","v":2,"ttl":`+v+`}`), nil)
 						return err
 					},
-					func() error { _, err := c.UpsertItem(ctx, []byte(`{"id":"old","v":2,"ttl":`+v+`}`), nil); return err },
+					func() error {
+						_, err := c.UpsertItem(ctx, lethe.NewPartitionKey(), []byte(`{"id":"old","v":2,"ttl":`+v+`}`), nil)
+						return err
+					},
 				} {
 					require.ErrorIs(t, write(), lethe.ErrBadRequest)
-					got, err := c.ReadItem(ctx, "old", nil)
+					got, err := c.ReadItem(ctx, lethe.NewPartitionKey(), "old", nil)
 					require.NoError(t, err)
 					assert.Equal(t, string(old.Value), string(got.Value), "a failed write changed the item")
 					assert.Equal(t, old.ETag, got.ETag)
@@ -139,7 +142,7 @@ func TestTTLKeptWhileOff(t *testing.T) {
 	assert.Contains(t, string(r.Value), `"ttl":5`)
 	clock.Advance(time.Hour)
 	assert.True(t, exists(t, c, "x"))
-	_, err := c.CreateItem(ctx, []byte(`{"id":"y","ttl":0}`), nil)
+	_, err := c.CreateItem(ctx, lethe.NewPartitionKey(), []byte(`{"id":"y","ttl":0}`), nil)
 	require.ErrorIs(t, err, lethe.ErrBadRequest)
 	setDefault(t, c, lethe.TTLNever)
 	assert.False(t, exists(t, c, "x"), "ttl 5 written an hour ago must expire when TTL is turned on")
@@ -204,23 +207,23 @@ func TestExpiredItemOperations(t *testing.T) {
 	}
 	t.Run("read", func(t *testing.T) {
 		c, _ := setup(t)
-		_, err := c.ReadItem(ctx, "x", nil)
+		_, err := c.ReadItem(ctx, lethe.NewPartitionKey(), "x", nil)
 		require.ErrorIs(t, err, lethe.ErrNotFound)
 	})
 	t.Run("replace", func(t *testing.T) {
 		c, _ := setup(t)
-		r, err := c.ReplaceItem(ctx, "x", []byte(`{"id":"x","v":2}`), nil)
+		r, err := c.ReplaceItem(ctx, lethe.NewPartitionKey(), "x", []byte(`{"id":"x","v":2}`), nil)
 		require.ErrorIs(t, err, lethe.ErrNotFound)
 		assert.Equal(t, 404, r.StatusCode)
 	})
 	t.Run("delete", func(t *testing.T) {
 		c, _ := setup(t)
-		_, err := c.DeleteItem(ctx, "x", nil)
+		_, err := c.DeleteItem(ctx, lethe.NewPartitionKey(), "x", nil)
 		require.ErrorIs(t, err, lethe.ErrNotFound)
 	})
 	t.Run("create", func(t *testing.T) {
 		c, _ := setup(t)
-		r, err := c.CreateItem(ctx, []byte(`{"id":"x","v":2}`), nil)
+		r, err := c.CreateItem(ctx, lethe.NewPartitionKey(), []byte(`{"id":"x","v":2}`), nil)
 		require.NoError(t, err)
 		assert.Equal(t, 201, r.StatusCode)
 		assert.Contains(t, string(r.Value), `"v":2`)
@@ -230,10 +233,10 @@ func TestExpiredItemOperations(t *testing.T) {
 	})
 	t.Run("upsert with stale If-Match", func(t *testing.T) {
 		c, old := setup(t)
-		r, err := c.UpsertItem(ctx, []byte(`{"id":"x","v":2}`), &lethe.ItemOptions{IfMatchEtag: old.ETag})
+		r, err := c.UpsertItem(ctx, lethe.NewPartitionKey(), []byte(`{"id":"x","v":2}`), &lethe.ItemOptions{IfMatchEtag: old.ETag})
 		require.NoError(t, err)
 		assert.Equal(t, 201, r.StatusCode)
-		r, err = c.UpsertItem(ctx, []byte(`{"id":"x","v":3}`), &lethe.ItemOptions{IfMatchEtag: old.ETag})
+		r, err = c.UpsertItem(ctx, lethe.NewPartitionKey(), []byte(`{"id":"x","v":3}`), &lethe.ItemOptions{IfMatchEtag: old.ETag})
 		require.ErrorIs(t, err, lethe.ErrPreconditionFailed, "the new item is live: If-Match applies again")
 		assert.Equal(t, 412, r.StatusCode)
 	})
@@ -254,13 +257,13 @@ func TestWriteResetsCountdown(t *testing.T) {
 			c, clock := newContainer(t, 10)
 			create(t, c, `{"id":"x"}`)
 			clock.Advance(9 * time.Second)
-			r, err := c.ReadItem(ctx, "x", nil)
+			r, err := c.ReadItem(ctx, lethe.NewPartitionKey(), "x", nil)
 			require.NoError(t, err)
 			assert.Contains(t, string(r.Value), fmt.Sprintf(`"_ts":%d`, t0.Unix()), "a read changed _ts")
 			if write == "replace" {
-				r, err = c.ReplaceItem(ctx, "x", []byte(`{"id":"x"}`), nil)
+				r, err = c.ReplaceItem(ctx, lethe.NewPartitionKey(), "x", []byte(`{"id":"x"}`), nil)
 			} else {
-				r, err = c.UpsertItem(ctx, []byte(`{"id":"x"}`), nil)
+				r, err = c.UpsertItem(ctx, lethe.NewPartitionKey(), []byte(`{"id":"x"}`), nil)
 			}
 			require.NoError(t, err)
 			assert.Equal(t, 200, r.StatusCode)
@@ -278,11 +281,11 @@ func TestWriteResetsCountdown(t *testing.T) {
 func TestChangingItemTTL(t *testing.T) {
 	c, clock := newContainer(t, 100)
 	create(t, c, `{"id":"x","ttl":5}`)
-	_, err := c.ReplaceItem(ctx, "x", []byte(`{"id":"x","ttl":-1}`), nil)
+	_, err := c.ReplaceItem(ctx, lethe.NewPartitionKey(), "x", []byte(`{"id":"x","ttl":-1}`), nil)
 	require.NoError(t, err)
 	clock.Advance(1000 * time.Second)
 	assert.True(t, exists(t, c, "x"), "ttl -1 overrides the default")
-	_, err = c.ReplaceItem(ctx, "x", []byte(`{"id":"x"}`), nil)
+	_, err = c.ReplaceItem(ctx, lethe.NewPartitionKey(), "x", []byte(`{"id":"x"}`), nil)
 	require.NoError(t, err)
 	clock.Advance(100 * time.Second)
 	assert.False(t, exists(t, c, "x"), "without ttl the item inherits the default")
@@ -350,9 +353,9 @@ func TestExpiryIsFinal(t *testing.T) {
 			st := c.Stats()
 			assert.Equal(t, int64(1), st.Items)
 			assert.Equal(t, int64(2), st.ExpiredPending, "the change touches no item: the reaper purges them")
-			_, err := c.CreateItem(ctx, []byte(`{"id":"expired","v":2}`), nil)
+			_, err := c.CreateItem(ctx, lethe.NewPartitionKey(), []byte(`{"id":"expired","v":2}`), nil)
 			require.NoError(t, err, "a create over an item expired for good succeeds")
-			_, err = c.ReplaceItem(ctx, "own", []byte(`{"id":"own"}`), nil)
+			_, err = c.ReplaceItem(ctx, lethe.NewPartitionKey(), "own", []byte(`{"id":"own"}`), nil)
 			require.ErrorIs(t, err, lethe.ErrNotFound)
 			setDefault(t, c, lethe.TTLOff)
 			setDefault(t, c, 10)

@@ -111,13 +111,13 @@ func openLethe(o storeOpts) store {
 var noContent = &lethe.ItemOptions{NoContentResponseOnWrite: true}
 
 func (s *letheStore) insert(id string, doc []byte, ttl time.Duration) {
-	if _, err := s.c.CreateItem(bg, doc, noContent); err != nil {
+	if _, err := s.c.CreateItem(bg, lethe.NewPartitionKey(), doc, noContent); err != nil {
 		panic(fmt.Sprintf("lethe CreateItem %s: %v", id, err))
 	}
 }
 
 func (s *letheStore) get(id string) (int, bool) {
-	r, err := s.c.ReadItem(bg, id, nil)
+	r, err := s.c.ReadItem(bg, lethe.NewPartitionKey(), id, nil)
 	if err != nil {
 		return 0, false
 	}
@@ -141,7 +141,7 @@ func (s *letheAppendStore) get(id string) (int, bool) {
 	if buf == nil {
 		buf = new([]byte)
 	}
-	r, err := s.c.ReadItemAppend(bg, (*buf)[:0], id, nil)
+	r, err := s.c.ReadItemAppend(bg, (*buf)[:0], lethe.NewPartitionKey(), id, nil)
 	*buf = r.Value
 	s.bufs.Put(buf)
 	if err != nil {
@@ -163,7 +163,7 @@ func (s *letheStore) elapse(d time.Duration) { s.clock.Advance(d) }
 func (s *letheStore) scan(status string) int {
 	n := 0
 	opts := &lethe.QueryOptions{QueryParameters: []lethe.QueryParameter{{Name: "@s", Value: status}}}
-	for _, err := range s.c.QueryItems(bg, "SELECT * FROM c WHERE c.status = @s", opts) {
+	for _, err := range s.c.QueryItems(bg, "SELECT * FROM c WHERE c.status = @s", lethe.NewPartitionKey(), opts) {
 		if err != nil {
 			panic(err)
 		}

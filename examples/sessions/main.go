@@ -24,8 +24,14 @@ func main() {
 	}
 	defer store.Close()
 
-	// Sessions expire 2 seconds after their last write.
-	sessions, err := store.CreateContainer(ctx, lethe.ContainerProperties{ID: "sessions", DefaultTimeToLive: 2})
+	// Sessions expire 2 seconds after their last write. Each user's sessions
+	// form one logical partition, as in Cosmos DB: the partition key value
+	// comes first in every item call.
+	sessions, err := store.CreateContainer(ctx, lethe.ContainerProperties{
+		ID:                     "sessions",
+		DefaultTimeToLive:      2,
+		PartitionKeyDefinition: lethe.PartitionKeyDefinition{Paths: []string{"/user"}},
+	})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -34,13 +40,13 @@ func main() {
 		fmt.Printf("[%4.1fs] %s\n", time.Since(start).Seconds(), fmt.Sprintf(format, args...))
 	}
 
-	for _, doc := range []string{
-		`{"id":"alice","user":"alice","cart":["book"]}`, // idle: expires after 2 s
-		`{"id":"bob","user":"bob"}`,                     // touched every second: stays
-		`{"id":"admin","user":"root","ttl":-1}`,         // pinned: never expires
-		`{"id":"guest","user":"guest","ttl":1}`,         // its own, shorter TTL
+	for _, s := range []struct{ user, doc string }{
+		{"alice", `{"id":"alice","user":"alice","cart":["book"]}`}, // idle: expires after 2 s
+		{"bob", `{"id":"bob","user":"bob"}`},                       // touched every second: stays
+		{"root", `{"id":"admin","user":"root","ttl":-1}`},          // pinned: never expires
+		{"guest", `{"id":"guest","user":"guest","ttl":1}`},         // its own, shorter TTL
 	} {
-		if _, err := sessions.CreateItem(ctx, []byte(doc), nil); err != nil {
+		if _, err := sessions.CreateItem(ctx, lethe.NewPartitionKeyString(s.user), []byte(s.doc), nil); err != nil {
 			log.Fatal(err)
 		}
 	}
@@ -48,8 +54,9 @@ func main() {
 
 	show := func() {
 		var line string
-		for _, id := range []string{"alice", "bob", "admin", "guest"} {
-			_, err := sessions.ReadItem(ctx, id, nil)
+		for _, s := range []struct{ user, id string }{{"alice", "alice"}, {"bob", "bob"}, {"root", "admin"}, {"guest", "guest"}} {
+			id := s.id
+			_, err := sessions.ReadItem(ctx, lethe.NewPartitionKeyString(s.user), id, nil)
 			switch {
 			case err == nil:
 				line += " " + id + ":live"
@@ -69,7 +76,7 @@ func main() {
 		<-tick.C
 		if i%2 == 0 && i <= 8 {
 			// Touching bob's session is a write: it resets _ts and the countdown.
-			if _, err := sessions.UpsertItem(ctx, []byte(`{"id":"bob","user":"bob"}`), nil); err != nil {
+			if _, err := sessions.UpsertItem(ctx, lethe.NewPartitionKeyString("bob"), []byte(`{"id":"bob","user":"bob"}`), nil); err != nil {
 				log.Fatal(err)
 			}
 			say("touched bob")
@@ -77,7 +84,7 @@ func main() {
 		if i == 8 {
 			// A new session, then the default goes from 2 s to 5 s: it applies
 			// at once to every session, counted from its own last write.
-			if _, err := sessions.CreateItem(ctx, []byte(`{"id":"alice","user":"alice"}`), nil); err != nil {
+			if _, err := sessions.CreateItem(ctx, lethe.NewPartitionKeyString("alice"), []byte(`{"id":"alice","user":"alice"}`), nil); err != nil {
 				log.Fatal(err)
 			}
 			say("alice logs in again (a create over an expired id succeeds)")
