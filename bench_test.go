@@ -15,36 +15,78 @@ import (
 	"github.com/lethedb/lethe"
 )
 
-// benchDoc is an item of about 250 bytes of JSON.
+// benchDoc is an item of about 250 bytes of JSON. Its "tenant" is one of
+// 100, from the id's last two characters.
 func benchDoc(id string, ttl string) []byte {
-	return []byte(`{"id":"` + id + `","name":"user ` + id + `","email":"` + id + `@example.com","status":"active",` +
+	return []byte(`{"id":"` + id + `","name":"user ` + id + `","email":"` + id + `@example.com","tenant":"` + benchTenant(id) + `",` +
 		`"plan":"pro","country":"PL","visits":1234,"score":98.5,"tags":["a","b","c"],"address":{"city":"Kraków","zip":"30-001"}` +
 		ttl + `,"pad":"` + strings.Repeat("x", 40) + `"}`)
 }
 
-// benchContainer returns a container of n items and their ids; every third
-// item has its own ttl, every third never expires, the rest inherit a
-// one-hour default.
+// benchTenant is the tenant of the bench item id.
+func benchTenant(id string) string {
+	if len(id) < 2 {
+		return "t-" + id
+	}
+	return "t-" + id[len(id)-2:]
+}
+
+// benchLayout is how a bench container is partitioned: by nothing, by the
+// id (every item its own partition), or by one of 100 tenants.
+type benchLayout struct {
+	name string // the suffix of the benchmark's name; "" for no partition key
+	path string // the partition key path
+}
+
+var benchLayouts = []benchLayout{{"", ""}, {"/pk-id", "/id"}, {"/pk-tenant", "/tenant"}}
+
+// key returns the partition key value of the bench item id.
+func (l benchLayout) key(id string) lethe.PartitionKey {
+	switch l.path {
+	case "/id":
+		return lethe.NewPartitionKeyString(id)
+	case "/tenant":
+		return lethe.NewPartitionKeyString(benchTenant(id))
+	}
+	return lethe.NewPartitionKey()
+}
+
+// benchContainer returns a container of n items, not partitioned, and
+// their ids; every third item has its own ttl, every third never expires,
+// the rest inherit a one-hour default.
 func benchContainer(b *testing.B, n int) (*lethe.Container, []string) {
+	c, ids, _ := benchContainerIn(b, n, benchLayouts[0])
+	return c, ids
+}
+
+// benchContainerIn is benchContainer partitioned as l says; it also returns
+// each item's partition key value.
+func benchContainerIn(b *testing.B, n int, l benchLayout) (*lethe.Container, []string, []lethe.PartitionKey) {
 	b.Helper()
 	s, err := lethe.Open(&lethe.Options{Reaper: lethe.ReaperOptions{Disabled: true}})
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { s.Close() })
-	c, err := s.CreateContainer(context.Background(), lethe.ContainerProperties{ID: "bench", DefaultTimeToLive: 3600})
+	props := lethe.ContainerProperties{ID: "bench", DefaultTimeToLive: 3600}
+	if l.path != "" {
+		props.PartitionKeyDefinition.Paths = []string{l.path}
+	}
+	c, err := s.CreateContainer(context.Background(), props)
 	if err != nil {
 		b.Fatal(err)
 	}
 	ids := make([]string, n)
+	pks := make([]lethe.PartitionKey, n)
 	for i := range ids {
 		ids[i] = "user-" + strconv.Itoa(i)
+		pks[i] = l.key(ids[i])
 		ttl := []string{"", `,"ttl":7200`, `,"ttl":-1`}[i%3]
-		if _, err := c.CreateItem(context.Background(), lethe.NewPartitionKey(), benchDoc(ids[i], ttl), nil); err != nil {
+		if _, err := c.CreateItem(context.Background(), pks[i], benchDoc(ids[i], ttl), nil); err != nil {
 			b.Fatal(err)
 		}
 	}
-	return c, ids
+	return c, ids, pks
 }
 
 var benchSizes = []int{1_000, 1_000_000}
@@ -58,91 +100,117 @@ func sizeName(n int) string {
 
 // BenchmarkReadItem reads random live items. "never" reads only items that
 // cannot expire (no clock read at all), "expiring" only items that can (one
-// monotonic clock read each).
+// monotonic clock read each). The "/pk-id" and "/pk-tenant" variants read
+// from containers partitioned by "/id" and by "/tenant", with the items'
+// partition key values built beforehand, as a program holds them.
 func BenchmarkReadItem(b *testing.B) {
 	for _, n := range benchSizes {
-		c, ids := benchContainer(b, n)
-		for _, kind := range []struct {
-			name string
-			pick func(i int) bool
-		}{{"mixed", func(int) bool { return true }}, {"never", func(i int) bool { return i%3 == 2 }}, {"expiring", func(i int) bool { return i%3 != 2 }}} {
-			var pool []string
-			for i, id := range ids {
-				if kind.pick(i) {
-					pool = append(pool, id)
-				}
-			}
-			// Random reads over the whole pool: a short cycle of ids would
-			// keep their items in the CPU cache and flatter the figures.
-			rng := rand.New(rand.NewPCG(1, 2))
-			order := make([]string, 1<<21)
-			for i := range order {
-				order[i] = pool[rng.IntN(len(pool))]
-			}
-			b.Run(sizeName(n)+"/"+kind.name, func(b *testing.B) {
-				b.ReportAllocs()
-				ctx := context.Background()
-				i := 0
-				for b.Loop() {
-					if _, err := c.ReadItem(ctx, lethe.NewPartitionKey(), order[i&(len(order)-1)], nil); err != nil {
-						b.Fatal(err)
-					}
-					i++
-				}
-			})
+		for _, l := range benchLayouts {
+			benchReadItem(b, n, l)
 		}
-		b.Run(sizeName(n)+"/append", func(b *testing.B) {
-			b.ReportAllocs()
-			rng := rand.New(rand.NewPCG(1, 2))
-			order := make([]string, 1<<21)
-			for i := range order {
-				order[i] = ids[rng.IntN(len(ids))]
+	}
+}
+
+func benchReadItem(b *testing.B, n int, l benchLayout) {
+	c, ids, pks := benchContainerIn(b, n, l)
+	kinds := []struct {
+		name string
+		pick func(i int) bool
+	}{{"mixed", func(int) bool { return true }}, {"never", func(i int) bool { return i%3 == 2 }}, {"expiring", func(i int) bool { return i%3 != 2 }}}
+	if l.path != "" {
+		kinds = kinds[:1]
+	}
+	// Random reads over the whole pool: a short cycle of ids would keep
+	// their items in the CPU cache and flatter the figures.
+	randomOrder := func(pool []int) []int {
+		rng := rand.New(rand.NewPCG(1, 2))
+		order := make([]int, 1<<21)
+		for i := range order {
+			order[i] = pool[rng.IntN(len(pool))]
+		}
+		return order
+	}
+	for _, kind := range kinds {
+		var pool []int
+		for i := range ids {
+			if kind.pick(i) {
+				pool = append(pool, i)
 			}
+		}
+		order := randomOrder(pool)
+		b.Run(sizeName(n)+"/"+kind.name+l.name, func(b *testing.B) {
+			b.ReportAllocs()
 			ctx := context.Background()
-			var buf []byte
 			i := 0
 			for b.Loop() {
-				r, err := c.ReadItemAppend(ctx, buf[:0], lethe.NewPartitionKey(), order[i&(len(order)-1)], nil)
-				if err != nil {
+				k := order[i&(len(order)-1)]
+				if _, err := c.ReadItem(ctx, pks[k], ids[k], nil); err != nil {
 					b.Fatal(err)
 				}
-				buf = r.Value
 				i++
 			}
 		})
-		b.Run(sizeName(n)+"/parallel", func(b *testing.B) {
-			b.ReportAllocs()
-			b.RunParallel(func(pb *testing.PB) {
-				rng := rand.New(rand.NewPCG(rand.Uint64(), 0))
-				ctx := context.Background()
-				for pb.Next() {
-					if _, err := c.ReadItem(ctx, lethe.NewPartitionKey(), ids[rng.IntN(len(ids))], nil); err != nil {
-						b.Fatal(err)
-					}
-				}
-			})
-		})
 	}
+	b.Run(sizeName(n)+"/append"+l.name, func(b *testing.B) {
+		b.ReportAllocs()
+		all := make([]int, len(ids))
+		for i := range all {
+			all[i] = i
+		}
+		order := randomOrder(all)
+		ctx := context.Background()
+		var buf []byte
+		i := 0
+		for b.Loop() {
+			k := order[i&(len(order)-1)]
+			r, err := c.ReadItemAppend(ctx, buf[:0], pks[k], ids[k], nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			buf = r.Value
+			i++
+		}
+	})
+	if l.path != "" {
+		return
+	}
+	b.Run(sizeName(n)+"/parallel", func(b *testing.B) {
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			rng := rand.New(rand.NewPCG(rand.Uint64(), 0))
+			ctx := context.Background()
+			for pb.Next() {
+				if _, err := c.ReadItem(ctx, lethe.NewPartitionKey(), ids[rng.IntN(len(ids))], nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	})
 }
 
 // createSeq numbers the items BenchmarkCreateItem creates, across runs.
 var createSeq int
 
-// BenchmarkCreateItem creates new items in a container of n.
+// BenchmarkCreateItem creates new items in a container of n, not
+// partitioned, partitioned by "/id" ("/pk-id") and by "/tenant"
+// ("/pk-tenant"). The partition key value is built in the loop, as a
+// program builds it from the new item.
 func BenchmarkCreateItem(b *testing.B) {
 	for _, n := range benchSizes {
-		c, _ := benchContainer(b, n)
-		b.Run(sizeName(n), func(b *testing.B) {
-			b.ReportAllocs()
-			ctx := context.Background()
-			for b.Loop() {
-				createSeq++
-				doc := benchDoc("new-"+strconv.Itoa(createSeq), `,"ttl":3600`)
-				if _, err := c.CreateItem(ctx, lethe.NewPartitionKey(), doc, nil); err != nil {
-					b.Fatal(err)
+		for _, l := range benchLayouts {
+			c, _, _ := benchContainerIn(b, n, l)
+			b.Run(sizeName(n)+l.name, func(b *testing.B) {
+				b.ReportAllocs()
+				ctx := context.Background()
+				for b.Loop() {
+					createSeq++
+					id := "new-" + strconv.Itoa(createSeq)
+					if _, err := c.CreateItem(ctx, l.key(id), benchDoc(id, `,"ttl":3600`), nil); err != nil {
+						b.Fatal(err)
+					}
 				}
-			}
-		})
+			})
+		}
 	}
 }
 

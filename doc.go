@@ -137,12 +137,13 @@
 // every item is seen exactly once, as it was either before or after any
 // concurrent write to it. Later pages drop results whose item has since been
 // deleted or has expired, and keep those whose item was rewritten. Results
-// without ORDER BY are ordered by item id. Pages hold PageSizeHint results
-// (default 100). A continuation token resumes after the key of the last
-// result returned (its ORDER BY values, then its item's id), so items that
-// expire, are deleted or are written between pages never make a resumed
-// query skip or repeat an unchanged live item; tokens are bound to their
-// container, query text and parameters, and any other use is refused
+// without ORDER BY are ordered by item id within each partition. Pages hold
+// PageSizeHint results (default 100). A continuation token resumes after the
+// key of the last result returned (its ORDER BY values, then its item's
+// partition key value and id), so items that expire, are deleted or are
+// written between pages never make a resumed query skip or repeat an
+// unchanged live item; tokens are bound to their container, query text,
+// parameters and partition key, and any other use is refused
 // (ErrBadRequest).
 //
 // A bad query is an ErrBadRequest whose message gives line, column and what

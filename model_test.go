@@ -24,7 +24,7 @@ type refItem struct {
 
 type refModel struct {
 	def   lethe.TTL
-	items map[string]refItem
+	items map[string]refItem // by partition key value and id: "pk/id"
 }
 
 func (m *refModel) expired(it refItem, now int64) bool {
@@ -38,8 +38,8 @@ func (m *refModel) expired(it refItem, now int64) bool {
 	return eff != lethe.TTLNever && now >= it.written+int64(eff)*int64(time.Second)
 }
 
-func (m *refModel) live(id string, now int64) (refItem, bool) {
-	it, ok := m.items[id]
+func (m *refModel) live(key string, now int64) (refItem, bool) {
+	it, ok := m.items[key]
 	if !ok || m.expired(it, now) {
 		return refItem{}, false
 	}
@@ -49,9 +49,9 @@ func (m *refModel) live(id string, now int64) (refItem, bool) {
 // setDefault applies a change of the container default: items expired
 // under the old one are gone for good.
 func (m *refModel) setDefault(def lethe.TTL, now int64) {
-	for id, it := range m.items {
+	for key, it := range m.items {
 		if m.expired(it, now) {
-			delete(m.items, id)
+			delete(m.items, key)
 		}
 	}
 	m.def = def
@@ -59,8 +59,8 @@ func (m *refModel) setDefault(def lethe.TTL, now int64) {
 
 func (m *refModel) liveCount(now int64) int64 {
 	n := int64(0)
-	for id := range m.items {
-		if _, ok := m.live(id, now); ok {
+	for key := range m.items {
+		if _, ok := m.live(key, now); ok {
 			n++
 		}
 	}
@@ -96,7 +96,17 @@ func runModel(t *testing.T, rng *rand.Rand, steps int, name string) {
 	defer s.Close()
 	defs := []lethe.TTL{lethe.TTLOff, lethe.TTLNever, 1, 5, 10, 30}
 	m := &refModel{def: defs[rng.IntN(len(defs))], items: map[string]refItem{}}
-	c, err := s.CreateContainer(ctx, lethe.ContainerProperties{ID: "m", DefaultTimeToLive: m.def})
+	// Half the rounds partition the container by "/pk", with two values:
+	// the model keys its items by (pk, id), and a write whose document
+	// names the other partition must fail and change nothing.
+	props := lethe.ContainerProperties{ID: "m", DefaultTimeToLive: m.def}
+	pks := []string{""}
+	if rng.IntN(2) == 0 {
+		props.PartitionKeyDefinition.Paths = []string{"/pk"}
+		pks = []string{"p", "q"}
+	}
+	partitioned := len(pks) > 1
+	c, err := s.CreateContainer(ctx, props)
 	require.NoError(t, err)
 	ids := []string{"a", "b", "c", "d", "e", "f", "g", "h"}
 	ttls := []string{"", `,"ttl":null`, `,"ttl":-1`, `,"ttl":1`, `,"ttl":3`, `,"ttl":7`, `,"ttl":20`, `,"ttl":0`, `,"ttl":-5`, `,"ttl":"3"`}
@@ -105,19 +115,29 @@ func runModel(t *testing.T, rng *rand.Rand, steps int, name string) {
 	for step := range steps {
 		now := clock.Now().UnixNano()
 		id := ids[rng.IntN(len(ids))]
-		where := fmt.Sprintf("%s step %d", name, step)
+		pkv := pks[rng.IntN(len(pks))]
+		key := pkv + "/" + id
+		pk, docPK := lethe.NewPartitionKey(), ""
+		mismatch := false
+		if partitioned {
+			pk, docPK = lethe.NewPartitionKeyString(pkv), fmt.Sprintf(`,"pk":%q`, pkv)
+			if rng.IntN(10) == 0 {
+				docPK, mismatch = `,"pk":"other"`, true
+			}
+		}
+		where := fmt.Sprintf("%s step %d (pk %q id %q)", name, step, pkv, id)
 		var o *lethe.ItemOptions
 		switch rng.IntN(4) {
 		case 0:
 			o = &lethe.ItemOptions{IfMatchEtag: stale}
 		case 1:
-			if it, ok := m.items[id]; ok {
+			if it, ok := m.items[key]; ok {
 				o = &lethe.ItemOptions{IfMatchEtag: it.etag}
 			}
 		}
 		ifMatch := func(it refItem) bool { return o == nil || o.IfMatchEtag == "" || o.IfMatchEtag == it.etag }
 		ttlText := ttls[rng.IntN(len(ttls))]
-		doc := fmt.Sprintf(`{"id":%q,"step":%d%s}`, id, step, ttlText)
+		doc := fmt.Sprintf(`{"id":%q%s,"step":%d%s}`, id, docPK, step, ttlText)
 		var itemTTL lethe.TTL
 		validTTL := true
 		switch ttlText {
@@ -134,24 +154,25 @@ func runModel(t *testing.T, rng *rand.Rand, steps int, name string) {
 		case `,"ttl":0`, `,"ttl":-5`, `,"ttl":"3"`:
 			validTTL = false
 		}
+		valid := validTTL && !mismatch
 		stored := func(r lethe.ItemResponse) {
-			m.items[id] = refItem{ttl: itemTTL, written: now, value: string(r.Value), etag: r.ETag}
+			m.items[key] = refItem{ttl: itemTTL, written: now, value: string(r.Value), etag: r.ETag}
 		}
 
 		switch op := rng.IntN(10); op {
 		case 0, 1: // read
-			r, err := c.ReadItem(ctx, lethe.NewPartitionKey(), id, nil)
-			if it, ok := m.live(id, now); ok {
+			r, err := c.ReadItem(ctx, pk, id, nil)
+			if it, ok := m.live(key, now); ok {
 				require.NoError(t, err, where)
 				require.Equal(t, it.value, string(r.Value), where)
 			} else {
 				require.ErrorIs(t, err, lethe.ErrNotFound, where)
 			}
 		case 2: // create
-			r, err := c.CreateItem(ctx, lethe.NewPartitionKey(), []byte(doc), o)
-			_, live := m.live(id, now)
+			r, err := c.CreateItem(ctx, pk, []byte(doc), o)
+			_, live := m.live(key, now)
 			switch {
-			case !validTTL:
+			case !valid:
 				require.ErrorIs(t, err, lethe.ErrBadRequest, where)
 			case live:
 				require.ErrorIs(t, err, lethe.ErrConflict, where)
@@ -161,10 +182,10 @@ func runModel(t *testing.T, rng *rand.Rand, steps int, name string) {
 				stored(r)
 			}
 		case 3: // replace
-			r, err := c.ReplaceItem(ctx, lethe.NewPartitionKey(), id, []byte(doc), o)
-			it, live := m.live(id, now)
+			r, err := c.ReplaceItem(ctx, pk, id, []byte(doc), o)
+			it, live := m.live(key, now)
 			switch {
-			case !validTTL:
+			case !valid:
 				require.ErrorIs(t, err, lethe.ErrBadRequest, where)
 			case !live:
 				require.ErrorIs(t, err, lethe.ErrNotFound, where)
@@ -176,10 +197,10 @@ func runModel(t *testing.T, rng *rand.Rand, steps int, name string) {
 				stored(r)
 			}
 		case 4: // upsert
-			r, err := c.UpsertItem(ctx, lethe.NewPartitionKey(), []byte(doc), o)
-			it, live := m.live(id, now)
+			r, err := c.UpsertItem(ctx, pk, []byte(doc), o)
+			it, live := m.live(key, now)
 			switch {
-			case !validTTL:
+			case !valid:
 				require.ErrorIs(t, err, lethe.ErrBadRequest, where)
 			case live && !ifMatch(it):
 				require.ErrorIs(t, err, lethe.ErrPreconditionFailed, where)
@@ -193,8 +214,8 @@ func runModel(t *testing.T, rng *rand.Rand, steps int, name string) {
 				stored(r)
 			}
 		case 5: // delete
-			r, err := c.DeleteItem(ctx, lethe.NewPartitionKey(), id, o)
-			it, live := m.live(id, now)
+			r, err := c.DeleteItem(ctx, pk, id, o)
+			it, live := m.live(key, now)
 			switch {
 			case !live:
 				require.ErrorIs(t, err, lethe.ErrNotFound, where)
@@ -204,7 +225,7 @@ func runModel(t *testing.T, rng *rand.Rand, steps int, name string) {
 				require.NoError(t, err, where)
 				require.Equal(t, 204, r.StatusCode, where)
 				stale = it.etag
-				delete(m.items, id)
+				delete(m.items, key)
 			}
 		case 6, 7: // time passes, sometimes to the nanosecond
 			d := time.Duration(rng.IntN(8)) * time.Second
@@ -214,7 +235,8 @@ func runModel(t *testing.T, rng *rand.Rand, steps int, name string) {
 			clock.Advance(max(d, 0))
 		case 8: // the container default changes
 			def := defs[rng.IntN(len(defs))]
-			require.NoError(t, c.Replace(ctx, lethe.ContainerProperties{ID: "m", DefaultTimeToLive: def}), where)
+			props.DefaultTimeToLive = def
+			require.NoError(t, c.Replace(ctx, props), where)
 			m.setDefault(def, now)
 		case 9: // a purge, bounded or full
 			if rng.IntN(2) == 0 {
@@ -224,7 +246,7 @@ func runModel(t *testing.T, rng *rand.Rand, steps int, name string) {
 				require.NoError(t, err, where)
 			}
 		}
-		if it, ok := m.items[id]; ok && rng.IntN(5) == 0 {
+		if it, ok := m.items[key]; ok && rng.IntN(5) == 0 {
 			stale = it.etag
 		}
 		require.Equal(t, m.liveCount(clock.Now().UnixNano()), c.Stats().Items, where)
