@@ -79,6 +79,13 @@ type Container struct {
 	throughput atomic.Int32        // props.Throughput, readable without a lock
 	budget     budget
 
+	// created and settingsSeq are the write sequence numbers of the
+	// container's creation and of its last settings change: they tell a
+	// durable store's recovery which logged changes a snapshot already
+	// holds.
+	created     uint64
+	settingsSeq uint64
+
 	deleted      atomic.Bool
 	purged       atomic.Int64
 	throttled    atomic.Int64
@@ -161,15 +168,28 @@ func (c *Container) Replace(ctx context.Context, props ContainerProperties) erro
 	if err != nil {
 		return withContext(err, op, c.id, "")
 	}
-	if !slices.Equal(props.PartitionKeyDefinition.Paths, c.props.PartitionKeyDefinition.Paths) ||
-		props.PartitionKeyDefinition.Kind != c.props.PartitionKeyDefinition.Kind ||
-		props.PartitionKeyDefinition.Version != c.props.PartitionKeyDefinition.Version {
+	c.lockAll()
+	if c.deleted.Load() { // deleted while this call waited for the locks
+		c.unlockAll()
+		return withContext(&Error{StatusCode: statusNotFound, Message: msgNotFound}, op, c.id, "")
+	}
+	if old := c.props.PartitionKeyDefinition; !slices.Equal(props.PartitionKeyDefinition.Paths, old.Paths) ||
+		props.PartitionKeyDefinition.Kind != old.Kind || props.PartitionKeyDefinition.Version != old.Version {
+		c.unlockAll()
 		return withContext(badRequest("the partition key definition of a container cannot be changed"), op, c.id, "")
 	}
-	c.lockAll()
-	next := c.apply(&mutation{cause: causeSettings, now: c.store.clock.now(), props: props})
+	m := mutation{cause: causeSettings, now: c.store.clock.now(), props: props, seq: c.store.seq.Add(1)}
+	next, aerr := c.apply(&m)
 	c.unlockAll()
+	if aerr != nil {
+		return storageError(aerr, op, c.id, "")
+	}
 	c.store.reaper.notify(next)
+	if m.ticket != 0 {
+		if err := c.store.wal.wait(m.ticket); err != nil {
+			return storageError(err, op, c.id, "")
+		}
+	}
 	return nil
 }
 

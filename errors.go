@@ -25,6 +25,10 @@ var (
 	// ErrTooManyRequests (429): the operation would overdraw the container's
 	// throughput; the *Error carries RetryAfter.
 	ErrTooManyRequests error = &statusError{statusTooManyRequests, "lethe: too many requests"}
+	// ErrUnavailable (503): a durable store's write-ahead log failed to
+	// write or sync, so the store refuses writes until it is reopened;
+	// reads go on. The *Error wraps the I/O error.
+	ErrUnavailable error = &statusError{statusServiceUnavailable, "lethe: service unavailable"}
 	// ErrClosed is returned by every call on a Store, or one of its
 	// containers, after Store.Close.
 	ErrClosed = errors.New("lethe: store is closed")
@@ -42,7 +46,7 @@ func (e *statusError) Error() string { return e.msg }
 // code, what was wrong and where. Use errors.Is with the sentinels (ErrNotFound,
 // ...) to test the kind, and errors.As to read the details.
 type Error struct {
-	StatusCode int           // 400, 404, 409, 412, 413, 429
+	StatusCode int           // 400, 404, 409, 412, 413, 429, 503
 	Message    string        // what was wrong, for a person
 	RetryAfter time.Duration // set on 429: when the operation would succeed
 

@@ -1,6 +1,7 @@
 package lethe
 
 import (
+	"os"
 	"testing"
 	"time"
 )
@@ -131,3 +132,15 @@ func NewStoreClock(c Clock) StoreClock { return newStoreClock(c) }
 
 // UnixNano returns the clock's current time in Unix nanoseconds.
 func (c *StoreClock) UnixNano() int64 { return c.now() }
+
+// SetLogSync replaces how a durable store's log syncs its files, so that
+// tests can make fsync fail.
+func SetLogSync(s *Store, sync func(*os.File) error) {
+	s.wal.ioMu.Lock()
+	defer s.wal.ioMu.Unlock()
+	s.wal.syncFile = sync
+}
+
+// CheckpointsTaken returns how many snapshots a durable store has written
+// since it opened.
+func CheckpointsTaken(s *Store) int64 { return s.checkpointer.taken.Load() }

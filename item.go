@@ -212,16 +212,35 @@ func (c *Container) write(ctx context.Context, kind writeKind, pk PartitionKey, 
 			}
 		}
 	}
+	resp, ticket, err := c.commit(op, kind, pk, id, doc, &p, o)
+	if ticket != 0 {
+		// A durable store acknowledges the write once its log record is
+		// durable, waiting outside the shard lock so that writers share
+		// the sync.
+		if werr := c.store.wal.wait(ticket); werr != nil {
+			return ItemResponse{StatusCode: statusServiceUnavailable}, storageError(werr, op, c.id, id)
+		}
+	}
+	return resp, err
+}
+
+// commit decides and applies a prepared write under the item's shard lock.
+// It returns the log ticket to wait for before acknowledging (0 in memory).
+func (c *Container) commit(op string, kind writeKind, pk PartitionKey, id string, doc []byte, p *parsedItem, o *ItemOptions) (ItemResponse, uint64, error) {
 	ifMatch := ""
 	if o != nil {
 		ifMatch = o.IfMatchEtag
+	}
+	fail := func(e *Error) (ItemResponse, uint64, error) {
+		resp, err := c.fail(op, id, e)
+		return resp, 0, err
 	}
 
 	sh, h := c.shardFor(pk.enc, id)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	if c.deleted.Load() { // deleted while this write waited for the lock
-		return c.fail(op, id, &Error{StatusCode: statusNotFound, Message: msgNotFound})
+		return fail(&Error{StatusCode: statusNotFound, Message: msgNotFound})
 	}
 	now := c.store.clock.now()
 	old := sh.items.get(pk.enc, id, h)
@@ -233,11 +252,11 @@ func (c *Container) write(ctx context.Context, kind writeKind, pk PartitionKey, 
 	)
 	switch {
 	case kind == writeCreate && live:
-		return c.fail(op, id, &Error{StatusCode: statusConflict, Message: msgConflict})
+		return fail(&Error{StatusCode: statusConflict, Message: msgConflict})
 	case (kind == writeReplace || kind == writeDelete) && !live:
-		return c.fail(op, id, &Error{StatusCode: statusNotFound, Message: msgNotFound})
+		return fail(&Error{StatusCode: statusNotFound, Message: msgNotFound})
 	case live && kind != writeCreate && ifMatch != "" && !etagMatches(ifMatch, old.etag()):
-		return c.fail(op, id, &Error{StatusCode: statusPreconditionFailed, Message: msgPrecondition})
+		return fail(&Error{StatusCode: statusPreconditionFailed, Message: msgPrecondition})
 	case kind == writeDelete:
 		status, cost = statusNoContent, charge(opDelete, old.chargeSize())
 	case live: // replace, or upsert of a live item
@@ -246,7 +265,7 @@ func (c *Container) write(ctx context.Context, kind writeKind, pk PartitionKey, 
 		status, cost = statusCreated, charge(opCreate, p.size-p.ttlSize)
 	}
 	if err := c.drawAt(op, id, cost, now); err != nil {
-		return ItemResponse{StatusCode: statusTooManyRequests}, err
+		return ItemResponse{StatusCode: statusTooManyRequests}, 0, err
 	}
 
 	m := mutation{cause: causeReplace, now: now, sh: sh, h: h, old: old}
@@ -257,9 +276,12 @@ func (c *Container) write(ctx context.Context, kind writeKind, pk PartitionKey, 
 		m.cause = causeCreate
 	}
 	if kind != writeDelete {
-		m.rec = buildRecord(doc, &p, pk.enc, now, c.store.seq.Add(1))
+		m.rec = buildRecord(doc, p, pk.enc, now, c.store.seq.Add(1))
 	}
-	next := c.apply(&m)
+	next, err := c.apply(&m)
+	if err != nil {
+		return ItemResponse{StatusCode: statusServiceUnavailable}, 0, storageError(err, op, c.id, id)
+	}
 	rec := m.rec
 	resp := ItemResponse{RequestCharge: ru(cost), StatusCode: status}
 	c.store.reaper.notify(next)
@@ -269,7 +291,7 @@ func (c *Container) write(ctx context.Context, kind writeKind, pk PartitionKey, 
 			resp.Value = []byte(rec.json())
 		}
 	}
-	return resp, nil
+	return resp, m.ticket, nil
 }
 
 // fail returns a failed operation's response and error, charging the fixed

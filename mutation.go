@@ -12,9 +12,11 @@ package lethe
 //
 // Callers: item writes (Container.write: create, replace, upsert, delete),
 // the reaper and Purge (Container.purgeOne), Container.Replace and
-// Store.DeleteContainer. What must see every change (a write-ahead log, a
+// Store.DeleteContainer. What must see every change (the write-ahead log, a
 // change feed, secondary indexes) hooks into apply, and gets the cause with
-// each change.
+// each change. A durable store's log is the first: apply appends the change
+// to it before making it, and the caller waits for the returned ticket
+// after letting go of its locks.
 
 // cause says why a container changes.
 type cause uint8
@@ -39,16 +41,28 @@ type mutation struct {
 	h        uint32
 	old, rec record
 
-	// A settings change: the new properties.
+	// A settings change: the new properties, and the write sequence number
+	// that orders it.
 	props ContainerProperties
+	seq   uint64
+
+	// Set by apply: the log ticket to wait for before acknowledging the
+	// change (0 in memory).
+	ticket uint64
 }
 
 // apply makes a decided change. The caller holds the locks it needs: for an
 // item change, the write lock of the item's shard; for a settings change or
 // a drop, every shard lock. It returns the earliest expiry the change brings
 // about (never if none), for the caller to tell the reaper once it has let
-// go of its locks.
-func (c *Container) apply(m *mutation) (next int64) {
+// go of its locks. If the change cannot be logged it returns the log's
+// error and changes nothing.
+func (c *Container) apply(m *mutation) (next int64, err error) {
+	if w := c.store.wal; w != nil {
+		if m.ticket, err = c.log(w, m); err != nil {
+			return never, err
+		}
+	}
 	switch m.cause {
 	case causeSettings:
 		c.expiry.mu.Lock()
@@ -56,11 +70,12 @@ func (c *Container) apply(m *mutation) (next int64) {
 			c.rule = c.rule.changed(m.props.DefaultTimeToLive, m.now)
 		}
 		c.props = m.props
+		c.settingsSeq = m.seq
 		c.throughput.Store(m.props.Throughput)
 		c.budget.setRate(m.props.Throughput, m.now)
 		next = c.expiry.next(&c.rule)
 		c.expiry.mu.Unlock()
-		return next
+		return next, nil
 	case causeDrop:
 		c.deleted.Store(true)
 		c.expiry.mu.Lock()
@@ -69,7 +84,7 @@ func (c *Container) apply(m *mutation) (next int64) {
 		for i := range c.shards {
 			c.shards[i].items = idTable{}
 		}
-		return never
+		return never, nil
 	}
 
 	if m.rec != "" {
@@ -90,7 +105,22 @@ func (c *Container) apply(m *mutation) (next int64) {
 	if m.cause == causePurge {
 		c.purged.Add(1)
 	}
-	return next
+	return next, nil
+}
+
+// log appends a decided change to the write-ahead log w (wal.go) and
+// returns its ticket.
+func (c *Container) log(w *wal, m *mutation) (uint64, error) {
+	switch m.cause {
+	case causeSettings:
+		return w.addContainer(frameSettings, m.seq, m.now, propsJSON(m.props))
+	case causeDrop:
+		return w.addContainer(frameDrop, c.created, m.now, []byte(c.id))
+	}
+	if m.rec != "" {
+		return w.addPut(c.id, m.rec)
+	}
+	return w.addRemove(c.id, m.cause, m.old.pk(), m.old.id())
 }
 
 // lockAll takes every shard lock of the container, in order.

@@ -12,6 +12,13 @@ type Options struct {
 	Clock Clock
 	// Reaper bounds the background purge of expired items.
 	Reaper ReaperOptions
+	// Dir is "" for an in-memory store. A directory makes the store
+	// durable: it lives there, is logged and snapshotted, and survives
+	// restarts and crashes (see Open and Store.Checkpoint).
+	Dir string
+	// Sync says when a durable store's acknowledged writes are on stable
+	// storage; the zero value is SyncAlways.
+	Sync SyncPolicy
 }
 
 // ReaperOptions bound the background purge. The zero value gives sensible
@@ -60,6 +67,9 @@ func (e *OptionError) Error() string {
 func (o Options) withDefaults() (Options, error) {
 	if mc, ok := o.Clock.(*ManualClock); ok && mc == nil {
 		return o, &OptionError{"Clock", "(*ManualClock)(nil)", "a nil *ManualClock; use NewManualClock, or nil for the system clock"}
+	}
+	if o.Sync < SyncAlways || o.Sync > SyncNever {
+		return o, &OptionError{"Sync", o.Sync, "not SyncAlways, SyncEverySecond or SyncNever"}
 	}
 	r := &o.Reaper
 	switch {

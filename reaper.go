@@ -194,7 +194,9 @@ func (c *Container) purgeOne(rec record, now int64, spend bool) (ok, short bool)
 	if spend && c.throughput.Load() != 0 && !c.budget.takeSpare(cost, now) {
 		return false, true
 	}
-	c.apply(&mutation{cause: causePurge, now: now, sh: sh, h: h, old: rec})
+	if _, err := c.apply(&mutation{cause: causePurge, now: now, sh: sh, h: h, old: rec}); err != nil {
+		return false, true // the log has failed: nothing more can be purged
+	}
 	c.reaperCharge.Add(cost)
 	return true, false
 }

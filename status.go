@@ -15,6 +15,7 @@ const (
 	statusPreconditionFailed    = 412
 	statusRequestEntityTooLarge = 413
 	statusTooManyRequests       = 429
+	statusServiceUnavailable    = 503
 )
 
 // statusText is the reason phrase of a status code, in lower case.
@@ -38,6 +39,8 @@ func statusText(code int) string {
 		return "request entity too large"
 	case statusTooManyRequests:
 		return "too many requests"
+	case statusServiceUnavailable:
+		return "service unavailable"
 	}
 	return "status " + strconv.Itoa(code)
 }

@@ -2,6 +2,7 @@ package lethe
 
 import (
 	"context"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -21,12 +22,27 @@ type Store struct {
 	mu         sync.RWMutex          // guards containers and list
 	containers map[string]*Container // by id
 	list       []*Container          // the same, sorted by id; replaced, never changed, on every create or delete
+
+	// A durable store (Options.Dir): its directory's lock, its log, its
+	// checkpointer and what its recovery found. All nil in memory.
+	dirLock      *os.File
+	wal          *wal
+	checkpointer *checkpointer
+	recovery     RecoveryInfo
 }
 
 // Open opens a store. A nil opts means the defaults: in memory, the system
 // clock, the default reaper. Open copies opts, validates them and fills in
 // the defaults of zero values; an invalid option is an *OptionError and
 // starts nothing.
+//
+// With Options.Dir, the store is durable: Open creates the directory if it
+// does not exist, takes it for itself (another open store, in this process
+// or another, makes Open fail with ErrLocked and touches nothing), and
+// recovers what it holds (see Store.Recovery): the newest snapshot, then
+// the log after it. Items that have expired by the store's clock are not
+// brought back. Damage to the files other than a torn end of the log makes
+// Open fail with a *CorruptionError naming the file and offset.
 func Open(opts *Options) (*Store, error) {
 	var o Options
 	if opts != nil {
@@ -41,6 +57,11 @@ func Open(opts *Options) (*Store, error) {
 		opts:       o,
 		containers: make(map[string]*Container),
 	}
+	if o.Dir != "" {
+		if err := s.openDir(); err != nil {
+			return nil, err
+		}
+	}
 	if !o.Reaper.Disabled {
 		s.reaper = newReaper(s)
 		if mc, ok := o.Clock.(*ManualClock); ok {
@@ -51,21 +72,34 @@ func Open(opts *Options) (*Store, error) {
 	return s, nil
 }
 
-// Close stops the reaper and waits for it to stop. After Close every call on
-// the store or its containers fails with ErrClosed. Close is idempotent: a
-// second call returns nil, once the reaper has stopped.
+// Close stops the reaper and waits for it to stop; a durable store also
+// stops its checkpointer, writes and syncs its log and lets go of its
+// directory. After Close every call on the store or its containers fails
+// with ErrClosed. Close is idempotent: a second call returns nil, once the
+// first has finished.
 func (s *Store) Close() error {
 	s.closed.Store(true)
-	if r := s.reaper; r != nil {
-		s.closeOnce.Do(func() {
+	var err error
+	s.closeOnce.Do(func() {
+		if r := s.reaper; r != nil {
 			if mc, ok := s.opts.Clock.(*ManualClock); ok {
 				mc.unwatch(r.wake)
 			}
 			close(r.stop)
-		})
+			<-r.done
+		}
+		if s.wal != nil {
+			s.checkpointer.close()
+			err = s.wal.close()
+			if uerr := unlockDir(s.dirLock); err == nil {
+				err = uerr
+			}
+		}
+	})
+	if r := s.reaper; r != nil {
 		<-r.done
 	}
-	return nil
+	return err
 }
 
 // CreateContainer creates a container. It fails with ErrConflict if the id
@@ -80,13 +114,29 @@ func (s *Store) CreateContainer(ctx context.Context, props ContainerProperties) 
 		return nil, withContext(err, op, props.ID, "")
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if _, ok := s.containers[props.ID]; ok {
+		s.mu.Unlock()
 		return nil, withContext(&Error{StatusCode: statusConflict, Message: msgConflict}, op, props.ID, "")
 	}
-	c := newContainer(s, props, pp, s.clock.now())
+	now, seq := s.clock.now(), s.seq.Add(1)
+	var ticket uint64
+	if s.wal != nil {
+		var lerr error
+		if ticket, lerr = s.wal.addContainer(frameContainer, seq, now, propsJSON(props)); lerr != nil {
+			s.mu.Unlock()
+			return nil, storageError(lerr, op, props.ID, "")
+		}
+	}
+	c := newContainer(s, props, pp, now)
+	c.created = seq
 	s.containers[props.ID] = c
 	s.relistLocked()
+	s.mu.Unlock()
+	if ticket != 0 {
+		if err := s.wal.wait(ticket); err != nil {
+			return nil, storageError(err, op, props.ID, "")
+		}
+	}
 	return c, nil
 }
 
@@ -110,17 +160,34 @@ func (s *Store) DeleteContainer(ctx context.Context, id string) error {
 	if err := s.check(ctx); err != nil {
 		return err
 	}
+	const op = "DeleteContainer"
+	// The store lock is held until the deletion is logged, so that a
+	// container created again with the same id is logged after it.
 	s.mu.Lock()
 	c := s.containers[id]
-	delete(s.containers, id)
-	s.relistLocked()
-	s.mu.Unlock()
 	if c == nil {
-		return withContext(&Error{StatusCode: statusNotFound, Message: msgNotFound}, "DeleteContainer", id, "")
+		s.mu.Unlock()
+		return withContext(&Error{StatusCode: statusNotFound, Message: msgNotFound}, op, id, "")
 	}
 	c.lockAll()
-	c.apply(&mutation{cause: causeDrop, now: s.clock.now()})
+	m := mutation{cause: causeDrop, now: s.clock.now()}
+	_, err := c.apply(&m)
 	c.unlockAll()
+	if err == nil {
+		delete(s.containers, id)
+		s.relistLocked()
+	}
+	s.mu.Unlock()
+	if err != nil {
+		return storageError(err, op, id, "")
+	}
+	if m.ticket != 0 {
+		if err := s.wal.wait(m.ticket); err != nil {
+			return storageError(err, op, id, "")
+		}
+		// Its items stay in the log until the next snapshot: take one soon.
+		s.checkpointer.kick()
+	}
 	return nil
 }
 

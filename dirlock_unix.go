@@ -1,0 +1,33 @@
+//go:build unix
+
+package lethe
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"syscall"
+)
+
+// lockDir takes the directory dir for one store: an exclusive flock on its
+// LOCK file, which another open file (in this process or another) cannot
+// take too. The lock goes with the process.
+func lockDir(dir string) (*os.File, error) {
+	f, err := os.OpenFile(filepath.Join(dir, "LOCK"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, ErrLocked
+		}
+		return nil, err
+	}
+	return f, nil
+}
+
+// unlockDir lets go of a directory lockDir took.
+func unlockDir(f *os.File) error {
+	return f.Close() // closing the file releases its flock
+}

@@ -1,0 +1,553 @@
+package lethe
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Recovery: how a durable store comes back (the format is in wal.go).
+//
+//  1. Load the newest snapshot, snap-<n>.db, if there is one: it must be
+//     whole (end with its 'E' frame) and undamaged.
+//  2. Replay the log segments numbered n and after (every segment, without
+//     a snapshot), in order; they must follow each other without a gap. A
+//     snapshot is written after the log has moved on to segment n, and
+//     while writes go on, so it may already hold some of the changes that
+//     segment n replays: replaying them again changes nothing, because a
+//     container's creation is skipped if the snapshot holds that very
+//     container (the same creation sequence number), a settings change if
+//     the snapshot holds it or a later one, and item writes and removals
+//     are replayed in the order they were made and so end in the same
+//     state. A change to a container that no longer exists (its deletion
+//     came later, and the snapshot was taken after it) is skipped.
+//  3. Drop every item that has expired by the store's clock now: it is not
+//     brought back, and is counted as purged. Settings changes are replayed
+//     with the instants they were made at, so the items earlier defaults
+//     expired for good stay expired.
+//  4. Continue the write sequence after the highest one recovered, so _etag
+//     values are never reused, and start a new log segment.
+//
+// A torn frame at the very end of the last segment (the store died while
+// appending it: the file ends inside the frame, or the frame's checksum
+// fails and it ends exactly at the end of the file) is cut off, and
+// reported in RecoveryInfo.TornFile and TornBytes; that write was never
+// acknowledged. Any other damage is a *CorruptionError naming the file and
+// offset, and Open fails without changing anything.
+
+// ErrLocked is the error of Open when another open store, in this process
+// or another, holds the directory.
+var ErrLocked = errors.New("lethe: the directory is in use by another open store")
+
+// CorruptionError is the error of Open when a durable store's files are
+// damaged beyond a torn end of the log.
+type CorruptionError struct {
+	File   string // the damaged file's path
+	Offset int64  // where in it the damage was found
+	Reason string // what is wrong
+}
+
+// Error formats the error as "lethe: Open: file F offset N: reason".
+func (e *CorruptionError) Error() string {
+	return fmt.Sprintf("lethe: Open: file %s offset %d: %s", e.File, e.Offset, e.Reason)
+}
+
+// RecoveryInfo is what a durable store's Open found and did.
+type RecoveryInfo struct {
+	Snapshot  string        // the snapshot loaded (a file name), "" if none
+	Segments  int           // log segments replayed
+	Frames    int64         // log frames replayed
+	Items     int64         // live items recovered
+	Expired   int64         // items not brought back because they had expired (counted as purged)
+	TornFile  string        // the log segment whose torn end was cut off, "" if none
+	TornBytes int64         // the bytes cut off it
+	Duration  time.Duration // how long recovery took
+}
+
+// Recovery returns what the store's Open recovered; the zero value for an
+// in-memory store.
+func (s *Store) Recovery() RecoveryInfo { return s.recovery }
+
+// openDir makes the store durable: it takes the directory, recovers its
+// contents, and starts the log and the checkpointer.
+func (s *Store) openDir() error {
+	dir := s.opts.Dir
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("lethe: Open: %w", err)
+	}
+	lock, err := lockDir(dir)
+	if err != nil {
+		if errors.Is(err, ErrLocked) {
+			return fmt.Errorf("%w: %s", ErrLocked, dir)
+		}
+		return fmt.Errorf("lethe: Open: %w", err)
+	}
+	start := time.Now()
+	next, snapSize, err := s.recover(dir)
+	if err == nil {
+		s.recovery.Duration = time.Since(start)
+		s.checkpointer = newCheckpointer(s, snapSize)
+		s.wal, err = openWAL(dir, next, s.opts.Sync, (*os.File).Sync, s.checkpointer.grew)
+	}
+	if err != nil {
+		unlockDir(lock)
+		var ce *CorruptionError
+		if errors.As(err, &ce) {
+			return err
+		}
+		return fmt.Errorf("lethe: Open: %w", err)
+	}
+	s.dirLock = lock
+	go s.checkpointer.run()
+	return nil
+}
+
+// recover loads the directory's snapshot and replays its log (see above).
+// It returns the number of the segment to start, and the snapshot's size.
+func (s *Store) recover(dir string) (next uint64, snapSize int64, err error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return 0, 0, err
+	}
+	var snaps, segs []uint64
+	for _, e := range entries {
+		name := e.Name()
+		switch {
+		case strings.HasSuffix(name, ".tmp"):
+			if err := os.Remove(filepath.Join(dir, name)); err != nil {
+				return 0, 0, err
+			}
+		case strings.HasPrefix(name, "snap-") && strings.HasSuffix(name, ".db"):
+			if n, ok := fileNumber(name, "snap-", ".db"); ok {
+				snaps = append(snaps, n)
+			}
+		case strings.HasPrefix(name, "wal-") && strings.HasSuffix(name, ".log"):
+			if n, ok := fileNumber(name, "wal-", ".log"); ok {
+				segs = append(segs, n)
+			}
+		}
+	}
+	slices.Sort(snaps)
+	slices.Sort(segs)
+	r := &replayer{s: s, now: s.clock.now()}
+	from := uint64(0)
+	if len(snaps) > 0 {
+		from = snaps[len(snaps)-1]
+		name := snapshotName(from)
+		path := filepath.Join(dir, name)
+		if snapSize, err = r.loadSnapshot(path); err != nil {
+			return 0, 0, err
+		}
+		s.recovery.Snapshot = name
+	}
+	segs = slices.DeleteFunc(segs, func(n uint64) bool { return n < from })
+	for i, n := range segs {
+		if i > 0 && n != segs[i-1]+1 {
+			return 0, 0, &CorruptionError{File: filepath.Join(dir, segmentName(segs[i-1]+1)), Reason: "this log segment is missing"}
+		}
+	}
+	if from > 0 && (len(segs) == 0 || segs[0] != from) {
+		return 0, 0, &CorruptionError{File: filepath.Join(dir, segmentName(from)), Reason: "the log segment that follows the snapshot is missing"}
+	}
+	for i, n := range segs {
+		if err := r.replaySegment(filepath.Join(dir, segmentName(n)), i == len(segs)-1); err != nil {
+			return 0, 0, err
+		}
+		s.recovery.Segments++
+	}
+	r.finish()
+	next = 1
+	if len(segs) > 0 {
+		next = segs[len(segs)-1] + 1
+	} else if from > 0 {
+		next = from
+	}
+	return next, snapSize, nil
+}
+
+// fileNumber reads the hexadecimal number in a file name.
+func fileNumber(name, prefix, suffix string) (uint64, bool) {
+	hex := strings.TrimSuffix(strings.TrimPrefix(name, prefix), suffix)
+	if len(hex) != 16 {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(hex, 16, 64)
+	return n, err == nil
+}
+
+// replayer rebuilds a store from its files.
+type replayer struct {
+	s       *Store
+	now     int64  // the store's clock when recovery began
+	maxSeq  uint64 // the highest write sequence number seen
+	file    string // the file being read, for errors
+	removed []record
+}
+
+// frames reads the frames of a file's contents after its header, calling fn
+// with each payload and its offset. With tornOK, a torn frame at the end is
+// not an error: frames returns its offset as the end of the good frames.
+func (r *replayer) frames(data []byte, tornOK bool, fn func(off int64, payload []byte) error) (end int64, err error) {
+	off := fileHeader
+	for off < len(data) {
+		rest := data[off:]
+		corrupt := func(why string) (int64, error) {
+			return int64(off), &CorruptionError{File: r.file, Offset: int64(off), Reason: why}
+		}
+		if len(rest) < frameHeader {
+			if tornOK {
+				return int64(off), nil
+			}
+			return corrupt("the file ends inside a frame header")
+		}
+		n := binary.LittleEndian.Uint32(rest)
+		if ^n != binary.LittleEndian.Uint32(rest[4:]) {
+			if tornOK && allZero(rest) {
+				return int64(off), nil // space the file system gave but the store never wrote
+			}
+			return corrupt("the frame's length is damaged")
+		}
+		if n == 0 || n > maxFramePayload {
+			return corrupt(fmt.Sprintf("the frame's length %d is out of range", n))
+		}
+		if int64(len(rest)) < frameHeader+int64(n) {
+			if tornOK {
+				return int64(off), nil
+			}
+			return corrupt("the file ends inside a frame")
+		}
+		payload := rest[frameHeader : frameHeader+n]
+		if crc32.Checksum(payload, castagnoli) != binary.LittleEndian.Uint32(rest[8:]) {
+			if tornOK && len(rest) == frameHeader+int(n) {
+				return int64(off), nil
+			}
+			return corrupt("the frame's checksum does not match")
+		}
+		if err := fn(int64(off), payload); err != nil {
+			var ce *CorruptionError
+			if errors.As(err, &ce) {
+				return int64(off), err
+			}
+			return corrupt(err.Error())
+		}
+		off += frameHeader + int(n)
+	}
+	return int64(off), nil
+}
+
+func allZero(b []byte) bool {
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// readFile reads a whole file and checks its header.
+func (r *replayer) readFile(path, magic string, tornOK bool) ([]byte, error) {
+	r.file = path
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	if len(data) < fileHeader {
+		if tornOK {
+			return data, nil // created, then the store died before its header was synced
+		}
+		return nil, &CorruptionError{File: path, Reason: "the file is shorter than its header"}
+	}
+	if string(data[:len(magic)]) != magic {
+		return nil, &CorruptionError{File: path, Reason: fmt.Sprintf("the file does not start with %q", magic)}
+	}
+	if v := data[len(magic)]; v != walVersion {
+		return nil, &CorruptionError{File: path, Offset: int64(len(magic)), Reason: fmt.Sprintf("unknown format version %d (this lethe reads %d)", v, walVersion)}
+	}
+	return data, nil
+}
+
+// replaySegment replays one log segment; in the last one a torn end is cut
+// off.
+func (r *replayer) replaySegment(path string, last bool) error {
+	data, err := r.readFile(path, walMagic, last)
+	if err != nil {
+		return err
+	}
+	end := int64(len(data))
+	if len(data) >= fileHeader {
+		end, err = r.frames(data, last, func(_ int64, p []byte) error {
+			r.s.recovery.Frames++
+			return r.apply(p)
+		})
+		if err != nil {
+			return err
+		}
+	}
+	if torn := int64(len(data)) - end; torn > 0 {
+		if err := os.Truncate(path, end); err != nil {
+			return err
+		}
+		r.s.recovery.TornFile, r.s.recovery.TornBytes = filepath.Base(path), torn
+	}
+	return nil
+}
+
+// loadSnapshot loads a snapshot and returns its size.
+func (r *replayer) loadSnapshot(path string) (int64, error) {
+	data, err := r.readFile(path, snapMagic, false)
+	if err != nil {
+		return 0, err
+	}
+	ended := false
+	var items uint64
+	_, err = r.frames(data, false, func(off int64, p []byte) error {
+		if ended {
+			return errors.New("a frame follows the snapshot's end")
+		}
+		switch p[0] {
+		case frameState:
+			return r.loadState(p[1:])
+		case framePut:
+			items++
+			return r.apply(p)
+		case frameEnd:
+			d := decoder{b: p[1:]}
+			n, seq := d.uvarint(), d.uvarint()
+			if d.bad || n != items {
+				return fmt.Errorf("the snapshot's end counts %d items, it holds %d", n, items)
+			}
+			r.maxSeq = max(r.maxSeq, seq)
+			ended = true
+			return nil
+		}
+		return fmt.Errorf("a snapshot has no frames of kind %q", p[0])
+	})
+	if err != nil {
+		return 0, err
+	}
+	if !ended {
+		return 0, &CorruptionError{File: path, Offset: int64(len(data)), Reason: "the snapshot is incomplete: it has no end frame"}
+	}
+	return int64(len(data)), nil
+}
+
+// loadState makes a container from a snapshot's 'K' frame.
+func (r *replayer) loadState(p []byte) error {
+	d := decoder{b: p}
+	created, settingsSeq := d.uvarint(), d.uvarint()
+	text := d.str()
+	rule := expiryRule{def: TTL(d.varint()), finalInherit: d.varint(), finalOwn: d.varint()}
+	for n := d.uvarint(); n > 0 && !d.bad; n-- {
+		rule.past = append(rule.past, pastDefault{cut: d.varint(), def: TTL(d.varint())})
+	}
+	if d.bad || len(d.b) != 0 {
+		return errors.New("the container state is malformed")
+	}
+	c, err := r.container(created, text)
+	if err != nil {
+		return err
+	}
+	if rule.def != c.props.DefaultTimeToLive {
+		return errors.New("the container state's rule does not match its properties")
+	}
+	c.rule, c.settingsSeq = rule, settingsSeq
+	r.maxSeq = max(r.maxSeq, created, settingsSeq)
+	return nil
+}
+
+// container makes a container from its logged properties, replacing one of
+// the same id.
+func (r *replayer) container(created uint64, text []byte) (*Container, error) {
+	var props ContainerProperties
+	if err := json.Unmarshal(text, &props); err != nil {
+		return nil, fmt.Errorf("the container properties are not readable: %v", err)
+	}
+	props, pp, perr := normalizeProps(props)
+	if perr != nil {
+		return nil, fmt.Errorf("the container properties are invalid: %s", perr.Message)
+	}
+	c := newContainer(r.s, props, pp, r.now)
+	c.created, c.settingsSeq = created, created
+	r.s.containers[props.ID] = c
+	return c, nil
+}
+
+// apply replays one logged change.
+func (r *replayer) apply(p []byte) error {
+	s := r.s
+	d := decoder{b: p[1:]}
+	switch p[0] {
+	case frameContainer, frameSettings, frameDrop:
+		seq, now, text := d.uvarint(), d.varint(), d.str()
+		if d.bad || len(d.b) != 0 {
+			return errors.New("the container change is malformed")
+		}
+		r.maxSeq = max(r.maxSeq, seq)
+		switch p[0] {
+		case frameContainer:
+			var probe struct{ ID string }
+			if err := json.Unmarshal(text, &probe); err != nil {
+				return fmt.Errorf("the container properties are not readable: %v", err)
+			}
+			if c := s.containers[probe.ID]; c != nil && c.created == seq {
+				return nil // the snapshot holds this container
+			}
+			_, err := r.container(seq, text)
+			return err
+		case frameDrop:
+			if c := s.containers[string(text)]; c != nil && c.created == seq {
+				delete(s.containers, c.id)
+			}
+			return nil
+		}
+		var props ContainerProperties
+		if err := json.Unmarshal(text, &props); err != nil {
+			return fmt.Errorf("the container properties are not readable: %v", err)
+		}
+		c := s.containers[props.ID]
+		if c == nil || seq <= c.settingsSeq {
+			return nil
+		}
+		props, _, perr := normalizeProps(props)
+		if perr != nil {
+			return fmt.Errorf("the container properties are invalid: %s", perr.Message)
+		}
+		if props.DefaultTimeToLive != c.rule.def {
+			c.rule = c.rule.changed(props.DefaultTimeToLive, now)
+		}
+		c.props, c.settingsSeq = props, seq
+		c.throughput.Store(props.Throughput)
+		c.budget.setRate(props.Throughput, r.now)
+		return nil
+	case framePut:
+		cid := d.str()
+		if d.bad || !validRecord(d.b) {
+			return errors.New("the item write is malformed")
+		}
+		c := s.containers[string(cid)]
+		if c == nil {
+			return nil
+		}
+		rec := record(d.b)
+		r.maxSeq = max(r.maxSeq, rec.seq())
+		sh, h := c.shardFor(rec.pk(), rec.id())
+		sh.items.put(h, rec)
+		return nil
+	case frameRemove:
+		cid := d.str()
+		_ = d.byte() // the cause
+		pk := d.str()
+		if d.bad {
+			return errors.New("the item removal is malformed")
+		}
+		c := s.containers[string(cid)]
+		if c == nil {
+			return nil
+		}
+		sh, h := c.shardFor(string(pk), string(d.b))
+		sh.items.remove(string(pk), string(d.b), h)
+		return nil
+	}
+	return fmt.Errorf("unknown frame kind %q", p[0])
+}
+
+// validRecord reports whether b can be read as a record (record.go): its
+// lengths fit, and its document ends with "_ts" and "_etag".
+func validRecord(b []byte) bool {
+	const minDoc = len(`{"_ts":0,"_etag":"0123456789abcdef"}`)
+	if len(b) < recordHeader {
+		return false
+	}
+	keyLen := int(binary.LittleEndian.Uint16(b[24:])) + int(binary.LittleEndian.Uint16(b[26:]))
+	doc := b[min(len(b), recordHeader+keyLen):]
+	return recordHeader+keyLen <= len(b) && len(doc) >= minDoc && doc[0] == '{' &&
+		bytes.HasSuffix(doc, []byte(`"}`)) && doc[len(doc)-etagLen-3] == '"'
+}
+
+// finish builds the expiry indexes, drops the items that have expired, and
+// lists the containers.
+func (r *replayer) finish() {
+	s := r.s
+	for _, c := range s.containers {
+		c.expiry.mu.Lock()
+		for i := range c.shards {
+			sh := &c.shards[i]
+			r.removed = r.removed[:0]
+			sh.items.all(func(rec record) bool {
+				if c.rule.live(rec, r.now) {
+					c.expiry.add(rec)
+					s.recovery.Items++
+				} else {
+					r.removed = append(r.removed, rec)
+				}
+				return true
+			})
+			for _, rec := range r.removed {
+				_, h := c.shardFor(rec.pk(), rec.id())
+				sh.items.remove(rec.pk(), rec.id(), h)
+			}
+			c.purged.Add(int64(len(r.removed)))
+			s.recovery.Expired += int64(len(r.removed))
+		}
+		c.expiry.mu.Unlock()
+	}
+	s.relistLocked()
+	s.seq.Store(r.maxSeq)
+}
+
+// decoder reads the fields of a payload; a field that runs past the end
+// sets bad.
+type decoder struct {
+	b   []byte
+	bad bool
+}
+
+func (d *decoder) uvarint() uint64 {
+	v, n := binary.Uvarint(d.b)
+	if n <= 0 {
+		d.bad, d.b = true, nil
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *decoder) varint() int64 {
+	v, n := binary.Varint(d.b)
+	if n <= 0 {
+		d.bad, d.b = true, nil
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *decoder) byte() byte {
+	if len(d.b) == 0 {
+		d.bad = true
+		return 0
+	}
+	c := d.b[0]
+	d.b = d.b[1:]
+	return c
+}
+
+func (d *decoder) str() []byte {
+	n := d.uvarint()
+	if d.bad || n > uint64(len(d.b)) {
+		d.bad, d.b = true, nil
+		return nil
+	}
+	s := d.b[:n]
+	d.b = d.b[n:]
+	return s
+}

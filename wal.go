@@ -1,0 +1,438 @@
+package lethe
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+)
+
+// The write-ahead log and the on-disk format of a durable store.
+//
+// A durable store (Options.Dir) keeps its items in memory exactly as an
+// in-memory store does, and appends every change to a log before it
+// acknowledges it; snapshots (Store.Checkpoint) keep the log short. Its
+// directory holds:
+//
+//	LOCK              held (flock) by the one store that has the directory open
+//	wal-<n>.log       log segments, n in 16 hex digits, replayed in order of n
+//	snap-<n>.db       a snapshot: with the segments n and after, the whole store
+//	snap-<n>.db.tmp   a snapshot being written; removed when a store opens
+//
+// Every file starts with an 8-byte magic, "LETHEWAL" or "LETHESNP", and a
+// version byte (walVersion); a reader refuses a version it does not know.
+// Then come frames, each one change:
+//
+//	offset  size  field
+//	0       4     n: the payload's length (uint32, little endian)
+//	4       4     n again, every bit inverted (a damaged length is detected)
+//	8       4     the CRC-32C (Castagnoli) of the payload
+//	12      n     the payload: a kind byte, then its fields
+//
+// In the payloads, uvarint is Go's unsigned varint, varint its zig-zag
+// signed one, and str a uvarint length followed by that many bytes:
+//
+//	'C' container created   uvarint seq, varint now, str properties (JSON)
+//	'S' settings changed    uvarint seq, varint now, str properties (JSON)
+//	'D' container deleted   uvarint seq of its creation, varint now, str id
+//	'P' item written        str container id, then the record (record.go) to the end
+//	'X' item removed        str container id, byte cause, str partition key (encoded), then the id to the end
+//
+// A snapshot holds, for each container, a 'K' frame and then a 'P' frame
+// for each of its live items, and ends with an 'E' frame:
+//
+//	'K' container state     uvarint seq of its creation, uvarint seq of its last settings change,
+//	                        str properties (JSON), then its expiry rule: varint def,
+//	                        varint finalInherit, varint finalOwn, uvarint count of past
+//	                        defaults, and for each varint cut, varint def
+//	'E' end                 uvarint items written, uvarint the store's write sequence
+//
+// A change is appended to the log under the locks that make it, before it
+// is applied in memory, so the log holds every item's changes in the order
+// they were made, and a container's deletion after every change to it.
+// Recovery is in recover.go, snapshots in snapshot.go.
+
+const (
+	walMagic    = "LETHEWAL"
+	snapMagic   = "LETHESNP"
+	walVersion  = 1
+	fileHeader  = len(walMagic) + 1
+	frameHeader = 12
+	// maxFramePayload bounds a frame: the largest item record (a 2 MB
+	// document, its id and partition key) with room to spare.
+	maxFramePayload = 4 << 20
+)
+
+// The kinds of frame payloads.
+const (
+	frameContainer = 'C'
+	frameSettings  = 'S'
+	frameDrop      = 'D'
+	framePut       = 'P'
+	frameRemove    = 'X'
+	frameState     = 'K'
+	frameEnd       = 'E'
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// beginFrame appends the room for a frame header to b and returns where the
+// frame starts; endFrame fills the header in once the payload is appended.
+func beginFrame(b []byte) ([]byte, int) {
+	return append(b, make([]byte, frameHeader)...), len(b)
+}
+
+func endFrame(b []byte, start int) []byte {
+	payload := b[start+frameHeader:]
+	n := uint32(len(payload))
+	binary.LittleEndian.PutUint32(b[start:], n)
+	binary.LittleEndian.PutUint32(b[start+4:], ^n)
+	binary.LittleEndian.PutUint32(b[start+8:], crc32.Checksum(payload, castagnoli))
+	return b
+}
+
+func appendStr(b []byte, s string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(s)))
+	return append(b, s...)
+}
+
+func segmentName(n uint64) string  { return fmt.Sprintf("wal-%016x.log", n) }
+func snapshotName(n uint64) string { return fmt.Sprintf("snap-%016x.db", n) }
+
+// SyncPolicy says when a durable store's acknowledged writes are on stable
+// storage.
+type SyncPolicy int
+
+const (
+	// SyncAlways: a write returns only once its change is on stable
+	// storage. Concurrent writers share each fsync (group commit), so the
+	// store's write throughput grows with the number of writers.
+	SyncAlways SyncPolicy = iota
+	// SyncEverySecond: a write returns once its change is written to the
+	// operating system, which keeps it if the process dies; the log is
+	// synced once a second, so a machine crash loses at most the last
+	// second.
+	SyncEverySecond
+	// SyncNever: as SyncEverySecond, but the log is synced only at
+	// checkpoints and on Close; the operating system decides.
+	SyncNever
+)
+
+// String returns the policy's name, such as "SyncAlways".
+func (p SyncPolicy) String() string {
+	switch p {
+	case SyncAlways:
+		return "SyncAlways"
+	case SyncEverySecond:
+		return "SyncEverySecond"
+	case SyncNever:
+		return "SyncNever"
+	}
+	return fmt.Sprintf("SyncPolicy(%d)", int(p))
+}
+
+// wal is a durable store's log. Writers append frames to a buffer under mu
+// and wait; one goroutine, the committer, writes what has accumulated to
+// the current segment and (under SyncAlways) syncs it, so every writer
+// waiting meanwhile shares that write and that fsync.
+type wal struct {
+	dir      string
+	policy   SyncPolicy
+	syncFile func(*os.File) error // (*os.File).Sync; tests inject failures
+
+	mu       sync.Mutex
+	work     sync.Cond // the committer waits for frames
+	progress sync.Cond // writers wait for their frames to be written or synced
+	buf      []byte    // frames appended, not yet written
+	spare    []byte
+	appended uint64 // bytes appended since open: the end of the last frame
+	written  uint64 // the end of what is written to the segment
+	synced   uint64 // the end of what is on stable storage
+	err      error  // the first failure, for good; ErrClosed once closed
+	grown    int64  // bytes written since the last checkpoint
+	grow     func(int64)
+
+	ioMu sync.Mutex // held while writing to f or switching segments
+	f    *os.File
+	seg  uint64 // the number of f's segment
+
+	stop   chan struct{}
+	exited chan struct{}
+}
+
+// openWAL starts a log that appends to a new segment numbered seg.
+func openWAL(dir string, seg uint64, policy SyncPolicy, syncFile func(*os.File) error, grow func(int64)) (*wal, error) {
+	w := &wal{dir: dir, policy: policy, syncFile: syncFile, grow: grow, seg: seg, stop: make(chan struct{}), exited: make(chan struct{})}
+	w.work.L, w.progress.L = &w.mu, &w.mu
+	f, err := createLogFile(dir, segmentName(seg), walMagic, syncFile)
+	if err != nil {
+		return nil, err
+	}
+	w.f = f
+	go w.run()
+	return w, nil
+}
+
+// createLogFile creates a file with its header, synced, and syncs the
+// directory so that the file's name is durable too.
+func createLogFile(dir, name, magic string, syncFile func(*os.File) error) (*os.File, error) {
+	f, err := os.OpenFile(filepath.Join(dir, name), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if _, err = f.Write(append([]byte(magic), walVersion)); err == nil {
+		err = syncFile(f)
+	}
+	if err == nil {
+		err = syncDir(dir)
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// syncDir syncs a directory, making the names of new or renamed files in it
+// durable.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+// addPut appends the write of an item, rec, to the container cid. It
+// returns the ticket to wait for.
+func (w *wal) addPut(cid string, rec record) (uint64, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err != nil {
+		return 0, w.err
+	}
+	b, start := beginFrame(w.buf)
+	b = append(b, framePut)
+	b = appendStr(b, cid)
+	b = append(b, rec...)
+	return w.commitFrame(b, start), nil
+}
+
+// addRemove appends the removal of the item (pk, id) from the container
+// cid, deleted or purged as why says.
+func (w *wal) addRemove(cid string, why cause, pk, id string) (uint64, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err != nil {
+		return 0, w.err
+	}
+	b, start := beginFrame(w.buf)
+	b = append(b, frameRemove)
+	b = appendStr(b, cid)
+	b = append(b, byte(why))
+	b = appendStr(b, pk)
+	b = append(b, id...)
+	return w.commitFrame(b, start), nil
+}
+
+// addContainer appends a container's creation, settings change or
+// deletion: kind is frameContainer, frameSettings or frameDrop, and text
+// is the properties' JSON, or the id of the container deleted.
+func (w *wal) addContainer(kind byte, seq uint64, now int64, text []byte) (uint64, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err != nil {
+		return 0, w.err
+	}
+	b, start := beginFrame(w.buf)
+	b = append(b, kind)
+	b = binary.AppendUvarint(b, seq)
+	b = binary.AppendVarint(b, now)
+	b = binary.AppendUvarint(b, uint64(len(text)))
+	b = append(b, text...)
+	return w.commitFrame(b, start), nil
+}
+
+// commitFrame finishes a frame appended to w.buf and wakes the committer;
+// w.mu is held.
+func (w *wal) commitFrame(b []byte, start int) uint64 {
+	w.buf = endFrame(b, start)
+	w.appended += uint64(len(w.buf) - start)
+	w.work.Signal()
+	return w.appended
+}
+
+// wait returns once the frames up to ticket are durable under the policy:
+// synced under SyncAlways, written to the operating system otherwise. It
+// returns the log's failure if they cannot be.
+func (w *wal) wait(ticket uint64) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for {
+		if w.synced >= ticket || (w.policy != SyncAlways && w.written >= ticket) {
+			return nil
+		}
+		if w.err != nil {
+			return w.err
+		}
+		w.progress.Wait()
+	}
+}
+
+// failure returns the log's failure, if it has failed or closed.
+func (w *wal) failure() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.err
+}
+
+// run is the committer. Under SyncEverySecond it also syncs once a second.
+func (w *wal) run() {
+	defer close(w.exited)
+	if w.policy == SyncEverySecond {
+		go w.syncEverySecond()
+	}
+	for {
+		w.mu.Lock()
+		for len(w.buf) == 0 && w.err == nil {
+			w.work.Wait()
+		}
+		stop := w.err != nil
+		w.mu.Unlock()
+		if stop {
+			return
+		}
+		w.ioMu.Lock()
+		w.flushLocked(w.policy == SyncAlways)
+		w.ioMu.Unlock()
+	}
+}
+
+func (w *wal) syncEverySecond() {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-w.stop:
+			return
+		case <-t.C:
+			w.ioMu.Lock()
+			w.flushLocked(true)
+			w.ioMu.Unlock()
+		}
+	}
+}
+
+// flushLocked writes what has been appended to the segment and, with sync,
+// syncs it. w.ioMu is held. A failure fails the log for good.
+func (w *wal) flushLocked(sync bool) error {
+	w.mu.Lock()
+	data, end := w.buf, w.appended
+	w.buf, w.spare = w.spare[:0], data
+	failed := w.err != nil && w.err != ErrClosed
+	w.mu.Unlock()
+	if failed {
+		return w.failure()
+	}
+	var err error
+	if len(data) > 0 {
+		_, err = w.f.Write(data)
+	}
+	if err == nil && sync {
+		err = w.syncFile(w.f)
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err != nil {
+		if w.err == nil || w.err == ErrClosed {
+			w.err = &logError{err}
+		}
+	} else {
+		w.written = max(w.written, end)
+		if sync {
+			w.synced = max(w.synced, end)
+		}
+		w.grown += int64(len(data))
+		if w.grow != nil && len(data) > 0 {
+			w.grow(w.grown)
+		}
+	}
+	w.progress.Broadcast()
+	return err
+}
+
+// rotate writes and syncs everything appended so far, then starts a new
+// segment, whose number it returns: every change appended before rotate
+// returned is in the segments before it.
+func (w *wal) rotate() (uint64, error) {
+	w.ioMu.Lock()
+	defer w.ioMu.Unlock()
+	if err := w.flushLocked(true); err != nil {
+		return 0, err
+	}
+	if err := w.failure(); err != nil {
+		return 0, err
+	}
+	f, err := createLogFile(w.dir, segmentName(w.seg+1), walMagic, w.syncFile)
+	if err != nil {
+		w.mu.Lock()
+		if w.err == nil {
+			w.err = &logError{err}
+		}
+		w.progress.Broadcast()
+		w.mu.Unlock()
+		return 0, err
+	}
+	w.f.Close()
+	w.f = f
+	w.seg++
+	w.mu.Lock()
+	w.grown = 0
+	w.mu.Unlock()
+	return w.seg, nil
+}
+
+// close writes and syncs what is appended, stops the committer and closes
+// the segment. Appends fail with ErrClosed afterwards.
+func (w *wal) close() error {
+	w.ioMu.Lock()
+	err := w.flushLocked(true)
+	w.mu.Lock()
+	if w.err == nil {
+		w.err = ErrClosed
+	}
+	w.work.Broadcast()
+	w.progress.Broadcast()
+	w.mu.Unlock()
+	w.ioMu.Unlock()
+	close(w.stop)
+	<-w.exited
+	if cerr := w.f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// logError is the failure of the log to write or sync: the store refuses
+// writes from then on.
+type logError struct{ err error }
+
+func (e *logError) Error() string {
+	return "the write-ahead log failed, so the store refuses writes until it is reopened: " + e.err.Error()
+}
+
+func (e *logError) Unwrap() error { return e.err }
+
+// storageError turns a failure of the log into the error of the operation
+// op: ErrClosed, or an *Error 503 (ErrUnavailable) that wraps the I/O error.
+func storageError(err error, op, container, item string) error {
+	if errors.Is(err, ErrClosed) {
+		return ErrClosed
+	}
+	return withContext(&Error{StatusCode: statusServiceUnavailable, Message: err.Error(), Err: err}, op, container, item)
+}
