@@ -153,6 +153,46 @@
 // produce more than MaxQueryJoinRows rows from one item, or hold more than
 // MaxQueryRows rows or MaxQueryBuiltBytes of computed results.
 //
+// # Durability
+//
+// With Options.Dir, a store is durable, in the model of Redis and BuntDB:
+// items stay in memory, so reads cost what they cost in memory, and every
+// change (item writes and deletes with their partition key, purges,
+// container creation, settings and deletion) is appended to a write-ahead
+// log before it is acknowledged:
+//
+//	store, err := lethe.Open(&lethe.Options{Dir: "data"}) // SyncAlways
+//
+// Options.Sync says when a write is acknowledged: SyncAlways once its log
+// record is on stable storage (concurrent writers share each fsync, so
+// throughput grows with the number of writers), SyncEverySecond once it is
+// written to the operating system (a machine crash loses at most the last
+// second; a process crash loses nothing), SyncNever likewise without the
+// periodic sync. If the log cannot be written or synced, the write fails
+// with ErrUnavailable and the store refuses every later write until it is
+// reopened, while reads go on; the failed write may already be visible to
+// readers, and is gone after a reopen. A write is visible to readers as
+// soon as it is applied, which is just before its record is synced.
+//
+// Snapshots keep the log short: Store.Checkpoint takes one now, and the
+// store takes one by itself when the log has grown (by 64 MB and by the
+// last snapshot's size) and soon after a container is deleted, whose items
+// then leave the disk. A snapshot is written from the immutable records,
+// holding each shard's read lock only to list them, at a bounded pace in
+// the background; expired items are left out.
+//
+// Open recovers a durable store: the newest snapshot, then the log after
+// it. An item whose expiry has passed by the store's clock is not brought
+// back (Store.Recovery counts it, and Stats counts it as purged); settings
+// changes are replayed at the instants they were made, so expiry stays
+// final across restarts; _ts, _etag and the write sequence continue
+// without reuse. A torn record at the very end of the log (the process died
+// while appending it; it was never acknowledged) is cut off and reported in
+// Store.Recovery; any other damage fails Open with a *CorruptionError
+// naming the file and offset. One store at a time may have a directory
+// open: another Open, in this process or another, fails with ErrLocked.
+// The file formats are documented in the source (wal.go).
+//
 // # Concurrency
 //
 // A Store and its Containers are safe for concurrent use by any number of
@@ -168,10 +208,11 @@
 // # Errors
 //
 // Every failure of an operation on an open store is an *Error carrying a
-// Cosmos-style status code (400, 404, 409, 412, 413, 429), the operation, the container, the item
-// id and a message saying what was wrong. errors.Is matches it against the
-// sentinels ErrBadRequest, ErrNotFound, ErrConflict, ErrPreconditionFailed,
-// ErrRequestTooLarge and ErrTooManyRequests; errors.As gives the details. An
+// Cosmos-style status code (400, 404, 409, 412, 413, 429, 503), the
+// operation, the container, the item id and a message saying what was
+// wrong. errors.Is matches it against the sentinels ErrBadRequest,
+// ErrNotFound, ErrConflict, ErrPreconditionFailed, ErrRequestTooLarge,
+// ErrTooManyRequests and ErrUnavailable; errors.As gives the details. An
 // operation that fails changes nothing. Calls after Close fail with ErrClosed;
 // a cancelled context fails with the context's error.
 //

@@ -2,8 +2,10 @@ package lethe_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/lethedb/lethe"
@@ -148,4 +150,48 @@ func ExampleTTLFromDuration() {
 	// 5400s
 	// 2s
 	// 1s
+}
+
+// A durable store survives its process: it logs every write in its
+// directory, and Open recovers it.
+func ExampleOpen_durable() {
+	ctx := context.Background()
+	dir, err := os.MkdirTemp("", "lethe-example")
+	if err != nil {
+		panic(err)
+	}
+	defer os.RemoveAll(dir)
+
+	store, err := lethe.Open(&lethe.Options{Dir: dir}) // SyncAlways: acknowledged means on disk
+	if err != nil {
+		panic(err)
+	}
+	sessions, err := store.CreateContainer(ctx, lethe.ContainerProperties{ID: "sessions", DefaultTimeToLive: 3600})
+	if err != nil {
+		panic(err)
+	}
+	if _, err := sessions.CreateItem(ctx, lethe.NewPartitionKey(), []byte(`{"id":"s1","user":"ada"}`), nil); err != nil {
+		panic(err)
+	}
+	store.Close()
+
+	store, err = lethe.Open(&lethe.Options{Dir: dir})
+	if err != nil {
+		panic(err)
+	}
+	defer store.Close()
+	sessions, err = store.Container("sessions")
+	if err != nil {
+		panic(err)
+	}
+	r, err := sessions.ReadItem(ctx, lethe.NewPartitionKey(), "s1", nil)
+	if err != nil {
+		panic(err)
+	}
+	var doc struct{ User string }
+	if err := json.Unmarshal(r.Value, &doc); err != nil {
+		panic(err)
+	}
+	fmt.Println("recovered", store.Recovery().Items, "item; user", doc.User)
+	// Output: recovered 1 item; user ada
 }
