@@ -155,6 +155,9 @@ func (s *Store) recover(dir string) (next uint64, snapSize int64, err error) {
 			return 0, 0, &CorruptionError{File: filepath.Join(dir, segmentName(segs[i-1]+1)), Reason: "this log segment is missing"}
 		}
 	}
+	if from == 0 && len(segs) > 0 && segs[0] != 1 {
+		return 0, 0, &CorruptionError{File: filepath.Join(dir, snapshotName(segs[0])), Reason: "the snapshot that the log segments follow is missing"}
+	}
 	if from > 0 && (len(segs) == 0 || segs[0] != from) {
 		return 0, 0, &CorruptionError{File: filepath.Join(dir, segmentName(from)), Reason: "the log segment that follows the snapshot is missing"}
 	}
