@@ -3,11 +3,13 @@ package lethe_test
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -477,4 +479,54 @@ func TestDurableMissingFiles(t *testing.T) {
 		var ce *lethe.CorruptionError
 		require.True(t, errors.As(err, &ce), "without %s: %v", name, err)
 	}
+}
+
+// TestDurableGroupCommit: under SyncAlways, concurrent writers share
+// fsyncs, and none is acknowledged before the fsync that covers it.
+func TestDurableGroupCommit(t *testing.T) {
+	dir := t.TempDir()
+	s := openDurable(t, dir, lethe.NewManualClock(t0))
+	defer s.Close()
+	c := mustContainer(t, s, lethe.ContainerProperties{ID: "c"})
+	var (
+		mu     sync.Mutex
+		syncs  int
+		synced = map[string]bool{} // ids on stable storage, by the fake fsync
+		tried  = map[string]bool{}
+	)
+	lethe.SetLogSync(s, func(f *os.File) error {
+		mu.Lock()
+		pending := maps.Clone(tried)
+		mu.Unlock()
+		time.Sleep(2 * time.Millisecond) // a disk's flush
+		err := f.Sync()
+		mu.Lock()
+		syncs++
+		for id := range pending {
+			synced[id] = true
+		}
+		mu.Unlock()
+		return err
+	})
+	const writers, each = 32, 10
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Go(func() {
+			for i := range each {
+				id := fmt.Sprintf("w%d-%d", w, i)
+				mu.Lock()
+				tried[id] = true
+				mu.Unlock()
+				_, err := c.CreateItem(ctx, lethe.NewPartitionKey(), fmt.Appendf(nil, `{"id":%q}`, id), nil)
+				assert.NoError(t, err)
+				mu.Lock()
+				ok := synced[id]
+				mu.Unlock()
+				assert.True(t, ok, "%s acknowledged before an fsync began after its attempt ended", id)
+			}
+		})
+	}
+	wg.Wait()
+	t.Logf("%d writes, %d fsyncs", writers*each, syncs)
+	assert.Less(t, syncs, writers*each/4, "concurrent writers share fsyncs")
 }
