@@ -82,18 +82,42 @@ func TestModel(t *testing.T) {
 	}
 	for round := range rounds {
 		rng := rand.New(rand.NewPCG(seed, uint64(round)))
-		runModel(t, rng, steps, fmt.Sprintf("seed %d round %d", seed, round))
+		runModel(t, rng, steps, fmt.Sprintf("seed %d round %d", seed, round), "")
 		if t.Failed() {
 			return
 		}
 	}
 }
 
-func runModel(t *testing.T, rng *rand.Rand, steps int, name string) {
+// TestModelDurable is TestModel on a durable store that is also closed and
+// reopened, and checkpointed, at random steps: recovery must give back
+// exactly the model's live items, with their contents and ETags.
+func TestModelDurable(t *testing.T) {
+	seed := *seedFlag
+	if seed == 0 {
+		seed = rand.Uint64()
+	}
+	t.Logf("seed %d (replay with -lethe.seed=%d)", seed, seed)
+	rounds, steps := 12, 400
+	if testing.Short() {
+		rounds = 4
+	}
+	for round := range rounds {
+		rng := rand.New(rand.NewPCG(seed, uint64(round)))
+		runModel(t, rng, steps, fmt.Sprintf("seed %d round %d", seed, round), t.TempDir())
+		if t.Failed() {
+			return
+		}
+	}
+}
+
+// runModel runs one random sequence; with dir, on a durable store there.
+func runModel(t *testing.T, rng *rand.Rand, steps int, name, dir string) {
 	clock := lethe.NewManualClock(time.Unix(1_700_000_000, 0))
-	s, err := lethe.Open(&lethe.Options{Clock: clock, Reaper: lethe.ReaperOptions{Disabled: true, BatchSize: 1 + rng.IntN(8)}})
+	opts := &lethe.Options{Clock: clock, Reaper: lethe.ReaperOptions{Disabled: true, BatchSize: 1 + rng.IntN(8)}, Dir: dir, Sync: lethe.SyncNever}
+	s, err := lethe.Open(opts)
 	require.NoError(t, err)
-	defer s.Close()
+	defer func() { s.Close() }()
 	defs := []lethe.TTL{lethe.TTLOff, lethe.TTLNever, 1, 5, 10, 30}
 	m := &refModel{def: defs[rng.IntN(len(defs))], items: map[string]refItem{}}
 	// Half the rounds partition the container by "/pk", with two values:
@@ -159,7 +183,11 @@ func runModel(t *testing.T, rng *rand.Rand, steps int, name string) {
 			m.items[key] = refItem{ttl: itemTTL, written: now, value: string(r.Value), etag: r.ETag}
 		}
 
-		switch op := rng.IntN(10); op {
+		ops := 10
+		if dir != "" {
+			ops = 12
+		}
+		switch op := rng.IntN(ops); op {
 		case 0, 1: // read
 			r, err := c.ReadItem(ctx, pk, id, nil)
 			if it, ok := m.live(key, now); ok {
@@ -245,6 +273,35 @@ func runModel(t *testing.T, rng *rand.Rand, steps int, name string) {
 				_, err := c.Purge(ctx)
 				require.NoError(t, err, where)
 			}
+		case 10: // the store restarts
+			require.NoError(t, s.Close(), where)
+			s, err = lethe.Open(opts)
+			require.NoError(t, err, where)
+			c, err = s.Container("m")
+			require.NoError(t, err, where)
+			for key, it := range m.items {
+				if m.expired(it, now) {
+					delete(m.items, key) // not brought back: expired for good
+				}
+			}
+			for _, pkv := range pks {
+				for _, id := range ids {
+					pk := lethe.NewPartitionKey()
+					if partitioned {
+						pk = lethe.NewPartitionKeyString(pkv)
+					}
+					r, err := c.ReadItem(ctx, pk, id, nil)
+					if it, ok := m.live(pkv+"/"+id, now); ok {
+						require.NoError(t, err, where)
+						require.Equal(t, it.value, string(r.Value), where)
+						require.Equal(t, it.etag, r.ETag, where)
+					} else {
+						require.ErrorIs(t, err, lethe.ErrNotFound, where)
+					}
+				}
+			}
+		case 11: // a snapshot
+			require.NoError(t, s.Checkpoint(ctx), where)
 		}
 		if it, ok := m.items[key]; ok && rng.IntN(5) == 0 {
 			stale = it.etag
