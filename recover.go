@@ -41,7 +41,9 @@ import (
 // appending it: the file ends inside the frame, or the frame's checksum
 // fails and it ends exactly at the end of the file) is cut off, and
 // reported in RecoveryInfo.TornFile and TornBytes; that write was never
-// acknowledged. Any other damage is a *CorruptionError naming the file and
+// acknowledged. A last segment shorter than its header (the store died
+// while creating it) holds nothing, and is given its header, so that the
+// segments started after it can follow it. Any other damage is a *CorruptionError naming the file and
 // offset, and Open fails without changing anything.
 
 // ErrLocked is the error of Open when another open store, in this process
@@ -282,15 +284,24 @@ func (r *replayer) replaySegment(path string, last bool) error {
 	if err != nil {
 		return err
 	}
-	end := int64(len(data))
-	if len(data) >= fileHeader {
-		end, err = r.frames(data, last, func(_ int64, p []byte) error {
-			r.s.recovery.Frames++
-			return r.apply(p)
-		})
-		if err != nil {
+	if len(data) < fileHeader {
+		// The store died between creating this segment and writing its
+		// header: nothing was logged to it. It gets its header now, so
+		// that it reads as the empty segment it is once others follow it.
+		if err := writeHeader(path, walMagic); err != nil {
 			return err
 		}
+		if len(data) > 0 {
+			r.s.recovery.TornFile, r.s.recovery.TornBytes = filepath.Base(path), int64(len(data))
+		}
+		return nil
+	}
+	end, err := r.frames(data, last, func(_ int64, p []byte) error {
+		r.s.recovery.Frames++
+		return r.apply(p)
+	})
+	if err != nil {
+		return err
 	}
 	if torn := int64(len(data)) - end; torn > 0 {
 		if err := os.Truncate(path, end); err != nil {
@@ -299,6 +310,22 @@ func (r *replayer) replaySegment(path string, last bool) error {
 		r.s.recovery.TornFile, r.s.recovery.TornBytes = filepath.Base(path), torn
 	}
 	return nil
+}
+
+// writeHeader replaces a file's contents with the header of a file of the
+// kind magic, synced.
+func writeHeader(path, magic string) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0)
+	if err != nil {
+		return err
+	}
+	if _, err = f.Write(append([]byte(magic), walVersion)); err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // loadSnapshot loads a snapshot and returns its size.
