@@ -43,8 +43,13 @@ import (
 // owns its keys and calls one at a time, so the writes to a key are ordered,
 // and at most one of them (its goroutine's last) is in flight at the kill.
 //
-// LETHE_CRASH_SOAK=N runs N iterations, alternating the variants;
-// LETHE_CRASH_SEED=S starts the seeds at S, to replay a failure.
+// The child's store syncs as the seed says, mostly SyncAlways: under every
+// policy an acknowledged write is written to the operating system, which
+// keeps it when only the process dies.
+//
+// LETHE_CRASH_SOAK=N runs N iterations, alternating the variants (without
+// and with checkpoints); LETHE_CRASH_SEED=S starts the seeds at S, to run
+// a failed iteration's plan again (its timing differs).
 
 const (
 	crashEnv      = "LETHE_CRASH_CHILD" // "SEED:CHECKPOINT:DIR", set for the child only
@@ -77,16 +82,18 @@ var crashTTLs = []int{0, 0, 0, -1, 1, 2, 3, 3600}
 type crashPlan struct {
 	seed          uint64
 	checkpoint    bool
-	newDefault    lethe.TTL     // the ttl container's default after the change
-	settingsAfter time.Duration // when the child changes it, after ready
-	killAfter     time.Duration // when the parent kills the child, after ready
-	recoverAfter  time.Duration // how long the parent waits before reopening
+	sync          lethe.SyncPolicy // mostly SyncAlways; the others keep writes too when only the process dies
+	newDefault    lethe.TTL        // the ttl container's default after the change
+	settingsAfter time.Duration    // when the child changes it, after ready
+	killAfter     time.Duration    // when the parent kills the child, after its first acknowledged write
+	recoverAfter  time.Duration    // how long the parent waits before reopening
 }
 
 func newCrashPlan(seed uint64, checkpoint, soak bool) crashPlan {
 	rng := rand.New(rand.NewPCG(seed, 0x6c657468))
 	p := crashPlan{seed: seed, checkpoint: checkpoint}
 	p.newDefault = []lethe.TTL{1, 5, 3600}[rng.IntN(3)]
+	p.sync = []lethe.SyncPolicy{lethe.SyncAlways, lethe.SyncAlways, lethe.SyncAlways, lethe.SyncEverySecond, lethe.SyncNever}[rng.IntN(5)]
 	p.settingsAfter = time.Duration(rng.IntN(300)) * time.Millisecond
 	p.killAfter = time.Duration(50+rng.IntN(350)) * time.Millisecond
 	if soak && rng.IntN(5) == 0 {
@@ -134,7 +141,7 @@ func TestCrashChild(t *testing.T) {
 	plan := newCrashPlan(seed, parts[1] == "1", false)
 	dir := parts[2]
 
-	s, err := lethe.Open(&lethe.Options{Dir: dir, Sync: lethe.SyncAlways})
+	s, err := lethe.Open(&lethe.Options{Dir: dir, Sync: plan.sync})
 	require.NoError(t, err)
 	var containers []*lethe.Container
 	for _, props := range crashContainers() {
@@ -340,23 +347,24 @@ func parseCrashLog(t *testing.T, lines []string, killed int64) *crashLog {
 // crashStats add up over the iterations.
 type crashStats struct {
 	iterations, kills          int
-	acked, failed, inFlight    int // item calls
-	keys                       int // keys checked
-	ackedLast                  int // keys whose last acknowledged call was checked
-	present, expired, deleted  int // what those keys showed: the write, expired, deleted
-	inFlightSeen, inFlightLost int // in-flight calls whose effect recovery shows, or not
-	ambiguous                  int // keys whose expiry fell within the margin
-	checkpoints                int // checkpoints acknowledged
-	killsInCheckpoint          int // kills while a checkpoint was under way
+	bySync                     [3]int // iterations under each SyncPolicy
+	acked, failed, inFlight    int    // item calls
+	keys                       int    // keys checked
+	ackedLast                  int    // keys whose last acknowledged call was checked
+	present, expired, deleted  int    // what those keys showed: the write, expired, deleted
+	inFlightSeen, inFlightLost int    // in-flight calls whose effect recovery shows, or not
+	ambiguous                  int    // keys whose expiry fell within the margin
+	checkpoints                int    // checkpoints acknowledged
+	killsInCheckpoint          int    // kills while a checkpoint was under way
 	snapshotsLoaded, torn      int
 	settingsApplied            int
 }
 
 func (s crashStats) String() string {
-	return fmt.Sprintf("%d iterations, %d kills; item calls: %d acknowledged, %d refused (404/409), %d in flight at the kill; "+
+	return fmt.Sprintf("%d iterations (SyncAlways %d, SyncEverySecond %d, SyncNever %d), %d kills; item calls: %d acknowledged, %d refused (404/409), %d in flight at the kill; "+
 		"%d keys checked, %d of them after an acknowledged call: %d present at the version written, %d gone by expiry, %d deleted, %d expiry within the margin; "+
 		"in-flight calls: %d recovered, %d not; %d checkpoints acknowledged, %d kills during a checkpoint, %d recoveries from a snapshot, %d torn tails; default changed in %d",
-		s.iterations, s.kills, s.acked, s.failed, s.inFlight, s.keys, s.ackedLast, s.present, s.expired, s.deleted, s.ambiguous,
+		s.iterations, s.bySync[0], s.bySync[1], s.bySync[2], s.kills, s.acked, s.failed, s.inFlight, s.keys, s.ackedLast, s.present, s.expired, s.deleted, s.ambiguous,
 		s.inFlightSeen, s.inFlightLost, s.checkpoints, s.killsInCheckpoint, s.snapshotsLoaded, s.torn, s.settingsApplied)
 }
 
@@ -384,12 +392,14 @@ func TestCrash(t *testing.T) {
 	var total crashStats
 	for i := range iterations {
 		plan := newCrashPlan(base+uint64(i), i%2 == 1, soak)
-		ok := t.Run(fmt.Sprintf("seed=%d/checkpoint=%v", plan.seed, plan.checkpoint), func(t *testing.T) {
+		ok := t.Run(fmt.Sprintf("seed=%d/checkpoint=%v/%v", plan.seed, plan.checkpoint, plan.sync), func(t *testing.T) {
 			crashIteration(t, plan, &total)
 		})
 		if !ok {
-			t.Logf("replay with LETHE_CRASH_SEED=%d LETHE_CRASH_SOAK=%d", plan.seed-uint64(i%2), 2)
-			break
+			t.Logf("to run its plan again: LETHE_CRASH_SEED=%d LETHE_CRASH_SOAK=2 (soak %v)", plan.seed-uint64(i%2), soak)
+			if !soak {
+				break
+			}
 		}
 	}
 	t.Logf("crash test: %v", total)
@@ -409,24 +419,27 @@ func crashIteration(t *testing.T, plan crashPlan, total *crashStats) {
 	require.NoError(t, err)
 	require.NoError(t, cmd.Start())
 
+	// The kill comes killAfter the first acknowledged write.
 	var lines []string
-	ready, done := make(chan struct{}), make(chan struct{})
+	acked, done := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(done)
+		first := acked
 		r := bufio.NewReaderSize(stdout, 1<<16)
 		for {
 			line, err := r.ReadString('\n')
 			if err != nil { // a line without its newline was cut by the kill
 				return
 			}
-			if len(lines) == 0 && strings.HasPrefix(line, "ready ") {
-				close(ready)
+			if first != nil && strings.HasPrefix(line, "ack ") {
+				close(first)
+				first = nil
 			}
 			lines = append(lines, strings.TrimSuffix(line, "\n"))
 		}
 	}()
 	select {
-	case <-ready:
+	case <-acked:
 	case <-done:
 	case <-time.After(time.Minute):
 	}
@@ -441,6 +454,7 @@ func crashIteration(t *testing.T, plan crashPlan, total *crashStats) {
 	}
 	log := parseCrashLog(t, lines, killed)
 	total.iterations++
+	total.bySync[plan.sync]++
 	total.kills++
 	total.acked += log.acked
 	total.failed += log.failed
