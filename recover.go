@@ -53,7 +53,7 @@ var ErrLocked = errors.New("lethe: the directory is in use by another open store
 // CorruptionError is the error of Open when a durable store's files are
 // damaged beyond a torn end of the log.
 type CorruptionError struct {
-	File   string // the damaged file's path
+	File   string // the damaged file's path (the directory's, for damage no one file holds)
 	Offset int64  // where in it the damage was found
 	Reason string // what is wrong
 }
@@ -166,7 +166,9 @@ func (s *Store) recover(dir string) (next uint64, snapSize int64, err error) {
 		}
 		s.recovery.Segments++
 	}
-	r.finish()
+	if err := r.finish(dir); err != nil {
+		return 0, 0, err
+	}
 	next = 1
 	if len(segs) > 0 {
 		next = segs[len(segs)-1] + 1
@@ -501,16 +503,24 @@ func validRecord(b []byte) bool {
 }
 
 // finish builds the expiry indexes, drops the items that have expired, and
-// lists the containers.
-func (r *replayer) finish() {
+// lists the containers. Two items of a container that share a write
+// sequence number and an instant, which the store never writes, would share
+// one place in its expiry index: finish refuses them, naming dir, since no
+// one file is at fault.
+func (r *replayer) finish(dir string) error {
 	s := r.s
 	for _, c := range s.containers {
 		c.expiry.mu.Lock()
+		var dup record
 		for i := range c.shards {
 			sh := &c.shards[i]
 			r.removed = r.removed[:0]
 			sh.items.all(func(rec record) bool {
 				if c.rule.live(rec, r.now) {
+					if t, e := c.expiry.treeFor(rec); t != nil && t.t.Has(e) {
+						dup = rec
+						return false
+					}
 					c.expiry.add(rec)
 					s.recovery.Items++
 				} else {
@@ -524,11 +534,16 @@ func (r *replayer) finish() {
 			}
 			c.purged.Add(int64(len(r.removed)))
 			s.recovery.Expired += int64(len(r.removed))
+			if dup != "" {
+				c.expiry.mu.Unlock()
+				return &CorruptionError{File: dir, Reason: fmt.Sprintf("the item %q and another of container %q share the write sequence number %d", dup.id(), c.id, dup.seq())}
+			}
 		}
 		c.expiry.mu.Unlock()
 	}
 	s.relistLocked()
 	s.seq.Store(r.maxSeq)
+	return nil
 }
 
 // decoder reads the fields of a payload; a field that runs past the end
