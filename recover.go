@@ -43,8 +43,9 @@ import (
 // reported in RecoveryInfo.TornFile and TornBytes; that write was never
 // acknowledged. A last segment shorter than its header (the store died
 // while creating it) holds nothing, and is given its header, so that the
-// segments started after it can follow it. Any other damage is a *CorruptionError naming the file and
-// offset, and Open fails without changing anything.
+// segments started after it can follow it. These repairs are made once
+// everything has been read. Any other damage is a *CorruptionError naming
+// the file and offset, and Open fails without changing anything.
 
 // ErrLocked is the error of Open when another open store, in this process
 // or another, holds the directory.
@@ -169,6 +170,11 @@ func (s *Store) recover(dir string) (next uint64, snapSize int64, err error) {
 	if err := r.finish(dir); err != nil {
 		return 0, 0, err
 	}
+	if r.repair != nil {
+		if err := r.repair(); err != nil {
+			return 0, 0, err
+		}
+	}
 	next = 1
 	if len(segs) > 0 {
 		next = segs[len(segs)-1] + 1
@@ -195,6 +201,7 @@ type replayer struct {
 	maxSeq  uint64 // the highest write sequence number seen
 	file    string // the file being read, for errors
 	removed []record
+	repair  func() error // repairs the end of the log, once all is read
 }
 
 // frames reads the frames of a file's contents after its header, calling fn
@@ -288,11 +295,9 @@ func (r *replayer) replaySegment(path string, last bool) error {
 	}
 	if len(data) < fileHeader {
 		// The store died between creating this segment and writing its
-		// header: nothing was logged to it. It gets its header now, so
-		// that it reads as the empty segment it is once others follow it.
-		if err := writeHeader(path, walMagic); err != nil {
-			return err
-		}
+		// header: nothing was logged to it. It gets its header, so that
+		// it reads as the empty segment it is once others follow it.
+		r.repair = func() error { return writeHeader(path, walMagic) }
 		if len(data) > 0 {
 			r.s.recovery.TornFile, r.s.recovery.TornBytes = filepath.Base(path), int64(len(data))
 		}
@@ -306,9 +311,7 @@ func (r *replayer) replaySegment(path string, last bool) error {
 		return err
 	}
 	if torn := int64(len(data)) - end; torn > 0 {
-		if err := os.Truncate(path, end); err != nil {
-			return err
-		}
+		r.repair = func() error { return os.Truncate(path, end) }
 		r.s.recovery.TornFile, r.s.recovery.TornBytes = filepath.Base(path), torn
 	}
 	return nil

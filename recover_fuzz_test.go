@@ -7,6 +7,7 @@ import (
 	"hash/crc32"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -298,10 +299,19 @@ func TestRecoverDuplicateSequence(t *testing.T) {
 		data = binary.AppendUvarint(data, uint64(len(p)))
 		data = append(data, p...)
 	}
-	dir := t.TempDir()
-	writeFuzzFile(t, dir, "wal-0000000000000001.log", fuzzFile("LETHEWAL", fuzzFramed, data))
-	_, err := lethe.Open(&lethe.Options{Dir: dir, Clock: lethe.NewManualClock(t0), Reaper: lethe.ReaperOptions{Disabled: true}})
-	var ce *lethe.CorruptionError
-	require.ErrorAs(t, err, &ce)
-	require.Contains(t, ce.Reason, "share the write sequence number")
+	log := fuzzFile("LETHEWAL", fuzzFramed, data)
+	for _, tail := range [][]byte{nil, log[9 : 9+20]} {
+		// With a torn frame at its end too, which Open must leave as it
+		// is when it fails.
+		dir := t.TempDir()
+		file := append(slices.Clip(log), tail...)
+		writeFuzzFile(t, dir, "wal-0000000000000001.log", file)
+		_, err := lethe.Open(&lethe.Options{Dir: dir, Clock: lethe.NewManualClock(t0), Reaper: lethe.ReaperOptions{Disabled: true}})
+		var ce *lethe.CorruptionError
+		require.ErrorAs(t, err, &ce)
+		require.Contains(t, ce.Reason, "share the write sequence number")
+		after, err := os.ReadFile(filepath.Join(dir, "wal-0000000000000001.log"))
+		require.NoError(t, err)
+		require.Equal(t, file, after, "a failed Open changes nothing")
+	}
 }
