@@ -363,6 +363,45 @@ func TestDurableTornTail(t *testing.T) {
 	}
 }
 
+// TestDurableHeaderlessSegment: a last segment that the store created but
+// died before writing its header to holds nothing; it is not an error, at
+// the first Open or at any later one, once newer segments follow it.
+func TestDurableHeaderlessSegment(t *testing.T) {
+	for _, size := range []int{0, 1, 8} {
+		t.Run(fmt.Sprint("size=", size), func(t *testing.T) {
+			dir := t.TempDir()
+			clock := lethe.NewManualClock(t0)
+			s := openDurable(t, dir, clock)
+			c := mustContainer(t, s, lethe.ContainerProperties{ID: "c"})
+			create(t, c, `{"id":"before"}`)
+			require.NoError(t, s.Close())
+			next := filepath.Join(dir, "wal-0000000000000002.log")
+			require.NoFileExists(t, next)
+			require.NoError(t, os.WriteFile(next, []byte("LETHEWAL\x01")[:size], 0o644))
+
+			for open := range 3 {
+				s = openDurable(t, dir, clock)
+				rec := s.Recovery()
+				if open == 0 {
+					assert.Equal(t, int64(size), rec.TornBytes)
+				} else {
+					assert.Zero(t, rec.TornBytes, "open %d", open)
+				}
+				c, err := s.Container("c")
+				require.NoError(t, err)
+				assert.True(t, readable(t, c, lethe.NewPartitionKey(), "before"), "open %d", open)
+				create(t, c, fmt.Sprintf(`{"id":"after%d"}`, open))
+				require.NoError(t, s.Close())
+			}
+			s = openDurable(t, dir, clock)
+			defer s.Close()
+			c, err := s.Container("c")
+			require.NoError(t, err)
+			assert.Equal(t, int64(4), c.Stats().Items)
+		})
+	}
+}
+
 // TestDurableCorruption: damage before the end of the log, or anywhere in a
 // snapshot, is an error naming the file and offset.
 func TestDurableCorruption(t *testing.T) {

@@ -41,8 +41,11 @@ import (
 // appending it: the file ends inside the frame, or the frame's checksum
 // fails and it ends exactly at the end of the file) is cut off, and
 // reported in RecoveryInfo.TornFile and TornBytes; that write was never
-// acknowledged. Any other damage is a *CorruptionError naming the file and
-// offset, and Open fails without changing anything.
+// acknowledged. A last segment shorter than its header (the store died
+// while creating it) holds nothing, and is given its header, so that the
+// segments started after it can follow it. These repairs are made once
+// everything has been read. Any other damage is a *CorruptionError naming
+// the file and offset, and Open fails without changing anything.
 
 // ErrLocked is the error of Open when another open store, in this process
 // or another, holds the directory.
@@ -51,7 +54,7 @@ var ErrLocked = errors.New("lethe: the directory is in use by another open store
 // CorruptionError is the error of Open when a durable store's files are
 // damaged beyond a torn end of the log.
 type CorruptionError struct {
-	File   string // the damaged file's path
+	File   string // the damaged file's path (the directory's, for damage no one file holds)
 	Offset int64  // where in it the damage was found
 	Reason string // what is wrong
 }
@@ -167,7 +170,14 @@ func (s *Store) recover(dir string) (next uint64, snapSize int64, err error) {
 		}
 		s.recovery.Segments++
 	}
-	r.finish()
+	if err := r.finish(dir); err != nil {
+		return 0, 0, err
+	}
+	if r.repair != nil {
+		if err := r.repair(); err != nil {
+			return 0, 0, err
+		}
+	}
 	next = 1
 	if len(segs) > 0 {
 		next = segs[len(segs)-1] + 1
@@ -194,6 +204,7 @@ type replayer struct {
 	maxSeq  uint64 // the highest write sequence number seen
 	file    string // the file being read, for errors
 	removed []record
+	repair  func() error // repairs the end of the log, once all is read
 }
 
 // frames reads the frames of a file's contents after its header, calling fn
@@ -285,23 +296,44 @@ func (r *replayer) replaySegment(path string, last bool) error {
 	if err != nil {
 		return err
 	}
-	end := int64(len(data))
-	if len(data) >= fileHeader {
-		end, err = r.frames(data, last, func(_ int64, p []byte) error {
-			r.s.recovery.Frames++
-			return r.apply(p)
-		})
-		if err != nil {
-			return err
+	if len(data) < fileHeader {
+		// The store died between creating this segment and writing its
+		// header: nothing was logged to it. It gets its header, so that
+		// it reads as the empty segment it is once others follow it.
+		r.repair = func() error { return writeHeader(path, walMagic) }
+		if len(data) > 0 {
+			r.s.recovery.TornFile, r.s.recovery.TornBytes = filepath.Base(path), int64(len(data))
 		}
+		return nil
+	}
+	end, err := r.frames(data, last, func(_ int64, p []byte) error {
+		r.s.recovery.Frames++
+		return r.apply(p)
+	})
+	if err != nil {
+		return err
 	}
 	if torn := int64(len(data)) - end; torn > 0 {
-		if err := os.Truncate(path, end); err != nil {
-			return err
-		}
+		r.repair = func() error { return os.Truncate(path, end) }
 		r.s.recovery.TornFile, r.s.recovery.TornBytes = filepath.Base(path), torn
 	}
 	return nil
+}
+
+// writeHeader replaces a file's contents with the header of a file of the
+// kind magic, synced.
+func writeHeader(path, magic string) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0)
+	if err != nil {
+		return err
+	}
+	if _, err = f.Write(append([]byte(magic), walVersion)); err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // loadSnapshot loads a snapshot and returns its size.
@@ -477,16 +509,24 @@ func validRecord(b []byte) bool {
 }
 
 // finish builds the expiry indexes, drops the items that have expired, and
-// lists the containers.
-func (r *replayer) finish() {
+// lists the containers. Two items of a container that share a write
+// sequence number and an instant, which the store never writes, would share
+// one place in its expiry index: finish refuses them, naming dir, since no
+// one file is at fault.
+func (r *replayer) finish(dir string) error {
 	s := r.s
 	for _, c := range s.containers {
 		c.expiry.mu.Lock()
+		var dup record
 		for i := range c.shards {
 			sh := &c.shards[i]
 			r.removed = r.removed[:0]
 			sh.items.all(func(rec record) bool {
 				if c.rule.live(rec, r.now) {
+					if t, e := c.expiry.treeFor(rec); t != nil && t.t.Has(e) {
+						dup = rec
+						return false
+					}
 					c.expiry.add(rec)
 					s.recovery.Items++
 				} else {
@@ -500,11 +540,16 @@ func (r *replayer) finish() {
 			}
 			c.purged.Add(int64(len(r.removed)))
 			s.recovery.Expired += int64(len(r.removed))
+			if dup != "" {
+				c.expiry.mu.Unlock()
+				return &CorruptionError{File: dir, Reason: fmt.Sprintf("the item %q and another of container %q share the write sequence number %d", dup.id(), c.id, dup.seq())}
+			}
 		}
 		c.expiry.mu.Unlock()
 	}
 	s.relistLocked()
 	s.seq.Store(r.maxSeq)
+	return nil
 }
 
 // decoder reads the fields of a payload; a field that runs past the end
