@@ -538,10 +538,14 @@ func applyPatchOp(dst, doc []byte, k int, op *patchOp) ([]byte, *Error) {
 			var num [32]byte
 			return addAt(dst, doc, &t, op.appendAmount(num[:0]), k, op)
 		}
+		old := doc[t.vstart:t.vend]
+		if c := old[0]; c != '-' && (c < '0' || c > '9') {
+			return nil, opError(k, op.kind, "the value at '%s' is %s, not a number", clip(op.path), clip(old))
+		}
 		var num [40]byte
-		sum, ok := op.addTo(num[:0], doc[t.vstart:t.vend])
+		sum, ok := op.addTo(num[:0], old)
 		if !ok {
-			return nil, opError(k, op.kind, "the value at '%s' is %s, not a number, or the sum is not a finite number", clip(op.path), clip(doc[t.vstart:t.vend]))
+			return nil, opError(k, op.kind, "the sum of %s and the increment is not a finite number", clip(old))
 		}
 		return splice(dst, doc, t.vstart, t.vend, nil, sum, nil), nil
 	}
@@ -628,12 +632,9 @@ func (op *patchOp) appendAmount(b []byte) []byte {
 	return strconv.AppendInt(b, op.incInt, 10)
 }
 
-// addTo appends the sum of the JSON number num and the increment. ok is
-// false if num is no number or the sum is not finite.
+// addTo appends the sum of the valid JSON number num and the increment.
+// ok is false if the sum is not finite.
 func (op *patchOp) addTo(b, num []byte) ([]byte, bool) {
-	if len(num) == 0 || (num[0] != '-' && (num[0] < '0' || num[0] > '9')) {
-		return nil, false
-	}
 	text := unsafe.String(unsafe.SliceData(num), len(num))
 	if !op.isFloat && !strings.ContainsAny(text, ".eE") {
 		if n, err := strconv.ParseInt(text, 10, 64); err == nil {
