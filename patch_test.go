@@ -567,3 +567,31 @@ func TestPatchClosedAndDeleted(t *testing.T) {
 	_, err = c.PatchItem(ctx, lethe.NewPartitionKey(), "x", p, nil)
 	assert.ErrorIs(t, err, lethe.ErrNotFound)
 }
+
+// TestPatchDurable: a patch is logged as the write it is, and comes back
+// after a reopen with its ttl.
+func TestPatchDurable(t *testing.T) {
+	dir := t.TempDir()
+	clock := lethe.NewManualClock(t0)
+	s := openDurable(t, dir, clock)
+	c := mustContainer(t, s, lethe.ContainerProperties{ID: "c", DefaultTimeToLive: lethe.TTLNever})
+	create(t, c, `{"id":"x","n":1}`)
+	var p lethe.PatchOperations
+	p.AppendIncrement("/n", 1)
+	p.AppendSet("/ttl", 60)
+	r, err := c.PatchItem(ctx, lethe.NewPartitionKey(), "x", p, nil)
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+
+	s = openDurable(t, dir, clock)
+	c, err = s.Container("c")
+	require.NoError(t, err)
+	got, err := c.ReadItem(ctx, lethe.NewPartitionKey(), "x", nil)
+	require.NoError(t, err)
+	assert.Equal(t, string(r.Value), string(got.Value))
+	require.NoError(t, s.Close())
+	clock.Advance(time.Minute)
+	s = openDurable(t, dir, clock)
+	assert.Equal(t, int64(1), s.Recovery().Expired, "the patched ttl came back")
+	require.NoError(t, s.Close())
+}
