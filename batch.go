@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+
+	"github.com/lethedb/lethe/internal/query"
 )
 
 // Transactional batches, as Cosmos DB's: up to MaxBatchOperations point
@@ -162,7 +164,9 @@ type preparedOp struct {
 	id   string
 	item int // the index of its item in the batch's items
 	p    parsedItem
-	spec patchSpec
+	// A patch's operations and condition.
+	patch []patchOp
+	cond  *query.Query
 }
 
 // batchItem is an item a batch touches: where it is, how it was, and how
@@ -306,7 +310,7 @@ func (c *Container) prepareBatchOp(op *batchOp, po *preparedOp, pk PartitionKey)
 			return err
 		}
 		var err *Error
-		po.spec, err = c.preparePatch(op.patch)
+		po.patch, po.cond, err = c.preparePatch(op.patch)
 		return err
 	}
 	p, err := parseItem(op.item)
@@ -429,7 +433,7 @@ func (c *Container) commitBatch(ctx context.Context, b TransactionalBatch, sc *b
 			if pb == nil {
 				pb = patchBuffers.Get().(*patchBuf)
 			}
-			doc, p, err := c.patchDoc(ctx, &po.spec, it.cur, pk, now, pb)
+			doc, p, err := c.patchDoc(ctx, po.patch, po.cond, it.cur, pk, now, pb)
 			if err != nil {
 				e, ok := err.(*Error)
 				if !ok {

@@ -162,52 +162,48 @@ func (p *PatchOperations) SetCondition(condition string) {
 // systemPatchPaths are the top-level properties no patch may touch.
 var systemPatchPaths = map[string]bool{"id": true, "_ts": true, "_etag": true, "_rid": true, "_self": true, "_attachments": true}
 
-// patchSpec is a validated patch, ready to apply: what prepare (outside
-// any lock) makes of PatchOperations.
-type patchSpec struct {
-	ops  []patchOp
-	cond *query.Query // nil: unconditional
-}
-
 // preparePatch validates a patch for the container c: the count of its
-// operations, their paths and values, and its condition.
-func (c *Container) preparePatch(p *PatchOperations) (patchSpec, *Error) {
+// operations, their paths and values, and its condition. It returns the
+// operations and the parsed condition (nil if none), kept apart so that
+// the condition, which the query engine keeps, never makes the
+// operations escape to the heap.
+func (c *Container) preparePatch(p *PatchOperations) ([]patchOp, *query.Query, *Error) {
 	switch {
 	case p.n == 0:
-		return patchSpec{}, badRequest("the patch has no operations")
+		return nil, nil, badRequest("the patch has no operations")
 	case p.n > MaxPatchOperations:
-		return patchSpec{}, badRequest("the patch has %d operations, over the limit of %d", p.n, MaxPatchOperations)
+		return nil, nil, badRequest("the patch has %d operations, over the limit of %d", p.n, MaxPatchOperations)
 	case p.err != nil:
-		return patchSpec{}, badRequest("%v", p.err)
+		return nil, nil, badRequest("%v", p.err)
 	}
-	spec := patchSpec{ops: p.ops[:p.n]}
-	for k := range spec.ops {
-		op := &spec.ops[k]
+	ops := p.ops[:p.n]
+	for k := range ops {
+		op := &ops[k]
 		if err := c.checkPatchPath(k, op.kind, op.path); err != nil {
-			return patchSpec{}, err
+			return nil, nil, err
 		}
 		switch op.kind {
 		case patchMove:
 			if err := c.checkPatchPath(k, op.kind, op.from); err != nil {
-				return patchSpec{}, err
+				return nil, nil, err
 			}
 			if strings.HasPrefix(op.path, op.from+"/") {
-				return patchSpec{}, opError(k, op.kind, "the path '%s' lies inside the source '%s': a value cannot be moved into itself", clip(op.path), clip(op.from))
+				return nil, nil, opError(k, op.kind, "the path '%s' lies inside the source '%s': a value cannot be moved into itself", clip(op.path), clip(op.from))
 			}
 		case patchIncrement:
 			if op.isFloat && (math.IsNaN(op.incFloat) || math.IsInf(op.incFloat, 0)) {
-				return patchSpec{}, opError(k, op.kind, "the increment %v is not a finite number", op.incFloat)
+				return nil, nil, opError(k, op.kind, "the increment %v is not a finite number", op.incFloat)
 			}
 		}
 	}
-	if p.hasCond {
-		q, err := parseCondition(p.condition)
-		if err != nil {
-			return patchSpec{}, err
-		}
-		spec.cond = q
+	if !p.hasCond {
+		return ops, nil, nil
 	}
-	return spec, nil
+	cond, err := parseCondition(p.condition)
+	if err != nil {
+		return nil, nil, err
+	}
+	return ops, cond, nil
 }
 
 // opError is the error of operation k (from 0) of a patch, numbered from 1
@@ -292,17 +288,18 @@ func parseCondition(cond string) (*query.Query, *Error) {
 
 func isSpaceByte(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
 
-// holds reports whether a patch's condition holds for the document doc at
-// now. A condition that fails to evaluate is a 400.
-func (spec *patchSpec) holds(ctx context.Context, doc string, now int64) (bool, error) {
-	if spec.cond == nil {
+// conditionHolds reports whether a patch's condition (nil: none) holds
+// for the document doc at now. A condition that fails to evaluate is a
+// 400.
+func conditionHolds(ctx context.Context, cond *query.Query, doc string, now int64) (bool, error) {
+	if cond == nil {
 		return true, nil
 	}
 	if ctx == nil {
 		ctx = context.Background()
 	}
 	docs := [1]query.Doc{{JSON: unsafe.Slice(unsafe.StringData(doc), len(doc))}}
-	res, err := query.Exec(ctx, spec.cond, nil, docs[:], time.Unix(0, now).UTC())
+	res, err := query.Exec(ctx, cond, nil, docs[:], time.Unix(0, now).UTC())
 	if err != nil {
 		if qe, ok := err.(*query.Error); ok {
 			return false, badRequest("the patch condition cannot be evaluated: %s", qe.Msg)
@@ -330,15 +327,18 @@ func (pb *patchBuf) release() {
 	patchBuffers.Put(pb)
 }
 
-// patchDoc applies a prepared patch to the stored document of old, for the
-// item (pk, id) at now: it checks the condition, applies the operations in
-// order and validates the result as an incoming document. It returns the
-// new document (in one of pb's buffers) and its parse. A condition that
-// does not hold is a 412; an operation that cannot be applied a 400; a
-// result over the limits a 400 or 413.
-func (c *Container) patchDoc(ctx context.Context, spec *patchSpec, old record, pk string, now int64, pb *patchBuf) ([]byte, parsedItem, error) {
+// patchDoc applies a prepared patch, its operations ops and its condition
+// cond, to the stored document of old, for the item (pk, id) at now: it
+// checks the condition, applies the operations in order and validates the
+// result as an incoming document. It returns the new document (in one of
+// pb's buffers) and its parse. A condition that does not hold is a 412; an
+// operation that cannot be applied a 400; a result over the limits a 400
+// or 413. (The operations and the condition come apart so that the
+// condition, which the query engine keeps, never makes the operations
+// escape to the heap.)
+func (c *Container) patchDoc(ctx context.Context, ops []patchOp, cond *query.Query, old record, pk string, now int64, pb *patchBuf) ([]byte, parsedItem, error) {
 	doc := old.json()
-	ok, err := spec.holds(ctx, doc, now)
+	ok, err := conditionHolds(ctx, cond, doc, now)
 	if err != nil {
 		return nil, parsedItem{}, err
 	}
@@ -346,8 +346,8 @@ func (c *Container) patchDoc(ctx context.Context, spec *patchSpec, old record, p
 		return nil, parsedItem{}, &Error{StatusCode: statusPreconditionFailed, Message: "the patch condition does not hold: " + msgPrecondition}
 	}
 	cur := unsafe.Slice(unsafe.StringData(doc), len(doc)) // read only
-	for k := range spec.ops {
-		out, e := applyPatchOp(pb.a[:0], cur, k, &spec.ops[k])
+	for k := range ops {
+		out, e := applyPatchOp(pb.a[:0], cur, k, &ops[k])
 		if e != nil {
 			return nil, parsedItem{}, e
 		}
@@ -756,6 +756,9 @@ func encodePatchValue(v any) ([]byte, error) {
 		}
 		return appendJSONFloat(nil, x), nil
 	case json.RawMessage:
+		if x == nil {
+			return []byte("null"), nil // as encoding/json marshals it
+		}
 		raw := bytes.TrimSpace(x)
 		if !json.Valid(raw) {
 			return nil, fmt.Errorf("the json.RawMessage %s is not valid JSON", clip(raw))
@@ -791,11 +794,11 @@ func (c *Container) PatchItem(ctx context.Context, pk PartitionKey, id string, o
 	if err := validateItemID(id); err != nil {
 		return c.fail(op, id, err)
 	}
-	spec, perr := c.preparePatch(&ops)
+	patch, cond, perr := c.preparePatch(&ops)
 	if perr != nil {
 		return c.fail(op, id, perr)
 	}
-	resp, ticket, err := c.commitPatch(ctx, op, pk, id, &spec, o)
+	resp, ticket, err := c.commitPatch(ctx, op, pk, id, patch, cond, o)
 	if ticket != 0 {
 		if werr := c.store.wal.wait(ticket); werr != nil {
 			return ItemResponse{StatusCode: statusServiceUnavailable}, storageError(werr, op, c.id, id)
@@ -806,7 +809,7 @@ func (c *Container) PatchItem(ctx context.Context, pk PartitionKey, id string, o
 
 // commitPatch decides and applies a prepared patch under the item's shard
 // lock, as commit does for the other writes.
-func (c *Container) commitPatch(ctx context.Context, op string, pk PartitionKey, id string, spec *patchSpec, o *ItemOptions) (ItemResponse, uint64, error) {
+func (c *Container) commitPatch(ctx context.Context, op string, pk PartitionKey, id string, ops []patchOp, cond *query.Query, o *ItemOptions) (ItemResponse, uint64, error) {
 	fail := func(err error) (ItemResponse, uint64, error) {
 		e, ok := err.(*Error)
 		if !ok {
@@ -836,7 +839,7 @@ func (c *Container) commitPatch(ctx context.Context, op string, pk PartitionKey,
 	case ifMatch != "" && !etagMatches(ifMatch, old.etag()):
 		return fail(&Error{StatusCode: statusPreconditionFailed, Message: msgPrecondition})
 	}
-	doc, p, err := c.patchDoc(ctx, spec, old, pk.enc, now, pb)
+	doc, p, err := c.patchDoc(ctx, ops, cond, old, pk.enc, now, pb)
 	if err != nil {
 		return fail(err)
 	}
