@@ -433,7 +433,7 @@ func (c *Container) commitBatch(ctx context.Context, b TransactionalBatch, sc *b
 			if pb == nil {
 				pb = patchBuffers.Get().(*patchBuf)
 			}
-			doc, p, err := c.patchDoc(ctx, po.patch, po.cond, it.cur, pk, now, pb)
+			r, err := c.patchDoc(ctx, po.patch, po.cond, it.cur, pk, now, pb)
 			if err != nil {
 				e, ok := err.(*Error)
 				if !ok {
@@ -443,7 +443,7 @@ func (c *Container) commitBatch(ctx context.Context, b TransactionalBatch, sc *b
 				break
 			}
 			maxSeq = c.store.seq.Add(1)
-			rec, cost = buildRecord(doc, &p, pk, now, maxSeq), charge(opReplace, p.size-p.ttlSize)
+			rec, cost = r.record(pk, now, maxSeq), charge(opReplace, r.chargeSize)
 		default: // create, replace, upsert
 			kind := opReplace
 			if !live {

@@ -51,7 +51,8 @@ type patchOp struct {
 	kind  patchKind
 	path  string
 	from  string // a move's source
-	value []byte // the JSON value of add, set and replace
+	value []byte // the JSON value of add, set and replace, validated
+	depth int    // how deep value nests (0: a scalar)
 	// An increment's amount: an integer (incInt) unless incFloat is set.
 	incInt   int64
 	incFloat float64
@@ -89,11 +90,30 @@ func (p *PatchOperations) appendOp(op patchOp) {
 }
 
 func (p *PatchOperations) appendValue(kind patchKind, path string, value any) {
-	v, err := encodePatchValue(value)
+	v, trusted, err := encodePatchValue(value)
+	depth := 0
+	if err == nil && !trusted {
+		depth, err = checkPatchValue(v)
+	}
 	if err != nil && p.err == nil {
 		p.err = fmt.Errorf("the value of operation %d (%s %s) cannot be encoded as JSON: %w", p.n+1, patchKindNames[kind], clip(path), err)
 	}
-	p.appendOp(patchOp{kind: kind, path: path, value: v})
+	p.appendOp(patchOp{kind: kind, path: path, value: v, depth: depth})
+}
+
+// checkPatchValue validates a value as an item's values are validated
+// (parseItem: JSON, names, numbers, nesting) and returns how deep it nests.
+func checkPatchValue(v []byte) (int, error) {
+	s := scanner{b: v}
+	s.skipSpace()
+	if err := s.value(0); err != nil {
+		return 0, err
+	}
+	s.skipSpace()
+	if s.i != len(v) {
+		return 0, fmt.Errorf("data after the value at offset %d", s.i)
+	}
+	return s.maxDepth, nil
 }
 
 // AppendAdd appends an add: when path names a member, it is created, or
@@ -327,48 +347,113 @@ func (pb *patchBuf) release() {
 	patchBuffers.Put(pb)
 }
 
+// patched is a patched item, ready to be stored: its document in stored
+// form without _ts and _etag, and what buildRecordFrom needs.
+type patched struct {
+	doc        []byte
+	id         string
+	ttl        TTL
+	chargeSize int
+}
+
+// record builds the patched item's record.
+func (r *patched) record(pk string, written int64, seq uint64) record {
+	return buildRecordFrom(r.doc, r.id, r.ttl, r.chargeSize, pk, written, seq)
+}
+
 // patchDoc applies a prepared patch, its operations ops and its condition
 // cond, to the stored document of old, for the item (pk, id) at now: it
 // checks the condition, applies the operations in order and validates the
-// result as an incoming document. It returns the new document (in one of
-// pb's buffers) and its parse. A condition that does not hold is a 412; an
-// operation that cannot be applied a 400; a result over the limits a 400
-// or 413. (The operations and the condition come apart so that the
-// condition, which the query engine keeps, never makes the operations
-// escape to the heap.)
-func (c *Container) patchDoc(ctx context.Context, ops []patchOp, cond *query.Query, old record, pk string, now int64, pb *patchBuf) ([]byte, parsedItem, error) {
+// result as an incoming document. The result's document is in one of pb's
+// buffers. A condition that does not hold is a 412; an operation that
+// cannot be applied a 400; a result over the limits a 400 or 413. (The
+// operations and the condition come apart so that the condition, which
+// the query engine keeps, never makes the operations escape to the heap.)
+//
+// The operations edit the document without _ts and _etag, which end every
+// stored one. When no operation moves a value or touches the top-level
+// ttl, the result is not parsed again: the stored document was valid,
+// every value spliced in was validated when appended (and its nesting is
+// checked at its place here), names are added only where absent, and the
+// id, ttl and partition key cannot have changed, so only the size is left
+// to check. Tests check every such result against parseItem
+// (patchCrossCheck).
+func (c *Container) patchDoc(ctx context.Context, ops []patchOp, cond *query.Query, old record, pk string, now int64, pb *patchBuf) (patched, error) {
 	doc := old.json()
 	ok, err := conditionHolds(ctx, cond, doc, now)
 	if err != nil {
-		return nil, parsedItem{}, err
+		return patched{}, err
 	}
 	if !ok {
-		return nil, parsedItem{}, &Error{StatusCode: statusPreconditionFailed, Message: "the patch condition does not hold: " + msgPrecondition}
+		return patched{}, &Error{StatusCode: statusPreconditionFailed, Message: "the patch condition does not hold: " + msgPrecondition}
 	}
-	cur := unsafe.Slice(unsafe.StringData(doc), len(doc)) // read only
+	cut := strings.LastIndex(doc, `,"_ts":`)
+	cur := append(append(pb.b[:0], doc[:cut]...), '}')
+	pb.b = cur
+	parse := false
 	for k := range ops {
-		out, e := applyPatchOp(pb.a[:0], cur, k, &ops[k])
+		op := &ops[k]
+		out, e := applyPatchOp(pb.a[:0], cur, k, op)
 		if e != nil {
-			return nil, parsedItem{}, e
+			return patched{}, e
 		}
 		pb.a, pb.b = pb.b, out
 		cur = out
+		if op.kind == patchMove || isTTLPath(op.path) {
+			parse = true
+		} else if op.value != nil && strings.Count(op.path, "/")+op.depth > MaxDepth {
+			return patched{}, badRequest("the patched item is invalid: the item is nested deeper than %d levels", MaxDepth)
+		}
 	}
-	p, e := parseItem(cur)
-	if e != nil {
-		e.Message = "the patched item is invalid: " + e.Message
-		return nil, parsedItem{}, e
-	}
-	if len(c.pkPaths.segs) > 0 {
-		same, e := c.pkPaths.matches(cur, &p, pk)
+	if parse {
+		p, e := parseItem(cur)
 		if e != nil {
-			return nil, parsedItem{}, e
+			e.Message = "the patched item is invalid: " + e.Message
+			return patched{}, e
 		}
-		if !same {
-			return nil, parsedItem{}, badRequest("the patch would change the item's partition key value")
+		if len(c.pkPaths.segs) > 0 {
+			same, e := c.pkPaths.matches(cur, &p, pk)
+			if e != nil {
+				return patched{}, e
+			}
+			if !same {
+				return patched{}, badRequest("the patch would change the item's partition key value")
+			}
 		}
+		return patched{doc: cur, id: p.id, ttl: p.ttl, chargeSize: p.size - p.ttlSize}, nil
 	}
-	return cur, p, nil
+	if len(cur) > MaxItemSize {
+		return patched{}, &Error{StatusCode: statusRequestEntityTooLarge,
+			Message: fmt.Sprintf("the patched item is invalid: the item is %d bytes, over the limit of %d", len(cur), MaxItemSize)}
+	}
+	// The members' size, less the unchanged ttl member's share of the old one.
+	ttlSize := cut - old.chargeSize()
+	r := patched{doc: cur, id: old.id(), ttl: old.ttl(), chargeSize: len(cur) - 1 - ttlSize}
+	if patchCrossCheck {
+		crossCheckPatch(&r)
+	}
+	return r, nil
+}
+
+// isTTLPath reports whether a patch path is the item's ttl or inside it.
+func isTTLPath(path string) bool {
+	return path == "/ttl" || strings.HasPrefix(path, "/ttl/")
+}
+
+// patchCrossCheck makes patchDoc check each result it did not parse
+// against parseItem; tests turn it on (export_test.go).
+var patchCrossCheck = false
+
+// crossCheckPatch panics if parseItem disagrees with the patched item r.
+func crossCheckPatch(r *patched) {
+	p, err := parseItem(r.doc)
+	switch {
+	case err != nil:
+		panic(fmt.Sprintf("lethe: a patch left an invalid item %s: %v", clip(r.doc), err.Message))
+	case p.id != r.id || p.ttl != r.ttl || p.size-p.ttlSize != r.chargeSize || p.size != len(r.doc)-1:
+		panic(fmt.Sprintf("lethe: a patch left %s: parseItem finds id %q ttl %v charge size %d size %d, the patch id %q ttl %v charge size %d",
+			clip(r.doc), p.id, p.ttl, p.size-p.ttlSize, p.size, r.id, r.ttl, r.chargeSize))
+	}
 }
 
 // target is what a patch path names in a document: the container it is in
@@ -720,52 +805,50 @@ func appendJSONString(b []byte, s string) []byte {
 }
 
 // encodePatchValue encodes a patch value as JSON: the common kinds
-// directly, json.RawMessage as given (validated), anything else with
-// encoding/json.
-func encodePatchValue(v any) ([]byte, error) {
+// directly (trusted: valid scalars by construction), json.RawMessage as
+// given, anything else with encoding/json; what is not trusted is for
+// the caller to validate.
+func encodePatchValue(v any) (enc []byte, trusted bool, err error) {
 	switch x := v.(type) {
 	case nil:
-		return []byte("null"), nil
+		return []byte("null"), true, nil
 	case bool:
-		return strconv.AppendBool(nil, x), nil
+		return strconv.AppendBool(nil, x), true, nil
 	case string:
-		return appendJSONString(make([]byte, 0, len(x)+2), x), nil
+		return appendJSONString(make([]byte, 0, len(x)+2), x), true, nil
 	case int:
-		return strconv.AppendInt(nil, int64(x), 10), nil
+		return strconv.AppendInt(nil, int64(x), 10), true, nil
 	case int8:
-		return strconv.AppendInt(nil, int64(x), 10), nil
+		return strconv.AppendInt(nil, int64(x), 10), true, nil
 	case int16:
-		return strconv.AppendInt(nil, int64(x), 10), nil
+		return strconv.AppendInt(nil, int64(x), 10), true, nil
 	case int32:
-		return strconv.AppendInt(nil, int64(x), 10), nil
+		return strconv.AppendInt(nil, int64(x), 10), true, nil
 	case int64:
-		return strconv.AppendInt(nil, x, 10), nil
+		return strconv.AppendInt(nil, x, 10), true, nil
 	case uint:
-		return strconv.AppendUint(nil, uint64(x), 10), nil
+		return strconv.AppendUint(nil, uint64(x), 10), true, nil
 	case uint8:
-		return strconv.AppendUint(nil, uint64(x), 10), nil
+		return strconv.AppendUint(nil, uint64(x), 10), true, nil
 	case uint16:
-		return strconv.AppendUint(nil, uint64(x), 10), nil
+		return strconv.AppendUint(nil, uint64(x), 10), true, nil
 	case uint32:
-		return strconv.AppendUint(nil, uint64(x), 10), nil
+		return strconv.AppendUint(nil, uint64(x), 10), true, nil
 	case uint64:
-		return strconv.AppendUint(nil, x, 10), nil
+		return strconv.AppendUint(nil, x, 10), true, nil
 	case float64:
 		if math.IsNaN(x) || math.IsInf(x, 0) {
-			return nil, fmt.Errorf("unsupported value: %v", x)
+			return nil, false, fmt.Errorf("unsupported value: %v", x)
 		}
-		return appendJSONFloat(nil, x), nil
+		return appendJSONFloat(nil, x), true, nil
 	case json.RawMessage:
 		if x == nil {
-			return []byte("null"), nil // as encoding/json marshals it
+			return []byte("null"), true, nil // as encoding/json marshals it
 		}
-		raw := bytes.TrimSpace(x)
-		if !json.Valid(raw) {
-			return nil, fmt.Errorf("the json.RawMessage %s is not valid JSON", clip(raw))
-		}
-		return bytes.Clone(raw), nil
+		return bytes.Clone(bytes.TrimSpace(x)), false, nil
 	}
-	return json.Marshal(v)
+	enc, err = json.Marshal(v)
+	return enc, false, err
 }
 
 // PatchItem applies the patch ops to the live item (pk, id), in order, all
@@ -839,15 +922,15 @@ func (c *Container) commitPatch(ctx context.Context, op string, pk PartitionKey,
 	case ifMatch != "" && !etagMatches(ifMatch, old.etag()):
 		return fail(&Error{StatusCode: statusPreconditionFailed, Message: msgPrecondition})
 	}
-	doc, p, err := c.patchDoc(ctx, ops, cond, old, pk.enc, now, pb)
+	r, err := c.patchDoc(ctx, ops, cond, old, pk.enc, now, pb)
 	if err != nil {
 		return fail(err)
 	}
-	cost := charge(opReplace, p.size-p.ttlSize)
+	cost := charge(opReplace, r.chargeSize)
 	if err := c.drawAt(op, id, cost, now); err != nil {
 		return ItemResponse{StatusCode: statusTooManyRequests}, 0, err
 	}
-	m := mutation{cause: causeReplace, now: now, sh: sh, h: h, old: old, rec: buildRecord(doc, &p, pk.enc, now, c.store.seq.Add(1))}
+	m := mutation{cause: causeReplace, now: now, sh: sh, h: h, old: old, rec: r.record(pk.enc, now, c.store.seq.Add(1))}
 	next, aerr := c.apply(&m)
 	if aerr != nil {
 		return ItemResponse{StatusCode: statusServiceUnavailable}, 0, storageError(aerr, op, c.id, id)
