@@ -294,11 +294,7 @@ func parseCondition(cond string) (*query.Query, *Error) {
 	}
 	q, err := query.Parse(conditionPrefix + cond)
 	if err != nil {
-		var qe *query.Error
-		if e, ok := err.(*query.Error); ok {
-			qe = e
-		}
-		if qe != nil && qe.Line > 1 {
+		if qe, ok := err.(*query.Error); ok && qe.Line > 1 {
 			return nil, badRequest("the patch condition is not valid: %d:%d: %s", qe.Line-1, qe.Col, qe.Msg)
 		}
 		return nil, badRequest("the patch condition is not valid: %v", err)
@@ -388,9 +384,12 @@ func (c *Container) patchDoc(ctx context.Context, ops []patchOp, cond *query.Que
 		return patched{}, &Error{StatusCode: statusPreconditionFailed, Message: "the patch condition does not hold: " + msgPrecondition}
 	}
 	cut := strings.LastIndex(doc, `,"_ts":`)
+	parse := false
+	if cut < 0 { // never so (buildRecord writes it); parse rather than guess
+		cut, parse = len(doc)-1, true
+	}
 	cur := append(append(pb.b[:0], doc[:cut]...), '}')
 	pb.b = cur
-	parse := false
 	for k := range ops {
 		op := &ops[k]
 		out, e := applyPatchOp(pb.a[:0], cur, k, op)
