@@ -61,12 +61,17 @@ const shardCount = 32
 // expiry index and the counts sit under expiry.mu, taken after a shard lock
 // when both are needed. props and rule are written only with every shard
 // lock and expiry.mu held, so holding any one of them is enough to read them.
+// batchMu, taken before any shard lock, makes transactional batches atomic
+// for queries: a batch decides and applies holding it for writing (and its
+// shards' locks, in ascending order, as lockAll takes them), and a query's
+// scan holds it for reading, so a scan sees all of a batch or none of it.
 type Container struct {
 	store *Store
 	id    string
 	seed  maphash.Seed
 
-	shards [shardCount]shard
+	batchMu sync.RWMutex
+	shards  [shardCount]shard
 
 	expiry struct {
 		mu sync.Mutex
@@ -110,11 +115,17 @@ func newContainer(s *Store, props ContainerProperties, pp pkPaths, now int64) *C
 // bits its table uses. The partition key value is part of the hash, so the
 // items of one logical partition spread over every shard, as ids do.
 func (c *Container) shardFor(pk, id string) (*shard, uint32) {
+	i, h := c.shardIndex(pk, id)
+	return &c.shards[i], h
+}
+
+// shardIndex is shardFor that gives the shard's index.
+func (c *Container) shardIndex(pk, id string) (int, uint32) {
 	h := maphash.String(c.seed, id)
 	if pk != "" {
 		h ^= maphash.String(c.seed, pk) * 0x9e3779b97f4a7c15
 	}
-	return &c.shards[h%shardCount], slotHash(h)
+	return int(h % shardCount), slotHash(h)
 }
 
 // ID returns the container's id.

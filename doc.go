@@ -78,8 +78,10 @@
 //	CreateItem, UpsertItem that creates    5.5 + (k-1)/2
 //	DeleteItem, and each purge             5.5 + (k-1)/2
 //	ReplaceItem, UpsertItem that replaces  11 + (k-1)
+//	PatchItem                              11 + (k-1)       (k of the patched item: a replace)
+//	a transactional batch                  the sum of its operations' charges
 //	a page of a query                      2.3 + 0.01 per item examined + 0.05 per item returned
-//	any failed operation                   1.24
+//	any failed operation, or failed batch  1.24
 //
 // A container may have a Throughput in RU per second. User operations draw
 // from a token bucket holding one second of it; one that would overdraw it
@@ -153,13 +155,54 @@
 // produce more than MaxQueryJoinRows rows from one item, or hold more than
 // MaxQueryRows rows or MaxQueryBuiltBytes of computed results.
 //
+// # Patch and transactional batch
+//
+// Container.PatchItem changes one item with up to MaxPatchOperations
+// operations, applied in order, all or none, as Cosmos DB's partial
+// document update does: add (creates or replaces a member; in an array,
+// inserts at an index up to the length, "-" appending), set (as add, but
+// in an array it replaces an existing element), replace and remove (the
+// path must exist), increment (a number; a missing member is created with
+// the increment) and move (removes the value at one path and adds it at
+// another). Paths are JSON Pointers ("/a/b/0", "~1" standing for '/' and
+// "~0" for '~' in a name); a missing parent is an error, as is any path to
+// a system property (id, _ts, _etag, _rid, _self, _attachments) or on the
+// container's partition key paths. PatchOperations.SetCondition makes a
+// patch conditional on a FROM clause, such as "FROM c WHERE c.stock > 0",
+// evaluated on the item before the patch (ErrPreconditionFailed when it
+// does not hold); If-Match applies as for a replace. A patch edits the
+// stored JSON text without decoding it, and its result is validated as any
+// incoming item is (size, nesting, ttl).
+//
+// A patch is a write: _ts and _etag change and the countdown restarts. So
+// sliding expiry (keeping an item alive while it is used) is a patch of
+// any property, a single small operation on the stored text, much cheaper
+// than reading and replacing the item (see ExampleContainer_PatchItem). A
+// patch of "/ttl" sets the item's own time to live; removing "/ttl" makes
+// it inherit the container's default again. An expired item cannot be
+// patched: ErrNotFound, as for a replace.
+//
+// Container.ExecuteTransactionalBatch runs up to MaxBatchOperations
+// creates, reads, replaces, upserts, deletes and patches on the items of
+// one logical partition, in order, all or none; each operation sees the
+// effects of the ones before it, and expired items count as missing, as
+// they do outside a batch. When an operation fails nothing is applied and,
+// as in azcosmos, the call returns a nil error with a response whose
+// Success is false: the failing operation carries its own status code and
+// every other one 424 (failed dependency). Readers never see part of a
+// batch: a point read sees each item as it was before the batch or after
+// it, and a query sees all of the batch or none of it. A batch is charged
+// the sum of its operations' charges, drawn at once; a batch the budget
+// cannot cover is refused whole with ErrTooManyRequests.
+//
 // # Durability
 //
 // With Options.Dir, a store is durable, in the model of Redis and BuntDB:
 // items stay in memory, so reads cost what they cost in memory, and every
 // change (item writes and deletes with their partition key, purges,
 // container creation, settings and deletion) is appended to a write-ahead
-// log before it is acknowledged:
+// log before it is acknowledged; a transactional batch is one record,
+// recovered whole or, torn at the end of the log, not at all:
 //
 //	store, err := lethe.Open(&lethe.Options{Dir: "data"}) // SyncAlways
 //
@@ -199,7 +242,11 @@
 // goroutines. A container's items are split into shards, each under its own
 // read-write lock: reads run in parallel with each other and with writes to
 // other shards. A container's expiry index and counts have a lock of their
-// own, taken briefly by every write. Store.Close stops the reaper
+// own, taken briefly by every write. A transactional batch holds the write
+// locks of the shards its items are in, and a container-wide batch lock
+// that the scans of queries share, so a query sees all of a batch or none
+// of it: the scans of a container's queries and the application of its
+// batches wait for one another. Store.Close stops the reaper
 // and waits for it; afterwards every call fails with ErrClosed.
 //
 // Item bodies are copied in and out: a caller that changes a slice it passed
@@ -208,7 +255,8 @@
 // # Errors
 //
 // Every failure of an operation on an open store is an *Error carrying a
-// Cosmos-style status code (400, 404, 409, 412, 413, 429, 503), the
+// Cosmos-style status code (400, 404, 409, 412, 413, 429, 503; 424 marks
+// the operations of a failed batch that did not fail themselves), the
 // operation, the container, the item id and a message saying what was
 // wrong. errors.Is matches it against the sentinels ErrBadRequest,
 // ErrNotFound, ErrConflict, ErrPreconditionFailed, ErrRequestTooLarge,

@@ -195,3 +195,92 @@ func ExampleOpen_durable() {
 	fmt.Println("recovered", store.Recovery().Items, "item; user", doc.User)
 	// Output: recovered 1 item; user ada
 }
+
+// Sliding expiry: a session lives 30 minutes after its last use. Touching
+// it is a patch, a write like any other, so it restarts the countdown; it
+// sends one small operation and never decodes the item.
+func ExampleContainer_PatchItem() {
+	ctx := context.Background()
+	clock := lethe.NewManualClock(time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC))
+	store, err := lethe.Open(&lethe.Options{Clock: clock})
+	if err != nil {
+		panic(err)
+	}
+	defer store.Close()
+	sessions, err := store.CreateContainer(ctx, lethe.ContainerProperties{ID: "sessions", DefaultTimeToLive: 1800})
+	if err != nil {
+		panic(err)
+	}
+	pk := lethe.NewPartitionKey()
+	if _, err := sessions.CreateItem(ctx, pk, []byte(`{"id":"s1","user":"ada","hits":0}`), nil); err != nil {
+		panic(err)
+	}
+
+	touch := func() error {
+		var ops lethe.PatchOperations
+		ops.AppendIncrement("/hits", 1) // any patch restarts the countdown
+		_, err := sessions.PatchItem(ctx, pk, "s1", ops, &lethe.ItemOptions{NoContentResponseOnWrite: true})
+		return err
+	}
+	for range 3 { // used every 20 minutes: it stays
+		clock.Advance(20 * time.Minute)
+		if err := touch(); err != nil {
+			panic(err)
+		}
+	}
+	r, _ := sessions.ReadItem(ctx, pk, "s1", nil)
+	var s struct{ Hits int }
+	json.Unmarshal(r.Value, &s)
+	fmt.Println("hits after an hour:", s.Hits)
+
+	clock.Advance(30 * time.Minute) // idle for 30 minutes: gone
+	fmt.Println("touched after 30 idle minutes:", touch())
+	// Output:
+	// hits after an hour: 3
+	// touched after 30 idle minutes: lethe: PatchItem container "sessions" item "s1": not found: Entity with the specified id does not exist in the system.
+}
+
+// A transactional batch applies all of its operations or none: here an
+// order and the count on its customer's profile, in the customer's
+// partition.
+func ExampleContainer_ExecuteTransactionalBatch() {
+	ctx := context.Background()
+	store, err := lethe.Open(nil)
+	if err != nil {
+		panic(err)
+	}
+	defer store.Close()
+	shop, err := store.CreateContainer(ctx, lethe.ContainerProperties{ID: "shop",
+		PartitionKeyDefinition: lethe.PartitionKeyDefinition{Paths: []string{"/customer"}}})
+	if err != nil {
+		panic(err)
+	}
+	ada := lethe.NewPartitionKeyString("ada")
+	if _, err := shop.CreateItem(ctx, ada, []byte(`{"id":"profile","customer":"ada","orders":0}`), nil); err != nil {
+		panic(err)
+	}
+
+	order := func(id string) lethe.TransactionalBatch {
+		var count lethe.PatchOperations
+		count.AppendIncrement("/orders", 1)
+		b := shop.NewTransactionalBatch(ada)
+		b.CreateItem([]byte(`{"id":"`+id+`","customer":"ada","total":42}`), nil)
+		b.PatchItem("profile", count, nil)
+		return b
+	}
+	for _, id := range []string{"o1", "o1"} { // the second create of o1 conflicts
+		resp, err := shop.ExecuteTransactionalBatch(ctx, order(id), nil)
+		if err != nil {
+			panic(err) // the batch could not run at all
+		}
+		fmt.Println("success:", resp.Success, "statuses:", resp.OperationResults[0].StatusCode, resp.OperationResults[1].StatusCode)
+	}
+	r, _ := shop.ReadItem(ctx, ada, "profile", nil)
+	var p struct{ Orders int }
+	json.Unmarshal(r.Value, &p)
+	fmt.Println("orders:", p.Orders)
+	// Output:
+	// success: true statuses: 201 200
+	// success: false statuses: 409 424
+	// orders: 1
+}

@@ -12,6 +12,19 @@ import (
 // the tests use is the public API. Instants are time.Time, as the public API
 // takes them.
 
+func init() {
+	// Every patch result that is not parsed again is checked against
+	// parseItem, in every test.
+	patchCrossCheck = true
+}
+
+// SetPatchCrossCheck turns the check of unparsed patch results on or off
+// (benchmarks measure without it) and returns the previous setting.
+func SetPatchCrossCheck(on bool) (was bool) {
+	was, patchCrossCheck = patchCrossCheck, on
+	return was
+}
+
 // CheckInvariants fails t if c's primary index and its expiry index
 // disagree (see checkInvariants). where names the moment in the message.
 func CheckInvariants(t testing.TB, c *Container, where string) {

@@ -1,5 +1,7 @@
 package lethe
 
+import "unsafe"
+
 // Every change to a container goes through one path, in three steps:
 //
 //  1. prepare, without any lock: parse and validate the input (parseItem,
@@ -11,11 +13,17 @@ package lethe
 //     changes a container's items, expiry index, rule or existence.
 //
 // Callers: item writes (Container.write: create, replace, upsert, delete),
-// the reaper and Purge (Container.purgeOne), Container.Replace and
-// Store.DeleteContainer. What must see every change (the write-ahead log, a
-// change feed, secondary indexes) hooks into apply, and gets the cause with
-// each change. A durable store's log is the first: apply appends the change
-// to it before making it, and the caller waits for the returned ticket
+// patches (Container.commitPatch), the reaper and Purge
+// (Container.purgeOne), Container.Replace and Store.DeleteContainer; a
+// transactional batch decides all its operations under the locks of every
+// shard it touches and applies their net item changes together with
+// applyBatch, the all-or-none variant of apply. Both make item changes
+// through applyItems, the one place that updates the shards' id tables and
+// the expiry index. What must see every change (the write-ahead log, a
+// change feed, secondary indexes) hooks into apply and applyBatch, and gets
+// the cause with each change. A durable store's log is the first: apply
+// appends the change to it before making it (applyBatch appends a batch's
+// changes as one record), and the caller waits for the returned ticket
 // after letting go of its locks.
 
 // cause says why a container changes.
@@ -87,25 +95,62 @@ func (c *Container) apply(m *mutation) (next int64, err error) {
 		return never, nil
 	}
 
-	if m.rec != "" {
-		m.sh.items.put(m.h, m.rec)
-	} else {
-		m.sh.items.remove(m.old.pk(), m.old.id(), m.h)
+	return c.applyItems(unsafe.Slice(m, 1)), nil
+}
+
+// applyBatch makes the decided item changes of a transactional batch, all
+// or none: a durable store logs them as one record (seq is the highest
+// write sequence number the batch used, so that recovery never hands out
+// an ETag the batch returned), then they are applied together. The caller
+// holds c.batchMu for writing and the write locks of every shard the
+// changes touch, so no reader sees some of them without the others. It
+// returns what apply returns, and the log ticket (0 in memory).
+func (c *Container) applyBatch(ms []mutation, seq uint64) (next int64, ticket uint64, err error) {
+	if len(ms) == 0 {
+		return never, 0, nil
 	}
-	c.expiry.mu.Lock()
-	if m.old != "" {
-		c.expiry.remove(m.old)
+	if w := c.store.wal; w != nil {
+		if ticket, err = w.addBatch(c.id, seq, ms); err != nil {
+			return never, 0, err
+		}
+	}
+	return c.applyItems(ms), ticket, nil
+}
+
+// applyItems makes decided item changes: each record replaces its old
+// version in its shard's id table (or the old one goes), and the expiry
+// index follows, under one hold of its lock so that Stats sees all of the
+// changes or none. It returns the earliest expiry they bring about.
+func (c *Container) applyItems(ms []mutation) (next int64) {
+	for i := range ms {
+		m := &ms[i]
+		if m.rec != "" {
+			m.sh.items.put(m.h, m.rec)
+		} else {
+			m.sh.items.remove(m.old.pk(), m.old.id(), m.h)
+		}
 	}
 	next = never
-	if m.rec != "" {
-		c.expiry.add(m.rec)
-		next = c.rule.expiresAt(m.rec.ttl(), m.rec.written())
+	purged := int64(0)
+	c.expiry.mu.Lock()
+	for i := range ms {
+		m := &ms[i]
+		if m.old != "" {
+			c.expiry.remove(m.old)
+		}
+		if m.rec != "" {
+			c.expiry.add(m.rec)
+			next = min(next, c.rule.expiresAt(m.rec.ttl(), m.rec.written()))
+		}
+		if m.cause == causePurge {
+			purged++
+		}
 	}
 	c.expiry.mu.Unlock()
-	if m.cause == causePurge {
-		c.purged.Add(1)
+	if purged > 0 {
+		c.purged.Add(purged)
 	}
-	return next, nil
+	return next
 }
 
 // log appends a decided change to the write-ahead log w (wal.go) and

@@ -312,8 +312,12 @@ func (p *QueryItemsPager) run(ctx context.Context) error {
 
 // liveDocs lists the container's items live at now in the partitions whose
 // key begins with pk, and their records, reading each shard under its read
-// lock in turn. The documents are views of immutable records.
+// lock in turn, and holding the container's batch lock for reading
+// throughout, so that it sees all of a transactional batch or none of it.
+// The documents are views of immutable records.
 func (c *Container) liveDocs(ctx context.Context, pk PartitionKey, now int64) ([]query.Doc, []record, error) {
+	c.batchMu.RLock()
+	defer c.batchMu.RUnlock()
 	c.expiry.mu.Lock()
 	docs := make([]query.Doc, 0, c.expiry.items)
 	recs := make([]record, 0, c.expiry.items)

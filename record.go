@@ -75,44 +75,76 @@ func le32(s string, i int) uint32 {
 // the partition key value pk (encoded), the id, then the document's kept
 // members followed by "_ts" and "_etag", in one allocation.
 func buildRecord(doc []byte, p *parsedItem, pk string, written int64, seq uint64) record {
+	var rb recordBuilder
+	rb.begin(pk, p.id, p.ttl, p.size-p.ttlSize, p.size, written, seq)
+	for _, m := range p.first[:p.nFirst] {
+		rb.b.Write(doc[m.start:m.end])
+		rb.b.WriteByte(',')
+	}
+	for _, m := range p.more {
+		rb.b.Write(doc[m.start:m.end])
+		rb.b.WriteByte(',')
+	}
+	return rb.end()
+}
+
+// buildRecordFrom is buildRecord for a document already in stored form
+// without _ts and _etag ('{', its members separated by ',', '}'), as a
+// patch leaves it; id, ttl and chargeSize are what parseItem would find.
+func buildRecordFrom(doc []byte, id string, ttl TTL, chargeSize int, pk string, written int64, seq uint64) record {
+	var rb recordBuilder
+	members := doc[1 : len(doc)-1]
+	rb.begin(pk, id, ttl, chargeSize, len(members)+1, written, seq)
+	rb.b.Write(members)
+	rb.b.WriteByte(',')
+	return rb.end()
+}
+
+// recordBuilder writes a record in one allocation: begin writes the header,
+// the partition key value and the id and opens the document; the caller
+// writes the document's members, each followed by ','; end appends "_ts"
+// and "_etag" and closes the document.
+type recordBuilder struct {
+	b     strings.Builder
+	tsLen int // of the text of _ts in tsBuf (a slice of it would make the builder escape)
+	tsBuf [20]byte
+	etag  [etagLen]byte
+}
+
+// begin starts a record of an item written at written with the sequence
+// number seq, whose members take size bytes with their separators.
+func (rb *recordBuilder) begin(pk, id string, ttl TTL, chargeSize, size int, written int64, seq uint64) {
 	const digits = "0123456789abcdef"
-	var etag [etagLen]byte
-	for i := range etag {
-		etag[len(etag)-1-i] = digits[(seq>>(4*i))&0xf]
+	for i := range rb.etag {
+		rb.etag[len(rb.etag)-1-i] = digits[(seq>>(4*i))&0xf]
 	}
 	ts := written / 1e9
 	if written < 0 && written%1e9 != 0 {
 		ts-- // floor, for clocks before 1970
 	}
-	var tsBuf [20]byte
-	tsText := strconv.AppendInt(tsBuf[:0], ts, 10)
+	rb.tsLen = len(strconv.AppendInt(rb.tsBuf[:0], ts, 10))
 
 	var h [recordHeader]byte
 	binary.LittleEndian.PutUint64(h[0:], uint64(written))
 	binary.LittleEndian.PutUint64(h[8:], seq)
-	binary.LittleEndian.PutUint32(h[16:], uint32(p.ttl))
-	binary.LittleEndian.PutUint32(h[20:], uint32(p.size-p.ttlSize))
+	binary.LittleEndian.PutUint32(h[16:], uint32(ttl))
+	binary.LittleEndian.PutUint32(h[20:], uint32(chargeSize))
 	binary.LittleEndian.PutUint16(h[24:], uint16(len(pk)))
-	binary.LittleEndian.PutUint16(h[26:], uint16(len(p.id)))
+	binary.LittleEndian.PutUint16(h[26:], uint16(len(id)))
 
-	var b strings.Builder
-	b.Grow(recordHeader + len(pk) + len(p.id) + 1 + p.size + len(`"_ts":,"_etag":""}`) + len(tsText) + etagLen)
-	b.Write(h[:])
-	b.WriteString(pk)
-	b.WriteString(p.id)
-	b.WriteByte('{')
-	for _, m := range p.first[:p.nFirst] {
-		b.Write(doc[m.start:m.end])
-		b.WriteByte(',')
-	}
-	for _, m := range p.more {
-		b.Write(doc[m.start:m.end])
-		b.WriteByte(',')
-	}
-	b.WriteString(`"_ts":`)
-	b.Write(tsText)
-	b.WriteString(`,"_etag":"`)
-	b.Write(etag[:])
-	b.WriteString(`"}`)
-	return record(b.String())
+	rb.b.Grow(recordHeader + len(pk) + len(id) + 1 + size + len(`"_ts":,"_etag":""}`) + rb.tsLen + etagLen)
+	rb.b.Write(h[:])
+	rb.b.WriteString(pk)
+	rb.b.WriteString(id)
+	rb.b.WriteByte('{')
+}
+
+// end finishes the record.
+func (rb *recordBuilder) end() record {
+	rb.b.WriteString(`"_ts":`)
+	rb.b.Write(rb.tsBuf[:rb.tsLen])
+	rb.b.WriteString(`,"_etag":"`)
+	rb.b.Write(rb.etag[:])
+	rb.b.WriteString(`"}`)
+	return record(rb.b.String())
 }

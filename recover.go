@@ -491,8 +491,66 @@ func (r *replayer) apply(p []byte) error {
 		sh, h := c.shardFor(string(pk), string(d.b))
 		sh.items.remove(string(pk), string(d.b), h)
 		return nil
+	case frameBatch:
+		return r.applyBatch(&d)
 	}
 	return fmt.Errorf("unknown frame kind %q", p[0])
+}
+
+// applyBatch replays a transactional batch's frame (after its kind byte):
+// every change is read and checked before any is made, so a batch is
+// replayed whole or not at all.
+func (r *replayer) applyBatch(d *decoder) error {
+	cid := d.str()
+	seq, n := d.uvarint(), d.uvarint()
+	if d.bad || n > uint64(len(d.b)) {
+		return errors.New("the transactional batch is malformed")
+	}
+	type change struct {
+		rec     record // the item written, or "" for a removal of (pk, id)
+		pk, id  string
+		removed bool
+	}
+	changes := make([]change, 0, n)
+	for range n {
+		switch d.byte() {
+		case framePut:
+			b := d.str()
+			if d.bad || !validRecord(b) {
+				return errors.New("an item write in the transactional batch is malformed")
+			}
+			rec := record(b)
+			r.maxSeq = max(r.maxSeq, rec.seq())
+			changes = append(changes, change{rec: rec})
+		case frameRemove:
+			_ = d.byte() // the cause
+			pk, id := d.str(), d.str()
+			if d.bad {
+				return errors.New("an item removal in the transactional batch is malformed")
+			}
+			changes = append(changes, change{pk: string(pk), id: string(id), removed: true})
+		default:
+			return errors.New("the transactional batch holds a change of an unknown kind")
+		}
+	}
+	if d.bad || len(d.b) != 0 {
+		return errors.New("the transactional batch is malformed")
+	}
+	r.maxSeq = max(r.maxSeq, seq)
+	c := r.s.containers[string(cid)]
+	if c == nil {
+		return nil
+	}
+	for _, ch := range changes {
+		if ch.removed {
+			sh, h := c.shardFor(ch.pk, ch.id)
+			sh.items.remove(ch.pk, ch.id, h)
+			continue
+		}
+		sh, h := c.shardFor(ch.rec.pk(), ch.rec.id())
+		sh.items.put(h, ch.rec)
+	}
+	return nil
 }
 
 // validRecord reports whether b can be read as a record (record.go): its

@@ -23,8 +23,10 @@ import (
 //	CreateItem, UpsertItem (created)   5.5 + (k-1)/2
 //	DeleteItem, a purge by the reaper  5.5 + (k-1)/2
 //	ReplaceItem, UpsertItem (replaced) 11 + (k-1)
+//	PatchItem                          11 + (k-1), k of the patched item (a replace)
+//	a transactional batch              the sum of its operations' charges, drawn at once
 //	a query page                       2.3 + 0.01 per item examined + 0.05 per item returned
-//	any failure (400, 404, 409, ...)   1.24
+//	any failure (400, 404, 409, ...)   1.24, and for a batch that fails
 const (
 	chargeFailure       = 1240 // milli-RU
 	chargeQueryBase     = 2300

@@ -175,6 +175,9 @@ type scanner struct {
 	b []byte
 	i int
 
+	// maxDepth is the deepest nesting of an object or array read so far.
+	maxDepth int
+
 	// The names read so far of the members of the objects being read,
 	// innermost object last (objectNames.base), nNames of them: the first
 	// in place (most items), the rest in moreNames.
@@ -358,6 +361,7 @@ func (s *scanner) value(depth int) *Error {
 
 // composite skips an object or array whose opening bracket is at s.i.
 func (s *scanner) composite(depth int) *Error {
+	s.maxDepth = max(s.maxDepth, depth)
 	start := s.i
 	object := s.b[s.i] == '{'
 	closing := byte(']')

@@ -14,6 +14,7 @@ const (
 	statusConflict              = 409
 	statusPreconditionFailed    = 412
 	statusRequestEntityTooLarge = 413
+	statusFailedDependency      = 424
 	statusTooManyRequests       = 429
 	statusServiceUnavailable    = 503
 )
@@ -37,6 +38,8 @@ func statusText(code int) string {
 		return "precondition failed"
 	case statusRequestEntityTooLarge:
 		return "request entity too large"
+	case statusFailedDependency:
+		return "failed dependency"
 	case statusTooManyRequests:
 		return "too many requests"
 	case statusServiceUnavailable:

@@ -41,6 +41,14 @@ import (
 //	'D' container deleted   uvarint seq of its creation, varint now, str id
 //	'P' item written        str container id, then the record (record.go) to the end
 //	'X' item removed        str container id, byte cause, str partition key (encoded), then the id to the end
+//	'B' transactional batch str container id, uvarint the highest write sequence number the batch
+//	                        used, uvarint n, then n item changes, each 'P' str record, or
+//	                        'X' byte cause, str partition key (encoded), str id
+//
+// A batch's frame holds the net change of each item the batch changed (an
+// item created and then patched in one batch appears once, as it was at
+// the end), and is replayed whole or, when torn at the end of the log, not
+// at all: a batch is never half recovered.
 //
 // A snapshot holds, for each container, a 'K' frame and then a 'P' frame
 // for each of its live items, and ends with an 'E' frame:
@@ -62,9 +70,10 @@ const (
 	walVersion  = 1
 	fileHeader  = len(walMagic) + 1
 	frameHeader = 12
-	// maxFramePayload bounds a frame: the largest item record (a 2 MB
-	// document, its id and partition key) with room to spare.
-	maxFramePayload = 4 << 20
+	// maxFramePayload bounds a frame: the largest transactional batch,
+	// MaxBatchOperations item records of at most a 2 MB document, its id
+	// and partition key each, with room to spare.
+	maxFramePayload = 256 << 20
 )
 
 // The kinds of frame payloads.
@@ -74,6 +83,7 @@ const (
 	frameDrop      = 'D'
 	framePut       = 'P'
 	frameRemove    = 'X'
+	frameBatch     = 'B'
 	frameState     = 'K'
 	frameEnd       = 'E'
 )
@@ -237,6 +247,34 @@ func (w *wal) addRemove(cid string, why cause, pk, id string) (uint64, error) {
 	b = append(b, byte(why))
 	b = appendStr(b, pk)
 	b = append(b, id...)
+	return w.commitFrame(b, start), nil
+}
+
+// addBatch appends the item changes of a transactional batch on the
+// container cid as one frame; seq is the highest write sequence number the
+// batch used.
+func (w *wal) addBatch(cid string, seq uint64, ms []mutation) (uint64, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err != nil {
+		return 0, w.err
+	}
+	b, start := beginFrame(w.buf)
+	b = append(b, frameBatch)
+	b = appendStr(b, cid)
+	b = binary.AppendUvarint(b, seq)
+	b = binary.AppendUvarint(b, uint64(len(ms)))
+	for i := range ms {
+		m := &ms[i]
+		if m.rec != "" {
+			b = append(b, framePut)
+			b = appendStr(b, string(m.rec))
+			continue
+		}
+		b = append(b, frameRemove, byte(m.cause))
+		b = appendStr(b, m.old.pk())
+		b = appendStr(b, m.old.id())
+	}
 	return w.commitFrame(b, start), nil
 }
 
