@@ -32,12 +32,15 @@
 //     application/query+json, {"query", "parameters"}), paged by
 //     x-ms-max-item-count and x-ms-continuation;
 //   - partition key ranges, /pkranges: one range, "" to "FF";
+//   - offers, /offers: a container's throughput, read and replaced (the
+//     SDKs' ReadThroughput and ReplaceThroughput); a container without
+//     throughput (unlimited) has no offer;
 //   - query plans (x-ms-cosmos-is-query-plan-request): a plan that leaves
 //     nothing to the client, since lethe evaluates the whole query, ORDER
 //     BY, TOP, DISTINCT and aggregates included, over one range.
 //
 // Database-level throughput, users and permissions, stored procedures,
-// triggers, user-defined functions, conflicts, offers, attachments, patch,
+// triggers, user-defined functions, conflicts, attachments, patch,
 // transactional batch and the change feed are not served: such requests get
 // 400 with a message saying so.
 //

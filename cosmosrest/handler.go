@@ -253,6 +253,28 @@ func (q *request) serve() {
 			q.partitionKeyRanges()
 			return
 		}
+	case tOffers:
+		switch m {
+		case http.MethodGet:
+			q.listOffers()
+			return
+		case http.MethodPost:
+			if q.isQuery() {
+				q.queryOffers()
+			} else {
+				q.unsupported("offers are made with their containers (x-ms-offer-throughput), not created alone")
+			}
+			return
+		}
+	case tOffer:
+		switch m {
+		case http.MethodGet:
+			q.readOffer()
+			return
+		case http.MethodPut:
+			q.replaceOffer()
+			return
+		}
 	case tUnsupported:
 		q.unsupported(fmt.Sprintf("%s resources (%s) are not supported by the lethe REST front", q.resourceType(), m))
 		return
@@ -277,8 +299,10 @@ func allowed(k targetKind) string {
 	switch k {
 	case tAccount, tPKRanges, tPKRange:
 		return "GET"
-	case tDatabases, tContainers, tDocuments:
+	case tDatabases, tContainers, tDocuments, tOffers:
 		return "GET, POST"
+	case tOffer:
+		return "GET, PUT"
 	case tDatabase:
 		return "GET, DELETE"
 	case tContainer, tDocument:

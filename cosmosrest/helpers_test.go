@@ -57,6 +57,9 @@ func resource(path string) (string, string) {
 		}
 		segs[i] = u
 	}
+	if len(segs) == 2 && segs[0] == "offers" { // addressed by resource id, signed lowercased
+		return "offers", strings.ToLower(segs[1])
+	}
 	if len(segs)%2 == 0 {
 		return segs[len(segs)-2], strings.Join(segs, "/")
 	}

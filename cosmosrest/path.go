@@ -52,6 +52,12 @@ func parsePath(escaped string) (route, error) {
 		segs[i] = u
 	}
 	rt := route{segs: segs}
+	if len(segs) == 2 && segs[0] == "offers" {
+		// Offers are addressed by resource id, and a resource id is
+		// signed lowercased (the SDKs lowercase it too).
+		rt.resType, rt.link = "offers", strings.ToLower(segs[1])
+		return rt, nil
+	}
 	if len(segs)%2 == 0 {
 		rt.resType = segs[len(segs)-2]
 		rt.link = strings.Join(segs, "/")
@@ -82,6 +88,8 @@ const (
 	tDocument
 	tPKRanges
 	tPKRange
+	tOffers
+	tOffer
 	tUnsupported // a resource of the REST API that lethe does not serve
 	tUnknown     // not a resource of the REST API at all
 )
@@ -94,7 +102,12 @@ func classify(rt route) target {
 		return target{kind: tAccount}
 	}
 	if s[0] != "dbs" {
-		if s[0] == "offers" || s[0] == "media" {
+		switch {
+		case s[0] == "offers" && n == 1:
+			return target{kind: tOffers}
+		case s[0] == "offers" && n == 2:
+			return target{kind: tOffer, id: s[1]}
+		case s[0] == "media":
 			return target{kind: tUnsupported}
 		}
 		return target{kind: tUnknown}

@@ -2,6 +2,7 @@ package cosmosrest
 
 import (
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"unicode/utf16"
@@ -14,11 +15,10 @@ import (
 // components of at most 2 KB together, each byte escaped at worst as \UXXXXXXXX.
 const maxPKHeader = 24 << 10
 
-// maxPKComponents bounds the components parsed; lethe refuses more than
-// lethe.MaxPartitionKeyLevels with its own message.
-const maxPKComponents = 8
-
-var errPKHeader = errors.New("the x-ms-documentdb-partitionkey header is not a JSON array of partition key values (strings, numbers, booleans, null, or {} for none)")
+var (
+	errPKHeader = errors.New("the x-ms-documentdb-partitionkey header is not a JSON array of partition key values (strings, numbers, booleans, null, or {} for none)")
+	errPKLevels = fmt.Errorf("the x-ms-documentdb-partitionkey header has more than %d components", lethe.MaxPartitionKeyLevels)
+)
 
 // parsePKHeader parses an x-ms-documentdb-partitionkey header: a JSON array
 // of the key's components, each a string, number, boolean, null, or {} for
@@ -45,8 +45,8 @@ func parsePKHeader(s string) (lethe.PartitionKey, error) {
 		return pk, nil
 	}
 	for n := 0; ; n++ {
-		if n == maxPKComponents {
-			return pk, errPKHeader
+		if n == lethe.MaxPartitionKeyLevels {
+			return pk, errPKLevels
 		}
 		var ok bool
 		pk, ok = p.value(pk)
@@ -195,7 +195,11 @@ func (p *pkParser) str() (string, bool) {
 		switch {
 		case c == '"':
 			p.i++
-			return b.String(), true
+			str := b.String()
+			if !utf8.ValidString(str) {
+				return "", false // lethe refuses it too; say so here
+			}
+			return str, true
 		case c < 0x20:
 			return "", false
 		case c != '\\':

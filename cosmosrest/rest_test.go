@@ -578,3 +578,38 @@ func serve(t *testing.T, h *cosmosrest.Handler) (*cosmosrest.Handler, *client) {
 	t.Cleanup(srv.Close)
 	return h, &client{t: t, srv: srv, key: cosmosrest.EmulatorKey}
 }
+
+func TestOffers(t *testing.T) {
+	_, c := testServer(t, cosmosrest.Config{})
+	createDB(t, c, "db")
+	created := must(t, c.do("POST", "/dbs/db/colls", map[string]any{"id": "c"}, "x-ms-offer-throughput", "400"), 201).json(t)
+	must(t, c.do("POST", "/dbs/db/colls", map[string]any{"id": "unlimited"}), 201)
+	list := documents(t, must(t, c.do("GET", "/offers", nil), 200), "Offers")
+	if len(list) != 1 {
+		t.Fatalf("offers: %s", list)
+	}
+	r := must(t, c.do("POST", "/offers", map[string]any{"query": "SELECT * FROM c WHERE c.offerResourceId = '" + created["_rid"].(string) + "'"},
+		"Content-Type", "application/query+json"), 200)
+	found := documents(t, r, "Offers")
+	if len(found) != 1 {
+		t.Fatalf("offer of c: %s", r.body)
+	}
+	var offer map[string]any
+	if err := json.Unmarshal(found[0], &offer); err != nil {
+		t.Fatal(err)
+	}
+	if offer["content"].(map[string]any)["offerThroughput"] != 400.0 || offer["offerResourceId"] != created["_rid"] {
+		t.Errorf("offer %v", offer)
+	}
+	self := "/" + strings.TrimSuffix(offer["_self"].(string), "/")
+	must(t, c.do("GET", self, nil), 200)
+	offer["content"] = map[string]any{"offerThroughput": 1000}
+	r = must(t, c.do("PUT", self, offer), 200)
+	if r.json(t)["content"].(map[string]any)["offerThroughput"] != 1000.0 {
+		t.Errorf("replaced offer: %s", r.body)
+	}
+	offer["content"] = map[string]any{"offerThroughput": 0}
+	must(t, c.do("PUT", self, offer), 400)
+	must(t, c.do("GET", "/offers/nope", nil), 404)
+	must(t, c.do("POST", "/offers", "{}"), 400)
+}

@@ -543,3 +543,39 @@ func TestThrottlingRetried(t *testing.T) {
 	}
 	t.Logf("429s retried by the SDK: %d", e.status.count(http.StatusTooManyRequests))
 }
+
+func TestThroughput(t *testing.T) {
+	e := newEnv(t, cosmosrest.Config{})
+	ctx := context.Background()
+	tp := azcosmos.NewManualThroughputProperties(400)
+	c := e.container(t, azcosmos.ContainerProperties{
+		ID:                     "c",
+		PartitionKeyDefinition: azcosmos.PartitionKeyDefinition{Paths: []string{"/id"}},
+	}, &azcosmos.CreateContainerOptions{ThroughputProperties: &tp})
+	resp, err := c.ReadThroughput(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, ok := resp.ThroughputProperties.ManualThroughput(); !ok || n != 400 {
+		t.Errorf("throughput %d %v, want 400", n, ok)
+	}
+	if _, err := c.ReplaceThroughput(ctx, azcosmos.NewManualThroughputProperties(1000), nil); err != nil {
+		t.Fatal(err)
+	}
+	resp, err = c.ReadThroughput(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := resp.ThroughputProperties.ManualThroughput(); n != 1000 {
+		t.Errorf("throughput after replace %d, want 1000", n)
+	}
+	db, _ := e.client.NewDatabase("db")
+	if _, err := db.CreateContainer(ctx, azcosmos.ContainerProperties{ID: "unlimited",
+		PartitionKeyDefinition: azcosmos.PartitionKeyDefinition{Paths: []string{"/id"}}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	unlimited, _ := db.NewContainer("unlimited")
+	if _, err := unlimited.ReadThroughput(ctx, nil); status(err) != http.StatusNotFound {
+		t.Errorf("throughput of an unlimited container: %v, want 404", err)
+	}
+}
