@@ -218,6 +218,10 @@ func (q *request) serve() {
 	case tDocuments:
 		switch m {
 		case http.MethodGet:
+			if q.r.Header.Get("A-IM") != "" {
+				q.unsupported("the change feed (A-IM: Incremental Feed) is not supported by the lethe REST front yet")
+				return
+			}
 			q.readFeed()
 			return
 		case http.MethodPost:

@@ -579,3 +579,56 @@ func TestThroughput(t *testing.T) {
 		t.Errorf("throughput of an unlimited container: %v, want 404", err)
 	}
 }
+
+func TestReadManyItems(t *testing.T) {
+	e := newEnv(t, cosmosrest.Config{})
+	ctx := context.Background()
+	c := e.container(t, azcosmos.ContainerProperties{
+		ID:                     "c",
+		PartitionKeyDefinition: azcosmos.PartitionKeyDefinition{Paths: []string{"/tenant"}},
+	}, nil)
+	var want []azcosmos.ItemIdentity
+	for i := range 6 {
+		tenant := []string{"a", "b"}[i%2]
+		id := fmt.Sprint(i)
+		if _, err := c.CreateItem(ctx, azcosmos.NewPartitionKeyString(tenant), item(t, map[string]any{"id": id, "tenant": tenant}), nil); err != nil {
+			t.Fatal(err)
+		}
+		if i%3 != 0 {
+			want = append(want, azcosmos.ItemIdentity{ID: id, PartitionKey: azcosmos.NewPartitionKeyString(tenant)})
+		}
+	}
+	// One that is not there.
+	want = append(want, azcosmos.ItemIdentity{ID: "9", PartitionKey: azcosmos.NewPartitionKeyString("a")})
+	resp, err := c.ReadManyItems(ctx, want, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, it := range resp.Items {
+		var v struct{ ID string }
+		if err := json.Unmarshal(it, &v); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, v.ID)
+	}
+	sort.Strings(ids)
+	if fmt.Sprint(ids) != "[1 2 4 5]" {
+		t.Errorf("read many: %v", ids)
+	}
+}
+
+func TestChangeFeedRefused(t *testing.T) {
+	e := newEnv(t, cosmosrest.Config{})
+	c := e.container(t, azcosmos.ContainerProperties{
+		ID:                     "c",
+		PartitionKeyDefinition: azcosmos.PartitionKeyDefinition{Paths: []string{"/id"}},
+	}, nil)
+	ranges, err := c.ReadFeedRanges(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.ReadChangeFeed(context.Background(), &azcosmos.ChangeFeedOptions{FeedRange: &ranges[0]}); status(err) != http.StatusBadRequest {
+		t.Errorf("change feed (not supported yet): %v, want 400", err)
+	}
+}
