@@ -186,15 +186,12 @@ func (q *request) createContainer() {
 		return
 	}
 	ts := q.h.now().Unix()
-	q.setCollTS(db, p.ID, ts) // before the create, so that a concurrent read sees it
 	c, err := db.store.CreateContainer(q.ctx(), p)
 	if err != nil {
-		if !errors.Is(err, lethe.ErrConflict) {
-			q.setCollTS(db, p.ID, -1)
-		}
 		q.fail(err, 0, subOwnerNotFound)
 		return
 	}
+	q.setCollTS(db, p.ID, ts)
 	got, err := c.Read(q.ctx())
 	if err != nil {
 		q.fail(err, 0, 0)

@@ -211,6 +211,7 @@ func (q *request) createDatabase() {
 		return
 	}
 	h.dbs[id] = db
+	q.w.Header().Set("etag", quoteETag(db.etag()))
 	q.reply(http.StatusCreated, db.json(), 2)
 }
 
@@ -294,6 +295,7 @@ func (q *request) readDatabase() {
 	if db == nil {
 		return
 	}
+	q.w.Header().Set("etag", quoteETag(db.etag()))
 	q.reply(http.StatusOK, db.json(), 1)
 }
 
