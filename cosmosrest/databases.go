@@ -53,8 +53,14 @@ func (h *Handler) openDir() error {
 	if err := os.MkdirAll(h.cfg.Dir, 0o755); err != nil {
 		return fmt.Errorf("cosmosrest: %w", err)
 	}
+	lock, err := lockDir(h.cfg.Dir)
+	if err != nil {
+		return fmt.Errorf("cosmosrest: %s: %w", h.cfg.Dir, err)
+	}
+	h.lock = lock
 	entries, err := os.ReadDir(h.cfg.Dir)
 	if err != nil {
+		h.closeAll()
 		return fmt.Errorf("cosmosrest: %w", err)
 	}
 	for _, e := range entries {
@@ -91,10 +97,15 @@ func (h *Handler) openDir() error {
 	return nil
 }
 
+// closeAll undoes a failed openDir.
 func (h *Handler) closeAll() {
 	for id, db := range h.dbs {
 		_ = db.store.Close()
 		delete(h.dbs, id)
+	}
+	if h.lock != nil {
+		_ = unlockDir(h.lock)
+		h.lock = nil
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"os"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -64,10 +65,12 @@ type Handler struct {
 	mu     sync.RWMutex // guards dbs and closed; held for writing while a database is created or deleted
 	dbs    map[string]*database
 	closed bool
+	lock   *os.File // Config.Dir's lock, nil in memory
 }
 
 // New returns a Handler. With Config.Dir it creates the directory if need
-// be and opens every database found there.
+// be, takes it (another handler on it, in this process or another, makes
+// New fail with lethe.ErrLocked), and opens every database found there.
 func New(cfg Config) (*Handler, error) {
 	if cfg.Key == "" {
 		cfg.Key = EmulatorKey
@@ -97,6 +100,11 @@ func (h *Handler) Close() error {
 	var first error
 	for _, db := range h.dbs {
 		if err := db.store.Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	if h.lock != nil {
+		if err := unlockDir(h.lock); err != nil && first == nil {
 			first = err
 		}
 	}

@@ -2,6 +2,7 @@ package cosmosrest_test
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -555,9 +556,24 @@ func TestDurable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := cosmosrest.New(cosmosrest.Config{Dir: dir}); err == nil {
-		t.Error("a second handler opened the same directory")
+	if _, err := cosmosrest.New(cosmosrest.Config{Dir: dir}); !errors.Is(err, lethe.ErrLocked) {
+		t.Errorf("a second handler on the same directory: %v, want lethe.ErrLocked", err)
 	}
+	// Even without databases, the directory is taken.
+	empty := t.TempDir()
+	h3, err := cosmosrest.New(cosmosrest.Config{Dir: empty})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cosmosrest.New(cosmosrest.Config{Dir: empty}); !errors.Is(err, lethe.ErrLocked) {
+		t.Errorf("a second handler on an empty directory: %v, want lethe.ErrLocked", err)
+	}
+	h3.Close()
+	h4, err := cosmosrest.New(cosmosrest.Config{Dir: empty})
+	if err != nil {
+		t.Fatalf("after Close: %v", err)
+	}
+	h4.Close()
 	_, c2 := serve(t, h2)
 	t.Cleanup(func() { h2.Close() })
 	list := documents(t, must(t, c2.do("GET", "/dbs", nil), 200), "Databases")
