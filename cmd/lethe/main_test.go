@@ -114,7 +114,10 @@ func TestServeTLSAndShutDownGracefully(t *testing.T) {
 	if _, err := pw.Write([]byte(`{"id":`)); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(100 * time.Millisecond) // the server is reading the body
+	// The pipe write returned once the client read it, after it sent the
+	// headers; give the server time to read them (the connection is then
+	// active, and Shutdown waits for it).
+	time.Sleep(300 * time.Millisecond)
 	if err := syscall.Kill(syscall.Getpid(), syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}
