@@ -93,10 +93,9 @@ func run(args []string) error {
 	if *dir != "" {
 		storage = "dir " + *dir
 	}
-	log.Printf("lethe: serving the Cosmos DB REST API on %s://%s/ (key: %s, storage: %s)", scheme, ln.Addr(), keyKind, storage)
-
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	log.Printf("lethe: serving the Cosmos DB REST API on %s://%s/ (key: %s, storage: %s)", scheme, ln.Addr(), keyKind, storage)
 	errc := make(chan error, 1)
 	go func() {
 		if *plain {
