@@ -57,7 +57,10 @@
 // lethe stores _ts and _etag in each document. The front adds _rid, _self
 // and _attachments to the documents of point operations on output, and
 // drops them from documents on input (Cosmos DB ignores a client's values).
-// Resource ids are derived from names (see rid.go), never stored. Query
+// Resource ids are derived from names (see rid.go), never stored. A
+// container's _ts is when this handler created or last replaced it (when it
+// started, for containers it found on disk), and its _etag a hash of its
+// properties: lethe keeps neither. Query
 // results are lethe's, unchanged: a SELECT * result has _ts and _etag but no
 // _rid or _self. ETag headers are in double quotes, as HTTP and Cosmos DB
 // write them; _etag in bodies is lethe's, 16 hex digits without quotes
