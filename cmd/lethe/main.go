@@ -1,0 +1,157 @@
+// Command lethe serves the Azure Cosmos DB for NoSQL REST API over lethe
+// stores, as the Cosmos DB emulator does: on https://localhost:8081/ with a
+// self-signed certificate made at start, under the emulator's well-known
+// key, so that the official SDKs connect to it unchanged.
+//
+//	go run ./cmd/lethe                      # in memory, https://localhost:8081/
+//	go run ./cmd/lethe -dir data            # durable: each database a store under data/
+//	go run ./cmd/lethe -http -addr :8080    # plain HTTP
+//	go run ./cmd/lethe -key <base64 key>    # another master key
+//
+// SDK clients must trust the certificate, which changes at every start (the
+// emulator's users turn verification off for localhost, or use -http).
+// SIGINT or SIGTERM stops the server gracefully: it finishes the requests
+// under way, then closes the stores.
+package main
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"errors"
+	"flag"
+	"fmt"
+	"log"
+	"math/big"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/lethedb/lethe/cosmosrest"
+)
+
+func main() {
+	log.SetFlags(0)
+	if err := run(os.Args[1:]); err != nil {
+		log.Fatalf("lethe: %v", err)
+	}
+}
+
+func run(args []string) error {
+	fs := flag.NewFlagSet("lethe", flag.ContinueOnError)
+	addr := fs.String("addr", "localhost:8081", "the address to listen on")
+	key := fs.String("key", cosmosrest.EmulatorKey, "the account's master key, base64 (default: the emulator's well-known key)")
+	dir := fs.String("dir", "", "a directory to keep the databases in, durably (default: in memory)")
+	plain := fs.Bool("http", false, "serve plain HTTP instead of HTTPS")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments: %v", fs.Args())
+	}
+
+	h, err := cosmosrest.New(cosmosrest.Config{Key: *key, Dir: *dir})
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+
+	srv := &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       2 * time.Minute,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    1 << 20,
+		ErrorLog:          log.New(os.Stderr, "lethe: http: ", 0),
+	}
+	scheme := "http"
+	if !*plain {
+		cert, err := selfSignedCert()
+		if err != nil {
+			return err
+		}
+		srv.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+		scheme = "https"
+	}
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return err
+	}
+
+	keyKind := "custom"
+	if *key == cosmosrest.EmulatorKey {
+		keyKind = "default"
+	}
+	storage := "memory"
+	if *dir != "" {
+		storage = "dir " + *dir
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	log.Printf("lethe: serving the Cosmos DB REST API on %s://%s/ (key: %s, storage: %s)", scheme, ln.Addr(), keyKind, storage)
+	errc := make(chan error, 1)
+	go func() {
+		if *plain {
+			errc <- srv.Serve(ln)
+		} else {
+			errc <- srv.ServeTLS(ln, "", "")
+		}
+	}()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	stop() // a second signal ends the process at once
+	log.Printf("lethe: shutting down: finishing the requests under way")
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return h.Close()
+}
+
+// selfSignedCert makes an ECDSA P-256 certificate for localhost and
+// 127.0.0.1 (and ::1), valid for a year from now.
+func selfSignedCert() (tls.Certificate, error) {
+	priv, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 128))
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	now := time.Now()
+	tmpl := &x509.Certificate{
+		SerialNumber:          serial,
+		Subject:               pkix.Name{CommonName: "localhost", Organization: []string{"lethe"}},
+		NotBefore:             now.Add(-time.Hour),
+		NotAfter:              now.AddDate(1, 0, 0),
+		KeyUsage:              x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		BasicConstraintsValid: true,
+		DNSNames:              []string{"localhost"},
+		IPAddresses:           []net.IP{net.ParseIP("127.0.0.1"), net.IPv6loopback},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &priv.PublicKey, priv)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	leaf, err := x509.ParseCertificate(der)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: priv, Leaf: leaf}, nil
+}

@@ -1,0 +1,170 @@
+//go:build unix
+
+package main
+
+import (
+	"bytes"
+	"crypto/tls"
+	"io"
+	"log"
+	"net/http"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/lethedb/lethe/cosmosrest"
+)
+
+// syncBuffer is a bytes.Buffer safe for the logger and the test at once.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// start runs the command and returns its base URL and its result.
+func start(t *testing.T, args ...string) (string, *syncBuffer, chan error) {
+	t.Helper()
+	var logs syncBuffer
+	log.SetOutput(&logs)
+	t.Cleanup(func() { log.SetOutput(io.Discard) })
+	done := make(chan error, 1)
+	go func() { done <- run(append([]string{"-addr", "127.0.0.1:0"}, args...)) }()
+	re := regexp.MustCompile(`on (https?://[^ ]+/) \(key: ([^)]*), storage: ([^)]*)\)`)
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if m := re.FindStringSubmatch(logs.String()); m != nil {
+			return m[1], &logs, done
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("run ended: %v; log: %s", err, logs.String())
+		default:
+		}
+	}
+	t.Fatalf("no start line; log: %q", logs.String())
+	return "", nil, nil
+}
+
+func signed(t *testing.T, method, url, typ, link string, body io.Reader) *http.Request {
+	t.Helper()
+	req, err := http.NewRequest(method, url, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	date := time.Now().UTC().Format(http.TimeFormat)
+	auth, err := cosmosrest.SignRequest(cosmosrest.EmulatorKey, method, typ, link, date)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("x-ms-date", date)
+	req.Header.Set("Authorization", auth)
+	return req
+}
+
+func TestServeTLSAndShutDownGracefully(t *testing.T) {
+	base, logs, done := start(t)
+	if !strings.HasPrefix(base, "https://127.0.0.1:") || !strings.Contains(logs.String(), "key: default") || !strings.Contains(logs.String(), "storage: memory") {
+		t.Fatalf("start line: %q", logs.String())
+	}
+	// The certificate is self-signed, for localhost and 127.0.0.1.
+	var certOK bool
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{
+		InsecureSkipVerify: true,
+		VerifyConnection: func(cs tls.ConnectionState) error {
+			leaf := cs.PeerCertificates[0]
+			certOK = leaf.VerifyHostname("localhost") == nil && leaf.VerifyHostname("127.0.0.1") == nil
+			return nil
+		},
+	}}}
+	resp, err := client.Do(signed(t, "GET", base+"dbs", "dbs", "", nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !certOK {
+		t.Fatalf("GET /dbs: %d, certificate for localhost and 127.0.0.1: %v", resp.StatusCode, certOK)
+	}
+
+	// A request under way when the signal comes is finished.
+	pr, pw := io.Pipe()
+	result := make(chan int, 1)
+	go func() {
+		resp, err := client.Do(signed(t, "POST", base+"dbs", "dbs", "", pr))
+		if err != nil {
+			result <- -1
+			return
+		}
+		resp.Body.Close()
+		result <- resp.StatusCode
+	}()
+	if _, err := pw.Write([]byte(`{"id":`)); err != nil {
+		t.Fatal(err)
+	}
+	// The pipe write returned once the client read it, after it sent the
+	// headers; give the server time to read them (the connection is then
+	// active, and Shutdown waits for it).
+	time.Sleep(300 * time.Millisecond)
+	if err := syscall.Kill(syscall.Getpid(), syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond)
+	if _, err := pw.Write([]byte(`"late"}`)); err != nil {
+		t.Fatal(err)
+	}
+	pw.Close()
+	if code := <-result; code != http.StatusCreated {
+		t.Fatalf("the request under way at shutdown: %d, want 201", code)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no shutdown")
+	}
+	if !strings.Contains(logs.String(), "shutting down") {
+		t.Errorf("log: %q", logs.String())
+	}
+}
+
+func TestFlags(t *testing.T) {
+	base, logs, done := start(t, "-http", "-key", "dGhpcyBpcyBub3QgdGhlIGtleQ==", "-dir", t.TempDir())
+	if !strings.HasPrefix(base, "http://") || !strings.Contains(logs.String(), "key: custom") || !strings.Contains(logs.String(), "storage: dir ") {
+		t.Fatalf("start line: %q", logs.String())
+	}
+	resp, err := http.DefaultClient.Do(signed(t, "GET", base+"dbs", "dbs", "", nil)) // signed with the emulator's key
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("the emulator's key under -key: %d, want 401", resp.StatusCode)
+	}
+	if err := syscall.Kill(syscall.Getpid(), syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if err := run([]string{"-key", "not base64!"}); err == nil {
+		t.Error("a bad key was accepted")
+	}
+	if err := run([]string{"extra"}); err == nil {
+		t.Error("an extra argument was accepted")
+	}
+}

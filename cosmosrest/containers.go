@@ -1,0 +1,394 @@
+package cosmosrest
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/lethedb/lethe"
+)
+
+// collBody is what the front reads of a container's properties.
+type collBody struct {
+	ID           *string         `json:"id"`
+	DefaultTTL   json.RawMessage `json:"defaultTtl"`
+	PartitionKey *struct {
+		Paths   []string `json:"paths"`
+		Kind    string   `json:"kind"`
+		Version int      `json:"version"`
+	} `json:"partitionKey"`
+	IndexingPolicy *struct {
+		IndexingMode string `json:"indexingMode"`
+	} `json:"indexingPolicy"`
+	UniqueKeyPolicy *struct {
+		UniqueKeys []json.RawMessage `json:"uniqueKeys"`
+	} `json:"uniqueKeyPolicy"`
+}
+
+// parseContainer reads a container's properties from a create or replace
+// body. defaultTtl maps onto lethe's TTL exactly: absent or null is off,
+// -1 is on without a default, n > 0 is n seconds; 0 and other negatives
+// are refused, as Cosmos DB refuses them.
+func parseContainer(body []byte) (lethe.ContainerProperties, *collBody, error) {
+	var in collBody
+	if err := json.Unmarshal(body, &in); err != nil {
+		return lethe.ContainerProperties{}, nil, fmt.Errorf("the body is not a JSON object of container properties: %v", err)
+	}
+	var p lethe.ContainerProperties
+	if in.ID != nil {
+		p.ID = *in.ID
+	}
+	if raw := bytes.TrimSpace(in.DefaultTTL); len(raw) > 0 && string(raw) != "null" {
+		n, err := strconv.ParseInt(string(raw), 10, 64)
+		if err != nil || n == 0 || n < -1 || n > math.MaxInt32 {
+			return p, nil, fmt.Errorf("the value of defaultTtl, %s, is invalid: it must be -1 (on, no default expiry) or a whole number of seconds from 1 to 2147483647, or absent (off)", clip(string(raw)))
+		}
+		p.DefaultTimeToLive = lethe.TTL(n)
+	}
+	if in.PartitionKey != nil {
+		p.PartitionKeyDefinition = lethe.PartitionKeyDefinition{
+			Paths:   in.PartitionKey.Paths,
+			Kind:    lethe.PartitionKeyKind(in.PartitionKey.Kind),
+			Version: in.PartitionKey.Version,
+		}
+		if len(p.PartitionKeyDefinition.Paths) == 0 {
+			p.PartitionKeyDefinition = lethe.PartitionKeyDefinition{}
+		}
+	}
+	if in.IndexingPolicy != nil && in.IndexingPolicy.IndexingMode != "" {
+		p.IndexingPolicy = &lethe.IndexingPolicy{IndexingMode: lethe.IndexingMode(strings.ToLower(in.IndexingPolicy.IndexingMode))}
+	}
+	if in.UniqueKeyPolicy != nil && len(in.UniqueKeyPolicy.UniqueKeys) > 0 {
+		return p, nil, errors.New("unique key policies are not supported by lethe")
+	}
+	return p, &in, nil
+}
+
+// throughput reads a container's provisioned throughput from the headers
+// of its create request: x-ms-offer-throughput, or the maximum of an
+// autoscale setting (x-ms-cosmos-offer-autopilot-settings), which lethe
+// provisions in full.
+func (q *request) throughput() (int32, error) {
+	if v := q.r.Header.Get("x-ms-offer-throughput"); v != "" {
+		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 32)
+		if err != nil || n <= 0 {
+			return 0, fmt.Errorf("x-ms-offer-throughput must be a positive number of request units per second, not %q", clip(v))
+		}
+		return int32(n), nil
+	}
+	if v := q.r.Header.Get("x-ms-cosmos-offer-autopilot-settings"); v != "" {
+		var a struct {
+			MaxThroughput int64 `json:"maxThroughput"`
+		}
+		if err := json.Unmarshal([]byte(v), &a); err != nil || a.MaxThroughput <= 0 || a.MaxThroughput > math.MaxInt32 {
+			return 0, fmt.Errorf("x-ms-cosmos-offer-autopilot-settings must be a JSON object with a positive maxThroughput, not %q", clip(v))
+		}
+		return int32(a.MaxThroughput), nil
+	}
+	return 0, nil
+}
+
+// containerJSON writes a container's properties as Cosmos DB does; the
+// system properties are derived, never stored.
+func containerJSON(db *database, p lethe.ContainerProperties, ts int64) []byte {
+	rid := containerRID(db.id, p.ID)
+	var b bytes.Buffer
+	b.WriteString(`{"id":`)
+	writeJSONString(&b, p.ID)
+	mode := lethe.IndexingModeConsistent
+	if p.IndexingPolicy != nil && p.IndexingPolicy.IndexingMode != "" {
+		mode = p.IndexingPolicy.IndexingMode
+	}
+	if mode == lethe.IndexingModeNone {
+		b.WriteString(`,"indexingPolicy":{"indexingMode":"none","automatic":false,"includedPaths":[],"excludedPaths":[]}`)
+	} else {
+		fmt.Fprintf(&b, `,"indexingPolicy":{"indexingMode":%q,"automatic":true,"includedPaths":[{"path":"/*"}],"excludedPaths":[{"path":"/\"_etag\"/?"}]}`, mode)
+	}
+	def := p.PartitionKeyDefinition
+	b.WriteString(`,"partitionKey":{"paths":`)
+	paths, _ := json.Marshal(def.Paths)
+	if def.Paths == nil {
+		paths = []byte("[]")
+	}
+	b.Write(paths)
+	kind := def.Kind
+	if kind == "" {
+		kind = lethe.PartitionKeyKindHash
+	}
+	version := def.Version
+	if version == 0 {
+		version = 2
+	}
+	fmt.Fprintf(&b, `,"kind":%q,"version":%d}`, kind, version)
+	if p.DefaultTimeToLive != lethe.TTLOff {
+		fmt.Fprintf(&b, `,"defaultTtl":%d`, p.DefaultTimeToLive)
+	}
+	b.WriteString(`,"conflictResolutionPolicy":{"mode":"LastWriterWins","conflictResolutionPath":"/_ts","conflictResolutionProcedure":""}`)
+	b.WriteString(`,"geospatialConfig":{"type":"Geography"}`)
+	fmt.Fprintf(&b, `,"_rid":%q,"_ts":%d,"_self":"dbs/%s/colls/%s/","_etag":%s`,
+		ridString(rid), ts, selfRID(db.rid), selfRID(rid), strconv.Quote(quoteETag(containerETag(db, p, ts))))
+	b.WriteString(`,"_docs":"docs/","_sprocs":"sprocs/","_triggers":"triggers/","_udfs":"udfs/","_conflicts":"conflicts/"}`)
+	return b.Bytes()
+}
+
+// containerETag is a hash of the container's properties: it changes when
+// they do.
+func containerETag(db *database, p lethe.ContainerProperties, ts int64) string {
+	mode := ""
+	if p.IndexingPolicy != nil {
+		mode = string(p.IndexingPolicy.IndexingMode)
+	}
+	return fmt.Sprintf("%016x", hash64("colletag", db.id, p.ID, strconv.FormatInt(ts, 10),
+		p.DefaultTimeToLive.String(), mode, strings.Join(p.PartitionKeyDefinition.Paths, "\x00"),
+		strconv.FormatInt(int64(p.Throughput), 10)))
+}
+
+// collTS returns when the container was created or last replaced through
+// this handler; the handler's start for containers it found on disk.
+func (q *request) collTS(db *database, id string) int64 {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	if ts, ok := db.collTS[id]; ok {
+		return ts
+	}
+	return q.h.start.Unix()
+}
+
+func (q *request) setCollTS(db *database, id string, ts int64) {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	if ts < 0 {
+		delete(db.collTS, id)
+		return
+	}
+	db.collTS[id] = ts
+}
+
+func (q *request) createContainer() {
+	db := q.database(subOwnerNotFound)
+	if db == nil {
+		return
+	}
+	p, _, err := parseContainer(q.body)
+	if err == nil && p.ID == "" {
+		err = errors.New(`the body must have a string "id"`)
+	}
+	if err == nil {
+		p.Throughput, err = q.throughput()
+	}
+	if err != nil {
+		writeError(q.w, http.StatusBadRequest, err.Error(), 0, 0)
+		return
+	}
+	ts := q.h.now().Unix()
+	c, err := db.store.CreateContainer(q.ctx(), p)
+	if err != nil {
+		q.fail(err, 0, subOwnerNotFound)
+		return
+	}
+	q.setCollTS(db, p.ID, ts)
+	got, err := c.Read(q.ctx())
+	if err != nil {
+		q.fail(err, 0, 0)
+		return
+	}
+	q.containerHeaders(db, c)
+	q.w.Header().Set("etag", quoteETag(containerETag(db, got, ts)))
+	q.reply(http.StatusCreated, containerJSON(db, got, ts), 2)
+}
+
+// container finds the request's container, or answers 404 and returns nil.
+// sub is the substatus of a missing container (1003 when the request is
+// for something in it).
+func (q *request) container(sub int) (*database, *lethe.Container) {
+	db := q.database(subOwnerNotFound)
+	if db == nil {
+		return nil, nil
+	}
+	c, err := db.store.Container(q.t.coll)
+	if err != nil {
+		q.fail(err, 0, sub)
+		return nil, nil
+	}
+	return db, c
+}
+
+// containerHeaders sets the headers of a container response: its quota and
+// usage, and its paths.
+func (q *request) containerHeaders(db *database, c *lethe.Container) {
+	st := c.Stats()
+	hdr := q.w.Header()
+	hdr.Set("x-ms-resource-quota", "functions=25;storedProcedures=100;triggers=25;documentSize=10240;documentsSize=10485760;documentsCount=-1;collectionSize=10485760;")
+	kb := (st.Bytes + 1023) / 1024
+	hdr.Set("x-ms-resource-usage", fmt.Sprintf("functions=0;storedProcedures=0;triggers=0;documentSize=%d;documentsSize=%d;documentsCount=%d;collectionSize=%d;", kb/1024, kb, st.Items, kb))
+	hdr.Set("x-ms-alt-content-path", "dbs/"+db.id)
+	hdr.Set("x-ms-content-path", selfRID(db.rid))
+}
+
+func (q *request) readContainer() {
+	db, c := q.container(0)
+	if c == nil {
+		return
+	}
+	p, err := c.Read(q.ctx())
+	if err != nil {
+		q.fail(err, 0, 0)
+		return
+	}
+	ts := q.collTS(db, p.ID)
+	q.containerHeaders(db, c)
+	q.w.Header().Set("etag", quoteETag(containerETag(db, p, ts)))
+	q.reply(http.StatusOK, containerJSON(db, p, ts), 1)
+}
+
+// ifMatch reports whether the request's If-Match header, if any, names
+// etag; it answers 412 when it does not.
+func (q *request) ifMatch(etag string) bool {
+	v := q.r.Header.Get("If-Match")
+	if v == "" || v == "*" || v == etag || v == quoteETag(etag) {
+		return true
+	}
+	writeError(q.w, http.StatusPreconditionFailed, "the operation specified an etag that is different from the version on the server", 0, 0)
+	return false
+}
+
+func (q *request) replaceContainer() {
+	db, c := q.container(0)
+	if c == nil {
+		return
+	}
+	cur, err := c.Read(q.ctx())
+	if err != nil {
+		q.fail(err, 0, 0)
+		return
+	}
+	if !q.ifMatch(containerETag(db, cur, q.collTS(db, cur.ID))) {
+		return
+	}
+	p, in, err := parseContainer(q.body)
+	if err == nil && p.ID != "" && p.ID != cur.ID {
+		err = fmt.Errorf("the id in the body, %q, is not the container's, %q: a container cannot be renamed", clip(p.ID), clip(cur.ID))
+	}
+	if err != nil {
+		writeError(q.w, http.StatusBadRequest, err.Error(), 0, 0)
+		return
+	}
+	p.ID = cur.ID
+	if in.PartitionKey == nil || len(p.PartitionKeyDefinition.Paths) == 0 {
+		p.PartitionKeyDefinition = cur.PartitionKeyDefinition
+	}
+	p.Throughput = cur.Throughput
+	if err := c.Replace(q.ctx(), p); err != nil {
+		q.fail(err, 0, 0)
+		return
+	}
+	got, err := c.Read(q.ctx())
+	if err != nil {
+		q.fail(err, 0, 0)
+		return
+	}
+	ts := q.h.now().Unix()
+	q.setCollTS(db, got.ID, ts)
+	q.containerHeaders(db, c)
+	q.w.Header().Set("etag", quoteETag(containerETag(db, got, ts)))
+	q.reply(http.StatusOK, containerJSON(db, got, ts), 10)
+}
+
+func (q *request) deleteContainer() {
+	db, c := q.container(0)
+	if c == nil {
+		return
+	}
+	if q.r.Header.Get("If-Match") != "" {
+		cur, err := c.Read(q.ctx())
+		if err != nil {
+			q.fail(err, 0, 0)
+			return
+		}
+		if !q.ifMatch(containerETag(db, cur, q.collTS(db, cur.ID))) {
+			return
+		}
+	}
+	if err := db.store.DeleteContainer(q.ctx(), q.t.coll); err != nil {
+		q.fail(err, 0, 0)
+		return
+	}
+	q.setCollTS(db, q.t.coll, -1)
+	q.reply(http.StatusNoContent, nil, 2)
+}
+
+// containerDocs returns the properties of the database's containers.
+func (q *request) containerDocs(db *database) []metaDoc {
+	var docs []metaDoc
+	for _, id := range db.store.ContainerIDs() {
+		c, err := db.store.Container(id)
+		if err != nil {
+			continue // deleted meanwhile
+		}
+		p, err := c.Read(q.ctx())
+		if err != nil {
+			continue
+		}
+		docs = append(docs, metaDoc{id, containerJSON(db, p, q.collTS(db, id))})
+	}
+	return docs
+}
+
+func (q *request) listContainers() {
+	db := q.database(0)
+	if db == nil {
+		return
+	}
+	var out [][]byte
+	for _, d := range q.containerDocs(db) {
+		out = append(out, d.json)
+	}
+	q.replyFeed(ridString(db.rid), "DocumentCollections", out, "", 1)
+}
+
+func (q *request) queryContainers() {
+	db := q.database(0)
+	if db == nil {
+		return
+	}
+	q.metaQuery(ridString(db.rid), "DocumentCollections", q.containerDocs(db))
+}
+
+// partitionKeyRanges answers the partition key ranges of a container: one
+// range, "" to "FF", id "0", since lethe evaluates every query over the
+// whole container. The SDKs read the ranges as a change feed (A-IM:
+// Incremental Feed) until 304 Not Modified, so a request whose
+// If-None-Match names the ranges' ETag gets 304.
+func (q *request) partitionKeyRanges() {
+	db, c := q.container(subOwnerNotFound)
+	if c == nil {
+		return
+	}
+	coll := containerRID(db.id, c.ID())
+	const etag = `"1"`
+	q.w.Header().Set("etag", etag)
+	q.w.Header().Set("x-ms-alt-content-path", "dbs/"+db.id+"/colls/"+c.ID())
+	q.w.Header().Set("x-ms-content-path", selfRID(coll))
+	if inm := q.r.Header.Get("If-None-Match"); inm == etag || inm == "1" {
+		q.reply(http.StatusNotModified, nil, 1)
+		return
+	}
+	prid := pkRangeRID(coll)
+	ts := q.collTS(db, c.ID())
+	rng := fmt.Sprintf(`{"_rid":%q,"id":"0","_etag":%s,"minInclusive":"","maxExclusive":"FF","ridPrefix":0,"_self":"dbs/%s/colls/%s/pkranges/%s/","throughputFraction":1,"status":"online","parents":[],"ownedArchivalPKRangeIds":[],"_ts":%d,"lsn":1,"_lsn":1}`,
+		ridString(prid), strconv.Quote(etag), selfRID(db.rid), selfRID(coll), selfRID(prid), ts)
+	if q.t.kind == tPKRange {
+		if q.t.id != "0" {
+			writeError(q.w, http.StatusNotFound, fmt.Sprintf("the container has no partition key range %q: it has one, \"0\"", clip(q.t.id)), 0, 0)
+			return
+		}
+		q.reply(http.StatusOK, []byte(rng), 1)
+		return
+	}
+	q.replyFeed(ridString(coll), "PartitionKeyRanges", [][]byte{[]byte(rng)}, "", 1)
+}

@@ -1,0 +1,387 @@
+package cosmosrest
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/lethedb/lethe"
+)
+
+// database is one database: a lethe store.
+type database struct {
+	id    string
+	rid   []byte
+	ts    int64        // created, Unix seconds
+	store *lethe.Store // owned by the database
+	path  string       // its directory, "" in memory
+
+	mu     sync.Mutex
+	collTS map[string]int64 // when this handler created or last replaced each container
+}
+
+// metaFile is the file, in a durable database's directory, that names it.
+const metaFile = "database.json"
+
+type dbMeta struct {
+	ID string `json:"id"`
+	TS int64  `json:"ts"`
+}
+
+// dbDirName is the directory of the database id under Config.Dir: a hash,
+// since ids may hold any character but / \ ? #.
+func dbDirName(id string) string {
+	sum := sha256.Sum256([]byte(id))
+	return "db-" + hex.EncodeToString(sum[:16])
+}
+
+// openDir opens every database under Config.Dir, and removes what an
+// interrupted create or delete left.
+func (h *Handler) openDir() error {
+	if err := os.MkdirAll(h.cfg.Dir, 0o755); err != nil {
+		return fmt.Errorf("cosmosrest: %w", err)
+	}
+	lock, err := lockDir(h.cfg.Dir)
+	if err != nil {
+		return fmt.Errorf("cosmosrest: %s: %w", h.cfg.Dir, err)
+	}
+	h.lock = lock
+	entries, err := os.ReadDir(h.cfg.Dir)
+	if err != nil {
+		h.closeAll()
+		return fmt.Errorf("cosmosrest: %w", err)
+	}
+	for _, e := range entries {
+		name := e.Name()
+		full := filepath.Join(h.cfg.Dir, name)
+		if strings.HasPrefix(name, ".tmp-db-") {
+			_ = os.RemoveAll(full)
+			continue
+		}
+		if !e.IsDir() || !strings.HasPrefix(name, "db-") {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(full, metaFile))
+		if errors.Is(err, os.ErrNotExist) {
+			_ = os.RemoveAll(full) // a delete that was interrupted
+			continue
+		}
+		if err != nil {
+			h.closeAll()
+			return fmt.Errorf("cosmosrest: %w", err)
+		}
+		var m dbMeta
+		if err := json.Unmarshal(b, &m); err != nil || m.ID == "" || dbDirName(m.ID) != name {
+			h.closeAll()
+			return fmt.Errorf("cosmosrest: %s is damaged", filepath.Join(full, metaFile))
+		}
+		st, err := lethe.Open(h.storeOptions(filepath.Join(full, "store")))
+		if err != nil {
+			h.closeAll()
+			return fmt.Errorf("cosmosrest: database %q: %w", m.ID, err)
+		}
+		h.dbs[m.ID] = &database{id: m.ID, rid: databaseRID(m.ID), ts: m.TS, store: st, path: full, collTS: map[string]int64{}}
+	}
+	return nil
+}
+
+// closeAll undoes a failed openDir.
+func (h *Handler) closeAll() {
+	for id, db := range h.dbs {
+		_ = db.store.Close()
+		delete(h.dbs, id)
+	}
+	if h.lock != nil {
+		_ = unlockDir(h.lock)
+		h.lock = nil
+	}
+}
+
+func (h *Handler) storeOptions(dir string) *lethe.Options {
+	return &lethe.Options{Dir: dir, Sync: h.cfg.Sync, Clock: h.cfg.Clock, Reaper: h.cfg.Reaper}
+}
+
+// validateDatabaseID checks an id as lethe checks container ids.
+func validateDatabaseID(id string) error {
+	switch n := utf8.RuneCountInString(id); {
+	case id == "":
+		return errors.New("the database id is empty")
+	case n > 255:
+		return fmt.Errorf("the database id is %d characters, over the limit of 255", n)
+	case !utf8.ValidString(id):
+		return errors.New("the database id is not valid UTF-8")
+	case strings.TrimRight(id, " ") != id:
+		return errors.New("the database id ends with a space")
+	}
+	if i := strings.IndexAny(id, `/\?#`); i >= 0 {
+		return fmt.Errorf("the database id %q contains the character %q, which ids may not contain", clip(id), id[i])
+	}
+	return nil
+}
+
+// lookup returns the database id, or nil.
+func (h *Handler) lookup(id string) (*database, bool) {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	if h.closed {
+		return nil, false
+	}
+	db := h.dbs[id]
+	return db, db != nil
+}
+
+// database finds the request's database, or answers 404 (substatus
+// sub) or 503 and returns nil.
+func (q *request) database(sub int) *database {
+	if db, ok := q.h.lookup(q.t.db); ok {
+		return db
+	}
+	if q.h.isClosed() {
+		writeError(q.w, http.StatusServiceUnavailable, "the server is shutting down", 0, 0)
+		return nil
+	}
+	writeError(q.w, http.StatusNotFound, fmt.Sprintf("the database %q does not exist", clip(q.t.db)), sub, 0)
+	return nil
+}
+
+func (db *database) etag() string {
+	return fmt.Sprintf("%016x", hash64("dbetag", db.id, strconv.FormatInt(db.ts, 10)))
+}
+
+// json writes the database's properties, as Cosmos DB does.
+func (db *database) json() []byte {
+	rid := ridString(db.rid)
+	var b bytes.Buffer
+	b.WriteString(`{"id":`)
+	writeJSONString(&b, db.id)
+	fmt.Fprintf(&b, `,"_rid":%q,"_self":"dbs/%s/","_etag":%s,"_colls":"colls/","_users":"users/","_ts":%d}`,
+		rid, selfRID(db.rid), strconv.Quote(quoteETag(db.etag())), db.ts)
+	return b.Bytes()
+}
+
+func writeJSONString(b *bytes.Buffer, s string) {
+	enc, _ := json.Marshal(s)
+	b.Write(enc)
+}
+
+func (q *request) createDatabase() {
+	var in struct {
+		ID *string `json:"id"`
+	}
+	if err := json.Unmarshal(q.body, &in); err != nil || in.ID == nil {
+		writeError(q.w, http.StatusBadRequest, "the body must be a JSON object with a string \"id\"", 0, 0)
+		return
+	}
+	if q.r.Header.Get("x-ms-offer-throughput") != "" || q.r.Header.Get("x-ms-cosmos-offer-autopilot-settings") != "" {
+		writeError(q.w, http.StatusBadRequest, "database-level (shared) throughput is not supported by lethe: set throughput on each container instead", 0, 0)
+		return
+	}
+	id := *in.ID
+	if err := validateDatabaseID(id); err != nil {
+		writeError(q.w, http.StatusBadRequest, err.Error(), 0, 0)
+		return
+	}
+	h := q.h
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		writeError(q.w, http.StatusServiceUnavailable, "the server is shutting down", 0, 0)
+		return
+	}
+	if _, ok := h.dbs[id]; ok {
+		writeError(q.w, http.StatusConflict, fmt.Sprintf("a database with the id %q already exists", clip(id)), 0, 0)
+		return
+	}
+	db := &database{id: id, rid: databaseRID(id), ts: h.now().Unix(), collTS: map[string]int64{}}
+	var err error
+	if h.cfg.Dir == "" {
+		db.store, err = lethe.Open(h.storeOptions(""))
+	} else {
+		db.path, err = h.createDatabaseDir(db)
+		if err == nil {
+			db.store, err = lethe.Open(h.storeOptions(filepath.Join(db.path, "store")))
+			if err != nil {
+				_ = removeDatabaseDir(h.cfg.Dir, db.path)
+			}
+		}
+	}
+	if err != nil {
+		writeError(q.w, http.StatusInternalServerError, "creating the database: "+err.Error(), 0, 0)
+		return
+	}
+	h.dbs[id] = db
+	q.w.Header().Set("etag", quoteETag(db.etag()))
+	q.reply(http.StatusCreated, db.json(), 2)
+}
+
+// createDatabaseDir makes a durable database's directory, its meta file
+// written and synced in a temporary directory first, then renamed into
+// place, so that a crash leaves either nothing or a whole directory.
+func (h *Handler) createDatabaseDir(db *database) (string, error) {
+	name := dbDirName(db.id)
+	final := filepath.Join(h.cfg.Dir, name)
+	tmp := filepath.Join(h.cfg.Dir, ".tmp-"+name)
+	_ = os.RemoveAll(tmp)
+	_ = os.RemoveAll(final) // what a failed delete may have left
+	if err := os.Mkdir(tmp, 0o755); err != nil {
+		return "", err
+	}
+	meta, _ := json.Marshal(dbMeta{ID: db.id, TS: db.ts})
+	if err := writeFileSync(filepath.Join(tmp, metaFile), meta); err != nil {
+		_ = os.RemoveAll(tmp)
+		return "", err
+	}
+	if err := syncDir(tmp); err != nil {
+		_ = os.RemoveAll(tmp)
+		return "", err
+	}
+	if err := os.Rename(tmp, final); err != nil {
+		_ = os.RemoveAll(tmp)
+		return "", err
+	}
+	if err := syncDir(h.cfg.Dir); err != nil {
+		return final, err
+	}
+	return final, nil
+}
+
+// removeDatabaseDir removes a durable database's directory: its meta file
+// first, so that a crash part way leaves a directory that the next New
+// recognizes as deleted.
+func removeDatabaseDir(parent, path string) error {
+	if err := os.Remove(filepath.Join(path, metaFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	if err := syncDir(path); err != nil {
+		return err
+	}
+	if err := os.RemoveAll(path); err != nil {
+		return err
+	}
+	return syncDir(parent)
+}
+
+func writeFileSync(name string, data []byte) error {
+	f, err := os.Create(name)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+func syncDir(dir string) error {
+	f, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = f.Sync()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+func (q *request) readDatabase() {
+	db := q.database(0)
+	if db == nil {
+		return
+	}
+	q.w.Header().Set("etag", quoteETag(db.etag()))
+	q.reply(http.StatusOK, db.json(), 1)
+}
+
+func (q *request) deleteDatabase() {
+	h := q.h
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		writeError(q.w, http.StatusServiceUnavailable, "the server is shutting down", 0, 0)
+		return
+	}
+	db, ok := h.dbs[q.t.db]
+	if !ok {
+		writeError(q.w, http.StatusNotFound, fmt.Sprintf("the database %q does not exist", clip(q.t.db)), 0, 0)
+		return
+	}
+	delete(h.dbs, db.id)
+	err := db.store.Close()
+	if err == nil && db.path != "" {
+		err = removeDatabaseDir(h.cfg.Dir, db.path)
+	}
+	if err != nil {
+		writeError(q.w, http.StatusInternalServerError, "deleting the database: "+err.Error(), 0, 0)
+		return
+	}
+	q.reply(http.StatusNoContent, nil, 2)
+}
+
+// databases returns the databases, by id.
+func (h *Handler) databases() []*database {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	out := make([]*database, 0, len(h.dbs))
+	for _, db := range h.dbs {
+		out = append(out, db)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].id < out[j].id })
+	return out
+}
+
+func (q *request) listDatabases() {
+	var docs [][]byte
+	for _, db := range q.h.databases() {
+		docs = append(docs, db.json())
+	}
+	q.replyFeed("", "Databases", docs, "", 1)
+}
+
+func (q *request) queryDatabases() {
+	var docs []metaDoc
+	for _, db := range q.h.databases() {
+		docs = append(docs, metaDoc{db.id, db.json()})
+	}
+	q.metaQuery("", "Databases", docs)
+}
+
+// replyFeed writes a feed: {"_rid":…,"<name>":[…],"_count":n}, with its
+// continuation token if any.
+func (q *request) replyFeed(rid, name string, docs [][]byte, continuation string, charge float64) {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, `{"_rid":%q,%q:[`, rid, name)
+	for i, d := range docs {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.Write(d)
+	}
+	fmt.Fprintf(&b, `],"_count":%d}`, len(docs))
+	hdr := q.w.Header()
+	hdr.Set("x-ms-item-count", strconv.Itoa(len(docs)))
+	if continuation != "" {
+		hdr.Set("x-ms-continuation", continuation)
+	}
+	q.reply(http.StatusOK, b.Bytes(), charge)
+}
+
+// ctx is the request's context.
+func (q *request) ctx() context.Context { return q.r.Context() }

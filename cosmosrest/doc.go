@@ -1,0 +1,84 @@
+// Package cosmosrest serves the Azure Cosmos DB for NoSQL REST API over
+// lethe stores, so that the official SDKs (azcosmos for Go, @azure/cosmos
+// for JavaScript, and the others that speak the gateway protocol) work
+// against lethe as they do against the Cosmos DB emulator:
+//
+//	h, err := cosmosrest.New(cosmosrest.Config{}) // in memory, the emulator's key
+//	defer h.Close()
+//	srv := httptest.NewTLSServer(h)
+//	client, _ := azcosmos.NewClientWithKey(srv.URL, cred,
+//		&azcosmos.ClientOptions{ClientOptions: azcore.ClientOptions{Transport: srv.Client()}})
+//
+// The command github.com/lethedb/lethe/cmd/lethe serves a Handler on
+// https://localhost:8081/, as the emulator does.
+//
+// # Resources
+//
+// Each database is a lethe.Store of its own (in memory, or with Config.Dir
+// a durable store in a subdirectory); each container a lethe.Container.
+// The front serves:
+//
+//   - the account, GET /: one region whose endpoint is the address the
+//     request came to, session consistency;
+//   - databases, /dbs: create, read, list, query, delete;
+//   - containers, /dbs/{db}/colls: create (partitionKey paths, kind and
+//     version; defaultTtl; indexingPolicy's indexingMode; throughput from
+//     x-ms-offer-throughput, or the maximum of an autoscale setting), read,
+//     list, query, replace (defaultTtl and indexing mode; the partition key
+//     cannot change), delete;
+//   - documents, /dbs/{db}/colls/{coll}/docs: create, upsert
+//     (x-ms-documentdb-is-upsert), read, replace, delete, with If-Match and
+//     Prefer: return=minimal; read feed (GET); queries (POST,
+//     application/query+json, {"query", "parameters"}), paged by
+//     x-ms-max-item-count and x-ms-continuation;
+//   - partition key ranges, /pkranges: one range, "" to "FF";
+//   - offers, /offers: a container's throughput, read and replaced (the
+//     SDKs' ReadThroughput and ReplaceThroughput); a container without
+//     throughput (unlimited) has no offer;
+//   - query plans (x-ms-cosmos-is-query-plan-request): a plan that leaves
+//     nothing to the client, since lethe evaluates the whole query, ORDER
+//     BY, TOP, DISTINCT and aggregates included, over one range.
+//
+// Database-level throughput, users and permissions, stored procedures,
+// triggers, user-defined functions, conflicts, attachments, patch,
+// transactional batch and the change feed are not served: such requests get
+// 400 with a message saying so.
+//
+// # Time to live
+//
+// A container's defaultTtl maps onto lethe's DefaultTimeToLive exactly:
+// absent (or null) is off, -1 is on without a default, n > 0 is n seconds;
+// a document's ttl is lethe's. Replacing a container without defaultTtl
+// turns time to live off, as in Cosmos DB. Config.Clock sets the stores'
+// clock, so tests can expire documents with a lethe.ManualClock.
+//
+// # System properties
+//
+// lethe stores _ts and _etag in each document. The front adds _rid, _self
+// and _attachments to the documents of point operations on output, and
+// drops them from documents on input (Cosmos DB ignores a client's values).
+// Resource ids are derived from names (see rid.go), never stored. A
+// container's _ts is when this handler created or last replaced it (when it
+// started, for containers it found on disk), and its _etag a hash of its
+// properties: lethe keeps neither. Query
+// results are lethe's, unchanged: a SELECT * result has _ts and _etag but no
+// _rid or _self. ETag headers are in double quotes, as HTTP and Cosmos DB
+// write them; _etag in bodies is lethe's, 16 hex digits without quotes
+// (lethe's If-Match takes either).
+//
+// # Security
+//
+// Every request must carry a master-key signature (Authorization:
+// type=master&ver=1.0&sig=…, URL-encoded) over its verb, resource type,
+// resource link and x-ms-date (or Date), computed with Config.Key. A
+// missing or wrong signature gets 401 and changes nothing; a date more
+// than MaxClockSkew from the server's clock gets 403, as in Cosmos DB.
+// Request bodies are bounded by MaxRequestSize (413 above it).
+//
+// # Errors
+//
+// Error responses have Cosmos DB's body, {"code":"NotFound","message":…},
+// and status: 400, 401, 403, 404, 405, 409, 412, 413, 429 (with
+// x-ms-retry-after-ms and substatus 3200), 503. A 404 for a document or
+// query whose database or container does not exist has substatus 1003.
+package cosmosrest

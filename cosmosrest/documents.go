@@ -1,0 +1,314 @@
+package cosmosrest
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/lethedb/lethe"
+	"github.com/lethedb/lethe/internal/query"
+)
+
+// defaultPageSize is the page size of a query without x-ms-max-item-count,
+// Cosmos DB's default.
+const defaultPageSize = 100
+
+// partitionKey reads the request's x-ms-documentdb-partitionkey header for
+// a point operation on container c. A container without partition key
+// paths takes no header, [] or [{}]; a partitioned one requires it.
+func (q *request) partitionKey(p lethe.ContainerProperties, forQuery bool) (lethe.PartitionKey, bool) {
+	v := q.r.Header.Get("x-ms-documentdb-partitionkey")
+	partitioned := len(p.PartitionKeyDefinition.Paths) > 0
+	if v == "" {
+		if partitioned && !forQuery {
+			writeError(q.w, http.StatusBadRequest, "PartitionKey value must be supplied for this operation: send the x-ms-documentdb-partitionkey header", 0, 0)
+			return lethe.PartitionKey{}, false
+		}
+		return lethe.NewPartitionKey(), true
+	}
+	pk, err := parsePKHeader(v)
+	if err != nil {
+		writeError(q.w, http.StatusBadRequest, err.Error(), 0, 0)
+		return pk, false
+	}
+	if !partitioned && (pk == lethe.NonePartitionKey || pk == lethe.NewPartitionKey()) {
+		return lethe.NewPartitionKey(), true
+	}
+	return pk, true
+}
+
+// itemOptions reads If-Match and Prefer: return=minimal.
+func (q *request) itemOptions() *lethe.ItemOptions {
+	o := &lethe.ItemOptions{IfMatchEtag: q.r.Header.Get("If-Match")}
+	if o.IfMatchEtag == "*" {
+		o.IfMatchEtag = ""
+	}
+	for _, v := range q.r.Header.Values("Prefer") {
+		if strings.Contains(strings.ToLower(v), "return=minimal") {
+			o.NoContentResponseOnWrite = true
+		}
+	}
+	return o
+}
+
+// checkTriggers refuses requests that name triggers, which lethe does not
+// have.
+func (q *request) checkTriggers() bool {
+	if q.r.Header.Get("x-ms-documentdb-pre-trigger-include") != "" || q.r.Header.Get("x-ms-documentdb-post-trigger-include") != "" {
+		writeError(q.w, http.StatusBadRequest, "triggers are not supported by lethe", 0, 0)
+		return false
+	}
+	return true
+}
+
+// docSelf returns a document's _rid and _self.
+func docSelf(db *database, coll string, pk lethe.PartitionKey, id string) (string, string) {
+	crid := containerRID(db.id, coll)
+	drid := documentRID(crid, pk.String(), id)
+	return ridString(drid), "dbs/" + selfRID(db.rid) + "/colls/" + selfRID(crid) + "/docs/" + selfRID(drid) + "/"
+}
+
+// replyItem writes the response of a point operation on a document.
+func (q *request) replyItem(db *database, c *lethe.Container, pk lethe.PartitionKey, id string, resp lethe.ItemResponse, write bool) {
+	hdr := q.w.Header()
+	if resp.ETag != "" {
+		hdr.Set("etag", quoteETag(resp.ETag))
+	}
+	hdr.Set("x-ms-session-token", q.h.sessionToken(write))
+	hdr.Set("x-ms-alt-content-path", "dbs/"+db.id+"/colls/"+c.ID())
+	hdr.Set("x-ms-content-path", selfRID(containerRID(db.id, c.ID())))
+	var body []byte
+	if resp.Value != nil {
+		if id == "" {
+			id, _ = stringMember(resp.Value, "id")
+		}
+		rid, self := docSelf(db, c.ID(), pk, id)
+		body = withSystemProperties(resp.Value, rid, self)
+	}
+	q.reply(resp.StatusCode, body, resp.RequestCharge)
+}
+
+// documentContainer finds the container of a document request and reads
+// its properties.
+func (q *request) documentContainer() (*database, *lethe.Container, lethe.ContainerProperties, bool) {
+	db, c := q.container(subOwnerNotFound)
+	if c == nil {
+		return nil, nil, lethe.ContainerProperties{}, false
+	}
+	p, err := c.Read(q.ctx())
+	if err != nil {
+		q.fail(err, 0, subOwnerNotFound)
+		return nil, nil, p, false
+	}
+	return db, c, p, true
+}
+
+func (q *request) createDocument() {
+	db, c, p, ok := q.documentContainer()
+	if !ok || !q.checkTriggers() {
+		return
+	}
+	pk, ok := q.partitionKey(p, false)
+	if !ok {
+		return
+	}
+	doc := stripFrontProperties(q.body)
+	var resp lethe.ItemResponse
+	var err error
+	if headerTrue(q.r.Header.Get("x-ms-documentdb-is-upsert")) {
+		resp, err = c.UpsertItem(q.ctx(), pk, doc, q.itemOptions())
+	} else {
+		resp, err = c.CreateItem(q.ctx(), pk, doc, q.itemOptions())
+	}
+	if err != nil {
+		q.fail(err, resp.RequestCharge, 0)
+		return
+	}
+	q.replyItem(db, c, pk, "", resp, true)
+}
+
+func (q *request) readDocument() {
+	db, c, p, ok := q.documentContainer()
+	if !ok {
+		return
+	}
+	pk, ok := q.partitionKey(p, false)
+	if !ok {
+		return
+	}
+	resp, err := c.ReadItem(q.ctx(), pk, q.t.id, nil)
+	if err != nil {
+		q.fail(err, resp.RequestCharge, 0)
+		return
+	}
+	if inm := q.r.Header.Get("If-None-Match"); inm != "" && (inm == "*" || inm == resp.ETag || inm == quoteETag(resp.ETag)) {
+		q.w.Header().Set("etag", quoteETag(resp.ETag))
+		q.reply(http.StatusNotModified, nil, resp.RequestCharge)
+		return
+	}
+	q.replyItem(db, c, pk, q.t.id, resp, false)
+}
+
+func (q *request) replaceDocument() {
+	db, c, p, ok := q.documentContainer()
+	if !ok || !q.checkTriggers() {
+		return
+	}
+	pk, ok := q.partitionKey(p, false)
+	if !ok {
+		return
+	}
+	resp, err := c.ReplaceItem(q.ctx(), pk, q.t.id, stripFrontProperties(q.body), q.itemOptions())
+	if err != nil {
+		q.fail(err, resp.RequestCharge, 0)
+		return
+	}
+	q.replyItem(db, c, pk, q.t.id, resp, true)
+}
+
+func (q *request) deleteDocument() {
+	db, c, p, ok := q.documentContainer()
+	if !ok || !q.checkTriggers() {
+		return
+	}
+	pk, ok := q.partitionKey(p, false)
+	if !ok {
+		return
+	}
+	resp, err := c.DeleteItem(q.ctx(), pk, q.t.id, q.itemOptions())
+	if err != nil {
+		q.fail(err, resp.RequestCharge, 0)
+		return
+	}
+	resp.Value = nil
+	q.replyItem(db, c, pk, q.t.id, resp, true)
+}
+
+func (q *request) queryDocuments() {
+	text, params, ok := q.parseQueryBody()
+	if !ok {
+		return
+	}
+	q.runQuery(text, params)
+}
+
+// readFeed answers GET on a container's documents: every document, or
+// those of the partition in x-ms-documentdb-partitionkey, in pages.
+func (q *request) readFeed() {
+	q.runQuery("SELECT * FROM c", nil)
+}
+
+// runQuery answers a query over documents: lethe evaluates all of it (ORDER
+// BY, TOP, DISTINCT, aggregates included) over the partition in the
+// x-ms-documentdb-partitionkey header, or over every partition without it;
+// a page holds x-ms-max-item-count results (100 by default; -1: as many as
+// fit 4 MB), and x-ms-continuation carries lethe's continuation token.
+func (q *request) runQuery(text string, params map[string]json.RawMessage) {
+	db, c, p, ok := q.documentContainer()
+	if !ok {
+		return
+	}
+	if id := q.r.Header.Get("x-ms-documentdb-partitionkeyrangeid"); id != "" && id != "0" {
+		writeError(q.w, http.StatusBadRequest, fmt.Sprintf("the container has no partition key range %q: it has one, \"0\"", clip(id)), 0, 0)
+		return
+	}
+	pk, ok := q.partitionKey(p, true)
+	if !ok {
+		return
+	}
+	limit, ok := q.maxItemCount()
+	if !ok {
+		return
+	}
+	opts := &lethe.QueryOptions{ContinuationToken: q.r.Header.Get("x-ms-continuation")}
+	for name, v := range params {
+		opts.QueryParameters = append(opts.QueryParameters, lethe.QueryParameter{Name: name, Value: v})
+	}
+	switch {
+	case limit == 0:
+		limit = defaultPageSize
+		opts.PageSizeHint = defaultPageSize
+	case limit < 0:
+		opts.PageSizeHint = defaultPageSize
+	default:
+		opts.PageSizeHint = int32(limit)
+	}
+	pager := c.NewQueryItemsPager(text, pk, opts)
+	var items [][]byte
+	var charge float64
+	size := 0
+	next := ""
+	for pager.More() {
+		page, err := pager.NextPage(q.ctx())
+		charge += page.RequestCharge
+		if err != nil {
+			if len(items) > 0 && errors.Is(err, lethe.ErrTooManyRequests) {
+				break // return what was read; the token resumes after it
+			}
+			q.fail(err, charge, 0)
+			return
+		}
+		items = append(items, page.Items...)
+		for _, it := range page.Items {
+			size += len(it)
+		}
+		next = page.ContinuationToken
+		if limit > 0 || size >= maxResponseBytes {
+			break
+		}
+	}
+	hdr := q.w.Header()
+	hdr.Set("x-ms-session-token", q.h.sessionToken(false))
+	hdr.Set("x-ms-alt-content-path", "dbs/"+db.id+"/colls/"+c.ID())
+	hdr.Set("x-ms-content-path", selfRID(containerRID(db.id, c.ID())))
+	q.replyFeed(ridString(containerRID(db.id, c.ID())), "Documents", items, next, charge)
+}
+
+// queryPlan answers a query plan request (x-ms-cosmos-is-query-plan-request)
+// with a plan that asks the SDK for nothing of its own: one range, the whole
+// container, and no ORDER BY, TOP, OFFSET, LIMIT, DISTINCT, aggregates or
+// GROUP BY to apply on the client, since lethe evaluates the whole query
+// over the container and the SDK passes its results through unchanged.
+func (q *request) queryPlan() {
+	if _, _, _, ok := q.documentContainer(); !ok {
+		return
+	}
+	text, _, ok := q.parseQueryBody()
+	if !ok {
+		return
+	}
+	if _, err := query.Parse(text); err != nil {
+		writeError(q.w, http.StatusBadRequest, err.Error(), 0, 0)
+		return
+	}
+	var b bytes.Buffer
+	b.WriteString(`{"partitionedQueryExecutionInfoVersion":2,"queryInfo":{"distinctType":"None","top":null,"offset":null,"limit":null,"orderBy":[],"orderByExpressions":[],"groupByExpressions":[],"groupByAliases":[],"aggregates":[],"groupByAliasToAggregateType":{},"rewrittenQuery":"","hasSelectValue":`)
+	if selectValue(text) {
+		b.WriteString("true")
+	} else {
+		b.WriteString("false")
+	}
+	b.WriteString(`,"dCountInfo":null,"hasNonStreamingOrderBy":false},"queryRanges":[{"min":"","max":"FF","isMinInclusive":true,"isMaxInclusive":false}]}`)
+	q.reply(http.StatusOK, b.Bytes(), 0)
+}
+
+// selectValue reports whether a query's SELECT clause is SELECT VALUE (or
+// SELECT DISTINCT VALUE, SELECT TOP n VALUE), for the plan's hasSelectValue.
+func selectValue(text string) bool {
+	f := strings.Fields(strings.ToUpper(text))
+	for i := 1; i < len(f) && i < 5; i++ {
+		switch f[i] {
+		case "VALUE":
+			return f[0] == "SELECT"
+		case "DISTINCT", "TOP":
+		default:
+			if f[i-1] != "TOP" {
+				return false
+			}
+		}
+	}
+	return false
+}

@@ -1,0 +1,500 @@
+package cosmosrest
+
+import (
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"os"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/lethedb/lethe"
+)
+
+// EmulatorKey is the Azure Cosmos DB emulator's well-known master key, the
+// default of Config.Key. It is public: a handler serving it is open to
+// anyone who can reach it.
+const EmulatorKey = "C2y6yDjf5/R+ob0N8A7Cgv30VRDJIWEHLM+4QDU5DE2nQ9nDuVTqobD4b8mGGyPMbIZnqyMsEcaGQy67XIw/Jw=="
+
+// MaxRequestSize bounds a request body: a document of lethe.MaxItemSize
+// and some room for whitespace. A longer body is refused with 413 before
+// it is read to its end.
+const MaxRequestSize = lethe.MaxItemSize + 64<<10
+
+// maxResponseBytes is the size past which a query page without an item
+// limit (x-ms-max-item-count: -1) stops, as Cosmos DB's pages stop at 4 MB.
+const maxResponseBytes = 4 << 20
+
+// Config configures a Handler. The zero value serves in memory, under the
+// emulator's key, on the system clock.
+type Config struct {
+	// Key is the account's master key, base64 (as the SDKs take it);
+	// "" means EmulatorKey. Every request must be signed with it.
+	Key string
+	// Dir is "" to keep every database in memory, or a directory in which
+	// each database is a durable lethe store of its own, in a
+	// subdirectory, reopened by the next New on the same Dir. One handler
+	// at a time may have a Dir.
+	Dir string
+	// Sync is the durable stores' sync policy (lethe.Options.Sync).
+	Sync lethe.SyncPolicy
+	// Clock is the stores' clock (lethe.Options.Clock): every expiry and
+	// _ts comes from it. nil means the system clock. Request dates are
+	// always checked against the system clock.
+	Clock lethe.Clock
+	// Reaper bounds each store's background purge (lethe.Options.Reaper).
+	Reaper lethe.ReaperOptions
+}
+
+// Handler serves the Azure Cosmos DB for NoSQL REST API over lethe stores,
+// one store per database. It is safe for concurrent use. Close it to close
+// the stores.
+type Handler struct {
+	key   []byte
+	cfg   Config
+	start time.Time
+	lsn   atomic.Uint64 // the session token's progress: one more per write
+
+	mu     sync.RWMutex // guards dbs and closed; held for writing while a database is created or deleted
+	dbs    map[string]*database
+	closed bool
+	lock   *os.File // Config.Dir's lock, nil in memory
+}
+
+// New returns a Handler. With Config.Dir it creates the directory if need
+// be, takes it (another handler on it, in this process or another, makes
+// New fail with lethe.ErrLocked), and opens every database found there.
+func New(cfg Config) (*Handler, error) {
+	if cfg.Key == "" {
+		cfg.Key = EmulatorKey
+	}
+	key, err := base64.StdEncoding.DecodeString(cfg.Key)
+	if err != nil || len(key) == 0 {
+		return nil, fmt.Errorf("cosmosrest: the key is not base64: %v", err)
+	}
+	h := &Handler{key: key, cfg: cfg, start: time.Now(), dbs: make(map[string]*database)}
+	if cfg.Dir != "" {
+		if err := h.openDir(); err != nil {
+			return nil, err
+		}
+	}
+	return h, nil
+}
+
+// Close closes every database's store. Requests afterwards get 503.
+// Close is idempotent.
+func (h *Handler) Close() error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return nil
+	}
+	h.closed = true
+	var first error
+	for _, db := range h.dbs {
+		if err := db.store.Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	if h.lock != nil {
+		if err := unlockDir(h.lock); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// now reads the stores' clock.
+func (h *Handler) now() time.Time {
+	if h.cfg.Clock != nil {
+		return h.cfg.Clock.Now()
+	}
+	return time.Now()
+}
+
+// ServeHTTP serves one request of the REST API.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	hdr := w.Header()
+	hdr.Set("x-ms-activity-id", newActivityID())
+	hdr.Set("x-ms-gatewayversion", "version=2.14.0")
+	defer func() {
+		if v := recover(); v != nil {
+			if v == http.ErrAbortHandler {
+				panic(v)
+			}
+			writeError(w, http.StatusInternalServerError, fmt.Sprintf("internal error: %v", v), 0, 0)
+		}
+	}()
+
+	rt, err := parsePath(r.URL.EscapedPath())
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error(), 0, 0)
+		return
+	}
+	if ae := authenticate(h.key, r, rt, time.Now()); ae != nil {
+		writeError(w, ae.status, ae.msg, 0, 0)
+		return
+	}
+	var body []byte
+	if r.Method == http.MethodPost || r.Method == http.MethodPut || r.Method == http.MethodPatch {
+		body, err = io.ReadAll(http.MaxBytesReader(w, r.Body, MaxRequestSize))
+		if err != nil {
+			var mbe *http.MaxBytesError
+			if errors.As(err, &mbe) {
+				writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("the request body is over the limit of %d bytes", MaxRequestSize), 0, 0)
+				return
+			}
+			writeError(w, http.StatusBadRequest, "the request body could not be read: "+err.Error(), 0, 0)
+			return
+		}
+	}
+	req := &request{h: h, w: w, r: r, body: body, t: classify(rt)}
+	req.serve()
+}
+
+// request is one request being served.
+type request struct {
+	h    *Handler
+	w    http.ResponseWriter
+	r    *http.Request
+	body []byte
+	t    target
+}
+
+func (q *request) serve() {
+	m := q.r.Method
+	switch q.t.kind {
+	case tAccount:
+		if m == http.MethodGet {
+			q.account()
+			return
+		}
+	case tDatabases:
+		switch m {
+		case http.MethodGet:
+			q.listDatabases()
+			return
+		case http.MethodPost:
+			if q.isQuery() {
+				q.queryDatabases()
+			} else {
+				q.createDatabase()
+			}
+			return
+		}
+	case tDatabase:
+		switch m {
+		case http.MethodGet:
+			q.readDatabase()
+			return
+		case http.MethodDelete:
+			q.deleteDatabase()
+			return
+		}
+	case tContainers:
+		switch m {
+		case http.MethodGet:
+			q.listContainers()
+			return
+		case http.MethodPost:
+			if q.isQuery() {
+				q.queryContainers()
+			} else {
+				q.createContainer()
+			}
+			return
+		}
+	case tContainer:
+		switch m {
+		case http.MethodGet:
+			q.readContainer()
+			return
+		case http.MethodPut:
+			q.replaceContainer()
+			return
+		case http.MethodDelete:
+			q.deleteContainer()
+			return
+		}
+	case tDocuments:
+		switch m {
+		case http.MethodGet:
+			if q.r.Header.Get("A-IM") != "" {
+				q.unsupported("the change feed (A-IM: Incremental Feed) is not supported by the lethe REST front yet")
+				return
+			}
+			q.readFeed()
+			return
+		case http.MethodPost:
+			switch {
+			case headerTrue(q.r.Header.Get("x-ms-cosmos-is-query-plan-request")):
+				q.queryPlan()
+			case q.isQuery():
+				q.queryDocuments()
+			case headerTrue(q.r.Header.Get("x-ms-cosmos-is-batch-request")):
+				q.unsupported("transactional batch and bulk requests are not supported by the lethe REST front yet")
+			default:
+				q.createDocument()
+			}
+			return
+		}
+	case tDocument:
+		switch m {
+		case http.MethodGet:
+			q.readDocument()
+			return
+		case http.MethodPut:
+			q.replaceDocument()
+			return
+		case http.MethodDelete:
+			q.deleteDocument()
+			return
+		case http.MethodPatch:
+			q.unsupported("patch is not supported by the lethe REST front yet: read the item and replace it")
+			return
+		}
+	case tPKRanges, tPKRange:
+		if m == http.MethodGet {
+			q.partitionKeyRanges()
+			return
+		}
+	case tOffers:
+		switch m {
+		case http.MethodGet:
+			q.listOffers()
+			return
+		case http.MethodPost:
+			if q.isQuery() {
+				q.queryOffers()
+			} else {
+				q.unsupported("offers are made with their containers (x-ms-offer-throughput), not created alone")
+			}
+			return
+		}
+	case tOffer:
+		switch m {
+		case http.MethodGet:
+			q.readOffer()
+			return
+		case http.MethodPut:
+			q.replaceOffer()
+			return
+		}
+	case tUnsupported:
+		q.unsupported(fmt.Sprintf("%s resources (%s) are not supported by the lethe REST front", q.resourceType(), m))
+		return
+	case tUnknown:
+		writeError(q.w, http.StatusNotFound, "no resource of the REST API has the path "+strconv.Quote(clip(q.r.URL.Path)), 0, 0)
+		return
+	}
+	q.w.Header().Set("Allow", allowed(q.t.kind))
+	writeError(q.w, http.StatusMethodNotAllowed, fmt.Sprintf("the method %s is not allowed on this resource", clip(m)), 0, 0)
+}
+
+func (q *request) resourceType() string {
+	rt, _ := parsePath(q.r.URL.EscapedPath())
+	return rt.resType
+}
+
+func (q *request) unsupported(msg string) {
+	writeError(q.w, http.StatusBadRequest, msg, 0, 0)
+}
+
+func allowed(k targetKind) string {
+	switch k {
+	case tAccount, tPKRanges, tPKRange:
+		return "GET"
+	case tDatabases, tContainers, tDocuments, tOffers:
+		return "GET, POST"
+	case tOffer:
+		return "GET, PUT"
+	case tDatabase:
+		return "GET, DELETE"
+	case tContainer, tDocument:
+		return "GET, PUT, DELETE"
+	}
+	return ""
+}
+
+// isQuery reports whether a POST to a feed is a query: the SDKs mark it
+// with the content type application/query+json and x-ms-documentdb-isquery
+// (or x-ms-documentdb-query).
+func (q *request) isQuery() bool {
+	ct := q.r.Header.Get("Content-Type")
+	if len(ct) >= len("application/query+json") && equalFoldPrefix(ct, "application/query+json") {
+		return true
+	}
+	return headerTrue(q.r.Header.Get("x-ms-documentdb-isquery")) || headerTrue(q.r.Header.Get("x-ms-documentdb-query"))
+}
+
+func equalFoldPrefix(s, prefix string) bool {
+	if len(s) < len(prefix) {
+		return false
+	}
+	for i := 0; i < len(prefix); i++ {
+		a, b := s[i], prefix[i]
+		if 'A' <= a && a <= 'Z' {
+			a += 'a' - 'A'
+		}
+		if a != b {
+			return false
+		}
+	}
+	return true
+}
+
+func headerTrue(v string) bool {
+	return len(v) == 4 && equalFoldPrefix(v, "true")
+}
+
+// errorBody is the body of every error response, as Cosmos DB writes it.
+type errorBody struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// codes are the error codes of the statuses the front answers.
+var codes = map[int]string{
+	http.StatusBadRequest:            "BadRequest",
+	http.StatusUnauthorized:          "Unauthorized",
+	http.StatusForbidden:             "Forbidden",
+	http.StatusNotFound:              "NotFound",
+	http.StatusMethodNotAllowed:      "MethodNotAllowed",
+	http.StatusRequestTimeout:        "RequestTimeout",
+	http.StatusConflict:              "Conflict",
+	http.StatusPreconditionFailed:    "PreconditionFailed",
+	http.StatusRequestEntityTooLarge: "RequestEntityTooLarge",
+	http.StatusTooManyRequests:       "TooManyRequests",
+	http.StatusInternalServerError:   "InternalServerError",
+	http.StatusServiceUnavailable:    "ServiceUnavailable",
+}
+
+// Substatus codes the SDKs look at.
+const (
+	subOwnerNotFound  = 1003 // 404: the database or container of the resource does not exist
+	subRUBudgetExceed = 3200 // 429: the request rate is too large
+)
+
+// writeError writes an error response.
+func writeError(w http.ResponseWriter, status int, msg string, substatus int, charge float64) {
+	code := codes[status]
+	if code == "" {
+		code = http.StatusText(status)
+	}
+	b, _ := json.Marshal(errorBody{Code: code, Message: msg})
+	hdr := w.Header()
+	hdr.Set("Content-Type", "application/json")
+	hdr.Set("Content-Length", strconv.Itoa(len(b)))
+	hdr.Set("x-ms-request-charge", formatCharge(charge))
+	hdr.Set("x-ms-substatus", strconv.Itoa(substatus))
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+}
+
+// fail answers a failed lethe call. notFoundSub is the substatus of a 404.
+func (q *request) fail(err error, charge float64, notFoundSub int) {
+	var le *lethe.Error
+	switch {
+	case errors.As(err, &le):
+		sub := 0
+		switch le.StatusCode {
+		case http.StatusTooManyRequests:
+			sub = subRUBudgetExceed
+			ms := int64(math.Ceil(float64(le.RetryAfter) / float64(time.Millisecond)))
+			if ms < 1 {
+				ms = 1
+			}
+			q.w.Header().Set("x-ms-retry-after-ms", strconv.FormatInt(ms, 10))
+		case http.StatusNotFound:
+			sub = notFoundSub
+		}
+		writeError(q.w, le.StatusCode, le.Error(), sub, charge)
+	case errors.Is(err, lethe.ErrClosed):
+		if q.h.isClosed() {
+			writeError(q.w, http.StatusServiceUnavailable, "the server is shutting down", 0, charge)
+			return
+		}
+		// The database was deleted while the request was under way.
+		writeError(q.w, http.StatusNotFound, "the database was deleted", subOwnerNotFound, charge)
+	case errors.Is(err, errNotFound):
+		writeError(q.w, http.StatusNotFound, err.Error(), notFoundSub, charge)
+	default:
+		if q.r.Context().Err() != nil {
+			writeError(q.w, http.StatusRequestTimeout, "the request was cancelled: "+err.Error(), 0, charge)
+			return
+		}
+		writeError(q.w, http.StatusInternalServerError, err.Error(), 0, charge)
+	}
+}
+
+var errNotFound = errors.New("not found")
+
+func (h *Handler) isClosed() bool {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	return h.closed
+}
+
+func formatCharge(c float64) string {
+	return strconv.FormatFloat(c, 'f', -1, 64)
+}
+
+// reply writes a successful response with a JSON body (none when body is
+// nil).
+func (q *request) reply(status int, body []byte, charge float64) {
+	hdr := q.w.Header()
+	hdr.Set("x-ms-request-charge", formatCharge(charge))
+	if body != nil {
+		hdr.Set("Content-Type", "application/json")
+		hdr.Set("Content-Length", strconv.Itoa(len(body)))
+	} else if status != http.StatusNoContent && status != http.StatusNotModified {
+		hdr.Set("Content-Length", "0")
+	}
+	q.w.WriteHeader(status)
+	if body != nil {
+		_, _ = q.w.Write(body)
+	}
+}
+
+// sessionToken returns the session token of a response: one partition key
+// range ("0"), version -1, and the handler's write progress, in the format
+// the SDKs parse ("0:-1#12").
+func (h *Handler) sessionToken(write bool) string {
+	var n uint64
+	if write {
+		n = h.lsn.Add(1)
+	} else {
+		n = h.lsn.Load()
+	}
+	return "0:-1#" + strconv.FormatUint(n+1, 10)
+}
+
+// newActivityID returns a random UUID (version 4).
+func newActivityID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0F | 0x40
+	b[8] = b[8]&0x3F | 0x80
+	var s [36]byte
+	hex.Encode(s[0:8], b[0:4])
+	s[8] = '-'
+	hex.Encode(s[9:13], b[4:6])
+	s[13] = '-'
+	hex.Encode(s[14:18], b[6:8])
+	s[18] = '-'
+	hex.Encode(s[19:23], b[8:10])
+	s[23] = '-'
+	hex.Encode(s[24:], b[10:])
+	return string(s[:])
+}
+
+// quoteETag writes an entity tag as HTTP and Cosmos DB do, in double quotes.
+func quoteETag(e string) string { return `"` + e + `"` }

@@ -1,0 +1,114 @@
+package cosmosrest
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+
+	"github.com/lethedb/lethe/internal/query"
+)
+
+// metaDoc is a database's or container's properties, as a query over the
+// databases or containers sees them.
+type metaDoc struct {
+	id   string
+	json []byte
+}
+
+// queryBody is the body of a query request.
+type queryBody struct {
+	Query      *string `json:"query"`
+	Parameters []struct {
+		Name  string          `json:"name"`
+		Value json.RawMessage `json:"value"`
+	} `json:"parameters"`
+}
+
+// parseQueryBody reads a query request's body: {"query": …, "parameters":
+// [{"name": "@x", "value": …}]}.
+func (q *request) parseQueryBody() (string, map[string]json.RawMessage, bool) {
+	var in queryBody
+	if err := json.Unmarshal(q.body, &in); err != nil || in.Query == nil {
+		writeError(q.w, http.StatusBadRequest, `the body of a query must be a JSON object {"query": "...", "parameters": [{"name": "@p", "value": ...}]}`, 0, 0)
+		return "", nil, false
+	}
+	params := make(map[string]json.RawMessage, len(in.Parameters))
+	for _, p := range in.Parameters {
+		if p.Value == nil {
+			continue // an undefined value: the query reports the parameter missing
+		}
+		params[p.Name] = p.Value
+	}
+	return *in.Query, params, true
+}
+
+// metaQuery answers a query over databases or containers: lethe's query
+// engine over their properties, one page of the x-ms-max-item-count first
+// results after the continuation (an offset).
+func (q *request) metaQuery(rid, name string, docs []metaDoc) {
+	text, params, ok := q.parseQueryBody()
+	if !ok {
+		return
+	}
+	parsed, err := query.Parse(text)
+	if err != nil {
+		writeError(q.w, http.StatusBadRequest, err.Error(), 0, 0)
+		return
+	}
+	anyParams := make(map[string]any, len(params))
+	for k, v := range params {
+		anyParams[k] = v
+	}
+	qdocs := make([]query.Doc, len(docs))
+	for i, d := range docs {
+		qdocs[i] = query.Doc{ID: d.id, JSON: d.json}
+	}
+	res, err := query.Exec(q.ctx(), parsed, anyParams, qdocs, q.h.now())
+	if err != nil {
+		var qe *query.Error
+		if errors.As(err, &qe) {
+			writeError(q.w, http.StatusBadRequest, err.Error(), 0, 0)
+			return
+		}
+		q.fail(err, 0, 0)
+		return
+	}
+	items := res.Items
+	from := 0
+	if tok := q.r.Header.Get("x-ms-continuation"); tok != "" {
+		n, err := strconv.Atoi(tok)
+		if err != nil || n < 0 {
+			writeError(q.w, http.StatusBadRequest, "the continuation token is not one this query returned", 0, 0)
+			return
+		}
+		from = min(n, len(items))
+	}
+	items = items[from:]
+	limit, ok := q.maxItemCount()
+	if !ok {
+		return
+	}
+	next := ""
+	if limit > 0 && len(items) > limit {
+		items = items[:limit]
+		next = strconv.Itoa(from + limit)
+	}
+	q.replyFeed(rid, name, items, next, 1)
+}
+
+// maxItemCount reads x-ms-max-item-count: 0 when absent (the default page
+// size), -1 for as many as fit a page, else the count. It answers 400 and
+// returns false when the header is invalid.
+func (q *request) maxItemCount() (int, bool) {
+	v := q.r.Header.Get("x-ms-max-item-count")
+	if v == "" {
+		return 0, true
+	}
+	n, err := strconv.ParseInt(v, 10, 32)
+	if err != nil || n < -1 {
+		writeError(q.w, http.StatusBadRequest, "x-ms-max-item-count must be -1 or a positive count", 0, 0)
+		return 0, false
+	}
+	return int(n), true
+}

@@ -1,0 +1,60 @@
+package cosmosrest
+
+import (
+	"encoding/base64"
+	"hash/fnv"
+	"strings"
+)
+
+// Resource ids (_rid) are derived from names, never stored: lethe stores
+// containers and items by name, and a derived id is stable across restarts
+// of a durable handler. They have the shapes of Cosmos DB's: a database's
+// is 4 bytes, a container's 8 (its database's, then 4 of its own, the top
+// bit set), a document's 16 (its container's, then 8 of its own, the type
+// nibble of the last byte 0), each in standard base64. In _self links the
+// base64 '/' is written '-', as Cosmos DB does.
+
+func hash64(parts ...string) uint64 {
+	h := fnv.New64a()
+	for _, p := range parts {
+		h.Write([]byte(p))
+		h.Write([]byte{0})
+	}
+	return h.Sum64()
+}
+
+// databaseRID returns the _rid of the database id.
+func databaseRID(id string) []byte {
+	v := hash64("db", id)
+	return []byte{byte(v), byte(v >> 8), byte(v >> 16), 0}
+}
+
+// containerRID returns the _rid of the container id in database db.
+func containerRID(db, id string) []byte {
+	v := hash64("coll", db, id)
+	r := databaseRID(db)
+	return append(r, byte(v)|0x80, byte(v>>8), byte(v>>16), byte(v>>24))
+}
+
+// documentRID returns the _rid of the document (pk, id), pk as
+// PartitionKey.String writes it.
+func documentRID(coll []byte, pk, id string) []byte {
+	v := hash64("doc", pk, id)
+	r := append([]byte(nil), coll...)
+	for i := range 8 {
+		r = append(r, byte(v>>(8*i)))
+	}
+	r[15] &= 0x0F
+	return r
+}
+
+// pkRangeRID returns the _rid of a container's one partition key range.
+func pkRangeRID(coll []byte) []byte {
+	r := append([]byte(nil), coll...)
+	return append(r, 1, 0, 0, 0, 0, 0, 0, 0x50)
+}
+
+func ridString(b []byte) string { return base64.StdEncoding.EncodeToString(b) }
+
+// selfRID is a _rid as _self links write it.
+func selfRID(b []byte) string { return strings.ReplaceAll(ridString(b), "/", "-") }

@@ -1,0 +1,637 @@
+// Package sdktest runs the official Azure Cosmos DB Go SDK (azcosmos)
+// against lethe's REST front (github.com/lethedb/lethe/cosmosrest) served
+// by httptest: what works through the SDK works for programs that use it.
+package sdktest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"sort"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
+	"github.com/lethedb/lethe"
+	"github.com/lethedb/lethe/cosmosrest"
+)
+
+// env is one handler served over TLS and an SDK client of it.
+type env struct {
+	client    *azcosmos.Client
+	transport policy.Transporter // trusts the server's certificate
+	status    statusCounter
+}
+
+// statusCounter counts the responses of each status the server sent.
+type statusCounter struct{ n [600]atomic.Int64 }
+
+func (s *statusCounter) count(code int) int64 { return s.n[code].Load() }
+
+type countingWriter struct {
+	http.ResponseWriter
+	s *statusCounter
+}
+
+func (w countingWriter) WriteHeader(code int) {
+	if code > 0 && code < len(w.s.n) {
+		w.s.n[code].Add(1)
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func newEnv(t *testing.T, cfg cosmosrest.Config) *env {
+	t.Helper()
+	h, err := cosmosrest.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &env{}
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(countingWriter{w, &e.status}, r)
+	}))
+	e.transport = srv.Client()
+	cred, err := azcosmos.NewKeyCredential(cosmosrest.EmulatorKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.client, err = azcosmos.NewClientWithKey(srv.URL, cred, &azcosmos.ClientOptions{
+		ClientOptions: azcore.ClientOptions{Transport: e.transport},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		e.client.Close()
+		srv.Close()
+		if err := h.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	return e
+}
+
+// container creates a database and a container in it.
+func (e *env) container(t *testing.T, props azcosmos.ContainerProperties, o *azcosmos.CreateContainerOptions) *azcosmos.ContainerClient {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := e.client.CreateDatabase(ctx, azcosmos.DatabaseProperties{ID: "db"}, nil); err != nil {
+		var re *azcore.ResponseError
+		if !errors.As(err, &re) || re.StatusCode != http.StatusConflict {
+			t.Fatal(err)
+		}
+	}
+	db, err := e.client.NewDatabase("db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.CreateContainer(ctx, props, o); err != nil {
+		t.Fatal(err)
+	}
+	c, err := db.NewContainer(props.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// status returns the HTTP status of an SDK error, or 0.
+func status(err error) int {
+	var re *azcore.ResponseError
+	if errors.As(err, &re) {
+		return re.StatusCode
+	}
+	return 0
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func item(t *testing.T, v map[string]any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestDatabasesAndContainers(t *testing.T) {
+	e := newEnv(t, cosmosrest.Config{})
+	ctx := context.Background()
+	for _, id := range []string{"one", "two"} {
+		resp, err := e.client.CreateDatabase(ctx, azcosmos.DatabaseProperties{ID: id}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.DatabaseProperties.ID != id || resp.DatabaseProperties.ResourceID == "" || resp.DatabaseProperties.ETag == nil {
+			t.Errorf("created %+v", resp.DatabaseProperties)
+		}
+	}
+	_, err := e.client.CreateDatabase(ctx, azcosmos.DatabaseProperties{ID: "one"}, nil)
+	if status(err) != http.StatusConflict {
+		t.Errorf("second create: %v, want 409", err)
+	}
+	tp := azcosmos.NewManualThroughputProperties(400)
+	_, err = e.client.CreateDatabase(ctx, azcosmos.DatabaseProperties{ID: "shared"}, &azcosmos.CreateDatabaseOptions{ThroughputProperties: &tp})
+	if status(err) != http.StatusBadRequest {
+		t.Errorf("database throughput: %v, want 400", err)
+	}
+	var ids []string
+	pager := e.client.NewQueryDatabasesPager("SELECT * FROM dbs d", nil)
+	for pager.More() {
+		page, err := pager.NextPage(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range page.Databases {
+			ids = append(ids, d.ID)
+		}
+	}
+	if fmt.Sprint(ids) != "[one two]" {
+		t.Errorf("databases %v", ids)
+	}
+
+	db, _ := e.client.NewDatabase("one")
+	props := azcosmos.ContainerProperties{
+		ID:                     "c",
+		DefaultTimeToLive:      ptr[int32](3600),
+		PartitionKeyDefinition: azcosmos.PartitionKeyDefinition{Paths: []string{"/tenant"}, Version: 2},
+	}
+	cr, err := db.CreateContainer(ctx, props, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := cr.ContainerProperties
+	if got.DefaultTimeToLive == nil || *got.DefaultTimeToLive != 3600 || got.PartitionKeyDefinition.Kind != azcosmos.PartitionKeyKindHash ||
+		got.PartitionKeyDefinition.Paths[0] != "/tenant" || got.ResourceID == "" || got.IndexingPolicy == nil {
+		t.Errorf("created container %+v", got)
+	}
+	if _, err := db.CreateContainer(ctx, props, nil); status(err) != http.StatusConflict {
+		t.Errorf("second create: %v, want 409", err)
+	}
+	c, _ := db.NewContainer("c")
+	read, err := c.Read(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Replace: a shorter default TTL, then none (TTL off).
+	rp := *read.ContainerProperties
+	rp.DefaultTimeToLive = ptr[int32](60)
+	rr, err := c.Replace(ctx, rp, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *rr.ContainerProperties.DefaultTimeToLive != 60 {
+		t.Errorf("replaced TTL %v", *rr.ContainerProperties.DefaultTimeToLive)
+	}
+	rp.DefaultTimeToLive = nil
+	rr, err = c.Replace(ctx, rp, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rr.ContainerProperties.DefaultTimeToLive != nil {
+		t.Errorf("TTL still on: %v", *rr.ContainerProperties.DefaultTimeToLive)
+	}
+	var names []string
+	cp := db.NewQueryContainersPager("SELECT * FROM c", nil)
+	for cp.More() {
+		page, err := cp.NextPage(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range page.Containers {
+			names = append(names, p.ID)
+		}
+	}
+	if fmt.Sprint(names) != "[c]" {
+		t.Errorf("containers %v", names)
+	}
+	ranges, err := c.ReadFeedRanges(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ranges) != 1 || ranges[0].MinInclusive != "" || ranges[0].MaxExclusive != "FF" {
+		t.Errorf("feed ranges %+v", ranges)
+	}
+	if _, err := c.Delete(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Read(ctx, nil); status(err) != http.StatusNotFound {
+		t.Errorf("read after delete: %v, want 404", err)
+	}
+	if _, err := db.Delete(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Read(ctx, nil); status(err) != http.StatusNotFound {
+		t.Errorf("read deleted database: %v, want 404", err)
+	}
+}
+
+func TestItemsExpire(t *testing.T) {
+	clock := lethe.NewManualClock(time.Unix(1_700_000_000, 0))
+	e := newEnv(t, cosmosrest.Config{Clock: clock})
+	ctx := context.Background()
+	c := e.container(t, azcosmos.ContainerProperties{
+		ID:                     "sessions",
+		DefaultTimeToLive:      ptr[int32](60),
+		PartitionKeyDefinition: azcosmos.PartitionKeyDefinition{Paths: []string{"/user"}},
+	}, nil)
+	ada := azcosmos.NewPartitionKeyString("ada")
+	for _, it := range []map[string]any{
+		{"id": "default", "user": "ada"},
+		{"id": "short", "user": "ada", "ttl": 5},
+		{"id": "never", "user": "ada", "ttl": -1},
+	} {
+		resp, err := c.CreateItem(ctx, ada, item(t, it), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.ETag == "" || resp.RequestCharge <= 0 || resp.SessionToken == nil {
+			t.Errorf("create response: etag %q charge %v session %v", resp.ETag, resp.RequestCharge, resp.SessionToken)
+		}
+	}
+	read := func(id string) int {
+		_, err := c.ReadItem(ctx, ada, id, nil)
+		if err != nil {
+			if s := status(err); s != 0 {
+				return s
+			}
+			t.Fatal(err)
+		}
+		return http.StatusOK
+	}
+	resp, err := c.ReadItem(ctx, ada, "short", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(resp.Value, &doc); err != nil || doc["_ts"] != 1_700_000_000.0 || doc["_rid"] == nil || doc["ttl"] != 5.0 {
+		t.Errorf("read %s", resp.Value)
+	}
+	clock.Advance(5 * time.Second)
+	if s := read("short"); s != http.StatusNotFound {
+		t.Errorf("short after 5s: %d, want 404", s)
+	}
+	if s := read("default"); s != http.StatusOK {
+		t.Errorf("default after 5s: %d", s)
+	}
+	// Upsert over the expired item creates it anew.
+	up, err := c.UpsertItem(ctx, ada, item(t, map[string]any{"id": "short", "user": "ada", "ttl": 5}), nil)
+	if err != nil || up.RawResponse.StatusCode != http.StatusCreated {
+		t.Fatalf("upsert over an expired item: %v", err)
+	}
+	clock.Advance(55 * time.Second)
+	if s := read("default"); s != http.StatusNotFound {
+		t.Errorf("default after 60s: %d, want 404", s)
+	}
+	if s := read("never"); s != http.StatusOK {
+		t.Errorf("never: %d", s)
+	}
+
+	// The container's TTL changed through the SDK applies at once.
+	props, err := c.Read(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := *props.ContainerProperties
+	p.DefaultTimeToLive = nil // off: nothing expires any more
+	if _, err := c.Replace(ctx, p, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.CreateItem(ctx, ada, item(t, map[string]any{"id": "later", "user": "ada", "ttl": 1}), nil); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(time.Hour)
+	if s := read("later"); s != http.StatusOK {
+		t.Errorf("with TTL off: %d", s)
+	}
+	p.DefaultTimeToLive = ptr[int32](-1) // on, no default: "later" expired an hour ago
+	if _, err := c.Replace(ctx, p, nil); err != nil {
+		t.Fatal(err)
+	}
+	if s := read("later"); s != http.StatusNotFound {
+		t.Errorf("with TTL on again: %d, want 404", s)
+	}
+	if s := read("never"); s != http.StatusOK {
+		t.Errorf("never: %d", s)
+	}
+	// Queries never see expired items.
+	pager := c.NewQueryItemsPager("SELECT VALUE COUNT(1) FROM c", azcosmos.NewPartitionKey(), nil)
+	page, err := pager.NextPage(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(page.Items) != 1 || string(page.Items[0]) != "1" {
+		t.Errorf("count of live items: %q", page.Items)
+	}
+}
+
+func TestQueries(t *testing.T) {
+	e := newEnv(t, cosmosrest.Config{})
+	ctx := context.Background()
+	c := e.container(t, azcosmos.ContainerProperties{
+		ID:                     "orders",
+		PartitionKeyDefinition: azcosmos.PartitionKeyDefinition{Paths: []string{"/tenant"}},
+	}, nil)
+	for i := range 20 {
+		tenant := []string{"a", "b", "c"}[i%3]
+		if _, err := c.CreateItem(ctx, azcosmos.NewPartitionKeyString(tenant),
+			item(t, map[string]any{"id": fmt.Sprintf("o%02d", i), "tenant": tenant, "total": i}), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	all := func(q string, pk azcosmos.PartitionKey, o *azcosmos.QueryOptions) ([]string, int) {
+		t.Helper()
+		var out []string
+		pages := 0
+		pager := c.NewQueryItemsPager(q, pk, o)
+		for pager.More() {
+			page, err := pager.NextPage(ctx)
+			if err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+			pages++
+			for _, it := range page.Items {
+				out = append(out, string(it))
+			}
+		}
+		return out, pages
+	}
+	// Parameters, several pages (continuation), across partitions, ordered.
+	got, pages := all("SELECT VALUE c.total FROM c WHERE c.total >= @min ORDER BY c.total DESC", azcosmos.NewPartitionKey(),
+		&azcosmos.QueryOptions{PageSizeHint: 3, QueryParameters: []azcosmos.QueryParameter{{Name: "@min", Value: 5}}})
+	if fmt.Sprint(got) != "[19 18 17 16 15 14 13 12 11 10 9 8 7 6 5]" || pages != 5 {
+		t.Errorf("%d pages: %v", pages, got)
+	}
+	// One partition.
+	got, _ = all("SELECT VALUE c.id FROM c", azcosmos.NewPartitionKeyString("b"), &azcosmos.QueryOptions{PageSizeHint: 2})
+	if fmt.Sprint(got) != `["o01" "o04" "o07" "o10" "o13" "o16" "o19"]` {
+		t.Errorf("partition b: %v", got)
+	}
+	// Aggregates, TOP, DISTINCT across partitions: lethe's results, passed through.
+	for q, want := range map[string]string{
+		"SELECT VALUE COUNT(1) FROM c":                          "[20]",
+		"SELECT VALUE MAX(c.total) FROM c":                      "[19]",
+		"SELECT TOP 2 c.id FROM c ORDER BY c.total":             `[{"id":"o00"} {"id":"o01"}]`,
+		"SELECT DISTINCT VALUE c.tenant FROM c":                 `["a" "b" "c"]`,
+		"SELECT VALUE AVG(c.total) FROM c WHERE c.tenant = 'a'": "[9]",
+	} {
+		got, _ := all(q, azcosmos.NewPartitionKey(), nil)
+		if fmt.Sprint(got) != want {
+			t.Errorf("%s: %v, want %s", q, got, want)
+		}
+	}
+	// A continuation token resumes a new pager.
+	first := c.NewQueryItemsPager("SELECT VALUE c.id FROM c ORDER BY c.id", azcosmos.NewPartitionKey(), &azcosmos.QueryOptions{PageSizeHint: 15})
+	page, err := first.NextPage(ctx)
+	if err != nil || page.ContinuationToken == nil {
+		t.Fatalf("first page: %v", err)
+	}
+	rest, _ := all("SELECT VALUE c.id FROM c ORDER BY c.id", azcosmos.NewPartitionKey(), &azcosmos.QueryOptions{ContinuationToken: page.ContinuationToken})
+	if fmt.Sprint(rest) != `["o15" "o16" "o17" "o18" "o19"]` {
+		t.Errorf("resumed: %v", rest)
+	}
+	// A bad query is a 400.
+	_, err = c.NewQueryItemsPager("SELECT * FROM c WHERE", azcosmos.NewPartitionKey(), nil).NextPage(ctx)
+	if status(err) != http.StatusBadRequest {
+		t.Errorf("bad query: %v", err)
+	}
+}
+
+func TestHierarchicalKeys(t *testing.T) {
+	e := newEnv(t, cosmosrest.Config{})
+	ctx := context.Background()
+	c := e.container(t, azcosmos.ContainerProperties{
+		ID: "h",
+		PartitionKeyDefinition: azcosmos.PartitionKeyDefinition{
+			Kind: azcosmos.PartitionKeyKindMultiHash, Paths: []string{"/tenant", "/user"}, Version: 2,
+		},
+	}, nil)
+	for _, u := range []string{"ada", "bob"} {
+		pk := azcosmos.NewPartitionKeyString("acme").AppendString(u)
+		if _, err := c.CreateItem(ctx, pk, item(t, map[string]any{"id": "1", "tenant": "acme", "user": u}), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := c.ReadItem(ctx, azcosmos.NewPartitionKeyString("acme").AppendString("bob"), "1", nil); err != nil {
+		t.Fatal(err)
+	}
+	page, err := c.NewQueryItemsPager("SELECT VALUE c.user FROM c", azcosmos.NewPartitionKeyString("acme"), nil).NextPage(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(page.Items) != 2 {
+		t.Errorf("prefix query: %q", page.Items)
+	}
+}
+
+func TestErrors(t *testing.T) {
+	e := newEnv(t, cosmosrest.Config{})
+	ctx := context.Background()
+	c := e.container(t, azcosmos.ContainerProperties{
+		ID:                     "c",
+		PartitionKeyDefinition: azcosmos.PartitionKeyDefinition{Paths: []string{"/pk"}},
+	}, nil)
+	pk := azcosmos.NewPartitionKeyString("p")
+	if _, err := c.ReadItem(ctx, pk, "missing", nil); status(err) != http.StatusNotFound {
+		t.Errorf("read missing: %v, want 404", err)
+	}
+	created, err := c.CreateItem(ctx, pk, []byte(`{"id":"1","pk":"p","n":1}`), &azcosmos.ItemOptions{EnableContentResponseOnWrite: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(created.Value) == 0 {
+		t.Error("EnableContentResponseOnWrite: no body")
+	}
+	plain, err := c.CreateItem(ctx, pk, []byte(`{"id":"2","pk":"p"}`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(plain.Value) != 0 {
+		t.Errorf("default (minimal) write returned a body: %s", plain.Value)
+	}
+	if _, err := c.CreateItem(ctx, pk, []byte(`{"id":"1","pk":"p"}`), nil); status(err) != http.StatusConflict {
+		t.Errorf("create twice: %v, want 409", err)
+	}
+	stale := azcore.ETag(`"0000000000000000"`)
+	if _, err := c.ReplaceItem(ctx, pk, "1", []byte(`{"id":"1","pk":"p","n":2}`), &azcosmos.ItemOptions{IfMatchEtag: &stale}); status(err) != http.StatusPreconditionFailed {
+		t.Errorf("replace with a stale etag: %v, want 412", err)
+	}
+	if _, err := c.ReplaceItem(ctx, pk, "1", []byte(`{"id":"1","pk":"p","n":2}`), &azcosmos.ItemOptions{IfMatchEtag: &created.ETag}); err != nil {
+		t.Errorf("replace with the current etag: %v", err)
+	}
+	if _, err := c.DeleteItem(ctx, pk, "1", &azcosmos.ItemOptions{IfMatchEtag: &created.ETag}); status(err) != http.StatusPreconditionFailed {
+		t.Errorf("delete with an old etag: %v, want 412", err)
+	}
+	if _, err := c.DeleteItem(ctx, pk, "1", nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.CreateItem(ctx, pk, []byte(`{"id":"3","pk":"other"}`), nil); status(err) != http.StatusBadRequest {
+		t.Errorf("mismatched partition key: %v, want 400", err)
+	}
+	if _, err := c.CreateItem(ctx, pk, []byte(`{"id":"3","pk":"p","ttl":0}`), nil); status(err) != http.StatusBadRequest {
+		t.Errorf("ttl 0: %v, want 400", err)
+	}
+	ops := azcosmos.PatchOperations{}
+	ops.AppendSet("/n", 3)
+	if _, err := c.PatchItem(ctx, pk, "2", ops, nil); status(err) != http.StatusBadRequest {
+		t.Errorf("patch (not supported yet): %v, want 400", err)
+	}
+	db, _ := e.client.NewDatabase("nope")
+	missing, _ := db.NewContainer("c")
+	if _, err := missing.ReadItem(ctx, pk, "1", nil); status(err) != http.StatusNotFound {
+		t.Errorf("item of a missing database: %v, want 404", err)
+	}
+	// A client with the wrong key gets 401.
+	other, _ := azcosmos.NewKeyCredential("dGhpcyBpcyBub3QgdGhlIGtleQ==")
+	bad, err := azcosmos.NewClientWithKey(e.client.Endpoint(), other, &azcosmos.ClientOptions{
+		ClientOptions: azcore.ClientOptions{Transport: e.transport, Retry: policy.RetryOptions{MaxRetries: -1}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bad.Close()
+	if _, err := bad.CreateDatabase(ctx, azcosmos.DatabaseProperties{ID: "x"}, nil); err == nil {
+		t.Error("the wrong key was accepted")
+	}
+	if e.status.count(http.StatusUnauthorized) == 0 {
+		t.Error("no 401 sent for the wrong key")
+	}
+}
+
+func TestThrottlingRetried(t *testing.T) {
+	e := newEnv(t, cosmosrest.Config{}) // the system clock: throughput refills in real time
+	ctx := context.Background()
+	// 5 RU/s: a bucket of 5 RU, and a create costs 5.5, so each create
+	// after the first is refused for about a second, however slow the
+	// machine, and retried by the SDK after x-ms-retry-after-ms.
+	tp := azcosmos.NewManualThroughputProperties(5)
+	c := e.container(t, azcosmos.ContainerProperties{
+		ID:                     "small",
+		PartitionKeyDefinition: azcosmos.PartitionKeyDefinition{Paths: []string{"/id"}},
+	}, &azcosmos.CreateContainerOptions{ThroughputProperties: &tp})
+	var ids []string
+	for i := range 3 {
+		id := fmt.Sprint(i)
+		if _, err := c.CreateItem(ctx, azcosmos.NewPartitionKeyString(id), item(t, map[string]any{"id": id}), nil); err != nil {
+			t.Fatalf("create %d: %v (the SDK should have retried the 429s)", i, err)
+		}
+		ids = append(ids, id)
+	}
+	if e.status.count(http.StatusTooManyRequests) == 0 {
+		t.Fatal("no 429 sent: the test did not exercise throttling")
+	}
+	var got []string
+	pager := c.NewQueryItemsPager("SELECT VALUE c.id FROM c", azcosmos.NewPartitionKey(), nil)
+	for pager.More() {
+		page, err := pager.NextPage(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, it := range page.Items {
+			var s string
+			_ = json.Unmarshal(it, &s)
+			got = append(got, s)
+		}
+	}
+	sort.Strings(got)
+	if fmt.Sprint(got) != fmt.Sprint(ids) {
+		t.Errorf("items %v, want %v", got, ids)
+	}
+	t.Logf("429s retried by the SDK: %d", e.status.count(http.StatusTooManyRequests))
+}
+
+func TestThroughput(t *testing.T) {
+	e := newEnv(t, cosmosrest.Config{})
+	ctx := context.Background()
+	tp := azcosmos.NewManualThroughputProperties(400)
+	c := e.container(t, azcosmos.ContainerProperties{
+		ID:                     "c",
+		PartitionKeyDefinition: azcosmos.PartitionKeyDefinition{Paths: []string{"/id"}},
+	}, &azcosmos.CreateContainerOptions{ThroughputProperties: &tp})
+	resp, err := c.ReadThroughput(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, ok := resp.ThroughputProperties.ManualThroughput(); !ok || n != 400 {
+		t.Errorf("throughput %d %v, want 400", n, ok)
+	}
+	if _, err := c.ReplaceThroughput(ctx, azcosmos.NewManualThroughputProperties(1000), nil); err != nil {
+		t.Fatal(err)
+	}
+	resp, err = c.ReadThroughput(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := resp.ThroughputProperties.ManualThroughput(); n != 1000 {
+		t.Errorf("throughput after replace %d, want 1000", n)
+	}
+	db, _ := e.client.NewDatabase("db")
+	if _, err := db.CreateContainer(ctx, azcosmos.ContainerProperties{ID: "unlimited",
+		PartitionKeyDefinition: azcosmos.PartitionKeyDefinition{Paths: []string{"/id"}}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	unlimited, _ := db.NewContainer("unlimited")
+	if _, err := unlimited.ReadThroughput(ctx, nil); status(err) != http.StatusNotFound {
+		t.Errorf("throughput of an unlimited container: %v, want 404", err)
+	}
+}
+
+func TestReadManyItems(t *testing.T) {
+	e := newEnv(t, cosmosrest.Config{})
+	ctx := context.Background()
+	c := e.container(t, azcosmos.ContainerProperties{
+		ID:                     "c",
+		PartitionKeyDefinition: azcosmos.PartitionKeyDefinition{Paths: []string{"/tenant"}},
+	}, nil)
+	var want []azcosmos.ItemIdentity
+	for i := range 6 {
+		tenant := []string{"a", "b"}[i%2]
+		id := fmt.Sprint(i)
+		if _, err := c.CreateItem(ctx, azcosmos.NewPartitionKeyString(tenant), item(t, map[string]any{"id": id, "tenant": tenant}), nil); err != nil {
+			t.Fatal(err)
+		}
+		if i%3 != 0 {
+			want = append(want, azcosmos.ItemIdentity{ID: id, PartitionKey: azcosmos.NewPartitionKeyString(tenant)})
+		}
+	}
+	// One that is not there.
+	want = append(want, azcosmos.ItemIdentity{ID: "9", PartitionKey: azcosmos.NewPartitionKeyString("a")})
+	resp, err := c.ReadManyItems(ctx, want, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, it := range resp.Items {
+		var v struct{ ID string }
+		if err := json.Unmarshal(it, &v); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, v.ID)
+	}
+	sort.Strings(ids)
+	if fmt.Sprint(ids) != "[1 2 4 5]" {
+		t.Errorf("read many: %v", ids)
+	}
+}
+
+func TestChangeFeedRefused(t *testing.T) {
+	e := newEnv(t, cosmosrest.Config{})
+	c := e.container(t, azcosmos.ContainerProperties{
+		ID:                     "c",
+		PartitionKeyDefinition: azcosmos.PartitionKeyDefinition{Paths: []string{"/id"}},
+	}, nil)
+	ranges, err := c.ReadFeedRanges(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.ReadChangeFeed(context.Background(), &azcosmos.ChangeFeedOptions{FeedRange: &ranges[0]}); status(err) != http.StatusBadRequest {
+		t.Errorf("change feed (not supported yet): %v, want 400", err)
+	}
+}
