@@ -227,3 +227,25 @@ func BenchmarkLetheRecovery(b *testing.B) {
 	}
 	b.ReportMetric(float64(len(d.ids)), "items/op")
 }
+
+// BenchmarkD1 runs D1 once per durable store and writer count on benchN
+// items (benchN/64 per writer), for -cpuprofile, -mutexprofile and
+// -blockprofile of one store's durable write path:
+//
+//	BENCH_N=1000000 go test -run '^$' -bench 'D1/lethe-always/64' -benchtime 1x -cpuprofile cpu.out
+func BenchmarkD1(b *testing.B) {
+	d := data(b)
+	for _, k := range durableStores {
+		for _, w := range []int{1, 8, 64} {
+			b.Run(fmt.Sprintf("%s/%d", k.flag, w), func(b *testing.B) {
+				dc := durableConfig{perW: max(benchN/64, 1), warm: min(512, benchN), limit: time.Minute, dir: b.TempDir()}
+				for b.Loop() {
+					rec := newRecorder()
+					phaseD1(k, w, d, dc, rec)
+					v, _ := rec.med(fmt.Sprintf("D1 items/s %dw", w), k.name)
+					b.ReportMetric(v, "items/s")
+				}
+			})
+		}
+	}
+}
