@@ -143,7 +143,7 @@ func report(w io.Writer, rec *recorder, cfg config, d *dataset, runs int, kinds 
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		var deps []string
 		for _, m := range bi.Deps {
-			for _, p := range []string{"tidwall/buntdb", "jellydator/ttlcache", "patrickmn/go-cache", "google/btree", "tidwall/gjson"} {
+			for _, p := range []string{"tidwall/buntdb", "jellydator/ttlcache", "patrickmn/go-cache", "google/btree", "tidwall/gjson", "go.etcd.io/bbolt"} {
 				if strings.Contains(m.Path, p) {
 					deps = append(deps, m.Path+" "+m.Version)
 				}
