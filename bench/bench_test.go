@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"strconv"
 	"sync"
@@ -178,6 +179,73 @@ func BenchmarkLetheStats(b *testing.B) {
 	for b.Loop() {
 		if st := s.c.Stats(); st.ExpiredPending != int64(len(d.ids)) {
 			b.Fatalf("%d pending", st.ExpiredPending)
+		}
+	}
+}
+
+// TestDurableSmall runs D1 and D2 on a small set, so that they keep
+// working: as `go run . -w D1,D2 -n 640 -runs 1 -dchunk 200`.
+func TestDurableSmall(t *testing.T) {
+	d := newDataset(640, 1)
+	cfg := config{n: 640, workloads: map[string]bool{"D1": true, "D2": true}}
+	dc := durableConfig{stores: durableStores, writers: []int{1, 8, 64}, perW: 10, warm: 64, limit: 10 * time.Second, dir: t.TempDir(), chunk: 200}
+	rec := newRecorder()
+	runDurable(d, cfg, dc, rec)
+	for _, k := range durableStores {
+		for _, w := range dc.writers {
+			if _, ok := rec.med(fmt.Sprintf("D1 items/s %dw", w), k.name); !ok {
+				t.Errorf("no D1 figure for %s, %d writers", k.name, w)
+			}
+		}
+	}
+	for _, row := range d2Rows {
+		if _, ok := rec.med("D2 B/item on disk", row); !ok {
+			t.Errorf("no D2 figure for %s", row)
+		}
+	}
+	if v, _ := rec.med("D2 log frames replayed", d2LogOnly); v < 640 {
+		t.Errorf("log-only recovery replayed %.0f frames, want at least 640", v)
+	}
+	if len(rec.notes) > 0 {
+		t.Errorf("notes: %q", rec.notes)
+	}
+}
+
+// BenchmarkLetheRecovery reopens a durable lethe store of benchN items, its
+// log only (b.N times), for -cpuprofile of recovery:
+//
+//	BENCH_N=1000000 go test -run '^$' -bench LetheRecovery -benchtime 3x -cpuprofile cpu.out
+func BenchmarkLetheRecovery(b *testing.B) {
+	d := data(b)
+	dir := b.TempDir()
+	loadLethe(dir, d, len(d.ids), 100_000)
+	for b.Loop() {
+		s, _, _ := reopenLethe(dir, len(d.ids))
+		b.StopTimer()
+		s.closeErr()
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(len(d.ids)), "items/op")
+}
+
+// BenchmarkD1 runs D1 once per durable store and writer count on benchN
+// items (benchN/64 per writer), for -cpuprofile, -mutexprofile and
+// -blockprofile of one store's durable write path:
+//
+//	BENCH_N=1000000 go test -run '^$' -bench 'D1/lethe-always/64' -benchtime 1x -cpuprofile cpu.out
+func BenchmarkD1(b *testing.B) {
+	d := data(b)
+	for _, k := range durableStores {
+		for _, w := range []int{1, 8, 64} {
+			b.Run(fmt.Sprintf("%s/%d", k.flag, w), func(b *testing.B) {
+				dc := durableConfig{perW: max(benchN/64, 1), warm: min(512, benchN), limit: time.Minute, dir: b.TempDir()}
+				for b.Loop() {
+					rec := newRecorder()
+					phaseD1(k, w, d, dc, rec)
+					v, _ := rec.med(fmt.Sprintf("D1 items/s %dw", w), k.name)
+					b.ReportMetric(v, "items/s")
+				}
+			})
 		}
 	}
 }

@@ -1,10 +1,13 @@
 // Command bench compares lethe with its peers (BuntDB, ttlcache, go-cache)
 // and two floors (a map under an RWMutex, and a map plus a btree expiry
 // index) on the workloads W1 to W6 described in BENCHMARKS.md, and prints
-// markdown tables of the medians over several runs.
+// markdown tables of the medians over several runs. The durable workloads
+// D1 (durable inserts) and D2 (recovery), against BuntDB on a file and
+// bbolt, run only when -w names them.
 //
 //	go run . -n 1000000 -runs 3 -chart latency.png
 //	go run . -n 20000 -runs 1 -chart ""   # seconds: what CI runs
+//	go run . -w D1,D2 -n 1000000 -runs 1  # durability: minutes
 package main
 
 import (
@@ -15,6 +18,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -22,7 +26,7 @@ import (
 func main() {
 	var (
 		n        = flag.Int("n", 1_000_000, "items per store")
-		wl       = flag.String("w", "W1,W2,W3,W4,W5,W6", "workloads, comma-separated")
+		wl       = flag.String("w", "W1,W2,W3,W4,W5,W6", "workloads, comma-separated (W1 to W6; the durable D1 and D2 run only when named)")
 		peers    = flag.String("peers", "lethe,lethe+append,buntdb,ttlcache,go-cache,map,btree", "stores, comma-separated (lethe, lethe+append, buntdb, ttlcache, go-cache, map, btree)")
 		runs     = flag.Int("runs", 3, "runs; tables show medians")
 		chart    = flag.String("chart", "latency.png", "PNG chart of W5 read latency during the purge (empty: none)")
@@ -31,6 +35,11 @@ func main() {
 		window   = flag.Duration("window", 0, "W5: how long reads go on after the expiry (0: 3s, or 500ms when -n is under 100000)")
 		cleanup  = flag.Duration("cleanup", time.Second, "go-cache's janitor interval")
 		out      = flag.String("o", "", "also write the tables to this file")
+		dstores  = flag.String("dstores", "lethe-always,lethe-everysec,buntdb-always,buntdb-everysec,bbolt,bbolt-batch", "D1: durable stores, comma-separated")
+		writers  = flag.String("writers", "1,8,64", "D1: concurrent writers, comma-separated")
+		dlimit   = flag.Duration("dlimit", 30*time.Second, "D1: the longest one measurement runs; a store still writing then is stopped and measured on what it wrote")
+		ddir     = flag.String("ddir", "", "D1, D2: where the stores' directories are made (empty: the system's temporary directory)")
+		dchunk   = flag.Int("dchunk", 100_000, "D2: items per session when loading lethe's log-only store (its log must stay under lethe's 64 MiB snapshot threshold)")
 	)
 	flag.Parse()
 
@@ -49,8 +58,8 @@ func main() {
 		if w == "" {
 			continue
 		}
-		if len(w) != 2 || w[0] != 'W' || w[1] < '1' || w[1] > '6' {
-			fatalf("unknown workload %q: use W1 to W6", w)
+		if w != "D1" && w != "D2" && (len(w) != 2 || w[0] != 'W' || w[1] < '1' || w[1] > '6') {
+			fatalf("unknown workload %q: use W1 to W6, D1, D2", w)
 		}
 		cfg.workloads[w] = true
 	}
@@ -71,6 +80,25 @@ func main() {
 	if *n < 10 || *runs < 1 || len(kinds) == 0 {
 		fatalf("need -n >= 10, -runs >= 1 and at least one store")
 	}
+	dc := durableConfig{perW: max(*n/64, 1), warm: min(512, *n), limit: *dlimit, dir: *ddir, chunk: *dchunk}
+	for _, name := range strings.Split(*dstores, ",") {
+		name = strings.ToLower(strings.TrimSpace(name))
+		i := slices.IndexFunc(durableStores, func(k durableKind) bool { return k.flag == name })
+		if i < 0 {
+			fatalf("unknown durable store %q", name)
+		}
+		dc.stores = append(dc.stores, durableStores[i])
+	}
+	for _, s := range strings.Split(*writers, ",") {
+		w, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || w < 1 || w > 64 {
+			fatalf("bad writer count %q: use 1 to 64", s)
+		}
+		dc.writers = append(dc.writers, w)
+	}
+	if dc.chunk < 1 || dc.limit <= 0 {
+		fatalf("need -dchunk >= 1 and -dlimit > 0")
+	}
 
 	logf("generating %d items", *n)
 	d := newDataset(*n, 1)
@@ -83,6 +111,10 @@ func main() {
 			runtime.GC()
 			debug.FreeOSMemory()
 		}
+		if cfg.workloads["D1"] || cfg.workloads["D2"] {
+			logf("run %d/%d: durable", r+1, *runs)
+			runDurable(d, cfg, dc, rec)
+		}
 	}
 
 	var w io.Writer = os.Stdout
@@ -94,7 +126,7 @@ func main() {
 		defer f.Close()
 		w = io.MultiWriter(os.Stdout, f)
 	}
-	report(w, rec, cfg, d, *runs, kinds)
+	report(w, rec, cfg, d, *runs, kinds, dc)
 	if *chart != "" && len(rec.series) > 0 {
 		if err := drawChart(*chart, rec.series, kinds); err != nil {
 			fatalf("chart: %v", err)

@@ -136,14 +136,14 @@ func (r *recorder) bestPeer(m metricDef) (float64, string, bool) {
 	return best, name, found
 }
 
-func report(w io.Writer, rec *recorder, cfg config, d *dataset, runs int, kinds []storeKind) {
+func report(w io.Writer, rec *recorder, cfg config, d *dataset, runs int, kinds []storeKind, dc durableConfig) {
 	fmt.Fprintf(w, "## Results\n\n")
 	fmt.Fprintf(w, "`go run . %s` — N = %d, %d run(s), medians; %s, GOMAXPROCS %d, %s/%s.\n", strings.Join(os.Args[1:], " "), cfg.n, runs, runtime.Version(), runtime.GOMAXPROCS(0), runtime.GOOS, runtime.GOARCH)
 	fmt.Fprintf(w, "Items: %d bytes of JSON on average, ids like `%s`. Each cell: median, then the ratio to the best peer (BuntDB, ttlcache, go-cache) and to the floor (%s or %s, as the column says).\n\n", int(d.raw)/cfg.n-len(d.ids[0]), d.ids[0], mapFloor, btreeFloor)
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		var deps []string
 		for _, m := range bi.Deps {
-			for _, p := range []string{"tidwall/buntdb", "jellydator/ttlcache", "patrickmn/go-cache", "google/btree", "tidwall/gjson"} {
+			for _, p := range []string{"tidwall/buntdb", "jellydator/ttlcache", "patrickmn/go-cache", "google/btree", "tidwall/gjson", "go.etcd.io/bbolt"} {
 				if strings.Contains(m.Path, p) {
 					deps = append(deps, m.Path+" "+m.Version)
 				}
@@ -218,7 +218,8 @@ func report(w io.Writer, rec *recorder, cfg config, d *dataset, runs int, kinds 
 		}
 		fmt.Fprintln(w)
 	}
-	goals(w, rec)
+	reportDurable(w, rec, cfg, d, dc)
+	goals(w, rec, cfg.n)
 	if len(rec.notes) > 0 {
 		fmt.Fprintf(w, "### Notes from the runs\n\n")
 		for _, n := range rec.notes {
@@ -240,11 +241,26 @@ func report(w io.Writer, rec *recorder, cfg config, d *dataset, runs int, kinds 
 			}
 		}
 	}
+	var dnames []string
+	for _, k := range durableStores {
+		dnames = append(dnames, k.name)
+	}
+	for _, m := range durableMetrics(dc) {
+		for _, name := range append(dnames, d2Rows...) {
+			if v, ok := rec.vals[m][name]; ok {
+				var s []string
+				for _, x := range v {
+					s = append(s, fmtNum(x))
+				}
+				fmt.Fprintf(w, "| %s | %s | %s |\n", m, name, strings.Join(s, ", "))
+			}
+		}
+	}
 	fmt.Fprintln(w)
 }
 
 // goals prints lethe's goals, met or missed, from the medians.
-func goals(w io.Writer, rec *recorder) {
+func goals(w io.Writer, rec *recorder, n int) {
 	type goal struct {
 		text   string
 		ok     bool
@@ -296,6 +312,23 @@ func goals(w io.Writer, rec *recorder) {
 	if v, ok := get("W3 expired reads returned %", "lethe"); ok {
 		gs = append(gs, goal{"W3 hides every expired item", v == 0, fmt.Sprintf("%.1f%% returned", v), true})
 	}
+	if l, ok := get("D1 items/s 64w", letheAlways); ok {
+		if b, ok := get("D1 items/s 64w", "buntdb Always"); ok {
+			gs = append(gs, goal{"D1, 64 writers: lethe SyncAlways at least 10× BuntDB Always", l >= 10*b, fmt.Sprintf("%.1f× (%.0f vs %.0f items/s)", l/b, l, b), true})
+		}
+	}
+	for _, row := range []string{d2LogOnly, d2Checkpoint} {
+		v, ok := get("D2 open s", row)
+		if !ok {
+			continue
+		}
+		text, detail := "D2 recovery of 1,000,000 items in under 2 s ("+strings.TrimPrefix(row, "lethe, ")+")", fmt.Sprintf("%.2f s", v)
+		if n != 1_000_000 {
+			v *= 1e6 / float64(n)
+			detail = fmt.Sprintf("%.2f s for %d items: %.2f s scaled to 1,000,000", v*float64(n)/1e6, n, v)
+		}
+		gs = append(gs, goal{text, v < 2, detail, true})
+	}
 	if len(gs) == 0 {
 		return
 	}
@@ -308,4 +341,97 @@ func goals(w io.Writer, rec *recorder) {
 		fmt.Fprintf(w, "| %s | %s | %s |\n", g.text, res, g.detail)
 	}
 	fmt.Fprintln(w)
+}
+
+// d2Rows are D2's rows, in order.
+var d2Rows = []string{d2LogOnly, d2OneSession, d2Checkpoint, d2Bunt, d2Bolt}
+
+// durableMetrics are the keys D1 and D2 record, in order.
+func durableMetrics(dc durableConfig) []string {
+	var ms []string
+	for _, w := range dc.writers {
+		ms = append(ms, fmt.Sprintf("D1 items/s %dw", w))
+	}
+	return append(ms, "D2 open s", "D2 items/s", "D2 B/item on disk", "D2 log frames replayed", "D2 Checkpoint s")
+}
+
+// reportDurable prints D1's and D2's tables, if they ran.
+func reportDurable(w io.Writer, rec *recorder, cfg config, d *dataset, dc durableConfig) {
+	if cfg.workloads["D1"] {
+		fmt.Fprintf(w, "### D1: durable inserts, items/s\n\n")
+		fmt.Fprintf(w, "Each store on a fresh directory in %s; each writer inserts %d items (the usual items, %d bytes of JSON on average), one insert per call, acknowledged under the store's policy; a warm-up of %d items on the same writers and a GC first; at most %v per measurement. "+
+			"×lethe: the ratio to lethe in the same run, to lethe SyncAlways for stores that sync every acknowledged write (BuntDB Always, bbolt), to lethe SyncEverySecond for BuntDB EverySecond.\n\n",
+			dirName(dc.dir), dc.perW, int(d.raw)/cfg.n-len(d.ids[0]), dc.warm, dc.limit)
+		fmt.Fprintf(w, "| store |")
+		for _, wr := range dc.writers {
+			fmt.Fprintf(w, " %d writer%s (higher is better; ×lethe) |", wr, plural(wr))
+		}
+		fmt.Fprintf(w, "\n|---|%s\n", strings.Repeat("---|", len(dc.writers)))
+		for _, k := range dc.stores {
+			fmt.Fprintf(w, "| %s |", k.name)
+			ref := letheEverySec
+			if k.synced {
+				ref = letheAlways
+			}
+			for _, wr := range dc.writers {
+				m := fmt.Sprintf("D1 items/s %dw", wr)
+				v, ok := rec.med(m, k.name)
+				if !ok {
+					fmt.Fprintf(w, " n/a |")
+					continue
+				}
+				l, okl := rec.med(m, ref)
+				fmt.Fprintf(w, " %s (%s) |", fmtNum(v), ratio(v, l, okl))
+			}
+			fmt.Fprintln(w)
+		}
+		fmt.Fprintln(w)
+	}
+	if cfg.workloads["D2"] {
+		fmt.Fprintf(w, "### D2: recovery of %d items\n\n", cfg.n)
+		fmt.Fprintf(w, "Open: the wall time of lethe.Open or buntdb.Open on the store's directory, after a GC, until every item is back in memory (bbolt maps its file and reads on demand: not comparable). "+
+			"Log only: loaded under SyncNever in sessions of %d items, each writing less log than starts a snapshot by itself; as one session left it: loaded in one session, snapshotting by itself as its log grew; after Checkpoint: the log-only store reopened, Checkpoint, closed. "+
+			"On disk: the store's files over N (raw id and JSON: %d B/item). ×: the ratio to lethe, log only.\n\n", dc.chunk, int(d.raw)/cfg.n)
+		fmt.Fprintf(w, "| store, state | Open s (lower is better; ×) | items/s recovered (higher is better) | on disk B/item (lower is better; ×) | log frames replayed | Checkpoint s |\n|---|---|---|---|---|---|\n")
+		cell := func(m, row string, ratios bool) string {
+			v, ok := rec.med(m, row)
+			if !ok {
+				return "–"
+			}
+			s := fmtNum(v)
+			if ratios {
+				l, okl := rec.med(m, d2LogOnly)
+				s += " (" + ratio(v, l, okl) + ")"
+			}
+			return s
+		}
+		frames := func(row string) string {
+			if v, ok := rec.med("D2 log frames replayed", row); ok {
+				return fmt.Sprintf("%.0f", v)
+			}
+			return "–"
+		}
+		for _, row := range d2Rows {
+			if _, ok := rec.vals["D2 B/item on disk"][row]; !ok {
+				continue
+			}
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s |\n", row, cell("D2 open s", row, true), cell("D2 items/s", row, false),
+				cell("D2 B/item on disk", row, true), frames(row), cell("D2 Checkpoint s", row, false))
+		}
+		fmt.Fprintln(w)
+	}
+}
+
+func dirName(dir string) string {
+	if dir == "" {
+		return "the system's temporary directory (" + os.TempDir() + ")"
+	}
+	return dir
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
 }
