@@ -186,33 +186,35 @@ func encodeNumber(v float64) string {
 // x-ms-documentdb-partitionkey header: a JSON array of the components, none
 // written {}. The empty key is [].
 func (pk PartitionKey) String() string {
-	var b strings.Builder
-	b.WriteByte('[')
+	b := []byte{'['}
 	for i, enc := 0, pk.enc; enc != ""; i++ {
 		if i > 0 {
-			b.WriteByte(',')
+			b = append(b, ',')
 		}
 		n := pkComponentLen(enc)
 		switch c := enc[:n]; c[0] {
 		case pkNone:
-			b.WriteString("{}")
+			b = append(b, "{}"...)
 		case pkNull:
-			b.WriteString("null")
+			b = append(b, "null"...)
 		case pkFalse:
-			b.WriteString("false")
+			b = append(b, "false"...)
 		case pkTrue:
-			b.WriteString("true")
+			b = append(b, "true"...)
 		case pkNumber:
 			f := math.Float64frombits(binary.BigEndian.Uint64([]byte(c[1:])))
-			b.WriteString(strconv.FormatFloat(f, 'g', -1, 64))
+			if math.IsNaN(f) || math.IsInf(f, 0) { // invalid, refused where used
+				b = strconv.AppendFloat(b, f, 'g', -1, 64)
+			} else {
+				b = jsontext.AppendNumber(b, f)
+			}
 		case pkString:
 			_, k := binary.Uvarint([]byte(c[1:min(len(c), 1+binary.MaxVarintLen64)]))
-			b.WriteString(strconv.Quote(c[1+k:]))
+			b = jsontext.AppendString(b, c[1+k:])
 		}
 		enc = enc[n:]
 	}
-	b.WriteByte(']')
-	return b.String()
+	return string(append(b, ']'))
 }
 
 // pkComponentLen returns the length of the encoded component enc starts

@@ -406,6 +406,12 @@ func TestPartitionKeyString(t *testing.T) {
 		{lethe.NullPartitionKey, `[null]`},
 		{lethe.NonePartitionKey, `[{}]`},
 		{pkS("t").AppendNumber(-2).AppendNone(), `["t",-2,{}]`},
+		// JSON, not Go, quoting: the header must parse as JSON.
+		{pkS("\x01\x7f\u2028é"), "[\"\\u0001\x7f\u2028é\"]"},
+		{pkS("tab\there"), `["tab\there"]`},
+		{lethe.NewPartitionKeyNumber(1e6), `[1000000]`},
+		{lethe.NewPartitionKeyNumber(1e21), `[1e+21]`},
+		{lethe.NewPartitionKeyNumber(1e-7), `[1e-7]`},
 	} {
 		assert.Equal(t, tc.want, tc.pk.String())
 	}

@@ -645,7 +645,7 @@ func addAt(dst, doc []byte, t *target, value []byte, k int, op *patchOp) ([]byte
 			return splice(dst, doc, t.vstart, t.vend, nil, value, nil), nil
 		}
 		var name [64]byte
-		quoted := appendJSONString(name[:0], t.name)
+		quoted := jsontext.AppendString(name[:0], t.name)
 		if t.count == 0 {
 			return insertMember(dst, doc, t.open+1, false, quoted, value), nil
 		}
@@ -711,7 +711,7 @@ func removeAt(dst, doc []byte, t *target) []byte {
 // appendAmount appends the increment as a JSON number.
 func (op *patchOp) appendAmount(b []byte) []byte {
 	if op.isFloat {
-		return appendJSONFloat(b, op.incFloat)
+		return jsontext.AppendNumber(b, op.incFloat)
 	}
 	return strconv.AppendInt(b, op.incInt, 10)
 }
@@ -739,68 +739,7 @@ func (op *patchOp) addTo(b, num []byte) ([]byte, bool) {
 	if math.IsNaN(s) || math.IsInf(s, 0) {
 		return nil, false
 	}
-	return appendJSONFloat(b, s), true
-}
-
-// appendJSONFloat appends f as JSON, as encoding/json writes a float64.
-func appendJSONFloat(b []byte, f float64) []byte {
-	format := byte('f')
-	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
-		format = 'e'
-	}
-	b = strconv.AppendFloat(b, f, format, -1, 64)
-	if format == 'e' {
-		// Clean up e-09 to e-9, as encoding/json does.
-		if n := len(b); n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
-			b[n-2] = b[n-1]
-			b = b[:n-1]
-		}
-	}
-	return b
-}
-
-// appendJSONString appends s as a JSON string. Bytes that are not UTF-8
-// become U+FFFD.
-func appendJSONString(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
-			i++
-			continue
-		}
-		if c < utf8.RuneSelf {
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i++
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
+	return jsontext.AppendNumber(b, s), true
 }
 
 // encodePatchValue encodes a patch value as JSON: the common kinds
@@ -814,7 +753,7 @@ func encodePatchValue(v any) (enc []byte, trusted bool, err error) {
 	case bool:
 		return strconv.AppendBool(nil, x), true, nil
 	case string:
-		return appendJSONString(make([]byte, 0, len(x)+2), x), true, nil
+		return jsontext.AppendString(make([]byte, 0, len(x)+2), x), true, nil
 	case int:
 		return strconv.AppendInt(nil, int64(x), 10), true, nil
 	case int8:
@@ -839,7 +778,7 @@ func encodePatchValue(v any) (enc []byte, trusted bool, err error) {
 		if math.IsNaN(x) || math.IsInf(x, 0) {
 			return nil, false, fmt.Errorf("unsupported value: %v", x)
 		}
-		return appendJSONFloat(nil, x), true, nil
+		return jsontext.AppendNumber(nil, x), true, nil
 	case json.RawMessage:
 		if x == nil {
 			return []byte("null"), true, nil // as encoding/json marshals it

@@ -2,6 +2,8 @@ package query
 
 import (
 	"strings"
+
+	"github.com/lethedb/lethe/internal/jsontext"
 )
 
 // expr is an expression node.
@@ -245,11 +247,11 @@ func (e *literal) write(sb *strings.Builder) {
 	case kNum:
 		if e.val.n < 0 || (e.val.n == 0 && 1/e.val.n < 0) {
 			sb.WriteString("(-")
-			sb.Write(appendNumber(nil, -e.val.n))
+			sb.Write(jsontext.AppendNumber(nil, -e.val.n))
 			sb.WriteString(")")
 			return
 		}
-		sb.Write(appendNumber(nil, e.val.n))
+		sb.Write(jsontext.AppendNumber(nil, e.val.n))
 	default:
 		sb.Write(appendJSON(nil, e.val))
 	}
@@ -259,7 +261,7 @@ func (e *ident) write(sb *strings.Builder)    { sb.WriteString(e.name) }
 func (e *member) write(sb *strings.Builder) {
 	e.x.write(sb)
 	sb.WriteByte('[')
-	sb.Write(appendString(nil, e.name))
+	sb.Write(jsontext.AppendString(nil, e.name))
 	sb.WriteByte(']')
 }
 func (e *index) write(sb *strings.Builder) {
@@ -351,7 +353,7 @@ func (e *objectLit) write(sb *strings.Builder) {
 		if i > 0 {
 			sb.WriteString(", ")
 		}
-		sb.Write(appendString(nil, k))
+		sb.Write(jsontext.AppendString(nil, k))
 		sb.WriteString(": ")
 		e.vals[i].write(sb)
 	}

@@ -1,6 +1,7 @@
 package query
 
 import (
+	"fmt"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -162,7 +163,7 @@ func (l *lexer) next() token {
 
 func quoteRune(r rune) string {
 	if r < 0x20 || r == 0x7f {
-		return "U+" + strings.ToUpper(string(hexDigits[r>>4])+string(hexDigits[r&0xf]))
+		return fmt.Sprintf("U+%02X", r)
 	}
 	return "'" + string(r) + "'"
 }

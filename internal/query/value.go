@@ -7,7 +7,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 	"unsafe"
 
 	"github.com/lethedb/lethe/internal/jsontext"
@@ -381,9 +380,9 @@ func appendJSON(dst []byte, v value) []byte {
 		}
 		return append(dst, "false"...)
 	case kNum:
-		return appendNumber(dst, v.n)
+		return jsontext.AppendNumber(dst, v.n)
 	case kStr:
-		return appendString(dst, v.s)
+		return jsontext.AppendString(dst, v.s)
 	case kArr:
 		dst = append(dst, '[')
 		first := true
@@ -409,75 +408,13 @@ func appendJSON(dst []byte, v value) []byte {
 				dst = append(dst, ',')
 			}
 			first = false
-			dst = appendString(dst, f.k)
+			dst = jsontext.AppendString(dst, f.k)
 			dst = append(dst, ':')
 			dst = appendJSON(dst, f.v)
 		}
 		return append(dst, '}')
 	}
 	return dst
-}
-
-// appendNumber formats f as JavaScript's Number.prototype.toString does.
-func appendNumber(dst []byte, f float64) []byte {
-	if f == 0 {
-		return append(dst, '0')
-	}
-	abs := math.Abs(f)
-	if abs < 1e21 && abs >= 1e-6 {
-		return strconv.AppendFloat(dst, f, 'f', -1, 64)
-	}
-	n := len(dst)
-	dst = strconv.AppendFloat(dst, f, 'e', -1, 64)
-	// JavaScript writes e-7 / e+21 rather than e-07.
-	if m := len(dst); m-n >= 4 && dst[m-4] == 'e' && dst[m-2] == '0' {
-		dst[m-2] = dst[m-1]
-		dst = dst[:m-1]
-	}
-	return dst
-}
-
-const hexDigits = "0123456789abcdef"
-
-func appendString(dst []byte, s string) []byte {
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				dst = append(dst, '\\', c)
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, n := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && n == 1 {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, "\ufffd"...)
-			i++
-			start = i
-			continue
-		}
-		i += n
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
 }
 
 // canonical appends an encoding of v that is equal for deeply equal values
@@ -503,7 +440,7 @@ func canonical(dst []byte, v value) []byte {
 		sort.SliceStable(fs, func(i, j int) bool { return fs[i].k < fs[j].k })
 		dst = append(dst, '{')
 		for _, f := range fs {
-			dst = appendString(dst, f.k)
+			dst = jsontext.AppendString(dst, f.k)
 			dst = append(dst, ':')
 			dst = canonical(dst, f.v)
 			dst = append(dst, ',')
