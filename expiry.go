@@ -1,6 +1,8 @@
 package lethe
 
 import (
+	"slices"
+
 	"github.com/google/btree"
 )
 
@@ -94,6 +96,60 @@ func (x *expiryIndex) add(rec record) {
 		t.t.ReplaceOrInsert(e)
 		t.count(e, 1)
 	}
+}
+
+// addAll adds recs, which the index does not hold, as add does one by one,
+// but sorted first and inserted in order: recovery builds the index of a
+// million items this way in a fraction of the time random inserts take. It
+// returns a record that shares its entry with another (the same instant
+// and write sequence number: the store never writes two), having added
+// nothing, or "".
+func (x *expiryIndex) addAll(recs []record) (dup record) {
+	// One allocation: inheriting entries fill it from the front, own
+	// entries from the back.
+	es := make([]expiryEntry, len(recs))
+	i, j := 0, len(es)
+	for _, rec := range recs {
+		switch t, e := x.treeFor(rec); t {
+		case &x.inherit:
+			es[i] = e
+			i++
+		case &x.own:
+			j--
+			es[j] = e
+		}
+	}
+	inherit, own := es[:i], es[j:]
+	for _, es := range [][]expiryEntry{inherit, own} {
+		slices.SortFunc(es, func(a, b expiryEntry) int {
+			switch {
+			case lessEntry(a, b):
+				return -1
+			case lessEntry(b, a):
+				return 1
+			}
+			return 0
+		})
+		for i := 1; i < len(es); i++ {
+			if !lessEntry(es[i-1], es[i]) {
+				return es[i].rec
+			}
+		}
+	}
+	for _, rec := range recs {
+		x.items++
+		x.bytes += int64(rec.jsonLen())
+	}
+	for _, te := range []struct {
+		t  *expiryTree
+		es []expiryEntry
+	}{{&x.inherit, inherit}, {&x.own, own}} {
+		for _, e := range te.es {
+			te.t.t.ReplaceOrInsert(e)
+			te.t.count(e, 1)
+		}
+	}
+	return ""
 }
 
 func (x *expiryIndex) remove(rec record) {

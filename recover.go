@@ -573,20 +573,19 @@ func validRecord(b []byte) bool {
 // one file is at fault.
 func (r *replayer) finish(dir string) error {
 	s := r.s
+	var live []record
 	for _, c := range s.containers {
-		c.expiry.mu.Lock()
-		var dup record
+		n := 0
+		for i := range c.shards {
+			n += c.shards[i].items.n
+		}
+		live = slices.Grow(live[:0], n)
 		for i := range c.shards {
 			sh := &c.shards[i]
 			r.removed = r.removed[:0]
 			sh.items.all(func(rec record) bool {
 				if c.rule.live(rec, r.now) {
-					if t, e := c.expiry.treeFor(rec); t != nil && t.t.Has(e) {
-						dup = rec
-						return false
-					}
-					c.expiry.add(rec)
-					s.recovery.Items++
+					live = append(live, rec)
 				} else {
 					r.removed = append(r.removed, rec)
 				}
@@ -598,12 +597,14 @@ func (r *replayer) finish(dir string) error {
 			}
 			c.purged.Add(int64(len(r.removed)))
 			s.recovery.Expired += int64(len(r.removed))
-			if dup != "" {
-				c.expiry.mu.Unlock()
-				return &CorruptionError{File: dir, Reason: fmt.Sprintf("the item %q and another of container %q share the write sequence number %d", dup.id(), c.id, dup.seq())}
-			}
 		}
+		c.expiry.mu.Lock()
+		dup := c.expiry.addAll(live)
 		c.expiry.mu.Unlock()
+		if dup != "" {
+			return &CorruptionError{File: dir, Reason: fmt.Sprintf("the item %q and another of container %q share the write sequence number %d", dup.id(), c.id, dup.seq())}
+		}
+		s.recovery.Items += int64(len(live))
 	}
 	s.relistLocked()
 	s.seq.Store(r.maxSeq)
