@@ -267,35 +267,40 @@ func allZero(b []byte) bool {
 	return true
 }
 
-// readFile reads a whole file and checks its header.
-func (r *replayer) readFile(path, magic string, tornOK bool) ([]byte, error) {
+// readFile reads a whole file (mapFile) and checks its header. The caller
+// releases the contents when it is done with them.
+func (r *replayer) readFile(path, magic string, tornOK bool) (data []byte, release func(), err error) {
 	r.file = path
-	data, err := os.ReadFile(path)
+	data, release, err = mapFile(path)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if len(data) < fileHeader {
 		if tornOK {
-			return data, nil // created, then the store died before its header was synced
+			return data, release, nil // created, then the store died before its header was synced
 		}
-		return nil, &CorruptionError{File: path, Reason: "the file is shorter than its header"}
+		release()
+		return nil, nil, &CorruptionError{File: path, Reason: "the file is shorter than its header"}
 	}
 	if string(data[:len(magic)]) != magic {
-		return nil, &CorruptionError{File: path, Reason: fmt.Sprintf("the file does not start with %q", magic)}
+		release()
+		return nil, nil, &CorruptionError{File: path, Reason: fmt.Sprintf("the file does not start with %q", magic)}
 	}
 	if v := data[len(magic)]; v != walVersion {
-		return nil, &CorruptionError{File: path, Offset: int64(len(magic)), Reason: fmt.Sprintf("unknown format version %d (this lethe reads %d)", v, walVersion)}
+		release()
+		return nil, nil, &CorruptionError{File: path, Offset: int64(len(magic)), Reason: fmt.Sprintf("unknown format version %d (this lethe reads %d)", v, walVersion)}
 	}
-	return data, nil
+	return data, release, nil
 }
 
 // replaySegment replays one log segment; in the last one a torn end is cut
 // off.
 func (r *replayer) replaySegment(path string, last bool) error {
-	data, err := r.readFile(path, walMagic, last)
+	data, release, err := r.readFile(path, walMagic, last)
 	if err != nil {
 		return err
 	}
+	defer release()
 	if len(data) < fileHeader {
 		// The store died between creating this segment and writing its
 		// header: nothing was logged to it. It gets its header, so that
@@ -338,10 +343,11 @@ func writeHeader(path, magic string) error {
 
 // loadSnapshot loads a snapshot and returns its size.
 func (r *replayer) loadSnapshot(path string) (int64, error) {
-	data, err := r.readFile(path, snapMagic, false)
+	data, release, err := r.readFile(path, snapMagic, false)
 	if err != nil {
 		return 0, err
 	}
+	defer release()
 	ended := false
 	var items uint64
 	_, err = r.frames(data, false, func(off int64, p []byte) error {
