@@ -1,14 +1,14 @@
 // The official Azure Cosmos DB JavaScript SDK (@azure/cosmos) against
 // lethe's REST front, started as a user starts it: the command cmd/lethe,
 // built once, on a free port, over HTTPS with its self-signed certificate
-// (and once over plain HTTP), stopped with SIGTERM. The scenarios mirror
-// sdktest/go/sdk_test.go. Run with: npm ci && npm test.
+// (and once over plain HTTP, once durable with a restart), stopped with
+// SIGTERM. The scenarios mirror sdktest/go/sdk_test.go. Run with:
+// npm ci && npm test.
 
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { execFile, spawn } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
-import http from "node:http";
 import https from "node:https";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -22,27 +22,21 @@ import { CosmosClient, PartitionKeyKind } from "@azure/cosmos";
 const emulatorKey = "C2y6yDjf5/R+ob0N8A7Cgv30VRDJIWEHLM+4QDU5DE2nQ9nDuVTqobD4b8mGGyPMbIZnqyMsEcaGQy67XIw/Jw==";
 const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
 
-// wire wraps an http(s).Agent class so that it records, for every request
-// the SDK sends, where it went and the status it got: what the server did,
-// seen from outside the SDK.
-function wire(Base) {
-  return class extends Base {
-    statuses = new Map(); // status code → count
-    hosts = new Set(); // "host:port" of every request
-    accountReads = 0; // GET / (the database account)
-    addRequest(req, options) {
-      this.hosts.add(`${req.host}:${options.port}`);
-      if (req.method === "GET" && req.path === "/") this.accountReads++;
-      req.once("response", (res) => this.statuses.set(res.statusCode, this.count(res.statusCode) + 1));
-      return super.addRequest(req, options);
-    }
-    count(status) {
-      return this.statuses.get(status) ?? 0;
-    }
-  };
+// WireAgent is an https.Agent that records, for every request the SDK
+// sends, where it went and the status it got: what the server did, seen
+// from outside the SDK.
+class WireAgent extends https.Agent {
+  statuses = new Map(); // status code → count
+  hosts = new Set(); // "host:port" of every request
+  addRequest(req, options) {
+    this.hosts.add(`${req.host}:${options.port}`);
+    req.once("response", (res) => this.statuses.set(res.statusCode, this.count(res.statusCode) + 1));
+    return super.addRequest(req, options);
+  }
+  count(status) {
+    return this.statuses.get(status) ?? 0;
+  }
 }
-const WireHttpsAgent = wire(https.Agent);
-const WireHttpAgent = wire(http.Agent);
 
 let bin; // the lethe command, built once
 let binDir;
@@ -66,7 +60,10 @@ async function startLethe(...args) {
   proc.stderr.on("data", (chunk) => (stderr += chunk));
   const exited = new Promise((resolve) => proc.once("exit", (code, signal) => resolve({ code, signal })));
   const start = await new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`lethe printed no start line in 30 s: ${stderr}`)), 30_000);
+    const timer = setTimeout(() => {
+      proc.kill("SIGKILL");
+      reject(new Error(`lethe printed no start line in 30 s: ${stderr}`));
+    }, 30_000);
     const look = () => {
       const m = /^lethe: serving the Cosmos DB REST API on (\S+) \(key: (\S+), storage: ([^)]+)\)$/m.exec(stderr);
       if (m) {
@@ -141,7 +138,7 @@ describe("over HTTPS, with the SDK's default connection policy", { timeout: 120_
     assert.equal(server.storage, "memory");
     // The certificate is self-signed and made at start: trust it, as the
     // emulator's users do.
-    agent = new WireHttpsAgent({ keepAlive: true, rejectUnauthorized: false });
+    agent = new WireAgent({ keepAlive: true, rejectUnauthorized: false });
     client = new CosmosClient({ endpoint: server.url, key: emulatorKey, agent });
   });
 
