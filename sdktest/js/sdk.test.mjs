@@ -1,0 +1,634 @@
+// The official Azure Cosmos DB JavaScript SDK (@azure/cosmos) against
+// lethe's REST front, started as a user starts it: the command cmd/lethe,
+// built once, on a free port, over HTTPS with its self-signed certificate
+// (and once over plain HTTP, once durable with a restart), stopped with
+// SIGTERM. The scenarios mirror sdktest/go/sdk_test.go. Run with:
+// npm ci && npm test.
+
+import { after, before, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { execFile, spawn } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
+import https from "node:https";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { setTimeout as sleep } from "node:timers/promises";
+
+import { CosmosClient, PartitionKeyKind } from "@azure/cosmos";
+
+// The Cosmos DB emulator's well-known key, lethe's default.
+const emulatorKey = "C2y6yDjf5/R+ob0N8A7Cgv30VRDJIWEHLM+4QDU5DE2nQ9nDuVTqobD4b8mGGyPMbIZnqyMsEcaGQy67XIw/Jw==";
+const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
+
+// WireAgent is an https.Agent that records, for every request the SDK
+// sends, where it went and the status it got: what the server did, seen
+// from outside the SDK.
+class WireAgent extends https.Agent {
+  statuses = new Map(); // status code → count
+  hosts = new Set(); // "host:port" of every request
+  addRequest(req, options) {
+    this.hosts.add(`${req.host}:${options.port}`);
+    req.once("response", (res) => this.statuses.set(res.statusCode, this.count(res.statusCode) + 1));
+    return super.addRequest(req, options);
+  }
+  count(status) {
+    return this.statuses.get(status) ?? 0;
+  }
+}
+
+let bin; // the lethe command, built once
+let binDir;
+
+before(async () => {
+  binDir = await mkdtemp(join(tmpdir(), "lethe-sdktest-js-"));
+  bin = join(binDir, "lethe");
+  await promisify(execFile)("go", ["build", "-o", bin, "./cmd/lethe"], { cwd: repoRoot });
+});
+
+after(async () => {
+  if (binDir) await rm(binDir, { recursive: true, force: true });
+});
+
+// startLethe runs the command on a free port of 127.0.0.1 and waits for its
+// start line, from which it takes the address.
+async function startLethe(...args) {
+  const proc = spawn(bin, ["-addr", "127.0.0.1:0", ...args], { stdio: ["ignore", "ignore", "pipe"] });
+  let stderr = "";
+  proc.stderr.setEncoding("utf8");
+  proc.stderr.on("data", (chunk) => (stderr += chunk));
+  const exited = new Promise((resolve) => proc.once("exit", (code, signal) => resolve({ code, signal })));
+  const start = await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      proc.kill("SIGKILL");
+      reject(new Error(`lethe printed no start line in 30 s: ${stderr}`));
+    }, 30_000);
+    const look = () => {
+      const m = /^lethe: serving the Cosmos DB REST API on (\S+) \(key: (\S+), storage: ([^)]+)\)$/m.exec(stderr);
+      if (m) {
+        clearTimeout(timer);
+        resolve({ url: m[1], key: m[2], storage: m[3] });
+      }
+    };
+    proc.stderr.on("data", look);
+    exited.then(({ code, signal }) => {
+      clearTimeout(timer);
+      reject(new Error(`lethe exited (${code ?? signal}) before serving: ${stderr}`));
+    });
+  });
+  return { ...start, proc, exited, stderr: () => stderr };
+}
+
+// stopLethe sends SIGTERM and asserts a graceful shutdown: exit status 0.
+async function stopLethe(server) {
+  server.proc.kill("SIGTERM");
+  const timeout = sleep(30_000, null, { ref: false });
+  const result = await Promise.race([server.exited, timeout]);
+  if (result === null) {
+    server.proc.kill("SIGKILL");
+    assert.fail(`lethe did not exit within 30 s of SIGTERM: ${server.stderr()}`);
+  }
+  assert.deepEqual(result, { code: 0, signal: null }, server.stderr());
+  assert.match(server.stderr(), /lethe: shutting down/);
+}
+
+// drain reads a query iterator page by page (fetchNext) and returns the
+// items and the size of each page.
+async function drain(iterator) {
+  const items = [];
+  const sizes = [];
+  while (iterator.hasMoreResults()) {
+    const page = await iterator.fetchNext();
+    sizes.push(page.resources.length);
+    items.push(...page.resources);
+  }
+  return { items, sizes };
+}
+
+// status returns the HTTP status of a settled SDK promise: the response's,
+// or the error's code.
+async function status(promise) {
+  try {
+    return (await promise).statusCode;
+  } catch (err) {
+    if (typeof err.code !== "number") throw err;
+    return err.code;
+  }
+}
+
+// rejectsWith asserts that promise fails with the SDK's error for status.
+async function rejectsWith(promise, code, what) {
+  await assert.rejects(promise, (err) => {
+    assert.equal(err.code, code, `${what}: ${err.message}`);
+    assert.equal(typeof err.body?.code, "string", `${what}: error body ${JSON.stringify(err.body)}`);
+    return true;
+  });
+}
+
+describe("over HTTPS, with the SDK's default connection policy", { timeout: 120_000 }, () => {
+  let server;
+  let agent;
+  let client;
+
+  before(async () => {
+    server = await startLethe();
+    assert.match(server.url, /^https:\/\/127\.0\.0\.1:\d+\/$/);
+    assert.equal(server.key, "default");
+    assert.equal(server.storage, "memory");
+    // The certificate is self-signed and made at start: trust it, as the
+    // emulator's users do.
+    agent = new WireAgent({ keepAlive: true, rejectUnauthorized: false });
+    client = new CosmosClient({ endpoint: server.url, key: emulatorKey, agent });
+  });
+
+  after(async () => {
+    client?.dispose();
+    agent?.destroy();
+    if (server) await stopLethe(server);
+  });
+
+  // container creates a database and a container in it.
+  async function container(dbId, def, options) {
+    const { database } = await client.databases.createIfNotExists({ id: dbId });
+    const { container, statusCode } = await database.containers.create(def, options);
+    assert.equal(statusCode, 201);
+    return container;
+  }
+
+  test("the SDK stays on the address it was given", async () => {
+    const { resource: account } = await client.getDatabaseAccount();
+    assert.equal(account.consistencyPolicy, "Session");
+    assert.equal(await client.getWriteEndpoint(), server.url);
+    assert.equal(await client.getReadEndpoint(), server.url);
+    const u = new URL(server.url);
+    assert.deepEqual([...agent.hosts], [`${u.hostname}:${u.port}`]);
+  });
+
+  test("databases: create, read, list, query, createIfNotExists, delete", async () => {
+    for (const id of ["one", "two"]) {
+      const { resource, statusCode } = await client.databases.create({ id });
+      assert.equal(statusCode, 201);
+      assert.equal(resource.id, id);
+      assert.ok(resource._rid, "no _rid");
+      assert.ok(resource._etag, "no _etag");
+      assert.equal(typeof resource._ts, "number");
+    }
+    await rejectsWith(client.databases.create({ id: "one" }), 409, "second create");
+    // Database-level throughput is not served.
+    await rejectsWith(client.databases.create({ id: "shared", throughput: 400 }), 400, "database throughput");
+
+    const existing = await client.databases.createIfNotExists({ id: "one" });
+    assert.equal(existing.statusCode, 200);
+    assert.equal(existing.resource.id, "one");
+    const fresh = await client.databases.createIfNotExists({ id: "three" });
+    assert.equal(fresh.statusCode, 201);
+
+    const { resource: read } = await client.database("two").read();
+    assert.equal(read.id, "two");
+
+    const { resources: all } = await client.databases.readAll().fetchAll();
+    const ids = all.map((d) => d.id).filter((id) => ["one", "two", "three"].includes(id));
+    assert.deepEqual(ids.sort(), ["one", "three", "two"]);
+
+    const { resources: queried } = await client.databases
+      .query({ query: "SELECT VALUE d.id FROM d WHERE d.id = @id", parameters: [{ name: "@id", value: "two" }] })
+      .fetchAll();
+    assert.deepEqual(queried, ["two"]);
+
+    for (const id of ["one", "two", "three"]) {
+      assert.equal((await client.database(id).delete()).statusCode, 204);
+    }
+    await rejectsWith(client.database("two").read(), 404, "read a deleted database");
+    await rejectsWith(client.database("two").delete(), 404, "delete a deleted database");
+  });
+
+  test("containers: partition keys, defaultTtl, read, replace, list, feed ranges, delete", async () => {
+    const { database } = await client.databases.create({ id: "containers" });
+    const def = { id: "c", defaultTtl: 3600, partitionKey: { paths: ["/tenant"], version: 2 } };
+    const { resource: created, container: c } = await database.containers.create(def);
+    assert.equal(created.defaultTtl, 3600);
+    assert.equal(created.partitionKey.kind, "Hash");
+    assert.deepEqual(created.partitionKey.paths, ["/tenant"]);
+    assert.ok(created._rid, "no _rid");
+    assert.ok(created.indexingPolicy, "no indexingPolicy");
+    await rejectsWith(database.containers.create(def), 409, "second create");
+    const again = await database.containers.createIfNotExists(def);
+    assert.equal(again.statusCode, 200);
+    assert.equal(again.resource._rid, created._rid);
+
+    const { resource: read } = await c.read();
+    assert.equal(read.defaultTtl, 3600);
+    // Replace: a shorter default TTL, then none (time to live off).
+    const { resource: shorter } = await c.replace({ ...read, defaultTtl: 60 });
+    assert.equal(shorter.defaultTtl, 60);
+    const { defaultTtl: _, ...off } = read;
+    const { resource: none } = await c.replace(off);
+    assert.equal(none.defaultTtl, undefined);
+    assert.equal((await c.read()).resource.defaultTtl, undefined);
+    // The partition key cannot change.
+    await rejectsWith(c.replace({ ...off, partitionKey: { paths: ["/other"], version: 2 } }), 400, "new partition key");
+
+    await database.containers.create({ id: "d", partitionKey: { paths: ["/id"] } });
+    const { resources: list } = await database.containers.readAll().fetchAll();
+    assert.deepEqual(list.map((x) => x.id).sort(), ["c", "d"]);
+    const { resources: queried } = await database.containers.query("SELECT VALUE c.id FROM c WHERE c.id = 'd'").fetchAll();
+    assert.deepEqual(queried, ["d"]);
+
+    const ranges = await c.getFeedRanges();
+    assert.equal(ranges.length, 1);
+    assert.equal(ranges[0].minInclusive, "");
+    assert.equal(ranges[0].maxExclusive, "FF");
+
+    assert.equal((await c.delete()).statusCode, 204);
+    await rejectsWith(c.read(), 404, "read a deleted container");
+    await database.delete();
+    await rejectsWith(database.container("d").read(), 404, "container of a deleted database");
+  });
+
+  test("items: create, read, replace, upsert, delete by partition key", async () => {
+    const c = await container("items", { id: "c", partitionKey: { paths: ["/tenant"] } });
+    const created = await c.items.create({ id: "1", tenant: "acme", n: 1 });
+    assert.equal(created.statusCode, 201);
+    assert.equal(created.resource.n, 1);
+    assert.ok(created.etag, "no etag header");
+    assert.ok(created.requestCharge > 0, "no request charge");
+    assert.ok(created.headers["x-ms-session-token"], "no session token");
+
+    // The same id in another partition is another item.
+    await c.items.create({ id: "1", tenant: "globex", n: 100 });
+    const read = await c.item("1", "acme").read();
+    assert.equal(read.statusCode, 200);
+    assert.equal(read.resource.n, 1);
+    assert.equal(read.etag, created.etag);
+    assert.equal(read.resource._etag.replaceAll('"', ""), read.etag.replaceAll('"', ""));
+    assert.ok(read.resource._rid && read.resource._self, "no _rid/_self on a point read");
+    assert.equal((await c.item("1", "globex").read()).resource.n, 100);
+    // A read of a missing item is no exception in this SDK: statusCode 404.
+    const missing = await c.item("nope", "acme").read();
+    assert.equal(missing.statusCode, 404);
+    assert.equal(missing.resource, undefined);
+    assert.equal((await c.item("1", "initech").read()).statusCode, 404);
+
+    const replaced = await c.item("1", "acme").replace({ id: "1", tenant: "acme", n: 2 });
+    assert.equal(replaced.statusCode, 200);
+    assert.equal(replaced.resource.n, 2);
+    assert.notEqual(replaced.etag, created.etag);
+
+    const upNew = await c.items.upsert({ id: "2", tenant: "acme", n: 3 });
+    assert.equal(upNew.statusCode, 201);
+    const upOld = await c.items.upsert({ id: "2", tenant: "acme", n: 4 });
+    assert.equal(upOld.statusCode, 200);
+    assert.equal((await c.item("2", "acme").read()).resource.n, 4);
+
+    assert.equal((await c.item("1", "acme").delete()).statusCode, 204);
+    assert.equal((await c.item("1", "acme").read()).statusCode, 404);
+    assert.equal((await c.item("1", "globex").read()).statusCode, 200);
+    await rejectsWith(c.item("1", "acme").delete(), 404, "delete twice");
+    await rejectsWith(c.item("1", "acme").replace({ id: "1", tenant: "acme" }), 404, "replace a deleted item");
+
+    // Partition key values of other types: a number, a boolean, null.
+    const typed = await container("items", { id: "typed", partitionKey: { paths: ["/k"] } });
+    for (const k of [7, true, null]) {
+      await typed.items.create({ id: `id-${k}`, k });
+      const r = await typed.item(`id-${k}`, k).read();
+      assert.equal(r.statusCode, 200, `partition key ${k}`);
+      assert.equal(r.resource.k, k);
+    }
+    assert.equal((await typed.item("id-7", "7").read()).statusCode, 404, "the string \"7\" is not the number 7");
+  });
+
+  test("errors: 404, 409, 412, 400 as the SDK's errors", async () => {
+    const c = await container("errors", { id: "c", partitionKey: { paths: ["/pk"] } });
+    const { etag } = await c.items.create({ id: "1", pk: "p", n: 1 });
+    await rejectsWith(c.items.create({ id: "1", pk: "p" }), 409, "create twice");
+
+    const stale = { accessCondition: { type: "IfMatch", condition: '"0000000000000000"' } };
+    await rejectsWith(c.item("1", "p").replace({ id: "1", pk: "p", n: 2 }, stale), 412, "replace with a stale etag");
+    const current = await c.item("1", "p").replace({ id: "1", pk: "p", n: 2 }, { accessCondition: { type: "IfMatch", condition: etag } });
+    assert.equal(current.statusCode, 200);
+    await rejectsWith(c.item("1", "p").delete({ accessCondition: { type: "IfMatch", condition: etag } }), 412, "delete with an old etag");
+    // An upsert with If-Match: the same rule.
+    await rejectsWith(c.items.upsert({ id: "1", pk: "p", n: 3 }, { accessCondition: { type: "IfMatch", condition: etag } }), 412, "upsert with an old etag");
+    assert.equal((await c.item("1", "p").read()).resource.n, 2, "a refused write changed the item");
+    assert.equal((await c.item("1", "p").delete({ accessCondition: { type: "IfMatch", condition: current.etag } })).statusCode, 204);
+
+    // A body whose partition key is not the one the request names.
+    await c.items.create({ id: "3", pk: "p" });
+    await rejectsWith(c.item("3", "p").replace({ id: "3", pk: "other" }), 400, "mismatched partition key");
+    // ttl 0 is not a time to live Cosmos DB accepts.
+    await rejectsWith(c.items.create({ id: "4", pk: "p", ttl: 0 }), 400, "ttl 0");
+    // Items of a container, or database, that is not there.
+    await rejectsWith(client.database("errors").container("nope").items.create({ id: "1", pk: "p" }), 404, "create in a missing container");
+    const inMissingDb = await status(client.database("nope").container("c").item("1", "p").read());
+    assert.equal(inMissingDb, 404);
+
+    // A client with the wrong key gets 401, and no retries hide it.
+    const bad = new CosmosClient({ endpoint: server.url, key: "dGhpcyBpcyBub3QgdGhlIGtleQ==", agent });
+    try {
+      const before401 = agent.count(401);
+      await rejectsWith(bad.databases.create({ id: "x" }), 401, "wrong key");
+      assert.ok(agent.count(401) > before401, "no 401 on the wire");
+    } finally {
+      bad.dispose();
+    }
+    await rejectsWith(client.database("x").read(), 404, "the wrong key created a database");
+  });
+
+  test("queries: parameters, paging, one partition and across, ORDER BY, aggregates", async () => {
+    const c = await container("queries", { id: "orders", partitionKey: { paths: ["/tenant"] } });
+    for (let i = 0; i < 20; i++) {
+      const tenant = ["a", "b", "c"][i % 3];
+      await c.items.create({ id: `o${String(i).padStart(2, "0")}`, tenant, total: i });
+    }
+    // Parameters, several pages, across partitions, ordered.
+    const desc = await drain(
+      c.items.query(
+        { query: "SELECT VALUE c.total FROM c WHERE c.total >= @min ORDER BY c.total DESC", parameters: [{ name: "@min", value: 5 }] },
+        { maxItemCount: 3 },
+      ),
+    );
+    assert.deepEqual(desc.items, [19, 18, 17, 16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5]);
+    assert.deepEqual(desc.sizes, [3, 3, 3, 3, 3]);
+
+    // One partition, paged.
+    const b = await drain(c.items.query("SELECT VALUE c.id FROM c", { partitionKey: "b", maxItemCount: 2 }));
+    assert.deepEqual(b.items, ["o01", "o04", "o07", "o10", "o13", "o16", "o19"]);
+    assert.deepEqual(b.sizes, [2, 2, 2, 1]);
+    const { resources: bCount } = await c.items.query("SELECT VALUE COUNT(1) FROM c", { partitionKey: "b" }).fetchAll();
+    assert.deepEqual(bCount, [7]);
+
+    // Aggregates, TOP, DISTINCT across partitions: lethe's results, passed through.
+    const cases = [
+      ["SELECT VALUE COUNT(1) FROM c", [20]],
+      ["SELECT VALUE MAX(c.total) FROM c", [19]],
+      ["SELECT VALUE SUM(c.total) FROM c WHERE c.tenant = 'c'", [2 + 5 + 8 + 11 + 14 + 17]],
+      ["SELECT VALUE AVG(c.total) FROM c WHERE c.tenant = 'a'", [9]],
+      ["SELECT TOP 2 c.id FROM c ORDER BY c.total", [{ id: "o00" }, { id: "o01" }]],
+      ["SELECT DISTINCT VALUE c.tenant FROM c ORDER BY c.tenant", ["a", "b", "c"]],
+      ["SELECT c.id, c.total FROM c WHERE c.tenant = 'c' ORDER BY c.total DESC OFFSET 1 LIMIT 2", [{ id: "o14", total: 14 }, { id: "o11", total: 11 }]],
+    ];
+    for (const [query, want] of cases) {
+      const { resources } = await c.items.query(query).fetchAll();
+      assert.deepEqual(resources, want, query);
+    }
+    // fetchAll over many small pages gathers everything.
+    const { resources: ids } = await c.items.query("SELECT VALUE c.id FROM c ORDER BY c.id", { maxItemCount: 4 }).fetchAll();
+    assert.equal(ids.length, 20);
+    assert.deepEqual(ids, [...ids].sort());
+    // The async iterator, page by page.
+    let pages = 0;
+    for await (const page of c.items.query("SELECT * FROM c", { maxItemCount: 7 }).getAsyncIterator()) {
+      pages++;
+      assert.ok(page.resources.length <= 7);
+    }
+    assert.equal(pages, 3);
+
+    // A continuation token resumes the query in a new iterator.
+    const first = await c.items.query("SELECT VALUE c.id FROM c ORDER BY c.id", { maxItemCount: 15 }).fetchNext();
+    assert.equal(first.resources.length, 15);
+    assert.ok(first.continuationToken, "no continuation token after the first page");
+    const rest = await drain(c.items.query("SELECT VALUE c.id FROM c ORDER BY c.id", { maxItemCount: 15, continuationToken: first.continuationToken }));
+    assert.deepEqual(rest.items, ["o15", "o16", "o17", "o18", "o19"]);
+
+    // A bad query, or a missing parameter, is a 400.
+    await rejectsWith(c.items.query("SELECT * FROM c WHERE").fetchAll(), 400, "bad query");
+    await rejectsWith(c.items.query("SELECT * FROM c WHERE c.total = @nope").fetchAll(), 400, "missing parameter");
+  });
+
+  test("hierarchical partition keys (MultiHash)", async () => {
+    const c = await container("hierarchical", {
+      id: "h",
+      partitionKey: { kind: PartitionKeyKind.MultiHash, paths: ["/tenant", "/user"], version: 2 },
+    });
+    const { resource } = await c.read();
+    assert.equal(resource.partitionKey.kind, "MultiHash");
+    for (const user of ["ada", "bob"]) {
+      await c.items.create({ id: "1", tenant: "acme", user });
+    }
+    await c.items.create({ id: "1", tenant: "globex", user: "ada" });
+    const bob = await c.item("1", ["acme", "bob"]).read();
+    assert.equal(bob.statusCode, 200);
+    assert.equal(bob.resource.user, "bob");
+    assert.equal((await c.item("1", ["acme", "cyd"]).read()).statusCode, 404);
+    // The full key, then a prefix of it.
+    const { resources: one } = await c.items.query("SELECT VALUE c.user FROM c", { partitionKey: ["acme", "ada"] }).fetchAll();
+    assert.deepEqual(one, ["ada"]);
+    const { resources: prefix } = await c.items.query("SELECT VALUE c.user FROM c ORDER BY c.user", { partitionKey: ["acme"] }).fetchAll();
+    assert.deepEqual(prefix, ["ada", "bob"]);
+    const { resources: all } = await c.items.query("SELECT VALUE COUNT(1) FROM c").fetchAll();
+    assert.deepEqual(all, [3]);
+    assert.equal((await c.item("1", ["acme", "ada"]).delete()).statusCode, 204);
+    assert.equal((await c.item("1", ["globex", "ada"]).read()).statusCode, 200);
+  });
+
+  test("throughput: an offer read and replaced; none for an unlimited container", async () => {
+    const c = await container("throughput", { id: "c", partitionKey: { paths: ["/id"] }, throughput: 400 });
+    const { resource: offer } = await c.readOffer();
+    assert.equal(offer.content.offerThroughput, 400);
+    const { resource: replaced } = await client.offer(offer.id).replace({ ...offer, content: { ...offer.content, offerThroughput: 1000 } });
+    assert.equal(replaced.content.offerThroughput, 1000);
+    assert.equal((await c.readOffer()).resource.content.offerThroughput, 1000);
+    const unlimited = await container("throughput", { id: "unlimited", partitionKey: { paths: ["/id"] } });
+    assert.equal((await unlimited.readOffer()).resource, undefined);
+  });
+
+  // The slow ones wait for the real clock: they run side by side.
+  describe("in real time", { concurrency: true }, () => {
+    test("items expire: ttl seen through the SDK", async () => {
+      const c = await container("expiry", { id: "sessions", defaultTtl: 3, partitionKey: { paths: ["/user"] } });
+      // When each create was sent and answered: the item was written
+      // in between, and its countdown started then.
+      const created = {};
+      for (const it of [
+        { id: "default", user: "ada" }, // the container's 3 s
+        { id: "never", user: "ada", ttl: -1 },
+        { id: "short", user: "ada", ttl: 2 },
+      ]) {
+        const sent = performance.now();
+        await c.items.create(it);
+        created[it.id] = { sent, done: performance.now() };
+      }
+      const short = await c.item("short", "ada").read();
+      const readMs = performance.now() - created.short.sent;
+      assert.ok(readMs < 1900, `a create and a read took ${Math.round(readMs)} ms: too slow to see a 2 s ttl`);
+      assert.equal(short.statusCode, 200, "the item was not readable right after its creation");
+      assert.equal(short.resource.ttl, 2);
+      assert.equal(typeof short.resource._ts, "number");
+
+      // Poll until gone: not before its time to live, nor long after it.
+      async function gone(id, ttlMs) {
+        const { sent: writtenAfter, done: writtenBefore } = created[id];
+        for (;;) {
+          const sent = performance.now();
+          const r = await c.item(id, "ada").read();
+          const now = performance.now();
+          if (r.statusCode === 404) {
+            assert.ok(now - writtenAfter >= ttlMs - 50, `${id} gone ${Math.round(now - writtenAfter)} ms after its creation`);
+            return;
+          }
+          assert.equal(r.statusCode, 200);
+          assert.ok(sent - writtenBefore < ttlMs + 50, `${id} still there ${Math.round(sent - writtenBefore)} ms after its creation`);
+          if (now - writtenAfter > 20_000) assert.fail(`${id} never expired`);
+          await sleep(100);
+        }
+      }
+      await gone("short", 2000);
+      await gone("default", 3000);
+      assert.equal((await c.item("never", "ada").read()).statusCode, 200, "the ttl -1 item expired");
+      // Queries never see expired items.
+      const { resources } = await c.items.query("SELECT VALUE c.id FROM c").fetchAll();
+      assert.deepEqual(resources, ["never"]);
+      // A create, or upsert, over an expired item makes it anew.
+      const up = await c.items.upsert({ id: "short", user: "ada", ttl: 60 });
+      assert.equal(up.statusCode, 201);
+      assert.equal((await c.items.create({ id: "default", user: "ada" })).statusCode, 201);
+    });
+
+    test("a container's TTL changed with container.replace applies at once", async () => {
+      const c = await container("ttlchange", { id: "c", defaultTtl: 3600, partitionKey: { paths: ["/pk"] } });
+      await c.items.create({ id: "old", pk: "p" });
+      await c.items.create({ id: "never", pk: "p", ttl: -1 });
+      await sleep(2500);
+      const fresh = await c.items.create({ id: "fresh", pk: "p" });
+      const freshAt = performance.now();
+      // A default of 2 s: "old" is older than that, "fresh" is not.
+      const { resource: def } = await c.read();
+      const { resource: replaced } = await c.replace({ ...def, defaultTtl: 2 });
+      assert.equal(replaced.defaultTtl, 2);
+      assert.equal((await c.item("old", "p").read()).statusCode, 404, "an item older than the new default survived");
+      const readFresh = await c.item("fresh", "p").read();
+      if (performance.now() - freshAt < 1900) {
+        assert.equal(readFresh.statusCode, 200, "an item younger than the new default vanished");
+        assert.equal(readFresh.etag, fresh.etag);
+      }
+      assert.equal((await c.item("never", "p").read()).statusCode, 200);
+
+      // Off: nothing expires, whatever the items' own ttl.
+      const { defaultTtl: _, ...off } = def;
+      await c.replace(off);
+      await c.items.create({ id: "later", pk: "p", ttl: 1 });
+      await sleep(1500);
+      assert.equal((await c.item("later", "p").read()).statusCode, 200, "an item expired with time to live off");
+      // On again without a default (-1): "later" expired half a second ago.
+      await c.replace({ ...off, defaultTtl: -1 });
+      assert.equal((await c.item("later", "p").read()).statusCode, 404, "with time to live on again");
+      assert.equal((await c.item("never", "p").read()).statusCode, 200);
+      const { resources } = await c.items.query("SELECT VALUE COUNT(1) FROM c").fetchAll();
+      assert.ok(resources[0] === 1 || resources[0] === 2, `live items ${resources}`); // never, and fresh if not yet 2 s old
+    });
+
+    test("429: throttled writes, retried by the SDK itself", async (t) => {
+      // 5 RU/s: a bucket of 5 RU, and a create costs 5.5, so each create
+      // after the first is refused for about a second and retried by the
+      // SDK after x-ms-retry-after-ms.
+      const c = await container("throttled", { id: "small", partitionKey: { paths: ["/id"] }, throughput: 5 });
+      const before429 = agent.count(429);
+      const start = performance.now();
+      let retries = 0;
+      let waitedMs = 0;
+      const n = 3;
+      for (let i = 0; i < n; i++) {
+        const r = await c.items.create({ id: String(i) });
+        assert.equal(r.statusCode, 201, `create ${i}`);
+        retries += Number(r.headers["x-ms-throttle-retry-count"] ?? 0);
+        waitedMs += Number(r.headers["x-ms-throttle-retry-wait-time-ms"] ?? 0);
+      }
+      const elapsed = performance.now() - start;
+      const sent = agent.count(429) - before429;
+      assert.ok(sent > 0, "no 429 on the wire: throttling was not exercised");
+      assert.ok(retries > 0, "the SDK reports no throttle retries");
+      assert.ok(waitedMs > 0, "the SDK reports no wait");
+      assert.ok(elapsed >= (n - 1) * 800, `${n} creates of 5.5 RU at 5 RU/s took only ${Math.round(elapsed)} ms`);
+      const { resources } = await c.items.query("SELECT VALUE c.id FROM c").fetchAll();
+      assert.deepEqual(resources.sort(), ["0", "1", "2"]);
+      t.diagnostic(`429s retried by the SDK: ${sent}, waited ${waitedMs} ms`);
+    });
+  });
+});
+
+describe("over plain HTTP (-http), endpoint discovery off", { timeout: 60_000 }, () => {
+  let server;
+  let client;
+
+  before(async () => {
+    server = await startLethe("-http");
+    assert.match(server.url, /^http:\/\/127\.0\.0\.1:\d+\/$/);
+    // No agent of our own here: with one, the SDK refuses http:// URLs
+    // (it allows insecure connections only with its default agents).
+    // Session consistency asked for explicitly: the SDK then sends
+    // x-ms-consistency-level and the session tokens it was given.
+    client = new CosmosClient({
+      endpoint: server.url,
+      key: emulatorKey,
+      consistencyLevel: "Session",
+      connectionPolicy: { enableEndpointDiscovery: false },
+    });
+  });
+
+  after(async () => {
+    client?.dispose();
+    if (server) await stopLethe(server);
+  });
+
+  test("create, read, query, delete over HTTP", async () => {
+    const { database } = await client.databases.createIfNotExists({ id: "plain" });
+    const { container: c } = await database.containers.createIfNotExists({ id: "c", partitionKey: { paths: ["/pk"] }, defaultTtl: -1 });
+    for (let i = 0; i < 5; i++) {
+      const r = await c.items.create({ id: String(i), pk: i % 2 ? "odd" : "even" });
+      assert.equal(r.statusCode, 201);
+    }
+    const read = await c.item("3", "odd").read();
+    assert.equal(read.resource.id, "3");
+    assert.ok(read.headers["x-ms-session-token"], "no session token");
+    assert.deepEqual(read.diagnostics.clientSideRequestStatistics.locationEndpointsContacted, [server.url]);
+    const q = await c.items.query("SELECT VALUE c.id FROM c WHERE c.pk = 'even' ORDER BY c.id").fetchAll();
+    assert.deepEqual(q.resources, ["0", "2", "4"]);
+    assert.deepEqual(q.diagnostics.clientSideRequestStatistics.locationEndpointsContacted, [server.url]);
+    assert.equal((await c.item("0", "even").delete()).statusCode, 204);
+    assert.equal((await c.item("0", "even").read()).statusCode, 404);
+    await rejectsWith(database.containers.create({ id: "c", partitionKey: { paths: ["/pk"] } }), 409, "second create");
+  });
+});
+
+describe("durable (-dir): what is written survives a restart", { timeout: 60_000 }, () => {
+  let dir;
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), "lethe-sdktest-js-data-"));
+  });
+  after(async () => {
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  test("stop with SIGTERM, start again on the same directory", async () => {
+    const connect = (url) => new CosmosClient({ endpoint: url, key: emulatorKey, agent: new https.Agent({ rejectUnauthorized: false }) });
+    let server = await startLethe("-dir", dir);
+    assert.equal(server.storage, `dir ${dir}`);
+    let client = connect(server.url);
+    try {
+      const { database } = await client.databases.create({ id: "kept" });
+      const { container: c } = await database.containers.create({ id: "c", defaultTtl: 3600, partitionKey: { paths: ["/pk"] } });
+      await c.items.create({ id: "1", pk: "p", n: 1 });
+      await c.items.create({ id: "2", pk: "p", n: 2, ttl: -1 });
+      await c.item("1", "p").replace({ id: "1", pk: "p", n: 10 });
+    } finally {
+      client.dispose();
+      await stopLethe(server);
+    }
+    server = await startLethe("-dir", dir);
+    client = connect(server.url);
+    try {
+      const c = client.database("kept").container("c");
+      const { resource } = await c.read();
+      assert.equal(resource.defaultTtl, 3600);
+      assert.deepEqual(resource.partitionKey.paths, ["/pk"]);
+      assert.equal((await c.item("1", "p").read()).resource.n, 10);
+      assert.equal((await c.item("2", "p").read()).resource.ttl, -1);
+      const { resources } = await c.items.query("SELECT VALUE c.n FROM c ORDER BY c.n").fetchAll();
+      assert.deepEqual(resources, [2, 10]);
+    } finally {
+      client.dispose();
+      await stopLethe(server);
+    }
+  });
+});
