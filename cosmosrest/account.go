@@ -45,9 +45,11 @@ type accountBody struct {
 // account answers GET /: the database account, whose one region's
 // endpoint is the address the request came to, so that the SDKs, which
 // send every later request to the endpoints the account names, keep
-// talking to this server under the name the client used. Its id is
-// "localhost", as the emulator's: the JavaScript SDK then keeps using the
-// endpoint it was given.
+// talking to this server under the name the client used. Its id is not
+// "localhost" (the emulator's): @azure/cosmos ignores the locations of an
+// account of that id and reads the account again before every operation
+// (twice), where with these it reads it once and then uses the endpoint
+// the account names, which is the one it was given.
 func (q *request) account() {
 	scheme := "http"
 	if q.r.TLS != nil {
@@ -59,7 +61,7 @@ func (q *request) account() {
 	}
 	loc := []location{{Name: region, Endpoint: scheme + "://" + host + "/"}}
 	b, _ := json.Marshal(accountBody{
-		ID: "localhost", RID: "localhost",
+		ID: "lethe", RID: "lethe",
 		Media: "//media/", Addresses: "//addresses/", DBs: "//dbs/",
 		Writable: loc, Readable: loc,
 		UserReplication:          replicationPolicy{MinReplicaSetSize: 1, MaxReplicaSetSize: 4},
