@@ -1,0 +1,344 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
+	"github.com/lethedb/lethe/cosmosrest"
+)
+
+// F1, run only when -w names it: point reads and creates through lethe's
+// Cosmos DB REST front (package cosmosrest) with the official Go SDK
+// (azcosmos), against a floor. Both are served in this process by
+// httptest.NewTLSServer (HTTP/1.1 over TLS: httptest offers only
+// http/1.1 unless told otherwise), and each has an azcosmos client on a
+// transport cloned from the server's own client (trusting its certificate).
+//
+//	lethe front  cosmosrest.Handler, in memory, one database and one
+//	             container partitioned by /id (defaultTtl -1: the items'
+//	             ttl applies), preloaded with the N usual items through the
+//	             SDK.
+//	floor        a net/http handler that answers GET / with an account and
+//	             every other request with one fixed 250-byte document
+//	             (201 and no body for a create that asks for
+//	             return=minimal, as the SDK's CreateItem does by default).
+//
+// The floor is the cost of the SDK, the TLS connection and net/http on
+// both sides, with no store and no Cosmos DB server logic: the front's
+// ratio to it is what the front adds.
+
+// frontConfig is what F1 needs beyond config.
+type frontConfig struct {
+	clients []int         // concurrent clients (goroutines), one point each
+	dur     time.Duration // each point is measured for this long
+	warm    time.Duration // after a warm-up of this long, on the same clients
+}
+
+const (
+	frontName = "lethe front"
+	floorName = "floor (fixed 250 B)"
+)
+
+var frontOps = []string{"read", "create"}
+
+// frontTarget is one server and an SDK client of it.
+type frontTarget struct {
+	name   string
+	srv    *httptest.Server
+	client *azcosmos.Client
+	cc     *azcosmos.ContainerClient
+	conns  atomic.Int64 // connections the server accepted
+	proto  atomic.Value // the protocol of the requests, e.g. "HTTP/1.1"
+	close  func()
+}
+
+// startTarget serves h over TLS and makes an SDK client of it.
+func startTarget(name string, h http.Handler, maxClients int) *frontTarget {
+	t := &frontTarget{name: name}
+	t.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if t.proto.Load() == nil {
+			t.proto.Store(r.Proto)
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			t.conns.Add(1)
+		}
+	}
+	t.srv.StartTLS()
+	tr := t.srv.Client().Transport.(*http.Transport).Clone()
+	_ = maxClients
+	cred, err := azcosmos.NewKeyCredential(cosmosrest.EmulatorKey)
+	if err != nil {
+		panic(err)
+	}
+	t.client, err = azcosmos.NewClientWithKey(t.srv.URL, cred, &azcosmos.ClientOptions{
+		ClientOptions: azcore.ClientOptions{Transport: &http.Client{Transport: tr}},
+	})
+	if err != nil {
+		panic(err)
+	}
+	t.cc, err = t.client.NewContainer(frontDB, frontColl)
+	if err != nil {
+		panic(err)
+	}
+	t.close = func() {
+		t.client.Close()
+		tr.CloseIdleConnections()
+		t.srv.Close()
+	}
+	return t
+}
+
+const (
+	frontDB   = "bench"
+	frontColl = "users"
+)
+
+// startFront starts the lethe front with the first n items of d.
+func startFront(d *dataset, n, maxClients int) *frontTarget {
+	h, err := cosmosrest.New(cosmosrest.Config{})
+	if err != nil {
+		panic(err)
+	}
+	t := startTarget(frontName, h, maxClients)
+	inner := t.close
+	t.close = func() {
+		inner()
+		if err := h.Close(); err != nil {
+			panic(err)
+		}
+	}
+	ctx := context.Background()
+	if _, err := t.client.CreateDatabase(ctx, azcosmos.DatabaseProperties{ID: frontDB}, nil); err != nil {
+		panic(err)
+	}
+	db, err := t.client.NewDatabase(frontDB)
+	if err != nil {
+		panic(err)
+	}
+	ttl := int32(-1)
+	if _, err := db.CreateContainer(ctx, azcosmos.ContainerProperties{
+		ID:                     frontColl,
+		PartitionKeyDefinition: azcosmos.PartitionKeyDefinition{Paths: []string{"/id"}},
+		DefaultTimeToLive:      &ttl,
+	}, nil); err != nil {
+		panic(err)
+	}
+	start := time.Now()
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range 16 {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= n {
+					return
+				}
+				if _, err := t.cc.CreateItem(ctx, azcosmos.NewPartitionKeyString(d.ids[i]), d.docs[i], nil); err != nil {
+					panic(fmt.Sprintf("preload %s: %v", d.ids[i], err))
+				}
+			}
+		})
+	}
+	wg.Wait()
+	logf("F1: preloaded %d items through the front in %v", n, time.Since(start).Round(time.Millisecond))
+	return t
+}
+
+// floorDoc is the floor's one document: 250 bytes of JSON with the system
+// properties Cosmos DB returns.
+var floorDoc = func() []byte {
+	head := `{"id":"user-12345678","name":"ada lovelace","bio":"`
+	tail := `","_rid":"AAAAAAAAAAABAAAAAAAAAA==","_self":"dbs/AAAAAA==/colls/AAAAAAAAAAA=/docs/AAAAAAAAAAABAAAAAAAAAA==/","_etag":"0000000000000001","_attachments":"attachments/","_ts":1700000000}`
+	pad := 250 - len(head) - len(tail)
+	if pad < 0 {
+		panic("floor document over 250 bytes")
+	}
+	return []byte(head + strings.Repeat("x", pad) + tail)
+}()
+
+// floorHandler is the floor: an account on GET / (what the SDK reads
+// before its first request: the regions, pointing back at this server,
+// and the consistency), and floorDoc for everything else, with the
+// headers the SDK reads of a point operation.
+func floorHandler() http.Handler {
+	docLen := strconv.Itoa(len(floorDoc))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hdr := w.Header()
+		hdr.Set("x-ms-request-charge", "1")
+		hdr.Set("x-ms-activity-id", "00000000-0000-4000-8000-000000000000")
+		if r.URL.Path == "/" {
+			loc := fmt.Sprintf(`{"name":"South Central US","databaseAccountEndpoint":"https://%s/"}`, r.Host)
+			body := `{"id":"floor","_rid":"floor","writableLocations":[` + loc + `],"readableLocations":[` + loc + `],"enableMultipleWriteLocations":false,"userConsistencyPolicy":{"defaultConsistencyLevel":"Session"}}`
+			hdr.Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusOK)
+			_, _ = w.Write([]byte(body))
+			return
+		}
+		hdr.Set("etag", `"0000000000000001"`)
+		hdr.Set("x-ms-session-token", "0:-1#1")
+		status := http.StatusOK
+		if r.Method == http.MethodPost {
+			status = http.StatusCreated
+			if strings.Contains(r.Header.Get("Prefer"), "return=minimal") {
+				hdr.Set("Content-Length", "0")
+				w.WriteHeader(status)
+				return
+			}
+		}
+		hdr.Set("Content-Type", "application/json")
+		hdr.Set("Content-Length", docLen)
+		w.WriteHeader(status)
+		_, _ = w.Write(floorDoc)
+	})
+}
+
+// frontSeq numbers the created items, so that every create has a new id.
+var frontSeq atomic.Int64
+
+// createBody returns item i of d under a new id.
+func createBody(d *dataset, i int, id string) []byte {
+	rest := d.docs[i][len(`{"id":`)+len(strconv.Quote(d.ids[i])):]
+	b := make([]byte, 0, len(id)+len(rest)+10)
+	b = append(b, `{"id":`...)
+	b = strconv.AppendQuote(b, id)
+	return append(b, rest...)
+}
+
+// frontResult is one measured point.
+type frontResult struct {
+	ops   int
+	el    time.Duration
+	lat   []time.Duration // sorted
+	conns int64           // connections the server accepted meanwhile
+}
+
+func (r frontResult) perSec() float64 { return float64(r.ops) / r.el.Seconds() }
+
+// quantile returns the q-quantile of the sorted latencies, in µs.
+func (r frontResult) quantile(q float64) float64 {
+	if len(r.lat) == 0 {
+		return 0
+	}
+	i := min(int(q*float64(len(r.lat))), len(r.lat)-1)
+	return float64(r.lat[i].Nanoseconds()) / 1e3
+}
+
+// frontRun runs op ("read" or "create") on t with the given number of
+// clients, each on its own goroutine, until dur has passed (limit > 0:
+// or until limit operations in all have started). Reads are of random
+// items among the first n of d.
+func frontRun(t *frontTarget, d *dataset, n int, op string, clients int, dur time.Duration, limit int64) frontResult {
+	ctx := context.Background()
+	lats := make([][]time.Duration, clients)
+	var started atomic.Int64
+	conns := t.conns.Load()
+	start := time.Now()
+	deadline := start.Add(dur)
+	var wg sync.WaitGroup
+	for g := range clients {
+		wg.Go(func() {
+			r := rand.New(rand.NewPCG(uint64(g), uint64(start.UnixNano())))
+			lat := make([]time.Duration, 0, 1024)
+			for {
+				if limit > 0 && started.Add(1) > limit {
+					break
+				}
+				i := r.IntN(n)
+				t0 := time.Now()
+				if limit <= 0 && !t0.Before(deadline) {
+					break
+				}
+				switch op {
+				case "read":
+					resp, err := t.cc.ReadItem(ctx, azcosmos.NewPartitionKeyString(d.ids[i]), d.ids[i], nil)
+					if err != nil {
+						panic(fmt.Sprintf("F1 %s: read %s: %v", t.name, d.ids[i], err))
+					}
+					if !bytes.Contains(resp.Value, []byte(`"_etag"`)) {
+						panic(fmt.Sprintf("F1 %s: read %s: %q", t.name, d.ids[i], resp.Value))
+					}
+				case "create":
+					id := "f1-" + strconv.FormatInt(frontSeq.Add(1), 10)
+					if _, err := t.cc.CreateItem(ctx, azcosmos.NewPartitionKeyString(id), createBody(d, i, id), nil); err != nil {
+						panic(fmt.Sprintf("F1 %s: create %s: %v", t.name, id, err))
+					}
+				default:
+					panic("F1: unknown operation " + op)
+				}
+				lat = append(lat, time.Since(t0))
+			}
+			lats[g] = lat
+		})
+	}
+	wg.Wait()
+	res := frontResult{el: time.Since(start), conns: t.conns.Load() - conns}
+	for _, l := range lats {
+		res.lat = append(res.lat, l...)
+	}
+	res.ops = len(res.lat)
+	slices.Sort(res.lat)
+	return res
+}
+
+// runFront runs F1: both servers up, then for each client count and each
+// operation the floor and then the front, each after its own warm-up on
+// the same clients.
+func runFront(d *dataset, cfg config, fc frontConfig, rec *recorder) {
+	maxClients := slices.Max(fc.clients)
+	front := startFront(d, cfg.n, maxClients)
+	defer front.close()
+	floor := startTarget(floorName, floorHandler(), maxClients)
+	defer floor.close()
+	for _, c := range fc.clients {
+		for _, op := range frontOps {
+			for _, t := range []*frontTarget{floor, front} {
+				frontRun(t, d, cfg.n, op, c, fc.warm, 0)
+				r := frontRun(t, d, cfg.n, op, c, fc.dur, 0)
+				recordFront(rec, t.name, op, c, r)
+				logf("F1 %-20s %-6s %2d client(s): %.0f ops/s, p50 %.0f µs, p99 %.0f µs, %d new connection(s)",
+					t.name, op, c, r.perSec(), r.quantile(0.5), r.quantile(0.99), r.conns)
+			}
+		}
+	}
+	for _, t := range []*frontTarget{floor, front} {
+		if p, ok := t.proto.Load().(string); ok {
+			rec.note("F1: %s served %s over TLS", t.name, p)
+		}
+	}
+}
+
+func recordFront(rec *recorder, name, op string, c int, r frontResult) {
+	rec.add(fmt.Sprintf("F1 %s ops/s %dc", op, c), name, r.perSec())
+	rec.add(fmt.Sprintf("F1 %s p50 µs %dc", op, c), name, r.quantile(0.5))
+	rec.add(fmt.Sprintf("F1 %s p99 µs %dc", op, c), name, r.quantile(0.99))
+	rec.add(fmt.Sprintf("F1 %s conns %dc", op, c), name, float64(r.conns))
+}
+
+// frontMetrics are the keys F1 records, in order.
+func frontMetrics(fc frontConfig) []string {
+	var ms []string
+	for _, op := range frontOps {
+		for _, c := range fc.clients {
+			for _, m := range []string{"ops/s", "p50 µs", "p99 µs", "conns"} {
+				ms = append(ms, fmt.Sprintf("F1 %s %s %dc", op, m, c))
+			}
+		}
+	}
+	return ms
+}
