@@ -46,6 +46,8 @@ func main() {
 		fclients = flag.String("clients", "1,16,64", "F1: concurrent SDK clients, comma-separated")
 		fdur     = flag.Duration("fdur", 5*time.Second, "F1: how long each point is measured")
 		fwarm    = flag.Duration("fwarm", time.Second, "F1: the warm-up before each point, on the same clients")
+		fprof    = flag.String("cpuprofile", "", "F1: write a CPU profile of the front's reads at -profclients clients here (the measured part only; with -runs > 1, of the last run)")
+		fprofC   = flag.Int("profclients", 16, "F1: the client count -cpuprofile profiles")
 	)
 	flag.Parse()
 
@@ -105,7 +107,7 @@ func main() {
 	if dc.chunk < 1 || dc.limit <= 0 {
 		fatalf("need -dchunk >= 1 and -dlimit > 0")
 	}
-	fc := frontConfig{dur: *fdur, warm: *fwarm}
+	fc := frontConfig{dur: *fdur, warm: *fwarm, profile: *fprof, profC: *fprofC}
 	for _, s := range strings.Split(*fclients, ",") {
 		c, err := strconv.Atoi(strings.TrimSpace(s))
 		if err != nil || c < 1 || c > 1024 {
