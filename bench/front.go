@@ -28,7 +28,7 @@ import (
 // httptest.NewTLSServer (HTTP/1.1 over TLS: httptest offers only
 // http/1.1 unless told otherwise), and each has an azcosmos client on a
 // transport cloned from the server's own client (trusting its certificate)
-// that keeps one idle connection per client.
+// that keeps enough idle connections for every client.
 //
 //	lethe front  cosmosrest.Handler, in memory, one database and one
 //	             container partitioned by /id (defaultTtl -1: the items'
@@ -88,10 +88,14 @@ func startTarget(name string, h http.Handler, maxClients int) *frontTarget {
 	// The server's client keeps net/http's default of 2 idle connections
 	// per host: with more clients than that, most calls would close their
 	// connection and the next would pay a new TLS handshake (over three
-	// quarters of the CPU at 16 clients). One idle connection per client,
-	// as the SDK's own default transport (100 per host) allows.
+	// quarters of the CPU at 16 clients). Keep 100, as the SDK's own
+	// default transport does, or twice the clients: a call that finds no
+	// idle connection dials one, and when another frees up first the new
+	// one joins the pool, which then briefly holds more than one per
+	// client (with exactly one per client, 64 clients still closed and
+	// redialled dozens of connections a point).
 	tr := t.srv.Client().Transport.(*http.Transport).Clone()
-	tr.MaxIdleConnsPerHost = max(maxClients, http.DefaultMaxIdleConnsPerHost)
+	tr.MaxIdleConnsPerHost = max(2*maxClients, 100)
 	cred, err := azcosmos.NewKeyCredential(cosmosrest.EmulatorKey)
 	if err != nil {
 		panic(err)
