@@ -257,11 +257,11 @@ func BenchmarkD1(b *testing.B) {
 
 // TestFrontSmall runs F1 tiny (a few hundred calls, 1 and 4 clients), so
 // that it keeps working: as `go run . -w F1 -n 300 -runs 1 -clients 1,4
-// -fdur 30ms -fwarm 10ms`, plus a bounded run of each operation.
+// -fdur 30ms -fwarm 10ms -fslices 3`, plus a bounded run of each operation.
 func TestFrontSmall(t *testing.T) {
 	d := newDataset(300, 1)
 	cfg := config{n: 300, workloads: map[string]bool{"F1": true}}
-	fc := frontConfig{clients: []int{1, 4}, dur: 30 * time.Millisecond, warm: 10 * time.Millisecond}
+	fc := frontConfig{clients: []int{1, 4}, dur: 30 * time.Millisecond, warm: 10 * time.Millisecond, slices: 3}
 	rec := newRecorder()
 	runFront(d, cfg, fc, rec)
 	for _, m := range frontMetrics(fc) {

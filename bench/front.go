@@ -48,6 +48,7 @@ type frontConfig struct {
 	clients []int         // concurrent clients (goroutines), one point each
 	dur     time.Duration // each point is measured for this long
 	warm    time.Duration // after a warm-up of this long, on the same clients
+	slices  int           // the measurement is split into this many slices, the floor's and the front's alternating
 	profile string        // "": none; else a CPU profile of the front's measured reads at profC clients is written here
 	profC   int
 }
@@ -242,6 +243,15 @@ type frontResult struct {
 	conns int64           // connections the server accepted meanwhile
 }
 
+// merge adds the calls of o (another slice of the same point) to r; r.lat
+// must be sorted again after.
+func (r *frontResult) merge(o frontResult) {
+	r.ops += o.ops
+	r.el += o.el
+	r.lat = append(r.lat, o.lat...)
+	r.conns += o.conns
+}
+
 func (r frontResult) perSec() float64 { return float64(r.ops) / r.el.Seconds() }
 
 // quantile returns the q-quantile of the sorted latencies, in µs.
@@ -311,34 +321,46 @@ func frontRun(t *frontTarget, d *dataset, n int, op string, clients int, dur tim
 }
 
 // runFront runs F1: both servers up, then for each client count and each
-// operation the floor and then the front, each after its own warm-up on
-// the same clients.
+// operation a warm-up of each (the floor first), then fc.slices
+// alternating slices of the measurement, floor then front, so that both
+// see the same moments of a shared machine. With fc.profile, the front's
+// reads at fc.profC clients run once more, for fc.dur, under the CPU
+// profiler (not in the table).
 func runFront(d *dataset, cfg config, fc frontConfig, rec *recorder) {
 	maxClients := slices.Max(fc.clients)
 	front := startFront(d, cfg.n, maxClients)
 	defer front.close()
 	floor := startTarget(floorName, floorHandler(), maxClients)
 	defer floor.close()
+	targets := []*frontTarget{floor, front}
+	k := max(fc.slices, 1)
 	for _, c := range fc.clients {
 		for _, op := range frontOps {
-			for _, t := range []*frontTarget{floor, front} {
+			for _, t := range targets {
 				frontRun(t, d, cfg.n, op, c, fc.warm, 0)
-				prof := fc.profile != "" && t == front && op == "read" && c == fc.profC
-				if prof {
-					startProfile(fc.profile)
+			}
+			res := make([]frontResult, len(targets))
+			for range k {
+				for i, t := range targets {
+					res[i].merge(frontRun(t, d, cfg.n, op, c, fc.dur/time.Duration(k), 0))
 				}
-				r := frontRun(t, d, cfg.n, op, c, fc.dur, 0)
-				if prof {
-					pprof.StopCPUProfile()
-					logf("F1: wrote %s", fc.profile)
-				}
+			}
+			for i, t := range targets {
+				r := res[i]
+				slices.Sort(r.lat)
 				recordFront(rec, t.name, op, c, r)
 				logf("F1 %-20s %-6s %2d client(s): %.0f ops/s, p50 %.0f µs, p99 %.0f µs, %d new connection(s)",
 					t.name, op, c, r.perSec(), r.quantile(0.5), r.quantile(0.99), r.conns)
 			}
+			if fc.profile != "" && op == "read" && c == fc.profC {
+				startProfile(fc.profile)
+				r := frontRun(front, d, cfg.n, op, c, fc.dur, 0)
+				pprof.StopCPUProfile()
+				logf("F1: wrote %s: %s reads, %d client(s), %.0f ops/s", fc.profile, front.name, c, r.perSec())
+			}
 		}
 	}
-	for _, t := range []*frontTarget{floor, front} {
+	for _, t := range targets {
 		if p, ok := t.proto.Load().(string); ok {
 			rec.note("F1: %s served %s over TLS", t.name, p)
 		}

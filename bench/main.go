@@ -44,7 +44,8 @@ func main() {
 		ddir     = flag.String("ddir", "", "D1, D2: where the stores' directories are made (empty: the system's temporary directory)")
 		dchunk   = flag.Int("dchunk", 100_000, "D2: items per session when loading lethe's log-only store (its log must stay under lethe's 64 MiB snapshot threshold)")
 		fclients = flag.String("clients", "1,16,64", "F1: concurrent SDK clients, comma-separated")
-		fdur     = flag.Duration("fdur", 5*time.Second, "F1: how long each point is measured")
+		fdur     = flag.Duration("fdur", 5*time.Second, "F1: how long each point is measured (on each server)")
+		fslices  = flag.Int("fslices", 5, "F1: each point's measurement in this many slices, the floor's and the front's alternating")
 		fwarm    = flag.Duration("fwarm", time.Second, "F1: the warm-up before each point, on the same clients")
 		fprof    = flag.String("cpuprofile", "", "F1: write a CPU profile of the front's reads at -profclients clients here (the measured part only; with -runs > 1, of the last run)")
 		fprofC   = flag.Int("profclients", 16, "F1: the client count -cpuprofile profiles")
@@ -107,7 +108,7 @@ func main() {
 	if dc.chunk < 1 || dc.limit <= 0 {
 		fatalf("need -dchunk >= 1 and -dlimit > 0")
 	}
-	fc := frontConfig{dur: *fdur, warm: *fwarm, profile: *fprof, profC: *fprofC}
+	fc := frontConfig{dur: *fdur, warm: *fwarm, slices: *fslices, profile: *fprof, profC: *fprofC}
 	for _, s := range strings.Split(*fclients, ",") {
 		c, err := strconv.Atoi(strings.TrimSpace(s))
 		if err != nil || c < 1 || c > 1024 {
@@ -115,8 +116,8 @@ func main() {
 		}
 		fc.clients = append(fc.clients, c)
 	}
-	if fc.dur <= 0 || fc.warm < 0 {
-		fatalf("need -fdur > 0 and -fwarm >= 0")
+	if fc.dur <= 0 || fc.warm < 0 || fc.slices < 1 {
+		fatalf("need -fdur > 0, -fwarm >= 0 and -fslices >= 1")
 	}
 
 	logf("generating %d items", *n)
