@@ -1,12 +1,17 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
 )
 
 // The Go benchmarks run W1 and W2 on a smaller set, one store at a time, so
@@ -247,5 +252,59 @@ func BenchmarkD1(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// TestFrontSmall runs F1 tiny (a few hundred calls, 1 and 4 clients), so
+// that it keeps working: as `go run . -w F1 -n 300 -runs 1 -clients 1,4
+// -fdur 30ms -fwarm 10ms -fslices 3`, plus a bounded run of each operation.
+func TestFrontSmall(t *testing.T) {
+	d := newDataset(300, 1)
+	cfg := config{n: 300, workloads: map[string]bool{"F1": true}}
+	fc := frontConfig{clients: []int{1, 4}, dur: 30 * time.Millisecond, warm: 10 * time.Millisecond, slices: 3}
+	rec := newRecorder()
+	runFront(d, cfg, fc, rec)
+	for _, m := range frontMetrics(fc) {
+		for _, name := range []string{floorName, frontName} {
+			v, ok := rec.med(m, name)
+			if !ok {
+				t.Errorf("no %q figure for %s", m, name)
+			}
+			if strings.Contains(m, "ops/s") && v <= 0 {
+				t.Errorf("%s: %s = %v", name, m, v)
+			}
+		}
+	}
+	for _, name := range []string{floorName, frontName} {
+		if !slices.Contains(rec.notes, "F1: "+name+" served HTTP/1.1 over TLS") {
+			t.Errorf("notes %q: want %s on HTTP/1.1", rec.notes, name)
+		}
+	}
+	var buf bytes.Buffer
+	reportFront(&buf, rec, cfg, fc)
+	if !strings.Contains(buf.String(), "| 4 | "+frontName+" |") {
+		t.Errorf("F1 table:\n%s", buf.String())
+	}
+
+	// A bounded run on each server: exactly the calls asked for, and the
+	// created items readable through the front.
+	front := startFront(d, 300, 4)
+	defer front.close()
+	floor := startTarget(floorName, floorHandler(), 4)
+	defer floor.close()
+	for _, tg := range []*frontTarget{floor, front} {
+		for _, op := range frontOps {
+			if r := frontRun(tg, d, 300, op, 4, time.Minute, 100); r.ops != 100 {
+				t.Errorf("%s %s: %d calls, want 100", tg.name, op, r.ops)
+			}
+		}
+	}
+	id := "f1-" + strconv.FormatInt(frontSeq.Load(), 10)
+	resp, err := front.cc.ReadItem(t.Context(), azcosmos.NewPartitionKeyString(id), id, nil)
+	if err != nil || !bytes.Contains(resp.Value, []byte(`"id":"`+id+`"`)) {
+		t.Errorf("read of the last created item %s: %v %q", id, err, resp.Value)
+	}
+	if len(floorDoc) != 250 {
+		t.Errorf("floor document of %d bytes", len(floorDoc))
 	}
 }

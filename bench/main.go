@@ -3,11 +3,14 @@
 // index) on the workloads W1 to W6 described in BENCHMARKS.md, and prints
 // markdown tables of the medians over several runs. The durable workloads
 // D1 (durable inserts) and D2 (recovery), against BuntDB on a file and
-// bbolt, run only when -w names them.
+// bbolt, run only when -w names them, and so does F1: point reads and
+// creates through lethe's Cosmos DB REST front with the Go SDK, against a
+// floor (front.go).
 //
 //	go run . -n 1000000 -runs 3 -chart latency.png
 //	go run . -n 20000 -runs 1 -chart ""   # seconds: what CI runs
 //	go run . -w D1,D2 -n 1000000 -runs 1  # durability: minutes
+//	go run . -w F1 -n 100000 -runs 1 -chart ""  # the REST front: a minute or two
 package main
 
 import (
@@ -26,7 +29,7 @@ import (
 func main() {
 	var (
 		n        = flag.Int("n", 1_000_000, "items per store")
-		wl       = flag.String("w", "W1,W2,W3,W4,W5,W6", "workloads, comma-separated (W1 to W6; the durable D1 and D2 run only when named)")
+		wl       = flag.String("w", "W1,W2,W3,W4,W5,W6", "workloads, comma-separated (W1 to W6; the durable D1 and D2 and the REST front's F1 run only when named)")
 		peers    = flag.String("peers", "lethe,lethe+append,buntdb,ttlcache,go-cache,map,btree", "stores, comma-separated (lethe, lethe+append, buntdb, ttlcache, go-cache, map, btree)")
 		runs     = flag.Int("runs", 3, "runs; tables show medians")
 		chart    = flag.String("chart", "latency.png", "PNG chart of W5 read latency during the purge (empty: none)")
@@ -40,6 +43,12 @@ func main() {
 		dlimit   = flag.Duration("dlimit", 30*time.Second, "D1: the longest one measurement runs; a store still writing then is stopped and measured on what it wrote")
 		ddir     = flag.String("ddir", "", "D1, D2: where the stores' directories are made (empty: the system's temporary directory)")
 		dchunk   = flag.Int("dchunk", 100_000, "D2: items per session when loading lethe's log-only store (its log must stay under lethe's 64 MiB snapshot threshold)")
+		fclients = flag.String("clients", "1,16,64", "F1: concurrent SDK clients, comma-separated")
+		fdur     = flag.Duration("fdur", 5*time.Second, "F1: how long each point is measured (on each server)")
+		fslices  = flag.Int("fslices", 5, "F1: each point's measurement in this many slices, the floor's and the front's alternating")
+		fwarm    = flag.Duration("fwarm", time.Second, "F1: the warm-up before each point, on the same clients")
+		fprof    = flag.String("cpuprofile", "", "F1: write a CPU profile of the front's reads at -profclients clients here (the measured part only; with -runs > 1, of the last run)")
+		fprofC   = flag.Int("profclients", 16, "F1: the client count -cpuprofile profiles")
 	)
 	flag.Parse()
 
@@ -58,8 +67,8 @@ func main() {
 		if w == "" {
 			continue
 		}
-		if w != "D1" && w != "D2" && (len(w) != 2 || w[0] != 'W' || w[1] < '1' || w[1] > '6') {
-			fatalf("unknown workload %q: use W1 to W6, D1, D2", w)
+		if w != "D1" && w != "D2" && w != "F1" && (len(w) != 2 || w[0] != 'W' || w[1] < '1' || w[1] > '6') {
+			fatalf("unknown workload %q: use W1 to W6, D1, D2, F1", w)
 		}
 		cfg.workloads[w] = true
 	}
@@ -99,6 +108,17 @@ func main() {
 	if dc.chunk < 1 || dc.limit <= 0 {
 		fatalf("need -dchunk >= 1 and -dlimit > 0")
 	}
+	fc := frontConfig{dur: *fdur, warm: *fwarm, slices: *fslices, profile: *fprof, profC: *fprofC}
+	for _, s := range strings.Split(*fclients, ",") {
+		c, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || c < 1 || c > 1024 {
+			fatalf("bad client count %q: use 1 to 1024", s)
+		}
+		fc.clients = append(fc.clients, c)
+	}
+	if fc.dur <= 0 || fc.warm < 0 || fc.slices < 1 {
+		fatalf("need -fdur > 0, -fwarm >= 0 and -fslices >= 1")
+	}
 
 	logf("generating %d items", *n)
 	d := newDataset(*n, 1)
@@ -115,6 +135,12 @@ func main() {
 			logf("run %d/%d: durable", r+1, *runs)
 			runDurable(d, cfg, dc, rec)
 		}
+		if cfg.workloads["F1"] {
+			logf("run %d/%d: the REST front", r+1, *runs)
+			runFront(d, cfg, fc, rec)
+			runtime.GC()
+			debug.FreeOSMemory()
+		}
 	}
 
 	var w io.Writer = os.Stdout
@@ -126,7 +152,7 @@ func main() {
 		defer f.Close()
 		w = io.MultiWriter(os.Stdout, f)
 	}
-	report(w, rec, cfg, d, *runs, kinds, dc)
+	report(w, rec, cfg, d, *runs, kinds, dc, fc)
 	if *chart != "" && len(rec.series) > 0 {
 		if err := drawChart(*chart, rec.series, kinds); err != nil {
 			fatalf("chart: %v", err)

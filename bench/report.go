@@ -136,7 +136,7 @@ func (r *recorder) bestPeer(m metricDef) (float64, string, bool) {
 	return best, name, found
 }
 
-func report(w io.Writer, rec *recorder, cfg config, d *dataset, runs int, kinds []storeKind, dc durableConfig) {
+func report(w io.Writer, rec *recorder, cfg config, d *dataset, runs int, kinds []storeKind, dc durableConfig, fc frontConfig) {
 	fmt.Fprintf(w, "## Results\n\n")
 	fmt.Fprintf(w, "`go run . %s` — N = %d, %d run(s), medians; %s, GOMAXPROCS %d, %s/%s.\n", strings.Join(os.Args[1:], " "), cfg.n, runs, runtime.Version(), runtime.GOMAXPROCS(0), runtime.GOOS, runtime.GOARCH)
 	fmt.Fprintf(w, "Items: %d bytes of JSON on average, ids like `%s`. Each cell: median, then the ratio to the best peer (BuntDB, ttlcache, go-cache) and to the floor (%s or %s, as the column says).\n\n", int(d.raw)/cfg.n-len(d.ids[0]), d.ids[0], mapFloor, btreeFloor)
@@ -219,6 +219,7 @@ func report(w io.Writer, rec *recorder, cfg config, d *dataset, runs int, kinds 
 		fmt.Fprintln(w)
 	}
 	reportDurable(w, rec, cfg, d, dc)
+	reportFront(w, rec, cfg, fc)
 	goals(w, rec, cfg.n)
 	if len(rec.notes) > 0 {
 		fmt.Fprintf(w, "### Notes from the runs\n\n")
@@ -245,8 +246,8 @@ func report(w io.Writer, rec *recorder, cfg config, d *dataset, runs int, kinds 
 	for _, k := range durableStores {
 		dnames = append(dnames, k.name)
 	}
-	for _, m := range durableMetrics(dc) {
-		for _, name := range append(dnames, d2Rows...) {
+	for _, m := range append(durableMetrics(dc), frontMetrics(fc)...) {
+		for _, name := range append(dnames, append(d2Rows, floorName, frontName)...) {
 			if v, ok := rec.vals[m][name]; ok {
 				var s []string
 				for _, x := range v {
@@ -328,6 +329,20 @@ func goals(w io.Writer, rec *recorder, n int) {
 			detail = fmt.Sprintf("%.2f s for %d items: %.2f s scaled to 1,000,000", v*float64(n)/1e6, n, v)
 		}
 		gs = append(gs, goal{text, v < 2, detail, true})
+	}
+	if l, ok := get("F1 read ops/s 16c", frontName); ok {
+		if f, ok := get("F1 read ops/s 16c", floorName); ok {
+			gs = append(gs, goal{"F1, 16 clients: point reads through the REST front at ≥ 50% of the floor's throughput", l >= 0.5*f, fmt.Sprintf("%.0f%% (%.0f vs %.0f reads/s)", 100*l/f, l, f), true})
+		}
+	}
+	for _, c := range []string{"1c", "16c"} {
+		if v, ok := get("F1 read p99 µs "+c, frontName); ok {
+			detail := fmt.Sprintf("%.0f µs", v)
+			if f, ok := get("F1 read p99 µs "+c, floorName); ok {
+				detail += fmt.Sprintf(" (the floor's: %.0f µs)", f)
+			}
+			gs = append(gs, goal{"F1, " + strings.TrimSuffix(c, "c") + " client(s): read p99 through the REST front < 2 ms", v < 2000, detail, true})
+		}
 	}
 	if len(gs) == 0 {
 		return
@@ -434,4 +449,37 @@ func plural(n int) string {
 		return ""
 	}
 	return "s"
+}
+
+// reportFront prints F1's table, if it ran.
+func reportFront(w io.Writer, rec *recorder, cfg config, fc frontConfig) {
+	if !cfg.workloads["F1"] {
+		return
+	}
+	fmt.Fprintf(w, "### F1: point reads and creates through the REST front, azcosmos v1.5.0\n\n")
+	fmt.Fprintf(w, "Each point: a warm-up of %v on each server, then %v on each of the given number of clients (goroutines sharing one azcosmos client), in %d slices, the floor's and the front's alternating; each client calls ReadItem of a random one of the N preloaded items, or CreateItem of a new one (the SDK's default: no content in the response), one call at a time. "+
+		"Both servers are httptest.NewTLSServer in this process, on the same cores as the clients. "+
+		"lethe front: cosmosrest, in memory, a container partitioned by /id; floor: a net/http handler answering every request with one fixed 250-byte document. "+
+		"Latency: each call's own time (the clients are closed-loop); ×floor: the ratio to the floor at the same clients; conns: TLS connections the server accepted during the point.\n\n", fc.warm, fc.dur, max(fc.slices, 1))
+	fmt.Fprintf(w, "| clients | server | reads/s (higher is better; ×floor) | read p50 µs | read p99 µs | read conns | creates/s (higher is better; ×floor) | create p50 µs | create p99 µs | create conns |\n|---|---|---|---|---|---|---|---|---|---|\n")
+	for _, c := range fc.clients {
+		for _, name := range []string{floorName, frontName} {
+			fmt.Fprintf(w, "| %d | %s |", c, name)
+			for _, op := range frontOps {
+				key := func(m string) string { return fmt.Sprintf("F1 %s %s %dc", op, m, c) }
+				v, ok := rec.med(key("ops/s"), name)
+				if !ok {
+					fmt.Fprintf(w, " n/a | n/a | n/a | n/a |")
+					continue
+				}
+				f, okf := rec.med(key("ops/s"), floorName)
+				p50, _ := rec.med(key("p50 µs"), name)
+				p99, _ := rec.med(key("p99 µs"), name)
+				conns, _ := rec.med(key("conns"), name)
+				fmt.Fprintf(w, " %s (%s) | %s | %s | %.0f |", fmtNum(v), ratio(v, f, okf), fmtNum(p50), fmtNum(p99), conns)
+			}
+			fmt.Fprintln(w)
+		}
+	}
+	fmt.Fprintln(w)
 }
