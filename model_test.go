@@ -17,6 +17,7 @@ var seedFlag = flag.Uint64("lethe.seed", 0, "seed of the randomized model test (
 // independently of the store: a map and the rule, nothing else.
 type refItem struct {
 	ttl     lethe.TTL // lethe.TTLOff: inherit
+	hasTTL  bool      // the document has a "ttl" member (null included)
 	written int64
 	value   string // what the store returned on the write
 	etag    string
@@ -180,14 +181,14 @@ func runModel(t *testing.T, rng *rand.Rand, steps int, name, dir string) {
 		}
 		valid := validTTL && !mismatch
 		stored := func(r lethe.ItemResponse) {
-			m.items[key] = refItem{ttl: itemTTL, written: now, value: string(r.Value), etag: r.ETag}
+			m.items[key] = refItem{ttl: itemTTL, hasTTL: ttlText != "", written: now, value: string(r.Value), etag: r.ETag}
 		}
 
-		ops := 10
+		kinds := []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 13}
 		if dir != "" {
-			ops = 12
+			kinds = append(kinds, 10, 11) // restarts and snapshots
 		}
-		switch op := rng.IntN(ops); op {
+		switch op := kinds[rng.IntN(len(kinds))]; op {
 		case 0, 1: // read
 			r, err := c.ReadItem(ctx, pk, id, nil)
 			if it, ok := m.live(key, now); ok {
@@ -302,11 +303,166 @@ func runModel(t *testing.T, rng *rand.Rand, steps int, name, dir string) {
 			}
 		case 11: // a snapshot
 			require.NoError(t, s.Checkpoint(ctx), where)
+		case 12: // a patch: a touch, or the item's ttl set or removed
+			var ops lethe.PatchOperations
+			it, live := m.live(key, now)
+			next := it
+			next.written = now
+			removeMissing := false
+			switch rng.IntN(3) {
+			case 0:
+				ops.AppendSet("/step", step)
+			case 1:
+				v := []lethe.TTL{lethe.TTLNever, 1, 3, 7, 20}[rng.IntN(5)]
+				ops.AppendSet("/ttl", int(v))
+				next.ttl, next.hasTTL = v, true
+			case 2:
+				ops.AppendRemove("/ttl")
+				next.ttl, next.hasTTL = lethe.TTLOff, false
+				removeMissing = !it.hasTTL
+			}
+			r, err := c.PatchItem(ctx, pk, id, ops, o)
+			switch {
+			case !live:
+				require.ErrorIs(t, err, lethe.ErrNotFound, where)
+			case !ifMatch(it):
+				require.ErrorIs(t, err, lethe.ErrPreconditionFailed, where)
+			case removeMissing:
+				require.ErrorIs(t, err, lethe.ErrBadRequest, where)
+			default:
+				require.NoError(t, err, where)
+				require.Equal(t, 200, r.StatusCode, where)
+				next.value, next.etag = string(r.Value), r.ETag
+				m.items[key] = next
+			}
+		case 13: // a transactional batch of two operations in the partition
+			runModelBatch(t, rng, c, m, now, pk, pkv, id, doc, valid, itemTTL, ttlText, ids, step, partitioned, where)
 		}
 		if it, ok := m.items[key]; ok && rng.IntN(5) == 0 {
 			stale = it.etag
 		}
 		require.Equal(t, m.liveCount(clock.Now().UnixNano()), c.Stats().Items, where)
 		lethe.CheckInvariants(t, c, where)
+	}
+}
+
+// runModelBatch runs a transactional batch of two random operations in
+// the partition pkv, the first on id with doc (which may be invalid), the
+// second on a random id with a valid document, and checks it against the
+// model run through the same operations: all succeed and the model takes
+// them, or the first that fails has its own status, the other 424, and
+// nothing changes.
+func runModelBatch(t *testing.T, rng *rand.Rand, c *lethe.Container, m *refModel, now int64, pk lethe.PartitionKey, pkv, id, doc string,
+	valid bool, itemTTL lethe.TTL, ttlText string, ids []string, step int, partitioned bool, where string) {
+	t.Helper()
+	type bop struct {
+		kind    string
+		id, doc string
+		valid   bool
+		ttl     lethe.TTL
+		hasTTL  bool
+	}
+	id2 := ids[rng.IntN(len(ids))]
+	docPK := ""
+	if partitioned {
+		docPK = fmt.Sprintf(`,"pk":%q`, pkv)
+	}
+	kinds := []string{"create", "upsert", "replace", "delete", "read"}
+	ops := []bop{
+		{kinds[rng.IntN(5)], id, doc, valid, itemTTL, ttlText != ""},
+		{kinds[rng.IntN(5)], id2, fmt.Sprintf(`{"id":%q%s,"step":%d,"second":true}`, id2, docPK, step), true, lethe.TTLOff, false},
+	}
+	b := c.NewTransactionalBatch(pk)
+	for _, op := range ops {
+		switch op.kind {
+		case "create":
+			b.CreateItem([]byte(op.doc), nil)
+		case "upsert":
+			b.UpsertItem([]byte(op.doc), nil)
+		case "replace":
+			b.ReplaceItem(op.id, []byte(op.doc), nil)
+		case "delete":
+			b.DeleteItem(op.id, nil)
+		case "read":
+			b.ReadItem(op.id, nil)
+		}
+	}
+	resp, err := c.ExecuteTransactionalBatch(ctx, b, &lethe.TransactionalBatchOptions{EnableContentResponseOnWrite: true})
+	require.NoError(t, err, where)
+	require.Len(t, resp.OperationResults, 2, where)
+
+	// The model, through the same operations, on a scratch view.
+	view := map[string]*refItem{}
+	get := func(id string) *refItem {
+		k := pkv + "/" + id
+		if it, ok := view[k]; ok {
+			return it
+		}
+		if it, ok := m.live(k, now); ok {
+			view[k] = &it
+			return &it
+		}
+		view[k] = nil
+		return nil
+	}
+	failed, status := -1, 0
+	want := make([]int, 2)
+	read := make([]string, 2) // what each read must return
+	for i, op := range ops {
+		it := get(op.id)
+		writes := op.kind != "delete" && op.kind != "read"
+		switch {
+		case writes && !op.valid:
+			status = 400
+		case op.kind == "create" && it != nil:
+			status = 409
+		case (op.kind == "replace" || op.kind == "delete" || op.kind == "read") && it == nil:
+			status = 404
+		case op.kind == "create", op.kind == "upsert" && it == nil:
+			want[i] = 201
+		case op.kind == "delete":
+			want[i] = 204
+		default:
+			want[i] = 200
+		}
+		if want[i] == 0 {
+			failed = i
+			break
+		}
+		k := pkv + "/" + op.id
+		switch op.kind {
+		case "delete":
+			view[k] = nil
+		case "read":
+			read[i] = it.value
+		default:
+			r := resp.OperationResults[i]
+			view[k] = &refItem{ttl: op.ttl, hasTTL: op.hasTTL, written: now, value: string(r.ResourceBody), etag: r.ETag}
+		}
+	}
+	if failed >= 0 {
+		require.False(t, resp.Success, where)
+		for i, r := range resp.OperationResults {
+			if i == failed {
+				require.Equal(t, status, r.StatusCode, "%s: batch operation %d (%s) %v", where, i, ops[i].kind, r.Err)
+			} else {
+				require.Equal(t, 424, r.StatusCode, "%s: batch operation %d", where, i)
+			}
+		}
+		return
+	}
+	require.True(t, resp.Success, "%s: batch %v: %+v", where, ops, resp.OperationResults)
+	for i, r := range resp.OperationResults {
+		require.Equal(t, want[i], r.StatusCode, "%s: batch operation %d (%s)", where, i, ops[i].kind)
+		if ops[i].kind == "read" {
+			require.Equal(t, read[i], string(r.ResourceBody), where)
+		}
+	}
+	for k, it := range view {
+		if it == nil {
+			delete(m.items, k)
+		} else {
+			m.items[k] = *it
+		}
 	}
 }
