@@ -258,7 +258,7 @@ func (q *request) serve() {
 			q.deleteDocument()
 			return
 		case http.MethodPatch:
-			q.unsupported("patch is not supported by the lethe REST front yet: read the item and replace it")
+			q.patchDocument()
 			return
 		}
 	case tPKRanges, tPKRange:
@@ -318,8 +318,10 @@ func allowed(k targetKind) string {
 		return "GET, PUT"
 	case tDatabase:
 		return "GET, DELETE"
-	case tContainer, tDocument:
+	case tContainer:
 		return "GET, PUT, DELETE"
+	case tDocument:
+		return "GET, PUT, PATCH, DELETE"
 	}
 	return ""
 }

@@ -630,3 +630,128 @@ func TestOffers(t *testing.T) {
 	must(t, c.do("GET", "/offers/nope", nil), 404)
 	must(t, c.do("POST", "/offers", "{}"), 400)
 }
+
+// patchCase is a request that must fail with status and a message
+// containing msg, changing nothing.
+type patchCase struct {
+	name   string
+	id     string
+	body   string
+	hdr    []string
+	status int
+	msg    string
+}
+
+func TestPatch(t *testing.T) {
+	clock := lethe.NewManualClock(time.Unix(1_700_000_000, 0))
+	_, c := testServer(t, cosmosrest.Config{Clock: clock})
+	createDB(t, c, "db")
+	must(t, c.do("POST", "/dbs/db/colls", map[string]any{"id": "c", "defaultTtl": -1, "partitionKey": map[string]any{"paths": []string{"/pk"}}}), 201)
+	const coll = "/dbs/db/colls/c"
+	ada := []string{"x-ms-documentdb-partitionkey", `["ada"]`}
+	created := must(t, c.do("POST", coll+"/docs", `{"id":"1","pk":"ada","n":1,"f":1.5,"a":{"b":[1,2,3]},"s":"x","old":"o"}`, ada...), 201)
+	etag := created.header.Get("etag")
+
+	// Every operation type, in order, all applied.
+	body := `{"operations":[
+		{"op":"set","path":"/s","value":"y"},
+		{"op":"add","path":"/a/b/1","value":9},
+		{"op":"remove","path":"/a/b/0"},
+		{"op":"incr","path":"/n","value":41},
+		{"op":"incr","path":"/f","value":0.25},
+		{"op":"replace","path":"/old","value":{"k":[true,null]}},
+		{"op":"move","from":"/old","path":"/moved"},
+		{"op":"set","path":"/nothing","value":null}]}`
+	r := must(t, c.do("PATCH", coll+"/docs/1", body, ada...), 200)
+	got := r.json(t)
+	want := map[string]any{"s": "y", "n": 42.0, "f": 1.75, "nothing": nil,
+		"a": map[string]any{"b": []any{9.0, 2.0, 3.0}}, "moved": map[string]any{"k": []any{true, nil}}}
+	for k, v := range want {
+		if fmt.Sprint(got[k]) != fmt.Sprint(v) {
+			t.Errorf("%s = %v, want %v; body %s", k, got[k], v, r.body)
+		}
+	}
+	if _, ok := got["old"]; ok {
+		t.Errorf("moved member still there: %s", r.body)
+	}
+	if _, ok := got["nothing"]; !ok {
+		t.Errorf("set to null did not create the member: %s", r.body)
+	}
+	if got["_rid"] == nil || got["_self"] == nil || got["_attachments"] != "attachments/" || got["_etag"] == nil {
+		t.Errorf("system properties: %s", r.body)
+	}
+	if r.header.Get("etag") == etag || r.header.Get("etag") != `"`+got["_etag"].(string)+`"` {
+		t.Errorf("etag %q (before %q), _etag %v", r.header.Get("etag"), etag, got["_etag"])
+	}
+	if ch, err := strconv.ParseFloat(r.header.Get("x-ms-request-charge"), 64); err != nil || ch <= 0 {
+		t.Errorf("request charge %q", r.header.Get("x-ms-request-charge"))
+	}
+	etag = r.header.Get("etag")
+
+	// A bare array of operations; Prefer: return=minimal; the current etag.
+	r = must(t, c.do("PATCH", coll+"/docs/1", `[{"op":"incr","path":"/n","value":-2}]`, "Prefer", "return=minimal", "If-Match", etag, ada[0], ada[1]), 200)
+	if len(r.body) != 0 || r.header.Get("etag") == "" || r.header.Get("etag") == etag {
+		t.Errorf("minimal patch: body %q etag %q", r.body, r.header.Get("etag"))
+	}
+	// A condition that holds.
+	must(t, c.do("PATCH", coll+"/docs/1", `{"condition":"from c where c.n = 40","operations":[{"op":"set","path":"/cond","value":true}]}`, ada...), 200)
+
+	before := must(t, c.do("GET", coll+"/docs/1", nil, ada...), 200).body
+	eleven := `{"operations":[` + strings.TrimSuffix(strings.Repeat(`{"op":"set","path":"/x","value":1},`, 11), ",") + `]}`
+	for _, tc := range []patchCase{
+		{"malformed JSON", "1", `{"operations":[`, nil, 400, "not valid JSON"},
+		{"empty body", "1", ``, nil, 400, "no body"},
+		{"a string", "1", `"set"`, nil, 400, "not an array"},
+		{"no operations", "1", `{}`, nil, 400, `no "operations"`},
+		{"operations an object", "1", `{"operations":{"op":"set"}}`, nil, 400, "not an array"},
+		{"no operation", "1", `{"operations":[]}`, nil, 400, "no operations"},
+		{"operation not an object", "1", `{"operations":[1]}`, nil, 400, "Operation(1)"},
+		{"unknown op", "1", `{"operations":[{"op":"frob","path":"/n","value":1}]}`, nil, 400, `"frob"`},
+		{"op in capitals", "1", `{"operations":[{"op":"SET","path":"/n","value":1}]}`, nil, 400, `"SET"`},
+		{"no op", "1", `{"operations":[{"path":"/n","value":1}]}`, nil, 400, `no "op"`},
+		{"no path", "1", `{"operations":[{"op":"set","value":1}]}`, nil, 400, `no "path"`},
+		{"no value", "1", `{"operations":[{"op":"set","path":"/n"}]}`, nil, 400, `no "value"`},
+		{"incr by a string", "1", `{"operations":[{"op":"incr","path":"/n","value":"1"}]}`, nil, 400, "not a number"},
+		{"incr out of range", "1", `{"operations":[{"op":"incr","path":"/n","value":1e400}]}`, nil, 400, "not a number"},
+		{"incr of a string", "1", `{"operations":[{"op":"incr","path":"/s","value":1}]}`, nil, 400, "not a number"},
+		{"move without from", "1", `{"operations":[{"op":"move","path":"/n"}]}`, nil, 400, `no "from"`},
+		{"eleven operations", "1", eleven, nil, 400, "limit of 10"},
+		{"relative path", "1", `{"operations":[{"op":"set","path":"n","value":1}]}`, nil, 400, "JSON Pointer"},
+		{"the id", "1", `{"operations":[{"op":"set","path":"/id","value":"2"}]}`, nil, 400, "system property"},
+		{"the partition key", "1", `{"operations":[{"op":"set","path":"/pk","value":"bob"}]}`, nil, 400, "partition key"},
+		{"replace of nothing", "1", `{"operations":[{"op":"replace","path":"/absent","value":1}]}`, nil, 400, "does not exist"},
+		{"second operation fails", "1", `{"operations":[{"op":"set","path":"/n","value":99},{"op":"remove","path":"/absent"}]}`, nil, 400, "Operation(2)"},
+		{"invalid value", "1", `{"operations":[{"op":"set","path":"/n","value":01}]}`, nil, 400, "not valid"},
+		{"bad condition", "1", `{"condition":"where c.n = 1","operations":[{"op":"set","path":"/n","value":1}]}`, nil, 400, "FROM clause"},
+		{"condition false", "1", `{"condition":"from c where c.n = 0","operations":[{"op":"set","path":"/n","value":1}]}`, nil, 412, "condition"},
+		{"stale If-Match", "1", `{"operations":[{"op":"set","path":"/n","value":1}]}`, []string{"If-Match", `"0000000000000000"`}, 412, ""},
+		{"missing item", "2", `{"operations":[{"op":"set","path":"/n","value":1}]}`, nil, 404, ""},
+		{"other partition", "1", `{"operations":[{"op":"set","path":"/n","value":1}]}`, []string{"x-ms-documentdb-partitionkey", `["bob"]`}, 404, ""},
+		{"no partition key", "1", `{"operations":[{"op":"set","path":"/n","value":1}]}`, []string{"x-ms-documentdb-partitionkey", ""}, 400, "PartitionKey"},
+		{"trigger", "1", `{"operations":[{"op":"set","path":"/n","value":1}]}`, []string{"x-ms-documentdb-pre-trigger-include", "t"}, 400, "triggers"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := must(t, c.do("PATCH", coll+"/docs/"+tc.id, tc.body, append(append([]string{}, ada...), tc.hdr...)...), tc.status)
+			m := r.json(t)
+			if m["code"] != map[int]string{400: "BadRequest", 404: "NotFound", 412: "PreconditionFailed"}[tc.status] || !strings.Contains(m["message"].(string), tc.msg) {
+				t.Errorf("body %s, want a message with %q", r.body, tc.msg)
+			}
+		})
+	}
+	if after := must(t, c.do("GET", coll+"/docs/1", nil, ada...), 200).body; string(after) != string(before) {
+		t.Errorf("refused patches changed the item:\n%s\n%s", before, after)
+	}
+
+	// A ttl set through a patch makes the item expire; an expired item
+	// cannot be patched.
+	must(t, c.do("PATCH", coll+"/docs/1", `{"operations":[{"op":"add","path":"/ttl","value":5}]}`, ada...), 200)
+	clock.Advance(4 * time.Second)
+	must(t, c.do("GET", coll+"/docs/1", nil, ada...), 200)
+	clock.Advance(time.Second)
+	must(t, c.do("GET", coll+"/docs/1", nil, ada...), 404)
+	must(t, c.do("PATCH", coll+"/docs/1", `{"operations":[{"op":"remove","path":"/ttl"}]}`, ada...), 404)
+	r = must(t, c.do("PATCH", coll+"/docs/1", `{"operations":[{"op":"set","path":"/ttl","value":0}]}`, ada...), 404)
+	if r.json(t)["code"] != "NotFound" {
+		t.Errorf("patch of an expired item: %s", r.body)
+	}
+}
