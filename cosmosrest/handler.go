@@ -240,7 +240,7 @@ func (q *request) serve() {
 			case q.isQuery():
 				q.queryDocuments()
 			case headerTrue(q.r.Header.Get("x-ms-cosmos-is-batch-request")):
-				q.unsupported("transactional batch and bulk requests are not supported by the lethe REST front yet")
+				q.batch()
 			default:
 				q.createDocument()
 			}

@@ -755,3 +755,226 @@ func TestPatch(t *testing.T) {
 		t.Errorf("patch of an expired item: %s", r.body)
 	}
 }
+
+// batchHeaders are the headers the SDKs send with a transactional batch.
+func batchHeaders(pk string, more ...string) []string {
+	return append([]string{"x-ms-cosmos-is-batch-request", "True", "x-ms-cosmos-batch-atomic", "True",
+		"x-ms-cosmos-batch-ordered", "True", "x-ms-documentdb-partitionkey", pk}, more...)
+}
+
+// batchResults decodes a batch response's body.
+func batchResults(t *testing.T, r response) []map[string]any {
+	t.Helper()
+	var res []map[string]any
+	if err := json.Unmarshal(r.body, &res); err != nil {
+		t.Fatalf("batch response %q: %v", r.body, err)
+	}
+	return res
+}
+
+func statuses(res []map[string]any) string {
+	var s []string
+	for _, r := range res {
+		s = append(s, fmt.Sprint(r["statusCode"]))
+	}
+	return strings.Join(s, " ")
+}
+
+func TestBatch(t *testing.T) {
+	clock := lethe.NewManualClock(time.Unix(1_700_000_000, 0))
+	_, c := testServer(t, cosmosrest.Config{Clock: clock})
+	createDB(t, c, "db")
+	must(t, c.do("POST", "/dbs/db/colls", map[string]any{"id": "c", "defaultTtl": -1, "partitionKey": map[string]any{"paths": []string{"/pk"}}}), 201)
+	const coll = "/dbs/db/colls/c"
+	ada := []string{"x-ms-documentdb-partitionkey", `["ada"]`}
+	must(t, c.do("POST", coll+"/docs", `{"id":"1","pk":"ada","n":1}`, ada...), 201)
+	must(t, c.do("POST", coll+"/docs", `{"id":"del","pk":"ada"}`, ada...), 201)
+	etag1 := must(t, c.do("GET", coll+"/docs/1", nil, ada...), 200).header.Get("etag")
+
+	// Every operation type; the client's system properties are dropped.
+	ops := `[
+		{"operationType":"Create","resourceBody":{"id":"2","pk":"ada","_rid":"client","_self":"client","_attachments":"client"}},
+		{"operationType":"Upsert","resourceBody":{"id":"3","pk":"ada"}},
+		{"operationType":"Read","id":"1"},
+		{"operationType":"Replace","id":"1","ifMatch":` + strconv.Quote(etag1) + `,"resourceBody":{"id":"1","pk":"ada","n":2}},
+		{"operationType":"Patch","id":"1","resourceBody":{"operations":[{"op":"incr","path":"/n","value":10}]}},
+		{"operationType":"Delete","id":"del","partitionKey":"[\"ada\"]"},
+		{"operationType":"Read","id":"1"}]`
+	r := must(t, c.do("POST", coll+"/docs", ops, batchHeaders(`["ada"]`)...), 200)
+	res := batchResults(t, r)
+	if got := statuses(res); got != "201 201 200 200 200 204 200" {
+		t.Fatalf("statuses %s; body %s", got, r.body)
+	}
+	sum := 0.0
+	for i, x := range res {
+		sum += x["requestCharge"].(float64)
+		if x["requestCharge"].(float64) <= 0 {
+			t.Errorf("result %d: charge %v", i, x["requestCharge"])
+		}
+		body, hasBody := x["resourceBody"].(map[string]any)
+		if i == 5 {
+			if hasBody || x["eTag"] != nil {
+				t.Errorf("delete result %v", x)
+			}
+			continue
+		}
+		if !hasBody || body["_rid"] == nil || body["_self"] == nil || body["_attachments"] != "attachments/" {
+			t.Errorf("result %d: resourceBody %v", i, x["resourceBody"])
+			continue
+		}
+		if x["eTag"] != `"`+body["_etag"].(string)+`"` {
+			t.Errorf("result %d: eTag %v, _etag %v", i, x["eTag"], body["_etag"])
+		}
+	}
+	if strings.Count(string(r.body), `"_rid":"client"`) != 0 {
+		t.Errorf("the client's _rid was kept: %s", r.body)
+	}
+	if n := res[6]["resourceBody"].(map[string]any)["n"]; n != 12.0 {
+		t.Errorf("read after replace and patch: n = %v", n)
+	}
+	if ch, err := strconv.ParseFloat(r.header.Get("x-ms-request-charge"), 64); err != nil || ch < sum-0.01 || ch > sum+0.01 {
+		t.Errorf("x-ms-request-charge %q, results' sum %v", r.header.Get("x-ms-request-charge"), sum)
+	}
+	if !strings.HasPrefix(r.header.Get("x-ms-session-token"), "0:-1#") {
+		t.Errorf("session token %q", r.header.Get("x-ms-session-token"))
+	}
+	must(t, c.do("GET", coll+"/docs/del", nil, ada...), 404)
+	read2 := must(t, c.do("GET", coll+"/docs/2", nil, ada...), 200).json(t)
+	if read2["_rid"] == "client" {
+		t.Errorf("stored the client's _rid: %v", read2)
+	}
+
+	// Prefer: return=minimal: only reads have a body.
+	r = must(t, c.do("POST", coll+"/docs", `[{"operationType":"Upsert","resourceBody":{"id":"4","pk":"ada"}},{"operationType":"Read","id":"2"}]`,
+		batchHeaders(`["ada"]`, "Prefer", "return=minimal")...), 200)
+	res = batchResults(t, r)
+	if res[0]["resourceBody"] != nil || res[0]["eTag"] == nil || res[1]["resourceBody"] == nil {
+		t.Errorf("minimal batch: %s", r.body)
+	}
+
+	// A failing operation: 207, its own status, 424 for the others,
+	// nothing applied.
+	r = must(t, c.do("POST", coll+"/docs", `[{"operationType":"Create","resourceBody":{"id":"new","pk":"ada"}},
+		{"operationType":"Patch","id":"1","resourceBody":{"operations":[{"op":"set","path":"/n","value":0}]}},
+		{"operationType":"Create","resourceBody":{"id":"2","pk":"ada"}},
+		{"operationType":"Delete","id":"3"}]`, batchHeaders(`["ada"]`)...), 207)
+	res = batchResults(t, r)
+	if got := statuses(res); got != "424 424 409 424" {
+		t.Errorf("failed batch statuses %s; body %s", got, r.body)
+	}
+	if res[2]["message"] == nil || res[2]["resourceBody"] != nil {
+		t.Errorf("failing result %v", res[2])
+	}
+	must(t, c.do("GET", coll+"/docs/new", nil, ada...), 404)
+	must(t, c.do("GET", coll+"/docs/3", nil, ada...), 200)
+	if n := must(t, c.do("GET", coll+"/docs/1", nil, ada...), 200).json(t)["n"]; n != 12.0 {
+		t.Errorf("a failed batch patched the item: n = %v", n)
+	}
+	for _, tc := range []struct {
+		name, ops string
+		status    int
+	}{
+		{"stale ifMatch", `[{"operationType":"Replace","id":"1","ifMatch":"\"0000000000000000\"","resourceBody":{"id":"1","pk":"ada"}}]`, 412},
+		{"condition false", `[{"operationType":"Patch","id":"1","resourceBody":{"condition":"from c where c.n = 0","operations":[{"op":"set","path":"/n","value":0}]}}]`, 412},
+		{"patch of the id", `[{"operationType":"Patch","id":"1","resourceBody":{"operations":[{"op":"set","path":"/id","value":"x"}]}}]`, 400},
+		{"read of nothing", `[{"operationType":"Read","id":"nothing"}]`, 404},
+		{"other partition key", `[{"operationType":"Create","resourceBody":{"id":"b","pk":"bob"}}]`, 400},
+	} {
+		r := must(t, c.do("POST", coll+"/docs", `[{"operationType":"Upsert","resourceBody":{"id":"fresh","pk":"ada"}},`+tc.ops[1:], batchHeaders(`["ada"]`)...), 207)
+		if got, want := statuses(batchResults(t, r)), fmt.Sprintf("424 %d", tc.status); got != want {
+			t.Errorf("%s: statuses %s, want %s", tc.name, got, want)
+		}
+	}
+
+	// Requests refused whole: 400, nothing applied.
+	var many []string
+	for i := range 101 {
+		many = append(many, fmt.Sprintf(`{"operationType":"Create","resourceBody":{"id":"m%d","pk":"ada"}}`, i))
+	}
+	fresh := `{"operationType":"Create","resourceBody":{"id":"fresh","pk":"ada"}}`
+	for _, tc := range []struct {
+		name, body string
+		hdr        []string
+		msg        string
+	}{
+		{"malformed JSON", `[` + fresh, nil, "not valid JSON"},
+		{"an object", fresh, nil, "not a JSON array"},
+		{"empty", `[]`, nil, "no operations"},
+		{"101 operations", "[" + strings.Join(many, ",") + "]", nil, "limit of 100"},
+		{"operation not an object", `[` + fresh + `,1]`, nil, "operation 1"},
+		{"no operationType", `[` + fresh + `,{"id":"1"}]`, nil, "no operationType"},
+		{"unknown operationType", `[` + fresh + `,{"operationType":"Frob","id":"1"}]`, nil, `"Frob"`},
+		{"read without id", `[` + fresh + `,{"operationType":"Read"}]`, nil, "no id"},
+		{"create without body", `[` + fresh + `,{"operationType":"Create"}]`, nil, "resourceBody"},
+		{"create of an array", `[` + fresh + `,{"operationType":"Create","resourceBody":[1]}]`, nil, "resourceBody"},
+		{"patch without body", `[` + fresh + `,{"operationType":"Patch","id":"1"}]`, nil, "resourceBody"},
+		{"patch with an unknown op", `[` + fresh + `,{"operationType":"Patch","id":"1","resourceBody":{"operations":[{"op":"frob","path":"/n"}]}}]`, nil, `"frob"`},
+		{"ifNoneMatch", `[` + fresh + `,{"operationType":"Read","id":"1","ifNoneMatch":"*"}]`, nil, "ifNoneMatch"},
+		{"operation partition key", `[` + fresh + `,{"operationType":"Read","id":"1","partitionKey":"[\"bob\"]"}]`, nil, "partition key"},
+		{"bad operation partition key", `[` + fresh + `,{"operationType":"Read","id":"1","partitionKey":"[bob"}]`, nil, "partitionKey"},
+		{"no partition key header", `[` + fresh + `]`, []string{"x-ms-documentdb-partitionkey", ""}, "PartitionKey"},
+		{"bulk", `[` + fresh + `]`, []string{"x-ms-cosmos-batch-atomic", ""}, "bulk"},
+		{"continue on error", `[` + fresh + `]`, []string{"x-ms-cosmos-batch-continue-on-error", "True"}, "continue-on-error"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := must(t, c.do("POST", coll+"/docs", tc.body, batchHeaders(`["ada"]`, tc.hdr...)...), 400)
+			if m := r.json(t); m["code"] != "BadRequest" || !strings.Contains(m["message"].(string), tc.msg) {
+				t.Errorf("body %s, want a message with %q", r.body, tc.msg)
+			}
+		})
+	}
+	must(t, c.do("GET", coll+"/docs/fresh", nil, ada...), 404)
+	must(t, c.do("GET", coll+"/docs/m0", nil, ada...), 404)
+
+	// An expired item is missing inside a batch as outside: it cannot be
+	// read or replaced, and can be created again.
+	must(t, c.do("POST", coll+"/docs", `{"id":"short","pk":"ada","ttl":5}`, ada...), 201)
+	clock.Advance(5 * time.Second)
+	r = must(t, c.do("POST", coll+"/docs", `[{"operationType":"Read","id":"short"}]`, batchHeaders(`["ada"]`)...), 207)
+	if got := statuses(batchResults(t, r)); got != "404" {
+		t.Errorf("read of an expired item: %s", got)
+	}
+	r = must(t, c.do("POST", coll+"/docs", `[{"operationType":"Patch","id":"short","resourceBody":[{"op":"set","path":"/a","value":1}]}]`, batchHeaders(`["ada"]`)...), 207)
+	if got := statuses(batchResults(t, r)); got != "404" {
+		t.Errorf("patch of an expired item: %s", got)
+	}
+	r = must(t, c.do("POST", coll+"/docs", `[{"operationType":"Create","resourceBody":{"id":"short","pk":"ada"}}]`, batchHeaders(`["ada"]`)...), 200)
+	if got := statuses(batchResults(t, r)); got != "201" {
+		t.Errorf("create over an expired item: %s", got)
+	}
+
+	// A container without partition key paths takes no header.
+	must(t, c.do("POST", "/dbs/db/colls", map[string]any{"id": "flat"}), 201)
+	r = must(t, c.do("POST", "/dbs/db/colls/flat/docs", `[{"operationType":"Create","resourceBody":{"id":"1"}},{"operationType":"Read","id":"1","partitionKey":"[{}]"}]`,
+		batchHeaders("")...), 200)
+	if got := statuses(batchResults(t, r)); got != "201 200" {
+		t.Errorf("batch on a flat container: %s", r.body)
+	}
+	must(t, c.do("GET", "/dbs/db/colls/none/docs", nil), 404)
+	must(t, c.do("POST", "/dbs/db/colls/none/docs", `[`+fresh+`]`, batchHeaders(`["ada"]`)...), 404)
+}
+
+func TestBatchThrottled(t *testing.T) {
+	_, c := testServer(t, cosmosrest.Config{})
+	createDB(t, c, "db")
+	must(t, c.do("POST", "/dbs/db/colls", map[string]any{"id": "c"}, "x-ms-offer-throughput", "5"), 201)
+	var throttled response
+	for i := range 10 {
+		r := c.do("POST", "/dbs/db/colls/c/docs", fmt.Sprintf(`[{"operationType":"Create","resourceBody":{"id":"%d"}}]`, i), batchHeaders("")...)
+		if r.status == 429 {
+			throttled = r
+			break
+		}
+		must(t, r, 200)
+	}
+	if throttled.status != 429 {
+		t.Fatal("never throttled")
+	}
+	ms, err := strconv.Atoi(throttled.header.Get("x-ms-retry-after-ms"))
+	if err != nil || ms < 1 || ms > 2000 {
+		t.Errorf("x-ms-retry-after-ms %q", throttled.header.Get("x-ms-retry-after-ms"))
+	}
+	if throttled.header.Get("x-ms-substatus") != "3200" || throttled.json(t)["code"] != "TooManyRequests" {
+		t.Errorf("429: substatus %q body %s", throttled.header.Get("x-ms-substatus"), throttled.body)
+	}
+}
