@@ -77,7 +77,8 @@ func parsePatch(body []byte) (lethe.PatchOperations, error) {
 // appendPatchOp appends operation k (from 0) of a patch body to p.
 func appendPatchOp(p *lethe.PatchOperations, k int, raw json.RawMessage) error {
 	opErr := func(format string, args ...any) error {
-		return fmt.Errorf("For Operation(%d): %s", k+1, fmt.Sprintf(format, args...))
+		// Numbered from 1, in the words Cosmos DB and lethe use.
+		return messageError("For Operation(" + strconv.Itoa(k+1) + "): " + fmt.Sprintf(format, args...))
 	}
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || raw[0] != '{' {
@@ -133,6 +134,11 @@ func appendPatchOp(p *lethe.PatchOperations, k int, raw json.RawMessage) error {
 	}
 	return nil
 }
+
+// messageError is an error whose text is a response's message as it is.
+type messageError string
+
+func (e messageError) Error() string { return string(e) }
 
 // parseNumber reads a JSON number: an integer that fits an int64, or else
 // a finite double.
