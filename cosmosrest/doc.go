@@ -31,6 +31,26 @@
 //     Prefer: return=minimal; read feed (GET); queries (POST,
 //     application/query+json, {"query", "parameters"}), paged by
 //     x-ms-max-item-count and x-ms-continuation;
+//   - partial document update, PATCH on a document: the body
+//     {"operations":[…],"condition":"FROM c WHERE …"} (or the bare array
+//     of operations), each {"op":"add"|"set"|"replace"|"remove"|"incr"|
+//     "move","path",…} with "value" (add, set, replace, incr) or "from"
+//     (move), up to 10, applied all or none by lethe's PatchItem; with
+//     If-Match and Prefer: return=minimal;
+//   - transactional batches, POST on a container's documents with
+//     x-ms-cosmos-is-batch-request and x-ms-cosmos-batch-atomic: True: a
+//     JSON array of up to 100 operations ({"operationType":"Create",
+//     "Upsert", "Read", "Replace", "Delete" or "Patch", "id",
+//     "resourceBody", "ifMatch"}) on the partition key value of the
+//     x-ms-documentdb-partitionkey header (an operation's own
+//     "partitionKey", if it has one, must be that value), executed all or
+//     none by lethe's ExecuteTransactionalBatch. The response is an array of
+//     results ({"statusCode", "subStatusCode", "requestCharge", "eTag",
+//     "resourceBody"}), with status 200 when the batch was committed and
+//     207 when an operation failed: that one has its own status (and a
+//     "message"), every other one 424, and nothing was applied. Writes
+//     have a resourceBody unless Prefer: return=minimal; reads always do.
+//     x-ms-request-charge is the batch's total;
 //   - partition key ranges, /pkranges: one range, "" to "FF";
 //   - offers, /offers: a container's throughput, read and replaced (the
 //     SDKs' ReadThroughput and ReplaceThroughput); a container without
@@ -40,9 +60,10 @@
 //     BY, TOP, DISTINCT and aggregates included, over one range.
 //
 // Database-level throughput, users and permissions, stored procedures,
-// triggers, user-defined functions, conflicts, attachments, patch,
-// transactional batch and the change feed are not served: such requests get
-// 400 with a message saying so.
+// triggers, user-defined functions, conflicts, attachments, bulk requests
+// (x-ms-cosmos-is-batch-request without x-ms-cosmos-batch-atomic: True)
+// and the change feed are not served: such requests get 400 with a message
+// saying so.
 //
 // # Time to live
 //
@@ -57,6 +78,8 @@
 // lethe stores _ts and _etag in each document. The front adds _rid, _self
 // and _attachments to the documents of point operations on output, and
 // drops them from documents on input (Cosmos DB ignores a client's values).
+// Batch results' resourceBody has them too, and the documents of a batch's
+// creates, upserts and replaces are stripped of them.
 // Resource ids are derived from names (see rid.go), never stored. A
 // container's _ts is when this handler created or last replaced it (when it
 // started, for containers it found on disk), and its _etag a hash of its

@@ -173,6 +173,16 @@ func FuzzServeHTTP(f *testing.F) {
 	f.Add(uint8(1), "/dbs/db/colls/h/pkranges", ``, "", `"1"`, []byte(nil))
 	f.Add(uint8(0), "/dbs/db/colls/h/docs", `["a"]`, "application/query+json", "", []byte(`{"query":"SELECT VALUE COUNT(1) FROM c"}`))
 	f.Add(uint8(4), "/dbs/db/colls/c/docs/1", `["x"]`, "application/json", "", []byte(`[]`))
+	// PATCH (method 4) on a document.
+	f.Add(uint8(4), "/dbs/db/colls/c/docs/1", `["x"]`, "application/json", "", []byte(`{"operations":[{"op":"set","path":"/a","value":[1,{"b":null}]},{"op":"incr","path":"/n","value":2.5},{"op":"move","from":"/a","path":"/c"},{"op":"remove","path":"/c/0"}]}`))
+	f.Add(uint8(4), "/dbs/db/colls/c/docs/1", `["x"]`, "application/json", "", []byte(`{"condition":"FROM c WHERE c.pk = 'x'","operations":[{"op":"add","path":"/ttl","value":100},{"op":"replace","path":"/pk","value":"y"}]}`))
+	f.Add(uint8(11), "/dbs/db/colls/flat/docs/1", `[{}]`, "application/json", `"0000000000000001"`, []byte(`[{"op":"incr","path":"/n","value":-9223372036854775808},{"op":"add","path":"/l/-","value":1}]`))
+	// Transactional batches (POST with bit 64: the batch headers; bit 32:
+	// Prefer: return=minimal).
+	f.Add(uint8(70), "/dbs/db/colls/c/docs", `["x"]`, "application/json", "", []byte(`[{"operationType":"Create","resourceBody":{"id":"b1","pk":"x","_rid":"r"}},{"operationType":"Read","id":"1"},{"operationType":"Patch","id":"1","resourceBody":{"operations":[{"op":"set","path":"/z","value":1}]}},{"operationType":"Delete","id":"b1"}]`))
+	f.Add(uint8(98), "/dbs/db/colls/c/docs", `["x"]`, "application/json", "", []byte(`[{"operationType":"Upsert","ifMatch":"\"0000000000000001\"","resourceBody":{"id":"1","pk":"x"}},{"operationType":"Replace","id":"1","partitionKey":"[\"x\"]","resourceBody":{"id":"1","pk":"x","ttl":3}}]`))
+	f.Add(uint8(70), "/dbs/db/colls/h/docs", `["a","b"]`, "application/json", "", []byte(`[{"operationType":"Create","resourceBody":{"id":"1","a":"a","b":"b"}},{"operationType":"Create","resourceBody":{"id":"1","a":"a","b":"b"}}]`))
+	f.Add(uint8(70), "/dbs/db/colls/flat/docs", ``, "application/json", "", []byte(`[{"operationType":"Patch","id":"1","resourceBody":[{"op":"frob","path":"/a"}]}]`))
 	f.Fuzz(func(t *testing.T, m uint8, path, pk, ctype, ifMatch string, body []byte) {
 		h := fuzzHandler()
 		method := []string{"POST", "GET", "PUT", "DELETE", "PATCH", "HEAD", "OPTIONS"}[int(m)%7]
@@ -206,10 +216,44 @@ func FuzzServeHTTP(f *testing.F) {
 		if m%16 == 15 {
 			req.Header.Set("x-ms-max-item-count", "-1")
 		}
+		batch := m&64 != 0 && method == "POST"
+		if batch {
+			req.Header.Set("x-ms-cosmos-is-batch-request", "True")
+			req.Header.Set("x-ms-cosmos-batch-atomic", "True")
+		}
+		if m&32 != 0 {
+			req.Header.Set("Prefer", "return=minimal")
+		}
+		// A patch or batch that is not answered 200 changes nothing: item
+		// 1 of container c stays as it was (unless it has a ttl, by which
+		// it may expire meanwhile).
+		var before []byte
+		if batch || method == "PATCH" {
+			before = fuzzItem(h)
+		}
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, req)
 		if w.Code >= 500 {
 			t.Fatalf("%s %q: %d %s", method, path, w.Code, w.Body.String())
 		}
+		if before != nil && w.Code != http.StatusOK && !bytes.Contains(before, []byte(`"ttl"`)) {
+			if after := fuzzItem(h); !bytes.Equal(before, after) {
+				t.Fatalf("%s %q answered %d %s, and item 1 changed from %s to %s", method, path, w.Code, w.Body.String(), before, after)
+			}
+		}
 	})
+}
+
+// fuzzItem returns item 1 of the fuzz handler's container c ("missing"
+// when it does not exist).
+func fuzzItem(h *Handler) []byte {
+	c, err := h.dbs["db"].store.Container("c")
+	if err != nil {
+		return []byte("missing container")
+	}
+	r, err := c.ReadItem(context.Background(), lethe.NewPartitionKeyString("x"), "1", nil)
+	if err != nil {
+		return []byte("missing")
+	}
+	return r.Value
 }

@@ -240,7 +240,7 @@ func (q *request) serve() {
 			case q.isQuery():
 				q.queryDocuments()
 			case headerTrue(q.r.Header.Get("x-ms-cosmos-is-batch-request")):
-				q.unsupported("transactional batch and bulk requests are not supported by the lethe REST front yet")
+				q.batch()
 			default:
 				q.createDocument()
 			}
@@ -258,7 +258,7 @@ func (q *request) serve() {
 			q.deleteDocument()
 			return
 		case http.MethodPatch:
-			q.unsupported("patch is not supported by the lethe REST front yet: read the item and replace it")
+			q.patchDocument()
 			return
 		}
 	case tPKRanges, tPKRange:
@@ -318,8 +318,10 @@ func allowed(k targetKind) string {
 		return "GET, PUT"
 	case tDatabase:
 		return "GET, DELETE"
-	case tContainer, tDocument:
+	case tContainer:
 		return "GET, PUT, DELETE"
+	case tDocument:
+		return "GET, PUT, PATCH, DELETE"
 	}
 	return ""
 }

@@ -630,3 +630,351 @@ func TestOffers(t *testing.T) {
 	must(t, c.do("GET", "/offers/nope", nil), 404)
 	must(t, c.do("POST", "/offers", "{}"), 400)
 }
+
+// patchCase is a request that must fail with status and a message
+// containing msg, changing nothing.
+type patchCase struct {
+	name   string
+	id     string
+	body   string
+	hdr    []string
+	status int
+	msg    string
+}
+
+func TestPatch(t *testing.T) {
+	clock := lethe.NewManualClock(time.Unix(1_700_000_000, 0))
+	_, c := testServer(t, cosmosrest.Config{Clock: clock})
+	createDB(t, c, "db")
+	must(t, c.do("POST", "/dbs/db/colls", map[string]any{"id": "c", "defaultTtl": -1, "partitionKey": map[string]any{"paths": []string{"/pk"}}}), 201)
+	const coll = "/dbs/db/colls/c"
+	ada := []string{"x-ms-documentdb-partitionkey", `["ada"]`}
+	created := must(t, c.do("POST", coll+"/docs", `{"id":"1","pk":"ada","n":1,"f":1.5,"a":{"b":[1,2,3]},"s":"x","old":"o"}`, ada...), 201)
+	etag := created.header.Get("etag")
+
+	// Every operation type, in order, all applied.
+	body := `{"operations":[
+		{"op":"set","path":"/s","value":"y"},
+		{"op":"add","path":"/a/b/1","value":9},
+		{"op":"remove","path":"/a/b/0"},
+		{"op":"incr","path":"/n","value":41},
+		{"op":"incr","path":"/f","value":0.25},
+		{"op":"replace","path":"/old","value":{"k":[true,null]}},
+		{"op":"move","from":"/old","path":"/moved"},
+		{"op":"set","path":"/nothing","value":null}]}`
+	r := must(t, c.do("PATCH", coll+"/docs/1", body, ada...), 200)
+	got := r.json(t)
+	want := map[string]any{"s": "y", "n": 42.0, "f": 1.75, "nothing": nil,
+		"a": map[string]any{"b": []any{9.0, 2.0, 3.0}}, "moved": map[string]any{"k": []any{true, nil}}}
+	for k, v := range want {
+		if fmt.Sprint(got[k]) != fmt.Sprint(v) {
+			t.Errorf("%s = %v, want %v; body %s", k, got[k], v, r.body)
+		}
+	}
+	if _, ok := got["old"]; ok {
+		t.Errorf("moved member still there: %s", r.body)
+	}
+	if _, ok := got["nothing"]; !ok {
+		t.Errorf("set to null did not create the member: %s", r.body)
+	}
+	if got["_rid"] == nil || got["_self"] == nil || got["_attachments"] != "attachments/" || got["_etag"] == nil {
+		t.Errorf("system properties: %s", r.body)
+	}
+	if r.header.Get("etag") == etag || r.header.Get("etag") != `"`+got["_etag"].(string)+`"` {
+		t.Errorf("etag %q (before %q), _etag %v", r.header.Get("etag"), etag, got["_etag"])
+	}
+	if ch, err := strconv.ParseFloat(r.header.Get("x-ms-request-charge"), 64); err != nil || ch <= 0 {
+		t.Errorf("request charge %q", r.header.Get("x-ms-request-charge"))
+	}
+	etag = r.header.Get("etag")
+
+	// A bare array of operations; Prefer: return=minimal; the current etag.
+	r = must(t, c.do("PATCH", coll+"/docs/1", `[{"op":"incr","path":"/n","value":-2}]`, "Prefer", "return=minimal", "If-Match", etag, ada[0], ada[1]), 200)
+	if len(r.body) != 0 || r.header.Get("etag") == "" || r.header.Get("etag") == etag {
+		t.Errorf("minimal patch: body %q etag %q", r.body, r.header.Get("etag"))
+	}
+	// A condition that holds.
+	must(t, c.do("PATCH", coll+"/docs/1", `{"condition":"from c where c.n = 40","operations":[{"op":"set","path":"/cond","value":true}]}`, ada...), 200)
+
+	before := must(t, c.do("GET", coll+"/docs/1", nil, ada...), 200).body
+	eleven := `{"operations":[` + strings.TrimSuffix(strings.Repeat(`{"op":"set","path":"/x","value":1},`, 11), ",") + `]}`
+	for _, tc := range []patchCase{
+		{"malformed JSON", "1", `{"operations":[`, nil, 400, "not valid JSON"},
+		{"empty body", "1", ``, nil, 400, "no body"},
+		{"a string", "1", `"set"`, nil, 400, "not an array"},
+		{"no operations", "1", `{}`, nil, 400, `no "operations"`},
+		{"operations an object", "1", `{"operations":{"op":"set"}}`, nil, 400, "not an array"},
+		{"no operation", "1", `{"operations":[]}`, nil, 400, "no operations"},
+		{"operation not an object", "1", `{"operations":[1]}`, nil, 400, "Operation(1)"},
+		{"unknown op", "1", `{"operations":[{"op":"frob","path":"/n","value":1}]}`, nil, 400, `"frob"`},
+		{"op in capitals", "1", `{"operations":[{"op":"SET","path":"/n","value":1}]}`, nil, 400, `"SET"`},
+		{"no op", "1", `{"operations":[{"path":"/n","value":1}]}`, nil, 400, `no "op"`},
+		{"no path", "1", `{"operations":[{"op":"set","value":1}]}`, nil, 400, `no "path"`},
+		{"no value", "1", `{"operations":[{"op":"set","path":"/n"}]}`, nil, 400, `no "value"`},
+		{"incr by a string", "1", `{"operations":[{"op":"incr","path":"/n","value":"1"}]}`, nil, 400, "not a number"},
+		{"incr out of range", "1", `{"operations":[{"op":"incr","path":"/n","value":1e400}]}`, nil, 400, "not a number"},
+		{"incr of a string", "1", `{"operations":[{"op":"incr","path":"/s","value":1}]}`, nil, 400, "not a number"},
+		{"move without from", "1", `{"operations":[{"op":"move","path":"/n"}]}`, nil, 400, `no "from"`},
+		{"eleven operations", "1", eleven, nil, 400, "limit of 10"},
+		{"relative path", "1", `{"operations":[{"op":"set","path":"n","value":1}]}`, nil, 400, "JSON Pointer"},
+		{"the id", "1", `{"operations":[{"op":"set","path":"/id","value":"2"}]}`, nil, 400, "system property"},
+		{"the partition key", "1", `{"operations":[{"op":"set","path":"/pk","value":"bob"}]}`, nil, 400, "partition key"},
+		{"replace of nothing", "1", `{"operations":[{"op":"replace","path":"/absent","value":1}]}`, nil, 400, "does not exist"},
+		{"second operation fails", "1", `{"operations":[{"op":"set","path":"/n","value":99},{"op":"remove","path":"/absent"}]}`, nil, 400, "Operation(2)"},
+		{"invalid value", "1", `{"operations":[{"op":"set","path":"/n","value":01}]}`, nil, 400, "not valid"},
+		{"bad condition", "1", `{"condition":"where c.n = 1","operations":[{"op":"set","path":"/n","value":1}]}`, nil, 400, "FROM clause"},
+		{"condition false", "1", `{"condition":"from c where c.n = 0","operations":[{"op":"set","path":"/n","value":1}]}`, nil, 412, "condition"},
+		{"stale If-Match", "1", `{"operations":[{"op":"set","path":"/n","value":1}]}`, []string{"If-Match", `"0000000000000000"`}, 412, ""},
+		{"missing item", "2", `{"operations":[{"op":"set","path":"/n","value":1}]}`, nil, 404, ""},
+		{"other partition", "1", `{"operations":[{"op":"set","path":"/n","value":1}]}`, []string{"x-ms-documentdb-partitionkey", `["bob"]`}, 404, ""},
+		{"no partition key", "1", `{"operations":[{"op":"set","path":"/n","value":1}]}`, []string{"x-ms-documentdb-partitionkey", ""}, 400, "PartitionKey"},
+		{"trigger", "1", `{"operations":[{"op":"set","path":"/n","value":1}]}`, []string{"x-ms-documentdb-pre-trigger-include", "t"}, 400, "triggers"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := must(t, c.do("PATCH", coll+"/docs/"+tc.id, tc.body, append(append([]string{}, ada...), tc.hdr...)...), tc.status)
+			m := r.json(t)
+			if m["code"] != map[int]string{400: "BadRequest", 404: "NotFound", 412: "PreconditionFailed"}[tc.status] || !strings.Contains(m["message"].(string), tc.msg) {
+				t.Errorf("body %s, want a message with %q", r.body, tc.msg)
+			}
+		})
+	}
+	if after := must(t, c.do("GET", coll+"/docs/1", nil, ada...), 200).body; string(after) != string(before) {
+		t.Errorf("refused patches changed the item:\n%s\n%s", before, after)
+	}
+
+	// A ttl set through a patch makes the item expire; an expired item
+	// cannot be patched.
+	must(t, c.do("PATCH", coll+"/docs/1", `{"operations":[{"op":"add","path":"/ttl","value":5}]}`, ada...), 200)
+	clock.Advance(4 * time.Second)
+	must(t, c.do("GET", coll+"/docs/1", nil, ada...), 200)
+	clock.Advance(time.Second)
+	must(t, c.do("GET", coll+"/docs/1", nil, ada...), 404)
+	must(t, c.do("PATCH", coll+"/docs/1", `{"operations":[{"op":"remove","path":"/ttl"}]}`, ada...), 404)
+	r = must(t, c.do("PATCH", coll+"/docs/1", `{"operations":[{"op":"set","path":"/ttl","value":0}]}`, ada...), 404)
+	if r.json(t)["code"] != "NotFound" {
+		t.Errorf("patch of an expired item: %s", r.body)
+	}
+}
+
+// batchHeaders are the headers the SDKs send with a transactional batch.
+func batchHeaders(pk string, more ...string) []string {
+	return append([]string{"x-ms-cosmos-is-batch-request", "True", "x-ms-cosmos-batch-atomic", "True",
+		"x-ms-cosmos-batch-ordered", "True", "x-ms-documentdb-partitionkey", pk}, more...)
+}
+
+// batchResults decodes a batch response's body.
+func batchResults(t *testing.T, r response) []map[string]any {
+	t.Helper()
+	var res []map[string]any
+	if err := json.Unmarshal(r.body, &res); err != nil {
+		t.Fatalf("batch response %q: %v", r.body, err)
+	}
+	return res
+}
+
+func statuses(res []map[string]any) string {
+	var s []string
+	for _, r := range res {
+		s = append(s, fmt.Sprint(r["statusCode"]))
+	}
+	return strings.Join(s, " ")
+}
+
+func TestBatch(t *testing.T) {
+	clock := lethe.NewManualClock(time.Unix(1_700_000_000, 0))
+	_, c := testServer(t, cosmosrest.Config{Clock: clock})
+	createDB(t, c, "db")
+	must(t, c.do("POST", "/dbs/db/colls", map[string]any{"id": "c", "defaultTtl": -1, "partitionKey": map[string]any{"paths": []string{"/pk"}}}), 201)
+	const coll = "/dbs/db/colls/c"
+	ada := []string{"x-ms-documentdb-partitionkey", `["ada"]`}
+	must(t, c.do("POST", coll+"/docs", `{"id":"1","pk":"ada","n":1}`, ada...), 201)
+	must(t, c.do("POST", coll+"/docs", `{"id":"del","pk":"ada"}`, ada...), 201)
+	etag1 := must(t, c.do("GET", coll+"/docs/1", nil, ada...), 200).header.Get("etag")
+
+	// Every operation type; the client's system properties are dropped.
+	ops := `[
+		{"operationType":"Create","resourceBody":{"id":"2","pk":"ada","_rid":"client","_self":"client","_attachments":"client"}},
+		{"operationType":"Upsert","resourceBody":{"id":"3","pk":"ada"}},
+		{"operationType":"Read","id":"1"},
+		{"operationType":"Replace","id":"1","ifMatch":` + strconv.Quote(etag1) + `,"resourceBody":{"id":"1","pk":"ada","n":2}},
+		{"operationType":"Patch","id":"1","resourceBody":{"operations":[{"op":"incr","path":"/n","value":10}]}},
+		{"operationType":"Delete","id":"del","partitionKey":"[\"ada\"]"},
+		{"operationType":"Read","id":"1"}]`
+	r := must(t, c.do("POST", coll+"/docs", ops, batchHeaders(`["ada"]`)...), 200)
+	res := batchResults(t, r)
+	if got := statuses(res); got != "201 201 200 200 200 204 200" {
+		t.Fatalf("statuses %s; body %s", got, r.body)
+	}
+	sum := 0.0
+	for i, x := range res {
+		sum += x["requestCharge"].(float64)
+		if x["requestCharge"].(float64) <= 0 {
+			t.Errorf("result %d: charge %v", i, x["requestCharge"])
+		}
+		body, hasBody := x["resourceBody"].(map[string]any)
+		if i == 5 {
+			if hasBody || x["eTag"] != nil {
+				t.Errorf("delete result %v", x)
+			}
+			continue
+		}
+		if !hasBody || body["_rid"] == nil || body["_self"] == nil || body["_attachments"] != "attachments/" {
+			t.Errorf("result %d: resourceBody %v", i, x["resourceBody"])
+			continue
+		}
+		if x["eTag"] != `"`+body["_etag"].(string)+`"` {
+			t.Errorf("result %d: eTag %v, _etag %v", i, x["eTag"], body["_etag"])
+		}
+	}
+	if strings.Count(string(r.body), `"_rid":"client"`) != 0 {
+		t.Errorf("the client's _rid was kept: %s", r.body)
+	}
+	if n := res[6]["resourceBody"].(map[string]any)["n"]; n != 12.0 {
+		t.Errorf("read after replace and patch: n = %v", n)
+	}
+	if ch, err := strconv.ParseFloat(r.header.Get("x-ms-request-charge"), 64); err != nil || ch < sum-0.01 || ch > sum+0.01 {
+		t.Errorf("x-ms-request-charge %q, results' sum %v", r.header.Get("x-ms-request-charge"), sum)
+	}
+	if !strings.HasPrefix(r.header.Get("x-ms-session-token"), "0:-1#") {
+		t.Errorf("session token %q", r.header.Get("x-ms-session-token"))
+	}
+	must(t, c.do("GET", coll+"/docs/del", nil, ada...), 404)
+	read2 := must(t, c.do("GET", coll+"/docs/2", nil, ada...), 200).json(t)
+	if read2["_rid"] == "client" {
+		t.Errorf("stored the client's _rid: %v", read2)
+	}
+
+	// Prefer: return=minimal: only reads have a body.
+	r = must(t, c.do("POST", coll+"/docs", `[{"operationType":"Upsert","resourceBody":{"id":"4","pk":"ada"}},{"operationType":"Read","id":"2"}]`,
+		batchHeaders(`["ada"]`, "Prefer", "return=minimal")...), 200)
+	res = batchResults(t, r)
+	if res[0]["resourceBody"] != nil || res[0]["eTag"] == nil || res[1]["resourceBody"] == nil {
+		t.Errorf("minimal batch: %s", r.body)
+	}
+
+	// A failing operation: 207, its own status, 424 for the others,
+	// nothing applied.
+	r = must(t, c.do("POST", coll+"/docs", `[{"operationType":"Create","resourceBody":{"id":"new","pk":"ada"}},
+		{"operationType":"Patch","id":"1","resourceBody":{"operations":[{"op":"set","path":"/n","value":0}]}},
+		{"operationType":"Create","resourceBody":{"id":"2","pk":"ada"}},
+		{"operationType":"Delete","id":"3"}]`, batchHeaders(`["ada"]`)...), 207)
+	res = batchResults(t, r)
+	if got := statuses(res); got != "424 424 409 424" {
+		t.Errorf("failed batch statuses %s; body %s", got, r.body)
+	}
+	if res[2]["message"] == nil || res[2]["resourceBody"] != nil {
+		t.Errorf("failing result %v", res[2])
+	}
+	must(t, c.do("GET", coll+"/docs/new", nil, ada...), 404)
+	must(t, c.do("GET", coll+"/docs/3", nil, ada...), 200)
+	if n := must(t, c.do("GET", coll+"/docs/1", nil, ada...), 200).json(t)["n"]; n != 12.0 {
+		t.Errorf("a failed batch patched the item: n = %v", n)
+	}
+	for _, tc := range []struct {
+		name, ops string
+		status    int
+	}{
+		{"stale ifMatch", `[{"operationType":"Replace","id":"1","ifMatch":"\"0000000000000000\"","resourceBody":{"id":"1","pk":"ada"}}]`, 412},
+		{"condition false", `[{"operationType":"Patch","id":"1","resourceBody":{"condition":"from c where c.n = 0","operations":[{"op":"set","path":"/n","value":0}]}}]`, 412},
+		{"patch of the id", `[{"operationType":"Patch","id":"1","resourceBody":{"operations":[{"op":"set","path":"/id","value":"x"}]}}]`, 400},
+		{"read of nothing", `[{"operationType":"Read","id":"nothing"}]`, 404},
+		{"other partition key", `[{"operationType":"Create","resourceBody":{"id":"b","pk":"bob"}}]`, 400},
+	} {
+		r := must(t, c.do("POST", coll+"/docs", `[{"operationType":"Upsert","resourceBody":{"id":"fresh","pk":"ada"}},`+tc.ops[1:], batchHeaders(`["ada"]`)...), 207)
+		if got, want := statuses(batchResults(t, r)), fmt.Sprintf("424 %d", tc.status); got != want {
+			t.Errorf("%s: statuses %s, want %s", tc.name, got, want)
+		}
+	}
+
+	// Requests refused whole: 400, nothing applied.
+	var many []string
+	for i := range 101 {
+		many = append(many, fmt.Sprintf(`{"operationType":"Create","resourceBody":{"id":"m%d","pk":"ada"}}`, i))
+	}
+	fresh := `{"operationType":"Create","resourceBody":{"id":"fresh","pk":"ada"}}`
+	for _, tc := range []struct {
+		name, body string
+		hdr        []string
+		msg        string
+	}{
+		{"malformed JSON", `[` + fresh, nil, "not valid JSON"},
+		{"an object", fresh, nil, "not a JSON array"},
+		{"empty", `[]`, nil, "no operations"},
+		{"101 operations", "[" + strings.Join(many, ",") + "]", nil, "limit of 100"},
+		{"operation not an object", `[` + fresh + `,1]`, nil, "operation 1"},
+		{"no operationType", `[` + fresh + `,{"id":"1"}]`, nil, "no operationType"},
+		{"unknown operationType", `[` + fresh + `,{"operationType":"Frob","id":"1"}]`, nil, `"Frob"`},
+		{"read without id", `[` + fresh + `,{"operationType":"Read"}]`, nil, "no id"},
+		{"create without body", `[` + fresh + `,{"operationType":"Create"}]`, nil, "resourceBody"},
+		{"create of an array", `[` + fresh + `,{"operationType":"Create","resourceBody":[1]}]`, nil, "resourceBody"},
+		{"patch without body", `[` + fresh + `,{"operationType":"Patch","id":"1"}]`, nil, "resourceBody"},
+		{"patch with an unknown op", `[` + fresh + `,{"operationType":"Patch","id":"1","resourceBody":{"operations":[{"op":"frob","path":"/n"}]}}]`, nil, `"frob"`},
+		{"ifNoneMatch", `[` + fresh + `,{"operationType":"Read","id":"1","ifNoneMatch":"*"}]`, nil, "ifNoneMatch"},
+		{"operation partition key", `[` + fresh + `,{"operationType":"Read","id":"1","partitionKey":"[\"bob\"]"}]`, nil, "partition key"},
+		{"bad operation partition key", `[` + fresh + `,{"operationType":"Read","id":"1","partitionKey":"[bob"}]`, nil, "partitionKey"},
+		{"no partition key header", `[` + fresh + `]`, []string{"x-ms-documentdb-partitionkey", ""}, "PartitionKey"},
+		{"bulk", `[` + fresh + `]`, []string{"x-ms-cosmos-batch-atomic", ""}, "bulk"},
+		{"continue on error", `[` + fresh + `]`, []string{"x-ms-cosmos-batch-continue-on-error", "True"}, "continue-on-error"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := must(t, c.do("POST", coll+"/docs", tc.body, batchHeaders(`["ada"]`, tc.hdr...)...), 400)
+			if m := r.json(t); m["code"] != "BadRequest" || !strings.Contains(m["message"].(string), tc.msg) {
+				t.Errorf("body %s, want a message with %q", r.body, tc.msg)
+			}
+		})
+	}
+	must(t, c.do("GET", coll+"/docs/fresh", nil, ada...), 404)
+	must(t, c.do("GET", coll+"/docs/m0", nil, ada...), 404)
+
+	// An expired item is missing inside a batch as outside: it cannot be
+	// read or replaced, and can be created again.
+	must(t, c.do("POST", coll+"/docs", `{"id":"short","pk":"ada","ttl":5}`, ada...), 201)
+	clock.Advance(5 * time.Second)
+	r = must(t, c.do("POST", coll+"/docs", `[{"operationType":"Read","id":"short"}]`, batchHeaders(`["ada"]`)...), 207)
+	if got := statuses(batchResults(t, r)); got != "404" {
+		t.Errorf("read of an expired item: %s", got)
+	}
+	r = must(t, c.do("POST", coll+"/docs", `[{"operationType":"Patch","id":"short","resourceBody":[{"op":"set","path":"/a","value":1}]}]`, batchHeaders(`["ada"]`)...), 207)
+	if got := statuses(batchResults(t, r)); got != "404" {
+		t.Errorf("patch of an expired item: %s", got)
+	}
+	r = must(t, c.do("POST", coll+"/docs", `[{"operationType":"Create","resourceBody":{"id":"short","pk":"ada"}}]`, batchHeaders(`["ada"]`)...), 200)
+	if got := statuses(batchResults(t, r)); got != "201" {
+		t.Errorf("create over an expired item: %s", got)
+	}
+
+	// A container without partition key paths takes no header.
+	must(t, c.do("POST", "/dbs/db/colls", map[string]any{"id": "flat"}), 201)
+	r = must(t, c.do("POST", "/dbs/db/colls/flat/docs", `[{"operationType":"Create","resourceBody":{"id":"1"}},{"operationType":"Read","id":"1","partitionKey":"[{}]"}]`,
+		batchHeaders("")...), 200)
+	if got := statuses(batchResults(t, r)); got != "201 200" {
+		t.Errorf("batch on a flat container: %s", r.body)
+	}
+	must(t, c.do("GET", "/dbs/db/colls/none/docs", nil), 404)
+	must(t, c.do("POST", "/dbs/db/colls/none/docs", `[`+fresh+`]`, batchHeaders(`["ada"]`)...), 404)
+}
+
+func TestBatchThrottled(t *testing.T) {
+	_, c := testServer(t, cosmosrest.Config{})
+	createDB(t, c, "db")
+	must(t, c.do("POST", "/dbs/db/colls", map[string]any{"id": "c"}, "x-ms-offer-throughput", "5"), 201)
+	var throttled response
+	for i := range 10 {
+		r := c.do("POST", "/dbs/db/colls/c/docs", fmt.Sprintf(`[{"operationType":"Create","resourceBody":{"id":"%d"}}]`, i), batchHeaders("")...)
+		if r.status == 429 {
+			throttled = r
+			break
+		}
+		must(t, r, 200)
+	}
+	if throttled.status != 429 {
+		t.Fatal("never throttled")
+	}
+	ms, err := strconv.Atoi(throttled.header.Get("x-ms-retry-after-ms"))
+	if err != nil || ms < 1 || ms > 2000 {
+		t.Errorf("x-ms-retry-after-ms %q", throttled.header.Get("x-ms-retry-after-ms"))
+	}
+	if throttled.header.Get("x-ms-substatus") != "3200" || throttled.json(t)["code"] != "TooManyRequests" {
+		t.Errorf("429: substatus %q body %s", throttled.header.Get("x-ms-substatus"), throttled.body)
+	}
+}

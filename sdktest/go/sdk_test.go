@@ -478,11 +478,6 @@ func TestErrors(t *testing.T) {
 	if _, err := c.CreateItem(ctx, pk, []byte(`{"id":"3","pk":"p","ttl":0}`), nil); status(err) != http.StatusBadRequest {
 		t.Errorf("ttl 0: %v, want 400", err)
 	}
-	ops := azcosmos.PatchOperations{}
-	ops.AppendSet("/n", 3)
-	if _, err := c.PatchItem(ctx, pk, "2", ops, nil); status(err) != http.StatusBadRequest {
-		t.Errorf("patch (not supported yet): %v, want 400", err)
-	}
 	db, _ := e.client.NewDatabase("nope")
 	missing, _ := db.NewContainer("c")
 	if _, err := missing.ReadItem(ctx, pk, "1", nil); status(err) != http.StatusNotFound {
@@ -633,5 +628,297 @@ func TestChangeFeedRefused(t *testing.T) {
 	}
 	if _, err := c.ReadChangeFeed(context.Background(), &azcosmos.ChangeFeedOptions{FeedRange: &ranges[0]}); status(err) != http.StatusBadRequest {
 		t.Errorf("change feed (not supported yet): %v, want 400", err)
+	}
+}
+
+// decode unmarshals a document returned by the SDK.
+func decode(t *testing.T, b []byte) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatalf("document %q: %v", b, err)
+	}
+	return m
+}
+
+func TestPatchItem(t *testing.T) {
+	clock := lethe.NewManualClock(time.Unix(1_700_000_000, 0))
+	e := newEnv(t, cosmosrest.Config{Clock: clock})
+	ctx := context.Background()
+	c := e.container(t, azcosmos.ContainerProperties{
+		ID:                     "c",
+		DefaultTimeToLive:      ptr[int32](-1),
+		PartitionKeyDefinition: azcosmos.PartitionKeyDefinition{Paths: []string{"/pk"}},
+	}, nil)
+	pk := azcosmos.NewPartitionKeyString("p")
+	created, err := c.CreateItem(ctx, pk, []byte(`{"id":"1","pk":"p","n":1,"tags":["a"],"old":"x","gone":true}`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	withBody := &azcosmos.ItemOptions{EnableContentResponseOnWrite: true}
+
+	ops := azcosmos.PatchOperations{}
+	ops.AppendSet("/s", "y")
+	ops.AppendAdd("/tags/-", "b")
+	ops.AppendRemove("/gone")
+	ops.AppendIncrement("/n", 41)
+	ops.AppendReplace("/old", map[string]any{"k": 1})
+	resp, err := c.PatchItem(ctx, pk, "1", ops, withBody)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := decode(t, resp.Value)
+	if doc["s"] != "y" || doc["n"] != 42.0 || fmt.Sprint(doc["tags"]) != "[a b]" || fmt.Sprint(doc["old"]) != "map[k:1]" || doc["_rid"] == nil || doc["_self"] == nil {
+		t.Errorf("patched: %s", resp.Value)
+	}
+	if _, ok := doc["gone"]; ok {
+		t.Errorf("removed member still there: %s", resp.Value)
+	}
+	if resp.ETag == "" || resp.ETag == created.ETag || resp.RequestCharge <= 0 || resp.RawResponse.StatusCode != http.StatusOK {
+		t.Errorf("patch response: etag %q (created %q) charge %v status %d", resp.ETag, created.ETag, resp.RequestCharge, resp.RawResponse.StatusCode)
+	}
+	read, err := c.ReadItem(ctx, pk, "1", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if read.ETag != resp.ETag || decode(t, read.Value)["n"] != 42.0 {
+		t.Errorf("read after patch: etag %q, %s", read.ETag, read.Value)
+	}
+
+	// The default: no body back.
+	inc := azcosmos.PatchOperations{}
+	inc.AppendIncrement("/n", 1)
+	plain, err := c.PatchItem(ctx, pk, "1", inc, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(plain.Value) != 0 || plain.ETag == "" {
+		t.Errorf("minimal patch: body %q etag %q", plain.Value, plain.ETag)
+	}
+
+	// Conditions and If-Match.
+	cond := inc
+	cond.SetCondition("from c where c.n = 0")
+	if _, err := c.PatchItem(ctx, pk, "1", cond, nil); status(err) != http.StatusPreconditionFailed {
+		t.Errorf("patch whose condition does not hold: %v, want 412", err)
+	}
+	cond.SetCondition("from c where c.n = 43")
+	if _, err := c.PatchItem(ctx, pk, "1", cond, nil); err != nil {
+		t.Errorf("patch whose condition holds: %v", err)
+	}
+	if _, err := c.PatchItem(ctx, pk, "1", inc, &azcosmos.ItemOptions{IfMatchEtag: &resp.ETag}); status(err) != http.StatusPreconditionFailed {
+		t.Errorf("patch with an old etag: %v, want 412", err)
+	}
+	cur, err := c.ReadItem(ctx, pk, "1", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.PatchItem(ctx, pk, "1", inc, &azcosmos.ItemOptions{IfMatchEtag: &cur.ETag}); err != nil {
+		t.Errorf("patch with the current etag: %v", err)
+	}
+	if _, err := c.PatchItem(ctx, pk, "missing", inc, nil); status(err) != http.StatusNotFound {
+		t.Errorf("patch of a missing item: %v, want 404", err)
+	}
+	bad := azcosmos.PatchOperations{}
+	bad.AppendSet("/id", "2")
+	if _, err := c.PatchItem(ctx, pk, "1", bad, nil); status(err) != http.StatusBadRequest {
+		t.Errorf("patch of the id: %v, want 400", err)
+	}
+	tooMany := azcosmos.PatchOperations{}
+	for range 11 {
+		tooMany.AppendIncrement("/n", 1)
+	}
+	if _, err := c.PatchItem(ctx, pk, "1", tooMany, nil); status(err) != http.StatusBadRequest {
+		t.Errorf("11 operations: %v, want 400", err)
+	}
+	if n := decode(t, mustRead(t, c, pk, "1").Value)["n"]; n != 45.0 {
+		t.Errorf("n = %v after the refused patches, want 45", n)
+	}
+
+	// A ttl set through a patch makes the item expire; then it is missing
+	// to patches too.
+	ttl := azcosmos.PatchOperations{}
+	ttl.AppendSet("/ttl", 5)
+	if _, err := c.PatchItem(ctx, pk, "1", ttl, nil); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(4 * time.Second)
+	mustRead(t, c, pk, "1")
+	clock.Advance(time.Second)
+	if _, err := c.ReadItem(ctx, pk, "1", nil); status(err) != http.StatusNotFound {
+		t.Errorf("read after the patched ttl: %v, want 404", err)
+	}
+	if _, err := c.PatchItem(ctx, pk, "1", inc, nil); status(err) != http.StatusNotFound {
+		t.Errorf("patch of an expired item: %v, want 404", err)
+	}
+}
+
+func mustRead(t *testing.T, c *azcosmos.ContainerClient, pk azcosmos.PartitionKey, id string) azcosmos.ItemResponse {
+	t.Helper()
+	r, err := c.ReadItem(context.Background(), pk, id, nil)
+	if err != nil {
+		t.Fatalf("read %s: %v", id, err)
+	}
+	return r
+}
+
+func batchStatuses(resp azcosmos.TransactionalBatchResponse) string {
+	var s []string
+	for _, r := range resp.OperationResults {
+		s = append(s, fmt.Sprint(r.StatusCode))
+	}
+	return fmt.Sprint(s)
+}
+
+func TestTransactionalBatch(t *testing.T) {
+	clock := lethe.NewManualClock(time.Unix(1_700_000_000, 0))
+	e := newEnv(t, cosmosrest.Config{Clock: clock})
+	ctx := context.Background()
+	c := e.container(t, azcosmos.ContainerProperties{
+		ID:                     "c",
+		DefaultTimeToLive:      ptr[int32](-1),
+		PartitionKeyDefinition: azcosmos.PartitionKeyDefinition{Paths: []string{"/pk"}},
+	}, nil)
+	pk := azcosmos.NewPartitionKeyString("p")
+	one, err := c.CreateItem(ctx, pk, []byte(`{"id":"1","pk":"p","n":1}`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.CreateItem(ctx, pk, []byte(`{"id":"del","pk":"p"}`), nil); err != nil {
+		t.Fatal(err)
+	}
+
+	// Mixed operations with a read: the SDK asks for bodies.
+	b := c.NewTransactionalBatch(pk)
+	b.CreateItem([]byte(`{"id":"2","pk":"p"}`), nil)
+	b.UpsertItem([]byte(`{"id":"3","pk":"p"}`), nil)
+	b.ReadItem("1", nil)
+	b.ReplaceItem("1", []byte(`{"id":"1","pk":"p","n":2}`), &azcosmos.TransactionalBatchItemOptions{IfMatchETag: &one.ETag})
+	p := azcosmos.PatchOperations{}
+	p.AppendIncrement("/n", 10)
+	b.PatchItem("1", p, nil)
+	b.DeleteItem("del", nil)
+	resp, err := c.ExecuteTransactionalBatch(ctx, b, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !resp.Success || resp.RawResponse.StatusCode != http.StatusOK || batchStatuses(resp) != "[201 201 200 200 200 204]" {
+		t.Fatalf("batch: success %v status %d results %s", resp.Success, resp.RawResponse.StatusCode, batchStatuses(resp))
+	}
+	var sum float32
+	for i, r := range resp.OperationResults {
+		sum += r.RequestCharge
+		if r.RequestCharge <= 0 {
+			t.Errorf("result %d: charge %v", i, r.RequestCharge)
+		}
+		if i == 5 {
+			if r.ResourceBody != nil {
+				t.Errorf("delete result has a body: %s", r.ResourceBody)
+			}
+			continue
+		}
+		if r.ETag == "" || r.ResourceBody == nil {
+			t.Errorf("result %d: etag %q body %s", i, r.ETag, r.ResourceBody)
+			continue
+		}
+		if d := decode(t, r.ResourceBody); d["_rid"] == nil || d["_self"] == nil || azcore.ETag(`"`+d["_etag"].(string)+`"`) != r.ETag {
+			t.Errorf("result %d: etag %q body %s", i, r.ETag, r.ResourceBody)
+		}
+	}
+	if d := decode(t, resp.OperationResults[2].ResourceBody); d["n"] != 1.0 {
+		t.Errorf("read in the batch: %s", resp.OperationResults[2].ResourceBody)
+	}
+	if d := decode(t, resp.OperationResults[4].ResourceBody); d["n"] != 12.0 {
+		t.Errorf("patch in the batch: %s", resp.OperationResults[4].ResourceBody)
+	}
+	if resp.RequestCharge < sum-0.01 || resp.RequestCharge > sum+0.01 || resp.SessionToken == "" {
+		t.Errorf("batch charge %v, results' sum %v; session %q", resp.RequestCharge, sum, resp.SessionToken)
+	}
+	if _, err := c.ReadItem(ctx, pk, "del", nil); status(err) != http.StatusNotFound {
+		t.Errorf("deleted in the batch: %v", err)
+	}
+	// The etag a batch returns works as If-Match outside it.
+	if _, err := c.ReplaceItem(ctx, pk, "2", []byte(`{"id":"2","pk":"p","v":1}`), &azcosmos.ItemOptions{IfMatchEtag: &resp.OperationResults[0].ETag}); err != nil {
+		t.Errorf("replace with the batch's etag: %v", err)
+	}
+
+	// Without a read, bodies only on EnableContentResponseOnWrite.
+	b = c.NewTransactionalBatch(pk)
+	b.UpsertItem([]byte(`{"id":"4","pk":"p"}`), nil)
+	resp, err = c.ExecuteTransactionalBatch(ctx, b, nil)
+	if err != nil || !resp.Success || resp.OperationResults[0].ResourceBody != nil || resp.OperationResults[0].ETag == "" {
+		t.Errorf("minimal batch: %v %+v", err, resp.OperationResults)
+	}
+	resp, err = c.ExecuteTransactionalBatch(ctx, b, &azcosmos.TransactionalBatchOptions{EnableContentResponseOnWrite: true})
+	if err != nil || !resp.Success || resp.OperationResults[0].ResourceBody == nil {
+		t.Errorf("batch with content: %v %+v", err, resp.OperationResults)
+	}
+
+	// A failing operation: Success false, its status, 424 for the others,
+	// nothing applied.
+	b = c.NewTransactionalBatch(pk)
+	b.CreateItem([]byte(`{"id":"new","pk":"p"}`), nil)
+	set := azcosmos.PatchOperations{}
+	set.AppendSet("/n", 0)
+	b.PatchItem("1", set, nil)
+	b.CreateItem([]byte(`{"id":"2","pk":"p"}`), nil)
+	b.DeleteItem("3", nil)
+	resp, err = c.ExecuteTransactionalBatch(ctx, b, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Success || resp.RawResponse.StatusCode != http.StatusMultiStatus || batchStatuses(resp) != "[424 424 409 424]" {
+		t.Errorf("failed batch: success %v status %d results %s", resp.Success, resp.RawResponse.StatusCode, batchStatuses(resp))
+	}
+	if _, err := c.ReadItem(ctx, pk, "new", nil); status(err) != http.StatusNotFound {
+		t.Errorf("created by a failed batch: %v", err)
+	}
+	mustRead(t, c, pk, "3")
+	if n := decode(t, mustRead(t, c, pk, "1").Value)["n"]; n != 12.0 {
+		t.Errorf("patched by a failed batch: n = %v", n)
+	}
+	stale := azcore.ETag(`"0000000000000000"`)
+	b = c.NewTransactionalBatch(pk)
+	b.ReplaceItem("1", []byte(`{"id":"1","pk":"p"}`), &azcosmos.TransactionalBatchItemOptions{IfMatchETag: &stale})
+	resp, err = c.ExecuteTransactionalBatch(ctx, b, nil)
+	if err != nil || resp.Success || batchStatuses(resp) != "[412]" {
+		t.Errorf("stale If-Match in a batch: %v %s", err, batchStatuses(resp))
+	}
+
+	// An expired item is missing in a batch as outside one.
+	if _, err := c.CreateItem(ctx, pk, []byte(`{"id":"short","pk":"p","ttl":5}`), nil); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(5 * time.Second)
+	b = c.NewTransactionalBatch(pk)
+	b.ReadItem("short", nil)
+	resp, err = c.ExecuteTransactionalBatch(ctx, b, nil)
+	if err != nil || resp.Success || batchStatuses(resp) != "[404]" {
+		t.Errorf("read of an expired item in a batch: %v %s", err, batchStatuses(resp))
+	}
+	b = c.NewTransactionalBatch(pk)
+	b.PatchItem("short", set, nil)
+	resp, err = c.ExecuteTransactionalBatch(ctx, b, nil)
+	if err != nil || resp.Success || batchStatuses(resp) != "[404]" {
+		t.Errorf("patch of an expired item in a batch: %v %s", err, batchStatuses(resp))
+	}
+	b = c.NewTransactionalBatch(pk)
+	b.CreateItem([]byte(`{"id":"short","pk":"p"}`), nil)
+	resp, err = c.ExecuteTransactionalBatch(ctx, b, nil)
+	if err != nil || !resp.Success || batchStatuses(resp) != "[201]" {
+		t.Errorf("create over an expired item in a batch: %v %s", err, batchStatuses(resp))
+	}
+	mustRead(t, c, pk, "short")
+
+	// Over 100 operations: the whole batch is refused.
+	b = c.NewTransactionalBatch(pk)
+	for i := range 101 {
+		b.CreateItem(item(t, map[string]any{"id": fmt.Sprint("m", i), "pk": "p"}), nil)
+	}
+	if _, err := c.ExecuteTransactionalBatch(ctx, b, nil); status(err) != http.StatusBadRequest {
+		t.Errorf("101 operations: %v, want 400", err)
+	}
+	if _, err := c.ReadItem(ctx, pk, "m0", nil); status(err) != http.StatusNotFound {
+		t.Errorf("created by a refused batch: %v", err)
 	}
 }
