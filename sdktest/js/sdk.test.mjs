@@ -298,6 +298,50 @@ describe("over HTTPS, with the SDK's default connection policy", { timeout: 120_
     assert.equal((await typed.item("id-7", "7").read()).statusCode, 404, "the string \"7\" is not the number 7");
   });
 
+  test("patch and transactional batch", async () => {
+    const c = await container("patches", { id: "c", partitionKey: { paths: ["/tenant"] } });
+    await c.items.create({ id: "1", tenant: "acme", n: 1, tags: ["a"] });
+
+    const patched = await c.item("1", "acme").patch([
+      { op: "set", path: "/status", value: "active" },
+      { op: "incr", path: "/n", value: 41 },
+      { op: "add", path: "/tags/-", value: "b" },
+      { op: "move", from: "/status", path: "/state" },
+    ]);
+    assert.equal(patched.statusCode, 200);
+    assert.equal(patched.resource.n, 42);
+    assert.deepEqual(patched.resource.tags, ["a", "b"]);
+    assert.equal(patched.resource.state, "active");
+    assert.equal(patched.resource.status, undefined);
+    // A condition that does not hold is 412, and changes nothing.
+    await rejectsWith(
+      c.item("1", "acme").patch({ condition: "FROM c WHERE c.n = 0", operations: [{ op: "set", path: "/n", value: 0 }] }),
+      412, "a false condition");
+    await rejectsWith(c.item("1", "acme").patch([{ op: "set", path: "/id", value: "2" }]), 400, "patching the id");
+    assert.equal((await c.item("1", "acme").read()).resource.n, 42);
+
+    // A batch: all or nothing, in one partition.
+    const ok = await c.items.batch([
+      { operationType: "Create", resourceBody: { id: "2", tenant: "acme" } },
+      { operationType: "Upsert", resourceBody: { id: "3", tenant: "acme", n: 3 } },
+      { operationType: "Read", id: "1" },
+      { operationType: "Patch", id: "1", resourceBody: { operations: [{ op: "incr", path: "/n", value: 1 }] } },
+      { operationType: "Delete", id: "2" },
+    ], "acme");
+    assert.equal(ok.code, 200);
+    assert.deepEqual(ok.result.map((r) => r.statusCode), [201, 201, 200, 200, 204]);
+    assert.equal(ok.result[2].resourceBody.n, 42);
+    assert.equal((await c.item("1", "acme").read()).resource.n, 43);
+
+    const failed = await c.items.batch([
+      { operationType: "Create", resourceBody: { id: "4", tenant: "acme" } },
+      { operationType: "Create", resourceBody: { id: "3", tenant: "acme" } }, // exists: 409
+    ], "acme");
+    assert.equal(failed.code, 207);
+    assert.deepEqual(failed.result.map((r) => r.statusCode), [424, 409]);
+    assert.equal((await c.item("4", "acme").read()).statusCode, 404, "nothing of a failed batch is applied");
+  });
+
   test("errors: 404, 409, 412, 400 as the SDK's errors", async () => {
     const c = await container("errors", { id: "c", partitionKey: { paths: ["/pk"] } });
     const { etag } = await c.items.create({ id: "1", pk: "p", n: 1 });
