@@ -6,6 +6,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -568,4 +569,36 @@ func TestDurableGroupCommit(t *testing.T) {
 	wg.Wait()
 	t.Logf("%d writes, %d fsyncs", writers*each, syncs)
 	assert.Less(t, syncs, writers*each/4, "concurrent writers share fsyncs")
+}
+
+// TestDurableFileCutWhileMapped: recovery maps its files (on Linux); a file
+// cut short under it (a process that ignored the lock, or a page the disk
+// cannot read) makes Open fail with an error, not kill the process.
+func TestDurableFileCutWhileMapped(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("recovery maps its files on Linux only")
+	}
+	dir := t.TempDir()
+	clock := lethe.NewManualClock(time.Unix(1_700_000_000, 0))
+	s := openDurable(t, dir, clock)
+	c, err := s.CreateContainer(ctx, lethe.ContainerProperties{ID: "c"})
+	require.NoError(t, err)
+	for i := range 2000 {
+		_, err := c.CreateItem(ctx, lethe.NewPartitionKey(), []byte(fmt.Sprintf(`{"id":"item-%d","pad":"%s"}`, i, strings.Repeat("x", 100))), nil)
+		require.NoError(t, err)
+	}
+	require.NoError(t, s.Close())
+
+	cut := 0
+	lethe.SetAfterMap(func(path string) {
+		if strings.HasPrefix(path, dir) && cut == 0 {
+			cut++
+			require.NoError(t, os.Truncate(path, 4096))
+		}
+	})
+	defer lethe.SetAfterMap(nil)
+	_, err = lethe.Open(&lethe.Options{Dir: dir, Clock: clock, Reaper: lethe.ReaperOptions{Disabled: true}})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "reading "+dir)
+	assert.Equal(t, 1, cut)
 }

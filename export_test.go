@@ -157,3 +157,7 @@ func SetLogSync(s *Store, sync func(*os.File) error) {
 // CheckpointsTaken returns how many snapshots a durable store has written
 // since it opened.
 func CheckpointsTaken(s *Store) int64 { return s.checkpointer.taken.Load() }
+
+// SetAfterMap sets a function that recovery calls with each file it has
+// just mapped (nil: none), so that tests can change a file under it.
+func SetAfterMap(fn func(path string)) { afterMap = fn }

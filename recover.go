@@ -9,6 +9,7 @@ import (
 	"hash/crc32"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -117,6 +118,19 @@ func (s *Store) openDir() error {
 // recover loads the directory's snapshot and replays its log (see above).
 // It returns the number of the segment to start, and the snapshot's size.
 func (s *Store) recover(dir string) (next uint64, snapSize int64, err error) {
+	r := &replayer{s: s, now: s.clock.now()}
+	// The files are mapped (mapFile): a page that cannot be read (a disk
+	// error, or a file cut short by a process that ignored the lock) would
+	// fault, and kill the process. Open fails with the error instead.
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if p := recover(); p != nil {
+			if _, fault := p.(interface{ Addr() uintptr }); !fault {
+				panic(p)
+			}
+			next, snapSize, err = 0, 0, fmt.Errorf("lethe: reading %s: %v", r.file, p)
+		}
+	}()
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return 0, 0, err
@@ -141,7 +155,6 @@ func (s *Store) recover(dir string) (next uint64, snapSize int64, err error) {
 	}
 	slices.Sort(snaps)
 	slices.Sort(segs)
-	r := &replayer{s: s, now: s.clock.now()}
 	from := uint64(0)
 	if len(snaps) > 0 {
 		from = snaps[len(snaps)-1]
@@ -267,6 +280,10 @@ func allZero(b []byte) bool {
 	return true
 }
 
+// afterMap, when set (by tests), is called with each file recovery has
+// just mapped.
+var afterMap func(path string)
+
 // readFile reads a whole file (mapFile) and checks its header. The caller
 // releases the contents when it is done with them.
 func (r *replayer) readFile(path, magic string, tornOK bool) (data []byte, release func(), err error) {
@@ -274,6 +291,9 @@ func (r *replayer) readFile(path, magic string, tornOK bool) (data []byte, relea
 	data, release, err = mapFile(path)
 	if err != nil {
 		return nil, nil, err
+	}
+	if afterMap != nil {
+		afterMap(path)
 	}
 	if len(data) < fileHeader {
 		if tornOK {
