@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/lethedb/lethe/internal/dirlock"
 )
 
 // Recovery: how a durable store comes back (the format is in wal.go).
@@ -50,7 +52,7 @@ import (
 
 // ErrLocked is the error of Open when another open store, in this process
 // or another, holds the directory.
-var ErrLocked = errors.New("lethe: the directory is in use by another open store")
+var ErrLocked = dirlock.ErrLocked
 
 // CorruptionError is the error of Open when a durable store's files are
 // damaged beyond a torn end of the log.
@@ -88,7 +90,7 @@ func (s *Store) openDir() error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("lethe: Open: %w", err)
 	}
-	lock, err := lockDir(dir)
+	lock, err := dirlock.Lock(dir)
 	if err != nil {
 		if errors.Is(err, ErrLocked) {
 			return fmt.Errorf("%w: %s", ErrLocked, dir)
@@ -103,7 +105,7 @@ func (s *Store) openDir() error {
 		s.wal, err = openWAL(dir, next, s.opts.Sync, (*os.File).Sync, s.checkpointer.grew)
 	}
 	if err != nil {
-		unlockDir(lock)
+		dirlock.Unlock(lock)
 		var ce *CorruptionError
 		if errors.As(err, &ce) {
 			return err

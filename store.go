@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/lethedb/lethe/internal/dirlock"
 )
 
 // A Store is an in-process document store of containers whose items expire.
@@ -91,7 +93,7 @@ func (s *Store) Close() error {
 		if s.wal != nil {
 			s.checkpointer.close()
 			err = s.wal.close()
-			if uerr := unlockDir(s.dirLock); err == nil {
+			if uerr := dirlock.Unlock(s.dirLock); err == nil {
 				err = uerr
 			}
 		}

@@ -18,6 +18,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/lethedb/lethe"
+	"github.com/lethedb/lethe/internal/dirlock"
 )
 
 // database is one database: a lethe store.
@@ -53,7 +54,7 @@ func (h *Handler) openDir() error {
 	if err := os.MkdirAll(h.cfg.Dir, 0o755); err != nil {
 		return fmt.Errorf("cosmosrest: %w", err)
 	}
-	lock, err := lockDir(h.cfg.Dir)
+	lock, err := dirlock.Lock(h.cfg.Dir)
 	if err != nil {
 		return fmt.Errorf("cosmosrest: %s: %w", h.cfg.Dir, err)
 	}
@@ -104,7 +105,7 @@ func (h *Handler) closeAll() {
 		delete(h.dbs, id)
 	}
 	if h.lock != nil {
-		_ = unlockDir(h.lock)
+		_ = dirlock.Unlock(h.lock)
 		h.lock = nil
 	}
 }

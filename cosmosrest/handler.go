@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/lethedb/lethe"
+	"github.com/lethedb/lethe/internal/dirlock"
 )
 
 // EmulatorKey is the Azure Cosmos DB emulator's well-known master key, the
@@ -105,7 +106,7 @@ func (h *Handler) Close() error {
 		}
 	}
 	if h.lock != nil {
-		if err := unlockDir(h.lock); err != nil && first == nil {
+		if err := dirlock.Unlock(h.lock); err != nil && first == nil {
 			first = err
 		}
 	}

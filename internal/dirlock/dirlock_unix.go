@@ -1,6 +1,6 @@
 //go:build unix
 
-package lethe
+package dirlock
 
 import (
 	"errors"
@@ -9,10 +9,10 @@ import (
 	"syscall"
 )
 
-// lockDir takes the directory dir for one store: an exclusive flock on its
+// Lock takes the directory dir for one owner: an exclusive flock on its
 // LOCK file, which another open file (in this process or another) cannot
 // take too. The lock goes with the process.
-func lockDir(dir string) (*os.File, error) {
+func Lock(dir string) (*os.File, error) {
 	f, err := os.OpenFile(filepath.Join(dir, "LOCK"), os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
 		return nil, err
@@ -27,7 +27,7 @@ func lockDir(dir string) (*os.File, error) {
 	return f, nil
 }
 
-// unlockDir lets go of a directory lockDir took.
-func unlockDir(f *os.File) error {
+// Unlock lets go of a directory Lock took.
+func Unlock(f *os.File) error {
 	return f.Close() // closing the file releases its flock
 }

@@ -1,6 +1,6 @@
 //go:build !unix
 
-package lethe
+package dirlock
 
 import (
 	"errors"
@@ -8,10 +8,10 @@ import (
 	"path/filepath"
 )
 
-// lockDir takes the directory dir for one store. Without flock, the LOCK
-// file is created exclusively and removed on Close: a store that crashed
+// Lock takes the directory dir for one owner. Without flock, the LOCK
+// file is created exclusively and removed on Close: an owner that crashed
 // leaves it behind, and it must then be removed by hand.
-func lockDir(dir string) (*os.File, error) {
+func Lock(dir string) (*os.File, error) {
 	f, err := os.OpenFile(filepath.Join(dir, "LOCK"), os.O_CREATE|os.O_EXCL|os.O_RDWR, 0o644)
 	if errors.Is(err, os.ErrExist) {
 		return nil, ErrLocked
@@ -19,8 +19,8 @@ func lockDir(dir string) (*os.File, error) {
 	return f, err
 }
 
-// unlockDir lets go of a directory lockDir took.
-func unlockDir(f *os.File) error {
+// Unlock lets go of a directory Lock took.
+func Unlock(f *os.File) error {
 	name := f.Name()
 	err := f.Close()
 	if rerr := os.Remove(name); err == nil {
