@@ -174,11 +174,7 @@ func (q *request) batch() {
 		q.unsupported("x-ms-cosmos-batch-continue-on-error applies to bulk requests: a transactional batch is all or nothing")
 		return
 	}
-	db, c, p, ok := q.documentContainer()
-	if !ok || !q.checkTriggers() {
-		return
-	}
-	pk, ok := q.partitionKey(p, false)
+	db, c, p, pk, ok := q.pointTarget(true)
 	if !ok {
 		return
 	}

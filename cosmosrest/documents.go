@@ -91,6 +91,20 @@ func (q *request) replyItem(db *database, c *lethe.Container, pk lethe.Partition
 	q.reply(resp.StatusCode, body, resp.RequestCharge)
 }
 
+// pointTarget resolves a point operation on a document (create, read,
+// replace, delete, patch, batch): its database, its container and the
+// partition key of the x-ms-documentdb-partitionkey header, refusing
+// triggers on a write. It answers the request itself when any of them
+// fails.
+func (q *request) pointTarget(write bool) (db *database, c *lethe.Container, p lethe.ContainerProperties, pk lethe.PartitionKey, ok bool) {
+	db, c, p, ok = q.documentContainer()
+	if !ok || write && !q.checkTriggers() {
+		return nil, nil, p, pk, false
+	}
+	pk, ok = q.partitionKey(p, false)
+	return db, c, p, pk, ok
+}
+
 // documentContainer finds the container of a document request and reads
 // its properties.
 func (q *request) documentContainer() (*database, *lethe.Container, lethe.ContainerProperties, bool) {
@@ -107,11 +121,7 @@ func (q *request) documentContainer() (*database, *lethe.Container, lethe.Contai
 }
 
 func (q *request) createDocument() {
-	db, c, p, ok := q.documentContainer()
-	if !ok || !q.checkTriggers() {
-		return
-	}
-	pk, ok := q.partitionKey(p, false)
+	db, c, _, pk, ok := q.pointTarget(true)
 	if !ok {
 		return
 	}
@@ -131,11 +141,7 @@ func (q *request) createDocument() {
 }
 
 func (q *request) readDocument() {
-	db, c, p, ok := q.documentContainer()
-	if !ok {
-		return
-	}
-	pk, ok := q.partitionKey(p, false)
+	db, c, _, pk, ok := q.pointTarget(false)
 	if !ok {
 		return
 	}
@@ -153,11 +159,7 @@ func (q *request) readDocument() {
 }
 
 func (q *request) replaceDocument() {
-	db, c, p, ok := q.documentContainer()
-	if !ok || !q.checkTriggers() {
-		return
-	}
-	pk, ok := q.partitionKey(p, false)
+	db, c, _, pk, ok := q.pointTarget(true)
 	if !ok {
 		return
 	}
@@ -170,11 +172,7 @@ func (q *request) replaceDocument() {
 }
 
 func (q *request) deleteDocument() {
-	db, c, p, ok := q.documentContainer()
-	if !ok || !q.checkTriggers() {
-		return
-	}
-	pk, ok := q.partitionKey(p, false)
+	db, c, _, pk, ok := q.pointTarget(true)
 	if !ok {
 		return
 	}

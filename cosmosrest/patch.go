@@ -159,11 +159,7 @@ func parseNumber(v json.RawMessage) (isInt bool, n int64, f float64, ok bool) {
 
 // patchDocument answers PATCH on a document.
 func (q *request) patchDocument() {
-	db, c, p, ok := q.documentContainer()
-	if !ok || !q.checkTriggers() {
-		return
-	}
-	pk, ok := q.partitionKey(p, false)
+	db, c, _, pk, ok := q.pointTarget(true)
 	if !ok {
 		return
 	}
