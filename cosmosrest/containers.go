@@ -231,13 +231,8 @@ func (q *request) containerHeaders(db *database, c *lethe.Container) {
 }
 
 func (q *request) readContainer() {
-	db, c := q.container(0)
-	if c == nil {
-		return
-	}
-	p, err := c.Read(q.ctx())
-	if err != nil {
-		q.fail(err, 0, 0)
+	db, c, p, ok := q.containerProps(0)
+	if !ok {
 		return
 	}
 	ts := q.collTS(db, p.ID)
@@ -258,13 +253,8 @@ func (q *request) ifMatch(etag string) bool {
 }
 
 func (q *request) replaceContainer() {
-	db, c := q.container(0)
-	if c == nil {
-		return
-	}
-	cur, err := c.Read(q.ctx())
-	if err != nil {
-		q.fail(err, 0, 0)
+	db, c, cur, ok := q.containerProps(0)
+	if !ok {
 		return
 	}
 	if !q.ifMatch(containerETag(db, cur, q.collTS(db, cur.ID))) {

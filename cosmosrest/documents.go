@@ -106,15 +106,23 @@ func (q *request) pointTarget(write bool) (db *database, c *lethe.Container, p l
 }
 
 // documentContainer finds the container of a document request and reads
-// its properties.
+// its properties; a missing one is 404 with the sub-status of a missing
+// owner.
 func (q *request) documentContainer() (*database, *lethe.Container, lethe.ContainerProperties, bool) {
-	db, c := q.container(subOwnerNotFound)
+	return q.containerProps(subOwnerNotFound)
+}
+
+// containerProps finds the container the request names and reads its
+// properties, answering the request itself (404 with sub-status sub) when
+// it cannot.
+func (q *request) containerProps(sub int) (*database, *lethe.Container, lethe.ContainerProperties, bool) {
+	db, c := q.container(sub)
 	if c == nil {
 		return nil, nil, lethe.ContainerProperties{}, false
 	}
 	p, err := c.Read(q.ctx())
 	if err != nil {
-		q.fail(err, 0, subOwnerNotFound)
+		q.fail(err, 0, sub)
 		return nil, nil, p, false
 	}
 	return db, c, p, true
