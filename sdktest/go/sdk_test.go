@@ -17,6 +17,7 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
 	"github.com/lethedb/lethe"
 	"github.com/lethedb/lethe/cosmosrest"
@@ -75,6 +76,20 @@ func newEnv(t *testing.T, cfg cosmosrest.Config) *env {
 		}
 	})
 	return e
+}
+
+// allPages reads every page of p, failing the test on an error.
+func allPages[T any](t *testing.T, p *runtime.Pager[T]) []T {
+	t.Helper()
+	var pages []T
+	for p.More() {
+		page, err := p.NextPage(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		pages = append(pages, page)
+	}
+	return pages
 }
 
 // container creates a database and a container in it.
@@ -143,12 +158,7 @@ func TestDatabasesAndContainers(t *testing.T) {
 		t.Errorf("database throughput: %v, want 400", err)
 	}
 	var ids []string
-	pager := e.client.NewQueryDatabasesPager("SELECT * FROM dbs d", nil)
-	for pager.More() {
-		page, err := pager.NextPage(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, page := range allPages(t, e.client.NewQueryDatabasesPager("SELECT * FROM dbs d", nil)) {
 		for _, d := range page.Databases {
 			ids = append(ids, d.ID)
 		}
@@ -199,12 +209,7 @@ func TestDatabasesAndContainers(t *testing.T) {
 		t.Errorf("TTL still on: %v", *rr.ContainerProperties.DefaultTimeToLive)
 	}
 	var names []string
-	cp := db.NewQueryContainersPager("SELECT * FROM c", nil)
-	for cp.More() {
-		page, err := cp.NextPage(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, page := range allPages(t, db.NewQueryContainersPager("SELECT * FROM c", nil)) {
 		for _, p := range page.Containers {
 			names = append(names, p.ID)
 		}
@@ -523,12 +528,7 @@ func TestThrottlingRetried(t *testing.T) {
 		t.Fatal("no 429 sent: the test did not exercise throttling")
 	}
 	var got []string
-	pager := c.NewQueryItemsPager("SELECT VALUE c.id FROM c", azcosmos.NewPartitionKey(), nil)
-	for pager.More() {
-		page, err := pager.NextPage(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, page := range allPages(t, c.NewQueryItemsPager("SELECT VALUE c.id FROM c", azcosmos.NewPartitionKey(), nil)) {
 		for _, it := range page.Items {
 			var s string
 			_ = json.Unmarshal(it, &s)
