@@ -72,40 +72,35 @@ func (m *refModel) liveCount(now int64) int64 {
 // reference model, comparing every result, and checks the store's
 // invariants after every operation. Replay a failure with -lethe.seed.
 func TestModel(t *testing.T) {
-	seed := *seedFlag
-	if seed == 0 {
-		seed = rand.Uint64()
-	}
-	t.Logf("seed %d (replay with -lethe.seed=%d)", seed, seed)
-	rounds, steps := 40, 1000
-	if testing.Short() {
-		rounds = 10
-	}
-	for round := range rounds {
-		rng := rand.New(rand.NewPCG(seed, uint64(round)))
-		runModel(t, rng, steps, fmt.Sprintf("seed %d round %d", seed, round), "")
-		if t.Failed() {
-			return
-		}
-	}
+	runModelRounds(t, 40, 10, 1000, false)
 }
 
 // TestModelDurable is TestModel on a durable store that is also closed and
 // reopened, and checkpointed, at random steps: recovery must give back
 // exactly the model's live items, with their contents and ETags.
 func TestModelDurable(t *testing.T) {
+	runModelRounds(t, 12, 4, 400, true)
+}
+
+// runModelRounds runs rounds sequences (short of them with -short) of
+// steps steps each, from the -lethe.seed seed or a new one, each on a
+// store of its own (durable: in a directory of its own).
+func runModelRounds(t *testing.T, rounds, short, steps int, durable bool) {
 	seed := *seedFlag
 	if seed == 0 {
 		seed = rand.Uint64()
 	}
 	t.Logf("seed %d (replay with -lethe.seed=%d)", seed, seed)
-	rounds, steps := 12, 400
 	if testing.Short() {
-		rounds = 4
+		rounds = short
 	}
 	for round := range rounds {
 		rng := rand.New(rand.NewPCG(seed, uint64(round)))
-		runModel(t, rng, steps, fmt.Sprintf("seed %d round %d", seed, round), t.TempDir())
+		dir := ""
+		if durable {
+			dir = t.TempDir()
+		}
+		runModel(t, rng, steps, fmt.Sprintf("seed %d round %d", seed, round), dir)
 		if t.Failed() {
 			return
 		}
