@@ -527,36 +527,11 @@ func objectMember(doc []byte, i int, name string) int {
 		if match {
 			return i
 		}
-		i = jsontext.SkipSpace(doc, skipValue(doc, i))
+		end, _ = jsontext.SkipValue(doc, i) // doc is valid JSON
+		i = jsontext.SkipSpace(doc, end)
 		if i < len(doc) && doc[i] == ',' {
 			i = jsontext.SkipSpace(doc, i+1)
 		}
 	}
 	return -1
-}
-
-// skipValue returns the offset after the valid JSON value at doc[i].
-func skipValue(doc []byte, i int) int {
-	depth := 0
-	for {
-		switch c := doc[i]; {
-		case c == '"':
-			i, _, _ = jsontext.ScanString(doc, i)
-		case c == '{' || c == '[':
-			depth++
-			i++
-		case c == '}' || c == ']':
-			depth--
-			i++
-		case c == '-' || (c >= '0' && c <= '9'):
-			i, _ = jsontext.ScanNumber(doc, i)
-		case c == 't' || c == 'f' || c == 'n':
-			i, _ = jsontext.ScanLiteral(doc, i)
-		default: // whitespace, ',' and ':' inside a composite
-			i++
-		}
-		if depth == 0 {
-			return i
-		}
-	}
 }

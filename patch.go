@@ -525,7 +525,7 @@ func child(doc []byte, at int, seg string) target {
 			i = jsontext.SkipSpace(doc, i+1) // past the ':'
 		}
 		vstart := i
-		vend := skipValue(doc, i)
+		vend, _ := jsontext.SkipValue(doc, i) // doc is a stored, valid item
 		i = jsontext.SkipSpace(doc, vend)
 		after := -1
 		if doc[i] == ',' {

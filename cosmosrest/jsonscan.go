@@ -3,11 +3,9 @@ package cosmosrest
 import (
 	"bytes"
 	"encoding/json"
-)
 
-// maxScanDepth bounds the nesting the member scanner follows; lethe
-// refuses documents nested deeper than lethe.MaxDepth anyway.
-const maxScanDepth = 1000
+	"github.com/lethedb/lethe/internal/jsontext"
+)
 
 // member is one top-level member of a JSON object: the byte offsets of its
 // name (with the quotes) and of its value.
@@ -20,13 +18,13 @@ type member struct {
 // order. It follows JSON's structure without validating it fully (lethe
 // validates documents); ok is false when doc is not an object it can walk.
 func topMembers(doc []byte) (ms []member, ok bool) {
-	i := skipWS(doc, 0)
+	i := jsontext.SkipSpace(doc, 0)
 	if i >= len(doc) || doc[i] != '{' {
 		return nil, false
 	}
-	i = skipWS(doc, i+1)
+	i = jsontext.SkipSpace(doc, i+1)
 	if i < len(doc) && doc[i] == '}' {
-		return nil, skipWS(doc, i+1) == len(doc)
+		return nil, jsontext.SkipSpace(doc, i+1) == len(doc)
 	}
 	for {
 		if i >= len(doc) || doc[i] != '"' {
@@ -34,29 +32,31 @@ func topMembers(doc []byte) (ms []member, ok bool) {
 		}
 		var m member
 		m.nameStart = i
-		i = skipString(doc, i)
-		if i < 0 {
+		end, _, f := jsontext.ScanString(doc, i)
+		if f != jsontext.OK {
 			return nil, false
 		}
+		i = end
 		m.nameEnd = i
-		i = skipWS(doc, i)
+		i = jsontext.SkipSpace(doc, i)
 		if i >= len(doc) || doc[i] != ':' {
 			return nil, false
 		}
-		i = skipWS(doc, i+1)
+		i = jsontext.SkipSpace(doc, i+1)
 		m.valStart = i
-		i = skipValue(doc, i)
-		if i < 0 {
+		end, ok = jsontext.SkipValue(doc, i)
+		if !ok {
 			return nil, false
 		}
+		i = end
 		m.valEnd = i
 		ms = append(ms, m)
-		i = skipWS(doc, i)
+		i = jsontext.SkipSpace(doc, i)
 		if i >= len(doc) {
 			return nil, false
 		}
 		if doc[i] == '}' {
-			if skipWS(doc, i+1) != len(doc) {
+			if jsontext.SkipSpace(doc, i+1) != len(doc) {
 				return nil, false
 			}
 			return ms, true
@@ -64,88 +64,13 @@ func topMembers(doc []byte) (ms []member, ok bool) {
 		if doc[i] != ',' {
 			return nil, false
 		}
-		i = skipWS(doc, i+1)
+		i = jsontext.SkipSpace(doc, i+1)
 	}
-}
-
-func skipWS(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-// skipString returns the offset just past the string that starts at i, or -1.
-func skipString(b []byte, i int) int {
-	i++
-	for i < len(b) {
-		switch b[i] {
-		case '"':
-			return i + 1
-		case '\\':
-			i += 2
-		default:
-			i++
-		}
-	}
-	return -1
-}
-
-// skipValue returns the offset just past the value that starts at i, or -1.
-// Containers are skipped by counting brackets outside strings.
-func skipValue(b []byte, i int) int {
-	if i >= len(b) {
-		return -1
-	}
-	switch b[i] {
-	case '"':
-		return skipString(b, i)
-	case '{', '[':
-		depth := 0
-		for i < len(b) {
-			switch b[i] {
-			case '"':
-				i = skipString(b, i)
-				if i < 0 {
-					return -1
-				}
-				continue
-			case '{', '[':
-				depth++
-				if depth > maxScanDepth {
-					return -1
-				}
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return i + 1
-				}
-			}
-			i++
-		}
-		return -1
-	}
-	start := i
-	for i < len(b) && bytes.IndexByte([]byte(" \t\r\n,}]:"), b[i]) < 0 {
-		i++
-	}
-	if i == start {
-		return -1
-	}
-	return i
 }
 
 // memberName decodes a member's name.
 func memberName(doc []byte, m member) (string, bool) {
-	raw := doc[m.nameStart:m.nameEnd]
-	if bytes.IndexByte(raw, '\\') < 0 {
-		return string(raw[1 : len(raw)-1]), true
-	}
-	var s string
-	if err := json.Unmarshal(raw, &s); err != nil {
-		return "", false
-	}
-	return s, true
+	return jsontext.Unquote(doc[m.nameStart+1 : m.nameEnd-1])
 }
 
 // frontProperties are the system properties that the front adds to

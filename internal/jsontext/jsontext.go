@@ -421,3 +421,50 @@ func LoneSurrogateAt(raw []byte) int {
 	}
 	return -1
 }
+
+// SkipValue returns the index after the JSON value that starts at b[i]
+// (not at a space). It checks strings (ScanString) and that brackets
+// balance, not the rest of the grammar: it is for text that has been
+// validated, or will be. ok is false when the value does not end inside b
+// or a string in it is invalid; end is then where reading stopped.
+func SkipValue(b []byte, i int) (end int, ok bool) {
+	if i >= len(b) {
+		return i, false
+	}
+	switch b[i] {
+	case '"':
+		end, _, f := ScanString(b, i)
+		return end, f == OK
+	case '{', '[':
+		depth := 0
+		for i < len(b) {
+			switch b[i] {
+			case '"':
+				end, _, f := ScanString(b, i)
+				if f != OK {
+					return end, false
+				}
+				i = end
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return i + 1, true
+				}
+			}
+			i++
+		}
+		return i, false
+	}
+	j := i // a number or a literal: up to the next delimiter
+	for j < len(b) {
+		switch b[j] {
+		case ',', '}', ']', ':', ' ', '\t', '\n', '\r':
+			return j, j > i
+		}
+		j++
+	}
+	return j, j > i
+}

@@ -277,3 +277,28 @@ func FuzzNumber(f *testing.F) {
 		}
 	})
 }
+
+func TestSkipValue(t *testing.T) {
+	for _, tc := range []struct {
+		in  string
+		end int
+		ok  bool
+	}{
+		{`"a\"b",1`, 6, true},
+		{`{"a":[1,{"b":"}"}]} x`, 19, true},
+		{`[1,2]`, 5, true},
+		{`123,`, 3, true},
+		{`true}`, 4, true},
+		{`-1.5e3]`, 6, true},
+		{`{"a":1`, 6, false},
+		{`"abc`, 4, false},
+		{`["\x"]`, 2, false},
+		{`,`, 0, false},
+		{``, 0, false},
+	} {
+		end, ok := SkipValue([]byte(tc.in), 0)
+		if end != tc.end || ok != tc.ok {
+			t.Errorf("SkipValue(%q) = %d, %v; want %d, %v", tc.in, end, ok, tc.end, tc.ok)
+		}
+	}
+}

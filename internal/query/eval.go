@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/lethedb/lethe/internal/jsontext"
 )
 
 // Doc is one live item presented to Exec.
@@ -872,7 +874,7 @@ func wellFormed(b []byte) bool {
 	if i >= len(b) || b[i] != '{' {
 		return false
 	}
-	end, ok := skipValue(b, i, 0)
+	end, ok := jsontext.SkipValue(b, i)
 	return ok && skipWS(b, end) == len(b)
 }
 

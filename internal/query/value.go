@@ -91,59 +91,6 @@ func scanString(b []byte, i int) (end int, esc bool, ok bool) {
 	return end, fl&jsontext.Escaped != 0, f == jsontext.OK
 }
 
-// skipValue returns the index after the JSON value starting at b[i] (i is
-// at a non-space byte).
-func skipValue(b []byte, i int, depth int) (int, bool) {
-	if i >= len(b) || depth > maxJSONDepth {
-		return 0, false
-	}
-	switch c := b[i]; {
-	case c == '"':
-		end, _, ok := scanString(b, i)
-		return end, ok
-	case c == '{' || c == '[':
-		// Skip nested containers without recursion by counting brackets,
-		// ignoring brackets inside strings.
-		d := 0
-		for i < len(b) {
-			switch b[i] {
-			case '"':
-				end, _, ok := scanString(b, i)
-				if !ok {
-					return 0, false
-				}
-				i = end
-				continue
-			case '{', '[':
-				d++
-			case '}', ']':
-				d--
-				if d == 0 {
-					return i + 1, true
-				}
-			}
-			i++
-		}
-		return 0, false
-	default:
-		j := i
-		for j < len(b) {
-			switch b[j] {
-			case ',', '}', ']', ' ', '\t', '\n', '\r':
-				if j == i {
-					return 0, false
-				}
-				return j, true
-			}
-			j++
-		}
-		if j == i {
-			return 0, false
-		}
-		return j, true
-	}
-}
-
 // lookupKey finds property key in the raw JSON object b and returns the raw
 // value (without surrounding whitespace).
 func lookupKey(b []byte, key string) ([]byte, bool) {
@@ -175,7 +122,7 @@ func lookupKey(b []byte, key string) ([]byte, bool) {
 			return nil, false
 		}
 		i = skipWS(b, i+1)
-		vend, ok := skipValue(b, i, 0)
+		vend, ok := jsontext.SkipValue(b, i)
 		if !ok {
 			return nil, false
 		}
@@ -202,7 +149,7 @@ func arrayElem(b []byte, idx int) ([]byte, bool) {
 		return nil, false
 	}
 	for n := 0; i < len(b); n++ {
-		end, ok := skipValue(b, i, 0)
+		end, ok := jsontext.SkipValue(b, i)
 		if !ok {
 			return nil, false
 		}
