@@ -186,7 +186,8 @@ func encodeNumber(v float64) string {
 // x-ms-documentdb-partitionkey header: a JSON array of the components, none
 // written {}. The empty key is [].
 func (pk PartitionKey) String() string {
-	b := []byte{'['}
+	var buf [64]byte // most keys fit: one allocation, the string
+	b := append(buf[:0], '[')
 	for i, enc := 0, pk.enc; enc != ""; i++ {
 		if i > 0 {
 			b = append(b, ',')
