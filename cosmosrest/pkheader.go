@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/lethedb/lethe"
+	"github.com/lethedb/lethe/internal/jsontext"
 )
 
 // maxPKHeader bounds the x-ms-documentdb-partitionkey header: three
@@ -129,7 +130,7 @@ func (p *pkParser) value(pk lethe.PartitionKey) (lethe.PartitionKey, bool) {
 			p.i++
 		}
 		text := p.s[start:p.i]
-		if !jsonNumber(text) {
+		if end, f := jsontext.ScanNumber([]byte(text), 0); f != jsontext.OK || end != len(text) {
 			return pk, false
 		}
 		f, err := strconv.ParseFloat(text, 64)
@@ -139,48 +140,6 @@ func (p *pkParser) value(pk lethe.PartitionKey) (lethe.PartitionKey, bool) {
 		return pk.AppendNumber(f), true
 	}
 	return pk, false
-}
-
-// jsonNumber reports whether s is a number in JSON's grammar.
-func jsonNumber(s string) bool {
-	i := 0
-	if i < len(s) && s[i] == '-' {
-		i++
-	}
-	switch {
-	case i < len(s) && s[i] == '0':
-		i++
-	case i < len(s) && s[i] >= '1' && s[i] <= '9':
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i++
-		}
-	default:
-		return false
-	}
-	if i < len(s) && s[i] == '.' {
-		i++
-		d := i
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i++
-		}
-		if i == d {
-			return false
-		}
-	}
-	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
-		i++
-		if i < len(s) && (s[i] == '+' || s[i] == '-') {
-			i++
-		}
-		d := i
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i++
-		}
-		if i == d {
-			return false
-		}
-	}
-	return i == len(s)
 }
 
 // str parses a double-quoted string at p.i.
