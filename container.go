@@ -30,6 +30,10 @@ type ContainerProperties struct {
 	// is unlimited. Operations that would overdraw it fail with
 	// ErrTooManyRequests.
 	Throughput int32
+	// ChangeFeedPolicy turns the container's change feed on and bounds how
+	// much of its history it keeps; nil: the container keeps no change feed.
+	// It may be changed with Container.Replace.
+	ChangeFeedPolicy *ChangeFeedPolicy `json:",omitempty"`
 }
 
 // IndexingPolicy says how a container keeps its indexes.
@@ -76,7 +80,14 @@ type Container struct {
 	expiry struct {
 		mu sync.Mutex
 		expiryIndex
+		watch   expiryWatch // finds expiries as they happen (expirywatch.go)
+		feed    *changeFeed // the change feed's history; nil without a ChangeFeedPolicy
+		nextLSN uint64      // the lsn a change feed turned on again starts at
 	}
+	// watchDue is expiry.watch.due while the watch is on, never while it is
+	// off: the write path looks at it without the lock.
+	watchDue atomic.Int64
+	subs     subscriptions // the expiry subscribers (expiryevents.go)
 
 	pkPaths    pkPaths             // the parsed partition key paths; never change
 	props      ContainerProperties // see the locking note above
@@ -106,6 +117,10 @@ type shard struct {
 func newContainer(s *Store, props ContainerProperties, pp pkPaths, now int64) *Container {
 	c := &Container{store: s, id: props.ID, seed: maphash.MakeSeed(), pkPaths: pp, props: props, rule: newExpiryRule(props.DefaultTimeToLive)}
 	c.expiry.expiryIndex = newExpiryIndex()
+	c.expiry.nextLSN = 1
+	c.watchDue.Store(never)
+	c.setFeedPolicyLocked(props.ChangeFeedPolicy, now)
+	c.publishDueLocked()
 	c.throughput.Store(props.Throughput)
 	c.budget.setRate(props.Throughput, now)
 	return c
@@ -214,6 +229,14 @@ type ContainerStats struct {
 	PurgeLag       time.Duration // now minus the expiry of the oldest pending expired item; 0 if none
 	ReaperCharge   float64       // request units the reaper has spent
 	Throttled      int64         // user operations refused with 429
+
+	// ExpiryEventsDropped counts the expiry events dropped, over every
+	// subscription, because a subscriber's queue was full.
+	ExpiryEventsDropped int64
+	// FeedChanges and FeedBytes are what the change feed holds, as its
+	// ChangeFeedPolicy counts them; zero without a feed.
+	FeedChanges int
+	FeedBytes   int64
 }
 
 // Stats returns the container's statistics, as of one instant. It scans
@@ -243,7 +266,11 @@ func (c *Container) Stats() ContainerStats {
 	if expired > 0 {
 		st.PurgeLag = time.Duration(now - c.expiry.oldestExpiry(&c.rule, now))
 	}
+	if f := c.expiry.feed; f != nil {
+		st.FeedChanges, st.FeedBytes = f.retained(), f.bytes
+	}
 	c.expiry.mu.Unlock()
+	st.ExpiryEventsDropped = c.subs.dropped.Load()
 	st.Purged = c.purged.Load()
 	st.ReaperCharge = ru(c.reaperCharge.Load())
 	st.Throttled = c.throttled.Load()
@@ -260,6 +287,10 @@ func cloneProps(p ContainerProperties) ContainerProperties {
 		ip := *p.IndexingPolicy
 		p.IndexingPolicy = &ip
 	}
+	if p.ChangeFeedPolicy != nil {
+		cp := *p.ChangeFeedPolicy
+		p.ChangeFeedPolicy = &cp
+	}
 	p.PartitionKeyDefinition.Paths = slices.Clone(p.PartitionKeyDefinition.Paths)
 	return p
 }
@@ -275,6 +306,11 @@ func normalizeProps(p ContainerProperties) (ContainerProperties, pkPaths, *Error
 	}
 	if err := validateProps(p); err != nil {
 		return p, pkPaths{}, err
+	}
+	if cp := p.ChangeFeedPolicy; cp != nil {
+		if err := cp.normalize(); err != nil {
+			return p, pkPaths{}, err
+		}
 	}
 	pkdef, pp, err := normalizePKDef(p.PartitionKeyDefinition)
 	p.PartitionKeyDefinition = pkdef

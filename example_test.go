@@ -65,7 +65,7 @@ func ExampleManualClock() {
 	// {"id":"k","v":1,"_ts":1700000000
 	// one nanosecond before expiry: <nil>
 	// at expiry: true
-	// {Items:0 Bytes:0 ExpiredPending:1 Purged:0 PurgeLag:0s ReaperCharge:0 Throttled:0}
+	// {Items:0 Bytes:0 ExpiredPending:1 Purged:0 PurgeLag:0s ReaperCharge:0 Throttled:0 ExpiryEventsDropped:0 FeedChanges:0 FeedBytes:0}
 }
 
 // Errors carry a status code, match the sentinels with errors.Is, and give

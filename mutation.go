@@ -66,36 +66,58 @@ type mutation struct {
 // go of its locks. If the change cannot be logged it returns the log's
 // error and changes nothing.
 func (c *Container) apply(m *mutation) (next int64, err error) {
-	if w := c.store.wal; w != nil {
-		if m.ticket, err = c.log(w, m); err != nil {
-			return never, err
-		}
-	}
 	switch m.cause {
-	case causeSettings:
-		c.expiry.mu.Lock()
-		if m.props.DefaultTimeToLive != c.rule.def {
-			c.rule = c.rule.changed(m.props.DefaultTimeToLive, m.now)
+	case causeSettings, causeDrop:
+		if w := c.store.wal; w != nil {
+			if m.ticket, err = c.log(w, m); err != nil {
+				return never, err
+			}
 		}
-		c.props = m.props
-		c.settingsSeq = m.seq
-		c.throughput.Store(m.props.Throughput)
-		c.budget.setRate(m.props.Throughput, m.now)
-		next = c.expiry.next(&c.rule)
-		c.expiry.mu.Unlock()
-		return next, nil
-	case causeDrop:
-		c.deleted.Store(true)
-		c.expiry.mu.Lock()
-		c.expiry.expiryIndex = newExpiryIndex()
-		c.expiry.mu.Unlock()
-		for i := range c.shards {
-			c.shards[i].items = idTable{}
+		if m.cause == causeDrop {
+			c.drop()
+			return never, nil
 		}
-		return never, nil
+		return c.applySettings(m), nil
 	}
+	next, m.ticket, err = c.applyItems(unsafe.Slice(m, 1), false, 0)
+	return next, err
+}
 
-	return c.applyItems(unsafe.Slice(m, 1)), nil
+// applySettings makes a settings change. The expiries due under the old
+// rule are found first, then those the new rule brings about at once (a
+// shorter default TTL expires items retroactively), which happen now.
+func (c *Container) applySettings(m *mutation) (next int64) {
+	c.expiry.mu.Lock()
+	found := c.findExpiriesLocked(m.now, true)
+	if m.props.DefaultTimeToLive != c.rule.def {
+		c.rule = c.rule.changed(m.props.DefaultTimeToLive, m.now)
+	}
+	found += c.findExpiriesLocked(m.now, true)
+	c.setFeedPolicyLocked(m.props.ChangeFeedPolicy, m.now)
+	c.props = m.props
+	c.settingsSeq = m.seq
+	c.throughput.Store(m.props.Throughput)
+	c.budget.setRate(m.props.Throughput, m.now)
+	c.expiry.watch.due = c.nextUnreportedLocked()
+	c.publishDueLocked()
+	next = c.expiry.next(&c.rule)
+	c.expiry.mu.Unlock()
+	c.wakeNotifier(found)
+	return next
+}
+
+// drop empties a deleted container.
+func (c *Container) drop() {
+	c.deleted.Store(true)
+	c.expiry.mu.Lock()
+	c.expiry.expiryIndex = newExpiryIndex()
+	c.expiry.feed = nil
+	c.expiry.watch = expiryWatch{}
+	c.publishDueLocked()
+	c.expiry.mu.Unlock()
+	for i := range c.shards {
+		c.shards[i].items = idTable{}
+	}
 }
 
 // applyBatch makes the decided item changes of a transactional batch, all
@@ -109,30 +131,49 @@ func (c *Container) applyBatch(ms []mutation, seq uint64) (next int64, ticket ui
 	if len(ms) == 0 {
 		return never, 0, nil
 	}
-	if w := c.store.wal; w != nil {
-		if ticket, err = w.addBatch(c.id, seq, ms); err != nil {
-			return never, 0, err
-		}
-	}
-	return c.applyItems(ms), ticket, nil
+	return c.applyItems(ms, true, seq)
 }
 
-// applyItems makes decided item changes: each record replaces its old
-// version in its shard's id table (or the old one goes), and the expiry
+// applyItems makes decided item changes (one, or a batch's: batchSeq is
+// then its highest write sequence number): each record replaces its
+// old version in its shard's id table (or the old one goes), and the expiry
 // index follows, under one hold of its lock so that Stats sees all of the
-// changes or none. It returns the earliest expiry they bring about.
-func (c *Container) applyItems(ms []mutation) (next int64) {
-	for i := range ms {
-		m := &ms[i]
-		if m.rec != "" {
-			m.sh.items.put(m.h, m.rec)
-		} else {
-			m.sh.items.remove(m.old.pk(), m.old.id(), m.h)
+// changes or none. The expiries due by the changes' instant are found
+// first, so that the change feed and the expiry subscribers see an item
+// expire before it is written again or purged. A durable store logs the
+// changes before making them; a container with a change feed logs them
+// under the expiry lock, so that the log holds its changes in the feed's
+// order. It returns the earliest expiry the changes bring about and the
+// log ticket.
+func (c *Container) applyItems(ms []mutation, batch bool, batchSeq uint64) (next int64, ticket uint64, err error) {
+	w := c.store.wal
+	feed := c.expiry.feed // set only under every shard lock: the caller holds one
+	if w != nil && feed == nil {
+		if ticket, err = c.logItems(w, ms, batch, batchSeq); err != nil {
+			return never, 0, err
 		}
+		c.putItems(ms)
+	}
+	now := ms[0].now
+	c.expiry.mu.Lock()
+	found := 0
+	if now >= c.watchDue.Load() {
+		found = c.findExpiriesLocked(now, false)
+	}
+	if w == nil || feed != nil {
+		if w != nil {
+			if ticket, err = c.logItems(w, ms, batch, batchSeq); err != nil {
+				c.publishDueLocked()
+				c.expiry.mu.Unlock()
+				c.wakeNotifier(found)
+				return never, 0, err
+			}
+		}
+		c.putItems(ms)
 	}
 	next = never
 	purged := int64(0)
-	c.expiry.mu.Lock()
+	watching := c.expiry.watch.on
 	for i := range ms {
 		m := &ms[i]
 		if m.old != "" {
@@ -141,16 +182,66 @@ func (c *Container) applyItems(ms []mutation) (next int64) {
 		if m.rec != "" {
 			c.expiry.add(m.rec)
 			next = min(next, c.rule.expiresAt(m.rec.ttl(), m.rec.written()))
+			if watching {
+				c.watchAddedLocked(m.rec)
+			}
 		}
 		if m.cause == causePurge {
 			purged++
+		} else if feed != nil {
+			feed.add(m.cause.changeKind(), m.now, m.changed())
 		}
+	}
+	if watching {
+		c.publishDueLocked()
 	}
 	c.expiry.mu.Unlock()
 	if purged > 0 {
 		c.purged.Add(purged)
 	}
-	return next
+	c.wakeNotifier(found)
+	return next, ticket, nil
+}
+
+// putItems makes the changes in the shards' id tables.
+func (c *Container) putItems(ms []mutation) {
+	for i := range ms {
+		m := &ms[i]
+		if m.rec != "" {
+			m.sh.items.put(m.h, m.rec)
+		} else {
+			m.sh.items.remove(m.old.pk(), m.old.id(), m.h)
+		}
+	}
+}
+
+// logItems appends item changes to the write-ahead log: one change, or a
+// batch's as one record.
+func (c *Container) logItems(w *wal, ms []mutation, batch bool, batchSeq uint64) (uint64, error) {
+	if batch {
+		return w.addBatch(c.id, batchSeq, ms)
+	}
+	return c.log(w, &ms[0])
+}
+
+// changeKind is the change feed's name for a change with this cause.
+func (k cause) changeKind() changeKind {
+	switch k {
+	case causeCreate:
+		return changeCreate
+	case causeReplace:
+		return changeReplace
+	}
+	return changeDelete
+}
+
+// changed returns the version a change feed entry holds: the one written,
+// or for a removal the one removed.
+func (m *mutation) changed() record {
+	if m.rec != "" {
+		return m.rec
+	}
+	return m.old
 }
 
 // log appends a decided change to the write-ahead log w (wal.go) and

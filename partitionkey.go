@@ -193,29 +193,36 @@ func (pk PartitionKey) String() string {
 			b = append(b, ',')
 		}
 		n := pkComponentLen(enc)
-		switch c := enc[:n]; c[0] {
-		case pkNone:
-			b = append(b, "{}"...)
-		case pkNull:
-			b = append(b, "null"...)
-		case pkFalse:
-			b = append(b, "false"...)
-		case pkTrue:
-			b = append(b, "true"...)
-		case pkNumber:
-			f := math.Float64frombits(binary.BigEndian.Uint64([]byte(c[1:])))
-			if math.IsNaN(f) || math.IsInf(f, 0) { // invalid, refused where used
-				b = strconv.AppendFloat(b, f, 'g', -1, 64)
-			} else {
-				b = jsontext.AppendNumber(b, f)
-			}
-		case pkString:
-			_, k := binary.Uvarint([]byte(c[1:min(len(c), 1+binary.MaxVarintLen64)]))
-			b = jsontext.AppendString(b, c[1+k:])
-		}
+		b = appendPKComponent(b, enc[:n])
 		enc = enc[n:]
 	}
 	return string(append(b, ']'))
+}
+
+// appendPKComponent appends the JSON value of one encoded component, none
+// written {}.
+func appendPKComponent(b []byte, c string) []byte {
+	switch c[0] {
+	case pkNone:
+		b = append(b, "{}"...)
+	case pkNull:
+		b = append(b, "null"...)
+	case pkFalse:
+		b = append(b, "false"...)
+	case pkTrue:
+		b = append(b, "true"...)
+	case pkNumber:
+		f := math.Float64frombits(binary.BigEndian.Uint64([]byte(c[1:])))
+		if math.IsNaN(f) || math.IsInf(f, 0) { // invalid, refused where used
+			b = strconv.AppendFloat(b, f, 'g', -1, 64)
+		} else {
+			b = jsontext.AppendNumber(b, f)
+		}
+	case pkString:
+		_, k := binary.Uvarint([]byte(c[1:min(len(c), 1+binary.MaxVarintLen64)]))
+		b = jsontext.AppendString(b, c[1+k:])
+	}
+	return b
 }
 
 // pkComponentLen returns the length of the encoded component enc starts

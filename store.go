@@ -31,6 +31,12 @@ type Store struct {
 	wal          *wal
 	checkpointer *checkpointer
 	recovery     RecoveryInfo
+
+	// The expiry notifier (expiryevents.go), started by the first
+	// subscription; notifierMu orders its start against Close.
+	notifier     atomic.Pointer[notifier]
+	notifierOnce sync.Once
+	notifierMu   sync.Mutex
 }
 
 // Open opens a store. A nil opts means the defaults: in memory, the system
@@ -89,6 +95,10 @@ func (s *Store) Close() error {
 			}
 			close(r.stop)
 			<-r.done
+		}
+		s.stopNotifier()
+		for _, c := range s.containerList() {
+			c.subs.closeAll()
 		}
 		if s.wal != nil {
 			s.checkpointer.close()
@@ -183,6 +193,7 @@ func (s *Store) DeleteContainer(ctx context.Context, id string) error {
 	if err != nil {
 		return storageError(err, op, id, "")
 	}
+	c.subs.closeAll()
 	if m.ticket != 0 {
 		if err := s.wal.wait(m.ticket); err != nil {
 			return storageError(err, op, id, "")

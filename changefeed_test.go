@@ -1,0 +1,551 @@
+package lethe_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/lethedb/lethe"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// feedContainer opens a store on a manual clock (reaper off) with one
+// container that keeps a change feed.
+func feedContainer(t *testing.T, props lethe.ContainerProperties) (*lethe.Container, *lethe.ManualClock) {
+	t.Helper()
+	s, clock := newStore(t)
+	if props.ID == "" {
+		props.ID = "c"
+	}
+	if props.ChangeFeedPolicy == nil {
+		props.ChangeFeedPolicy = &lethe.ChangeFeedPolicy{}
+	}
+	return mustContainer(t, s, props), clock
+}
+
+// change is one all-versions-and-deletes change, decoded.
+type change struct {
+	Current  map[string]any `json:"current"`
+	Previous map[string]any `json:"previous"`
+	Metadata struct {
+		OperationType     string         `json:"operationType"`
+		LSN               uint64         `json:"lsn"`
+		CRTS              int64          `json:"crts"`
+		PreviousImageLSN  uint64         `json:"previousImageLSN"`
+		TimeToLiveExpired bool           `json:"timeToLiveExpired"`
+		ID                string         `json:"id"`
+		PartitionKey      map[string]any `json:"partitionKey"`
+	} `json:"metadata"`
+}
+
+// readAll reads the feed from o until a page comes back empty, and
+// returns the changes and the last continuation.
+func readAll(t *testing.T, c *lethe.Container, o lethe.ChangeFeedOptions) ([][]byte, string) {
+	t.Helper()
+	var out [][]byte
+	for {
+		page, err := c.ReadChangeFeed(ctx, &o)
+		require.NoError(t, err)
+		require.NotEmpty(t, page.ContinuationToken)
+		o.Continuation = page.ContinuationToken
+		if len(page.Items) == 0 {
+			return out, o.Continuation
+		}
+		out = append(out, page.Items...)
+	}
+}
+
+func decodeChanges(t *testing.T, items [][]byte) []change {
+	t.Helper()
+	out := make([]change, len(items))
+	for i, b := range items {
+		require.NoError(t, json.Unmarshal(b, &out[i]), "%s", b)
+	}
+	return out
+}
+
+func ids(t *testing.T, items [][]byte) []string {
+	t.Helper()
+	var out []string
+	for _, b := range items {
+		var d struct {
+			ID string `json:"id"`
+		}
+		require.NoError(t, json.Unmarshal(b, &d))
+		out = append(out, d.ID)
+	}
+	return out
+}
+
+func TestChangeFeedLatestVersion(t *testing.T) {
+	c, _ := feedContainer(t, lethe.ContainerProperties{})
+	upsert(t, c, `{"id":"a","v":1}`)
+	upsert(t, c, `{"id":"b","v":1}`)
+	upsert(t, c, `{"id":"c","v":1}`)
+	upsert(t, c, `{"id":"a","v":2}`)
+	_, err := c.DeleteItem(ctx, lethe.NewPartitionKey(), "b", nil)
+	require.NoError(t, err)
+
+	items, tok := readAll(t, c, lethe.ChangeFeedOptions{MaxItemCount: 1})
+	assert.Equal(t, []string{"c", "a"}, ids(t, items), "each live item once, at its latest version, in the order of its last change")
+	var a map[string]any
+	require.NoError(t, json.Unmarshal(items[1], &a))
+	assert.Equal(t, 2.0, a["v"])
+	assert.Equal(t, 4.0, a["_lsn"])
+
+	// Resuming returns only what changed since, in order.
+	upsert(t, c, `{"id":"d"}`)
+	upsert(t, c, `{"id":"c","v":2}`)
+	items, _ = readAll(t, c, lethe.ChangeFeedOptions{Continuation: tok})
+	assert.Equal(t, []string{"d", "c"}, ids(t, items))
+
+	// Starting from now skips everything before the first page.
+	p := c.NewChangeFeedPager(&lethe.ChangeFeedOptions{StartFrom: lethe.ChangeFeedStartFromNow()})
+	page, err := p.NextPage(ctx)
+	require.NoError(t, err)
+	assert.Empty(t, page.Items)
+	upsert(t, c, `{"id":"e"}`)
+	page, err = p.NextPage(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"e"}, ids(t, page.Items))
+	assert.GreaterOrEqual(t, page.RequestCharge, 1.0)
+}
+
+func TestChangeFeedStartFromTime(t *testing.T) {
+	c, clock := feedContainer(t, lethe.ContainerProperties{})
+	upsert(t, c, `{"id":"old"}`)
+	mid := clock.Advance(time.Minute)
+	upsert(t, c, `{"id":"new"}`)
+	items, _ := readAll(t, c, lethe.ChangeFeedOptions{StartFrom: lethe.ChangeFeedStartFromTime(mid)})
+	assert.Equal(t, []string{"new"}, ids(t, items))
+}
+
+func TestChangeFeedAllVersionsAndDeletes(t *testing.T) {
+	c, clock := feedContainer(t, lethe.ContainerProperties{
+		DefaultTimeToLive:      lethe.TTLNever,
+		PartitionKeyDefinition: lethe.PartitionKeyDefinition{Paths: []string{"/pk"}},
+	})
+	pk := lethe.NewPartitionKeyString("p")
+	write := func(doc string) {
+		t.Helper()
+		_, err := c.UpsertItem(ctx, pk, []byte(doc), nil)
+		require.NoError(t, err)
+	}
+	write(`{"id":"a","pk":"p","ttl":10}`) // 1 create
+	write(`{"id":"a","pk":"p","ttl":10}`) // 2 replace
+	write(`{"id":"b","pk":"p"}`)          // 3 create
+	_, err := c.DeleteItem(ctx, pk, "b", nil)
+	require.NoError(t, err) // 4 delete
+	clock.Advance(10 * time.Second)
+	expiredAt := clock.Now()
+
+	items, _ := readAll(t, c, lethe.ChangeFeedOptions{Mode: lethe.ChangeFeedModeAllVersionsAndDeletes})
+	ch := decodeChanges(t, items)
+	require.Len(t, ch, 5)
+	ops := make([]string, len(ch))
+	for i, x := range ch {
+		ops[i] = x.Metadata.OperationType
+		assert.Equal(t, uint64(i+1), x.Metadata.LSN)
+	}
+	assert.Equal(t, []string{"create", "replace", "create", "delete", "delete"}, ops)
+	assert.Equal(t, uint64(1), ch[1].Metadata.PreviousImageLSN)
+	assert.Equal(t, 2.0, ch[1].Current["_lsn"])
+	assert.Equal(t, t0.Unix(), ch[0].Metadata.CRTS)
+
+	del := ch[3]
+	assert.False(t, del.Metadata.TimeToLiveExpired)
+	assert.Equal(t, "b", del.Metadata.ID)
+	assert.Equal(t, map[string]any{"pk": "p"}, del.Metadata.PartitionKey)
+	assert.Empty(t, del.Current)
+	assert.Equal(t, "b", del.Previous["id"])
+	assert.Equal(t, uint64(3), del.Metadata.PreviousImageLSN)
+
+	exp := ch[4]
+	assert.True(t, exp.Metadata.TimeToLiveExpired, "an expiry is a delete marked timeToLiveExpired")
+	assert.Equal(t, "a", exp.Metadata.ID)
+	assert.Equal(t, expiredAt.Unix(), exp.Metadata.CRTS, "at the instant it expired, not when it is purged")
+	assert.Equal(t, uint64(2), exp.Metadata.PreviousImageLSN)
+	assert.NotEmpty(t, exp.Previous["_etag"])
+}
+
+// TestChangeFeedExpiryOrder: an item that expired and is then written again
+// has its expiry before its new life in the feed, even when the write is
+// what finds it; a purge adds nothing.
+func TestChangeFeedExpiryOrder(t *testing.T) {
+	c, clock := feedContainer(t, lethe.ContainerProperties{DefaultTimeToLive: 5})
+	upsert(t, c, `{"id":"a"}`)
+	clock.Advance(6 * time.Second)
+	upsert(t, c, `{"id":"a","v":2}`)
+	upsert(t, c, `{"id":"x"}`)
+	clock.Advance(6 * time.Second)
+	n, err := c.Purge(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 2, n)
+
+	items, _ := readAll(t, c, lethe.ChangeFeedOptions{Mode: lethe.ChangeFeedModeAllVersionsAndDeletes})
+	ch := decodeChanges(t, items)
+	var got []string
+	for _, x := range ch {
+		id := x.Metadata.ID
+		if id == "" {
+			id, _ = x.Current["id"].(string)
+		}
+		got = append(got, x.Metadata.OperationType+" "+id)
+	}
+	assert.Equal(t, []string{"create a", "delete a", "create a", "create x", "delete a", "delete x"}, got)
+	assert.Equal(t, t0.Unix()+5, ch[1].Metadata.CRTS)
+}
+
+func TestChangeFeedPartitionScope(t *testing.T) {
+	c, _ := feedContainer(t, lethe.ContainerProperties{
+		PartitionKeyDefinition: lethe.PartitionKeyDefinition{Paths: []string{"/t", "/u"}},
+	})
+	for _, d := range []string{`{"id":"1","t":"x","u":"a"}`, `{"id":"2","t":"y","u":"a"}`, `{"id":"3","t":"x","u":"b"}`} {
+		var doc struct{ T, U string }
+		require.NoError(t, json.Unmarshal([]byte(d), &doc))
+		_, err := c.CreateItem(ctx, lethe.NewPartitionKeyString(doc.T).AppendString(doc.U), []byte(d), nil)
+		require.NoError(t, err)
+	}
+	x := lethe.NewPartitionKeyString("x")
+	items, _ := readAll(t, c, lethe.ChangeFeedOptions{PartitionKey: &x})
+	assert.Equal(t, []string{"1", "3"}, ids(t, items), "a prefix of a hierarchical key scopes to the partitions it begins")
+	xb := x.AppendString("b")
+	items, tok := readAll(t, c, lethe.ChangeFeedOptions{PartitionKey: &xb})
+	assert.Equal(t, []string{"3"}, ids(t, items))
+
+	// A continuation is bound to its partition key and mode.
+	_, err := c.ReadChangeFeed(ctx, &lethe.ChangeFeedOptions{PartitionKey: &x, Continuation: tok})
+	assert.ErrorIs(t, err, lethe.ErrBadRequest)
+	_, err = c.ReadChangeFeed(ctx, &lethe.ChangeFeedOptions{Mode: lethe.ChangeFeedModeAllVersionsAndDeletes, PartitionKey: &xb, Continuation: tok})
+	assert.ErrorIs(t, err, lethe.ErrBadRequest)
+}
+
+func TestChangeFeedErrors(t *testing.T) {
+	s, _ := newStore(t)
+	plain := mustContainer(t, s, lethe.ContainerProperties{ID: "plain"})
+	_, err := plain.ReadChangeFeed(ctx, nil)
+	assert.ErrorIs(t, err, lethe.ErrBadRequest, "no feed without a policy")
+
+	_, err = s.CreateContainer(ctx, lethe.ContainerProperties{ID: "neg", ChangeFeedPolicy: &lethe.ChangeFeedPolicy{MaxChanges: -1}})
+	assert.ErrorIs(t, err, lethe.ErrBadRequest)
+	assert.Equal(t, []string{"plain"}, s.ContainerIDs())
+
+	c := mustContainer(t, s, lethe.ContainerProperties{ID: "c", ChangeFeedPolicy: &lethe.ChangeFeedPolicy{MaxChanges: 3}})
+	other := mustContainer(t, s, lethe.ContainerProperties{ID: "other", ChangeFeedPolicy: &lethe.ChangeFeedPolicy{}})
+	upsert(t, c, `{"id":"a"}`)
+	first, err := c.ReadChangeFeed(ctx, nil)
+	require.NoError(t, err)
+	for _, tok := range []string{"", "!!", "AQ", first.ContinuationToken + "A"} {
+		if tok == "" {
+			continue
+		}
+		_, err := c.ReadChangeFeed(ctx, &lethe.ChangeFeedOptions{Continuation: tok})
+		assert.ErrorIs(t, err, lethe.ErrBadRequest, "token %q", tok)
+	}
+	_, err = other.ReadChangeFeed(ctx, &lethe.ChangeFeedOptions{Continuation: first.ContinuationToken})
+	assert.ErrorIs(t, err, lethe.ErrBadRequest, "a token of another container")
+
+	// Retention: the feed keeps 3 changes; a continuation that needs a
+	// forgotten one fails, and says so.
+	for i := range 4 {
+		upsert(t, c, fmt.Sprintf(`{"id":"b%d"}`, i))
+	}
+	st := c.Stats()
+	assert.Equal(t, 3, st.FeedChanges)
+	_, err = c.ReadChangeFeed(ctx, &lethe.ChangeFeedOptions{Continuation: first.ContinuationToken})
+	require.ErrorIs(t, err, lethe.ErrChangeFeedTrimmed)
+	assert.ErrorIs(t, err, lethe.ErrBadRequest)
+	// From the beginning starts at the oldest change kept.
+	items, _ := readAll(t, c, lethe.ChangeFeedOptions{})
+	assert.Equal(t, []string{"b1", "b2", "b3"}, ids(t, items))
+}
+
+// TestChangeFeedPolicyChange: a feed can be turned on, resized and off
+// with Replace; turned on again, its lsns go on from where they stopped.
+func TestChangeFeedPolicyChange(t *testing.T) {
+	s, _ := newStore(t)
+	c := mustContainer(t, s, lethe.ContainerProperties{ID: "c"})
+	upsert(t, c, `{"id":"before"}`)
+	p, err := c.Read(ctx)
+	require.NoError(t, err)
+	p.ChangeFeedPolicy = &lethe.ChangeFeedPolicy{MaxChanges: 10}
+	require.NoError(t, c.Replace(ctx, p))
+	upsert(t, c, `{"id":"after"}`)
+	page, err := c.ReadChangeFeed(ctx, nil)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"after"}, ids(t, page.Items))
+	assert.Equal(t, uint64(1), page.LSN)
+	got, err := c.Read(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, &lethe.ChangeFeedPolicy{MaxChanges: 10, MaxBytes: lethe.DefaultChangeFeedMaxBytes}, got.ChangeFeedPolicy)
+
+	p.ChangeFeedPolicy = nil
+	require.NoError(t, c.Replace(ctx, p))
+	upsert(t, c, `{"id":"off"}`)
+	_, err = c.ReadChangeFeed(ctx, nil)
+	assert.ErrorIs(t, err, lethe.ErrBadRequest)
+	p.ChangeFeedPolicy = &lethe.ChangeFeedPolicy{}
+	require.NoError(t, c.Replace(ctx, p))
+	upsert(t, c, `{"id":"again"}`)
+	page, err = c.ReadChangeFeed(ctx, nil)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"again"}, ids(t, page.Items))
+	assert.Equal(t, uint64(2), page.LSN)
+}
+
+// nextEvent waits (in a synctest bubble: virtual time) for an event.
+func nextEvents(t *testing.T, sub *lethe.ExpirySubscription) []lethe.ExpiryEvent {
+	t.Helper()
+	synctest.Wait()
+	var out []lethe.ExpiryEvent
+	for {
+		select {
+		case ev := <-sub.Events():
+			out = append(out, ev)
+		default:
+			return out
+		}
+	}
+}
+
+func eventIDs(evs []lethe.ExpiryEvent) []string {
+	out := make([]string, len(evs))
+	for i, e := range evs {
+		out[i] = e.ID
+	}
+	return out
+}
+
+// TestExpiryEvents: each expiry is reported once, in expiry order, at the
+// instant it happens (virtual time: synctest), whatever the reaper does;
+// rewrites and deletes before the expiry report nothing.
+func TestExpiryEvents(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s, err := lethe.Open(&lethe.Options{Reaper: lethe.ReaperOptions{Disabled: true}})
+		require.NoError(t, err)
+		defer s.Close()
+		c := mustContainer(t, s, lethe.ContainerProperties{ID: "c", DefaultTimeToLive: 30})
+		sub, err := c.SubscribeExpiries(nil)
+		require.NoError(t, err)
+		start := time.Now()
+		upsert(t, c, `{"id":"late"}`)             // 30 s
+		upsert(t, c, `{"id":"early","ttl":10}`)   // 10 s
+		upsert(t, c, `{"id":"rewritten","ttl":5}`)
+		upsert(t, c, `{"id":"deleted","ttl":5}`)
+		upsert(t, c, `{"id":"never","ttl":-1}`)
+		time.Sleep(4 * time.Second)
+		upsert(t, c, `{"id":"rewritten","ttl":20}`) // now 24 s
+		_, err = c.DeleteItem(ctx, lethe.NewPartitionKey(), "deleted", nil)
+		require.NoError(t, err)
+
+		time.Sleep(10*time.Second - 4*time.Second - time.Nanosecond)
+		assert.Empty(t, nextEvents(t, sub), "nothing before the first expiry")
+		time.Sleep(time.Nanosecond)
+		evs := nextEvents(t, sub)
+		require.Equal(t, []string{"early"}, eventIDs(evs), "reported at its instant")
+		assert.Equal(t, start.Add(10*time.Second).UTC(), evs[0].ExpiredAt)
+		assert.Equal(t, lethe.NewPartitionKey(), evs[0].PartitionKey)
+		assert.NotEmpty(t, evs[0].ETag)
+		assert.JSONEq(t, fmt.Sprintf(`{"id":"early","ttl":10,"_ts":%d,"_etag":%q}`, start.Unix(), evs[0].ETag), string(evs[0].Item))
+
+		time.Sleep(time.Minute)
+		evs = nextEvents(t, sub)
+		assert.Equal(t, []string{"rewritten", "late"}, eventIDs(evs), "in expiry order, each once")
+		assert.Equal(t, start.Add(24*time.Second).UTC(), evs[0].ExpiredAt)
+		assert.Equal(t, start.Add(30*time.Second).UTC(), evs[1].ExpiredAt)
+		assert.Equal(t, int64(3), c.Stats().ExpiredPending, "events do not wait for the purge, nor make it")
+		time.Sleep(time.Hour)
+		assert.Empty(t, nextEvents(t, sub))
+
+		sub.Close()
+		sub.Close()
+		_, open := <-sub.Events()
+		assert.False(t, open)
+	})
+}
+
+// TestExpiryEventsSettingsChange: a shorter default expires items at once:
+// they are reported at the change. Turning TTL off stops expiry, and what
+// expired stays expired (and reported once).
+func TestExpiryEventsSettingsChange(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s, err := lethe.Open(nil)
+		require.NoError(t, err)
+		defer s.Close()
+		c := mustContainer(t, s, lethe.ContainerProperties{ID: "c", DefaultTimeToLive: 100, ChangeFeedPolicy: &lethe.ChangeFeedPolicy{}})
+		sub, err := c.SubscribeExpiries(nil)
+		require.NoError(t, err)
+		upsert(t, c, `{"id":"old"}`)
+		time.Sleep(50 * time.Second)
+		upsert(t, c, `{"id":"young"}`)
+		upsert(t, c, `{"id":"own","ttl":70}`)
+		time.Sleep(5 * time.Second)
+		change := time.Now()
+		setDefault(t, c, 10) // old (written 55 s ago) expires now; young in 5 s
+		evs := nextEvents(t, sub)
+		require.Equal(t, []string{"old"}, eventIDs(evs))
+		assert.Equal(t, change.UTC(), evs[0].ExpiredAt, "a retroactive expiry happens at the change")
+		assert.NotZero(t, evs[0].LSN)
+
+		time.Sleep(5 * time.Second)
+		evs = nextEvents(t, sub)
+		require.Equal(t, []string{"young"}, eventIDs(evs))
+
+		setDefault(t, c, lethe.TTLOff)
+		time.Sleep(time.Hour)
+		assert.Empty(t, nextEvents(t, sub), "TTL off: nothing expires any more")
+		// On again: "own" (ttl 70, written at 50 s) is past its expiry, so
+		// it expires at the change; "old" and "young" stay expired, and are
+		// not reported again.
+		on := time.Now()
+		setDefault(t, c, lethe.TTLNever)
+		evs = nextEvents(t, sub)
+		require.Equal(t, []string{"own"}, eventIDs(evs))
+		assert.Equal(t, on.UTC(), evs[0].ExpiredAt)
+		time.Sleep(time.Hour)
+		assert.Empty(t, nextEvents(t, sub))
+
+		// The feed has the same expiries, with the same lsns.
+		items, _ := readAll(t, c, lethe.ChangeFeedOptions{Mode: lethe.ChangeFeedModeAllVersionsAndDeletes})
+		var expired []string
+		for _, x := range decodeChanges(t, items) {
+			if x.Metadata.TimeToLiveExpired {
+				expired = append(expired, x.Metadata.ID)
+			}
+		}
+		assert.Equal(t, []string{"old", "young", "own"}, expired)
+	})
+}
+
+// TestExpiryEventsSlowSubscriber: a subscriber that does not read never
+// blocks the store; what does not fit its queue is dropped and counted, and
+// the feed still has every expiry.
+func TestExpiryEventsSlowSubscriber(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s, err := lethe.Open(nil)
+		require.NoError(t, err)
+		defer s.Close()
+		c := mustContainer(t, s, lethe.ContainerProperties{ID: "c", DefaultTimeToLive: 1, ChangeFeedPolicy: &lethe.ChangeFeedPolicy{}})
+		slow, err := c.SubscribeExpiries(&lethe.ExpirySubscriptionOptions{QueueSize: 2})
+		require.NoError(t, err)
+		fast, err := c.SubscribeExpiries(nil)
+		require.NoError(t, err)
+		_, err = c.SubscribeExpiries(&lethe.ExpirySubscriptionOptions{QueueSize: -1})
+		assert.ErrorIs(t, err, lethe.ErrBadRequest)
+		for i := range 10 {
+			upsert(t, c, fmt.Sprintf(`{"id":"%d"}`, i))
+		}
+		time.Sleep(2 * time.Second)
+		upsert(t, c, `{"id":"after"}`) // writes go on
+		assert.Len(t, nextEvents(t, fast), 10)
+		assert.Len(t, nextEvents(t, slow), 2)
+		assert.Equal(t, int64(8), slow.Dropped())
+		assert.Equal(t, int64(8), c.Stats().ExpiryEventsDropped)
+		items, _ := readAll(t, c, lethe.ChangeFeedOptions{Mode: lethe.ChangeFeedModeAllVersionsAndDeletes, StartFrom: lethe.ChangeFeedStartFromBeginning()})
+		n := 0
+		for _, x := range decodeChanges(t, items) {
+			if x.Metadata.TimeToLiveExpired {
+				n++
+			}
+		}
+		assert.Equal(t, 10, n)
+	})
+}
+
+// TestExpirySubscriptionsEndOnClose: Close and DeleteContainer close the
+// subscriptions' channels and stop the notifier (synctest fails the test
+// if a goroutine outlives its bubble).
+func TestExpirySubscriptionsEndOnClose(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s, err := lethe.Open(nil)
+		require.NoError(t, err)
+		a := mustContainer(t, s, lethe.ContainerProperties{ID: "a", DefaultTimeToLive: 5})
+		b := mustContainer(t, s, lethe.ContainerProperties{ID: "b", DefaultTimeToLive: 5})
+		sa, err := a.SubscribeExpiries(nil)
+		require.NoError(t, err)
+		sb, err := b.SubscribeExpiries(nil)
+		require.NoError(t, err)
+		upsert(t, a, `{"id":"x"}`)
+		require.NoError(t, s.DeleteContainer(ctx, "b"))
+		_, open := <-sb.Events()
+		assert.False(t, open)
+		require.NoError(t, s.Close())
+		_, open = <-sa.Events()
+		assert.False(t, open)
+		_, err = a.SubscribeExpiries(nil)
+		assert.ErrorIs(t, err, lethe.ErrClosed)
+	})
+}
+
+// TestChangeFeedModel: random writes, deletes, clock moves and TTL changes;
+// after each step, replaying the all-versions-and-deletes feed (read on
+// from the last continuation) gives exactly the container's live items, and
+// the latest-version feed from the beginning lists exactly them too.
+func TestChangeFeedModel(t *testing.T) {
+	for seed := range uint64(20) {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			r := rand.New(rand.NewPCG(seed, 1))
+			c, clock := feedContainer(t, lethe.ContainerProperties{DefaultTimeToLive: 20})
+			replica := map[string]string{} // id -> _etag
+			tok := ""
+			for step := range 300 {
+				id := fmt.Sprintf("i%d", r.IntN(12))
+				switch op := r.IntN(10); {
+				case op < 4:
+					ttl := []string{"", `,"ttl":5`, `,"ttl":-1`, `,"ttl":30`}[r.IntN(4)]
+					upsert(t, c, fmt.Sprintf(`{"id":%q,"step":%d%s}`, id, step, ttl))
+				case op < 5:
+					_, err := c.DeleteItem(ctx, lethe.NewPartitionKey(), id, nil)
+					if err != nil {
+						require.ErrorIs(t, err, lethe.ErrNotFound)
+					}
+				case op < 8:
+					clock.Advance(time.Duration(r.IntN(8000)) * time.Millisecond)
+				case op < 9:
+					setDefault(t, c, []lethe.TTL{lethe.TTLNever, 3, 20, 60}[r.IntN(4)])
+				default:
+					_, err := c.Purge(ctx)
+					require.NoError(t, err)
+				}
+				items, next := readAll(t, c, lethe.ChangeFeedOptions{Mode: lethe.ChangeFeedModeAllVersionsAndDeletes, Continuation: tok, MaxItemCount: int32(1 + r.IntN(5))})
+				tok = next
+				for _, x := range decodeChanges(t, items) {
+					if x.Metadata.OperationType == "delete" {
+						_, ok := replica[x.Metadata.ID]
+						require.True(t, ok, "step %d: a delete of an item the replay does not have", step)
+						delete(replica, x.Metadata.ID)
+						continue
+					}
+					replica[x.Current["id"].(string)] = x.Current["_etag"].(string)
+				}
+				live := map[string]string{}
+				for doc, err := range c.QueryItems(ctx, "SELECT c.id, c._etag FROM c", lethe.NewPartitionKey(), nil) {
+					require.NoError(t, err)
+					var d struct{ ID, ETag string }
+					var m map[string]string
+					require.NoError(t, json.Unmarshal(doc, &m))
+					d.ID, d.ETag = m["id"], m["_etag"]
+					live[d.ID] = d.ETag
+				}
+				require.Equal(t, live, replica, "step %d", step)
+				if step%25 == 0 {
+					lv, _ := readAll(t, c, lethe.ChangeFeedOptions{})
+					got := ids(t, lv)
+					slices.Sort(got)
+					var want []string
+					for id := range live {
+						want = append(want, id)
+					}
+					slices.Sort(want)
+					require.Equal(t, want, got, "step %d: latest version", step)
+				}
+			}
+		})
+	}
+}
+

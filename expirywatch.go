@@ -1,0 +1,166 @@
+package lethe
+
+import (
+	"slices"
+)
+
+// expiryWatch finds a container's expiries as they happen, so that each is
+// reported once, in expiry order, at the instant it happened: to the change
+// feed (as a delete with timeToLiveExpired) and to expiry subscribers. It
+// is on while the container has a change feed or subscribers.
+//
+// It keeps, in each tree of the expiry index, a front like the one Stats
+// counts with: the entries at or before it have been reported. As time
+// passes (or a settings change moves the cutoffs at once) entries cross
+// the fronts; findExpiriesLocked reports those that crossed, in order of
+// their expiry. An item written again, or deleted, before its expiry leaves
+// the index without crossing, and is never reported; one purged after its
+// expiry crossed first. Because the cutoffs never go back (expiry is final),
+// neither do the fronts.
+//
+// The container's expiry.mu guards it.
+type expiryWatch struct {
+	on      bool
+	notify  bool        // there are subscribers: keep what is found for them
+	inherit expiryEntry // front of the inherit tree: entries at or before it are reported
+	own     expiryEntry // front of the own tree
+	at      int64       // every expiry at or before at has been found
+	due     int64       // the earliest expiry not yet found; never if none
+
+	found   []expiryNote   // found for the subscribers, not yet delivered
+	scratch []expiredEntry // reused by findExpiriesLocked
+}
+
+// expiryNote is an expiry found: the version that expired, when, and its
+// lsn in the change feed (0 without one).
+type expiryNote struct {
+	rec record
+	at  int64
+	lsn uint64
+}
+
+// startWatchLocked turns the watch on at now: what expired before now is
+// not reported (nobody was watching), what expires after is.
+func (c *Container) startWatchLocked(now int64) {
+	w := &c.expiry.watch
+	if w.on {
+		return
+	}
+	w.on = true
+	w.inherit, w.own = cutoffs(&c.rule, now)
+	w.at = now
+	w.due = c.nextUnreportedLocked()
+}
+
+// stopWatchLocked turns the watch off if nothing needs it any more.
+func (c *Container) stopWatchLocked() {
+	w := &c.expiry.watch
+	if c.expiry.feed == nil && !w.notify {
+		*w = expiryWatch{}
+	}
+}
+
+// findExpiriesLocked reports every expiry up to now not reported yet: it
+// appends each to the change feed and, for subscribers, to found. An item
+// expired by a settings change (a retroactive expiry) is reported as
+// expiring at the change, not before: it was live until then. With force
+// it looks even if nothing is due, as it must around a settings change.
+// It returns how many it found.
+func (c *Container) findExpiriesLocked(now int64, force bool) int {
+	w := &c.expiry.watch
+	if !w.on || (!force && now < w.due) {
+		return 0
+	}
+	ci, co := cutoffs(&c.rule, now)
+	batch := w.scratch[:0]
+	collect := func(t *expiryTree, front, cutoff expiryEntry, own bool) {
+		if !lessEntry(front, cutoff) {
+			return
+		}
+		t.t.AscendGreaterOrEqual(front, func(e expiryEntry) bool {
+			if !lessEntry(front, e) {
+				return true // the front itself: reported already
+			}
+			if lessEntry(cutoff, e) {
+				return false
+			}
+			at := e.at
+			if !own {
+				at = c.rule.expiredAt(TTLOff, e.at)
+			}
+			batch = append(batch, expiredEntry{rec: e.rec, at: at})
+			return true
+		})
+	}
+	collect(&c.expiry.inherit, w.inherit, ci, false)
+	collect(&c.expiry.own, w.own, co, true)
+	if lessEntry(w.inherit, ci) {
+		w.inherit = ci
+	}
+	if lessEntry(w.own, co) {
+		w.own = co
+	}
+	slices.SortFunc(batch, func(a, b expiredEntry) int {
+		if a.at != b.at {
+			if a.at < b.at {
+				return -1
+			}
+			return 1
+		}
+		if a.rec.seq() < b.rec.seq() {
+			return -1
+		}
+		return 1
+	})
+	for _, e := range batch {
+		at := max(e.at, w.at) // a retroactive expiry happened now
+		var lsn uint64
+		if f := c.expiry.feed; f != nil {
+			lsn = f.add(changeExpire, at, e.rec)
+		}
+		if w.notify {
+			w.found = append(w.found, expiryNote{rec: e.rec, at: at, lsn: lsn})
+		}
+	}
+	n := len(batch)
+	clear(batch)
+	w.scratch = batch[:0]
+	w.at = max(w.at, now)
+	w.due = c.nextUnreportedLocked()
+	return n
+}
+
+// nextUnreportedLocked returns the earliest expiry of an entry beyond the
+// fronts: when findExpiriesLocked next has something to find.
+func (c *Container) nextUnreportedLocked() int64 {
+	w := &c.expiry.watch
+	due := int64(never)
+	first := func(t *expiryTree, front expiryEntry) (expiryEntry, bool) {
+		var found expiryEntry
+		ok := false
+		t.t.AscendGreaterOrEqual(front, func(e expiryEntry) bool {
+			if !lessEntry(front, e) {
+				return true
+			}
+			found, ok = e, true
+			return false
+		})
+		return found, ok
+	}
+	if e, ok := first(&c.expiry.inherit, w.inherit); ok {
+		due = min(due, c.rule.inheritExpiry(e.at))
+	}
+	if e, ok := first(&c.expiry.own, w.own); ok {
+		due = min(due, c.rule.ownExpiry(e.at))
+	}
+	return max(due, w.at) // never before what has been looked at (expiredForGood)
+}
+
+// watchAddedLocked tells the watch that rec was written: its expiry may be
+// the earliest not yet found.
+func (c *Container) watchAddedLocked(rec record) {
+	w := &c.expiry.watch
+	if at := c.rule.expiresAt(rec.ttl(), rec.written()); at < w.due {
+		w.due = max(at, w.at)
+	}
+}
