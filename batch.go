@@ -493,10 +493,15 @@ func (c *Container) commitBatch(ctx context.Context, b TransactionalBatch, sc *b
 			continue
 		}
 		m := mutation{cause: causeCreate, now: now, sh: it.sh, h: it.h, old: it.orig, rec: it.cur}
+		live := it.orig != "" && c.rule.live(it.orig, now)
 		switch {
-		case it.cur == "":
+		case it.cur == "" && live:
 			m.cause = causeDelete
-		case it.orig != "" && c.rule.live(it.orig, now):
+		case it.cur == "":
+			// Made and deleted by the batch over an expired version:
+			// the net change removes what had expired.
+			m.cause = causePurge
+		case live:
 			m.cause = causeReplace
 		}
 		ms = append(ms, m)

@@ -265,6 +265,11 @@ func (p *ChangeFeedPager) NextPage(ctx context.Context) (ChangeFeedResponse, err
 			}
 			p.started = true
 		}
+		if lsn >= f.next {
+			c.expiry.mu.Unlock()
+			c.wakeNotifier(found)
+			return ChangeFeedResponse{}, withContext(badRequest("the change feed continuation is ahead of the feed (lsn %d; the next change is %d): the store lost changes it had not made durable", lsn, f.next), op, c.id, "")
+		}
 		if lsn != 0 && lsn+1 < f.first {
 			first := f.first
 			c.expiry.mu.Unlock()

@@ -2,6 +2,7 @@ package lethe_test
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -333,8 +334,8 @@ func TestExpiryEvents(t *testing.T) {
 		sub, err := c.SubscribeExpiries(nil)
 		require.NoError(t, err)
 		start := time.Now()
-		upsert(t, c, `{"id":"late"}`)             // 30 s
-		upsert(t, c, `{"id":"early","ttl":10}`)   // 10 s
+		upsert(t, c, `{"id":"late"}`)           // 30 s
+		upsert(t, c, `{"id":"early","ttl":10}`) // 10 s
 		upsert(t, c, `{"id":"rewritten","ttl":5}`)
 		upsert(t, c, `{"id":"deleted","ttl":5}`)
 		upsert(t, c, `{"id":"never","ttl":-1}`)
@@ -482,70 +483,148 @@ func TestExpirySubscriptionsEndOnClose(t *testing.T) {
 	})
 }
 
-// TestChangeFeedModel: random writes, deletes, clock moves and TTL changes;
-// after each step, replaying the all-versions-and-deletes feed (read on
-// from the last continuation) gives exactly the container's live items, and
-// the latest-version feed from the beginning lists exactly them too.
+// TestChangeFeedModel: random writes, batches, deletes, clock moves, TTL
+// changes and purges; after each step, replaying the
+// all-versions-and-deletes feed (read on from the last continuation) gives
+// exactly the container's live items, and the latest-version feed from the
+// beginning lists exactly them too. The durable variant also takes
+// checkpoints and restarts the store at random, and reads on with the same
+// continuation.
 func TestChangeFeedModel(t *testing.T) {
 	for seed := range uint64(20) {
-		t.Run(fmt.Sprint(seed), func(t *testing.T) {
-			r := rand.New(rand.NewPCG(seed, 1))
-			c, clock := feedContainer(t, lethe.ContainerProperties{DefaultTimeToLive: 20})
-			replica := map[string]string{} // id -> _etag
-			tok := ""
-			for step := range 300 {
-				id := fmt.Sprintf("i%d", r.IntN(12))
-				switch op := r.IntN(10); {
-				case op < 4:
-					ttl := []string{"", `,"ttl":5`, `,"ttl":-1`, `,"ttl":30`}[r.IntN(4)]
-					upsert(t, c, fmt.Sprintf(`{"id":%q,"step":%d%s}`, id, step, ttl))
-				case op < 5:
-					_, err := c.DeleteItem(ctx, lethe.NewPartitionKey(), id, nil)
-					if err != nil {
-						require.ErrorIs(t, err, lethe.ErrNotFound)
-					}
-				case op < 8:
-					clock.Advance(time.Duration(r.IntN(8000)) * time.Millisecond)
-				case op < 9:
-					setDefault(t, c, []lethe.TTL{lethe.TTLNever, 3, 20, 60}[r.IntN(4)])
-				default:
-					_, err := c.Purge(ctx)
-					require.NoError(t, err)
-				}
-				items, next := readAll(t, c, lethe.ChangeFeedOptions{Mode: lethe.ChangeFeedModeAllVersionsAndDeletes, Continuation: tok, MaxItemCount: int32(1 + r.IntN(5))})
-				tok = next
-				for _, x := range decodeChanges(t, items) {
-					if x.Metadata.OperationType == "delete" {
-						_, ok := replica[x.Metadata.ID]
-						require.True(t, ok, "step %d: a delete of an item the replay does not have", step)
-						delete(replica, x.Metadata.ID)
-						continue
-					}
-					replica[x.Current["id"].(string)] = x.Current["_etag"].(string)
-				}
-				live := map[string]string{}
-				for doc, err := range c.QueryItems(ctx, "SELECT c.id, c._etag FROM c", lethe.NewPartitionKey(), nil) {
-					require.NoError(t, err)
-					var d struct{ ID, ETag string }
-					var m map[string]string
-					require.NoError(t, json.Unmarshal(doc, &m))
-					d.ID, d.ETag = m["id"], m["_etag"]
-					live[d.ID] = d.ETag
-				}
-				require.Equal(t, live, replica, "step %d", step)
-				if step%25 == 0 {
-					lv, _ := readAll(t, c, lethe.ChangeFeedOptions{})
-					got := ids(t, lv)
-					slices.Sort(got)
-					var want []string
-					for id := range live {
-						want = append(want, id)
-					}
-					slices.Sort(want)
-					require.Equal(t, want, got, "step %d: latest version", step)
-				}
-			}
-		})
+		t.Run(fmt.Sprint(seed), func(t *testing.T) { feedModel(t, seed, false) })
 	}
 }
 
+func TestChangeFeedModelDurable(t *testing.T) {
+	for seed := range uint64(12) {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) { feedModel(t, seed, true) })
+	}
+}
+
+func feedModel(t *testing.T, seed uint64, durable bool) {
+	r := rand.New(rand.NewPCG(seed, 1))
+	clock := lethe.NewManualClock(t0)
+	dir := t.TempDir()
+	open := func() (*lethe.Store, *lethe.Container) {
+		o := &lethe.Options{Clock: clock, Reaper: lethe.ReaperOptions{Disabled: true}}
+		if durable {
+			o.Dir = dir
+			o.Sync = lethe.SyncNever
+		}
+		s, err := lethe.Open(o)
+		require.NoError(t, err)
+		c, err := s.Container("c")
+		if errors.Is(err, lethe.ErrNotFound) {
+			c = mustContainer(t, s, lethe.ContainerProperties{ID: "c", DefaultTimeToLive: 20, ChangeFeedPolicy: &lethe.ChangeFeedPolicy{}})
+		}
+		return s, c
+	}
+	s, c := open()
+	defer func() { s.Close() }()
+	replica := map[string]string{} // id -> _etag
+	tok := ""
+	for step := range 300 {
+		id := fmt.Sprintf("i%d", r.IntN(12))
+		ttl := []string{"", `,"ttl":5`, `,"ttl":-1`, `,"ttl":30`}[r.IntN(4)]
+		switch op := r.IntN(13); {
+		case op < 4:
+			upsert(t, c, fmt.Sprintf(`{"id":%q,"step":%d%s}`, id, step, ttl))
+		case op < 5:
+			_, err := c.DeleteItem(ctx, lethe.NewPartitionKey(), id, nil)
+			if err != nil {
+				require.ErrorIs(t, err, lethe.ErrNotFound)
+			}
+		case op < 6:
+			b := c.NewTransactionalBatch(lethe.NewPartitionKey())
+			b.UpsertItem([]byte(fmt.Sprintf(`{"id":%q,"step":%d,"batch":1%s}`, id, step, ttl)), nil)
+			b.UpsertItem([]byte(fmt.Sprintf(`{"id":"b%d","step":%d}`, r.IntN(3), step)), nil)
+			b.DeleteItem(fmt.Sprintf("i%d", r.IntN(12)), nil)
+			_, err := c.ExecuteTransactionalBatch(ctx, b, nil)
+			require.NoError(t, err)
+		case op < 9:
+			clock.Advance(time.Duration(r.IntN(8000)) * time.Millisecond)
+		case op < 10:
+			setDefault(t, c, []lethe.TTL{lethe.TTLNever, 3, 20, 60}[r.IntN(4)])
+		case op < 11:
+			_, err := c.Purge(ctx)
+			require.NoError(t, err)
+		case durable && op < 12:
+			require.NoError(t, s.Checkpoint(ctx))
+		case durable:
+			require.NoError(t, s.Close())
+			s, c = open()
+		}
+		items, next := readAll(t, c, lethe.ChangeFeedOptions{Mode: lethe.ChangeFeedModeAllVersionsAndDeletes, Continuation: tok, MaxItemCount: int32(1 + r.IntN(5))})
+		tok = next
+		for _, x := range decodeChanges(t, items) {
+			if x.Metadata.OperationType == "delete" {
+				_, ok := replica[x.Metadata.ID]
+				require.True(t, ok, "step %d: a delete of an item the replay does not have", step)
+				delete(replica, x.Metadata.ID)
+				continue
+			}
+			replica[x.Current["id"].(string)] = x.Current["_etag"].(string)
+		}
+		live := map[string]string{}
+		for doc, err := range c.QueryItems(ctx, "SELECT c.id, c._etag FROM c", lethe.NewPartitionKey(), nil) {
+			require.NoError(t, err)
+			var m map[string]string
+			require.NoError(t, json.Unmarshal(doc, &m))
+			live[m["id"]] = m["_etag"]
+		}
+		require.Equal(t, live, replica, "step %d", step)
+		if step%25 == 0 {
+			lv, _ := readAll(t, c, lethe.ChangeFeedOptions{})
+			got := ids(t, lv)
+			slices.Sort(got)
+			var want []string
+			for id := range live {
+				want = append(want, id)
+			}
+			slices.Sort(want)
+			require.Equal(t, want, got, "step %d: latest version", step)
+		}
+	}
+}
+
+// TestChangeFeedDurableExpiryWhileClosed: an item that expires while the
+// store is closed is in the feed once it reopens, at its instant, once,
+// however many times it reopens; the lsns go on.
+func TestChangeFeedDurableExpiryWhileClosed(t *testing.T) {
+	dir := t.TempDir()
+	clock := lethe.NewManualClock(t0)
+	s := openDurable(t, dir, clock)
+	c := mustContainer(t, s, lethe.ContainerProperties{ID: "c", DefaultTimeToLive: 5, ChangeFeedPolicy: &lethe.ChangeFeedPolicy{}})
+	upsert(t, c, `{"id":"a"}`)
+	require.NoError(t, s.Close())
+	clock.Advance(time.Minute)
+
+	var want []change
+	for i := range 3 {
+		s = openDurable(t, dir, clock)
+		c, err := s.Container("c")
+		require.NoError(t, err)
+		items, _ := readAll(t, c, lethe.ChangeFeedOptions{Mode: lethe.ChangeFeedModeAllVersionsAndDeletes})
+		got := decodeChanges(t, items)
+		require.Len(t, got, 2, "open %d", i)
+		assert.True(t, got[1].Metadata.TimeToLiveExpired)
+		assert.Equal(t, t0.Unix()+5, got[1].Metadata.CRTS)
+		if want != nil {
+			assert.Equal(t, want, got, "open %d: the same feed", i)
+		}
+		want = got
+		if i == 1 {
+			require.NoError(t, s.Checkpoint(ctx))
+		}
+		require.NoError(t, s.Close())
+	}
+	s = openDurable(t, dir, clock)
+	defer s.Close()
+	c, err := s.Container("c")
+	require.NoError(t, err)
+	upsert(t, c, `{"id":"b"}`)
+	page, err := c.ReadChangeFeed(ctx, &lethe.ChangeFeedOptions{StartFrom: lethe.ChangeFeedStartFromBeginning()})
+	require.NoError(t, err)
+	assert.Equal(t, uint64(3), page.LSN)
+}

@@ -117,6 +117,11 @@ func (c *Container) findExpiriesLocked(now int64, force bool) int {
 		var lsn uint64
 		if f := c.expiry.feed; f != nil {
 			lsn = f.add(changeExpire, at, e.rec)
+			if l := c.store.wal; l != nil {
+				// A failed log fails every write after it; the feed
+				// in memory has the expiry all the same.
+				_, _ = l.addExpire(c.id, now, at, e.rec)
+			}
 		}
 		if w.notify {
 			w.found = append(w.found, expiryNote{rec: e.rec, at: at, lsn: lsn})

@@ -219,7 +219,7 @@ func (c *Container) putItems(ms []mutation) {
 // batch's as one record.
 func (c *Container) logItems(w *wal, ms []mutation, batch bool, batchSeq uint64) (uint64, error) {
 	if batch {
-		return w.addBatch(c.id, batchSeq, ms)
+		return w.addBatch(c.id, batchSeq, ms, c.expiry.feed != nil)
 	}
 	return c.log(w, &ms[0])
 }
@@ -252,6 +252,9 @@ func (c *Container) log(w *wal, m *mutation) (uint64, error) {
 		return w.addContainer(frameSettings, m.seq, m.now, propsJSON(m.props))
 	case causeDrop:
 		return w.addContainer(frameDrop, c.created, m.now, []byte(c.id))
+	}
+	if c.expiry.feed != nil && m.cause != causePurge {
+		return w.addFeedChange(c.id, m)
 	}
 	if m.rec != "" {
 		return w.addPut(c.id, m.rec)

@@ -98,11 +98,17 @@ func (s *Store) openDir() error {
 		return fmt.Errorf("lethe: Open: %w", err)
 	}
 	start := time.Now()
-	next, snapSize, err := s.recover(dir)
+	r, next, snapSize, err := s.recover(dir)
 	if err == nil {
 		s.recovery.Duration = time.Since(start)
 		s.checkpointer = newCheckpointer(s, snapSize)
 		s.wal, err = openWAL(dir, next, s.opts.Sync, (*os.File).Sync, s.checkpointer.grew)
+	}
+	if err == nil {
+		err = s.logRecovered(r.recovered, r.now)
+		if err != nil {
+			s.wal.close()
+		}
 	}
 	if err != nil {
 		dirlock.Unlock(lock)
@@ -119,8 +125,8 @@ func (s *Store) openDir() error {
 
 // recover loads the directory's snapshot and replays its log (see above).
 // It returns the number of the segment to start, and the snapshot's size.
-func (s *Store) recover(dir string) (next uint64, snapSize int64, err error) {
-	r := &replayer{s: s, now: s.clock.now()}
+func (s *Store) recover(dir string) (r *replayer, next uint64, snapSize int64, err error) {
+	r = &replayer{s: s, now: s.clock.now()}
 	// The files are mapped (mapFile): a page that cannot be read (a disk
 	// error, or a file cut short by a process that ignored the lock) would
 	// fault, and kill the process. Open fails with the error instead.
@@ -130,12 +136,12 @@ func (s *Store) recover(dir string) (next uint64, snapSize int64, err error) {
 			if _, fault := p.(interface{ Addr() uintptr }); !fault {
 				panic(p)
 			}
-			next, snapSize, err = 0, 0, fmt.Errorf("lethe: reading %s: %v", r.file, p)
+			r, next, snapSize, err = nil, 0, 0, fmt.Errorf("lethe: reading %s: %v", r.file, p)
 		}
 	}()
 	entries, err := os.ReadDir(dir)
 	if err != nil {
-		return 0, 0, err
+		return nil, 0, 0, err
 	}
 	var snaps, segs []uint64
 	for _, e := range entries {
@@ -143,7 +149,7 @@ func (s *Store) recover(dir string) (next uint64, snapSize int64, err error) {
 		switch {
 		case strings.HasSuffix(name, ".tmp"):
 			if err := os.Remove(filepath.Join(dir, name)); err != nil {
-				return 0, 0, err
+				return nil, 0, 0, err
 			}
 		case strings.HasPrefix(name, "snap-") && strings.HasSuffix(name, ".db"):
 			if n, ok := fileNumber(name, "snap-", ".db"); ok {
@@ -163,34 +169,34 @@ func (s *Store) recover(dir string) (next uint64, snapSize int64, err error) {
 		name := snapshotName(from)
 		path := filepath.Join(dir, name)
 		if snapSize, err = r.loadSnapshot(path); err != nil {
-			return 0, 0, err
+			return nil, 0, 0, err
 		}
 		s.recovery.Snapshot = name
 	}
 	segs = slices.DeleteFunc(segs, func(n uint64) bool { return n < from })
 	for i, n := range segs {
 		if i > 0 && n != segs[i-1]+1 {
-			return 0, 0, &CorruptionError{File: filepath.Join(dir, segmentName(segs[i-1]+1)), Reason: "this log segment is missing"}
+			return nil, 0, 0, &CorruptionError{File: filepath.Join(dir, segmentName(segs[i-1]+1)), Reason: "this log segment is missing"}
 		}
 	}
 	if from == 0 && len(segs) > 0 && segs[0] != 1 {
-		return 0, 0, &CorruptionError{File: filepath.Join(dir, snapshotName(segs[0])), Reason: "the snapshot that the log segments follow is missing"}
+		return nil, 0, 0, &CorruptionError{File: filepath.Join(dir, snapshotName(segs[0])), Reason: "the snapshot that the log segments follow is missing"}
 	}
 	if from > 0 && (len(segs) == 0 || segs[0] != from) {
-		return 0, 0, &CorruptionError{File: filepath.Join(dir, segmentName(from)), Reason: "the log segment that follows the snapshot is missing"}
+		return nil, 0, 0, &CorruptionError{File: filepath.Join(dir, segmentName(from)), Reason: "the log segment that follows the snapshot is missing"}
 	}
 	for i, n := range segs {
 		if err := r.replaySegment(filepath.Join(dir, segmentName(n)), i == len(segs)-1); err != nil {
-			return 0, 0, err
+			return nil, 0, 0, err
 		}
 		s.recovery.Segments++
 	}
 	if err := r.finish(dir); err != nil {
-		return 0, 0, err
+		return nil, 0, 0, err
 	}
 	if r.repair != nil {
 		if err := r.repair(); err != nil {
-			return 0, 0, err
+			return nil, 0, 0, err
 		}
 	}
 	next = 1
@@ -199,7 +205,7 @@ func (s *Store) recover(dir string) (next uint64, snapSize int64, err error) {
 	} else if from > 0 {
 		next = from
 	}
-	return next, snapSize, nil
+	return r, next, snapSize, nil
 }
 
 // fileNumber reads the hexadecimal number in a file name.
@@ -220,6 +226,14 @@ type replayer struct {
 	file    string // the file being read, for errors
 	removed []record
 	repair  func() error // repairs the end of the log, once all is read
+
+	// found is, for each container, the instant up to which its expiries
+	// have been found (the change feed's 'R' frames, settings changes,
+	// snapshots); finish resumes the expiry watch there.
+	found map[*Container]int64
+	// recovered lists, for each container with a change feed, the
+	// expiries finish found, which the store logs once its log is open.
+	recovered map[*Container][]expiryNote
 }
 
 // frames reads the frames of a file's contents after its header, calling fn
@@ -382,6 +396,8 @@ func (r *replayer) loadSnapshot(path string) (int64, error) {
 		case framePut:
 			items++
 			return r.apply(p)
+		case frameFeed:
+			return r.loadFeed(p[1:])
 		case frameEnd:
 			d := decoder{b: p[1:]}
 			n, seq := d.uvarint(), d.uvarint()
@@ -427,6 +443,48 @@ func (r *replayer) loadState(p []byte) error {
 	return nil
 }
 
+// loadFeed restores a container's change feed from a snapshot's 'F'
+// frame.
+func (r *replayer) loadFeed(p []byte) error {
+	d := decoder{b: p}
+	cid := d.str()
+	created, first, next, found := d.uvarint(), d.uvarint(), d.uvarint(), d.varint()
+	n := d.uvarint()
+	if d.bad || n > uint64(len(d.b)) || first > next || next-first != n {
+		return errors.New("the change feed state is malformed")
+	}
+	c := r.s.containers[string(cid)]
+	if c == nil || c.created != created {
+		return errors.New("the change feed state belongs to no container of the snapshot")
+	}
+	entries := make([]feedEntry, 0, n)
+	for lsn := first; lsn < next; lsn++ {
+		prev, at, kind, b := d.uvarint(), d.varint(), changeKind(d.byte()), d.str()
+		if d.bad || kind < changeCreate || kind > changeExpire || !validRecord(b) || prev >= lsn {
+			return errors.New("a change of the change feed state is malformed")
+		}
+		entries = append(entries, feedEntry{lsn: lsn, prev: prev, at: at, kind: kind, rec: record(b)})
+	}
+	if len(d.b) != 0 {
+		return errors.New("the change feed state is malformed")
+	}
+	r.foundUpTo(c, found)
+	c.expiry.nextLSN = next
+	if c.expiry.feed == nil {
+		return nil
+	}
+	f := newChangeFeed(c.expiry.feed.policy, first)
+	f.next = next
+	for _, e := range entries {
+		f.latest[e.rec.key()] = e.lsn
+		f.bytes += int64(len(e.rec)) + feedEntrySize
+	}
+	f.entries = entries
+	f.trim()
+	c.expiry.feed = f
+	return nil
+}
+
 // container makes a container from its logged properties, replacing one of
 // the same id.
 func (r *replayer) container(created uint64, text []byte) (*Container, error) {
@@ -464,7 +522,10 @@ func (r *replayer) apply(p []byte) error {
 			if c := s.containers[probe.ID]; c != nil && c.created == seq {
 				return nil // the snapshot holds this container
 			}
-			_, err := r.container(seq, text)
+			c, err := r.container(seq, text)
+			if err == nil {
+				r.foundUpTo(c, now)
+			}
 			return err
 		case frameDrop:
 			if c := s.containers[string(text)]; c != nil && c.created == seq {
@@ -487,6 +548,8 @@ func (r *replayer) apply(p []byte) error {
 		if props.DefaultTimeToLive != c.rule.def {
 			c.rule = c.rule.changed(props.DefaultTimeToLive, now)
 		}
+		c.setFeedPolicyLocked(props.ChangeFeedPolicy, now)
+		r.foundUpTo(c, now)
 		c.props, c.settingsSeq = props, seq
 		c.throughput.Store(props.Throughput)
 		c.budget.setRate(props.Throughput, r.now)
@@ -521,8 +584,69 @@ func (r *replayer) apply(p []byte) error {
 		return nil
 	case frameBatch:
 		return r.applyBatch(&d)
+	case framePutFeed, frameRemoveFeed, frameExpire:
+		return r.applyFeed(p[0], &d)
 	}
 	return fmt.Errorf("unknown frame kind %q", p[0])
+}
+
+// applyFeed replays a change of a container with a change feed (after its
+// kind byte): the item change, and the feed's entry.
+func (r *replayer) applyFeed(kind byte, d *decoder) error {
+	cid := d.str()
+	var (
+		what changeKind
+		why  cause
+		now  int64
+		at   int64
+	)
+	switch kind {
+	case framePutFeed:
+		what = changeKind(d.byte())
+	case frameRemoveFeed:
+		why, now = cause(d.byte()), d.varint()
+		what = changeDelete
+	case frameExpire:
+		now, at = d.varint(), d.varint()
+		what = changeExpire
+	}
+	if d.bad || !validRecord(d.b) || (kind == framePutFeed && what != changeCreate && what != changeReplace) {
+		return errors.New("the change of a container with a change feed is malformed")
+	}
+	c := r.s.containers[string(cid)]
+	if c == nil {
+		return nil
+	}
+	rec := record(d.b)
+	sh, h := c.shardFor(rec.pk(), rec.id())
+	switch kind {
+	case framePutFeed:
+		r.maxSeq = max(r.maxSeq, rec.seq())
+		sh.items.put(h, rec)
+		at = rec.written()
+	case frameRemoveFeed:
+		sh.items.remove(rec.pk(), rec.id(), h)
+		if why == causePurge {
+			return nil
+		}
+		at = now
+	case frameExpire:
+		r.foundUpTo(c, now)
+	}
+	if f := c.expiry.feed; f != nil {
+		f.add(what, at, rec)
+	}
+	return nil
+}
+
+// foundUpTo records that c's expiries up to now had been found.
+func (r *replayer) foundUpTo(c *Container, now int64) {
+	if r.found == nil {
+		r.found = make(map[*Container]int64)
+	}
+	if at, ok := r.found[c]; !ok || now > at {
+		r.found[c] = now
+	}
 }
 
 // applyBatch replays a transactional batch's frame (after its kind byte):
@@ -538,6 +662,8 @@ func (r *replayer) applyBatch(d *decoder) error {
 		rec     record // the item written, or "" for a removal of (pk, id)
 		pk, id  string
 		removed bool
+		kind    changeKind // for a change feed: what the change was (0: none)
+		at      int64      // and when
 	}
 	changes := make([]change, 0, n)
 	for range n {
@@ -557,6 +683,27 @@ func (r *replayer) applyBatch(d *decoder) error {
 				return errors.New("an item removal in the transactional batch is malformed")
 			}
 			changes = append(changes, change{pk: string(pk), id: string(id), removed: true})
+		case framePutFeed:
+			kind := changeKind(d.byte())
+			b := d.str()
+			if d.bad || !validRecord(b) || (kind != changeCreate && kind != changeReplace) {
+				return errors.New("an item write in the transactional batch is malformed")
+			}
+			rec := record(b)
+			r.maxSeq = max(r.maxSeq, rec.seq())
+			changes = append(changes, change{rec: rec, kind: kind, at: rec.written()})
+		case frameRemoveFeed:
+			why, now := cause(d.byte()), d.varint()
+			b := d.str()
+			if d.bad || !validRecord(b) {
+				return errors.New("an item removal in the transactional batch is malformed")
+			}
+			old := record(b)
+			ch := change{rec: old, pk: old.pk(), id: old.id(), removed: true, at: now}
+			if why != causePurge {
+				ch.kind = changeDelete
+			}
+			changes = append(changes, ch)
 		default:
 			return errors.New("the transactional batch holds a change of an unknown kind")
 		}
@@ -570,6 +717,9 @@ func (r *replayer) applyBatch(d *decoder) error {
 		return nil
 	}
 	for _, ch := range changes {
+		if f := c.expiry.feed; f != nil && ch.kind != 0 {
+			f.add(ch.kind, ch.at, ch.rec)
+		}
 		if ch.removed {
 			sh, h := c.shardFor(ch.pk, ch.id)
 			sh.items.remove(ch.pk, ch.id, h)
@@ -608,6 +758,11 @@ func (r *replayer) finish(dir string) error {
 			n += c.shards[i].items.n
 		}
 		live = slices.Grow(live[:0], n)
+		if c.expiry.feed != nil {
+			if err := r.findExpiries(c, dir); err != nil {
+				return err
+			}
+		}
 		for i := range c.shards {
 			sh := &c.shards[i]
 			r.removed = r.removed[:0]
@@ -627,15 +782,70 @@ func (r *replayer) finish(dir string) error {
 			s.recovery.Expired += int64(len(r.removed))
 		}
 		c.expiry.mu.Lock()
+		c.expiry.expiryIndex = newExpiryIndex()
 		dup := c.expiry.addAll(live)
+		if c.expiry.watch.on {
+			c.expiry.watch.due = c.nextUnreportedLocked()
+			c.publishDueLocked()
+		}
 		c.expiry.mu.Unlock()
 		if dup != "" {
-			return &CorruptionError{File: dir, Reason: fmt.Sprintf("the item %q and another of container %q share the write sequence number %d", dup.id(), c.id, dup.seq())}
+			return dupError(dir, c, dup)
 		}
 		s.recovery.Items += int64(len(live))
 	}
 	s.relistLocked()
 	s.seq.Store(r.maxSeq)
+	return nil
+}
+
+// findExpiries resumes the expiry watch of a container with a change feed
+// where it stood when the store stopped, and finds the expiries since, up
+// to the instant of recovery, before the items that expired are dropped:
+// no expiry is lost to a restart, and none is found twice.
+func (r *replayer) findExpiries(c *Container, dir string) error {
+	var all []record
+	for i := range c.shards {
+		c.shards[i].items.all(func(rec record) bool {
+			all = append(all, rec)
+			return true
+		})
+	}
+	c.expiry.mu.Lock()
+	defer c.expiry.mu.Unlock()
+	if dup := c.expiry.addAll(all); dup != "" {
+		return dupError(dir, c, dup)
+	}
+	w := &c.expiry.watch
+	w.at = r.found[c]
+	w.inherit, w.own = cutoffs(&c.rule, w.at)
+	w.notify = true // collect what is found in w.found
+	if c.findExpiriesLocked(r.now, true) > 0 {
+		if r.recovered == nil {
+			r.recovered = make(map[*Container][]expiryNote)
+		}
+		r.recovered[c] = w.found
+	}
+	w.notify, w.found = false, nil
+	return nil
+}
+
+// dupError is the error of two items of c that share a write sequence
+// number and an instant.
+func dupError(dir string, c *Container, dup record) error {
+	return &CorruptionError{File: dir, Reason: fmt.Sprintf("the item %q and another of container %q share the write sequence number %d", dup.id(), c.id, dup.seq())}
+}
+
+// logRecovered logs the expiries that recovery found (finish), now that
+// the log is open, so that the next recovery finds them in it.
+func (s *Store) logRecovered(recovered map[*Container][]expiryNote, now int64) error {
+	for c, found := range recovered {
+		for _, e := range found {
+			if _, err := s.wal.addExpire(c.id, now, e.at, e.rec); err != nil {
+				return err
+			}
+		}
+	}
 	return nil
 }
 

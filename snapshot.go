@@ -8,6 +8,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -119,13 +120,13 @@ func (cp *checkpointer) take(ctx context.Context, pace int64) error {
 		return ErrClosed
 	}
 	s := cp.s
-	n, err := s.wal.rotate()
+	n, feeds, err := s.rotateWithFeeds()
 	if err != nil {
 		return storageError(err, "Checkpoint", "", "")
 	}
 	dir := s.opts.Dir
 	path := filepath.Join(dir, snapshotName(n))
-	size, err := cp.write(ctx, path+".tmp", pace)
+	size, err := cp.write(ctx, path+".tmp", pace, feeds)
 	if err != nil {
 		os.Remove(path + ".tmp")
 		return err
@@ -159,7 +160,7 @@ func (cp *checkpointer) take(ctx context.Context, pace int64) error {
 var errCheckpointStopped = errors.New("lethe: the store closed during a checkpoint")
 
 // write writes the snapshot file and syncs it; it returns its size.
-func (cp *checkpointer) write(ctx context.Context, path string, pace int64) (int64, error) {
+func (cp *checkpointer) write(ctx context.Context, path string, pace int64, feeds []feedState) (int64, error) {
 	s := cp.s
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
 	if err != nil {
@@ -174,7 +175,8 @@ func (cp *checkpointer) write(ctx context.Context, path string, pace int64) (int
 		recs  []record
 		items uint64
 	)
-	for _, c := range s.containerList() {
+	for _, st := range feeds {
+		c := st.c
 		// Any one shard lock keeps settings changes out (they take them
 		// all), so the state read matches the log up to the rotation.
 		c.shards[0].mu.RLock()
@@ -208,6 +210,8 @@ func (cp *checkpointer) write(ctx context.Context, path string, pace int64) (int
 				return 0, out.err
 			}
 		}
+		frame = st.appendFrame(frame[:0])
+		out.write(frame)
 	}
 	b, start := beginFrame(frame[:0])
 	b = append(b, frameEnd)
@@ -221,6 +225,74 @@ func (cp *checkpointer) write(ctx context.Context, path string, pace int64) (int
 		out.err = f.Sync()
 	}
 	return out.n, out.err
+}
+
+// feedState is a container's change feed as of a snapshot's log rotation.
+type feedState struct {
+	c       *Container
+	found   int64       // the instant its expiries had been found up to
+	first   uint64      // the lsn of entries[0], or next
+	next    uint64      // the lsn of the next change
+	entries []feedEntry // nil without a feed
+}
+
+// rotateWithFeeds starts a new log segment and returns its number, with
+// every container and the state of its change feed at that point: every
+// container's expiry lock is held across the rotation (and the store's
+// lock, so that none is made meanwhile), and a container with a feed logs
+// its changes under that lock, so the states hold exactly the changes
+// logged before the new segment. The expiries due are found first, so
+// that the snapshot, which leaves out the items expired by its instant,
+// loses no expiry the feed has not seen.
+func (s *Store) rotateWithFeeds() (uint64, []feedState, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	now := s.clock.now()
+	cs := s.list
+	for _, c := range cs {
+		c.expiry.mu.Lock()
+	}
+	var found int
+	for _, c := range cs {
+		if c.expiry.feed != nil {
+			found += c.findExpiriesLocked(now, true)
+			c.publishDueLocked()
+		}
+	}
+	n, err := s.wal.rotate()
+	states := make([]feedState, len(cs))
+	for i, c := range cs {
+		st := feedState{c: c, first: c.expiry.nextLSN, next: c.expiry.nextLSN}
+		if f := c.expiry.feed; f != nil {
+			st.found, st.first, st.next = c.expiry.watch.at, f.first, f.next
+			st.entries = slices.Clone(f.entries[f.head:])
+		}
+		states[i] = st
+	}
+	for _, c := range cs {
+		c.expiry.mu.Unlock()
+		c.wakeNotifier(found)
+	}
+	return n, states, err
+}
+
+// appendFrame appends the snapshot's 'F' frame of a container.
+func (st *feedState) appendFrame(b []byte) []byte {
+	b, start := beginFrame(b)
+	b = append(b, frameFeed)
+	b = appendStr(b, st.c.id)
+	b = binary.AppendUvarint(b, st.c.created)
+	b = binary.AppendUvarint(b, st.first)
+	b = binary.AppendUvarint(b, st.next)
+	b = binary.AppendVarint(b, st.found)
+	b = binary.AppendUvarint(b, uint64(len(st.entries)))
+	for _, e := range st.entries {
+		b = binary.AppendUvarint(b, e.prev)
+		b = binary.AppendVarint(b, e.at)
+		b = append(b, byte(e.kind))
+		b = appendStr(b, string(e.rec))
+	}
+	return endFrame(b, start)
 }
 
 // appendStateFrame appends a snapshot's 'K' frame for a container.

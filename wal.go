@@ -43,7 +43,19 @@ import (
 //	'X' item removed        str container id, byte cause, str partition key (encoded), then the id to the end
 //	'B' transactional batch str container id, uvarint the highest write sequence number the batch
 //	                        used, uvarint n, then n item changes, each 'P' str record, or
-//	                        'X' byte cause, str partition key (encoded), str id
+//	                        'X' byte cause, str partition key (encoded), str id; in a container
+//	                        with a change feed, 'Q' byte kind, str record, or 'Y' byte cause,
+//	                        varint now, str record removed
+//
+// A container with a change feed (ChangeFeedPolicy) logs its item changes
+// with what the feed needs, under its expiry lock, so the log holds them in
+// the feed's order, and its expiries as they are found:
+//
+//	'Q' item written        str container id, byte change kind (create, replace), then the record
+//	'Y' item removed        str container id, byte cause, varint now, then the record removed
+//	'R' item expired        str container id, varint when found, varint when it expired, then the record
+//
+// (a purge, which the feed does not show, is an 'X' there too).
 //
 // A batch's frame holds the net change of each item the batch changed (an
 // item created and then patched in one batch appears once, as it was at
@@ -57,6 +69,10 @@ import (
 //	                        str properties (JSON), then its expiry rule: varint def,
 //	                        varint finalInherit, varint finalOwn, uvarint count of past
 //	                        defaults, and for each varint cut, varint def
+//	'F' change feed         str container id, uvarint seq of its creation, uvarint first lsn,
+//	                        uvarint next lsn, varint the instant expiries were found up to,
+//	                        uvarint n, then n changes, each uvarint previous lsn, varint
+//	                        instant, byte kind, str record (after the container's items)
 //	'E' end                 uvarint items written, uvarint the store's write sequence
 //
 // A change is appended to the log under the locks that make it, before it
@@ -86,6 +102,11 @@ const (
 	frameBatch     = 'B'
 	frameState     = 'K'
 	frameEnd       = 'E'
+
+	framePutFeed    = 'Q'
+	frameRemoveFeed = 'Y'
+	frameExpire     = 'R'
+	frameFeed       = 'F'
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -250,10 +271,51 @@ func (w *wal) addRemove(cid string, why cause, pk, id string) (uint64, error) {
 	return w.commitFrame(b, start), nil
 }
 
+// addFeedChange appends an item change of a container with a change feed:
+// the write of m.rec, or the removal of m.old (deleted or purged).
+func (w *wal) addFeedChange(cid string, m *mutation) (uint64, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err != nil {
+		return 0, w.err
+	}
+	b, start := beginFrame(w.buf)
+	if m.rec != "" {
+		b = append(b, framePutFeed)
+		b = appendStr(b, cid)
+		b = append(b, byte(m.cause.changeKind()))
+		b = append(b, m.rec...)
+	} else {
+		b = append(b, frameRemoveFeed)
+		b = appendStr(b, cid)
+		b = append(b, byte(m.cause))
+		b = binary.AppendVarint(b, m.now)
+		b = append(b, m.old...)
+	}
+	return w.commitFrame(b, start), nil
+}
+
+// addExpire appends an expiry that a container with a change feed found
+// at now: rec expired at at.
+func (w *wal) addExpire(cid string, now, at int64, rec record) (uint64, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err != nil {
+		return 0, w.err
+	}
+	b, start := beginFrame(w.buf)
+	b = append(b, frameExpire)
+	b = appendStr(b, cid)
+	b = binary.AppendVarint(b, now)
+	b = binary.AppendVarint(b, at)
+	b = append(b, rec...)
+	return w.commitFrame(b, start), nil
+}
+
 // addBatch appends the item changes of a transactional batch on the
 // container cid as one frame; seq is the highest write sequence number the
 // batch used.
-func (w *wal) addBatch(cid string, seq uint64, ms []mutation) (uint64, error) {
+func (w *wal) addBatch(cid string, seq uint64, ms []mutation, feed bool) (uint64, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.err != nil {
@@ -266,7 +328,17 @@ func (w *wal) addBatch(cid string, seq uint64, ms []mutation) (uint64, error) {
 	b = binary.AppendUvarint(b, uint64(len(ms)))
 	for i := range ms {
 		m := &ms[i]
-		if m.rec != "" {
+		switch {
+		case feed && m.rec != "":
+			b = append(b, framePutFeed, byte(m.cause.changeKind()))
+			b = appendStr(b, string(m.rec))
+			continue
+		case feed:
+			b = append(b, frameRemoveFeed, byte(m.cause))
+			b = binary.AppendVarint(b, m.now)
+			b = appendStr(b, string(m.old))
+			continue
+		case m.rec != "":
 			b = append(b, framePut)
 			b = appendStr(b, string(m.rec))
 			continue
