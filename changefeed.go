@@ -278,24 +278,24 @@ func (p *ChangeFeedPager) NextPage(ctx context.Context) (ChangeFeedResponse, err
 				Message: "the change feed no longer holds the changes after lsn " + strconv.FormatUint(lsn, 10) +
 					" (the oldest it holds is " + strconv.FormatUint(first, 10) + "); start again from the beginning"}, op, c.id, "")
 		}
-		rest := f.after(lsn)
-		n := 0
-		for i := range rest {
+		n, more := 0, false
+		f.scan(lsn, func(e *feedEntry) bool {
 			if len(page) == size || n == feedScanStep {
-				break
+				more = true
+				return false
 			}
-			e := &rest[i]
 			n++
 			lsn = e.lsn
 			if !strings.HasPrefix(e.rec.pk(), pk) {
-				continue
+				return true
 			}
 			if latest && (e.kind == changeDelete || e.kind == changeExpire || !f.isLatest(e) || !c.rule.live(e.rec, now)) {
-				continue
+				return true
 			}
 			page = append(page, *e)
-		}
-		done := n == len(rest) || len(page) == size
+			return true
+		})
+		done := !more || len(page) == size
 		c.expiry.mu.Unlock()
 		c.wakeNotifier(found)
 		if done {

@@ -260,34 +260,59 @@ func (n *notifier) run() {
 }
 
 // deliverExpiries finds the container's expiries up to now and delivers
-// them, and what the write path found, to its subscribers. It returns when
-// the next one is due.
+// them, and what the write path found, to its subscribers, a chunk at a
+// time, letting go of the expiry lock to deliver each. It returns when the
+// next one is due.
 func (c *Container) deliverExpiries(now int64) (due int64) {
-	c.expiry.mu.Lock()
-	w := &c.expiry.watch
-	if !w.notify {
+	for {
+		c.expiry.mu.Lock()
+		w := &c.expiry.watch
+		if !w.notify {
+			c.expiry.mu.Unlock()
+			return never
+		}
+		_, done := c.findSomeExpiriesLocked(now, false, deliverChunk)
+		c.watchDue.Store(w.due) // not publishDueLocked: that would wake the notifier itself
+		found := w.found
+		w.found = nil
+		due = w.due
 		c.expiry.mu.Unlock()
-		return never
+		c.deliver(found)
+		if done {
+			return due
+		}
 	}
-	c.findExpiriesLocked(now, false)
-	c.watchDue.Store(w.due) // not publishDueLocked: that would wake the notifier itself
-	found := w.found
-	w.found = nil
-	due = w.due
-	c.expiry.mu.Unlock()
+}
+
+// deliverChunk is how many expiries the notifier finds per hold of a
+// container's expiry lock.
+const deliverChunk = 1024
+
+// deliver sends found expiries to every subscriber, dropping (and
+// counting) those a full queue cannot take.
+func (c *Container) deliver(found []expiryNote) {
 	if len(found) == 0 {
-		return due
+		return
+	}
+	size := 0
+	for _, f := range found {
+		size += f.rec.jsonLen()
 	}
 	c.subs.mu.Lock()
 	defer c.subs.mu.Unlock()
 	for _, s := range c.subs.list {
+		// One allocation for the items of the chunk, each a slice of it
+		// that cannot grow into the next.
+		buf := make([]byte, 0, size)
 		for _, f := range found {
+			start := len(buf)
+			buf = append(buf, f.rec.json()...)
 			ev := ExpiryEvent{
 				ID:           f.rec.id(),
 				PartitionKey: PartitionKey{enc: f.rec.pk(), n: uint8(len(c.pkPaths.segs))},
 				ETag:         f.rec.etag(),
 				ExpiredAt:    time.Unix(0, f.at).UTC(),
-				Item:         []byte(f.rec.json()),
+				Item:         buf[start:len(buf):len(buf)],
 				LSN:          f.lsn,
 			}
 			select {
@@ -298,5 +323,4 @@ func (c *Container) deliverExpiries(now int64) (due int64) {
 			}
 		}
 	}
-	return due
 }

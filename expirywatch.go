@@ -1,6 +1,7 @@
 package lethe
 
 import (
+	"math"
 	"slices"
 )
 
@@ -27,8 +28,9 @@ type expiryWatch struct {
 	at      int64       // every expiry at or before at has been found
 	due     int64       // the earliest expiry not yet found; never if none
 
-	found   []expiryNote   // found for the subscribers, not yet delivered
-	scratch []expiredEntry // reused by findExpiriesLocked
+	found      []expiryNote   // found for the subscribers, not yet delivered
+	scratch    []expiredEntry // reused by findSomeExpiriesLocked
+	scratchOwn []expiredEntry
 }
 
 // expiryNote is an expiry found: the version that expired, when, and its
@@ -67,15 +69,28 @@ func (c *Container) stopWatchLocked() {
 // it looks even if nothing is due, as it must around a settings change.
 // It returns how many it found.
 func (c *Container) findExpiriesLocked(now int64, force bool) int {
+	n, _ := c.findSomeExpiriesLocked(now, force, math.MaxInt)
+	return n
+}
+
+// findSomeExpiriesLocked is findExpiriesLocked for at most limit expiries,
+// the earliest; done reports that it found every one up to now. The
+// notifier finds a large backlog this way, a chunk at a time, delivering
+// each before it looks for the next.
+func (c *Container) findSomeExpiriesLocked(now int64, force bool, limit int) (n int, done bool) {
 	w := &c.expiry.watch
 	if !w.on || (!force && now < w.due) {
-		return 0
+		return 0, true
 	}
 	ci, co := cutoffs(&c.rule, now)
-	batch := w.scratch[:0]
-	collect := func(t *expiryTree, front, cutoff expiryEntry, own bool) {
+	// Each tree's expired entries beyond its front, up to limit, in order
+	// of expiry; then the earliest limit of both, merged. A tree whose
+	// list was cut short may hold earlier expiries than the other's rest,
+	// so the merge stops when such a list runs out.
+	collect := func(t *expiryTree, front, cutoff expiryEntry, own bool, buf []expiredEntry) ([]expiredEntry, bool) {
+		cut := false
 		if !lessEntry(front, cutoff) {
-			return
+			return buf, false
 		}
 		t.t.AscendGreaterOrEqual(front, func(e expiryEntry) bool {
 			if !lessEntry(front, e) {
@@ -84,35 +99,24 @@ func (c *Container) findExpiriesLocked(now int64, force bool) int {
 			if lessEntry(cutoff, e) {
 				return false
 			}
+			if len(buf) == limit {
+				cut = true
+				return false
+			}
 			at := e.at
 			if !own {
 				at = c.rule.expiredAt(TTLOff, e.at)
 			}
-			batch = append(batch, expiredEntry{rec: e.rec, at: at})
+			buf = append(buf, expiredEntry{rec: e.rec, at: at})
 			return true
 		})
+		slices.SortFunc(buf, compareExpired) // sorted already, but for items that expired under earlier defaults
+		return buf, cut
 	}
-	collect(&c.expiry.inherit, w.inherit, ci, false)
-	collect(&c.expiry.own, w.own, co, true)
-	if lessEntry(w.inherit, ci) {
-		w.inherit = ci
-	}
-	if lessEntry(w.own, co) {
-		w.own = co
-	}
-	slices.SortFunc(batch, func(a, b expiredEntry) int {
-		if a.at != b.at {
-			if a.at < b.at {
-				return -1
-			}
-			return 1
-		}
-		if a.rec.seq() < b.rec.seq() {
-			return -1
-		}
-		return 1
-	})
-	for _, e := range batch {
+	inherit, cutI := collect(&c.expiry.inherit, w.inherit, ci, false, w.scratch[:0])
+	own, cutO := collect(&c.expiry.own, w.own, co, true, w.scratchOwn[:0])
+	var lastI, lastO record
+	report := func(e expiredEntry) {
 		at := max(e.at, w.at) // a retroactive expiry happened now
 		var lsn uint64
 		if f := c.expiry.feed; f != nil {
@@ -126,13 +130,60 @@ func (c *Container) findExpiriesLocked(now int64, force bool) int {
 		if w.notify {
 			w.found = append(w.found, expiryNote{rec: e.rec, at: at, lsn: lsn})
 		}
+		n++
 	}
-	n := len(batch)
-	clear(batch)
-	w.scratch = batch[:0]
-	w.at = max(w.at, now)
+	i, j := 0, 0
+	for n < limit {
+		switch {
+		case i < len(inherit) && (j == len(own) && !cutO || j < len(own) && compareExpired(inherit[i], own[j]) < 0):
+			lastI = inherit[i].rec
+			report(inherit[i])
+			i++
+		case j < len(own) && (i == len(inherit) && !cutI || i < len(inherit)):
+			lastO = own[j].rec
+			report(own[j])
+			j++
+		default:
+			goto merged
+		}
+	}
+merged:
+	done = i == len(inherit) && j == len(own) && !cutI && !cutO
+	if done {
+		if lessEntry(w.inherit, ci) {
+			w.inherit = ci
+		}
+		if lessEntry(w.own, co) {
+			w.own = co
+		}
+		w.at = max(w.at, now)
+	} else {
+		if lastI != "" {
+			_, w.inherit = c.expiry.treeFor(lastI)
+		}
+		if lastO != "" {
+			_, w.own = c.expiry.treeFor(lastO)
+		}
+	}
+	clear(inherit)
+	clear(own)
+	w.scratch, w.scratchOwn = inherit[:0], own[:0]
 	w.due = c.nextUnreportedLocked()
-	return n
+	return n, done
+}
+
+// compareExpired orders expired entries by expiry, then write sequence.
+func compareExpired(a, b expiredEntry) int {
+	if a.at != b.at {
+		if a.at < b.at {
+			return -1
+		}
+		return 1
+	}
+	if a.rec.seq() < b.rec.seq() {
+		return -1
+	}
+	return 1
 }
 
 // nextUnreportedLocked returns the earliest expiry of an entry beyond the

@@ -9,18 +9,27 @@ package lethe
 // state changed. When it holds more than its policy allows it forgets its
 // oldest changes.
 type changeFeed struct {
-	policy  ChangeFeedPolicy // with its defaults filled in
-	entries []feedEntry      // entries[head:] are retained, in lsn order
-	head    int
-	bytes   int64  // the records' size, retained entries only
-	first   uint64 // the lsn of entries[head]; next when none is retained
-	next    uint64 // the lsn the next change gets
+	policy ChangeFeedPolicy // with its defaults filled in
+	// chunks hold the retained changes in lsn order, chunks[0][head:]
+	// the oldest: fixed-size chunks, so that a growing feed never copies
+	// what it holds.
+	chunks [][]feedEntry
+	head   int
+	n      int    // changes retained
+	bytes  int64  // the records' size, retained entries only
+	first  uint64 // the lsn of the oldest retained change; next when none is
+	next   uint64 // the lsn the next change gets
 
 	// latest maps an item's key (record.key) to the lsn of its latest
-	// retained change: a change is the latest version of its item exactly
-	// when latest says so.
+	// change: a change is the latest version of its item exactly when
+	// latest says so. Entries older than first are stale (their changes
+	// are forgotten) and are swept out in bulk, once they make up half the
+	// map, rather than one by one.
 	latest map[string]uint64
 }
+
+// feedChunk is the number of changes in a chunk of a feed.
+const feedChunk = 4096
 
 // changeKind is what a change did.
 type changeKind uint8
@@ -53,60 +62,102 @@ func newChangeFeed(p ChangeFeedPolicy, next uint64) *changeFeed {
 func (f *changeFeed) add(kind changeKind, at int64, rec record) uint64 {
 	key := rec.key()
 	lsn := f.next
-	f.next++
-	f.entries = append(f.entries, feedEntry{lsn: lsn, prev: f.latest[key], at: at, kind: kind, rec: rec})
+	prev := f.latest[key]
+	if prev < f.first {
+		prev = 0 // forgotten
+	}
+	f.push(feedEntry{lsn: lsn, prev: prev, at: at, kind: kind, rec: rec})
 	f.latest[key] = lsn
-	f.bytes += int64(len(rec)) + feedEntrySize
 	f.trim()
+	if len(f.latest) > 2*f.n+1024 {
+		f.sweep()
+	}
 	return lsn
+}
+
+// push appends e, whose lsn is next, without trimming.
+func (f *changeFeed) push(e feedEntry) {
+	last := len(f.chunks) - 1
+	if last < 0 || len(f.chunks[last]) == feedChunk {
+		f.chunks = append(f.chunks, make([]feedEntry, 0, feedChunk))
+		last++
+	}
+	f.chunks[last] = append(f.chunks[last], e)
+	f.n++
+	f.next = e.lsn + 1
+	f.bytes += int64(len(e.rec)) + feedEntrySize
 }
 
 // trim forgets the oldest changes while the feed holds more than its
 // policy allows.
 func (f *changeFeed) trim() {
-	for f.retained() > 0 && (f.retained() > f.policy.MaxChanges || f.bytes > f.policy.MaxBytes) {
-		e := &f.entries[f.head]
-		if key := e.rec.key(); f.latest[key] == e.lsn {
-			delete(f.latest, key)
-		}
+	for f.n > 0 && (f.n > f.policy.MaxChanges || f.bytes > f.policy.MaxBytes) {
+		e := &f.chunks[0][f.head]
 		f.bytes -= int64(len(e.rec)) + feedEntrySize
 		*e = feedEntry{}
-		f.head++
+		f.n--
 		f.first++
+		if f.head++; f.head == feedChunk {
+			f.chunks[0] = nil
+			f.chunks = f.chunks[1:]
+			f.head = 0
+		}
 	}
-	// Move the retained entries down once the forgotten ones fill half the
-	// slice: each entry moves O(1) times on average.
-	if f.head > 1024 && f.head > len(f.entries)/2 {
-		n := copy(f.entries, f.entries[f.head:])
-		clear(f.entries[n:])
-		f.entries, f.head = f.entries[:n], 0
+}
+
+// sweep drops the stale entries of latest.
+func (f *changeFeed) sweep() {
+	for key, lsn := range f.latest {
+		if lsn < f.first {
+			delete(f.latest, key)
+		}
 	}
 }
 
 // retained returns how many changes the feed holds.
-func (f *changeFeed) retained() int { return len(f.entries) - f.head }
+func (f *changeFeed) retained() int { return f.n }
 
-// after returns the retained entries with an lsn greater than lsn.
-func (f *changeFeed) after(lsn uint64) []feedEntry {
-	if lsn < f.first {
-		return f.entries[f.head:]
+// scan calls fn with the retained changes after lsn, in order, until fn
+// returns false.
+func (f *changeFeed) scan(lsn uint64, fn func(e *feedEntry) bool) {
+	skip := 0
+	if lsn >= f.first {
+		skip = int(min(lsn-f.first+1, uint64(f.n)))
 	}
-	i := f.head + int(lsn-f.first) + 1
-	if i >= len(f.entries) {
-		return nil
+	i := f.head + skip // position in the chunks
+	for c := i / feedChunk; c < len(f.chunks); c++ {
+		chunk := f.chunks[c]
+		for j := i - c*feedChunk; j < len(chunk); j++ {
+			if !fn(&chunk[j]) {
+				return
+			}
+		}
+		i = (c + 1) * feedChunk
 	}
-	return f.entries[i:]
 }
 
 // firstAt returns the lsn of the first retained change made at or after
 // the instant at (next if none).
 func (f *changeFeed) firstAt(at int64) uint64 {
-	for _, e := range f.entries[f.head:] {
+	lsn := f.next
+	f.scan(0, func(e *feedEntry) bool {
 		if e.at >= at {
-			return e.lsn
+			lsn = e.lsn
+			return false
 		}
-	}
-	return f.next
+		return true
+	})
+	return lsn
+}
+
+// all returns a copy of the retained changes.
+func (f *changeFeed) all() []feedEntry {
+	out := make([]feedEntry, 0, f.n)
+	f.scan(0, func(e *feedEntry) bool {
+		out = append(out, *e)
+		return true
+	})
+	return out
 }
 
 // isLatest reports whether e is the latest retained change of its item.

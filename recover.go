@@ -474,12 +474,11 @@ func (r *replayer) loadFeed(p []byte) error {
 		return nil
 	}
 	f := newChangeFeed(c.expiry.feed.policy, first)
-	f.next = next
 	for _, e := range entries {
+		f.push(e)
 		f.latest[e.rec.key()] = e.lsn
-		f.bytes += int64(len(e.rec)) + feedEntrySize
 	}
-	f.entries = entries
+	f.next = next
 	f.trim()
 	c.expiry.feed = f
 	return nil

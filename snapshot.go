@@ -8,7 +8,6 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -265,7 +264,7 @@ func (s *Store) rotateWithFeeds() (uint64, []feedState, error) {
 		st := feedState{c: c, first: c.expiry.nextLSN, next: c.expiry.nextLSN}
 		if f := c.expiry.feed; f != nil {
 			st.found, st.first, st.next = c.expiry.watch.at, f.first, f.next
-			st.entries = slices.Clone(f.entries[f.head:])
+			st.entries = f.all()
 		}
 		states[i] = st
 	}

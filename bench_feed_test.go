@@ -1,0 +1,130 @@
+package lethe_test
+
+import (
+	"runtime"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/lethedb/lethe"
+)
+
+// BenchmarkWriteFeed measures upserts (of 10k items, round robin, from
+// every GOMAXPROCS goroutine) on a container without a change feed, with
+// one that keeps 100k changes, and with one and an expiry subscriber, in
+// memory: what the feed costs a write. The feed is full before the timer
+// starts, as it is in a store that has run for a while: each write then
+// makes the feed forget its oldest change. (While a feed fills, each write
+// grows the heap by the version it keeps, which costs more.)
+func BenchmarkWriteFeed(b *testing.B) {
+	for _, mode := range []string{"none", "feed", "feed+subscriber"} {
+		b.Run(mode, func(b *testing.B) {
+			s, err := lethe.Open(&lethe.Options{Reaper: lethe.ReaperOptions{Disabled: true}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			props := lethe.ContainerProperties{ID: "c", DefaultTimeToLive: 3600}
+			if mode != "none" {
+				props.ChangeFeedPolicy = &lethe.ChangeFeedPolicy{MaxChanges: 100_000}
+			}
+			c, err := s.CreateContainer(ctx, props)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if mode == "feed+subscriber" {
+				sub, err := c.SubscribeExpiries(nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer sub.Close()
+			}
+			const n = 10_000
+			docs := make([][]byte, n)
+			for i := range docs {
+				docs[i] = benchDoc("item-"+strconv.Itoa(i), "")
+			}
+			var next atomic.Int64
+			pk := lethe.NewPartitionKey()
+			for i := range 100_000 {
+				if _, err := c.UpsertItem(ctx, pk, docs[i%n], nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+			runtime.GC()
+			b.ReportAllocs()
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				o := &lethe.ItemOptions{NoContentResponseOnWrite: true}
+				for pb.Next() {
+					i := next.Add(1) % n
+					if _, err := c.UpsertItem(ctx, pk, docs[i], o); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		})
+	}
+}
+
+// BenchmarkExpiryEventLatency writes 100k items that all expire at the
+// same instant and reports how long after it their events reach a
+// subscriber that keeps up: p50, p99 and max, in real time. The store runs
+// on a ManualClock, which stands still while the items are written and
+// then jumps to their expiry: the instant every one of them expires is the
+// instant of the jump, and the delays are those of finding and delivering
+// them.
+func BenchmarkExpiryEventLatency(b *testing.B) {
+	const n = 100_000
+	for range b.N {
+		clock := lethe.NewManualClock(time.Unix(1_700_000_000, 0))
+		s, err := lethe.Open(&lethe.Options{Clock: clock})
+		if err != nil {
+			b.Fatal(err)
+		}
+		c, err := s.CreateContainer(ctx, lethe.ContainerProperties{ID: "c", DefaultTimeToLive: 1})
+		if err != nil {
+			b.Fatal(err)
+		}
+		sub, err := c.SubscribeExpiries(&lethe.ExpirySubscriptionOptions{QueueSize: n})
+		if err != nil {
+			b.Fatal(err)
+		}
+		pk := lethe.NewPartitionKey()
+		for i := range n {
+			if _, err := c.UpsertItem(ctx, pk, benchDoc("item-"+strconv.Itoa(i), ""), nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+		lat := make([]time.Duration, 0, n)
+		var wg sync.WaitGroup
+		var start time.Time
+		ready := make(chan struct{})
+		wg.Go(func() {
+			<-ready
+			for range sub.Events() {
+				lat = append(lat, time.Since(start))
+				if len(lat) == n {
+					return
+				}
+			}
+		})
+		start = time.Now()
+		close(ready)
+		clock.Advance(time.Second)
+		wg.Wait()
+		s.Close()
+		if sub.Dropped() != 0 {
+			b.Fatalf("%d events dropped", sub.Dropped())
+		}
+		slices.Sort(lat)
+		us := func(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
+		b.ReportMetric(us(lat[0]), "first-µs")
+		b.ReportMetric(us(lat[n/2]), "p50-µs")
+		b.ReportMetric(us(lat[n*99/100]), "p99-µs")
+		b.ReportMetric(us(lat[n-1]), "max-µs")
+	}
+}
