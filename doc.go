@@ -236,6 +236,44 @@
 // open: another Open, in this process or another, fails with ErrLocked.
 // The file formats are documented in the source (wal.go).
 //
+// # Change feed and expiry events
+//
+// A container with a ChangeFeedPolicy keeps a change feed, shaped after
+// Cosmos DB's and azcosmos's: NewChangeFeedPager (or ReadChangeFeed, one
+// page) reads it from the beginning, from now or from an instant, over the
+// container or one partition key (or a prefix of a hierarchical one), with
+// continuation tokens. Every change has a log sequence number (lsn), in
+// commit order. Latest-version mode returns each changed item once, at its
+// latest version, with "_lsn"; all-versions-and-deletes mode returns every
+// write and delete as {"current", "previous", "metadata"} with operationType,
+// lsn, crts and previousImageLSN, and a delete caused by expiry carries
+// "timeToLiveExpired": true, the item's id and partition key, and its last
+// version (with its _etag) as "previous".
+//
+// Unlike Cosmos DB, whose feed shows a TTL delete when the item is purged,
+// "not guaranteed" to be soon after it expired, lethe puts an expiry in the
+// feed at the instant the item expired by the store's clock, whatever the
+// reaper does: the feed is brought up to date before each page is read, so
+// replaying the all-versions-and-deletes feed always gives the container's
+// live items. The feed keeps what its policy allows (changes, bytes) and
+// forgets the oldest; a continuation that needs a forgotten change fails
+// with ErrChangeFeedTrimmed. A durable store keeps its feeds across
+// restarts, expiries that happened while it was closed included.
+//
+//	sub, err := container.SubscribeExpiries(nil)
+//	for ev := range sub.Events() {
+//		log.Printf("%s expired at %v", ev.ID, ev.ExpiredAt)
+//	}
+//
+// SubscribeExpiries reports each expiry once, in expiry order, at its
+// instant, through a bounded queue that never blocks the store: a slow
+// subscriber loses events (counted in Dropped and in
+// ContainerStats.ExpiryEventsDropped), which the change feed still has.
+// An item written again or deleted before it expires reports nothing; a
+// shorter default TTL that expires items at once reports them at the
+// change. Purges stay on the reaper's spare throughput: events do not wait
+// for them.
+//
 // # Concurrency
 //
 // A Store and its Containers are safe for concurrent use by any number of

@@ -284,3 +284,62 @@ func ExampleContainer_ExecuteTransactionalBatch() {
 	// success: false statuses: 409 424
 	// orders: 1
 }
+
+// The change feed in all-versions-and-deletes mode shows every write and
+// every delete, and an expiry at the instant it happened.
+func ExampleContainer_NewChangeFeedPager() {
+	ctx := context.Background()
+	clock := lethe.NewManualClock(time.Unix(1_700_000_000, 0))
+	store, _ := lethe.Open(&lethe.Options{Clock: clock})
+	defer store.Close()
+	sessions, _ := store.CreateContainer(ctx, lethe.ContainerProperties{
+		ID:                "sessions",
+		DefaultTimeToLive: 60,
+		ChangeFeedPolicy:  &lethe.ChangeFeedPolicy{MaxChanges: 100_000},
+	})
+	pk := lethe.NewPartitionKey()
+	sessions.UpsertItem(ctx, pk, []byte(`{"id":"s1"}`), nil)
+	sessions.UpsertItem(ctx, pk, []byte(`{"id":"s1","user":"ada"}`), nil)
+	clock.Advance(time.Minute)
+
+	feed := sessions.NewChangeFeedPager(&lethe.ChangeFeedOptions{Mode: lethe.ChangeFeedModeAllVersionsAndDeletes})
+	page, _ := feed.NextPage(ctx)
+	for _, item := range page.Items {
+		var change struct {
+			Metadata struct {
+				OperationType     string
+				LSN               int
+				CRTS              int64
+				TimeToLiveExpired bool
+			}
+		}
+		json.Unmarshal(item, &change)
+		m := change.Metadata
+		fmt.Println(m.LSN, m.OperationType, m.CRTS, m.TimeToLiveExpired)
+	}
+	page, _ = feed.NextPage(ctx)
+	fmt.Println("then:", len(page.Items), "changes")
+	// Output:
+	// 1 create 1700000000 false
+	// 2 replace 1700000000 false
+	// 3 delete 1700000060 true
+	// then: 0 changes
+}
+
+// SubscribeExpiries tells the program that an item expired, when it did.
+func ExampleContainer_SubscribeExpiries() {
+	ctx := context.Background()
+	clock := lethe.NewManualClock(time.Unix(1_700_000_000, 0))
+	store, _ := lethe.Open(&lethe.Options{Clock: clock})
+	defer store.Close()
+	locks, _ := store.CreateContainer(ctx, lethe.ContainerProperties{ID: "locks", DefaultTimeToLive: lethe.TTLNever})
+	sub, _ := locks.SubscribeExpiries(nil)
+	defer sub.Close()
+	locks.UpsertItem(ctx, lethe.NewPartitionKey(), []byte(`{"id":"job-7","ttl":30}`), nil)
+
+	clock.Advance(30 * time.Second)
+	ev := <-sub.Events()
+	fmt.Println(ev.ID, "expired at", ev.ExpiredAt.Unix())
+	// Output:
+	// job-7 expired at 1700000030
+}
