@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -65,12 +66,12 @@ const (
 )
 
 // The containers: partitioned with expiry only of items' own ttl;
-// unpartitioned with a default TTL (changed during the run); unpartitioned
-// without expiry, where items' ttls mean nothing.
+// unpartitioned with a default TTL (changed during the run) and a change
+// feed; unpartitioned without expiry, where items' ttls mean nothing.
 func crashContainers() []lethe.ContainerProperties {
 	return []lethe.ContainerProperties{
 		{ID: "part", DefaultTimeToLive: lethe.TTLNever, PartitionKeyDefinition: lethe.PartitionKeyDefinition{Paths: []string{"/tenant"}}},
-		{ID: "ttl", DefaultTimeToLive: crashD0},
+		{ID: "ttl", DefaultTimeToLive: crashD0, ChangeFeedPolicy: &lethe.ChangeFeedPolicy{}},
 		{ID: "plain", Throughput: 10_000_000},
 	}
 }
@@ -593,6 +594,9 @@ func crashRecover(t *testing.T, dir string, plan crashPlan, log *crashLog, seen 
 		}
 		assert.Equal(t, want, got, "the settings of %s: %s", props.ID, where)
 		lethe.CheckInvariants(t, c, fmt.Sprintf("%s after recovery, %s", props.ID, where))
+		if props.ChangeFeedPolicy != nil {
+			crashCheckFeed(t, c, where)
+		}
 		st := c.Stats()
 		items += st.Items + st.ExpiredPending
 		purged += st.Purged
@@ -600,6 +604,44 @@ func crashRecover(t *testing.T, dir string, plan crashPlan, log *crashLog, seen 
 	assert.Equal(t, rec.Items, items, "the items recovered are those the containers hold: %s", where)
 	assert.Equal(t, rec.Expired, purged, "the items dropped at recovery count as purged: %s", where)
 	return s, rec
+}
+
+// crashCheckFeed checks that replaying c's all-versions-and-deletes feed
+// from the beginning gives its live items. The clock runs meanwhile, so
+// items may expire between the feed's read and the query's: the live items
+// must lie between the replay before the query and the replay after it.
+func crashCheckFeed(t *testing.T, c *lethe.Container, where string) {
+	t.Helper()
+	replica := map[string]string{}
+	replay := func(o lethe.ChangeFeedOptions) string {
+		items, tok := readAll(t, c, o)
+		for _, x := range decodeChanges(t, items) {
+			if x.Metadata.OperationType == "delete" {
+				_, ok := replica[x.Metadata.ID]
+				require.True(t, ok, "the feed deletes %q, which it never made: %s", x.Metadata.ID, where)
+				delete(replica, x.Metadata.ID)
+				continue
+			}
+			replica[x.Current["id"].(string)] = x.Current["_etag"].(string)
+		}
+		return tok
+	}
+	tok := replay(lethe.ChangeFeedOptions{Mode: lethe.ChangeFeedModeAllVersionsAndDeletes})
+	before := maps.Clone(replica)
+	live := map[string]string{}
+	for doc, err := range c.QueryItems(ctx, "SELECT c.id, c._etag FROM c", lethe.NewPartitionKey(), nil) {
+		require.NoError(t, err)
+		var m map[string]string
+		require.NoError(t, json.Unmarshal(doc, &m))
+		live[m["id"]] = m["_etag"]
+	}
+	replay(lethe.ChangeFeedOptions{Mode: lethe.ChangeFeedModeAllVersionsAndDeletes, Continuation: tok})
+	for id, etag := range live {
+		assert.Equal(t, etag, before[id], "item %q is live but not in the feed's replay: %s", id, where)
+	}
+	for id, etag := range replica {
+		assert.Equal(t, etag, live[id], "item %q is in the feed's replay but not live: %s", id, where)
+	}
 }
 
 // crashOutcome is one state a key may be in after recovery: absent (op nil
