@@ -87,6 +87,10 @@ func makeFuzzFiles(t testing.TB) fuzzFiles {
 	s := openDurable(t, dir, clock)
 	c := mustContainer(t, s, lethe.ContainerProperties{ID: "c", DefaultTimeToLive: 10, Throughput: 1000})
 	p := partitioned(t, s, "p", lethe.TTLNever, "/tenant", "/user")
+	pp, err := p.Read(ctx)
+	require.NoError(t, err)
+	pp.ChangeFeedPolicy = &lethe.ChangeFeedPolicy{MaxChanges: 100} // its changes are logged for the feed
+	require.NoError(t, p.Replace(ctx, pp))
 	d := mustContainer(t, s, lethe.ContainerProperties{ID: "d"})
 	write := func(round int) {
 		for i := range 6 {
@@ -98,12 +102,16 @@ func makeFuzzFiles(t testing.TB) fuzzFiles {
 		}
 		_, err := c.DeleteItem(ctx, lethe.NewPartitionKey(), "i1", nil)
 		require.NoError(t, err)
+		_, err = p.DeleteItem(ctx, pkS("t0").AppendString("u0"), "x0", nil)
+		require.NoError(t, err)
 		setDefault(t, c, lethe.TTL(20+round))
 	}
 	write(0)
 	create(t, d, `{"id":"gone"}`)
 	clock.Advance(6 * time.Second)
-	_, err := c.Purge(ctx)
+	_, err = c.Purge(ctx)
+	require.NoError(t, err)
+	_, err = p.ReadChangeFeed(ctx, nil) // finds p's expiries, and logs them
 	require.NoError(t, err)
 	require.NoError(t, s.Close())
 	var files fuzzFiles
@@ -259,7 +267,12 @@ func fuzzState(t *testing.T, s *lethe.Store) []string {
 		props, err := c.Read(ctx)
 		require.NoError(t, err)
 		st := c.Stats()
-		state = append(state, fmt.Sprintf("%+v %d %d", props, st.Items, st.ExpiredPending))
+		feed := "no feed"
+		if fp := props.ChangeFeedPolicy; fp != nil {
+			feed = fmt.Sprintf("feed %+v", *fp)
+			props.ChangeFeedPolicy = nil
+		}
+		state = append(state, fmt.Sprintf("%+v %s %d %d", props, feed, st.Items, st.ExpiredPending))
 		for item, err := range c.QueryItems(ctx, "SELECT * FROM c", lethe.NewPartitionKey(), nil) {
 			require.NoError(t, err, "container %s", id)
 			state = append(state, string(item))
