@@ -352,7 +352,7 @@ func TestExpiryEvents(t *testing.T) {
 		assert.Equal(t, start.Add(10*time.Second).UTC(), evs[0].ExpiredAt)
 		assert.Equal(t, lethe.NewPartitionKey(), evs[0].PartitionKey)
 		assert.NotEmpty(t, evs[0].ETag)
-		assert.JSONEq(t, fmt.Sprintf(`{"id":"early","ttl":10,"_ts":%d,"_etag":%q}`, start.Unix(), evs[0].ETag), string(evs[0].Item))
+		assert.JSONEq(t, fmt.Sprintf(`{"id":"early","ttl":10,"_ts":%d,"_etag":%q}`, start.Unix(), evs[0].ETag), string(evs[0].Item()))
 
 		time.Sleep(time.Minute)
 		evs = nextEvents(t, sub)

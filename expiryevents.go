@@ -13,12 +13,22 @@ type ExpiryEvent struct {
 	PartitionKey PartitionKey
 	ETag         string    // the _etag of the version that expired
 	ExpiredAt    time.Time // when it expired, by the store's clock
-	// Item is the version that expired, as a read returned it; the
-	// subscriber owns it.
-	Item []byte
 	// LSN is the expiry's log sequence number in the container's change
 	// feed, 0 if the container keeps none.
 	LSN uint64
+
+	rec record // the version that expired
+}
+
+// Item returns the version that expired, as a read returned it; the caller
+// owns it. Events carry the stored version, which nothing changes, and copy
+// it only when asked, so that a subscriber that needs only the id pays for
+// no copy.
+func (e ExpiryEvent) Item() []byte {
+	if e.rec == "" {
+		return nil
+	}
+	return []byte(e.rec.json())
 }
 
 // ExpirySubscriptionOptions are the options of SubscribeExpiries. A nil
@@ -294,26 +304,17 @@ func (c *Container) deliver(found []expiryNote) {
 	if len(found) == 0 {
 		return
 	}
-	size := 0
-	for _, f := range found {
-		size += f.rec.jsonLen()
-	}
 	c.subs.mu.Lock()
 	defer c.subs.mu.Unlock()
 	for _, s := range c.subs.list {
-		// One allocation for the items of the chunk, each a slice of it
-		// that cannot grow into the next.
-		buf := make([]byte, 0, size)
 		for _, f := range found {
-			start := len(buf)
-			buf = append(buf, f.rec.json()...)
 			ev := ExpiryEvent{
 				ID:           f.rec.id(),
 				PartitionKey: PartitionKey{enc: f.rec.pk(), n: uint8(len(c.pkPaths.segs))},
 				ETag:         f.rec.etag(),
 				ExpiredAt:    time.Unix(0, f.at).UTC(),
-				Item:         buf[start:len(buf):len(buf)],
 				LSN:          f.lsn,
+				rec:          f.rec,
 			}
 			select {
 			case s.events <- ev:

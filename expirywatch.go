@@ -186,6 +186,28 @@ func compareExpired(a, b expiredEntry) int {
 	return 1
 }
 
+// reportThroughLocked finds expiries, in order, until rec, which has
+// expired by now, is reported (it may be already: it expired before the
+// watch began, or was found). It returns how many it found.
+func (c *Container) reportThroughLocked(rec record, now int64) (found int) {
+	t, e := c.expiry.treeFor(rec)
+	if t == nil {
+		return 0
+	}
+	front := &c.expiry.watch.inherit
+	if t == &c.expiry.own {
+		front = &c.expiry.watch.own
+	}
+	for c.expiry.watch.on && lessEntry(*front, e) {
+		n, done := c.findSomeExpiriesLocked(now, true, deliverChunk)
+		found += n
+		if done {
+			break
+		}
+	}
+	return found
+}
+
 // nextUnreportedLocked returns the earliest expiry of an entry beyond the
 // fronts: when findExpiriesLocked next has something to find.
 func (c *Container) nextUnreportedLocked() int64 {

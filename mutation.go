@@ -138,9 +138,10 @@ func (c *Container) applyBatch(ms []mutation, seq uint64) (next int64, ticket ui
 // then its highest write sequence number): each record replaces its
 // old version in its shard's id table (or the old one goes), and the expiry
 // index follows, under one hold of its lock so that Stats sees all of the
-// changes or none. The expiries due by the changes' instant are found
-// first, so that the change feed and the expiry subscribers see an item
-// expire before it is written again or purged. A durable store logs the
+// changes or none. When a change replaces or removes an expired version
+// that the expiry watch has not reported yet, the expiries up to it are
+// found first, so that the change feed and the expiry subscribers see an
+// item expire before it is written again or purged. A durable store logs the
 // changes before making them; a container with a change feed logs them
 // under the expiry lock, so that the log holds its changes in the feed's
 // order. It returns the earliest expiry the changes bring about and the
@@ -158,7 +159,11 @@ func (c *Container) applyItems(ms []mutation, batch bool, batchSeq uint64) (next
 	c.expiry.mu.Lock()
 	found := 0
 	if now >= c.watchDue.Load() {
-		found = c.findExpiriesLocked(now, false)
+		for i := range ms {
+			if old := ms[i].old; old != "" && !c.rule.live(old, now) {
+				found += c.reportThroughLocked(old, now)
+			}
+		}
 	}
 	if w == nil || feed != nil {
 		if w != nil {
