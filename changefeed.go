@@ -158,11 +158,15 @@ type ChangeFeedPager struct {
 // Every change to a container with a ChangeFeedPolicy is numbered with a
 // log sequence number (lsn): 1, 2, 3, ... in the order the changes were
 // made, with no gaps, across every partition. An item's expiry is a change
-// too, made at the instant the item expired (by the store's clock, not
-// when the reaper purges it), or, for an item that a shorter default TTL
-// expired retroactively, at that settings change; each expiry is in the
-// feed once, and an item written again or deleted before it expired has
-// none.
+// too, dated (crts) at the instant the item expired by the store's clock,
+// not when the reaper purges it, or, for an item that a shorter default
+// TTL expired retroactively, at that settings change. It is numbered when
+// the store finds it: at its instant when the container has expiry
+// subscribers, else at the latest when the feed is next read, the item is
+// written again or purged, or a snapshot is taken; so an expiry may follow
+// writes made after it, but always precedes any later change of its own
+// item. Each expiry is in the feed once, and an item written again or
+// deleted before it expired has none.
 //
 // In latest-version mode a page holds documents as a read returns them,
 // with "_lsn" added. In all-versions-and-deletes mode, a page holds one
