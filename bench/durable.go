@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"runtime/debug"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -221,11 +220,6 @@ func dirBytes(dir string, match func(name string) bool) (total int64, files int)
 		}
 	}
 	return total, files
-}
-
-func settle() {
-	runtime.GC()
-	debug.FreeOSMemory()
 }
 
 // phaseD1 measures durable inserts on w writers into a fresh store of kind

@@ -17,6 +17,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"runtime"
 	"runtime/debug"
@@ -49,6 +50,9 @@ func main() {
 		fwarm    = flag.Duration("fwarm", time.Second, "F1: the warm-up before each point, on the same clients")
 		fprof    = flag.String("cpuprofile", "", "F1: write a CPU profile of the front's reads at -profclients clients here (the measured part only; with -runs > 1, of the last run)")
 		fprofC   = flag.Int("profclients", 16, "F1: the client count -cpuprofile profiles")
+		order    = flag.String("order", "rotate", "the order of the stores in each run: rotate (run r starts with the r-th store), reverse (rotate, backwards), given, or shuffle")
+		seed     = flag.Uint64("seed", 1, "-order shuffle: the seed")
+		warm     = flag.Int("warm", 50_000, "items of the throwaway store each store's warm-up builds and reads before it is measured (0: none)")
 	)
 	flag.Parse()
 
@@ -120,17 +124,32 @@ func main() {
 		fatalf("need -fdur > 0, -fwarm >= 0 and -fslices >= 1")
 	}
 
+	if *order != "rotate" && *order != "reverse" && *order != "given" && *order != "shuffle" {
+		fatalf("unknown -order %q: use rotate, reverse, given or shuffle", *order)
+	}
+	if *warm < 0 {
+		fatalf("need -warm >= 0")
+	}
+
 	logf("generating %d items", *n)
 	d := newDataset(*n, 1)
 	logf("average item: %d bytes of JSON, id %d bytes", int(d.raw)/(*n)-len(d.ids[0]), len(d.ids[0]))
 	rec := newRecorder()
 	for r := range *runs {
-		for _, k := range kinds {
-			logf("run %d/%d: %s", r+1, *runs, k.name)
-			runStore(k, d, cfg, rec)
-			runtime.GC()
-			debug.FreeOSMemory()
+		run := runOrder(kinds, *order, r, *seed)
+		var names []string
+		for _, k := range run {
+			names = append(names, k.name)
 		}
+		rec.orders = append(rec.orders, strings.Join(names, ", "))
+		for _, k := range run {
+			logf("run %d/%d: %s", r+1, *runs, k.name)
+			settle()
+			warmUp(k, d, cfg, *warm)
+			settle()
+			runStore(k, d, cfg, rec)
+		}
+		settle()
 		if cfg.workloads["D1"] || cfg.workloads["D2"] {
 			logf("run %d/%d: durable", r+1, *runs)
 			runDurable(d, cfg, dc, rec)
@@ -159,6 +178,54 @@ func main() {
 		}
 		logf("wrote %s", *chart)
 	}
+}
+
+// runOrder returns the stores in the order run r measures them: the same
+// stores in every run, each first in turn (rotate, reverse) or in a random
+// order (shuffle), so that no store always pays for coming first or last.
+func runOrder(kinds []storeKind, order string, r int, seed uint64) []storeKind {
+	out := slices.Clone(kinds)
+	switch order {
+	case "rotate":
+		k := r % len(out)
+		out = append(out[k:], out[:k]...)
+	case "reverse":
+		slices.Reverse(out)
+		k := r % len(out)
+		out = append(out[k:], out[:k]...)
+	case "shuffle":
+		rng := rand.New(rand.NewPCG(seed, uint64(r)))
+		rng.Shuffle(len(out), func(i, j int) { out[i], out[j] = out[j], out[i] })
+	}
+	return out
+}
+
+// settle collects all garbage and returns the free memory to the operating
+// system, so that every store starts from the same heap: none inherits the
+// garbage of the data's generation or of the store before it, nor memory
+// already mapped by another.
+func settle() {
+	runtime.GC()
+	runtime.GC() // the first one's finalizers and sweeping
+	debug.FreeOSMemory()
+}
+
+// warmUp builds a throwaway store of kind k with the first items of d and
+// reads each once, so that each store's code and the runtime's structures
+// are warm before it is measured, the first store's as much as the last's.
+func warmUp(k storeKind, d *dataset, cfg config, items int) {
+	items = min(items, len(d.ids))
+	if items == 0 {
+		return
+	}
+	s := k.open(storeOpts{cleanup: cfg.cleanup})
+	for i := range items {
+		s.insert(d.ids[i], d.docs[i], d.ttls[i])
+	}
+	for i := range items {
+		s.get(d.ids[i])
+	}
+	s.close()
 }
 
 func fatalf(format string, args ...any) {

@@ -29,8 +29,9 @@ type section struct {
 }
 
 var sections = []section{
-	{"W1: insert with a TTL mix (⅓ 1 h, ⅓ 2 h, ⅓ none)", "heap: HeapAlloc after minus before (each after runtime.GC), minus N×(len(id)+len(json)), per item.", []metricDef{
+	{"W1: insert with a TTL mix (⅓ 1 h, ⅓ 2 h, ⅓ none)", "heap: HeapAlloc after minus before (each after runtime.GC), minus N×(len(id)+len(json)), per item. 2g: the same inserts from 2 goroutines at once (each every other item) into a fresh store, wall time per item.", []metricDef{
 		{"W1 insert ns/op", true, mapFloor},
+		{"W1 insert ns/op 2g", true, mapFloor},
 		{"W1 heap B/item beyond raw", true, mapFloor},
 	}},
 	{"W2: point reads of random live ids", "lethe's ReadItem returns a fresh copy of the item; the others return the value they store (no copy).", []metricDef{
@@ -121,6 +122,20 @@ func ratio(v, ref float64, ok bool) string {
 	return fmt.Sprintf("%.2f×", q)
 }
 
+// spread returns " ±x%": half the range of a metric's values over the
+// runs, as a share of their median; "" with fewer than two runs.
+func (r *recorder) spread(metric, store string) string {
+	v := r.vals[metric][store]
+	if len(v) < 2 {
+		return ""
+	}
+	m := median(v)
+	if m == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" ±%.0f%%", 100*(slices.Max(v)-slices.Min(v))/2/math.Abs(m))
+}
+
 // bestPeer returns the best peer median of metric.
 func (r *recorder) bestPeer(m metricDef) (float64, string, bool) {
 	best, name, found := 0.0, "", false
@@ -139,7 +154,12 @@ func (r *recorder) bestPeer(m metricDef) (float64, string, bool) {
 func report(w io.Writer, rec *recorder, cfg config, d *dataset, runs int, kinds []storeKind, dc durableConfig, fc frontConfig) {
 	fmt.Fprintf(w, "## Results\n\n")
 	fmt.Fprintf(w, "`go run . %s` — N = %d, %d run(s), medians; %s, GOMAXPROCS %d, %s/%s.\n", strings.Join(os.Args[1:], " "), cfg.n, runs, runtime.Version(), runtime.GOMAXPROCS(0), runtime.GOOS, runtime.GOARCH)
-	fmt.Fprintf(w, "Items: %d bytes of JSON on average, ids like `%s`. Each cell: median, then the ratio to the best peer (BuntDB, ttlcache, go-cache) and to the floor (%s or %s, as the column says).\n\n", int(d.raw)/cfg.n-len(d.ids[0]), d.ids[0], mapFloor, btreeFloor)
+	fmt.Fprintf(w, "Items: %d bytes of JSON on average, ids like `%s`. Each cell: median, then, with several runs, ±the spread (half the range of the runs, as a share of the median), then the ratio to the best peer (BuntDB, ttlcache, go-cache) and to the floor (%s or %s, as the column says).\n\n", int(d.raw)/cfg.n-len(d.ids[0]), d.ids[0], mapFloor, btreeFloor)
+	fmt.Fprintf(w, "Every store is measured after the same warm-up (a throwaway store of its kind, built and read) and a forced GC that returns free memory to the OS. The order of the stores in each run:\n\n")
+	for i, o := range rec.orders {
+		fmt.Fprintf(w, "%d. %s\n", i+1, o)
+	}
+	fmt.Fprintln(w)
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		var deps []string
 		for _, m := range bi.Deps {
@@ -206,7 +226,7 @@ func report(w io.Writer, rec *recorder, cfg config, d *dataset, runs int, kinds 
 					fmt.Fprintf(w, " n/a |")
 					continue
 				}
-				cell := fmtNum(v)
+				cell := fmtNum(v) + rec.spread(m.key, name)
 				if m.floor != "" {
 					bp, _, okp := rec.bestPeer(m)
 					fv, okf := rec.med(m.key, m.floor)

@@ -31,6 +31,7 @@ type recorder struct {
 	vals   map[string]map[string][]float64
 	series map[string][]point // W5 latency over time, last run
 	notes  []string
+	orders []string // the order of the stores in each run
 }
 
 type point struct{ t, us float64 }
@@ -89,6 +90,36 @@ func runStore(k storeKind, d *dataset, cfg config, rec *recorder) {
 	if w["W5"] && k.ttl {
 		phaseW5Purge(k, d, cfg, rec, insertNs)
 	}
+	if w["W1"] {
+		settle()
+		phaseW1Parallel(k, d, cfg, rec, 2)
+	}
+}
+
+// phaseW1Parallel measures the W1 inserts made by g goroutines at once,
+// each inserting every g-th item, into a fresh store: the insert
+// throughput a store reaches on g cores.
+func phaseW1Parallel(k storeKind, d *dataset, cfg config, rec *recorder, g int) {
+	n := len(d.ids)
+	s := k.open(storeOpts{cleanup: cfg.cleanup})
+	defer s.close()
+	var wg sync.WaitGroup
+	start := time.Now()
+	for w := range g {
+		wg.Go(func() {
+			for i := w; i < n; i += g {
+				s.insert(d.ids[i], d.docs[i], d.ttls[i])
+			}
+		})
+	}
+	wg.Wait()
+	el := time.Since(start)
+	if got := s.present(); got != n {
+		panic(fmt.Sprintf("%s: %d items present after inserting %d from %d goroutines", k.name, got, n, g))
+	}
+	ns := float64(el.Nanoseconds()) / float64(n)
+	rec.add(fmt.Sprintf("W1 insert ns/op %dg", g), k.name, ns)
+	logf("%-12s W1 %d goroutines: %.0f ns/op", k.name, g, ns)
 }
 
 // phaseLoaded builds a store of the W1 mix: W1, then W2, W5 idle and W6 on it.
