@@ -181,6 +181,7 @@ func (q *request) createContainer() {
 	if err == nil {
 		p.Throughput, err = q.throughput()
 	}
+	p.ChangeFeedPolicy = q.h.feedPolicy()
 	if err != nil {
 		writeError(q.w, http.StatusBadRequest, err.Error(), 0, 0)
 		return
@@ -273,6 +274,7 @@ func (q *request) replaceContainer() {
 		p.PartitionKeyDefinition = cur.PartitionKeyDefinition
 	}
 	p.Throughput = cur.Throughput
+	p.ChangeFeedPolicy = cur.ChangeFeedPolicy
 	if err := c.Replace(q.ctx(), p); err != nil {
 		q.fail(err, 0, 0)
 		return

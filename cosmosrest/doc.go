@@ -51,6 +51,25 @@
 //     "message"), every other one 424, and nothing was applied. Writes
 //     have a resourceBody unless Prefer: return=minimal; reads always do.
 //     x-ms-request-charge is the batch's total;
+//   - the change feed, GET on a container's documents with A-IM:
+//     "Incremental Feed" for the latest version of each changed document
+//     (with "_lsn"), "Full-Fidelity Feed" for all versions and deletes
+//     (the 2021-09-15 wire format: {"current", "previous", "metadata"},
+//     TTL expiries marked "timeToLiveExpired": true and dated when the item
+//     expired). If-None-Match is the continuation (the previous page's
+//     etag); "*" starts from now; without it the feed starts from the
+//     beginning, or from If-Modified-Since. A page is scoped to the whole
+//     container (partition key range "0") or to the value of
+//     x-ms-documentdb-partitionkey; feed ranges narrower than the one
+//     range (x-ms-start-epk, x-ms-end-epk, as the JavaScript SDK sends for
+//     a prefix of a hierarchical key) are refused. 200 carries changes,
+//     304 Not Modified says the reader has caught up; both carry the
+//     continuation in etag. Every container the front creates keeps a
+//     change feed (Config.ChangeFeed sets its retention, by count and
+//     bytes, Config.NoChangeFeed turns it off); a continuation older than
+//     what it keeps is 400. A container's changeFeedPolicy
+//     (retentionDuration) is not read: lethe keeps the deletes for every
+//     container;
 //   - partition key ranges, /pkranges: one range, "" to "FF";
 //   - offers, /offers: a container's throughput, read and replaced (the
 //     SDKs' ReadThroughput and ReplaceThroughput); a container without
@@ -62,8 +81,7 @@
 // Database-level throughput, users and permissions, stored procedures,
 // triggers, user-defined functions, conflicts, attachments, bulk requests
 // (x-ms-cosmos-is-batch-request without x-ms-cosmos-batch-atomic: True)
-// and the change feed are not served: such requests get 400 with a message
-// saying so.
+// are not served: such requests get 400 with a message saying so.
 //
 // # Time to live
 //

@@ -145,7 +145,8 @@ var fuzzHandler = sync.OnceValue(func() *Handler {
 	}
 	ctx := context.Background()
 	for _, p := range []lethe.ContainerProperties{
-		{ID: "c", PartitionKeyDefinition: lethe.PartitionKeyDefinition{Paths: []string{"/pk"}}, DefaultTimeToLive: -1},
+		{ID: "c", PartitionKeyDefinition: lethe.PartitionKeyDefinition{Paths: []string{"/pk"}}, DefaultTimeToLive: -1,
+			ChangeFeedPolicy: &lethe.ChangeFeedPolicy{MaxChanges: 1000}},
 		{ID: "flat"},
 		{ID: "h", PartitionKeyDefinition: lethe.PartitionKeyDefinition{Paths: []string{"/a", "/b"}}},
 	} {
@@ -182,6 +183,9 @@ func FuzzServeHTTP(f *testing.F) {
 	f.Add(uint8(70), "/dbs/db/colls/c/docs", `["x"]`, "application/json", "", []byte(`[{"operationType":"Create","resourceBody":{"id":"b1","pk":"x","_rid":"r"}},{"operationType":"Read","id":"1"},{"operationType":"Patch","id":"1","resourceBody":{"operations":[{"op":"set","path":"/z","value":1}]}},{"operationType":"Delete","id":"b1"}]`))
 	f.Add(uint8(98), "/dbs/db/colls/c/docs", `["x"]`, "application/json", "", []byte(`[{"operationType":"Upsert","ifMatch":"\"0000000000000001\"","resourceBody":{"id":"1","pk":"x"}},{"operationType":"Replace","id":"1","partitionKey":"[\"x\"]","resourceBody":{"id":"1","pk":"x","ttl":3}}]`))
 	f.Add(uint8(70), "/dbs/db/colls/h/docs", `["a","b"]`, "application/json", "", []byte(`[{"operationType":"Create","resourceBody":{"id":"1","a":"a","b":"b"}},{"operationType":"Create","resourceBody":{"id":"1","a":"a","b":"b"}}]`))
+	f.Add(uint8(17), "/dbs/db/colls/c/docs", ``, "", "*", []byte(nil))
+	f.Add(uint8(25), "/dbs/db/colls/c/docs", `["x"]`, "Mon, 02 Jan 2006 15:04:05 GMT", "", []byte(nil))
+	f.Add(uint8(17), "/dbs/db/colls/c/docs", ``, "", `"AQFjAQAAAg"`, []byte(nil))
 	f.Add(uint8(70), "/dbs/db/colls/flat/docs", ``, "application/json", "", []byte(`[{"operationType":"Patch","id":"1","resourceBody":[{"op":"frob","path":"/a"}]}]`))
 	f.Fuzz(func(t *testing.T, m uint8, path, pk, ctype, ifMatch string, body []byte) {
 		h := fuzzHandler()
@@ -223,6 +227,14 @@ func FuzzServeHTTP(f *testing.F) {
 		}
 		if m&32 != 0 {
 			req.Header.Set("Prefer", "return=minimal")
+		}
+		if method == "GET" && m&16 != 0 { // a change feed read: If-Match's value is the continuation
+			req.Header.Set("A-IM", []string{"Incremental Feed", "Full-Fidelity Feed"}[m>>3&1])
+			req.Header.Del("If-Match")
+			req.Header.Set("If-None-Match", ifMatch)
+			if ctype != "" {
+				req.Header.Set("If-Modified-Since", ctype)
+			}
 		}
 		// A patch or batch that is not answered 200 changes nothing: item
 		// 1 of container c stays as it was (unless it has a ttl, by which

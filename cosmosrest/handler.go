@@ -53,6 +53,15 @@ type Config struct {
 	Clock lethe.Clock
 	// Reaper bounds each store's background purge (lethe.Options.Reaper).
 	Reaper lethe.ReaperOptions
+	// ChangeFeed is the retention of the change feed that every container
+	// created through the front keeps, as every Cosmos DB container has a
+	// change feed (lethe.ContainerProperties.ChangeFeedPolicy). nil means
+	// lethe's defaults (lethe.DefaultChangeFeedMaxChanges changes, at most
+	// lethe.DefaultChangeFeedMaxBytes).
+	ChangeFeed *lethe.ChangeFeedPolicy
+	// NoChangeFeed creates containers without a change feed: writes cost
+	// a little less, and change feed requests are refused.
+	NoChangeFeed bool
 }
 
 // Handler serves the Azure Cosmos DB for NoSQL REST API over lethe stores,
@@ -80,6 +89,9 @@ func New(cfg Config) (*Handler, error) {
 	key, err := base64.StdEncoding.DecodeString(cfg.Key)
 	if err != nil || len(key) == 0 {
 		return nil, fmt.Errorf("cosmosrest: the key is not base64: %v", err)
+	}
+	if f := cfg.ChangeFeed; f != nil && (f.MaxChanges < 0 || f.MaxBytes < 0) {
+		return nil, fmt.Errorf("cosmosrest: the change feed retention must not be negative (MaxChanges %d, MaxBytes %d); 0 means lethe's default", f.MaxChanges, f.MaxBytes)
 	}
 	h := &Handler{key: key, cfg: cfg, start: time.Now(), dbs: make(map[string]*database)}
 	if cfg.Dir != "" {
@@ -229,7 +241,7 @@ func (q *request) serve() {
 		switch m {
 		case http.MethodGet:
 			if q.r.Header.Get("A-IM") != "" {
-				q.unsupported("the change feed (A-IM: Incremental Feed) is not supported by the lethe REST front yet")
+				q.changeFeed()
 				return
 			}
 			q.readFeed()

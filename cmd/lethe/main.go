@@ -7,6 +7,10 @@
 //	go run ./cmd/lethe -dir data            # durable: each database a store under data/
 //	go run ./cmd/lethe -http -addr :8080    # plain HTTP
 //	go run ./cmd/lethe -key <base64 key>    # another master key
+//	go run ./cmd/lethe -changefeed=false    # containers without a change feed
+//
+// Every container created keeps a change feed, as in Cosmos DB, bounded by
+// -changefeed-max-changes and -changefeed-max-bytes.
 //
 // SDK clients must trust the certificate, which changes at every start (the
 // emulator's users turn verification off for localhost, or use -http).
@@ -34,6 +38,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/lethedb/lethe"
 	"github.com/lethedb/lethe/cosmosrest"
 )
 
@@ -50,6 +55,9 @@ func run(args []string) error {
 	key := fs.String("key", cosmosrest.EmulatorKey, "the account's master key, base64 (default: the emulator's well-known key)")
 	dir := fs.String("dir", "", "a directory to keep the databases in, durably (default: in memory)")
 	plain := fs.Bool("http", false, "serve plain HTTP instead of HTTPS")
+	feed := fs.Bool("changefeed", true, "give every container created a change feed, as Cosmos DB does")
+	feedChanges := fs.Int("changefeed-max-changes", 0, "how many changes each container's change feed keeps (0: lethe's default, 1048576)")
+	feedBytes := fs.Int64("changefeed-max-bytes", 0, "how many bytes of changes each container's change feed keeps (0: lethe's default, 256 MiB)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -57,7 +65,9 @@ func run(args []string) error {
 		return fmt.Errorf("unexpected arguments: %v", fs.Args())
 	}
 
-	h, err := cosmosrest.New(cosmosrest.Config{Key: *key, Dir: *dir})
+	h, err := cosmosrest.New(cosmosrest.Config{Key: *key, Dir: *dir,
+		ChangeFeed:   &lethe.ChangeFeedPolicy{MaxChanges: *feedChanges, MaxBytes: *feedBytes},
+		NoChangeFeed: !*feed})
 	if err != nil {
 		return err
 	}

@@ -616,18 +616,96 @@ func TestReadManyItems(t *testing.T) {
 	}
 }
 
-func TestChangeFeedRefused(t *testing.T) {
-	e := newEnv(t, cosmosrest.Config{})
+// TestChangeFeed reads the change feed with azcosmos's ReadChangeFeed over
+// the container's feed range: from the beginning, on from the composite
+// continuation, scoped to a partition key, and from a point in time.
+func TestChangeFeed(t *testing.T) {
+	clock := lethe.NewManualClock(time.Unix(1_700_000_000, 0))
+	e := newEnv(t, cosmosrest.Config{Clock: clock})
+	ctx := context.Background()
 	c := e.container(t, azcosmos.ContainerProperties{
 		ID:                     "c",
-		PartitionKeyDefinition: azcosmos.PartitionKeyDefinition{Paths: []string{"/id"}},
+		DefaultTimeToLive:      ptr[int32](-1),
+		PartitionKeyDefinition: azcosmos.PartitionKeyDefinition{Paths: []string{"/user"}},
 	}, nil)
-	ranges, err := c.ReadFeedRanges(context.Background(), nil)
+	ranges, err := c.ReadFeedRanges(ctx, nil)
+	if err != nil || len(ranges) != 1 {
+		t.Fatalf("feed ranges: %v %v", ranges, err)
+	}
+	write := func(user, id string, extra map[string]any) {
+		t.Helper()
+		doc := map[string]any{"id": id, "user": user}
+		for k, v := range extra {
+			doc[k] = v
+		}
+		if _, err := c.UpsertItem(ctx, azcosmos.NewPartitionKeyString(user), item(t, doc), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ids := func(resp azcosmos.ChangeFeedResponse) []string {
+		var s []string
+		for _, it := range resp.Items {
+			s = append(s, decode(t, it)["id"].(string))
+		}
+		return s
+	}
+	write("ada", "1", nil)
+	write("bob", "2", map[string]any{"ttl": 10})
+	write("ada", "1", map[string]any{"v": 2})
+
+	first, err := c.ReadChangeFeed(ctx, &azcosmos.ChangeFeedOptions{FeedRange: &ranges[0]})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.ReadChangeFeed(context.Background(), &azcosmos.ChangeFeedOptions{FeedRange: &ranges[0]}); status(err) != http.StatusBadRequest {
-		t.Errorf("change feed (not supported yet): %v, want 400", err)
+	if got := ids(first); fmt.Sprint(got) != "[2 1]" || first.Count != 2 || first.ContinuationToken == "" {
+		t.Fatalf("from the beginning: %v (count %d, token %q)", got, first.Count, first.ContinuationToken)
+	}
+	if d := decode(t, first.Items[1]); d["v"] != 2.0 || d["_lsn"] == nil {
+		t.Errorf("the latest version, with _lsn: %v", d)
+	}
+	// Nothing new: an empty page (the server answers 304), same position.
+	idle, err := c.ReadChangeFeed(ctx, &azcosmos.ChangeFeedOptions{Continuation: &first.ContinuationToken})
+	if err != nil || len(idle.Items) != 0 {
+		t.Fatalf("caught up: %v %v", idle.Items, err)
+	}
+	// Expired items are not in the latest-version feed; new writes are.
+	clock.Advance(10 * time.Second)
+	write("bob", "3", nil)
+	next, err := c.ReadChangeFeed(ctx, &azcosmos.ChangeFeedOptions{Continuation: &idle.ContinuationToken})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ids(next); fmt.Sprint(got) != "[3]" {
+		t.Errorf("after the continuation: %v", got)
+	}
+	// Scoped to one partition key value.
+	pk := azcosmos.NewPartitionKeyString("ada")
+	ada, err := c.ReadChangeFeed(ctx, &azcosmos.ChangeFeedOptions{FeedRange: &ranges[0], PartitionKey: &pk})
+	if err != nil || fmt.Sprint(ids(ada)) != "[1]" {
+		t.Errorf("partition ada: %v %v", ids(ada), err)
+	}
+	// From a point in time.
+	since := clock.Now().Add(-time.Second)
+	from, err := c.ReadChangeFeed(ctx, &azcosmos.ChangeFeedOptions{FeedRange: &ranges[0], StartFrom: &since})
+	if err != nil || fmt.Sprint(ids(from)) != "[3]" {
+		t.Errorf("from a time: %v %v", ids(from), err)
+	}
+	// Page by page.
+	var all []string
+	opts := &azcosmos.ChangeFeedOptions{FeedRange: &ranges[0], MaxItemCount: 1}
+	for range 5 {
+		page, err := c.ReadChangeFeed(ctx, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(page.Items) == 0 {
+			break
+		}
+		all = append(all, ids(page)...)
+		opts = &azcosmos.ChangeFeedOptions{Continuation: &page.ContinuationToken, MaxItemCount: 1}
+	}
+	if fmt.Sprint(all) != "[1 3]" {
+		t.Errorf("page by page: %v", all)
 	}
 }
 

@@ -16,7 +16,7 @@ import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { setTimeout as sleep } from "node:timers/promises";
 
-import { CosmosClient, PartitionKeyKind } from "@azure/cosmos";
+import { ChangeFeedMode, ChangeFeedStartFrom, CosmosClient, PartitionKeyKind, StatusCodes } from "@azure/cosmos";
 
 // The Cosmos DB emulator's well-known key, lethe's default.
 const emulatorKey = "C2y6yDjf5/R+ob0N8A7Cgv30VRDJIWEHLM+4QDU5DE2nQ9nDuVTqobD4b8mGGyPMbIZnqyMsEcaGQy67XIw/Jw==";
@@ -477,6 +477,45 @@ describe("over HTTPS, with the SDK's default connection policy", { timeout: 120_
     assert.equal((await unlimited.readOffer()).resource, undefined);
   });
 
+  // readChanges reads a change feed iterator until it has caught up (304),
+  // and returns the changes and the last continuation.
+  async function readChanges(iterator) {
+    const changes = [];
+    for (let i = 0; i < 100; i++) {
+      const page = await iterator.readNext();
+      if (page.statusCode === StatusCodes.NotModified) return { changes, continuation: page.continuationToken };
+      assert.equal(page.statusCode, 200);
+      assert.ok(page.requestCharge > 0, "a change feed page with no charge");
+      changes.push(...page.result);
+    }
+    assert.fail("the change feed never caught up");
+  }
+
+  test("change feed, latest version: from the beginning, from now, a partition key, a continuation", async () => {
+    const c = await container("changefeed", { id: "lv", partitionKey: { paths: ["/pk"] } });
+    const now = c.items.getChangeFeedIterator({ changeFeedStartFrom: ChangeFeedStartFrom.Now() });
+    assert.deepEqual((await readChanges(now)).changes, []);
+    await c.items.create({ id: "a", pk: "x" });
+    await c.items.create({ id: "b", pk: "y" });
+    await c.items.upsert({ id: "a", pk: "x", v: 2 });
+
+    const all = await readChanges(c.items.getChangeFeedIterator({ changeFeedStartFrom: ChangeFeedStartFrom.Beginning(), maxItemCount: 1 }));
+    assert.deepEqual(all.changes.map((d) => d.id), ["b", "a"]);
+    assert.equal(all.changes[1].v, 2, "the latest version of a");
+    assert.equal(typeof all.changes[1]._lsn, "number");
+    // The iterator started from now sees what was written since.
+    assert.deepEqual((await readChanges(now)).changes.map((d) => d.id), ["b", "a"]);
+    // One partition key value.
+    const x = await readChanges(c.items.getChangeFeedIterator({ changeFeedStartFrom: ChangeFeedStartFrom.Beginning("x") }));
+    assert.deepEqual(x.changes.map((d) => d.id), ["a"]);
+    // A continuation token resumes where the reader was.
+    await c.items.create({ id: "c", pk: "x" });
+    const resumed = await readChanges(c.items.getChangeFeedIterator({ changeFeedStartFrom: ChangeFeedStartFrom.Continuation(all.continuation) }));
+    assert.deepEqual(resumed.changes.map((d) => d.id), ["c"]);
+    const resumedX = await readChanges(c.items.getChangeFeedIterator({ changeFeedStartFrom: ChangeFeedStartFrom.Continuation(x.continuation) }));
+    assert.deepEqual(resumedX.changes.map((d) => d.id), ["c"]);
+  });
+
   // The slow ones wait for the real clock: they run side by side.
   describe("in real time", { concurrency: true }, () => {
     test("items expire: ttl seen through the SDK", async () => {
@@ -527,6 +566,38 @@ describe("over HTTPS, with the SDK's default connection policy", { timeout: 120_
       const up = await c.items.upsert({ id: "short", user: "ada", ttl: 60 });
       assert.equal(up.statusCode, 201);
       assert.equal((await c.items.create({ id: "default", user: "ada" })).statusCode, 201);
+    });
+
+    test("change feed, all versions and deletes: writes, a delete, and a TTL expiry at its instant", async () => {
+      const c = await container("changefeed", { id: "avad", defaultTtl: -1, partitionKey: { paths: ["/pk"] } });
+      const iterator = c.items.getChangeFeedIterator({
+        changeFeedStartFrom: ChangeFeedStartFrom.Now(),
+        changeFeedMode: ChangeFeedMode.AllVersionsAndDeletes,
+      });
+      assert.deepEqual((await readChanges(iterator)).changes, []);
+      const written = performance.now();
+      await c.items.create({ id: "short", pk: "p", ttl: 1 });
+      await c.items.create({ id: "gone", pk: "p" });
+      await c.items.upsert({ id: "gone", pk: "p", v: 2 });
+      await c.item("gone", "p").delete();
+      const seen = [];
+      for (;;) {
+        seen.push(...(await readChanges(iterator)).changes);
+        if (seen.some((ch) => ch.metadata.timeToLiveExpired)) break;
+        if (performance.now() - written > 20_000) assert.fail(`no expiry in the feed after 20 s: ${JSON.stringify(seen)}`);
+        await sleep(100);
+      }
+      assert.ok(performance.now() - written >= 950, "the expiry came before the item's ttl");
+      const ops = seen.map((ch) => `${ch.metadata.operationType}:${ch.current?.id ?? ch.metadata.id}`);
+      assert.deepEqual(ops, ["create:short", "create:gone", "replace:gone", "delete:gone", "delete:short"]);
+      const expiry = seen[4].metadata;
+      assert.equal(expiry.timeToLiveExpired, true);
+      assert.deepEqual(expiry.partitionKey, { pk: "p" });
+      assert.equal(seen[3].metadata.timeToLiveExpired, false);
+      assert.equal(seen[2].previous?.v, undefined, "the replace's previous image is the create");
+      for (let i = 1; i < seen.length; i++) assert.ok(seen[i].metadata.lsn > seen[i - 1].metadata.lsn, "lsns in order");
+      // The expiry is dated when the item expired, to the second.
+      assert.equal(expiry.crts, seen[0].current._ts + 1);
     });
 
     test("a container's TTL changed with container.replace applies at once", async () => {

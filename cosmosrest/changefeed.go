@@ -1,0 +1,131 @@
+package cosmosrest
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/lethedb/lethe"
+)
+
+// The change feed request headers, as the SDKs send them.
+const (
+	aimLatestVersion      = "Incremental Feed"   // A-IM of the latest-version feed
+	aimAllVersions        = "Full-Fidelity Feed" // A-IM of the all-versions-and-deletes feed
+	changeFeedStartNow    = "*"                  // If-None-Match: start from now
+	maxChangeFeedPageSize = 1000                 // a page when x-ms-max-item-count is -1
+)
+
+// changeFeed answers GET on a container's documents with an A-IM header:
+// a page of the container's change feed, as Cosmos DB serves it.
+//
+// A-IM chooses the mode ("Incremental Feed": latest version; "Full-Fidelity
+// Feed": all versions and deletes, whose documents have the 2021-09-15 wire
+// format, {"current", "previous", "metadata"}). If-None-Match is the
+// continuation, the etag of the previous page; "*" starts from now, and
+// without it the feed starts from the beginning, or from If-Modified-Since
+// when the request has one. x-ms-documentdb-partitionkey scopes the feed to
+// one partition key value. A page with changes is 200 with the documents;
+// one without is 304 Not Modified. Both carry the continuation in etag.
+func (q *request) changeFeed() {
+	db, c, p, ok := q.documentContainer()
+	if !ok {
+		return
+	}
+	var o lethe.ChangeFeedOptions
+	switch aim := q.r.Header.Get("A-IM"); {
+	case strings.EqualFold(aim, aimLatestVersion):
+		o.Mode = lethe.ChangeFeedModeLatestVersion
+	case strings.EqualFold(aim, aimAllVersions):
+		o.Mode = lethe.ChangeFeedModeAllVersionsAndDeletes
+	default:
+		writeError(q.w, http.StatusBadRequest, "A-IM must be \""+aimLatestVersion+"\" (latest version) or \""+aimAllVersions+"\" (all versions and deletes), not "+strconv.Quote(clip(aim)), 0, 0)
+		return
+	}
+	if id := q.r.Header.Get("x-ms-documentdb-partitionkeyrangeid"); id != "" && id != "0" {
+		writeError(q.w, http.StatusBadRequest, "the container has no partition key range "+strconv.Quote(clip(id))+": it has one, \"0\"", 0, 0)
+		return
+	}
+	// The JavaScript SDK narrows a feed range within a partition key range
+	// with effective partition key bounds; lethe's one range is "" to "FF".
+	if lo, hi := q.r.Header.Get("x-ms-start-epk"), q.r.Header.Get("x-ms-end-epk"); lo != "" || (hi != "" && !strings.EqualFold(hi, "FF")) {
+		writeError(q.w, http.StatusBadRequest, "change feeds of a feed range narrower than the whole container are not supported: read the whole container's feed, or one partition key value's", 0, 0)
+		return
+	}
+	pk, ok := q.partitionKey(p, true)
+	if !ok {
+		return
+	}
+	if pk != lethe.NewPartitionKey() {
+		o.PartitionKey = &pk
+	}
+	limit, ok := q.maxItemCount()
+	if !ok {
+		return
+	}
+	switch {
+	case limit == 0:
+		o.MaxItemCount = defaultPageSize
+	case limit < 0:
+		o.MaxItemCount = maxChangeFeedPageSize
+	default:
+		o.MaxItemCount = int32(min(limit, maxChangeFeedPageSize))
+	}
+	switch inm := strings.Trim(strings.TrimSpace(q.r.Header.Get("If-None-Match")), `"`); {
+	case inm == changeFeedStartNow:
+		o.StartFrom = lethe.ChangeFeedStartFromNow()
+	case inm != "":
+		o.Continuation = inm
+	default:
+		if v := q.r.Header.Get("If-Modified-Since"); v != "" {
+			t, err := parseHTTPDate(v)
+			if err != nil {
+				writeError(q.w, http.StatusBadRequest, "If-Modified-Since must be an HTTP date, such as \"Mon, 02 Jan 2006 15:04:05 GMT\", not "+strconv.Quote(clip(v)), 0, 0)
+				return
+			}
+			o.StartFrom = lethe.ChangeFeedStartFromTime(t)
+		}
+	}
+	resp, err := c.ReadChangeFeed(q.ctx(), &o)
+	if err != nil {
+		q.fail(err, resp.RequestCharge, 0)
+		return
+	}
+	hdr := q.w.Header()
+	hdr.Set("etag", quoteETag(resp.ContinuationToken))
+	hdr.Set("lsn", strconv.FormatUint(resp.LSN, 10))
+	hdr.Set("x-ms-session-token", q.h.sessionToken(false))
+	hdr.Set("x-ms-alt-content-path", "dbs/"+db.id+"/colls/"+c.ID())
+	hdr.Set("x-ms-content-path", selfRID(containerRID(db.id, c.ID())))
+	if len(resp.Items) == 0 {
+		hdr.Set("x-ms-item-count", "0")
+		q.reply(http.StatusNotModified, nil, resp.RequestCharge)
+		return
+	}
+	q.replyFeed(ridString(containerRID(db.id, c.ID())), "Documents", resp.Items, "", resp.RequestCharge)
+}
+
+// feedPolicy is the change feed policy of the containers the front creates.
+func (h *Handler) feedPolicy() *lethe.ChangeFeedPolicy {
+	if h.cfg.NoChangeFeed {
+		return nil
+	}
+	if h.cfg.ChangeFeed != nil {
+		p := *h.cfg.ChangeFeed
+		return &p
+	}
+	return &lethe.ChangeFeedPolicy{}
+}
+
+// parseHTTPDate reads an HTTP date, or an RFC 1123 date in another zone:
+// azcosmos writes If-Modified-Since with "UTC" where HTTP says "GMT".
+func parseHTTPDate(v string) (time.Time, error) {
+	if t, err := http.ParseTime(v); err == nil {
+		return t, nil
+	}
+	if t, err := time.Parse(time.RFC1123, v); err == nil {
+		return t, nil
+	}
+	return time.Parse(time.RFC1123Z, v)
+}
