@@ -1,13 +1,16 @@
 package lethe
 
+import "unsafe"
+
 // idTable is a shard's primary index: item identity (partition key value,
 // id) → record. It is an open
 // addressing hash table with linear probing and backward-shift deletion.
 // Each slot holds 32 bits of the id's hash beside the record, so a lookup
 // usually touches two cache lines (the slot and the record, whose header and
 // id sit together), a probe past another id rarely touches its record, and
-// growing never reads a record. It uses about 24 bytes a slot; Go's map
-// would use 32 and a control word, and an extra cache line per lookup.
+// growing never reads a record. A slot takes 16 bytes (the hash bits, and
+// the record as a length and a pointer); Go's map would use 32 and a
+// control byte, and an extra cache line per lookup.
 //
 // The zero value is an empty table. It is not safe for concurrent use: the
 // shard's lock guards it.
@@ -18,8 +21,16 @@ type idTable struct {
 
 type idSlot struct {
 	hash uint32 // bits of the id's hash; the slot's home is hash & mask
-	rec  record // "" when the slot is empty
+	n    uint32 // the record's length; 0 when the slot is empty
+	p    *byte  // the record's bytes
 }
+
+func makeSlot(h uint32, rec record) idSlot {
+	return idSlot{hash: h, n: uint32(len(rec)), p: unsafe.StringData(string(rec))}
+}
+
+// rec returns the slot's record, "" when the slot is empty.
+func (s *idSlot) rec() record { return record(unsafe.String(s.p, s.n)) }
 
 // slotHash is the part of an id's 64-bit hash a slot keeps. The low bits of
 // the hash pick the shard, so the table uses higher ones.
@@ -31,11 +42,13 @@ func (t *idTable) find(pk, id string, h uint32) (int, bool) {
 	mask := len(t.slots) - 1
 	for i := int(h) & mask; ; i = (i + 1) & mask {
 		s := &t.slots[i]
-		if s.rec == "" {
+		if s.n == 0 {
 			return i, false
 		}
-		if s.hash == h && s.rec.id() == id && s.rec.pk() == pk {
-			return i, true
+		if s.hash == h {
+			if rec := s.rec(); rec.id() == id && rec.pk() == pk {
+				return i, true
+			}
 		}
 	}
 }
@@ -49,7 +62,7 @@ func (t *idTable) get(pk, id string, h uint32) record {
 	if !ok {
 		return ""
 	}
-	return t.slots[i].rec
+	return t.slots[i].rec()
 }
 
 // put stores rec, whose identity hashes to h, replacing any record of the
@@ -62,7 +75,7 @@ func (t *idTable) put(h uint32, rec record) {
 	if !ok {
 		t.n++
 	}
-	t.slots[i] = idSlot{hash: h, rec: rec}
+	t.slots[i] = makeSlot(h, rec)
 }
 
 // remove deletes the record of the item (pk, id), if any, shifting back the
@@ -77,7 +90,7 @@ func (t *idTable) remove(pk, id string, h uint32) {
 	}
 	t.n--
 	mask := len(t.slots) - 1
-	for j := (i + 1) & mask; t.slots[j].rec != ""; j = (j + 1) & mask {
+	for j := (i + 1) & mask; t.slots[j].n != 0; j = (j + 1) & mask {
 		home := int(t.slots[j].hash) & mask
 		// The record at j stays if its home lies cyclically in (i, j].
 		if (i < j && i < home && home <= j) || (j < i && (i < home || home <= j)) {
@@ -96,11 +109,11 @@ func (t *idTable) grow() {
 	t.slots = make([]idSlot, max(8, 2*len(old)))
 	mask := len(t.slots) - 1
 	for _, s := range old {
-		if s.rec == "" {
+		if s.n == 0 {
 			continue
 		}
 		i := int(s.hash) & mask
-		for t.slots[i].rec != "" {
+		for t.slots[i].n != 0 {
 			i = (i + 1) & mask
 		}
 		t.slots[i] = s
@@ -109,8 +122,8 @@ func (t *idTable) grow() {
 
 // all calls fn for every record until fn returns false.
 func (t *idTable) all(fn func(rec record) bool) {
-	for _, s := range t.slots {
-		if s.rec != "" && !fn(s.rec) {
+	for i := range t.slots {
+		if s := &t.slots[i]; s.n != 0 && !fn(s.rec()) {
 			return
 		}
 	}
