@@ -2,6 +2,7 @@ package lethe
 
 import (
 	"slices"
+	"unsafe"
 
 	"github.com/google/btree"
 )
@@ -156,9 +157,21 @@ func (x *expiryIndex) remove(rec record) {
 	x.items--
 	x.bytes -= int64(rec.jsonLen())
 	if t, e := x.treeFor(rec); t != nil {
-		t.t.Delete(e)
+		// The reaper removes the oldest entries, in order: the tree's
+		// first is found without comparing entries.
+		if first, ok := t.t.Min(); ok && sameRecord(first.rec, rec) {
+			t.t.DeleteMin()
+		} else {
+			t.t.Delete(e)
+		}
 		t.count(e, -1)
 	}
+}
+
+// sameRecord reports whether a and b are the same stored record (not
+// merely equal bytes).
+func sameRecord(a, b record) bool {
+	return len(a) == len(b) && unsafe.StringData(string(a)) == unsafe.StringData(string(b))
 }
 
 // count adds sign times e to the running count if e is at or before front.
@@ -274,8 +287,10 @@ func (x *expiryIndex) next(rule *expiryRule) int64 {
 
 // expiredEntry is an expired item and when it expired.
 type expiredEntry struct {
-	rec record
-	at  int64
+	rec   record
+	at    int64
+	h     uint32 // the item's hash bits in its shard's id table (set by reap)
+	shard uint8  // the item's shard (set by reap)
 }
 
 // oldestExpired returns up to limit expired items at now under rule,
@@ -292,7 +307,7 @@ func (x *expiryIndex) oldestExpired(rule *expiryRule, now int64, limit int, scra
 			if !own {
 				at = rule.expiredAt(TTLOff, e.at)
 			}
-			buf = append(buf, expiredEntry{e.rec, at})
+			buf = append(buf, expiredEntry{rec: e.rec, at: at})
 			return len(buf)-start < limit
 		})
 	}

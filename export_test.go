@@ -118,8 +118,10 @@ func OldestExpired(c *Container, now time.Time, limit int) []Candidate {
 // unless its item was rewritten since or is live at now; it reports whether
 // it purged.
 func PurgeCandidate(c *Container, e Candidate, now time.Time) bool {
-	ok, _ := c.purgeOne(e.rec, now.UnixNano(), false)
-	return ok
+	si, h := c.shardIndex(e.rec.pk(), e.rec.id())
+	e.shard, e.h = uint8(si), h
+	n, _ := c.purgeShard(&c.shards[si], []Candidate{e}, now.UnixNano(), false, nil)
+	return n == 1
 }
 
 // ClockWatchers returns how many stores' reapers watch c.

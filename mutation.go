@@ -220,13 +220,18 @@ func (c *Container) putItems(ms []mutation) {
 	}
 }
 
-// logItems appends item changes to the write-ahead log: one change, or a
-// batch's as one record.
-func (c *Container) logItems(w *wal, ms []mutation, batch bool, batchSeq uint64) (uint64, error) {
+// logItems appends item changes to the write-ahead log: a batch's as one
+// record, other changes (the reaper purges several at once) one by one.
+func (c *Container) logItems(w *wal, ms []mutation, batch bool, batchSeq uint64) (ticket uint64, err error) {
 	if batch {
 		return w.addBatch(c.id, batchSeq, ms, c.expiry.feed != nil)
 	}
-	return c.log(w, &ms[0])
+	for i := range ms {
+		if ticket, err = c.log(w, &ms[i]); err != nil {
+			return 0, err
+		}
+	}
+	return ticket, nil
 }
 
 // changeKind is the change feed's name for a change with this cause.

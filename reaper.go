@@ -3,6 +3,7 @@ package lethe
 import (
 	"context"
 	"runtime"
+	"slices"
 	"sync/atomic"
 	"time"
 )
@@ -35,7 +36,7 @@ func newReaper(s *Store) *reaper {
 		done:  make(chan struct{}),
 	}
 	r.sleepUntil.Store(never)
-	r.scratch = make([]expiredEntry, 0, 3*s.opts.Reaper.BatchSize)
+	r.scratch = make([]expiredEntry, 0, 4*s.opts.Reaper.BatchSize)
 	return r
 }
 
@@ -141,11 +142,17 @@ func (r *reaper) round(now int64, turn int) (wakeAt int64, stopped bool) {
 // first, and returns how many it purged and when the container next needs
 // the reaper (at or before now: more is waiting now). With spend, each purge
 // draws on the spare budget; without, the budget is not consulted. scratch
-// (may be nil) is working memory for the batch.
+// (may be nil) is working memory for the batch: give it a capacity of
+// 4*o.BatchSize.
 //
-// It yields the processor every few items, so that on a machine with few
-// cores the Go scheduler runs other work (the garbage collector's, say) on
-// the reaper's core rather than taking the core of a reader.
+// The batch is purged shard by shard: each shard's items under one hold of
+// its lock and of the expiry lock, so that the locks are taken once for
+// several items, and the id-table slots of a shard's items are looked up
+// together, their cache misses overlapping. Between shards it yields the
+// processor, so that on a machine with few cores the Go scheduler runs
+// other work (the garbage collector's, say) on the reaper's core rather
+// than taking the core of a reader, and it stops when the batch has held
+// the processor for MaxHold.
 func (c *Container) reap(now int64, o ReaperOptions, spend bool, scratch []expiredEntry) (purged int, next int64) {
 	if c.deleted.Load() {
 		return 0, never
@@ -154,20 +161,41 @@ func (c *Container) reap(now int64, o ReaperOptions, spend bool, scratch []expir
 	batch := c.expiry.oldestExpired(&c.rule, now, o.BatchSize, scratch)
 	c.expiry.mu.Unlock()
 
+	// Order the batch by shard, keeping expiry order within each shard.
+	var count [shardCount + 1]int32
+	for i := range batch {
+		e := &batch[i]
+		si, h := c.shardIndex(e.rec.pk(), e.rec.id())
+		e.shard, e.h = uint8(si), h
+		count[si+1]++
+	}
+	for i := 1; i <= shardCount; i++ {
+		count[i] += count[i-1]
+	}
+	ordered := slices.Grow(batch[len(batch):], len(batch))[:len(batch)]
+	pos := count
+	for _, e := range batch {
+		ordered[pos[e.shard]] = e
+		pos[e.shard]++
+	}
+
 	start := time.Now()
-	for i, e := range batch {
-		if i%16 == 15 {
+	ms := make([]mutation, 0, 16)
+	for si := range shardCount {
+		group := ordered[count[si]:count[si+1]]
+		if len(group) == 0 {
+			continue
+		}
+		if si > 0 {
 			if time.Since(start) > o.MaxHold {
 				return purged, now // out of time: the rest waits for the next turn
 			}
 			runtime.Gosched()
 		}
-		ok, short := c.purgeOne(e.rec, now, spend)
+		n, short := c.purgeShard(&c.shards[si], group, now, spend, ms[:0])
+		purged += n
 		if short {
-			return purged, now + int64(c.budget.spareWait(charge(opDelete, e.rec.chargeSize()), now))
-		}
-		if ok {
-			purged++
+			return purged, now + int64(c.budget.spareWait(charge(opDelete, group[n].rec.chargeSize()), now))
 		}
 	}
 	if len(batch) == o.BatchSize {
@@ -179,26 +207,36 @@ func (c *Container) reap(now int64, o ReaperOptions, spend bool, scratch []expir
 	return purged, next
 }
 
-// purgeOne deletes rec if it is still the item's current version and still
-// expired (a rewrite after expiry is a new life). short reports that the
-// spare budget could not pay for it.
-func (c *Container) purgeOne(rec record, now int64, spend bool) (ok, short bool) {
-	pk, id := rec.pk(), rec.id()
-	sh, h := c.shardFor(pk, id)
+// purgeShard deletes the items of group, all in shard sh, whose record is
+// still the item's current version and still expired (a rewrite after
+// expiry is a new life), and returns how many it deleted. short reports
+// that it stopped because the spare budget could not pay for the next
+// one, or that the log has failed. ms is working memory.
+func (c *Container) purgeShard(sh *shard, group []expiredEntry, now int64, spend bool, ms []mutation) (purged int, short bool) {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	if cur := sh.items.get(pk, id, h); cur == "" || cur.seq() != rec.seq() || c.rule.live(rec, now) {
-		return false, false
+	sh.items.touch(group)
+	var cost int64
+	for i := range group {
+		e := &group[i]
+		if cur := sh.items.get(e.rec.pk(), e.rec.id(), e.h); cur == "" || cur.seq() != e.rec.seq() || c.rule.live(e.rec, now) {
+			continue
+		}
+		cost = charge(opDelete, e.rec.chargeSize())
+		if spend && c.throughput.Load() != 0 && !c.budget.takeSpare(cost, now) {
+			short = true
+			break
+		}
+		c.reaperCharge.Add(cost)
+		ms = append(ms, mutation{cause: causePurge, now: now, sh: sh, h: e.h, old: e.rec})
 	}
-	cost := charge(opDelete, rec.chargeSize())
-	if spend && c.throughput.Load() != 0 && !c.budget.takeSpare(cost, now) {
-		return false, true
+	if len(ms) == 0 {
+		return 0, short
 	}
-	if _, err := c.apply(&mutation{cause: causePurge, now: now, sh: sh, h: h, old: rec}); err != nil {
-		return false, true // the log has failed: nothing more can be purged
+	if _, _, err := c.applyItems(ms, false, 0); err != nil {
+		return 0, true // the log has failed: nothing more can be purged
 	}
-	c.reaperCharge.Add(cost)
-	return true, false
+	return len(ms), short
 }
 
 // Purge deletes every item of the container that has expired, now, in
@@ -213,7 +251,7 @@ func (c *Container) Purge(ctx context.Context) (int, error) {
 	total := 0
 	o := c.store.opts.Reaper
 	o.MaxHold = time.Duration(1<<63 - 1)
-	scratch := make([]expiredEntry, 0, 3*o.BatchSize)
+	scratch := make([]expiredEntry, 0, 4*o.BatchSize)
 	for {
 		n, next := c.reap(now, o, false, scratch)
 		total += n
