@@ -153,19 +153,29 @@ func (x *expiryIndex) addAll(recs []record) (dup record) {
 	return ""
 }
 
-func (x *expiryIndex) remove(rec record) {
+// remove takes rec out of the index; oldest says that it is likely the
+// oldest entry of its tree, as the reaper's are.
+func (x *expiryIndex) remove(rec record, oldest bool) {
 	x.items--
 	x.bytes -= int64(rec.jsonLen())
 	if t, e := x.treeFor(rec); t != nil {
 		// The reaper removes the oldest entries, in order: the tree's
 		// first is found without comparing entries.
-		if first, ok := t.t.Min(); ok && sameRecord(first.rec, rec) {
+		if first, ok := t.min(oldest); ok && sameRecord(first.rec, rec) {
 			t.t.DeleteMin()
 		} else {
 			t.t.Delete(e)
 		}
 		t.count(e, -1)
 	}
+}
+
+// min returns the tree's first entry when look is set.
+func (t *expiryTree) min(look bool) (expiryEntry, bool) {
+	if !look {
+		return expiryEntry{}, false
+	}
+	return t.t.Min()
 }
 
 // sameRecord reports whether a and b are the same stored record (not

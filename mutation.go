@@ -149,9 +149,14 @@ func (c *Container) applyBatch(ms []mutation, seq uint64) (next int64, ticket ui
 func (c *Container) applyItems(ms []mutation, batch bool, batchSeq uint64) (next int64, ticket uint64, err error) {
 	w := c.store.wal
 	feed := c.expiry.feed // set only under every shard lock: the caller holds one
-	if w != nil && feed == nil {
-		if ticket, err = c.logItems(w, ms, batch, batchSeq); err != nil {
-			return never, 0, err
+	if feed == nil {
+		// Without a feed, the id tables change before the expiry lock is
+		// taken: the shard locks the caller holds guard them, and the
+		// container-wide lock is held for the index alone.
+		if w != nil {
+			if ticket, err = c.logItems(w, ms, batch, batchSeq); err != nil {
+				return never, 0, err
+			}
 		}
 		c.putItems(ms)
 	}
@@ -165,7 +170,7 @@ func (c *Container) applyItems(ms []mutation, batch bool, batchSeq uint64) (next
 			}
 		}
 	}
-	if w == nil || feed != nil {
+	if feed != nil {
 		if w != nil {
 			if ticket, err = c.logItems(w, ms, batch, batchSeq); err != nil {
 				c.publishDueLocked()
@@ -182,7 +187,7 @@ func (c *Container) applyItems(ms []mutation, batch bool, batchSeq uint64) (next
 	for i := range ms {
 		m := &ms[i]
 		if m.old != "" {
-			c.expiry.remove(m.old)
+			c.expiry.remove(m.old, m.cause == causePurge)
 		}
 		if m.rec != "" {
 			c.expiry.add(m.rec)
