@@ -22,7 +22,7 @@ type idTable struct {
 }
 
 type idSlot struct {
-	hash uint32 // bits of the id's hash; the slot's home is hash & mask
+	hash uint32 // bits of the id's hash, which pick the slot's home (idTable.home)
 	n    uint32 // the record's length; 0 when the slot is empty
 	p    *byte  // the record's bytes
 }
@@ -38,11 +38,30 @@ func (s *idSlot) rec() record { return record(unsafe.String(s.p, s.n)) }
 // the hash pick the shard, so the table uses higher ones.
 func slotHash(h uint64) uint32 { return uint32(h >> 8) }
 
+// The table grows by half when it would be more than maxLoad full: its
+// size need not be a power of two (a hash picks its home slot by
+// multiplication, not masking), so that a million items do not find
+// themselves in a table just doubled, less than half full.
+const (
+	maxLoadNum, maxLoadDen = 4, 5 // 0.8
+	minTableSize           = 8
+)
+
+// home returns the slot where a probe for the hash bits h starts.
+func (t *idTable) home(h uint32) int { return int(uint64(h) * uint64(len(t.slots)) >> 32) }
+
+// next returns the slot after i, wrapping around.
+func (t *idTable) next(i int) int {
+	if i++; i == len(t.slots) {
+		return 0
+	}
+	return i
+}
+
 // find returns the index of the slot of the item (pk, id), or of the empty
 // slot where it would go, and whether it is there.
 func (t *idTable) find(pk, id string, h uint32) (int, bool) {
-	mask := len(t.slots) - 1
-	for i := int(h) & mask; ; i = (i + 1) & mask {
+	for i := t.home(h); ; i = t.next(i) {
 		s := &t.slots[i]
 		if s.n == 0 {
 			return i, false
@@ -70,7 +89,7 @@ func (t *idTable) get(pk, id string, h uint32) record {
 // put stores rec, whose identity hashes to h, replacing any record of the
 // same item.
 func (t *idTable) put(h uint32, rec record) {
-	if (t.n+1)*4 > len(t.slots)*3 {
+	if (t.n+1)*maxLoadDen > len(t.slots)*maxLoadNum {
 		t.grow()
 	}
 	i, ok := t.find(rec.pk(), rec.id(), h)
@@ -91,9 +110,8 @@ func (t *idTable) remove(pk, id string, h uint32) {
 		return
 	}
 	t.n--
-	mask := len(t.slots) - 1
-	for j := (i + 1) & mask; t.slots[j].n != 0; j = (j + 1) & mask {
-		home := int(t.slots[j].hash) & mask
+	for j := t.next(i); t.slots[j].n != 0; j = t.next(j) {
+		home := t.home(t.slots[j].hash)
 		// The record at j stays if its home lies cyclically in (i, j].
 		if (i < j && i < home && home <= j) || (j < i && (i < home || home <= j)) {
 			continue
@@ -104,19 +122,18 @@ func (t *idTable) remove(pk, id string, h uint32) {
 	t.slots[i] = idSlot{}
 }
 
-// grow doubles the table (at least 8 slots), rehoming every record by its
-// kept hash bits.
+// grow makes the table half as large again (at least minTableSize slots),
+// rehoming every record by its kept hash bits.
 func (t *idTable) grow() {
 	old := t.slots
-	t.slots = make([]idSlot, max(8, 2*len(old)))
-	mask := len(t.slots) - 1
+	t.slots = make([]idSlot, max(minTableSize, len(old)+len(old)/2))
 	for _, s := range old {
 		if s.n == 0 {
 			continue
 		}
-		i := int(s.hash) & mask
+		i := t.home(s.hash)
 		for t.slots[i].n != 0 {
-			i = (i + 1) & mask
+			i = t.next(i)
 		}
 		t.slots[i] = s
 	}
@@ -137,10 +154,9 @@ func (t *idTable) touch(es []expiredEntry) {
 	if len(t.slots) == 0 {
 		return
 	}
-	mask := len(t.slots) - 1
 	var sum uint32
 	for i := range es {
-		sum += t.slots[int(es[i].h)&mask].hash
+		sum += t.slots[t.home(es[i].h)].hash
 	}
 	t.touched = sum
 }
