@@ -516,7 +516,7 @@ func (c *Container) commitBatch(ctx context.Context, b TransactionalBatch, sc *b
 	withBody := o != nil && o.EnableContentResponseOnWrite
 	for i := range results {
 		if rec := recs[i]; rec != "" && (withBody || b.ops[i].kind == batchRead) {
-			results[i].ResourceBody = []byte(rec.json())
+			results[i].ResourceBody = rec.jsonBytes()
 		}
 	}
 	return TransactionalBatchResponse{OperationResults: results, Success: true, RequestCharge: ru(total)}, ticket, nil

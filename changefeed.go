@@ -332,20 +332,20 @@ func (p *ChangeFeedPager) NextPage(ctx context.Context) (ChangeFeedResponse, err
 
 // renderChange writes a change as its mode shows it.
 func (c *Container) renderChange(e *feedEntry, latest bool) []byte {
-	doc := e.rec.json()
+	n := e.rec.jsonLen()
 	withLSN := func(b []byte) []byte {
-		b = append(b, doc[:len(doc)-1]...)
-		b = append(b, `,"_lsn":`...)
+		b = e.rec.appendJSON(b)
+		b = append(b[:len(b)-1], `,"_lsn":`...)
 		b = strconv.AppendUint(b, e.lsn, 10)
 		return append(b, '}')
 	}
 	if latest {
-		return withLSN(make([]byte, 0, len(doc)+32))
+		return withLSN(make([]byte, 0, n+32))
 	}
-	b := make([]byte, 0, len(doc)+160)
+	b := make([]byte, 0, n+160)
 	if e.kind == changeDelete || e.kind == changeExpire {
 		b = append(b, `{"current":{},"previous":`...)
-		b = append(b, doc...)
+		b = e.rec.appendJSON(b)
 	} else {
 		b = append(b, `{"current":`...)
 		b = withLSN(b)

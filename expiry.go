@@ -57,15 +57,17 @@ const btreeDegree = 32
 // firstRecord and lastRecord sort before and after every record of the
 // same instant: pivots for range scans.
 var (
-	firstRecord = record(make([]byte, recordHeader))
-	lastRecord  = func() record {
-		b := make([]byte, recordHeader)
-		for i := 8; i < 16; i++ {
-			b[i] = 0xff // seq
-		}
-		return record(b)
-	}()
+	firstRecord = sentinelRecord(0)
+	lastRecord  = sentinelRecord(1<<64 - 1)
 )
+
+// sentinelRecord returns a record with the write sequence number seq and
+// nothing else.
+func sentinelRecord(seq uint64) record {
+	var rb recordBuilder
+	rb.begin("", "", 0, 0, 0, 0, seq)
+	return rb.end()
+}
 
 // upTo returns the pivot after every entry at or before the instant at.
 func upTo(at int64) expiryEntry { return expiryEntry{at: at, rec: lastRecord} }

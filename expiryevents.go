@@ -28,7 +28,7 @@ func (e ExpiryEvent) Item() []byte {
 	if e.rec == "" {
 		return nil
 	}
-	return []byte(e.rec.json())
+	return e.rec.jsonBytes()
 }
 
 // ExpirySubscriptionOptions are the options of SubscribeExpiries. A nil

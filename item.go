@@ -2,6 +2,7 @@ package lethe
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -70,7 +71,7 @@ type ItemOptions struct {
 // ItemResponse is the result of an item operation. On failure the request
 // charge and status code are set as well.
 type ItemResponse struct {
-	Value         []byte  // the item as stored, with _ts and _etag (nil for a delete); the caller's own copy
+	Value         []byte  // the item, with _ts and _etag as its last members (nil for a delete); the caller's own copy
 	ETag          string  // the item's _etag
 	RequestCharge float64 // request units this operation cost
 	StatusCode    int     // 200 read/replace/upsert-replaced, 201 create/upsert-created, 204 delete
@@ -166,7 +167,7 @@ func (c *Container) read(ctx context.Context, op string, dst []byte, pk Partitio
 		return ItemResponse{StatusCode: statusTooManyRequests}, err
 	}
 	return ItemResponse{
-		Value:         append(dst, rec.json()...),
+		Value:         rec.appendJSON(slices.Grow(dst, rec.jsonLen())),
 		ETag:          rec.etag(),
 		RequestCharge: ru(cost),
 		StatusCode:    statusOK,
@@ -288,7 +289,7 @@ func (c *Container) commit(op string, kind writeKind, pk PartitionKey, id string
 	if rec != "" {
 		resp.ETag = rec.etag()
 		if o == nil || !o.NoContentResponseOnWrite {
-			resp.Value = []byte(rec.json())
+			resp.Value = rec.jsonBytes()
 		}
 	}
 	return resp, m.ticket, nil

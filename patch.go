@@ -305,16 +305,16 @@ func parseCondition(cond string) (*query.Query, *Error) {
 func isSpaceByte(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
 
 // conditionHolds reports whether a patch's condition (nil: none) holds
-// for the document doc at now. A condition that fails to evaluate is a
-// 400.
-func conditionHolds(ctx context.Context, cond *query.Query, doc string, now int64) (bool, error) {
+// for the item's version rec at now. A condition that fails to evaluate is
+// a 400.
+func conditionHolds(ctx context.Context, cond *query.Query, rec record, now int64) (bool, error) {
 	if cond == nil {
 		return true, nil
 	}
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	docs := [1]query.Doc{{JSON: unsafe.Slice(unsafe.StringData(doc), len(doc))}}
+	docs := [1]query.Doc{rec.queryDoc()}
 	res, err := query.Exec(ctx, cond, nil, docs[:], time.Unix(0, now).UTC())
 	if err != nil {
 		if qe, ok := err.(*query.Error); ok {
@@ -366,29 +366,24 @@ func (r *patched) record(pk string, written int64, seq uint64) record {
 // operations and the condition come apart so that the condition, which
 // the query engine keeps, never makes the operations escape to the heap.)
 //
-// The operations edit the document without _ts and _etag, which end every
-// stored one. When no operation moves a value or touches the top-level
-// ttl, the result is not parsed again: the stored document was valid,
+// The operations edit the stored document, which has no _ts and _etag.
+// When no operation moves a value or touches the top-level ttl, the result
+// is not parsed again: the stored document was valid,
 // every value spliced in was validated when appended (and its nesting is
 // checked at its place here), names are added only where absent, and the
 // id, ttl and partition key cannot have changed, so only the size is left
 // to check. Tests check every such result against parseItem
 // (patchCrossCheck).
 func (c *Container) patchDoc(ctx context.Context, ops []patchOp, cond *query.Query, old record, pk string, now int64, pb *patchBuf) (patched, error) {
-	doc := old.json()
-	ok, err := conditionHolds(ctx, cond, doc, now)
+	ok, err := conditionHolds(ctx, cond, old, now)
 	if err != nil {
 		return patched{}, err
 	}
 	if !ok {
 		return patched{}, &Error{StatusCode: statusPreconditionFailed, Message: "the patch condition does not hold: " + msgPrecondition}
 	}
-	cut := strings.LastIndex(doc, `,"_ts":`)
 	parse := false
-	if cut < 0 { // never so (buildRecord writes it); parse rather than guess
-		cut, parse = len(doc)-1, true
-	}
-	cur := append(append(pb.b[:0], doc[:cut]...), '}')
+	cur := append(pb.b[:0], old.body()...)
 	pb.b = cur
 	for k := range ops {
 		op := &ops[k]
@@ -426,7 +421,7 @@ func (c *Container) patchDoc(ctx context.Context, ops []patchOp, cond *query.Que
 			Message: fmt.Sprintf("the patched item is invalid: the item is %d bytes, over the limit of %d", len(cur), MaxItemSize)}
 	}
 	// The members' size, less the unchanged ttl member's share of the old one.
-	ttlSize := cut - old.chargeSize()
+	ttlSize := old.bodyLen() - 1 - old.chargeSize()
 	r := patched{doc: cur, id: old.id(), ttl: old.ttl(), chargeSize: len(cur) - 1 - ttlSize}
 	if patchCrossCheck {
 		crossCheckPatch(&r)
@@ -876,7 +871,7 @@ func (c *Container) commitPatch(ctx context.Context, op string, pk PartitionKey,
 	c.store.reaper.notify(next)
 	resp := ItemResponse{ETag: m.rec.etag(), RequestCharge: ru(cost), StatusCode: statusOK}
 	if o == nil || !o.NoContentResponseOnWrite {
-		resp.Value = []byte(m.rec.json())
+		resp.Value = m.rec.jsonBytes()
 	}
 	return resp, m.ticket, nil
 }

@@ -236,6 +236,13 @@ func (p *QueryItemsPager) keepLive(page [][]byte, srcs []record) [][]byte {
 // same key, and different items different keys.
 func itemKey(rec record) string { return rec.key() }
 
+// queryDoc presents a record to the query engine: its stored body, a view
+// of the immutable record, and its "_ts" and "_etag" apart.
+func (rec record) queryDoc() query.Doc {
+	body := rec.body()
+	return query.Doc{ID: itemKey(rec), JSON: unsafe.Slice(unsafe.StringData(body), len(body)), Sys: true, TS: rec.ts(), ETag: rec.etag()}
+}
+
 // itemLive reports whether the item rec is a version of (any version) is
 // live at now.
 func (c *Container) itemLive(rec record, now int64) bool {
@@ -331,8 +338,7 @@ func (c *Container) liveDocs(ctx context.Context, pk PartitionKey, now int64) ([
 		rule := c.rule
 		sh.items.all(func(rec record) bool {
 			if rule.live(rec, now) && strings.HasPrefix(rec.pk(), pk.enc) {
-				js := rec.json()
-				docs = append(docs, query.Doc{ID: itemKey(rec), JSON: unsafe.Slice(unsafe.StringData(js), len(js))})
+				docs = append(docs, rec.queryDoc())
 				recs = append(recs, rec)
 			}
 			return true

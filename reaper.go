@@ -149,10 +149,10 @@ func (r *reaper) round(now int64, turn int) (wakeAt int64, stopped bool) {
 // its lock and of the expiry lock, so that the locks are taken once for
 // several items, and the id-table slots of a shard's items are looked up
 // together, their cache misses overlapping. Between shards it yields the
-// processor, so that on a machine with few cores the Go scheduler runs
-// other work (the garbage collector's, say) on the reaper's core rather
-// than taking the core of a reader, and it stops when the batch has held
-// the processor for MaxHold.
+// processor every reapCheckEvery items or so, so that on a machine with few
+// cores the Go scheduler runs other work (the garbage collector's, say) on
+// the reaper's core rather than taking the core of a reader, and it stops
+// when the batch has held the processor for MaxHold.
 func (c *Container) reap(now int64, o ReaperOptions, spend bool, scratch []expiredEntry) (purged int, next int64) {
 	if c.deleted.Load() {
 		return 0, never
@@ -181,17 +181,20 @@ func (c *Container) reap(now int64, o ReaperOptions, spend bool, scratch []expir
 
 	start := time.Now()
 	ms := make([]mutation, 0, 16)
+	sinceCheck := 0 // items looked at since the clock was last
 	for si := range shardCount {
 		group := ordered[count[si]:count[si+1]]
 		if len(group) == 0 {
 			continue
 		}
-		if si > 0 {
+		if sinceCheck >= reapCheckEvery {
 			if time.Since(start) > o.MaxHold {
 				return purged, now // out of time: the rest waits for the next turn
 			}
 			runtime.Gosched()
+			sinceCheck = 0
 		}
+		sinceCheck += len(group)
 		n, short := c.purgeShard(&c.shards[si], group, now, spend, ms[:0])
 		purged += n
 		if short {
@@ -206,6 +209,10 @@ func (c *Container) reap(now int64, o ReaperOptions, spend bool, scratch []expir
 	c.expiry.mu.Unlock()
 	return purged, next
 }
+
+// reapCheckEvery is how many items the reaper looks at between looks at
+// the clock (and yields).
+const reapCheckEvery = 16
 
 // purgeShard deletes the items of group, all in shard sh, whose record is
 // still the item's current version and still expired (a rewrite after

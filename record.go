@@ -8,40 +8,112 @@ import (
 
 // record is one stored version of an item, packed into a single immutable
 // string so that a read touches one allocation: the item's identity (its
-// partition key value, encoded as PartitionKey does, and its id) and the
-// document sit side by side, after a fixed header.
+// partition key value, encoded as PartitionKey does, and its id), its ETag
+// and the document sit side by side, after a fixed header.
 //
 //	offset  size  field
 //	0       8     written: the last write, Unix ns at full clock precision
-//	8       8     seq: the store-wide write sequence (unique; the ETag is its hex)
-//	16      4     ttl: the item's own ttl; TTLOff when absent or null (inherit)
-//	20      4     chargeSize: the size request charges use (the client's members without the ttl)
-//	24      2     pkLen: the length of the encoded partition key value (0: not partitioned)
-//	26      2     idLen: the length of the id
-//	28            the partition key value, the id, then the document, which
-//	              ends with "_ts":…,"_etag":"<ETag>"}
+//	8       4     ttl: the item's own ttl; TTLOff when absent or null (inherit)
+//	12      4     chargeSize: the size request charges use (the client's members without the ttl)
+//	16      2     pkLen: the length of the encoded partition key value (0: not partitioned)
+//	18      2     idLen: the length of the id
+//	20            the partition key value, the id, the ETag (16 hex digits of
+//	              the store-wide write sequence number, which is unique), then
+//	              the document without its system properties: a JSON object
+//
+// "_ts" and "_etag" are not stored in the document: they follow from the
+// header and the ETag, and are written out (as its last members) whenever
+// the document is (appendJSON), which saves some 40 bytes an item.
 //
 // The empty record means "no item". A write replaces the record; nothing
 // ever changes one, so readers may use a record after letting go of locks.
 type record string
 
 const (
-	recordHeader = 28
+	recordHeader = 20
 	etagLen      = 16
 )
 
 func (r record) written() int64  { return int64(le64(string(r), 0)) }
-func (r record) seq() uint64     { return le64(string(r), 8) }
-func (r record) ttl() TTL        { return TTL(int32(le32(string(r), 16))) }
-func (r record) chargeSize() int { return int(le32(string(r), 20)) }
-func (r record) pkLen() int      { return int(r[24]) | int(r[25])<<8 }
-func (r record) idLen() int      { return int(r[26]) | int(r[27])<<8 }
+func (r record) ttl() TTL        { return TTL(int32(le32(string(r), 8))) }
+func (r record) chargeSize() int { return int(le32(string(r), 12)) }
+func (r record) pkLen() int      { return int(r[16]) | int(r[17])<<8 }
+func (r record) idLen() int      { return int(r[18]) | int(r[19])<<8 }
 func (r record) pk() string      { return string(r[recordHeader : recordHeader+r.pkLen()]) }
 func (r record) id() string {
 	return string(r[recordHeader+r.pkLen() : recordHeader+r.pkLen()+r.idLen()])
 }
-func (r record) json() string { return string(r[recordHeader+r.pkLen()+r.idLen():]) }
-func (r record) jsonLen() int { return len(r) - recordHeader - r.pkLen() - r.idLen() }
+
+// etag returns the item's ETag, the value of its "_etag".
+func (r record) etag() string {
+	at := recordHeader + r.pkLen() + r.idLen()
+	return string(r[at : at+etagLen])
+}
+
+// seq returns the store-wide write sequence number of the version: its
+// ETag, read as hexadecimal.
+func (r record) seq() uint64 {
+	at := recordHeader + r.pkLen() + r.idLen()
+	var n uint64
+	for i := at; i < at+etagLen; i++ {
+		c := r[i]
+		if c >= 'a' {
+			c -= 'a' - 10
+		} else {
+			c -= '0'
+		}
+		n = n<<4 | uint64(c)
+	}
+	return n
+}
+
+// body returns the stored document: a JSON object without "_ts" and
+// "_etag".
+func (r record) body() string { return string(r[recordHeader+r.pkLen()+r.idLen()+etagLen:]) }
+
+// ts returns the item's "_ts": its last write in Unix seconds.
+func (r record) ts() int64 { return floorSeconds(r.written()) }
+
+// appendJSON appends the document as reads return it: the stored body with
+// "_ts" and "_etag" as its last members.
+func (r record) appendJSON(dst []byte) []byte {
+	body := r.body()
+	dst = append(dst, body[:len(body)-1]...)
+	if len(body) > 2 {
+		dst = append(dst, ',')
+	}
+	dst = append(dst, `"_ts":`...)
+	dst = strconv.AppendInt(dst, r.ts(), 10)
+	dst = append(dst, `,"_etag":"`...)
+	dst = append(dst, r.etag()...)
+	return append(dst, `"}`...)
+}
+
+// jsonLen returns the length of the document appendJSON writes.
+func (r record) jsonLen() int {
+	n := r.bodyLen() + len(`"_ts":,"_etag":""`) + etagLen + decimalLen(r.ts())
+	if r.bodyLen() > 2 {
+		n++ // the comma before "_ts"
+	}
+	return n
+}
+
+// jsonBytes returns the document as reads return it, in a new slice.
+func (r record) jsonBytes() []byte { return r.appendJSON(make([]byte, 0, r.jsonLen())) }
+
+func (r record) bodyLen() int { return len(r) - recordHeader - r.pkLen() - r.idLen() - etagLen }
+
+// decimalLen returns the length of n in decimal.
+func decimalLen(n int64) int {
+	l := 1
+	if n < 0 {
+		l, n = 2, -n
+	}
+	for ; n >= 10; n /= 10 {
+		l++
+	}
+	return l
+}
 
 // key returns the item's identity, its partition key value and id, as one
 // string: unique in its container, since the value's encoding delimits
@@ -57,9 +129,6 @@ func etagMatches(ifMatch, etag string) bool {
 	return ifMatch == etag
 }
 
-// etag returns the item's ETag: the value of "_etag", inside the document.
-func (r record) etag() string { return string(r[len(r)-etagLen-2 : len(r)-2]) }
-
 func le64(s string, i int) uint64 {
 	_ = s[i+7]
 	return uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
@@ -72,79 +141,70 @@ func le32(s string, i int) uint32 {
 }
 
 // buildRecord assembles the stored form of a parsed document: the header,
-// the partition key value pk (encoded), the id, then the document's kept
-// members followed by "_ts" and "_etag", in one allocation.
+// the partition key value pk (encoded), the id, the ETag, then the
+// document's kept members, in one allocation.
 func buildRecord(doc []byte, p *parsedItem, pk string, written int64, seq uint64) record {
 	var rb recordBuilder
 	rb.begin(pk, p.id, p.ttl, p.size-p.ttlSize, p.size, written, seq)
 	for _, m := range p.first[:p.nFirst] {
-		rb.b.Write(doc[m.start:m.end])
-		rb.b.WriteByte(',')
+		rb.member(doc[m.start:m.end])
 	}
 	for _, m := range p.more {
-		rb.b.Write(doc[m.start:m.end])
-		rb.b.WriteByte(',')
+		rb.member(doc[m.start:m.end])
 	}
 	return rb.end()
 }
 
-// buildRecordFrom is buildRecord for a document already in stored form
-// without _ts and _etag ('{', its members separated by ',', '}'), as a
-// patch leaves it; id, ttl and chargeSize are what parseItem would find.
+// buildRecordFrom is buildRecord for a document already in stored form (a
+// JSON object without _ts and _etag), as a patch leaves it; id, ttl and
+// chargeSize are what parseItem would find.
 func buildRecordFrom(doc []byte, id string, ttl TTL, chargeSize int, pk string, written int64, seq uint64) record {
 	var rb recordBuilder
-	members := doc[1 : len(doc)-1]
-	rb.begin(pk, id, ttl, chargeSize, len(members)+1, written, seq)
-	rb.b.Write(members)
-	rb.b.WriteByte(',')
+	rb.begin(pk, id, ttl, chargeSize, len(doc), written, seq)
+	rb.b.Write(doc[1 : len(doc)-1])
 	return rb.end()
 }
 
 // recordBuilder writes a record in one allocation: begin writes the header,
-// the partition key value and the id and opens the document; the caller
-// writes the document's members, each followed by ','; end appends "_ts"
-// and "_etag" and closes the document.
+// the partition key value, the id and the ETag and opens the document; the
+// caller writes the document's members; end closes it.
 type recordBuilder struct {
-	b     strings.Builder
-	tsLen int // of the text of _ts in tsBuf (a slice of it would make the builder escape)
-	tsBuf [20]byte
-	etag  [etagLen]byte
+	b       strings.Builder
+	members int
 }
 
 // begin starts a record of an item written at written with the sequence
-// number seq, whose members take size bytes with their separators.
+// number seq, whose members take about size bytes with their separators.
 func (rb *recordBuilder) begin(pk, id string, ttl TTL, chargeSize, size int, written int64, seq uint64) {
-	const digits = "0123456789abcdef"
-	for i := range rb.etag {
-		rb.etag[len(rb.etag)-1-i] = digits[(seq>>(4*i))&0xf]
-	}
-	ts := written / 1e9
-	if written < 0 && written%1e9 != 0 {
-		ts-- // floor, for clocks before 1970
-	}
-	rb.tsLen = len(strconv.AppendInt(rb.tsBuf[:0], ts, 10))
-
-	var h [recordHeader]byte
+	var h [recordHeader + etagLen]byte
 	binary.LittleEndian.PutUint64(h[0:], uint64(written))
-	binary.LittleEndian.PutUint64(h[8:], seq)
-	binary.LittleEndian.PutUint32(h[16:], uint32(ttl))
-	binary.LittleEndian.PutUint32(h[20:], uint32(chargeSize))
-	binary.LittleEndian.PutUint16(h[24:], uint16(len(pk)))
-	binary.LittleEndian.PutUint16(h[26:], uint16(len(id)))
-
-	rb.b.Grow(recordHeader + len(pk) + len(id) + 1 + size + len(`"_ts":,"_etag":""}`) + rb.tsLen + etagLen)
-	rb.b.Write(h[:])
+	binary.LittleEndian.PutUint32(h[8:], uint32(ttl))
+	binary.LittleEndian.PutUint32(h[12:], uint32(chargeSize))
+	binary.LittleEndian.PutUint16(h[16:], uint16(len(pk)))
+	binary.LittleEndian.PutUint16(h[18:], uint16(len(id)))
+	const digits = "0123456789abcdef"
+	for i := range etagLen {
+		h[recordHeader+etagLen-1-i] = digits[(seq>>(4*i))&0xf]
+	}
+	rb.b.Grow(recordHeader + len(pk) + len(id) + etagLen + size + 2)
+	rb.b.Write(h[:recordHeader])
 	rb.b.WriteString(pk)
 	rb.b.WriteString(id)
+	rb.b.Write(h[recordHeader:])
 	rb.b.WriteByte('{')
+}
+
+// member appends one member of the document ("name":value).
+func (rb *recordBuilder) member(m []byte) {
+	if rb.members > 0 {
+		rb.b.WriteByte(',')
+	}
+	rb.members++
+	rb.b.Write(m)
 }
 
 // end finishes the record.
 func (rb *recordBuilder) end() record {
-	rb.b.WriteString(`"_ts":`)
-	rb.b.Write(rb.tsBuf[:rb.tsLen])
-	rb.b.WriteString(`,"_etag":"`)
-	rb.b.Write(rb.etag[:])
-	rb.b.WriteString(`"}`)
+	rb.b.WriteByte('}')
 	return record(rb.b.String())
 }

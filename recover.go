@@ -224,6 +224,7 @@ type replayer struct {
 	now     int64  // the store's clock when recovery began
 	maxSeq  uint64 // the highest write sequence number seen
 	file    string // the file being read, for errors
+	version byte   // its format version
 	removed []record
 	repair  func() error // repairs the end of the log, once all is read
 
@@ -322,10 +323,11 @@ func (r *replayer) readFile(path, magic string, tornOK bool) (data []byte, relea
 		release()
 		return nil, nil, &CorruptionError{File: path, Reason: fmt.Sprintf("the file does not start with %q", magic)}
 	}
-	if v := data[len(magic)]; v != walVersion {
+	if v := data[len(magic)]; v < 1 || v > walVersion {
 		release()
-		return nil, nil, &CorruptionError{File: path, Offset: int64(len(magic)), Reason: fmt.Sprintf("unknown format version %d (this lethe reads %d)", v, walVersion)}
+		return nil, nil, &CorruptionError{File: path, Offset: int64(len(magic)), Reason: fmt.Sprintf("unknown format version %d (this lethe reads 1 to %d)", v, walVersion)}
 	}
+	r.version = data[len(magic)]
 	return data, release, nil
 }
 
@@ -460,10 +462,11 @@ func (r *replayer) loadFeed(p []byte) error {
 	entries := make([]feedEntry, 0, n)
 	for lsn := first; lsn < next; lsn++ {
 		prev, at, kind, b := d.uvarint(), d.varint(), changeKind(d.byte()), d.str()
-		if d.bad || kind < changeCreate || kind > changeExpire || !validRecord(b) || prev >= lsn {
+		rec, ok := r.record(b)
+		if d.bad || kind < changeCreate || kind > changeExpire || !ok || prev >= lsn {
 			return errors.New("a change of the change feed state is malformed")
 		}
-		entries = append(entries, feedEntry{lsn: lsn, prev: prev, at: at, kind: kind, rec: record(b)})
+		entries = append(entries, feedEntry{lsn: lsn, prev: prev, at: at, kind: kind, rec: rec})
 	}
 	if len(d.b) != 0 {
 		return errors.New("the change feed state is malformed")
@@ -555,14 +558,14 @@ func (r *replayer) apply(p []byte) error {
 		return nil
 	case framePut:
 		cid := d.str()
-		if d.bad || !validRecord(d.b) {
+		rec, ok := r.record(d.b)
+		if d.bad || !ok {
 			return errors.New("the item write is malformed")
 		}
 		c := s.containers[string(cid)]
 		if c == nil {
 			return nil
 		}
-		rec := record(d.b)
 		r.maxSeq = max(r.maxSeq, rec.seq())
 		sh, h := c.shardFor(rec.pk(), rec.id())
 		sh.items.put(h, rec)
@@ -609,14 +612,14 @@ func (r *replayer) applyFeed(kind byte, d *decoder) error {
 		now, at = d.varint(), d.varint()
 		what = changeExpire
 	}
-	if d.bad || !validRecord(d.b) || (kind == framePutFeed && what != changeCreate && what != changeReplace) {
+	rec, ok := r.record(d.b)
+	if d.bad || !ok || (kind == framePutFeed && what != changeCreate && what != changeReplace) {
 		return errors.New("the change of a container with a change feed is malformed")
 	}
 	c := r.s.containers[string(cid)]
 	if c == nil {
 		return nil
 	}
-	rec := record(d.b)
 	sh, h := c.shardFor(rec.pk(), rec.id())
 	switch kind {
 	case framePutFeed:
@@ -668,11 +671,10 @@ func (r *replayer) applyBatch(d *decoder) error {
 	for range n {
 		switch d.byte() {
 		case framePut:
-			b := d.str()
-			if d.bad || !validRecord(b) {
+			rec, ok := r.record(d.str())
+			if d.bad || !ok {
 				return errors.New("an item write in the transactional batch is malformed")
 			}
-			rec := record(b)
 			r.maxSeq = max(r.maxSeq, rec.seq())
 			changes = append(changes, change{rec: rec})
 		case frameRemove:
@@ -684,20 +686,18 @@ func (r *replayer) applyBatch(d *decoder) error {
 			changes = append(changes, change{pk: string(pk), id: string(id), removed: true})
 		case framePutFeed:
 			kind := changeKind(d.byte())
-			b := d.str()
-			if d.bad || !validRecord(b) || (kind != changeCreate && kind != changeReplace) {
+			rec, ok := r.record(d.str())
+			if d.bad || !ok || (kind != changeCreate && kind != changeReplace) {
 				return errors.New("an item write in the transactional batch is malformed")
 			}
-			rec := record(b)
 			r.maxSeq = max(r.maxSeq, rec.seq())
 			changes = append(changes, change{rec: rec, kind: kind, at: rec.written()})
 		case frameRemoveFeed:
 			why, now := cause(d.byte()), d.varint()
-			b := d.str()
-			if d.bad || !validRecord(b) {
+			old, ok := r.record(d.str())
+			if d.bad || !ok {
 				return errors.New("an item removal in the transactional batch is malformed")
 			}
-			old := record(b)
 			ch := change{rec: old, pk: old.pk(), id: old.id(), removed: true, at: now}
 			if why != causePurge {
 				ch.kind = changeDelete
@@ -730,17 +730,67 @@ func (r *replayer) applyBatch(d *decoder) error {
 	return nil
 }
 
-// validRecord reports whether b can be read as a record (record.go): its
-// lengths fit, and its document ends with "_ts" and "_etag".
-func validRecord(b []byte) bool {
-	const minDoc = len(`{"_ts":0,"_etag":"0123456789abcdef"}`)
+// record reads a record (record.go) written in the current file's format,
+// copying it onto the heap, and reports whether it could: its lengths fit,
+// its ETag is 16 lowercase hex digits and its document is an object.
+// Format 1 stored the write sequence number in the header and "_ts" and
+// "_etag" at the end of the document: such a record is converted.
+func (r *replayer) record(b []byte) (record, bool) {
+	if r.version == 1 {
+		return recordV1(b)
+	}
 	if len(b) < recordHeader {
-		return false
+		return "", false
+	}
+	keyLen := int(binary.LittleEndian.Uint16(b[16:])) + int(binary.LittleEndian.Uint16(b[18:]))
+	if recordHeader+keyLen+etagLen+2 > len(b) {
+		return "", false
+	}
+	etag := b[recordHeader+keyLen : recordHeader+keyLen+etagLen]
+	body := b[recordHeader+keyLen+etagLen:]
+	if !isLowerHex(etag) || body[0] != '{' || body[len(body)-1] != '}' {
+		return "", false
+	}
+	return record(b), true
+}
+
+// recordV1 converts a record of format 1: a 28-byte header (last write,
+// sequence number, ttl, charge size, key lengths), the key, and the
+// document ending with "_ts":…,"_etag":"<16 hex digits>"}.
+func recordV1(b []byte) (record, bool) {
+	const header = 28
+	const minDoc = len(`{"_ts":0,"_etag":"0123456789abcdef"}`)
+	if len(b) < header {
+		return "", false
 	}
 	keyLen := int(binary.LittleEndian.Uint16(b[24:])) + int(binary.LittleEndian.Uint16(b[26:]))
-	doc := b[min(len(b), recordHeader+keyLen):]
-	return recordHeader+keyLen <= len(b) && len(doc) >= minDoc && doc[0] == '{' &&
-		bytes.HasSuffix(doc, []byte(`"}`)) && doc[len(doc)-etagLen-3] == '"'
+	if header+keyLen+minDoc > len(b) {
+		return "", false
+	}
+	doc := b[header+keyLen:]
+	cut := bytes.LastIndex(doc, []byte(`"_ts":`))
+	if doc[0] != '{' || !bytes.HasSuffix(doc, []byte(`"}`)) || doc[len(doc)-etagLen-3] != '"' || cut < 1 {
+		return "", false
+	}
+	members := doc[1:cut]
+	if len(members) > 0 {
+		members = members[:len(members)-1] // the comma before "_ts"
+	}
+	var rb recordBuilder
+	rb.begin(string(b[header:header+int(binary.LittleEndian.Uint16(b[24:]))]), string(b[header+int(binary.LittleEndian.Uint16(b[24:])):header+keyLen]),
+		TTL(int32(binary.LittleEndian.Uint32(b[16:]))), int(binary.LittleEndian.Uint32(b[20:])), len(members),
+		int64(binary.LittleEndian.Uint64(b[0:])), binary.LittleEndian.Uint64(b[8:]))
+	rb.b.Write(members)
+	return rb.end(), true
+}
+
+func isLowerHex(b []byte) bool {
+	for _, c := range b {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // finish builds the expiry indexes, drops the items that have expired, and

@@ -40,9 +40,9 @@ func fuzzFile(magic string, mode byte, data []byte) []byte {
 	case fuzzRaw:
 		return data
 	case fuzzAfterHeader:
-		return append([]byte(magic+"\x01"), data...)
+		return append([]byte(magic+"\x02"), data...)
 	}
-	out := []byte(magic + "\x01")
+	out := []byte(magic + "\x02")
 	for len(data) > 0 {
 		n, k := binary.Uvarint(data)
 		if k <= 0 {
@@ -299,14 +299,19 @@ func TestRecoverDuplicateSequence(t *testing.T) {
 	for _, p := range payloads {
 		if p[0] == 'P' && p[1] == 1 && p[2] == 'c' {
 			rec := p[3:]
-			if binary.LittleEndian.Uint32(rec[16:]) == 0 {
+			if binary.LittleEndian.Uint32(rec[8:]) == 0 { // the ttl
+
 				inherit = append(inherit, rec)
 			}
 		}
 	}
 	require.GreaterOrEqual(t, len(inherit), 2)
 	require.Equal(t, inherit[0][:8], inherit[1][:8], "written at the same instant")
-	copy(inherit[1][8:16], inherit[0][8:16])
+	etag := func(rec []byte) []byte { // the sequence number, in hex
+		at := 20 + int(binary.LittleEndian.Uint16(rec[16:])) + int(binary.LittleEndian.Uint16(rec[18:]))
+		return rec[at : at+16]
+	}
+	copy(etag(inherit[1]), etag(inherit[0]))
 	var data []byte
 	for _, p := range payloads {
 		data = binary.AppendUvarint(data, uint64(len(p)))
@@ -327,4 +332,62 @@ func TestRecoverDuplicateSequence(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, file, after, "a failed Open changes nothing")
 	}
+}
+
+// TestRecoverFormat1 opens a log of format 1, whose records kept the write
+// sequence number in their header and "_ts" and "_etag" at the end of the
+// document: the items come back as they were, the store goes on writing in
+// the current format, and opens again with both.
+func TestRecoverFormat1(t *testing.T) {
+	written := t0.Add(-time.Minute).UnixNano()
+	v1record := func(id, doc string, ttl int32, seq uint64) []byte {
+		var h [28]byte
+		binary.LittleEndian.PutUint64(h[0:], uint64(written))
+		binary.LittleEndian.PutUint64(h[8:], seq)
+		binary.LittleEndian.PutUint32(h[16:], uint32(ttl))
+		binary.LittleEndian.PutUint32(h[20:], uint32(len(doc)-1))
+		binary.LittleEndian.PutUint16(h[26:], uint16(len(id)))
+		tail := fmt.Sprintf(`,"_ts":%d,"_etag":"%016x"}`, written/1e9, seq)
+		return append(append(h[:], id...), doc[:len(doc)-1]+tail...)
+	}
+	str := func(b []byte, s string) []byte { return append(binary.AppendUvarint(b, uint64(len(s))), s...) }
+	var data []byte
+	frame := func(p []byte) { data = append(binary.AppendUvarint(data, uint64(len(p))), p...) }
+	frame(str(binary.AppendVarint(binary.AppendUvarint([]byte{'C'}, 1), written), `{"ID":"c","DefaultTimeToLive":3600}`))
+	frame(append(str([]byte{'P'}, "c"), v1record("a", `{"id":"a","v":[1,{"w":"x"}]}`, 0, 2)...))
+	frame(append(str([]byte{'P'}, "c"), v1record("b", `{"id":"b","ttl":-1}`, -1, 3)...))
+	file := fuzzFile("LETHEWAL", fuzzFramed, data)
+	file[len("LETHEWAL")] = 1
+	dir := t.TempDir()
+	writeFuzzFile(t, dir, "wal-0000000000000001.log", file)
+
+	check := func(s *lethe.Store) {
+		c, err := s.Container("c")
+		require.NoError(t, err)
+		a, err := c.ReadItem(ctx, lethe.NewPartitionKey(), "a", nil)
+		require.NoError(t, err)
+		require.JSONEq(t, fmt.Sprintf(`{"id":"a","v":[1,{"w":"x"}],"_ts":%d,"_etag":"0000000000000002"}`, written/1e9), string(a.Value))
+		require.Equal(t, "0000000000000002", a.ETag)
+		b, err := c.ReadItem(ctx, lethe.NewPartitionKey(), "b", nil)
+		require.NoError(t, err)
+		require.Equal(t, fmt.Sprintf(`{"id":"b","ttl":-1,"_ts":%d,"_etag":"0000000000000003"}`, written/1e9), string(b.Value))
+		n := 0
+		for item, err := range c.QueryItems(ctx, "SELECT VALUE c._etag FROM c WHERE c._ts > 0 ORDER BY c.id", lethe.NewPartitionKey(), nil) {
+			require.NoError(t, err)
+			require.Equal(t, []string{`"0000000000000002"`, `"0000000000000003"`, `"0000000000000004"`}[n], string(item))
+			n++
+		}
+	}
+	clock := lethe.NewManualClock(t0)
+	s := openDurable(t, dir, clock)
+	c, err := s.Container("c")
+	require.NoError(t, err)
+	create(t, c, `{"id":"c"}`) // sequence numbers go on after the old log's
+	check(s)
+	require.NoError(t, s.Close())
+	s = openDurable(t, dir, clock)
+	check(s)
+	require.NoError(t, s.Checkpoint(ctx))
+	require.NoError(t, s.Close())
+	check(openDurable(t, dir, clock))
 }

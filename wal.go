@@ -25,6 +25,9 @@ import (
 //
 // Every file starts with an 8-byte magic, "LETHEWAL" or "LETHESNP", and a
 // version byte (walVersion); a reader refuses a version it does not know.
+// Version 2 stores records (record.go) without "_ts" and "_etag" in the
+// document; a store reads the files of version 1 too, converting their
+// records, and writes only version 2.
 // Then come frames, each one change:
 //
 //	offset  size  field
@@ -83,7 +86,7 @@ import (
 const (
 	walMagic    = "LETHEWAL"
 	snapMagic   = "LETHESNP"
-	walVersion  = 1
+	walVersion  = 2
 	fileHeader  = len(walMagic) + 1
 	frameHeader = 12
 	// maxFramePayload bounds a frame: the largest transactional batch,

@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -17,6 +18,62 @@ import (
 type Doc struct {
 	ID   string // the item's identity key, unique among the docs: results without ORDER BY are ordered by it, byte-wise
 	JSON []byte // the stored document, a JSON object; read-only: Exec never modifies it nor returns a slice aliasing it
+
+	// Sys says that the document's system properties are kept apart from
+	// JSON, which lacks them: "_ts" is TS and "_etag" is ETag. Exec sees
+	// them as the document's last members.
+	Sys  bool
+	TS   int64
+	ETag string
+}
+
+// The system properties a Doc may keep apart.
+const (
+	sysTS   = "_ts"
+	sysETag = "_etag"
+)
+
+// sysMember returns the value of a document's system property name, if
+// it keeps its system properties apart and name is one of them.
+func (d *Doc) sysMember(name string) (value, bool) {
+	if d == nil || !d.Sys {
+		return undef, false
+	}
+	switch name {
+	case sysTS:
+		return numVal(float64(d.TS)), true
+	case sysETag:
+		return strVal(d.ETag), true
+	}
+	return undef, false
+}
+
+// withSys adds a document's system properties to its decoded value.
+func (d *Doc) withSys(v value) value {
+	if d == nil || !d.Sys || v.k != kObj {
+		return v
+	}
+	fs := make([]field, 0, len(v.o)+2)
+	fs = append(fs, v.o...)
+	fs = append(fs, field{sysTS, numVal(float64(d.TS))}, field{sysETag, strVal(d.ETag)})
+	return value{k: kObj, o: fs}
+}
+
+// appendJSON appends a document's JSON, system properties included: raw
+// is its stored JSON.
+func (d *Doc) appendJSON(dst, raw []byte) []byte {
+	if d == nil || !d.Sys {
+		return append(dst, raw...)
+	}
+	dst = append(dst, raw[:len(raw)-1]...)
+	if len(raw) > 2 {
+		dst = append(dst, ',')
+	}
+	dst = append(dst, `"_ts":`...)
+	dst = strconv.AppendInt(dst, d.TS, 10)
+	dst = append(dst, `,"_etag":`...)
+	dst = strconv.AppendQuote(dst, d.ETag)
+	return append(dst, '}')
 }
 
 // Result is the outcome of Exec.
@@ -47,6 +104,7 @@ type binding struct {
 	raw  []byte
 	v    value
 	lazy bool
+	doc  *Doc // the document raw is, when it is a whole one (FROM's root)
 }
 
 // evaluator holds the state of one Exec.
@@ -71,6 +129,7 @@ type row struct {
 	seq  int32
 	vi   int32  // index of the value in evaluator.vals (when raw is nil)
 	raw  []byte // the value's exact JSON (verbatim document), or nil
+	sys  *Doc   // the document raw is, whose system properties it lacks, or nil
 	keys []value
 }
 
@@ -164,7 +223,7 @@ func ExecFrom(ctx context.Context, q *Query, params map[string]any, docs []Doc, 
 		for di := range docs {
 			ev.tick(1)
 			ev.itemRows = 0
-			ev.slots[0] = binding{raw: docs[di].JSON, lazy: true}
+			ev.slots[0] = binding{raw: docs[di].JSON, lazy: true, doc: &docs[di]}
 			rows = ev.expand(rows, di)
 		}
 		res.Examined = len(docs)
@@ -224,6 +283,9 @@ func ExecFrom(ctx context.Context, q *Query, params map[string]any, docs []Doc, 
 	size := 0
 	for _, r := range rows {
 		size += len(r.raw)
+		if r.sys != nil {
+			size += len(`,"_ts":,"_etag":""`) + 20 + len(r.sys.ETag)
+		}
 	}
 	buf := make([]byte, 0, size+64*(len(rows)-countRaw(rows)))
 	res.Items = make([][]byte, len(rows))
@@ -239,7 +301,7 @@ func ExecFrom(ctx context.Context, q *Query, params map[string]any, docs []Doc, 
 		}
 		start := len(buf)
 		if r.raw != nil {
-			buf = append(buf, r.raw...)
+			buf = r.sys.appendJSON(buf, r.raw)
 		} else {
 			buf = appendJSON(buf, ev.rowVal(r))
 		}
@@ -269,7 +331,7 @@ func (ev *evaluator) distinct(rows []row) ([]row, []string) {
 		}
 		v := ev.rowVal(r)
 		if r.raw != nil {
-			v = decodeRaw(r.raw)
+			v = r.sys.withSys(decodeRaw(r.raw))
 		}
 		buf = canonical(buf[:0], v)
 		if _, dup := seen[string(buf)]; dup {
@@ -401,13 +463,13 @@ func (ev *evaluator) emit(rows []row, di, seq int) []row {
 			if !wellFormed(b.raw) {
 				return rows
 			}
-			r.raw = b.raw
+			r.raw, r.sys = b.raw, b.doc
 		} else {
 			v = b.v
 		}
 	case q.valueSel:
 		if id, ok := q.items[0].x.(*ident); ok && ev.slots[id.slot].lazy {
-			r.raw = ev.slots[id.slot].raw
+			r.raw, r.sys = ev.slots[id.slot].raw, ev.slots[id.slot].doc
 			if !wellFormed(r.raw) {
 				return rows
 			}
@@ -546,6 +608,9 @@ func (ev *evaluator) ref(e expr) (raw []byte, v value, isRaw bool) {
 		}
 		return nil, b.v, false
 	case *member:
+		if sv, ok := ev.sysRef(x.x, x.name); ok {
+			return nil, sv, false
+		}
 		raw, v, isRaw := ev.ref(x.x)
 		if isRaw {
 			ev.tick(len(raw) >> 12) // the scan may cross the whole document
@@ -561,6 +626,9 @@ func (ev *evaluator) ref(e expr) (raw []byte, v value, isRaw bool) {
 		i := ev.eval(x.idx)
 		switch i.k {
 		case kStr:
+			if sv, ok := ev.sysRef(x.x, i.s); ok {
+				return nil, sv, false
+			}
 			if isRaw {
 				sub, ok := lookupKey(raw, i.s)
 				if !ok {
@@ -590,6 +658,19 @@ func (ev *evaluator) ref(e expr) (raw []byte, v value, isRaw bool) {
 	return nil, ev.eval(e), false
 }
 
+// sysRef resolves the member name of x when x is a lazy binding of a whole
+// document that keeps its system properties apart, and name is one of them.
+func (ev *evaluator) sysRef(x expr, name string) (value, bool) {
+	id, ok := x.(*ident)
+	if !ok || len(name) == 0 || name[0] != '_' {
+		return undef, false
+	}
+	if b := &ev.slots[id.slot]; b.lazy {
+		return b.doc.sysMember(name)
+	}
+	return undef, false
+}
+
 func (ev *evaluator) eval(e expr) value {
 	switch x := e.(type) {
 	case *literal:
@@ -599,7 +680,7 @@ func (ev *evaluator) eval(e expr) value {
 	case *ident:
 		b := &ev.slots[x.slot]
 		if b.lazy {
-			b.v = decodeRaw(b.raw)
+			b.v = b.doc.withSys(decodeRaw(b.raw))
 			b.lazy = false
 		}
 		return b.v
