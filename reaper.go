@@ -20,7 +20,7 @@ type reaper struct {
 	stop  chan struct{} // closed by Store.Close
 	done  chan struct{} // closed when run returns
 
-	scratch []expiredEntry // reused by every batch: the reaper makes no garbage
+	scratch reapScratch // reused by every batch: the reaper makes no garbage
 
 	// sleepUntil is the instant the reaper sleeps until, or never while it
 	// works: a write whose expiry is earlier wakes it.
@@ -36,7 +36,7 @@ func newReaper(s *Store) *reaper {
 		done:  make(chan struct{}),
 	}
 	r.sleepUntil.Store(never)
-	r.scratch = make([]expiredEntry, 0, 4*s.opts.Reaper.BatchSize)
+	r.scratch = newReapScratch(s.opts.Reaper.BatchSize)
 	return r
 }
 
@@ -127,7 +127,7 @@ func (r *reaper) round(now int64, turn int) (wakeAt int64, stopped bool) {
 	wakeAt = never
 	for i := range cs {
 		c := cs[(turn+i)%len(cs)]
-		_, next := c.reap(now, r.store.opts.Reaper, true, r.scratch)
+		_, next := c.reap(now, r.store.opts.Reaper, true, &r.scratch)
 		wakeAt = min(wakeAt, next)
 		select {
 		case <-r.stop:
@@ -142,8 +142,7 @@ func (r *reaper) round(now int64, turn int) (wakeAt int64, stopped bool) {
 // first, and returns how many it purged and when the container next needs
 // the reaper (at or before now: more is waiting now). With spend, each purge
 // draws on the spare budget; without, the budget is not consulted. scratch
-// (may be nil) is working memory for the batch: give it a capacity of
-// 4*o.BatchSize.
+// (may be nil) is working memory for the batch.
 //
 // The batch is purged shard by shard: each shard's items under one hold of
 // its lock and of the expiry lock, so that the locks are taken once for
@@ -153,12 +152,16 @@ func (r *reaper) round(now int64, turn int) (wakeAt int64, stopped bool) {
 // cores the Go scheduler runs other work (the garbage collector's, say) on
 // the reaper's core rather than taking the core of a reader, and it stops
 // when the batch has held the processor for MaxHold.
-func (c *Container) reap(now int64, o ReaperOptions, spend bool, scratch []expiredEntry) (purged int, next int64) {
+func (c *Container) reap(now int64, o ReaperOptions, spend bool, scratch *reapScratch) (purged int, next int64) {
 	if c.deleted.Load() {
 		return 0, never
 	}
 	c.expiry.mu.Lock()
-	batch := c.expiry.oldestExpired(&c.rule, now, o.BatchSize, scratch)
+	if scratch == nil {
+		s := newReapScratch(o.BatchSize)
+		scratch = &s
+	}
+	batch := c.expiry.oldestExpired(&c.rule, now, o.BatchSize, scratch.entries)
 	c.expiry.mu.Unlock()
 
 	// Order the batch by shard, keeping expiry order within each shard.
@@ -180,7 +183,7 @@ func (c *Container) reap(now int64, o ReaperOptions, spend bool, scratch []expir
 	}
 
 	start := time.Now()
-	ms := make([]mutation, 0, 16)
+	ms := scratch.ms[:0]
 	sinceCheck := 0 // items looked at since the clock was last
 	for si := range shardCount {
 		group := ordered[count[si]:count[si+1]]
@@ -210,6 +213,17 @@ func (c *Container) reap(now int64, o ReaperOptions, spend bool, scratch []expir
 	return purged, next
 }
 
+// reapScratch is the working memory of reap: room for a batch, its merge
+// and its reordering (entries), and for the changes of one shard (ms).
+type reapScratch struct {
+	entries []expiredEntry
+	ms      []mutation
+}
+
+func newReapScratch(batchSize int) reapScratch {
+	return reapScratch{entries: make([]expiredEntry, 0, 4*batchSize), ms: make([]mutation, 0, batchSize)}
+}
+
 // reapCheckEvery is how many items the reaper looks at between looks at
 // the clock (and yields).
 const reapCheckEvery = 16
@@ -226,7 +240,7 @@ func (c *Container) purgeShard(sh *shard, group []expiredEntry, now int64, spend
 	var cost int64
 	for i := range group {
 		e := &group[i]
-		if cur := sh.items.get(e.rec.pk(), e.rec.id(), e.h); cur == "" || cur.seq() != e.rec.seq() || c.rule.live(e.rec, now) {
+		if cur := sh.items.get(e.rec.pk(), e.rec.id(), e.h); !sameRecord(cur, e.rec) || c.rule.live(e.rec, now) {
 			continue
 		}
 		cost = charge(opDelete, e.rec.chargeSize())
@@ -258,9 +272,9 @@ func (c *Container) Purge(ctx context.Context) (int, error) {
 	total := 0
 	o := c.store.opts.Reaper
 	o.MaxHold = time.Duration(1<<63 - 1)
-	scratch := make([]expiredEntry, 0, 4*o.BatchSize)
+	scratch := newReapScratch(o.BatchSize)
 	for {
-		n, next := c.reap(now, o, false, scratch)
+		n, next := c.reap(now, o, false, &scratch)
 		total += n
 		if next > now {
 			return total, nil

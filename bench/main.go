@@ -31,7 +31,7 @@ func main() {
 	var (
 		n        = flag.Int("n", 1_000_000, "items per store")
 		wl       = flag.String("w", "W1,W2,W3,W4,W5,W6", "workloads, comma-separated (W1 to W6; the durable D1 and D2 and the REST front's F1 run only when named)")
-		peers    = flag.String("peers", "lethe,lethe+append,buntdb,ttlcache,go-cache,map,btree", "stores, comma-separated (lethe, lethe+append, buntdb, ttlcache, go-cache, map, btree)")
+		peers    = flag.String("peers", "lethe,lethe+append,buntdb,ttlcache,go-cache,map,btree", "stores, comma-separated (lethe, lethe+append, buntdb, ttlcache, go-cache, map, btree; also go-cache+copy, go-cache returning a copy of each value read, a yardstick for lethe's ReadItem)")
 		runs     = flag.Int("runs", 3, "runs; tables show medians")
 		chart    = flag.String("chart", "latency.png", "PNG chart of W5 read latency during the purge (empty: none)")
 		reads    = flag.Int("reads", 0, "point reads per goroutine in W2 and W3 (0: 2×n, at least 200000, at most 2000000)")

@@ -71,6 +71,7 @@ var allStores = []storeKind{
 	{"buntdb", false, true, openBunt},
 	{"ttlcache", false, true, openTTLCache},
 	{"go-cache", false, true, openGoCache},
+	{"go-cache+copy", true, true, openGoCacheCopy},
 	{"map+RWMutex", true, false, openMap},
 	{"btree+map", true, true, openBtree},
 }
@@ -350,6 +351,22 @@ func (s *goCacheStore) get(id string) (int, bool) {
 		return 0, false
 	}
 	return len(v.([]byte)), true
+}
+
+// goCacheCopyStore is go-cache whose reads return a copy of the value, as
+// lethe's ReadItem does: not a peer, a yardstick for what the copy costs.
+type goCacheCopyStore struct{ goCacheStore }
+
+func openGoCacheCopy(o storeOpts) store {
+	return &goCacheCopyStore{*openGoCache(o).(*goCacheStore)}
+}
+
+func (s *goCacheCopyStore) get(id string) (int, bool) {
+	v, ok := s.c.Get(id)
+	if !ok {
+		return 0, false
+	}
+	return len(bytes.Clone(v.([]byte))), true
 }
 
 func (s *goCacheStore) present() int { return s.c.ItemCount() }
