@@ -10,11 +10,21 @@
 // stand (including TOP, OFFSET and LIMIT); the aggregates COUNT, SUM, AVG,
 // MIN and MAX; the operators of the language (arithmetic, bitwise with
 // JavaScript 32-bit semantics, || concatenation, comparisons, IN, BETWEEN,
-// LIKE with ESCAPE, three-valued AND/OR/NOT, ?: and ??); and the common
-// built-in functions (type checks, string, math, array and date functions).
+// LIKE with ESCAPE, three-valued AND/OR/NOT, ?: and ??); and the built-in
+// functions of the Cosmos DB for NoSQL reference: type checks (IS_INTEGER
+// among them), IIF and CHOOSE, string functions (RegexMatch with the m, s,
+// i and x modifiers, StringTo* conversions, StringJoin, StringSplit),
+// math (NumberBin, RAND, the Int* functions on integers a double holds
+// exactly), arrays (ARRAY_CONTAINS_ANY/ALL, SetIntersect, SetUnion,
+// ObjectToArray), and date and time (DateTimeAdd, DateTimeBin,
+// DateTimeDiff, DateTimeFromParts, DateTimePart, DateTimeToTicks,
+// DateTimeToTimestamp, TicksToDateTime, TimestampToDateTime and the
+// GetCurrent* ones, which read the query's single clock reading).
 //
 // Not supported (reported as a clear *Error): GROUP BY, subqueries (EXISTS,
-// ARRAY(...), (SELECT ...)), user-defined functions.
+// ARRAY(...), (SELECT ...)), user-defined functions, and the spatial
+// (ST_*), full-text and vector functions. RegexMatch runs Go's RE2
+// syntax: a pattern with backreferences or lookaround is an error.
 //
 // String functions measure and index strings in UTF-16 code units, as
 // JavaScript and Cosmos DB do: LENGTH("😀") is 2. REVERSE reverses code

@@ -59,6 +59,14 @@ func FuzzExec(f *testing.F) {
 	for _, s := range fuzzSeeds {
 		f.Add(s, `{"id":"z","n":5,"tags":[1,2]}`)
 	}
+	for _, s := range []string{
+		`SELECT VALUE IIF(IS_INTEGER(c.n), CHOOSE(c.n, "a", "b"), StringToNumber(c.s))`,
+		`SELECT VALUE DateTimeBin(DateTimeAdd("dd", c.n, "2020-01-01"), "hh", 3) FROM c`,
+		`SELECT VALUE [RegexMatch(c.id, "^z", "i"), StringSplit(c.id, ""), SetUnion(c.tags, [2, 3])] FROM c`,
+		`SELECT VALUE IntBitLeftShift(c.n, 2) + DateTimeDiff("ms", TicksToDateTime(c.n), "2021-06-28T17:24:29Z") FROM c`,
+	} {
+		f.Add(s, `{"id":"z","n":5,"s":"1e3","tags":[1,2]}`)
+	}
 	params := map[string]any{"@s": "x", "@p": 1, "@a": []any{1, "a", nil}, "@o": map[string]any{"k": true}}
 	f.Fuzz(func(t *testing.T, text string, extra string) {
 		q, err := Parse(text)
