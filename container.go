@@ -36,9 +36,16 @@ type ContainerProperties struct {
 	ChangeFeedPolicy *ChangeFeedPolicy `json:",omitempty"`
 }
 
-// IndexingPolicy says how a container keeps its indexes.
+// IndexingPolicy says how a container keeps its indexes: its mode, and
+// which paths of the items may be indexed. Without IncludedPaths every path
+// may be ("/*", as in Cosmos DB); ExcludedPaths take paths out, the most
+// specific path that covers a value deciding. lethe makes the index of a
+// path the first time a query filters on it, and keeps it from then on
+// (see NewQueryItemsPager); the system properties are not indexed.
 type IndexingPolicy struct {
-	IndexingMode IndexingMode
+	IndexingMode  IndexingMode
+	IncludedPaths []IndexPath `json:",omitempty"`
+	ExcludedPaths []IndexPath `json:",omitempty"`
 }
 
 // IndexingMode is consistent, lazy or none. A container whose mode is none
@@ -82,6 +89,7 @@ type Container struct {
 		expiryIndex
 		watch   expiryWatch // finds expiries as they happen (expirywatch.go)
 		feed    *changeFeed // the change feed's history; nil without a ChangeFeedPolicy
+		indexes indexes     // the secondary indexes made so far (index.go)
 		nextLSN uint64      // the lsn a change feed turned on again starts at
 	}
 	// watchDue is expiry.watch.due while the watch is on, never while it is
@@ -285,6 +293,8 @@ const statsCountStep = 4096
 func cloneProps(p ContainerProperties) ContainerProperties {
 	if p.IndexingPolicy != nil {
 		ip := *p.IndexingPolicy
+		ip.IncludedPaths = slices.Clone(ip.IncludedPaths)
+		ip.ExcludedPaths = slices.Clone(ip.ExcludedPaths)
 		p.IndexingPolicy = &ip
 	}
 	if p.ChangeFeedPolicy != nil {
@@ -330,6 +340,9 @@ func validateProps(p ContainerProperties) *Error {
 		return badRequest("the throughput %d is negative; use 0 for unlimited", p.Throughput)
 	}
 	if p.IndexingPolicy != nil {
+		if err := validateIndexingPolicy(p.IndexingPolicy); err != nil {
+			return err
+		}
 		// Accepted in any case (normalizeProps lowers it): azcosmos spells
 		// them "Consistent", "Lazy", "None".
 		switch p.IndexingPolicy.IndexingMode {

@@ -163,3 +163,17 @@ func CheckpointsTaken(s *Store) int64 { return s.checkpointer.taken.Load() }
 // SetAfterMap sets a function that recovery calls with each file it has
 // just mapped (nil: none), so that tests can change a file under it.
 func SetAfterMap(fn func(path string)) { afterMap = fn }
+
+// SetUseIndexes turns the use of secondary indexes by queries on or off,
+// and returns the previous setting.
+func SetUseIndexes(on bool) (was bool) {
+	was, useIndexes = useIndexes, on
+	return was
+}
+
+// IndexCount returns how many secondary indexes c has made.
+func IndexCount(c *Container) int {
+	c.expiry.mu.Lock()
+	defer c.expiry.mu.Unlock()
+	return len(c.expiry.indexes)
+}

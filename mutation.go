@@ -94,6 +94,7 @@ func (c *Container) applySettings(m *mutation) (next int64) {
 	}
 	found += c.findExpiriesLocked(m.now, true)
 	c.setFeedPolicyLocked(m.props.ChangeFeedPolicy, m.now)
+	c.dropIndexesLocked(m.props.IndexingPolicy)
 	c.props = m.props
 	c.settingsSeq = m.seq
 	c.throughput.Store(m.props.Throughput)
@@ -112,6 +113,7 @@ func (c *Container) drop() {
 	c.expiry.mu.Lock()
 	c.expiry.expiryIndex = newExpiryIndex()
 	c.expiry.feed = nil
+	c.expiry.indexes = nil
 	c.expiry.watch = expiryWatch{}
 	c.publishDueLocked()
 	c.expiry.mu.Unlock()
@@ -196,6 +198,7 @@ func (c *Container) applyItems(ms []mutation, batch bool, batchSeq uint64) (next
 				c.watchAddedLocked(m.rec)
 			}
 		}
+		c.expiry.indexes.update(m.old, m.rec)
 		if m.cause == causePurge {
 			purged++
 		} else if feed != nil {

@@ -8,6 +8,8 @@ import (
 	"errors"
 	"hash/fnv"
 	"iter"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unsafe"
@@ -24,6 +26,9 @@ type QueryOptions struct {
 	// PageSizeHint is the most items a page holds; 0 (or less) means
 	// DefaultPageSize.
 	PageSizeHint int32
+	// PopulateIndexMetrics asks for the first page's IndexMetrics, as
+	// azcosmos's option of the same name does.
+	PopulateIndexMetrics bool
 	// ContinuationToken resumes a query after the page that returned it. It
 	// is valid only for the same container, query text and parameters (else
 	// the query fails with ErrBadRequest). See NewQueryItemsPager for what
@@ -64,6 +69,14 @@ type QueryItemsResponse struct {
 	Items             [][]byte // the page's results, each a JSON value the caller owns
 	RequestCharge     float64  // request units this page cost
 	ContinuationToken string   // resumes after this page; empty on the last page
+	// IndexMetrics, on the first page of a query with PopulateIndexMetrics,
+	// says which index the query used and which paths it filters on that
+	// the container's IndexingPolicy does not let it index, as Cosmos DB's
+	// x-ms-cosmos-index-utilization does: a JSON object with
+	// UtilizedSingleIndexes and PotentialSingleIndexes, each a list of
+	// {"IndexSpec": "/path/?", "IndexImpactScore": "High"}, and empty
+	// composite index lists.
+	IndexMetrics string
 }
 
 // DefaultPageSize is the page size of a query without PageSizeHint.
@@ -85,6 +98,7 @@ type QueryItemsPager struct {
 	next     int          // index in items of the next page's first result
 	consumed int          // results before items[0] that counted against TOP and LIMIT (from the token)
 	hash     uint64       // identifies the query, its parameters and partition key in tokens
+	plan     indexPlan    // the index the evaluation used, if any
 }
 
 // NewQueryItemsPager returns a pager over the results of query, in the
@@ -201,6 +215,9 @@ func (p *QueryItemsPager) NextPage(ctx context.Context) (QueryItemsResponse, err
 	}
 	p.next = end
 	resp := QueryItemsResponse{Items: page, RequestCharge: ru(cost)}
+	if first && p.opts.PopulateIndexMetrics {
+		resp.IndexMetrics = p.plan.metrics()
+	}
 	if end < len(p.items) {
 		resp.ContinuationToken = encodeToken(continuation{
 			Container: c.id,
@@ -296,7 +313,8 @@ func (p *QueryItemsPager) run(ctx context.Context) error {
 	}
 
 	now := p.c.store.clock.now()
-	docs, recs, err := p.c.liveDocs(ctx, p.pk, now)
+	p.plan = indexPlan{}
+	docs, recs, err := p.c.queryDocs(ctx, q, params, p.pk, now, &p.plan)
 	if err != nil {
 		return err
 	}
@@ -315,6 +333,128 @@ func (p *QueryItemsPager) run(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// useIndexes lets queries use secondary indexes; tests turn it off to
+// compare with scans (export_test.go).
+var useIndexes = true
+
+// queryDocs lists the items q is evaluated on: the candidates an index
+// finds for one of the conditions of its WHERE clause, when there is one
+// the container's policy lets it index, else every item (liveDocs); in
+// both cases only those live at now in the partitions whose key begins with
+// pk. The query itself then decides, so that results are a scan's.
+func (c *Container) queryDocs(ctx context.Context, q *query.Query, params map[string]any, pk PartitionKey, now int64, plan *indexPlan) ([]query.Doc, []record, error) {
+	if useIndexes {
+		if docs, recs, ok := c.indexedDocs(q, params, pk, now, plan); ok {
+			return docs, recs, ctx.Err()
+		}
+	}
+	return c.liveDocs(ctx, pk, now)
+}
+
+// indexedDocs is queryDocs through an index, if q has a condition one can
+// answer. It holds the batch lock for reading, as liveDocs does.
+func (c *Container) indexedDocs(q *query.Query, params map[string]any, pk PartitionKey, now int64, plan *indexPlan) ([]query.Doc, []record, bool) {
+	ranges := q.IndexRanges(params)
+	if len(ranges) == 0 {
+		return nil, nil, false
+	}
+	slices.SortStableFunc(ranges, func(a, b query.IndexRange) int { return rangeRank(a) - rangeRank(b) })
+	c.batchMu.RLock()
+	defer c.batchMu.RUnlock()
+	used := false
+	for _, r := range ranges {
+		if used {
+			continue
+		}
+		recs, rule, ok := c.candidates(r)
+		if !ok {
+			plan.potential = append(plan.potential, indexSpec(r.Path))
+			continue
+		}
+		used = true
+		plan.used = indexSpec(r.Path)
+		docs := make([]query.Doc, 0, len(recs))
+		live := recs[:0]
+		for _, rec := range recs {
+			if rule.live(rec, now) && strings.HasPrefix(rec.pk(), pk.enc) {
+				docs = append(docs, rec.queryDoc())
+				live = append(live, rec)
+			}
+		}
+		return docs, live, true
+	}
+	return nil, nil, false
+}
+
+// indexPlan records how a query found its items, for IndexMetrics.
+type indexPlan struct {
+	used      string   // the index spec of the index used ("": none)
+	potential []string // paths filtered on that the policy does not index
+}
+
+// indexSpec writes a path as an IndexingPolicy path of its value.
+func indexSpec(path []string) string {
+	var sb strings.Builder
+	for _, n := range path {
+		sb.WriteByte('/')
+		if isPlainName(n) {
+			sb.WriteString(n)
+		} else {
+			sb.WriteString(strconv.Quote(n))
+		}
+	}
+	sb.WriteString("/?")
+	return sb.String()
+}
+
+func isPlainName(s string) bool {
+	for _, r := range s {
+		if !(r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// metrics writes the plan as IndexMetrics.
+func (p *indexPlan) metrics() string {
+	type spec struct {
+		IndexSpec        string
+		IndexImpactScore string
+	}
+	m := struct {
+		UtilizedSingleIndexes     []spec
+		PotentialSingleIndexes    []spec
+		UtilizedCompositeIndexes  []spec
+		PotentialCompositeIndexes []spec
+	}{[]spec{}, []spec{}, []spec{}, []spec{}}
+	if p.used != "" {
+		m.UtilizedSingleIndexes = append(m.UtilizedSingleIndexes, spec{p.used, "High"})
+	}
+	for _, s := range p.potential {
+		m.PotentialSingleIndexes = append(m.PotentialSingleIndexes, spec{s, "High"})
+	}
+	b, _ := json.Marshal(m)
+	return string(b)
+}
+
+// rangeRank orders the conditions an index could answer by how few
+// candidates they are likely to find.
+func rangeRank(r query.IndexRange) int {
+	switch r.Kind() {
+	case "equality":
+		return 0
+	case "in":
+		return 1
+	case "prefix":
+		return 2
+	}
+	if r.Bounded() {
+		return 3
+	}
+	return 4
 }
 
 // liveDocs lists the container's items live at now in the partitions whose

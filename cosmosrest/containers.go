@@ -23,7 +23,9 @@ type collBody struct {
 		Version int      `json:"version"`
 	} `json:"partitionKey"`
 	IndexingPolicy *struct {
-		IndexingMode string `json:"indexingMode"`
+		IndexingMode  string            `json:"indexingMode"`
+		IncludedPaths []lethe.IndexPath `json:"includedPaths"`
+		ExcludedPaths []lethe.IndexPath `json:"excludedPaths"`
 	} `json:"indexingPolicy"`
 	UniqueKeyPolicy *struct {
 		UniqueKeys []json.RawMessage `json:"uniqueKeys"`
@@ -60,8 +62,9 @@ func parseContainer(body []byte) (lethe.ContainerProperties, *collBody, error) {
 			p.PartitionKeyDefinition = lethe.PartitionKeyDefinition{}
 		}
 	}
-	if in.IndexingPolicy != nil && in.IndexingPolicy.IndexingMode != "" {
-		p.IndexingPolicy = &lethe.IndexingPolicy{IndexingMode: lethe.IndexingMode(strings.ToLower(in.IndexingPolicy.IndexingMode))}
+	if ip := in.IndexingPolicy; ip != nil && (ip.IndexingMode != "" || len(ip.IncludedPaths) > 0 || len(ip.ExcludedPaths) > 0) {
+		p.IndexingPolicy = &lethe.IndexingPolicy{IndexingMode: lethe.IndexingMode(strings.ToLower(ip.IndexingMode)),
+			IncludedPaths: ip.IncludedPaths, ExcludedPaths: ip.ExcludedPaths}
 	}
 	if in.UniqueKeyPolicy != nil && len(in.UniqueKeyPolicy.UniqueKeys) > 0 {
 		return p, nil, errors.New("unique key policies are not supported by lethe")
@@ -107,7 +110,19 @@ func containerJSON(db *database, p lethe.ContainerProperties, ts int64) []byte {
 	if mode == lethe.IndexingModeNone {
 		b.WriteString(`,"indexingPolicy":{"indexingMode":"none","automatic":false,"includedPaths":[],"excludedPaths":[]}`)
 	} else {
-		fmt.Fprintf(&b, `,"indexingPolicy":{"indexingMode":%q,"automatic":true,"includedPaths":[{"path":"/*"}],"excludedPaths":[{"path":"/\"_etag\"/?"}]}`, mode)
+		inc, exc := []lethe.IndexPath{{Path: "/*"}}, []lethe.IndexPath{{Path: `/"_etag"/?`}}
+		if ip := p.IndexingPolicy; ip != nil && (len(ip.IncludedPaths) > 0 || len(ip.ExcludedPaths) > 0) {
+			inc, exc = ip.IncludedPaths, ip.ExcludedPaths
+			if inc == nil {
+				inc = []lethe.IndexPath{}
+			}
+			if exc == nil {
+				exc = []lethe.IndexPath{}
+			}
+		}
+		incJSON, _ := json.Marshal(inc)
+		excJSON, _ := json.Marshal(exc)
+		fmt.Fprintf(&b, `,"indexingPolicy":{"indexingMode":%q,"automatic":true,"includedPaths":%s,"excludedPaths":%s}`, mode, incJSON, excJSON)
 	}
 	def := p.PartitionKeyDefinition
 	b.WriteString(`,"partitionKey":{"paths":`)

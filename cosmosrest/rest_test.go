@@ -984,3 +984,24 @@ func TestBatchThrottled(t *testing.T) {
 		t.Errorf("429: substatus %q body %s", throttled.header.Get("x-ms-substatus"), throttled.body)
 	}
 }
+
+// TestIndexingPolicyPaths: a container's included and excluded paths round
+// trip; a bad one is a 400.
+func TestIndexingPolicyPaths(t *testing.T) {
+	_, c := testServer(t, cosmosrest.Config{})
+	createDB(t, c, "db")
+	body := map[string]any{"id": "c", "partitionKey": map[string]any{"paths": []string{"/id"}},
+		"indexingPolicy": map[string]any{"indexingMode": "consistent",
+			"includedPaths": []any{map[string]any{"path": "/*"}},
+			"excludedPaths": []any{map[string]any{"path": "/secret/?"}, map[string]any{"path": `/"_etag"/?`}}}}
+	r := must(t, c.do("POST", "/dbs/db/colls", body), 201)
+	ip, _ := json.Marshal(r.json(t)["indexingPolicy"])
+	if !strings.Contains(string(ip), `"excludedPaths":[{"path":"/secret/?"},{"path":"/\"_etag\"/?"}]`) {
+		t.Errorf("indexing policy %s", ip)
+	}
+	body["id"] = "bad"
+	body["indexingPolicy"] = map[string]any{"excludedPaths": []any{map[string]any{"path": "secret"}}}
+	if r := c.do("POST", "/dbs/db/colls", body); r.status != 400 || !strings.Contains(string(r.body), "indexing policy path") {
+		t.Errorf("a bad path: %d %s", r.status, r.body)
+	}
+}

@@ -1,0 +1,315 @@
+package lethe
+
+import (
+	"slices"
+	"strings"
+	"unsafe"
+
+	"github.com/google/btree"
+
+	"github.com/lethedb/lethe/internal/query"
+)
+
+// Secondary indexes. A container's IndexingPolicy says which paths may be
+// indexed (by default every path, as in Cosmos DB); an index of a path is
+// made the first time a query could use it, from the container's items,
+// and kept up to date by every change after (applyItems, under the expiry
+// lock), so a container pays, in memory and on writes, only for the paths
+// its queries filter on. An index maps the scalar value at its path (null,
+// a boolean, a number or a string; arrays and objects, and the values
+// inside them, are not indexed) to the records that hold it, expired or
+// not: a query looks each candidate's liveness up as a scan would, then
+// evaluates the whole query on the candidates alone, so results, their
+// order and their continuation tokens are those of a scan.
+
+// maxIndexes bounds the indexes one container makes: past it, queries on
+// other paths scan.
+const maxIndexes = 16
+
+// pathIndex is the index of one path.
+type pathIndex struct {
+	path []string
+	t    *btree.BTreeG[indexEntry]
+}
+
+// indexEntry is one item's value at the index's path. Entries of equal
+// values are told apart by their record's address, which is unique among
+// the live records and never read.
+type indexEntry struct {
+	key query.IndexKey
+	rec record
+}
+
+func lessIndexEntry(a, b indexEntry) bool {
+	if c := a.key.Compare(b.key); c != 0 {
+		return c < 0
+	}
+	return uintptr(unsafe.Pointer(unsafe.StringData(string(a.rec)))) < uintptr(unsafe.Pointer(unsafe.StringData(string(b.rec))))
+}
+
+// indexes are a container's secondary indexes, by path ("/"-joined).
+type indexes map[string]*pathIndex
+
+// entry returns rec's entry in idx, if it has a value there.
+func (idx *pathIndex) entry(rec record) (indexEntry, bool) {
+	body := rec.body()
+	k, ok := query.PathValue(unsafe.Slice(unsafe.StringData(body), len(body)), idx.path)
+	return indexEntry{k, rec}, ok
+}
+
+// update makes the indexes follow one item change: old ("" if none) goes,
+// rec ("" if none) comes. The caller holds the expiry lock.
+func (ix indexes) update(old, rec record) {
+	for _, idx := range ix {
+		if old != "" {
+			if e, ok := idx.entry(old); ok {
+				idx.t.Delete(e)
+			}
+		}
+		if rec != "" {
+			if e, ok := idx.entry(rec); ok {
+				idx.t.ReplaceOrInsert(e)
+			}
+		}
+	}
+}
+
+// IndexPath is a path of an IndexingPolicy, in Cosmos DB's syntax: "/*"
+// (every path), "/status/?" (the value at status), "/address/*" (every
+// path under address); property names may be quoted ("/\"a b\"/?").
+type IndexPath struct {
+	Path string `json:"path"`
+}
+
+// indexRule is a parsed IndexPath: names, and whether it covers every path
+// below them (/*) or the value at them alone (/?).
+type indexRule struct {
+	names []string
+	all   bool
+}
+
+// parseIndexPath reads an IndexPath.
+func parseIndexPath(p string) (indexRule, *Error) {
+	bad := func(why string) (indexRule, *Error) {
+		return indexRule{}, badRequest("the indexing policy path %q is invalid: %s", p, why)
+	}
+	if !strings.HasPrefix(p, "/") {
+		return bad(`it must start with "/"`)
+	}
+	var r indexRule
+	rest := p[1:]
+	for {
+		switch rest {
+		case "*":
+			r.all = true
+			return r, nil
+		case "?":
+			if len(r.names) == 0 {
+				return bad(`"/?" needs a property name before it`)
+			}
+			return r, nil
+		case "":
+			return bad(`it must end with "/?" or "/*"`)
+		}
+		var name string
+		if rest[0] == '"' {
+			end := strings.IndexByte(rest[1:], '"')
+			if end < 0 {
+				return bad("a quoted name is not closed")
+			}
+			name, rest = rest[1:1+end], rest[2+end:]
+		} else {
+			end := strings.IndexByte(rest, '/')
+			if end < 0 {
+				return bad(`it must end with "/?" or "/*"`)
+			}
+			name, rest = rest[:end], rest[end:]
+		}
+		if name == "" || name == "[]" || !strings.HasPrefix(rest, "/") {
+			return bad("a property name is empty, or an array path ([]) is used: lethe indexes the scalar values of object properties")
+		}
+		r.names = append(r.names, name)
+		rest = rest[1:]
+	}
+}
+
+// covers reports whether the rule applies to the value at path, and how
+// specific it is (longer is more).
+func (r indexRule) covers(path []string) (int, bool) {
+	if len(r.names) > len(path) || !r.all && len(r.names) != len(path) {
+		return 0, false
+	}
+	for i, n := range r.names {
+		if path[i] != n {
+			return 0, false
+		}
+	}
+	spec := 2 * len(r.names)
+	if !r.all {
+		spec++ // "/a/?" is more specific than "/a/*"
+	}
+	return spec, true
+}
+
+// validateIndexingPolicy checks the paths of a policy.
+func validateIndexingPolicy(ip *IndexingPolicy) *Error {
+	for _, ps := range [][]IndexPath{ip.IncludedPaths, ip.ExcludedPaths} {
+		for _, p := range ps {
+			if _, err := parseIndexPath(p.Path); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// indexable reports whether the policy lets the value at path be indexed:
+// the most specific of its paths that covers it is an included one (the
+// default, with no included paths, is every path). The system properties
+// _ts and _etag are kept apart from the stored document and not indexed.
+func indexable(ip *IndexingPolicy, path []string) bool {
+	if ip != nil && ip.IndexingMode == IndexingModeNone {
+		return false
+	}
+	if len(path) == 1 && (path[0] == "_ts" || path[0] == "_etag") {
+		return false
+	}
+	if ip == nil {
+		return true
+	}
+	inc := ip.IncludedPaths
+	if len(inc) == 0 {
+		inc = []IndexPath{{Path: "/*"}}
+	}
+	best, included := -1, false
+	for _, list := range []struct {
+		paths []IndexPath
+		in    bool
+	}{{inc, true}, {ip.ExcludedPaths, false}} {
+		for _, p := range list.paths {
+			r, err := parseIndexPath(p.Path)
+			if err != nil {
+				continue
+			}
+			if spec, ok := r.covers(path); ok && (spec > best || spec == best && !list.in) {
+				best, included = spec, list.in
+			}
+		}
+	}
+	return included
+}
+
+// candidates returns the records an index finds for r, making the index if
+// the container has none for its path yet, or ok false when the policy does
+// not index the path (or the container has as many indexes as it may),
+// and the expiry rule of the same instant. The caller holds c.batchMu for
+// reading and no other lock.
+func (c *Container) candidates(r query.IndexRange) (recs []record, rule expiryRule, ok bool) {
+	key := strings.Join(r.Path, "/")
+	c.expiry.mu.Lock()
+	idx := c.expiry.indexes[key]
+	if idx == nil {
+		policy, n := c.props.IndexingPolicy, len(c.expiry.indexes)
+		c.expiry.mu.Unlock()
+		if n >= maxIndexes || !indexable(policy, r.Path) {
+			return nil, rule, false
+		}
+		idx = c.buildIndex(key, r.Path)
+		if idx == nil {
+			return nil, rule, false
+		}
+		c.expiry.mu.Lock()
+	}
+	defer c.expiry.mu.Unlock()
+	rule = c.rule
+	visit := func(e indexEntry) bool {
+		if r.Past(e.key) {
+			return false
+		}
+		if r.Contains(e.key) {
+			recs = append(recs, e.rec)
+		}
+		return true
+	}
+	// A range or a prefix: one walk from its start.
+	if r.Points != nil {
+		// Equality and IN: each value on its own (once), rather than the
+		// span between them.
+		points := slices.Clone(r.Points)
+		slices.SortFunc(points, query.IndexKey.Compare)
+		points = slices.CompactFunc(points, func(a, b query.IndexKey) bool { return a.Compare(b) == 0 })
+		for _, p := range points {
+			idx.t.AscendGreaterOrEqual(indexEntry{key: p}, func(e indexEntry) bool {
+				if e.key.Compare(p) != 0 {
+					return false
+				}
+				recs = append(recs, e.rec)
+				return true
+			})
+		}
+		return recs, rule, true
+	}
+	idx.t.AscendGreaterOrEqual(indexEntry{key: r.Start()}, visit)
+	return recs, rule, true
+}
+
+// buildIndex makes the index of path from the container's items, holding
+// every shard's lock for reading and then the expiry lock, so that no
+// change is made meanwhile, and returns it (nil if the container changed
+// its policy so that the path is no longer indexable).
+func (c *Container) buildIndex(key string, path []string) *pathIndex {
+	for i := range c.shards {
+		c.shards[i].mu.RLock()
+	}
+	c.expiry.mu.Lock()
+	defer func() {
+		c.expiry.mu.Unlock()
+		for i := range c.shards {
+			c.shards[i].mu.RUnlock()
+		}
+	}()
+	if idx := c.expiry.indexes[key]; idx != nil {
+		return idx // made meanwhile
+	}
+	if !indexable(c.props.IndexingPolicy, path) || len(c.expiry.indexes) >= maxIndexes {
+		return nil
+	}
+	idx := &pathIndex{path: path, t: btree.NewG(btreeDegree, lessIndexEntry)}
+	var es []indexEntry
+	for i := range c.shards {
+		c.shards[i].items.all(func(rec record) bool {
+			if e, ok := idx.entry(rec); ok {
+				es = append(es, e)
+			}
+			return true
+		})
+	}
+	// Inserted in order, the tree is built without searching.
+	slices.SortFunc(es, func(a, b indexEntry) int {
+		switch {
+		case lessIndexEntry(a, b):
+			return -1
+		case lessIndexEntry(b, a):
+			return 1
+		}
+		return 0
+	})
+	for _, e := range es {
+		idx.t.ReplaceOrInsert(e)
+	}
+	if c.expiry.indexes == nil {
+		c.expiry.indexes = indexes{}
+	}
+	c.expiry.indexes[key] = idx
+	return idx
+}
+
+// dropIndexes forgets the indexes the policy no longer allows. The caller
+// holds the expiry lock.
+func (c *Container) dropIndexesLocked(ip *IndexingPolicy) {
+	for k, idx := range c.expiry.indexes {
+		if !indexable(ip, idx.path) {
+			delete(c.expiry.indexes, k)
+		}
+	}
+}

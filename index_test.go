@@ -1,0 +1,233 @@
+package lethe_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lethedb/lethe"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// queryAll runs q through one pager, page by page, and returns every result
+// and the first page's index metrics.
+func queryAll(t *testing.T, c *lethe.Container, q string, params []lethe.QueryParameter, pk lethe.PartitionKey) ([]string, string) {
+	t.Helper()
+	p := c.NewQueryItemsPager(q, pk, &lethe.QueryOptions{QueryParameters: params, PageSizeHint: 7, PopulateIndexMetrics: true})
+	var out []string
+	metrics := ""
+	for p.More() {
+		r, err := p.NextPage(ctx)
+		require.NoError(t, err, q)
+		if metrics == "" {
+			metrics = r.IndexMetrics
+		}
+		out = append(out, texts(r.Items)...)
+	}
+	return out, metrics
+}
+
+// TestIndexDifferential: a randomized corpus, changed by random writes,
+// deletes, expiries, purges and transactional batches, queried with random
+// filters that an index can answer: every query returns exactly what a scan
+// returns (items, order, pages), never an expired item, and the queries an
+// index can serve use one.
+func TestIndexDifferential(t *testing.T) {
+	seed := rand.Uint64()
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, 1))
+	s, clock := newStore(t)
+	c := mustContainer(t, s, lethe.ContainerProperties{ID: "c", DefaultTimeToLive: lethe.TTLNever,
+		PartitionKeyDefinition: lethe.PartitionKeyDefinition{Paths: []string{"/pk"}}})
+	statuses := []string{"active", "pending", "paused", "banned", "p", ""}
+	randValue := func() any {
+		switch rng.IntN(8) {
+		case 0:
+			return nil
+		case 1:
+			return rng.IntN(2) == 0
+		case 2:
+			return statuses[rng.IntN(len(statuses))]
+		case 3:
+			return []int{rng.IntN(3)}
+		case 4:
+			return rng.Float64() * 10
+		}
+		return rng.IntN(10)
+	}
+	doc := func(id int) map[string]any {
+		d := map[string]any{"id": fmt.Sprint("i", id), "pk": fmt.Sprint("p", id%3)}
+		if rng.IntN(6) > 0 {
+			d["status"] = statuses[rng.IntN(len(statuses))]
+		}
+		if rng.IntN(5) > 0 {
+			d["n"] = randValue()
+		}
+		if rng.IntN(3) > 0 {
+			d["a"] = map[string]any{"b": randValue()}
+		}
+		if rng.IntN(4) == 0 {
+			d["ttl"] = 1 + rng.IntN(20)
+		}
+		return d
+	}
+	write := func() {
+		id := rng.IntN(60)
+		d := doc(id)
+		b, err := json.Marshal(d)
+		require.NoError(t, err)
+		pk := lethe.NewPartitionKeyString(d["pk"].(string))
+		switch rng.IntN(10) {
+		case 0:
+			_, _ = c.DeleteItem(ctx, pk, d["id"].(string), nil)
+		case 1:
+			batch := c.NewTransactionalBatch(pk)
+			batch.UpsertItem(b, nil)
+			batch.DeleteItem(fmt.Sprint("i", (id+3)%60), nil) // same partition
+			_, err := c.ExecuteTransactionalBatch(ctx, batch, nil)
+			require.NoError(t, err)
+		default:
+			_, err := c.UpsertItem(ctx, pk, b, nil)
+			require.NoError(t, err)
+		}
+	}
+	queries := []string{
+		`SELECT * FROM c WHERE c.status = @s`,
+		`SELECT VALUE c.id FROM c WHERE c.status = "active" AND c.n > 3`,
+		`SELECT c.id, c.n FROM c WHERE c.n > @n`,
+		`SELECT VALUE c.id FROM c WHERE c.n >= 2 AND c.n < 7`,
+		`SELECT VALUE c.id FROM c WHERE @n <= c.n`,
+		`SELECT VALUE c.id FROM c WHERE c.n BETWEEN 1 AND 4`,
+		`SELECT VALUE c.id FROM c WHERE c.status IN ("active", "paused", @s, "active", undefined)`,
+		`SELECT VALUE c.id FROM c WHERE STARTSWITH(c.status, "pa")`,
+		`SELECT VALUE c.id FROM c WHERE STARTSWITH(c.status, "PA", true)`,
+		`SELECT VALUE c.id FROM c WHERE c.a.b = @n OR c.n = 1`,
+		`SELECT VALUE c.id FROM c WHERE c.a.b = @n`,
+		`SELECT VALUE c.id FROM c WHERE c.a.b < "q"`,
+		`SELECT VALUE c.id FROM c WHERE c.n = null`,
+		`SELECT VALUE c.id FROM c WHERE c.n = true`,
+		`SELECT VALUE c.id FROM c WHERE c.n = [0]`,
+		`SELECT TOP 5 c.id FROM c WHERE c.n > 1 ORDER BY c.n DESC`,
+		`SELECT VALUE COUNT(1) FROM c WHERE c.status = @s`,
+		`SELECT c.status, COUNT(1) AS k FROM c WHERE c.n >= 0 GROUP BY c.status`,
+		`SELECT DISTINCT VALUE c.status FROM c WHERE c.n < 5`,
+		`SELECT VALUE c.id FROM c JOIN x IN c.n WHERE c.status = "p"`,
+		`SELECT VALUE c.id FROM c WHERE c["status"] = "pending" AND c.id > "i3"`,
+		`SELECT VALUE c.id FROM c WHERE c._ts > 0 AND c.status != "x"`,
+		`SELECT VALUE c.id FROM c WHERE c.n IN (1, [1])`,
+	}
+	used := map[string]bool{}
+	for step := range 400 {
+		for range 1 + rng.IntN(4) {
+			write()
+		}
+		switch rng.IntN(8) {
+		case 0:
+			clock.Advance(time.Duration(rng.IntN(5000)) * time.Millisecond)
+		case 1:
+			_, err := c.Purge(ctx)
+			require.NoError(t, err)
+		}
+		q := queries[rng.IntN(len(queries))]
+		params := []lethe.QueryParameter{{Name: "@s", Value: statuses[rng.IntN(len(statuses))]}, {Name: "@n", Value: rng.IntN(10)}}
+		var pk lethe.PartitionKey
+		if rng.IntN(3) == 0 {
+			pk = lethe.NewPartitionKeyString(fmt.Sprint("p", rng.IntN(3)))
+		} else {
+			pk = lethe.NewPartitionKey()
+		}
+		var kept []lethe.QueryParameter
+		for _, p := range params {
+			if strings.Contains(q, p.Name) {
+				kept = append(kept, p)
+			}
+		}
+		withIndex, metrics := queryAll(t, c, q, kept, pk)
+		was := lethe.SetUseIndexes(false)
+		scan, _ := queryAll(t, c, q, kept, pk)
+		lethe.SetUseIndexes(was)
+		require.Equal(t, scan, withIndex, "step %d: %s %v", step, q, kept)
+		if strings.Contains(metrics, `"UtilizedSingleIndexes":[{`) {
+			used[q] = true
+		}
+		// Never an expired item: every item a SELECT * returns is live.
+		if strings.HasPrefix(q, "SELECT * ") {
+			live := lethe.LiveIDs(c, clock.Now())
+			for _, it := range withIndex {
+				var d map[string]any
+				require.NoError(t, json.Unmarshal([]byte(it), &d))
+				require.True(t, live[d["id"].(string)], "step %d: %s returned %s, which is not live", step, q, it)
+			}
+		}
+	}
+	for _, q := range []string{queries[0], queries[2], queries[6], queries[7], queries[10]} {
+		assert.True(t, used[q], "the index was never used by %s", q)
+	}
+	for _, q := range []string{queries[8], queries[9], queries[14], queries[21], queries[22]} {
+		assert.False(t, used[q], "an index answered %s, which it cannot", q)
+	}
+	lethe.CheckInvariants(t, c, "end")
+}
+
+// TestIndexingPolicy: paths are validated (a bad one changes nothing),
+// excluded paths and the none mode are not indexed, and index metrics say
+// what was used and what could have been.
+func TestIndexingPolicy(t *testing.T) {
+	s, _ := newStore(t)
+	for _, bad := range []string{"status/?", "/status", "/a/b", "/?", `/"a/?`, "/a/[]/?"} {
+		_, err := s.CreateContainer(ctx, lethe.ContainerProperties{ID: "bad",
+			IndexingPolicy: &lethe.IndexingPolicy{IncludedPaths: []lethe.IndexPath{{Path: bad}}}})
+		require.ErrorIs(t, err, lethe.ErrBadRequest, bad)
+		assert.Contains(t, err.Error(), "indexing policy path", bad)
+	}
+	c := mustContainer(t, s, lethe.ContainerProperties{ID: "c", IndexingPolicy: &lethe.IndexingPolicy{
+		IncludedPaths: []lethe.IndexPath{{Path: "/*"}},
+		ExcludedPaths: []lethe.IndexPath{{Path: "/secret/?"}, {Path: "/big/*"}},
+	}})
+	for i := range 20 {
+		create(t, c, fmt.Sprintf(`{"id":"i%d","status":"s%d","secret":%d,"big":{"x":%d}}`, i, i%4, i%5, i%2))
+	}
+	check := func(q, used, potential string, n int) {
+		t.Helper()
+		got, metrics := queryAll(t, c, q, nil, lethe.NewPartitionKey())
+		assert.Len(t, got, n, q)
+		var m map[string][]map[string]string
+		require.NoError(t, json.Unmarshal([]byte(metrics), &m), metrics)
+		spec := func(l []map[string]string) string {
+			if len(l) == 0 {
+				return ""
+			}
+			return l[0]["IndexSpec"]
+		}
+		assert.Equal(t, used, spec(m["UtilizedSingleIndexes"]), "%s: %s", q, metrics)
+		assert.Equal(t, potential, spec(m["PotentialSingleIndexes"]), "%s: %s", q, metrics)
+	}
+	check(`SELECT * FROM c WHERE c.status = "s1"`, "/status/?", "", 5)
+	check(`SELECT * FROM c WHERE c.secret = 1`, "", "/secret/?", 4)
+	check(`SELECT * FROM c WHERE c.big.x = 1`, "", "/big/x/?", 10)
+	check(`SELECT * FROM c WHERE c.secret = 1 AND c.status = "s1"`, "/status/?", "/secret/?", 1)
+	assert.Equal(t, 1, lethe.IndexCount(c))
+
+	// Excluding a path drops its index; the none mode keeps none.
+	p, err := c.Read(ctx)
+	require.NoError(t, err)
+	p.IndexingPolicy.ExcludedPaths = append(p.IndexingPolicy.ExcludedPaths, lethe.IndexPath{Path: "/status/?"})
+	require.NoError(t, c.Replace(ctx, p))
+	assert.Equal(t, 0, lethe.IndexCount(c))
+	check(`SELECT * FROM c WHERE c.status = "s1"`, "", "/status/?", 5)
+	p.IndexingPolicy = &lethe.IndexingPolicy{IndexingMode: lethe.IndexingModeNone}
+	require.NoError(t, c.Replace(ctx, p))
+	check(`SELECT * FROM c WHERE c.big.x = 0`, "", "/big/x/?", 10)
+	assert.Equal(t, 0, lethe.IndexCount(c))
+
+	// A bad path in a replace changes nothing.
+	p.IndexingPolicy = &lethe.IndexingPolicy{ExcludedPaths: []lethe.IndexPath{{Path: "nope"}}}
+	require.ErrorIs(t, c.Replace(ctx, p), lethe.ErrBadRequest)
+	got, err := c.Read(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, lethe.IndexingModeNone, got.IndexingPolicy.IndexingMode)
+}

@@ -1,0 +1,406 @@
+package query
+
+import (
+	"math"
+	"strings"
+)
+
+// What a secondary index needs from the query language: the scalar value
+// at a path of a document, ordered as the language orders values, and the
+// conditions of a WHERE clause that an index of one path can answer.
+
+// IndexKey is a scalar JSON value (null, a boolean, a number or a string)
+// in the language's order: null < false < true < numbers < strings.
+type IndexKey struct {
+	k kind
+	b bool
+	n float64
+	s string
+}
+
+// Compare orders two keys: negative, zero or positive.
+func (a IndexKey) Compare(b IndexKey) int {
+	return compareTotal(a.value(), b.value())
+}
+
+func (a IndexKey) value() value { return value{k: a.k, b: a.b, n: a.n, s: a.s} }
+
+// Size is about how many bytes the key holds beyond its fixed part.
+func (a IndexKey) Size() int { return len(a.s) }
+
+// PathValue returns the scalar value at path (property names from the
+// document's root) in doc, a JSON object, and whether there is one: a
+// missing property, an array or an object has no key.
+func PathValue(doc []byte, path []string) (IndexKey, bool) {
+	raw := doc
+	for _, name := range path {
+		sub, ok := lookupKey(raw, name)
+		if !ok {
+			return IndexKey{}, false
+		}
+		raw = sub
+	}
+	i := skipWS(raw, 0)
+	if i < len(raw) && (raw[i] == '{' || raw[i] == '[') {
+		return IndexKey{}, false
+	}
+	v := decodeRaw(raw)
+	switch v.k {
+	case kNull, kBool, kNum, kStr:
+		return IndexKey{k: v.k, b: v.b, n: v.n, s: v.s}, true
+	}
+	return IndexKey{}, false
+}
+
+// An IndexRange is a condition of a query's WHERE clause on the value at
+// one path of the items, which every result satisfies: the items whose
+// value is one of Points, or lies between Lo and Hi, or is a string that
+// begins with Prefix. An index of the path finds the candidates; the query
+// is then evaluated on them alone.
+type IndexRange struct {
+	Path   []string
+	Points []IndexKey // equality and IN: the values; nil otherwise
+	// A range: Lo and Hi bound it when HasLo and HasHi (a missing bound is
+	// the end of Lo's or Hi's type, the only type the range matches).
+	Lo, Hi         IndexKey
+	HasLo, HasHi   bool
+	LoIncl, HiIncl bool
+	Prefix         *string // STARTSWITH: the strings that begin with it
+}
+
+// Kind reports what kind of condition r is: "equality", "in", "range" or
+// "prefix".
+func (r IndexRange) Kind() string {
+	switch {
+	case r.Prefix != nil:
+		return "prefix"
+	case len(r.Points) == 1:
+		return "equality"
+	case r.Points != nil:
+		return "in"
+	}
+	return "range"
+}
+
+// Contains reports whether k satisfies the range (for the bounds of a
+// range walk).
+func (r IndexRange) Contains(k IndexKey) bool {
+	switch {
+	case r.Prefix != nil:
+		return k.k == kStr && strings.HasPrefix(k.s, *r.Prefix)
+	case r.Points != nil:
+		for _, p := range r.Points {
+			if p.Compare(k) == 0 {
+				return true
+			}
+		}
+		return false
+	}
+	if k.k != r.rangeType() {
+		return false
+	}
+	if r.HasLo {
+		if c := k.Compare(r.Lo); c < 0 || c == 0 && !r.LoIncl {
+			return false
+		}
+	}
+	if r.HasHi {
+		if c := k.Compare(r.Hi); c > 0 || c == 0 && !r.HiIncl {
+			return false
+		}
+	}
+	return true
+}
+
+// Start returns the smallest key the range may hold: where a walk of an
+// index over it begins.
+func (r IndexRange) Start() IndexKey {
+	switch {
+	case r.Prefix != nil:
+		return IndexKey{k: kStr, s: *r.Prefix}
+	case r.Points != nil:
+		lo := r.Points[0]
+		for _, p := range r.Points[1:] {
+			if p.Compare(lo) < 0 {
+				lo = p
+			}
+		}
+		return lo
+	case r.HasLo:
+		return r.Lo
+	}
+	return typeStart(r.Hi.k)
+}
+
+// Past reports whether a walk in ascending order that has reached k has
+// passed every key of the range.
+func (r IndexRange) Past(k IndexKey) bool {
+	switch {
+	case r.Prefix != nil:
+		return k.k != kStr || k.s > *r.Prefix && !strings.HasPrefix(k.s, *r.Prefix)
+	case r.Points != nil:
+		for _, p := range r.Points {
+			if p.Compare(k) >= 0 {
+				return false
+			}
+		}
+		return true
+	case r.HasHi:
+		c := k.Compare(r.Hi)
+		return c > 0 || c == 0 && !r.HiIncl
+	}
+	return k.k != r.Lo.k
+}
+
+// typeStart is the smallest key of type t.
+func typeStart(t kind) IndexKey {
+	switch t {
+	case kNum:
+		return IndexKey{k: kNum, n: math.Inf(-1)}
+	case kBool:
+		return IndexKey{k: kBool}
+	}
+	return IndexKey{k: t}
+}
+
+// IndexRanges returns the conditions of q's WHERE clause that an index can
+// answer, with params bound: conjuncts (joined by AND at the top) that
+// compare a path of the FROM alias's items with a constant (=, <, <=, >,
+// >=, BETWEEN, IN) or test it with STARTSWITH (case-sensitive). A query
+// whose FROM iterates a path (FROM x IN c.arr), or that fails to bind its
+// parameters, has none.
+func (q *Query) IndexRanges(params map[string]any) []IndexRange {
+	if q.from == nil || q.from.path != nil || q.where == nil {
+		return nil
+	}
+	vals, err := bindParams(q, params)
+	if err != nil {
+		return nil
+	}
+	var out []IndexRange
+	var conj func(e expr)
+	conj = func(e expr) {
+		if b, ok := e.(*binary); ok && b.op == tAnd {
+			conj(b.l)
+			conj(b.r)
+			return
+		}
+		if r, ok := indexRange(e, vals); ok {
+			out = append(out, r)
+		}
+	}
+	conj(q.where)
+	return mergeRanges(out)
+}
+
+// mergeRanges intersects the ranges on one path and one type (c.n > 1 AND
+// c.n < 5 is one range), so that an index walks only what both allow.
+func mergeRanges(rs []IndexRange) []IndexRange {
+	var out []IndexRange
+next:
+	for _, r := range rs {
+		if r.Points != nil || r.Prefix != nil {
+			out = append(out, r)
+			continue
+		}
+		for i := range out {
+			o := &out[i]
+			if o.Points != nil || o.Prefix != nil || !slicesEqual(o.Path, r.Path) || o.rangeType() != r.rangeType() {
+				continue
+			}
+			if r.HasLo && (!o.HasLo || r.Lo.Compare(o.Lo) > 0 || r.Lo.Compare(o.Lo) == 0 && !r.LoIncl) {
+				o.Lo, o.HasLo, o.LoIncl = r.Lo, true, r.LoIncl
+			}
+			if r.HasHi && (!o.HasHi || r.Hi.Compare(o.Hi) < 0 || r.Hi.Compare(o.Hi) == 0 && !r.HiIncl) {
+				o.Hi, o.HasHi, o.HiIncl = r.Hi, true, r.HiIncl
+			}
+			continue next
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// rangeType is the type of the values a range matches.
+func (r IndexRange) rangeType() kind {
+	if r.HasLo {
+		return r.Lo.k
+	}
+	return r.Hi.k
+}
+
+// Bounded reports whether a range has both bounds.
+func (r IndexRange) Bounded() bool { return r.HasLo && r.HasHi }
+
+func slicesEqual(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// bindParams converts the parameters of q as Exec does.
+func bindParams(q *Query, params map[string]any) ([]value, error) {
+	out := make([]value, len(q.params))
+	for i, name := range q.params {
+		x, ok := params[name]
+		if !ok {
+			return nil, errAt(q.text, q.paramPos[i], "missing parameter %s", name)
+		}
+		v, ok := fromGo(x, 0)
+		if !ok {
+			return nil, errAt(q.text, q.paramPos[i], "parameter %s cannot be represented as JSON", name)
+		}
+		out[i] = v
+	}
+	return out, nil
+}
+
+// constant returns the value of a literal or bound parameter.
+func constant(e expr, params []value) (value, bool) {
+	switch x := e.(type) {
+	case *literal:
+		return x.val, true
+	case *paramRef:
+		if x.idx < len(params) {
+			return params[x.idx], true
+		}
+	}
+	return undef, false
+}
+
+// rootPath returns the property names of a path on the FROM alias (slot 0).
+func rootPath(e expr) ([]string, bool) {
+	var names []string
+	for {
+		switch x := e.(type) {
+		case *member:
+			names = append(names, x.name)
+			e = x.x
+		case *ident:
+			if x.slot != 0 || len(names) == 0 {
+				return nil, false
+			}
+			for i, j := 0, len(names)-1; i < j; i, j = i+1, j-1 {
+				names[i], names[j] = names[j], names[i]
+			}
+			return names, true
+		default:
+			return nil, false
+		}
+	}
+}
+
+func scalarKey(v value) (IndexKey, bool) {
+	switch v.k {
+	case kNull, kBool, kNum, kStr:
+		return IndexKey{k: v.k, b: v.b, n: v.n, s: v.s}, true
+	}
+	return IndexKey{}, false
+}
+
+// indexRange reads one conjunct as a condition an index can answer.
+func indexRange(e expr, params []value) (IndexRange, bool) {
+	switch x := e.(type) {
+	case *binary:
+		l, r, op := x.l, x.r, x.op
+		path, ok := rootPath(l)
+		if !ok {
+			path, ok = rootPath(r)
+			l, r = r, l
+			switch op { // c OP path is path OP' c
+			case tLt:
+				op = tGt
+			case tLe:
+				op = tGe
+			case tGt:
+				op = tLt
+			case tGe:
+				op = tLe
+			}
+		}
+		if !ok {
+			return IndexRange{}, false
+		}
+		v, ok := constant(r, params)
+		if !ok {
+			return IndexRange{}, false
+		}
+		k, ok := scalarKey(v)
+		if !ok {
+			return IndexRange{}, false
+		}
+		rg := IndexRange{Path: path}
+		switch op {
+		case tEq:
+			rg.Points = []IndexKey{k}
+		case tLt, tLe:
+			rg.Hi, rg.HasHi, rg.HiIncl = k, true, op == tLe
+		case tGt, tGe:
+			rg.Lo, rg.HasLo, rg.LoIncl = k, true, op == tGe
+		default:
+			return IndexRange{}, false
+		}
+		return rg, true
+	case *between:
+		path, ok := rootPath(x.x)
+		if !ok || x.not {
+			return IndexRange{}, false
+		}
+		lo, ok1 := constant(x.lo, params)
+		hi, ok2 := constant(x.hi, params)
+		kl, ok3 := scalarKey(lo)
+		kh, ok4 := scalarKey(hi)
+		if !ok1 || !ok2 || !ok3 || !ok4 || kl.k != kh.k {
+			return IndexRange{}, false
+		}
+		return IndexRange{Path: path, Lo: kl, Hi: kh, HasLo: true, HasHi: true, LoIncl: true, HiIncl: true}, true
+	case *inList:
+		path, ok := rootPath(x.x)
+		if !ok || x.not || len(x.list) == 0 {
+			return IndexRange{}, false
+		}
+		rg := IndexRange{Path: path}
+		for _, y := range x.list {
+			v, ok := constant(y, params)
+			if !ok {
+				return IndexRange{}, false
+			}
+			if k, ok := scalarKey(v); ok {
+				rg.Points = append(rg.Points, k)
+			} else if v.k != kUndef {
+				return IndexRange{}, false // an array or object: equal to no scalar, but to itself
+			}
+		}
+		if rg.Points == nil {
+			rg.Points = []IndexKey{} // matches nothing
+		}
+		return rg, true
+	case *call:
+		if x.fn == nil || x.fn.name != "STARTSWITH" || len(x.args) < 2 {
+			return IndexRange{}, false
+		}
+		path, ok := rootPath(x.args[0])
+		if !ok {
+			return IndexRange{}, false
+		}
+		v, ok := constant(x.args[1], params)
+		if !ok || v.k != kStr {
+			return IndexRange{}, false
+		}
+		if len(x.args) == 3 {
+			ci, ok := constant(x.args[2], params)
+			if !ok || ci.k != kBool || ci.b {
+				return IndexRange{}, false // case-insensitive: not a range of the index
+			}
+		}
+		p := v.s
+		return IndexRange{Path: path, Prefix: &p}, true
+	}
+	return IndexRange{}, false
+}
