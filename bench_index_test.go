@@ -35,6 +35,7 @@ func BenchmarkIndexedQuery(b *testing.B) {
 			{"equality-1%", `SELECT * FROM c WHERE c.status = "s42"`},
 			{"range-1%", `SELECT * FROM c WHERE c.bucket > 41 AND c.bucket < 43`},
 			{"top10-range", `SELECT TOP 10 c.id FROM c WHERE c.bucket >= 98 ORDER BY c.bucket`},
+			{"top10-orderby", `SELECT TOP 10 c.id, c.name FROM c ORDER BY c.name DESC`},
 		} {
 			b.Run(q.name+"/"+string(mode), func(b *testing.B) {
 				b.ReportAllocs()

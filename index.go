@@ -15,10 +15,11 @@ import (
 // made the first time a query could use it, from the container's items,
 // and kept up to date by every change after (applyItems, under the expiry
 // lock), so a container pays, in memory and on writes, only for the paths
-// its queries filter on. An index maps the scalar value at its path (null,
-// a boolean, a number or a string; arrays and objects, and the values
-// inside them, are not indexed) to the records that hold it, expired or
-// not: a query looks each candidate's liveness up as a scan would, then
+// its queries filter on or order by. An index maps the value at its path
+// to the records that hold it, expired or not: scalar values (null, a
+// boolean, a number or a string) in full, and undefined, arrays and objects
+// by their type alone (the values inside arrays and objects are not
+// indexed), so that it holds every item in ORDER BY's order of types: a query looks each candidate's liveness up as a scan would, then
 // evaluates the whole query on the candidates alone, so results, their
 // order and their continuation tokens are those of a scan.
 
@@ -50,11 +51,12 @@ func lessIndexEntry(a, b indexEntry) bool {
 // indexes are a container's secondary indexes, by path ("/"-joined).
 type indexes map[string]*pathIndex
 
-// entry returns rec's entry in idx, if it has a value there.
+// entry returns rec's entry in idx: every item has one, whatever its value
+// at the path (undefined, an array or an object included), so that a walk
+// of the index in order meets every item.
 func (idx *pathIndex) entry(rec record) (indexEntry, bool) {
 	body := rec.body()
-	k, ok := query.PathValue(unsafe.Slice(unsafe.StringData(body), len(body)), idx.path)
-	return indexEntry{k, rec}, ok
+	return indexEntry{query.PathKey(unsafe.Slice(unsafe.StringData(body), len(body)), idx.path), rec}, true
 }
 
 // update makes the indexes follow one item change: old ("" if none) goes,
@@ -199,27 +201,35 @@ func indexable(ip *IndexingPolicy, path []string) bool {
 	return included
 }
 
+// indexFor returns the index of path, making it if need be, or nil when
+// the policy does not index the path (or the container has as many indexes
+// as it may). The caller holds c.batchMu for reading and no other lock.
+func (c *Container) indexFor(path []string) *pathIndex {
+	key := strings.Join(path, "/")
+	c.expiry.mu.Lock()
+	idx := c.expiry.indexes[key]
+	policy, n := c.props.IndexingPolicy, len(c.expiry.indexes)
+	c.expiry.mu.Unlock()
+	if idx != nil {
+		return idx
+	}
+	if n >= maxIndexes || !indexable(policy, path) {
+		return nil
+	}
+	return c.buildIndex(key, path)
+}
+
 // candidates returns the records an index finds for r, making the index if
 // the container has none for its path yet, or ok false when the policy does
 // not index the path (or the container has as many indexes as it may),
 // and the expiry rule of the same instant. The caller holds c.batchMu for
 // reading and no other lock.
 func (c *Container) candidates(r query.IndexRange) (recs []record, rule expiryRule, ok bool) {
-	key := strings.Join(r.Path, "/")
-	c.expiry.mu.Lock()
-	idx := c.expiry.indexes[key]
+	idx := c.indexFor(r.Path)
 	if idx == nil {
-		policy, n := c.props.IndexingPolicy, len(c.expiry.indexes)
-		c.expiry.mu.Unlock()
-		if n >= maxIndexes || !indexable(policy, r.Path) {
-			return nil, rule, false
-		}
-		idx = c.buildIndex(key, r.Path)
-		if idx == nil {
-			return nil, rule, false
-		}
-		c.expiry.mu.Lock()
+		return nil, rule, false
 	}
+	c.expiry.mu.Lock()
 	defer c.expiry.mu.Unlock()
 	rule = c.rule
 	visit := func(e indexEntry) bool {
@@ -302,6 +312,40 @@ func (c *Container) buildIndex(key string, path []string) *pathIndex {
 	}
 	c.expiry.indexes[key] = idx
 	return idx
+}
+
+// ordered walks the index of path in ORDER BY's order (desc: descending)
+// and returns the records that may be among the first need results of a
+// query ordered by it: every item whose value comes before all scalars in
+// that order (undefined ascending; arrays and objects descending), then
+// items of scalar values in order until want of them, and, if the walk got
+// that far, the rest. last is the last scalar value taken, exhausted
+// whether the walk reached the end. rule is the expiry rule of the same
+// instant. The caller holds c.batchMu for reading.
+func (c *Container) ordered(idx *pathIndex, desc bool, want int) (recs []record, last query.IndexKey, exhausted bool, rule expiryRule) {
+	c.expiry.mu.Lock()
+	defer c.expiry.mu.Unlock()
+	rule = c.rule
+	exhausted = true
+	scalars := 0
+	visit := func(e indexEntry) bool {
+		if e.key.Scalar() {
+			if scalars == want {
+				exhausted = false
+				return false
+			}
+			scalars++
+			last = e.key
+		}
+		recs = append(recs, e.rec)
+		return true
+	}
+	if desc {
+		idx.t.Descend(visit)
+	} else {
+		idx.t.Ascend(visit)
+	}
+	return recs, last, exhausted, rule
 }
 
 // dropIndexes forgets the indexes the policy no longer allows. The caller

@@ -119,6 +119,11 @@ func TestIndexDifferential(t *testing.T) {
 		`SELECT VALUE c.id FROM c WHERE c["status"] = "pending" AND c.id > "i3"`,
 		`SELECT VALUE c.id FROM c WHERE c._ts > 0 AND c.status != "x"`,
 		`SELECT VALUE c.id FROM c WHERE c.n IN (1, [1])`,
+		`SELECT TOP 5 c.id, c.n FROM c ORDER BY c.n`,
+		`SELECT TOP @n VALUE c.id FROM c ORDER BY c.status DESC`,
+		`SELECT c.id FROM c WHERE c.n > 2 ORDER BY c.a.b OFFSET 2 LIMIT 3`,
+		`SELECT TOP 3 c.id FROM c JOIN t IN c.n ORDER BY c.n DESC`,
+		`SELECT TOP 2 c.id, c.a FROM c ORDER BY c.a DESC`,
 	}
 	used := map[string]bool{}
 	for step := range 400 {
@@ -164,7 +169,7 @@ func TestIndexDifferential(t *testing.T) {
 			}
 		}
 	}
-	for _, q := range []string{queries[0], queries[2], queries[6], queries[7], queries[10]} {
+	for _, q := range []string{queries[0], queries[2], queries[6], queries[7], queries[10], queries[23], queries[24], queries[25]} {
 		assert.True(t, used[q], "the index was never used by %s", q)
 	}
 	for _, q := range []string{queries[8], queries[9], queries[14], queries[21], queries[22]} {

@@ -314,11 +314,15 @@ func (p *QueryItemsPager) run(ctx context.Context) error {
 
 	now := p.c.store.clock.now()
 	p.plan = indexPlan{}
-	docs, recs, err := p.c.queryDocs(ctx, q, params, p.pk, now, &p.plan)
-	if err != nil {
-		return err
+	res, recs, ok, err := p.c.runOrdered(ctx, q, params, p.pk, now, from, &p.plan)
+	if !ok && err == nil {
+		var docs []query.Doc
+		docs, recs, err = p.c.queryDocs(ctx, q, params, p.pk, now, &p.plan)
+		if err != nil {
+			return err
+		}
+		res, err = query.ExecFrom(ctx, q, params, docs, time.Unix(0, now).UTC(), from)
 	}
-	res, err := query.ExecFrom(ctx, q, params, docs, time.Unix(0, now).UTC(), from)
 	if err != nil {
 		return queryError(err)
 	}
@@ -386,6 +390,51 @@ func (c *Container) indexedDocs(q *query.Query, params map[string]any, pk Partit
 		return docs, live, true
 	}
 	return nil, nil, false
+}
+
+// runOrdered evaluates a query with TOP or LIMIT ordered by one indexable
+// path (query.OrderedByPath) on the items an index walk meets first
+// (Container.ordered), walking four times further each time the results
+// might depend on items not met yet: it stops when the walk has reached
+// the end, or when the last result comes strictly before the last value
+// the walk took (so every item not met comes after every result). ok is
+// false, with no error, when the query is not of that kind, or resumes a
+// continuation (which is evaluated as usual).
+func (c *Container) runOrdered(ctx context.Context, q *query.Query, params map[string]any, pk PartitionKey, now int64, from *query.Resume, plan *indexPlan) (res query.Result, recs []record, ok bool, err error) {
+	if !useIndexes || from != nil {
+		return res, nil, false, nil
+	}
+	path, desc, need, full, ok := q.OrderedByPath(params)
+	if !ok {
+		return res, nil, false, nil
+	}
+	c.batchMu.RLock()
+	defer c.batchMu.RUnlock()
+	idx := c.indexFor(path)
+	if idx == nil {
+		plan.potential = append(plan.potential, indexSpec(path))
+		return res, nil, false, nil
+	}
+	plan.used = indexSpec(path)
+	for want := max(2*need, 8); ; want *= 4 {
+		all, last, exhausted, rule := c.ordered(idx, desc, want)
+		docs := make([]query.Doc, 0, len(all))
+		recs = recs[:0]
+		for _, rec := range all {
+			if rule.live(rec, now) && strings.HasPrefix(rec.pk(), pk.enc) {
+				docs = append(docs, rec.queryDoc())
+				recs = append(recs, rec)
+			}
+		}
+		res, err = query.ExecFrom(ctx, q, params, docs, time.Unix(0, now).UTC(), nil)
+		if err != nil {
+			return res, nil, true, err
+		}
+		n := len(res.Items)
+		if exhausted || full == 0 || n == full && res.OrderKeyBefore(n-1, last, desc) {
+			return res, recs, true, nil
+		}
+	}
 }
 
 // indexPlan records how a query found its items, for IndexMetrics.

@@ -28,6 +28,104 @@ func (a IndexKey) value() value { return value{k: a.k, b: a.b, n: a.n, s: a.s} }
 // Size is about how many bytes the key holds beyond its fixed part.
 func (a IndexKey) Size() int { return len(a.s) }
 
+// PathKey returns the index key of the value at path in doc, whatever it
+// is: undefined when the path is missing, and for an array or an object a
+// key of its type alone, so that an index of the path holds every item in
+// ORDER BY's order of types (a query re-sorts the items of one type).
+func PathKey(doc []byte, path []string) IndexKey {
+	raw := doc
+	for _, name := range path {
+		sub, ok := lookupKey(raw, name)
+		if !ok {
+			return IndexKey{}
+		}
+		raw = sub
+	}
+	i := skipWS(raw, 0)
+	switch {
+	case i >= len(raw):
+		return IndexKey{}
+	case raw[i] == '{':
+		return IndexKey{k: kObj}
+	case raw[i] == '[':
+		return IndexKey{k: kArr}
+	}
+	v := decodeRaw(raw)
+	return IndexKey{k: v.k, b: v.b, n: v.n, s: v.s}
+}
+
+// Scalar reports whether k is a scalar value (not undefined, an array or
+// an object).
+func (a IndexKey) Scalar() bool { return a.k >= kNull && a.k <= kStr }
+
+// OrderedByPath reports whether q's results could come from a walk of an
+// index of one path in order: a single ORDER BY on a path of the FROM
+// alias, a TOP or a LIMIT (its results are then the first n of that order,
+// n returned), no DISTINCT, aggregate or GROUP BY.
+//
+// need is how many leading rows of that order decide the results (OFFSET
+// plus what TOP and LIMIT keep), full how many results there are when the
+// items give that many rows.
+func (q *Query) OrderedByPath(params map[string]any) (path []string, desc bool, need, full int, ok bool) {
+	if q.from == nil || q.from.path != nil || len(q.orderBy) != 1 || q.distinct || q.aggregated || q.grouped {
+		return nil, false, 0, 0, false
+	}
+	path, ok = rootPath(q.orderBy[0].x)
+	if !ok {
+		return nil, false, 0, 0, false
+	}
+	vals, err := bindParams(q, params)
+	if err != nil {
+		return nil, false, 0, 0, false
+	}
+	count := func(e expr) (int, bool) {
+		v, ok := constant(e, vals)
+		if !ok || v.k != kNum || v.n < 0 || v.n != math.Trunc(v.n) || v.n > MaxRows {
+			return 0, false
+		}
+		return int(v.n), true
+	}
+	top, offset, limit := -1, 0, -1
+	if q.top != nil {
+		if top, ok = count(q.top); !ok {
+			return nil, false, 0, 0, false
+		}
+	}
+	if q.limit != nil {
+		o, ok1 := count(q.offset)
+		l, ok2 := count(q.limit)
+		if !ok1 || !ok2 {
+			return nil, false, 0, 0, false
+		}
+		offset, limit = o, l
+	}
+	switch {
+	case top < 0 && limit < 0:
+		return nil, false, 0, 0, false
+	case top < 0:
+		full = limit
+	case limit < 0:
+		full = top
+	default:
+		full = min(top, limit)
+	}
+	return path, q.orderBy[0].desc, offset + full, full, true
+}
+
+// OrderKeyBefore reports whether the ORDER BY value of res.Items[i] comes
+// strictly before k in the query's direction.
+func (res *Result) OrderKeyBefore(i int, k IndexKey, desc bool) bool {
+	r := res.rows[i]
+	if len(r.keys) == 0 {
+		return false
+	}
+	c := compareTotal(r.keys[0], k.value())
+	if desc {
+		return c > 0
+	}
+	return c < 0
+}
+
 // PathValue returns the scalar value at path (property names from the
 // document's root) in doc, a JSON object, and whether there is one: a
 // missing property, an array or an object has no key.
