@@ -117,13 +117,9 @@
 // value can stand, TOP, OFFSET and LIMIT included), the operators
 // + - * / % || = != <> < <= > >= IN BETWEEN LIKE (with % _ [...] and
 // ESCAPE) AND OR NOT ?: ?? and bitwise ones, the aggregates COUNT, SUM, AVG,
-// MIN and MAX, GROUP BY (on paths and expressions; items where a GROUP BY
-// expression is undefined form a group of their own), and the built-in
-// functions of the Cosmos DB reference (type checks, IIF, string, regular
-// expression, math, array, set, and date and time functions; spatial,
-// full-text and vector functions are refused) are supported. A query
-// without FROM (SELECT ABS(-4)) is evaluated once. Subqueries are not
-// supported yet.
+// MIN and MAX, and the common built-in functions (type checks, string, math,
+// array and date functions) are supported. A query without FROM (SELECT
+// ABS(-4)) is evaluated once. GROUP BY and subqueries are not supported yet.
 //
 // Values follow Cosmos DB. A missing property is undefined, which is not
 // null: it is left out of projected objects, and SELECT VALUE of it yields

@@ -178,22 +178,3 @@ func TestQueryPagerKeepsRewrittenItems(t *testing.T) {
 	}
 	assert.Equal(t, []string{`"a"`, `"b"`}, got)
 }
-
-// TestQueryGroupByPages: a GROUP BY query comes page by page, each group
-// once, and its groups leave out expired items.
-func TestQueryGroupByPages(t *testing.T) {
-	c, clock := newContainer(t, lethe.TTLNever)
-	for i := range 30 {
-		ttl := ""
-		if i%10 == 0 {
-			ttl = `,"ttl":5`
-		}
-		create(t, c, fmt.Sprintf(`{"id":"i%d","g":%d%s}`, i, i%7, ttl))
-	}
-	clock.Advance(5 * time.Second) // i0, i10, i20 expire: groups 0, 3 and 6 lose one each
-	got := pageThrough(t, c, "SELECT c.g, COUNT(1) AS n FROM c GROUP BY c.g", 2, nil)
-	assert.ElementsMatch(t, []string{
-		`{"g":0,"n":4}`, `{"g":1,"n":5}`, `{"g":2,"n":4}`, `{"g":3,"n":3}`,
-		`{"g":4,"n":4}`, `{"g":5,"n":4}`, `{"g":6,"n":3}`,
-	}, got)
-}

@@ -89,13 +89,6 @@ type (
 		pos   int
 		elems []expr
 	}
-	// groupRef is, in the select list of a query with GROUP BY, an
-	// expression equal to the idx-th GROUP BY expression: the group's value.
-	groupRef struct {
-		pos  int
-		idx  int
-		orig expr
-	}
 )
 
 func (e *literal) position() int   { return e.pos }
@@ -112,7 +105,6 @@ func (e *ternary) position() int   { return e.pos }
 func (e *call) position() int      { return e.pos }
 func (e *objectLit) position() int { return e.pos }
 func (e *arrayLit) position() int  { return e.pos }
-func (e *groupRef) position() int  { return e.pos }
 
 // selectItem is one projection: expr [AS alias].
 type selectItem struct {
@@ -163,9 +155,6 @@ type Query struct {
 	root       string // container name after FROM (for String)
 	rootExpl   bool   // the alias was written explicitly
 	aggregated bool
-	groupBy    []expr
-	groupPos   int
-	grouped    bool // GROUP BY: aggregates are per group
 }
 
 // String returns a canonical, fully parenthesised form of the query that
@@ -225,15 +214,6 @@ func (q *Query) String() string {
 	if q.where != nil {
 		sb.WriteString(" WHERE ")
 		q.where.write(&sb)
-	}
-	if len(q.groupBy) > 0 {
-		sb.WriteString(" GROUP BY ")
-		for i, g := range q.groupBy {
-			if i > 0 {
-				sb.WriteString(", ")
-			}
-			g.write(&sb)
-		}
 	}
 	if len(q.orderBy) > 0 {
 		sb.WriteString(" ORDER BY ")
@@ -379,7 +359,6 @@ func (e *objectLit) write(sb *strings.Builder) {
 	}
 	sb.WriteByte('}')
 }
-func (e *groupRef) write(sb *strings.Builder) { e.orig.write(sb) }
 func (e *arrayLit) write(sb *strings.Builder) {
 	sb.WriteByte('[')
 	for i, x := range e.elems {

@@ -21,14 +21,7 @@
 // DateTimeToTimestamp, TicksToDateTime, TimestampToDateTime and the
 // GetCurrent* ones, which read the query's single clock reading).
 //
-// GROUP BY groups the rows that pass WHERE by the values of its
-// expressions (undefined is a value of its own); the select list may hold
-// only expressions equal to GROUP BY expressions (or built from them),
-// aggregates and constants, as in Cosmos DB; SELECT * and ORDER BY are
-// refused with it. Groups come in the order of their values' canonical
-// encodings, which is also how a continuation resumes them.
-//
-// Not supported (reported as a clear *Error): subqueries (EXISTS,
+// Not supported (reported as a clear *Error): GROUP BY, subqueries (EXISTS,
 // ARRAY(...), (SELECT ...)), user-defined functions, and the spatial
 // (ST_*), full-text and vector functions. RegexMatch runs Go's RE2
 // syntax: a pattern with backreferences or lookaround is an error.

@@ -121,19 +121,6 @@ type evaluator struct {
 	aggVals   []value
 	aggs      []aggState
 	vals      []value // row values, indexed by row.vi
-
-	// GROUP BY: the groups by their key (groupKey), and while a group's
-	// result is projected, its GROUP BY values.
-	groups    map[string]*group
-	groupVals []value
-	keyBuf    []byte
-}
-
-// group is one group of a GROUP BY query: its GROUP BY values and its
-// aggregates' running state.
-type group struct {
-	vals []value
-	aggs []aggState
 }
 
 // row is one result row before ordering.
@@ -256,8 +243,6 @@ func ExecFrom(ctx context.Context, q *Query, params map[string]any, docs []Doc, 
 			ev.vals = append(ev.vals[:0], v)
 			rows = append(rows, row{vi: 0})
 		}
-	} else if q.grouped {
-		rows, res.canon = ev.groupRows(rows[:0])
 	} else {
 		ev.sortRows(rows, docs)
 	}
@@ -305,7 +290,7 @@ func ExecFrom(ctx context.Context, q *Query, params map[string]any, docs []Doc, 
 	buf := make([]byte, 0, size+64*(len(rows)-countRaw(rows)))
 	res.Items = make([][]byte, len(rows))
 	res.Sources = make([]int32, len(rows))
-	single := q.from != nil && !q.aggregated && !q.grouped && !q.distinct
+	single := q.from != nil && !q.aggregated && !q.distinct
 	for i, r := range rows {
 		if i&255 == 0 {
 			ev.tick(1)
@@ -469,10 +454,6 @@ func (ev *evaluator) emit(rows []row, di, seq int) []row {
 		}
 		return rows
 	}
-	if q.grouped {
-		ev.addToGroup()
-		return rows
-	}
 	r := row{doc: int32(di), seq: int32(seq)}
 	var v value
 	switch {
@@ -519,82 +500,6 @@ func (ev *evaluator) emit(rows []row, di, seq int) []row {
 		}
 	}
 	return append(rows, r)
-}
-
-// addToGroup adds the current row to its group: the values of the GROUP BY
-// expressions pick the group (undefined is a value of its own), whose
-// aggregates take the row's arguments.
-func (ev *evaluator) addToGroup() {
-	q := ev.q
-	vals := make([]value, len(q.groupBy))
-	key := ev.keyBuf[:0]
-	for i, g := range q.groupBy {
-		vals[i] = ev.eval(g)
-		key = groupKey(key, vals[i])
-	}
-	ev.keyBuf = key
-	if ev.groups == nil {
-		ev.groups = map[string]*group{}
-	}
-	g := ev.groups[string(key)]
-	if g == nil {
-		if len(ev.groups) >= MaxRows {
-			ev.fail("the query would hold more than %d groups, the limit", MaxRows)
-		}
-		for _, v := range vals {
-			ev.checkResult(v)
-		}
-		g = &group{vals: vals, aggs: make([]aggState, len(q.aggs))}
-		ev.groups[string(key)] = g
-	}
-	for i, c := range q.aggs {
-		g.aggs[i].add(c.fn.name, ev.eval(c.args[0]))
-	}
-}
-
-// groupKey appends the encoding of one GROUP BY value to a group's key:
-// a length, then 'u' for undefined or 'd' and the value's canonical JSON.
-func groupKey(dst []byte, v value) []byte {
-	start := len(dst)
-	dst = append(dst, 0, 0, 0, 0)
-	if v.k == kUndef {
-		dst = append(dst, 'u')
-	} else {
-		dst = canonical(append(dst, 'd'), v)
-	}
-	n := len(dst) - start - 4
-	dst[start], dst[start+1], dst[start+2], dst[start+3] = byte(n>>24), byte(n>>16), byte(n>>8), byte(n)
-	return dst
-}
-
-// groupRows projects each group into a result row, in the order of the
-// groups' keys, which it returns beside them (they place the results for
-// continuation, as DISTINCT's canonical encodings do).
-func (ev *evaluator) groupRows(rows []row) ([]row, []string) {
-	q := ev.q
-	keys := make([]string, 0, len(ev.groups))
-	for k := range ev.groups {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	out := keys[:0]
-	for _, k := range keys {
-		ev.tick(1)
-		g := ev.groups[k]
-		ev.groupVals = g.vals
-		for i := range ev.aggs {
-			ev.aggVals[i] = g.aggs[i].result(q.aggs[i].fn.name)
-		}
-		v := ev.project()
-		if v.k == kUndef {
-			continue
-		}
-		ev.checkResult(v)
-		rows = append(rows, row{doc: -1, vi: int32(len(ev.vals))})
-		ev.vals = append(ev.vals, v)
-		out = append(out, k)
-	}
-	return rows, out
 }
 
 // project evaluates the select list into an object (or the VALUE).
@@ -879,8 +784,6 @@ func (ev *evaluator) eval(e expr) value {
 			return ev.eval(x.a)
 		}
 		return ev.eval(x.b)
-	case *groupRef:
-		return ev.groupVals[x.idx]
 	case *call:
 		if x.agg >= 0 {
 			return ev.aggVals[x.agg]

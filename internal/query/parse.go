@@ -237,16 +237,7 @@ func (p *parser) parseQuery() {
 		follow = []string{"ORDER BY", "OFFSET", "end of query"}
 	}
 	if t := p.peek(); t.typ == tGroup {
-		p.next()
-		p.expect(tBy, "BY")
-		q.groupPos = t.pos
-		for {
-			q.groupBy = append(q.groupBy, p.parseExpr())
-			if !p.accept(tComma) {
-				break
-			}
-		}
-		follow = []string{"ORDER BY", "OFFSET", "end of query"}
+		p.fail(t.pos, "GROUP BY is not supported")
 	}
 	if p.accept(tOrder) {
 		p.expect(tBy, "BY")
@@ -724,175 +715,6 @@ func walk(e expr, f func(expr) bool) {
 	}
 }
 
-// checkGroupBy validates a query with GROUP BY and rewrites its select list
-// so that each expression equal to a GROUP BY expression reads the group's
-// value (groupRef); what is left must be aggregates and constants.
-func (p *parser) checkGroupBy() *Error {
-	q := p.q
-	text := q.text
-	q.grouped = true
-	if q.from == nil {
-		return errAt(text, q.groupPos, "GROUP BY needs a FROM clause")
-	}
-	if q.star {
-		return errAt(text, q.starPos, "'SELECT *' is not valid with GROUP BY: select the GROUP BY expressions and aggregates")
-	}
-	if len(q.orderBy) > 0 {
-		return errAt(text, q.orderBy[0].x.position(), "ORDER BY cannot be used with GROUP BY")
-	}
-	keys := make(map[string]int, len(q.groupBy))
-	for i, g := range q.groupBy {
-		hasRef := false
-		walk(g, func(e expr) bool {
-			_, ok := e.(*ident)
-			hasRef = hasRef || ok
-			return !hasRef
-		})
-		if !hasRef {
-			return errAt(text, g.position(), "a GROUP BY expression must refer to a property of the items")
-		}
-		var sb strings.Builder
-		g.write(&sb)
-		if _, dup := keys[sb.String()]; !dup {
-			keys[sb.String()] = i
-		}
-	}
-	var err *Error
-	for i := range q.items {
-		it := &q.items[i]
-		x := rewriteGroups(it.x, keys)
-		walk(x, func(e expr) bool {
-			switch e := e.(type) {
-			case *call:
-				return !e.fn.agg // aggregates see every row: their arguments are free
-			case *ident:
-				if err == nil {
-					err = errAt(text, e.pos, "'%s' is neither in GROUP BY nor in an aggregate: with GROUP BY, the select list may hold only GROUP BY expressions, aggregates and constants", exprText(outermostPath(it.x, e)))
-				}
-				return false
-			}
-			return true
-		})
-		if err != nil {
-			return err
-		}
-		it.x = x
-	}
-	return nil
-}
-
-// exprText writes e as String does.
-func exprText(e expr) string {
-	var sb strings.Builder
-	e.write(&sb)
-	return sb.String()
-}
-
-// outermostPath returns the longest path expression within root that ends
-// in the identifier id (c.a.b rather than c), for error messages.
-func outermostPath(root expr, id *ident) expr {
-	var best expr = id
-	walk(root, func(e expr) bool {
-		switch x := e.(type) {
-		case *member, *index:
-			if rootIdent(x) == id {
-				if _, ok := best.(*ident); ok {
-					best = x
-				}
-			}
-		}
-		return true
-	})
-	return best
-}
-
-func rootIdent(e expr) *ident {
-	for {
-		switch x := e.(type) {
-		case *ident:
-			return x
-		case *member:
-			e = x.x
-		case *index:
-			e = x.x
-		default:
-			return nil
-		}
-	}
-}
-
-// rewriteGroups returns e with each subexpression that is written as a
-// GROUP BY expression (keys: written form → index) replaced by a reference
-// to the group's value, leaving aggregates as they are.
-func rewriteGroups(e expr, keys map[string]int) expr {
-	if e == nil {
-		return nil
-	}
-	if c, ok := e.(*call); ok && c.fn.agg {
-		return e
-	}
-	if i, ok := keys[exprText(e)]; ok {
-		if _, lit := e.(*literal); !lit {
-			return &groupRef{pos: e.position(), idx: i, orig: e}
-		}
-	}
-	r := func(x expr) expr { return rewriteGroups(x, keys) }
-	rs := func(xs []expr) []expr {
-		out := make([]expr, len(xs))
-		for i, x := range xs {
-			out[i] = r(x)
-		}
-		return out
-	}
-	switch x := e.(type) {
-	case *member:
-		c := *x
-		c.x = r(x.x)
-		return &c
-	case *index:
-		c := *x
-		c.x, c.idx = r(x.x), r(x.idx)
-		return &c
-	case *unary:
-		c := *x
-		c.x = r(x.x)
-		return &c
-	case *binary:
-		c := *x
-		c.l, c.r = r(x.l), r(x.r)
-		return &c
-	case *between:
-		c := *x
-		c.x, c.lo, c.hi = r(x.x), r(x.lo), r(x.hi)
-		return &c
-	case *inList:
-		c := *x
-		c.x, c.list = r(x.x), rs(x.list)
-		return &c
-	case *like:
-		c := *x
-		c.x, c.pattern, c.escape = r(x.x), r(x.pattern), r(x.escape)
-		return &c
-	case *ternary:
-		c := *x
-		c.c, c.a, c.b = r(x.c), r(x.a), r(x.b)
-		return &c
-	case *call:
-		c := *x
-		c.args = rs(x.args)
-		return &c
-	case *objectLit:
-		c := *x
-		c.vals = rs(x.vals)
-		return &c
-	case *arrayLit:
-		c := *x
-		c.elems = rs(x.elems)
-		return &c
-	}
-	return e
-}
-
 // check resolves identifiers to binding slots, validates aggregates and
 // derives projection names.
 func (p *parser) check() *Error {
@@ -953,9 +775,6 @@ func (p *parser) check() *Error {
 	resolve(q.where, "WHERE")
 	for _, o := range q.orderBy {
 		resolve(o.x, "ORDER BY")
-	}
-	for _, g := range q.groupBy {
-		resolve(g, "GROUP BY")
 	}
 	if err != nil {
 		return err
@@ -1031,14 +850,8 @@ func (p *parser) check() *Error {
 			it.name = name
 		}
 	}
-	if len(q.groupBy) > 0 {
-		if err := p.checkGroupBy(); err != nil {
-			return err
-		}
-		q.aggregated = false // aggregated per group, not over the whole
-	}
 	if q.aggregated && firstBare >= 0 {
-		return errAt(text, firstBare, "an aggregate cannot be combined with a non-aggregate expression (group by the other expression)")
+		return errAt(text, firstBare, "an aggregate cannot be combined with a non-aggregate expression (GROUP BY is not supported)")
 	}
 	if q.aggregated && len(q.orderBy) > 0 {
 		return errAt(text, q.orderBy[0].x.position(), "ORDER BY cannot be used with aggregates")
