@@ -390,10 +390,7 @@ func (ev *evaluator) join(rows []row, di int, seq *int, j, slot int) []row {
 func (ev *evaluator) emit(rows []row, di, seq int) []row {
 	q := ev.q
 	ev.tick(1)
-	ev.itemRows++
-	if ev.itemRows > MaxJoinRowsPerItem {
-		ev.fail("the FROM and JOIN clauses produce more than %d rows from one item, the limit", MaxJoinRowsPerItem)
-	}
+	ev.countItemRow()
 	if q.where != nil && !ev.eval(q.where).isTrue() {
 		return rows
 	}

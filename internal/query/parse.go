@@ -452,8 +452,14 @@ func (p *parser) parseFrom() {
 	q := p.q
 	first := p.expect(tIdent, "a name after FROM")
 	if p.accept(tIn) {
-		// FROM alias IN path
-		path := p.parsePath()
+		// FROM alias IN path; in a subquery, any expression of the
+		// queries around it
+		var path expr
+		if p.q.sub {
+			path = p.parseExpr()
+		} else {
+			path = p.parsePath()
+		}
 		q.from = &fromClause{alias: first.val, in: true, path: path}
 		return
 	}

@@ -87,6 +87,19 @@ func TestParseString(t *testing.T) {
 		{`SELECT VALUE {"a": [1, "x", null, true, undefined]}`, `SELECT VALUE {"a": [1, "x", null, true, undefined]}`},
 		{`SELECT VALUE c["a b"][@i] FROM c`, `SELECT VALUE c["a b"][@i] FROM c AS c`},
 		{`SELECT VALUE c.value FROM c`, `SELECT VALUE c["value"] FROM c AS c`},
+		// GROUP BY
+		{`SELECT c.a, LOWER(c.b) AS b, COUNT(1) AS n FROM c WHERE c.x > 1 GROUP BY c.a, LOWER(c.b) OFFSET 1 LIMIT 2`,
+			`SELECT c["a"], LOWER(c["b"]) AS b, COUNT(1) AS n FROM c AS c WHERE (c["x"] > 1) GROUP BY c["a"], LOWER(c["b"]) OFFSET 1 LIMIT 2`},
+		{`select top 3 value upper(lower(c.b)) from c group by lower(c.b)`, `SELECT TOP 3 VALUE upper(lower(c["b"])) FROM c AS c GROUP BY lower(c["b"])`},
+		// subqueries
+		{`SELECT (SELECT VALUE 1) AS a, EXISTS(SELECT VALUE t FROM t IN c.tags WHERE t = @x) AS e, ARRAY(SELECT DISTINCT TOP 2 t.n FROM t IN c.tags ORDER BY t.n DESC) AS arr FROM c`,
+			`SELECT (SELECT VALUE 1) AS a, EXISTS(SELECT VALUE t FROM t IN c["tags"] WHERE (t = @x)) AS e, ARRAY(SELECT DISTINCT TOP 2 t["n"] FROM t IN c["tags"] ORDER BY t["n"] DESC) AS arr FROM c AS c`},
+		{`SELECT c.id, n FROM c JOIN (SELECT VALUE COUNT(1) FROM t IN c.tags) n JOIN (SELECT VALUE t FROM t IN c.tags WHERE t > 1) JOIN r IN (SELECT VALUE [1, 2])`,
+			`SELECT c["id"], n FROM c AS c JOIN (SELECT VALUE COUNT(1) FROM t IN c["tags"]) AS n JOIN (SELECT VALUE t FROM t IN c["tags"] WHERE (t > 1)) JOIN r IN (SELECT VALUE [1, 2])`},
+		{`SELECT VALUE (SELECT x.a FROM c.o x WHERE x.a > 0).a FROM c`, `SELECT VALUE (SELECT x["a"] FROM c["o"] AS x WHERE (x["a"] > 0))["a"] FROM c AS c`},
+		{`SELECT VALUE (SELECT VALUE c FROM c) FROM c`, `SELECT VALUE (SELECT VALUE c FROM c AS c) FROM c AS c`},
+		{`SELECT VALUE (SELECT VALUE (SELECT VALUE y FROM y IN x) FROM x IN c.a) FROM c`,
+			`SELECT VALUE (SELECT VALUE (SELECT VALUE y FROM y IN x) FROM x IN c["a"]) FROM c AS c`},
 	}
 	for _, c := range cases {
 		q, err := Parse(c.in)

@@ -193,10 +193,7 @@ func (ev *evaluator) subJoin(s *subRun, j int) {
 func (ev *evaluator) subEmit(s *subRun) {
 	q := s.q
 	ev.tick(1)
-	ev.itemRows++
-	if ev.itemRows > MaxJoinRowsPerItem {
-		ev.fail("the FROM and JOIN clauses (with those of subqueries) produce more than %d rows from one item, the limit", MaxJoinRowsPerItem)
-	}
+	ev.countItemRow()
 	if q.where != nil && !ev.eval(q.where).isTrue() {
 		return
 	}
