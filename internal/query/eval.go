@@ -87,10 +87,11 @@ type Result struct {
 
 	// What Key needs: the rows of Items, the docs, the canonical encodings
 	// of DISTINCT results.
-	q     *Query
-	rows  []row
-	docs  []Doc
-	canon []string
+	q      *Query
+	rows   []row
+	docs   []Doc
+	canon  []string
+	groups []string // GROUP BY: the canonical encoding of each group's values, by row.doc
 }
 
 // recoverPanics turns an unexpected panic in Exec into an error (a safety
@@ -121,6 +122,18 @@ type evaluator struct {
 	aggVals   []value
 	aggs      []aggState
 	vals      []value // row values, indexed by row.vi
+
+	groupIdx  map[string]int // GROUP BY: index in groups by canonical encoding of the values
+	groups    []group
+	groupVals []value // the values of the group being projected
+	keyBuf    []byte
+}
+
+// group is one group of a GROUP BY query.
+type group struct {
+	canon string  // the canonical encoding of vals
+	vals  []value // the values of the GROUP BY expressions
+	aggs  []aggState
 }
 
 // row is one result row before ordering.
@@ -178,7 +191,7 @@ func ExecFrom(ctx context.Context, q *Query, params map[string]any, docs []Doc, 
 	if err := ctx.Err(); err != nil {
 		return Result{}, err
 	}
-	if from != nil && (len(from.After.order) != len(q.orderBy) || from.Consumed < 0) {
+	if from != nil && (len(from.After.order) != q.keyLen() || from.Consumed < 0) {
 		return Result{}, &Error{Msg: "the continuation token does not fit the query"}
 	}
 	ev := &evaluator{ctx: ctx, nextCheck: checkEvery, q: q, now: now}
@@ -211,15 +224,14 @@ func ExecFrom(ctx context.Context, q *Query, params map[string]any, docs []Doc, 
 	ev.aggs = make([]aggState, len(q.aggs))
 	ev.aggVals = make([]value, len(q.aggs))
 
+	if q.grouped {
+		ev.groupIdx = map[string]int{}
+	}
 	var rows []row
+	ev.slots = make([]binding, max(q.nslots, 1))
 	if q.from == nil {
 		rows = ev.emit(rows, 0, 0)
 	} else {
-		nslots := 1 + len(q.joins)
-		if q.from.path != nil {
-			nslots++
-		}
-		ev.slots = make([]binding, nslots)
 		for di := range docs {
 			ev.tick(1)
 			ev.itemRows = 0
@@ -232,18 +244,21 @@ func ExecFrom(ctx context.Context, q *Query, params map[string]any, docs []Doc, 
 		return Result{}, err
 	}
 
-	if q.aggregated {
+	switch {
+	case q.aggregated:
 		for i := range ev.aggs {
 			ev.aggVals[i] = ev.aggs[i].result(q.aggs[i].fn.name)
 		}
 		rows = rows[:0]
-		v := ev.project()
+		v := ev.project(q)
 		ev.checkResult(v)
 		if v.k != kUndef {
 			ev.vals = append(ev.vals[:0], v)
 			rows = append(rows, row{vi: 0})
 		}
-	} else {
+	case q.grouped:
+		rows, res.groups = ev.groupRows()
+	default:
 		ev.sortRows(rows, docs)
 	}
 	if q.distinct {
@@ -290,7 +305,7 @@ func ExecFrom(ctx context.Context, q *Query, params map[string]any, docs []Doc, 
 	buf := make([]byte, 0, size+64*(len(rows)-countRaw(rows)))
 	res.Items = make([][]byte, len(rows))
 	res.Sources = make([]int32, len(rows))
-	single := q.from != nil && !q.aggregated && !q.distinct
+	single := q.from != nil && !q.aggregated && !q.grouped && !q.distinct
 	for i, r := range rows {
 		if i&255 == 0 {
 			ev.tick(1)
@@ -425,11 +440,7 @@ func (ev *evaluator) join(rows []row, di int, seq *int, j, slot int) []row {
 		*seq++
 		return rows
 	}
-	src := ev.eval(ev.q.joins[j].x)
-	if src.k != kArr {
-		return rows
-	}
-	for _, e := range src.a {
+	for _, e := range ev.joinSource(&ev.q.joins[j]) {
 		ev.tick(1)
 		ev.slots[slot] = binding{v: e}
 		rows = ev.join(rows, di, seq, j+1, slot+1)
@@ -441,10 +452,7 @@ func (ev *evaluator) join(rows []row, di int, seq *int, j, slot int) []row {
 func (ev *evaluator) emit(rows []row, di, seq int) []row {
 	q := ev.q
 	ev.tick(1)
-	ev.itemRows++
-	if ev.itemRows > MaxJoinRowsPerItem {
-		ev.fail("the FROM and JOIN clauses produce more than %d rows from one item, the limit", MaxJoinRowsPerItem)
-	}
+	ev.countItemRow()
 	if q.where != nil && !ev.eval(q.where).isTrue() {
 		return rows
 	}
@@ -454,11 +462,15 @@ func (ev *evaluator) emit(rows []row, di, seq int) []row {
 		}
 		return rows
 	}
+	if q.grouped {
+		ev.addToGroup()
+		return rows
+	}
 	r := row{doc: int32(di), seq: int32(seq)}
 	var v value
 	switch {
 	case q.star:
-		b := &ev.slots[len(ev.slots)-1]
+		b := &ev.slots[q.lastSlot()]
 		if b.lazy {
 			if !wellFormed(b.raw) {
 				return rows
@@ -480,7 +492,7 @@ func (ev *evaluator) emit(rows []row, di, seq int) []row {
 			}
 		}
 	default:
-		v = ev.project()
+		v = ev.project(q)
 	}
 	if len(rows) >= MaxRows {
 		ev.fail("the query would hold more than %d rows, the limit", MaxRows)
@@ -502,9 +514,8 @@ func (ev *evaluator) emit(rows []row, di, seq int) []row {
 	return append(rows, r)
 }
 
-// project evaluates the select list into an object (or the VALUE).
-func (ev *evaluator) project() value {
-	q := ev.q
+// project evaluates the select list of q into an object (or the VALUE).
+func (ev *evaluator) project(q *Query) value {
 	if q.valueSel {
 		return ev.eval(q.items[0].x)
 	}
@@ -784,6 +795,10 @@ func (ev *evaluator) eval(e expr) value {
 			return ev.eval(x.a)
 		}
 		return ev.eval(x.b)
+	case *groupRef:
+		return ev.groupVals[x.idx]
+	case *subquery:
+		return ev.evalSubquery(x)
 	case *call:
 		if x.agg >= 0 {
 			return ev.aggVals[x.agg]
