@@ -109,21 +109,31 @@
 //
 //	SELECT [DISTINCT] [TOP n] * | VALUE expr | expr [AS alias], ...
 //	FROM c | FROM root r | FROM x IN c.children | FROM c.children
-//	[JOIN t IN c.tags ...] [WHERE expr]
-//	[ORDER BY expr [ASC|DESC], ...] [OFFSET n LIMIT m]
+//	[JOIN t IN c.tags | JOIN (SELECT ...) [AS alias] ...] [WHERE expr]
+//	[GROUP BY expr, ... | ORDER BY expr [ASC|DESC], ...] [OFFSET n LIMIT m]
 //
 // The name after FROM only names the container's items. Paths (c.a.b,
 // c["a b"], c.arr[0]), object and array literals, @parameters (anywhere a
 // value can stand, TOP, OFFSET and LIMIT included), the operators
 // + - * / % || = != <> < <= > >= IN BETWEEN LIKE (with % _ [...] and
 // ESCAPE) AND OR NOT ?: ?? and bitwise ones, the aggregates COUNT, SUM, AVG,
-// MIN and MAX, GROUP BY (on paths and expressions; items where a GROUP BY
-// expression is undefined form a group of their own), and the built-in
-// functions of the Cosmos DB reference (type checks, IIF, string, regular
-// expression, math, array, set, and date and time functions; spatial,
-// full-text and vector functions are refused) are supported. A query
-// without FROM (SELECT ABS(-4)) is evaluated once. Subqueries are not
-// supported yet.
+// MIN and MAX, and the built-in functions of the Cosmos DB reference (type
+// checks, IIF, CHOOSE, string, regular expression, math, array, set, and
+// date and time functions; spatial, full-text and vector functions are
+// refused) are supported. A query without FROM (SELECT ABS(-4)) is
+// evaluated once.
+//
+// GROUP BY gives one result per group of the values of its expressions
+// (paths or expressions such as LOWER(c.name); items where a value is
+// undefined form a group of their own), in the order of those values; the
+// select list may hold only the GROUP BY expressions, aggregates and
+// constants, and ORDER BY cannot be combined with it, as in Cosmos DB.
+// Subqueries are correlated: (SELECT VALUE COUNT(1) FROM t IN c.tags) is
+// the only result of the subquery for the current item (undefined if none,
+// an error if several), EXISTS(SELECT ...) whether it has any, ARRAY(SELECT
+// ...) the array of them, and JOIN (SELECT ...) AS x iterates them. The
+// operator form c.x IN (SELECT ...) and FROM (SELECT ...) are not
+// supported.
 //
 // Values follow Cosmos DB. A missing property is undefined, which is not
 // null: it is left out of projected objects, and SELECT VALUE of it yields
@@ -146,7 +156,7 @@
 // without ORDER BY are ordered by item id within each partition. Pages hold
 // PageSizeHint results (default 100). A continuation token resumes after the
 // key of the last result returned (its ORDER BY values, then its item's
-// partition key value and id), so items that expire, are deleted or are
+// partition key value and id; for GROUP BY, its group's values), so items that expire, are deleted or are
 // written between pages never make a resumed query skip or repeat an
 // unchanged live item; tokens are bound to their container, query text,
 // parameters and partition key, and any other use is refused

@@ -48,7 +48,8 @@ const (
 	// SELECT VALUE c) are not counted.
 	MaxQueryValueSize = query.MaxValueSize
 	// MaxQueryJoinRows is the most rows the FROM and JOIN clauses may
-	// produce from one item (their cross product, before WHERE).
+	// produce from one item (their cross product, before WHERE), those of
+	// the subqueries evaluated for the item included.
 	MaxQueryJoinRows = query.MaxJoinRowsPerItem
 	// MaxQueryRows is the most rows a query may hold in all: rows that
 	// passed WHERE, over every item, before DISTINCT, OFFSET and LIMIT.
@@ -117,8 +118,10 @@ type QueryItemsPager struct {
 // identity is its partition key value, then its id: so results without
 // ORDER BY are ordered by item id within each partition (in a container
 // without partition keys, by id alone). DISTINCT results are ordered by
-// their ORDER BY values, then by their value itself; an aggregate, or a
-// query without FROM, has at most one result.
+// their ORDER BY values, then by their value itself; GROUP BY results by
+// their group's values (each group is one result, and keeps its place
+// whatever other groups come and go between pages); an aggregate without
+// GROUP BY, or a query without FROM, has at most one result.
 //
 // A pager evaluates the query once, on its first page, over the items live
 // at one instant: each of the container's shards is read under its lock in

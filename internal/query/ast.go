@@ -89,12 +89,19 @@ type (
 		pos   int
 		elems []expr
 	}
-	// groupRef is, in the select list of a query with GROUP BY, an
-	// expression equal to the idx-th GROUP BY expression: the group's value.
-	groupRef struct {
+	// subquery is a scalar subquery (SELECT ...), EXISTS(SELECT ...) or
+	// ARRAY(SELECT ...); kind is tLParen, tExists or tArray.
+	subquery struct {
 		pos  int
-		idx  int
-		orig expr
+		kind tokType
+		q    *Query
+	}
+	// groupRef stands, in the select list of a GROUP BY query, for the
+	// GROUP BY expression number idx, which it matched (x, kept for
+	// String).
+	groupRef struct {
+		x   expr
+		idx int
 	}
 )
 
@@ -112,7 +119,8 @@ func (e *ternary) position() int   { return e.pos }
 func (e *call) position() int      { return e.pos }
 func (e *objectLit) position() int { return e.pos }
 func (e *arrayLit) position() int  { return e.pos }
-func (e *groupRef) position() int  { return e.pos }
+func (e *subquery) position() int  { return e.pos }
+func (e *groupRef) position() int  { return e.x.position() }
 
 // selectItem is one projection: expr [AS alias].
 type selectItem struct {
@@ -135,10 +143,13 @@ type fromClause struct {
 	path  expr // nil for a plain FROM name; otherwise rooted at slot 0
 }
 
-// joinClause is JOIN alias IN expr.
+// joinClause is JOIN alias IN expr, or JOIN (SELECT ...) [AS alias] (sub
+// set, x nil; alias "" when none was written).
 type joinClause struct {
 	alias string
 	x     expr
+	sub   *Query
+	pos   int
 }
 
 // Query is a parsed query. It is immutable and safe for concurrent use by
@@ -162,10 +173,40 @@ type Query struct {
 	aggs       []*call
 	root       string // container name after FROM (for String)
 	rootExpl   bool   // the alias was written explicitly
-	aggregated bool
+	aggregated bool   // aggregates without GROUP BY: one result
 	groupBy    []expr
-	groupPos   int
-	grouped    bool // GROUP BY: aggregates are per group
+	grouped    bool // GROUP BY: one result per group
+	sub        bool // a subquery
+	base       int  // the first binding slot of this query (see fromSlot)
+	nslots     int  // the binding slots of the query and all its subqueries (top-level query only)
+}
+
+// Binding slots: a query's slots start at base. Slot base holds the
+// document (top-level query only); a FROM with a path binds its alias in
+// base+1; each JOIN binds the next. A subquery's slots come after those of
+// the query around it, so that all share one array of bindings.
+
+// fromSlot is the slot the FROM alias is bound in.
+func (q *Query) fromSlot() int {
+	if q.from != nil && q.from.path != nil {
+		return q.base + 1
+	}
+	return q.base
+}
+
+// joinSlot is the slot JOIN number j binds.
+func (q *Query) joinSlot(j int) int { return q.fromSlot() + 1 + j }
+
+// lastSlot is the slot of the last alias (what SELECT * returns).
+func (q *Query) lastSlot() int { return q.fromSlot() + len(q.joins) }
+
+// keyLen is the number of values in the key of a result: the ORDER BY
+// values, or for GROUP BY the group's values.
+func (q *Query) keyLen() int {
+	if q.grouped {
+		return len(q.groupBy)
+	}
+	return len(q.orderBy)
 }
 
 // String returns a canonical, fully parenthesised form of the query that
@@ -217,6 +258,16 @@ func (q *Query) String() string {
 		}
 		for _, j := range q.joins {
 			sb.WriteString(" JOIN ")
+			if j.sub != nil {
+				sb.WriteByte('(')
+				sb.WriteString(j.sub.String())
+				sb.WriteByte(')')
+				if j.alias != "" {
+					sb.WriteString(" AS ")
+					writeName(&sb, j.alias)
+				}
+				continue
+			}
 			writeName(&sb, j.alias)
 			sb.WriteString(" IN ")
 			j.x.write(&sb)
@@ -379,7 +430,18 @@ func (e *objectLit) write(sb *strings.Builder) {
 	}
 	sb.WriteByte('}')
 }
-func (e *groupRef) write(sb *strings.Builder) { e.orig.write(sb) }
+func (e *subquery) write(sb *strings.Builder) {
+	switch e.kind {
+	case tExists:
+		sb.WriteString("EXISTS")
+	case tArray:
+		sb.WriteString("ARRAY")
+	}
+	sb.WriteByte('(')
+	sb.WriteString(e.q.String())
+	sb.WriteByte(')')
+}
+func (e *groupRef) write(sb *strings.Builder) { e.x.write(sb) }
 func (e *arrayLit) write(sb *strings.Builder) {
 	sb.WriteByte('[')
 	for i, x := range e.elems {

@@ -4,34 +4,55 @@
 //
 // Supported: SELECT [DISTINCT] [TOP n] with *, VALUE expr or a projection
 // list; FROM <name> [AS] alias, FROM <path> [AS alias], FROM x IN <path>;
-// any number of JOIN x IN <expr>; WHERE; ORDER BY (several keys, ASC/DESC,
-// cross-type order undefined < null < false < true < numbers < strings <
-// arrays < objects); OFFSET n LIMIT m; @parameters anywhere a value can
-// stand (including TOP, OFFSET and LIMIT); the aggregates COUNT, SUM, AVG,
-// MIN and MAX; the operators of the language (arithmetic, bitwise with
-// JavaScript 32-bit semantics, || concatenation, comparisons, IN, BETWEEN,
-// LIKE with ESCAPE, three-valued AND/OR/NOT, ?: and ??); and the built-in
-// functions of the Cosmos DB for NoSQL reference: type checks (IS_INTEGER
-// among them), IIF and CHOOSE, string functions (RegexMatch with the m, s,
-// i and x modifiers, StringTo* conversions, StringJoin, StringSplit),
-// math (NumberBin, RAND, the Int* functions on integers a double holds
+// any number of JOIN x IN <expr> and JOIN (SELECT ...) [[AS] alias]; WHERE;
+// GROUP BY; ORDER BY (several keys, ASC/DESC, cross-type order undefined <
+// null < false < true < numbers < strings < arrays < objects); OFFSET n
+// LIMIT m; @parameters anywhere a value can stand (including TOP, OFFSET
+// and LIMIT); the aggregates COUNT, SUM, AVG, MIN and MAX; subqueries; the
+// operators of the language (arithmetic, bitwise with JavaScript 32-bit
+// semantics, || concatenation, comparisons, IN, BETWEEN, LIKE with ESCAPE,
+// three-valued AND/OR/NOT, ?: and ??); and the built-in functions of the
+// Cosmos DB for NoSQL reference: type checks (IS_INTEGER among them), IIF
+// and CHOOSE, string functions (RegexMatch with the m, s, i and x
+// modifiers, StringTo* conversions, StringJoin, StringSplit), math
+// (NumberBin, RAND, the Int* functions on integers a double holds
 // exactly), arrays (ARRAY_CONTAINS_ANY/ALL, SetIntersect, SetUnion,
 // ObjectToArray), and date and time (DateTimeAdd, DateTimeBin,
 // DateTimeDiff, DateTimeFromParts, DateTimePart, DateTimeToTicks,
 // DateTimeToTimestamp, TicksToDateTime, TimestampToDateTime and the
 // GetCurrent* ones, which read the query's single clock reading).
 //
-// GROUP BY groups the rows that pass WHERE by the values of its
-// expressions (undefined is a value of its own); the select list may hold
-// only expressions equal to GROUP BY expressions (or built from them),
-// aggregates and constants, as in Cosmos DB; SELECT * and ORDER BY are
-// refused with it. Groups come in the order of their values' canonical
-// encodings, which is also how a continuation resumes them.
+// GROUP BY <expr>, ... groups the rows that pass WHERE by the values of
+// its expressions, which may be any expressions that refer to the input
+// (paths, LOWER(c.name), ...) but hold no aggregate and no subquery; rows
+// whose value is undefined form one group, as in Cosmos DB. The select
+// list (or VALUE) may hold only the GROUP BY expressions, expressions made
+// of them (UPPER(LOWER(c.name)) with GROUP BY LOWER(c.name), c.a.b with
+// GROUP BY c.a), aggregates (whose arguments are evaluated per row) and
+// constants; anything else is an error naming it, as are SELECT * and
+// ORDER BY with GROUP BY (Cosmos DB refuses them too). There is one result
+// per group, in the order of the groups' values; TOP, OFFSET LIMIT and
+// DISTINCT apply to the groups. A query with no rows has no groups.
 //
-// Not supported (reported as a clear *Error): subqueries (EXISTS,
-// ARRAY(...), (SELECT ...)), user-defined functions, and the spatial
-// (ST_*), full-text and vector functions. RegexMatch runs Go's RE2
-// syntax: a pattern with backreferences or lookaround is an error.
+// Subqueries are correlated: they see the aliases of the queries around
+// them, and are evaluated for each row of those. A scalar subquery
+// (SELECT ...) stands for its only result, or undefined when it has none;
+// more than one result is an error. EXISTS(SELECT ...) is whether there is
+// a result (a VALUE that is undefined is none), ARRAY(SELECT ...) the
+// array of the results. JOIN (SELECT ...) [AS] alias iterates the results
+// of the subquery; JOIN x IN (SELECT VALUE [...]) iterates the array a
+// scalar subquery gives. A subquery's FROM is x IN <expr> or <expr> [AS]
+// alias over values of the queries around it (not the container); it may
+// have JOINs, WHERE, ORDER BY, DISTINCT, TOP, OFFSET LIMIT and aggregates.
+//
+// Not supported (reported as a clear *Error): GROUP BY with ORDER BY or
+// SELECT *; aggregates, subqueries or aliases in GROUP BY; GROUP BY in a
+// subquery; a subquery in the select list of a GROUP BY or aggregate
+// query except inside an aggregate's argument; FROM (SELECT ...) at the
+// top level; the operator form c.x IN (SELECT ...) (use EXISTS);
+// user-defined functions; the spatial (ST_*), full-text and vector
+// functions. RegexMatch runs Go's RE2 syntax: a pattern with
+// backreferences or lookaround is an error.
 //
 // String functions measure and index strings in UTF-16 code units, as
 // JavaScript and Cosmos DB do: LENGTH("😀") is 2. REVERSE reverses code
@@ -41,10 +62,14 @@
 // Exec honours its context within a document as well as between
 // documents (it looks at it every few thousand evaluation steps), and
 // bounds its work and memory: see MaxValueSize, MaxJoinRowsPerItem,
-// MaxRows and MaxBuiltBytes; LIKE matches the parts of a pattern between
-// its % wildcards one after the other, leftmost first, never backtracking
-// into an earlier part. Results come in the order of their keys (Key), and
-// ExecFrom resumes after a key, for continuation tokens.
+// MaxRows and MaxBuiltBytes (the rows of subqueries count against
+// MaxJoinRowsPerItem with those of the item they are evaluated for, and
+// the results one subquery holds at once against MaxValueSize; groups
+// count as rows, their values as computed results); LIKE matches the
+// parts of a pattern between its % wildcards one after the other, leftmost
+// first, never backtracking into an earlier part. Results come in the order of their keys (Key), and
+// ExecFrom resumes after a key, for continuation tokens; a GROUP BY
+// result's key is its group's values.
 //
 // Evaluation is lazy for the common case: a property path rooted at the
 // FROM alias is resolved by scanning the raw document bytes and decoding

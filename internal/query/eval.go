@@ -87,10 +87,11 @@ type Result struct {
 
 	// What Key needs: the rows of Items, the docs, the canonical encodings
 	// of DISTINCT results.
-	q     *Query
-	rows  []row
-	docs  []Doc
-	canon []string
+	q      *Query
+	rows   []row
+	docs   []Doc
+	canon  []string
+	groups []string // GROUP BY: the canonical encoding of each group's values, by row.doc
 }
 
 // recoverPanics turns an unexpected panic in Exec into an error (a safety
@@ -122,18 +123,17 @@ type evaluator struct {
 	aggs      []aggState
 	vals      []value // row values, indexed by row.vi
 
-	// GROUP BY: the groups by their key (groupKey), and while a group's
-	// result is projected, its GROUP BY values.
-	groups    map[string]*group
-	groupVals []value
+	groupIdx  map[string]int // GROUP BY: index in groups by canonical encoding of the values
+	groups    []group
+	groupVals []value // the values of the group being projected
 	keyBuf    []byte
 }
 
-// group is one group of a GROUP BY query: its GROUP BY values and its
-// aggregates' running state.
+// group is one group of a GROUP BY query.
 type group struct {
-	vals []value
-	aggs []aggState
+	canon string  // the canonical encoding of vals
+	vals  []value // the values of the GROUP BY expressions
+	aggs  []aggState
 }
 
 // row is one result row before ordering.
@@ -191,7 +191,7 @@ func ExecFrom(ctx context.Context, q *Query, params map[string]any, docs []Doc, 
 	if err := ctx.Err(); err != nil {
 		return Result{}, err
 	}
-	if from != nil && (len(from.After.order) != len(q.orderBy) || from.Consumed < 0) {
+	if from != nil && (len(from.After.order) != q.keyLen() || from.Consumed < 0) {
 		return Result{}, &Error{Msg: "the continuation token does not fit the query"}
 	}
 	ev := &evaluator{ctx: ctx, nextCheck: checkEvery, q: q, now: now}
@@ -224,15 +224,14 @@ func ExecFrom(ctx context.Context, q *Query, params map[string]any, docs []Doc, 
 	ev.aggs = make([]aggState, len(q.aggs))
 	ev.aggVals = make([]value, len(q.aggs))
 
+	if q.grouped {
+		ev.groupIdx = map[string]int{}
+	}
 	var rows []row
+	ev.slots = make([]binding, max(q.nslots, 1))
 	if q.from == nil {
 		rows = ev.emit(rows, 0, 0)
 	} else {
-		nslots := 1 + len(q.joins)
-		if q.from.path != nil {
-			nslots++
-		}
-		ev.slots = make([]binding, nslots)
 		for di := range docs {
 			ev.tick(1)
 			ev.itemRows = 0
@@ -245,20 +244,21 @@ func ExecFrom(ctx context.Context, q *Query, params map[string]any, docs []Doc, 
 		return Result{}, err
 	}
 
-	if q.aggregated {
+	switch {
+	case q.aggregated:
 		for i := range ev.aggs {
 			ev.aggVals[i] = ev.aggs[i].result(q.aggs[i].fn.name)
 		}
 		rows = rows[:0]
-		v := ev.project()
+		v := ev.project(q)
 		ev.checkResult(v)
 		if v.k != kUndef {
 			ev.vals = append(ev.vals[:0], v)
 			rows = append(rows, row{vi: 0})
 		}
-	} else if q.grouped {
-		rows, res.canon = ev.groupRows(rows[:0])
-	} else {
+	case q.grouped:
+		rows, res.groups = ev.groupRows()
+	default:
 		ev.sortRows(rows, docs)
 	}
 	if q.distinct {
@@ -440,11 +440,7 @@ func (ev *evaluator) join(rows []row, di int, seq *int, j, slot int) []row {
 		*seq++
 		return rows
 	}
-	src := ev.eval(ev.q.joins[j].x)
-	if src.k != kArr {
-		return rows
-	}
-	for _, e := range src.a {
+	for _, e := range ev.joinSource(&ev.q.joins[j]) {
 		ev.tick(1)
 		ev.slots[slot] = binding{v: e}
 		rows = ev.join(rows, di, seq, j+1, slot+1)
@@ -456,10 +452,7 @@ func (ev *evaluator) join(rows []row, di int, seq *int, j, slot int) []row {
 func (ev *evaluator) emit(rows []row, di, seq int) []row {
 	q := ev.q
 	ev.tick(1)
-	ev.itemRows++
-	if ev.itemRows > MaxJoinRowsPerItem {
-		ev.fail("the FROM and JOIN clauses produce more than %d rows from one item, the limit", MaxJoinRowsPerItem)
-	}
+	ev.countItemRow()
 	if q.where != nil && !ev.eval(q.where).isTrue() {
 		return rows
 	}
@@ -477,7 +470,7 @@ func (ev *evaluator) emit(rows []row, di, seq int) []row {
 	var v value
 	switch {
 	case q.star:
-		b := &ev.slots[len(ev.slots)-1]
+		b := &ev.slots[q.lastSlot()]
 		if b.lazy {
 			if !wellFormed(b.raw) {
 				return rows
@@ -499,7 +492,7 @@ func (ev *evaluator) emit(rows []row, di, seq int) []row {
 			}
 		}
 	default:
-		v = ev.project()
+		v = ev.project(q)
 	}
 	if len(rows) >= MaxRows {
 		ev.fail("the query would hold more than %d rows, the limit", MaxRows)
@@ -521,85 +514,8 @@ func (ev *evaluator) emit(rows []row, di, seq int) []row {
 	return append(rows, r)
 }
 
-// addToGroup adds the current row to its group: the values of the GROUP BY
-// expressions pick the group (undefined is a value of its own), whose
-// aggregates take the row's arguments.
-func (ev *evaluator) addToGroup() {
-	q := ev.q
-	vals := make([]value, len(q.groupBy))
-	key := ev.keyBuf[:0]
-	for i, g := range q.groupBy {
-		vals[i] = ev.eval(g)
-		key = groupKey(key, vals[i])
-	}
-	ev.keyBuf = key
-	if ev.groups == nil {
-		ev.groups = map[string]*group{}
-	}
-	g := ev.groups[string(key)]
-	if g == nil {
-		if len(ev.groups) >= MaxRows {
-			ev.fail("the query would hold more than %d groups, the limit", MaxRows)
-		}
-		for _, v := range vals {
-			ev.checkResult(v)
-		}
-		g = &group{vals: vals, aggs: make([]aggState, len(q.aggs))}
-		ev.groups[string(key)] = g
-	}
-	for i, c := range q.aggs {
-		g.aggs[i].add(c.fn.name, ev.eval(c.args[0]))
-	}
-}
-
-// groupKey appends the encoding of one GROUP BY value to a group's key:
-// a length, then 'u' for undefined or 'd' and the value's canonical JSON.
-func groupKey(dst []byte, v value) []byte {
-	start := len(dst)
-	dst = append(dst, 0, 0, 0, 0)
-	if v.k == kUndef {
-		dst = append(dst, 'u')
-	} else {
-		dst = canonical(append(dst, 'd'), v)
-	}
-	n := len(dst) - start - 4
-	dst[start], dst[start+1], dst[start+2], dst[start+3] = byte(n>>24), byte(n>>16), byte(n>>8), byte(n)
-	return dst
-}
-
-// groupRows projects each group into a result row, in the order of the
-// groups' keys, which it returns beside them (they place the results for
-// continuation, as DISTINCT's canonical encodings do).
-func (ev *evaluator) groupRows(rows []row) ([]row, []string) {
-	q := ev.q
-	keys := make([]string, 0, len(ev.groups))
-	for k := range ev.groups {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	out := keys[:0]
-	for _, k := range keys {
-		ev.tick(1)
-		g := ev.groups[k]
-		ev.groupVals = g.vals
-		for i := range ev.aggs {
-			ev.aggVals[i] = g.aggs[i].result(q.aggs[i].fn.name)
-		}
-		v := ev.project()
-		if v.k == kUndef {
-			continue
-		}
-		ev.checkResult(v)
-		rows = append(rows, row{doc: -1, vi: int32(len(ev.vals))})
-		ev.vals = append(ev.vals, v)
-		out = append(out, k)
-	}
-	return rows, out
-}
-
-// project evaluates the select list into an object (or the VALUE).
-func (ev *evaluator) project() value {
-	q := ev.q
+// project evaluates the select list of q into an object (or the VALUE).
+func (ev *evaluator) project(q *Query) value {
 	if q.valueSel {
 		return ev.eval(q.items[0].x)
 	}
@@ -881,6 +797,8 @@ func (ev *evaluator) eval(e expr) value {
 		return ev.eval(x.b)
 	case *groupRef:
 		return ev.groupVals[x.idx]
+	case *subquery:
+		return ev.evalSubquery(x)
 	case *call:
 		if x.agg >= 0 {
 			return ev.aggVals[x.agg]

@@ -8,8 +8,11 @@ import (
 // Key places a result in the order of a query's results: its ORDER BY
 // values, then the identity key (Doc.ID) of the item it was made from, then
 // its position among the results that item produced (JOIN rows). A DISTINCT
-// result has its canonical encoding in place of an item. A result made from
-// no item (an aggregate, a query without FROM) has neither. Results come in
+// result has its canonical encoding in place of an item. A GROUP BY result
+// has its group's values in place of ORDER BY values and their canonical
+// encoding in place of an item, so that it keeps its place whatever other
+// groups come and go. A result made from no item (an aggregate, a query
+// without FROM) has neither. Results come in
 // the order of their keys, and no two results of one evaluation have equal
 // keys, so "the results after this key" is a place to resume that does not
 // depend on what else has changed.
@@ -26,16 +29,20 @@ func (res *Result) Key(i int) Key {
 	switch {
 	case res.canon != nil:
 		k.item = res.canon[i]
+	case res.q.grouped:
+		k.item = res.groups[r.doc]
 	case res.q.from != nil && !res.q.aggregated:
 		k.item, k.seq = res.docs[r.doc].ID, r.seq
 	}
 	return k
 }
 
-// compareOrder compares two rows' ORDER BY values, each direction applied.
-// A missing value counts as undefined.
+// compareOrder compares two rows' ORDER BY values, each direction applied,
+// or for GROUP BY their groups' values, ascending. A missing value counts
+// as undefined.
 func (q *Query) compareOrder(a, b []value) int {
-	for i, o := range q.orderBy {
+	for i := range q.keyLen() {
+		desc := i < len(q.orderBy) && q.orderBy[i].desc
 		var x, y value
 		if i < len(a) {
 			x = a[i]
@@ -44,7 +51,7 @@ func (q *Query) compareOrder(a, b []value) int {
 			y = b[i]
 		}
 		if c := compareTotal(x, y); c != 0 {
-			if o.desc {
+			if desc {
 				return -c
 			}
 			return c

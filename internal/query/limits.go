@@ -17,7 +17,8 @@ const (
 	// largest item (2 MiB), so that any projection of one item fits.
 	MaxValueSize = 4 << 20
 	// MaxJoinRowsPerItem is the most rows the FROM source and JOINs of one
-	// item may produce (the cross product, before WHERE).
+	// item may produce (the cross product, before WHERE), counting the rows
+	// of the subqueries evaluated for it.
 	MaxJoinRowsPerItem = 100_000
 	// MaxRows is the most rows one query may hold before ordering: rows that
 	// passed WHERE, over all items.
@@ -55,6 +56,16 @@ func (ev *evaluator) tick(n int) {
 	}
 	if err := ev.ctx.Err(); err != nil {
 		panic(abort{err})
+	}
+}
+
+// countItemRow counts one row of the FROM and JOINs of the current item
+// (or of a subquery evaluated for it) and fails the query when there are
+// more than MaxJoinRowsPerItem.
+func (ev *evaluator) countItemRow() {
+	ev.itemRows++
+	if ev.itemRows > MaxJoinRowsPerItem {
+		ev.fail("the FROM and JOIN clauses (those of subqueries included) produce more than %d rows from one item, the limit", MaxJoinRowsPerItem)
 	}
 }
 

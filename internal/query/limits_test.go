@@ -115,6 +115,12 @@ func TestExecFromResume(t *testing.T) {
 		`SELECT VALUE c.n FROM c ORDER BY c.n OFFSET 2 LIMIT 5`,
 		`SELECT TOP 4 VALUE c.id FROM c`,
 		`SELECT VALUE COUNT(1) FROM c`,
+		`SELECT c.v, COUNT(1) AS n FROM c GROUP BY c.v`,
+		`SELECT VALUE COUNT(1) FROM c GROUP BY IS_DEFINED(c.tags), IS_STRING(c.v)`,
+		`SELECT DISTINCT VALUE COUNT(1) FROM c GROUP BY c.v`,
+		`SELECT TOP 4 VALUE c.v FROM c GROUP BY c.v`,
+		`SELECT t, COUNT(1) AS n FROM c JOIN t IN c.tags GROUP BY t OFFSET 1 LIMIT 5`,
+		`SELECT c.id, (SELECT VALUE COUNT(1) FROM t IN c.tags) AS n FROM c ORDER BY (SELECT VALUE COUNT(1) FROM t IN c.tags) DESC`,
 	} {
 		q, err := Parse(text)
 		require.NoError(t, err)

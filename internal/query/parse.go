@@ -3,9 +3,12 @@ package query
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/lethedb/lethe/internal/jsontext"
 )
 
 // Limits on query text.
@@ -70,6 +73,10 @@ type parser struct {
 	lastImplicitAlias *token // an alias written without AS
 	aliasTok          int    // ntok when lastImplicitAlias was read
 	ntok              int    // tokens read from the lexer
+
+	root   *Query   // the top-level query (q is a subquery's while it is parsed)
+	follow []string // what may follow at this point of the query (for errors)
+	nslots int      // binding slots given out so far (check)
 }
 
 // Parse parses a query. Every error it returns is a *Error.
@@ -78,6 +85,7 @@ func Parse(text string) (q *Query, err error) {
 		return nil, &Error{Msg: fmt.Sprintf("query is too long (%d bytes; the limit is %d)", len(text), MaxQueryLen)}
 	}
 	p := &parser{lex: lexer{src: text}, q: &Query{text: text}, params: map[string]int{}}
+	p.root = p.q
 	defer func() {
 		if r := recover(); r != nil {
 			b, ok := r.(bailout)
@@ -198,7 +206,20 @@ func (p *parser) expect(t tokType, what string) token {
 }
 
 func (p *parser) parseQuery() {
+	p.parseQueryIn(false)
+	if t := p.next(); t.typ != tEOF {
+		p.trailing(t)
+	}
+}
+
+// parseQueryIn parses a query up to its end: the end of the text, or, in a
+// subquery, the ")" that closes it (left unread).
+func (p *parser) parseQueryIn(sub bool) {
 	q := p.q
+	end := "end of query"
+	if sub {
+		end = "\")\""
+	}
 	p.expect(tSelect, "SELECT")
 	if p.accept(tDistinct) {
 		q.distinct = true
@@ -210,43 +231,49 @@ func (p *parser) parseQuery() {
 	switch t := p.peek(); t.typ {
 	case tFrom, tEOF, tWhere, tOrder, tOffset, tGroup:
 	default:
+		if sub && t.typ == tRParen {
+			break
+		}
 		p.next()
 		if t.typ == tRParen {
 			p.fail(t.pos, "unbalanced parentheses: unexpected \")\"")
 		}
-		exp := []string{"FROM", "WHERE", "ORDER BY", "OFFSET", "end of query"}
+		exp := []string{"FROM", "WHERE", "GROUP BY", "ORDER BY", "OFFSET", end}
 		if !q.star && !q.valueSel {
-			exp = []string{"FROM", "\",\"", "WHERE", "ORDER BY", "OFFSET", "end of query"}
+			exp = []string{"FROM", "\",\"", "WHERE", "GROUP BY", "ORDER BY", "OFFSET", end}
 		}
 		p.blameAlias(t, exp...)
 	}
 	if p.accept(tFrom) {
+		if t := p.peek(); t.typ == tLParen {
+			p.fail(t.pos, "a subquery in FROM is not supported; use JOIN (SELECT ...) or FROM x IN <array>")
+		}
 		p.parseFrom()
 	}
-	follow := []string{"WHERE", "ORDER BY", "OFFSET", "end of query"}
+	p.follow = []string{"WHERE", "GROUP BY", "ORDER BY", "OFFSET", end}
 	if q.from != nil {
-		follow = []string{"JOIN", "WHERE", "ORDER BY", "OFFSET", "end of query"}
+		p.follow = []string{"JOIN", "WHERE", "GROUP BY", "ORDER BY", "OFFSET", end}
 		for p.accept(tJoin) {
-			alias := p.expect(tIdent, "alias after JOIN")
-			p.expect(tIn, "IN")
-			q.joins = append(q.joins, joinClause{alias: alias.val, x: p.parseExpr()})
+			p.parseJoin()
 		}
 	}
 	if p.accept(tWhere) {
 		q.where = p.parseExpr()
-		follow = []string{"ORDER BY", "OFFSET", "end of query"}
+		p.follow = []string{"GROUP BY", "ORDER BY", "OFFSET", end}
 	}
 	if t := p.peek(); t.typ == tGroup {
 		p.next()
+		if sub {
+			p.fail(t.pos, "GROUP BY is not supported in a subquery")
+		}
 		p.expect(tBy, "BY")
-		q.groupPos = t.pos
 		for {
 			q.groupBy = append(q.groupBy, p.parseExpr())
 			if !p.accept(tComma) {
 				break
 			}
 		}
-		follow = []string{"ORDER BY", "OFFSET", "end of query"}
+		p.follow = []string{"ORDER BY", "OFFSET", end}
 	}
 	if p.accept(tOrder) {
 		p.expect(tBy, "BY")
@@ -262,23 +289,75 @@ func (p *parser) parseQuery() {
 				break
 			}
 		}
-		follow = []string{"OFFSET", "end of query"}
+		p.follow = []string{"OFFSET", end}
 	}
 	if p.accept(tOffset) {
 		q.offset = p.parseCount("OFFSET")
 		p.expect(tLimit, "LIMIT")
 		q.limit = p.parseCount("LIMIT")
-		follow = []string{"end of query"}
+		p.follow = []string{end}
 	}
-	if t := p.next(); t.typ != tEOF {
-		if t.typ == tLimit {
-			p.fail(t.pos, "LIMIT requires OFFSET (OFFSET n LIMIT m)")
+	if sub {
+		if t := p.peek(); t.typ != tRParen {
+			p.next()
+			if t.typ == tEOF {
+				p.fail(t.pos, "unbalanced parentheses: the subquery's \"(\" is never closed")
+			}
+			p.trailing(t)
 		}
-		if t.typ == tRParen {
-			p.fail(t.pos, "unbalanced parentheses: unexpected \")\"")
-		}
-		p.blameAlias(t, follow...)
 	}
+}
+
+// trailing reports t, found where the query (or subquery) should end.
+func (p *parser) trailing(t token) {
+	if t.typ == tLimit {
+		p.fail(t.pos, "LIMIT requires OFFSET (OFFSET n LIMIT m)")
+	}
+	if t.typ == tRParen {
+		p.fail(t.pos, "unbalanced parentheses: unexpected \")\"")
+	}
+	p.blameAlias(t, p.follow...)
+}
+
+// parseJoin parses what follows JOIN: alias IN expr, or (SELECT ...) with
+// an optional alias.
+func (p *parser) parseJoin() {
+	q := p.q
+	if t := p.peek(); t.typ == tLParen {
+		p.next()
+		if s := p.peek(); s.typ != tSelect {
+			p.unexpected(s, "SELECT (a subquery after JOIN)")
+		}
+		j := joinClause{sub: p.parseSubquery(t.pos), pos: t.pos}
+		p.expect(tRParen, "\")\"")
+		if p.accept(tAs) {
+			j.alias = p.expect(tIdent, "alias after AS").val
+		} else if a := p.next(); a.typ == tIdent {
+			j.alias = a.val
+			p.lastImplicitAlias, p.aliasTok = &a, p.ntok
+		} else {
+			p.backup()
+		}
+		q.joins = append(q.joins, j)
+		return
+	}
+	alias := p.expect(tIdent, "alias after JOIN")
+	p.expect(tIn, "IN")
+	x := p.parseExpr()
+	q.joins = append(q.joins, joinClause{alias: alias.val, x: x, pos: x.position()})
+}
+
+// parseSubquery parses the query of a subquery, after its "(", up to its
+// ")" (left unread).
+func (p *parser) parseSubquery(pos int) *Query {
+	p.enter(pos)
+	outer, follow := p.q, p.follow
+	sq := &Query{text: p.root.text, sub: true}
+	p.q = sq
+	p.parseQueryIn(true)
+	p.q, p.follow = outer, follow
+	p.depth--
+	return sq
 }
 
 // blameAlias reports t as unexpected; when the previous token was an alias
@@ -331,10 +410,10 @@ func (p *parser) number(t token) float64 {
 func (p *parser) param(t token) *paramRef {
 	idx, ok := p.params[t.val]
 	if !ok {
-		idx = len(p.q.params)
+		idx = len(p.root.params)
 		p.params[t.val] = idx
-		p.q.params = append(p.q.params, t.val)
-		p.q.paramPos = append(p.q.paramPos, t.pos)
+		p.root.params = append(p.root.params, t.val)
+		p.root.paramPos = append(p.root.paramPos, t.pos)
 	}
 	return &paramRef{pos: t.pos, name: t.val, idx: idx}
 }
@@ -373,15 +452,21 @@ func (p *parser) parseFrom() {
 	q := p.q
 	first := p.expect(tIdent, "a name after FROM")
 	if p.accept(tIn) {
-		// FROM alias IN path
-		path := p.parsePath()
+		// FROM alias IN path; in a subquery, any expression of the
+		// queries around it
+		var path expr
+		if p.q.sub {
+			path = p.parseExpr()
+		} else {
+			path = p.parsePath()
+		}
 		q.from = &fromClause{alias: first.val, in: true, path: path}
 		return
 	}
 	path := p.parsePostfix(&ident{pos: first.pos, name: first.val})
 	q.root = first.val
 	alias := first.val
-	if id, ok := path.(*ident); ok {
+	if id, ok := path.(*ident); ok && !q.sub {
 		q.from = &fromClause{alias: id.name}
 	} else {
 		switch x := path.(type) {
@@ -484,7 +569,7 @@ func (p *parser) parseBinary(minPrec int8) expr {
 			p.expect(tLParen, "\"(\"")
 			var list []expr
 			if p.peek().typ == tSelect {
-				p.fail(p.peek().pos, "subqueries are not supported")
+				p.fail(p.peek().pos, "IN (SELECT ...) is not supported; use EXISTS(SELECT VALUE x FROM x IN ... WHERE x = ...)")
 			}
 			for {
 				list = append(list, p.parseExpr())
@@ -588,10 +673,21 @@ func (p *parser) parsePrimary() expr {
 	case tUDF:
 		p.fail(t.pos, "user-defined functions are not supported")
 	case tExists, tArray:
-		p.fail(t.pos, "subqueries (%s) are not supported", strings.ToUpper(t.val))
+		kw := strings.ToUpper(t.val)
+		if o := p.next(); o.typ != tLParen {
+			p.unexpected(o, "\"(\" after "+kw)
+		}
+		if s := p.peek(); s.typ != tSelect {
+			p.unexpected(s, "SELECT (a subquery: "+kw+"(SELECT ...))")
+		}
+		sq := &subquery{pos: t.pos, kind: t.typ, q: p.parseSubquery(t.pos)}
+		p.expect(tRParen, "\")\"")
+		return sq
 	case tLParen:
 		if p.peek().typ == tSelect {
-			p.fail(p.peek().pos, "subqueries are not supported")
+			sq := &subquery{pos: t.pos, kind: tLParen, q: p.parseSubquery(t.pos)}
+			p.expect(tRParen, "\")\"")
+			return sq
 		}
 		x := p.parseExpr()
 		if c := p.next(); c.typ != tRParen {
@@ -724,182 +820,29 @@ func walk(e expr, f func(expr) bool) {
 	}
 }
 
-// checkGroupBy validates a query with GROUP BY and rewrites its select list
-// so that each expression equal to a GROUP BY expression reads the group's
-// value (groupRef); what is left must be aggregates and constants.
-func (p *parser) checkGroupBy() *Error {
-	q := p.q
-	text := q.text
-	q.grouped = true
-	if q.from == nil {
-		return errAt(text, q.groupPos, "GROUP BY needs a FROM clause")
+// check resolves identifiers to binding slots, validates aggregates, GROUP
+// BY and subqueries, and derives projection names.
+func (p *parser) check() *Error {
+	if err := p.checkQuery(p.q, nil); err != nil {
+		return err
 	}
-	if q.star {
-		return errAt(text, q.starPos, "'SELECT *' is not valid with GROUP BY: select the GROUP BY expressions and aggregates")
-	}
-	if len(q.orderBy) > 0 {
-		return errAt(text, q.orderBy[0].x.position(), "ORDER BY cannot be used with GROUP BY")
-	}
-	keys := make(map[string]int, len(q.groupBy))
-	for i, g := range q.groupBy {
-		hasRef := false
-		walk(g, func(e expr) bool {
-			_, ok := e.(*ident)
-			hasRef = hasRef || ok
-			return !hasRef
-		})
-		if !hasRef {
-			return errAt(text, g.position(), "a GROUP BY expression must refer to a property of the items")
-		}
-		var sb strings.Builder
-		g.write(&sb)
-		if _, dup := keys[sb.String()]; !dup {
-			keys[sb.String()] = i
-		}
-	}
-	var err *Error
-	for i := range q.items {
-		it := &q.items[i]
-		x := rewriteGroups(it.x, keys)
-		walk(x, func(e expr) bool {
-			switch e := e.(type) {
-			case *call:
-				return !e.fn.agg // aggregates see every row: their arguments are free
-			case *ident:
-				if err == nil {
-					err = errAt(text, e.pos, "'%s' is neither in GROUP BY nor in an aggregate: with GROUP BY, the select list may hold only GROUP BY expressions, aggregates and constants", exprText(outermostPath(it.x, e)))
-				}
-				return false
-			}
-			return true
-		})
-		if err != nil {
-			return err
-		}
-		it.x = x
-	}
+	p.q.nslots = p.nslots
 	return nil
 }
 
-// exprText writes e as String does.
-func exprText(e expr) string {
-	var sb strings.Builder
-	e.write(&sb)
-	return sb.String()
-}
-
-// outermostPath returns the longest path expression within root that ends
-// in the identifier id (c.a.b rather than c), for error messages.
-func outermostPath(root expr, id *ident) expr {
-	var best expr = id
-	walk(root, func(e expr) bool {
-		switch x := e.(type) {
-		case *member, *index:
-			if rootIdent(x) == id {
-				if _, ok := best.(*ident); ok {
-					best = x
-				}
-			}
-		}
-		return true
-	})
-	return best
-}
-
-func rootIdent(e expr) *ident {
-	for {
-		switch x := e.(type) {
-		case *ident:
-			return x
-		case *member:
-			e = x.x
-		case *index:
-			e = x.x
-		default:
-			return nil
-		}
-	}
-}
-
-// rewriteGroups returns e with each subexpression that is written as a
-// GROUP BY expression (keys: written form → index) replaced by a reference
-// to the group's value, leaving aggregates as they are.
-func rewriteGroups(e expr, keys map[string]int) expr {
-	if e == nil {
-		return nil
-	}
-	if c, ok := e.(*call); ok && c.fn.agg {
-		return e
-	}
-	if i, ok := keys[exprText(e)]; ok {
-		if _, lit := e.(*literal); !lit {
-			return &groupRef{pos: e.position(), idx: i, orig: e}
-		}
-	}
-	r := func(x expr) expr { return rewriteGroups(x, keys) }
-	rs := func(xs []expr) []expr {
-		out := make([]expr, len(xs))
-		for i, x := range xs {
-			out[i] = r(x)
-		}
-		return out
-	}
-	switch x := e.(type) {
-	case *member:
-		c := *x
-		c.x = r(x.x)
-		return &c
-	case *index:
-		c := *x
-		c.x, c.idx = r(x.x), r(x.idx)
-		return &c
-	case *unary:
-		c := *x
-		c.x = r(x.x)
-		return &c
-	case *binary:
-		c := *x
-		c.l, c.r = r(x.l), r(x.r)
-		return &c
-	case *between:
-		c := *x
-		c.x, c.lo, c.hi = r(x.x), r(x.lo), r(x.hi)
-		return &c
-	case *inList:
-		c := *x
-		c.x, c.list = r(x.x), rs(x.list)
-		return &c
-	case *like:
-		c := *x
-		c.x, c.pattern, c.escape = r(x.x), r(x.pattern), r(x.escape)
-		return &c
-	case *ternary:
-		c := *x
-		c.c, c.a, c.b = r(x.c), r(x.a), r(x.b)
-		return &c
-	case *call:
-		c := *x
-		c.args = rs(x.args)
-		return &c
-	case *objectLit:
-		c := *x
-		c.vals = rs(x.vals)
-		return &c
-	case *arrayLit:
-		c := *x
-		c.elems = rs(x.elems)
-		return &c
-	}
-	return e
-}
-
-// check resolves identifiers to binding slots, validates aggregates and
-// derives projection names.
-func (p *parser) check() *Error {
-	q := p.q
+// checkQuery checks q, a top-level query (outer nil) or a subquery that
+// sees the aliases of outer.
+func (p *parser) checkQuery(q *Query, outer map[string]int) *Error {
 	text := q.text
 	var err *Error
+	q.base = p.nslots
+	p.nslots = q.lastSlot() + 1
 	scope := map[string]int{}
+	for k, v := range outer {
+		scope[k] = v
+	}
+	// resolve resolves the identifiers of e in scope, checks its
+	// subqueries and refuses aggregates (where != "": the clause's name).
 	resolve := func(e expr, where string) {
 		walk(e, func(e expr) bool {
 			if err != nil {
@@ -909,9 +852,12 @@ func (p *parser) check() *Error {
 			case *ident:
 				slot, ok := scope[x.name]
 				if !ok {
-					if q.from == nil {
+					switch {
+					case q.sub:
+						err = errAt(text, x.pos, "identifier '%s' could not be resolved (a subquery sees its own aliases and those of the queries around it)", x.name)
+					case q.from == nil:
 						err = errAt(text, x.pos, "identifier '%s' could not be resolved (the query has no FROM clause)", x.name)
-					} else {
+					default:
 						err = errAt(text, x.pos, "identifier '%s' could not be resolved", x.name)
 					}
 					return false
@@ -924,27 +870,51 @@ func (p *parser) check() *Error {
 						return false
 					}
 				}
+			case *subquery:
+				if where == "GROUP BY" {
+					err = errAt(text, x.pos, "subqueries are not allowed in GROUP BY")
+					return false
+				}
+				err = p.checkQuery(x.q, scope)
+				return false
 			}
 			return true
 		})
 	}
 	if q.from != nil {
 		if q.from.path != nil {
-			scope[rootName(q.from.path)] = 0
-			resolve(q.from.path, "FROM")
-			scope = map[string]int{q.from.alias: 1}
+			if q.sub {
+				resolve(q.from.path, "FROM")
+			} else {
+				scope[rootName(q.from.path)] = q.base
+				resolve(q.from.path, "FROM")
+				scope = map[string]int{}
+			}
+			scope[q.from.alias] = q.fromSlot()
 		} else {
-			scope[q.from.alias] = 0
+			scope[q.from.alias] = q.base
 		}
-		for _, j := range q.joins {
-			resolve(j.x, "JOIN")
+		local := map[string]bool{q.from.alias: true}
+		for j := range q.joins {
+			jc := &q.joins[j]
+			if jc.sub != nil {
+				if err = p.checkQuery(jc.sub, scope); err != nil {
+					return err
+				}
+			} else {
+				resolve(jc.x, "JOIN")
+			}
 			if err != nil {
 				return err
 			}
-			if _, dup := scope[j.alias]; dup {
-				return errAt(text, j.x.position(), "alias '%s' is already defined", j.alias)
+			if jc.alias == "" {
+				continue
 			}
-			scope[j.alias] = len(scope) + boolInt(q.from.path != nil)
+			if local[jc.alias] {
+				return errAt(text, jc.pos, "alias '%s' is already defined", jc.alias)
+			}
+			local[jc.alias] = true
+			scope[jc.alias] = q.joinSlot(j)
 		}
 	}
 	if err != nil {
@@ -956,6 +926,19 @@ func (p *parser) check() *Error {
 	}
 	for _, g := range q.groupBy {
 		resolve(g, "GROUP BY")
+		if err != nil {
+			return err
+		}
+		hasRef := false
+		walk(g, func(e expr) bool {
+			if _, ok := e.(*ident); ok {
+				hasRef = true
+			}
+			return !hasRef
+		})
+		if !hasRef {
+			return errAt(text, g.position(), "a GROUP BY expression must refer to a property of the input (it has no alias in it)")
+		}
 	}
 	if err != nil {
 		return err
@@ -966,8 +949,11 @@ func (p *parser) check() *Error {
 	if q.star && q.from == nil {
 		return errAt(text, q.starPos, "'SELECT *' is only valid with a FROM clause")
 	}
+	if q.star && len(q.groupBy) > 0 {
+		return errAt(text, q.starPos, "'SELECT *' is not valid with GROUP BY; select the GROUP BY expressions and aggregates")
+	}
 	// select list: aggregates
-	dollar, firstBare := 0, -1
+	dollar, firstBare, firstSub := 0, -1, -1
 	names := map[string]bool{}
 	for i := range q.items {
 		it := &q.items[i]
@@ -983,6 +969,10 @@ func (p *parser) check() *Error {
 				case *ident:
 					if !inAgg && bare < 0 {
 						bare = x.pos
+					}
+				case *subquery:
+					if !inAgg && firstSub < 0 {
+						firstSub = x.pos
 					}
 				case *call:
 					if x.fn.agg {
@@ -1032,13 +1022,20 @@ func (p *parser) check() *Error {
 		}
 	}
 	if len(q.groupBy) > 0 {
-		if err := p.checkGroupBy(); err != nil {
-			return err
+		if len(q.orderBy) > 0 {
+			return errAt(text, q.orderBy[0].x.position(), "ORDER BY cannot be used with GROUP BY")
 		}
-		q.aggregated = false // aggregated per group, not over the whole
+		if firstSub >= 0 {
+			return errAt(text, firstSub, "a subquery in the select list cannot be used with GROUP BY (only inside an aggregate's argument)")
+		}
+		q.aggregated, q.grouped = false, true
+		return p.groupSelect(q)
 	}
 	if q.aggregated && firstBare >= 0 {
-		return errAt(text, firstBare, "an aggregate cannot be combined with a non-aggregate expression (group by the other expression)")
+		return errAt(text, firstBare, "an aggregate cannot be combined with a non-aggregate expression without GROUP BY")
+	}
+	if q.aggregated && firstSub >= 0 {
+		return errAt(text, firstSub, "an aggregate cannot be combined with a subquery in the select list (only inside an aggregate's argument)")
 	}
 	if q.aggregated && len(q.orderBy) > 0 {
 		return errAt(text, q.orderBy[0].x.position(), "ORDER BY cannot be used with aggregates")
@@ -1046,11 +1043,214 @@ func (p *parser) check() *Error {
 	return nil
 }
 
-func boolInt(b bool) int {
-	if b {
-		return 1
+// groupSelect checks the select list of a GROUP BY query, which may hold
+// only GROUP BY expressions (and expressions of them), aggregates and
+// constants, and replaces each GROUP BY expression in it by a groupRef.
+func (p *parser) groupSelect(q *Query) *Error {
+	gsize := make([]int, len(q.groupBy))
+	for i, g := range q.groupBy {
+		gsize[i] = exprSize(g)
 	}
-	return 0
+	sizes := map[expr]int{}
+	var measure func(e expr) int
+	measure = func(e expr) int {
+		n := 1
+		mapChildren(e, func(c expr) expr { n += measure(c); return c })
+		sizes[e] = n
+		return n
+	}
+	for _, it := range q.items {
+		measure(it.x)
+	}
+	var bad expr
+	extend := false // bad is the innermost part of the path being left
+	var sub func(e expr) expr
+	sub = func(e expr) expr {
+		if bad != nil {
+			return e
+		}
+		if n := sizes[e]; n > 0 {
+			for i, g := range q.groupBy {
+				if gsize[i] == n && sameExpr(e, g) {
+					return &groupRef{x: e, idx: i}
+				}
+			}
+		}
+		switch x := e.(type) {
+		case *call:
+			if x.fn.agg {
+				return e
+			}
+		case *ident:
+			bad, extend = e, true
+			return e
+		}
+		mapChildren(e, sub)
+		if bad != nil && extend {
+			switch x := e.(type) {
+			case *member:
+				bad = e
+			case *index:
+				if bad == x.x {
+					bad = e
+				} else {
+					extend = false
+				}
+			default:
+				extend = false
+			}
+		}
+		return e
+	}
+	for i := range q.items {
+		it := &q.items[i]
+		it.x = sub(it.x)
+		if bad != nil {
+			return errAt(q.text, bad.position(), "%s is neither a GROUP BY expression nor inside an aggregate: with GROUP BY, the select list may hold only GROUP BY expressions, aggregates and constants", pathText(bad))
+		}
+	}
+	return nil
+}
+
+// pathText writes a property path as it could be written in a query.
+func pathText(e expr) string {
+	var sb strings.Builder
+	var w func(e expr)
+	w = func(e expr) {
+		switch x := e.(type) {
+		case *ident:
+			sb.WriteString(x.name)
+		case *member:
+			w(x.x)
+			if isPlainIdent(x.name) {
+				sb.WriteByte('.')
+				sb.WriteString(x.name)
+			} else {
+				sb.WriteByte('[')
+				sb.Write(jsontext.AppendString(nil, x.name))
+				sb.WriteByte(']')
+			}
+		default:
+			e.write(&sb)
+		}
+	}
+	w(e)
+	return sb.String()
+}
+
+// exprSize counts the nodes of e (a subquery counts as one).
+func exprSize(e expr) int {
+	n := 1
+	mapChildren(e, func(c expr) expr { n += exprSize(c); return c })
+	return n
+}
+
+// mapChildren replaces each direct subexpression c of e by f(c).
+func mapChildren(e expr, f func(expr) expr) {
+	opt := func(x expr) expr {
+		if x == nil {
+			return nil
+		}
+		return f(x)
+	}
+	switch x := e.(type) {
+	case *member:
+		x.x = f(x.x)
+	case *index:
+		x.x, x.idx = f(x.x), f(x.idx)
+	case *unary:
+		x.x = f(x.x)
+	case *binary:
+		x.l, x.r = f(x.l), f(x.r)
+	case *between:
+		x.x, x.lo, x.hi = f(x.x), f(x.lo), f(x.hi)
+	case *inList:
+		x.x = f(x.x)
+		for i := range x.list {
+			x.list[i] = f(x.list[i])
+		}
+	case *like:
+		x.x, x.pattern, x.escape = f(x.x), f(x.pattern), opt(x.escape)
+	case *ternary:
+		x.c, x.a, x.b = f(x.c), f(x.a), f(x.b)
+	case *call:
+		for i := range x.args {
+			x.args[i] = f(x.args[i])
+		}
+	case *objectLit:
+		for i := range x.vals {
+			x.vals[i] = f(x.vals[i])
+		}
+	case *arrayLit:
+		for i := range x.elems {
+			x.elems[i] = f(x.elems[i])
+		}
+	}
+}
+
+// sameExpr reports whether a and b are the same expression (as GROUP BY
+// matches select expressions): same operators, functions, names and
+// constants. Subqueries are never the same.
+func sameExpr(a, b expr) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	all := func(xs, ys []expr) bool {
+		if len(xs) != len(ys) {
+			return false
+		}
+		for i := range xs {
+			if !sameExpr(xs[i], ys[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	switch x := a.(type) {
+	case *literal:
+		y, ok := b.(*literal)
+		return ok && x.val.k == y.val.k && compareTotal(x.val, y.val) == 0
+	case *paramRef:
+		y, ok := b.(*paramRef)
+		return ok && x.idx == y.idx
+	case *ident:
+		y, ok := b.(*ident)
+		return ok && x.slot == y.slot && x.name == y.name
+	case *member:
+		y, ok := b.(*member)
+		return ok && x.name == y.name && sameExpr(x.x, y.x)
+	case *index:
+		y, ok := b.(*index)
+		return ok && sameExpr(x.x, y.x) && sameExpr(x.idx, y.idx)
+	case *unary:
+		y, ok := b.(*unary)
+		return ok && x.op == y.op && sameExpr(x.x, y.x)
+	case *binary:
+		y, ok := b.(*binary)
+		return ok && x.op == y.op && sameExpr(x.l, y.l) && sameExpr(x.r, y.r)
+	case *between:
+		y, ok := b.(*between)
+		return ok && x.not == y.not && sameExpr(x.x, y.x) && sameExpr(x.lo, y.lo) && sameExpr(x.hi, y.hi)
+	case *inList:
+		y, ok := b.(*inList)
+		return ok && x.not == y.not && sameExpr(x.x, y.x) && all(x.list, y.list)
+	case *like:
+		y, ok := b.(*like)
+		return ok && x.not == y.not && sameExpr(x.x, y.x) && sameExpr(x.pattern, y.pattern) && sameExpr(x.escape, y.escape)
+	case *ternary:
+		y, ok := b.(*ternary)
+		return ok && sameExpr(x.c, y.c) && sameExpr(x.a, y.a) && sameExpr(x.b, y.b)
+	case *call:
+		y, ok := b.(*call)
+		return ok && x.fn == y.fn && all(x.args, y.args)
+	case *objectLit:
+		y, ok := b.(*objectLit)
+		return ok && slices.Equal(x.keys, y.keys) && all(x.vals, y.vals)
+	case *arrayLit:
+		y, ok := b.(*arrayLit)
+		return ok && all(x.elems, y.elems)
+	}
+	return false
 }
 
 func rootName(e expr) string {

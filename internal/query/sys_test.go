@@ -27,6 +27,10 @@ func TestSysProperties(t *testing.T) {
 		{`SELECT * FROM t IN c.tags`, `{"t":1}`},           // a part of a document has no system properties
 		{`SELECT VALUE t._ts FROM c JOIN t IN c.tags`, ``}, // nor does a joined value
 		{`SELECT VALUE MAX(c._ts) FROM c`, `1700000002`},
+		{`SELECT VALUE ARRAY(SELECT VALUE c._etag FROM t IN c.tags) FROM c WHERE c.id = "a"`, `["0000000000000002"]`},
+		{`SELECT VALUE EXISTS(SELECT VALUE 1 FROM t IN c.tags WHERE c._ts > 1700000001) FROM c`, `true false`},
+		{`SELECT c.n, MAX(c._ts) AS ts FROM c GROUP BY c.n`, `{"n":1,"ts":1700000001} {"n":2,"ts":1700000002}`},
+		{`SELECT VALUE (SELECT VALUE x FROM x IN [c]) FROM c WHERE c.id = "b"`, `{"id":"b","n":1,"_ts":1700000001,"_etag":"0000000000000001"}`},
 	} {
 		q, err := Parse(tc.q)
 		if err != nil {
