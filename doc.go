@@ -169,6 +169,34 @@
 // produce more than MaxQueryJoinRows rows from one item, or hold more than
 // MaxQueryRows rows or MaxQueryBuiltBytes of computed results.
 //
+// # Indexes
+//
+// A container's IndexingPolicy says which paths may be indexed: every one
+// by default ("/*"), less its ExcludedPaths, the most specific path that
+// covers a value deciding, as in Cosmos DB; IndexingModeNone keeps no
+// index. lethe does not index every path of every item as Cosmos DB does:
+// the index of a path is made the first time a query filters on it or
+// orders by it (from the items then present, under the container's locks),
+// and from then on every change keeps it, in the same step that changes
+// the items (at most 16 per container). So a container pays, on writes and
+// in memory (about 60 to 100 bytes an item for each index, by
+// BenchmarkIndexedQuery), only for the paths its queries use.
+//
+// A query whose WHERE clause has, among the conditions joined by AND at its
+// top, one on a path of its items that an index answers (=, IN, <, <=, >,
+// >=, BETWEEN with constants or parameters, or STARTSWITH without
+// ignoring case) is evaluated on the items the index finds alone; a query
+// ordered by one path with TOP or LIMIT, on the items a walk of the index
+// in that order meets first, walking further until its results cannot
+// change. Every other part of the query is evaluated as without an index,
+// so results, their order, their continuation tokens and the exclusion of
+// expired items are exactly a scan's; the charge, which counts the items
+// examined, is lower. Arrays and objects, and the values inside them, are
+// not indexed (a filter on them scans); there are no composite indexes, and
+// IndexingModeLazy behaves as consistent. QueryOptions.PopulateIndexMetrics
+// returns which index a query used and which paths it filters on that the
+// policy excludes (QueryItemsResponse.IndexMetrics).
+//
 // # Patch and transactional batch
 //
 // Container.PatchItem changes one item with up to MaxPatchOperations
