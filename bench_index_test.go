@@ -3,6 +3,7 @@ package lethe_test
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"testing"
 
 	"github.com/lethedb/lethe"
@@ -64,6 +65,39 @@ func BenchmarkIndexedQuery(b *testing.B) {
 				i++
 			}
 		})
+		s.Close()
+	}
+}
+
+// BenchmarkIndexMemory reports what one index costs in heap bytes per item:
+// the heap after a GC with the index of one path, less before it.
+func BenchmarkIndexMemory(b *testing.B) {
+	const n = 200_000
+	for b.Loop() {
+		s, err := lethe.Open(&lethe.Options{Reaper: lethe.ReaperOptions{Disabled: true}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		c, _ := s.CreateContainer(context.Background(), lethe.ContainerProperties{ID: "c"})
+		for i := range n {
+			doc := fmt.Appendf(nil, `{"id":"u%d","bucket":%d,"status":"s%d"}`, i, i%100, i%100)
+			if _, err := c.CreateItem(context.Background(), lethe.NewPartitionKey(), doc, &lethe.ItemOptions{NoContentResponseOnWrite: true}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		for _, q := range []string{`SELECT VALUE COUNT(1) FROM c WHERE c.bucket = 1`, `SELECT VALUE COUNT(1) FROM c WHERE c.status = "s1"`} {
+			for _, err := range c.QueryItems(context.Background(), q, lethe.NewPartitionKey(), nil) {
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		b.ReportMetric(float64(int64(after.HeapAlloc)-int64(before.HeapAlloc))/n/2, "B/item/index")
 		s.Close()
 	}
 }

@@ -179,8 +179,8 @@
 // orders by it (from the items then present, under the container's locks),
 // and from then on every change keeps it, in the same step that changes
 // the items (at most 16 per container). So a container pays, on writes and
-// in memory (about 60 to 100 bytes an item for each index, by
-// BenchmarkIndexedQuery), only for the paths its queries use.
+// in memory (about 100 bytes an item for each index: BenchmarkIndexMemory),
+// only for the paths its queries use.
 //
 // A query whose WHERE clause has, among the conditions joined by AND at its
 // top, one on a path of its items that an index answers (=, IN, <, <=, >,
