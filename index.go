@@ -320,15 +320,19 @@ func (c *Container) buildIndex(key string, path []string) *pathIndex {
 // that order (undefined ascending; arrays and objects descending), then
 // items of scalar values in order until want of them, and, if the walk got
 // that far, the rest. last is the last scalar value taken, exhausted
-// whether the walk reached the end. rule is the expiry rule of the same
-// instant. The caller holds c.batchMu for reading.
-func (c *Container) ordered(idx *pathIndex, desc bool, want int) (recs []record, last query.IndexKey, exhausted bool, rule expiryRule) {
+// whether the walk reached the end. With bound (ascending only), the walk
+// covers the range of a filter on the path alone. rule is the expiry rule
+// of the same instant. The caller holds c.batchMu for reading.
+func (c *Container) ordered(idx *pathIndex, desc bool, want int, bound *query.IndexRange) (recs []record, last query.IndexKey, exhausted bool, rule expiryRule) {
 	c.expiry.mu.Lock()
 	defer c.expiry.mu.Unlock()
 	rule = c.rule
 	exhausted = true
 	scalars := 0
 	visit := func(e indexEntry) bool {
+		if bound != nil && bound.Past(e.key) {
+			return false // exhausted: nothing further can pass the filter
+		}
 		if e.key.Scalar() {
 			if scalars == want {
 				exhausted = false
@@ -340,9 +344,12 @@ func (c *Container) ordered(idx *pathIndex, desc bool, want int) (recs []record,
 		recs = append(recs, e.rec)
 		return true
 	}
-	if desc {
+	switch {
+	case desc:
 		idx.t.Descend(visit)
-	} else {
+	case bound != nil:
+		idx.t.AscendGreaterOrEqual(indexEntry{key: bound.Start()}, visit)
+	default:
 		idx.t.Ascend(visit)
 	}
 	return recs, last, exhausted, rule

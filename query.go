@@ -411,6 +411,19 @@ func (c *Container) runOrdered(ctx context.Context, q *query.Query, params map[s
 	if !ok {
 		return res, nil, false, nil
 	}
+	// A filter an index answers: on another path, its candidates are
+	// sorted instead (a walk in order would meet the items the filter
+	// drops); on this path, ascending, it bounds the walk, which starts at
+	// its first value (the filter drops undefined values anyway).
+	var bound *query.IndexRange
+	for _, r := range q.IndexRanges(params) {
+		if !slices.Equal(r.Path, path) || desc {
+			return res, nil, false, nil
+		}
+		if r.Points == nil {
+			bound = &r
+		}
+	}
 	c.batchMu.RLock()
 	defer c.batchMu.RUnlock()
 	idx := c.indexFor(path)
@@ -420,7 +433,7 @@ func (c *Container) runOrdered(ctx context.Context, q *query.Query, params map[s
 	}
 	plan.used = indexSpec(path)
 	for want := max(2*need, 8); ; want *= 4 {
-		all, last, exhausted, rule := c.ordered(idx, desc, want)
+		all, last, exhausted, rule := c.ordered(idx, desc, want, bound)
 		docs := make([]query.Doc, 0, len(all))
 		recs = recs[:0]
 		for _, rec := range all {

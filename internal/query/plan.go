@@ -14,16 +14,75 @@ import (
 type IndexKey struct {
 	k kind
 	b bool
-	n float64
+	u uint64 // a number's bits; a string's first 8 bytes, big-endian (compared first)
 	s string
 }
 
-// Compare orders two keys: negative, zero or positive.
-func (a IndexKey) Compare(b IndexKey) int {
-	return compareTotal(a.value(), b.value())
+// makeKey makes the key of a scalar value (or of a type alone).
+func makeKey(v value) IndexKey {
+	k := IndexKey{k: v.k, b: v.b, s: v.s}
+	switch v.k {
+	case kNum:
+		k.u = math.Float64bits(v.n)
+	case kStr:
+		for i := range 8 {
+			k.u <<= 8
+			if i < len(v.s) {
+				k.u |= uint64(v.s[i])
+			}
+		}
+	}
+	return k
 }
 
-func (a IndexKey) value() value { return value{k: a.k, b: a.b, n: a.n, s: a.s} }
+func (a IndexKey) num() float64 { return math.Float64frombits(a.u) }
+
+// Compare orders two keys: negative, zero or positive. (Keys of arrays and
+// objects, which hold their type alone, are equal to each other.)
+func (a IndexKey) Compare(b IndexKey) int {
+	if a.k != b.k {
+		if a.k < b.k {
+			return -1
+		}
+		return 1
+	}
+	switch a.k {
+	case kBool:
+		switch {
+		case a.b == b.b:
+			return 0
+		case !a.b:
+			return -1
+		}
+		return 1
+	case kNum:
+		switch x, y := a.num(), b.num(); {
+		case x < y:
+			return -1
+		case x > y:
+			return 1
+		}
+	case kStr:
+		// The first 8 bytes, kept in the key, decide most comparisons
+		// without reading the strings.
+		if a.u != b.u {
+			if a.u < b.u {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a.s, b.s)
+	}
+	return 0
+}
+
+func (a IndexKey) value() value {
+	v := value{k: a.k, b: a.b, s: a.s}
+	if a.k == kNum {
+		v.n = a.num()
+	}
+	return v
+}
 
 // Size is about how many bytes the key holds beyond its fixed part.
 func (a IndexKey) Size() int { return len(a.s) }
@@ -51,7 +110,7 @@ func PathKey(doc []byte, path []string) IndexKey {
 		return IndexKey{k: kArr}
 	}
 	v := decodeRaw(raw)
-	return IndexKey{k: v.k, b: v.b, n: v.n, s: v.s}
+	return makeKey(v)
 }
 
 // Scalar reports whether k is a scalar value (not undefined, an array or
@@ -145,7 +204,7 @@ func PathValue(doc []byte, path []string) (IndexKey, bool) {
 	v := decodeRaw(raw)
 	switch v.k {
 	case kNull, kBool, kNum, kStr:
-		return IndexKey{k: v.k, b: v.b, n: v.n, s: v.s}, true
+		return makeKey(v), true
 	}
 	return IndexKey{}, false
 }
@@ -215,7 +274,7 @@ func (r IndexRange) Contains(k IndexKey) bool {
 func (r IndexRange) Start() IndexKey {
 	switch {
 	case r.Prefix != nil:
-		return IndexKey{k: kStr, s: *r.Prefix}
+		return makeKey(strVal(*r.Prefix))
 	case r.Points != nil:
 		lo := r.Points[0]
 		for _, p := range r.Points[1:] {
@@ -254,7 +313,7 @@ func (r IndexRange) Past(k IndexKey) bool {
 func typeStart(t kind) IndexKey {
 	switch t {
 	case kNum:
-		return IndexKey{k: kNum, n: math.Inf(-1)}
+		return makeKey(value{k: kNum, n: math.Inf(-1)})
 	case kBool:
 		return IndexKey{k: kBool}
 	}
@@ -397,7 +456,7 @@ func rootPath(e expr) ([]string, bool) {
 func scalarKey(v value) (IndexKey, bool) {
 	switch v.k {
 	case kNull, kBool, kNum, kStr:
-		return IndexKey{k: v.k, b: v.b, n: v.n, s: v.s}, true
+		return makeKey(v), true
 	}
 	return IndexKey{}, false
 }
