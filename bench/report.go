@@ -308,6 +308,44 @@ func goals(w io.Writer, rec *recorder, n int) {
 			}
 		}
 	}
+	// The goals of the second performance issue, against go-cache on its
+	// own ground.
+	for _, g := range []string{"1g", "2g"} {
+		gc, ok := get("W2 read ns/op "+g, "go-cache")
+		if !ok {
+			continue
+		}
+		if l, ok := get("W2 read ns/op "+g, "lethe"); ok {
+			detail := fmt.Sprintf("%.2f× (%.0f vs %.0f ns)", l/gc, l, gc)
+			if cp, ok := get("W2 read ns/op "+g, "go-cache+copy"); ok {
+				detail += fmt.Sprintf("; go-cache with a copy: %.0f ns, lethe %.2f× that", cp, l/cp)
+			}
+			gs = append(gs, goal{"W2 (" + g + ") ReadItem, with its copy, no slower than go-cache's Get", l <= gc, detail, true})
+		}
+		if l, ok := get("W2 read ns/op "+g, "lethe+append"); ok {
+			gs = append(gs, goal{"W2 (" + g + ") ReadItemAppend at least 20% faster than go-cache's Get", l <= 0.8*gc, fmt.Sprintf("%.2f× (%.0f vs %.0f ns)", l/gc, l, gc), true})
+		}
+	}
+	if l, ok := get("W4 purge items/s", "lethe"); ok {
+		if gc, ok := get("W4 purge items/s", "go-cache"); ok {
+			gs = append(gs, goal{"W4 purge at least as fast as go-cache's janitor", l >= gc, fmt.Sprintf("%.2f× (%.2fM vs %.2fM items/s)", l/gc, l/1e6, gc/1e6), true})
+		}
+	}
+	if m, ok := get("W1 heap B/item beyond raw", "lethe"); ok {
+		gc, _ := get("W1 heap B/item beyond raw", "go-cache")
+		gs = append(gs, goal{"memory at or below go-cache's per item beyond the raw id and JSON", m <= gc, fmt.Sprintf("%.0f B vs %.0f B", m, gc), true})
+	}
+	if l1, ok := get("W1 insert ns/op", "lethe"); ok {
+		if l2, ok := get("W1 insert ns/op 2g", "lethe"); ok {
+			detail := fmt.Sprintf("%.0f ns/op with 2 goroutines vs %.0f with 1 (%.2f×)", l2, l1, l1/l2)
+			if g1, ok := get("W1 insert ns/op", "go-cache"); ok {
+				if g2, ok := get("W1 insert ns/op 2g", "go-cache"); ok {
+					detail += fmt.Sprintf("; go-cache %.2f×", g1/g2)
+				}
+			}
+			gs = append(gs, goal{"W1 inserts scale to 2 goroutines (1.5× the throughput of one) where go-cache's single lock cannot", l1/l2 >= 1.5, detail, true})
+		}
+	}
 	if l, ok := get("W1 insert ns/op", "lethe"); ok {
 		for _, p := range []string{"buntdb", "ttlcache"} {
 			if v, ok := get("W1 insert ns/op", p); ok {
