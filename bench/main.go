@@ -30,7 +30,7 @@ import (
 func main() {
 	var (
 		n        = flag.Int("n", 1_000_000, "items per store")
-		wl       = flag.String("w", "W1,W2,W3,W4,W5,W6", "workloads, comma-separated (W1 to W6; the durable D1 and D2 and the REST front's F1 run only when named)")
+		wl       = flag.String("w", "W1,W2,W3,W4,W5,W6", "workloads, comma-separated (W1 to W6; W7, queries an index answers, the durable D1 and D2 and the REST front's F1 run only when named)")
 		peers    = flag.String("peers", "lethe,lethe+append,buntdb,ttlcache,go-cache,map,btree", "stores, comma-separated (lethe, lethe+append, buntdb, ttlcache, go-cache, map, btree; also go-cache+copy, go-cache returning a copy of each value read, a yardstick for lethe's ReadItem)")
 		runs     = flag.Int("runs", 3, "runs; tables show medians")
 		chart    = flag.String("chart", "latency.png", "PNG chart of W5 read latency during the purge (empty: none)")
@@ -71,8 +71,8 @@ func main() {
 		if w == "" {
 			continue
 		}
-		if w != "D1" && w != "D2" && w != "F1" && (len(w) != 2 || w[0] != 'W' || w[1] < '1' || w[1] > '6') {
-			fatalf("unknown workload %q: use W1 to W6, D1, D2, F1", w)
+		if w != "D1" && w != "D2" && w != "F1" && (len(w) != 2 || w[0] != 'W' || w[1] < '1' || w[1] > '7') {
+			fatalf("unknown workload %q: use W1 to W7, D1, D2, F1", w)
 		}
 		cfg.workloads[w] = true
 	}

@@ -78,7 +78,7 @@ var sink atomic.Int64
 func runStore(k storeKind, d *dataset, cfg config, rec *recorder) {
 	w := cfg.workloads
 	insertNs := 0.0
-	if w["W1"] || w["W2"] || w["W5"] || w["W6"] {
+	if w["W1"] || w["W2"] || w["W5"] || w["W6"] || w["W7"] {
 		insertNs = phaseLoaded(k, d, cfg, rec)
 	}
 	if w["W3"] {
@@ -180,6 +180,9 @@ func phaseLoaded(k storeKind, d *dataset, cfg config, rec *recorder) float64 {
 			}
 			runScan("buntdb (json index)", buntIndexed{b})
 		}
+	}
+	if cfg.workloads["W7"] {
+		phaseW7(k, s, d, rec)
 	}
 	s.close()
 	return insertNs
