@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"unicode/utf16"
@@ -320,9 +321,9 @@ func digitsAt(s string, i, n int) (int, bool) {
 }
 
 // parseDateTime reads an ISO 8601 UTC date and time as Cosmos DB takes
-// it: YYYY-MM-DD, optionally followed by Thh:mm, :ss and a fraction of 1
-// to 7 digits, optionally ended by Z. It returns ticks since the Unix
-// epoch.
+// it (see IS_DATETIME): YYYY-MM-DD, then optionally either Z, or T or a
+// space followed by hh:mm:ss, an optional fraction of 1 to 7 digits and an
+// optional Z. It returns ticks since the Unix epoch.
 func parseDateTime(v value) (int64, bool) {
 	if v.k != kStr {
 		return 0, false
@@ -340,8 +341,8 @@ func parseDateTime(v value) (int64, bool) {
 		return 0, false
 	}
 	i := 10
-	if i < len(s) && s[i] == 'T' {
-		if len(s) < i+6 || s[i+3] != ':' {
+	if i < len(s) && (s[i] == 'T' || s[i] == ' ') {
+		if len(s) < i+9 || s[i+3] != ':' || s[i+6] != ':' {
 			return 0, false
 		}
 		if p.hour, ok = digitsAt(s, i+1, 2); !ok {
@@ -350,29 +351,26 @@ func parseDateTime(v value) (int64, bool) {
 		if p.min, ok = digitsAt(s, i+4, 2); !ok {
 			return 0, false
 		}
-		i += 6
-		if i < len(s) && s[i] == ':' {
-			if p.sec, ok = digitsAt(s, i+1, 2); !ok {
-				return 0, false
-			}
-			i += 3
-			if i < len(s) && s[i] == '.' {
-				i++
-				n := 0
-				for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-					if n == 7 {
-						return 0, false
-					}
-					p.frac = p.frac*10 + int(s[i]-'0')
-					i++
-					n++
-				}
-				if n == 0 {
+		if p.sec, ok = digitsAt(s, i+7, 2); !ok {
+			return 0, false
+		}
+		i += 9
+		if i < len(s) && s[i] == '.' {
+			i++
+			n := 0
+			for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+				if n == 7 {
 					return 0, false
 				}
-				for ; n < 7; n++ {
-					p.frac *= 10
-				}
+				p.frac = p.frac*10 + int(s[i]-'0')
+				i++
+				n++
+			}
+			if n == 0 {
+				return 0, false
+			}
+			for ; n < 7; n++ {
+				p.frac *= 10
 			}
 		}
 	}
@@ -853,22 +851,11 @@ func init() {
 
 	// date and time
 	def("DateTimeAdd", 3, 3, func(_ *evaluator, a []value) value {
-		u := unitOf(a[0])
 		t, ok := parseDateTime(a[2])
-		if u == uBad || !ok || !isInt64(a[1]) {
+		if !ok {
 			return undef
 		}
-		n := int64Of(a[1])
-		switch u {
-		case uYear:
-			if n > 10000 || n < -10000 {
-				return undef
-			}
-			return addMonths(t, n*12)
-		case uMonth:
-			return addMonths(t, n)
-		}
-		return addTicks(t, n, u)
+		return dateTimeAdd(unitOf(a[0]), a[1], t, false)
 	})
 	def("DateTimeBin", 2, 4, func(_ *evaluator, a []value) value {
 		t, ok := parseDateTime(a[0])
@@ -969,4 +956,367 @@ func init() {
 	refuse("RRF", 1, -1, fullText)
 	refuse("VectorDistance", 2, 4, "lethe has no vector support")
 	refuse("DocumentId", 1, 1, "lethe items have no _rid")
+}
+
+// ---- newer functions of the reference ----
+
+// nowTicks is the query's clock reading in ticks since the Unix epoch.
+func nowTicks(ev *evaluator) int64 {
+	return ev.now.Unix()*ticksPerSec + int64(ev.now.Nanosecond()/tickNs)
+}
+
+// dateTimeAdd adds n (a value that must be an integer) units u to t.
+func dateTimeAdd(u dtUnit, n value, t int64, negate bool) value {
+	if u == uBad || !isInt64(n) {
+		return undef
+	}
+	x := int64Of(n)
+	if negate {
+		if x == math.MinInt64 {
+			return undef
+		}
+		x = -x
+	}
+	switch u {
+	case uYear:
+		if x > 10000 || x < -10000 {
+			return undef
+		}
+		return addMonths(t, x*12)
+	case uMonth:
+		return addMonths(t, x)
+	}
+	return addTicks(t, x, u)
+}
+
+var (
+	monthNames = [...]string{"January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"}
+	dayNames   = [...]string{"Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"}
+)
+
+// formatCustom renders t with a .NET custom date and time format string
+// (the invariant culture; the time zone is UTC): y, M, d, H, h, m, s, f,
+// F, t, K, z and g specifiers, \ escapes and quoted literals; any other
+// character is copied. ok is false for a bad format.
+func formatCustom(t int64, format string) (string, bool) {
+	p := partsOf(t)
+	var b []byte
+	num := func(x, width int) {
+		s := make([]byte, 0, 8)
+		for x > 0 || len(s) == 0 {
+			s = append(s, byte('0'+x%10))
+			x /= 10
+		}
+		for len(s) < width {
+			s = append(s, '0')
+		}
+		for i := len(s) - 1; i >= 0; i-- {
+			b = append(b, s[i])
+		}
+	}
+	for i := 0; i < len(format); {
+		c := format[i]
+		n := 1
+		for i+n < len(format) && format[i+n] == c {
+			n++
+		}
+		switch c {
+		case 'y':
+			switch n {
+			case 1:
+				num(p.year%100, 1)
+			case 2:
+				num(p.year%100, 2)
+			default:
+				num(p.year, n)
+			}
+		case 'M':
+			switch n {
+			case 1, 2:
+				num(p.month, n)
+			case 3:
+				b = append(b, monthNames[p.month-1][:3]...)
+			default:
+				b = append(b, monthNames[p.month-1]...)
+			}
+		case 'd':
+			wd := int((floorDiv(t, ticksPerDay)%7 + 11) % 7) // 1970-01-01 was a Thursday
+			switch n {
+			case 1, 2:
+				num(p.day, n)
+			case 3:
+				b = append(b, dayNames[wd][:3]...)
+			default:
+				b = append(b, dayNames[wd]...)
+			}
+		case 'H':
+			num(p.hour, min(n, 2))
+		case 'h':
+			h := p.hour % 12
+			if h == 0 {
+				h = 12
+			}
+			num(h, min(n, 2))
+		case 'm':
+			num(p.min, min(n, 2))
+		case 's':
+			num(p.sec, min(n, 2))
+		case 'f', 'F':
+			if n > 7 {
+				return "", false
+			}
+			digits := p.frac
+			for k := n; k < 7; k++ {
+				digits /= 10
+			}
+			if c == 'f' {
+				num(digits, n)
+				break
+			}
+			w := n
+			for w > 0 && digits%10 == 0 {
+				digits /= 10
+				w--
+			}
+			if w > 0 {
+				num(digits, w)
+			}
+		case 't':
+			ampm := "AM"
+			if p.hour >= 12 {
+				ampm = "PM"
+			}
+			if n == 1 {
+				ampm = ampm[:1]
+			}
+			b = append(b, ampm...)
+		case 'K':
+			b = append(b, 'Z')
+			n = 1
+		case 'z':
+			switch n {
+			case 1:
+				b = append(b, "+0"...)
+			case 2:
+				b = append(b, "+00"...)
+			default:
+				b = append(b, "+00:00"...)
+			}
+		case 'g':
+			b = append(b, "A.D."...)
+		case '\\':
+			if i+1 >= len(format) {
+				return "", false
+			}
+			b = append(b, format[i+1])
+			n = 2
+		case '\'', '"':
+			end := strings.IndexByte(format[i+1:], c)
+			if end < 0 {
+				return "", false
+			}
+			b = append(b, format[i+1:i+1+end]...)
+			n = end + 2
+		case '%':
+			n = 1
+		default:
+			b = append(b, format[i:i+n]...)
+		}
+		i += n
+	}
+	return string(b), true
+}
+
+// arrayScalars collects the defined elements of an array argument; ok is
+// false when it is not an array or holds a value that keep refuses.
+func arrayScalars(v value, keep func(value) bool) ([]value, bool) {
+	if v.k != kArr {
+		return nil, false
+	}
+	out := make([]value, 0, len(v.a))
+	for _, e := range v.a {
+		if e.k == kUndef {
+			continue
+		}
+		if !keep(e) {
+			return nil, false
+		}
+		out = append(out, e)
+	}
+	return out, true
+}
+
+func isNum(v value) bool { return v.k == kNum }
+
+func isScalar(v value) bool { return v.k >= kNull && v.k <= kStr }
+
+// containsList is CONTAINS(s, x, ci) of each x in xs combined with OR
+// (any) or AND (all), in three-valued logic.
+func containsList(a []value, ci, any bool) value {
+	unknown := false
+	for _, x := range a[1:] {
+		if a[0].k != kStr || x.k != kStr {
+			unknown = true
+			continue
+		}
+		s, t := a[0].s, x.s
+		if ci {
+			s, t = strings.ToLower(s), strings.ToLower(t)
+		}
+		if strings.Contains(s, t) == any {
+			return boolVal(any)
+		}
+	}
+	if unknown {
+		return undef
+	}
+	return boolVal(!any)
+}
+
+func init() {
+	typeCheck("IS_DATETIME", func(v value) bool { _, ok := parseDateTime(v); return ok })
+
+	// strings
+	for _, ci := range []bool{false, true} {
+		suffix := "_CS"
+		if ci {
+			suffix = "_CI"
+		}
+		def("CONTAINS_ANY"+suffix, 2, -1, func(_ *evaluator, a []value) value { return containsList(a, ci, true) })
+		def("CONTAINS_ALL"+suffix, 2, -1, func(_ *evaluator, a []value) value { return containsList(a, ci, false) })
+	}
+
+	// arrays
+	def("SetDifference", 2, 2, func(ev *evaluator, a []value) value {
+		if a[0].k != kArr || a[1].k != kArr {
+			return undef
+		}
+		seen := setOf(ev, a[1].a) // elements of the second, then those output
+		out := []value{}
+		var buf []byte
+		for _, e := range a[0].a {
+			buf = canonical(buf[:0], e)
+			ev.tick(1 + len(buf)>>10)
+			if _, dup := seen[string(buf)]; dup {
+				continue
+			}
+			seen[string(buf)] = struct{}{}
+			out = append(out, e)
+		}
+		return value{k: kArr, a: out}
+	})
+	def("SetEqual", 2, 2, func(ev *evaluator, a []value) value {
+		if a[0].k != kArr || a[1].k != kArr {
+			return undef
+		}
+		x, y := setOf(ev, a[0].a), setOf(ev, a[1].a)
+		if len(x) != len(y) {
+			return falseV
+		}
+		for k := range x {
+			if _, ok := y[k]; !ok {
+				return falseV
+			}
+		}
+		return trueVal
+	})
+	// ARRAY_MAX and ARRAY_MIN order null < booleans < numbers < strings.
+	for _, name := range []string{"ARRAY_MAX", "ARRAY_MIN"} {
+		sign := 1
+		if name == "ARRAY_MIN" {
+			sign = -1
+		}
+		def(name, 1, 1, func(ev *evaluator, a []value) value {
+			xs, ok := arrayScalars(a[0], isScalar)
+			if !ok || len(xs) == 0 {
+				return undef
+			}
+			ev.tick(len(xs) >> 8)
+			best := xs[0]
+			for _, x := range xs[1:] {
+				if compareTotal(x, best)*sign > 0 {
+					best = x
+				}
+			}
+			return best
+		})
+	}
+	def("ARRAY_SUM", 1, 1, func(ev *evaluator, a []value) value {
+		xs, ok := arrayScalars(a[0], isNum)
+		if !ok {
+			return undef
+		}
+		ev.tick(len(xs) >> 8)
+		sum := 0.0
+		for _, x := range xs {
+			sum += x.n
+		}
+		return numVal(sum)
+	})
+	def("ARRAY_AVG", 1, 1, func(ev *evaluator, a []value) value {
+		xs, ok := arrayScalars(a[0], isNum)
+		if !ok || len(xs) == 0 {
+			return undef
+		}
+		ev.tick(len(xs) >> 8)
+		sum := 0.0
+		for _, x := range xs {
+			sum += x.n
+		}
+		return numVal(sum / float64(len(xs)))
+	})
+	def("ARRAY_MEDIAN", 1, 1, func(ev *evaluator, a []value) value {
+		xs, ok := arrayScalars(a[0], isNum)
+		if !ok || len(xs) == 0 {
+			return undef
+		}
+		ev.tick(len(xs) >> 6)
+		ns := make([]float64, len(xs))
+		for i, x := range xs {
+			ns[i] = x.n
+		}
+		slices.Sort(ns)
+		m := len(ns) / 2
+		if len(ns)%2 == 1 {
+			return numVal(ns[m])
+		}
+		return numVal((ns[m-1] + ns[m]) / 2)
+	})
+
+	// date and time
+	def("NOW", 0, 2, func(ev *evaluator, a []value) value {
+		t := nowTicks(ev)
+		switch len(a) {
+		case 0:
+			return formatDateTime(t)
+		case 1:
+			return undef
+		}
+		return dateTimeAdd(unitOf(a[0]), a[1], t, false)
+	})
+	def("AGO", 2, 2, func(ev *evaluator, a []value) value {
+		return dateTimeAdd(unitOf(a[0]), a[1], nowTicks(ev), true)
+	})
+	for name, u := range map[string]dtUnit{"YEAR": uYear, "MONTH": uMonth, "DAY": uDay} {
+		def(name, 1, 1, func(_ *evaluator, a []value) value {
+			t, ok := parseDateTime(a[0])
+			if !ok {
+				return undef
+			}
+			return dateTimePart(u, t)
+		})
+	}
+	def("DateTimeFormat", 2, 2, func(ev *evaluator, a []value) value {
+		t, ok := parseDateTime(a[0])
+		if !ok || a[1].k != kStr {
+			return undef
+		}
+		// No specifier writes more than 9 bytes for every 3 of the format.
+		ev.checkSize("DateTimeFormat", 3*len(a[1].s))
+		s, ok := formatCustom(t, a[1].s)
+		if !ok {
+			return undef
+		}
+		return strVal(s)
+	})
 }

@@ -293,7 +293,7 @@ func TestFuncsDateTime(t *testing.T) {
 		             "addOneHour":"2020-07-03T01:00:00.0000000Z","subtractOneYear":"2019-07-03T00:00:00.0000000Z","subtractOneMonth":"2020-06-03T00:00:00.0000000Z",
 		             "subtractOneDay":"2020-07-02T00:00:00.0000000Z","subtractOneHour":"2020-07-02T23:00:00.0000000Z","modifySecondsExpression":"2020-07-02T23:59:35.0000000Z"}]`},
 		{q: `SELECT VALUE [DateTimeAdd("month", 1, "2020-01-31T10:00:00Z"), DateTimeAdd("yy", 1, "2020-02-29"), DateTimeAdd("ms", 1500, "2020-12-31T23:59:59.0000000Z"),
-		                   DateTimeAdd("mcs", 1, "2020-01-01T00:00:00Z"), DateTimeAdd("ns", 300, "2020-01-01T00:00:00Z"), DateTimeAdd("MI", 90, "2020-01-01T00:00Z")]`,
+		                   DateTimeAdd("mcs", 1, "2020-01-01T00:00:00Z"), DateTimeAdd("ns", 300, "2020-01-01T00:00:00Z"), DateTimeAdd("MI", 90, "2020-01-01 00:00:00")]`,
 			want: `[["2020-02-29T10:00:00.0000000Z","2021-02-28T00:00:00.0000000Z","2021-01-01T00:00:00.5000000Z",
 			         "2020-01-01T00:00:00.0000010Z","2020-01-01T00:00:00.0000003Z","2020-01-01T01:30:00.0000000Z"]]`},
 		{q: `SELECT VALUE [DateTimeAdd("week", 1, "2020-01-01"), DateTimeAdd("dd", 1.5, "2020-01-01"), DateTimeAdd("dd", 1, "2020-13-01"), DateTimeAdd("dd", 1, 5),
@@ -425,4 +425,15 @@ func TestFuncsLimits(t *testing.T) {
 	got, err := run(t, `SELECT VALUE ARRAY_LENGTH(StringSplit(@s, "b"))`, map[string]any{"@s": big}, nil)
 	require.NoError(t, err)
 	assert.Equal(t, `[1]`, got)
+}
+
+func init() {
+	fuzzSeeds = append(fuzzSeeds,
+		`SELECT VALUE [IIF(c.n > 0, CHOOSE(2, "a", c.s), IS_INTEGER(c.n)), RegexMatch(c.s, "^h.*o$", "ix"), StringSplit(c.s, "l"), StringJoin(c.tags, "-")] FROM c`,
+		`SELECT VALUE [StringToArray(c.s), StringToObject(TOSTRING(c.x)), StringToNumber(" 1e3 "), StringToBoolean("true"), StringToNull("null"), LastIndexOf(c.s, "l", 3)] FROM c`,
+		`SELECT VALUE [NumberBin(c.n, 0.5), IntAdd(c.n, 1), IntDiv(c.n, 0), IntBitLeftShift(c.n, 70), IntBitNot(c.n), RAND() < 1] FROM c`,
+		`SELECT VALUE [ARRAY_CONTAINS_ANY(c.tags, "a", 1), ARRAY_CONTAINS_ALL(c.tags, "a", "b"), SetIntersect(c.tags, ["a"]), SetUnion(c.tags, c.x.y), ObjectToArray(c.x, "k", "k")] FROM c`,
+		`SELECT VALUE [DateTimeAdd("mm", c.n, "2020-01-31T00:00:00Z"), DateTimeBin(GetCurrentDateTime(), "hh", 3, "1601-01-01"), DateTimeDiff("ns", "0001-01-01", "9999-12-31"), DateTimeFromParts(2020, 2, 29, 1, 2, 3, 4), DateTimePart("mcs", GetCurrentDateTimeStatic()), TicksToDateTime(DateTimeToTicks("2020-01-01")), TimestampToDateTime(DateTimeToTimestamp("2020-01-01T00:00:00.1234567Z"))]`,
+		`SELECT VALUE ST_DISTANCE(c.x, c.x) FROM c`,
+	)
 }
