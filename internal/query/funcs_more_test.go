@@ -437,3 +437,118 @@ func init() {
 		`SELECT VALUE ST_DISTANCE(c.x, c.x) FROM c`,
 	)
 }
+
+func TestFuncsNewer(t *testing.T) {
+	runCases(t, nil, []evalCase{
+		// CONTAINS_ANY_CI/CS, CONTAINS_ALL_CI/CS (documented)
+		{q: `SELECT VALUE {
+		    "case1": CONTAINS_ANY_CI("Have a nice day!", "have", "nice", "day!"),
+		    "case2": CONTAINS_ANY_CI("Have a nice day!", "HAVE", "NICE", "DAY!"),
+		    "case3": CONTAINS_ANY_CI("Have a nice day!", "had", "nice", "day!"),
+		    "case4": CONTAINS_ANY_CI("Have a nice day!", undefined, "nice", "day!"),
+		    "case5": CONTAINS_ANY_CI("Have a nice day!", undefined, "had")
+		}`, want: `[{"case1":true,"case2":true,"case3":true,"case4":true}]`},
+		{q: `SELECT VALUE {
+		    "case1": CONTAINS_ANY_CS("Have a nice day!", "have", "nice", "day!"),
+		    "case2": CONTAINS_ANY_CS("Have a nice day!", "HAVE", "NICE", "DAY!"),
+		    "case3": CONTAINS_ANY_CS("Have a nice day!", "had", "nice", "day!"),
+		    "case4": CONTAINS_ANY_CS("Have a nice day!", undefined, "nice", "day!"),
+		    "case5": CONTAINS_ANY_CS("Have a nice day!", undefined, "had")
+		}`, want: `[{"case1":true,"case2":false,"case3":true,"case4":true}]`},
+		{q: `SELECT VALUE {
+		    "case1": CONTAINS_ALL_CI("Have a nice day!", "have", "nice", "day!"),
+		    "case2": CONTAINS_ALL_CI("Have a nice day!", "HAVE", "NICE", "DAY!"),
+		    "case3": CONTAINS_ALL_CI("Have a nice day!", "had", "nice", "day!"),
+		    "case4": CONTAINS_ALL_CI("Have a nice day!", undefined, "nice", "day!"),
+		    "case5": CONTAINS_ALL_CI("Have a nice day!", undefined, "had")
+		}`, want: `[{"case1":true,"case2":true,"case3":false,"case5":false}]`},
+		{q: `SELECT VALUE {
+		    "case1": CONTAINS_ALL_CS("Have a nice day!", "have", "nice", "day!"),
+		    "case2": CONTAINS_ALL_CS("Have a nice day!", "HAVE", "NICE", "DAY!"),
+		    "case3": CONTAINS_ALL_CS("Have a nice day!", "had", "nice", "day!"),
+		    "case4": CONTAINS_ALL_CS("Have a nice day!", undefined, "nice", "day!"),
+		    "case5": CONTAINS_ALL_CS("Have a nice day!", undefined, "had")
+		}`, want: `[{"case1":false,"case2":false,"case3":false,"case5":false}]`},
+		{q: `SELECT VALUE [CONTAINS_ANY_CI(1, "a"), CONTAINS_ALL_CS(null, "a"), CONTAINS_ANY_CS("abc", 1)]`, want: `[[]]`},
+		// LASTINDEXOF (documented)
+		{q: `SELECT VALUE {
+		    "case1": LASTINDEXOF("abcdeabc", "abc"),
+		    "case2": LASTINDEXOF("abcdeabc", "abc", 6),
+		    "case3": LASTINDEXOF("abcdeabc", "abc", 7),
+		    "case4": LASTINDEXOF("abcdeabc", "fg")
+		}`, want: `[{"case1":5,"case2":0,"case3":5,"case4":-1}]`},
+		// SETDIFFERENCE and SETEQUAL (documented)
+		{q: `SELECT VALUE {
+		    "case1": SETDIFFERENCE([1, 2, 3], [1, 2, 6, 7]),
+		    "case2": SETDIFFERENCE([1, 2, 6, 7], [1, 2, 3]),
+		    "case3": SETDIFFERENCE([1, 2, 3, 4], [1, 2, 3, 4, 5, 6]),
+		    "case4": SETDIFFERENCE([], [1, 2, 3]),
+		    "case5": SETDIFFERENCE([1, 2, 3], []),
+		    "case6": SETDIFFERENCE([1, 1, 1, 1], [2, 3, 4])
+		}`, want: `[{"case1":[3],"case2":[6,7],"case3":[],"case4":[],"case5":[1,2,3],"case6":[1]}]`},
+		{q: `SELECT VALUE {
+		    "case1": SETEQUAL([1, 2, 3], [1, 2, 3]),
+		    "case2": SETEQUAL([1, 2, 3], [3, 2, 1]),
+		    "case3": SETEQUAL([1, 2, 3, 3], [1, 2, 2, 3, 1, 2]),
+		    "case4": SETEQUAL([], [1, 2, 3]),
+		    "case5": SETEQUAL([1, true, 'abc'], [true, 1, 'abc']),
+		    "case6": SETEQUAL([1, 1, 1, 1], [2, 3, 4])
+		}`, want: `[{"case1":true,"case2":true,"case3":true,"case4":false,"case5":true,"case6":false}]`},
+		{q: `SELECT VALUE [SETEQUAL([{"a":1,"b":2}], [{"b":2,"a":1}]), SETEQUAL([1], ["1"]), SETEQUAL([], [])]`, want: `[[true,false,true]]`},
+		{q: `SELECT VALUE [SETDIFFERENCE(1, []), SETEQUAL([], "a")]`, want: `[[]]`},
+		// ARRAY_MAX, ARRAY_SUM, ARRAY_AVG, ARRAY_MEDIAN (documented)
+		{q: `SELECT VALUE {
+		    "case1": ARRAY_MAX([1, 2, 3, 4]),
+		    "case2": ARRAY_MAX(['abc', 'ABC', 'aBc', 'AbC']),
+		    "case3": ARRAY_MAX([true, false]),
+		    "case4": ARRAY_MAX([null, null]),
+		    "case5": ARRAY_MAX([12, 'abc', true, false, null, undefined])
+		}`, want: `[{"case1":4,"case2":"abc","case3":true,"case4":null,"case5":"abc"}]`},
+		{q: `SELECT VALUE {
+		    "case1": ARRAY_SUM([1, 2, 3, 4]),
+		    "case2": ARRAY_SUM([1, 2, 3, 4, undefined]),
+		    "case3": ARRAY_SUM(['abc', 'ABC', 'aBc', 'AbC']),
+		    "case4": ARRAY_SUM([12, 'abc', true, false, null, undefined])
+		}`, want: `[{"case1":10,"case2":10}]`},
+		{q: `SELECT VALUE {
+		    "case1": ARRAY_AVG([1, 2, 3, 4]),
+		    "case2": ARRAY_AVG([1.0, 2.0, 3.3, 4.7]),
+		    "case3": ARRAY_AVG([1, -2.7, 3, -4, undefined]),
+		    "case4": ARRAY_AVG(['abc', 'ABC', 'aBc', 'AbC']),
+		    "case5": ARRAY_AVG([12, 'abc', true, false, null, undefined])
+		}`, want: `[{"case1":2.5,"case2":2.75,"case3":-0.675}]`},
+		{q: `SELECT VALUE {
+		    "case1": ARRAY_MEDIAN([1, 2, 3, 4]),
+		    "case2": ARRAY_MEDIAN([1.0, 2.0, 3.3, 4.7, 7.8]),
+		    "case3": ARRAY_MEDIAN([1, -2.7, 3, -4, undefined]),
+		    "case4": ARRAY_MEDIAN(['abc', 'ABC', 'aBc', 'AbC']),
+		    "case5": ARRAY_MEDIAN([12, 'abc', true, false, null, undefined])
+		}`, want: `[{"case1":2.5,"case2":3.3,"case3":-0.8500000000000001}]`},
+		{q: `SELECT VALUE [ARRAY_MIN([3, "a", false, null]), ARRAY_MIN([3, 1, 2]), ARRAY_MIN(["b", "a"]), ARRAY_SUM([])]`, want: `[[null,1,"a",0]]`},
+		{q: `SELECT VALUE [ARRAY_MAX([]), ARRAY_MIN([[1]]), ARRAY_MAX([{}]), ARRAY_AVG([]), ARRAY_MEDIAN([]), ARRAY_SUM("1"), ARRAY_MAX(1), ARRAY_SUM([1e308, 1e308])]`, want: `[[]]`},
+		// IS_DATETIME, after the grammar of its documentation
+		{q: `SELECT VALUE [IS_DATETIME("2023-03-06"), IS_DATETIME("2023-03-06Z"), IS_DATETIME("2023-03-06 15:29:00Z"), IS_DATETIME("2023-03-06T15:29:00Z"),
+		                   IS_DATETIME("2023-03-06T15:29:59"), IS_DATETIME("2023-03-06T15:29:59.9"), IS_DATETIME("2023-03-06T15:29:59.9Z"),
+		                   IS_DATETIME("2023-03-06T15:29:59.1234567"), IS_DATETIME("2023-03-06T15:29:59.1234567Z")]`,
+			want: `[[true,true,true,true,true,true,true,true,true]]`},
+		{q: `SELECT VALUE [IS_DATETIME("2023-03-06X15:29:00"), IS_DATETIME("2023-03-06T15:29"), IS_DATETIME("2023-03-06T15:29:59."), IS_DATETIME("2023-03-06T15:29:59.12345678"),
+		                   IS_DATETIME("2023-3-06"), IS_DATETIME("2023-02-30"), IS_DATETIME("2023-03-06T24:00:00"), IS_DATETIME(20230306), IS_DATETIME(undefined), IS_DATETIME("2023-03-06ZZ")]`,
+			want: `[[false,false,false,false,false,false,false,false,false,false]]`},
+		// DATETIMEFORMAT (documented)
+		{q: `SELECT VALUE {
+		    "case1": DATETIMEFORMAT("2024-10-10 14:40:20", "yyyyMMdd"),
+		    "case2": DATETIMEFORMAT("2024-10-10 14:40:20", "yyyy-MM-dd [HH:mm:ss]"),
+		    "case3": DATETIMEFORMAT("2024-10-10 14:40:20", "To\\da\\y i\\s: yyyy-MM-ddTHH:mm:ss.fff"),
+		    "case4": DATETIMEFORMAT("2024-10-10 14:40:20", "To\\da\\y i\\s: yyyy-MM-ddTHH:mm:ss.FFF")
+		}`, want: `[{"case1":"20241010","case2":"2024-10-10 [14:40:20]","case3":"Today is: 2024-10-10T14:40:20.000","case4":"Today is: 2024-10-10T14:40:20."}]`},
+		{q: `SELECT VALUE [DATETIMEFORMAT("2024-01-07T05:04:03.0120000Z", "dddd, MMMM d, yy h:m:s tt 'lit' \"q\" FFFFFFF fffffff K"),
+		                   DATETIMEFORMAT("2024-01-07T15:04:03Z", "ddd MMM yyyyy hh t zzz g")]`,
+			want: `[["Sunday, January 7, 24 5:4:3 AM lit q 012 0120000 Z","Sun Jan 02024 03 P +00:00 A.D."]]`},
+		{q: `SELECT VALUE [DATETIMEFORMAT("2024-01-07", "ffffffff"), DATETIMEFORMAT("2024-01-07", "'open"), DATETIMEFORMAT("2024-01-07", "x\\"), DATETIMEFORMAT("x", "yyyy"), DATETIMEFORMAT("2024-01-07", 1)]`, want: `[[]]`},
+		// YEAR, MONTH, DAY
+		{q: `SELECT VALUE [YEAR("2016-05-29T08:30:00Z"), MONTH("2016-05-29T08:30:00Z"), DAY("2016-05-29T08:30:00Z"), YEAR("x"), DAY(1)]`, want: `[[2016,5,29]]`},
+		// NOW and AGO read the query's clock (testNow is 2026-11-21T21:56:40.1234567Z)
+		{q: `SELECT VALUE [NOW(), NOW() = GetCurrentDateTime(), NOW("dd", 10), AGO("mm", 11), AGO("hh", -2), NOW("dd", 1.5), AGO("x", 1), NOW("dd")]`,
+			want: `[["2026-11-21T21:56:40.1234567Z",true,"2026-12-01T21:56:40.1234567Z","2025-12-21T21:56:40.1234567Z","2026-11-21T23:56:40.1234567Z"]]`},
+	})
+}
