@@ -54,13 +54,23 @@ var regexCache struct {
 	m map[string]*regexp.Regexp // nil value: the pattern does not compile
 }
 
-const regexCacheSize = 256
+const (
+	regexCacheSize = 256
+	// maxRegexCached is the longest pattern the cache keeps, and
+	// maxRegexLen the longest RegexMatch compiles at all (longer give
+	// undefined): a compiled pattern takes tens of bytes per byte.
+	maxRegexCached = 1 << 10
+	maxRegexLen    = 1 << 16
+)
 
 // compileRegex compiles pattern with the RegexMatch modifiers mods (any of
 // m, s, i, x). Go's RE2 syntax is a subset of PCRE without backtracking:
 // backreferences, lookarounds and possessive quantifiers do not compile,
 // and such patterns give nil (RegexMatch returns undefined).
 func compileRegex(pattern, mods string) *regexp.Regexp {
+	if len(pattern) > maxRegexLen {
+		return nil
+	}
 	key := mods + "\x00" + pattern
 	regexCache.Lock()
 	re, ok := regexCache.m[key]
@@ -92,6 +102,9 @@ func compileRegex(pattern, mods string) *regexp.Regexp {
 	re, err := regexp.Compile(p)
 	if err != nil {
 		re = nil
+	}
+	if len(pattern) > maxRegexCached {
+		return re
 	}
 	regexCache.Lock()
 	if regexCache.m == nil || len(regexCache.m) >= regexCacheSize {
@@ -613,6 +626,7 @@ func init() {
 			}
 			mods = a[2].s
 		}
+		ev.tick(len(a[1].s) >> 6)
 		re := compileRegex(a[1].s, mods)
 		if re == nil {
 			return undef

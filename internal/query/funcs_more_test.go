@@ -552,3 +552,15 @@ func TestFuncsNewer(t *testing.T) {
 			want: `[["2026-11-21T21:56:40.1234567Z",true,"2026-12-01T21:56:40.1234567Z","2025-12-21T21:56:40.1234567Z","2026-11-21T23:56:40.1234567Z"]]`},
 	})
 }
+
+// TestRegexBounds: patterns too long to compile give undefined; long ones
+// work but are not cached.
+func TestRegexBounds(t *testing.T) {
+	got, err := run(t, `SELECT VALUE [RegexMatch("a", @long), RegexMatch(@s, @mid), RegexMatch(@s, @mid)]`, map[string]any{
+		"@long": strings.Repeat("a", maxRegexLen+1),
+		"@mid":  strings.Repeat("b", maxRegexCached+1),
+		"@s":    "x" + strings.Repeat("b", maxRegexCached+1),
+	}, nil)
+	require.NoError(t, err)
+	assert.Equal(t, `[[true,true]]`, got)
+}
