@@ -12,15 +12,18 @@
 // operators of the language (arithmetic, bitwise with JavaScript 32-bit
 // semantics, || concatenation, comparisons, IN, BETWEEN, LIKE with ESCAPE,
 // three-valued AND/OR/NOT, ?: and ??); and the built-in functions of the
-// Cosmos DB for NoSQL reference: type checks (IS_INTEGER among them), IIF
-// and CHOOSE, string functions (RegexMatch with the m, s, i and x
-// modifiers, StringTo* conversions, StringJoin, StringSplit), math
-// (NumberBin, RAND, the Int* functions on integers a double holds
-// exactly), arrays (ARRAY_CONTAINS_ANY/ALL, SetIntersect, SetUnion,
-// ObjectToArray), and date and time (DateTimeAdd, DateTimeBin,
-// DateTimeDiff, DateTimeFromParts, DateTimePart, DateTimeToTicks,
-// DateTimeToTimestamp, TicksToDateTime, TimestampToDateTime and the
-// GetCurrent* ones, which read the query's single clock reading).
+// Cosmos DB for NoSQL reference: type checks (IS_INTEGER, IS_DATETIME among
+// them), IIF and CHOOSE, string functions (RegexMatch with the m, s, i and
+// x modifiers, on Go's RE2: a pattern it cannot compile matches nothing;
+// StringTo* conversions, StringJoin, StringSplit, LASTINDEXOF,
+// CONTAINS_ANY/ALL_CI/CS), math (NumberBin, RAND, the Int* functions on
+// 64-bit integers), arrays and sets (ARRAY_CONTAINS_ANY/ALL,
+// ARRAY_MIN/MAX/SUM/AVG/MEDIAN, SetIntersect, SetUnion, SetDifference,
+// SetEqual, ObjectToArray), and date and time (DateTimeAdd, DateTimeBin,
+// DateTimeDiff, DateTimeFormat, DateTimeFromParts, DateTimePart,
+// DateTimeToTicks, DateTimeToTimestamp, TicksToDateTime,
+// TimestampToDateTime, NOW, AGO, YEAR, MONTH, DAY and the GetCurrent*
+// ones, which read the query's single clock reading).
 //
 // GROUP BY <expr>, ... groups the rows that pass WHERE by the values of
 // its expressions, which may be any expressions that refer to the input
@@ -51,8 +54,7 @@
 // query except inside an aggregate's argument; FROM (SELECT ...) at the
 // top level; the operator form c.x IN (SELECT ...) (use EXISTS);
 // user-defined functions; the spatial (ST_*), full-text and vector
-// functions. RegexMatch runs Go's RE2 syntax: a pattern with
-// backreferences or lookaround is an error.
+// functions (an error when a row evaluates them).
 //
 // String functions measure and index strings in UTF-16 code units, as
 // JavaScript and Cosmos DB do: LENGTH("😀") is 2. REVERSE reverses code
