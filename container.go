@@ -40,8 +40,9 @@ type ContainerProperties struct {
 // which paths of the items may be indexed. Without IncludedPaths every path
 // may be ("/*", as in Cosmos DB); ExcludedPaths take paths out, the most
 // specific path that covers a value deciding. lethe makes the index of a
-// path the first time a query filters on it, and keeps it from then on
-// (see NewQueryItemsPager); the system properties are not indexed.
+// path the second time a query filters on it (or the first time one orders
+// by it with TOP or LIMIT), and keeps it from then on (see the package
+// documentation, "Indexes"); the system properties are not indexed.
 type IndexingPolicy struct {
 	IndexingMode  IndexingMode
 	IncludedPaths []IndexPath `json:",omitempty"`
@@ -87,10 +88,11 @@ type Container struct {
 	expiry struct {
 		mu sync.Mutex
 		expiryIndex
-		watch   expiryWatch // finds expiries as they happen (expirywatch.go)
-		feed    *changeFeed // the change feed's history; nil without a ChangeFeedPolicy
-		indexes indexes     // the secondary indexes made so far (index.go)
-		nextLSN uint64      // the lsn a change feed turned on again starts at
+		watch   expiryWatch     // finds expiries as they happen (expirywatch.go)
+		feed    *changeFeed     // the change feed's history; nil without a ChangeFeedPolicy
+		indexes indexes         // the secondary indexes made so far (index.go)
+		wanted  map[string]bool // paths a filter asked for once, whose index is not made yet
+		nextLSN uint64          // the lsn a change feed turned on again starts at
 	}
 	// watchDue is expiry.watch.due while the watch is on, never while it is
 	// off: the write path looks at it without the lock.

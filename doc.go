@@ -175,9 +175,12 @@
 // by default ("/*"), less its ExcludedPaths, the most specific path that
 // covers a value deciding, as in Cosmos DB; IndexingModeNone keeps no
 // index. lethe does not index every path of every item as Cosmos DB does:
-// the index of a path is made the first time a query filters on it or
-// orders by it (from the items then present, under the container's locks),
-// and from then on every change keeps it, in the same step that changes
+// the index of a path is made the second time a query filters on it (the
+// first scans: making an index costs about as much as one and a half
+// scans, more than a query that runs once would save) or the first time
+// one orders by it with TOP or LIMIT (whose scan would sort every item),
+// from the items then present, under the container's locks (writes wait
+// for it: about 1 µs an item), and from then on every change keeps it, in the same step that changes
 // the items (at most 16 per container). So a container pays, on writes and
 // in memory (about 100 bytes an item for each index: BenchmarkIndexMemory),
 // only for the paths its queries use.

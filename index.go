@@ -1,6 +1,7 @@
 package lethe
 
 import (
+	"cmp"
 	"slices"
 	"strings"
 	"unsafe"
@@ -12,8 +13,9 @@ import (
 
 // Secondary indexes. A container's IndexingPolicy says which paths may be
 // indexed (by default every path, as in Cosmos DB); an index of a path is
-// made the first time a query could use it, from the container's items,
-// and kept up to date by every change after (applyItems, under the expiry
+// made from the container's items the second time a query filters on the
+// path (the first scans), or the first time one orders by it with TOP or
+// LIMIT, and kept up to date by every change after (applyItems, under the expiry
 // lock), so a container pays, in memory and on writes, only for the paths
 // its queries filter on or order by. An index maps the value at its path
 // to the records that hold it, expired or not: scalar values (null, a
@@ -41,11 +43,13 @@ type indexEntry struct {
 	rec record
 }
 
-func lessIndexEntry(a, b indexEntry) bool {
+func lessIndexEntry(a, b indexEntry) bool { return compareIndexEntries(a, b) < 0 }
+
+func compareIndexEntries(a, b indexEntry) int {
 	if c := a.key.Compare(b.key); c != 0 {
-		return c < 0
+		return c
 	}
-	return uintptr(unsafe.Pointer(unsafe.StringData(string(a.rec)))) < uintptr(unsafe.Pointer(unsafe.StringData(string(b.rec))))
+	return cmp.Compare(uintptr(unsafe.Pointer(unsafe.StringData(string(a.rec)))), uintptr(unsafe.Pointer(unsafe.StringData(string(b.rec)))))
 }
 
 // indexes are a container's secondary indexes, by path ("/"-joined).
@@ -201,33 +205,53 @@ func indexable(ip *IndexingPolicy, path []string) bool {
 	return included
 }
 
-// indexFor returns the index of path, making it if need be, or nil when
-// the policy does not index the path (or the container has as many indexes
-// as it may). The caller holds c.batchMu for reading and no other lock.
-func (c *Container) indexFor(path []string) *pathIndex {
+// maxWanted bounds how many paths a container remembers a filter asked
+// about before their index is made (indexFor).
+const maxWanted = 64
+
+// indexFor returns the index of path, or nil with indexed false when the
+// policy does not index the path (or the container has as many indexes as
+// it may). It makes the index when need be; but for a filter (not eager),
+// only the second time one asks: making an index costs about one and a half
+// scans, more than a query that runs once saves, so the first filter on a
+// path scans. An ORDER BY with TOP (eager) makes it at once, since its scan
+// would sort every item. The caller holds c.batchMu for reading and no
+// other lock.
+func (c *Container) indexFor(path []string, eager bool) (idx *pathIndex, indexed bool) {
 	key := strings.Join(path, "/")
 	c.expiry.mu.Lock()
-	idx := c.expiry.indexes[key]
+	idx = c.expiry.indexes[key]
 	policy, n := c.props.IndexingPolicy, len(c.expiry.indexes)
+	asked := eager || c.expiry.wanted[key]
 	c.expiry.mu.Unlock()
 	if idx != nil {
-		return idx
+		return idx, true
 	}
 	if n >= maxIndexes || !indexable(policy, path) {
-		return nil
+		return nil, false
 	}
-	return c.buildIndex(key, path)
+	if !asked {
+		c.expiry.mu.Lock()
+		if c.expiry.wanted == nil || len(c.expiry.wanted) >= maxWanted {
+			c.expiry.wanted = map[string]bool{}
+		}
+		c.expiry.wanted[key] = true
+		c.expiry.mu.Unlock()
+		return nil, true
+	}
+	idx = c.buildIndex(key, path)
+	return idx, idx != nil
 }
 
-// candidates returns the records an index finds for r, making the index if
-// the container has none for its path yet, or ok false when the policy does
-// not index the path (or the container has as many indexes as it may),
-// and the expiry rule of the same instant. The caller holds c.batchMu for
-// reading and no other lock.
-func (c *Container) candidates(r query.IndexRange) (recs []record, rule expiryRule, ok bool) {
-	idx := c.indexFor(r.Path)
+// candidates returns the records an index finds for r, and the expiry rule
+// of the same instant; found is false when there is no index for its path
+// yet (indexFor), and indexed false when the policy does not index the path
+// (or the container has as many indexes as it may). The caller holds
+// c.batchMu for reading and no other lock.
+func (c *Container) candidates(r query.IndexRange) (recs []record, rule expiryRule, found, indexed bool) {
+	idx, indexed := c.indexFor(r.Path, false)
 	if idx == nil {
-		return nil, rule, false
+		return nil, rule, false, indexed
 	}
 	c.expiry.mu.Lock()
 	defer c.expiry.mu.Unlock()
@@ -257,10 +281,10 @@ func (c *Container) candidates(r query.IndexRange) (recs []record, rule expiryRu
 				return true
 			})
 		}
-		return recs, rule, true
+		return recs, rule, true, true
 	}
 	idx.t.AscendGreaterOrEqual(indexEntry{key: r.Start()}, visit)
-	return recs, rule, true
+	return recs, rule, true, true
 }
 
 // buildIndex makes the index of path from the container's items, holding
@@ -285,7 +309,7 @@ func (c *Container) buildIndex(key string, path []string) *pathIndex {
 		return nil
 	}
 	idx := &pathIndex{path: path, t: btree.NewG(btreeDegree, lessIndexEntry)}
-	var es []indexEntry
+	es := make([]indexEntry, 0, c.expiry.items)
 	for i := range c.shards {
 		c.shards[i].items.all(func(rec record) bool {
 			if e, ok := idx.entry(rec); ok {
@@ -295,15 +319,7 @@ func (c *Container) buildIndex(key string, path []string) *pathIndex {
 		})
 	}
 	// Inserted in order, the tree is built without searching.
-	slices.SortFunc(es, func(a, b indexEntry) int {
-		switch {
-		case lessIndexEntry(a, b):
-			return -1
-		case lessIndexEntry(b, a):
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(es, compareIndexEntries)
 	for _, e := range es {
 		idx.t.ReplaceOrInsert(e)
 	}

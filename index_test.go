@@ -211,18 +211,29 @@ func TestIndexingPolicy(t *testing.T) {
 		assert.Equal(t, used, spec(m["UtilizedSingleIndexes"]), "%s: %s", q, metrics)
 		assert.Equal(t, potential, spec(m["PotentialSingleIndexes"]), "%s: %s", q, metrics)
 	}
+	// The first filter on a path scans; the second makes the index.
+	check(`SELECT * FROM c WHERE c.status = "s1"`, "", "", 5)
+	assert.Equal(t, 0, lethe.IndexCount(c))
 	check(`SELECT * FROM c WHERE c.status = "s1"`, "/status/?", "", 5)
+	assert.Equal(t, 1, lethe.IndexCount(c))
 	check(`SELECT * FROM c WHERE c.secret = 1`, "", "/secret/?", 4)
 	check(`SELECT * FROM c WHERE c.big.x = 1`, "", "/big/x/?", 10)
 	check(`SELECT * FROM c WHERE c.secret = 1 AND c.status = "s1"`, "/status/?", "/secret/?", 1)
 	assert.Equal(t, 1, lethe.IndexCount(c))
+	// ORDER BY with TOP makes its index at once (its scan sorts every item).
+	check(`SELECT TOP 3 * FROM c ORDER BY c.id`, "/id/?", "", 3)
+	assert.Equal(t, 2, lethe.IndexCount(c))
+	for range 2 {
+		check(`SELECT * FROM c WHERE c.secret = 1`, "", "/secret/?", 4)
+	}
+	assert.Equal(t, 2, lethe.IndexCount(c), "an excluded path is never indexed")
 
 	// Excluding a path drops its index; the none mode keeps none.
 	p, err := c.Read(ctx)
 	require.NoError(t, err)
 	p.IndexingPolicy.ExcludedPaths = append(p.IndexingPolicy.ExcludedPaths, lethe.IndexPath{Path: "/status/?"})
 	require.NoError(t, c.Replace(ctx, p))
-	assert.Equal(t, 0, lethe.IndexCount(c))
+	assert.Equal(t, 1, lethe.IndexCount(c), "the index of /id/? stays")
 	check(`SELECT * FROM c WHERE c.status = "s1"`, "", "/status/?", 5)
 	p.IndexingPolicy = &lethe.IndexingPolicy{IndexingMode: lethe.IndexingModeNone}
 	require.NoError(t, c.Replace(ctx, p))

@@ -113,7 +113,7 @@ func (c *Container) drop() {
 	c.expiry.mu.Lock()
 	c.expiry.expiryIndex = newExpiryIndex()
 	c.expiry.feed = nil
-	c.expiry.indexes = nil
+	c.expiry.indexes, c.expiry.wanted = nil, nil
 	c.expiry.watch = expiryWatch{}
 	c.publishDueLocked()
 	c.expiry.mu.Unlock()

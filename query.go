@@ -375,9 +375,11 @@ func (c *Container) indexedDocs(q *query.Query, params map[string]any, pk Partit
 		if used {
 			continue
 		}
-		recs, rule, ok := c.candidates(r)
-		if !ok {
-			plan.potential = append(plan.potential, indexSpec(r.Path))
+		recs, rule, found, indexed := c.candidates(r)
+		if !found {
+			if !indexed {
+				plan.potential = append(plan.potential, indexSpec(r.Path))
+			}
 			continue
 		}
 		used = true
@@ -426,7 +428,7 @@ func (c *Container) runOrdered(ctx context.Context, q *query.Query, params map[s
 	}
 	c.batchMu.RLock()
 	defer c.batchMu.RUnlock()
-	idx := c.indexFor(path)
+	idx, _ := c.indexFor(path, true)
 	if idx == nil {
 		plan.potential = append(plan.potential, indexSpec(path))
 		return res, nil, false, nil
