@@ -47,6 +47,9 @@ type IndexingPolicy struct {
 	IndexingMode  IndexingMode
 	IncludedPaths []IndexPath `json:",omitempty"`
 	ExcludedPaths []IndexPath `json:",omitempty"`
+	// CompositeIndexes serve queries ordered by several paths (see
+	// CompositeIndex); each lists at least two.
+	CompositeIndexes [][]CompositeIndex `json:",omitempty"`
 }
 
 // IndexingMode is consistent, lazy or none. A container whose mode is none
@@ -88,11 +91,12 @@ type Container struct {
 	expiry struct {
 		mu sync.Mutex
 		expiryIndex
-		watch   expiryWatch     // finds expiries as they happen (expirywatch.go)
-		feed    *changeFeed     // the change feed's history; nil without a ChangeFeedPolicy
-		indexes indexes         // the secondary indexes made so far (index.go)
-		wanted  map[string]bool // paths a filter asked for once, whose index is not made yet
-		nextLSN uint64          // the lsn a change feed turned on again starts at
+		watch      expiryWatch     // finds expiries as they happen (expirywatch.go)
+		feed       *changeFeed     // the change feed's history; nil without a ChangeFeedPolicy
+		indexes    indexes         // the secondary indexes made so far (index.go)
+		composites composites      // the composite indexes made so far (composite.go)
+		wanted     map[string]bool // paths a filter asked for once, whose index is not made yet
+		nextLSN    uint64          // the lsn a change feed turned on again starts at
 	}
 	// watchDue is expiry.watch.due while the watch is on, never while it is
 	// off: the write path looks at it without the lock.
@@ -297,6 +301,10 @@ func cloneProps(p ContainerProperties) ContainerProperties {
 		ip := *p.IndexingPolicy
 		ip.IncludedPaths = slices.Clone(ip.IncludedPaths)
 		ip.ExcludedPaths = slices.Clone(ip.ExcludedPaths)
+		ip.CompositeIndexes = slices.Clone(ip.CompositeIndexes)
+		for i, ci := range ip.CompositeIndexes {
+			ip.CompositeIndexes[i] = slices.Clone(ci)
+		}
 		p.IndexingPolicy = &ip
 	}
 	if p.ChangeFeedPolicy != nil {

@@ -195,10 +195,19 @@
 // so results, their order, their continuation tokens and the exclusion of
 // expired items are exactly a scan's; the charge, which counts the items
 // examined, is lower. Arrays and objects, and the values inside them, are
-// not indexed (a filter on them scans); there are no composite indexes, and
-// IndexingModeLazy behaves as consistent. QueryOptions.PopulateIndexMetrics
-// returns which index a query used and which paths it filters on that the
-// policy excludes (QueryItemsResponse.IndexMetrics).
+// not indexed (a filter on them scans), and IndexingModeLazy behaves as
+// consistent.
+//
+// IndexingPolicy.CompositeIndexes declare composite indexes, as in Cosmos
+// DB: two or more paths, each ascending or descending. A query ordered by
+// exactly those paths, in those directions or all reversed, with TOP or
+// LIMIT and no filter an index answers, walks the composite index (made by
+// the first such query and kept by every change after, as a path's index
+// is) instead of sorting every item. A query ordered by several paths that
+// no composite index serves still runs, sorting every item, where Cosmos DB
+// refuses it. QueryOptions.PopulateIndexMetrics returns which index a query
+// used, which paths it filters on that the policy excludes, and which
+// composite index would serve its ORDER BY (QueryItemsResponse.IndexMetrics).
 //
 // # Patch and transactional batch
 //

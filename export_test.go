@@ -177,3 +177,10 @@ func IndexCount(c *Container) int {
 	defer c.expiry.mu.Unlock()
 	return len(c.expiry.indexes)
 }
+
+// CompositeCount returns how many composite indexes c has made.
+func CompositeCount(c *Container) int {
+	c.expiry.mu.Lock()
+	defer c.expiry.mu.Unlock()
+	return len(c.expiry.composites)
+}

@@ -166,6 +166,11 @@ func validateIndexingPolicy(ip *IndexingPolicy) *Error {
 			}
 		}
 	}
+	for _, ci := range ip.CompositeIndexes {
+		if _, err := parseComposite(ci); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -292,16 +297,7 @@ func (c *Container) candidates(r query.IndexRange) (recs []record, rule expiryRu
 // change is made meanwhile, and returns it (nil if the container changed
 // its policy so that the path is no longer indexable).
 func (c *Container) buildIndex(key string, path []string) *pathIndex {
-	for i := range c.shards {
-		c.shards[i].mu.RLock()
-	}
-	c.expiry.mu.Lock()
-	defer func() {
-		c.expiry.mu.Unlock()
-		for i := range c.shards {
-			c.shards[i].mu.RUnlock()
-		}
-	}()
+	defer c.freeze()()
 	if idx := c.expiry.indexes[key]; idx != nil {
 		return idx // made meanwhile
 	}
@@ -371,12 +367,32 @@ func (c *Container) ordered(idx *pathIndex, desc bool, want int, bound *query.In
 	return recs, last, exhausted, rule
 }
 
+// freeze holds every shard's lock for reading and then the expiry lock, so
+// that no change is made until the function it returns is called.
+func (c *Container) freeze() (thaw func()) {
+	for i := range c.shards {
+		c.shards[i].mu.RLock()
+	}
+	c.expiry.mu.Lock()
+	return func() {
+		c.expiry.mu.Unlock()
+		for i := range c.shards {
+			c.shards[i].mu.RUnlock()
+		}
+	}
+}
+
 // dropIndexes forgets the indexes the policy no longer allows. The caller
 // holds the expiry lock.
 func (c *Container) dropIndexesLocked(ip *IndexingPolicy) {
 	for k, idx := range c.expiry.indexes {
 		if !indexable(ip, idx.path) {
 			delete(c.expiry.indexes, k)
+		}
+	}
+	for k := range c.expiry.composites {
+		if !compositeDeclared(ip, k) {
+			delete(c.expiry.composites, k)
 		}
 	}
 }

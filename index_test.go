@@ -42,7 +42,11 @@ func TestIndexDifferential(t *testing.T) {
 	rng := rand.New(rand.NewPCG(seed, 1))
 	s, clock := newStore(t)
 	c := mustContainer(t, s, lethe.ContainerProperties{ID: "c", DefaultTimeToLive: lethe.TTLNever,
-		PartitionKeyDefinition: lethe.PartitionKeyDefinition{Paths: []string{"/pk"}}})
+		PartitionKeyDefinition: lethe.PartitionKeyDefinition{Paths: []string{"/pk"}},
+		IndexingPolicy: &lethe.IndexingPolicy{CompositeIndexes: [][]lethe.CompositeIndex{
+			{{Path: "/n"}, {Path: "/status", Order: lethe.CompositeIndexDescending}},
+			{{Path: "/a/b", Order: lethe.CompositeIndexAscending}, {Path: "/n"}},
+		}}})
 	statuses := []string{"active", "pending", "paused", "banned", "p", ""}
 	randValue := func() any {
 		switch rng.IntN(8) {
@@ -125,6 +129,16 @@ func TestIndexDifferential(t *testing.T) {
 		`SELECT TOP 3 c.id FROM c JOIN t IN c.n ORDER BY c.n DESC`,
 		`SELECT TOP 2 c.id, c.a FROM c ORDER BY c.a DESC`,
 	}
+	// ORDER BY several paths: the first three through a composite index
+	// (the second walks it backwards), the fourth has none that serves it.
+	composite := []string{
+		`SELECT TOP 5 c.id, c.n, c.status FROM c ORDER BY c.n, c.status DESC`,
+		`SELECT TOP @n VALUE c.id FROM c ORDER BY c.n DESC, c.status ASC`,
+		`SELECT c.id, c.a FROM c ORDER BY c.a.b, c.n OFFSET 2 LIMIT 4`,
+		`SELECT TOP 3 c.id FROM c ORDER BY c.n, c.status`,
+	}
+	queries = append(queries, composite...)
+	usedComposite := map[string]bool{}
 	used := map[string]bool{}
 	for step := range 400 {
 		for range 1 + rng.IntN(4) {
@@ -159,6 +173,9 @@ func TestIndexDifferential(t *testing.T) {
 		if strings.Contains(metrics, `"UtilizedSingleIndexes":[{`) {
 			used[q] = true
 		}
+		if strings.Contains(metrics, `"UtilizedCompositeIndexes":[{`) {
+			usedComposite[q] = true
+		}
 		// Never an expired item: every item a SELECT * returns is live.
 		if strings.HasPrefix(q, "SELECT * ") {
 			live := lethe.LiveIDs(c, clock.Now())
@@ -175,6 +192,10 @@ func TestIndexDifferential(t *testing.T) {
 	for _, q := range []string{queries[8], queries[9], queries[14], queries[21], queries[22]} {
 		assert.False(t, used[q], "an index answered %s, which it cannot", q)
 	}
+	for _, q := range composite[:3] {
+		assert.True(t, usedComposite[q], "the composite index was never used by %s", q)
+	}
+	assert.False(t, usedComposite[composite[3]], "a composite index answered %s, which none serves", composite[3])
 	lethe.CheckInvariants(t, c, "end")
 }
 
@@ -246,4 +267,73 @@ func TestIndexingPolicy(t *testing.T) {
 	got, err := c.Read(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, lethe.IndexingModeNone, got.IndexingPolicy.IndexingMode)
+}
+
+// TestCompositeIndexes: composite paths are validated (a bad one changes
+// nothing), a query ordered by several paths uses the composite index that
+// serves it (in its directions or all reversed) and names the one that
+// would when there is none, and a policy change drops the composite
+// indexes it no longer declares.
+func TestCompositeIndexes(t *testing.T) {
+	s, _ := newStore(t)
+	for _, bad := range [][]lethe.CompositeIndex{
+		{{Path: "/a"}},
+		{{Path: "/a/?"}, {Path: "/b"}},
+		{{Path: "/a"}, {Path: "/b/*"}},
+		{{Path: "a"}, {Path: "/b"}},
+		{{Path: "/a"}, {Path: "/b", Order: "up"}},
+	} {
+		_, err := s.CreateContainer(ctx, lethe.ContainerProperties{ID: "bad",
+			IndexingPolicy: &lethe.IndexingPolicy{CompositeIndexes: [][]lethe.CompositeIndex{bad}}})
+		require.ErrorIs(t, err, lethe.ErrBadRequest, "%v", bad)
+		assert.Contains(t, err.Error(), "composite index", "%v", bad)
+	}
+	c := mustContainer(t, s, lethe.ContainerProperties{ID: "c", IndexingPolicy: &lethe.IndexingPolicy{
+		CompositeIndexes: [][]lethe.CompositeIndex{{{Path: "/name"}, {Path: "/age", Order: lethe.CompositeIndexDescending}}},
+	}})
+	for i := range 30 {
+		create(t, c, fmt.Sprintf(`{"id":"i%02d","name":"n%d","age":%d}`, i, i%3, i%7))
+	}
+	composite := func(q string) (used, potential string, ids []string) {
+		t.Helper()
+		got, metrics := queryAll(t, c, q, nil, lethe.NewPartitionKey())
+		var m map[string][]map[string]string
+		require.NoError(t, json.Unmarshal([]byte(metrics), &m), metrics)
+		if l := m["UtilizedCompositeIndexes"]; len(l) > 0 {
+			used = l[0]["IndexSpec"]
+		}
+		if l := m["PotentialCompositeIndexes"]; len(l) > 0 {
+			potential = l[0]["IndexSpec"]
+		}
+		for _, g := range got {
+			var d struct{ ID string }
+			require.NoError(t, json.Unmarshal([]byte(g), &d))
+			ids = append(ids, d.ID)
+		}
+		return used, potential, ids
+	}
+	used, potential, ids := composite(`SELECT TOP 4 c.id FROM c ORDER BY c.name, c.age DESC`)
+	assert.Equal(t, "/name ASC, /age DESC", used)
+	assert.Empty(t, potential)
+	// name n0 (i = 0, 3, ..., 27), the oldest first: age 6 at i = 6 and 27, 5 at i = 12, 4 at i = 18.
+	assert.Equal(t, []string{"i06", "i27", "i12", "i18"}, ids)
+	used, _, ids = composite(`SELECT TOP 2 c.id FROM c ORDER BY c.name DESC, c.age ASC`)
+	assert.Equal(t, "/name ASC, /age DESC", used, "walked backwards")
+	assert.Equal(t, []string{"i14", "i08"}, ids) // name n2, age 0 at i = 14, then age 1 at i = 8
+	used, potential, _ = composite(`SELECT TOP 2 c.id FROM c ORDER BY c.name, c.age`)
+	assert.Empty(t, used)
+	assert.Equal(t, "/name ASC, /age ASC", potential)
+	assert.Equal(t, 1, lethe.CompositeCount(c))
+
+	p, err := c.Read(ctx)
+	require.NoError(t, err)
+	p.IndexingPolicy.CompositeIndexes[0][1].Order = "down"
+	require.ErrorIs(t, c.Replace(ctx, p), lethe.ErrBadRequest)
+	assert.Equal(t, 1, lethe.CompositeCount(c), "a bad replace changes nothing")
+	p.IndexingPolicy.CompositeIndexes = nil
+	require.NoError(t, c.Replace(ctx, p))
+	assert.Equal(t, 0, lethe.CompositeCount(c))
+	used, potential, _ = composite(`SELECT TOP 4 c.id FROM c ORDER BY c.name, c.age DESC`)
+	assert.Empty(t, used)
+	assert.Equal(t, "/name ASC, /age DESC", potential)
 }

@@ -10,16 +10,7 @@ import "testing"
 // every item.
 func checkInvariants(t testing.TB, c *Container, where string) {
 	t.Helper()
-	for i := range c.shards {
-		c.shards[i].mu.RLock()
-	}
-	c.expiry.mu.Lock()
-	defer func() {
-		c.expiry.mu.Unlock()
-		for i := range c.shards {
-			c.shards[i].mu.RUnlock()
-		}
-	}()
+	defer c.freeze()()
 	now := c.store.clock.now()
 	ci, co := cutoffs(&c.rule, now)
 	var items, bytes, expired, expiredBytes int64

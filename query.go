@@ -75,8 +75,9 @@ type QueryItemsResponse struct {
 	// the container's IndexingPolicy does not let it index, as Cosmos DB's
 	// x-ms-cosmos-index-utilization does: a JSON object with
 	// UtilizedSingleIndexes and PotentialSingleIndexes, each a list of
-	// {"IndexSpec": "/path/?", "IndexImpactScore": "High"}, and empty
-	// composite index lists.
+	// {"IndexSpec": "/path/?", "IndexImpactScore": "High"}, and
+	// UtilizedCompositeIndexes and PotentialCompositeIndexes, whose
+	// IndexSpec reads "/a ASC, /b DESC".
 	IndexMetrics string
 }
 
@@ -409,10 +410,14 @@ func (c *Container) runOrdered(ctx context.Context, q *query.Query, params map[s
 	if !useIndexes || from != nil {
 		return res, nil, false, nil
 	}
-	path, desc, need, full, ok := q.OrderedByPath(params)
+	paths, descs, need, full, ok := q.OrderedByPaths(params)
 	if !ok {
 		return res, nil, false, nil
 	}
+	if len(paths) > 1 {
+		return c.runComposite(ctx, q, params, pk, now, paths, descs, need, full, plan)
+	}
+	path, desc := paths[0], descs[0]
 	// A filter an index answers: on another path, its candidates are
 	// sorted instead (a walk in order would meet the items the filter
 	// drops); on this path, ascending, it bounds the walk, which starts at
@@ -436,20 +441,57 @@ func (c *Container) runOrdered(ctx context.Context, q *query.Query, params map[s
 	plan.used = indexSpec(path)
 	for want := max(2*need, 8); ; want *= 4 {
 		all, last, exhausted, rule := c.ordered(idx, desc, want, bound)
-		docs := make([]query.Doc, 0, len(all))
-		recs = recs[:0]
-		for _, rec := range all {
-			if rule.live(rec, now) && strings.HasPrefix(rec.pk(), pk.enc) {
-				docs = append(docs, rec.queryDoc())
-				recs = append(recs, rec)
-			}
-		}
-		res, err = query.ExecFrom(ctx, q, params, docs, time.Unix(0, now).UTC(), nil)
+		res, recs, err = execOn(ctx, q, params, pk, now, all, rule)
 		if err != nil {
 			return res, nil, true, err
 		}
 		n := len(res.Items)
-		if exhausted || full == 0 || n == full && res.OrderKeyBefore(n-1, last, desc) {
+		if exhausted || full == 0 || n == full && res.OrderKeysBefore(n-1, []query.IndexKey{last}, []bool{desc}) {
+			return res, recs, true, nil
+		}
+	}
+}
+
+// execOn evaluates q on those of recs that are live at now (by rule) in the
+// partitions whose key begins with pk, and returns them beside the result.
+func execOn(ctx context.Context, q *query.Query, params map[string]any, pk PartitionKey, now int64, recs []record, rule expiryRule) (query.Result, []record, error) {
+	docs := make([]query.Doc, 0, len(recs))
+	live := make([]record, 0, len(recs))
+	for _, rec := range recs {
+		if rule.live(rec, now) && strings.HasPrefix(rec.pk(), pk.enc) {
+			docs = append(docs, rec.queryDoc())
+			live = append(live, rec)
+		}
+	}
+	res, err := query.ExecFrom(ctx, q, params, docs, time.Unix(0, now).UTC(), nil)
+	return res, live, err
+}
+
+// runComposite is runOrdered for an ORDER BY of several paths, through the
+// composite index that serves it, when the policy has one and the query
+// has no filter an index answers (whose candidates are sorted instead).
+func (c *Container) runComposite(ctx context.Context, q *query.Query, params map[string]any, pk PartitionKey, now int64, paths [][]string, descs []bool, need, full int, plan *indexPlan) (res query.Result, recs []record, ok bool, err error) {
+	if len(q.IndexRanges(params)) > 0 {
+		return res, nil, false, nil
+	}
+	c.batchMu.RLock()
+	defer c.batchMu.RUnlock()
+	ix, reverse, potential := c.compositeFor(paths, descs)
+	if ix == nil {
+		if potential != "" {
+			plan.potentialComposite = append(plan.potentialComposite, potential)
+		}
+		return res, nil, false, nil
+	}
+	plan.usedComposite = ix.spec.key()
+	for want := max(2*need, 8); ; want *= 4 {
+		all, last, exhausted, rule := c.orderedComposite(ix, reverse, want)
+		res, recs, err = execOn(ctx, q, params, pk, now, all, rule)
+		if err != nil {
+			return res, nil, true, err
+		}
+		n := len(res.Items)
+		if exhausted || full == 0 || n == full && res.OrderKeysBefore(n-1, last, descs) {
 			return res, recs, true, nil
 		}
 	}
@@ -457,8 +499,10 @@ func (c *Container) runOrdered(ctx context.Context, q *query.Query, params map[s
 
 // indexPlan records how a query found its items, for IndexMetrics.
 type indexPlan struct {
-	used      string   // the index spec of the index used ("": none)
-	potential []string // paths filtered on that the policy does not index
+	used               string   // the index spec of the index used ("": none)
+	potential          []string // paths filtered on that the policy does not index
+	usedComposite      string   // the composite index used ("": none)
+	potentialComposite []string // composite indexes that would serve the ORDER BY
 }
 
 // indexSpec writes a path as an IndexingPolicy path of its value.
@@ -502,6 +546,12 @@ func (p *indexPlan) metrics() string {
 	}
 	for _, s := range p.potential {
 		m.PotentialSingleIndexes = append(m.PotentialSingleIndexes, spec{s, "High"})
+	}
+	if p.usedComposite != "" {
+		m.UtilizedCompositeIndexes = append(m.UtilizedCompositeIndexes, spec{p.usedComposite, "High"})
+	}
+	for _, s := range p.potentialComposite {
+		m.PotentialCompositeIndexes = append(m.PotentialCompositeIndexes, spec{s, "High"})
 	}
 	b, _ := json.Marshal(m)
 	return string(b)

@@ -23,9 +23,10 @@ type collBody struct {
 		Version int      `json:"version"`
 	} `json:"partitionKey"`
 	IndexingPolicy *struct {
-		IndexingMode  string            `json:"indexingMode"`
-		IncludedPaths []lethe.IndexPath `json:"includedPaths"`
-		ExcludedPaths []lethe.IndexPath `json:"excludedPaths"`
+		IndexingMode  string                   `json:"indexingMode"`
+		IncludedPaths []lethe.IndexPath        `json:"includedPaths"`
+		ExcludedPaths []lethe.IndexPath        `json:"excludedPaths"`
+		Composite     [][]lethe.CompositeIndex `json:"compositeIndexes"`
 	} `json:"indexingPolicy"`
 	UniqueKeyPolicy *struct {
 		UniqueKeys []json.RawMessage `json:"uniqueKeys"`
@@ -62,9 +63,9 @@ func parseContainer(body []byte) (lethe.ContainerProperties, *collBody, error) {
 			p.PartitionKeyDefinition = lethe.PartitionKeyDefinition{}
 		}
 	}
-	if ip := in.IndexingPolicy; ip != nil && (ip.IndexingMode != "" || len(ip.IncludedPaths) > 0 || len(ip.ExcludedPaths) > 0) {
+	if ip := in.IndexingPolicy; ip != nil && (ip.IndexingMode != "" || len(ip.IncludedPaths) > 0 || len(ip.ExcludedPaths) > 0 || len(ip.Composite) > 0) {
 		p.IndexingPolicy = &lethe.IndexingPolicy{IndexingMode: lethe.IndexingMode(strings.ToLower(ip.IndexingMode)),
-			IncludedPaths: ip.IncludedPaths, ExcludedPaths: ip.ExcludedPaths}
+			IncludedPaths: ip.IncludedPaths, ExcludedPaths: ip.ExcludedPaths, CompositeIndexes: ip.Composite}
 	}
 	if in.UniqueKeyPolicy != nil && len(in.UniqueKeyPolicy.UniqueKeys) > 0 {
 		return p, nil, errors.New("unique key policies are not supported by lethe")
@@ -122,7 +123,12 @@ func containerJSON(db *database, p lethe.ContainerProperties, ts int64) []byte {
 		}
 		incJSON, _ := json.Marshal(inc)
 		excJSON, _ := json.Marshal(exc)
-		fmt.Fprintf(&b, `,"indexingPolicy":{"indexingMode":%q,"automatic":true,"includedPaths":%s,"excludedPaths":%s}`, mode, incJSON, excJSON)
+		fmt.Fprintf(&b, `,"indexingPolicy":{"indexingMode":%q,"automatic":true,"includedPaths":%s,"excludedPaths":%s`, mode, incJSON, excJSON)
+		if ip := p.IndexingPolicy; ip != nil && len(ip.CompositeIndexes) > 0 {
+			compJSON, _ := json.Marshal(ip.CompositeIndexes)
+			fmt.Fprintf(&b, `,"compositeIndexes":%s`, compJSON)
+		}
+		b.WriteByte('}')
 	}
 	def := p.PartitionKeyDefinition
 	b.WriteString(`,"partitionKey":{"paths":`)

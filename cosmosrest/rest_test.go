@@ -992,12 +992,21 @@ func TestIndexingPolicyPaths(t *testing.T) {
 	createDB(t, c, "db")
 	body := map[string]any{"id": "c", "partitionKey": map[string]any{"paths": []string{"/id"}},
 		"indexingPolicy": map[string]any{"indexingMode": "consistent",
-			"includedPaths": []any{map[string]any{"path": "/*"}},
-			"excludedPaths": []any{map[string]any{"path": "/secret/?"}, map[string]any{"path": `/"_etag"/?`}}}}
+			"includedPaths":    []any{map[string]any{"path": "/*"}},
+			"excludedPaths":    []any{map[string]any{"path": "/secret/?"}, map[string]any{"path": `/"_etag"/?`}},
+			"compositeIndexes": []any{[]any{map[string]any{"path": "/name", "order": "ascending"}, map[string]any{"path": "/age", "order": "descending"}}}}}
 	r := must(t, c.do("POST", "/dbs/db/colls", body), 201)
 	ip, _ := json.Marshal(r.json(t)["indexingPolicy"])
 	if !strings.Contains(string(ip), `"excludedPaths":[{"path":"/secret/?"},{"path":"/\"_etag\"/?"}]`) {
 		t.Errorf("indexing policy %s", ip)
+	}
+	if !strings.Contains(string(ip), `"compositeIndexes":[[{"order":"ascending","path":"/name"},{"order":"descending","path":"/age"}]]`) {
+		t.Errorf("composite indexes: %s", ip)
+	}
+	body["id"] = "badcomposite"
+	body["indexingPolicy"] = map[string]any{"compositeIndexes": []any{[]any{map[string]any{"path": "/name"}}}}
+	if r := c.do("POST", "/dbs/db/colls", body); r.status != 400 || !strings.Contains(string(r.body), "composite index") {
+		t.Errorf("a composite index of one path: %d %s", r.status, r.body)
 	}
 	body["id"] = "bad"
 	body["indexingPolicy"] = map[string]any{"excludedPaths": []any{map[string]any{"path": "secret"}}}

@@ -126,16 +126,33 @@ func (a IndexKey) Scalar() bool { return a.k >= kNull && a.k <= kStr }
 // plus what TOP and LIMIT keep), full how many results there are when the
 // items give that many rows.
 func (q *Query) OrderedByPath(params map[string]any) (path []string, desc bool, need, full int, ok bool) {
-	if q.from == nil || q.from.path != nil || len(q.orderBy) != 1 || q.distinct || q.aggregated || q.grouped {
+	if len(q.orderBy) != 1 {
 		return nil, false, 0, 0, false
 	}
-	path, ok = rootPath(q.orderBy[0].x)
+	paths, descs, need, full, ok := q.OrderedByPaths(params)
 	if !ok {
 		return nil, false, 0, 0, false
 	}
+	return paths[0], descs[0], need, full, true
+}
+
+// OrderedByPaths is OrderedByPath for an ORDER BY of one or more paths of
+// the FROM alias, each with its direction: the results could come from a
+// walk of a composite index of those paths in order.
+func (q *Query) OrderedByPaths(params map[string]any) (paths [][]string, desc []bool, need, full int, ok bool) {
+	if q.from == nil || q.from.path != nil || len(q.orderBy) == 0 || q.distinct || q.aggregated || q.grouped {
+		return nil, nil, 0, 0, false
+	}
+	for _, o := range q.orderBy {
+		path, ok := rootPath(o.x)
+		if !ok {
+			return nil, nil, 0, 0, false
+		}
+		paths, desc = append(paths, path), append(desc, o.desc)
+	}
 	vals, err := bindParams(q, params)
 	if err != nil {
-		return nil, false, 0, 0, false
+		return nil, nil, 0, 0, false
 	}
 	count := func(e expr) (int, bool) {
 		v, ok := constant(e, vals)
@@ -147,20 +164,20 @@ func (q *Query) OrderedByPath(params map[string]any) (path []string, desc bool, 
 	top, offset, limit := -1, 0, -1
 	if q.top != nil {
 		if top, ok = count(q.top); !ok {
-			return nil, false, 0, 0, false
+			return nil, nil, 0, 0, false
 		}
 	}
 	if q.limit != nil {
 		o, ok1 := count(q.offset)
 		l, ok2 := count(q.limit)
 		if !ok1 || !ok2 {
-			return nil, false, 0, 0, false
+			return nil, nil, 0, 0, false
 		}
 		offset, limit = o, l
 	}
 	switch {
 	case top < 0 && limit < 0:
-		return nil, false, 0, 0, false
+		return nil, nil, 0, 0, false
 	case top < 0:
 		full = limit
 	case limit < 0:
@@ -168,21 +185,34 @@ func (q *Query) OrderedByPath(params map[string]any) (path []string, desc bool, 
 	default:
 		full = min(top, limit)
 	}
-	return path, q.orderBy[0].desc, offset + full, full, true
+	return paths, desc, offset + full, full, true
 }
 
-// OrderKeyBefore reports whether the ORDER BY value of res.Items[i] comes
-// strictly before k in the query's direction.
-func (res *Result) OrderKeyBefore(i int, k IndexKey, desc bool) bool {
+// OrderKeysBefore reports whether the ORDER BY values of res.Items[i] are
+// known to come strictly before ks (the index keys of one item at the
+// ORDER BY paths), each in its direction (desc). A key of an array or an
+// object, which holds its type alone, decides only against another type:
+// where it would have to be compared with a value of its own type, the
+// answer is false.
+func (res *Result) OrderKeysBefore(i int, ks []IndexKey, desc []bool) bool {
 	r := res.rows[i]
-	if len(r.keys) == 0 {
+	if len(r.keys) != len(ks) || len(ks) != len(desc) {
 		return false
 	}
-	c := compareTotal(r.keys[0], k.value())
-	if desc {
-		return c > 0
+	for j, k := range ks {
+		if r.keys[j].k == k.k && (k.k == kArr || k.k == kObj) {
+			return false // equal types, values unknown
+		}
+		c := compareTotal(r.keys[j], k.value())
+		if c == 0 {
+			continue
+		}
+		if desc[j] {
+			return c > 0
+		}
+		return c < 0
 	}
-	return c < 0
+	return false
 }
 
 // PathValue returns the scalar value at path (property names from the

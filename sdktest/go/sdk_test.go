@@ -343,7 +343,17 @@ func TestQueries(t *testing.T) {
 	c := e.container(t, azcosmos.ContainerProperties{
 		ID:                     "orders",
 		PartitionKeyDefinition: azcosmos.PartitionKeyDefinition{Paths: []string{"/tenant"}},
+		IndexingPolicy: &azcosmos.IndexingPolicy{Automatic: true, IndexingMode: azcosmos.IndexingModeConsistent,
+			IncludedPaths: []azcosmos.IncludedPath{{Path: "/*"}},
+			CompositeIndexes: [][]azcosmos.CompositeIndex{{
+				{Path: "/tenant", Order: azcosmos.CompositeIndexAscending},
+				{Path: "/total", Order: azcosmos.CompositeIndexDescending},
+			}}},
 	}, nil)
+	if read, err := c.Read(ctx, nil); err != nil || len(read.ContainerProperties.IndexingPolicy.CompositeIndexes) != 1 ||
+		read.ContainerProperties.IndexingPolicy.CompositeIndexes[0][1].Order != azcosmos.CompositeIndexDescending {
+		t.Errorf("the composite index did not come back: %v", err)
+	}
 	for i := range 20 {
 		tenant := []string{"a", "b", "c"}[i%3]
 		if _, err := c.CreateItem(ctx, azcosmos.NewPartitionKeyString(tenant),
@@ -381,11 +391,13 @@ func TestQueries(t *testing.T) {
 	}
 	// Aggregates, TOP, DISTINCT across partitions: lethe's results, passed through.
 	for q, want := range map[string]string{
-		"SELECT VALUE COUNT(1) FROM c":                          "[20]",
-		"SELECT VALUE MAX(c.total) FROM c":                      "[19]",
-		"SELECT TOP 2 c.id FROM c ORDER BY c.total":             `[{"id":"o00"} {"id":"o01"}]`,
-		"SELECT DISTINCT VALUE c.tenant FROM c":                 `["a" "b" "c"]`,
-		"SELECT VALUE AVG(c.total) FROM c WHERE c.tenant = 'a'": "[9]",
+		"SELECT VALUE COUNT(1) FROM c":                                       "[20]",
+		"SELECT VALUE MAX(c.total) FROM c":                                   "[19]",
+		"SELECT TOP 2 c.id FROM c ORDER BY c.total":                          `[{"id":"o00"} {"id":"o01"}]`,
+		"SELECT TOP 3 VALUE c.id FROM c ORDER BY c.tenant, c.total DESC":     `["o18" "o15" "o12"]`,
+		"SELECT TOP 2 VALUE c.id FROM c ORDER BY c.tenant DESC, c.total ASC": `["o02" "o05"]`,
+		"SELECT DISTINCT VALUE c.tenant FROM c":                              `["a" "b" "c"]`,
+		"SELECT VALUE AVG(c.total) FROM c WHERE c.tenant = 'a'":              "[9]",
 	} {
 		got, _ := all(q, azcosmos.NewPartitionKey(), nil)
 		if fmt.Sprint(got) != want {

@@ -1,0 +1,274 @@
+package lethe
+
+import (
+	"cmp"
+	"slices"
+	"strings"
+	"unsafe"
+
+	"github.com/google/btree"
+
+	"github.com/lethedb/lethe/internal/query"
+)
+
+// Composite indexes. An IndexingPolicy's CompositeIndexes list paths with a
+// direction each, as in Cosmos DB. A query ordered by exactly those paths,
+// in those directions or all of them reversed, with TOP or LIMIT, walks the
+// composite index in order instead of sorting every item. A composite index
+// is made the first time such a query runs, and kept up to date by every
+// change after, as a single path's index is (index.go). Unlike Cosmos DB,
+// a query ordered by several paths without a composite index still runs
+// (it sorts every item); its IndexMetrics names the composite index that
+// would serve it.
+
+// CompositeIndexOrder is the direction of one path of a composite index.
+type CompositeIndexOrder string
+
+// The directions of a composite index's paths.
+const (
+	CompositeIndexAscending  CompositeIndexOrder = "ascending"
+	CompositeIndexDescending CompositeIndexOrder = "descending"
+)
+
+// CompositeIndex is one path of a composite index: the path of a value
+// ("/name", "/address/city"; no "/?" or "/*"), and its direction
+// (ascending when empty).
+type CompositeIndex struct {
+	Path  string              `json:"path"`
+	Order CompositeIndexOrder `json:"order,omitempty"`
+}
+
+// compositeSpec is a parsed composite index: its paths and directions.
+type compositeSpec struct {
+	paths [][]string
+	desc  []bool
+}
+
+// parseComposite reads one composite index of a policy.
+func parseComposite(ci []CompositeIndex) (compositeSpec, *Error) {
+	var s compositeSpec
+	if len(ci) < 2 {
+		return s, badRequest("a composite index needs at least two paths, not %d", len(ci))
+	}
+	for _, p := range ci {
+		if strings.HasSuffix(p.Path, "/?") || strings.HasSuffix(p.Path, "/*") {
+			return s, badRequest(`the composite index path %q is invalid: it must name a value, without "/?" or "/*"`, p.Path)
+		}
+		r, err := parseIndexPath(p.Path + "/?")
+		if err != nil {
+			return s, badRequest("the composite index path %q is invalid: %s", p.Path, strings.TrimPrefix(err.Message, "the indexing policy path "))
+		}
+		var desc bool
+		switch p.Order {
+		case "", CompositeIndexAscending:
+		case CompositeIndexDescending:
+			desc = true
+		default:
+			return s, badRequest("the composite index path %q has the order %q: it must be %q or %q", p.Path, p.Order, CompositeIndexAscending, CompositeIndexDescending)
+		}
+		s.paths, s.desc = append(s.paths, r.names), append(s.desc, desc)
+	}
+	return s, nil
+}
+
+// key names the composite index in a container's map and in IndexMetrics:
+// "/a ASC, /b DESC", the form azcosmos reports.
+func (s compositeSpec) key() string {
+	var sb strings.Builder
+	for i, p := range s.paths {
+		if i > 0 {
+			sb.WriteString(", ")
+		}
+		sb.WriteString(strings.TrimSuffix(indexSpec(p), "/?"))
+		if s.desc[i] {
+			sb.WriteString(" DESC")
+		} else {
+			sb.WriteString(" ASC")
+		}
+	}
+	return sb.String()
+}
+
+// serves reports whether a walk of the index in order, or backwards
+// (reverse), gives the order of an ORDER BY of paths in directions desc.
+func (s compositeSpec) serves(paths [][]string, desc []bool) (reverse, ok bool) {
+	if len(paths) != len(s.paths) {
+		return false, false
+	}
+	for i := range paths {
+		if !slices.Equal(paths[i], s.paths[i]) {
+			return false, false
+		}
+	}
+	same, flipped := true, true
+	for i := range desc {
+		same = same && desc[i] == s.desc[i]
+		flipped = flipped && desc[i] != s.desc[i]
+	}
+	return flipped, same || flipped
+}
+
+// compositeIndex is the index of a compositeSpec: every item, keyed by its
+// values at the paths, in the spec's directions.
+type compositeIndex struct {
+	spec compositeSpec
+	t    *btree.BTreeG[compositeEntry]
+}
+
+// compositeEntry is one item's values at the index's paths. As in a
+// single path's index, equal values are told apart by the record's address.
+type compositeEntry struct {
+	keys []query.IndexKey
+	rec  record
+}
+
+func newCompositeIndex(spec compositeSpec) *compositeIndex {
+	return &compositeIndex{spec: spec, t: btree.NewG(btreeDegree, func(a, b compositeEntry) bool {
+		return compareCompositeEntries(spec.desc, a, b) < 0
+	})}
+}
+
+func compareCompositeEntries(desc []bool, a, b compositeEntry) int {
+	for i := range a.keys {
+		if c := a.keys[i].Compare(b.keys[i]); c != 0 {
+			if desc[i] {
+				return -c
+			}
+			return c
+		}
+	}
+	return cmp.Compare(uintptr(unsafe.Pointer(unsafe.StringData(string(a.rec)))), uintptr(unsafe.Pointer(unsafe.StringData(string(b.rec)))))
+}
+
+func (ix *compositeIndex) entry(rec record) compositeEntry {
+	body := rec.body()
+	doc := unsafe.Slice(unsafe.StringData(body), len(body))
+	keys := make([]query.IndexKey, len(ix.spec.paths))
+	for i, p := range ix.spec.paths {
+		keys[i] = query.PathKey(doc, p)
+	}
+	return compositeEntry{keys, rec}
+}
+
+// composites are a container's composite indexes made so far, by key.
+type composites map[string]*compositeIndex
+
+// update makes the composite indexes follow one item change, as
+// indexes.update does. The caller holds the expiry lock.
+func (cs composites) update(old, rec record) {
+	for _, ix := range cs {
+		if old != "" {
+			ix.t.Delete(ix.entry(old))
+		}
+		if rec != "" {
+			ix.t.ReplaceOrInsert(ix.entry(rec))
+		}
+	}
+}
+
+// compositeFor returns the composite index of the policy that serves an
+// ORDER BY of paths in directions desc, making it if need be, and whether
+// to walk it backwards; spec is the key of the index that would serve it
+// when the policy has none ("" when it has one). The caller holds
+// c.batchMu for reading and no other lock.
+func (c *Container) compositeFor(paths [][]string, desc []bool) (ix *compositeIndex, reverse bool, potential string) {
+	c.expiry.mu.Lock()
+	policy := c.props.IndexingPolicy
+	var spec compositeSpec
+	found := false
+	if policy != nil && policy.IndexingMode != IndexingModeNone {
+		for _, ci := range policy.CompositeIndexes {
+			s, err := parseComposite(ci)
+			if err != nil {
+				continue
+			}
+			if r, ok := s.serves(paths, desc); ok {
+				spec, reverse, found = s, r, true
+				break
+			}
+		}
+	}
+	if !found {
+		c.expiry.mu.Unlock()
+		if policy != nil && policy.IndexingMode == IndexingModeNone {
+			return nil, false, ""
+		}
+		return nil, false, compositeSpec{paths, desc}.key()
+	}
+	key := spec.key()
+	if ix = c.expiry.composites[key]; ix != nil || len(c.expiry.indexes)+len(c.expiry.composites) >= maxIndexes {
+		c.expiry.mu.Unlock()
+		return ix, reverse, ""
+	}
+	c.expiry.mu.Unlock()
+	return c.buildComposite(key, spec), reverse, ""
+}
+
+// buildComposite makes a composite index from the container's items, as
+// buildIndex does for one path.
+func (c *Container) buildComposite(key string, spec compositeSpec) *compositeIndex {
+	defer c.freeze()()
+	if ix := c.expiry.composites[key]; ix != nil {
+		return ix // made meanwhile
+	}
+	if !compositeDeclared(c.props.IndexingPolicy, key) || len(c.expiry.indexes)+len(c.expiry.composites) >= maxIndexes {
+		return nil
+	}
+	ix := newCompositeIndex(spec)
+	es := make([]compositeEntry, 0, c.expiry.items)
+	for i := range c.shards {
+		c.shards[i].items.all(func(rec record) bool {
+			es = append(es, ix.entry(rec))
+			return true
+		})
+	}
+	slices.SortFunc(es, func(a, b compositeEntry) int { return compareCompositeEntries(spec.desc, a, b) })
+	for _, e := range es {
+		ix.t.ReplaceOrInsert(e)
+	}
+	if c.expiry.composites == nil {
+		c.expiry.composites = composites{}
+	}
+	c.expiry.composites[key] = ix
+	return ix
+}
+
+// compositeDeclared reports whether the policy declares the composite
+// index of key (and indexes at all).
+func compositeDeclared(ip *IndexingPolicy, key string) bool {
+	if ip == nil || ip.IndexingMode == IndexingModeNone {
+		return false
+	}
+	for _, ci := range ip.CompositeIndexes {
+		if s, err := parseComposite(ci); err == nil && s.key() == key {
+			return true
+		}
+	}
+	return false
+}
+
+// orderedComposite walks a composite index in order (or backwards) and
+// returns the first want records, the keys of the last one taken, and
+// whether the walk reached the end; rule is the expiry rule of the same
+// instant. The caller holds c.batchMu for reading.
+func (c *Container) orderedComposite(ix *compositeIndex, reverse bool, want int) (recs []record, last []query.IndexKey, exhausted bool, rule expiryRule) {
+	c.expiry.mu.Lock()
+	defer c.expiry.mu.Unlock()
+	rule = c.rule
+	exhausted = true
+	visit := func(e compositeEntry) bool {
+		if len(recs) == want {
+			exhausted = false
+			return false
+		}
+		recs = append(recs, e.rec)
+		last = e.keys
+		return true
+	}
+	if reverse {
+		ix.t.Descend(visit)
+	} else {
+		ix.t.Ascend(visit)
+	}
+	return recs, last, exhausted, rule
+}
