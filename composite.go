@@ -153,16 +153,21 @@ func (ix *compositeIndex) entry(rec record) compositeEntry {
 // composites are a container's composite indexes made so far, by key.
 type composites map[string]*compositeIndex
 
+// change makes ix follow one item change.
+func (ix *compositeIndex) change(old, rec record) {
+	if old != "" {
+		ix.t.Delete(ix.entry(old))
+	}
+	if rec != "" {
+		ix.t.ReplaceOrInsert(ix.entry(rec))
+	}
+}
+
 // update makes the composite indexes follow one item change, as
 // indexes.update does. The caller holds the expiry lock.
 func (cs composites) update(old, rec record) {
 	for _, ix := range cs {
-		if old != "" {
-			ix.t.Delete(ix.entry(old))
-		}
-		if rec != "" {
-			ix.t.ReplaceOrInsert(ix.entry(rec))
-		}
+		ix.change(old, rec)
 	}
 }
 
@@ -204,27 +209,31 @@ func (c *Container) compositeFor(paths [][]string, desc []bool) (ix *compositeIn
 	return c.buildComposite(key, spec), reverse, ""
 }
 
-// buildComposite makes a composite index from the container's items, as
-// buildIndex does for one path.
+// buildComposite makes a composite index from the container's items while
+// writes go on, as buildIndex does for one path.
 func (c *Container) buildComposite(key string, spec compositeSpec) *compositeIndex {
-	defer c.freeze()()
+	bkey := "c:" + key
+	c.expiry.mu.Lock()
 	if ix := c.expiry.composites[key]; ix != nil {
+		c.expiry.mu.Unlock()
 		return ix // made meanwhile
 	}
-	if !compositeDeclared(c.props.IndexingPolicy, key) || len(c.expiry.indexes)+len(c.expiry.composites) >= maxIndexes {
+	b, n := c.startBuildLocked(bkey)
+	c.expiry.mu.Unlock()
+	if b == nil {
 		return nil
 	}
 	ix := newCompositeIndex(spec)
-	es := make([]compositeEntry, 0, c.expiry.items)
-	for i := range c.shards {
-		c.shards[i].items.all(func(rec record) bool {
-			es = append(es, ix.entry(rec))
-			return true
-		})
-	}
+	es := make([]compositeEntry, 0, n)
+	c.scanForBuild(func(rec record) { es = append(es, ix.entry(rec)) })
 	slices.SortFunc(es, func(a, b compositeEntry) int { return compareCompositeEntries(spec.desc, a, b) })
 	for _, e := range es {
 		ix.t.ReplaceOrInsert(e)
+	}
+	c.catchUp(b, ix.change)
+	defer c.expiry.mu.Unlock()
+	if !c.finishBuildLocked(bkey, b) || !compositeDeclared(c.props.IndexingPolicy, key) || len(c.expiry.indexes)+len(c.expiry.composites) >= maxIndexes {
+		return nil
 	}
 	if c.expiry.composites == nil {
 		c.expiry.composites = composites{}

@@ -91,12 +91,13 @@ type Container struct {
 	expiry struct {
 		mu sync.Mutex
 		expiryIndex
-		watch      expiryWatch     // finds expiries as they happen (expirywatch.go)
-		feed       *changeFeed     // the change feed's history; nil without a ChangeFeedPolicy
-		indexes    indexes         // the secondary indexes made so far (index.go)
-		composites composites      // the composite indexes made so far (composite.go)
-		wanted     map[string]bool // paths a filter asked for once, whose index is not made yet
-		nextLSN    uint64          // the lsn a change feed turned on again starts at
+		watch      expiryWatch            // finds expiries as they happen (expirywatch.go)
+		feed       *changeFeed            // the change feed's history; nil without a ChangeFeedPolicy
+		indexes    indexes                // the secondary indexes made so far (index.go)
+		composites composites             // the composite indexes made so far (composite.go)
+		building   map[string]*indexBuild // the index builds under way (indexbuild.go)
+		wanted     map[string]bool        // paths a filter asked for once, whose index is not made yet
+		nextLSN    uint64                 // the lsn a change feed turned on again starts at
 	}
 	// watchDue is expiry.watch.due while the watch is on, never while it is
 	// off: the write path looks at it without the lock.

@@ -184,3 +184,14 @@ func CompositeCount(c *Container) int {
 	defer c.expiry.mu.Unlock()
 	return len(c.expiry.composites)
 }
+
+// SetAfterBuildShard sets a function that an index build calls after
+// reading each shard, with no lock held (nil: none).
+func SetAfterBuildShard(fn func(shard int)) { afterBuildShard = fn }
+
+// SetCatchUpFew sets how few logged changes an index build replays under
+// the expiry lock, and returns the previous setting.
+func SetCatchUpFew(n int) (was int) {
+	was, catchUpFew = catchUpFew, n
+	return was
+}

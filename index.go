@@ -58,25 +58,27 @@ type indexes map[string]*pathIndex
 // entry returns rec's entry in idx: every item has one, whatever its value
 // at the path (undefined, an array or an object included), so that a walk
 // of the index in order meets every item.
-func (idx *pathIndex) entry(rec record) (indexEntry, bool) {
+func (idx *pathIndex) entry(rec record) indexEntry {
 	body := rec.body()
-	return indexEntry{query.PathKey(unsafe.Slice(unsafe.StringData(body), len(body)), idx.path), rec}, true
+	return indexEntry{query.PathKey(unsafe.Slice(unsafe.StringData(body), len(body)), idx.path), rec}
 }
 
-// update makes the indexes follow one item change: old ("" if none) goes,
-// rec ("" if none) comes. The caller holds the expiry lock.
+// change makes idx follow one item change: old ("" if none) goes, rec (""
+// if none) comes.
+func (idx *pathIndex) change(old, rec record) {
+	if old != "" {
+		idx.t.Delete(idx.entry(old))
+	}
+	if rec != "" {
+		idx.t.ReplaceOrInsert(idx.entry(rec))
+	}
+}
+
+// update makes the indexes follow one item change. The caller holds the
+// expiry lock.
 func (ix indexes) update(old, rec record) {
 	for _, idx := range ix {
-		if old != "" {
-			if e, ok := idx.entry(old); ok {
-				idx.t.Delete(e)
-			}
-		}
-		if rec != "" {
-			if e, ok := idx.entry(rec); ok {
-				idx.t.ReplaceOrInsert(e)
-			}
-		}
+		idx.change(old, rec)
 	}
 }
 
@@ -292,32 +294,39 @@ func (c *Container) candidates(r query.IndexRange) (recs []record, rule expiryRu
 	return recs, rule, true, true
 }
 
-// buildIndex makes the index of path from the container's items, holding
-// every shard's lock for reading and then the expiry lock, so that no
-// change is made meanwhile, and returns it (nil if the container changed
-// its policy so that the path is no longer indexable).
+// buildIndex makes the index of path from the container's items while
+// writes go on (indexbuild.go), and returns it: nil if another query is
+// making it (this one scans meanwhile), or if the container changed its
+// policy meanwhile so that the path is no longer indexed. The caller holds
+// no container lock but c.batchMu for reading.
 func (c *Container) buildIndex(key string, path []string) *pathIndex {
-	defer c.freeze()()
+	bkey := "p:" + key
+	c.expiry.mu.Lock()
 	if idx := c.expiry.indexes[key]; idx != nil {
+		c.expiry.mu.Unlock()
 		return idx // made meanwhile
 	}
 	if !indexable(c.props.IndexingPolicy, path) || len(c.expiry.indexes) >= maxIndexes {
+		c.expiry.mu.Unlock()
+		return nil
+	}
+	b, n := c.startBuildLocked(bkey)
+	c.expiry.mu.Unlock()
+	if b == nil {
 		return nil
 	}
 	idx := &pathIndex{path: path, t: btree.NewG(btreeDegree, lessIndexEntry)}
-	es := make([]indexEntry, 0, c.expiry.items)
-	for i := range c.shards {
-		c.shards[i].items.all(func(rec record) bool {
-			if e, ok := idx.entry(rec); ok {
-				es = append(es, e)
-			}
-			return true
-		})
-	}
+	es := make([]indexEntry, 0, n)
+	c.scanForBuild(func(rec record) { es = append(es, idx.entry(rec)) })
 	// Inserted in order, the tree is built without searching.
 	slices.SortFunc(es, compareIndexEntries)
 	for _, e := range es {
 		idx.t.ReplaceOrInsert(e)
+	}
+	c.catchUp(b, idx.change)
+	defer c.expiry.mu.Unlock()
+	if !c.finishBuildLocked(bkey, b) || !indexable(c.props.IndexingPolicy, path) || len(c.expiry.indexes) >= maxIndexes {
+		return nil
 	}
 	if c.expiry.indexes == nil {
 		c.expiry.indexes = indexes{}
@@ -367,21 +376,6 @@ func (c *Container) ordered(idx *pathIndex, desc bool, want int, bound *query.In
 	return recs, last, exhausted, rule
 }
 
-// freeze holds every shard's lock for reading and then the expiry lock, so
-// that no change is made until the function it returns is called.
-func (c *Container) freeze() (thaw func()) {
-	for i := range c.shards {
-		c.shards[i].mu.RLock()
-	}
-	c.expiry.mu.Lock()
-	return func() {
-		c.expiry.mu.Unlock()
-		for i := range c.shards {
-			c.shards[i].mu.RUnlock()
-		}
-	}
-}
-
 // dropIndexes forgets the indexes the policy no longer allows. The caller
 // holds the expiry lock.
 func (c *Container) dropIndexesLocked(ip *IndexingPolicy) {
@@ -395,4 +389,5 @@ func (c *Container) dropIndexesLocked(ip *IndexingPolicy) {
 			delete(c.expiry.composites, k)
 		}
 	}
+	c.expiry.building = nil // cancelled: a build checks the policy again when it starts
 }

@@ -2,6 +2,7 @@ package lethe_test
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -336,4 +337,93 @@ func TestCompositeIndexes(t *testing.T) {
 	used, potential, _ = composite(`SELECT TOP 4 c.id FROM c ORDER BY c.name, c.age DESC`)
 	assert.Empty(t, used)
 	assert.Equal(t, "/name ASC, /age DESC", potential)
+}
+
+// TestIndexBuildWhileWriting: an index is made while writes go on. Between
+// the shards the build reads, writes to items of every shard (creates,
+// replaces, deletes, expiries) complete without waiting for the build, and
+// the index made has every one of them: queries through it return what
+// scans return.
+func TestIndexBuildWhileWriting(t *testing.T) {
+	for _, kind := range []string{"path", "composite", "path, replayed in rounds", "composite, replayed in rounds"} {
+		t.Run(kind, func(t *testing.T) {
+			if strings.HasSuffix(kind, "rounds") {
+				// The changes logged during the build are replayed in
+				// rounds without the lock, all but the last few.
+				was := lethe.SetCatchUpFew(4)
+				t.Cleanup(func() { lethe.SetCatchUpFew(was) })
+				kind = strings.TrimSuffix(kind, ", replayed in rounds")
+			}
+			s, clock := newStore(t)
+			c := mustContainer(t, s, lethe.ContainerProperties{ID: "c", DefaultTimeToLive: lethe.TTLNever,
+				IndexingPolicy: &lethe.IndexingPolicy{CompositeIndexes: [][]lethe.CompositeIndex{{{Path: "/n"}, {Path: "/id"}}}}})
+			const n = 2000
+			for i := range n {
+				create(t, c, fmt.Sprintf(`{"id":"i%04d","n":%d}`, i, i%10))
+			}
+			query := `SELECT VALUE c.id FROM c WHERE c.n = @n`
+			if kind == "composite" {
+				query = `SELECT TOP 50 VALUE c.id FROM c WHERE c.n >= @n OR c.n = 99 ORDER BY c.n, c.id`
+			} else {
+				queryAll(t, c, query, []lethe.QueryParameter{{Name: "@n", Value: 1}}, lethe.NewPartitionKey()) // the first scans
+			}
+			rounds := 0
+			lethe.SetAfterBuildShard(func(shard int) {
+				if shard%4 != 0 {
+					return
+				}
+				rounds++
+				done := make(chan struct{})
+				go func() {
+					defer close(done)
+					for j := range 40 {
+						i := (rounds*97 + j*53) % n
+						switch j % 4 {
+						case 0:
+							upsert(t, c, fmt.Sprintf(`{"id":"i%04d","n":%d}`, i, (i+rounds)%10))
+						case 1:
+							_, err := c.DeleteItem(ctx, lethe.NewPartitionKey(), fmt.Sprintf("i%04d", i), nil)
+							if errors.Is(err, lethe.ErrNotFound) {
+								err = nil
+							}
+							assert.NoError(t, err)
+						case 2:
+							upsert(t, c, fmt.Sprintf(`{"id":"new%d-%d","n":%d}`, rounds, j, j%10))
+						case 3:
+							upsert(t, c, fmt.Sprintf(`{"id":"i%04d","n":%d,"ttl":1}`, i, i%10))
+						}
+					}
+				}()
+				select {
+				case <-done:
+				case <-time.After(10 * time.Second):
+					t.Error("a write waited for the index build")
+				}
+			})
+			t.Cleanup(func() { lethe.SetAfterBuildShard(nil) })
+			queryAll(t, c, query, []lethe.QueryParameter{{Name: "@n", Value: 1}}, lethe.NewPartitionKey()) // makes the index
+			lethe.SetAfterBuildShard(nil)
+			require.Positive(t, rounds)
+			if kind == "composite" {
+				require.Equal(t, 1, lethe.CompositeCount(c))
+			} else {
+				require.Equal(t, 1, lethe.IndexCount(c))
+			}
+			clock.Advance(2 * time.Second) // the items written with "ttl": 1 expire
+			for v := range 10 {
+				params := []lethe.QueryParameter{{Name: "@n", Value: v}}
+				withIndex, metrics := queryAll(t, c, query, params, lethe.NewPartitionKey())
+				if kind == "composite" {
+					assert.Contains(t, metrics, `"UtilizedCompositeIndexes":[{`)
+				} else {
+					assert.Contains(t, metrics, `"UtilizedSingleIndexes":[{`)
+				}
+				was := lethe.SetUseIndexes(false)
+				scan, _ := queryAll(t, c, query, params, lethe.NewPartitionKey())
+				lethe.SetUseIndexes(was)
+				require.Equal(t, scan, withIndex, "n = %d", v)
+			}
+			lethe.CheckInvariants(t, c, "end")
+		})
+	}
 }

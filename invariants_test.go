@@ -91,3 +91,18 @@ func checkInvariants(t testing.TB, c *Container, where string) {
 		}
 	}
 }
+
+// freeze holds every shard's lock for reading and then the expiry lock, so
+// that no change is made until the function it returns is called.
+func (c *Container) freeze() (thaw func()) {
+	for i := range c.shards {
+		c.shards[i].mu.RLock()
+	}
+	c.expiry.mu.Lock()
+	return func() {
+		c.expiry.mu.Unlock()
+		for i := range c.shards {
+			c.shards[i].mu.RUnlock()
+		}
+	}
+}

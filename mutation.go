@@ -113,7 +113,7 @@ func (c *Container) drop() {
 	c.expiry.mu.Lock()
 	c.expiry.expiryIndex = newExpiryIndex()
 	c.expiry.feed = nil
-	c.expiry.indexes, c.expiry.composites, c.expiry.wanted = nil, nil, nil
+	c.expiry.indexes, c.expiry.composites, c.expiry.wanted, c.expiry.building = nil, nil, nil, nil
 	c.expiry.watch = expiryWatch{}
 	c.publishDueLocked()
 	c.expiry.mu.Unlock()
@@ -200,6 +200,9 @@ func (c *Container) applyItems(ms []mutation, batch bool, batchSeq uint64) (next
 		}
 		c.expiry.indexes.update(m.old, m.rec)
 		c.expiry.composites.update(m.old, m.rec)
+		if c.expiry.building != nil {
+			c.logForBuildsLocked(m.old, m.rec)
+		}
 		if m.cause == causePurge {
 			purged++
 		} else if feed != nil {

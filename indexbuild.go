@@ -1,0 +1,112 @@
+package lethe
+
+// Making an index while writes go on. A build registers itself, under the
+// expiry lock, before it reads any item; from then on applyItems appends
+// every item change to the build's log as well. The build reads the items
+// shard by shard, each under that shard's read lock alone, so a write waits
+// at most for the reading of one shard. It then sorts the entries and makes
+// the tree with no lock held. It replays the logged changes into the tree,
+// in order, with no lock held either, round after round while a round has
+// many, and at last, under the expiry lock, replays the few left and
+// publishes the index.
+//
+// Why that is exact: a write holds its shard's write lock through both its
+// id-table change and applyItems, so the reading of a shard sees each
+// change to it either whole, or not at all. A change made before the build
+// registered is in the items read. A change made after is in the log; if
+// the reading saw it too, replaying it again is harmless, since removing an
+// entry that is not there and inserting one that is both change nothing,
+// and a version the reading saw that a later change replaced is removed by
+// that change's replay.
+
+// itemChange is one item change: the record before and after ("": none).
+type itemChange struct{ old, rec record }
+
+// indexBuild is a build under way: the changes made since it began.
+type indexBuild struct{ changes []itemChange }
+
+// startBuild registers a build of the index named key ("p:" and a path,
+// or "c:" and a composite spec), and returns it with the number of items
+// the container holds, or nil if a build of the same index is already
+// under way. The caller holds the expiry lock.
+func (c *Container) startBuildLocked(key string) (*indexBuild, int) {
+	if c.expiry.building[key] != nil {
+		return nil, 0
+	}
+	if c.expiry.building == nil {
+		c.expiry.building = map[string]*indexBuild{}
+	}
+	b := &indexBuild{}
+	c.expiry.building[key] = b
+	return b, int(c.expiry.items)
+}
+
+// scanForBuild calls fn with every record of the container, shard by shard,
+// each under the shard's read lock alone.
+func (c *Container) scanForBuild(fn func(record)) {
+	for i := range c.shards {
+		sh := &c.shards[i]
+		sh.mu.RLock()
+		sh.items.all(func(rec record) bool {
+			fn(rec)
+			return true
+		})
+		sh.mu.RUnlock()
+		if afterBuildShard != nil {
+			afterBuildShard(i)
+		}
+	}
+}
+
+// afterBuildShard, when set (by tests), runs after a build has read each
+// shard, with no lock held.
+var afterBuildShard func(shard int)
+
+// finishBuildLocked ends build b of the index named key: it reports
+// whether b is still the container's build of it (a policy change or a
+// drop cancels every build) and forgets it. The caller holds the expiry
+// lock, and has replayed every change logged for b (catchUp).
+func (c *Container) finishBuildLocked(key string, b *indexBuild) (ok bool) {
+	if c.expiry.building[key] != b {
+		return false
+	}
+	delete(c.expiry.building, key)
+	return true
+}
+
+// logForBuildsLocked appends an item change to every build under way. The
+// caller holds the expiry lock.
+func (c *Container) logForBuildsLocked(old, rec record) {
+	for _, b := range c.expiry.building {
+		b.changes = append(b.changes, itemChange{old, rec})
+	}
+}
+
+// catchUpRounds bounds the rounds of replay without the lock; catchUpFew
+// is how few changes a round may leave to replay under it (a variable for
+// tests).
+const catchUpRounds = 8
+
+var catchUpFew = 1024
+
+// catchUp replays the changes logged for b into the index being made, by
+// apply: round after round with the expiry lock let go while a round finds
+// more than a few, then the rest with it held. It returns holding the
+// expiry lock, every change made so far replayed.
+func (c *Container) catchUp(b *indexBuild, apply func(old, rec record)) {
+	for round := 0; ; round++ {
+		c.expiry.mu.Lock()
+		changes := b.changes
+		b.changes = nil
+		if len(changes) <= catchUpFew || round == catchUpRounds {
+			for _, ch := range changes {
+				apply(ch.old, ch.rec)
+			}
+			return
+		}
+		c.expiry.mu.Unlock()
+		for _, ch := range changes {
+			apply(ch.old, ch.rec)
+		}
+	}
+}
