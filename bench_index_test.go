@@ -69,6 +69,18 @@ func BenchmarkIndexedQuery(b *testing.B) {
 				}
 			})
 		}
+		// The first page (100 results) of an ORDER BY with no TOP: streamed
+		// through the index, sorted in full without one.
+		b.Run("orderby-first-page/"+string(mode), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				p := c.NewQueryItemsPager(`SELECT c.id, c.name FROM c ORDER BY c.name`, lethe.NewPartitionKey(), &lethe.QueryOptions{PageSizeHint: 100})
+				page, err := p.NextPage(context.Background())
+				if err != nil || len(page.Items) != 100 || page.ContinuationToken == "" {
+					b.Fatal(err, len(page.Items))
+				}
+			}
+		})
 		b.Run("upsert/"+string(mode), func(b *testing.B) {
 			b.ReportAllocs()
 			i := 0

@@ -1,7 +1,6 @@
 package lethe
 
 import (
-	"cmp"
 	"slices"
 	"strings"
 	"unsafe"
@@ -128,8 +127,12 @@ func newCompositeIndex(spec compositeSpec) *compositeIndex {
 	})}
 }
 
+// compareCompositeEntries orders entries by their keys in the index's
+// directions, then by their records' addresses. A pivot (pivot) may hold
+// fewer keys than the index's paths: it comes before (or after) every entry
+// that begins with them.
 func compareCompositeEntries(desc []bool, a, b compositeEntry) int {
-	for i := range a.keys {
+	for i := range min(len(a.keys), len(b.keys)) {
 		if c := a.keys[i].Compare(b.keys[i]); c != 0 {
 			if desc[i] {
 				return -c
@@ -137,7 +140,7 @@ func compareCompositeEntries(desc []bool, a, b compositeEntry) int {
 			return c
 		}
 	}
-	return cmp.Compare(uintptr(unsafe.Pointer(unsafe.StringData(string(a.rec)))), uintptr(unsafe.Pointer(unsafe.StringData(string(b.rec)))))
+	return compareRecAddrs(a.rec, b.rec)
 }
 
 func (ix *compositeIndex) entry(rec record) compositeEntry {
@@ -258,9 +261,11 @@ func compositeDeclared(ip *IndexingPolicy, key string) bool {
 
 // orderedComposite walks a composite index in order (or backwards) and
 // returns the first want records, the keys of the last one taken, and
-// whether the walk reached the end; rule is the expiry rule of the same
-// instant. The caller holds c.batchMu for reading.
-func (c *Container) orderedComposite(ix *compositeIndex, reverse bool, want int) (recs []record, last []query.IndexKey, exhausted bool, rule expiryRule) {
+// whether the walk reached the end; with from (a query resuming after a
+// result whose values were from), it starts at the first entry of those
+// values. rule is the expiry rule of the same instant. The caller holds
+// c.batchMu for reading.
+func (c *Container) orderedComposite(ix *compositeIndex, reverse bool, want int, from []query.IndexKey) (recs []record, last []query.IndexKey, exhausted bool, rule expiryRule) {
 	c.expiry.mu.Lock()
 	defer c.expiry.mu.Unlock()
 	rule = c.rule
@@ -274,9 +279,23 @@ func (c *Container) orderedComposite(ix *compositeIndex, reverse bool, want int)
 		last = e.keys
 		return true
 	}
-	if reverse {
+	// Entries of a type alone (arrays, objects) are in the order of the
+	// next paths, not of their own values: a walk resuming among them
+	// starts at the first entry of that type.
+	for i, k := range from {
+		if k.TypeOnly() {
+			from = from[:i+1]
+			break
+		}
+	}
+	switch {
+	case reverse && from != nil:
+		ix.t.DescendLessOrEqual(compositeEntry{from, pivot(true)}, visit)
+	case reverse:
 		ix.t.Descend(visit)
-	} else {
+	case from != nil:
+		ix.t.AscendGreaterOrEqual(compositeEntry{from, pivot(false)}, visit)
+	default:
 		ix.t.Ascend(visit)
 	}
 	return recs, last, exhausted, rule

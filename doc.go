@@ -149,7 +149,9 @@
 // Expired items never appear in a result, a count or an aggregate, whether
 // or not the reaper has purged them. A query pager evaluates its query once,
 // when its first page is asked for, over the items live at one clock
-// reading; each shard of the container is read under its lock in turn, so
+// reading (a query an index streams, ordered by indexed paths, is evaluated
+// page by page instead, each page resuming after the last: see
+// NewQueryItemsPager); each shard of the container is read under its lock in turn, so
 // every item is seen exactly once, as it was either before or after any
 // concurrent write to it. Later pages drop results whose item has since been
 // deleted or has expired, and keep those whose item was rewritten. Results

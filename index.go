@@ -49,7 +49,38 @@ func compareIndexEntries(a, b indexEntry) int {
 	if c := a.key.Compare(b.key); c != 0 {
 		return c
 	}
-	return cmp.Compare(uintptr(unsafe.Pointer(unsafe.StringData(string(a.rec)))), uintptr(unsafe.Pointer(unsafe.StringData(string(b.rec)))))
+	return compareRecAddrs(a.rec, b.rec)
+}
+
+// compareRecAddrs orders index entries of equal values by their records'
+// addresses, with the pivots first and last.
+func compareRecAddrs(a, b record) int {
+	pa, pb := unsafe.StringData(string(a)), unsafe.StringData(string(b))
+	switch {
+	case pa == pb:
+		return 0
+	case pa == firstPivot || pb == lastPivot:
+		return -1
+	case pa == lastPivot || pb == firstPivot:
+		return 1
+	}
+	return cmp.Compare(uintptr(unsafe.Pointer(pa)), uintptr(unsafe.Pointer(pb)))
+}
+
+// Pivots: records that index entries use to start a walk before or after
+// every entry of a value (they are never stored).
+var (
+	pivots                = make([]byte, 2)
+	firstPivot, lastPivot = &pivots[0], &pivots[1]
+)
+
+// pivot returns an entry of k that sorts before (last: after) every
+// entry of k in an index.
+func pivot(last bool) record {
+	if last {
+		return record(unsafe.String(lastPivot, 1))
+	}
+	return record(unsafe.String(firstPivot, 1))
 }
 
 // indexes are a container's secondary indexes, by path ("/"-joined).
@@ -342,9 +373,11 @@ func (c *Container) buildIndex(key string, path []string) *pathIndex {
 // items of scalar values in order until want of them, and, if the walk got
 // that far, the rest. last is the last scalar value taken, exhausted
 // whether the walk reached the end. With bound (ascending only), the walk
-// covers the range of a filter on the path alone. rule is the expiry rule
-// of the same instant. The caller holds c.batchMu for reading.
-func (c *Container) ordered(idx *pathIndex, desc bool, want int, bound *query.IndexRange) (recs []record, last query.IndexKey, exhausted bool, rule expiryRule) {
+// covers the range of a filter on the path alone. With from (a query
+// resuming after a result whose value was from), it starts at the first
+// entry of that value. rule is the expiry rule of the same instant. The
+// caller holds c.batchMu for reading.
+func (c *Container) ordered(idx *pathIndex, desc bool, want int, bound *query.IndexRange, from *query.IndexKey) (recs []record, last query.IndexKey, exhausted bool, rule expiryRule) {
 	c.expiry.mu.Lock()
 	defer c.expiry.mu.Unlock()
 	rule = c.rule
@@ -365,11 +398,18 @@ func (c *Container) ordered(idx *pathIndex, desc bool, want int, bound *query.In
 		recs = append(recs, e.rec)
 		return true
 	}
+	start := from
+	if bound != nil && (start == nil || bound.Start().Compare(*start) > 0) {
+		s := bound.Start()
+		start = &s
+	}
 	switch {
+	case desc && start != nil:
+		idx.t.DescendLessOrEqual(indexEntry{key: *start, rec: pivot(true)}, visit)
 	case desc:
 		idx.t.Descend(visit)
-	case bound != nil:
-		idx.t.AscendGreaterOrEqual(indexEntry{key: bound.Start()}, visit)
+	case start != nil:
+		idx.t.AscendGreaterOrEqual(indexEntry{key: *start, rec: pivot(false)}, visit)
 	default:
 		idx.t.Ascend(visit)
 	}

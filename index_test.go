@@ -139,6 +139,18 @@ func TestIndexDifferential(t *testing.T) {
 		`SELECT TOP 3 c.id FROM c ORDER BY c.n, c.status`,
 	}
 	queries = append(queries, composite...)
+	// Streamed: more results than a page (7), each page a walk of the
+	// index from where the last ended.
+	streamed := []string{
+		`SELECT c.id, c.n FROM c ORDER BY c.n`,
+		`SELECT VALUE c.id FROM c ORDER BY c.status DESC`,
+		`SELECT c.id FROM c WHERE c.n >= 3 ORDER BY c.n`,
+		`SELECT TOP 20 VALUE c.id FROM c ORDER BY c.a.b DESC`,
+		`SELECT c.id, c.n, c.status FROM c ORDER BY c.n, c.status DESC`,
+		`SELECT TOP 20 VALUE c.id FROM c ORDER BY c.n DESC, c.status ASC`,
+		`SELECT c.id FROM c ORDER BY c.a.b, c.n OFFSET 3 LIMIT 12`,
+	}
+	queries = append(queries, streamed...)
 	usedComposite := map[string]bool{}
 	used := map[string]bool{}
 	for step := range 400 {
@@ -193,8 +205,11 @@ func TestIndexDifferential(t *testing.T) {
 	for _, q := range []string{queries[8], queries[9], queries[14], queries[21], queries[22]} {
 		assert.False(t, used[q], "an index answered %s, which it cannot", q)
 	}
-	for _, q := range composite[:3] {
+	for _, q := range append(composite[:3], streamed[4:]...) {
 		assert.True(t, usedComposite[q], "the composite index was never used by %s", q)
+	}
+	for _, q := range streamed[:4] {
+		assert.True(t, used[q], "the index was never used by %s", q)
 	}
 	assert.False(t, usedComposite[composite[3]], "a composite index answered %s, which none serves", composite[3])
 	lethe.CheckInvariants(t, c, "end")

@@ -94,7 +94,8 @@ type QueryItemsPager struct {
 	more     bool
 	ran      bool         // the query has been evaluated
 	res      query.Result // the evaluation, once run: its results and their keys
-	items    [][]byte     // all results, once evaluated
+	items    [][]byte     // all results, once evaluated (a page's, streamed)
+	streamed bool         // items are one page, and more follow: the next page evaluates again after its last
 	srcs     []record     // the record each result was made from ("" if none), to drop results whose item is gone
 	exam     int          // items the evaluation examined, charged with the first page
 	next     int          // index in items of the next page's first result
@@ -135,6 +136,14 @@ type QueryItemsPager struct {
 // the evaluation. So one pager never returns a result twice, and never one
 // whose item is not live at the instant of the page; it does not return
 // items created after its first page.
+//
+// A query ordered by paths an index walks in order (one path, or the paths
+// of a composite index) that has more results than a page is streamed
+// instead: each page is evaluated on its own, at its own instant, by a walk
+// of the index that starts at the ORDER BY values of the last result
+// returned, exactly as a pager given the previous page's continuation token
+// would (below); a page costs what its walk examines, not the whole
+// container.
 //
 // A continuation token holds the key of the last result of its page and
 // how many results have been counted against TOP and LIMIT. A pager given
@@ -222,13 +231,19 @@ func (p *QueryItemsPager) NextPage(ctx context.Context) (QueryItemsResponse, err
 	if first && p.opts.PopulateIndexMetrics {
 		resp.IndexMetrics = p.plan.metrics()
 	}
-	if end < len(p.items) {
+	if end < len(p.items) || p.streamed {
 		resp.ContinuationToken = encodeToken(continuation{
 			Container: c.id,
 			Hash:      p.hash,
 			Consumed:  p.consumed + end,
 			Key:       p.res.Key(end - 1),
 		})
+		if end == len(p.items) {
+			// A streamed page: the next evaluates the query again, from
+			// where this one ends.
+			p.opts.ContinuationToken = resp.ContinuationToken
+			p.ran, p.res, p.items, p.srcs, p.next = false, query.Result{}, nil, nil, 0
+		}
 	} else {
 		p.more = false
 		p.res, p.items, p.srcs = query.Result{}, nil, nil
@@ -318,7 +333,11 @@ func (p *QueryItemsPager) run(ctx context.Context) error {
 
 	now := p.c.store.clock.now()
 	p.plan = indexPlan{}
-	res, recs, ok, err := p.c.runOrdered(ctx, q, params, p.pk, now, from, &p.plan)
+	size := int(p.opts.PageSizeHint)
+	if size <= 0 {
+		size = DefaultPageSize
+	}
+	res, recs, ok, more, err := p.c.runOrdered(ctx, q, params, p.pk, now, from, &p.plan, size)
 	if !ok && err == nil {
 		var docs []query.Doc
 		docs, recs, err = p.c.queryDocs(ctx, q, params, p.pk, now, &p.plan)
@@ -330,7 +349,7 @@ func (p *QueryItemsPager) run(ctx context.Context) error {
 	if err != nil {
 		return queryError(err)
 	}
-	p.ran, p.res, p.items, p.exam, p.next = true, res, res.Items, res.Examined, 0
+	p.ran, p.res, p.items, p.exam, p.next, p.streamed = true, res, res.Items, res.Examined, 0, more
 	if from != nil {
 		p.consumed = from.Consumed
 	}
@@ -398,63 +417,130 @@ func (c *Container) indexedDocs(q *query.Query, params map[string]any, pk Partit
 	return nil, nil, false
 }
 
-// runOrdered evaluates a query with TOP or LIMIT ordered by one indexable
-// path (query.OrderedByPath) on the items an index walk meets first
-// (Container.ordered), walking four times further each time the results
-// might depend on items not met yet: it stops when the walk has reached
-// the end, or when the last result comes strictly before the last value
-// the walk took (so every item not met comes after every result). ok is
-// false, with no error, when the query is not of that kind, or resumes a
-// continuation (which is evaluated as usual).
-func (c *Container) runOrdered(ctx context.Context, q *query.Query, params map[string]any, pk PartitionKey, now int64, from *query.Resume, plan *indexPlan) (res query.Result, recs []record, ok bool, err error) {
-	if !useIndexes || from != nil {
-		return res, nil, false, nil
+// runOrdered evaluates a query ordered by paths an index can walk in order
+// (query.OrderedByPaths): one path's index, or a composite index of
+// several. It evaluates the query on the items the walk meets first,
+// walking four times further each time the results might depend on items
+// not met yet, and stops when the walk has reached the end or when the
+// last result it needs comes strictly before the last value the walk took
+// (so every item not met comes after every result). The results it needs
+// are TOP's or LIMIT's, or, when there are more than a page (page > 0),
+// a page's: then it returns that page alone, and more reports whether
+// results follow it. A query resuming after a result (from) starts its
+// walk at that result's values. ok is false, with no error, when the query
+// is not of that kind (it is evaluated as usual).
+func (c *Container) runOrdered(ctx context.Context, q *query.Query, params map[string]any, pk PartitionKey, now int64, from *query.Resume, plan *indexPlan, page int) (res query.Result, recs []record, ok, more bool, err error) {
+	if !useIndexes {
+		return res, nil, false, false, nil
 	}
 	paths, descs, need, full, ok := q.OrderedByPaths(params)
 	if !ok {
-		return res, nil, false, nil
+		return res, nil, false, false, nil
 	}
+	offset := need - full // OFFSET, applied by the first evaluation alone
+	var start []query.IndexKey
+	if from != nil {
+		offset, start = 0, from.OrderKeys()
+		if full >= 0 {
+			full = max(0, full-from.Consumed)
+		}
+	}
+	target := full
+	if page > 0 && (full < 0 || page < full) {
+		target = page + 1 // one more tells whether more follow
+	}
+	if target < 0 {
+		return res, nil, false, false, nil
+	}
+	var walk func(want int) (recs []record, last []query.IndexKey, exhausted bool, rule expiryRule)
 	if len(paths) > 1 {
-		return c.runComposite(ctx, q, params, pk, now, paths, descs, need, full, plan)
+		walk, ok = c.compositeWalk(q, params, paths, descs, start, plan)
+	} else {
+		walk, ok = c.pathWalk(q, params, paths[0], descs[0], start, plan)
 	}
-	path, desc := paths[0], descs[0]
-	// A filter an index answers: on another path, its candidates are
-	// sorted instead (a walk in order would meet the items the filter
-	// drops); on this path, ascending, it bounds the walk, which starts at
-	// its first value (the filter drops undefined values anyway).
+	if !ok {
+		return res, nil, false, false, nil
+	}
+	c.batchMu.RLock()
+	defer c.batchMu.RUnlock()
+	for want := max(2*(offset+target), 8); ; want *= 4 {
+		all, last, exhausted, rule := walk(want)
+		res, recs, err = execOn(ctx, q, params, pk, now, all, rule, from)
+		if err != nil {
+			return res, nil, true, false, err
+		}
+		n := len(res.Items)
+		if exhausted || target == 0 || n >= target && res.OrderKeysBefore(target-1, last, descs) {
+			if target != full {
+				more = n > page
+				res.Truncate(page)
+			}
+			return res, recs, true, more, nil
+		}
+	}
+}
+
+// pathWalk returns the walk of the index of path for runOrdered, making
+// the index if need be; ok is false when the query cannot use it. A filter
+// an index answers: on another path, its candidates are sorted instead (a
+// walk in order would meet the items the filter drops); on this path,
+// ascending, it bounds the walk, which starts at its first value (the
+// filter drops undefined values anyway).
+func (c *Container) pathWalk(q *query.Query, params map[string]any, path []string, desc bool, start []query.IndexKey, plan *indexPlan) (walk func(int) ([]record, []query.IndexKey, bool, expiryRule), ok bool) {
 	var bound *query.IndexRange
 	for _, r := range q.IndexRanges(params) {
 		if !slices.Equal(r.Path, path) || desc {
-			return res, nil, false, nil
+			return nil, false
 		}
 		if r.Points == nil {
 			bound = &r
 		}
 	}
 	c.batchMu.RLock()
-	defer c.batchMu.RUnlock()
 	idx, _ := c.indexFor(path, true)
+	c.batchMu.RUnlock()
 	if idx == nil {
 		plan.potential = append(plan.potential, indexSpec(path))
-		return res, nil, false, nil
+		return nil, false
 	}
 	plan.used = indexSpec(path)
-	for want := max(2*need, 8); ; want *= 4 {
-		all, last, exhausted, rule := c.ordered(idx, desc, want, bound)
-		res, recs, err = execOn(ctx, q, params, pk, now, all, rule)
-		if err != nil {
-			return res, nil, true, err
-		}
-		n := len(res.Items)
-		if exhausted || full == 0 || n == full && res.OrderKeysBefore(n-1, []query.IndexKey{last}, []bool{desc}) {
-			return res, recs, true, nil
-		}
+	var from *query.IndexKey
+	if start != nil {
+		from = &start[0]
 	}
+	return func(want int) ([]record, []query.IndexKey, bool, expiryRule) {
+		recs, last, exhausted, rule := c.ordered(idx, desc, want, bound, from)
+		return recs, []query.IndexKey{last}, exhausted, rule
+	}, true
 }
 
-// execOn evaluates q on those of recs that are live at now (by rule) in the
-// partitions whose key begins with pk, and returns them beside the result.
-func execOn(ctx context.Context, q *query.Query, params map[string]any, pk PartitionKey, now int64, recs []record, rule expiryRule) (query.Result, []record, error) {
+// compositeWalk returns the walk of the composite index that serves an
+// ORDER BY of several paths for runOrdered, when the policy has one and
+// the query has no filter an index answers (whose candidates are sorted
+// instead).
+func (c *Container) compositeWalk(q *query.Query, params map[string]any, paths [][]string, descs []bool, start []query.IndexKey, plan *indexPlan) (walk func(int) ([]record, []query.IndexKey, bool, expiryRule), ok bool) {
+	if len(q.IndexRanges(params)) > 0 {
+		return nil, false
+	}
+	c.batchMu.RLock()
+	ix, reverse, potential := c.compositeFor(paths, descs)
+	c.batchMu.RUnlock()
+	if ix == nil {
+		if potential != "" {
+			plan.potentialComposite = append(plan.potentialComposite, potential)
+		}
+		return nil, false
+	}
+	plan.usedComposite = ix.spec.key()
+	return func(want int) ([]record, []query.IndexKey, bool, expiryRule) {
+		return c.orderedComposite(ix, reverse, want, start)
+	}, true
+}
+
+// execOn evaluates q, resuming after from (nil: from the start), on those
+// of recs that are live at now (by rule) in the partitions whose key
+// begins with pk, and returns them beside the result.
+func execOn(ctx context.Context, q *query.Query, params map[string]any, pk PartitionKey, now int64, recs []record, rule expiryRule, from *query.Resume) (query.Result, []record, error) {
 	docs := make([]query.Doc, 0, len(recs))
 	live := make([]record, 0, len(recs))
 	for _, rec := range recs {
@@ -463,38 +549,8 @@ func execOn(ctx context.Context, q *query.Query, params map[string]any, pk Parti
 			live = append(live, rec)
 		}
 	}
-	res, err := query.ExecFrom(ctx, q, params, docs, time.Unix(0, now).UTC(), nil)
+	res, err := query.ExecFrom(ctx, q, params, docs, time.Unix(0, now).UTC(), from)
 	return res, live, err
-}
-
-// runComposite is runOrdered for an ORDER BY of several paths, through the
-// composite index that serves it, when the policy has one and the query
-// has no filter an index answers (whose candidates are sorted instead).
-func (c *Container) runComposite(ctx context.Context, q *query.Query, params map[string]any, pk PartitionKey, now int64, paths [][]string, descs []bool, need, full int, plan *indexPlan) (res query.Result, recs []record, ok bool, err error) {
-	if len(q.IndexRanges(params)) > 0 {
-		return res, nil, false, nil
-	}
-	c.batchMu.RLock()
-	defer c.batchMu.RUnlock()
-	ix, reverse, potential := c.compositeFor(paths, descs)
-	if ix == nil {
-		if potential != "" {
-			plan.potentialComposite = append(plan.potentialComposite, potential)
-		}
-		return res, nil, false, nil
-	}
-	plan.usedComposite = ix.spec.key()
-	for want := max(2*need, 8); ; want *= 4 {
-		all, last, exhausted, rule := c.orderedComposite(ix, reverse, want)
-		res, recs, err = execOn(ctx, q, params, pk, now, all, rule)
-		if err != nil {
-			return res, nil, true, err
-		}
-		n := len(res.Items)
-		if exhausted || full == 0 || n == full && res.OrderKeysBefore(n-1, last, descs) {
-			return res, recs, true, nil
-		}
-	}
 }
 
 // indexPlan records how a query found its items, for IndexMetrics.

@@ -121,7 +121,9 @@ func TestQueryPaging(t *testing.T) {
 	assert.Equal(t, all, paged)
 	assert.Equal(t, 7, pages)
 
-	// One pager, many pages: the first page pays for the items examined.
+	// One pager, many pages, evaluated in full (a scan): the first page
+	// pays for the items examined.
+	was := lethe.SetUseIndexes(false)
 	p := c.NewQueryItemsPager(q, lethe.NewPartitionKey(), &lethe.QueryOptions{QueryParameters: params, PageSizeHint: 20})
 	first, err := p.NextPage(ctx)
 	require.NoError(t, err)
@@ -135,6 +137,22 @@ func TestQueryPaging(t *testing.T) {
 	assert.Empty(t, third.ContinuationToken)
 	_, err = p.NextPage(ctx)
 	require.ErrorIs(t, err, lethe.ErrBadRequest)
+	lethe.SetUseIndexes(was)
+
+	// Streamed through the index of /n: each page walks the index from
+	// where the last ended, and pays for what its walk examined alone.
+	p = c.NewQueryItemsPager(q, lethe.NewPartitionKey(), &lethe.QueryOptions{QueryParameters: params, PageSizeHint: 20})
+	var streamed []string
+	for p.More() {
+		page, err := p.NextPage(ctx)
+		require.NoError(t, err)
+		examined := (page.RequestCharge - 2.3 - float64(len(page.Items))*0.05) / 0.01
+		assert.Less(t, examined, 95.0, "a page examined every item")
+		for _, it := range page.Items {
+			streamed = append(streamed, string(it))
+		}
+	}
+	assert.Equal(t, all, streamed)
 
 	for name, opts := range map[string]*lethe.QueryOptions{
 		"other query":      {ContinuationToken: first.ContinuationToken},

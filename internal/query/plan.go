@@ -113,32 +113,21 @@ func PathKey(doc []byte, path []string) IndexKey {
 	return makeKey(v)
 }
 
+// TypeOnly reports whether k holds the type of its value alone (an array or
+// an object), so that it is equal to the key of every value of that type.
+func (a IndexKey) TypeOnly() bool { return a.k == kArr || a.k == kObj }
+
 // Scalar reports whether k is a scalar value (not undefined, an array or
 // an object).
 func (a IndexKey) Scalar() bool { return a.k >= kNull && a.k <= kStr }
 
-// OrderedByPath reports whether q's results could come from a walk of an
-// index of one path in order: a single ORDER BY on a path of the FROM
-// alias, a TOP or a LIMIT (its results are then the first n of that order,
-// n returned), no DISTINCT, aggregate or GROUP BY.
-//
-// need is how many leading rows of that order decide the results (OFFSET
-// plus what TOP and LIMIT keep), full how many results there are when the
-// items give that many rows.
-func (q *Query) OrderedByPath(params map[string]any) (path []string, desc bool, need, full int, ok bool) {
-	if len(q.orderBy) != 1 {
-		return nil, false, 0, 0, false
-	}
-	paths, descs, need, full, ok := q.OrderedByPaths(params)
-	if !ok {
-		return nil, false, 0, 0, false
-	}
-	return paths[0], descs[0], need, full, true
-}
-
-// OrderedByPaths is OrderedByPath for an ORDER BY of one or more paths of
-// the FROM alias, each with its direction: the results could come from a
-// walk of a composite index of those paths in order.
+// OrderedByPaths reports whether q's results could come from a walk of an
+// index of its ORDER BY paths in order: an ORDER BY of paths of the FROM
+// alias (each with its direction, desc), no DISTINCT, aggregate or GROUP
+// BY. With TOP or LIMIT, the results are the first of that order: need is
+// how many leading rows decide them (OFFSET plus what TOP and LIMIT keep),
+// full how many results there are when the items give that many rows.
+// Without either, need and full are -1: every row is a result.
 func (q *Query) OrderedByPaths(params map[string]any) (paths [][]string, desc []bool, need, full int, ok bool) {
 	if q.from == nil || q.from.path != nil || len(q.orderBy) == 0 || q.distinct || q.aggregated || q.grouped {
 		return nil, nil, 0, 0, false
@@ -177,7 +166,7 @@ func (q *Query) OrderedByPaths(params map[string]any) (paths [][]string, desc []
 	}
 	switch {
 	case top < 0 && limit < 0:
-		return nil, nil, 0, 0, false
+		return paths, desc, -1, -1, true
 	case top < 0:
 		full = limit
 	case limit < 0:
@@ -186,6 +175,32 @@ func (q *Query) OrderedByPaths(params map[string]any) (paths [][]string, desc []
 		full = min(top, limit)
 	}
 	return paths, desc, offset + full, full, true
+}
+
+// OrderKeys returns the index keys of the ORDER BY values of the result r
+// resumes after (a key of its type alone for an array or an object).
+func (r *Resume) OrderKeys() []IndexKey {
+	ks := make([]IndexKey, len(r.After.order))
+	for i, v := range r.After.order {
+		switch v.k {
+		case kArr, kObj:
+			ks[i] = IndexKey{k: v.k}
+		default:
+			ks[i] = makeKey(v)
+		}
+	}
+	return ks
+}
+
+// Truncate keeps the first n results of res.
+func (res *Result) Truncate(n int) {
+	if n >= len(res.Items) {
+		return
+	}
+	res.Items, res.Sources, res.rows = res.Items[:n], res.Sources[:n], res.rows[:n]
+	if res.canon != nil {
+		res.canon = res.canon[:n]
+	}
 }
 
 // OrderKeysBefore reports whether the ORDER BY values of res.Items[i] are
