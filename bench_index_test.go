@@ -43,6 +43,7 @@ func BenchmarkIndexedQuery(b *testing.B) {
 			{"top10-range", `SELECT TOP 10 c.id FROM c WHERE c.bucket >= 98 ORDER BY c.bucket`},
 			{"top10-orderby", `SELECT TOP 10 c.id, c.name FROM c ORDER BY c.name DESC`},
 			{"top10-composite", `SELECT TOP 10 c.id, c.name FROM c ORDER BY c.bucket DESC, c.name`},
+			{"top10-equality", `SELECT TOP 10 * FROM c WHERE c.status = "s42"`},
 		} {
 			run := func(b *testing.B) {
 				got := 0

@@ -139,7 +139,9 @@ type QueryItemsPager struct {
 //
 // A query ordered by paths an index walks in order (one path, or the paths
 // of a composite index) that has more results than a page is streamed
-// instead: each page is evaluated on its own, at its own instant, by a walk
+// instead (and a query without ORDER BY whose filter an index answers is
+// evaluated on as few of the index's candidates, taken in item order, as
+// its TOP, LIMIT or page needs): each page is evaluated on its own, at its own instant, by a walk
 // of the index that starts at the ORDER BY values of the last result
 // returned, exactly as a pager given the previous page's continuation token
 // would (below); a page costs what its walk examines, not the whole
@@ -344,7 +346,13 @@ func (p *QueryItemsPager) run(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		res, err = query.ExecFrom(ctx, q, params, docs, time.Unix(0, now).UTC(), from)
+		if need, full, inOrder := q.InItemOrder(params); inOrder && p.plan.used != "" {
+			// The index's candidates, evaluated in item order as far as
+			// the page needs.
+			res, recs, more, err = runInItemOrder(ctx, q, params, docs, recs, now, from, need, full, size)
+		} else {
+			res, err = query.ExecFrom(ctx, q, params, docs, time.Unix(0, now).UTC(), from)
+		}
 	}
 	if err != nil {
 		return queryError(err)
@@ -437,20 +445,13 @@ func (c *Container) runOrdered(ctx context.Context, q *query.Query, params map[s
 	if !ok {
 		return res, nil, false, false, nil
 	}
-	offset := need - full // OFFSET, applied by the first evaluation alone
-	var start []query.IndexKey
-	if from != nil {
-		offset, start = 0, from.OrderKeys()
-		if full >= 0 {
-			full = max(0, full-from.Consumed)
-		}
-	}
-	target := full
-	if page > 0 && (full < 0 || page < full) {
-		target = page + 1 // one more tells whether more follow
-	}
+	offset, target, paged := pageTarget(need, full, from, page)
 	if target < 0 {
 		return res, nil, false, false, nil
+	}
+	var start []query.IndexKey
+	if from != nil {
+		start = from.OrderKeys()
 	}
 	var walk func(want int) (recs []record, last []query.IndexKey, exhausted bool, rule expiryRule)
 	if len(paths) > 1 {
@@ -471,11 +472,75 @@ func (c *Container) runOrdered(ctx context.Context, q *query.Query, params map[s
 		}
 		n := len(res.Items)
 		if exhausted || target == 0 || n >= target && res.OrderKeysBefore(target-1, last, descs) {
-			if target != full {
+			if paged {
 				more = n > page
 				res.Truncate(page)
 			}
 			return res, recs, true, more, nil
+		}
+	}
+}
+
+// pageTarget returns, for a query whose results are decided by need
+// leading rows and number full (-1 and -1: every row is a result), resuming
+// after from (nil: from the start), the OFFSET still to apply and how many
+// results an evaluation needs: TOP's or LIMIT's (less those counted before
+// from), or, when there are more than a page (page > 0), a page's and one
+// more to tell whether more follow (paged). target is -1 when every result
+// is needed.
+func pageTarget(need, full int, from *query.Resume, page int) (offset, target int, paged bool) {
+	offset = need - full // OFFSET, applied by the first evaluation alone
+	if from != nil {
+		offset = 0
+		if full >= 0 {
+			full = max(0, full-from.Consumed)
+		}
+	}
+	if page > 0 && (full < 0 || page < full) {
+		return offset, page + 1, true
+	}
+	return offset, full, false
+}
+
+// runInItemOrder evaluates a query whose results come item by item in item
+// order (query.InItemOrder) on docs, the candidates an index found (with
+// their records, recs), no more of them than it needs: it sorts them by
+// item, starts after the result it resumes after (from), and evaluates a
+// growing number of them until it has its target (pageTarget) or none are
+// left. Results made from the first k items in item order are the first
+// results of all, so the first target of them are final. It returns the
+// records of the candidates evaluated; more, as for runOrdered.
+func runInItemOrder(ctx context.Context, q *query.Query, params map[string]any, docs []query.Doc, recs []record, now int64, from *query.Resume, need, full, page int) (res query.Result, used []record, more bool, err error) {
+	offset, target, paged := pageTarget(need, full, from, page)
+	order := make([]int, len(docs))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return strings.Compare(docs[a].ID, docs[b].ID) })
+	sorted, srecs := make([]query.Doc, len(docs)), make([]record, len(docs))
+	for i, j := range order {
+		sorted[i], srecs[i] = docs[j], recs[j]
+	}
+	start := 0
+	if from != nil {
+		after := from.After.Item()
+		start, _ = slices.BinarySearchFunc(sorted, after, func(d query.Doc, id string) int { return strings.Compare(d.ID, id) })
+	}
+	for k := max(2*(offset+target), 8); ; k *= 4 {
+		end := len(sorted)
+		if target >= 0 && start+k < end {
+			end = start + k
+		}
+		res, err = query.ExecFrom(ctx, q, params, sorted[start:end], time.Unix(0, now).UTC(), from)
+		if err != nil {
+			return res, nil, false, err
+		}
+		if n := len(res.Items); end == len(sorted) || n >= target {
+			if paged {
+				more = n > page
+				res.Truncate(page)
+			}
+			return res, srecs[start:end], more, nil
 		}
 	}
 }

@@ -22,6 +22,10 @@ type Key struct {
 	seq   int32
 }
 
+// Item returns the identity key of the item k's result was made from (""
+// if none).
+func (k Key) Item() string { return k.item }
+
 // Key returns the key of res.Items[i].
 func (res *Result) Key(i int) Key {
 	r := res.rows[i]

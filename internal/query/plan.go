@@ -139,9 +139,32 @@ func (q *Query) OrderedByPaths(params map[string]any) (paths [][]string, desc []
 		}
 		paths, desc = append(paths, path), append(desc, o.desc)
 	}
+	need, full, ok = q.resultBound(params)
+	if !ok {
+		return nil, nil, 0, 0, false
+	}
+	return paths, desc, need, full, true
+}
+
+// InItemOrder reports whether q's results are made item by item in the
+// order of the items' keys (Doc.ID), each item's results together: a FROM,
+// no ORDER BY, DISTINCT, aggregate or GROUP BY. need and full are as for
+// OrderedByPaths.
+func (q *Query) InItemOrder(params map[string]any) (need, full int, ok bool) {
+	if q.from == nil || q.from.path != nil || len(q.orderBy) > 0 || q.distinct || q.aggregated || q.grouped {
+		return 0, 0, false
+	}
+	return q.resultBound(params)
+}
+
+// resultBound returns how many leading rows decide q's results (OFFSET
+// plus what TOP and LIMIT keep) and how many results there are when the
+// items give that many rows; -1 and -1 without TOP or LIMIT. ok is false
+// when TOP, OFFSET or LIMIT is not a constant count.
+func (q *Query) resultBound(params map[string]any) (need, full int, ok bool) {
 	vals, err := bindParams(q, params)
 	if err != nil {
-		return nil, nil, 0, 0, false
+		return 0, 0, false
 	}
 	count := func(e expr) (int, bool) {
 		v, ok := constant(e, vals)
@@ -153,20 +176,20 @@ func (q *Query) OrderedByPaths(params map[string]any) (paths [][]string, desc []
 	top, offset, limit := -1, 0, -1
 	if q.top != nil {
 		if top, ok = count(q.top); !ok {
-			return nil, nil, 0, 0, false
+			return 0, 0, false
 		}
 	}
 	if q.limit != nil {
 		o, ok1 := count(q.offset)
 		l, ok2 := count(q.limit)
 		if !ok1 || !ok2 {
-			return nil, nil, 0, 0, false
+			return 0, 0, false
 		}
 		offset, limit = o, l
 	}
 	switch {
 	case top < 0 && limit < 0:
-		return paths, desc, -1, -1, true
+		return -1, -1, true
 	case top < 0:
 		full = limit
 	case limit < 0:
@@ -174,7 +197,7 @@ func (q *Query) OrderedByPaths(params map[string]any) (paths [][]string, desc []
 	default:
 		full = min(top, limit)
 	}
-	return paths, desc, offset + full, full, true
+	return offset + full, full, true
 }
 
 // OrderKeys returns the index keys of the ORDER BY values of the result r
