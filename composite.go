@@ -143,11 +143,18 @@ func compareCompositeEntries(desc []bool, a, b compositeEntry) int {
 	return compareRecAddrs(a.rec, b.rec)
 }
 
+// entry returns rec's entry in ix. The system properties _ts and _etag,
+// kept apart from the stored document, come from the record.
 func (ix *compositeIndex) entry(rec record) compositeEntry {
 	body := rec.body()
 	doc := unsafe.Slice(unsafe.StringData(body), len(body))
 	keys := make([]query.IndexKey, len(ix.spec.paths))
 	for i, p := range ix.spec.paths {
+		if len(p) == 1 && (p[0] == "_ts" || p[0] == "_etag") {
+			d := query.Doc{Sys: true, TS: rec.ts(), ETag: rec.etag()}
+			keys[i], _ = query.SysKey(&d, p[0])
+			continue
+		}
 		keys[i] = query.PathKey(doc, p)
 	}
 	return compositeEntry{keys, rec}
@@ -204,7 +211,7 @@ func (c *Container) compositeFor(paths [][]string, desc []bool) (ix *compositeIn
 		return nil, false, compositeSpec{paths, desc}.key()
 	}
 	key := spec.key()
-	if ix = c.expiry.composites[key]; ix != nil || len(c.expiry.indexes)+len(c.expiry.composites) >= maxIndexes {
+	if ix = c.expiry.composites[key]; ix != nil || c.indexCountLocked() >= maxIndexes {
 		c.expiry.mu.Unlock()
 		return ix, reverse, ""
 	}
@@ -235,7 +242,7 @@ func (c *Container) buildComposite(key string, spec compositeSpec) *compositeInd
 	}
 	c.catchUp(b, ix.change)
 	defer c.expiry.mu.Unlock()
-	if !c.finishBuildLocked(bkey, b) || !compositeDeclared(c.props.IndexingPolicy, key) || len(c.expiry.indexes)+len(c.expiry.composites) >= maxIndexes {
+	if !c.finishBuildLocked(bkey, b) || !compositeDeclared(c.props.IndexingPolicy, key) || c.indexCountLocked() >= maxIndexes {
 		return nil
 	}
 	if c.expiry.composites == nil {
@@ -263,11 +270,15 @@ func compositeDeclared(ip *IndexingPolicy, key string) bool {
 // returns the first want records, the keys of the last one taken, and
 // whether the walk reached the end; with from (a query resuming after a
 // result whose values were from), it starts at the first entry of those
-// values. rule is the expiry rule of the same instant. The caller holds
-// c.batchMu for reading.
-func (c *Container) orderedComposite(ix *compositeIndex, reverse bool, want int, from []query.IndexKey) (recs []record, last []query.IndexKey, exhausted bool, rule expiryRule) {
+// values. rule is the expiry rule of the same instant; current is false,
+// and nothing else is returned, if a policy change has dropped the index
+// meanwhile. The caller holds c.batchMu for reading.
+func (c *Container) orderedComposite(ix *compositeIndex, reverse bool, want int, from []query.IndexKey) (recs []record, last []query.IndexKey, exhausted bool, rule expiryRule, current bool) {
 	c.expiry.mu.Lock()
 	defer c.expiry.mu.Unlock()
+	if c.expiry.composites[ix.spec.key()] != ix {
+		return nil, nil, false, rule, false
+	}
 	rule = c.rule
 	exhausted = true
 	visit := func(e compositeEntry) bool {
@@ -298,5 +309,5 @@ func (c *Container) orderedComposite(ix *compositeIndex, reverse bool, want int,
 	default:
 		ix.t.Ascend(visit)
 	}
-	return recs, last, exhausted, rule
+	return recs, last, exhausted, rule, true
 }

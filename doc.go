@@ -181,9 +181,10 @@
 // first scans: making an index costs about as much as one and a half
 // scans, more than a query that runs once would save) or the first time
 // one orders by it with TOP or LIMIT (whose scan would sort every item),
-// from the items while writes go on (a write waits at most for the reading
-// of one of the container's 16 shards; the changes made during the build
-// are replayed into the index before it is used), and from then on every
+// from the items while writes go on (an item write waits at most for the
+// reading of one of the container's 16 shards, a transactional batch for the
+// whole build, as for any query; the changes made during the build are
+// replayed into the index before it is used), and from then on every
 // change keeps it, in the same step that changes the items (at most 16
 // indexes per container). So a container pays, on writes and
 // in memory (about 100 bytes an item for each index: BenchmarkIndexMemory),

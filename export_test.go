@@ -195,3 +195,7 @@ func SetCatchUpFew(n int) (was int) {
 	was, catchUpFew = catchUpFew, n
 	return was
 }
+
+// SetBeforeOrderedWalk sets a function that a query ordered through an
+// index calls once it has chosen the index, holding no lock (nil: none).
+func SetBeforeOrderedWalk(fn func()) { beforeOrderedWalk = fn }

@@ -14,8 +14,8 @@ import (
 // Secondary indexes. A container's IndexingPolicy says which paths may be
 // indexed (by default every path, as in Cosmos DB); an index of a path is
 // made from the container's items the second time a query filters on the
-// path (the first scans), or the first time one orders by it with TOP or
-// LIMIT, and kept up to date by every change after (applyItems, under the expiry
+// path (the first scans), or the first time one orders by it, and kept up
+// to date by every change after (applyItems, under the expiry
 // lock), so a container pays, in memory and on writes, only for the paths
 // its queries filter on or order by. An index maps the value at its path
 // to the records that hold it, expired or not: scalar values (null, a
@@ -25,12 +25,17 @@ import (
 // evaluates the whole query on the candidates alone, so results, their
 // order and their continuation tokens are those of a scan.
 
-// maxIndexes bounds the indexes one container makes: past it, queries on
-// other paths scan.
+// maxIndexes bounds the indexes one container makes, of paths and
+// composite: past it, queries on other paths scan.
 const maxIndexes = 16
+
+// indexCountLocked returns how many indexes the container has made. The
+// caller holds the expiry lock.
+func (c *Container) indexCountLocked() int { return len(c.expiry.indexes) + len(c.expiry.composites) }
 
 // pathIndex is the index of one path.
 type pathIndex struct {
+	key  string // its name in the container's map of indexes
 	path []string
 	t    *btree.BTreeG[indexEntry]
 }
@@ -259,7 +264,7 @@ func (c *Container) indexFor(path []string, eager bool) (idx *pathIndex, indexed
 	key := strings.Join(path, "/")
 	c.expiry.mu.Lock()
 	idx = c.expiry.indexes[key]
-	policy, n := c.props.IndexingPolicy, len(c.expiry.indexes)
+	policy, n := c.props.IndexingPolicy, c.indexCountLocked()
 	asked := eager || c.expiry.wanted[key]
 	c.expiry.mu.Unlock()
 	if idx != nil {
@@ -293,6 +298,9 @@ func (c *Container) candidates(r query.IndexRange) (recs []record, rule expiryRu
 	}
 	c.expiry.mu.Lock()
 	defer c.expiry.mu.Unlock()
+	if c.expiry.indexes[idx.key] != idx {
+		return nil, rule, false, true // dropped meanwhile by a policy change
+	}
 	rule = c.rule
 	visit := func(e indexEntry) bool {
 		if r.Past(e.key) {
@@ -337,7 +345,7 @@ func (c *Container) buildIndex(key string, path []string) *pathIndex {
 		c.expiry.mu.Unlock()
 		return idx // made meanwhile
 	}
-	if !indexable(c.props.IndexingPolicy, path) || len(c.expiry.indexes) >= maxIndexes {
+	if !indexable(c.props.IndexingPolicy, path) || c.indexCountLocked() >= maxIndexes {
 		c.expiry.mu.Unlock()
 		return nil
 	}
@@ -346,7 +354,7 @@ func (c *Container) buildIndex(key string, path []string) *pathIndex {
 	if b == nil {
 		return nil
 	}
-	idx := &pathIndex{path: path, t: btree.NewG(btreeDegree, lessIndexEntry)}
+	idx := &pathIndex{key: key, path: path, t: btree.NewG(btreeDegree, lessIndexEntry)}
 	es := make([]indexEntry, 0, n)
 	c.scanForBuild(func(rec record) { es = append(es, idx.entry(rec)) })
 	// Inserted in order, the tree is built without searching.
@@ -356,7 +364,7 @@ func (c *Container) buildIndex(key string, path []string) *pathIndex {
 	}
 	c.catchUp(b, idx.change)
 	defer c.expiry.mu.Unlock()
-	if !c.finishBuildLocked(bkey, b) || !indexable(c.props.IndexingPolicy, path) || len(c.expiry.indexes) >= maxIndexes {
+	if !c.finishBuildLocked(bkey, b) || !indexable(c.props.IndexingPolicy, path) || c.indexCountLocked() >= maxIndexes {
 		return nil
 	}
 	if c.expiry.indexes == nil {
@@ -375,11 +383,15 @@ func (c *Container) buildIndex(key string, path []string) *pathIndex {
 // whether the walk reached the end. With bound (ascending only), the walk
 // covers the range of a filter on the path alone. With from (a query
 // resuming after a result whose value was from), it starts at the first
-// entry of that value. rule is the expiry rule of the same instant. The
-// caller holds c.batchMu for reading.
-func (c *Container) ordered(idx *pathIndex, desc bool, want int, bound *query.IndexRange, from *query.IndexKey) (recs []record, last query.IndexKey, exhausted bool, rule expiryRule) {
+// entry of that value. rule is the expiry rule of the same instant.
+// current is false, and nothing else is returned, if a policy change has
+// dropped the index meanwhile. The caller holds c.batchMu for reading.
+func (c *Container) ordered(idx *pathIndex, desc bool, want int, bound *query.IndexRange, from *query.IndexKey) (recs []record, last query.IndexKey, exhausted bool, rule expiryRule, current bool) {
 	c.expiry.mu.Lock()
 	defer c.expiry.mu.Unlock()
+	if c.expiry.indexes[idx.key] != idx {
+		return nil, last, false, rule, false
+	}
 	rule = c.rule
 	exhausted = true
 	scalars := 0
@@ -413,7 +425,7 @@ func (c *Container) ordered(idx *pathIndex, desc bool, want int, bound *query.In
 	default:
 		idx.t.Ascend(visit)
 	}
-	return recs, last, exhausted, rule
+	return recs, last, exhausted, rule, true
 }
 
 // dropIndexes forgets the indexes the policy no longer allows. The caller

@@ -448,3 +448,93 @@ func TestIndexBuildWhileWriting(t *testing.T) {
 		})
 	}
 }
+
+// TestCompositeSystemProperties: a composite index may hold _ts and _etag,
+// which are kept apart from the stored document; it orders by them as a
+// scan does, for TOP and for streamed pages.
+func TestCompositeSystemProperties(t *testing.T) {
+	s, clock := newStore(t)
+	c := mustContainer(t, s, lethe.ContainerProperties{ID: "c", DefaultTimeToLive: lethe.TTLNever,
+		PartitionKeyDefinition: lethe.PartitionKeyDefinition{Paths: []string{"/pk"}},
+		IndexingPolicy: &lethe.IndexingPolicy{CompositeIndexes: [][]lethe.CompositeIndex{
+			{{Path: "/_ts", Order: lethe.CompositeIndexDescending}, {Path: "/id"}},
+			{{Path: "/pk"}, {Path: "/_ts", Order: lethe.CompositeIndexDescending}},
+		}}})
+	for i := range 20 {
+		_, err := c.CreateItem(ctx, lethe.NewPartitionKeyString("a"), []byte(fmt.Sprintf(`{"id":"i%02d","pk":"a"}`, 19-i)), nil)
+		require.NoError(t, err)
+		clock.Advance(2 * time.Second)
+	}
+	for _, q := range []string{
+		`SELECT TOP 3 VALUE c.id FROM c ORDER BY c._ts DESC, c.id ASC`,
+		`SELECT VALUE c.id FROM c ORDER BY c.pk, c._ts DESC`,
+	} {
+		withIndex, metrics := queryAll(t, c, q, nil, lethe.NewPartitionKey())
+		assert.Contains(t, metrics, `"UtilizedCompositeIndexes":[{`, q)
+		was := lethe.SetUseIndexes(false)
+		scan, _ := queryAll(t, c, q, nil, lethe.NewPartitionKey())
+		lethe.SetUseIndexes(was)
+		require.Equal(t, scan, withIndex, q)
+	}
+}
+
+// TestIndexDroppedDuringQuery: a policy change that drops the index a
+// query has chosen, before the query walks it, makes the query scan: it
+// never returns what the index, no longer kept, would still hold.
+func TestIndexDroppedDuringQuery(t *testing.T) {
+	s, _ := newStore(t)
+	c := mustContainer(t, s, lethe.ContainerProperties{ID: "c", DefaultTimeToLive: lethe.TTLNever})
+	for i := range 10 {
+		create(t, c, fmt.Sprintf(`{"id":"i%02d","n":%d}`, i, i))
+	}
+	const q = `SELECT TOP 3 VALUE c.id FROM c ORDER BY c.n`
+	queryAll(t, c, q, nil, lethe.NewPartitionKey()) // makes the index
+	once := false
+	lethe.SetBeforeOrderedWalk(func() {
+		if once {
+			return
+		}
+		once = true
+		p, err := c.Read(ctx)
+		require.NoError(t, err)
+		p.IndexingPolicy = &lethe.IndexingPolicy{ExcludedPaths: []lethe.IndexPath{{Path: "/n/?"}}}
+		require.NoError(t, c.Replace(ctx, p))
+		_, err = c.DeleteItem(ctx, lethe.NewPartitionKey(), "i00", nil)
+		require.NoError(t, err)
+		create(t, c, `{"id":"new","n":-1}`)
+	})
+	t.Cleanup(func() { lethe.SetBeforeOrderedWalk(nil) })
+	got, _ := queryAll(t, c, q, nil, lethe.NewPartitionKey())
+	require.True(t, once)
+	require.Equal(t, []string{`"new"`, `"i01"`, `"i02"`}, got)
+}
+
+// TestStreamedPagesManyTies: when most items share the ORDER BY value, a
+// pager stops walking the same items for every page: paging the whole
+// result through the index costs no more than twice a scan's pages.
+func TestStreamedPagesManyTies(t *testing.T) {
+	s, _ := newStore(t)
+	c := mustContainer(t, s, lethe.ContainerProperties{ID: "c", DefaultTimeToLive: lethe.TTLNever})
+	for i := range 2000 {
+		create(t, c, fmt.Sprintf(`{"id":"i%04d","m":%d}`, i, i%2))
+	}
+	const q = `SELECT VALUE c.id FROM c ORDER BY c.m`
+	charge := func() (float64, int) {
+		total, n := 0.0, 0
+		p := c.NewQueryItemsPager(q, lethe.NewPartitionKey(), &lethe.QueryOptions{PageSizeHint: 50})
+		for p.More() {
+			page, err := p.NextPage(ctx)
+			require.NoError(t, err)
+			total += page.RequestCharge
+			n += len(page.Items)
+		}
+		return total, n
+	}
+	queryAll(t, c, `SELECT TOP 1 c.id FROM c ORDER BY c.m`, nil, lethe.NewPartitionKey()) // makes the index
+	indexed, n := charge()
+	require.Equal(t, 2000, n)
+	was := lethe.SetUseIndexes(false)
+	scan, _ := charge()
+	lethe.SetUseIndexes(was)
+	assert.LessOrEqual(t, indexed, 2*scan, "paging through the index cost %.1f RU, a scan %.1f", indexed, scan)
+}

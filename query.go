@@ -96,6 +96,8 @@ type QueryItemsPager struct {
 	res      query.Result // the evaluation, once run: its results and their keys
 	items    [][]byte     // all results, once evaluated (a page's, streamed)
 	streamed bool         // items are one page, and more follow: the next page evaluates again after its last
+	whole    bool         // a streamed walk went far past its page: evaluate the rest whole
+	metrics  bool         // IndexMetrics was returned (with the first page)
 	srcs     []record     // the record each result was made from ("" if none), to drop results whose item is gone
 	exam     int          // items the evaluation examined, charged with the first page
 	next     int          // index in items of the next page's first result
@@ -139,13 +141,18 @@ type QueryItemsPager struct {
 //
 // A query ordered by paths an index walks in order (one path, or the paths
 // of a composite index) that has more results than a page is streamed
-// instead (and a query without ORDER BY whose filter an index answers is
-// evaluated on as few of the index's candidates, taken in item order, as
-// its TOP, LIMIT or page needs): each page is evaluated on its own, at its own instant, by a walk
-// of the index that starts at the ORDER BY values of the last result
+// instead: each page is evaluated on its own, at its own instant, by a
+// walk of the index that starts at the ORDER BY values of the last result
 // returned, exactly as a pager given the previous page's continuation token
-// would (below); a page costs what its walk examines, not the whole
-// container.
+// would (below), so a streamed pager has a continuation token's guarantees
+// rather than those above (it may return items created after its first
+// page, and the result of an item rewritten with a later ORDER BY value
+// again). A page costs what its walk examines, not the whole container;
+// when a walk has to go far past its page (many items share a value), the
+// pager evaluates the rest whole, once. A query without ORDER BY whose
+// filter an index answers, with TOP or LIMIT, is evaluated on as few of the
+// index's candidates, taken in item order, as its results need. Whether a
+// query streams depends on the indexes the container has made so far.
 //
 // A continuation token holds the key of the last result of its page and
 // how many results have been counted against TOP and LIMIT. A pager given
@@ -230,8 +237,8 @@ func (p *QueryItemsPager) NextPage(ctx context.Context) (QueryItemsResponse, err
 	}
 	p.next = end
 	resp := QueryItemsResponse{Items: page, RequestCharge: ru(cost)}
-	if first && p.opts.PopulateIndexMetrics {
-		resp.IndexMetrics = p.plan.metrics()
+	if first && p.opts.PopulateIndexMetrics && !p.metrics {
+		resp.IndexMetrics, p.metrics = p.plan.metrics(), true
 	}
 	if end < len(p.items) || p.streamed {
 		resp.ContinuationToken = encodeToken(continuation{
@@ -339,14 +346,23 @@ func (p *QueryItemsPager) run(ctx context.Context) error {
 	if size <= 0 {
 		size = DefaultPageSize
 	}
-	res, recs, ok, more, err := p.c.runOrdered(ctx, q, params, p.pk, now, from, &p.plan, size)
+	if p.whole {
+		size = 0 // evaluated whole, pages served from the evaluation
+	}
+	res, recs, ok, more, walked, err := p.c.runOrdered(ctx, q, params, p.pk, now, from, &p.plan, size)
+	if more && walked > 8*(size+1) {
+		// The walk had to go far past its page (many items share a
+		// value): the pages after this one are evaluated whole, once,
+		// rather than walking the same items again for each.
+		p.whole = true
+	}
 	if !ok && err == nil {
 		var docs []query.Doc
 		docs, recs, err = p.c.queryDocs(ctx, q, params, p.pk, now, &p.plan)
 		if err != nil {
 			return err
 		}
-		if need, full, inOrder := q.InItemOrder(params); inOrder && p.plan.used != "" {
+		if need, full, inOrder := q.InItemOrder(params); inOrder && full >= 0 && p.plan.used != "" {
 			// The index's candidates, evaluated in item order as far as
 			// the page needs.
 			res, recs, more, err = runInItemOrder(ctx, q, params, docs, recs, now, from, need, full, size)
@@ -437,38 +453,46 @@ func (c *Container) indexedDocs(q *query.Query, params map[string]any, pk Partit
 // results follow it. A query resuming after a result (from) starts its
 // walk at that result's values. ok is false, with no error, when the query
 // is not of that kind (it is evaluated as usual).
-func (c *Container) runOrdered(ctx context.Context, q *query.Query, params map[string]any, pk PartitionKey, now int64, from *query.Resume, plan *indexPlan, page int) (res query.Result, recs []record, ok, more bool, err error) {
+func (c *Container) runOrdered(ctx context.Context, q *query.Query, params map[string]any, pk PartitionKey, now int64, from *query.Resume, plan *indexPlan, page int) (res query.Result, recs []record, ok, more bool, walked int, err error) {
 	if !useIndexes {
-		return res, nil, false, false, nil
+		return res, nil, false, false, 0, nil
 	}
 	paths, descs, need, full, ok := q.OrderedByPaths(params)
 	if !ok {
-		return res, nil, false, false, nil
+		return res, nil, false, false, 0, nil
 	}
 	offset, target, paged := pageTarget(need, full, from, page)
 	if target < 0 {
-		return res, nil, false, false, nil
+		return res, nil, false, false, 0, nil
 	}
 	var start []query.IndexKey
 	if from != nil {
 		start = from.OrderKeys()
 	}
-	var walk func(want int) (recs []record, last []query.IndexKey, exhausted bool, rule expiryRule)
+	var walk func(want int) (recs []record, last []query.IndexKey, exhausted bool, rule expiryRule, current bool)
 	if len(paths) > 1 {
 		walk, ok = c.compositeWalk(q, params, paths, descs, start, plan)
 	} else {
 		walk, ok = c.pathWalk(q, params, paths[0], descs[0], start, plan)
 	}
 	if !ok {
-		return res, nil, false, false, nil
+		return res, nil, false, false, 0, nil
+	}
+	if beforeOrderedWalk != nil {
+		beforeOrderedWalk()
 	}
 	c.batchMu.RLock()
 	defer c.batchMu.RUnlock()
 	for want := max(2*(offset+target), 8); ; want *= 4 {
-		all, last, exhausted, rule := walk(want)
+		all, last, exhausted, rule, current := walk(want)
+		if !current {
+			// A policy change dropped the index: the query scans.
+			plan.used, plan.usedComposite = "", ""
+			return res, nil, false, false, 0, nil
+		}
 		res, recs, err = execOn(ctx, q, params, pk, now, all, rule, from)
 		if err != nil {
-			return res, nil, true, false, err
+			return res, nil, true, false, len(all), err
 		}
 		n := len(res.Items)
 		if exhausted || target == 0 || n >= target && res.OrderKeysBefore(target-1, last, descs) {
@@ -476,10 +500,14 @@ func (c *Container) runOrdered(ctx context.Context, q *query.Query, params map[s
 				more = n > page
 				res.Truncate(page)
 			}
-			return res, recs, true, more, nil
+			return res, recs, true, more, len(all), nil
 		}
 	}
 }
+
+// beforeOrderedWalk, when set (by tests), runs when runOrdered has chosen
+// its index and holds no lock.
+var beforeOrderedWalk func()
 
 // pageTarget returns, for a query whose results are decided by need
 // leading rows and number full (-1 and -1: every row is a result), resuming
@@ -551,15 +579,14 @@ func runInItemOrder(ctx context.Context, q *query.Query, params map[string]any, 
 // walk in order would meet the items the filter drops); on this path,
 // ascending, it bounds the walk, which starts at its first value (the
 // filter drops undefined values anyway).
-func (c *Container) pathWalk(q *query.Query, params map[string]any, path []string, desc bool, start []query.IndexKey, plan *indexPlan) (walk func(int) ([]record, []query.IndexKey, bool, expiryRule), ok bool) {
+func (c *Container) pathWalk(q *query.Query, params map[string]any, path []string, desc bool, start []query.IndexKey, plan *indexPlan) (walk func(int) ([]record, []query.IndexKey, bool, expiryRule, bool), ok bool) {
 	var bound *query.IndexRange
 	for _, r := range q.IndexRanges(params) {
-		if !slices.Equal(r.Path, path) || desc {
+		if !slices.Equal(r.Path, path) || desc || r.Points != nil {
+			// Another path, or equality: the index's candidates, sorted.
 			return nil, false
 		}
-		if r.Points == nil {
-			bound = &r
-		}
+		bound = &r
 	}
 	c.batchMu.RLock()
 	idx, _ := c.indexFor(path, true)
@@ -573,9 +600,9 @@ func (c *Container) pathWalk(q *query.Query, params map[string]any, path []strin
 	if start != nil {
 		from = &start[0]
 	}
-	return func(want int) ([]record, []query.IndexKey, bool, expiryRule) {
-		recs, last, exhausted, rule := c.ordered(idx, desc, want, bound, from)
-		return recs, []query.IndexKey{last}, exhausted, rule
+	return func(want int) ([]record, []query.IndexKey, bool, expiryRule, bool) {
+		recs, last, exhausted, rule, current := c.ordered(idx, desc, want, bound, from)
+		return recs, []query.IndexKey{last}, exhausted, rule, current
 	}, true
 }
 
@@ -583,7 +610,7 @@ func (c *Container) pathWalk(q *query.Query, params map[string]any, path []strin
 // ORDER BY of several paths for runOrdered, when the policy has one and
 // the query has no filter an index answers (whose candidates are sorted
 // instead).
-func (c *Container) compositeWalk(q *query.Query, params map[string]any, paths [][]string, descs []bool, start []query.IndexKey, plan *indexPlan) (walk func(int) ([]record, []query.IndexKey, bool, expiryRule), ok bool) {
+func (c *Container) compositeWalk(q *query.Query, params map[string]any, paths [][]string, descs []bool, start []query.IndexKey, plan *indexPlan) (walk func(int) ([]record, []query.IndexKey, bool, expiryRule, bool), ok bool) {
 	if len(q.IndexRanges(params)) > 0 {
 		return nil, false
 	}
@@ -597,7 +624,7 @@ func (c *Container) compositeWalk(q *query.Query, params map[string]any, paths [
 		return nil, false
 	}
 	plan.usedComposite = ix.spec.key()
-	return func(want int) ([]record, []query.IndexKey, bool, expiryRule) {
+	return func(want int) ([]record, []query.IndexKey, bool, expiryRule, bool) {
 		return c.orderedComposite(ix, reverse, want, start)
 	}, true
 }

@@ -113,6 +113,16 @@ func PathKey(doc []byte, path []string) IndexKey {
 	return makeKey(v)
 }
 
+// SysKey returns the index key of the system property name ("_ts" or
+// "_etag") of d, as queries see it; ok is false for another name.
+func SysKey(d *Doc, name string) (k IndexKey, ok bool) {
+	v, ok := d.sysMember(name)
+	if !ok {
+		return IndexKey{}, false
+	}
+	return makeKey(v), true
+}
+
 // TypeOnly reports whether k holds the type of its value alone (an array or
 // an object), so that it is equal to the key of every value of that type.
 func (a IndexKey) TypeOnly() bool { return a.k == kArr || a.k == kObj }
