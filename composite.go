@@ -12,8 +12,9 @@ import (
 
 // Composite indexes. An IndexingPolicy's CompositeIndexes list paths with a
 // direction each, as in Cosmos DB. A query ordered by exactly those paths,
-// in those directions or all of them reversed, with TOP or LIMIT, walks the
-// composite index in order instead of sorting every item. A composite index
+// in those directions or all of them reversed, with TOP or LIMIT or more
+// results than a page, walks the composite index in order instead of
+// sorting every item. A composite index
 // is made the first time such a query runs, and kept up to date by every
 // change after, as a single path's index is (index.go). Unlike Cosmos DB,
 // a query ordered by several paths without a composite index still runs

@@ -41,7 +41,7 @@ type ContainerProperties struct {
 // may be ("/*", as in Cosmos DB); ExcludedPaths take paths out, the most
 // specific path that covers a value deciding. lethe makes the index of a
 // path the second time a query filters on it (or the first time one orders
-// by it with TOP or LIMIT), and keeps it from then on (see the package
+// by it), and keeps it from then on (see the package
 // documentation, "Indexes"); the system properties are not indexed.
 type IndexingPolicy struct {
 	IndexingMode  IndexingMode

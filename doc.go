@@ -180,7 +180,7 @@
 // the index of a path is made the second time a query filters on it (the
 // first scans: making an index costs about as much as one and a half
 // scans, more than a query that runs once would save) or the first time
-// one orders by it with TOP or LIMIT (whose scan would sort every item),
+// one orders by it (whose scan would sort every item),
 // from the items while writes go on (an item write waits at most for the
 // reading of one of the container's 16 shards, a transactional batch for the
 // whole build, as for any query; the changes made during the build are
@@ -194,9 +194,9 @@
 // top, one on a path of its items that an index answers (=, IN, <, <=, >,
 // >=, BETWEEN with constants or parameters, or STARTSWITH without
 // ignoring case) is evaluated on the items the index finds alone; a query
-// ordered by one path with TOP or LIMIT, on the items a walk of the index
-// in that order meets first, walking further until its results cannot
-// change. Every other part of the query is evaluated as without an index,
+// ordered by one path, with TOP or LIMIT or more results than a page, on
+// the items a walk of the index in that order meets first, walking further
+// until its results (or its page's) cannot change. Every other part of the query is evaluated as without an index,
 // so results, their order, their continuation tokens and the exclusion of
 // expired items are exactly a scan's; the charge, which counts the items
 // examined, is lower. Arrays and objects, and the values inside them, are
@@ -206,7 +206,8 @@
 // IndexingPolicy.CompositeIndexes declare composite indexes, as in Cosmos
 // DB: two or more paths, each ascending or descending. A query ordered by
 // exactly those paths, in those directions or all reversed, with TOP or
-// LIMIT and no filter an index answers, walks the composite index (made by
+// LIMIT or more results than a page, and no filter an index answers, walks
+// the composite index (made by
 // the first such query and kept by every change after, as a path's index
 // is) instead of sorting every item. A query ordered by several paths that
 // no composite index serves still runs, sorting every item, where Cosmos DB
