@@ -762,46 +762,8 @@ func init() {
 	def("RAND", 0, 0, func(_ *evaluator, _ []value) value { return numVal(rand.Float64()) })
 
 	// arrays
-	def("ARRAY_CONTAINS_ANY", 2, -1, func(ev *evaluator, a []value) value {
-		if a[0].k != kArr {
-			return undef
-		}
-		unknown := false
-		for _, x := range a[1:] {
-			if x.k == kUndef {
-				unknown = true
-				continue
-			}
-			ev.tick(len(a[0].a) >> 6)
-			if arrayContains(a[0].a, x, false) {
-				return trueVal
-			}
-		}
-		if unknown {
-			return undef
-		}
-		return falseV
-	})
-	def("ARRAY_CONTAINS_ALL", 2, -1, func(ev *evaluator, a []value) value {
-		if a[0].k != kArr {
-			return undef
-		}
-		unknown := false
-		for _, x := range a[1:] {
-			if x.k == kUndef {
-				unknown = true
-				continue
-			}
-			ev.tick(len(a[0].a) >> 6)
-			if !arrayContains(a[0].a, x, false) {
-				return falseV
-			}
-		}
-		if unknown {
-			return undef
-		}
-		return trueVal
-	})
+	def("ARRAY_CONTAINS_ANY", 2, -1, func(ev *evaluator, a []value) value { return arrayContainsList(ev, a, true) })
+	def("ARRAY_CONTAINS_ALL", 2, -1, func(ev *evaluator, a []value) value { return arrayContainsList(ev, a, false) })
 	def("SetIntersect", 2, 2, func(ev *evaluator, a []value) value {
 		if a[0].k != kArr || a[1].k != kArr {
 			return undef
@@ -1199,6 +1161,30 @@ func containsList(a []value, ci, any bool) value {
 			s, t = strings.ToLower(s), strings.ToLower(t)
 		}
 		if strings.Contains(s, t) == any {
+			return boolVal(any)
+		}
+	}
+	if unknown {
+		return undef
+	}
+	return boolVal(!any)
+}
+
+// arrayContainsList is ARRAY_CONTAINS(arr, x) of each x in xs combined
+// with OR (any) or AND (all), in three-valued logic: an undefined x leaves
+// the answer undefined unless another decides it.
+func arrayContainsList(ev *evaluator, a []value, any bool) value {
+	if a[0].k != kArr {
+		return undef
+	}
+	unknown := false
+	for _, x := range a[1:] {
+		if x.k == kUndef {
+			unknown = true
+			continue
+		}
+		ev.tick(len(a[0].a) >> 6)
+		if arrayContains(a[0].a, x, false) == any {
 			return boolVal(any)
 		}
 	}

@@ -330,14 +330,7 @@ func (p *parser) parseJoin() {
 		}
 		j := joinClause{sub: p.parseSubquery(t.pos), pos: t.pos}
 		p.expect(tRParen, "\")\"")
-		if p.accept(tAs) {
-			j.alias = p.expect(tIdent, "alias after AS").val
-		} else if a := p.next(); a.typ == tIdent {
-			j.alias = a.val
-			p.lastImplicitAlias, p.aliasTok = &a, p.ntok
-		} else {
-			p.backup()
-		}
+		j.alias, _ = p.parseAlias()
 		q.joins = append(q.joins, j)
 		return
 	}
@@ -433,14 +426,7 @@ func (p *parser) parseSelectList() {
 	for {
 		it := selectItem{x: p.parseExpr()}
 		p.lastImplicitAlias = nil
-		if p.accept(tAs) {
-			it.alias = p.expect(tIdent, "alias after AS").val
-		} else if t := p.next(); t.typ == tIdent {
-			it.alias = t.val
-			p.lastImplicitAlias, p.aliasTok = &t, p.ntok
-		} else {
-			p.backup()
-		}
+		it.alias, _ = p.parseAlias()
 		q.items = append(q.items, it)
 		if !p.accept(tComma) {
 			break
@@ -482,16 +468,23 @@ func (p *parser) parseFrom() {
 		}
 		q.from = &fromClause{alias: alias, path: path}
 	}
-	if p.accept(tAs) {
-		q.from.alias = p.expect(tIdent, "alias after AS").val
-		q.rootExpl = true
-	} else if t := p.next(); t.typ == tIdent {
-		q.from.alias = t.val
-		q.rootExpl = true
-		p.lastImplicitAlias, p.aliasTok = &t, p.ntok
-	} else {
-		p.backup()
+	if alias, ok := p.parseAlias(); ok {
+		q.from.alias, q.rootExpl = alias, true
 	}
+}
+
+// parseAlias parses an optional alias: "AS name", or a name alone
+// (remembered, so that an error just after it can point at it).
+func (p *parser) parseAlias() (string, bool) {
+	if p.accept(tAs) {
+		return p.expect(tIdent, "alias after AS").val, true
+	}
+	if t := p.next(); t.typ == tIdent {
+		p.lastImplicitAlias, p.aliasTok = &t, p.ntok
+		return t.val, true
+	}
+	p.backup()
+	return "", false
 }
 
 // parsePath parses name followed by .prop and [index] accessors.

@@ -1,6 +1,7 @@
 package query
 
 import (
+	"cmp"
 	"math"
 	"strings"
 )
@@ -40,38 +41,26 @@ func (a IndexKey) num() float64 { return math.Float64frombits(a.u) }
 // Compare orders two keys: negative, zero or positive. (Keys of arrays and
 // objects, which hold their type alone, are equal to each other.)
 func (a IndexKey) Compare(b IndexKey) int {
-	if a.k != b.k {
-		if a.k < b.k {
-			return -1
-		}
-		return 1
-	}
-	switch a.k {
-	case kBool:
-		switch {
-		case a.b == b.b:
-			return 0
-		case !a.b:
-			return -1
-		}
-		return 1
-	case kNum:
-		switch x, y := a.num(), b.num(); {
-		case x < y:
-			return -1
-		case x > y:
-			return 1
-		}
-	case kStr:
+	switch {
+	case a.k != b.k:
+		return cmp.Compare(a.k, b.k)
+	case a.k == kBool && a.b != b.b:
+		return cmp.Compare(boolRank(a.b), boolRank(b.b))
+	case a.k == kNum:
+		return cmp.Compare(a.num(), b.num())
+	case a.k == kStr && a.u != b.u:
 		// The first 8 bytes, kept in the key, decide most comparisons
 		// without reading the strings.
-		if a.u != b.u {
-			if a.u < b.u {
-				return -1
-			}
-			return 1
-		}
+		return cmp.Compare(a.u, b.u)
+	case a.k == kStr:
 		return strings.Compare(a.s, b.s)
+	}
+	return 0
+}
+
+func boolRank(b bool) int {
+	if b {
+		return 1
 	}
 	return 0
 }
