@@ -197,5 +197,6 @@ func SetCatchUpFew(n int) (was int) {
 }
 
 // SetBeforeOrderedWalk sets a function that a query ordered through an
-// index calls once it has chosen the index, holding no lock (nil: none).
+// index calls once it has chosen the index, holding the batch lock for
+// reading alone (nil: none).
 func SetBeforeOrderedWalk(fn func()) { beforeOrderedWalk = fn }

@@ -414,11 +414,7 @@ func (c *Container) indexedDocs(q *query.Query, params map[string]any, pk Partit
 	slices.SortStableFunc(ranges, func(a, b query.IndexRange) int { return rangeRank(a) - rangeRank(b) })
 	c.batchMu.RLock()
 	defer c.batchMu.RUnlock()
-	used := false
 	for _, r := range ranges {
-		if used {
-			continue
-		}
 		recs, rule, found, indexed := c.candidates(r)
 		if !found {
 			if !indexed {
@@ -426,16 +422,8 @@ func (c *Container) indexedDocs(q *query.Query, params map[string]any, pk Partit
 			}
 			continue
 		}
-		used = true
 		plan.used = indexSpec(r.Path)
-		docs := make([]query.Doc, 0, len(recs))
-		live := recs[:0]
-		for _, rec := range recs {
-			if rule.live(rec, now) && strings.HasPrefix(rec.pk(), pk.enc) {
-				docs = append(docs, rec.queryDoc())
-				live = append(live, rec)
-			}
-		}
+		docs, live := liveOf(recs, rule, now, pk)
 		return docs, live, true
 	}
 	return nil, nil, false
@@ -469,6 +457,8 @@ func (c *Container) runOrdered(ctx context.Context, q *query.Query, params map[s
 	if from != nil {
 		start = from.OrderKeys()
 	}
+	c.batchMu.RLock()
+	defer c.batchMu.RUnlock()
 	var walk func(want int) (recs []record, last []query.IndexKey, exhausted bool, rule expiryRule, current bool)
 	if len(paths) > 1 {
 		walk, ok = c.compositeWalk(q, params, paths, descs, start, plan)
@@ -481,8 +471,6 @@ func (c *Container) runOrdered(ctx context.Context, q *query.Query, params map[s
 	if beforeOrderedWalk != nil {
 		beforeOrderedWalk()
 	}
-	c.batchMu.RLock()
-	defer c.batchMu.RUnlock()
 	for want := max(2*(offset+target), 8); ; want *= 4 {
 		all, last, exhausted, rule, current := walk(want)
 		if !current {
@@ -506,7 +494,7 @@ func (c *Container) runOrdered(ctx context.Context, q *query.Query, params map[s
 }
 
 // beforeOrderedWalk, when set (by tests), runs when runOrdered has chosen
-// its index and holds no lock.
+// its index, holding the batch lock for reading alone.
 var beforeOrderedWalk func()
 
 // pageTarget returns, for a query whose results are decided by need
@@ -578,7 +566,8 @@ func runInItemOrder(ctx context.Context, q *query.Query, params map[string]any, 
 // an index answers: on another path, its candidates are sorted instead (a
 // walk in order would meet the items the filter drops); on this path,
 // ascending, it bounds the walk, which starts at its first value (the
-// filter drops undefined values anyway).
+// filter drops undefined values anyway). The caller holds c.batchMu for
+// reading.
 func (c *Container) pathWalk(q *query.Query, params map[string]any, path []string, desc bool, start []query.IndexKey, plan *indexPlan) (walk func(int) ([]record, []query.IndexKey, bool, expiryRule, bool), ok bool) {
 	var bound *query.IndexRange
 	for _, r := range q.IndexRanges(params) {
@@ -588,9 +577,7 @@ func (c *Container) pathWalk(q *query.Query, params map[string]any, path []strin
 		}
 		bound = &r
 	}
-	c.batchMu.RLock()
 	idx, _ := c.indexFor(path, true)
-	c.batchMu.RUnlock()
 	if idx == nil {
 		plan.potential = append(plan.potential, indexSpec(path))
 		return nil, false
@@ -609,14 +596,12 @@ func (c *Container) pathWalk(q *query.Query, params map[string]any, path []strin
 // compositeWalk returns the walk of the composite index that serves an
 // ORDER BY of several paths for runOrdered, when the policy has one and
 // the query has no filter an index answers (whose candidates are sorted
-// instead).
+// instead). The caller holds c.batchMu for reading.
 func (c *Container) compositeWalk(q *query.Query, params map[string]any, paths [][]string, descs []bool, start []query.IndexKey, plan *indexPlan) (walk func(int) ([]record, []query.IndexKey, bool, expiryRule, bool), ok bool) {
 	if len(q.IndexRanges(params)) > 0 {
 		return nil, false
 	}
-	c.batchMu.RLock()
 	ix, reverse, potential := c.compositeFor(paths, descs)
-	c.batchMu.RUnlock()
 	if ix == nil {
 		if potential != "" {
 			plan.potentialComposite = append(plan.potentialComposite, potential)
@@ -633,16 +618,24 @@ func (c *Container) compositeWalk(q *query.Query, params map[string]any, paths [
 // of recs that are live at now (by rule) in the partitions whose key
 // begins with pk, and returns them beside the result.
 func execOn(ctx context.Context, q *query.Query, params map[string]any, pk PartitionKey, now int64, recs []record, rule expiryRule, from *query.Resume) (query.Result, []record, error) {
+	docs, live := liveOf(recs, rule, now, pk)
+	res, err := query.ExecFrom(ctx, q, params, docs, time.Unix(0, now).UTC(), from)
+	return res, live, err
+}
+
+// liveOf keeps those of recs that are live at now (by rule) in the
+// partitions whose key begins with pk, as query documents and as records
+// (reusing recs' array).
+func liveOf(recs []record, rule expiryRule, now int64, pk PartitionKey) ([]query.Doc, []record) {
 	docs := make([]query.Doc, 0, len(recs))
-	live := make([]record, 0, len(recs))
+	live := recs[:0]
 	for _, rec := range recs {
 		if rule.live(rec, now) && strings.HasPrefix(rec.pk(), pk.enc) {
 			docs = append(docs, rec.queryDoc())
 			live = append(live, rec)
 		}
 	}
-	res, err := query.ExecFrom(ctx, q, params, docs, time.Unix(0, now).UTC(), from)
-	return res, live, err
+	return docs, live
 }
 
 // indexPlan records how a query found its items, for IndexMetrics.
