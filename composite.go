@@ -3,7 +3,6 @@ package lethe
 import (
 	"slices"
 	"strings"
-	"unsafe"
 
 	"github.com/google/btree"
 
@@ -144,19 +143,11 @@ func compareCompositeEntries(desc []bool, a, b compositeEntry) int {
 	return compareRecAddrs(a.rec, b.rec)
 }
 
-// entry returns rec's entry in ix. The system properties _ts and _etag,
-// kept apart from the stored document, come from the record.
+// entry returns rec's entry in ix.
 func (ix *compositeIndex) entry(rec record) compositeEntry {
-	body := rec.body()
-	doc := unsafe.Slice(unsafe.StringData(body), len(body))
 	keys := make([]query.IndexKey, len(ix.spec.paths))
 	for i, p := range ix.spec.paths {
-		if len(p) == 1 && (p[0] == "_ts" || p[0] == "_etag") {
-			d := query.Doc{Sys: true, TS: rec.ts(), ETag: rec.etag()}
-			keys[i], _ = query.SysKey(&d, p[0])
-			continue
-		}
-		keys[i] = query.PathKey(doc, p)
+		keys[i] = keyAt(rec, p)
 	}
 	return compositeEntry{keys, rec}
 }

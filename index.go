@@ -95,8 +95,20 @@ type indexes map[string]*pathIndex
 // at the path (undefined, an array or an object included), so that a walk
 // of the index in order meets every item.
 func (idx *pathIndex) entry(rec record) indexEntry {
+	return indexEntry{keyAt(rec, idx.path), rec}
+}
+
+// keyAt returns the index key of rec's value at path, as queries see it:
+// the system properties _ts and _etag, kept apart from the stored
+// document, come from the record.
+func keyAt(rec record, path []string) query.IndexKey {
+	if len(path) == 1 && (path[0] == "_ts" || path[0] == "_etag") {
+		d := query.Doc{Sys: true, TS: rec.ts(), ETag: rec.etag()}
+		k, _ := query.SysKey(&d, path[0])
+		return k
+	}
 	body := rec.body()
-	return indexEntry{query.PathKey(unsafe.Slice(unsafe.StringData(body), len(body)), idx.path), rec}
+	return query.PathKey(unsafe.Slice(unsafe.StringData(body), len(body)), path)
 }
 
 // change makes idx follow one item change: old ("" if none) goes, rec (""
