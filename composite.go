@@ -180,6 +180,14 @@ func (cs composites) update(old, rec record) {
 // c.batchMu for reading and no other lock.
 func (c *Container) compositeFor(paths [][]string, desc []bool) (ix *compositeIndex, reverse bool, potential string) {
 	c.expiry.mu.Lock()
+	// The indexes made so far are all declared by the policy (a policy
+	// change drops the others): most queries find theirs without parsing it.
+	for _, made := range c.expiry.composites {
+		if r, ok := made.spec.serves(paths, desc); ok {
+			c.expiry.mu.Unlock()
+			return made, r, ""
+		}
+	}
 	policy := c.props.IndexingPolicy
 	var spec compositeSpec
 	found := false
