@@ -538,3 +538,41 @@ func TestStreamedPagesManyTies(t *testing.T) {
 	lethe.SetUseIndexes(was)
 	assert.LessOrEqual(t, indexed, 2*scan, "paging through the index cost %.1f RU, a scan %.1f", indexed, scan)
 }
+
+// TestStreamedPagesNeverShowExpired: an item that expires between two pages
+// of a streamed query (each page a walk of the index at its own instant)
+// is on no later page, as with a pager evaluated once.
+func TestStreamedPagesNeverShowExpired(t *testing.T) {
+	for _, indexed := range []bool{true, false} {
+		s, clock := newStore(t)
+		c := mustContainer(t, s, lethe.ContainerProperties{ID: "c", DefaultTimeToLive: lethe.TTLNever})
+		for i := range 30 {
+			ttl := ""
+			if i%2 == 1 {
+				ttl = `,"ttl":5`
+			}
+			create(t, c, fmt.Sprintf(`{"id":"i%02d","n":%d%s}`, i, i, ttl))
+		}
+		const q = `SELECT VALUE c.id FROM c ORDER BY c.n`
+		queryAll(t, c, q, nil, lethe.NewPartitionKey()) // makes the index
+		was := lethe.SetUseIndexes(indexed)
+		p := c.NewQueryItemsPager(q, lethe.NewPartitionKey(), &lethe.QueryOptions{PageSizeHint: 5, PopulateIndexMetrics: true})
+		first, err := p.NextPage(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, indexed, strings.Contains(first.IndexMetrics, `"UtilizedSingleIndexes":[{`))
+		require.Len(t, first.Items, 5)
+		clock.Advance(6 * time.Second) // every odd item expires
+		var later []string
+		for p.More() {
+			page, err := p.NextPage(ctx)
+			require.NoError(t, err)
+			later = append(later, texts(page.Items)...)
+		}
+		lethe.SetUseIndexes(was)
+		var even []string
+		for i := 6; i < 30; i += 2 {
+			even = append(even, fmt.Sprintf(`"i%02d"`, i))
+		}
+		assert.Equal(t, even, later, "indexed %v", indexed)
+	}
+}
