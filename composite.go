@@ -234,13 +234,7 @@ func (c *Container) buildComposite(key string, spec compositeSpec) *compositeInd
 		return nil
 	}
 	ix := newCompositeIndex(spec)
-	es := make([]compositeEntry, 0, n)
-	c.scanForBuild(func(rec record) { es = append(es, ix.entry(rec)) })
-	slices.SortFunc(es, func(a, b compositeEntry) int { return compareCompositeEntries(spec.desc, a, b) })
-	for _, e := range es {
-		ix.t.ReplaceOrInsert(e)
-	}
-	c.catchUp(b, ix.change)
+	fill(c, b, n, ix.t, ix.entry, func(a, b compositeEntry) int { return compareCompositeEntries(spec.desc, a, b) }, ix.change)
 	defer c.expiry.mu.Unlock()
 	if !c.finishBuildLocked(bkey, b) || !compositeDeclared(c.props.IndexingPolicy, key) || c.indexCountLocked() >= maxIndexes {
 		return nil

@@ -367,14 +367,7 @@ func (c *Container) buildIndex(key string, path []string) *pathIndex {
 		return nil
 	}
 	idx := &pathIndex{key: key, path: path, t: btree.NewG(btreeDegree, lessIndexEntry)}
-	es := make([]indexEntry, 0, n)
-	c.scanForBuild(func(rec record) { es = append(es, idx.entry(rec)) })
-	// Inserted in order, the tree is built without searching.
-	slices.SortFunc(es, compareIndexEntries)
-	for _, e := range es {
-		idx.t.ReplaceOrInsert(e)
-	}
-	c.catchUp(b, idx.change)
+	fill(c, b, n, idx.t, idx.entry, compareIndexEntries, idx.change)
 	defer c.expiry.mu.Unlock()
 	if !c.finishBuildLocked(bkey, b) || !indexable(c.props.IndexingPolicy, path) || c.indexCountLocked() >= maxIndexes {
 		return nil

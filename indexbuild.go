@@ -1,5 +1,11 @@
 package lethe
 
+import (
+	"slices"
+
+	"github.com/google/btree"
+)
+
 // Making an index while writes go on. A build registers itself, under the
 // expiry lock, before it reads any item; from then on applyItems appends
 // every item change to the build's log as well. The build reads the items
@@ -39,6 +45,21 @@ func (c *Container) startBuildLocked(key string) (*indexBuild, int) {
 	b := &indexBuild{}
 	c.expiry.building[key] = b
 	return b, int(c.expiry.items)
+}
+
+// fill makes the entries of build b's index (entry: a record's entry;
+// compare: their order; n: about how many items there are) from the
+// container's items, inserts them into t in order, so the tree is built
+// without searching, and replays the changes logged meanwhile (change:
+// one change made to the index). It returns holding the expiry lock.
+func fill[E any](c *Container, b *indexBuild, n int, t *btree.BTreeG[E], entry func(record) E, compare func(a, b E) int, change func(old, rec record)) {
+	es := make([]E, 0, n)
+	c.scanForBuild(func(rec record) { es = append(es, entry(rec)) })
+	slices.SortFunc(es, compare)
+	for _, e := range es {
+		t.ReplaceOrInsert(e)
+	}
+	c.catchUp(b, change)
 }
 
 // scanForBuild calls fn with every record of the container, shard by shard,
