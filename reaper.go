@@ -198,10 +198,13 @@ func (c *Container) reap(now int64, o ReaperOptions, spend bool, scratch *reapSc
 			sinceCheck = 0
 		}
 		sinceCheck += len(group)
-		n, short := c.purgeShard(&c.shards[si], group, now, spend, ms[:0])
+		n, unpaid, failed := c.purgeShard(&c.shards[si], group, now, spend, ms[:0])
 		purged += n
-		if short {
-			return purged, now + int64(c.budget.spareWait(charge(opDelete, group[n].rec.chargeSize()), now))
+		switch {
+		case failed:
+			return purged, now
+		case unpaid > 0:
+			return purged, now + int64(c.budget.spareWait(unpaid, now))
 		}
 	}
 	if len(batch) == o.BatchSize {
@@ -230,34 +233,36 @@ const reapCheckEvery = 16
 
 // purgeShard deletes the items of group, all in shard sh, whose record is
 // still the item's current version and still expired (a rewrite after
-// expiry is a new life), and returns how many it deleted. short reports
-// that it stopped because the spare budget could not pay for the next
-// one, or that the log has failed. ms is working memory.
-func (c *Container) purgeShard(sh *shard, group []expiredEntry, now int64, spend bool, ms []mutation) (purged int, short bool) {
+// expiry is a new life), and returns how many it deleted. unpaid is the
+// charge of the item it stopped at because the spare budget could not pay
+// for it (0: none); failed reports that the log has failed. ms is working
+// memory.
+func (c *Container) purgeShard(sh *shard, group []expiredEntry, now int64, spend bool, ms []mutation) (purged int, unpaid int64, failed bool) {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	sh.items.touch(group)
-	var cost int64
+	var paid int64
 	for i := range group {
 		e := &group[i]
 		if cur := sh.items.get(e.rec.pk(), e.rec.id(), e.h); !sameRecord(cur, e.rec) || c.rule.live(e.rec, now) {
 			continue
 		}
-		cost = charge(opDelete, e.rec.chargeSize())
+		cost := charge(opDelete, e.rec.chargeSize())
 		if spend && c.throughput.Load() != 0 && !c.budget.takeSpare(cost, now) {
-			short = true
+			unpaid = cost
 			break
 		}
-		c.reaperCharge.Add(cost)
+		paid += cost
 		ms = append(ms, mutation{cause: causePurge, now: now, sh: sh, h: e.h, old: e.rec})
 	}
 	if len(ms) == 0 {
-		return 0, short
+		return 0, unpaid, false
 	}
 	if _, _, err := c.applyItems(ms, false, 0); err != nil {
-		return 0, true // the log has failed: nothing more can be purged
+		return 0, 0, true // the log has failed: nothing more can be purged
 	}
-	return len(ms), short
+	c.reaperCharge.Add(paid)
+	return len(ms), unpaid, false
 }
 
 // Purge deletes every item of the container that has expired, now, in
