@@ -392,16 +392,6 @@ func (c *Container) renderChange(e *feedEntry, latest bool) []byte {
 	return append(b, "}}"...)
 }
 
-// floorSeconds converts an instant in Unix nanoseconds to Unix seconds,
-// rounding down.
-func floorSeconds(at int64) int64 {
-	s := at / 1e9
-	if at < 0 && at%1e9 != 0 {
-		s--
-	}
-	return s
-}
-
 // feedTokenVersion is the version of the change feed continuation format:
 // a version byte, the container's id (a uvarint length, then its bytes),
 // its creation's write sequence number (a uvarint: a container deleted and

@@ -105,3 +105,13 @@ func (c *storeClock) now() int64 {
 	}
 	return c.clock.Now().UnixNano()
 }
+
+// floorSeconds converts an instant in Unix nanoseconds to Unix seconds,
+// rounding down.
+func floorSeconds(at int64) int64 {
+	s := at / 1e9
+	if at < 0 && at%1e9 != 0 {
+		s--
+	}
+	return s
+}
