@@ -6,6 +6,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func init() { recoverPanics = false }
@@ -127,4 +130,19 @@ func compact(t testing.TB, s string) string {
 		}
 	}
 	return b.String()
+}
+
+// stopsAtDeadline checks that evaluating text on docs, work that takes far
+// longer than 20 ms, stops with the context's error soon after its 20 ms
+// deadline.
+func stopsAtDeadline(t *testing.T, text string, docs []Doc) {
+	t.Helper()
+	q, err := Parse(text)
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err = Exec(ctx, q, nil, docs, testNow)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.Less(t, time.Since(start), 2*time.Second)
 }
