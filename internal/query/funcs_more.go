@@ -768,43 +768,15 @@ func init() {
 		if a[0].k != kArr || a[1].k != kArr {
 			return undef
 		}
-		in := setOf(ev, a[0].a)
-		seen := map[string]struct{}{}
-		out := []value{}
-		var buf []byte
-		for _, e := range a[1].a {
-			buf = canonical(buf[:0], e)
-			ev.tick(1 + len(buf)>>10)
-			if _, ok := in[string(buf)]; !ok {
-				continue
-			}
-			if _, dup := seen[string(buf)]; dup {
-				continue
-			}
-			seen[string(buf)] = struct{}{}
-			out = append(out, e)
-		}
-		return value{k: kArr, a: out}
+		return value{k: kArr, a: appendDistinct(ev, []value{}, a[1].a, map[string]struct{}{}, setOf(ev, a[0].a))}
 	})
 	def("SetUnion", 2, 2, func(ev *evaluator, a []value) value {
 		if a[0].k != kArr || a[1].k != kArr {
 			return undef
 		}
 		seen := map[string]struct{}{}
-		out := []value{}
-		var buf []byte
-		for _, arr := range [][]value{a[0].a, a[1].a} {
-			for _, e := range arr {
-				buf = canonical(buf[:0], e)
-				ev.tick(1 + len(buf)>>10)
-				if _, dup := seen[string(buf)]; dup {
-					continue
-				}
-				seen[string(buf)] = struct{}{}
-				out = append(out, e)
-			}
-		}
-		return value{k: kArr, a: out}
+		out := appendDistinct(ev, []value{}, a[0].a, seen, nil)
+		return value{k: kArr, a: appendDistinct(ev, out, a[1].a, seen, nil)}
 	})
 	funcs["SETUNION"].joins = true
 	def("ObjectToArray", 1, 3, func(ev *evaluator, a []value) value {
@@ -1170,6 +1142,28 @@ func containsList(a []value, ci, any bool) value {
 	return boolVal(!any)
 }
 
+// appendDistinct appends to out the elements of arr not in seen (by their
+// canonical encoding) and, when only is not nil, in only, each value once,
+// adding them to seen.
+func appendDistinct(ev *evaluator, out, arr []value, seen, only map[string]struct{}) []value {
+	var buf []byte
+	for _, e := range arr {
+		buf = canonical(buf[:0], e)
+		ev.tick(1 + len(buf)>>10)
+		if _, dup := seen[string(buf)]; dup {
+			continue
+		}
+		if only != nil {
+			if _, ok := only[string(buf)]; !ok {
+				continue
+			}
+		}
+		seen[string(buf)] = struct{}{}
+		out = append(out, e)
+	}
+	return out
+}
+
 // arrayContainsList is ARRAY_CONTAINS(arr, x) of each x in xs combined
 // with OR (any) or AND (all), in three-valued logic: an undefined x leaves
 // the answer undefined unless another decides it.
@@ -1212,19 +1206,8 @@ func init() {
 		if a[0].k != kArr || a[1].k != kArr {
 			return undef
 		}
-		seen := setOf(ev, a[1].a) // elements of the second, then those output
-		out := []value{}
-		var buf []byte
-		for _, e := range a[0].a {
-			buf = canonical(buf[:0], e)
-			ev.tick(1 + len(buf)>>10)
-			if _, dup := seen[string(buf)]; dup {
-				continue
-			}
-			seen[string(buf)] = struct{}{}
-			out = append(out, e)
-		}
-		return value{k: kArr, a: out}
+		// seen starts with the elements of the second array.
+		return value{k: kArr, a: appendDistinct(ev, []value{}, a[0].a, setOf(ev, a[1].a), nil)}
 	})
 	def("SetEqual", 2, 2, func(ev *evaluator, a []value) value {
 		if a[0].k != kArr || a[1].k != kArr {
