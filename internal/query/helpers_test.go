@@ -146,3 +146,18 @@ func stopsAtDeadline(t *testing.T, text string, docs []Doc) {
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	assert.Less(t, time.Since(start), 2*time.Second)
 }
+
+// checkKeys checks that the keys of res's results survive an encoding round
+// trip and follow the order of the results, strictly.
+func checkKeys(t *testing.T, q *Query, res *Result) {
+	t.Helper()
+	for i := range res.Items {
+		k := res.Key(i)
+		back, ok := ParseKey(k.AppendBinary(nil))
+		require.True(t, ok)
+		assert.Zero(t, q.compareKeys(k, back))
+		if i > 0 {
+			assert.Negative(t, q.compareKeys(res.Key(i-1), k), "keys follow the order of the results")
+		}
+	}
+}
