@@ -15,7 +15,7 @@ import "unsafe"
 // The zero value is an empty table. It is not safe for concurrent use: the
 // shard's lock guards it.
 type idTable struct {
-	slots []idSlot // a power of two long, or empty
+	slots []idSlot // empty, or at least minTableSize long
 	n     int      // records held
 
 	touched uint32 // written by touch, so that its loads are not elided
