@@ -163,21 +163,21 @@ func (x *expiryIndex) remove(rec record, oldest bool) {
 	if t, e := x.treeFor(rec); t != nil {
 		// The reaper removes the oldest entries, in order: the tree's
 		// first is found without comparing entries.
-		if first, ok := t.min(oldest); ok && sameRecord(first.rec, rec) {
-			t.t.DeleteMin()
-		} else {
+		if !oldest || !t.deleteFirstIf(rec) {
 			t.t.Delete(e)
 		}
 		t.count(e, -1)
 	}
 }
 
-// min returns the tree's first entry when look is set.
-func (t *expiryTree) min(look bool) (expiryEntry, bool) {
-	if !look {
-		return expiryEntry{}, false
+// deleteFirstIf deletes the tree's first entry if it is rec's, and reports
+// whether it did.
+func (t *expiryTree) deleteFirstIf(rec record) bool {
+	if first, ok := t.t.Min(); ok && sameRecord(first.rec, rec) {
+		t.t.DeleteMin()
+		return true
 	}
-	return t.t.Min()
+	return false
 }
 
 // sameRecord reports whether a and b are the same stored record (not
