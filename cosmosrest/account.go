@@ -2,7 +2,9 @@ package cosmosrest
 
 import (
 	"encoding/json"
+	"net"
 	"net/http"
+	"strings"
 )
 
 // region is the one region the account has, named as the emulator names
@@ -43,29 +45,35 @@ type accountBody struct {
 }
 
 // account answers GET /: the database account, whose one region's
-// endpoint is the address the request came to, so that the SDKs, which
-// send every later request to the endpoints the account names, keep
-// talking to this server under the name the client used. Its id is not
-// "localhost" (the emulator's): @azure/cosmos ignores the locations of an
-// account of that id and reads the account again before every operation
-// (twice), where with these it reads it once and then uses the endpoint
-// the account names, which is the one it was given.
+// endpoint is where the SDKs send every later request.
+//
+// The emulator advertises https://127.0.0.1:8081/ whatever name the client
+// used, and azcosmos's tests expect that; the front does the same for a
+// request to "localhost", naming the loopback address the connection
+// really arrived at (127.0.0.1, or ::1), so that the advertised endpoint
+// always reaches this server. A request to any other host (an IP address,
+// a machine's name) gets that host back, so remote clients keep working.
+// The certificate names both localhost and the loopback addresses.
+//
+// The account's id is not "localhost" (the emulator's): @azure/cosmos
+// ignores the locations of an account of that id and reads the account
+// again before every operation (twice), where with these it reads it once
+// and then uses the endpoint the account names.
+//
+// The default consistency is Strong: a lethe store is one copy in one
+// process, and every read sees every write acknowledged before it.
 func (q *request) account() {
 	scheme := "http"
 	if q.r.TLS != nil {
 		scheme = "https"
 	}
-	host := q.r.Host
-	if host == "" {
-		host = "localhost"
-	}
-	loc := []location{{Name: region, Endpoint: scheme + "://" + host + "/"}}
+	loc := []location{{Name: region, Endpoint: scheme + "://" + advertisedHost(q.r) + "/"}}
 	b, _ := json.Marshal(accountBody{
 		ID: "lethe", RID: "lethe",
 		Media: "//media/", Addresses: "//addresses/", DBs: "//dbs/",
 		Writable: loc, Readable: loc,
 		UserReplication:          replicationPolicy{MinReplicaSetSize: 1, MaxReplicaSetSize: 4},
-		UserConsistency:          map[string]string{"defaultConsistencyLevel": "Session"},
+		UserConsistency:          map[string]string{"defaultConsistencyLevel": "Strong"},
 		SystemReplication:        replicationPolicy{MinReplicaSetSize: 1, MaxReplicaSetSize: 4},
 		ReadPolicy:               map[string]int{"primaryReadCoefficient": 1, "secondaryReadCoefficient": 1},
 		QueryEngineConfiguration: queryEngineConfiguration,
@@ -77,4 +85,32 @@ func (q *request) account() {
 	hdr.Set("x-ms-databaseaccount-reserved-mb", "0")
 	hdr.Set("x-ms-databaseaccount-provisioned-mb", "0")
 	q.reply(http.StatusOK, b, 0)
+}
+
+// advertisedHost is the host (and port) that the account names as its
+// endpoint for request r: r's Host, but for "localhost" the loopback
+// address of the connection it came on.
+func advertisedHost(r *http.Request) string {
+	host := r.Host
+	if host == "" {
+		host = "localhost"
+	}
+	name, port, err := net.SplitHostPort(host)
+	if err != nil {
+		name, port = host, ""
+	}
+	if !strings.EqualFold(name, "localhost") {
+		return host
+	}
+	ip := net.IPv4(127, 0, 0, 1)
+	if a, ok := r.Context().Value(http.LocalAddrContextKey).(*net.TCPAddr); ok && a.IP.IsLoopback() {
+		ip = a.IP
+	}
+	if port == "" {
+		if ip.To4() == nil {
+			return "[" + ip.String() + "]"
+		}
+		return ip.String()
+	}
+	return net.JoinHostPort(ip.String(), port)
 }

@@ -19,35 +19,43 @@ import (
 const MaxClockSkew = 15 * time.Minute
 
 // maxAuthHeader bounds the authorization header: a master-key token is
-// about 100 bytes.
-const maxAuthHeader = 1024
+// about 100 bytes, a Microsoft Entra ID token a few kilobytes.
+const maxAuthHeader = 16 << 10
 
 var (
 	errAuthMissing = errors.New("required header authorization is missing; ensure a valid Authorization token is passed")
-	errAuthFormat  = errors.New("the authorization header is not of the form type=master&ver=1.0&sig=<base64 signature>, URL-encoded")
-	errAuthType    = errors.New("only master-key authorization (type=master, ver=1.0) is supported")
+	errAuthFormat  = errors.New("the authorization header is not of the form type=master&ver=1.0&sig=<base64 signature> or type=aad&ver=1.0&sig=<token>, URL-encoded")
+	errAuthType    = errors.New("only master-key (type=master) and Microsoft Entra ID (type=aad) authorization, ver=1.0, are supported; resource tokens are not")
 )
 
+// authToken is a parsed Authorization header: a master-key signature, or
+// a Microsoft Entra ID (AAD) token.
+type authToken struct {
+	sig []byte // type=master: the HMAC-SHA256 signature
+	aad string // type=aad: the JWT
+}
+
 // parseAuthHeader decodes an Authorization header value of the form
-// "type=master&ver=1.0&sig=<base64>", URL-encoded as the SDKs send it
-// (a plain, unencoded value is accepted too), and returns the signature.
-func parseAuthHeader(v string) ([]byte, error) {
+// "type=master&ver=1.0&sig=<base64>" or "type=aad&ver=1.0&sig=<JWT>",
+// URL-encoded as the SDKs send it (a plain, unencoded value is accepted
+// too).
+func parseAuthHeader(v string) (authToken, error) {
 	if v == "" {
-		return nil, errAuthMissing
+		return authToken{}, errAuthMissing
 	}
 	if len(v) > maxAuthHeader {
-		return nil, errAuthFormat
+		return authToken{}, errAuthFormat
 	}
 	dec, err := url.PathUnescape(v)
 	if err != nil {
-		return nil, errAuthFormat
+		return authToken{}, errAuthFormat
 	}
 	var typ, ver, sig string
 	var haveType, haveVer, haveSig bool
 	for _, part := range strings.Split(dec, "&") {
 		k, val, ok := strings.Cut(part, "=")
 		if !ok {
-			return nil, errAuthFormat
+			return authToken{}, errAuthFormat
 		}
 		switch strings.ToLower(k) {
 		case "type":
@@ -57,20 +65,29 @@ func parseAuthHeader(v string) ([]byte, error) {
 		case "sig":
 			sig, haveSig = val, true
 		default:
-			return nil, errAuthFormat
+			return authToken{}, errAuthFormat
 		}
 	}
 	if !haveType || !haveVer || !haveSig {
-		return nil, errAuthFormat
+		return authToken{}, errAuthFormat
 	}
-	if !strings.EqualFold(typ, "master") || ver != "1.0" {
-		return nil, errAuthType
+	if ver != "1.0" {
+		return authToken{}, errAuthType
 	}
-	raw, err := base64.StdEncoding.DecodeString(sig)
-	if err != nil || len(raw) != sha256.Size {
-		return nil, errAuthFormat
+	switch {
+	case strings.EqualFold(typ, "master"):
+		raw, err := base64.StdEncoding.DecodeString(sig)
+		if err != nil || len(raw) != sha256.Size {
+			return authToken{}, errAuthFormat
+		}
+		return authToken{sig: raw}, nil
+	case strings.EqualFold(typ, "aad"):
+		if sig == "" {
+			return authToken{}, errAuthFormat
+		}
+		return authToken{aad: sig}, nil
 	}
-	return raw, nil
+	return authToken{}, errAuthType
 }
 
 // stringToSign is the text a master-key signature covers, as the REST API
@@ -107,9 +124,10 @@ type authError struct {
 	msg    string
 }
 
-// authenticate checks a request's master-key signature and date.
+// authenticate checks a request's authorization (a master-key signature,
+// or an Entra ID token as the emulator accepts it) and its date.
 func authenticate(key []byte, r *http.Request, rt route, now time.Time) *authError {
-	sig, err := parseAuthHeader(r.Header.Get("Authorization"))
+	tok, err := parseAuthHeader(r.Header.Get("Authorization"))
 	if err != nil {
 		return &authError{http.StatusUnauthorized, err.Error()}
 	}
@@ -120,8 +138,11 @@ func authenticate(key []byte, r *http.Request, rt route, now time.Time) *authErr
 	if date == "" {
 		return &authError{http.StatusUnauthorized, "required header x-ms-date (or Date) is missing"}
 	}
-	text := stringToSign(r.Method, rt.resType, rt.link, date)
-	if !hmac.Equal(sig, sign(key, text)) {
+	if tok.aad != "" {
+		if ae := checkEmulatorAADToken(key, tok.aad, now); ae != nil {
+			return ae
+		}
+	} else if text := stringToSign(r.Method, rt.resType, rt.link, date); !hmac.Equal(tok.sig, sign(key, text)) {
 		return &authError{http.StatusUnauthorized, fmt.Sprintf(
 			"the input authorization token can't serve the request: the wrong key is being used or the expected payload is not built as per the protocol; the server signed the payload %q",
 			text)}

@@ -91,9 +91,9 @@ func FuzzAuthHeader(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		sig, err := parseAuthHeader(s)
-		if err == nil && len(sig) != 32 {
-			t.Fatalf("%q: a signature of %d bytes", s, len(sig))
+		tok, err := parseAuthHeader(s)
+		if err == nil && (tok.aad == "") == (len(tok.sig) != 32) {
+			t.Fatalf("%q: a signature of %d bytes and a token of %d", s, len(tok.sig), len(tok.aad))
 		}
 	})
 }

@@ -92,7 +92,7 @@ func TestAccount(t *testing.T) {
 			t.Errorf("%s = %v, want the server's own address %s/", k, locs, c.srv.URL)
 		}
 	}
-	if m["userConsistencyPolicy"].(map[string]any)["defaultConsistencyLevel"] != "Session" {
+	if m["userConsistencyPolicy"].(map[string]any)["defaultConsistencyLevel"] != "Strong" {
 		t.Errorf("consistency %v", m["userConsistencyPolicy"])
 	}
 	// @azure/cosmos ignores the locations of an account named "localhost"
@@ -106,6 +106,27 @@ func TestAccount(t *testing.T) {
 		t.Errorf("queryEngineConfiguration: %v", err)
 	}
 	must(t, c.do("POST", "/", "{}"), 405)
+
+	// A request to "localhost" learns the loopback address it came to,
+	// as the emulator advertises https://127.0.0.1:8081/; any other host
+	// is echoed.
+	port := c.srv.URL[strings.LastIndex(c.srv.URL, ":")+1:]
+	for host, want := range map[string]string{
+		"localhost:" + port:  "https://127.0.0.1:" + port + "/",
+		"LocalHost:" + port:  "https://127.0.0.1:" + port + "/",
+		"127.0.0.1:" + port:  "https://127.0.0.1:" + port + "/",
+		"db.example:" + port: "https://db.example:" + port + "/",
+	} {
+		req, _ := http.NewRequest("GET", c.srv.URL+"/", nil)
+		req.Host = host
+		req.Header.Set("x-ms-date", time.Now().UTC().Format(http.TimeFormat))
+		a, _ := cosmosrest.SignRequest(cosmosrest.EmulatorKey, "GET", "", "", req.Header.Get("x-ms-date"))
+		req.Header.Set("Authorization", a)
+		m := must(t, c.send(req), 200).json(t)
+		if got := m["writableLocations"].([]any)[0].(map[string]any)["databaseAccountEndpoint"]; got != want {
+			t.Errorf("Host %s: endpoint %v, want %s", host, got, want)
+		}
+	}
 }
 
 func TestDatabases(t *testing.T) {
