@@ -8,29 +8,39 @@
 //	go run ./cmd/lethe -http -addr :8080    # plain HTTP
 //	go run ./cmd/lethe -key <base64 key>    # another master key
 //	go run ./cmd/lethe -changefeed=false    # containers without a change feed
+//	go run ./cmd/lethe -cert c.pem -certkey k.pem  # your own certificate
 //
 // Every container created keeps a change feed, as in Cosmos DB, bounded by
 // -changefeed-max-changes and -changefeed-max-bytes.
 //
-// SDK clients must trust the certificate, which changes at every start (the
-// emulator's users turn verification off for localhost, or use -http).
+// SDK clients must trust the server's certificate, which it serves, as the
+// emulator does, at /_explorer/emulator.pem:
+//
+//	curl -k https://localhost:8081/_explorer/emulator.pem > lethe.crt
+//	cp lethe.crt /usr/local/share/ca-certificates/ && update-ca-certificates
+//
+// With -dir, the certificate is kept in the directory (lethe-cert.pem,
+// lethe-key.pem) and served again at the next start, so that clients trust
+// it once; in memory, it is made anew at every start. -cert and -certkey
+// (PEM files) serve the user's own instead. The certificate names
+// localhost, 127.0.0.1, ::1 and the machine's host name.
+//
+// Authorization: requests signed with the master key (type=master), and
+// Microsoft Entra ID tokens as the emulator accepts them (type=aad, a JWT
+// whose signature segment is the account key, base64url-encoded: the
+// token the SDKs' emulator tests build). Other Entra ID tokens and resource
+// tokens are refused with 401.
 // SIGINT or SIGTERM stops the server gracefully: it finishes the requests
 // under way, then closes the stores.
 package main
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"errors"
 	"flag"
 	"fmt"
 	"log"
-	"math/big"
 	"net"
 	"net/http"
 	"os"
@@ -55,6 +65,8 @@ func run(args []string) error {
 	key := fs.String("key", cosmosrest.EmulatorKey, "the account's master key, base64 (default: the emulator's well-known key)")
 	dir := fs.String("dir", "", "a directory to keep the databases in, durably (default: in memory)")
 	plain := fs.Bool("http", false, "serve plain HTTP instead of HTTPS")
+	certPath := fs.String("cert", "", "the server's certificate (chain), PEM; with -certkey (default: one made by lethe, kept in -dir if given)")
+	certKeyPath := fs.String("certkey", "", "the private key of -cert, PEM")
 	feed := fs.Bool("changefeed", true, "give every container created a change feed, as Cosmos DB does")
 	feedChanges := fs.Int("changefeed-max-changes", 0, "how many changes each container's change feed keeps (0: lethe's default, 1048576)")
 	feedBytes := fs.Int64("changefeed-max-bytes", 0, "how many bytes of changes each container's change feed keeps (0: lethe's default, 256 MiB)")
@@ -82,12 +94,16 @@ func run(args []string) error {
 		ErrorLog:          log.New(os.Stderr, "lethe: http: ", 0),
 	}
 	scheme := "http"
+	if *plain && (*certPath != "" || *certKeyPath != "") {
+		return errors.New("-cert and -certkey are for HTTPS: drop -http")
+	}
 	if !*plain {
-		cert, err := selfSignedCert()
+		cert, certPEM, err := loadCertificate(*certPath, *certKeyPath, *dir)
 		if err != nil {
 			return err
 		}
 		srv.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+		srv.Handler = withCertificate(h, certPEM)
 		scheme = "https"
 	}
 	ln, err := net.Listen("tcp", *addr)
@@ -130,38 +146,4 @@ func run(args []string) error {
 		return err
 	}
 	return h.Close()
-}
-
-// selfSignedCert makes an ECDSA P-256 certificate for localhost and
-// 127.0.0.1 (and ::1), valid for a year from now.
-func selfSignedCert() (tls.Certificate, error) {
-	priv, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return tls.Certificate{}, err
-	}
-	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 128))
-	if err != nil {
-		return tls.Certificate{}, err
-	}
-	now := time.Now()
-	tmpl := &x509.Certificate{
-		SerialNumber:          serial,
-		Subject:               pkix.Name{CommonName: "localhost", Organization: []string{"lethe"}},
-		NotBefore:             now.Add(-time.Hour),
-		NotAfter:              now.AddDate(1, 0, 0),
-		KeyUsage:              x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		BasicConstraintsValid: true,
-		DNSNames:              []string{"localhost"},
-		IPAddresses:           []net.IP{net.ParseIP("127.0.0.1"), net.IPv6loopback},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &priv.PublicKey, priv)
-	if err != nil {
-		return tls.Certificate{}, err
-	}
-	leaf, err := x509.ParseCertificate(der)
-	if err != nil {
-		return tls.Certificate{}, err
-	}
-	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: priv, Leaf: leaf}, nil
 }

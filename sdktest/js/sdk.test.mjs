@@ -158,7 +158,7 @@ describe("over HTTPS, with the SDK's default connection policy", { timeout: 120_
 
   test("the SDK stays on the address it was given", async () => {
     const { resource: account } = await client.getDatabaseAccount();
-    assert.equal(account.consistencyPolicy, "Session");
+    assert.equal(account.consistencyPolicy, "Strong"); // one copy: every read sees every acknowledged write
     assert.equal(await client.getWriteEndpoint(), server.url);
     assert.equal(await client.getReadEndpoint(), server.url);
     const u = new URL(server.url);
