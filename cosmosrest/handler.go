@@ -301,6 +301,22 @@ func (q *request) serve() {
 			q.replaceOffer()
 			return
 		}
+	case tConflicts:
+		switch m {
+		case http.MethodGet:
+			q.readConflicts()
+			return
+		case http.MethodPost:
+			if q.isQuery() {
+				q.queryConflicts()
+				return
+			}
+		}
+	case tConflict:
+		if m == http.MethodGet || m == http.MethodDelete {
+			q.conflict()
+			return
+		}
 	case tUnsupported:
 		q.unsupported(fmt.Sprintf("%s resources (%s) are not supported by the lethe REST front", q.resourceType(), m))
 		return
@@ -325,11 +341,11 @@ func allowed(k targetKind) string {
 	switch k {
 	case tAccount, tPKRanges, tPKRange:
 		return "GET"
-	case tDatabases, tContainers, tDocuments, tOffers:
+	case tDatabases, tContainers, tDocuments, tOffers, tConflicts:
 		return "GET, POST"
 	case tOffer:
 		return "GET, PUT"
-	case tDatabase:
+	case tDatabase, tConflict:
 		return "GET, DELETE"
 	case tContainer:
 		return "GET, PUT, DELETE"

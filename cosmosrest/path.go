@@ -90,6 +90,8 @@ const (
 	tPKRange
 	tOffers
 	tOffer
+	tConflicts
+	tConflict
 	tUnsupported // a resource of the REST API that lethe does not serve
 	tUnknown     // not a resource of the REST API at all
 )
@@ -156,7 +158,17 @@ func classify(rt route) target {
 			t.id = s[5]
 			return t
 		}
-	case "sprocs", "triggers", "udfs", "conflicts", "schemas", "partitionkeydeletes":
+	case "conflicts":
+		switch n {
+		case 5:
+			t.kind = tConflicts
+			return t
+		case 6:
+			t.kind = tConflict
+			t.id = s[5]
+			return t
+		}
+	case "sprocs", "triggers", "udfs", "schemas", "partitionkeydeletes":
 		return target{kind: tUnsupported}
 	}
 	return target{kind: tUnknown}

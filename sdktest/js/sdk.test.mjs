@@ -477,6 +477,17 @@ describe("over HTTPS, with the SDK's default connection policy", { timeout: 120_
     assert.equal((await unlimited.readOffer()).resource, undefined);
   });
 
+  test("conflicts: an empty feed on a single-region account, as the emulator's", async () => {
+    const c = await container("conflicts", { id: "c", partitionKey: { paths: ["/id"] } });
+    await c.items.create({ id: "1" });
+    const { resources: all } = await c.conflicts.readAll().fetchAll();
+    assert.deepEqual(all, []);
+    const { resources: found } = await c.conflicts.query("SELECT * FROM c WHERE c.id = '1'").fetchAll();
+    assert.deepEqual(found, []);
+    await assert.rejects(c.conflict("1").read(), (err) => err.code === 404);
+    await assert.rejects(c.conflict("1").delete(), (err) => err.code === 404);
+  });
+
   // readChanges reads a change feed iterator until it has caught up (304),
   // and returns the changes and the last continuation.
   async function readChanges(iterator) {

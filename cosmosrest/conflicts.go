@@ -1,0 +1,42 @@
+package cosmosrest
+
+import (
+	"fmt"
+	"net/http"
+)
+
+// The conflicts feed of a container holds the writes that multi-region
+// writes could not reconcile. A lethe account has one region, so no write
+// ever conflicts: the feed is empty, as the emulator's is, and a conflict
+// read or deleted by id does not exist. The container must exist (404
+// with substatus 1003 otherwise), and a query must be a valid query.
+
+// readConflicts answers GET on a container's conflicts feed.
+func (q *request) readConflicts() {
+	db, c := q.container(subOwnerNotFound)
+	if c == nil {
+		return
+	}
+	if _, ok := q.maxItemCount(); !ok {
+		return
+	}
+	q.replyFeed(ridString(containerRID(db.id, c.ID())), "Conflicts", nil, "", 1)
+}
+
+// queryConflicts answers a query over a container's conflicts: lethe's
+// query engine over no conflicts.
+func (q *request) queryConflicts() {
+	db, c := q.container(subOwnerNotFound)
+	if c == nil {
+		return
+	}
+	q.metaQuery(ridString(containerRID(db.id, c.ID())), "Conflicts", nil)
+}
+
+// conflict answers a read or delete of one conflict: there is none.
+func (q *request) conflict() {
+	if _, c := q.container(subOwnerNotFound); c == nil {
+		return
+	}
+	writeError(q.w, http.StatusNotFound, fmt.Sprintf("Entity with the specified id does not exist in the system. The conflict %q does not exist: a single-region account has no conflicts", clip(q.t.id)), 0, 1)
+}
