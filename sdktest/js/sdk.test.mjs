@@ -484,8 +484,11 @@ describe("over HTTPS, with the SDK's default connection policy", { timeout: 120_
     assert.deepEqual(all, []);
     const { resources: found } = await c.conflicts.query("SELECT * FROM c WHERE c.id = '1'").fetchAll();
     assert.deepEqual(found, []);
-    await assert.rejects(c.conflict("1").read(), (err) => err.code === 404);
     await assert.rejects(c.conflict("1").delete(), (err) => err.code === 404);
+    // Conflict.read in @azure/cosmos 4.9.3 signs its request as a read of a
+    // "users" resource, so the signature does not cover the path it sends:
+    // the service refuses it with 401, and so does lethe.
+    await assert.rejects(c.conflict("1").read(), (err) => err.code === 401);
   });
 
   // readChanges reads a change feed iterator until it has caught up (304),
