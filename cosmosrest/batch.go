@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
 
 	"github.com/lethedb/lethe"
@@ -63,82 +62,115 @@ func parseBatch(body []byte, b *lethe.TransactionalBatch, pk lethe.PartitionKey,
 	return nil
 }
 
-// addBatchOp adds operation i (from 0) of a batch body to b.
-func addBatchOp(b *lethe.TransactionalBatch, i int, raw json.RawMessage, pk lethe.PartitionKey, partitioned bool) error {
+// batchOp is one operation of a batch or bulk request, checked.
+type batchOp struct {
+	typ     string // one of batchOpTypes
+	id      string // for every type but Create and Upsert
+	doc     []byte // Create, Upsert, Replace: the document, without the front's properties
+	patch   lethe.PatchOperations
+	ifMatch string // "" or "*": unconditional
+	pk      lethe.PartitionKey
+	hasPK   bool // the operation named its partition key
+}
+
+// parseBatchOp reads operation i (from 0) of a batch or bulk body.
+// partitioned tells whether the container has partition key paths.
+func parseBatchOp(i int, raw json.RawMessage, partitioned bool) (batchOp, error) {
 	opErr := func(format string, args ...any) error {
 		return fmt.Errorf("batch operation %d: %s", i, fmt.Sprintf(format, args...))
 	}
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || raw[0] != '{' {
-		return opErr("the operation is not a JSON object")
+		return batchOp{}, opErr("the operation is not a JSON object")
 	}
 	var o batchOpJSON
 	if err := json.Unmarshal(raw, &o); err != nil {
-		return opErr("the operation is not valid: %v", err)
+		return batchOp{}, opErr("the operation is not valid: %v", err)
 	}
 	if o.OperationType == nil {
-		return opErr("the operation has no operationType: one of %s", strings.Join(batchOpTypes, ", "))
+		return batchOp{}, opErr("the operation has no operationType: one of %s", strings.Join(batchOpTypes, ", "))
 	}
-	typ := ""
+	var op batchOp
 	for _, t := range batchOpTypes {
 		if strings.EqualFold(*o.OperationType, t) {
-			typ = t
+			op.typ = t
 		}
 	}
-	if typ == "" {
-		return opErr("the operationType %q is not one of %s", clip(*o.OperationType), strings.Join(batchOpTypes, ", "))
+	if op.typ == "" {
+		return batchOp{}, opErr("the operationType %q is not one of %s", clip(*o.OperationType), strings.Join(batchOpTypes, ", "))
 	}
 	if o.IfNoneMatch != nil && *o.IfNoneMatch != "" {
-		return opErr("ifNoneMatch is not supported in batch operations by the lethe REST front")
+		return batchOp{}, opErr("ifNoneMatch is not supported in batch operations by the lethe REST front")
 	}
 	if len(o.PartitionKey) > 0 && !bytes.Equal(o.PartitionKey, []byte("null")) {
-		opk, err := opPartitionKey(o.PartitionKey, partitioned)
+		pk, err := opPartitionKey(o.PartitionKey, partitioned)
 		if err != nil {
-			return opErr("%v", err)
+			return batchOp{}, opErr("%v", err)
 		}
-		if opk != pk {
-			return opErr("the operation's partition key %s is not the batch's %s: a transactional batch is on one partition key value", opk.String(), pk.String())
-		}
+		op.pk, op.hasPK = pk, true
 	}
-	var opts *lethe.TransactionalBatchItemOptions
-	if o.IfMatch != nil && *o.IfMatch != "" && *o.IfMatch != "*" {
-		opts = &lethe.TransactionalBatchItemOptions{IfMatchEtag: *o.IfMatch}
+	if o.IfMatch != nil && *o.IfMatch != "*" {
+		op.ifMatch = *o.IfMatch
 	}
-	needID := typ != "Create" && typ != "Upsert"
-	if needID && o.ID == nil {
-		return opErr("the %s operation has no id", typ)
+	if o.ID != nil {
+		op.id = *o.ID
+	} else if op.typ != "Create" && op.typ != "Upsert" {
+		return batchOp{}, opErr("the %s operation has no id", op.typ)
 	}
 	body := bytes.TrimSpace(o.ResourceBody)
-	switch typ {
+	switch op.typ {
 	case "Create", "Upsert", "Replace":
 		if len(body) == 0 || body[0] != '{' {
-			return opErr("the %s operation's resourceBody is not a JSON object: it is the document", typ)
+			return batchOp{}, opErr("the %s operation's resourceBody is not a JSON object: it is the document", op.typ)
 		}
-		doc := stripFrontProperties(body)
-		switch typ {
-		case "Create":
-			b.CreateItem(doc, opts)
-		case "Upsert":
-			b.UpsertItem(doc, opts)
-		default:
-			b.ReplaceItem(*o.ID, doc, opts)
-		}
-	case "Read":
-		b.ReadItem(*o.ID, opts)
-	case "Delete":
-		b.DeleteItem(*o.ID, opts)
+		op.doc = stripFrontProperties(body)
 	case "Patch":
 		if len(body) == 0 {
-			return opErr("the Patch operation has no resourceBody: {\"operations\":[...]}")
+			return batchOp{}, opErr("the Patch operation has no resourceBody: {\"operations\":[...]}")
 		}
 		ops, err := parsePatch(body)
 		if err != nil {
-			return opErr("%v", err)
+			return batchOp{}, opErr("%v", err)
 		}
-		b.PatchItem(*o.ID, ops, opts)
+		op.patch = ops
+	}
+	return op, nil
+}
+
+// addBatchOp adds operation i (from 0) of a transactional batch body to
+// b, whose partition key value is pk.
+func addBatchOp(b *lethe.TransactionalBatch, i int, raw json.RawMessage, pk lethe.PartitionKey, partitioned bool) error {
+	op, err := parseBatchOp(i, raw, partitioned)
+	if err != nil {
+		return err
+	}
+	if op.hasPK && op.pk != pk {
+		return fmt.Errorf("%s (batch operation %d: the operation's partition key %s, the batch's %s)", msgBatchPKMismatch, i, op.pk.String(), pk.String())
+	}
+	var opts *lethe.TransactionalBatchItemOptions
+	if op.ifMatch != "" {
+		opts = &lethe.TransactionalBatchItemOptions{IfMatchEtag: op.ifMatch}
+	}
+	switch op.typ {
+	case "Create":
+		b.CreateItem(op.doc, opts)
+	case "Upsert":
+		b.UpsertItem(op.doc, opts)
+	case "Replace":
+		b.ReplaceItem(op.id, op.doc, opts)
+	case "Read":
+		b.ReadItem(op.id, opts)
+	case "Delete":
+		b.DeleteItem(op.id, opts)
+	case "Patch":
+		b.PatchItem(op.id, op.patch, opts)
 	}
 	return nil
 }
+
+// msgBatchPKMismatch is the service's message for a transactional batch
+// operation whose partition key is not the batch's.
+const msgBatchPKMismatch = "One or more operations within the batch request have a different partition key value than the request."
 
 // opPartitionKey reads an operation's partitionKey: the JSON text of the
 // header's array, in a string (as the JavaScript SDK writes it), or the
@@ -165,12 +197,7 @@ func opPartitionKey(raw json.RawMessage, partitioned bool) (lethe.PartitionKey, 
 // batch answers a batch request: POST on a container's documents with
 // x-ms-cosmos-is-batch-request.
 func (q *request) batch() {
-	hdr := q.r.Header
-	if !headerTrue(hdr.Get("x-ms-cosmos-batch-atomic")) {
-		q.unsupported("bulk requests (x-ms-cosmos-is-batch-request without x-ms-cosmos-batch-atomic: True) are not supported by the lethe REST front yet: send transactional batches, or the operations one by one")
-		return
-	}
-	if headerTrue(hdr.Get("x-ms-cosmos-batch-continue-on-error")) {
+	if headerTrue(q.r.Header.Get("x-ms-cosmos-batch-continue-on-error")) {
 		q.unsupported("x-ms-cosmos-batch-continue-on-error applies to bulk requests: a transactional batch is all or nothing")
 		return
 	}
@@ -195,27 +222,16 @@ func (q *request) batch() {
 		if i > 0 {
 			out.WriteByte(',')
 		}
-		out.WriteString(`{"statusCode":`)
-		out.WriteString(strconv.Itoa(r.StatusCode))
-		out.WriteString(`,"subStatusCode":0,"requestCharge":`)
-		out.WriteString(formatCharge(r.RequestCharge))
-		if r.ETag != "" {
-			out.WriteString(`,"eTag":`)
-			e, _ := json.Marshal(quoteETag(r.ETag))
-			out.Write(e)
-		}
+		res := opResult{status: r.StatusCode, charge: r.RequestCharge, etag: r.ETag}
 		if r.ResourceBody != nil {
 			id, _ := stringMember(r.ResourceBody, "id")
 			rid, self := docSelf(db, c.ID(), pk, id)
-			out.WriteString(`,"resourceBody":`)
-			out.Write(withSystemProperties(r.ResourceBody, rid, self))
+			res.body = withSystemProperties(r.ResourceBody, rid, self)
 		}
 		if r.Err != nil {
-			msg, _ := json.Marshal(r.Err.Error())
-			out.WriteString(`,"message":`)
-			out.Write(msg)
+			res.msg = r.Err.Error()
 		}
-		out.WriteByte('}')
+		writeOpResult(&out, res)
 	}
 	out.WriteByte(']')
 	h := q.w.Header()

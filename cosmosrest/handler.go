@@ -252,8 +252,10 @@ func (q *request) serve() {
 				q.queryPlan()
 			case q.isQuery():
 				q.queryDocuments()
-			case headerTrue(q.r.Header.Get("x-ms-cosmos-is-batch-request")):
+			case headerTrue(q.r.Header.Get("x-ms-cosmos-is-batch-request")) && headerTrue(q.r.Header.Get("x-ms-cosmos-batch-atomic")):
 				q.batch()
+			case headerTrue(q.r.Header.Get("x-ms-cosmos-is-batch-request")):
+				q.bulk()
 			default:
 				q.createDocument()
 			}
@@ -432,38 +434,47 @@ func writeError(w http.ResponseWriter, status int, msg string, substatus int, ch
 
 // fail answers a failed lethe call. notFoundSub is the substatus of a 404.
 func (q *request) fail(err error, charge float64, notFoundSub int) {
+	e := q.errorStatus(err, notFoundSub)
+	if e.retryAfterMS > 0 {
+		q.w.Header().Set("x-ms-retry-after-ms", strconv.FormatInt(e.retryAfterMS, 10))
+	}
+	writeError(q.w, e.status, e.msg, e.sub, charge)
+}
+
+// opError is how a failed lethe call is answered.
+type opError struct {
+	status, sub  int
+	msg          string
+	retryAfterMS int64 // a 429's wait, at least 1 ms
+}
+
+// errorStatus maps a failed lethe call onto its answer. notFoundSub is
+// the substatus of a 404.
+func (q *request) errorStatus(err error, notFoundSub int) opError {
 	var le *lethe.Error
 	switch {
 	case errors.As(err, &le):
-		sub := 0
+		e := opError{status: le.StatusCode, msg: le.Error()}
 		switch le.StatusCode {
 		case http.StatusTooManyRequests:
-			sub = subRUBudgetExceed
-			ms := int64(math.Ceil(float64(le.RetryAfter) / float64(time.Millisecond)))
-			if ms < 1 {
-				ms = 1
-			}
-			q.w.Header().Set("x-ms-retry-after-ms", strconv.FormatInt(ms, 10))
+			e.sub = subRUBudgetExceed
+			e.retryAfterMS = max(1, int64(math.Ceil(float64(le.RetryAfter)/float64(time.Millisecond))))
 		case http.StatusNotFound:
-			sub = notFoundSub
+			e.sub = notFoundSub
 		}
-		writeError(q.w, le.StatusCode, le.Error(), sub, charge)
+		return e
 	case errors.Is(err, lethe.ErrClosed):
 		if q.h.isClosed() {
-			writeError(q.w, http.StatusServiceUnavailable, "the server is shutting down", 0, charge)
-			return
+			return opError{status: http.StatusServiceUnavailable, msg: "the server is shutting down"}
 		}
 		// The database was deleted while the request was under way.
-		writeError(q.w, http.StatusNotFound, "the database was deleted", subOwnerNotFound, charge)
+		return opError{status: http.StatusNotFound, msg: "the database was deleted", sub: subOwnerNotFound}
 	case errors.Is(err, errNotFound):
-		writeError(q.w, http.StatusNotFound, err.Error(), notFoundSub, charge)
-	default:
-		if q.r.Context().Err() != nil {
-			writeError(q.w, http.StatusRequestTimeout, "the request was cancelled: "+err.Error(), 0, charge)
-			return
-		}
-		writeError(q.w, http.StatusInternalServerError, err.Error(), 0, charge)
+		return opError{status: http.StatusNotFound, msg: err.Error(), sub: notFoundSub}
+	case q.r.Context().Err() != nil:
+		return opError{status: http.StatusRequestTimeout, msg: "the request was cancelled: " + err.Error()}
 	}
+	return opError{status: http.StatusInternalServerError, msg: err.Error()}
 }
 
 var errNotFound = errors.New("not found")

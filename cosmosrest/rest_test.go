@@ -937,10 +937,9 @@ func TestBatch(t *testing.T) {
 		{"patch without body", `[` + fresh + `,{"operationType":"Patch","id":"1"}]`, nil, "resourceBody"},
 		{"patch with an unknown op", `[` + fresh + `,{"operationType":"Patch","id":"1","resourceBody":{"operations":[{"op":"frob","path":"/n"}]}}]`, nil, `"frob"`},
 		{"ifNoneMatch", `[` + fresh + `,{"operationType":"Read","id":"1","ifNoneMatch":"*"}]`, nil, "ifNoneMatch"},
-		{"operation partition key", `[` + fresh + `,{"operationType":"Read","id":"1","partitionKey":"[\"bob\"]"}]`, nil, "partition key"},
+		{"operation partition key", `[` + fresh + `,{"operationType":"Read","id":"1","partitionKey":"[\"bob\"]"}]`, nil, "One or more operations within the batch request have a different partition key value than the request."},
 		{"bad operation partition key", `[` + fresh + `,{"operationType":"Read","id":"1","partitionKey":"[bob"}]`, nil, "partitionKey"},
 		{"no partition key header", `[` + fresh + `]`, []string{"x-ms-documentdb-partitionkey", ""}, "PartitionKey"},
-		{"bulk", `[` + fresh + `]`, []string{"x-ms-cosmos-batch-atomic", ""}, "bulk"},
 		{"continue on error", `[` + fresh + `]`, []string{"x-ms-cosmos-batch-continue-on-error", "True"}, "continue-on-error"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
