@@ -342,6 +342,60 @@ describe("over HTTPS, with the SDK's default connection policy", { timeout: 120_
     assert.equal((await c.item("4", "acme").read()).statusCode, 404, "nothing of a failed batch is applied");
   });
 
+  test("bulk: executeBulkOperations and bulk, each operation on its own", async () => {
+    const c = await container("bulk", { id: "c", partitionKey: { paths: ["/tenant"] } });
+    await c.items.create({ id: "taken", tenant: "t0" });
+    // 250 creates over three partition keys (the SDK sends them in requests
+    // of at most 100), one that exists already, and reads, patches and a
+    // delete of what was created.
+    const ops = [];
+    for (let i = 0; i < 250; i++) {
+      ops.push({ operationType: "Create", partitionKey: `t${i % 3}`, resourceBody: { id: `d${i}`, tenant: `t${i % 3}`, n: i } });
+    }
+    ops.push({ operationType: "Create", partitionKey: "t0", resourceBody: { id: "taken", tenant: "t0" } });
+    const results = await c.items.executeBulkOperations(ops);
+    assert.equal(results.length, ops.length);
+    assert.deepEqual(results.slice(0, 250).map((r) => r.response?.statusCode), Array(250).fill(201));
+    assert.equal(results[250].error?.code, 409, "the existing item's create fails alone");
+    const { resources: count } = await c.items.query("SELECT VALUE COUNT(1) FROM c").fetchAll();
+    assert.equal(count[0], 251);
+
+    const more = await c.items.executeBulkOperations([
+      { operationType: "Read", id: "d1", partitionKey: "t1" },
+      { operationType: "Patch", id: "d1", partitionKey: "t1", resourceBody: { operations: [{ op: "incr", path: "/n", value: 10 }] } },
+      { operationType: "Replace", id: "d2", partitionKey: "t2", resourceBody: { id: "d2", tenant: "t2", n: -2 } },
+      { operationType: "Delete", id: "d3", partitionKey: "t0" },
+      { operationType: "Read", id: "nothing", partitionKey: "t0" },
+      { operationType: "Upsert", partitionKey: "t1", resourceBody: { id: "u", tenant: "t1" } },
+    ]);
+    assert.deepEqual(more.map((r) => r.response?.statusCode ?? r.error?.code), [200, 200, 200, 204, 404, 201]);
+    assert.equal(more[0].response.resourceBody.n, 1);
+    assert.ok(more[0].response.requestCharge > 0);
+    assert.equal((await c.item("d1", "t1").read()).resource.n, 11);
+    assert.equal((await c.item("d3", "t0").read()).statusCode, 404);
+
+    // The deprecated bulk call: results in order, 207 statuses per operation.
+    const legacy = await c.items.bulk([
+      { operationType: "Create", partitionKey: "t0", resourceBody: { id: "l1", tenant: "t0" } },
+      { operationType: "Create", partitionKey: "t0", resourceBody: { id: "l1", tenant: "t0" } },
+    ]);
+    assert.deepEqual(legacy.map((r) => r.statusCode), [201, 409]);
+  });
+
+  test("bulk under a small throughput: throttled operations are retried by the SDK", async () => {
+    const c = await container("bulk", { id: "throttled", partitionKey: { paths: ["/tenant"] }, throughput: 400 });
+    const ops = [];
+    for (let i = 0; i < 120; i++) {
+      ops.push({ operationType: "Create", partitionKey: `t${i % 2}`, resourceBody: { id: `d${i}`, tenant: `t${i % 2}`, pad: "x".repeat(2000) } });
+    }
+    const before = agent.count(207);
+    const results = await c.items.executeBulkOperations(ops);
+    assert.deepEqual(results.map((r) => r.response?.statusCode ?? r.error?.code), Array(120).fill(201));
+    // Every create succeeds in the end; the 207s on the wire are the
+    // requests in which some operations were throttled (429 each).
+    assert.ok(agent.count(207) > before, "no operation was throttled");
+  });
+
   test("errors: 404, 409, 412, 400 as the SDK's errors", async () => {
     const c = await container("errors", { id: "c", partitionKey: { paths: ["/pk"] } });
     const { etag } = await c.items.create({ id: "1", pk: "p", n: 1 });
