@@ -25,14 +25,15 @@ const maxAuthHeader = 16 << 10
 var (
 	errAuthMissing = errors.New("required header authorization is missing; ensure a valid Authorization token is passed")
 	errAuthFormat  = errors.New("the authorization header is not of the form type=master&ver=1.0&sig=<base64 signature> or type=aad&ver=1.0&sig=<token>, URL-encoded")
-	errAuthType    = errors.New("only master-key (type=master) and Microsoft Entra ID (type=aad) authorization, ver=1.0, are supported; resource tokens are not")
+	errAuthType    = errors.New("only master-key (type=master), resource-token (type=resource) and Microsoft Entra ID (type=aad) authorization, ver=1.0, are supported")
 )
 
-// authToken is a parsed Authorization header: a master-key signature, or
-// a Microsoft Entra ID (AAD) token.
+// authToken is a parsed Authorization header: a master-key signature, a
+// resource token or a Microsoft Entra ID (AAD) token. Exactly one is set.
 type authToken struct {
-	sig []byte // type=master: the HMAC-SHA256 signature
-	aad string // type=aad: the JWT
+	sig      []byte // type=master: the HMAC-SHA256 signature
+	aad      string // type=aad: the JWT
+	resource string // type=resource: the token (resourcetoken.go)
 }
 
 // parseAuthHeader decodes an Authorization header value of the form
@@ -86,6 +87,11 @@ func parseAuthHeader(v string) (authToken, error) {
 			return authToken{}, errAuthFormat
 		}
 		return authToken{aad: sig}, nil
+	case strings.EqualFold(typ, "resource"):
+		if sig == "" {
+			return authToken{}, errAuthFormat
+		}
+		return authToken{resource: sig}, nil
 	}
 	return authToken{}, errAuthType
 }
@@ -125,38 +131,51 @@ type authError struct {
 }
 
 // authenticate checks a request's authorization (a master-key signature,
-// or an Entra ID token as the emulator accepts it) and its date.
-func authenticate(key []byte, r *http.Request, rt route, now time.Time) *authError {
+// a resource token, or an Entra ID token as the emulator accepts it) and
+// its date. For a resource token it returns the token's claims, which
+// authorize then checks against the request.
+func (h *Handler) authenticate(r *http.Request, rt route, now time.Time) (*tokenClaims, *authError) {
+	key := h.key
 	tok, err := parseAuthHeader(r.Header.Get("Authorization"))
 	if err != nil {
-		return &authError{http.StatusUnauthorized, err.Error()}
+		return nil, &authError{http.StatusUnauthorized, err.Error()}
 	}
+	var claims *tokenClaims
 	date := r.Header.Get("x-ms-date")
 	if date == "" {
 		date = r.Header.Get("Date")
 	}
 	if date == "" {
-		return &authError{http.StatusUnauthorized, "required header x-ms-date (or Date) is missing"}
+		return nil, &authError{http.StatusUnauthorized, "required header x-ms-date (or Date) is missing"}
 	}
-	if tok.aad != "" {
+	switch {
+	case tok.aad != "":
 		if ae := checkEmulatorAADToken(key, tok.aad, now); ae != nil {
-			return ae
+			return nil, ae
 		}
-	} else if text := stringToSign(r.Method, rt.resType, rt.link, date); !hmac.Equal(tok.sig, sign(key, text)) {
-		return &authError{http.StatusUnauthorized, fmt.Sprintf(
-			"the input authorization token can't serve the request: the wrong key is being used or the expected payload is not built as per the protocol; the server signed the payload %q",
-			text)}
+	case tok.resource != "":
+		c, ae := h.verifyResourceToken(tok.resource, now)
+		if ae != nil {
+			return nil, ae
+		}
+		claims = &c
+	default:
+		if text := stringToSign(r.Method, rt.resType, rt.link, date); !hmac.Equal(tok.sig, sign(key, text)) {
+			return nil, &authError{http.StatusUnauthorized, fmt.Sprintf(
+				"the input authorization token can't serve the request: the wrong key is being used or the expected payload is not built as per the protocol; the server signed the payload %q",
+				text)}
+		}
 	}
 	t, err := http.ParseTime(date)
 	if err != nil {
-		return &authError{http.StatusUnauthorized, fmt.Sprintf("the date %q is not an HTTP date (such as %s)", clip(date), now.UTC().Format(http.TimeFormat))}
+		return nil, &authError{http.StatusUnauthorized, fmt.Sprintf("the date %q is not an HTTP date (such as %s)", clip(date), now.UTC().Format(http.TimeFormat))}
 	}
 	if d := now.Sub(t); d > MaxClockSkew || d < -MaxClockSkew {
-		return &authError{http.StatusForbidden, fmt.Sprintf(
+		return nil, &authError{http.StatusForbidden, fmt.Sprintf(
 			"the authorization token is not valid at the current time; please create another token and retry (token start time: %s, token expiry time: %s, current server time: %s)",
 			t.UTC().Format(http.TimeFormat), t.Add(MaxClockSkew).UTC().Format(http.TimeFormat), now.UTC().Format(http.TimeFormat))}
 	}
-	return nil
+	return claims, nil
 }
 
 // clip shortens s for an error message.

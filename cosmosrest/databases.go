@@ -31,6 +31,7 @@ type database struct {
 
 	mu     sync.Mutex
 	collTS map[string]int64 // when this handler created or last replaced each container
+	users  map[string]*user // its users and their permissions (users.go)
 }
 
 // metaFile is the file, in a durable database's directory, that names it.
@@ -93,7 +94,13 @@ func (h *Handler) openDir() error {
 			h.closeAll()
 			return fmt.Errorf("cosmosrest: database %q: %w", m.ID, err)
 		}
-		h.dbs[m.ID] = &database{id: m.ID, rid: databaseRID(m.ID), ts: m.TS, store: st, path: full, collTS: map[string]int64{}}
+		users, err := loadUsers(full)
+		if err != nil {
+			_ = st.Close()
+			h.closeAll()
+			return fmt.Errorf("cosmosrest: database %q: %w", m.ID, err)
+		}
+		h.dbs[m.ID] = &database{id: m.ID, rid: databaseRID(m.ID), ts: m.TS, store: st, path: full, collTS: map[string]int64{}, users: users}
 	}
 	return nil
 }
@@ -205,7 +212,7 @@ func (q *request) createDatabase() {
 		writeError(q.w, http.StatusConflict, fmt.Sprintf("a database with the id %q already exists", clip(id)), 0, 0)
 		return
 	}
-	db := &database{id: id, rid: databaseRID(id), ts: h.now().Unix(), collTS: map[string]int64{}}
+	db := &database{id: id, rid: databaseRID(id), ts: h.now().Unix(), collTS: map[string]int64{}, users: map[string]*user{}}
 	var err error
 	if h.cfg.Dir == "" {
 		db.store, err = lethe.Open(h.storeOptions(""))

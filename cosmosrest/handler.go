@@ -152,7 +152,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, err.Error(), 0, 0)
 		return
 	}
-	if ae := authenticate(h.key, r, rt, time.Now()); ae != nil {
+	claims, ae := h.authenticate(r, rt, time.Now())
+	if ae != nil {
 		writeError(w, ae.status, ae.msg, 0, 0)
 		return
 	}
@@ -169,7 +170,14 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	req := &request{h: h, w: w, r: r, body: body, t: classify(rt)}
+	t := classify(rt)
+	if claims != nil {
+		if ae := h.authorize(*claims, r, t, body); ae != nil {
+			writeError(w, ae.status, ae.msg, 0, 0)
+			return
+		}
+	}
+	req := &request{h: h, w: w, r: r, body: body, t: t}
 	req.serve()
 }
 
@@ -303,6 +311,56 @@ func (q *request) serve() {
 			q.replaceOffer()
 			return
 		}
+	case tUsers:
+		switch m {
+		case http.MethodGet:
+			q.listUsers()
+			return
+		case http.MethodPost:
+			if q.isQuery() {
+				q.queryUsers()
+			} else {
+				q.createUser()
+			}
+			return
+		}
+	case tUser:
+		switch m {
+		case http.MethodGet:
+			q.readUser()
+			return
+		case http.MethodPut:
+			q.replaceUser()
+			return
+		case http.MethodDelete:
+			q.deleteUser()
+			return
+		}
+	case tPermissions:
+		switch m {
+		case http.MethodGet:
+			q.listPermissions()
+			return
+		case http.MethodPost:
+			if q.isQuery() {
+				q.queryPermissions()
+			} else {
+				q.createPermission()
+			}
+			return
+		}
+	case tPermission:
+		switch m {
+		case http.MethodGet:
+			q.readPermission()
+			return
+		case http.MethodPut:
+			q.replacePermission()
+			return
+		case http.MethodDelete:
+			q.deletePermission()
+			return
+		}
 	case tConflicts:
 		switch m {
 		case http.MethodGet:
@@ -343,13 +401,13 @@ func allowed(k targetKind) string {
 	switch k {
 	case tAccount, tPKRanges, tPKRange:
 		return "GET"
-	case tDatabases, tContainers, tDocuments, tOffers, tConflicts:
+	case tDatabases, tContainers, tDocuments, tOffers, tConflicts, tUsers, tPermissions:
 		return "GET, POST"
 	case tOffer:
 		return "GET, PUT"
 	case tDatabase, tConflict:
 		return "GET, DELETE"
-	case tContainer:
+	case tContainer, tUser, tPermission:
 		return "GET, PUT, DELETE"
 	case tDocument:
 		return "GET, PUT, PATCH, DELETE"
@@ -360,12 +418,15 @@ func allowed(k targetKind) string {
 // isQuery reports whether a POST to a feed is a query: the SDKs mark it
 // with the content type application/query+json and x-ms-documentdb-isquery
 // (or x-ms-documentdb-query).
-func (q *request) isQuery() bool {
-	ct := q.r.Header.Get("Content-Type")
+func (q *request) isQuery() bool { return isQueryRequest(q.r) }
+
+// isQueryRequest is isQuery for any request.
+func isQueryRequest(r *http.Request) bool {
+	ct := r.Header.Get("Content-Type")
 	if len(ct) >= len("application/query+json") && equalFoldPrefix(ct, "application/query+json") {
 		return true
 	}
-	return headerTrue(q.r.Header.Get("x-ms-documentdb-isquery")) || headerTrue(q.r.Header.Get("x-ms-documentdb-query"))
+	return headerTrue(r.Header.Get("x-ms-documentdb-isquery")) || headerTrue(r.Header.Get("x-ms-documentdb-query"))
 }
 
 func equalFoldPrefix(s, prefix string) bool {

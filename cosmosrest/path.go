@@ -73,7 +73,8 @@ type target struct {
 	kind targetKind
 	db   string // the database id, for every kind but the account and the database feed
 	coll string // the container id, for containers, documents and ranges
-	id   string // the document or partition key range id
+	id   string // the document, partition key range, conflict or permission id
+	user string // the user id, for users and permissions
 }
 
 type targetKind int
@@ -92,6 +93,10 @@ const (
 	tOffer
 	tConflicts
 	tConflict
+	tUsers
+	tUser
+	tPermissions
+	tPermission
 	tUnsupported // a resource of the REST API that lethe does not serve
 	tUnknown     // not a resource of the REST API at all
 )
@@ -122,7 +127,21 @@ func classify(rt route) target {
 	}
 	switch s[2] {
 	case "colls":
-	case "users", "clientencryptionkeys":
+	case "users":
+		switch {
+		case n == 3:
+			return target{kind: tUsers, db: s[1]}
+		case n == 4:
+			return target{kind: tUser, db: s[1], user: s[3]}
+		case s[4] != "permissions":
+			return target{kind: tUnknown}
+		case n == 5:
+			return target{kind: tPermissions, db: s[1], user: s[3]}
+		case n == 6:
+			return target{kind: tPermission, db: s[1], user: s[3], id: s[5]}
+		}
+		return target{kind: tUnknown}
+	case "clientencryptionkeys":
 		return target{kind: tUnsupported}
 	default:
 		return target{kind: tUnknown}

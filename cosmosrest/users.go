@@ -1,0 +1,710 @@
+package cosmosrest
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/lethedb/lethe"
+)
+
+// Users and permissions: REST resources of a database, as the service
+// has them. A user is a name; a permission of a user grants All or Read on
+// one container or document of the same database (optionally on one
+// partition key value of a container), and each create, read, replace,
+// list or query of a permission hands out a fresh resource token for it
+// (_token), valid for x-ms-documentdb-expiry-seconds (10 to 18,000; one
+// hour by default). resourcetoken.go checks the requests that present one.
+//
+// A durable database keeps its users and permissions in usersFile beside
+// its store, rewritten whole (synced, then renamed into place) at every
+// change: they are few and small.
+
+// usersFile is the file in a durable database's directory that keeps its
+// users and permissions.
+const usersFile = "users.json"
+
+// Limits of users and permissions, so that a client cannot grow the
+// database's user file without bound.
+const (
+	maxUsersPerDatabase  = 10_000
+	maxPermissionsOfUser = 1_000
+)
+
+// user is a user of a database.
+type user struct {
+	ID    string                 `json:"id"`
+	TS    int64                  `json:"ts"`
+	Perms map[string]*permission `json:"permissions"`
+}
+
+// permission is a permission of a user.
+type permission struct {
+	ID       string          `json:"id"`
+	Mode     string          `json:"mode"`     // "All" or "Read"
+	Resource string          `json:"resource"` // as the client gave it
+	Coll     string          `json:"coll"`     // the container's id
+	Doc      string          `json:"doc"`      // the document's id, "" for the whole container
+	PK       json.RawMessage `json:"pk,omitempty"`
+	TS       int64           `json:"ts"`
+	// Nonce is new for every create and replace of the permission, and
+	// every token carries it: a token outlives neither a delete (even one
+	// followed by a create of the same id) nor a replace.
+	Nonce string `json:"nonce"`
+}
+
+// Permission modes.
+const (
+	modeAll  = "All"
+	modeRead = "Read"
+)
+
+// loadUsers reads a durable database's users, none when the file is not
+// there.
+func loadUsers(dir string) (map[string]*user, error) {
+	b, err := os.ReadFile(filepath.Join(dir, usersFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return map[string]*user{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var list []*user
+	if err := json.Unmarshal(b, &list); err != nil {
+		return nil, fmt.Errorf("%s is damaged: %w", filepath.Join(dir, usersFile), err)
+	}
+	users := make(map[string]*user, len(list))
+	for _, u := range list {
+		if u.Perms == nil {
+			u.Perms = map[string]*permission{}
+		}
+		users[u.ID] = u
+	}
+	return users, nil
+}
+
+// saveUsersLocked writes a durable database's users; db.mu is held.
+func (db *database) saveUsersLocked() error {
+	if db.path == "" {
+		return nil
+	}
+	list := make([]*user, 0, len(db.users))
+	for _, u := range db.users {
+		list = append(list, u)
+	}
+	sort.Slice(list, func(i, j int) bool { return list[i].ID < list[j].ID })
+	b, err := json.Marshal(list)
+	if err != nil {
+		return err
+	}
+	tmp := filepath.Join(db.path, usersFile+".tmp")
+	if err := writeFileSync(tmp, b); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, filepath.Join(db.path, usersFile)); err != nil {
+		return err
+	}
+	return syncDir(db.path)
+}
+
+// copyUsers returns a deep copy of users, to restore when a save fails.
+func copyUsers(users map[string]*user) map[string]*user {
+	out := make(map[string]*user, len(users))
+	for id, u := range users {
+		cu := *u
+		cu.Perms = make(map[string]*permission, len(u.Perms))
+		for pid, p := range u.Perms {
+			cp := *p
+			cu.Perms[pid] = &cp
+		}
+		out[id] = &cu
+	}
+	return out
+}
+
+// changeUsers applies change to the database's users under db.mu and
+// saves them; when change or the save fails, the users are as before.
+// change answers the error itself: it returns false when it did.
+func (q *request) changeUsers(db *database, change func(users map[string]*user) bool) bool {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	before := copyUsers(db.users)
+	if !change(db.users) {
+		db.users = before
+		return false
+	}
+	if err := db.saveUsersLocked(); err != nil {
+		db.users = before
+		writeError(q.w, http.StatusInternalServerError, "saving the users: "+err.Error(), 0, 0)
+		return false
+	}
+	return true
+}
+
+func newNonce() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// userRID and permissionRID derive the resource ids of users and
+// permissions, as rid.go derives the others'.
+func userRID(db, id string) []byte {
+	v := hash64("user", db, id)
+	return append(databaseRID(db), byte(v), byte(v>>8), byte(v>>16), byte(v>>24))
+}
+
+func permissionRID(db, user, id string) []byte {
+	v := hash64("perm", db, user, id)
+	r := userRID(db, user)
+	for i := range 8 {
+		r = append(r, byte(v>>(8*i)))
+	}
+	return r
+}
+
+func (u *user) etag(db string) string {
+	return fmt.Sprintf("%016x", hash64("useretag", db, u.ID, strconv.FormatInt(u.TS, 10)))
+}
+
+func (p *permission) etag() string {
+	return fmt.Sprintf("%016x", hash64("permetag", p.ID, p.Nonce))
+}
+
+// json writes a user's properties, as Cosmos DB does.
+func (u *user) json(db *database) []byte {
+	rid := userRID(db.id, u.ID)
+	var b bytes.Buffer
+	b.WriteString(`{"id":`)
+	writeJSONString(&b, u.ID)
+	fmt.Fprintf(&b, `,"_rid":%q,"_self":"dbs/%s/users/%s/","_etag":%s,"_permissions":"permissions/","_ts":%d}`,
+		ridString(rid), selfRID(db.rid), selfRID(rid), strconv.Quote(quoteETag(u.etag(db.id))), u.TS)
+	return b.Bytes()
+}
+
+// json writes a permission's properties with a token valid until exp.
+func (q *request) permissionJSON(db *database, u *user, p *permission, exp time.Time) []byte {
+	rid := permissionRID(db.id, u.ID, p.ID)
+	var b bytes.Buffer
+	b.WriteString(`{"id":`)
+	writeJSONString(&b, p.ID)
+	b.WriteString(`,"permissionMode":`)
+	writeJSONString(&b, p.Mode)
+	b.WriteString(`,"resource":`)
+	writeJSONString(&b, p.Resource)
+	if p.PK != nil {
+		b.WriteString(`,"resourcePartitionKey":`)
+		b.Write(p.PK)
+	}
+	fmt.Fprintf(&b, `,"_rid":%q,"_self":"dbs/%s/users/%s/permissions/%s/","_etag":%s,"_ts":%d,"_token":`,
+		ridString(rid), selfRID(db.rid), selfRID(userRID(db.id, u.ID)), selfRID(rid), strconv.Quote(quoteETag(p.etag())), p.TS)
+	writeJSONString(&b, q.h.mintResourceToken(tokenClaims{DB: db.id, User: u.ID, Perm: p.ID, Nonce: p.Nonce, Exp: exp.Unix()}))
+	b.WriteByte('}')
+	return b.Bytes()
+}
+
+// tokenExpiry reads x-ms-documentdb-expiry-seconds: when the tokens this
+// request hands out expire. It answers 400 and returns false when the
+// header is not a count of seconds from 10 to 18,000.
+func (q *request) tokenExpiry() (time.Time, bool) {
+	secs := int64(3600)
+	if v := q.r.Header.Get("x-ms-documentdb-expiry-seconds"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 10 || n > 18000 {
+			writeError(q.w, http.StatusBadRequest, fmt.Sprintf("x-ms-documentdb-expiry-seconds %q is not a validity period from 10 to 18000 seconds", clip(v)), 0, 0)
+			return time.Time{}, false
+		}
+		secs = n
+	}
+	return time.Now().Add(time.Duration(secs) * time.Second), true
+}
+
+// validateResourceID checks the id of a user or permission as the ids of
+// databases are checked.
+func validateResourceID(kind, id string) error {
+	if err := validateDatabaseID(id); err != nil {
+		return errors.New(strings.Replace(err.Error(), "database", kind, 1))
+	}
+	return nil
+}
+
+// readUserBody reads the body of a user's create or replace.
+func (q *request) readUserBody() (string, bool) {
+	var in struct {
+		ID *string `json:"id"`
+	}
+	if err := json.Unmarshal(q.body, &in); err != nil || in.ID == nil {
+		writeError(q.w, http.StatusBadRequest, "the body must be a JSON object with a string \"id\"", 0, 0)
+		return "", false
+	}
+	if err := validateResourceID("user", *in.ID); err != nil {
+		writeError(q.w, http.StatusBadRequest, err.Error(), 0, 0)
+		return "", false
+	}
+	return *in.ID, true
+}
+
+// createUser answers POST on a database's users (an upsert with
+// x-ms-documentdb-is-upsert).
+func (q *request) createUser() {
+	db := q.database(subOwnerNotFound)
+	if db == nil {
+		return
+	}
+	id, ok := q.readUserBody()
+	if !ok {
+		return
+	}
+	upsert := headerTrue(q.r.Header.Get("x-ms-documentdb-is-upsert"))
+	status := http.StatusCreated
+	var out []byte
+	if !q.changeUsers(db, func(users map[string]*user) bool {
+		if u, ok := users[id]; ok {
+			if !upsert {
+				writeError(q.w, http.StatusConflict, fmt.Sprintf("Resource with specified id or name already exists. The user %q exists", clip(id)), 0, 0)
+				return false
+			}
+			status = http.StatusOK
+			out = u.json(db)
+			return true
+		}
+		if len(users) >= maxUsersPerDatabase {
+			writeError(q.w, http.StatusBadRequest, fmt.Sprintf("the database has %d users, the most lethe keeps", maxUsersPerDatabase), 0, 0)
+			return false
+		}
+		u := &user{ID: id, TS: q.h.now().Unix(), Perms: map[string]*permission{}}
+		users[id] = u
+		out = u.json(db)
+		return true
+	}) {
+		return
+	}
+	q.reply(status, out, 1)
+}
+
+// findUser finds the request's user under db.mu, or answers 404.
+func (q *request) findUserLocked(db *database) *user {
+	u := db.users[q.t.user]
+	if u == nil {
+		writeError(q.w, http.StatusNotFound, fmt.Sprintf("Entity with the specified id does not exist in the system. The user %q does not exist", clip(q.t.user)), 0, 0)
+	}
+	return u
+}
+
+func (q *request) readUser() {
+	db := q.database(subOwnerNotFound)
+	if db == nil {
+		return
+	}
+	db.mu.Lock()
+	u := q.findUserLocked(db)
+	var out []byte
+	if u != nil {
+		out = u.json(db)
+	}
+	db.mu.Unlock()
+	if u != nil {
+		q.reply(http.StatusOK, out, 1)
+	}
+}
+
+// replaceUser answers PUT on a user: its id may change (its permissions
+// go with it, and the tokens handed out under the old id stop working).
+func (q *request) replaceUser() {
+	db := q.database(subOwnerNotFound)
+	if db == nil {
+		return
+	}
+	id, ok := q.readUserBody()
+	if !ok {
+		return
+	}
+	var out []byte
+	if !q.changeUsers(db, func(users map[string]*user) bool {
+		u := q.findUserLocked(db)
+		if u == nil {
+			return false
+		}
+		if id != u.ID {
+			if _, taken := users[id]; taken {
+				writeError(q.w, http.StatusConflict, fmt.Sprintf("Resource with specified id or name already exists. The user %q exists", clip(id)), 0, 0)
+				return false
+			}
+			delete(users, u.ID)
+			u.ID = id
+			users[id] = u
+		}
+		u.TS = q.h.now().Unix()
+		out = u.json(db)
+		return true
+	}) {
+		return
+	}
+	q.reply(http.StatusOK, out, 1)
+}
+
+// deleteUser deletes a user and its permissions: their tokens stop
+// working at once.
+func (q *request) deleteUser() {
+	db := q.database(subOwnerNotFound)
+	if db == nil {
+		return
+	}
+	if !q.changeUsers(db, func(users map[string]*user) bool {
+		if q.findUserLocked(db) == nil {
+			return false
+		}
+		delete(users, q.t.user)
+		return true
+	}) {
+		return
+	}
+	q.reply(http.StatusNoContent, nil, 1)
+}
+
+// userDocs returns a database's users, by id, as documents.
+func (q *request) userDocs(db *database) []metaDoc {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	docs := make([]metaDoc, 0, len(db.users))
+	for _, u := range db.users {
+		docs = append(docs, metaDoc{u.ID, u.json(db)})
+	}
+	sort.Slice(docs, func(i, j int) bool { return docs[i].id < docs[j].id })
+	return docs
+}
+
+func (q *request) listUsers() {
+	db := q.database(subOwnerNotFound)
+	if db == nil {
+		return
+	}
+	var docs [][]byte
+	for _, d := range q.userDocs(db) {
+		docs = append(docs, d.json)
+	}
+	q.replyFeed(ridString(db.rid), "Users", docs, "", 1)
+}
+
+func (q *request) queryUsers() {
+	db := q.database(subOwnerNotFound)
+	if db == nil {
+		return
+	}
+	q.metaQuery(ridString(db.rid), "Users", q.userDocs(db))
+}
+
+// permissionBody is the body of a permission's create or replace.
+type permissionBody struct {
+	ID       *string         `json:"id"`
+	Mode     *string         `json:"permissionMode"`
+	Resource *string         `json:"resource"`
+	PK       json.RawMessage `json:"resourcePartitionKey"`
+}
+
+// readPermissionBody reads and checks a permission's create or replace:
+// its resource is a container or a document of the user's database (by
+// id), and its partition key, if any, a partition key value.
+func (q *request) readPermissionBody(db *database) (*permission, bool) {
+	var in permissionBody
+	if err := json.Unmarshal(q.body, &in); err != nil || in.ID == nil || in.Mode == nil || in.Resource == nil {
+		writeError(q.w, http.StatusBadRequest, "the body must be a JSON object with the strings \"id\", \"permissionMode\" (All or Read) and \"resource\"", 0, 0)
+		return nil, false
+	}
+	if err := validateResourceID("permission", *in.ID); err != nil {
+		writeError(q.w, http.StatusBadRequest, err.Error(), 0, 0)
+		return nil, false
+	}
+	p := &permission{ID: *in.ID, TS: q.h.now().Unix(), Nonce: newNonce()}
+	switch {
+	case strings.EqualFold(*in.Mode, modeAll):
+		p.Mode = modeAll
+	case strings.EqualFold(*in.Mode, modeRead):
+		p.Mode = modeRead
+	default:
+		writeError(q.w, http.StatusBadRequest, fmt.Sprintf("the permissionMode %q is not All or Read", clip(*in.Mode)), 0, 0)
+		return nil, false
+	}
+	coll, doc, err := parsePermissionResource(*in.Resource, db.id)
+	if err != nil {
+		writeError(q.w, http.StatusBadRequest, err.Error(), 0, 0)
+		return nil, false
+	}
+	p.Resource, p.Coll, p.Doc = strings.Trim(*in.Resource, "/"), coll, doc
+	if len(in.PK) > 0 && !bytes.Equal(in.PK, []byte("null")) {
+		pk, err := parsePKHeader(string(in.PK))
+		if err != nil {
+			writeError(q.w, http.StatusBadRequest, "the resourcePartitionKey is not a partition key value: "+err.Error(), 0, 0)
+			return nil, false
+		}
+		if doc != "" {
+			writeError(q.w, http.StatusBadRequest, "a resourcePartitionKey applies to a container's permission, not to a document's", 0, 0)
+			return nil, false
+		}
+		p.PK = json.RawMessage(pk.String())
+	}
+	return p, true
+}
+
+// parsePermissionResource checks a permission's resource path: a
+// container (dbs/<db>/colls/<c>) or a document (.../docs/<d>) of database
+// db, named by ids (escaped as in request paths, or not). It returns the
+// container's id and the document's ("" for a container).
+func parsePermissionResource(res, db string) (coll, doc string, err error) {
+	rt, err := parsePath("/" + strings.Trim(res, "/"))
+	if err != nil || (len(rt.segs) != 4 && len(rt.segs) != 6) || rt.segs[0] != "dbs" || rt.segs[2] != "colls" || (len(rt.segs) == 6 && rt.segs[4] != "docs") {
+		return "", "", fmt.Errorf("the resource %q is not the path of a container (dbs/<db>/colls/<container>) or of a document (…/docs/<id>)", clip(res))
+	}
+	if rt.segs[1] != db {
+		return "", "", fmt.Errorf("the resource %q is not in the database %q of the user", clip(res), clip(db))
+	}
+	if len(rt.segs) == 6 {
+		doc = rt.segs[5]
+	}
+	return rt.segs[3], doc, nil
+}
+
+// createPermission answers POST on a user's permissions (an upsert with
+// x-ms-documentdb-is-upsert).
+func (q *request) createPermission() {
+	db := q.database(subOwnerNotFound)
+	if db == nil {
+		return
+	}
+	exp, ok := q.tokenExpiry()
+	if !ok {
+		return
+	}
+	p, ok := q.readPermissionBody(db)
+	if !ok {
+		return
+	}
+	upsert := headerTrue(q.r.Header.Get("x-ms-documentdb-is-upsert"))
+	status := http.StatusCreated
+	var out []byte
+	if !q.changeUsers(db, func(map[string]*user) bool {
+		u := q.findUserLocked(db)
+		if u == nil {
+			return false
+		}
+		if old, ok := u.Perms[p.ID]; ok {
+			if !upsert {
+				writeError(q.w, http.StatusConflict, fmt.Sprintf("Resource with specified id or name already exists. The permission %q exists", clip(p.ID)), 0, 0)
+				return false
+			}
+			delete(u.Perms, old.ID)
+			status = http.StatusOK
+		}
+		for _, other := range u.Perms {
+			if other.Coll == p.Coll && other.Doc == p.Doc {
+				writeError(q.w, http.StatusConflict, fmt.Sprintf("the user already has a permission on %q (%q): one permission per resource", clip(p.Resource), clip(other.ID)), 0, 0)
+				return false
+			}
+		}
+		if len(u.Perms) >= maxPermissionsOfUser {
+			writeError(q.w, http.StatusBadRequest, fmt.Sprintf("the user has %d permissions, the most lethe keeps", maxPermissionsOfUser), 0, 0)
+			return false
+		}
+		u.Perms[p.ID] = p
+		out = q.permissionJSON(db, u, p, exp)
+		return true
+	}) {
+		return
+	}
+	q.reply(status, out, 1)
+}
+
+// findPermissionLocked finds the request's permission under db.mu, or
+// answers 404.
+func (q *request) findPermissionLocked(db *database) (*user, *permission) {
+	u := q.findUserLocked(db)
+	if u == nil {
+		return nil, nil
+	}
+	p := u.Perms[q.t.id]
+	if p == nil {
+		writeError(q.w, http.StatusNotFound, fmt.Sprintf("Entity with the specified id does not exist in the system. The permission %q does not exist", clip(q.t.id)), 0, 0)
+		return nil, nil
+	}
+	return u, p
+}
+
+// readPermission answers GET on a permission, with a new token.
+func (q *request) readPermission() {
+	db := q.database(subOwnerNotFound)
+	if db == nil {
+		return
+	}
+	exp, ok := q.tokenExpiry()
+	if !ok {
+		return
+	}
+	db.mu.Lock()
+	u, p := q.findPermissionLocked(db)
+	var out []byte
+	if p != nil {
+		out = q.permissionJSON(db, u, p, exp)
+	}
+	db.mu.Unlock()
+	if p != nil {
+		q.reply(http.StatusOK, out, 1)
+	}
+}
+
+// replacePermission answers PUT on a permission: the tokens handed out
+// before stop working, and a new one comes back.
+func (q *request) replacePermission() {
+	db := q.database(subOwnerNotFound)
+	if db == nil {
+		return
+	}
+	exp, ok := q.tokenExpiry()
+	if !ok {
+		return
+	}
+	p, ok := q.readPermissionBody(db)
+	if !ok {
+		return
+	}
+	var out []byte
+	if !q.changeUsers(db, func(map[string]*user) bool {
+		u, old := q.findPermissionLocked(db)
+		if old == nil {
+			return false
+		}
+		if p.ID != old.ID {
+			if _, taken := u.Perms[p.ID]; taken {
+				writeError(q.w, http.StatusConflict, fmt.Sprintf("Resource with specified id or name already exists. The permission %q exists", clip(p.ID)), 0, 0)
+				return false
+			}
+		}
+		for _, other := range u.Perms {
+			if other != old && other.Coll == p.Coll && other.Doc == p.Doc {
+				writeError(q.w, http.StatusConflict, fmt.Sprintf("the user already has a permission on %q (%q): one permission per resource", clip(p.Resource), clip(other.ID)), 0, 0)
+				return false
+			}
+		}
+		delete(u.Perms, old.ID)
+		u.Perms[p.ID] = p
+		out = q.permissionJSON(db, u, p, exp)
+		return true
+	}) {
+		return
+	}
+	q.reply(http.StatusOK, out, 1)
+}
+
+func (q *request) deletePermission() {
+	db := q.database(subOwnerNotFound)
+	if db == nil {
+		return
+	}
+	if !q.changeUsers(db, func(map[string]*user) bool {
+		u, p := q.findPermissionLocked(db)
+		if p == nil {
+			return false
+		}
+		delete(u.Perms, p.ID)
+		return true
+	}) {
+		return
+	}
+	q.reply(http.StatusNoContent, nil, 1)
+}
+
+// permissionDocs returns a user's permissions, by id, each with a new
+// token; ok is false when the answer (404, 400) was given.
+func (q *request) permissionDocs(db *database) ([]metaDoc, bool) {
+	exp, ok := q.tokenExpiry()
+	if !ok {
+		return nil, false
+	}
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	u := q.findUserLocked(db)
+	if u == nil {
+		return nil, false
+	}
+	docs := make([]metaDoc, 0, len(u.Perms))
+	for _, p := range u.Perms {
+		docs = append(docs, metaDoc{p.ID, q.permissionJSON(db, u, p, exp)})
+	}
+	sort.Slice(docs, func(i, j int) bool { return docs[i].id < docs[j].id })
+	return docs, true
+}
+
+func (q *request) listPermissions() {
+	db := q.database(subOwnerNotFound)
+	if db == nil {
+		return
+	}
+	docs, ok := q.permissionDocs(db)
+	if !ok {
+		return
+	}
+	var out [][]byte
+	for _, d := range docs {
+		out = append(out, d.json)
+	}
+	q.replyFeed(ridString(userRID(db.id, q.t.user)), "Permissions", out, "", 1)
+}
+
+func (q *request) queryPermissions() {
+	db := q.database(subOwnerNotFound)
+	if db == nil {
+		return
+	}
+	docs, ok := q.permissionDocs(db)
+	if !ok {
+		return
+	}
+	q.metaQuery(ridString(userRID(db.id, q.t.user)), "Permissions", docs)
+}
+
+// scope is what a permission lets a token's bearer touch.
+type scope struct {
+	mode     string
+	db       string
+	coll     string
+	document string // the document's id, "" for the whole container
+	pk       *lethe.PartitionKey
+}
+
+// permissionScope returns the current scope of the permission a token
+// names, or false when the user, the permission or the same instance of
+// it (its nonce) is gone.
+func (h *Handler) permissionScope(c tokenClaims) (scope, bool) {
+	db, ok := h.lookup(c.DB)
+	if !ok {
+		return scope{}, false
+	}
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	u := db.users[c.User]
+	if u == nil {
+		return scope{}, false
+	}
+	p := u.Perms[c.Perm]
+	if p == nil || p.Nonce != c.Nonce {
+		return scope{}, false
+	}
+	s := scope{mode: p.Mode, db: db.id, coll: p.Coll, document: p.Doc}
+	if p.PK != nil {
+		pk, err := parsePKHeader(string(p.PK))
+		if err != nil {
+			return scope{}, false
+		}
+		s.pk = &pk
+	}
+	return s, true
+}
