@@ -34,6 +34,12 @@ type ContainerProperties struct {
 	// much of its history it keeps; nil: the container keeps no change feed.
 	// It may be changed with Container.Replace.
 	ChangeFeedPolicy *ChangeFeedPolicy `json:",omitempty"`
+	// VectorEmbeddingPolicy declares the paths that hold vectors (see
+	// VectorEmbedding); IndexingPolicy.VectorIndexes index them.
+	VectorEmbeddingPolicy *VectorEmbeddingPolicy `json:",omitempty"`
+	// FullTextPolicy declares the paths that hold text to search, and its
+	// language; IndexingPolicy.FullTextIndexes index them.
+	FullTextPolicy *FullTextPolicy `json:",omitempty"`
 }
 
 // IndexingPolicy says how a container keeps its indexes: its mode, and
@@ -50,6 +56,11 @@ type IndexingPolicy struct {
 	// CompositeIndexes serve queries ordered by several paths (see
 	// CompositeIndex); each lists at least two.
 	CompositeIndexes [][]CompositeIndex `json:",omitempty"`
+	// VectorIndexes index paths of the container's VectorEmbeddingPolicy,
+	// FullTextIndexes paths of its FullTextPolicy (see searchpolicy.go's
+	// types). lethe keeps and checks them; it does not search with them yet.
+	VectorIndexes   []VectorIndex   `json:",omitempty"`
+	FullTextIndexes []FullTextIndex `json:",omitempty"`
 }
 
 // IndexingMode is consistent, lazy or none. A container whose mode is none
@@ -190,9 +201,11 @@ func (c *Container) Read(ctx context.Context) (ContainerProperties, error) {
 	return cloneProps(c.props), nil
 }
 
-// Replace changes the container's DefaultTimeToLive, IndexingPolicy and
-// Throughput; props.ID and props.PartitionKeyDefinition must be the
-// container's (after filling in defaults). A change of
+// Replace changes the container's DefaultTimeToLive, IndexingPolicy,
+// Throughput, ChangeFeedPolicy, VectorEmbeddingPolicy and FullTextPolicy;
+// props.ID and props.PartitionKeyDefinition must be the container's (after
+// filling in defaults), and a vector embedding or vector index the container
+// has keeps its settings (paths may be added and removed). A change of
 // DefaultTimeToLive applies at once to every item, computed from each item's
 // last write. Expiry is final: items already expired stay gone, whatever the
 // new setting. The change takes every lock of the container only for an
@@ -218,6 +231,10 @@ func (c *Container) Replace(ctx context.Context, props ContainerProperties) erro
 		props.PartitionKeyDefinition.Kind != old.Kind || props.PartitionKeyDefinition.Version != old.Version {
 		c.unlockAll()
 		return withContext(badRequest("the partition key definition of a container cannot be changed"), op, c.id, "")
+	}
+	if err := searchPolicyChange(c.props, props); err != nil {
+		c.unlockAll()
+		return withContext(err, op, c.id, "")
 	}
 	m := mutation{cause: causeSettings, now: c.store.clock.now(), props: props, seq: c.store.seq.Add(1)}
 	next, aerr := c.apply(&m)
@@ -308,6 +325,7 @@ func cloneProps(p ContainerProperties) ContainerProperties {
 		}
 		p.IndexingPolicy = &ip
 	}
+	cloneSearchPolicies(&p)
 	if p.ChangeFeedPolicy != nil {
 		cp := *p.ChangeFeedPolicy
 		p.ChangeFeedPolicy = &cp
@@ -317,15 +335,19 @@ func cloneProps(p ContainerProperties) ContainerProperties {
 }
 
 // normalizeProps checks a container definition (its id, default TTL,
-// throughput, indexing mode and partition key definition) and returns the
-// copy to keep, with the indexing mode in its canonical lower case and the
-// partition key definition's defaults filled in, and its parsed paths.
+// throughput, indexing mode, vector and full-text policies and partition key
+// definition) and returns the copy to keep, with the indexing mode in its
+// canonical lower case, the defaults of the partition key definition and of
+// the vector and full-text policies filled in, and its parsed paths.
 func normalizeProps(p ContainerProperties) (ContainerProperties, pkPaths, *Error) {
 	p = cloneProps(p)
 	if p.IndexingPolicy != nil {
 		p.IndexingPolicy.IndexingMode = IndexingMode(strings.ToLower(string(p.IndexingPolicy.IndexingMode)))
 	}
 	if err := validateProps(p); err != nil {
+		return p, pkPaths{}, err
+	}
+	if err := normalizeSearchPolicies(&p); err != nil {
 		return p, pkPaths{}, err
 	}
 	if cp := p.ChangeFeedPolicy; cp != nil {

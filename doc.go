@@ -215,6 +215,23 @@
 // used, which paths it filters on that the policy excludes, and which
 // composite index would serve its ORDER BY (QueryItemsResponse.IndexMetrics).
 //
+// # Vector and full-text policies
+//
+// ContainerProperties.VectorEmbeddingPolicy declares the paths that hold
+// vectors (element type float32, float16, int8 or uint8; distance function
+// cosine, dotproduct or euclidean; dimensions), and FullTextPolicy the paths
+// that hold text and their language (en-US; de-DE, es-ES, fr-FR, it-IT,
+// pt-PT and pt-BR, in preview in Cosmos DB). IndexingPolicy.VectorIndexes
+// (flat, at most 505 dimensions; quantizedFlat and diskANN, at most 4,096)
+// and FullTextIndexes index paths those policies declare. lethe checks them
+// as Cosmos DB does (an error names what was wrong, and nothing changes),
+// fills in the documented defaults (float32, cosine, 1,536 dimensions,
+// en-US), keeps them durably with the container's other properties and
+// returns them. Container.Replace may add or remove a vector path, not
+// change the settings of one the container has, nor the type of its index.
+// The queries that use them (VectorDistance, FullTextContains, ...) are not
+// served yet.
+//
 // # Patch and transactional batch
 //
 // Container.PatchItem changes one item with up to MaxPatchOperations

@@ -27,8 +27,12 @@ type collBody struct {
 		IncludedPaths []lethe.IndexPath        `json:"includedPaths"`
 		ExcludedPaths []lethe.IndexPath        `json:"excludedPaths"`
 		Composite     [][]lethe.CompositeIndex `json:"compositeIndexes"`
+		Vector        []lethe.VectorIndex      `json:"vectorIndexes"`
+		FullText      []lethe.FullTextIndex    `json:"fullTextIndexes"`
 	} `json:"indexingPolicy"`
-	UniqueKeyPolicy *struct {
+	VectorEmbeddingPolicy *lethe.VectorEmbeddingPolicy `json:"vectorEmbeddingPolicy"`
+	FullTextPolicy        *lethe.FullTextPolicy        `json:"fullTextPolicy"`
+	UniqueKeyPolicy       *struct {
 		UniqueKeys []json.RawMessage `json:"uniqueKeys"`
 	} `json:"uniqueKeyPolicy"`
 }
@@ -63,10 +67,13 @@ func parseContainer(body []byte) (lethe.ContainerProperties, *collBody, error) {
 			p.PartitionKeyDefinition = lethe.PartitionKeyDefinition{}
 		}
 	}
-	if ip := in.IndexingPolicy; ip != nil && (ip.IndexingMode != "" || len(ip.IncludedPaths) > 0 || len(ip.ExcludedPaths) > 0 || len(ip.Composite) > 0) {
+	if ip := in.IndexingPolicy; ip != nil && (ip.IndexingMode != "" || len(ip.IncludedPaths) > 0 || len(ip.ExcludedPaths) > 0 ||
+		len(ip.Composite) > 0 || len(ip.Vector) > 0 || len(ip.FullText) > 0) {
 		p.IndexingPolicy = &lethe.IndexingPolicy{IndexingMode: lethe.IndexingMode(strings.ToLower(ip.IndexingMode)),
-			IncludedPaths: ip.IncludedPaths, ExcludedPaths: ip.ExcludedPaths, CompositeIndexes: ip.Composite}
+			IncludedPaths: ip.IncludedPaths, ExcludedPaths: ip.ExcludedPaths, CompositeIndexes: ip.Composite,
+			VectorIndexes: ip.Vector, FullTextIndexes: ip.FullText}
 	}
+	p.VectorEmbeddingPolicy, p.FullTextPolicy = in.VectorEmbeddingPolicy, in.FullTextPolicy
 	if in.UniqueKeyPolicy != nil && len(in.UniqueKeyPolicy.UniqueKeys) > 0 {
 		return p, nil, errors.New("unique key policies are not supported by lethe")
 	}
@@ -124,11 +131,18 @@ func containerJSON(db *database, p lethe.ContainerProperties, ts int64) []byte {
 		incJSON, _ := json.Marshal(inc)
 		excJSON, _ := json.Marshal(exc)
 		fmt.Fprintf(&b, `,"indexingPolicy":{"indexingMode":%q,"automatic":true,"includedPaths":%s,"excludedPaths":%s`, mode, incJSON, excJSON)
-		if ip := p.IndexingPolicy; ip != nil && len(ip.CompositeIndexes) > 0 {
-			compJSON, _ := json.Marshal(ip.CompositeIndexes)
-			fmt.Fprintf(&b, `,"compositeIndexes":%s`, compJSON)
+		if ip := p.IndexingPolicy; ip != nil {
+			writeJSONField(&b, "compositeIndexes", ip.CompositeIndexes, len(ip.CompositeIndexes) > 0)
+			writeJSONField(&b, "vectorIndexes", ip.VectorIndexes, len(ip.VectorIndexes) > 0)
+			writeJSONField(&b, "fullTextIndexes", ip.FullTextIndexes, len(ip.FullTextIndexes) > 0)
 		}
 		b.WriteByte('}')
+	}
+	if vp := p.VectorEmbeddingPolicy; vp != nil {
+		writeJSONField(&b, "vectorEmbeddingPolicy", lethe.VectorEmbeddingPolicy{VectorEmbeddings: nonNil(vp.VectorEmbeddings)}, true)
+	}
+	if fp := p.FullTextPolicy; fp != nil {
+		writeJSONField(&b, "fullTextPolicy", lethe.FullTextPolicy{DefaultLanguage: fp.DefaultLanguage, FullTextPaths: nonNil(fp.FullTextPaths)}, true)
 	}
 	def := p.PartitionKeyDefinition
 	b.WriteString(`,"partitionKey":{"paths":`)
@@ -157,6 +171,23 @@ func containerJSON(db *database, p lethe.ContainerProperties, ts int64) []byte {
 	return b.Bytes()
 }
 
+// writeJSONField appends ,"name":v to b when present is true.
+func writeJSONField(b *bytes.Buffer, name string, v any, present bool) {
+	if !present {
+		return
+	}
+	text, _ := json.Marshal(v) // lethe's policy types: cannot fail
+	fmt.Fprintf(b, `,%q:%s`, name, text)
+}
+
+// nonNil returns s, or an empty slice for nil, which JSON writes as [].
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
 // containerETag is a hash of the container's properties: it changes when
 // they do.
 func containerETag(db *database, p lethe.ContainerProperties, ts int64) string {
@@ -164,9 +195,10 @@ func containerETag(db *database, p lethe.ContainerProperties, ts int64) string {
 	if p.IndexingPolicy != nil {
 		mode = string(p.IndexingPolicy.IndexingMode)
 	}
+	search, _ := json.Marshal([]any{p.VectorEmbeddingPolicy, p.FullTextPolicy})
 	return fmt.Sprintf("%016x", hash64("colletag", db.id, p.ID, strconv.FormatInt(ts, 10),
 		p.DefaultTimeToLive.String(), mode, strings.Join(p.PartitionKeyDefinition.Paths, "\x00"),
-		strconv.FormatInt(int64(p.Throughput), 10)))
+		strconv.FormatInt(int64(p.Throughput), 10), string(search)))
 }
 
 // collTS returns when the container was created or last replaced through

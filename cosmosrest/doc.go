@@ -23,9 +23,12 @@
 //   - databases, /dbs: create, read, list, query, delete;
 //   - containers, /dbs/{db}/colls: create (partitionKey paths, kind and
 //     version; defaultTtl; indexingPolicy's indexingMode; throughput from
-//     x-ms-offer-throughput, or the maximum of an autoscale setting), read,
-//     list, query, replace (defaultTtl and indexing mode; the partition key
-//     cannot change), delete;
+//     x-ms-offer-throughput, or the maximum of an autoscale setting;
+//     vectorEmbeddingPolicy, fullTextPolicy and the indexing policy's
+//     vectorIndexes and fullTextIndexes, checked as lethe's
+//     ContainerProperties are), read, list, query, replace (defaultTtl,
+//     indexing policy and the vector and full-text policies; the partition
+//     key and a vector path's settings cannot change), delete;
 //   - documents, /dbs/{db}/colls/{coll}/docs: create, upsert
 //     (x-ms-documentdb-is-upsert), read, replace, delete, with If-Match and
 //     Prefer: return=minimal; read feed (GET); queries (POST,

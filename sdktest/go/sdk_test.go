@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
+	"slices"
 	"sort"
 	"sync/atomic"
 	"testing"
@@ -1010,5 +1012,56 @@ func TestTransactionalBatch(t *testing.T) {
 	}
 	if _, err := c.ReadItem(ctx, pk, "m0", nil); status(err) != http.StatusNotFound {
 		t.Errorf("created by a refused batch: %v", err)
+	}
+}
+
+// TestSearchPolicies: a container's vector embedding and full-text policies,
+// with their vector and full-text indexes, go in through azcosmos and come
+// back as they were sent; a change Cosmos DB refuses is a 400.
+func TestSearchPolicies(t *testing.T) {
+	e := newEnv(t, cosmosrest.Config{})
+	ctx := context.Background()
+	vectors := &azcosmos.VectorEmbeddingPolicy{VectorEmbeddings: []azcosmos.VectorEmbedding{
+		{Path: "/embedding", DataType: azcosmos.VectorDataTypeFloat32, DistanceFunction: azcosmos.VectorDistanceFunctionCosine, Dimensions: 3},
+		{Path: "/image", DataType: azcosmos.VectorDataTypeUint8, DistanceFunction: azcosmos.VectorDistanceFunctionEuclidean, Dimensions: 2048},
+	}}
+	text := &azcosmos.FullTextPolicy{DefaultLanguage: "en-US", FullTextPaths: []azcosmos.FullTextPath{
+		{Path: "/title", Language: "en-US"}, {Path: "/description", Language: "es-ES"},
+	}}
+	vindexes := []azcosmos.VectorIndex{{Path: "/embedding", Type: azcosmos.VectorIndexTypeFlat}, {Path: "/image", Type: azcosmos.VectorIndexTypeDiskANN}}
+	tindexes := []azcosmos.FullTextIndex{{Path: "/title"}, {Path: "/description"}}
+	c := e.container(t, azcosmos.ContainerProperties{
+		ID:                     "search",
+		PartitionKeyDefinition: azcosmos.PartitionKeyDefinition{Paths: []string{"/pk"}},
+		VectorEmbeddingPolicy:  vectors,
+		FullTextPolicy:         text,
+		IndexingPolicy: &azcosmos.IndexingPolicy{Automatic: true, IndexingMode: azcosmos.IndexingModeConsistent,
+			IncludedPaths: []azcosmos.IncludedPath{{Path: "/*"}}, ExcludedPaths: []azcosmos.ExcludedPath{{Path: "/embedding/*"}},
+			VectorIndexes: vindexes, FullTextIndexes: tindexes},
+	}, nil)
+	read, err := c.Read(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := read.ContainerProperties
+	if !reflect.DeepEqual(got.VectorEmbeddingPolicy, vectors) || !reflect.DeepEqual(got.FullTextPolicy, text) ||
+		!reflect.DeepEqual(got.IndexingPolicy.VectorIndexes, vindexes) || !reflect.DeepEqual(got.IndexingPolicy.FullTextIndexes, tindexes) {
+		t.Errorf("read back %+v %+v %+v %+v", got.VectorEmbeddingPolicy, got.FullTextPolicy, got.IndexingPolicy.VectorIndexes, got.IndexingPolicy.FullTextIndexes)
+	}
+
+	changed := *got
+	changed.VectorEmbeddingPolicy = &azcosmos.VectorEmbeddingPolicy{VectorEmbeddings: slices.Clone(vectors.VectorEmbeddings)}
+	changed.VectorEmbeddingPolicy.VectorEmbeddings[1].Dimensions = 1024
+	if _, err := c.Replace(ctx, changed, nil); status(err) != http.StatusBadRequest {
+		t.Errorf("changing an embedding's dimensions: %v, want 400", err)
+	}
+	changed.VectorEmbeddingPolicy.VectorEmbeddings = vectors.VectorEmbeddings[:1]
+	changed.IndexingPolicy.VectorIndexes = vindexes[:1]
+	rr, err := c.Replace(ctx, changed, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(rr.ContainerProperties.VectorEmbeddingPolicy.VectorEmbeddings); n != 1 {
+		t.Errorf("after removing a vector path: %d embeddings", n)
 	}
 }

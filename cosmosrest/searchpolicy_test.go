@@ -1,0 +1,128 @@
+package cosmosrest_test
+
+import (
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/lethedb/lethe/cosmosrest"
+)
+
+// searchContainer is a container body with both policies and their
+// indexes, in Cosmos DB's JSON.
+const searchContainer = `{
+	"id": "search",
+	"partitionKey": {"paths": ["/pk"], "kind": "Hash", "version": 2},
+	"vectorEmbeddingPolicy": {"vectorEmbeddings": [
+		{"path": "/embedding", "dataType": "float32", "distanceFunction": "cosine", "dimensions": 3},
+		{"path": "/textEmbedding", "dataType": "int8", "distanceFunction": "dotproduct", "dimensions": 1024}
+	]},
+	"fullTextPolicy": {"defaultLanguage": "en-US", "fullTextPaths": [
+		{"path": "/title", "language": "en-US"}, {"path": "/description", "language": "de-DE"}
+	]},
+	"indexingPolicy": {
+		"indexingMode": "consistent", "automatic": true,
+		"includedPaths": [{"path": "/*"}],
+		"excludedPaths": [{"path": "/\"_etag\"/?"}, {"path": "/embedding/*"}],
+		"vectorIndexes": [{"path": "/embedding", "type": "flat"}, {"path": "/textEmbedding", "type": "diskANN"}],
+		"fullTextIndexes": [{"path": "/title"}, {"path": "/description"}]
+	}
+}`
+
+// searchParts returns the vector and full-text parts of a container's JSON.
+func searchParts(t *testing.T, body []byte) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(body, &m); err != nil {
+		t.Fatalf("body %q: %v", body, err)
+	}
+	ip, _ := m["indexingPolicy"].(map[string]any)
+	return map[string]any{
+		"vectorEmbeddingPolicy": m["vectorEmbeddingPolicy"],
+		"fullTextPolicy":        m["fullTextPolicy"],
+		"vectorIndexes":         ip["vectorIndexes"],
+		"fullTextIndexes":       ip["fullTextIndexes"],
+	}
+}
+
+// TestContainerSearchPolicies: the vector embedding and full-text policies
+// and their indexes go in and come back out in Cosmos DB's JSON, through
+// create, read, list and replace; what Cosmos DB refuses is a 400 that says
+// why, and changes nothing.
+func TestContainerSearchPolicies(t *testing.T) {
+	_, c := testServer(t, cosmosrest.Config{})
+	createDB(t, c, "db")
+	created := must(t, c.do("POST", "/dbs/db/colls", searchContainer), 201)
+	want := searchParts(t, []byte(searchContainer))
+	if got := searchParts(t, created.body); !reflect.DeepEqual(got, want) {
+		t.Errorf("created:\n got %v\nwant %v", got, want)
+	}
+	read := must(t, c.do("GET", "/dbs/db/colls/search", nil), 200)
+	if got := searchParts(t, read.body); !reflect.DeepEqual(got, want) {
+		t.Errorf("read:\n got %v\nwant %v", got, want)
+	}
+	list := must(t, c.do("GET", "/dbs/db/colls", nil), 200)
+	if docs := documents(t, list, "DocumentCollections"); len(docs) != 1 || !reflect.DeepEqual(searchParts(t, docs[0]), want) {
+		t.Errorf("list: %s", list.body)
+	}
+
+	// A container without them has none.
+	plain := must(t, c.do("POST", "/dbs/db/colls", map[string]any{"id": "plain"}), 201)
+	for _, k := range []string{"vectorEmbeddingPolicy", "fullTextPolicy", "vectorIndexes", "fullTextIndexes"} {
+		if strings.Contains(string(plain.body), k) {
+			t.Errorf("a container without policies shows %s: %s", k, plain.body)
+		}
+	}
+
+	// Replace: a vector embedding's settings cannot change; paths can be
+	// added and removed, the full-text policy changed.
+	m := read.json(t)
+	vectors := m["vectorEmbeddingPolicy"].(map[string]any)["vectorEmbeddings"].([]any)
+	vectors[0].(map[string]any)["dimensions"] = 4
+	r := c.do("PUT", "/dbs/db/colls/search", m)
+	if r.status != 400 || !strings.Contains(string(r.body), `the vector embedding of path \"/embedding\" cannot be changed`) {
+		t.Errorf("changed embedding: status %d, body %s", r.status, r.body)
+	}
+	again := must(t, c.do("GET", "/dbs/db/colls/search", nil), 200)
+	if got := searchParts(t, again.body); !reflect.DeepEqual(got, want) {
+		t.Errorf("a refused replace changed the container: %v", got)
+	}
+	m = again.json(t)
+	m["vectorEmbeddingPolicy"].(map[string]any)["vectorEmbeddings"] = append(
+		m["vectorEmbeddingPolicy"].(map[string]any)["vectorEmbeddings"].([]any)[1:],
+		map[string]any{"path": "/image", "dataType": "uint8", "distanceFunction": "euclidean", "dimensions": 512})
+	ip := m["indexingPolicy"].(map[string]any)
+	ip["vectorIndexes"] = []any{map[string]any{"path": "/image", "type": "quantizedFlat"}}
+	delete(ip, "fullTextIndexes")
+	m["fullTextPolicy"] = map[string]any{"defaultLanguage": "fr-FR", "fullTextPaths": []any{map[string]any{"path": "/body", "language": "fr-FR"}}}
+	replaced := must(t, c.do("PUT", "/dbs/db/colls/search", m), 200)
+	got := searchParts(t, replaced.body)
+	want = map[string]any{
+		"vectorEmbeddingPolicy": map[string]any{"vectorEmbeddings": []any{
+			map[string]any{"path": "/textEmbedding", "dataType": "int8", "distanceFunction": "dotproduct", "dimensions": 1024.0},
+			map[string]any{"path": "/image", "dataType": "uint8", "distanceFunction": "euclidean", "dimensions": 512.0},
+		}},
+		"fullTextPolicy":  map[string]any{"defaultLanguage": "fr-FR", "fullTextPaths": []any{map[string]any{"path": "/body", "language": "fr-FR"}}},
+		"vectorIndexes":   []any{map[string]any{"path": "/image", "type": "quantizedFlat"}},
+		"fullTextIndexes": nil,
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("replaced:\n got %v\nwant %v", got, want)
+	}
+
+	for _, tc := range []struct{ body, msg string }{
+		{`{"id":"x","indexingPolicy":{"vectorIndexes":[{"path":"/v","type":"flat"}]}}`, `vector index path \"/v\" is not a path of the container's vector embedding policy`},
+		{`{"id":"x","vectorEmbeddingPolicy":{"vectorEmbeddings":[{"path":"/v","dataType":"float32","distanceFunction":"cosine","dimensions":600}]},"indexingPolicy":{"vectorIndexes":[{"path":"/v","type":"flat"}]}}`, "at most 505 dimensions"},
+		{`{"id":"x","vectorEmbeddingPolicy":{"vectorEmbeddings":[{"path":"/v","dataType":"float64","distanceFunction":"cosine","dimensions":3}]}}`, `the data type \"float64\"`},
+		{`{"id":"x","vectorEmbeddingPolicy":{"vectorEmbeddings":[{"path":"/v","dimensions":-3}]}}`, "dimensions"},
+		{`{"id":"x","fullTextPolicy":{"defaultLanguage":"xx-XX","fullTextPaths":[]}}`, `default language \"xx-XX\"`},
+		{`{"id":"x","fullTextPolicy":{"defaultLanguage":"en-US","fullTextPaths":[{"path":"/a","language":"en-US"}]},"indexingPolicy":{"fullTextIndexes":[{"path":"/b"}]}}`, `full-text index path \"/b\" is not a path`},
+	} {
+		r := c.do("POST", "/dbs/db/colls", tc.body)
+		if r.status != 400 || !strings.Contains(string(r.body), tc.msg) {
+			t.Errorf("%s: status %d, body %s; want 400 with %q", tc.body, r.status, r.body, tc.msg)
+		}
+	}
+	must(t, c.do("GET", "/dbs/db/colls/x", nil), 404)
+}
