@@ -98,6 +98,29 @@ type FullTextIndex struct {
 	Path string `json:"path"`
 }
 
+// language returns the language of the text at path (its property names)
+// for the full-text functions: the path's, when the policy lists it, else
+// the policy's default.
+func (fp *FullTextPolicy) language(path []string) string {
+	for _, tp := range fp.FullTextPaths {
+		if policyPathIs(tp.Path, path) {
+			return tp.Language
+		}
+	}
+	return fp.DefaultLanguage
+}
+
+// policyPathIs reports whether the policy path p ("/a/b") names path.
+func policyPathIs(p string, path []string) bool {
+	for _, name := range path {
+		if !strings.HasPrefix(p, "/") || !strings.HasPrefix(p[1:], name) {
+			return false
+		}
+		p = p[1+len(name):]
+	}
+	return p == ""
+}
+
 // The defaults and limits of the vector policies, as Cosmos DB documents them.
 const (
 	defaultVectorDimensions = 1536
