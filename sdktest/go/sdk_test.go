@@ -13,6 +13,7 @@ import (
 	"reflect"
 	"slices"
 	"sort"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -1063,5 +1064,50 @@ func TestSearchPolicies(t *testing.T) {
 	}
 	if n := len(rr.ContainerProperties.VectorEmbeddingPolicy.VectorEmbeddings); n != 1 {
 		t.Errorf("after removing a vector path: %d embeddings", n)
+	}
+}
+
+// TestFullTextSearch: FullTextContains, FullTextContainsAll and
+// FullTextContainsAny through azcosmos, on a container whose full-text
+// policy makes /title English (stemmed, stop words dropped) and
+// /description Spanish (folded only); a parameter as the search string.
+func TestFullTextSearch(t *testing.T) {
+	e := newEnv(t, cosmosrest.Config{})
+	ctx := context.Background()
+	c := e.container(t, azcosmos.ContainerProperties{
+		ID:                     "texts",
+		PartitionKeyDefinition: azcosmos.PartitionKeyDefinition{Paths: []string{"/pk"}},
+		FullTextPolicy: &azcosmos.FullTextPolicy{DefaultLanguage: "en-US", FullTextPaths: []azcosmos.FullTextPath{
+			{Path: "/title", Language: "en-US"}, {Path: "/description", Language: "es-ES"},
+		}},
+		IndexingPolicy: &azcosmos.IndexingPolicy{Automatic: true, IndexingMode: azcosmos.IndexingModeConsistent,
+			IncludedPaths: []azcosmos.IncludedPath{{Path: "/*"}}, FullTextIndexes: []azcosmos.FullTextIndex{{Path: "/title"}, {Path: "/description"}}},
+	}, nil)
+	pk := azcosmos.NewPartitionKeyString("p")
+	for _, it := range []map[string]any{
+		{"id": "1", "pk": "p", "title": "Azure Cosmos DB Full Text Search", "description": "Búsqueda de texto completo"},
+		{"id": "2", "pk": "p", "title": "Not related", "description": "Nada que ver"},
+		{"id": "3", "pk": "p", "title": "Searching the mountains by bicycle", "description": "Bicicletas de montaña"},
+	} {
+		if _, err := c.CreateItem(ctx, pk, item(t, it), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for q, want := range map[string]string{
+		`SELECT VALUE c.id FROM c WHERE FullTextContains(c.title, "search") OR FullTextContains(c.description, "search")`: `"1","3"`,
+		`SELECT VALUE c.id FROM c WHERE FullTextContainsAll(c.title, @term, "mountain")`:                                  `"3"`,
+		`SELECT VALUE c.id FROM c WHERE FullTextContainsAny(c.description, "BÚSQUEDA", "bicicleta")`:                      `"1"`,
+		`SELECT VALUE c.id FROM c WHERE NOT FullTextContains(c.title, "the")`:                                             `"1","2","3"`,
+	} {
+		var got []string
+		for _, page := range allPages(t, c.NewQueryItemsPager(q, pk, &azcosmos.QueryOptions{
+			QueryParameters: []azcosmos.QueryParameter{{Name: "@term", Value: "searches"}}})) {
+			for _, it := range page.Items {
+				got = append(got, string(it))
+			}
+		}
+		if s := strings.Join(got, ","); s != want {
+			t.Errorf("%s: got %s, want %s", q, s, want)
+		}
 	}
 }
