@@ -229,8 +229,12 @@
 // en-US), keeps them durably with the container's other properties and
 // returns them. Container.Replace may add or remove a vector path, not
 // change the settings of one the container has, nor the type of its index.
-// The queries that use them (VectorDistance, FullTextContains, ...) are not
-// served yet.
+// Queries use the full-text policy: FullTextContains, FullTextContainsAll
+// and FullTextContainsAny analyze a path's text, and their search strings,
+// in the path's language (the policy's default for a path it does not
+// list; en-US without a policy): see the README's differences for what
+// that analysis is. VectorDistance, FullTextScore and RRF are not served
+// yet.
 //
 // # Patch and transactional batch
 //

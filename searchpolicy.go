@@ -10,9 +10,9 @@ import (
 // function that compares them, their length), and its FullTextPolicy which
 // paths hold text to search (and its language). The IndexingPolicy's
 // VectorIndexes and FullTextIndexes index paths those policies declare.
-// lethe keeps, validates and returns them as Cosmos DB does; the queries
-// that use them (VectorDistance, FullTextContains, ...) are not part of
-// lethe yet.
+// lethe keeps, validates and returns them as Cosmos DB does. The full-text
+// functions of queries read the languages of the full-text policy
+// (FullTextPolicy.language); VectorDistance is not part of lethe yet.
 
 // VectorEmbeddingPolicy declares the paths of a container's items that hold
 // vectors, one VectorEmbedding per path.

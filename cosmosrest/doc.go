@@ -33,7 +33,9 @@
 //     (x-ms-documentdb-is-upsert), read, replace, delete, with If-Match and
 //     Prefer: return=minimal; read feed (GET); queries (POST,
 //     application/query+json, {"query", "parameters"}), paged by
-//     x-ms-max-item-count and x-ms-continuation;
+//     x-ms-max-item-count and x-ms-continuation; the full-text functions
+//     (FullTextContains, FullTextContainsAll, FullTextContainsAny) read
+//     the container's full-text policy for each path's language;
 //   - partial document update, PATCH on a document: the body
 //     {"operations":[…],"condition":"FROM c WHERE …"} (or the bare array
 //     of operations), each {"op":"add"|"set"|"replace"|"remove"|"incr"|
