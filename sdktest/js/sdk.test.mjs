@@ -531,6 +531,51 @@ describe("over HTTPS, with the SDK's default connection policy", { timeout: 120_
     assert.equal((await unlimited.readOffer()).resource, undefined);
   });
 
+  test("users and permissions: clients built with resourceTokens and permissionFeed", async () => {
+    const c = await container("tenants", { id: "c", partitionKey: { paths: ["/tenant"] } });
+    await c.items.create({ id: "1", tenant: "acme" });
+    await c.items.create({ id: "1", tenant: "globex" });
+    const database = client.database("tenants");
+    const { resource: userDef, statusCode } = await database.users.create({ id: "acme-app" });
+    assert.equal(statusCode, 201);
+    assert.equal(userDef.id, "acme-app");
+    const user = database.user("acme-app");
+    const { resource: perm } = await user.permissions.create(
+      { id: "acme-only", permissionMode: "All", resource: c.url, resourcePartitionKey: ["acme"] },
+      { resourceTokenExpirySeconds: 600 },
+    );
+    assert.match(perm._token, /^type=resource&ver=1\.0&sig=/);
+    const { resources: users } = await database.users.readAll().fetchAll();
+    assert.deepEqual(users.map((u) => u.id), ["acme-app"]);
+    const { resources: perms } = await user.permissions.query("SELECT * FROM p WHERE p.permissionMode = 'All'").fetchAll();
+    assert.deepEqual(perms.map((p) => p.id), ["acme-only"]);
+
+    // A client holding only the token: its partition key, and nothing else.
+    const scoped = new CosmosClient({ endpoint: server.url, resourceTokens: { [c.url]: perm._token }, agent });
+    const sc = scoped.database("tenants").container("c");
+    assert.equal((await sc.item("1", "acme").read()).resource.tenant, "acme");
+    await sc.items.upsert({ id: "2", tenant: "acme" });
+    const { resources: mine } = await sc.items.query("SELECT c.id FROM c", { partitionKey: "acme" }).fetchAll();
+    assert.deepEqual(mine.map((r) => r.id).sort(), ["1", "2"]);
+    await rejectsWith(sc.item("1", "globex").read(), 403, "another tenant's item");
+    await rejectsWith(sc.items.create({ id: "3", tenant: "globex" }), 403, "a write in another tenant");
+    // The SDK has no token for the list of databases, and sends none.
+    await rejectsWith(scoped.databases.readAll().fetchAll(), 401, "the databases");
+    scoped.dispose();
+
+    // A Read permission through a permissionFeed: reads, never writes.
+    const { resource: readPerm } = await database.user("acme-app").permissions.upsert({ id: "acme-only", permissionMode: "Read", resource: c.url, resourcePartitionKey: ["acme"] });
+    const reader = new CosmosClient({ endpoint: server.url, permissionFeed: [readPerm], agent });
+    const rc = reader.database("tenants").container("c");
+    assert.equal((await rc.item("2", "acme").read()).statusCode, 200);
+    await rejectsWith(rc.item("2", "acme").delete(), 403, "a delete under Read");
+    // Its permission deleted, the token is refused.
+    await user.permission("acme-only").delete();
+    await rejectsWith(rc.item("2", "acme").read(), 401, "a token whose permission was deleted");
+    reader.dispose();
+    await user.delete();
+  });
+
   test("conflicts: an empty feed on a single-region account, as the emulator's", async () => {
     const c = await container("conflicts", { id: "c", partitionKey: { paths: ["/id"] } });
     await c.items.create({ id: "1" });
