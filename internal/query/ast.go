@@ -143,10 +143,13 @@ type fromClause struct {
 	path  expr // nil for a plain FROM name; otherwise rooted at slot 0
 }
 
-// joinClause is JOIN alias IN expr, or JOIN (SELECT ...) [AS alias] (sub
-// set, x nil; alias "" when none was written).
+// joinClause is JOIN alias IN expr (in set: each element of the array x
+// is a row), JOIN <path> [[AS] alias] (the value of x is one row, none
+// when it is undefined), or JOIN (SELECT ...) [AS alias] (sub set, x nil;
+// alias "" when none was written).
 type joinClause struct {
 	alias string
+	in    bool
 	x     expr
 	sub   *Query
 	pos   int
@@ -266,6 +269,12 @@ func (q *Query) String() string {
 					sb.WriteString(" AS ")
 					writeName(&sb, j.alias)
 				}
+				continue
+			}
+			if !j.in {
+				j.x.write(&sb)
+				sb.WriteString(" AS ")
+				writeName(&sb, j.alias)
 				continue
 			}
 			writeName(&sb, j.alias)

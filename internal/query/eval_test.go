@@ -28,6 +28,35 @@ func runCases(t *testing.T, docs []Doc, cases []evalCase) {
 	}
 }
 
+// TestJoinPath pins JOIN <path> [[AS] alias], the form without IN: the
+// path's value joins the row as a one-element set (an array is not
+// iterated), and a row whose path is undefined joins nothing. The first
+// two cases are the examples of the Cosmos DB documentation on joins
+// ("JOIN f.NonExistent" is empty; "JOIN f.children" gives one row per
+// family), with the conventional JOIN c IN f.children beside them.
+func TestJoinPath(t *testing.T) {
+	runCases(t, families, []evalCase{
+		{q: `SELECT f.id FROM Families f JOIN f.NonExistent`, want: `[]`},
+		{q: `SELECT f.id FROM Families f JOIN f.children`, want: `[{"id":"AndersenFamily"},{"id":"WakefieldFamily"}]`},
+		{q: `SELECT f.id FROM Families f JOIN c IN f.children`,
+			want: `[{"id":"AndersenFamily"},{"id":"WakefieldFamily"},{"id":"WakefieldFamily"}]`},
+		// the alias is inferred from the last property name, or written
+		{q: `SELECT VALUE ARRAY_LENGTH(children) FROM Families f JOIN f.children`, want: `[1,2]`},
+		{q: `SELECT VALUE ARRAY_LENGTH(kids) FROM Families f JOIN f.children AS kids`, want: `[1,2]`},
+		{q: `SELECT VALUE kids[0].grade FROM Families f JOIN f.children kids`, want: `[5,1]`},
+		{q: `SELECT VALUE state FROM f JOIN f["address"].state`, want: `["WA","NY"]`},
+		{q: `SELECT VALUE first.grade FROM f JOIN f.children[0] AS first`, want: `[5,1]`},
+		// it joins like any other source: before, after and under IN joins
+		{q: `SELECT VALUE [a.state, c.grade] FROM f JOIN a IN f.address JOIN c IN f.children`, want: `[]`},
+		{q: `SELECT VALUE [a.state, c.grade] FROM f JOIN f.address a JOIN c IN f.children`, want: `[["WA",5],["NY",1],["NY",8]]`},
+		{q: `SELECT VALUE [c.grade, ARRAY_LENGTH(p)] FROM f JOIN c IN f.children JOIN c.pets p`, want: `[[5,1],[1,2]]`},
+		{q: `SELECT VALUE COUNT(1) FROM f JOIN f.children JOIN f.parents`, want: `[2]`},
+		{q: `SELECT f.id FROM f JOIN f.children c WHERE ARRAY_LENGTH(c) > 1`, want: `[{"id":"WakefieldFamily"}]`},
+		// in a subquery
+		{q: `SELECT VALUE (SELECT VALUE COUNT(1) FROM x IN f.children JOIN x.pets) FROM f`, want: `[1,1]`},
+	})
+}
+
 func TestFamiliesDocumented(t *testing.T) {
 	runCases(t, families, []evalCase{
 		{q: `SELECT * FROM Families f WHERE f.id = "AndersenFamily"`, want: "[" + andersen + "]"},
