@@ -327,11 +327,11 @@ func (e *literal) write(sb *strings.Builder) {
 	case kNum:
 		if e.val.n < 0 || (e.val.n == 0 && 1/e.val.n < 0) {
 			sb.WriteString("(-")
-			sb.Write(jsontext.AppendNumber(nil, -e.val.n))
+			sb.Write(appendNum(nil, -e.val.n))
 			sb.WriteString(")")
 			return
 		}
-		sb.Write(jsontext.AppendNumber(nil, e.val.n))
+		sb.Write(appendNum(nil, e.val.n))
 	default:
 		sb.Write(appendJSON(nil, e.val))
 	}

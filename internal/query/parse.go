@@ -641,7 +641,7 @@ func (p *parser) parsePostfix(x expr) expr {
 		switch t.typ {
 		case tDot:
 			n := p.next()
-			if n.typ != tIdent && !n.typ.isKeyword() {
+			if n.typ != tIdent && n.typ != tNonFinite && !n.typ.isKeyword() {
 				p.unexpected(n, "property name after \".\"")
 			}
 			x = &member{pos: x.position(), x: x, name: n.val}
@@ -667,6 +667,12 @@ func (p *parser) parsePrimary() expr {
 	switch t.typ {
 	case tNumber:
 		return &literal{pos: t.pos, val: value{k: kNum, n: p.number(t)}}
+	case tNonFinite:
+		f := math.Inf(1)
+		if t.val == "NaN" {
+			f = math.NaN()
+		}
+		return &literal{pos: t.pos, val: value{k: kNum, n: f}}
 	case tString:
 		return &literal{pos: t.pos, val: strVal(t.val)}
 	case tTrue:
@@ -728,7 +734,7 @@ func (p *parser) parsePrimary() expr {
 		if !p.accept(tRBrace) {
 			for {
 				k := p.next()
-				if k.typ != tString && k.typ != tIdent && !k.typ.isKeyword() {
+				if k.typ != tString && k.typ != tIdent && k.typ != tNonFinite && !k.typ.isKeyword() {
 					p.unexpected(k, "property name")
 				}
 				for _, old := range o.keys {

@@ -90,6 +90,7 @@ func TestParseString(t *testing.T) {
 		{`SELECT VALUE {"a": [1, "x", null, true, undefined]}`, `SELECT VALUE {"a": [1, "x", null, true, undefined]}`},
 		{`SELECT VALUE c["a b"][@i] FROM c`, `SELECT VALUE c["a b"][@i] FROM c AS c`},
 		{`SELECT VALUE c.value FROM c`, `SELECT VALUE c["value"] FROM c AS c`},
+		{`SELECT VALUE [NaN, Infinity, -Infinity, c.NaN, {Infinity: 1}] FROM c`, `SELECT VALUE [NaN, Infinity, (-Infinity), c["NaN"], {"Infinity": 1}] FROM c AS c`},
 		// GROUP BY
 		{`SELECT c.a, LOWER(c.b) AS b, COUNT(1) AS n FROM c WHERE c.x > 1 GROUP BY c.a, LOWER(c.b) OFFSET 1 LIMIT 2`,
 			`SELECT c["a"], LOWER(c["b"]) AS b, COUNT(1) AS n FROM c AS c WHERE (c["x"] > 1) GROUP BY c["a"], LOWER(c["b"]) OFFSET 1 LIMIT 2`},
@@ -188,6 +189,8 @@ func TestParseErrors(t *testing.T) {
 		{"SELECT", `1:7: expected an expression, found end of query`},
 		{"", `1:1: expected SELECT, found end of query`},
 		{"SELECT * FROM", `1:14: expected a name after FROM, found end of query`},
+		{"SELECT * FROM NaN", `1:15: expected a name after FROM, found "NaN"`},
+		{"SELECT 1 AS Infinity", `1:13: expected alias after AS, found "Infinity"`},
 		{"SELECT * FROM c JOIN t c.tags", `1:24: expected IN, found "c"`},
 		{"SELECT * FROM c JOIN t IN c.tags", `1:8: 'SELECT *' is only valid with a single input set; project the aliases instead`},
 		{"SELECT * FROM c JOIN c.tags", `1:8: 'SELECT *' is only valid with a single input set; project the aliases instead`},

@@ -266,6 +266,7 @@ func (ev *evaluator) addToGroup() {
 			ev.fail("the query would hold more than %d groups, the limit", MaxRows)
 		}
 		for _, v := range vals {
+			ev.checkFinite(v, "a GROUP BY value")
 			ev.checkResult(v)
 		}
 		ev.built += len(buf)
