@@ -105,6 +105,22 @@ func TestAccount(t *testing.T) {
 	if err := json.Unmarshal([]byte(m["queryEngineConfiguration"].(string)), &qe); err != nil {
 		t.Errorf("queryEngineConfiguration: %v", err)
 	}
+	// The SDKs that plan queries themselves (.NET's service interop) read
+	// these switches: each must say what the front accepts.
+	for k, want := range map[string]any{
+		"sqlAllowAggregateFunctions": true, // COUNT, SUM, ...
+		"sqlAllowGroupByClause":      true,
+		"sqlAllowSubQuery":           true, // EXISTS, ARRAY, JOIN (SELECT ...)
+		"sqlAllowScalarSubQuery":     true, // (SELECT ...)
+		"sqlAllowLike":               true,
+		"sqlAllowTop":                true,
+		"sqlAllowNonFiniteNumbers":   false, // as every account of the service says
+		"maxJoinsPerSqlQuery":        float64(5),
+	} {
+		if qe[k] != want {
+			t.Errorf("queryEngineConfiguration %s = %v, want %v", k, qe[k], want)
+		}
+	}
 	must(t, c.do("POST", "/", "{}"), 405)
 }
 
