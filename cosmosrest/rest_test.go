@@ -105,6 +105,22 @@ func TestAccount(t *testing.T) {
 	if err := json.Unmarshal([]byte(m["queryEngineConfiguration"].(string)), &qe); err != nil {
 		t.Errorf("queryEngineConfiguration: %v", err)
 	}
+	// The SDKs that plan queries themselves (.NET's service interop) read
+	// these switches: each must say what the front accepts.
+	for k, want := range map[string]any{
+		"sqlAllowAggregateFunctions": true, // COUNT, SUM, ...
+		"sqlAllowGroupByClause":      true,
+		"sqlAllowSubQuery":           true, // EXISTS, ARRAY, JOIN (SELECT ...)
+		"sqlAllowScalarSubQuery":     true, // (SELECT ...)
+		"sqlAllowLike":               true,
+		"sqlAllowTop":                true,
+		"sqlAllowNonFiniteNumbers":   false, // as every account of the service says
+		"maxJoinsPerSqlQuery":        float64(5),
+	} {
+		if qe[k] != want {
+			t.Errorf("queryEngineConfiguration %s = %v, want %v", k, qe[k], want)
+		}
+	}
 	must(t, c.do("POST", "/", "{}"), 405)
 
 	// A request to "localhost" learns the loopback address it came to,
@@ -1033,4 +1049,29 @@ func TestIndexingPolicyPaths(t *testing.T) {
 	if r := c.do("POST", "/dbs/db/colls", body); r.status != 400 || !strings.Contains(string(r.body), "indexing policy path") {
 		t.Errorf("a bad path: %d %s", r.status, r.body)
 	}
+}
+
+// TestQueryJoinPathAndNonFinite: the query forms of the documentation
+// reach the front: JOIN f.children (one row per item), ToString(NaN); a
+// result holding NaN or Infinity is refused with 400.
+func TestQueryJoinPathAndNonFinite(t *testing.T) {
+	_, c := testServer(t, cosmosrest.Config{})
+	createDB(t, c, "db")
+	must(t, c.do("POST", "/dbs/db/colls", map[string]any{"id": "c", "partitionKey": map[string]any{"paths": []string{"/id"}}}), 201)
+	const coll = "/dbs/db/colls/c"
+	must(t, c.do("POST", coll+"/docs", `{"id":"f","children":[{"n":1},{"n":2}]}`, "x-ms-documentdb-partitionkey", `["f"]`), 201)
+	for q, want := range map[string]string{
+		"SELECT VALUE ARRAY_LENGTH(k) FROM f JOIN f.children k": "2",
+		"SELECT VALUE k.n FROM f JOIN k IN f.children":          "1",
+		"SELECT VALUE [ToString(NaN), ToString(-Infinity)]":     `["NaN","-Infinity"]`,
+		"SELECT VALUE IS_FINITE_NUMBER(8.9 / 0.0)":              "false",
+		"SELECT VALUE COUNT(1) FROM f JOIN f.nonExistent":       "0",
+	} {
+		r := must(t, c.query(coll, q, nil), 200)
+		if got := string(documents(t, r, "Documents")[0]); got != want {
+			t.Errorf("%s: first result %s, want %s", q, got, want)
+		}
+	}
+	must(t, c.query(coll, "SELECT VALUE f.children[0].n / 0 FROM f", nil), 400)
+	must(t, c.query(coll, "SELECT VALUE NaN", nil), 400)
 }

@@ -375,6 +375,7 @@ func (ev *evaluator) distinct(rows []row) ([]row, []string) {
 // larger than MaxValueSize, or the computed results so far larger than
 // MaxBuiltBytes.
 func (ev *evaluator) checkResult(v value) {
+	ev.checkFinite(v, "a result")
 	n, ok := sizeAtMost(v, MaxValueSize)
 	if !ok {
 		ev.fail("a result of the query would be over the limit of %d bytes", MaxValueSize)
@@ -382,6 +383,15 @@ func (ev *evaluator) checkResult(v value) {
 	ev.built += n
 	if ev.built > MaxBuiltBytes {
 		ev.fail("the results of the query would be over the limit of %d bytes", MaxBuiltBytes)
+	}
+}
+
+// checkFinite fails the query when v, which is what (a result, an ORDER
+// BY or a GROUP BY value), holds NaN or an infinite number: JSON cannot
+// write them, and Cosmos DB refuses such a response too.
+func (ev *evaluator) checkFinite(v value, what string) {
+	if !finite(v) {
+		ev.fail("%s of the query holds a number that JSON cannot represent (NaN or Infinity)", what)
 	}
 }
 
@@ -506,6 +516,7 @@ func (ev *evaluator) emit(rows []row, di, seq int) []row {
 		r.keys = make([]value, len(q.orderBy))
 		for i, o := range q.orderBy {
 			r.keys[i] = ev.eval(o.x)
+			ev.checkFinite(r.keys[i], "an ORDER BY value")
 			if _, ok := sizeAtMost(r.keys[i], MaxValueSize); !ok {
 				ev.fail("an ORDER BY value would be over the limit of %d bytes", MaxValueSize)
 			}
@@ -937,6 +948,11 @@ func compareOp(op tokType, l, r value) value {
 	}
 	var c int
 	switch l.k {
+	case kNum:
+		if math.IsNaN(l.n) || math.IsNaN(r.n) {
+			return boolVal(op == tNe) // NaN equals nothing, itself included
+		}
+		c = compareTotal(l, r)
 	case kStr:
 		if op == tEq {
 			return boolVal(l.s == r.s)

@@ -522,7 +522,12 @@ func rootPath(e expr) ([]string, bool) {
 
 func scalarKey(v value) (IndexKey, bool) {
 	switch v.k {
-	case kNull, kBool, kNum, kStr:
+	case kNull, kBool, kStr:
+		return makeKey(v), true
+	case kNum:
+		if !finite(v) {
+			return IndexKey{}, false // NaN matches nothing, and no index holds either
+		}
 		return makeKey(v), true
 	}
 	return IndexKey{}, false
