@@ -146,6 +146,12 @@ const (
 	msgToManual       = "x-ms-cosmos-migrate-offer-to-manual-throughput must be supplied and offercontent must contain autopilotSettings for migration of autoscale collection to manual throughput."
 )
 
+// serviceMessage is an error whose text is the service's message, sent
+// as it is.
+type serviceMessage string
+
+func (m serviceMessage) Error() string { return string(m) }
+
 // checkThroughput checks a throughput setting as Cosmos DB does: manual
 // from 400 to 1,000,000 RU/s in steps of 100, an autoscale maximum from
 // 1000 to 1,000,000 in steps of 1000. (The library allows any positive
@@ -153,9 +159,9 @@ const (
 func checkThroughput(manual, autoscaleMax int64) error {
 	switch {
 	case manual != 0 && (manual < 400 || manual > 1_000_000 || manual%100 != 0):
-		return errors.New(msgManualRange)
+		return serviceMessage(msgManualRange)
 	case autoscaleMax != 0 && (autoscaleMax < 1000 || autoscaleMax > 1_000_000 || autoscaleMax%1000 != 0):
-		return errors.New(msgAutoscaleRange)
+		return serviceMessage(msgAutoscaleRange)
 	}
 	return nil
 }
