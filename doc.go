@@ -91,6 +91,17 @@
 // else. So the reaper never causes a user operation to be throttled, and under
 // full load purging waits.
 //
+// A store is a database: Options.Throughput gives it shared throughput, one
+// budget that every container without throughput of its own draws on, so
+// that the sum of their traffic is throttled, and the reaper purges in any
+// of them only with what the users of all of them left
+// (Store.ReplaceThroughput changes it). Throughput may instead be
+// autoscale (AutoscaleMaxThroughput, of a container or of the store): the
+// budget is the maximum every second, as the service scales at once, and
+// ScaledThroughput reports the figure it has scaled to, between a tenth of
+// the maximum and the maximum, from what users drew in the last second or
+// two.
+//
 // The reaper is one goroutine per store. It sleeps until the earliest expiry
 // of any container, or until a write brings an earlier one; then it purges
 // expired items oldest first, one batch (ReaperOptions.BatchSize, bounded in

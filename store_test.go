@@ -44,8 +44,11 @@ func TestOpenRefusesInvalidOptions(t *testing.T) {
 		{lethe.Options{Reaper: lethe.ReaperOptions{MaxHold: -1}}, "Reaper.MaxHold"},
 		{lethe.Options{Reaper: lethe.ReaperOptions{MaxHold: math.MaxInt64}}, "Reaper.MaxHold"},
 		{lethe.Options{Clock: nilClock}, "Clock"},
+		{lethe.Options{Throughput: -1}, "Throughput"},
+		{lethe.Options{AutoscaleMaxThroughput: -1000}, "AutoscaleMaxThroughput"},
+		{lethe.Options{Throughput: 400, AutoscaleMaxThroughput: 1000}, "AutoscaleMaxThroughput"},
 	} {
-		t.Run(tc.option, func(t *testing.T) {
+		t.Run(fmt.Sprint(tc.option, tc.opts.Throughput, tc.opts.AutoscaleMaxThroughput), func(t *testing.T) {
 			s, err := lethe.Open(&tc.opts)
 			require.Error(t, err)
 			assert.Nil(t, s)

@@ -20,15 +20,19 @@
 //
 //   - the account, GET /: one region whose endpoint is the address the
 //     request came to, session consistency;
-//   - databases, /dbs: create, read, list, query, delete;
+//   - databases, /dbs: create (with shared throughput from
+//     x-ms-offer-throughput or x-ms-cosmos-offer-autopilot-settings: the
+//     database's store's, which its containers without their own draw on),
+//     read, list, query, delete;
 //   - containers, /dbs/{db}/colls: create (partitionKey paths, kind and
-//     version; defaultTtl; indexingPolicy's indexingMode; throughput from
-//     x-ms-offer-throughput, or the maximum of an autoscale setting;
-//     vectorEmbeddingPolicy, fullTextPolicy and the indexing policy's
-//     vectorIndexes and fullTextIndexes, checked as lethe's
-//     ContainerProperties are), read, list, query, replace (defaultTtl,
-//     indexing policy and the vector and full-text policies; the partition
-//     key and a vector path's settings cannot change), delete;
+//     version; defaultTtl; indexingPolicy's indexingMode; manual throughput
+//     from x-ms-offer-throughput or autoscale from
+//     x-ms-cosmos-offer-autopilot-settings; vectorEmbeddingPolicy,
+//     fullTextPolicy and the indexing policy's vectorIndexes and
+//     fullTextIndexes, checked as lethe's ContainerProperties are), read,
+//     list, query, replace (defaultTtl, indexing policy and the vector and
+//     full-text policies; the partition key and a vector path's settings
+//     cannot change), delete;
 //   - documents, /dbs/{db}/colls/{coll}/docs: create, upsert
 //     (x-ms-documentdb-is-upsert), read, replace, delete, with If-Match and
 //     Prefer: return=minimal; read feed (GET); queries (POST,
@@ -74,14 +78,19 @@
 //     (retentionDuration) is not read: lethe keeps the deletes for every
 //     container;
 //   - partition key ranges, /pkranges: one range, "" to "FF";
-//   - offers, /offers: a container's throughput, read and replaced (the
-//     SDKs' ReadThroughput and ReplaceThroughput); a container without
-//     throughput (unlimited) has no offer;
+//   - offers, /offers: a database's or a container's throughput, manual or
+//     autoscale, read and replaced (the SDKs' ReadThroughput and
+//     ReplaceThroughput), checked as Cosmos DB checks it (manual 400 to
+//     1,000,000 RU/s in steps of 100, an autoscale maximum 1000 to
+//     1,000,000 in steps of 1000, a replace keeps the kind); an autoscale
+//     offer's offerThroughput is what it has scaled to (lethe's
+//     ScaledThroughput); a container without throughput of its own has no
+//     offer;
 //   - query plans (x-ms-cosmos-is-query-plan-request): a plan that leaves
 //     nothing to the client, since lethe evaluates the whole query, ORDER
 //     BY, TOP, DISTINCT and aggregates included, over one range.
 //
-// Database-level throughput, users and permissions, stored procedures,
+// Users and permissions, stored procedures,
 // triggers, user-defined functions, conflicts, attachments, bulk requests
 // (x-ms-cosmos-is-batch-request without x-ms-cosmos-batch-atomic: True)
 // are not served: such requests get 400 with a message saying so.

@@ -13,6 +13,7 @@ import (
 	"reflect"
 	"slices"
 	"sort"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -153,11 +154,6 @@ func TestDatabasesAndContainers(t *testing.T) {
 	_, err := e.client.CreateDatabase(ctx, azcosmos.DatabaseProperties{ID: "one"}, nil)
 	if status(err) != http.StatusConflict {
 		t.Errorf("second create: %v, want 409", err)
-	}
-	tp := azcosmos.NewManualThroughputProperties(400)
-	_, err = e.client.CreateDatabase(ctx, azcosmos.DatabaseProperties{ID: "shared"}, &azcosmos.CreateDatabaseOptions{ThroughputProperties: &tp})
-	if status(err) != http.StatusBadRequest {
-		t.Errorf("database throughput: %v, want 400", err)
 	}
 	var ids []string
 	for _, page := range allPages(t, e.client.NewQueryDatabasesPager("SELECT * FROM dbs d", nil)) {
@@ -522,10 +518,11 @@ func TestErrors(t *testing.T) {
 func TestThrottlingRetried(t *testing.T) {
 	e := newEnv(t, cosmosrest.Config{}) // the system clock: throughput refills in real time
 	ctx := context.Background()
-	// 5 RU/s: a bucket of 5 RU, and a create costs 5.5, so each create
-	// after the first is refused for about a second, however slow the
-	// machine, and retried by the SDK after x-ms-retry-after-ms.
-	tp := azcosmos.NewManualThroughputProperties(5)
+	// 400 RU/s (Cosmos DB's least): a bucket of 400 RU, and a create of
+	// an item of 900,000 bytes costs 444.5, so each create after the first
+	// is refused for about a second, however slow the machine, and retried
+	// by the SDK after x-ms-retry-after-ms.
+	tp := azcosmos.NewManualThroughputProperties(400)
 	c := e.container(t, azcosmos.ContainerProperties{
 		ID:                     "small",
 		PartitionKeyDefinition: azcosmos.PartitionKeyDefinition{Paths: []string{"/id"}},
@@ -533,7 +530,7 @@ func TestThrottlingRetried(t *testing.T) {
 	var ids []string
 	for i := range 3 {
 		id := fmt.Sprint(i)
-		if _, err := c.CreateItem(ctx, azcosmos.NewPartitionKeyString(id), item(t, map[string]any{"id": id}), nil); err != nil {
+		if _, err := c.CreateItem(ctx, azcosmos.NewPartitionKeyString(id), item(t, map[string]any{"id": id, "pad": strings.Repeat("x", 900_000)}), nil); err != nil {
 			t.Fatalf("create %d: %v (the SDK should have retried the 429s)", i, err)
 		}
 		ids = append(ids, id)
@@ -589,6 +586,73 @@ func TestThroughput(t *testing.T) {
 	unlimited, _ := db.NewContainer("unlimited")
 	if _, err := unlimited.ReadThroughput(ctx, nil); status(err) != http.StatusNotFound {
 		t.Errorf("throughput of an unlimited container: %v, want 404", err)
+	}
+	if _, err := c.ReplaceThroughput(ctx, azcosmos.NewManualThroughputProperties(450), nil); status(err) != http.StatusBadRequest {
+		t.Errorf("450 RU/s (not in steps of 100): %v, want 400", err)
+	}
+	if _, err := c.ReplaceThroughput(ctx, azcosmos.NewAutoscaleThroughputProperties(4000), nil); status(err) != http.StatusBadRequest {
+		t.Errorf("manual to autoscale by a replace: %v, want 400", err)
+	}
+	if _, err := db.ReadThroughput(ctx, nil); status(err) != http.StatusNotFound {
+		t.Errorf("throughput of a database without: %v, want 404", err)
+	}
+}
+
+// TestSharedAndAutoscaleThroughput: a database's shared throughput and a
+// container's autoscale throughput, read and replaced with the SDK.
+func TestSharedAndAutoscaleThroughput(t *testing.T) {
+	e := newEnv(t, cosmosrest.Config{})
+	ctx := context.Background()
+	tp := azcosmos.NewManualThroughputProperties(400)
+	if _, err := e.client.CreateDatabase(ctx, azcosmos.DatabaseProperties{ID: "shared"}, &azcosmos.CreateDatabaseOptions{ThroughputProperties: &tp}); err != nil {
+		t.Fatal(err)
+	}
+	db, _ := e.client.NewDatabase("shared")
+	resp, err := db.ReadThroughput(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, ok := resp.ThroughputProperties.ManualThroughput(); !ok || n != 400 {
+		t.Errorf("database throughput %d %v, want 400", n, ok)
+	}
+	if resp, err = db.ReplaceThroughput(ctx, azcosmos.NewManualThroughputProperties(500), nil); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := resp.ThroughputProperties.ManualThroughput(); n != 500 {
+		t.Errorf("database throughput after replace %d, want 500", n)
+	}
+	if _, err := db.CreateContainer(ctx, azcosmos.ContainerProperties{ID: "inner",
+		PartitionKeyDefinition: azcosmos.PartitionKeyDefinition{Paths: []string{"/id"}}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	inner, _ := db.NewContainer("inner")
+	if _, err := inner.ReadThroughput(ctx, nil); status(err) != http.StatusNotFound {
+		t.Errorf("throughput of a container drawing on its database's: %v, want 404", err)
+	}
+
+	auto := azcosmos.NewAutoscaleThroughputProperties(5000)
+	c := e.container(t, azcosmos.ContainerProperties{
+		ID:                     "auto",
+		PartitionKeyDefinition: azcosmos.PartitionKeyDefinition{Paths: []string{"/id"}},
+	}, &azcosmos.CreateContainerOptions{ThroughputProperties: &auto})
+	resp, err = c.ReadThroughput(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, ok := resp.ThroughputProperties.AutoscaleMaxThroughput(); !ok || n != 5000 {
+		t.Errorf("autoscale maximum %d %v, want 5000", n, ok)
+	}
+	if n, _ := resp.ThroughputProperties.ManualThroughput(); n != 500 {
+		t.Errorf("an idle autoscale container scaled to %d, want 500 (a tenth of its maximum)", n)
+	}
+	if resp, err = c.ReplaceThroughput(ctx, azcosmos.NewAutoscaleThroughputProperties(10000), nil); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := resp.ThroughputProperties.AutoscaleMaxThroughput(); n != 10000 {
+		t.Errorf("autoscale maximum after replace %d, want 10000", n)
+	}
+	if _, err := c.ReplaceThroughput(ctx, azcosmos.NewAutoscaleThroughputProperties(1500), nil); status(err) != http.StatusBadRequest {
+		t.Errorf("an autoscale maximum of 1500: %v, want 400", err)
 	}
 }
 
