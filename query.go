@@ -95,7 +95,8 @@ type QueryItemsResponse struct {
 	// by ";", times in milliseconds with two decimals. The page that
 	// evaluates the query (the first; each page of a streamed query)
 	// counts the items the evaluation retrieved (retrievedDocumentCount,
-	// retrievedDocumentSize: their JSON's bytes), the time to parse it
+	// retrievedDocumentSize: their stored JSON's bytes,
+	// system properties aside), the time to parse it
 	// (queryCompileTimeInMs) and bind its parameters and continuation
 	// (queryLogicalPlanBuildTimeInMs), to find its candidates through an
 	// index (indexLookupTimeInMs), to list every item when no index
