@@ -221,10 +221,15 @@
 // the composite index (made by
 // the first such query and kept by every change after, as a path's index
 // is) instead of sorting every item. A query ordered by several paths that
-// no composite index serves still runs, sorting every item, where Cosmos DB
-// refuses it. QueryOptions.PopulateIndexMetrics returns which index a query
+// no composite index serves is refused, as Cosmos DB refuses it, with
+// QueryOptions.RequireCompositeIndexes; without, it runs, sorting every
+// item. QueryOptions.PopulateIndexMetrics returns which index a query
 // used, which paths it filters on that the policy excludes, and which
-// composite index would serve its ORDER BY (QueryItemsResponse.IndexMetrics).
+// composite index would serve its ORDER BY (QueryItemsResponse.IndexMetrics,
+// in Cosmos DB's JSON). Every page also carries its measured
+// QueryMetrics, in Cosmos DB's form: the items the evaluation retrieved
+// and their size, the results output, the index utilization ratio, and
+// the time of each phase.
 //
 // # Vector and full-text policies
 //

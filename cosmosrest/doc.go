@@ -88,7 +88,22 @@
 //     offer;
 //   - query plans (x-ms-cosmos-is-query-plan-request): a plan that leaves
 //     nothing to the client, since lethe evaluates the whole query, ORDER
-//     BY, TOP, DISTINCT and aggregates included, over one range.
+//     BY, TOP, DISTINCT and aggregates included, over one range;
+//   - the gateway's refusals, as Cosmos DB's: a query over several
+//     partitions (no x-ms-documentdb-partitionkey, no
+//     x-ms-documentdb-partitionkeyrangeid, no filter fixing every partition
+//     key path to one value) is 400 without
+//     x-ms-documentdb-query-enablecrosspartition, 400 with substatus 1004
+//     and the query plan in additionalErrorInfo when it needs a client's
+//     work (ORDER BY, TOP, OFFSET LIMIT, DISTINCT, aggregates, GROUP BY),
+//     and 400 for an aggregate without VALUE; an ORDER BY of several paths
+//     that no composite index serves is 400 unless
+//     Config.AllowOrderByWithoutCompositeIndex;
+//   - query metrics: x-ms-documentdb-query-metrics (lethe's measured
+//     figures, lethe.QueryItemsResponse.QueryMetrics) with
+//     x-ms-documentdb-populatequerymetrics, x-ms-cosmos-index-utilization
+//     (the page's IndexMetrics, base64) with
+//     x-ms-cosmos-populateindexmetrics.
 //
 // Users and permissions, stored procedures,
 // triggers, user-defined functions, conflicts, attachments, bulk requests

@@ -2,6 +2,7 @@ package cosmosrest
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -198,6 +199,9 @@ func (q *request) queryDocuments() {
 	if !ok {
 		return
 	}
+	if !q.gatewayServes(text, params) {
+		return
+	}
 	q.runQuery(text, params)
 }
 
@@ -211,7 +215,11 @@ func (q *request) readFeed() {
 // BY, TOP, DISTINCT, aggregates included) over the partition in the
 // x-ms-documentdb-partitionkey header, or over every partition without it;
 // a page holds x-ms-max-item-count results (100 by default; -1: as many as
-// fit 4 MB), and x-ms-continuation carries lethe's continuation token.
+// fit 4 MB), and x-ms-continuation carries lethe's continuation token. With
+// x-ms-documentdb-populatequerymetrics, the page carries lethe's measured
+// x-ms-documentdb-query-metrics; with x-ms-cosmos-populateindexmetrics,
+// x-ms-cosmos-index-utilization (the page's IndexMetrics, base64), as
+// Cosmos DB sends them.
 func (q *request) runQuery(text string, params map[string]json.RawMessage) {
 	db, c, p, ok := q.documentContainer()
 	if !ok {
@@ -229,7 +237,11 @@ func (q *request) runQuery(text string, params map[string]json.RawMessage) {
 	if !ok {
 		return
 	}
-	opts := &lethe.QueryOptions{ContinuationToken: q.r.Header.Get("x-ms-continuation")}
+	opts := &lethe.QueryOptions{
+		ContinuationToken:       q.r.Header.Get("x-ms-continuation"),
+		PopulateIndexMetrics:    headerTrue(q.r.Header.Get("x-ms-cosmos-populateindexmetrics")),
+		RequireCompositeIndexes: !q.h.cfg.AllowOrderByWithoutCompositeIndex,
+	}
 	for name, v := range params {
 		opts.QueryParameters = append(opts.QueryParameters, lethe.QueryParameter{Name: name, Value: v})
 	}
@@ -246,7 +258,7 @@ func (q *request) runQuery(text string, params map[string]json.RawMessage) {
 	var items [][]byte
 	var charge float64
 	size := 0
-	next := ""
+	next, metrics, indexMetrics := "", "", ""
 	for pager.More() {
 		page, err := pager.NextPage(q.ctx())
 		charge += page.RequestCharge
@@ -262,6 +274,10 @@ func (q *request) runQuery(text string, params map[string]json.RawMessage) {
 			size += len(it)
 		}
 		next = page.ContinuationToken
+		metrics = addQueryMetrics(metrics, page.QueryMetrics)
+		if page.IndexMetrics != "" {
+			indexMetrics = page.IndexMetrics
+		}
 		if limit > 0 || size >= maxResponseBytes {
 			break
 		}
@@ -270,14 +286,17 @@ func (q *request) runQuery(text string, params map[string]json.RawMessage) {
 	hdr.Set("x-ms-session-token", q.h.sessionToken(false))
 	hdr.Set("x-ms-alt-content-path", "dbs/"+db.id+"/colls/"+c.ID())
 	hdr.Set("x-ms-content-path", selfRID(containerRID(db.id, c.ID())))
+	if headerTrue(q.r.Header.Get("x-ms-documentdb-populatequerymetrics")) {
+		hdr.Set("x-ms-documentdb-query-metrics", metrics)
+	}
+	if indexMetrics != "" {
+		hdr.Set("x-ms-cosmos-index-utilization", base64.StdEncoding.EncodeToString([]byte(indexMetrics)))
+	}
 	q.replyFeed(ridString(containerRID(db.id, c.ID())), "Documents", items, next, charge)
 }
 
 // queryPlan answers a query plan request (x-ms-cosmos-is-query-plan-request)
-// with a plan that asks the SDK for nothing of its own: one range, the whole
-// container, and no ORDER BY, TOP, OFFSET, LIMIT, DISTINCT, aggregates or
-// GROUP BY to apply on the client, since lethe evaluates the whole query
-// over the container and the SDK passes its results through unchanged.
+// with queryPlanJSON.
 func (q *request) queryPlan() {
 	if _, _, _, ok := q.documentContainer(); !ok {
 		return
@@ -290,6 +309,17 @@ func (q *request) queryPlan() {
 		writeError(q.w, http.StatusBadRequest, err.Error(), 0, 0)
 		return
 	}
+	q.reply(http.StatusOK, queryPlanJSON(text), 0)
+}
+
+// queryPlanJSON is the query plan of text, as a query plan request answers
+// it and a refused cross-partition query carries it: a plan that asks the
+// SDK for nothing of its own: one range, the whole container, and no ORDER
+// BY, TOP, OFFSET, LIMIT, DISTINCT, aggregates or GROUP BY to apply on the
+// client, since lethe evaluates the whole query over the container (when
+// the SDK sends it for the range) and the SDK passes its results through
+// unchanged.
+func queryPlanJSON(text string) []byte {
 	var b bytes.Buffer
 	b.WriteString(`{"partitionedQueryExecutionInfoVersion":2,"queryInfo":{"distinctType":"None","top":null,"offset":null,"limit":null,"orderBy":[],"orderByExpressions":[],"groupByExpressions":[],"groupByAliases":[],"aggregates":[],"groupByAliasToAggregateType":{},"rewrittenQuery":"","hasSelectValue":`)
 	if selectValue(text) {
@@ -298,7 +328,7 @@ func (q *request) queryPlan() {
 		b.WriteString("false")
 	}
 	b.WriteString(`,"dCountInfo":null,"hasNonStreamingOrderBy":false},"queryRanges":[{"min":"","max":"FF","isMinInclusive":true,"isMaxInclusive":false}]}`)
-	q.reply(http.StatusOK, b.Bytes(), 0)
+	return b.Bytes()
 }
 
 // selectValue reports whether a query's SELECT clause is SELECT VALUE (or

@@ -62,6 +62,13 @@ type Config struct {
 	// NoChangeFeed creates containers without a change feed: writes cost
 	// a little less, and change feed requests are refused.
 	NoChangeFeed bool
+	// AllowOrderByWithoutCompositeIndex runs a query ordered by several
+	// paths that no composite index of the container serves, sorting
+	// every item, where Cosmos DB refuses it (400, "The order by query
+	// does not have a corresponding composite index that it can be served
+	// from."), as the front does by default
+	// (lethe.QueryOptions.RequireCompositeIndexes).
+	AllowOrderByWithoutCompositeIndex bool
 }
 
 // Handler serves the Azure Cosmos DB for NoSQL REST API over lethe stores,
@@ -453,6 +460,9 @@ func headerTrue(v string) bool {
 type errorBody struct {
 	Code    string `json:"code"`
 	Message string `json:"message"`
+	// AdditionalErrorInfo is JSON text: the query plan, on a refusal of a
+	// cross-partition query the gateway cannot serve.
+	AdditionalErrorInfo string `json:"additionalErrorInfo,omitempty"`
 }
 
 // codes are the error codes of the statuses the front answers.
@@ -475,15 +485,24 @@ var codes = map[int]string{
 const (
 	subOwnerNotFound  = 1003 // 404: the database or container of the resource does not exist
 	subRUBudgetExceed = 3200 // 429: the request rate is too large
+	// subCrossPartitionNotServable is 400: a cross-partition query needs
+	// a client's work (the body's additionalErrorInfo holds the plan).
+	subCrossPartitionNotServable = 1004
 )
 
 // writeError writes an error response.
 func writeError(w http.ResponseWriter, status int, msg string, substatus int, charge float64) {
-	code := codes[status]
-	if code == "" {
-		code = http.StatusText(status)
+	writeErrorBody(w, status, errorBody{Message: msg}, substatus, charge)
+}
+
+// writeErrorBody writes an error response with body e, its code set from
+// status.
+func writeErrorBody(w http.ResponseWriter, status int, e errorBody, substatus int, charge float64) {
+	e.Code = codes[status]
+	if e.Code == "" {
+		e.Code = http.StatusText(status)
 	}
-	b, _ := json.Marshal(errorBody{Code: code, Message: msg})
+	b, _ := json.Marshal(e)
 	hdr := w.Header()
 	hdr.Set("Content-Type", "application/json")
 	hdr.Set("Content-Length", strconv.Itoa(len(b)))

@@ -399,7 +399,7 @@ func TestTTLExpiry(t *testing.T) {
 		t.Errorf("_ts from the injected clock: %s", r.body)
 	}
 	count := func() string {
-		r := must(t, c.query(coll, "SELECT VALUE COUNT(1) FROM c", nil), 200)
+		r := must(t, c.query(coll, "SELECT VALUE COUNT(1) FROM c", nil, "x-ms-documentdb-partitionkeyrangeid", "0"), 200)
 		return string(documents(t, r, "Documents")[0])
 	}
 	if n := count(); n != "3" {
@@ -441,12 +441,13 @@ func TestQueries(t *testing.T) {
 		must(t, c.do("POST", coll+"/docs", fmt.Sprintf(`{"id":"%02d","t":%q,"n":%d}`, i, tenant, i), "x-ms-documentdb-partitionkey", `["`+tenant+`"]`), 201)
 	}
 	params := []map[string]any{{"name": "@min", "value": 10}}
-	// Cross-partition, paged by 4: every result once, in order.
+	// Cross-partition, paged by 4, sent for the one range as the SDKs send
+	// it after asking for the plan: every result once, in order.
 	var ids []string
 	token := ""
 	pages := 0
 	for {
-		r := must(t, c.query(coll, "SELECT VALUE c.id FROM c WHERE c.n >= @min ORDER BY c.n", params, "x-ms-max-item-count", "4", "x-ms-continuation", token), 200)
+		r := must(t, c.query(coll, "SELECT VALUE c.id FROM c WHERE c.n >= @min ORDER BY c.n", params, "x-ms-max-item-count", "4", "x-ms-continuation", token, "x-ms-documentdb-partitionkeyrangeid", "0"), 200)
 		docs := documents(t, r, "Documents")
 		if r.header.Get("x-ms-item-count") != strconv.Itoa(len(docs)) {
 			t.Errorf("x-ms-item-count %q, %d documents", r.header.Get("x-ms-item-count"), len(docs))
@@ -474,7 +475,7 @@ func TestQueries(t *testing.T) {
 		"SELECT VALUE SUM(c.n) FROM c":                    "[300]",
 		"SELECT DISTINCT VALUE c.t FROM c":                "[\"a\",\"b\"]",
 	} {
-		r := must(t, c.query(coll, q, nil), 200)
+		r := must(t, c.query(coll, q, nil, "x-ms-documentdb-partitionkeyrangeid", "0"), 200)
 		got, _ := json.Marshal(documents(t, r, "Documents"))
 		if string(got) != want {
 			t.Errorf("%s: %s, want %s", q, got, want)
@@ -485,9 +486,13 @@ func TestQueries(t *testing.T) {
 	if !strings.Contains(r.json(t)["message"].(string), "1:") {
 		t.Errorf("syntax error message: %s", r.body)
 	}
-	must(t, c.query(coll, "SELECT * FROM c WHERE c.n = @missing", nil), 400)
-	must(t, c.query(coll, "SELECT * FROM c", nil, "x-ms-continuation", "bogus"), 400)
-	must(t, c.query(coll, "SELECT * FROM c", nil, "x-ms-max-item-count", "-7"), 400)
+	cross := []string{"x-ms-documentdb-query-enablecrosspartition", "True"}
+	r = must(t, c.query(coll, "SELECT * FROM c WHERE c.n = @missing", nil, cross...), 400)
+	if !strings.Contains(r.json(t)["message"].(string), "@missing") {
+		t.Errorf("missing parameter: %s", r.body)
+	}
+	must(t, c.query(coll, "SELECT * FROM c", nil, append(cross, "x-ms-continuation", "bogus")...), 400)
+	must(t, c.query(coll, "SELECT * FROM c", nil, append(cross, "x-ms-max-item-count", "-7")...), 400)
 	must(t, c.do("POST", coll+"/docs", `{"nope":1}`, "Content-Type", "application/query+json"), 400)
 
 	// Read feed, -1: everything in one page.

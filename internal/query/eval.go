@@ -84,6 +84,11 @@ type Result struct {
 	// DISTINCT, a query without FROM).
 	Sources  []int32
 	Examined int // how many docs were examined
+	// ExaminedBytes is the size of the examined docs' JSON, in bytes.
+	ExaminedBytes int
+	// Matched is how many of the examined docs gave at least one row that
+	// passed WHERE (every examined doc, without WHERE).
+	Matched int
 
 	// What Key needs: the rows of Items, the docs, the canonical encodings
 	// of DISTINCT results.
@@ -127,6 +132,9 @@ type evaluator struct {
 	groups    []group
 	groupVals []value // the values of the group being projected
 	keyBuf    []byte
+
+	matched     int // docs with a row that passed WHERE (Result.Matched)
+	lastMatched int // 1 + the index of the last doc counted in matched
 }
 
 // group is one group of a GROUP BY query.
@@ -237,8 +245,9 @@ func ExecFrom(ctx context.Context, q *Query, params map[string]any, docs []Doc, 
 			ev.itemRows = 0
 			ev.slots[0] = binding{raw: docs[di].JSON, lazy: true, doc: &docs[di]}
 			rows = ev.expand(rows, di)
+			res.ExaminedBytes += len(docs[di].JSON)
 		}
-		res.Examined = len(docs)
+		res.Examined, res.Matched = len(docs), ev.matched
 	}
 	if err := ctx.Err(); err != nil {
 		return Result{}, err
@@ -465,6 +474,10 @@ func (ev *evaluator) emit(rows []row, di, seq int) []row {
 	ev.countItemRow()
 	if q.where != nil && !ev.eval(q.where).isTrue() {
 		return rows
+	}
+	if ev.lastMatched != di+1 {
+		ev.lastMatched = di + 1
+		ev.matched++
 	}
 	if q.aggregated {
 		for i, c := range q.aggs {

@@ -325,7 +325,7 @@ func TestItemsExpire(t *testing.T) {
 		t.Errorf("never: %d", s)
 	}
 	// Queries never see expired items.
-	pager := c.NewQueryItemsPager("SELECT VALUE COUNT(1) FROM c", azcosmos.NewPartitionKey(), nil)
+	pager := c.NewQueryItemsPager("SELECT VALUE COUNT(1) FROM c", ada, nil)
 	page, err := pager.NextPage(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -376,40 +376,66 @@ func TestQueries(t *testing.T) {
 		}
 		return out, pages
 	}
-	// Parameters, several pages (continuation), across partitions, ordered.
-	got, pages := all("SELECT VALUE c.total FROM c WHERE c.total >= @min ORDER BY c.total DESC", azcosmos.NewPartitionKey(),
-		&azcosmos.QueryOptions{PageSizeHint: 3, QueryParameters: []azcosmos.QueryParameter{{Name: "@min", Value: 5}}})
-	if fmt.Sprint(got) != "[19 18 17 16 15 14 13 12 11 10 9 8 7 6 5]" || pages != 5 {
+	a := azcosmos.NewPartitionKeyString("a")
+	// Parameters, several pages (continuation), one partition, ordered.
+	got, pages := all("SELECT VALUE c.total FROM c WHERE c.total >= @min ORDER BY c.total DESC", a,
+		&azcosmos.QueryOptions{PageSizeHint: 2, QueryParameters: []azcosmos.QueryParameter{{Name: "@min", Value: 5}}})
+	if fmt.Sprint(got) != "[18 15 12 9 6]" || pages != 3 {
 		t.Errorf("%d pages: %v", pages, got)
+	}
+	// Across partitions, a query the gateway passes through.
+	got, _ = all("SELECT VALUE c.id FROM c WHERE c.total < 3", azcosmos.NewPartitionKey(), nil)
+	if len(got) != 3 {
+		t.Errorf("across partitions: %v", got)
 	}
 	// One partition.
 	got, _ = all("SELECT VALUE c.id FROM c", azcosmos.NewPartitionKeyString("b"), &azcosmos.QueryOptions{PageSizeHint: 2})
 	if fmt.Sprint(got) != `["o01" "o04" "o07" "o10" "o13" "o16" "o19"]` {
 		t.Errorf("partition b: %v", got)
 	}
-	// Aggregates, TOP, DISTINCT across partitions: lethe's results, passed through.
-	for q, want := range map[string]string{
-		"SELECT VALUE COUNT(1) FROM c":                                       "[20]",
-		"SELECT VALUE MAX(c.total) FROM c":                                   "[19]",
-		"SELECT TOP 2 c.id FROM c ORDER BY c.total":                          `[{"id":"o00"} {"id":"o01"}]`,
-		"SELECT TOP 3 VALUE c.id FROM c ORDER BY c.tenant, c.total DESC":     `["o18" "o15" "o12"]`,
-		"SELECT TOP 2 VALUE c.id FROM c ORDER BY c.tenant DESC, c.total ASC": `["o02" "o05"]`,
-		"SELECT DISTINCT VALUE c.tenant FROM c":                              `["a" "b" "c"]`,
-		"SELECT VALUE AVG(c.total) FROM c WHERE c.tenant = 'a'":              "[9]",
+	// Aggregates, TOP, DISTINCT, ORDER BY: evaluated by lethe for one
+	// partition (named by the partition key, or by a filter on it). Across
+	// partitions, the gateway refuses them as Cosmos DB's does: this SDK
+	// sends them without a query plan.
+	for _, tc := range []struct{ q, want string }{
+		{"SELECT VALUE COUNT(1) FROM c", "[7]"},
+		{"SELECT VALUE MAX(c.total) FROM c", "[18]"},
+		{"SELECT TOP 2 c.id FROM c ORDER BY c.total", `[{"id":"o00"} {"id":"o03"}]`},
+		{"SELECT TOP 3 VALUE c.id FROM c ORDER BY c.tenant, c.total DESC", `["o18" "o15" "o12"]`},
+		{"SELECT TOP 2 VALUE c.id FROM c ORDER BY c.tenant DESC, c.total ASC", `["o00" "o03"]`},
+		{"SELECT DISTINCT VALUE c.tenant FROM c", `["a"]`},
 	} {
-		got, _ := all(q, azcosmos.NewPartitionKey(), nil)
-		if fmt.Sprint(got) != want {
-			t.Errorf("%s: %v, want %s", q, got, want)
+		if got, _ := all(tc.q, a, nil); fmt.Sprint(got) != tc.want {
+			t.Errorf("%s: %v, want %s", tc.q, got, tc.want)
+		}
+		_, err := c.NewQueryItemsPager(tc.q, azcosmos.NewPartitionKey(), nil).NextPage(ctx)
+		if status(err) != http.StatusBadRequest || !strings.Contains(err.Error(), "cross partition query can not be directly served by the gateway") {
+			t.Errorf("%s across partitions: %v", tc.q, err)
 		}
 	}
+	if got, _ := all("SELECT VALUE AVG(c.total) FROM c WHERE c.tenant = 'a'", azcosmos.NewPartitionKey(), nil); fmt.Sprint(got) != "[9]" {
+		t.Errorf("an aggregate of the partition a filter names: %v", got)
+	}
+	// Index metrics, when asked for, and query metrics on every page.
+	p := c.NewQueryItemsPager("SELECT VALUE c.id FROM c WHERE c.total = 4", azcosmos.NewPartitionKeyString("b"), &azcosmos.QueryOptions{PopulateIndexMetrics: true})
+	page, err := p.NextPage(ctx)
+	if err != nil || page.QueryMetrics == nil || !strings.Contains(*page.QueryMetrics, "outputDocumentCount=1;") || page.IndexMetrics == nil {
+		t.Errorf("metrics: %v %v %v", err, page.QueryMetrics, page.IndexMetrics)
+	}
+	// An ORDER BY of several paths needs a composite index that serves it.
+	_, err = c.NewQueryItemsPager("SELECT VALUE c.id FROM c ORDER BY c.tenant, c.total", a, nil).NextPage(ctx)
+	if status(err) != http.StatusBadRequest || !strings.Contains(err.Error(), "does not have a corresponding composite index") {
+		t.Errorf("ORDER BY without its composite index: %v", err)
+	}
 	// A continuation token resumes a new pager.
-	first := c.NewQueryItemsPager("SELECT VALUE c.id FROM c ORDER BY c.id", azcosmos.NewPartitionKey(), &azcosmos.QueryOptions{PageSizeHint: 15})
-	page, err := first.NextPage(ctx)
+	b := azcosmos.NewPartitionKeyString("b")
+	first := c.NewQueryItemsPager("SELECT VALUE c.id FROM c ORDER BY c.id DESC", b, &azcosmos.QueryOptions{PageSizeHint: 4})
+	page, err = first.NextPage(ctx)
 	if err != nil || page.ContinuationToken == nil {
 		t.Fatalf("first page: %v", err)
 	}
-	rest, _ := all("SELECT VALUE c.id FROM c ORDER BY c.id", azcosmos.NewPartitionKey(), &azcosmos.QueryOptions{ContinuationToken: page.ContinuationToken})
-	if fmt.Sprint(rest) != `["o15" "o16" "o17" "o18" "o19"]` {
+	rest, _ := all("SELECT VALUE c.id FROM c ORDER BY c.id DESC", b, &azcosmos.QueryOptions{ContinuationToken: page.ContinuationToken})
+	if fmt.Sprint(rest) != `["o07" "o04" "o01"]` {
 		t.Errorf("resumed: %v", rest)
 	}
 	// A bad query is a 400.
