@@ -1068,11 +1068,11 @@ func TestQueryJoinPathAndNonFinite(t *testing.T) {
 		"SELECT VALUE IS_FINITE_NUMBER(8.9 / 0.0)":              "false",
 		"SELECT VALUE COUNT(1) FROM f JOIN f.nonExistent":       "0",
 	} {
-		r := must(t, c.query(coll, q, nil), 200)
+		r := must(t, c.query(coll, q, nil, "x-ms-documentdb-partitionkey", `["f"]`), 200)
 		if got := string(documents(t, r, "Documents")[0]); got != want {
 			t.Errorf("%s: first result %s, want %s", q, got, want)
 		}
 	}
-	must(t, c.query(coll, "SELECT VALUE f.children[0].n / 0 FROM f", nil), 400)
-	must(t, c.query(coll, "SELECT VALUE NaN", nil), 400)
+	must(t, c.query(coll, "SELECT VALUE f.children[0].n / 0 FROM f", nil, "x-ms-documentdb-partitionkey", `["f"]`), 400)
+	must(t, c.query(coll, "SELECT VALUE NaN", nil, "x-ms-documentdb-partitionkey", `["f"]`), 400)
 }
