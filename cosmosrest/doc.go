@@ -83,6 +83,33 @@
 // (x-ms-cosmos-is-batch-request without x-ms-cosmos-batch-atomic: True)
 // are not served: such requests get 400 with a message saying so.
 //
+// # Two gateways
+//
+// The emulator serves the same data on two ports, through two gateways that
+// read request paths differently; so does the front. A Handler serves as
+// the routing gateway (the emulator's https://localhost:8081/); the handler
+// that Handler.ComputeGateway returns serves the same databases as the
+// compute gateway (https://localhost:8903/). The SDKs escape an id once in
+// the path and sign the id itself (the resource link, unescaped).
+//
+// The compute gateway splits the path at '/' and unescapes each segment
+// once: every id reaches its document.
+//
+// The routing gateway unescapes the whole path first, as its HTTP layer
+// does; a control character (U+0000 to U+001F, U+007F to U+009F) is then
+// an invalid URL, 400, and a '\' is a '/'. It reads the result as a URI
+// again: a '#' starts a fragment, which is dropped, and trailing spaces are
+// trimmed. Then it splits the path at '/' and unescapes each segment a
+// second time. What it read is both the resource link it checks the
+// signature against and the id it looks up; so an id it reads otherwise
+// than the client signed gets 401 with the payload it signed: an id with
+// '/', '\' or '#', trailing spaces, or a '%' and two hex digits ("%20"
+// escaped once becomes " "). An id with CR, LF or tab gets 400; '?' and
+// everything else work. Escaped twice, every id works on the routing
+// gateway (and none of those on the compute gateway). Creating a document
+// names no id in the path and works on both, whatever its id; lethe stores
+// any id, as Cosmos DB does.
+//
 // # Time to live
 //
 // A container's defaultTtl maps onto lethe's DefaultTimeToLive exactly:
