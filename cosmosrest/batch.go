@@ -205,10 +205,8 @@ func (q *request) batch() {
 			out.Write(e)
 		}
 		if r.ResourceBody != nil {
-			id, _ := stringMember(r.ResourceBody, "id")
-			rid, self := docSelf(db, c.ID(), pk, id)
 			out.WriteString(`,"resourceBody":`)
-			out.Write(withSystemProperties(r.ResourceBody, rid, self))
+			out.Write(db.withSelf(c.ID(), p.PartitionKeyDefinition.Paths, r.ResourceBody))
 		}
 		if r.Err != nil {
 			msg, _ := json.Marshal(r.Err.Error())

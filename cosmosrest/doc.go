@@ -121,18 +121,22 @@
 // # System properties
 //
 // lethe stores _ts and _etag in each document. The front adds _rid, _self
-// and _attachments to the documents of point operations on output, and
-// drops them from documents on input (Cosmos DB ignores a client's values).
-// Batch results' resourceBody has them too, and the documents of a batch's
-// creates, upserts and replaces are stripped of them.
-// Resource ids are derived from names (see rid.go), never stored. A
+// and _attachments to every document it returns, as Cosmos DB keeps them
+// in every document: the responses of creates, upserts, replaces, patches
+// and reads, query results that are whole documents (SELECT *, SELECT
+// VALUE c, without JOIN or a FROM path), the read feed, both change feeds
+// (the "current" and "previous" of all versions) and batch results. It
+// drops them from documents on input (Cosmos DB ignores a client's
+// values). Projections carry only what they select, and a query cannot
+// filter on _rid or _self, which lethe does not store.
+// Resource ids are derived from names (see rid.go), never stored: a
+// document's from its container, its id and its partition key value, read
+// from the document, so it is the same on every path. A
 // container's _ts is when this handler created or last replaced it (when it
 // started, for containers it found on disk), and its _etag a hash of its
-// properties: lethe keeps neither. Query
-// results are lethe's, unchanged: a SELECT * result has _ts and _etag but no
-// _rid or _self. ETag headers are in double quotes, as HTTP and Cosmos DB
-// write them; _etag in bodies is lethe's, 16 hex digits without quotes
-// (lethe's If-Match takes either).
+// properties: lethe keeps neither. ETag headers are in double quotes, as
+// HTTP and Cosmos DB write them; _etag in bodies is lethe's, 16 hex digits
+// without quotes (lethe's If-Match takes either).
 //
 // # Security
 //

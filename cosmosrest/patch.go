@@ -159,7 +159,7 @@ func parseNumber(v json.RawMessage) (isInt bool, n int64, f float64, ok bool) {
 
 // patchDocument answers PATCH on a document.
 func (q *request) patchDocument() {
-	db, c, _, pk, ok := q.pointTarget(true)
+	db, c, p, pk, ok := q.pointTarget(true)
 	if !ok {
 		return
 	}
@@ -173,5 +173,5 @@ func (q *request) patchDocument() {
 		q.fail(err, resp.RequestCharge, 0)
 		return
 	}
-	q.replyItem(db, c, pk, q.t.id, resp, true)
+	q.replyItem(db, c, p, resp, true)
 }
