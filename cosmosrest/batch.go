@@ -114,7 +114,10 @@ func addBatchOp(b *lethe.TransactionalBatch, i int, raw json.RawMessage, pk leth
 		if len(body) == 0 || body[0] != '{' {
 			return opErr("the %s operation's resourceBody is not a JSON object: it is the document", typ)
 		}
-		doc := stripFrontProperties(body)
+		doc, err := inputDocument(body)
+		if err != nil {
+			return opErr("%v", err)
+		}
 		switch typ {
 		case "Create":
 			b.CreateItem(doc, opts)

@@ -114,7 +114,11 @@
 //
 // A container's defaultTtl maps onto lethe's DefaultTimeToLive exactly:
 // absent (or null) is off, -1 is on without a default, n > 0 is n seconds;
-// a document's ttl is lethe's. Replacing a container without defaultTtl
+// a document's ttl is lethe's, but for an explicit "ttl": null, which
+// lethe's library takes as inheriting the container's default (as the
+// original TTL tables say) and Cosmos DB refuses: the front refuses it
+// with the service's 400 and message, in creates, upserts, replaces,
+// batches and patches that set /ttl. Replacing a container without defaultTtl
 // turns time to live off, as in Cosmos DB. Config.Clock sets the stores'
 // clock, so tests can expire documents with a lethe.ManualClock.
 //

@@ -139,9 +139,12 @@ func (q *request) createDocument() {
 	if !ok {
 		return
 	}
-	doc := stripFrontProperties(q.body)
+	doc, err := inputDocument(q.body)
+	if err != nil {
+		writeError(q.w, http.StatusBadRequest, err.Error(), 0, 0)
+		return
+	}
 	var resp lethe.ItemResponse
-	var err error
 	if headerTrue(q.r.Header.Get("x-ms-documentdb-is-upsert")) {
 		resp, err = c.UpsertItem(q.ctx(), pk, doc, q.itemOptions())
 	} else {
@@ -177,7 +180,12 @@ func (q *request) replaceDocument() {
 	if !ok {
 		return
 	}
-	resp, err := c.ReplaceItem(q.ctx(), pk, q.t.id, stripFrontProperties(q.body), q.itemOptions())
+	doc, err := inputDocument(q.body)
+	if err != nil {
+		writeError(q.w, http.StatusBadRequest, err.Error(), 0, 0)
+		return
+	}
+	resp, err := c.ReplaceItem(q.ctx(), pk, q.t.id, doc, q.itemOptions())
 	if err != nil {
 		q.fail(err, resp.RequestCharge, 0)
 		return

@@ -3,6 +3,7 @@ package cosmosrest
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"strconv"
 	"strings"
 
@@ -118,6 +119,32 @@ func stripFrontProperties(doc []byte) []byte {
 		out = append(out, doc[m.nameStart:m.valEnd]...)
 	}
 	return append(out, '}')
+}
+
+// nullTTLMessage is Cosmos DB's answer (400) to a document written with
+// "ttl": null. lethe takes null as no ttl of the item's own, inheriting the
+// container's default, as the original TTL tables say; the service refuses
+// it, and the front does as the service does.
+const nullTTLMessage = "The input ttl 'null' is invalid. Ensure to provide a nonzero positive integer less than or equal to '2147483647', or '-1' which means never expire."
+
+// errNullTTL is the error of a document with "ttl": null.
+var errNullTTL = errors.New(nullTTLMessage)
+
+// inputDocument returns a document of a request as the front hands it to
+// lethe: without the system properties the front owns
+// (stripFrontProperties). A document with "ttl": null is refused with
+// errNullTTL, as Cosmos DB refuses it.
+func inputDocument(doc []byte) ([]byte, error) {
+	if bytes.Contains(doc, []byte("null")) {
+		if ms, ok := topMembers(doc); ok {
+			for _, m := range ms {
+				if name, _ := memberName(doc, m); name == "ttl" && string(doc[m.valStart:m.valEnd]) == "null" {
+					return nil, errNullTTL
+				}
+			}
+		}
+	}
+	return stripFrontProperties(doc), nil
 }
 
 // stringMember returns the string value of doc's top-level member name.

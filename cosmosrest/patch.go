@@ -101,6 +101,9 @@ func appendPatchOp(p *lethe.PatchOperations, k int, raw json.RawMessage) error {
 		if !hasValue {
 			return opErr("the %s operation has no \"value\" (send \"value\":null to store null)", *o.Op)
 		}
+		if path == "/ttl" && string(bytes.TrimSpace(o.Value)) == "null" {
+			return errNullTTL // the document it makes would be refused
+		}
 		switch *o.Op {
 		case "add":
 			p.AppendAdd(path, o.Value)

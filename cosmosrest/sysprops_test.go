@@ -3,6 +3,7 @@ package cosmosrest_test
 import (
 	"encoding/json"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/lethedb/lethe/cosmosrest"
@@ -117,4 +118,41 @@ func TestSystemPropertiesEverywhere(t *testing.T) {
 	if alpha["_rid"] == beta["_rid"] || alpha["_self"] == beta["_self"] {
 		t.Errorf("the same _rid in two partitions: %v, %v", alpha, beta)
 	}
+}
+
+// TestNullTTLRefused checks that a document written with "ttl": null is
+// refused with Cosmos DB's 400 and message on every write that carries a
+// document (lethe's library takes it as inheriting), and changes nothing.
+func TestNullTTLRefused(t *testing.T) {
+	_, c := testServer(t, cosmosrest.Config{})
+	createDB(t, c, "db")
+	must(t, c.do("POST", "/dbs/db/colls", map[string]any{"id": "c", "defaultTtl": 60}), http.StatusCreated)
+	const coll = "/dbs/db/colls/c"
+	must(t, c.do("POST", coll+"/docs", `{"id":"1","ttl":5}`), http.StatusCreated)
+	const msg = "The input ttl 'null' is invalid. Ensure to provide a nonzero positive integer less than or equal to '2147483647', or '-1' which means never expire."
+	batch := []string{"x-ms-cosmos-is-batch-request", "True", "x-ms-cosmos-batch-atomic", "True", "x-ms-documentdb-partitionkey", "[]"}
+	for _, w := range []struct {
+		method, path, body string
+		hdr                []string
+	}{
+		{"POST", coll + "/docs", `{"id":"2","ttl":null}`, nil},
+		{"POST", coll + "/docs", `{"id":"1", "ttl" : null}`, []string{"x-ms-documentdb-is-upsert", "True"}},
+		{"PUT", coll + "/docs/1", `{"id":"1","ttl":null}`, nil},
+		{"PATCH", coll + "/docs/1", `{"operations":[{"op":"set","path":"/ttl","value":null}]}`, nil},
+		{"POST", coll + "/docs", `[{"operationType":"Replace","id":"1","resourceBody":{"id":"1","ttl":null}}]`, batch},
+	} {
+		r := c.do(w.method, w.path, w.body, w.hdr...)
+		var e struct{ Code, Message string }
+		_ = json.Unmarshal(r.body, &e)
+		if r.status != http.StatusBadRequest || !strings.Contains(e.Message, msg) {
+			t.Errorf("%s %s %s: %d %s, want 400 %q", w.method, w.path, w.body, r.status, r.body, msg)
+		}
+	}
+	got := must(t, c.do("GET", coll+"/docs/1", nil), http.StatusOK).json(t)
+	if got["ttl"] != 5.0 {
+		t.Errorf("the document changed: %v", got)
+	}
+	must(t, c.do("GET", coll+"/docs/2", nil), http.StatusNotFound)
+	// A ttl of null inside another member is no ttl.
+	must(t, c.do("POST", coll+"/docs", `{"id":"3","a":{"ttl":null}}`), http.StatusCreated)
 }
