@@ -3,7 +3,6 @@ package cosmosrest
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"strconv"
 	"strings"
 
@@ -128,7 +127,7 @@ func stripFrontProperties(doc []byte) []byte {
 const nullTTLMessage = "The input ttl 'null' is invalid. Ensure to provide a nonzero positive integer less than or equal to '2147483647', or '-1' which means never expire."
 
 // errNullTTL is the error of a document with "ttl": null.
-var errNullTTL = errors.New(nullTTLMessage)
+var errNullTTL error = messageError(nullTTLMessage)
 
 // inputDocument returns a document of a request as the front hands it to
 // lethe: without the system properties the front owns
