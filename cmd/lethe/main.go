@@ -109,7 +109,7 @@ func run(args []string) error {
 			return err
 		}
 		csrv = &http.Server{Handler: h.ComputeGateway(), ReadHeaderTimeout: srv.ReadHeaderTimeout, ReadTimeout: srv.ReadTimeout,
-			IdleTimeout: srv.IdleTimeout, MaxHeaderBytes: srv.MaxHeaderBytes, ErrorLog: srv.ErrorLog, TLSConfig: srv.TLSConfig}
+			IdleTimeout: srv.IdleTimeout, MaxHeaderBytes: srv.MaxHeaderBytes, ErrorLog: srv.ErrorLog, TLSConfig: srv.TLSConfig.Clone()} // each server sets up its own HTTP/2 in its TLS config
 	}
 
 	keyKind := "custom"
