@@ -395,8 +395,9 @@
 // operation that fails changes nothing. Calls after Close fail with ErrClosed;
 // a cancelled context fails with the context's error.
 //
-// Limits: an item id is 1 to 1,023 bytes of UTF-8 without '/', '\', '?' or
-// '#'; a container id 1 to 255 characters with the same exclusions; an item
+// Limits: an item id is 1 to 1,023 bytes of UTF-8, any characters (as in
+// Cosmos DB, whose REST gateways, not its stores, trip over '/', '\', '?',
+// '#'); a container id 1 to 255 characters without those four; an item
 // at most 2 MB of JSON (ErrRequestTooLarge above that) nested at most 128
 // levels.
 package lethe

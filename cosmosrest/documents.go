@@ -65,15 +65,25 @@ func (q *request) checkTriggers() bool {
 	return true
 }
 
-// docSelf returns a document's _rid and _self.
-func docSelf(db *database, coll string, pk lethe.PartitionKey, id string) (string, string) {
+// withSelf returns doc, a document of container coll as lethe stores it,
+// with the system properties that Cosmos DB keeps in every document and
+// lethe does not: _rid, _self and _attachments. They are derived from the
+// document's id and partition key value (read from the document at the
+// container's partition key paths), so they are the same wherever the
+// front returns the document.
+func (db *database) withSelf(coll string, paths []string, doc []byte) []byte {
+	id, ok := stringMember(doc, "id")
+	if !ok {
+		return doc
+	}
 	crid := containerRID(db.id, coll)
-	drid := documentRID(crid, pk.String(), id)
-	return ridString(drid), "dbs/" + selfRID(db.rid) + "/colls/" + selfRID(crid) + "/docs/" + selfRID(drid) + "/"
+	drid := documentRID(crid, docPartitionKey(doc, paths).String(), id)
+	return withSystemProperties(doc, ridString(drid), "dbs/"+selfRID(db.rid)+"/colls/"+selfRID(crid)+"/docs/"+selfRID(drid)+"/")
 }
 
-// replyItem writes the response of a point operation on a document.
-func (q *request) replyItem(db *database, c *lethe.Container, pk lethe.PartitionKey, id string, resp lethe.ItemResponse, write bool) {
+// replyItem writes the response of a point operation on a document of
+// container c (properties p).
+func (q *request) replyItem(db *database, c *lethe.Container, p lethe.ContainerProperties, resp lethe.ItemResponse, write bool) {
 	hdr := q.w.Header()
 	if resp.ETag != "" {
 		hdr.Set("etag", quoteETag(resp.ETag))
@@ -83,11 +93,7 @@ func (q *request) replyItem(db *database, c *lethe.Container, pk lethe.Partition
 	hdr.Set("x-ms-content-path", selfRID(containerRID(db.id, c.ID())))
 	var body []byte
 	if resp.Value != nil {
-		if id == "" {
-			id, _ = stringMember(resp.Value, "id")
-		}
-		rid, self := docSelf(db, c.ID(), pk, id)
-		body = withSystemProperties(resp.Value, rid, self)
+		body = db.withSelf(c.ID(), p.PartitionKeyDefinition.Paths, resp.Value)
 	}
 	q.reply(resp.StatusCode, body, resp.RequestCharge)
 }
@@ -130,13 +136,16 @@ func (q *request) containerProps(sub int) (*database, *lethe.Container, lethe.Co
 }
 
 func (q *request) createDocument() {
-	db, c, _, pk, ok := q.pointTarget(true)
+	db, c, p, pk, ok := q.pointTarget(true)
 	if !ok {
 		return
 	}
-	doc := stripFrontProperties(q.body)
+	doc, err := inputDocument(q.body)
+	if err != nil {
+		writeError(q.w, http.StatusBadRequest, err.Error(), 0, 0)
+		return
+	}
 	var resp lethe.ItemResponse
-	var err error
 	if headerTrue(q.r.Header.Get("x-ms-documentdb-is-upsert")) {
 		resp, err = c.UpsertItem(q.ctx(), pk, doc, q.itemOptions())
 	} else {
@@ -146,11 +155,11 @@ func (q *request) createDocument() {
 		q.fail(err, resp.RequestCharge, 0)
 		return
 	}
-	q.replyItem(db, c, pk, "", resp, true)
+	q.replyItem(db, c, p, resp, true)
 }
 
 func (q *request) readDocument() {
-	db, c, _, pk, ok := q.pointTarget(false)
+	db, c, p, pk, ok := q.pointTarget(false)
 	if !ok {
 		return
 	}
@@ -164,24 +173,29 @@ func (q *request) readDocument() {
 		q.reply(http.StatusNotModified, nil, resp.RequestCharge)
 		return
 	}
-	q.replyItem(db, c, pk, q.t.id, resp, false)
+	q.replyItem(db, c, p, resp, false)
 }
 
 func (q *request) replaceDocument() {
-	db, c, _, pk, ok := q.pointTarget(true)
+	db, c, p, pk, ok := q.pointTarget(true)
 	if !ok {
 		return
 	}
-	resp, err := c.ReplaceItem(q.ctx(), pk, q.t.id, stripFrontProperties(q.body), q.itemOptions())
+	doc, err := inputDocument(q.body)
+	if err != nil {
+		writeError(q.w, http.StatusBadRequest, err.Error(), 0, 0)
+		return
+	}
+	resp, err := c.ReplaceItem(q.ctx(), pk, q.t.id, doc, q.itemOptions())
 	if err != nil {
 		q.fail(err, resp.RequestCharge, 0)
 		return
 	}
-	q.replyItem(db, c, pk, q.t.id, resp, true)
+	q.replyItem(db, c, p, resp, true)
 }
 
 func (q *request) deleteDocument() {
-	db, c, _, pk, ok := q.pointTarget(true)
+	db, c, p, pk, ok := q.pointTarget(true)
 	if !ok {
 		return
 	}
@@ -191,7 +205,7 @@ func (q *request) deleteDocument() {
 		return
 	}
 	resp.Value = nil
-	q.replyItem(db, c, pk, q.t.id, resp, true)
+	q.replyItem(db, c, p, resp, true)
 }
 
 func (q *request) queryDocuments() {
@@ -214,6 +228,8 @@ func (q *request) readFeed() {
 // runQuery answers a query over documents: lethe evaluates all of it (ORDER
 // BY, TOP, DISTINCT, aggregates included) over the partition in the
 // x-ms-documentdb-partitionkey header, or over every partition without it;
+// results that are whole documents (SELECT *, SELECT VALUE c) carry the
+// system properties of point reads;
 // a page holds x-ms-max-item-count results (100 by default; -1: as many as
 // fit 4 MB), and x-ms-continuation carries lethe's continuation token. With
 // x-ms-documentdb-populatequerymetrics, the page carries lethe's measured
@@ -280,6 +296,11 @@ func (q *request) runQuery(text string, params map[string]json.RawMessage) {
 		}
 		if limit > 0 || size >= maxResponseBytes {
 			break
+		}
+	}
+	if pq, err := query.Parse(text); err == nil && pq.ReturnsItems() {
+		for i, it := range items {
+			items[i] = db.withSelf(c.ID(), p.PartitionKeyDefinition.Paths, it)
 		}
 	}
 	hdr := q.w.Header()

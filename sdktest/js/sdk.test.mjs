@@ -51,10 +51,11 @@ after(async () => {
   if (binDir) await rm(binDir, { recursive: true, force: true });
 });
 
-// startLethe runs the command on a free port of 127.0.0.1 and waits for its
-// start line, from which it takes the address.
+// startLethe runs the command on a free port of 127.0.0.1 (its compute
+// gateway on another) and waits for its start line, from which it takes the
+// address.
 async function startLethe(...args) {
-  const proc = spawn(bin, ["-addr", "127.0.0.1:0", ...args], { stdio: ["ignore", "ignore", "pipe"] });
+  const proc = spawn(bin, ["-addr", "127.0.0.1:0", "-compute-addr", "127.0.0.1:0", ...args], { stdio: ["ignore", "ignore", "pipe"] });
   let stderr = "";
   proc.stderr.setEncoding("utf8");
   proc.stderr.on("data", (chunk) => (stderr += chunk));
