@@ -1153,6 +1153,9 @@ func TestSearchPolicies(t *testing.T) {
 	}
 	if n := len(rr.ContainerProperties.VectorEmbeddingPolicy.VectorEmbeddings); n != 1 {
 		t.Errorf("after removing a vector path: %d embeddings", n)
+	}
+}
+
 // TestGateways runs the SDK against both gateways of one handler: ids the
 // routing gateway misreads in paths (a trailing space, '#', '/') are created
 // through it but then refused with 401, and work through the compute
