@@ -103,12 +103,17 @@
 //     figures, lethe.QueryItemsResponse.QueryMetrics) with
 //     x-ms-documentdb-populatequerymetrics, x-ms-cosmos-index-utilization
 //     (the page's IndexMetrics, base64) with
-//     x-ms-cosmos-populateindexmetrics.
+//     x-ms-cosmos-populateindexmetrics;
+//   - bulk requests (x-ms-cosmos-is-batch-request without
+//     x-ms-cosmos-batch-atomic: True, bulk.go): each operation on its own,
+//     through the same item calls as single requests, with its own result;
+//   - users and permissions (users.go), and the resource tokens that
+//     permissions hand out (resourcetoken.go);
+//   - the conflicts feed (conflicts.go): empty, as one region has no
+//     conflicts.
 //
-// Users and permissions, stored procedures,
-// triggers, user-defined functions, conflicts, attachments, bulk requests
-// (x-ms-cosmos-is-batch-request without x-ms-cosmos-batch-atomic: True)
-// are not served: such requests get 400 with a message saying so.
+// Stored procedures, triggers, user-defined functions and attachments are
+// not served: such requests get 400 with a message saying so.
 //
 // # Two gateways
 //
@@ -171,11 +176,21 @@
 //
 // # Security
 //
-// Every request must carry a master-key signature (Authorization:
-// type=master&ver=1.0&sig=…, URL-encoded) over its verb, resource type,
-// resource link and x-ms-date (or Date), computed with Config.Key. A
-// missing or wrong signature gets 401 and changes nothing; a date more
-// than MaxClockSkew from the server's clock gets 403, as in Cosmos DB.
+// Every request must carry an authorization (URL-encoded), one of:
+//   - a master-key signature (type=master&ver=1.0&sig=…) over its verb,
+//     resource type, resource link and x-ms-date (or Date), computed with
+//     Config.Key; a date more than MaxClockSkew from the server's clock
+//     gets 403, as in Cosmos DB;
+//   - a resource token (type=resource&ver=1.0&sig=…) that a permission
+//     handed out: its scope (container or document, partition key, All or
+//     Read) is checked against every request in one place (authorize), 403
+//     outside it; an expired or altered token, or one whose permission is
+//     gone, gets 401;
+//   - a Microsoft Entra ID token (type=aad&ver=1.0&sig=<JWT>) as the
+//     emulator accepts one: its signature segment is the account key,
+//     base64url-encoded (aad.go).
+//
+// A missing or wrong authorization gets 401 and changes nothing.
 // Request bodies are bounded by MaxRequestSize (413 above it).
 //
 // # Errors
