@@ -15,10 +15,11 @@ import (
 // results than a page, walks the composite index in order instead of
 // sorting every item. A composite index
 // is made the first time such a query runs, and kept up to date by every
-// change after, as a single path's index is (index.go). Unlike Cosmos DB,
-// a query ordered by several paths without a composite index still runs
-// (it sorts every item); its IndexMetrics names the composite index that
-// would serve it.
+// change after, as a single path's index is (index.go). A query ordered by
+// several paths without a composite index is refused, as Cosmos DB refuses
+// it, with QueryOptions.RequireCompositeIndexes (the REST front's default);
+// without, it still runs (it sorts every item), and its IndexMetrics name
+// the composite index that would serve it.
 
 // CompositeIndexOrder is the direction of one path of a composite index.
 type CompositeIndexOrder string
@@ -70,22 +71,22 @@ func parseComposite(ci []CompositeIndex) (compositeSpec, *Error) {
 	return s, nil
 }
 
-// key names the composite index in a container's map and in IndexMetrics:
-// "/a ASC, /b DESC", the form azcosmos reports.
-func (s compositeSpec) key() string {
-	var sb strings.Builder
+// key names the composite index in a container's map: its specs joined
+// by ", ", "/a ASC, /b DESC".
+func (s compositeSpec) key() string { return strings.Join(s.specs(), ", ") }
+
+// specs names each path of the composite index as IndexMetrics' IndexSpecs
+// do, as Cosmos DB's index metrics name them: "/a ASC", "/b DESC".
+func (s compositeSpec) specs() []string {
+	out := make([]string, len(s.paths))
 	for i, p := range s.paths {
-		if i > 0 {
-			sb.WriteString(", ")
-		}
-		sb.WriteString(strings.TrimSuffix(indexSpec(p), "/?"))
+		dir := " ASC"
 		if s.desc[i] {
-			sb.WriteString(" DESC")
-		} else {
-			sb.WriteString(" ASC")
+			dir = " DESC"
 		}
+		out[i] = strings.TrimSuffix(indexSpec(p), "/?") + dir
 	}
-	return sb.String()
+	return out
 }
 
 // serves reports whether a walk of the index in order, or backwards
@@ -175,17 +176,17 @@ func (cs composites) update(old, rec record) {
 
 // compositeFor returns the composite index of the policy that serves an
 // ORDER BY of paths in directions desc, making it if need be, and whether
-// to walk it backwards; spec is the key of the index that would serve it
-// when the policy has none ("" when it has one). The caller holds
+// to walk it backwards; potential is the index that would serve it when
+// the policy has none (nil when it has one). The caller holds
 // c.batchMu for reading and no other lock.
-func (c *Container) compositeFor(paths [][]string, desc []bool) (ix *compositeIndex, reverse bool, potential string) {
+func (c *Container) compositeFor(paths [][]string, desc []bool) (ix *compositeIndex, reverse bool, potential *compositeSpec) {
 	c.expiry.mu.Lock()
 	// The indexes made so far are all declared by the policy (a policy
 	// change drops the others): most queries find theirs without parsing it.
 	for _, made := range c.expiry.composites {
 		if r, ok := made.spec.serves(paths, desc); ok {
 			c.expiry.mu.Unlock()
-			return made, r, ""
+			return made, r, nil
 		}
 	}
 	policy := c.props.IndexingPolicy
@@ -206,17 +207,17 @@ func (c *Container) compositeFor(paths [][]string, desc []bool) (ix *compositeIn
 	if !found {
 		c.expiry.mu.Unlock()
 		if policy != nil && policy.IndexingMode == IndexingModeNone {
-			return nil, false, ""
+			return nil, false, nil
 		}
-		return nil, false, compositeSpec{paths, desc}.key()
+		return nil, false, &compositeSpec{paths, desc}
 	}
 	key := spec.key()
 	if ix = c.expiry.composites[key]; ix != nil || c.indexCountLocked() >= maxIndexes {
 		c.expiry.mu.Unlock()
-		return ix, reverse, ""
+		return ix, reverse, nil
 	}
 	c.expiry.mu.Unlock()
-	return c.buildComposite(key, spec), reverse, ""
+	return c.buildComposite(key, spec), reverse, nil
 }
 
 // buildComposite makes a composite index from the container's items while
@@ -304,4 +305,32 @@ func (c *Container) orderedComposite(ix *compositeIndex, reverse bool, want int,
 		ix.t.Ascend(visit)
 	}
 	return recs, last, exhausted, rule, true
+}
+
+// errNoCompositeIndex is Cosmos DB's message for a query ordered by several
+// paths that no composite index serves.
+const errNoCompositeIndex = "The order by query does not have a corresponding composite index that it can be served from."
+
+// checkOrderByIndex refuses, as Cosmos DB does, a query ordered by several
+// paths that no composite index of the container's policy serves (in its
+// directions or all reversed; none does in the none indexing mode)
+// (QueryOptions.RequireCompositeIndexes).
+func (c *Container) checkOrderByIndex(q *query.Query) error {
+	paths, desc, ok := q.OrderByPaths()
+	if !ok || len(paths) < 2 {
+		return nil
+	}
+	c.expiry.mu.Lock()
+	policy := c.props.IndexingPolicy
+	c.expiry.mu.Unlock()
+	if policy != nil && policy.IndexingMode != IndexingModeNone {
+		for _, ci := range policy.CompositeIndexes {
+			if s, err := parseComposite(ci); err == nil {
+				if _, ok := s.serves(paths, desc); ok {
+					return nil
+				}
+			}
+		}
+	}
+	return badRequest("%s", errNoCompositeIndex)
 }

@@ -27,9 +27,17 @@ type ContainerProperties struct {
 	// IndexingPolicy is nil for the default, consistent indexing.
 	IndexingPolicy *IndexingPolicy
 	// Throughput is the container's budget in request units per second; 0
-	// is unlimited. Operations that would overdraw it fail with
+	// is none: the container draws on its store's shared throughput
+	// (Options.Throughput), or is unlimited when the store has none.
+	// Operations that would overdraw the budget fail with
 	// ErrTooManyRequests.
 	Throughput int32
+	// AutoscaleMaxThroughput, instead of Throughput, gives the container
+	// autoscale throughput: it scales, at once, between a tenth of this
+	// maximum and the maximum with what its users draw, so operations are
+	// refused only past the maximum; ScaledThroughput tells where it stands.
+	// Never set with Throughput.
+	AutoscaleMaxThroughput int32 `json:",omitempty"`
 	// ChangeFeedPolicy turns the container's change feed on and bounds how
 	// much of its history it keeps; nil: the container keeps no change feed.
 	// It may be changed with Container.Replace.
@@ -115,11 +123,10 @@ type Container struct {
 	watchDue atomic.Int64
 	subs     subscriptions // the expiry subscribers (expiryevents.go)
 
-	pkPaths    pkPaths             // the parsed partition key paths; never change
-	props      ContainerProperties // see the locking note above
-	rule       expiryRule          // decides expiry; guarded like props
-	throughput atomic.Int32        // props.Throughput, readable without a lock
-	budget     budget
+	pkPaths pkPaths                // the parsed partition key paths; never change
+	props   ContainerProperties    // see the locking note above
+	rule    expiryRule             // decides expiry; guarded like props
+	own     atomic.Pointer[budget] // the budget of props' own throughput; nil: none (ru.go)
 
 	// created and settingsSeq are the write sequence numbers of the
 	// container's creation and of its last settings change: they tell a
@@ -147,8 +154,7 @@ func newContainer(s *Store, props ContainerProperties, pp pkPaths, now int64) *C
 	c.watchDue.Store(never)
 	c.setFeedPolicyLocked(props.ChangeFeedPolicy, now)
 	c.publishDueLocked()
-	c.throughput.Store(props.Throughput)
-	c.budget.setRate(props.Throughput, now)
+	replaceBudget(&c.own, props.Throughput, props.AutoscaleMaxThroughput, now)
 	return c
 }
 
@@ -202,7 +208,8 @@ func (c *Container) Read(ctx context.Context) (ContainerProperties, error) {
 }
 
 // Replace changes the container's DefaultTimeToLive, IndexingPolicy,
-// Throughput, ChangeFeedPolicy, VectorEmbeddingPolicy and FullTextPolicy;
+// Throughput, AutoscaleMaxThroughput (a budget whose setting changes
+// starts full), ChangeFeedPolicy, VectorEmbeddingPolicy and FullTextPolicy;
 // props.ID and props.PartitionKeyDefinition must be the container's (after
 // filling in defaults), and a vector embedding or vector index the container
 // has keeps its settings (paths may be added and removed). A change of
@@ -236,6 +243,10 @@ func (c *Container) Replace(ctx context.Context, props ContainerProperties) erro
 		c.unlockAll()
 		return withContext(err, op, c.id, "")
 	}
+	if err := vectorIndexesOnShared(c.store, props); err != nil {
+		c.unlockAll()
+		return withContext(err, op, c.id, "")
+	}
 	m := mutation{cause: causeSettings, now: c.store.clock.now(), props: props, seq: c.store.seq.Add(1)}
 	next, aerr := c.apply(&m)
 	c.unlockAll()
@@ -249,6 +260,23 @@ func (c *Container) Replace(ctx context.Context, props ContainerProperties) erro
 		}
 	}
 	return nil
+}
+
+// ScaledThroughput returns the request units per second the container's
+// own throughput provides now: its Throughput, or for autoscale the figure
+// it has scaled to, which is what its users drew in the current whole second
+// of the store's clock or in the one before, whichever is more, rounded up,
+// and at least a tenth of AutoscaleMaxThroughput (the budget always allows
+// the maximum: the service scales at once). 0 without throughput of its own.
+func (c *Container) ScaledThroughput() int32 {
+	if c.store == nil {
+		return 0
+	}
+	b := c.own.Load()
+	if b == nil {
+		return 0
+	}
+	return b.scaled(c.store.clock.now())
 }
 
 // ContainerStats describe a container's contents. Items and Bytes count live
@@ -369,8 +397,8 @@ func validateProps(p ContainerProperties) *Error {
 	if !validDefaultTTL(p.DefaultTimeToLive) {
 		return defaultTTLError(p.DefaultTimeToLive)
 	}
-	if p.Throughput < 0 {
-		return badRequest("the throughput %d is negative; use 0 for unlimited", p.Throughput)
+	if problem := throughputProblem(p.Throughput, p.AutoscaleMaxThroughput); problem != "" {
+		return badRequest("%s", problem)
 	}
 	if p.IndexingPolicy != nil {
 		if err := validateIndexingPolicy(p.IndexingPolicy); err != nil {

@@ -91,6 +91,17 @@
 // else. So the reaper never causes a user operation to be throttled, and under
 // full load purging waits.
 //
+// A store is a database: Options.Throughput gives it shared throughput, one
+// budget that every container without throughput of its own draws on, so
+// that the sum of their traffic is throttled, and the reaper purges in any
+// of them only with what the users of all of them left
+// (Store.ReplaceThroughput changes it). Throughput may instead be
+// autoscale (AutoscaleMaxThroughput, of a container or of the store): the
+// budget is the maximum every second, as the service scales at once, and
+// ScaledThroughput reports the figure it has scaled to, between a tenth of
+// the maximum and the maximum, from what users drew in the last second or
+// two.
+//
 // The reaper is one goroutine per store. It sleeps until the earliest expiry
 // of any container, or until a write brings an earlier one; then it purges
 // expired items oldest first, one batch (ReaperOptions.BatchSize, bounded in
@@ -210,10 +221,15 @@
 // the composite index (made by
 // the first such query and kept by every change after, as a path's index
 // is) instead of sorting every item. A query ordered by several paths that
-// no composite index serves still runs, sorting every item, where Cosmos DB
-// refuses it. QueryOptions.PopulateIndexMetrics returns which index a query
+// no composite index serves is refused, as Cosmos DB refuses it, with
+// QueryOptions.RequireCompositeIndexes; without, it runs, sorting every
+// item. QueryOptions.PopulateIndexMetrics returns which index a query
 // used, which paths it filters on that the policy excludes, and which
-// composite index would serve its ORDER BY (QueryItemsResponse.IndexMetrics).
+// composite index would serve its ORDER BY (QueryItemsResponse.IndexMetrics,
+// in Cosmos DB's JSON). Every page also carries its measured
+// QueryMetrics, in Cosmos DB's form: the items the evaluation retrieved
+// and their size, the results output, the index utilization ratio, and
+// the time of each phase.
 //
 // # Vector and full-text policies
 //
@@ -383,8 +399,9 @@
 // operation that fails changes nothing. Calls after Close fail with ErrClosed;
 // a cancelled context fails with the context's error.
 //
-// Limits: an item id is 1 to 1,023 bytes of UTF-8 without '/', '\', '?' or
-// '#'; a container id 1 to 255 characters with the same exclusions; an item
+// Limits: an item id is 1 to 1,023 bytes of UTF-8, any characters (as in
+// Cosmos DB, whose REST gateways, not its stores, trip over '/', '\', '?',
+// '#'); a container id 1 to 255 characters without those four; an item
 // at most 2 MB of JSON (ErrRequestTooLarge above that) nested at most 128
 // levels.
 package lethe

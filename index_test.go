@@ -243,13 +243,23 @@ func TestIndexingPolicy(t *testing.T) {
 		t.Helper()
 		got, metrics := queryAll(t, c, q, nil, lethe.NewPartitionKey())
 		assert.Len(t, got, n, q)
-		var m map[string][]map[string]string
+		type single struct {
+			IndexSpec                         string
+			FilterPreciseSet, IndexPreciseSet bool
+			IndexImpactScore                  string
+		}
+		var m map[string][]single
 		require.NoError(t, json.Unmarshal([]byte(metrics), &m), metrics)
-		spec := func(l []map[string]string) string {
+		for _, l := range m {
+			for _, e := range l {
+				assert.True(t, e.FilterPreciseSet && e.IndexPreciseSet && e.IndexImpactScore == "High", metrics)
+			}
+		}
+		spec := func(l []single) string {
 			if len(l) == 0 {
 				return ""
 			}
-			return l[0]["IndexSpec"]
+			return l[0].IndexSpec
 		}
 		assert.Equal(t, used, spec(m["UtilizedSingleIndexes"]), "%s: %s", q, metrics)
 		assert.Equal(t, potential, spec(m["PotentialSingleIndexes"]), "%s: %s", q, metrics)
@@ -319,13 +329,13 @@ func TestCompositeIndexes(t *testing.T) {
 	composite := func(q string) (used, potential string, ids []string) {
 		t.Helper()
 		got, metrics := queryAll(t, c, q, nil, lethe.NewPartitionKey())
-		var m map[string][]map[string]string
+		var m map[string][]struct{ IndexSpecs []string }
 		require.NoError(t, json.Unmarshal([]byte(metrics), &m), metrics)
 		if l := m["UtilizedCompositeIndexes"]; len(l) > 0 {
-			used = l[0]["IndexSpec"]
+			used = strings.Join(l[0].IndexSpecs, ", ")
 		}
 		if l := m["PotentialCompositeIndexes"]; len(l) > 0 {
-			potential = l[0]["IndexSpec"]
+			potential = strings.Join(l[0].IndexSpecs, ", ")
 		}
 		for _, g := range got {
 			var d struct{ ID string }

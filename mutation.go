@@ -97,8 +97,7 @@ func (c *Container) applySettings(m *mutation) (next int64) {
 	c.dropIndexesLocked(m.props.IndexingPolicy)
 	c.props = m.props
 	c.settingsSeq = m.seq
-	c.throughput.Store(m.props.Throughput)
-	c.budget.setRate(m.props.Throughput, m.now)
+	replaceBudget(&c.own, m.props.Throughput, m.props.AutoscaleMaxThroughput, m.now)
 	c.expiry.watch.due = c.nextUnreportedLocked()
 	c.publishDueLocked()
 	next = c.expiry.next(&c.rule)

@@ -19,6 +19,20 @@ type Options struct {
 	// Sync says when a durable store's acknowledged writes are on stable
 	// storage; the zero value is SyncAlways.
 	Sync SyncPolicy
+	// Throughput is the store's shared throughput, in request units per
+	// second (a store is a database: Cosmos DB's database-level
+	// throughput): one budget that every container without throughput of
+	// its own draws on, users and reaper alike, so that together they
+	// spend at most this much. 0: none (such containers are unlimited).
+	// Store.ReplaceThroughput changes it while the store is open; it is
+	// configuration, as the other options are, so a durable store does not
+	// keep it: give it again at every Open.
+	Throughput int32
+	// AutoscaleMaxThroughput, instead of Throughput, makes the shared
+	// throughput autoscale, with this maximum (see
+	// ContainerProperties.AutoscaleMaxThroughput). Never set with
+	// Throughput.
+	AutoscaleMaxThroughput int32
 }
 
 // ReaperOptions bound the background purge. The zero value gives sensible
@@ -70,6 +84,13 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.Sync < SyncAlways || o.Sync > SyncNever {
 		return o, &OptionError{"Sync", o.Sync, "not SyncAlways, SyncEverySecond or SyncNever"}
+	}
+	switch problem := throughputProblem(o.Throughput, o.AutoscaleMaxThroughput); {
+	case problem == "":
+	case o.Throughput != 0 && o.AutoscaleMaxThroughput == 0:
+		return o, &OptionError{"Throughput", o.Throughput, problem}
+	default:
+		return o, &OptionError{"AutoscaleMaxThroughput", o.AutoscaleMaxThroughput, problem}
 	}
 	r := &o.Reaper
 	switch {

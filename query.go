@@ -29,6 +29,13 @@ type QueryOptions struct {
 	// PopulateIndexMetrics asks for the first page's IndexMetrics, as
 	// azcosmos's option of the same name does.
 	PopulateIndexMetrics bool
+	// RequireCompositeIndexes refuses, with ErrBadRequest and Cosmos DB's
+	// message, a query ordered by several paths that no composite index of
+	// the container's IndexingPolicy serves (the same paths, in the same
+	// directions or all reversed), as Cosmos DB does. Without it, lethe
+	// runs such a query by sorting every item (the REST front sets it
+	// unless told otherwise).
+	RequireCompositeIndexes bool
 	// ContinuationToken resumes a query after the page that returned it. It
 	// is valid only for the same container, query text and parameters (else
 	// the query fails with ErrBadRequest). See NewQueryItemsPager for what
@@ -72,13 +79,39 @@ type QueryItemsResponse struct {
 	ContinuationToken string   // resumes after this page; empty on the last page
 	// IndexMetrics, on the first page of a query with PopulateIndexMetrics,
 	// says which index the query used and which paths it filters on that
-	// the container's IndexingPolicy does not let it index, as Cosmos DB's
-	// x-ms-cosmos-index-utilization does: a JSON object with
-	// UtilizedSingleIndexes and PotentialSingleIndexes, each a list of
-	// {"IndexSpec": "/path/?", "IndexImpactScore": "High"}, and
-	// UtilizedCompositeIndexes and PotentialCompositeIndexes, whose
-	// IndexSpec reads "/a ASC, /b DESC".
+	// the container's IndexingPolicy does not let it index, in the JSON of
+	// Cosmos DB's x-ms-cosmos-index-utilization (which the REST front sends
+	// in base64): an object with UtilizedSingleIndexes and
+	// PotentialSingleIndexes, each a list of {"IndexSpec": "/path/?",
+	// "FilterPreciseSet": true, "IndexPreciseSet": true,
+	// "IndexImpactScore": "High"}, and UtilizedCompositeIndexes and
+	// PotentialCompositeIndexes, each a list of {"IndexSpecs": ["/a ASC",
+	// "/b DESC"], "IndexPreciseSet": true, "IndexImpactScore": "High"}.
+	// lethe's indexes answer a condition exactly, so every entry is
+	// precise.
 	IndexMetrics string
+	// QueryMetrics are the measured figures of this page, as Cosmos DB's
+	// x-ms-documentdb-query-metrics writes them: name=value pairs joined
+	// by ";", times in milliseconds with two decimals. The page that
+	// evaluates the query (the first; each page of a streamed query)
+	// counts the items the evaluation retrieved (retrievedDocumentCount,
+	// retrievedDocumentSize: their stored JSON's bytes,
+	// system properties aside), the time to parse it
+	// (queryCompileTimeInMs) and bind its parameters and continuation
+	// (queryLogicalPlanBuildTimeInMs), to find its candidates through an
+	// index (indexLookupTimeInMs), to list every item when no index
+	// serves (documentLoadTimeInMs), and to evaluate it
+	// (VMExecutionTimeInMs, built-in functions included); a later page
+	// served from that evaluation retrieves none, and its
+	// documentLoadTimeInMs is the time to look its items up again. Every
+	// page has its results (outputDocumentCount, outputDocumentSize), the
+	// time to make the page and its token (writeOutputTimeInMs), and its
+	// whole time (totalExecutionTimeInMs); indexUtilizationRatio is the
+	// share of the retrieved items that had a result (1.00 when an index
+	// found exactly the items the filter keeps). lethe has no separate
+	// physical plan or optimization phase and no user-defined functions:
+	// those times are 0.
+	QueryMetrics string
 }
 
 // DefaultPageSize is the page size of a query without PageSizeHint.
@@ -104,6 +137,7 @@ type QueryItemsPager struct {
 	consumed int          // results before items[0] that counted against TOP and LIMIT (from the token)
 	hash     uint64       // identifies the query, its parameters and partition key in tokens
 	plan     indexPlan    // the index the evaluation used, if any
+	met      queryMetrics // the figures of the evaluation, reported with the page that made it
 }
 
 // NewQueryItemsPager returns a pager over the results of query, in the
@@ -191,6 +225,7 @@ func (p *QueryItemsPager) More() bool { return p.more }
 // retried: the pager stays where it was.
 func (p *QueryItemsPager) NextPage(ctx context.Context) (QueryItemsResponse, error) {
 	const op = "QueryItems"
+	start := time.Now()
 	c := p.c
 	if c == nil {
 		return QueryItemsResponse{}, notOpened()
@@ -220,9 +255,15 @@ func (p *QueryItemsPager) NextPage(ctx context.Context) (QueryItemsResponse, err
 	}
 	end := min(len(p.items), p.next+size)
 	page := p.items[p.next:end]
-	if !first {
+	var m queryMetrics
+	if first {
+		m = p.met
+	} else {
+		w := startWatch()
 		page = p.keepLive(page, p.srcs[p.next:end])
+		w.addTo(&m.load)
 	}
+	w := startWatch()
 	examined := 0
 	if first {
 		examined = p.exam
@@ -257,6 +298,13 @@ func (p *QueryItemsPager) NextPage(ctx context.Context) (QueryItemsResponse, err
 		p.more = false
 		p.res, p.items, p.srcs = query.Result{}, nil, nil
 	}
+	w.addTo(&m.write)
+	m.output = len(page)
+	for _, it := range page {
+		m.outBytes += len(it)
+	}
+	m.total = time.Since(start)
+	resp.QueryMetrics = m.String()
 	return resp, nil
 }
 
@@ -308,10 +356,13 @@ func (p *QueryItemsPager) run(ctx context.Context) error {
 	if err := p.c.pkPaths.check(p.pk, true); err != nil {
 		return err
 	}
+	p.met = queryMetrics{}
+	w := startWatch()
 	q, err := query.Parse(p.text)
 	if err != nil {
 		return queryError(err)
 	}
+	w = w.addTo(&p.met.compile)
 	params := make(map[string]any, len(p.opts.QueryParameters))
 	for _, qp := range p.opts.QueryParameters {
 		if !strings.HasPrefix(qp.Name, "@") || len(qp.Name) < 2 {
@@ -339,6 +390,12 @@ func (p *QueryItemsPager) run(ctx context.Context) error {
 		}
 		from = &query.Resume{After: ct.Key, Consumed: ct.Consumed}
 	}
+	if p.opts.RequireCompositeIndexes {
+		if err := p.c.checkOrderByIndex(q); err != nil {
+			return err
+		}
+	}
+	w = w.addTo(&p.met.bind)
 
 	now := p.c.store.clock.now()
 	p.plan = indexPlan{}
@@ -374,6 +431,11 @@ func (p *QueryItemsPager) run(ctx context.Context) error {
 	if err != nil {
 		return queryError(err)
 	}
+	var eval time.Duration
+	w.addTo(&eval)
+	p.met.lookup, p.met.load = p.plan.lookup, p.plan.load
+	p.met.exec = max(0, eval-p.plan.lookup-p.plan.load)
+	p.met.retrieve, p.met.retBytes, p.met.matched = res.Examined, res.ExaminedBytes, res.Matched
 	p.ran, p.res, p.items, p.exam, p.next, p.streamed = true, res, res.Items, res.Examined, 0, more
 	if from != nil {
 		p.consumed = from.Consumed
@@ -409,11 +471,15 @@ var useIndexes = true
 // both cases only those live at now in the partitions whose key begins with
 // pk. The query itself then decides, so that results are a scan's.
 func (c *Container) queryDocs(ctx context.Context, q *query.Query, params map[string]any, pk PartitionKey, now int64, plan *indexPlan) ([]query.Doc, []record, error) {
+	w := startWatch()
 	if useIndexes {
-		if docs, recs, ok := c.indexedDocs(q, params, pk, now, plan); ok {
+		docs, recs, ok := c.indexedDocs(q, params, pk, now, plan)
+		w = w.addTo(&plan.lookup)
+		if ok {
 			return docs, recs, ctx.Err()
 		}
 	}
+	defer w.addTo(&plan.load)
 	return c.liveDocs(ctx, pk, now)
 }
 
@@ -473,11 +539,13 @@ func (c *Container) runOrdered(ctx context.Context, q *query.Query, params map[s
 	c.batchMu.RLock()
 	defer c.batchMu.RUnlock()
 	var walk func(want int) (recs []record, last []query.IndexKey, exhausted bool, rule expiryRule, current bool)
+	w := startWatch()
 	if len(paths) > 1 {
 		walk, ok = c.compositeWalk(q, params, paths, descs, start, plan)
 	} else {
 		walk, ok = c.pathWalk(q, params, paths[0], descs[0], start, plan)
 	}
+	w.addTo(&plan.lookup)
 	if !ok {
 		return res, nil, false, false, 0, nil
 	}
@@ -485,10 +553,12 @@ func (c *Container) runOrdered(ctx context.Context, q *query.Query, params map[s
 		beforeOrderedWalk()
 	}
 	for want := max(2*(offset+target), 8); ; want *= 4 {
+		w := startWatch()
 		all, last, exhausted, rule, current := walk(want)
+		w.addTo(&plan.lookup)
 		if !current {
 			// A policy change dropped the index: the query scans.
-			plan.used, plan.usedComposite = "", ""
+			plan.used, plan.usedComposite = "", nil
 			return res, nil, false, false, 0, nil
 		}
 		res, recs, err = execOn(ctx, q, params, pk, now, all, rule, from, env)
@@ -616,12 +686,12 @@ func (c *Container) compositeWalk(q *query.Query, params map[string]any, paths [
 	}
 	ix, reverse, potential := c.compositeFor(paths, descs)
 	if ix == nil {
-		if potential != "" {
-			plan.potentialComposite = append(plan.potentialComposite, potential)
+		if potential != nil {
+			plan.potentialComposite = append(plan.potentialComposite, potential.specs())
 		}
 		return nil, false
 	}
-	plan.usedComposite = ix.spec.key()
+	plan.usedComposite = ix.spec.specs()
 	return func(want int) ([]record, []query.IndexKey, bool, expiryRule, bool) {
 		return c.orderedComposite(ix, reverse, want, start)
 	}, true
@@ -651,12 +721,15 @@ func liveOf(recs []record, rule expiryRule, now int64, pk PartitionKey) ([]query
 	return docs, live
 }
 
-// indexPlan records how a query found its items, for IndexMetrics.
+// indexPlan records how a query found its items, for IndexMetrics, and
+// how long that took, for QueryMetrics.
 type indexPlan struct {
-	used               string   // the index spec of the index used ("": none)
-	potential          []string // paths filtered on that the policy does not index
-	usedComposite      string   // the composite index used ("": none)
-	potentialComposite []string // composite indexes that would serve the ORDER BY
+	lookup             time.Duration // finding candidates through an index, or walking one
+	load               time.Duration // listing every live item
+	used               string        // the index spec of the index used ("": none)
+	potential          []string      // paths filtered on that the policy does not index
+	usedComposite      []string      // the composite index used, as specs (nil: none)
+	potentialComposite [][]string    // composite indexes that would serve the ORDER BY
 }
 
 // indexSpec writes a path as an IndexingPolicy path of its value.
@@ -683,29 +756,39 @@ func isPlainName(s string) bool {
 	return s != ""
 }
 
-// metrics writes the plan as IndexMetrics.
+// metrics writes the plan as IndexMetrics, in the JSON Cosmos DB sends
+// (base64) as x-ms-cosmos-index-utilization. lethe's indexes answer a
+// filter exactly, so every entry is precise; the impact of an index the
+// query would use is High (it would be walked instead of every item).
 func (p *indexPlan) metrics() string {
-	type spec struct {
+	type single struct {
 		IndexSpec        string
+		FilterPreciseSet bool
+		IndexPreciseSet  bool
+		IndexImpactScore string
+	}
+	type composite struct {
+		IndexSpecs       []string
+		IndexPreciseSet  bool
 		IndexImpactScore string
 	}
 	m := struct {
-		UtilizedSingleIndexes     []spec
-		PotentialSingleIndexes    []spec
-		UtilizedCompositeIndexes  []spec
-		PotentialCompositeIndexes []spec
-	}{[]spec{}, []spec{}, []spec{}, []spec{}}
+		UtilizedSingleIndexes     []single
+		PotentialSingleIndexes    []single
+		UtilizedCompositeIndexes  []composite
+		PotentialCompositeIndexes []composite
+	}{[]single{}, []single{}, []composite{}, []composite{}}
 	if p.used != "" {
-		m.UtilizedSingleIndexes = append(m.UtilizedSingleIndexes, spec{p.used, "High"})
+		m.UtilizedSingleIndexes = append(m.UtilizedSingleIndexes, single{p.used, true, true, "High"})
 	}
 	for _, s := range p.potential {
-		m.PotentialSingleIndexes = append(m.PotentialSingleIndexes, spec{s, "High"})
+		m.PotentialSingleIndexes = append(m.PotentialSingleIndexes, single{s, true, true, "High"})
 	}
-	if p.usedComposite != "" {
-		m.UtilizedCompositeIndexes = append(m.UtilizedCompositeIndexes, spec{p.usedComposite, "High"})
+	if p.usedComposite != nil {
+		m.UtilizedCompositeIndexes = append(m.UtilizedCompositeIndexes, composite{p.usedComposite, true, "High"})
 	}
 	for _, s := range p.potentialComposite {
-		m.PotentialCompositeIndexes = append(m.PotentialCompositeIndexes, spec{s, "High"})
+		m.PotentialCompositeIndexes = append(m.PotentialCompositeIndexes, composite{s, true, "High"})
 	}
 	b, _ := json.Marshal(m)
 	return string(b)

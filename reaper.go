@@ -141,7 +141,9 @@ func (r *reaper) round(now int64, turn int) (wakeAt int64, stopped bool) {
 // reap purges up to one batch of the items expired at now, oldest expiry
 // first, and returns how many it purged and when the container next needs
 // the reaper (at or before now: more is waiting now). With spend, each purge
-// draws on the spare budget; without, the budget is not consulted. scratch
+// draws on the spare budget of the budget the container draws on (its own,
+// or its store's shared one, whose spare is what the users of all its
+// containers left); without, the budget is not consulted. scratch
 // (may be nil) is working memory for the batch.
 //
 // The batch is purged shard by shard: each shard's items under one hold of
@@ -182,6 +184,10 @@ func (c *Container) reap(now int64, o ReaperOptions, spend bool, scratch *reapSc
 		pos[e.shard]++
 	}
 
+	var b *budget // nil: purges are not paid for
+	if spend {
+		b = c.budget()
+	}
 	start := time.Now()
 	ms := scratch.ms[:0]
 	sinceCheck := 0 // items looked at since the clock was last
@@ -198,13 +204,13 @@ func (c *Container) reap(now int64, o ReaperOptions, spend bool, scratch *reapSc
 			sinceCheck = 0
 		}
 		sinceCheck += len(group)
-		n, unpaid, failed := c.purgeShard(&c.shards[si], group, now, spend, ms[:0])
+		n, unpaid, failed := c.purgeShard(&c.shards[si], group, now, b, ms[:0])
 		purged += n
 		switch {
 		case failed:
 			return purged, now
 		case unpaid > 0:
-			return purged, now + int64(c.budget.spareWait(unpaid, now))
+			return purged, now + int64(b.spareWait(unpaid, now))
 		}
 	}
 	if len(batch) == o.BatchSize {
@@ -235,9 +241,9 @@ const reapCheckEvery = 16
 // still the item's current version and still expired (a rewrite after
 // expiry is a new life), and returns how many it deleted. unpaid is the
 // charge of the item it stopped at because the spare budget could not pay
-// for it (0: none); failed reports that the log has failed. ms is working
-// memory.
-func (c *Container) purgeShard(sh *shard, group []expiredEntry, now int64, spend bool, ms []mutation) (purged int, unpaid int64, failed bool) {
+// for it (0: none); failed reports that the log has failed. Each purge is
+// paid from b's spare budget, unless b is nil. ms is working memory.
+func (c *Container) purgeShard(sh *shard, group []expiredEntry, now int64, b *budget, ms []mutation) (purged int, unpaid int64, failed bool) {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	sh.items.touch(group)
@@ -248,7 +254,7 @@ func (c *Container) purgeShard(sh *shard, group []expiredEntry, now int64, spend
 			continue
 		}
 		cost := charge(opDelete, e.rec.chargeSize())
-		if spend && c.throughput.Load() != 0 && !c.budget.takeSpare(cost, now) {
+		if b != nil && !b.takeSpare(cost, now) {
 			unpaid = cost
 			break
 		}

@@ -214,17 +214,30 @@ type userOutcome struct {
 }
 
 // runUserWorkload runs a fixed workload against a throughput-limited
-// container, optionally letting the reaper purge between operations.
-func runUserWorkload(t *testing.T, seed uint64, withReaper bool) ([]userOutcome, lethe.ContainerStats) {
+// container, optionally letting the reaper purge between operations. With
+// shared, the workload is spread over two containers that draw on their
+// store's shared throughput, and the reaper purges either; the stats are
+// their sums.
+func runUserWorkload(t *testing.T, seed uint64, withReaper, shared bool) ([]userOutcome, lethe.ContainerStats) {
 	rng := rand.New(rand.NewPCG(seed, 1))
 	reaperRng := rand.New(rand.NewPCG(seed, 2))
 	clock := lethe.NewManualClock(time.Unix(1_700_000_000, 0))
-	s, err := lethe.Open(&lethe.Options{Clock: clock, Reaper: lethe.ReaperOptions{Disabled: true, BatchSize: 8}})
+	opts := lethe.Options{Clock: clock, Reaper: lethe.ReaperOptions{Disabled: true, BatchSize: 8}}
+	props := lethe.ContainerProperties{ID: "c", DefaultTimeToLive: 1, Throughput: 100}
+	if shared {
+		opts.Throughput, props.Throughput = 100, 0
+	}
+	s, err := lethe.Open(&opts)
 	require.NoError(t, err)
 	defer s.Close()
-	c := mustContainer(t, s, lethe.ContainerProperties{ID: "c", DefaultTimeToLive: 1, Throughput: 100})
+	cs := []*lethe.Container{mustContainer(t, s, props)}
+	if shared {
+		props.ID = "d"
+		cs = append(cs, mustContainer(t, s, props))
+	}
 	var out []userOutcome
 	for i := range 3000 {
+		c := cs[rng.IntN(len(cs))]
 		id := fmt.Sprintf("%d", rng.IntN(200))
 		var r lethe.ItemResponse
 		var err error
@@ -245,21 +258,34 @@ func runUserWorkload(t *testing.T, seed uint64, withReaper bool) ([]userOutcome,
 			clock.Advance(time.Duration(rng.IntN(40)) * time.Millisecond)
 		}
 		if withReaper && reaperRng.IntN(2) == 0 {
-			lethe.Reap(c, clock.Now(), true)
+			lethe.Reap(cs[reaperRng.IntN(len(cs))], clock.Now(), true)
 		}
 		_ = i
 	}
-	return out, c.Stats()
+	var sum lethe.ContainerStats
+	for _, c := range cs {
+		st := c.Stats()
+		sum.Throttled += st.Throttled
+		sum.Purged += st.Purged
+		sum.ReaperCharge += st.ReaperCharge
+	}
+	return out, sum
 }
 
 // TestSpareBudgetNeverThrottlesUsers: property (a) of the issue: a user
 // workload sees exactly the same throttling decisions whether the reaper
-// runs or not.
+// runs or not; also when two containers share their store's throughput and
+// the reaper purges either.
 func TestSpareBudgetNeverThrottlesUsers(t *testing.T) {
+	t.Run("own", func(t *testing.T) { testSpareBudgetNeverThrottlesUsers(t, false) })
+	t.Run("shared", func(t *testing.T) { testSpareBudgetNeverThrottlesUsers(t, true) })
+}
+
+func testSpareBudgetNeverThrottlesUsers(t *testing.T, shared bool) {
 	seed := rand.Uint64()
 	t.Logf("seed %d", seed)
-	without, st0 := runUserWorkload(t, seed, false)
-	with, st1 := runUserWorkload(t, seed, true)
+	without, st0 := runUserWorkload(t, seed, false, shared)
+	with, st1 := runUserWorkload(t, seed, true, shared)
 	require.Equal(t, without, with)
 	assert.Positive(t, st0.Throttled, "the workload must be heavy enough to be throttled")
 	assert.Equal(t, st0.Throttled, st1.Throttled)

@@ -553,8 +553,7 @@ func (r *replayer) apply(p []byte) error {
 		c.setFeedPolicyLocked(props.ChangeFeedPolicy, now)
 		r.foundUpTo(c, now)
 		c.props, c.settingsSeq = props, seq
-		c.throughput.Store(props.Throughput)
-		c.budget.setRate(props.Throughput, r.now)
+		replaceBudget(&c.own, props.Throughput, props.AutoscaleMaxThroughput, r.now)
 		return nil
 	case framePut:
 		cid := d.str()

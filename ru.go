@@ -4,8 +4,10 @@
 package lethe
 
 import (
+	"fmt"
 	"math/bits"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -78,14 +80,80 @@ func ru(milli int64) float64 { return float64(milli) / 1000 }
 // Amounts are milli-RU and refill is computed from a fixed origin in whole
 // integers, so that how often the buckets are refilled (by users, by the
 // reaper) never changes how much they receive.
+//
+// A budget is a container's own or, shared, a store's: every container
+// without throughput of its own draws on its store's, users and reapers
+// alike, so all of them together spend at most its rate, and the reapers
+// only what the users of all of them left. An autoscale budget provides its
+// maximum every second (the service scales up at once to what is used) and
+// counts what users draw, second by second, to tell the throughput it has
+// scaled to (scaled).
 type budget struct {
-	mu       sync.Mutex
-	rate     int64 // RU per second; 0: unlimited
-	tokens   int64 // user bucket, at most capacity (below 0 only after an operation costing more than capacity)
-	spare    int64 // reaper's bucket, at most capacity
-	origin   int64 // Unix ns from which refill is counted; moves by whole seconds
-	credited int64 // refill credited since origin (less than one second's)
-	last     int64 // the latest time seen
+	mu        sync.Mutex
+	rate      int64 // RU per second; 0: unlimited
+	autoscale bool  // rate is an autoscale maximum; set before the budget is shared, then fixed
+	tokens    int64 // user bucket, at most capacity (below 0 only after an operation costing more than capacity)
+	spare     int64 // reaper's bucket, at most capacity
+	origin    int64 // Unix ns from which refill is counted; moves by whole seconds
+	credited  int64 // refill credited since origin (less than one second's)
+	last      int64 // the latest time seen
+
+	// An autoscale budget's use: milli-RU users drew in the whole second
+	// (of the store's clock) second, and in the second before it.
+	second, used, prevUsed int64
+}
+
+// budgetRate returns the rate of a throughput setting, and whether it is
+// autoscale: a manual throughput, or the maximum of an autoscale one (the
+// setting is validated: never both).
+func budgetRate(throughput, autoscaleMax int32) (rate int32, autoscale bool) {
+	if autoscaleMax > 0 {
+		return autoscaleMax, true
+	}
+	return throughput, false
+}
+
+// replaceBudget makes *p the budget of a throughput setting (nil for none),
+// both buckets full, and keeps the current budget, with its balance, when
+// the setting is unchanged. Callers serialize their calls for one p.
+func replaceBudget(p *atomic.Pointer[budget], throughput, autoscaleMax int32, now int64) {
+	rate, autoscale := budgetRate(throughput, autoscaleMax)
+	if cur := p.Load(); cur != nil && cur.rate == int64(rate) && cur.autoscale == autoscale {
+		return
+	}
+	if rate <= 0 {
+		p.Store(nil)
+		return
+	}
+	b := &budget{autoscale: autoscale}
+	b.setRate(rate, now)
+	p.Store(b)
+}
+
+// setting returns the throughput setting of b, which may be nil (none).
+func (b *budget) setting() (throughput, autoscaleMax int32) {
+	switch {
+	case b == nil:
+		return 0, 0
+	case b.autoscale:
+		return 0, int32(b.rate)
+	default:
+		return int32(b.rate), 0
+	}
+}
+
+// throughputProblem says what is wrong with a throughput setting, "" if
+// nothing: both are at least 0, at most one is set.
+func throughputProblem(throughput, autoscaleMax int32) string {
+	switch {
+	case throughput < 0:
+		return fmt.Sprintf("the throughput %d is negative; use 0 for none", throughput)
+	case autoscaleMax < 0:
+		return fmt.Sprintf("the autoscale maximum throughput %d is negative; use 0 for none", autoscaleMax)
+	case throughput > 0 && autoscaleMax > 0:
+		return fmt.Sprintf("both a throughput (%d) and an autoscale maximum throughput (%d): set one or the other", throughput, autoscaleMax)
+	}
+	return ""
 }
 
 func (b *budget) capacity() int64 { return b.rate * 1000 }
@@ -146,9 +214,44 @@ func (b *budget) take(cost, now int64) (ok bool, retryAfter time.Duration) {
 	need := min(cost, b.capacity())
 	if b.tokens >= need {
 		b.tokens -= cost
+		if b.autoscale {
+			b.noteUseLocked(cost, now)
+		}
 		return true, 0
 	}
 	return false, b.durationFor(need - b.tokens)
+}
+
+// noteUseLocked counts cost milli-RU drawn by users at now, in now's whole
+// second. A clock that went backwards counts in the latest second seen.
+func (b *budget) noteUseLocked(cost, now int64) {
+	sec := now / int64(time.Second)
+	if now < 0 && now%int64(time.Second) != 0 {
+		sec-- // round down
+	}
+	switch {
+	case sec == b.second+1:
+		b.second, b.prevUsed, b.used = sec, b.used, 0
+	case sec > b.second:
+		b.second, b.prevUsed, b.used = sec, 0, 0
+	}
+	b.used += cost
+}
+
+// scaled returns the throughput the budget provides now, in RU per second.
+// For a manual budget, its rate. An autoscale budget has scaled to what users
+// drew in the current whole second of the store's clock or in the one
+// before, whichever is more, rounded up to a whole RU: at least a tenth of
+// the maximum (rounded up), at most the maximum.
+func (b *budget) scaled(now int64) int32 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !b.autoscale {
+		return int32(b.rate)
+	}
+	b.noteUseLocked(0, now) // move the window to now
+	used := max(b.used, b.prevUsed)
+	return int32(max((b.rate+9)/10, min(b.rate, (used+999)/1000)))
 }
 
 // takeSpare draws cost milli-RU for the reaper from what users left unused.
@@ -193,21 +296,31 @@ func (b *budget) durationFor(milli int64) time.Duration {
 	return time.Duration(q)
 }
 
+// budget returns the budget the container draws on: its own, or else its
+// store's shared one; nil: unlimited.
+func (c *Container) budget() *budget {
+	if b := c.own.Load(); b != nil {
+		return b
+	}
+	return c.store.shared.Load()
+}
+
 // draw takes cost milli-RU from the container's throughput, or returns the
 // 429 that refuses the operation.
 func (c *Container) draw(op, id string, cost int64) error {
-	if c.throughput.Load() == 0 {
-		return nil
+	if c.budget() == nil {
+		return nil // unlimited: the clock need not be read
 	}
 	return c.drawAt(op, id, cost, c.store.clock.now())
 }
 
 // drawAt is draw for a caller that has read the clock already.
 func (c *Container) drawAt(op, id string, cost, now int64) error {
-	if c.throughput.Load() == 0 {
+	b := c.budget()
+	if b == nil {
 		return nil
 	}
-	ok, wait := c.budget.take(cost, now)
+	ok, wait := b.take(cost, now)
 	if ok {
 		return nil
 	}

@@ -301,3 +301,13 @@ func cloneSearchPolicies(p *ContainerProperties) {
 		ip.FullTextIndexes = slices.Clone(ip.FullTextIndexes)
 	}
 }
+
+// vectorIndexesOnShared refuses vector indexes in a store with shared
+// throughput: Cosmos DB does not support vector indexing and search on
+// shared-throughput databases.
+func vectorIndexesOnShared(s *Store, props ContainerProperties) *Error {
+	if !s.SharedThroughput() || props.IndexingPolicy == nil || len(props.IndexingPolicy.VectorIndexes) == 0 {
+		return nil
+	}
+	return badRequest("vector indexes are not supported in a database with shared throughput (the store's Throughput or AutoscaleMaxThroughput): index %q in a database without it", props.IndexingPolicy.VectorIndexes[0].Path)
+}

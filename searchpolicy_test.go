@@ -1,6 +1,8 @@
 package lethe_test
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -394,4 +396,54 @@ func TestFullTextQueries(t *testing.T) {
 	// An expired item is never a result.
 	clock.Advance(time.Minute)
 	assert.Equal(t, []string{"1", "2"}, run(`FullTextContains(c.title, "search")`))
+}
+
+// TestVectorIndexesRefusedOnSharedThroughput: Cosmos DB has no vector
+// indexing in a database with shared throughput; lethe refuses a vector
+// index there (create, replace, and turning shared throughput on under
+// one), and changes nothing.
+func TestVectorIndexesRefusedOnSharedThroughput(t *testing.T) {
+	ctx := context.Background()
+	vectors := &lethe.VectorEmbeddingPolicy{VectorEmbeddings: []lethe.VectorEmbedding{{Path: "/v", DataType: lethe.VectorDataTypeFloat32, DistanceFunction: lethe.VectorDistanceFunctionCosine, Dimensions: 3}}}
+	indexed := lethe.ContainerProperties{ID: "c", VectorEmbeddingPolicy: vectors,
+		IndexingPolicy: &lethe.IndexingPolicy{VectorIndexes: []lethe.VectorIndex{{Path: "/v", Type: lethe.VectorIndexTypeFlat}}}}
+
+	shared, err := lethe.Open(&lethe.Options{Throughput: 400})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer shared.Close()
+	if _, err := shared.CreateContainer(ctx, indexed); !errors.Is(err, lethe.ErrBadRequest) || !strings.Contains(err.Error(), "shared throughput") {
+		t.Fatalf("a vector index in a shared-throughput store: %v", err)
+	}
+	if ids := shared.ContainerIDs(); len(ids) != 0 {
+		t.Fatalf("created %v", ids)
+	}
+	plain := indexed
+	plain.IndexingPolicy = nil
+	c, err := shared.CreateContainer(ctx, plain) // the embedding policy alone is fine
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Replace(ctx, indexed); !errors.Is(err, lethe.ErrBadRequest) {
+		t.Fatalf("adding a vector index by replace: %v", err)
+	}
+	if p, _ := c.Read(ctx); p.IndexingPolicy != nil && len(p.IndexingPolicy.VectorIndexes) > 0 {
+		t.Fatal("the refused replace added the index")
+	}
+
+	own, err := lethe.Open(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer own.Close()
+	if _, err := own.CreateContainer(ctx, indexed); err != nil {
+		t.Fatal(err)
+	}
+	if err := own.ReplaceThroughput(ctx, 400, 0); !errors.Is(err, lethe.ErrBadRequest) || own.SharedThroughput() {
+		t.Fatalf("shared throughput over a container with a vector index: %v (shared %v)", err, own.SharedThroughput())
+	}
+	if err := own.ReplaceThroughput(ctx, 0, 0); err != nil {
+		t.Fatalf("removing shared throughput: %v", err)
+	}
 }

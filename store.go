@@ -21,6 +21,11 @@ type Store struct {
 	closeOnce sync.Once
 	seq       atomic.Uint64 // write sequence: every write's ETag and index order
 
+	// shared is the store's shared throughput (ru.go); nil: none.
+	// sharedMu orders its replacements.
+	shared   atomic.Pointer[budget]
+	sharedMu sync.Mutex
+
 	mu         sync.RWMutex          // guards containers and list
 	containers map[string]*Container // by id
 	list       []*Container          // the same, sorted by id; replaced, never changed, on every create or delete
@@ -65,6 +70,7 @@ func Open(opts *Options) (*Store, error) {
 		opts:       o,
 		containers: make(map[string]*Container),
 	}
+	replaceBudget(&s.shared, o.Throughput, o.AutoscaleMaxThroughput, s.clock.now())
 	if o.Dir != "" {
 		if err := s.openDir(); err != nil {
 			return nil, err
@@ -125,6 +131,9 @@ func (s *Store) CreateContainer(ctx context.Context, props ContainerProperties) 
 	if err != nil {
 		return nil, withContext(err, op, props.ID, "")
 	}
+	if err := vectorIndexesOnShared(s, props); err != nil {
+		return nil, withContext(err, op, props.ID, "")
+	}
 	s.mu.Lock()
 	if _, ok := s.containers[props.ID]; ok {
 		s.mu.Unlock()
@@ -150,6 +159,56 @@ func (s *Store) CreateContainer(ctx context.Context, props ContainerProperties) 
 		}
 	}
 	return c, nil
+}
+
+// Throughput returns the store's shared throughput: manual (throughput) or
+// autoscale (autoscaleMax), or neither (both 0), as Options or the last
+// ReplaceThroughput set it.
+func (s *Store) Throughput() (throughput, autoscaleMax int32) {
+	return s.shared.Load().setting()
+}
+
+// SharedThroughput reports whether the store has shared throughput, which
+// the containers without throughput of their own draw on. (Cosmos DB
+// refuses some container features in a database with shared throughput.)
+func (s *Store) SharedThroughput() bool { return s.shared.Load() != nil }
+
+// ScaledThroughput returns the request units per second the store's shared
+// throughput provides now: a manual throughput's, or the figure an
+// autoscale throughput has scaled to (see Container.ScaledThroughput); 0
+// without shared throughput.
+func (s *Store) ScaledThroughput() int32 {
+	b := s.shared.Load()
+	if b == nil {
+		return 0
+	}
+	return b.scaled(s.clock.now())
+}
+
+// ReplaceThroughput changes the store's shared throughput, at once, to a
+// manual throughput or an autoscale maximum (never both; both 0 removes
+// it: the containers without their own become unlimited). A changed budget
+// starts full. It fails with ErrBadRequest, changing nothing, for a
+// negative value or both set. A durable store does not keep it (see
+// Options.Throughput).
+func (s *Store) ReplaceThroughput(ctx context.Context, throughput, autoscaleMax int32) error {
+	if err := s.check(ctx); err != nil {
+		return err
+	}
+	if problem := throughputProblem(throughput, autoscaleMax); problem != "" {
+		return withContext(badRequest("%s", problem), "ReplaceThroughput", "", "")
+	}
+	if throughput != 0 || autoscaleMax != 0 {
+		for _, c := range s.containerList() {
+			if p, err := c.Read(ctx); err == nil && p.IndexingPolicy != nil && len(p.IndexingPolicy.VectorIndexes) > 0 {
+				return withContext(badRequest("the container %q has vector indexes, which Cosmos DB does not support in a database with shared throughput", c.ID()), "ReplaceThroughput", "", "")
+			}
+		}
+	}
+	s.sharedMu.Lock()
+	defer s.sharedMu.Unlock()
+	replaceBudget(&s.shared, throughput, autoscaleMax, s.clock.now())
+	return nil
 }
 
 // Container returns the container id, or ErrNotFound.

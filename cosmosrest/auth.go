@@ -24,7 +24,7 @@ const maxAuthHeader = 16 << 10
 
 var (
 	errAuthMissing = errors.New("required header authorization is missing; ensure a valid Authorization token is passed")
-	errAuthFormat  = errors.New("the authorization header is not of the form type=master&ver=1.0&sig=<base64 signature> or type=aad&ver=1.0&sig=<token>, URL-encoded")
+	errAuthFormat  = errors.New("the authorization header is not of the form type=master&ver=1.0&sig=<base64 signature>, type=resource&ver=1.0&sig=<token> or type=aad&ver=1.0&sig=<token>, URL-encoded")
 	errAuthType    = errors.New("only master-key (type=master), resource-token (type=resource) and Microsoft Entra ID (type=aad) authorization, ver=1.0, are supported")
 )
 
@@ -140,7 +140,15 @@ func (h *Handler) authenticate(r *http.Request, rt route, now time.Time) (*token
 	if err != nil {
 		return nil, &authError{http.StatusUnauthorized, err.Error()}
 	}
-	var claims *tokenClaims
+	if tok.resource != "" {
+		// A resource token carries its own expiry, and the SDKs send no
+		// date with it.
+		c, ae := h.verifyResourceToken(tok.resource, now)
+		if ae != nil {
+			return nil, ae
+		}
+		return &c, nil
+	}
 	date := r.Header.Get("x-ms-date")
 	if date == "" {
 		date = r.Header.Get("Date")
@@ -153,12 +161,6 @@ func (h *Handler) authenticate(r *http.Request, rt route, now time.Time) (*token
 		if ae := checkEmulatorAADToken(key, tok.aad, now); ae != nil {
 			return nil, ae
 		}
-	case tok.resource != "":
-		c, ae := h.verifyResourceToken(tok.resource, now)
-		if ae != nil {
-			return nil, ae
-		}
-		claims = &c
 	default:
 		if text := stringToSign(r.Method, rt.resType, rt.link, date); !hmac.Equal(tok.sig, sign(key, text)) {
 			return nil, &authError{http.StatusUnauthorized, fmt.Sprintf(
@@ -175,7 +177,7 @@ func (h *Handler) authenticate(r *http.Request, rt route, now time.Time) (*token
 			"the authorization token is not valid at the current time; please create another token and retry (token start time: %s, token expiry time: %s, current server time: %s)",
 			t.UTC().Format(http.TimeFormat), t.Add(MaxClockSkew).UTC().Format(http.TimeFormat), now.UTC().Format(http.TimeFormat))}
 	}
-	return claims, nil
+	return nil, nil
 }
 
 // clip shortens s for an error message.

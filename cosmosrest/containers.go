@@ -80,30 +80,6 @@ func parseContainer(body []byte) (lethe.ContainerProperties, *collBody, error) {
 	return p, &in, nil
 }
 
-// throughput reads a container's provisioned throughput from the headers
-// of its create request: x-ms-offer-throughput, or the maximum of an
-// autoscale setting (x-ms-cosmos-offer-autopilot-settings), which lethe
-// provisions in full.
-func (q *request) throughput() (int32, error) {
-	if v := q.r.Header.Get("x-ms-offer-throughput"); v != "" {
-		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 32)
-		if err != nil || n <= 0 {
-			return 0, fmt.Errorf("x-ms-offer-throughput must be a positive number of request units per second, not %q", clip(v))
-		}
-		return int32(n), nil
-	}
-	if v := q.r.Header.Get("x-ms-cosmos-offer-autopilot-settings"); v != "" {
-		var a struct {
-			MaxThroughput int64 `json:"maxThroughput"`
-		}
-		if err := json.Unmarshal([]byte(v), &a); err != nil || a.MaxThroughput <= 0 || a.MaxThroughput > math.MaxInt32 {
-			return 0, fmt.Errorf("x-ms-cosmos-offer-autopilot-settings must be a JSON object with a positive maxThroughput, not %q", clip(v))
-		}
-		return int32(a.MaxThroughput), nil
-	}
-	return 0, nil
-}
-
 // containerJSON writes a container's properties as Cosmos DB does; the
 // system properties are derived, never stored.
 func containerJSON(db *database, p lethe.ContainerProperties, ts int64) []byte {
@@ -198,7 +174,7 @@ func containerETag(db *database, p lethe.ContainerProperties, ts int64) string {
 	search, _ := json.Marshal([]any{p.VectorEmbeddingPolicy, p.FullTextPolicy})
 	return fmt.Sprintf("%016x", hash64("colletag", db.id, p.ID, strconv.FormatInt(ts, 10),
 		p.DefaultTimeToLive.String(), mode, strings.Join(p.PartitionKeyDefinition.Paths, "\x00"),
-		strconv.FormatInt(int64(p.Throughput), 10), string(search)))
+		strconv.FormatInt(int64(p.Throughput), 10), strconv.FormatInt(int64(p.AutoscaleMaxThroughput), 10), string(search)))
 }
 
 // collTS returns when the container was created or last replaced through
@@ -232,7 +208,7 @@ func (q *request) createContainer() {
 		err = errors.New(`the body must have a string "id"`)
 	}
 	if err == nil {
-		p.Throughput, err = q.throughput()
+		p.Throughput, p.AutoscaleMaxThroughput, err = q.throughput()
 	}
 	p.ChangeFeedPolicy = q.h.feedPolicy()
 	if err != nil {
@@ -326,7 +302,7 @@ func (q *request) replaceContainer() {
 	if in.PartitionKey == nil || len(p.PartitionKeyDefinition.Paths) == 0 {
 		p.PartitionKeyDefinition = cur.PartitionKeyDefinition
 	}
-	p.Throughput = cur.Throughput
+	p.Throughput, p.AutoscaleMaxThroughput = cur.Throughput, cur.AutoscaleMaxThroughput
 	p.ChangeFeedPolicy = cur.ChangeFeedPolicy
 	if err := c.Replace(q.ctx(), p); err != nil {
 		q.fail(err, 0, 0)

@@ -29,9 +29,10 @@ type database struct {
 	store *lethe.Store // owned by the database
 	path  string       // its directory, "" in memory
 
-	mu     sync.Mutex
-	collTS map[string]int64 // when this handler created or last replaced each container
-	users  map[string]*user // its users and their permissions (users.go)
+	mu      sync.Mutex
+	collTS  map[string]int64 // when this handler created or last replaced each container
+	offerTS int64            // when the database's offer was made or last replaced
+	users   map[string]*user // its users and their permissions (users.go)
 }
 
 // metaFile is the file, in a durable database's directory, that names it.
@@ -40,6 +41,10 @@ const metaFile = "database.json"
 type dbMeta struct {
 	ID string `json:"id"`
 	TS int64  `json:"ts"`
+	// The database's shared throughput (its offer), which the store does
+	// not keep: manual or autoscale, or neither.
+	Throughput             int32 `json:"throughput,omitempty"`
+	AutoscaleMaxThroughput int32 `json:"autoscaleMaxThroughput,omitempty"`
 }
 
 // dbDirName is the directory of the database id under Config.Dir: a hash,
@@ -89,7 +94,7 @@ func (h *Handler) openDir() error {
 			h.closeAll()
 			return fmt.Errorf("cosmosrest: %s is damaged", filepath.Join(full, metaFile))
 		}
-		st, err := lethe.Open(h.storeOptions(filepath.Join(full, "store")))
+		st, err := lethe.Open(h.storeOptions(filepath.Join(full, "store"), m.Throughput, m.AutoscaleMaxThroughput))
 		if err != nil {
 			h.closeAll()
 			return fmt.Errorf("cosmosrest: database %q: %w", m.ID, err)
@@ -100,7 +105,7 @@ func (h *Handler) openDir() error {
 			h.closeAll()
 			return fmt.Errorf("cosmosrest: database %q: %w", m.ID, err)
 		}
-		h.dbs[m.ID] = &database{id: m.ID, rid: databaseRID(m.ID), ts: m.TS, store: st, path: full, collTS: map[string]int64{}, users: users}
+		h.dbs[m.ID] = &database{id: m.ID, rid: databaseRID(m.ID), ts: m.TS, store: st, path: full, collTS: map[string]int64{}, offerTS: m.TS, users: users}
 	}
 	return nil
 }
@@ -117,8 +122,11 @@ func (h *Handler) closeAll() {
 	}
 }
 
-func (h *Handler) storeOptions(dir string) *lethe.Options {
-	return &lethe.Options{Dir: dir, Sync: h.cfg.Sync, Clock: h.cfg.Clock, Reaper: h.cfg.Reaper}
+// storeOptions are the options of a database's store: in dir ("" in
+// memory), with the database's shared throughput.
+func (h *Handler) storeOptions(dir string, throughput, autoscaleMax int32) *lethe.Options {
+	return &lethe.Options{Dir: dir, Sync: h.cfg.Sync, Clock: h.cfg.Clock, Reaper: h.cfg.Reaper,
+		Throughput: throughput, AutoscaleMaxThroughput: autoscaleMax}
 }
 
 // validateDatabaseID checks an id as lethe checks container ids.
@@ -192,12 +200,13 @@ func (q *request) createDatabase() {
 		writeError(q.w, http.StatusBadRequest, "the body must be a JSON object with a string \"id\"", 0, 0)
 		return
 	}
-	if q.r.Header.Get("x-ms-offer-throughput") != "" || q.r.Header.Get("x-ms-cosmos-offer-autopilot-settings") != "" {
-		writeError(q.w, http.StatusBadRequest, "database-level (shared) throughput is not supported by lethe: set throughput on each container instead", 0, 0)
-		return
-	}
 	id := *in.ID
-	if err := validateDatabaseID(id); err != nil {
+	err := validateDatabaseID(id)
+	var throughput, autoscaleMax int32
+	if err == nil {
+		throughput, autoscaleMax, err = q.throughput()
+	}
+	if err != nil {
 		writeError(q.w, http.StatusBadRequest, err.Error(), 0, 0)
 		return
 	}
@@ -213,13 +222,13 @@ func (q *request) createDatabase() {
 		return
 	}
 	db := &database{id: id, rid: databaseRID(id), ts: h.now().Unix(), collTS: map[string]int64{}, users: map[string]*user{}}
-	var err error
+	db.offerTS = db.ts
 	if h.cfg.Dir == "" {
-		db.store, err = lethe.Open(h.storeOptions(""))
+		db.store, err = lethe.Open(h.storeOptions("", throughput, autoscaleMax))
 	} else {
-		db.path, err = h.createDatabaseDir(db)
+		db.path, err = h.createDatabaseDir(db, throughput, autoscaleMax)
 		if err == nil {
-			db.store, err = lethe.Open(h.storeOptions(filepath.Join(db.path, "store")))
+			db.store, err = lethe.Open(h.storeOptions(filepath.Join(db.path, "store"), throughput, autoscaleMax))
 			if err != nil {
 				_ = removeDatabaseDir(h.cfg.Dir, db.path)
 			}
@@ -237,7 +246,7 @@ func (q *request) createDatabase() {
 // createDatabaseDir makes a durable database's directory, its meta file
 // written and synced in a temporary directory first, then renamed into
 // place, so that a crash leaves either nothing or a whole directory.
-func (h *Handler) createDatabaseDir(db *database) (string, error) {
+func (h *Handler) createDatabaseDir(db *database, throughput, autoscaleMax int32) (string, error) {
 	name := dbDirName(db.id)
 	final := filepath.Join(h.cfg.Dir, name)
 	tmp := filepath.Join(h.cfg.Dir, ".tmp-"+name)
@@ -246,7 +255,7 @@ func (h *Handler) createDatabaseDir(db *database) (string, error) {
 	if err := os.Mkdir(tmp, 0o755); err != nil {
 		return "", err
 	}
-	meta, _ := json.Marshal(dbMeta{ID: db.id, TS: db.ts})
+	meta, _ := json.Marshal(dbMeta{ID: db.id, TS: db.ts, Throughput: throughput, AutoscaleMaxThroughput: autoscaleMax})
 	if err := writeFileSync(filepath.Join(tmp, metaFile), meta); err != nil {
 		_ = os.RemoveAll(tmp)
 		return "", err
@@ -263,6 +272,34 @@ func (h *Handler) createDatabaseDir(db *database) (string, error) {
 		return final, err
 	}
 	return final, nil
+}
+
+// replaceDatabaseThroughput changes a database's shared throughput. A
+// durable database's meta file is replaced first (written and synced
+// beside it, then renamed over it), so that the store is changed only once
+// the next start would find the new setting.
+func (q *request) replaceDatabaseThroughput(db *database, throughput, autoscaleMax int32) error {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	if db.path != "" {
+		meta, _ := json.Marshal(dbMeta{ID: db.id, TS: db.ts, Throughput: throughput, AutoscaleMaxThroughput: autoscaleMax})
+		tmp := filepath.Join(db.path, metaFile+".tmp")
+		if err := writeFileSync(tmp, meta); err != nil {
+			return err
+		}
+		if err := os.Rename(tmp, filepath.Join(db.path, metaFile)); err != nil {
+			return err
+		}
+		if err := syncDir(db.path); err != nil {
+			return err
+		}
+	}
+	// Not bound to the request: the file is replaced already.
+	if err := db.store.ReplaceThroughput(context.Background(), throughput, autoscaleMax); err != nil {
+		return err
+	}
+	db.offerTS = q.h.now().Unix()
+	return nil
 }
 
 // removeDatabaseDir removes a durable database's directory: its meta file

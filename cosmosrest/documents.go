@@ -2,6 +2,7 @@ package cosmosrest
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -64,15 +65,25 @@ func (q *request) checkTriggers() bool {
 	return true
 }
 
-// docSelf returns a document's _rid and _self.
-func docSelf(db *database, coll string, pk lethe.PartitionKey, id string) (string, string) {
+// withSelf returns doc, a document of container coll as lethe stores it,
+// with the system properties that Cosmos DB keeps in every document and
+// lethe does not: _rid, _self and _attachments. They are derived from the
+// document's id and partition key value (read from the document at the
+// container's partition key paths), so they are the same wherever the
+// front returns the document.
+func (db *database) withSelf(coll string, paths []string, doc []byte) []byte {
+	id, ok := stringMember(doc, "id")
+	if !ok {
+		return doc
+	}
 	crid := containerRID(db.id, coll)
-	drid := documentRID(crid, pk.String(), id)
-	return ridString(drid), "dbs/" + selfRID(db.rid) + "/colls/" + selfRID(crid) + "/docs/" + selfRID(drid) + "/"
+	drid := documentRID(crid, docPartitionKey(doc, paths).String(), id)
+	return withSystemProperties(doc, ridString(drid), "dbs/"+selfRID(db.rid)+"/colls/"+selfRID(crid)+"/docs/"+selfRID(drid)+"/")
 }
 
-// replyItem writes the response of a point operation on a document.
-func (q *request) replyItem(db *database, c *lethe.Container, pk lethe.PartitionKey, id string, resp lethe.ItemResponse, write bool) {
+// replyItem writes the response of a point operation on a document of
+// container c (properties p).
+func (q *request) replyItem(db *database, c *lethe.Container, p lethe.ContainerProperties, resp lethe.ItemResponse, write bool) {
 	hdr := q.w.Header()
 	if resp.ETag != "" {
 		hdr.Set("etag", quoteETag(resp.ETag))
@@ -82,11 +93,7 @@ func (q *request) replyItem(db *database, c *lethe.Container, pk lethe.Partition
 	hdr.Set("x-ms-content-path", selfRID(containerRID(db.id, c.ID())))
 	var body []byte
 	if resp.Value != nil {
-		if id == "" {
-			id, _ = stringMember(resp.Value, "id")
-		}
-		rid, self := docSelf(db, c.ID(), pk, id)
-		body = withSystemProperties(resp.Value, rid, self)
+		body = db.withSelf(c.ID(), p.PartitionKeyDefinition.Paths, resp.Value)
 	}
 	q.reply(resp.StatusCode, body, resp.RequestCharge)
 }
@@ -129,13 +136,16 @@ func (q *request) containerProps(sub int) (*database, *lethe.Container, lethe.Co
 }
 
 func (q *request) createDocument() {
-	db, c, _, pk, ok := q.pointTarget(true)
+	db, c, p, pk, ok := q.pointTarget(true)
 	if !ok {
 		return
 	}
-	doc := stripFrontProperties(q.body)
+	doc, err := inputDocument(q.body)
+	if err != nil {
+		writeError(q.w, http.StatusBadRequest, err.Error(), 0, 0)
+		return
+	}
 	var resp lethe.ItemResponse
-	var err error
 	if headerTrue(q.r.Header.Get("x-ms-documentdb-is-upsert")) {
 		resp, err = c.UpsertItem(q.ctx(), pk, doc, q.itemOptions())
 	} else {
@@ -145,11 +155,11 @@ func (q *request) createDocument() {
 		q.fail(err, resp.RequestCharge, 0)
 		return
 	}
-	q.replyItem(db, c, pk, "", resp, true)
+	q.replyItem(db, c, p, resp, true)
 }
 
 func (q *request) readDocument() {
-	db, c, _, pk, ok := q.pointTarget(false)
+	db, c, p, pk, ok := q.pointTarget(false)
 	if !ok {
 		return
 	}
@@ -163,24 +173,29 @@ func (q *request) readDocument() {
 		q.reply(http.StatusNotModified, nil, resp.RequestCharge)
 		return
 	}
-	q.replyItem(db, c, pk, q.t.id, resp, false)
+	q.replyItem(db, c, p, resp, false)
 }
 
 func (q *request) replaceDocument() {
-	db, c, _, pk, ok := q.pointTarget(true)
+	db, c, p, pk, ok := q.pointTarget(true)
 	if !ok {
 		return
 	}
-	resp, err := c.ReplaceItem(q.ctx(), pk, q.t.id, stripFrontProperties(q.body), q.itemOptions())
+	doc, err := inputDocument(q.body)
+	if err != nil {
+		writeError(q.w, http.StatusBadRequest, err.Error(), 0, 0)
+		return
+	}
+	resp, err := c.ReplaceItem(q.ctx(), pk, q.t.id, doc, q.itemOptions())
 	if err != nil {
 		q.fail(err, resp.RequestCharge, 0)
 		return
 	}
-	q.replyItem(db, c, pk, q.t.id, resp, true)
+	q.replyItem(db, c, p, resp, true)
 }
 
 func (q *request) deleteDocument() {
-	db, c, _, pk, ok := q.pointTarget(true)
+	db, c, p, pk, ok := q.pointTarget(true)
 	if !ok {
 		return
 	}
@@ -190,12 +205,15 @@ func (q *request) deleteDocument() {
 		return
 	}
 	resp.Value = nil
-	q.replyItem(db, c, pk, q.t.id, resp, true)
+	q.replyItem(db, c, p, resp, true)
 }
 
 func (q *request) queryDocuments() {
 	text, params, ok := q.parseQueryBody()
 	if !ok {
+		return
+	}
+	if !q.gatewayServes(text, params) {
 		return
 	}
 	q.runQuery(text, params)
@@ -210,8 +228,14 @@ func (q *request) readFeed() {
 // runQuery answers a query over documents: lethe evaluates all of it (ORDER
 // BY, TOP, DISTINCT, aggregates included) over the partition in the
 // x-ms-documentdb-partitionkey header, or over every partition without it;
+// results that are whole documents (SELECT *, SELECT VALUE c) carry the
+// system properties of point reads;
 // a page holds x-ms-max-item-count results (100 by default; -1: as many as
-// fit 4 MB), and x-ms-continuation carries lethe's continuation token.
+// fit 4 MB), and x-ms-continuation carries lethe's continuation token. With
+// x-ms-documentdb-populatequerymetrics, the page carries lethe's measured
+// x-ms-documentdb-query-metrics; with x-ms-cosmos-populateindexmetrics,
+// x-ms-cosmos-index-utilization (the page's IndexMetrics, base64), as
+// Cosmos DB sends them.
 func (q *request) runQuery(text string, params map[string]json.RawMessage) {
 	db, c, p, ok := q.documentContainer()
 	if !ok {
@@ -229,7 +253,11 @@ func (q *request) runQuery(text string, params map[string]json.RawMessage) {
 	if !ok {
 		return
 	}
-	opts := &lethe.QueryOptions{ContinuationToken: q.r.Header.Get("x-ms-continuation")}
+	opts := &lethe.QueryOptions{
+		ContinuationToken:       q.r.Header.Get("x-ms-continuation"),
+		PopulateIndexMetrics:    headerTrue(q.r.Header.Get("x-ms-cosmos-populateindexmetrics")),
+		RequireCompositeIndexes: !q.h.cfg.AllowOrderByWithoutCompositeIndex,
+	}
 	for name, v := range params {
 		opts.QueryParameters = append(opts.QueryParameters, lethe.QueryParameter{Name: name, Value: v})
 	}
@@ -246,7 +274,7 @@ func (q *request) runQuery(text string, params map[string]json.RawMessage) {
 	var items [][]byte
 	var charge float64
 	size := 0
-	next := ""
+	next, metrics, indexMetrics := "", "", ""
 	for pager.More() {
 		page, err := pager.NextPage(q.ctx())
 		charge += page.RequestCharge
@@ -262,22 +290,34 @@ func (q *request) runQuery(text string, params map[string]json.RawMessage) {
 			size += len(it)
 		}
 		next = page.ContinuationToken
+		metrics = addQueryMetrics(metrics, page.QueryMetrics)
+		if page.IndexMetrics != "" {
+			indexMetrics = page.IndexMetrics
+		}
 		if limit > 0 || size >= maxResponseBytes {
 			break
+		}
+	}
+	if pq, err := query.Parse(text); err == nil && pq.ReturnsItems() {
+		for i, it := range items {
+			items[i] = db.withSelf(c.ID(), p.PartitionKeyDefinition.Paths, it)
 		}
 	}
 	hdr := q.w.Header()
 	hdr.Set("x-ms-session-token", q.h.sessionToken(false))
 	hdr.Set("x-ms-alt-content-path", "dbs/"+db.id+"/colls/"+c.ID())
 	hdr.Set("x-ms-content-path", selfRID(containerRID(db.id, c.ID())))
+	if headerTrue(q.r.Header.Get("x-ms-documentdb-populatequerymetrics")) {
+		hdr.Set("x-ms-documentdb-query-metrics", metrics)
+	}
+	if indexMetrics != "" {
+		hdr.Set("x-ms-cosmos-index-utilization", base64.StdEncoding.EncodeToString([]byte(indexMetrics)))
+	}
 	q.replyFeed(ridString(containerRID(db.id, c.ID())), "Documents", items, next, charge)
 }
 
 // queryPlan answers a query plan request (x-ms-cosmos-is-query-plan-request)
-// with a plan that asks the SDK for nothing of its own: one range, the whole
-// container, and no ORDER BY, TOP, OFFSET, LIMIT, DISTINCT, aggregates or
-// GROUP BY to apply on the client, since lethe evaluates the whole query
-// over the container and the SDK passes its results through unchanged.
+// with queryPlanJSON.
 func (q *request) queryPlan() {
 	if _, _, _, ok := q.documentContainer(); !ok {
 		return
@@ -290,6 +330,17 @@ func (q *request) queryPlan() {
 		writeError(q.w, http.StatusBadRequest, err.Error(), 0, 0)
 		return
 	}
+	q.reply(http.StatusOK, queryPlanJSON(text), 0)
+}
+
+// queryPlanJSON is the query plan of text, as a query plan request answers
+// it and a refused cross-partition query carries it: a plan that asks the
+// SDK for nothing of its own: one range, the whole container, and no ORDER
+// BY, TOP, OFFSET, LIMIT, DISTINCT, aggregates or GROUP BY to apply on the
+// client, since lethe evaluates the whole query over the container (when
+// the SDK sends it for the range) and the SDK passes its results through
+// unchanged.
+func queryPlanJSON(text string) []byte {
 	var b bytes.Buffer
 	b.WriteString(`{"partitionedQueryExecutionInfoVersion":2,"queryInfo":{"distinctType":"None","top":null,"offset":null,"limit":null,"orderBy":[],"orderByExpressions":[],"groupByExpressions":[],"groupByAliases":[],"aggregates":[],"groupByAliasToAggregateType":{},"rewrittenQuery":"","hasSelectValue":`)
 	if selectValue(text) {
@@ -298,7 +349,7 @@ func (q *request) queryPlan() {
 		b.WriteString("false")
 	}
 	b.WriteString(`,"dCountInfo":null,"hasNonStreamingOrderBy":false},"queryRanges":[{"min":"","max":"FF","isMinInclusive":true,"isMaxInclusive":false}]}`)
-	q.reply(http.StatusOK, b.Bytes(), 0)
+	return b.Bytes()
 }
 
 // selectValue reports whether a query's SELECT clause is SELECT VALUE (or

@@ -62,6 +62,13 @@ type Config struct {
 	// NoChangeFeed creates containers without a change feed: writes cost
 	// a little less, and change feed requests are refused.
 	NoChangeFeed bool
+	// AllowOrderByWithoutCompositeIndex runs a query ordered by several
+	// paths that no composite index of the container serves, sorting
+	// every item, where Cosmos DB refuses it (400, "The order by query
+	// does not have a corresponding composite index that it can be served
+	// from."), as the front does by default
+	// (lethe.QueryOptions.RequireCompositeIndexes).
+	AllowOrderByWithoutCompositeIndex bool
 }
 
 // Handler serves the Azure Cosmos DB for NoSQL REST API over lethe stores,
@@ -133,8 +140,33 @@ func (h *Handler) now() time.Time {
 	return time.Now()
 }
 
-// ServeHTTP serves one request of the REST API.
+// ServeHTTP serves one request of the REST API as the emulator's routing
+// gateway (its port 8081) does; ComputeGateway serves the same data as its
+// compute gateway.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h.serve(w, r, routingGateway)
+}
+
+// ComputeGateway returns a handler of the same databases that reads request
+// paths as the emulator's compute gateway (its port 8903) does: it splits
+// the path at '/' and unescapes each segment once, so that any id an SDK
+// escapes reaches the document. h itself reads paths as the routing gateway
+// does, which unescapes twice and refuses or misreads ids with '/', '\',
+// '#', '%' escapes, trailing spaces or control characters (see the package
+// documentation). Closing h closes both.
+func (h *Handler) ComputeGateway() http.Handler {
+	return computeHandler{h}
+}
+
+// computeHandler serves a Handler's data as the compute gateway.
+type computeHandler struct{ h *Handler }
+
+func (c computeHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	c.h.serve(w, r, computeGateway)
+}
+
+// serve serves one request of the REST API, read as gateway g reads it.
+func (h *Handler) serve(w http.ResponseWriter, r *http.Request, g gateway) {
 	hdr := w.Header()
 	hdr.Set("x-ms-activity-id", newActivityID())
 	hdr.Set("x-ms-gatewayversion", "version=2.14.0")
@@ -147,7 +179,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}()
 
-	rt, err := parsePath(r.URL.EscapedPath())
+	rt, err := parsePath(r.URL.EscapedPath(), g)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, err.Error(), 0, 0)
 		return
@@ -177,7 +209,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	req := &request{h: h, w: w, r: r, body: body, t: t}
+	req := &request{h: h, w: w, r: r, body: body, rt: rt, t: t}
 	req.serve()
 }
 
@@ -187,6 +219,7 @@ type request struct {
 	w    http.ResponseWriter
 	r    *http.Request
 	body []byte
+	rt   route
 	t    target
 }
 
@@ -378,7 +411,7 @@ func (q *request) serve() {
 			return
 		}
 	case tUnsupported:
-		q.unsupported(fmt.Sprintf("%s resources (%s) are not supported by the lethe REST front", q.resourceType(), m))
+		q.unsupported(fmt.Sprintf("%s resources (%s) are not supported by the lethe REST front", q.rt.resType, m))
 		return
 	case tUnknown:
 		writeError(q.w, http.StatusNotFound, "no resource of the REST API has the path "+strconv.Quote(clip(q.r.URL.Path)), 0, 0)
@@ -386,11 +419,6 @@ func (q *request) serve() {
 	}
 	q.w.Header().Set("Allow", allowed(q.t.kind))
 	writeError(q.w, http.StatusMethodNotAllowed, fmt.Sprintf("the method %s is not allowed on this resource", clip(m)), 0, 0)
-}
-
-func (q *request) resourceType() string {
-	rt, _ := parsePath(q.r.URL.EscapedPath())
-	return rt.resType
 }
 
 func (q *request) unsupported(msg string) {
@@ -453,6 +481,9 @@ func headerTrue(v string) bool {
 type errorBody struct {
 	Code    string `json:"code"`
 	Message string `json:"message"`
+	// AdditionalErrorInfo is JSON text: the query plan, on a refusal of a
+	// cross-partition query the gateway cannot serve.
+	AdditionalErrorInfo string `json:"additionalErrorInfo,omitempty"`
 }
 
 // codes are the error codes of the statuses the front answers.
@@ -475,15 +506,24 @@ var codes = map[int]string{
 const (
 	subOwnerNotFound  = 1003 // 404: the database or container of the resource does not exist
 	subRUBudgetExceed = 3200 // 429: the request rate is too large
+	// subCrossPartitionNotServable is 400: a cross-partition query needs
+	// a client's work (the body's additionalErrorInfo holds the plan).
+	subCrossPartitionNotServable = 1004
 )
 
 // writeError writes an error response.
 func writeError(w http.ResponseWriter, status int, msg string, substatus int, charge float64) {
-	code := codes[status]
-	if code == "" {
-		code = http.StatusText(status)
+	writeErrorBody(w, status, errorBody{Message: msg}, substatus, charge)
+}
+
+// writeErrorBody writes an error response with body e, its code set from
+// status.
+func writeErrorBody(w http.ResponseWriter, status int, e errorBody, substatus int, charge float64) {
+	e.Code = codes[status]
+	if e.Code == "" {
+		e.Code = http.StatusText(status)
 	}
-	b, _ := json.Marshal(errorBody{Code: code, Message: msg})
+	b, _ := json.Marshal(e)
 	hdr := w.Header()
 	hdr.Set("Content-Type", "application/json")
 	hdr.Set("Content-Length", strconv.Itoa(len(b)))

@@ -3,60 +3,103 @@ package cosmosrest
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"math"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/lethedb/lethe"
 )
 
-// Offers are containers' provisioned throughput, as the SDKs read and
-// change it (azcosmos ContainerClient.ReadThroughput and ReplaceThroughput,
-// @azure/cosmos Offer): a container with a Throughput has one offer, whose
-// id is derived from the container's name; a container without (unlimited,
-// lethe's default) has none, as a container in a shared-throughput
-// database has none in Cosmos DB. Offers are addressed by id, and their
-// signature covers the id lowercased; the ids are lowercase hex.
+// Offers are provisioned throughput, as the SDKs read and change it
+// (azcosmos ReadThroughput and ReplaceThroughput of a database or a
+// container, @azure/cosmos Offer). A database with shared throughput (its
+// store's) has one offer, and so has a container with throughput of its
+// own; a container without draws on its database's, or is unlimited
+// (lethe's default) when the database has none, and has no offer, as a
+// container in a shared-throughput database has none in Cosmos DB.
+//
+// An offer is manual (content.offerThroughput) or autoscale
+// (content.offerAutopilotSettings.maxThroughput, with offerThroughput the
+// throughput it has scaled to: see lethe's ScaledThroughput). Both are
+// checked as Cosmos DB checks them: manual from 400 to 1,000,000 RU/s in
+// steps of 100, an autoscale maximum from 1000 to 1,000,000 in steps of
+// 1000; a replace keeps the offer's kind (the service migrates between the
+// two only with its migration headers, which lethe does not serve).
+//
+// Offers are addressed by id, and their signature covers the id
+// lowercased; the ids are lowercase hex, derived from the database's and
+// container's names.
 
-// offerID returns the id of the offer of container coll in database db.
+// offerID returns the id of the offer of container coll in database db,
+// or of the database itself when coll is "".
 func offerID(db, coll string) string {
 	return fmt.Sprintf("%012x", hash64("offer", db, coll)>>16)
 }
 
-// offerJSON writes the offer of a container.
-func offerJSON(db *database, p lethe.ContainerProperties, ts int64) []byte {
-	id := offerID(db.id, p.ID)
-	crid := containerRID(db.id, p.ID)
+// offer is a database's or a container's throughput.
+type offer struct {
+	db *database
+	c  *lethe.Container // nil: the database's offer
+	// throughput or autoscaleMax is set: the offer's setting.
+	throughput, autoscaleMax int32
+	scaled                   int32 // what it provides now
+	ts                       int64
+}
+
+func (o offer) id() string {
+	if o.c == nil {
+		return offerID(o.db.id, "")
+	}
+	return offerID(o.db.id, o.c.ID())
+}
+
+// json writes the offer as Cosmos DB does (offerVersion V2).
+func (o offer) json() []byte {
+	id := o.id()
+	rid, resource := o.db.rid, fmt.Sprintf("dbs/%s/", selfRID(o.db.rid))
+	if o.c != nil {
+		rid = containerRID(o.db.id, o.c.ID())
+		resource += fmt.Sprintf("colls/%s/", selfRID(rid))
+	}
 	var b bytes.Buffer
-	fmt.Fprintf(&b, `{"resource":"dbs/%s/colls/%s/","offerType":"Invalid","offerResourceId":%q,"offerVersion":"V2",`, selfRID(db.rid), selfRID(crid), ridString(crid))
-	fmt.Fprintf(&b, `"content":{"offerThroughput":%d,"offerIsRUPerMinuteThroughputEnabled":false},`, p.Throughput)
-	fmt.Fprintf(&b, `"id":%q,"_rid":%q,"_self":"offers/%s/","_etag":%s,"_ts":%d}`, id, id, id,
-		strconv.Quote(quoteETag(fmt.Sprintf("%016x", hash64("offeretag", id, strconv.FormatInt(int64(p.Throughput), 10))))), ts)
+	fmt.Fprintf(&b, `{"resource":%q,"offerType":"Invalid","offerResourceId":%q,"offerVersion":"V2",`, resource, ridString(rid))
+	current := o.throughput
+	if o.autoscaleMax > 0 {
+		current = o.scaled
+	}
+	fmt.Fprintf(&b, `"content":{"offerThroughput":%d,"offerIsRUPerMinuteThroughputEnabled":false`, current)
+	if o.autoscaleMax > 0 {
+		fmt.Fprintf(&b, `,"offerAutopilotSettings":{"tier":0,"maximumTierThroughput":0,"autoUpgrade":false,"maxThroughput":%d}`, o.autoscaleMax)
+	}
+	etag := fmt.Sprintf("%016x", hash64("offeretag", id, strconv.Itoa(int(o.throughput)), strconv.Itoa(int(o.autoscaleMax))))
+	fmt.Fprintf(&b, `},"id":%q,"_rid":%q,"_self":"offers/%s/","_etag":%s,"_ts":%d}`, id, id, id, strconv.Quote(quoteETag(etag)), o.ts)
 	return b.Bytes()
 }
 
-// offer is a container that has an offer.
-type offer struct {
-	db *database
-	c  *lethe.Container
-	p  lethe.ContainerProperties
-}
-
-// offers returns every container that has an offer, by database and id.
+// offers returns every offer: each database's, if it has shared
+// throughput, then its containers' that have their own.
 func (q *request) offers() []offer {
 	var out []offer
 	for _, db := range q.h.databases() {
+		if m, a := db.store.Throughput(); m > 0 || a > 0 {
+			db.mu.Lock()
+			ts := db.offerTS
+			db.mu.Unlock()
+			out = append(out, offer{db: db, throughput: m, autoscaleMax: a, scaled: db.store.ScaledThroughput(), ts: ts})
+		}
 		for _, id := range db.store.ContainerIDs() {
 			c, err := db.store.Container(id)
 			if err != nil {
 				continue
 			}
 			p, err := c.Read(q.ctx())
-			if err != nil || p.Throughput <= 0 {
+			if err != nil || (p.Throughput <= 0 && p.AutoscaleMaxThroughput <= 0) {
 				continue
 			}
-			out = append(out, offer{db, c, p})
+			out = append(out, offer{db: db, c: c, throughput: p.Throughput, autoscaleMax: p.AutoscaleMaxThroughput,
+				scaled: c.ScaledThroughput(), ts: q.collTS(db, p.ID)})
 		}
 	}
 	return out
@@ -65,7 +108,7 @@ func (q *request) offers() []offer {
 func (q *request) listOffers() {
 	var docs [][]byte
 	for _, o := range q.offers() {
-		docs = append(docs, offerJSON(o.db, o.p, q.collTS(o.db, o.p.ID)))
+		docs = append(docs, o.json())
 	}
 	q.replyFeed("", "Offers", docs, "", 1)
 }
@@ -73,7 +116,7 @@ func (q *request) listOffers() {
 func (q *request) queryOffers() {
 	var docs []metaDoc
 	for _, o := range q.offers() {
-		docs = append(docs, metaDoc{offerID(o.db.id, o.p.ID), offerJSON(o.db, o.p, q.collTS(o.db, o.p.ID))})
+		docs = append(docs, metaDoc{o.id(), o.json()})
 	}
 	q.metaQuery("", "Offers", docs)
 }
@@ -81,7 +124,7 @@ func (q *request) queryOffers() {
 // findOffer finds the request's offer, or answers 404.
 func (q *request) findOffer() (offer, bool) {
 	for _, o := range q.offers() {
-		if offerID(o.db.id, o.p.ID) == q.t.id {
+		if o.id() == q.t.id {
 			return o, true
 		}
 	}
@@ -90,15 +133,77 @@ func (q *request) findOffer() (offer, bool) {
 }
 
 func (q *request) readOffer() {
-	o, ok := q.findOffer()
-	if !ok {
-		return
+	if o, ok := q.findOffer(); ok {
+		q.reply(http.StatusOK, o.json(), 1)
 	}
-	q.reply(http.StatusOK, offerJSON(o.db, o.p, q.collTS(o.db, o.p.ID)), 1)
 }
 
-// replaceOffer changes a container's throughput: content.offerThroughput,
-// or the maximum of content.offerAutopilotSettings, provisioned in full.
+// The service's messages for throughput it refuses.
+const (
+	msgManualRange    = "The offer should have valid throughput values between 400 and 1000000 inclusive in increments of 100."
+	msgAutoscaleRange = "The offer should have valid throughput values between 1000 and 1000000 inclusive in increments of 1000."
+	msgToAutoscale    = "x-ms-cosmos-migrate-offer-to-autopilot must be supplied and offercontent must not contain autopilotSettings for migration from manual throughput to autoscale."
+	msgToManual       = "x-ms-cosmos-migrate-offer-to-manual-throughput must be supplied and offercontent must contain autopilotSettings for migration of autoscale collection to manual throughput."
+)
+
+// serviceMessage is an error whose text is the service's message, sent
+// as it is.
+type serviceMessage string
+
+func (m serviceMessage) Error() string { return string(m) }
+
+// checkThroughput checks a throughput setting as Cosmos DB does: manual
+// from 400 to 1,000,000 RU/s in steps of 100, an autoscale maximum from
+// 1000 to 1,000,000 in steps of 1000. (The library allows any positive
+// value.)
+func checkThroughput(manual, autoscaleMax int64) error {
+	switch {
+	case manual != 0 && (manual < 400 || manual > 1_000_000 || manual%100 != 0):
+		return serviceMessage(msgManualRange)
+	case autoscaleMax != 0 && (autoscaleMax < 1000 || autoscaleMax > 1_000_000 || autoscaleMax%1000 != 0):
+		return serviceMessage(msgAutoscaleRange)
+	}
+	return nil
+}
+
+// throughput reads the provisioned throughput of a database or container
+// from the headers of its create request: x-ms-offer-throughput (manual)
+// or x-ms-cosmos-offer-autopilot-settings (autoscale), never both; neither
+// is no throughput of its own.
+func (q *request) throughput() (manual, autoscaleMax int32, err error) {
+	mv, av := q.r.Header.Get("x-ms-offer-throughput"), q.r.Header.Get("x-ms-cosmos-offer-autopilot-settings")
+	var m, a int64
+	switch {
+	case mv != "" && av != "":
+		return 0, 0, errors.New("x-ms-offer-throughput and x-ms-cosmos-offer-autopilot-settings cannot both be given: throughput is manual or autoscale")
+	case mv != "":
+		if m, err = strconv.ParseInt(strings.TrimSpace(mv), 10, 32); err != nil || m <= 0 {
+			return 0, 0, fmt.Errorf("x-ms-offer-throughput must be a positive number of request units per second, not %q", clip(mv))
+		}
+	case av != "":
+		var s struct {
+			MaxThroughput *int32 `json:"maxThroughput"`
+		}
+		if err := json.Unmarshal([]byte(av), &s); err != nil || s.MaxThroughput == nil {
+			return 0, 0, fmt.Errorf("x-ms-cosmos-offer-autopilot-settings must be a JSON object with a maxThroughput, not %q", clip(av))
+		}
+		a = int64(*s.MaxThroughput)
+		if a == 0 {
+			a = -1 // present, and out of range
+		}
+	}
+	if err := checkThroughput(m, a); err != nil {
+		return 0, 0, err
+	}
+	return int32(m), int32(a), nil
+}
+
+// replaceOffer changes a database's or a container's throughput:
+// content.offerThroughput of a manual offer, or
+// content.offerAutopilotSettings.maxThroughput of an autoscale one (whose
+// offerThroughput, the figure it scaled to, is not a setting: a client
+// that sends back what it read is not refused for it). A value the
+// service refuses is a 400 that changes nothing.
 func (q *request) replaceOffer() {
 	o, ok := q.findOffer()
 	if !ok {
@@ -108,33 +213,58 @@ func (q *request) replaceOffer() {
 		Content *struct {
 			OfferThroughput *int64 `json:"offerThroughput"`
 			Autopilot       *struct {
-				MaxThroughput int64 `json:"maxThroughput"`
+				MaxThroughput *int64 `json:"maxThroughput"`
 			} `json:"offerAutopilotSettings"`
 		} `json:"content"`
 	}
-	var n int64
-	if err := json.Unmarshal(q.body, &in); err == nil && in.Content != nil {
-		switch {
-		case in.Content.OfferThroughput != nil:
-			n = *in.Content.OfferThroughput
-		case in.Content.Autopilot != nil:
-			n = in.Content.Autopilot.MaxThroughput
+	if err := json.Unmarshal(q.body, &in); err != nil || in.Content == nil {
+		writeError(q.w, http.StatusBadRequest, "the body must be an offer with its content", 0, 0)
+		return
+	}
+	if q.r.Header.Get("x-ms-cosmos-migrate-offer-to-autopilot") != "" || q.r.Header.Get("x-ms-cosmos-migrate-offer-to-manual-throughput") != "" {
+		q.unsupported("migrating an offer between manual and autoscale throughput is not supported by lethe")
+		return
+	}
+	var m, a int64
+	ap := in.Content.Autopilot
+	switch {
+	case o.autoscaleMax == 0 && ap != nil:
+		writeError(q.w, http.StatusBadRequest, msgToAutoscale, 0, 0)
+		return
+	case o.autoscaleMax > 0 && ap == nil:
+		writeError(q.w, http.StatusBadRequest, msgToManual, 0, 0)
+		return
+	case ap != nil:
+		if a = -1; ap.MaxThroughput != nil && *ap.MaxThroughput != 0 {
+			a = *ap.MaxThroughput
+		}
+	case in.Content.OfferThroughput == nil || *in.Content.OfferThroughput == 0:
+		m = -1
+	default:
+		m = *in.Content.OfferThroughput
+	}
+	if err := checkThroughput(m, a); err != nil {
+		writeError(q.w, http.StatusBadRequest, err.Error(), 0, 0)
+		return
+	}
+	if o.c == nil {
+		if err := q.replaceDatabaseThroughput(o.db, int32(m), int32(a)); err != nil {
+			q.fail(err, 0, 0)
+			return
+		}
+	} else {
+		p, err := o.c.Read(q.ctx())
+		if err == nil {
+			p.Throughput, p.AutoscaleMaxThroughput = int32(m), int32(a)
+			err = o.c.Replace(q.ctx(), p)
+		}
+		if err != nil {
+			q.fail(err, 0, 0)
+			return
 		}
 	}
-	if n <= 0 || n > math.MaxInt32 {
-		writeError(q.w, http.StatusBadRequest, "the offer's content must have a positive offerThroughput (or offerAutopilotSettings.maxThroughput)", 0, 0)
-		return
+	o, ok = q.findOffer()
+	if ok {
+		q.reply(http.StatusOK, o.json(), 10)
 	}
-	p := o.p
-	p.Throughput = int32(n)
-	if err := o.c.Replace(q.ctx(), p); err != nil {
-		q.fail(err, 0, 0)
-		return
-	}
-	got, err := o.c.Read(q.ctx())
-	if err != nil {
-		q.fail(err, 0, 0)
-		return
-	}
-	q.reply(http.StatusOK, offerJSON(o.db, got, q.collTS(o.db, got.ID)), 10)
 }

@@ -105,6 +105,22 @@ func TestAccount(t *testing.T) {
 	if err := json.Unmarshal([]byte(m["queryEngineConfiguration"].(string)), &qe); err != nil {
 		t.Errorf("queryEngineConfiguration: %v", err)
 	}
+	// The SDKs that plan queries themselves (.NET's service interop) read
+	// these switches: each must say what the front accepts.
+	for k, want := range map[string]any{
+		"sqlAllowAggregateFunctions": true, // COUNT, SUM, ...
+		"sqlAllowGroupByClause":      true,
+		"sqlAllowSubQuery":           true, // EXISTS, ARRAY, JOIN (SELECT ...)
+		"sqlAllowScalarSubQuery":     true, // (SELECT ...)
+		"sqlAllowLike":               true,
+		"sqlAllowTop":                true,
+		"sqlAllowNonFiniteNumbers":   false, // as every account of the service says
+		"maxJoinsPerSqlQuery":        float64(5),
+	} {
+		if qe[k] != want {
+			t.Errorf("queryEngineConfiguration %s = %v, want %v", k, qe[k], want)
+		}
+	}
 	must(t, c.do("POST", "/", "{}"), 405)
 
 	// A request to "localhost" learns the loopback address it came to,
@@ -139,10 +155,6 @@ func TestDatabases(t *testing.T) {
 	must(t, c.do("POST", "/dbs", map[string]any{"id": "shop"}), 409)
 	must(t, c.do("POST", "/dbs", map[string]any{"id": "a/b"}), 400)
 	must(t, c.do("POST", "/dbs", "not json"), 400)
-	r = must(t, c.do("POST", "/dbs", map[string]any{"id": "shared"}, "x-ms-offer-throughput", "400"), 400)
-	if !strings.Contains(string(r.body), "throughput") {
-		t.Errorf("database throughput refusal: %s", r.body)
-	}
 	must(t, c.do("POST", "/dbs", map[string]any{"id": "other db"}), 201)
 
 	got := must(t, c.do("GET", "/dbs/shop", nil), 200).json(t)
@@ -387,7 +399,7 @@ func TestTTLExpiry(t *testing.T) {
 		t.Errorf("_ts from the injected clock: %s", r.body)
 	}
 	count := func() string {
-		r := must(t, c.query(coll, "SELECT VALUE COUNT(1) FROM c", nil), 200)
+		r := must(t, c.query(coll, "SELECT VALUE COUNT(1) FROM c", nil, "x-ms-documentdb-partitionkeyrangeid", "0"), 200)
 		return string(documents(t, r, "Documents")[0])
 	}
 	if n := count(); n != "3" {
@@ -429,12 +441,13 @@ func TestQueries(t *testing.T) {
 		must(t, c.do("POST", coll+"/docs", fmt.Sprintf(`{"id":"%02d","t":%q,"n":%d}`, i, tenant, i), "x-ms-documentdb-partitionkey", `["`+tenant+`"]`), 201)
 	}
 	params := []map[string]any{{"name": "@min", "value": 10}}
-	// Cross-partition, paged by 4: every result once, in order.
+	// Cross-partition, paged by 4, sent for the one range as the SDKs send
+	// it after asking for the plan: every result once, in order.
 	var ids []string
 	token := ""
 	pages := 0
 	for {
-		r := must(t, c.query(coll, "SELECT VALUE c.id FROM c WHERE c.n >= @min ORDER BY c.n", params, "x-ms-max-item-count", "4", "x-ms-continuation", token), 200)
+		r := must(t, c.query(coll, "SELECT VALUE c.id FROM c WHERE c.n >= @min ORDER BY c.n", params, "x-ms-max-item-count", "4", "x-ms-continuation", token, "x-ms-documentdb-partitionkeyrangeid", "0"), 200)
 		docs := documents(t, r, "Documents")
 		if r.header.Get("x-ms-item-count") != strconv.Itoa(len(docs)) {
 			t.Errorf("x-ms-item-count %q, %d documents", r.header.Get("x-ms-item-count"), len(docs))
@@ -462,7 +475,7 @@ func TestQueries(t *testing.T) {
 		"SELECT VALUE SUM(c.n) FROM c":                    "[300]",
 		"SELECT DISTINCT VALUE c.t FROM c":                "[\"a\",\"b\"]",
 	} {
-		r := must(t, c.query(coll, q, nil), 200)
+		r := must(t, c.query(coll, q, nil, "x-ms-documentdb-partitionkeyrangeid", "0"), 200)
 		got, _ := json.Marshal(documents(t, r, "Documents"))
 		if string(got) != want {
 			t.Errorf("%s: %s, want %s", q, got, want)
@@ -473,9 +486,13 @@ func TestQueries(t *testing.T) {
 	if !strings.Contains(r.json(t)["message"].(string), "1:") {
 		t.Errorf("syntax error message: %s", r.body)
 	}
-	must(t, c.query(coll, "SELECT * FROM c WHERE c.n = @missing", nil), 400)
-	must(t, c.query(coll, "SELECT * FROM c", nil, "x-ms-continuation", "bogus"), 400)
-	must(t, c.query(coll, "SELECT * FROM c", nil, "x-ms-max-item-count", "-7"), 400)
+	cross := []string{"x-ms-documentdb-query-enablecrosspartition", "True"}
+	r = must(t, c.query(coll, "SELECT * FROM c WHERE c.n = @missing", nil, cross...), 400)
+	if !strings.Contains(r.json(t)["message"].(string), "@missing") {
+		t.Errorf("missing parameter: %s", r.body)
+	}
+	must(t, c.query(coll, "SELECT * FROM c", nil, append(cross, "x-ms-continuation", "bogus")...), 400)
+	must(t, c.query(coll, "SELECT * FROM c", nil, append(cross, "x-ms-max-item-count", "-7")...), 400)
 	must(t, c.do("POST", coll+"/docs", `{"nope":1}`, "Content-Type", "application/query+json"), 400)
 
 	// Read feed, -1: everything in one page.
@@ -535,11 +552,11 @@ func TestPartitionKeyRanges(t *testing.T) {
 }
 
 func TestThrottling(t *testing.T) {
-	_, c := testServer(t, cosmosrest.Config{})
+	_, c := testServer(t, cosmosrest.Config{Clock: lethe.NewManualClock(time.Unix(1_700_000_000, 0))})
 	createDB(t, c, "db")
-	must(t, c.do("POST", "/dbs/db/colls", map[string]any{"id": "c"}, "x-ms-offer-throughput", "5"), 201) // a create (5.5 RU) empties it for a second
+	must(t, c.do("POST", "/dbs/db/colls", map[string]any{"id": "c"}, "x-ms-offer-throughput", "400"), 201) // 72 creates (5.5 RU each) fit: the clock stands still
 	var throttled response
-	for i := range 10 {
+	for i := range 100 {
 		r := c.do("POST", "/dbs/db/colls/c/docs", fmt.Sprintf(`{"id":"%d"}`, i))
 		if r.status == 429 {
 			throttled = r
@@ -981,11 +998,11 @@ func TestBatch(t *testing.T) {
 }
 
 func TestBatchThrottled(t *testing.T) {
-	_, c := testServer(t, cosmosrest.Config{})
+	_, c := testServer(t, cosmosrest.Config{Clock: lethe.NewManualClock(time.Unix(1_700_000_000, 0))})
 	createDB(t, c, "db")
-	must(t, c.do("POST", "/dbs/db/colls", map[string]any{"id": "c"}, "x-ms-offer-throughput", "5"), 201)
+	must(t, c.do("POST", "/dbs/db/colls", map[string]any{"id": "c"}, "x-ms-offer-throughput", "400"), 201)
 	var throttled response
-	for i := range 10 {
+	for i := range 100 {
 		r := c.do("POST", "/dbs/db/colls/c/docs", fmt.Sprintf(`[{"operationType":"Create","resourceBody":{"id":"%d"}}]`, i), batchHeaders("")...)
 		if r.status == 429 {
 			throttled = r
@@ -1033,4 +1050,29 @@ func TestIndexingPolicyPaths(t *testing.T) {
 	if r := c.do("POST", "/dbs/db/colls", body); r.status != 400 || !strings.Contains(string(r.body), "indexing policy path") {
 		t.Errorf("a bad path: %d %s", r.status, r.body)
 	}
+}
+
+// TestQueryJoinPathAndNonFinite: the query forms of the documentation
+// reach the front: JOIN f.children (one row per item), ToString(NaN); a
+// result holding NaN or Infinity is refused with 400.
+func TestQueryJoinPathAndNonFinite(t *testing.T) {
+	_, c := testServer(t, cosmosrest.Config{})
+	createDB(t, c, "db")
+	must(t, c.do("POST", "/dbs/db/colls", map[string]any{"id": "c", "partitionKey": map[string]any{"paths": []string{"/id"}}}), 201)
+	const coll = "/dbs/db/colls/c"
+	must(t, c.do("POST", coll+"/docs", `{"id":"f","children":[{"n":1},{"n":2}]}`, "x-ms-documentdb-partitionkey", `["f"]`), 201)
+	for q, want := range map[string]string{
+		"SELECT VALUE ARRAY_LENGTH(k) FROM f JOIN f.children k": "2",
+		"SELECT VALUE k.n FROM f JOIN k IN f.children":          "1",
+		"SELECT VALUE [ToString(NaN), ToString(-Infinity)]":     `["NaN","-Infinity"]`,
+		"SELECT VALUE IS_FINITE_NUMBER(8.9 / 0.0)":              "false",
+		"SELECT VALUE COUNT(1) FROM f JOIN f.nonExistent":       "0",
+	} {
+		r := must(t, c.query(coll, q, nil, "x-ms-documentdb-partitionkey", `["f"]`), 200)
+		if got := string(documents(t, r, "Documents")[0]); got != want {
+			t.Errorf("%s: first result %s, want %s", q, got, want)
+		}
+	}
+	must(t, c.query(coll, "SELECT VALUE f.children[0].n / 0 FROM f", nil, "x-ms-documentdb-partitionkey", `["f"]`), 400)
+	must(t, c.query(coll, "SELECT VALUE NaN", nil, "x-ms-documentdb-partitionkey", `["f"]`), 400)
 }

@@ -461,7 +461,7 @@ func (q *request) readPermissionBody(db *database) (*permission, bool) {
 // db, named by ids (escaped as in request paths, or not). It returns the
 // container's id and the document's ("" for a container).
 func parsePermissionResource(res, db string) (coll, doc string, err error) {
-	rt, err := parsePath("/" + strings.Trim(res, "/"))
+	rt, err := parsePath("/"+strings.Trim(res, "/"), computeGateway)
 	if err != nil || (len(rt.segs) != 4 && len(rt.segs) != 6) || rt.segs[0] != "dbs" || rt.segs[2] != "colls" || (len(rt.segs) == 6 && rt.segs[4] != "docs") {
 		return "", "", fmt.Errorf("the resource %q is not the path of a container (dbs/<db>/colls/<container>) or of a document (…/docs/<id>)", clip(res))
 	}

@@ -143,10 +143,13 @@ type fromClause struct {
 	path  expr // nil for a plain FROM name; otherwise rooted at slot 0
 }
 
-// joinClause is JOIN alias IN expr, or JOIN (SELECT ...) [AS alias] (sub
-// set, x nil; alias "" when none was written).
+// joinClause is JOIN alias IN expr (in set: each element of the array x
+// is a row), JOIN <path> [[AS] alias] (the value of x is one row, none
+// when it is undefined), or JOIN (SELECT ...) [AS alias] (sub set, x nil;
+// alias "" when none was written).
 type joinClause struct {
 	alias string
+	in    bool
 	x     expr
 	sub   *Query
 	pos   int
@@ -268,6 +271,12 @@ func (q *Query) String() string {
 				}
 				continue
 			}
+			if !j.in {
+				j.x.write(&sb)
+				sb.WriteString(" AS ")
+				writeName(&sb, j.alias)
+				continue
+			}
 			writeName(&sb, j.alias)
 			sb.WriteString(" IN ")
 			j.x.write(&sb)
@@ -318,11 +327,11 @@ func (e *literal) write(sb *strings.Builder) {
 	case kNum:
 		if e.val.n < 0 || (e.val.n == 0 && 1/e.val.n < 0) {
 			sb.WriteString("(-")
-			sb.Write(jsontext.AppendNumber(nil, -e.val.n))
+			sb.Write(appendNum(nil, -e.val.n))
 			sb.WriteString(")")
 			return
 		}
-		sb.Write(jsontext.AppendNumber(nil, e.val.n))
+		sb.Write(appendNum(nil, e.val.n))
 	default:
 		sb.Write(appendJSON(nil, e.val))
 	}

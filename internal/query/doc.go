@@ -4,7 +4,9 @@
 //
 // Supported: SELECT [DISTINCT] [TOP n] with *, VALUE expr or a projection
 // list; FROM <name> [AS] alias, FROM <path> [AS alias], FROM x IN <path>;
-// any number of JOIN x IN <expr> and JOIN (SELECT ...) [[AS] alias]; WHERE;
+// any number of JOIN x IN <expr>, JOIN <path> [[AS] alias] (the path's
+// value as one row, none when undefined: JOIN f.children joins the array
+// once, its alias children) and JOIN (SELECT ...) [[AS] alias]; WHERE;
 // GROUP BY; ORDER BY (several keys, ASC/DESC, cross-type order undefined <
 // null < false < true < numbers < strings < arrays < objects); OFFSET n
 // LIMIT m; @parameters anywhere a value can stand (including TOP, OFFSET
@@ -64,8 +66,12 @@
 //
 // String functions measure and index strings in UTF-16 code units, as
 // JavaScript and Cosmos DB do: LENGTH("😀") is 2. REVERSE reverses code
-// points. Numbers are IEEE doubles; a result that is NaN or ±Inf is treated
-// as undefined.
+// points. Numbers are IEEE doubles. NaN and the infinities (the literals
+// NaN and Infinity, case-sensitive, or 1 / 0, SQRT(-1)) are numbers while
+// a query is evaluated: IEEE arithmetic, NaN equal to nothing,
+// IS_FINITE_NUMBER false, ToString "NaN", "Infinity", "-Infinity"; a
+// result, ORDER BY value or GROUP BY value that holds one fails the query,
+// since JSON cannot write it (Cosmos DB answers 400).
 //
 // Exec honours its context within a document as well as between
 // documents (it looks at it every few thousand evaluation steps), and

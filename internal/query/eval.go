@@ -84,6 +84,11 @@ type Result struct {
 	// DISTINCT, a query without FROM).
 	Sources  []int32
 	Examined int // how many docs were examined
+	// ExaminedBytes is the size of the examined docs' JSON, in bytes.
+	ExaminedBytes int
+	// Matched is how many of the examined docs gave at least one row that
+	// passed WHERE (every examined doc, without WHERE).
+	Matched int
 
 	// What Key needs: the rows of Items, the docs, the canonical encodings
 	// of DISTINCT results.
@@ -127,6 +132,9 @@ type evaluator struct {
 	groups    []group
 	groupVals []value // the values of the group being projected
 	keyBuf    []byte
+
+	matched     int // docs with a row that passed WHERE (Result.Matched)
+	lastMatched int // 1 + the index of the last doc counted in matched
 
 	env       Env                 // what the evaluation knows of the container
 	textCall  *call               // the full-text call being evaluated (fulltext.go)
@@ -246,8 +254,9 @@ func ExecFrom(ctx context.Context, q *Query, params map[string]any, docs []Doc, 
 			ev.itemRows = 0
 			ev.slots[0] = binding{raw: docs[di].JSON, lazy: true, doc: &docs[di]}
 			rows = ev.expand(rows, di)
+			res.ExaminedBytes += len(docs[di].JSON)
 		}
-		res.Examined = len(docs)
+		res.Examined, res.Matched = len(docs), ev.matched
 	}
 	if err := ctx.Err(); err != nil {
 		return Result{}, err
@@ -384,6 +393,7 @@ func (ev *evaluator) distinct(rows []row) ([]row, []string) {
 // larger than MaxValueSize, or the computed results so far larger than
 // MaxBuiltBytes.
 func (ev *evaluator) checkResult(v value) {
+	ev.checkFinite(v, "a result")
 	n, ok := sizeAtMost(v, MaxValueSize)
 	if !ok {
 		ev.fail("a result of the query would be over the limit of %d bytes", MaxValueSize)
@@ -391,6 +401,15 @@ func (ev *evaluator) checkResult(v value) {
 	ev.built += n
 	if ev.built > MaxBuiltBytes {
 		ev.fail("the results of the query would be over the limit of %d bytes", MaxBuiltBytes)
+	}
+}
+
+// checkFinite fails the query when v, which is what (a result, an ORDER
+// BY or a GROUP BY value), holds NaN or an infinite number: JSON cannot
+// write them, and Cosmos DB refuses such a response too.
+func (ev *evaluator) checkFinite(v value, what string) {
+	if !finite(v) {
+		ev.fail("%s of the query holds a number that JSON cannot represent (NaN or Infinity)", what)
 	}
 }
 
@@ -465,6 +484,10 @@ func (ev *evaluator) emit(rows []row, di, seq int) []row {
 	if q.where != nil && !ev.eval(q.where).isTrue() {
 		return rows
 	}
+	if ev.lastMatched != di+1 {
+		ev.lastMatched = di + 1
+		ev.matched++
+	}
 	if q.aggregated {
 		for i, c := range q.aggs {
 			ev.aggs[i].add(c.fn.name, ev.eval(c.args[0]))
@@ -515,6 +538,7 @@ func (ev *evaluator) emit(rows []row, di, seq int) []row {
 		r.keys = make([]value, len(q.orderBy))
 		for i, o := range q.orderBy {
 			r.keys[i] = ev.eval(o.x)
+			ev.checkFinite(r.keys[i], "an ORDER BY value")
 			if _, ok := sizeAtMost(r.keys[i], MaxValueSize); !ok {
 				ev.fail("an ORDER BY value would be over the limit of %d bytes", MaxValueSize)
 			}
@@ -949,6 +973,11 @@ func compareOp(op tokType, l, r value) value {
 	}
 	var c int
 	switch l.k {
+	case kNum:
+		if math.IsNaN(l.n) || math.IsNaN(r.n) {
+			return boolVal(op == tNe) // NaN equals nothing, itself included
+		}
+		c = compareTotal(l, r)
 	case kStr:
 		if op == tEq {
 			return boolVal(l.s == r.s)

@@ -153,8 +153,12 @@ func clamp(x, lo, hi int) int {
 	return x
 }
 
-// toInt converts a number argument to an int (truncating), saturating.
+// toInt converts a number argument to an int (truncating), saturating; NaN
+// is 0, as JavaScript's ToIntegerOrInfinity has it.
 func toInt(f float64) int {
+	if math.IsNaN(f) {
+		return 0
+	}
 	if f > 1<<40 {
 		return 1 << 40
 	}
@@ -233,7 +237,7 @@ func init() {
 	typeCheck("IS_DEFINED", func(v value) bool { return v.k != kUndef })
 	typeCheck("IS_NULL", func(v value) bool { return v.k == kNull })
 	typeCheck("IS_NUMBER", func(v value) bool { return v.k == kNum })
-	typeCheck("IS_FINITE_NUMBER", func(v value) bool { return v.k == kNum })
+	typeCheck("IS_FINITE_NUMBER", func(v value) bool { return v.k == kNum && finite(v) })
 	typeCheck("IS_STRING", func(v value) bool { return v.k == kStr })
 	typeCheck("IS_BOOL", func(v value) bool { return v.k == kBool })
 	typeCheck("IS_ARRAY", func(v value) bool { return v.k == kArr })

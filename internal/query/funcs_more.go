@@ -601,7 +601,7 @@ func fromEpoch(v value, per int64) value {
 		return undef
 	}
 	f := math.Trunc(v.n)
-	if f < float64(minTicks/per) || f > float64(maxTicks/per) {
+	if !(f >= float64(minTicks/per) && f <= float64(maxTicks/per)) { // NaN too
 		return undef
 	}
 	// Beyond 2^53 ticks a double is coarser than a tick: the last

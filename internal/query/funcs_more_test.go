@@ -168,7 +168,7 @@ func TestFuncsMath(t *testing.T) {
 		    roundToOneTenths: NumberBin(37.752, 0.1),
 		    roundToOneHundreds: NumberBin(37.752, 0.01)
 		}`, want: `[{"roundToNegativeHundreds":100,"roundToTens":30,"roundToOnes":37,"roundToOneTenths":37.7,"roundToOneHundreds":37.75}]`},
-		{q: `SELECT VALUE [NumberBin(-1.5), NumberBin(7), NumberBin("7"), NumberBin(7, "1"), NumberBin(1e308, 1e-308)]`, want: `[[-2,7]]`},
+		{q: `SELECT VALUE [NumberBin(-1.5), NumberBin(7), NumberBin("7"), NumberBin(7, "1")]`, want: `[[-2,7]]`},
 		// IntAdd, IntSub, IntMul, IntDiv, IntMod (documented)
 		{q: `SELECT VALUE {addNumber: IntAdd(20, 10), addZero: IntAdd(20, 0), addDecimal: IntAdd(20, 0.10)}`, want: `[{"addNumber":30,"addZero":20}]`},
 		{q: `SELECT VALUE {
@@ -522,7 +522,7 @@ func TestFuncsNewer(t *testing.T) {
 		    "case5": ARRAY_MEDIAN([12, 'abc', true, false, null, undefined])
 		}`, want: `[{"case1":2.5,"case2":3.3,"case3":-0.8500000000000001}]`},
 		{q: `SELECT VALUE [ARRAY_MIN([3, "a", false, null]), ARRAY_MIN([3, 1, 2]), ARRAY_MIN(["b", "a"]), ARRAY_SUM([])]`, want: `[[null,1,"a",0]]`},
-		{q: `SELECT VALUE [ARRAY_MAX([]), ARRAY_MIN([[1]]), ARRAY_MAX([{}]), ARRAY_AVG([]), ARRAY_MEDIAN([]), ARRAY_SUM("1"), ARRAY_MAX(1), ARRAY_SUM([1e308, 1e308])]`, want: `[[]]`},
+		{q: `SELECT VALUE [ARRAY_MAX([]), ARRAY_MIN([[1]]), ARRAY_MAX([{}]), ARRAY_AVG([]), ARRAY_MEDIAN([]), ARRAY_SUM("1"), ARRAY_MAX(1)]`, want: `[[]]`},
 		// IS_DATETIME, after the grammar of its documentation
 		{q: `SELECT VALUE [IS_DATETIME("2023-03-06"), IS_DATETIME("2023-03-06Z"), IS_DATETIME("2023-03-06 15:29:00Z"), IS_DATETIME("2023-03-06T15:29:00Z"),
 		                   IS_DATETIME("2023-03-06T15:29:59"), IS_DATETIME("2023-03-06T15:29:59.9"), IS_DATETIME("2023-03-06T15:29:59.9Z"),

@@ -23,6 +23,8 @@ var fuzzSeeds = []string{
 	`SELECT c.id, (SELECT VALUE COUNT(1) FROM t IN c.tags WHERE t = @s) AS n, ARRAY(SELECT DISTINCT VALUE y FROM y IN c.x.y ORDER BY y DESC OFFSET 1 LIMIT 1) AS ys FROM c WHERE EXISTS(SELECT VALUE t FROM t IN c.tags)`,
 	`SELECT VALUE [t, m] FROM c JOIN (SELECT VALUE t FROM t IN c.tags WHERE IS_STRING(t)) t JOIN m IN (SELECT VALUE [1, c.n]) JOIN (SELECT MAX(y) AS m FROM y IN c.x.y) mm`,
 	`SELECT TOP 1 (SELECT c.s WHERE CONTAINS(c.s, "l")).s, EXISTS(SELECT undefined), (SELECT VALUE (SELECT VALUE x FROM x IN [c.n, 2]) FROM y IN [1]) FROM c`,
+	`SELECT f.id, ARRAY_LENGTH(children), k[0] FROM Families f JOIN f.children JOIN f["tags"] AS k JOIN t IN k WHERE IS_DEFINED(t)`,
+	`SELECT VALUE [ToString(NaN), ToString(-Infinity), IS_FINITE_NUMBER(c.n / 0), NaN = NaN, SUBSTRING(c.s, NaN, Infinity), c.n * Infinity > 1] FROM c ORDER BY c.n`,
 }
 
 func FuzzParse(f *testing.F) {

@@ -149,6 +149,10 @@ func (l *lexer) next() token {
 			l.pos += n
 		}
 		word := l.src[start:l.pos]
+		if word == "NaN" || word == "Infinity" {
+			// JavaScript's names, case-sensitive as there
+			return token{typ: tNonFinite, pos: start, val: word}
+		}
 		if t, ok := keywords[strings.ToUpper(word)]; ok && len(word) <= 9 {
 			return token{typ: t, pos: start, val: word}
 		}

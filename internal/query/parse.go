@@ -334,10 +334,43 @@ func (p *parser) parseJoin() {
 		q.joins = append(q.joins, j)
 		return
 	}
-	alias := p.expect(tIdent, "alias after JOIN")
-	p.expect(tIn, "IN")
-	x := p.parseExpr()
-	q.joins = append(q.joins, joinClause{alias: alias.val, x: x, pos: x.position()})
+	first := p.expect(tIdent, "alias after JOIN")
+	if p.accept(tIn) {
+		x := p.parseExpr()
+		q.joins = append(q.joins, joinClause{alias: first.val, in: true, x: x, pos: x.position()})
+		return
+	}
+	// JOIN <path> [[AS] alias]: the path's value as a one-element set
+	path := p.parsePostfix(&ident{pos: first.pos, name: first.val})
+	j := joinClause{alias: inferredAlias(path, first.val), x: path, pos: first.pos}
+	explicit := p.peek().typ == tAs
+	if alias, ok := p.parseAlias(); ok {
+		if t := p.peek(); !explicit && (t.typ == tDot || t.typ == tLBrack) {
+			// JOIN t c.tags: the IN of JOIN t IN c.tags is missing
+			p.unexpected(*p.lastImplicitAlias, "IN")
+		}
+		j.alias = alias
+	}
+	q.joins = append(q.joins, j)
+}
+
+// inferredAlias is the alias a FROM or JOIN source written without one
+// takes: the last property name of its path (FROM c.a.b is b), or, when
+// that is not a plain name, the name the path starts with (first).
+func inferredAlias(path expr, first string) string {
+	alias := first
+	switch x := path.(type) {
+	case *member:
+		alias = x.name
+	case *index:
+		if l, ok := x.idx.(*literal); ok && l.val.k == kStr {
+			alias = l.val.s
+		}
+	}
+	if !isPlainIdent(alias) {
+		return first
+	}
+	return alias
 }
 
 // parseSubquery parses the query of a subquery, after its "(", up to its
@@ -451,22 +484,10 @@ func (p *parser) parseFrom() {
 	}
 	path := p.parsePostfix(&ident{pos: first.pos, name: first.val})
 	q.root = first.val
-	alias := first.val
 	if id, ok := path.(*ident); ok && !q.sub {
 		q.from = &fromClause{alias: id.name}
 	} else {
-		switch x := path.(type) {
-		case *member:
-			alias = x.name
-		case *index:
-			if l, ok := x.idx.(*literal); ok && l.val.k == kStr {
-				alias = l.val.s
-			}
-		}
-		if !isPlainIdent(alias) {
-			alias = first.val
-		}
-		q.from = &fromClause{alias: alias, path: path}
+		q.from = &fromClause{alias: inferredAlias(path, first.val), path: path}
 	}
 	if alias, ok := p.parseAlias(); ok {
 		q.from.alias, q.rootExpl = alias, true
@@ -620,7 +641,7 @@ func (p *parser) parsePostfix(x expr) expr {
 		switch t.typ {
 		case tDot:
 			n := p.next()
-			if n.typ != tIdent && !n.typ.isKeyword() {
+			if n.typ != tIdent && n.typ != tNonFinite && !n.typ.isKeyword() {
 				p.unexpected(n, "property name after \".\"")
 			}
 			x = &member{pos: x.position(), x: x, name: n.val}
@@ -646,6 +667,12 @@ func (p *parser) parsePrimary() expr {
 	switch t.typ {
 	case tNumber:
 		return &literal{pos: t.pos, val: value{k: kNum, n: p.number(t)}}
+	case tNonFinite:
+		f := math.Inf(1)
+		if t.val == "NaN" {
+			f = math.NaN()
+		}
+		return &literal{pos: t.pos, val: value{k: kNum, n: f}}
 	case tString:
 		return &literal{pos: t.pos, val: strVal(t.val)}
 	case tTrue:
@@ -707,7 +734,7 @@ func (p *parser) parsePrimary() expr {
 		if !p.accept(tRBrace) {
 			for {
 				k := p.next()
-				if k.typ != tString && k.typ != tIdent && !k.typ.isKeyword() {
+				if k.typ != tString && k.typ != tIdent && k.typ != tNonFinite && !k.typ.isKeyword() {
 					p.unexpected(k, "property name")
 				}
 				for _, old := range o.keys {

@@ -522,7 +522,12 @@ func rootPath(e expr) ([]string, bool) {
 
 func scalarKey(v value) (IndexKey, bool) {
 	switch v.k {
-	case kNull, kBool, kNum, kStr:
+	case kNull, kBool, kStr:
+		return makeKey(v), true
+	case kNum:
+		if !finite(v) {
+			return IndexKey{}, false // NaN matches nothing, and no index holds either
+		}
 		return makeKey(v), true
 	}
 	return IndexKey{}, false
@@ -627,4 +632,75 @@ func indexRange(e expr, params []value) (IndexRange, bool) {
 		return IndexRange{Path: path, Prefix: &p}, true
 	}
 	return IndexRange{}, false
+}
+
+// OrderByPaths returns the paths of q's ORDER BY items and their
+// directions, when every item is a path of the FROM alias's items (what a
+// composite index can serve); ok is false otherwise, and without ORDER BY.
+func (q *Query) OrderByPaths() (paths [][]string, desc []bool, ok bool) {
+	if q.from == nil || q.from.path != nil || len(q.orderBy) == 0 {
+		return nil, nil, false
+	}
+	for _, o := range q.orderBy {
+		path, ok := rootPath(o.x)
+		if !ok {
+			return nil, nil, false
+		}
+		paths, desc = append(paths, path), append(desc, o.desc)
+	}
+	return paths, desc, true
+}
+
+// Features are the clauses of a query whose results, over several
+// partitions, a gateway cannot merge by concatenating each partition's:
+// what Cosmos DB's query plan asks a client to do itself.
+type Features struct {
+	OrderBy     bool // ORDER BY
+	Top         bool // TOP
+	OffsetLimit bool // OFFSET ... LIMIT
+	Distinct    bool // SELECT DISTINCT
+	Aggregate   bool // an aggregate in the select list (with or without GROUP BY)
+	GroupBy     bool // GROUP BY
+	SelectValue bool // SELECT VALUE
+}
+
+// Any reports whether the query has any of the features that need a
+// client's work across partitions.
+func (f Features) Any() bool {
+	return f.OrderBy || f.Top || f.OffsetLimit || f.Distinct || f.Aggregate || f.GroupBy
+}
+
+// Features reports the top-level clauses of q that a cross-partition
+// query plan names.
+func (q *Query) Features() Features {
+	return Features{
+		OrderBy:     len(q.orderBy) > 0,
+		Top:         q.top != nil,
+		OffsetLimit: q.limit != nil,
+		Distinct:    q.distinct,
+		Aggregate:   len(q.aggs) > 0,
+		GroupBy:     q.grouped,
+		SelectValue: q.valueSel,
+	}
+}
+
+// Pinned reports whether q's WHERE clause holds, joined by AND at the top,
+// an equality of each of paths with one constant (params bound): whether
+// its items all have one value at each path, as a query that names one
+// logical partition by its partition key paths does.
+func (q *Query) Pinned(params map[string]any, paths [][]string) bool {
+	ranges := q.IndexRanges(params)
+	for _, p := range paths {
+		found := false
+		for _, r := range ranges {
+			if len(r.Points) == 1 && slicesEqual(r.Path, p) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return len(paths) > 0
 }

@@ -49,13 +49,20 @@ func (ev *evaluator) evalSubquery(x *subquery) value {
 	panic(abort{errAt(ev.q.text, x.pos, "a scalar subquery returned more than one value; use ARRAY(SELECT ...) for a list of values")})
 }
 
-// joinSource is what JOIN j iterates: the elements of its array, or the
-// results of its subquery.
+// joinSource is what JOIN j iterates: the elements of its array (JOIN x
+// IN ...), the value of its path (none when undefined), or the results of
+// its subquery.
 func (ev *evaluator) joinSource(j *joinClause) []value {
 	if j.sub != nil {
 		return ev.execSub(j.sub, -1)
 	}
 	src := ev.eval(j.x)
+	if !j.in {
+		if src.k == kUndef {
+			return nil
+		}
+		return []value{src}
+	}
 	if src.k != kArr {
 		return nil
 	}
@@ -259,6 +266,7 @@ func (ev *evaluator) addToGroup() {
 			ev.fail("the query would hold more than %d groups, the limit", MaxRows)
 		}
 		for _, v := range vals {
+			ev.checkFinite(v, "a GROUP BY value")
 			ev.checkResult(v)
 		}
 		ev.built += len(buf)

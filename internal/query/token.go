@@ -10,6 +10,7 @@ const (
 	tParam
 	tNumber
 	tString
+	tNonFinite // NaN or Infinity
 
 	// punctuation and operators
 	tLParen
@@ -111,7 +112,7 @@ var keywords = map[string]tokType{
 
 var tokNames = map[tokType]string{
 	tEOF: "end of query", tError: "error", tIdent: "identifier", tParam: "parameter",
-	tNumber: "number", tString: "string",
+	tNumber: "number", tString: "string", tNonFinite: "NaN or Infinity",
 	tLParen: "(", tRParen: ")", tLBrack: "[", tRBrack: "]", tLBrace: "{", tRBrace: "}",
 	tComma: ",", tDot: ".", tColon: ":", tQuestion: "?", tCoalesce: "??",
 	tStar: "*", tSlash: "/", tPercent: "%", tPlus: "+", tMinus: "-", tTilde: "~",

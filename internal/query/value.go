@@ -53,13 +53,46 @@ var (
 func boolVal(b bool) value  { return value{k: kBool, b: b} }
 func strVal(s string) value { return value{k: kStr, s: s} }
 
-// numVal makes a number; NaN and infinities are not representable and
-// become undefined.
-func numVal(f float64) value {
-	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return undef
+// numVal makes a number. NaN and the infinities are numbers while a query
+// is evaluated (the literals NaN and Infinity, 1 / 0, SQRT(-1)), but JSON
+// cannot hold them: a result that holds one fails the query (checkResult).
+func numVal(f float64) value { return value{k: kNum, n: f} }
+
+// finite reports whether v holds no NaN or infinite number at any depth.
+// Values decoded from JSON (raw) cannot.
+func finite(v value) bool {
+	switch {
+	case v.raw != nil:
+	case v.k == kNum:
+		return !math.IsNaN(v.n) && !math.IsInf(v.n, 0)
+	case v.k == kArr:
+		for _, e := range v.a {
+			if !finite(e) {
+				return false
+			}
+		}
+	case v.k == kObj:
+		for _, f := range v.o {
+			if !finite(f.v) {
+				return false
+			}
+		}
 	}
-	return value{k: kNum, n: f}
+	return true
+}
+
+// appendNum appends f as JavaScript writes a number: the JSON number, or
+// NaN, Infinity, -Infinity.
+func appendNum(dst []byte, f float64) []byte {
+	switch {
+	case math.IsNaN(f):
+		return append(dst, "NaN"...)
+	case math.IsInf(f, 1):
+		return append(dst, "Infinity"...)
+	case math.IsInf(f, -1):
+		return append(dst, "-Infinity"...)
+	}
+	return jsontext.AppendNumber(dst, f)
 }
 
 func (v value) isTrue() bool { return v.k == kBool && v.b }
@@ -327,7 +360,7 @@ func appendJSON(dst []byte, v value) []byte {
 		}
 		return append(dst, "false"...)
 	case kNum:
-		return jsontext.AppendNumber(dst, v.n)
+		return appendNum(dst, v.n)
 	case kStr:
 		return jsontext.AppendString(dst, v.s)
 	case kArr:
@@ -419,10 +452,10 @@ func compareTotal(a, b value) int {
 		}
 		return 1
 	case kNum:
-		switch {
-		case a.n < b.n:
-			return -1
-		case a.n > b.n:
+		switch an, bn := math.IsNaN(a.n), math.IsNaN(b.n); {
+		case a.n < b.n || an && !bn:
+			return -1 // NaN first, for a total order
+		case a.n > b.n || bn && !an:
 			return 1
 		}
 		return 0

@@ -155,11 +155,6 @@ func TestDatabasesAndContainers(t *testing.T) {
 	if status(err) != http.StatusConflict {
 		t.Errorf("second create: %v, want 409", err)
 	}
-	tp := azcosmos.NewManualThroughputProperties(400)
-	_, err = e.client.CreateDatabase(ctx, azcosmos.DatabaseProperties{ID: "shared"}, &azcosmos.CreateDatabaseOptions{ThroughputProperties: &tp})
-	if status(err) != http.StatusBadRequest {
-		t.Errorf("database throughput: %v, want 400", err)
-	}
 	var ids []string
 	for _, page := range allPages(t, e.client.NewQueryDatabasesPager("SELECT * FROM dbs d", nil)) {
 		for _, d := range page.Databases {
@@ -330,7 +325,7 @@ func TestItemsExpire(t *testing.T) {
 		t.Errorf("never: %d", s)
 	}
 	// Queries never see expired items.
-	pager := c.NewQueryItemsPager("SELECT VALUE COUNT(1) FROM c", azcosmos.NewPartitionKey(), nil)
+	pager := c.NewQueryItemsPager("SELECT VALUE COUNT(1) FROM c", ada, nil)
 	page, err := pager.NextPage(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -381,40 +376,66 @@ func TestQueries(t *testing.T) {
 		}
 		return out, pages
 	}
-	// Parameters, several pages (continuation), across partitions, ordered.
-	got, pages := all("SELECT VALUE c.total FROM c WHERE c.total >= @min ORDER BY c.total DESC", azcosmos.NewPartitionKey(),
-		&azcosmos.QueryOptions{PageSizeHint: 3, QueryParameters: []azcosmos.QueryParameter{{Name: "@min", Value: 5}}})
-	if fmt.Sprint(got) != "[19 18 17 16 15 14 13 12 11 10 9 8 7 6 5]" || pages != 5 {
+	a := azcosmos.NewPartitionKeyString("a")
+	// Parameters, several pages (continuation), one partition, ordered.
+	got, pages := all("SELECT VALUE c.total FROM c WHERE c.total >= @min ORDER BY c.total DESC", a,
+		&azcosmos.QueryOptions{PageSizeHint: 2, QueryParameters: []azcosmos.QueryParameter{{Name: "@min", Value: 5}}})
+	if fmt.Sprint(got) != "[18 15 12 9 6]" || pages != 3 {
 		t.Errorf("%d pages: %v", pages, got)
+	}
+	// Across partitions, a query the gateway passes through.
+	got, _ = all("SELECT VALUE c.id FROM c WHERE c.total < 3", azcosmos.NewPartitionKey(), nil)
+	if len(got) != 3 {
+		t.Errorf("across partitions: %v", got)
 	}
 	// One partition.
 	got, _ = all("SELECT VALUE c.id FROM c", azcosmos.NewPartitionKeyString("b"), &azcosmos.QueryOptions{PageSizeHint: 2})
 	if fmt.Sprint(got) != `["o01" "o04" "o07" "o10" "o13" "o16" "o19"]` {
 		t.Errorf("partition b: %v", got)
 	}
-	// Aggregates, TOP, DISTINCT across partitions: lethe's results, passed through.
-	for q, want := range map[string]string{
-		"SELECT VALUE COUNT(1) FROM c":                                       "[20]",
-		"SELECT VALUE MAX(c.total) FROM c":                                   "[19]",
-		"SELECT TOP 2 c.id FROM c ORDER BY c.total":                          `[{"id":"o00"} {"id":"o01"}]`,
-		"SELECT TOP 3 VALUE c.id FROM c ORDER BY c.tenant, c.total DESC":     `["o18" "o15" "o12"]`,
-		"SELECT TOP 2 VALUE c.id FROM c ORDER BY c.tenant DESC, c.total ASC": `["o02" "o05"]`,
-		"SELECT DISTINCT VALUE c.tenant FROM c":                              `["a" "b" "c"]`,
-		"SELECT VALUE AVG(c.total) FROM c WHERE c.tenant = 'a'":              "[9]",
+	// Aggregates, TOP, DISTINCT, ORDER BY: evaluated by lethe for one
+	// partition (named by the partition key, or by a filter on it). Across
+	// partitions, the gateway refuses them as Cosmos DB's does: this SDK
+	// sends them without a query plan.
+	for _, tc := range []struct{ q, want string }{
+		{"SELECT VALUE COUNT(1) FROM c", "[7]"},
+		{"SELECT VALUE MAX(c.total) FROM c", "[18]"},
+		{"SELECT TOP 2 c.id FROM c ORDER BY c.total", `[{"id":"o00"} {"id":"o03"}]`},
+		{"SELECT TOP 3 VALUE c.id FROM c ORDER BY c.tenant, c.total DESC", `["o18" "o15" "o12"]`},
+		{"SELECT TOP 2 VALUE c.id FROM c ORDER BY c.tenant DESC, c.total ASC", `["o00" "o03"]`},
+		{"SELECT DISTINCT VALUE c.tenant FROM c", `["a"]`},
 	} {
-		got, _ := all(q, azcosmos.NewPartitionKey(), nil)
-		if fmt.Sprint(got) != want {
-			t.Errorf("%s: %v, want %s", q, got, want)
+		if got, _ := all(tc.q, a, nil); fmt.Sprint(got) != tc.want {
+			t.Errorf("%s: %v, want %s", tc.q, got, tc.want)
+		}
+		_, err := c.NewQueryItemsPager(tc.q, azcosmos.NewPartitionKey(), nil).NextPage(ctx)
+		if status(err) != http.StatusBadRequest || !strings.Contains(err.Error(), "cross partition query can not be directly served by the gateway") {
+			t.Errorf("%s across partitions: %v", tc.q, err)
 		}
 	}
+	if got, _ := all("SELECT VALUE AVG(c.total) FROM c WHERE c.tenant = 'a'", azcosmos.NewPartitionKey(), nil); fmt.Sprint(got) != "[9]" {
+		t.Errorf("an aggregate of the partition a filter names: %v", got)
+	}
+	// Index metrics, when asked for, and query metrics on every page.
+	p := c.NewQueryItemsPager("SELECT VALUE c.id FROM c WHERE c.total = 4", azcosmos.NewPartitionKeyString("b"), &azcosmos.QueryOptions{PopulateIndexMetrics: true})
+	page, err := p.NextPage(ctx)
+	if err != nil || page.QueryMetrics == nil || !strings.Contains(*page.QueryMetrics, "outputDocumentCount=1;") || page.IndexMetrics == nil {
+		t.Errorf("metrics: %v %v %v", err, page.QueryMetrics, page.IndexMetrics)
+	}
+	// An ORDER BY of several paths needs a composite index that serves it.
+	_, err = c.NewQueryItemsPager("SELECT VALUE c.id FROM c ORDER BY c.tenant, c.total", a, nil).NextPage(ctx)
+	if status(err) != http.StatusBadRequest || !strings.Contains(err.Error(), "does not have a corresponding composite index") {
+		t.Errorf("ORDER BY without its composite index: %v", err)
+	}
 	// A continuation token resumes a new pager.
-	first := c.NewQueryItemsPager("SELECT VALUE c.id FROM c ORDER BY c.id", azcosmos.NewPartitionKey(), &azcosmos.QueryOptions{PageSizeHint: 15})
-	page, err := first.NextPage(ctx)
+	b := azcosmos.NewPartitionKeyString("b")
+	first := c.NewQueryItemsPager("SELECT VALUE c.id FROM c ORDER BY c.id DESC", b, &azcosmos.QueryOptions{PageSizeHint: 4})
+	page, err = first.NextPage(ctx)
 	if err != nil || page.ContinuationToken == nil {
 		t.Fatalf("first page: %v", err)
 	}
-	rest, _ := all("SELECT VALUE c.id FROM c ORDER BY c.id", azcosmos.NewPartitionKey(), &azcosmos.QueryOptions{ContinuationToken: page.ContinuationToken})
-	if fmt.Sprint(rest) != `["o15" "o16" "o17" "o18" "o19"]` {
+	rest, _ := all("SELECT VALUE c.id FROM c ORDER BY c.id DESC", b, &azcosmos.QueryOptions{ContinuationToken: page.ContinuationToken})
+	if fmt.Sprint(rest) != `["o07" "o04" "o01"]` {
 		t.Errorf("resumed: %v", rest)
 	}
 	// A bad query is a 400.
@@ -523,10 +544,11 @@ func TestErrors(t *testing.T) {
 func TestThrottlingRetried(t *testing.T) {
 	e := newEnv(t, cosmosrest.Config{}) // the system clock: throughput refills in real time
 	ctx := context.Background()
-	// 5 RU/s: a bucket of 5 RU, and a create costs 5.5, so each create
-	// after the first is refused for about a second, however slow the
-	// machine, and retried by the SDK after x-ms-retry-after-ms.
-	tp := azcosmos.NewManualThroughputProperties(5)
+	// 400 RU/s (Cosmos DB's least): a bucket of 400 RU, and a create of
+	// an item of 900,000 bytes costs 444.5, so each create after the first
+	// is refused for about a second, however slow the machine, and retried
+	// by the SDK after x-ms-retry-after-ms.
+	tp := azcosmos.NewManualThroughputProperties(400)
 	c := e.container(t, azcosmos.ContainerProperties{
 		ID:                     "small",
 		PartitionKeyDefinition: azcosmos.PartitionKeyDefinition{Paths: []string{"/id"}},
@@ -534,7 +556,7 @@ func TestThrottlingRetried(t *testing.T) {
 	var ids []string
 	for i := range 3 {
 		id := fmt.Sprint(i)
-		if _, err := c.CreateItem(ctx, azcosmos.NewPartitionKeyString(id), item(t, map[string]any{"id": id}), nil); err != nil {
+		if _, err := c.CreateItem(ctx, azcosmos.NewPartitionKeyString(id), item(t, map[string]any{"id": id, "pad": strings.Repeat("x", 900_000)}), nil); err != nil {
 			t.Fatalf("create %d: %v (the SDK should have retried the 429s)", i, err)
 		}
 		ids = append(ids, id)
@@ -590,6 +612,73 @@ func TestThroughput(t *testing.T) {
 	unlimited, _ := db.NewContainer("unlimited")
 	if _, err := unlimited.ReadThroughput(ctx, nil); status(err) != http.StatusNotFound {
 		t.Errorf("throughput of an unlimited container: %v, want 404", err)
+	}
+	if _, err := c.ReplaceThroughput(ctx, azcosmos.NewManualThroughputProperties(450), nil); status(err) != http.StatusBadRequest {
+		t.Errorf("450 RU/s (not in steps of 100): %v, want 400", err)
+	}
+	if _, err := c.ReplaceThroughput(ctx, azcosmos.NewAutoscaleThroughputProperties(4000), nil); status(err) != http.StatusBadRequest {
+		t.Errorf("manual to autoscale by a replace: %v, want 400", err)
+	}
+	if _, err := db.ReadThroughput(ctx, nil); status(err) != http.StatusNotFound {
+		t.Errorf("throughput of a database without: %v, want 404", err)
+	}
+}
+
+// TestSharedAndAutoscaleThroughput: a database's shared throughput and a
+// container's autoscale throughput, read and replaced with the SDK.
+func TestSharedAndAutoscaleThroughput(t *testing.T) {
+	e := newEnv(t, cosmosrest.Config{})
+	ctx := context.Background()
+	tp := azcosmos.NewManualThroughputProperties(400)
+	if _, err := e.client.CreateDatabase(ctx, azcosmos.DatabaseProperties{ID: "shared"}, &azcosmos.CreateDatabaseOptions{ThroughputProperties: &tp}); err != nil {
+		t.Fatal(err)
+	}
+	db, _ := e.client.NewDatabase("shared")
+	resp, err := db.ReadThroughput(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, ok := resp.ThroughputProperties.ManualThroughput(); !ok || n != 400 {
+		t.Errorf("database throughput %d %v, want 400", n, ok)
+	}
+	if resp, err = db.ReplaceThroughput(ctx, azcosmos.NewManualThroughputProperties(500), nil); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := resp.ThroughputProperties.ManualThroughput(); n != 500 {
+		t.Errorf("database throughput after replace %d, want 500", n)
+	}
+	if _, err := db.CreateContainer(ctx, azcosmos.ContainerProperties{ID: "inner",
+		PartitionKeyDefinition: azcosmos.PartitionKeyDefinition{Paths: []string{"/id"}}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	inner, _ := db.NewContainer("inner")
+	if _, err := inner.ReadThroughput(ctx, nil); status(err) != http.StatusNotFound {
+		t.Errorf("throughput of a container drawing on its database's: %v, want 404", err)
+	}
+
+	auto := azcosmos.NewAutoscaleThroughputProperties(5000)
+	c := e.container(t, azcosmos.ContainerProperties{
+		ID:                     "auto",
+		PartitionKeyDefinition: azcosmos.PartitionKeyDefinition{Paths: []string{"/id"}},
+	}, &azcosmos.CreateContainerOptions{ThroughputProperties: &auto})
+	resp, err = c.ReadThroughput(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, ok := resp.ThroughputProperties.AutoscaleMaxThroughput(); !ok || n != 5000 {
+		t.Errorf("autoscale maximum %d %v, want 5000", n, ok)
+	}
+	if n, _ := resp.ThroughputProperties.ManualThroughput(); n != 500 {
+		t.Errorf("an idle autoscale container scaled to %d, want 500 (a tenth of its maximum)", n)
+	}
+	if resp, err = c.ReplaceThroughput(ctx, azcosmos.NewAutoscaleThroughputProperties(10000), nil); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := resp.ThroughputProperties.AutoscaleMaxThroughput(); n != 10000 {
+		t.Errorf("autoscale maximum after replace %d, want 10000", n)
+	}
+	if _, err := c.ReplaceThroughput(ctx, azcosmos.NewAutoscaleThroughputProperties(1500), nil); status(err) != http.StatusBadRequest {
+		t.Errorf("an autoscale maximum of 1500: %v, want 400", err)
 	}
 }
 
@@ -1109,5 +1198,77 @@ func TestFullTextSearch(t *testing.T) {
 		if s := strings.Join(got, ","); s != want {
 			t.Errorf("%s: got %s, want %s", q, s, want)
 		}
+	}
+}
+
+// TestGateways runs the SDK against both gateways of one handler: ids the
+// routing gateway misreads in paths (a trailing space, '#', '/') are created
+// through it but then refused with 401, and work through the compute
+// gateway; the documents of reads and queries carry the same system
+// properties; an explicit "ttl": null is refused as Cosmos DB refuses it.
+func TestGateways(t *testing.T) {
+	h, err := cosmosrest.New(cosmosrest.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = h.Close() })
+	ctx := context.Background()
+	cred, err := azcosmos.NewKeyCredential(cosmosrest.EmulatorKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clientAt := func(hd http.Handler) *azcosmos.Client {
+		srv := httptest.NewTLSServer(hd)
+		client, err := azcosmos.NewClientWithKey(srv.URL, cred, &azcosmos.ClientOptions{ClientOptions: azcore.ClientOptions{Transport: srv.Client()}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { client.Close(); srv.Close() })
+		return client
+	}
+	rc, cc := clientAt(h), clientAt(h.ComputeGateway())
+	if _, err := rc.CreateDatabase(ctx, azcosmos.DatabaseProperties{ID: "db"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	db, err := rc.NewDatabase("db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.CreateContainer(ctx, azcosmos.ContainerProperties{ID: "c", PartitionKeyDefinition: azcosmos.PartitionKeyDefinition{Paths: []string{"/pk"}}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	routing, err := rc.NewContainer("db", "c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	compute, err := cc.NewContainer("db", "c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"Test ", "a#b", "a/b", "plain"} {
+		pk := azcosmos.NewPartitionKeyString(id)
+		if _, err := routing.CreateItem(ctx, pk, item(t, map[string]any{"id": id, "pk": id}), nil); err != nil {
+			t.Fatalf("create %q: %v", id, err)
+		}
+		_, err := routing.ReadItem(ctx, pk, id, nil)
+		if want := map[bool]int{true: 0, false: http.StatusUnauthorized}[id == "plain"]; status(err) != want {
+			t.Errorf("routing gateway, read %q: %v, want status %d", id, err, want)
+		}
+		read, err := compute.ReadItem(ctx, pk, id, nil)
+		if err != nil {
+			t.Fatalf("compute gateway, read %q: %v", id, err)
+		}
+		pages := allPages(t, compute.NewQueryItemsPager("SELECT * FROM c WHERE c.id = @id", pk, &azcosmos.QueryOptions{QueryParameters: []azcosmos.QueryParameter{{Name: "@id", Value: id}}}))
+		if len(pages) == 0 || len(pages[0].Items) != 1 {
+			t.Fatalf("query of %q: %v", id, pages)
+		}
+		got, want := decode(t, pages[0].Items[0]), decode(t, read.Value)
+		if got["_rid"] == nil || got["_rid"] != want["_rid"] || got["_self"] != want["_self"] || got["_attachments"] != "attachments/" {
+			t.Errorf("%q: query %v, read %v", id, got, want)
+		}
+	}
+	_, err = compute.CreateItem(ctx, azcosmos.NewPartitionKeyString("x"), []byte(`{"id":"x","pk":"x","ttl":null}`), nil)
+	if status(err) != http.StatusBadRequest {
+		t.Errorf("\"ttl\": null: %v, want 400", err)
 	}
 }

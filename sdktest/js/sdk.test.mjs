@@ -51,10 +51,11 @@ after(async () => {
   if (binDir) await rm(binDir, { recursive: true, force: true });
 });
 
-// startLethe runs the command on a free port of 127.0.0.1 and waits for its
-// start line, from which it takes the address.
+// startLethe runs the command on a free port of 127.0.0.1 (its compute
+// gateway on another) and waits for its start line, from which it takes the
+// address.
 async function startLethe(...args) {
-  const proc = spawn(bin, ["-addr", "127.0.0.1:0", ...args], { stdio: ["ignore", "ignore", "pipe"] });
+  const proc = spawn(bin, ["-addr", "127.0.0.1:0", "-compute-addr", "127.0.0.1:0", ...args], { stdio: ["ignore", "ignore", "pipe"] });
   let stderr = "";
   proc.stderr.setEncoding("utf8");
   proc.stderr.on("data", (chunk) => (stderr += chunk));
@@ -175,8 +176,12 @@ describe("over HTTPS, with the SDK's default connection policy", { timeout: 120_
       assert.equal(typeof resource._ts, "number");
     }
     await rejectsWith(client.databases.create({ id: "one" }), 409, "second create");
-    // Database-level throughput is not served.
-    await rejectsWith(client.databases.create({ id: "shared", throughput: 400 }), 400, "database throughput");
+    // Database-level (shared) throughput: an offer of the database's own.
+    const shared = await client.databases.create({ id: "shared", throughput: 400 });
+    assert.equal(shared.statusCode, 201);
+    assert.equal((await shared.database.readOffer()).resource.content.offerThroughput, 400);
+    await rejectsWith(client.databases.create({ id: "too little", throughput: 300 }), 400, "database throughput under 400");
+    await shared.database.delete();
 
     const existing = await client.databases.createIfNotExists({ id: "one" });
     assert.equal(existing.statusCode, 200);
@@ -482,12 +487,17 @@ describe("over HTTPS, with the SDK's default connection policy", { timeout: 120_
     }
     assert.equal(pages, 3);
 
-    // A continuation token resumes the query in a new iterator.
-    const first = await c.items.query("SELECT VALUE c.id FROM c ORDER BY c.id", { maxItemCount: 15 }).fetchNext();
-    assert.equal(first.resources.length, 15);
+    // A continuation token resumes the query in a new iterator. Across
+    // partitions, an ORDER BY is refused by the gateway (as Cosmos DB's
+    // is) and the SDK runs it range by range, without a token; for one
+    // partition the server's token comes through.
+    const first = await c.items.query("SELECT VALUE c.id FROM c ORDER BY c.id DESC", { partitionKey: "b", maxItemCount: 4 }).fetchNext();
+    assert.deepEqual(first.resources, ["o19", "o16", "o13", "o10"]);
     assert.ok(first.continuationToken, "no continuation token after the first page");
-    const rest = await drain(c.items.query("SELECT VALUE c.id FROM c ORDER BY c.id", { maxItemCount: 15, continuationToken: first.continuationToken }));
-    assert.deepEqual(rest.items, ["o15", "o16", "o17", "o18", "o19"]);
+    const rest = await drain(c.items.query("SELECT VALUE c.id FROM c ORDER BY c.id DESC", { partitionKey: "b", maxItemCount: 4, continuationToken: first.continuationToken }));
+    assert.deepEqual(rest.items, ["o07", "o04", "o01"]);
+    const across = await c.items.query("SELECT VALUE c.id FROM c ORDER BY c.id", { maxItemCount: 15 }).fetchNext();
+    assert.deepEqual(across.resources, ids.slice(0, 15));
 
     // A bad query, or a missing parameter, is a 400.
     await rejectsWith(c.items.query("SELECT * FROM c WHERE").fetchAll(), 400, "bad query");
@@ -529,6 +539,51 @@ describe("over HTTPS, with the SDK's default connection policy", { timeout: 120_
     assert.equal((await c.readOffer()).resource.content.offerThroughput, 1000);
     const unlimited = await container("throughput", { id: "unlimited", partitionKey: { paths: ["/id"] } });
     assert.equal((await unlimited.readOffer()).resource, undefined);
+  });
+
+  test("users and permissions: clients built with resourceTokens and permissionFeed", async () => {
+    const c = await container("tenants", { id: "c", partitionKey: { paths: ["/tenant"] } });
+    await c.items.create({ id: "1", tenant: "acme" });
+    await c.items.create({ id: "1", tenant: "globex" });
+    const database = client.database("tenants");
+    const { resource: userDef, statusCode } = await database.users.create({ id: "acme-app" });
+    assert.equal(statusCode, 201);
+    assert.equal(userDef.id, "acme-app");
+    const user = database.user("acme-app");
+    const { resource: perm } = await user.permissions.create(
+      { id: "acme-only", permissionMode: "All", resource: c.url, resourcePartitionKey: ["acme"] },
+      { resourceTokenExpirySeconds: 600 },
+    );
+    assert.match(perm._token, /^type=resource&ver=1\.0&sig=/);
+    const { resources: users } = await database.users.readAll().fetchAll();
+    assert.deepEqual(users.map((u) => u.id), ["acme-app"]);
+    const { resources: perms } = await user.permissions.query("SELECT * FROM p WHERE p.permissionMode = 'All'").fetchAll();
+    assert.deepEqual(perms.map((p) => p.id), ["acme-only"]);
+
+    // A client holding only the token: its partition key, and nothing else.
+    const scoped = new CosmosClient({ endpoint: server.url, resourceTokens: { [c.url]: perm._token }, agent });
+    const sc = scoped.database("tenants").container("c");
+    assert.equal((await sc.item("1", "acme").read()).resource.tenant, "acme");
+    await sc.items.upsert({ id: "2", tenant: "acme" });
+    const { resources: mine } = await sc.items.query("SELECT c.id FROM c", { partitionKey: "acme" }).fetchAll();
+    assert.deepEqual(mine.map((r) => r.id).sort(), ["1", "2"]);
+    await rejectsWith(sc.item("1", "globex").read(), 403, "another tenant's item");
+    await rejectsWith(sc.items.create({ id: "3", tenant: "globex" }), 403, "a write in another tenant");
+    // The SDK has no token for the list of databases, and sends none.
+    await rejectsWith(scoped.databases.readAll().fetchAll(), 401, "the databases");
+    scoped.dispose();
+
+    // A Read permission through a permissionFeed: reads, never writes.
+    const { resource: readPerm } = await database.user("acme-app").permissions.upsert({ id: "acme-only", permissionMode: "Read", resource: c.url, resourcePartitionKey: ["acme"] });
+    const reader = new CosmosClient({ endpoint: server.url, permissionFeed: [readPerm], agent });
+    const rc = reader.database("tenants").container("c");
+    assert.equal((await rc.item("2", "acme").read()).statusCode, 200);
+    await rejectsWith(rc.item("2", "acme").delete(), 403, "a delete under Read");
+    // Its permission deleted, the token is refused.
+    await user.permission("acme-only").delete();
+    await rejectsWith(rc.item("2", "acme").read(), 401, "a token whose permission was deleted");
+    reader.dispose();
+    await user.delete();
   });
 
   test("conflicts: an empty feed on a single-region account, as the emulator's", async () => {
@@ -702,17 +757,18 @@ describe("over HTTPS, with the SDK's default connection policy", { timeout: 120_
     });
 
     test("429: throttled writes, retried by the SDK itself", async (t) => {
-      // 5 RU/s: a bucket of 5 RU, and a create costs 5.5, so each create
-      // after the first is refused for about a second and retried by the
-      // SDK after x-ms-retry-after-ms.
-      const c = await container("throttled", { id: "small", partitionKey: { paths: ["/id"] }, throughput: 5 });
+      // 400 RU/s, the service's least: a create of a 900 KB item costs
+      // more than that, so each create after the first is refused for
+      // about a second and retried by the SDK after x-ms-retry-after-ms.
+      const c = await container("throttled", { id: "small", partitionKey: { paths: ["/id"] }, throughput: 400 });
+      const pad = "x".repeat(900 * 1024);
       const before429 = agent.count(429);
       const start = performance.now();
       let retries = 0;
       let waitedMs = 0;
       const n = 3;
       for (let i = 0; i < n; i++) {
-        const r = await c.items.create({ id: String(i) });
+        const r = await c.items.create({ id: String(i), pad });
         assert.equal(r.statusCode, 201, `create ${i}`);
         retries += Number(r.headers["x-ms-throttle-retry-count"] ?? 0);
         waitedMs += Number(r.headers["x-ms-throttle-retry-wait-time-ms"] ?? 0);
@@ -722,7 +778,7 @@ describe("over HTTPS, with the SDK's default connection policy", { timeout: 120_
       assert.ok(sent > 0, "no 429 on the wire: throttling was not exercised");
       assert.ok(retries > 0, "the SDK reports no throttle retries");
       assert.ok(waitedMs > 0, "the SDK reports no wait");
-      assert.ok(elapsed >= (n - 1) * 800, `${n} creates of 5.5 RU at 5 RU/s took only ${Math.round(elapsed)} ms`);
+      assert.ok(elapsed >= (n - 1) * 800, `${n} creates of 900 KB at 400 RU/s took only ${Math.round(elapsed)} ms`);
       const { resources } = await c.items.query("SELECT VALUE c.id FROM c").fetchAll();
       assert.deepEqual(resources.sort(), ["0", "1", "2"]);
       t.diagnostic(`429s retried by the SDK: ${sent}, waited ${waitedMs} ms`);
