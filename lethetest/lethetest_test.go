@@ -64,6 +64,12 @@ func TestItemsExpireOnFastForward(t *testing.T) {
 	}
 
 	a.FastForward(10 * time.Second)
+	// The reaper purged s2 before FastForward returned.
+	store, _ := a.Handler().Store("app")
+	cont, _ := store.Container("sessions")
+	if st := cont.Stats(); st.Items != 2 || st.ExpiredPending != 0 {
+		t.Errorf("stats after FastForward: %+v", st)
+	}
 	if _, err := c.ReadItem(ctx, azcosmos.NewPartitionKeyString("ann"), "s2", nil); func() int { s, _ := status(err); return s }() != http.StatusNotFound {
 		t.Errorf("s2 after its ttl: %v, want 404", err)
 	}
@@ -79,9 +85,6 @@ func TestItemsExpireOnFastForward(t *testing.T) {
 		got[1].PartitionKey["user"] != "ann" || !strings.Contains(string(got[1].Item), `"s1"`) {
 		t.Errorf("expired %+v", got)
 	}
-	// The reaper purged them before FastForward returned.
-	s, _ := a.Handler().Store("app")
-	cont, _ := s.Container("sessions")
 	if st := cont.Stats(); st.Items != 1 {
 		t.Errorf("stats after the purge: %+v", st)
 	}
@@ -199,6 +202,12 @@ func TestThroughputRefillsWithTheClock(t *testing.T) {
 		t.Fatalf("writes of 100 KB at 400 RU/s: %v, want a 429", throttled)
 	}
 	a.FastForward(10 * time.Second)
+	// The reaper purged s2 before FastForward returned.
+	store, _ := a.Handler().Store("app")
+	cont, _ := store.Container("sessions")
+	if st := cont.Stats(); st.Items != 2 || st.ExpiredPending != 0 {
+		t.Errorf("stats after FastForward: %+v", st)
+	}
 	b, _ := json.Marshal(map[string]any{"id": "after", "user": "ann"})
 	if _, err := c.CreateItem(ctx, azcosmos.NewPartitionKeyString("ann"), b, nil); err != nil {
 		t.Errorf("after the clock moved: %v", err)
