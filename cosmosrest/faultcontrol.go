@@ -76,6 +76,7 @@ func (j *faultRuleJSON) rule() (FaultRule, error) {
 // resource link "" (the set) or the rule's id.
 func (h *Handler) serveFaults(w http.ResponseWriter, r *http.Request) {
 	f := h.cfg.Faults
+	w.Header().Set("x-ms-request-charge", "0")
 	rest := strings.TrimPrefix(r.URL.EscapedPath(), faultsPath)
 	id := ""
 	switch {
