@@ -79,4 +79,3 @@ func run(ctx context.Context) error {
 	fmt.Printf("read it back: %d touch, cart %q; it expires 5 s after its last use\n", got.Touches, got.Data["cart"])
 	return nil
 }
-
