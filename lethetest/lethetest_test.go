@@ -202,12 +202,6 @@ func TestThroughputRefillsWithTheClock(t *testing.T) {
 		t.Fatalf("writes of 100 KB at 400 RU/s: %v, want a 429", throttled)
 	}
 	a.FastForward(10 * time.Second)
-	// The reaper purged s2 before FastForward returned.
-	store, _ := a.Handler().Store("app")
-	cont, _ := store.Container("sessions")
-	if st := cont.Stats(); st.Items != 2 || st.ExpiredPending != 0 {
-		t.Errorf("stats after FastForward: %+v", st)
-	}
 	b, _ := json.Marshal(map[string]any{"id": "after", "user": "ann"})
 	if _, err := c.CreateItem(ctx, azcosmos.NewPartitionKeyString("ann"), b, nil); err != nil {
 		t.Errorf("after the clock moved: %v", err)
