@@ -42,7 +42,9 @@ func TestFaultOperations(t *testing.T) {
 		{cosmosrest.FaultUpsertItem, func() response {
 			return c.do("POST", "/dbs/db/colls/c/docs", map[string]any{"id": "d", "pk": "a"}, append(pk, "x-ms-documentdb-is-upsert", "True")...)
 		}},
-		{cosmosrest.FaultReplaceItem, func() response { return c.do("PUT", "/dbs/db/colls/c/docs/d", map[string]any{"id": "d", "pk": "a"}, pk...) }},
+		{cosmosrest.FaultReplaceItem, func() response {
+			return c.do("PUT", "/dbs/db/colls/c/docs/d", map[string]any{"id": "d", "pk": "a"}, pk...)
+		}},
 		{cosmosrest.FaultPatchItem, func() response {
 			return c.do("PATCH", "/dbs/db/colls/c/docs/d", map[string]any{"operations": []any{map[string]any{"op": "set", "path": "/x", "value": 1}}}, pk...)
 		}},
