@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"strings"
+	"time"
 	"unicode/utf8"
 )
 
@@ -136,6 +137,36 @@ func (c *Container) ReadItem(ctx context.Context, pk PartitionKey, id string, o 
 // has in cache rather than in a fresh allocation: see BenchmarkReadItem.
 func (c *Container) ReadItemAppend(ctx context.Context, dst []byte, pk PartitionKey, id string, o *ItemOptions) (ItemResponse, error) {
 	return c.read(ctx, "ReadItemAppend", dst, pk, id)
+}
+
+// ItemExpiry returns when the live item (pk, id) expires by the store's
+// clock, and false if it never does (TTL off, or -1). It fails as ReadItem
+// does for an item that does not exist or has expired, and costs no
+// request units: it is for tests and tools that check an item's time left.
+func (c *Container) ItemExpiry(ctx context.Context, pk PartitionKey, id string) (time.Time, bool, error) {
+	if err := c.check(ctx, "ItemExpiry", id); err != nil {
+		return time.Time{}, false, err
+	}
+	sh, h := c.shardFor(pk.enc, id)
+	sh.mu.RLock()
+	rec := sh.items.get(pk.enc, id, h)
+	exp := int64(never)
+	if rec != "" {
+		if c.rule.liveNow(rec, &c.store.clock) {
+			exp = c.rule.expiresAt(rec.ttl(), rec.written())
+		} else {
+			rec = ""
+		}
+	}
+	sh.mu.RUnlock()
+	if rec == "" {
+		_, err := c.fail("ItemExpiry", id, &Error{StatusCode: statusNotFound, Message: msgNotFound})
+		return time.Time{}, false, err
+	}
+	if exp == never {
+		return time.Time{}, false, nil
+	}
+	return time.Unix(0, exp), true, nil
 }
 
 // read is the single read path: a live item's JSON is appended to dst.

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -69,6 +70,10 @@ type Config struct {
 	// from."), as the front does by default
 	// (lethe.QueryOptions.RequireCompositeIndexes).
 	AllowOrderByWithoutCompositeIndex bool
+	// Faults, when set, are fault injection rules applied to every
+	// request after it is authenticated, and the handler serves their
+	// control endpoint, /_lethe/faults (see Faults).
+	Faults *Faults
 }
 
 // Handler serves the Azure Cosmos DB for NoSQL REST API over lethe stores,
@@ -179,6 +184,10 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, g gateway) {
 		}
 	}()
 
+	if h.cfg.Faults != nil && strings.HasPrefix(r.URL.Path, faultsPath) {
+		h.serveFaults(w, r)
+		return
+	}
 	rt, err := parsePath(r.URL.EscapedPath(), g)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, err.Error(), 0, 0)
@@ -203,6 +212,9 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, g gateway) {
 		}
 	}
 	t := classify(rt)
+	if h.injectFault(w, r, t) {
+		return
+	}
 	if claims != nil {
 		if ae := h.authorize(*claims, r, t, body); ae != nil {
 			writeError(w, ae.status, ae.msg, 0, 0)

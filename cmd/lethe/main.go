@@ -10,6 +10,7 @@
 //	go run ./cmd/lethe -changefeed=false    # containers without a change feed
 //	go run ./cmd/lethe -cert c.pem -certkey k.pem  # your own certificate
 //	go run ./cmd/lethe -compute-addr ""     # no compute gateway on :8903
+//	go run ./cmd/lethe -faults=false        # no fault injection endpoint
 //
 // Like the emulator, it serves the same data twice: as the routing gateway on
 // -addr and as the compute gateway on -compute-addr (localhost:8903), which
@@ -35,6 +36,13 @@
 // whose signature segment is the account key, base64url-encoded: the
 // token the SDKs' emulator tests build). Other Entra ID tokens and resource
 // tokens are refused with 401.
+//
+// Fault injection: POST /_lethe/faults, signed with the master key, adds a
+// rule that makes matching requests fail as Cosmos DB fails (429 with a
+// retry-after, 503, 408, 410, 500) or wait; see cosmosrest.Faults and the
+// cosmosrest package documentation for its shape. -faults=false turns the
+// endpoint and the rules off.
+//
 // SIGINT or SIGTERM stops the server gracefully: it finishes the requests
 // under way, then closes the stores.
 package main
@@ -75,6 +83,7 @@ func run(args []string) error {
 	certKeyPath := fs.String("certkey", "", "the private key of -cert, PEM")
 	feed := fs.Bool("changefeed", true, "give every container created a change feed, as Cosmos DB does")
 	feedChanges := fs.Int("changefeed-max-changes", 0, "how many changes each container's change feed keeps (0: lethe's default, 1048576)")
+	faults := fs.Bool("faults", true, "apply fault injection rules, set at /_lethe/faults with requests signed with the master key")
 	feedBytes := fs.Int64("changefeed-max-bytes", 0, "how many bytes of changes each container's change feed keeps (0: lethe's default, 256 MiB)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -85,7 +94,7 @@ func run(args []string) error {
 
 	h, err := cosmosrest.New(cosmosrest.Config{Key: *key, Dir: *dir,
 		ChangeFeed:   &lethe.ChangeFeedPolicy{MaxChanges: *feedChanges, MaxBytes: *feedBytes},
-		NoChangeFeed: !*feed})
+		NoChangeFeed: !*feed, Faults: faultRules(*faults)})
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,8 @@
 // Package sdktest runs the official Azure Cosmos DB Go SDK (azcosmos)
 // against lethe's REST front (github.com/lethedb/lethe/cosmosrest) served
 // by httptest: what works through the SDK works for programs that use it.
+// Every test runs twice: over HTTPS, and again under TestInProcess through
+// lethetest's in-process transport (both.go), so that the two cannot drift.
 package sdktest
 
 import (
@@ -9,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"reflect"
 	"slices"
 	"sort"
@@ -26,10 +27,11 @@ import (
 	"github.com/lethedb/lethe/cosmosrest"
 )
 
-// env is one handler served over TLS and an SDK client of it.
+// env is one handler served over TLS, or in process, and an SDK client of
+// it.
 type env struct {
 	client    *azcosmos.Client
-	transport policy.Transporter // trusts the server's certificate
+	transport policy.Transporter // trusts the server's certificate, or serves in process
 	status    statusCounter
 }
 
@@ -57,15 +59,15 @@ func newEnv(t *testing.T, cfg cosmosrest.Config) *env {
 		t.Fatal(err)
 	}
 	e := &env{}
-	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	url, tr := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h.ServeHTTP(countingWriter{w, &e.status}, r)
 	}))
-	e.transport = srv.Client()
+	e.transport = tr
 	cred, err := azcosmos.NewKeyCredential(cosmosrest.EmulatorKey)
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.client, err = azcosmos.NewClientWithKey(srv.URL, cred, &azcosmos.ClientOptions{
+	e.client, err = azcosmos.NewClientWithKey(url, cred, &azcosmos.ClientOptions{
 		ClientOptions: azcore.ClientOptions{Transport: e.transport},
 	})
 	if err != nil {
@@ -73,7 +75,6 @@ func newEnv(t *testing.T, cfg cosmosrest.Config) *env {
 	}
 	t.Cleanup(func() {
 		e.client.Close()
-		srv.Close()
 		if err := h.Close(); err != nil {
 			t.Error(err)
 		}
@@ -1218,12 +1219,12 @@ func TestGateways(t *testing.T) {
 		t.Fatal(err)
 	}
 	clientAt := func(hd http.Handler) *azcosmos.Client {
-		srv := httptest.NewTLSServer(hd)
-		client, err := azcosmos.NewClientWithKey(srv.URL, cred, &azcosmos.ClientOptions{ClientOptions: azcore.ClientOptions{Transport: srv.Client()}})
+		url, tr := serve(t, hd)
+		client, err := azcosmos.NewClientWithKey(url, cred, &azcosmos.ClientOptions{ClientOptions: azcore.ClientOptions{Transport: tr}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { client.Close(); srv.Close() })
+		t.Cleanup(client.Close)
 		return client
 	}
 	rc, cc := clientAt(h), clientAt(h.ComputeGateway())

@@ -1,0 +1,125 @@
+package lethetest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/lethedb/lethe"
+)
+
+// StoredItem is an item as the account stores it.
+type StoredItem struct {
+	// JSON is the stored document, with its system properties (_ts,
+	// _etag, ...), as a read through the front returns it.
+	JSON []byte
+	// TS is the item's last write, its _ts, by the account's clock.
+	TS time.Time
+	// Expires reports whether the item expires; ExpiresAt is then when,
+	// and TimeLeft how long from the account's now.
+	Expires   bool
+	ExpiresAt time.Time
+	TimeLeft  time.Duration
+}
+
+// container returns the lethe container behind db/coll, failing the test
+// if there is none.
+func (a *Account) container(db, coll string) *lethe.Container {
+	a.t.Helper()
+	s, ok := a.h.Store(db)
+	if !ok {
+		a.t.Fatalf("lethetest: no database %q", db)
+	}
+	c, err := s.Container(coll)
+	if err != nil {
+		a.t.Fatalf("lethetest: %v", err)
+	}
+	return c
+}
+
+// Item returns item id of partition key pk (such as
+// lethe.NewPartitionKeyString("a")) in container coll of database db, as
+// stored, with when it expires; false if there is no such live item. It
+// charges no request units and passes no fault rule.
+func (a *Account) Item(db, coll string, pk lethe.PartitionKey, id string) (StoredItem, bool) {
+	a.t.Helper()
+	c := a.container(db, coll)
+	ctx := context.Background()
+	at, expires, err := c.ItemExpiry(ctx, pk, id)
+	if errors.Is(err, lethe.ErrNotFound) {
+		return StoredItem{}, false
+	}
+	if err != nil {
+		a.t.Fatalf("lethetest: %v", err)
+	}
+	r, err := c.ReadItem(ctx, pk, id, nil)
+	if errors.Is(err, lethe.ErrNotFound) {
+		return StoredItem{}, false
+	}
+	if err != nil {
+		a.t.Fatalf("lethetest: %v", err)
+	}
+	var sys struct {
+		TS int64 `json:"_ts"`
+	}
+	if err := json.Unmarshal(r.Value, &sys); err != nil {
+		a.t.Fatalf("lethetest: the stored item is not JSON: %v", err)
+	}
+	it := StoredItem{JSON: r.Value, TS: time.Unix(sys.TS, 0), Expires: expires}
+	if expires {
+		it.ExpiresAt = at
+		it.TimeLeft = at.Sub(a.clock.Now())
+	}
+	return it, true
+}
+
+// ExpiredItem is an item whose time to live ran out.
+type ExpiredItem struct {
+	ID string
+	// PartitionKey is the item's partition key, as the change feed's
+	// metadata names it: {"/path's last segment": value, ...}.
+	PartitionKey map[string]any
+	// ExpiredAt is when it expired, to the second (the change's crts).
+	ExpiredAt time.Time
+	// Item is the version that expired.
+	Item json.RawMessage
+}
+
+// Expired returns the items of container coll of database db that
+// expired, oldest first, as its change feed (all versions and deletes)
+// records them. The container must keep a change feed, as every container
+// the front creates does by default.
+func (a *Account) Expired(db, coll string) []ExpiredItem {
+	a.t.Helper()
+	c := a.container(db, coll)
+	ctx := context.Background()
+	p := c.NewChangeFeedPager(&lethe.ChangeFeedOptions{Mode: lethe.ChangeFeedModeAllVersionsAndDeletes})
+	var out []ExpiredItem
+	for {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			a.t.Fatalf("lethetest: reading the change feed of %s/%s: %v", db, coll, err)
+		}
+		if len(page.Items) == 0 {
+			return out
+		}
+		for _, raw := range page.Items {
+			var ch struct {
+				Previous json.RawMessage `json:"previous"`
+				Metadata struct {
+					Expired      bool           `json:"timeToLiveExpired"`
+					ID           string         `json:"id"`
+					PartitionKey map[string]any `json:"partitionKey"`
+					CRTS         int64          `json:"crts"`
+				} `json:"metadata"`
+			}
+			if err := json.Unmarshal(raw, &ch); err != nil {
+				a.t.Fatalf("lethetest: a change is not JSON: %v", err)
+			}
+			if m := ch.Metadata; m.Expired {
+				out = append(out, ExpiredItem{ID: m.ID, PartitionKey: m.PartitionKey, ExpiredAt: time.Unix(m.CRTS, 0), Item: ch.Previous})
+			}
+		}
+	}
+}
