@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/lethedb/lethe"
+	"github.com/lethedb/lethe/internal/vfs"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -260,11 +261,11 @@ func TestDurableSyncFailure(t *testing.T) {
 	c := mustContainer(t, s, lethe.ContainerProperties{ID: "c"})
 	_, err := c.CreateItem(ctx, lethe.NewPartitionKey(), []byte(`{"id":"kept"}`), nil)
 	require.NoError(t, err)
-	lethe.SetLogSync(s, func(*os.File) error { return syscall.EIO })
+	lethe.SetLogSync(s, func(vfs.File) error { return syscall.EIO })
 	_, err = c.CreateItem(ctx, lethe.NewPartitionKey(), []byte(`{"id":"failed"}`), nil)
 	require.ErrorIs(t, err, lethe.ErrUnavailable)
 	require.ErrorIs(t, err, syscall.EIO)
-	lethe.SetLogSync(s, (*os.File).Sync)
+	lethe.SetLogSync(s, vfs.File.Sync)
 	_, err = c.CreateItem(ctx, lethe.NewPartitionKey(), []byte(`{"id":"later"}`), nil)
 	require.ErrorIs(t, err, lethe.ErrUnavailable, "the store stays read-only")
 	_, err = s.CreateContainer(ctx, lethe.ContainerProperties{ID: "d"})
@@ -534,7 +535,7 @@ func TestDurableGroupCommit(t *testing.T) {
 		synced = map[string]bool{} // ids on stable storage, by the fake fsync
 		tried  = map[string]bool{}
 	)
-	lethe.SetLogSync(s, func(f *os.File) error {
+	lethe.SetLogSync(s, func(f vfs.File) error {
 		mu.Lock()
 		pending := maps.Clone(tried)
 		mu.Unlock()

@@ -3,6 +3,8 @@ package lethe
 import (
 	"fmt"
 	"time"
+
+	"github.com/lethedb/lethe/internal/vfs"
 )
 
 // Options configure a Store. The zero value (or a nil *Options) gives an
@@ -19,6 +21,15 @@ type Options struct {
 	// Sync says when a durable store's acknowledged writes are on stable
 	// storage; the zero value is SyncAlways.
 	Sync SyncPolicy
+
+	// fs is the file system a durable store lives on: vfs.OS unless a
+	// test sets another (through vfs.SetOptionsFS; see vfs's doc for why
+	// it is not an option of the API).
+	fs vfs.FS
+}
+
+func init() {
+	vfs.SetOptionsFS = func(opts any, fsys vfs.FS) { opts.(*Options).fs = fsys }
 }
 
 // ReaperOptions bound the background purge. The zero value gives sensible
@@ -70,6 +81,9 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.Sync < SyncAlways || o.Sync > SyncNever {
 		return o, &OptionError{"Sync", o.Sync, "not SyncAlways, SyncEverySecond or SyncNever"}
+	}
+	if o.fs == nil {
+		o.fs = vfs.OS
 	}
 	r := &o.Reaper
 	switch {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/lethedb/lethe/internal/dirlock"
+	"github.com/lethedb/lethe/internal/vfs"
 )
 
 // Recovery: how a durable store comes back (the format is in wal.go).
@@ -86,11 +87,11 @@ func (s *Store) Recovery() RecoveryInfo { return s.recovery }
 // openDir makes the store durable: it takes the directory, recovers its
 // contents, and starts the log and the checkpointer.
 func (s *Store) openDir() error {
-	dir := s.opts.Dir
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	fsys, dir := s.opts.fs, s.opts.Dir
+	if err := fsys.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("lethe: Open: %w", err)
 	}
-	lock, err := dirlock.Lock(dir)
+	lock, err := fsys.Lock(dir)
 	if err != nil {
 		if errors.Is(err, ErrLocked) {
 			return fmt.Errorf("%w: %s", ErrLocked, dir)
@@ -102,7 +103,7 @@ func (s *Store) openDir() error {
 	if err == nil {
 		s.recovery.Duration = time.Since(start)
 		s.checkpointer = newCheckpointer(s, snapSize)
-		s.wal, err = openWAL(dir, next, s.opts.Sync, (*os.File).Sync, s.checkpointer.grew)
+		s.wal, err = openWAL(fsys, dir, next, s.opts.Sync, s.checkpointer.grew)
 	}
 	if err == nil {
 		err = s.logRecovered(r.recovered, r.now)
@@ -111,7 +112,7 @@ func (s *Store) openDir() error {
 		}
 	}
 	if err != nil {
-		dirlock.Unlock(lock)
+		lock.Close()
 		var ce *CorruptionError
 		if errors.As(err, &ce) {
 			return err
@@ -139,16 +140,16 @@ func (s *Store) recover(dir string) (r *replayer, next uint64, snapSize int64, e
 			r, next, snapSize, err = nil, 0, 0, fmt.Errorf("lethe: reading %s: %v", r.file, p)
 		}
 	}()
-	entries, err := os.ReadDir(dir)
+	fsys := s.opts.fs
+	names, err := fsys.List(dir)
 	if err != nil {
 		return nil, 0, 0, err
 	}
 	var snaps, segs []uint64
-	for _, e := range entries {
-		name := e.Name()
+	for _, name := range names {
 		switch {
 		case strings.HasSuffix(name, ".tmp"):
-			if err := os.Remove(filepath.Join(dir, name)); err != nil {
+			if err := fsys.Remove(filepath.Join(dir, name)); err != nil {
 				return nil, 0, 0, err
 			}
 		case strings.HasPrefix(name, "snap-") && strings.HasSuffix(name, ".db"):
@@ -305,7 +306,7 @@ var afterMap func(path string)
 // releases the contents when it is done with them.
 func (r *replayer) readFile(path, magic string, tornOK bool) (data []byte, release func(), err error) {
 	r.file = path
-	data, release, err = mapFile(path)
+	data, release, err = r.s.opts.fs.Map(path)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -343,7 +344,7 @@ func (r *replayer) replaySegment(path string, last bool) error {
 		// The store died between creating this segment and writing its
 		// header: nothing was logged to it. It gets its header, so that
 		// it reads as the empty segment it is once others follow it.
-		r.repair = func() error { return writeHeader(path, walMagic) }
+		r.repair = func() error { return writeHeader(r.s.opts.fs, path, walMagic) }
 		if len(data) > 0 {
 			r.s.recovery.TornFile, r.s.recovery.TornBytes = filepath.Base(path), int64(len(data))
 		}
@@ -357,7 +358,7 @@ func (r *replayer) replaySegment(path string, last bool) error {
 		return err
 	}
 	if torn := int64(len(data)) - end; torn > 0 {
-		r.repair = func() error { return os.Truncate(path, end) }
+		r.repair = func() error { return truncate(r.s.opts.fs, path, end) }
 		r.s.recovery.TornFile, r.s.recovery.TornBytes = filepath.Base(path), torn
 	}
 	return nil
@@ -365,14 +366,27 @@ func (r *replayer) replaySegment(path string, last bool) error {
 
 // writeHeader replaces a file's contents with the header of a file of the
 // kind magic, synced.
-func writeHeader(path, magic string) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0)
+func writeHeader(fsys vfs.FS, path, magic string) error {
+	f, err := fsys.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0)
 	if err != nil {
 		return err
 	}
 	if _, err = f.Write(append([]byte(magic), walVersion)); err == nil {
 		err = f.Sync()
 	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// truncate cuts a file to size.
+func truncate(fsys vfs.FS, path string, size int64) error {
+	f, err := fsys.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	err = f.Truncate(size)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"sync"
 	"time"
+
+	"github.com/lethedb/lethe/internal/vfs"
 )
 
 // The write-ahead log and the on-disk format of a durable store.
@@ -174,9 +176,10 @@ func (p SyncPolicy) String() string {
 // the current segment and (under SyncAlways) syncs it, so every writer
 // waiting meanwhile shares that write and that fsync.
 type wal struct {
+	fs       vfs.FS
 	dir      string
 	policy   SyncPolicy
-	syncFile func(*os.File) error // (*os.File).Sync; tests inject failures
+	syncFile func(vfs.File) error // vfs.File.Sync; tests inject failures
 
 	mu       sync.Mutex
 	work     sync.Cond // the committer waits for frames
@@ -191,7 +194,7 @@ type wal struct {
 	grow     func(int64)
 
 	ioMu sync.Mutex // held while writing to f or switching segments
-	f    *os.File
+	f    vfs.File
 	seg  uint64 // the number of f's segment
 
 	stop   chan struct{}
@@ -199,10 +202,10 @@ type wal struct {
 }
 
 // openWAL starts a log that appends to a new segment numbered seg.
-func openWAL(dir string, seg uint64, policy SyncPolicy, syncFile func(*os.File) error, grow func(int64)) (*wal, error) {
-	w := &wal{dir: dir, policy: policy, syncFile: syncFile, grow: grow, seg: seg, stop: make(chan struct{}), exited: make(chan struct{})}
+func openWAL(fsys vfs.FS, dir string, seg uint64, policy SyncPolicy, grow func(int64)) (*wal, error) {
+	w := &wal{fs: fsys, dir: dir, policy: policy, syncFile: vfs.File.Sync, grow: grow, seg: seg, stop: make(chan struct{}), exited: make(chan struct{})}
 	w.work.L, w.progress.L = &w.mu, &w.mu
-	f, err := createLogFile(dir, segmentName(seg), walMagic, syncFile)
+	f, err := createLogFile(fsys, dir, segmentName(seg), walMagic, w.syncFile)
 	if err != nil {
 		return nil, err
 	}
@@ -213,8 +216,8 @@ func openWAL(dir string, seg uint64, policy SyncPolicy, syncFile func(*os.File) 
 
 // createLogFile creates a file with its header, synced, and syncs the
 // directory so that the file's name is durable too.
-func createLogFile(dir, name, magic string, syncFile func(*os.File) error) (*os.File, error) {
-	f, err := os.OpenFile(filepath.Join(dir, name), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+func createLogFile(fsys vfs.FS, dir, name, magic string, syncFile func(vfs.File) error) (vfs.File, error) {
+	f, err := fsys.OpenFile(filepath.Join(dir, name), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
 	if err != nil {
 		return nil, err
 	}
@@ -222,24 +225,13 @@ func createLogFile(dir, name, magic string, syncFile func(*os.File) error) (*os.
 		err = syncFile(f)
 	}
 	if err == nil {
-		err = syncDir(dir)
+		err = fsys.SyncDir(dir)
 	}
 	if err != nil {
 		f.Close()
 		return nil, err
 	}
 	return f, nil
-}
-
-// syncDir syncs a directory, making the names of new or renamed files in it
-// durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }
 
 // addPut appends the write of an item, rec, to the container cid. It
@@ -491,7 +483,7 @@ func (w *wal) rotate() (uint64, error) {
 	if err := w.failure(); err != nil {
 		return 0, err
 	}
-	f, err := createLogFile(w.dir, segmentName(w.seg+1), walMagic, w.syncFile)
+	f, err := createLogFile(w.fs, w.dir, segmentName(w.seg+1), walMagic, w.syncFile)
 	if err != nil {
 		w.mu.Lock()
 		if w.err == nil {
