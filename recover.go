@@ -43,7 +43,9 @@ import (
 //
 // A torn frame at the very end of the last segment (the store died while
 // appending it: the file ends inside the frame, or the frame's checksum
-// fails and it ends exactly at the end of the file) is cut off, and
+// fails and it ends exactly at the end of the file; or the power was cut
+// while it was written: the frame is damaged and the file ends in zeros
+// from a sector boundary after its start) is cut off, and
 // reported in RecoveryInfo.TornFile and TornBytes; that write was never
 // acknowledged. A last segment shorter than its header (the store died
 // while creating it) holds nothing, and is given its header, so that the
@@ -88,7 +90,7 @@ func (s *Store) Recovery() RecoveryInfo { return s.recovery }
 // contents, and starts the log and the checkpointer.
 func (s *Store) openDir() error {
 	fsys, dir := s.opts.fs, s.opts.Dir
-	if err := fsys.MkdirAll(dir, 0o755); err != nil {
+	if err := vfs.MkdirAllDurable(fsys, dir, 0o755); err != nil {
 		return fmt.Errorf("lethe: Open: %w", err)
 	}
 	lock, err := fsys.Lock(dir)
@@ -246,6 +248,11 @@ func (r *replayer) frames(data []byte, tornOK bool, fn func(off int64, payload [
 	for off < len(data) {
 		rest := data[off:]
 		corrupt := func(why string) (int64, error) {
+			if tornOK && zeroTail(data, off) {
+				// A write torn by a power cut: whole sectors of it reached
+				// the disk, then the space the file system gave it, zeros.
+				return int64(off), nil
+			}
 			return int64(off), &CorruptionError{File: r.file, Offset: int64(off), Reason: why}
 		}
 		if len(rest) < frameHeader {
@@ -256,9 +263,6 @@ func (r *replayer) frames(data []byte, tornOK bool, fn func(off int64, payload [
 		}
 		n := binary.LittleEndian.Uint32(rest)
 		if ^n != binary.LittleEndian.Uint32(rest[4:]) {
-			if tornOK && allZero(rest) {
-				return int64(off), nil // space the file system gave but the store never wrote
-			}
 			return corrupt("the frame's length is damaged")
 		}
 		if n == 0 || n > maxFramePayload {
@@ -289,13 +293,18 @@ func (r *replayer) frames(data []byte, tornOK bool, fn func(off int64, payload [
 	return int64(off), nil
 }
 
-func allZero(b []byte) bool {
-	for _, c := range b {
-		if c != 0 {
-			return false
-		}
+// sectorSize is the smallest unit a disk writes whole.
+const sectorSize = 512
+
+// zeroTail reports whether data, after off, ends in zeros from a sector
+// boundary on (or is zeros after off): what a write torn by a power cut
+// leaves when the file's new size reached the disk and not all its data.
+func zeroTail(data []byte, off int) bool {
+	z := len(data)
+	for z > off && data[z-1] == 0 {
+		z--
 	}
-	return true
+	return z <= off || (z+sectorSize-1)/sectorSize*sectorSize < len(data)
 }
 
 // afterMap, when set (by tests), is called with each file recovery has
@@ -358,7 +367,7 @@ func (r *replayer) replaySegment(path string, last bool) error {
 		return err
 	}
 	if torn := int64(len(data)) - end; torn > 0 {
-		r.repair = func() error { return truncate(r.s.opts.fs, path, end) }
+		r.repair = func() error { return truncateSynced(r.s.opts.fs, path, end) }
 		r.s.recovery.TornFile, r.s.recovery.TornBytes = filepath.Base(path), torn
 	}
 	return nil
@@ -380,13 +389,17 @@ func writeHeader(fsys vfs.FS, path, magic string) error {
 	return err
 }
 
-// truncate cuts a file to size.
-func truncate(fsys vfs.FS, path string, size int64) error {
+// truncateSynced cuts a file to size, synced: a cut that a power loss
+// undid would bring a torn end back in a segment that others follow, where
+// it reads as damage.
+func truncateSynced(fsys vfs.FS, path string, size int64) error {
 	f, err := fsys.OpenFile(path, os.O_WRONLY, 0)
 	if err != nil {
 		return err
 	}
-	err = f.Truncate(size)
+	if err = f.Truncate(size); err == nil {
+		err = f.Sync()
+	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}

@@ -25,7 +25,9 @@ import (
 //     shard's read lock is held only to list them, never during I/O);
 //     expired items are left out. In the background the writing is paced
 //     at checkpointPace bytes a second, so that users keep their latency.
-//  3. The file is synced and renamed to snap-<n>.db, the directory synced;
+//  3. The file is synced, and the log too (the items read may have been
+//     written after the rotation: their changes must be durable before the
+//     snapshot is); the file is renamed to snap-<n>.db, the directory synced;
 //     then the segments before n and the older snapshots are removed.
 //
 // The format is in wal.go, recovery in recover.go.
@@ -126,6 +128,14 @@ func (cp *checkpointer) take(ctx context.Context, pace int64) error {
 	fsys, dir := s.opts.fs, s.opts.Dir
 	path := filepath.Join(dir, snapshotName(n))
 	size, err := cp.write(ctx, path+".tmp", pace, feeds)
+	if err == nil {
+		// The snapshot holds the items as they were when it read them,
+		// some written after the rotation: their log frames, appended
+		// before, must be durable before the snapshot is, or a power cut
+		// could leave an item in the snapshot whose change the log lost
+		// (and the change feed with it).
+		err = s.wal.sync()
+	}
 	if err != nil {
 		fsys.Remove(path + ".tmp")
 		return checkpointError(err)

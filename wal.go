@@ -471,6 +471,13 @@ func (w *wal) flushLocked(sync bool) error {
 	return err
 }
 
+// sync writes and syncs everything appended so far.
+func (w *wal) sync() error {
+	w.ioMu.Lock()
+	defer w.ioMu.Unlock()
+	return w.flushLocked(true)
+}
+
 // rotate writes and syncs everything appended so far, then starts a new
 // segment, whose number it returns: every change appended before rotate
 // returned is in the segments before it.

@@ -15,6 +15,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"slices"
 
 	"github.com/lethedb/lethe/internal/dirlock"
@@ -120,6 +121,34 @@ func (osFS) Lock(dir string) (io.Closer, error) {
 type osLock struct{ f *os.File }
 
 func (l osLock) Close() error { return dirlock.Unlock(l.f) }
+
+// MkdirAllDurable creates dir and the directories above it that do not
+// exist, as MkdirAll does, and syncs the parent of each directory it
+// created, so that the new directories' names are durable: a file synced in
+// a new directory is not found after a power cut if the directory's own
+// name was lost.
+func MkdirAllDurable(fsys FS, dir string, perm fs.FileMode) error {
+	dir = filepath.Clean(dir)
+	var missing []string // the directories to create, deepest first
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := fsys.List(d); err == nil {
+			break
+		}
+		missing = append(missing, d)
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	if err := fsys.MkdirAll(dir, perm); err != nil {
+		return err
+	}
+	for _, d := range slices.Backward(missing) {
+		if err := fsys.SyncDir(filepath.Dir(d)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
 // SetOptionsFS gives opts, a *lethe.Options, the file system fsys for the
 // durable store it opens. Package lethe sets it when it is initialized; it
