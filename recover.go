@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/lethedb/lethe/internal/dirlock"
@@ -105,9 +106,19 @@ func (s *Store) openDir() error {
 	if err == nil {
 		s.recovery.Duration = time.Since(start)
 		s.checkpointer = newCheckpointer(s, snapSize)
-		s.wal, err = openWAL(fsys, dir, next, s.opts.Sync, s.checkpointer.grew)
+		if r.readOnly == nil {
+			s.wal, err = openWAL(fsys, dir, next, s.opts.Sync, s.checkpointer.grew)
+			if err != nil && cannotWrite(err) {
+				r.readOnly, err = err, nil
+			}
+		}
+		if r.readOnly != nil {
+			// The disk is full (or read-only): the store serves what it
+			// recovered, and refuses writes, rather than nothing at all.
+			s.wal = readOnlyWAL(fsys, dir, s.opts.Sync, r.readOnly)
+		}
 	}
-	if err == nil {
+	if err == nil && r.readOnly == nil {
 		err = s.logRecovered(r.recovered, r.now)
 		if err != nil {
 			s.wal.close()
@@ -199,7 +210,10 @@ func (s *Store) recover(dir string) (r *replayer, next uint64, snapSize int64, e
 	}
 	if r.repair != nil {
 		if err := r.repair(); err != nil {
-			return nil, 0, 0, err
+			if !cannotWrite(err) {
+				return nil, 0, 0, err
+			}
+			r.readOnly = err // the store reads what is there, writes nothing
 		}
 	}
 	next = 1
@@ -209,6 +223,13 @@ func (s *Store) recover(dir string) (r *replayer, next uint64, snapSize int64, e
 		next = from
 	}
 	return r, next, snapSize, nil
+}
+
+// cannotWrite reports whether err says that the disk takes no writes: it
+// is full (or over quota), or mounted read-only. A store that meets it at
+// Open opens read-only.
+func cannotWrite(err error) bool {
+	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) || errors.Is(err, syscall.EROFS)
 }
 
 // fileNumber reads the hexadecimal number in a file name.
@@ -230,6 +251,9 @@ type replayer struct {
 	version byte   // its format version
 	removed []record
 	repair  func() error // repairs the end of the log, once all is read
+	// readOnly is why the store cannot write (the disk is full), nil if it
+	// can: it then opens read-only.
+	readOnly error
 
 	// found is, for each container, the instant up to which its expiries
 	// have been found (the change feed's 'R' frames, settings changes,

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/lethedb/lethe/internal/vfs"
@@ -197,8 +198,9 @@ type wal struct {
 	f    vfs.File
 	seg  uint64 // the number of f's segment
 
-	stop   chan struct{}
-	exited chan struct{}
+	stop     chan struct{}
+	exited   chan struct{}
+	readOnly bool // opened on a disk that takes no writes: never had a segment
 }
 
 // openWAL starts a log that appends to a new segment numbered seg.
@@ -213,6 +215,32 @@ func openWAL(fsys vfs.FS, dir string, seg uint64, policy SyncPolicy, grow func(i
 	go w.run()
 	return w, nil
 }
+
+// readOnlyWAL is the log of a store that Open found it cannot write to
+// (cannotWrite): it has failed from the start, with an error that says why.
+func readOnlyWAL(fsys vfs.FS, dir string, policy SyncPolicy, cause error) *wal {
+	w := &wal{fs: fsys, dir: dir, policy: policy, syncFile: vfs.File.Sync, stop: make(chan struct{}), exited: make(chan struct{}), readOnly: true}
+	w.work.L, w.progress.L = &w.mu, &w.mu
+	w.err = &readOnlyError{dir: dir, err: cause}
+	close(w.exited) // no committer
+	return w
+}
+
+// readOnlyError is the failure of a store opened read-only.
+type readOnlyError struct {
+	dir string
+	err error
+}
+
+func (e *readOnlyError) Error() string {
+	what := "is full"
+	if errors.Is(e.err, syscall.EROFS) {
+		what = "is mounted read-only"
+	}
+	return fmt.Sprintf("the disk holding %s %s, so the store opened read-only: make room on it (or remount it) and reopen the store to write (%v)", e.dir, what, e.err)
+}
+
+func (e *readOnlyError) Unwrap() error { return e.err }
 
 // createLogFile creates a file with its header, synced, and syncs the
 // directory so that the file's name is durable too.
@@ -229,6 +257,7 @@ func createLogFile(fsys vfs.FS, dir, name, magic string, syncFile func(vfs.File)
 	}
 	if err != nil {
 		f.Close()
+		fsys.Remove(filepath.Join(dir, name)) // nothing was logged to it
 		return nil, err
 	}
 	return f, nil
@@ -524,6 +553,9 @@ func (w *wal) close() error {
 	w.ioMu.Unlock()
 	close(w.stop)
 	<-w.exited
+	if w.readOnly {
+		return nil // nothing was written: nothing is lost
+	}
 	if cerr := w.f.Close(); err == nil {
 		err = cerr
 	}
