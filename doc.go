@@ -312,7 +312,11 @@
 // with ErrUnavailable and the store refuses every later write until it is
 // reopened, while reads go on; the failed write may already be visible to
 // readers, and is gone after a reopen. A write is visible to readers as
-// soon as it is applied, which is just before its record is synced.
+// soon as it is applied, which is just before its record is synced. Open
+// on a disk that is full (or mounted read-only), where it cannot start a
+// log segment, opens the store read-only: reads, queries and the change
+// feed work, every write fails with ErrUnavailable (503) and a message
+// naming the disk, and Close loses nothing; reopen it once there is room.
 //
 // Snapshots keep the log short: Store.Checkpoint takes one now, and the
 // store takes one by itself when the log has grown (by 64 MB and by the

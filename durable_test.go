@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/lethedb/lethe"
+	"github.com/lethedb/lethe/internal/vfs"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -260,11 +261,11 @@ func TestDurableSyncFailure(t *testing.T) {
 	c := mustContainer(t, s, lethe.ContainerProperties{ID: "c"})
 	_, err := c.CreateItem(ctx, lethe.NewPartitionKey(), []byte(`{"id":"kept"}`), nil)
 	require.NoError(t, err)
-	lethe.SetLogSync(s, func(*os.File) error { return syscall.EIO })
+	lethe.SetLogSync(s, func(vfs.File) error { return syscall.EIO })
 	_, err = c.CreateItem(ctx, lethe.NewPartitionKey(), []byte(`{"id":"failed"}`), nil)
 	require.ErrorIs(t, err, lethe.ErrUnavailable)
 	require.ErrorIs(t, err, syscall.EIO)
-	lethe.SetLogSync(s, (*os.File).Sync)
+	lethe.SetLogSync(s, vfs.File.Sync)
 	_, err = c.CreateItem(ctx, lethe.NewPartitionKey(), []byte(`{"id":"later"}`), nil)
 	require.ErrorIs(t, err, lethe.ErrUnavailable, "the store stays read-only")
 	_, err = s.CreateContainer(ctx, lethe.ContainerProperties{ID: "d"})
@@ -361,6 +362,72 @@ func TestDurableTornTail(t *testing.T) {
 		s = openDurable(t, work, clock)
 		assert.Zero(t, s.Recovery().TornBytes)
 		require.NoError(t, s.Close())
+	}
+}
+
+// TestDurableTornZeroTail: a power cut while the last writes were on their
+// way may leave whole sectors of them and then zeros up to the size the
+// file had reached (the file system gave the space, the data never came):
+// the frames cut are torn, not damage, wherever the cut falls in them. A
+// damaged frame followed by data is still damage.
+func TestDurableTornZeroTail(t *testing.T) {
+	dir := t.TempDir()
+	clock := lethe.NewManualClock(t0)
+	s := openDurable(t, dir, clock)
+	c := mustContainer(t, s, lethe.ContainerProperties{ID: "c"})
+	big := strings.Repeat("b", 700)
+	for i := range 4 {
+		_, err := c.CreateItem(ctx, lethe.NewPartitionKey(), fmt.Appendf(nil, `{"id":"i%d","b":%q}`, i, big), nil)
+		require.NoError(t, err)
+	}
+	require.NoError(t, s.Close())
+	seg := lastSegment(t, dir)
+	full, err := os.ReadFile(seg)
+	require.NoError(t, err)
+	for sector := 512; sector < len(full); sector += 512 {
+		work := t.TempDir()
+		copyDir(t, dir, work)
+		torn := slices.Clone(full)
+		clear(torn[sector:])
+		require.NoError(t, os.WriteFile(filepath.Join(work, filepath.Base(seg)), torn, 0o644))
+		s, err := lethe.Open(&lethe.Options{Dir: work, Clock: clock, Reaper: lethe.ReaperOptions{Disabled: true}})
+		require.NoError(t, err, "zeros from %d", sector)
+		assert.NotZero(t, s.Recovery().TornBytes, "zeros from %d", sector)
+		require.NoError(t, s.Close())
+	}
+	// Zeros in the middle, data after them: damage.
+	work := t.TempDir()
+	copyDir(t, dir, work)
+	damaged := slices.Clone(full)
+	clear(damaged[512:1024])
+	require.NoError(t, os.WriteFile(filepath.Join(work, filepath.Base(seg)), damaged, 0o644))
+	_, err = lethe.Open(&lethe.Options{Dir: work, Clock: clock, Reaper: lethe.ReaperOptions{Disabled: true}})
+	var ce *lethe.CorruptionError
+	require.ErrorAs(t, err, &ce)
+}
+
+// TestDurablePurgeLogFailed: Purge on a store whose log has failed returns
+// ErrUnavailable, as writes do; it does not spin on the items it cannot
+// purge.
+func TestDurablePurgeLogFailed(t *testing.T) {
+	clock := lethe.NewManualClock(t0)
+	s := openDurable(t, t.TempDir(), clock)
+	defer s.Close()
+	c := mustContainer(t, s, lethe.ContainerProperties{ID: "c", DefaultTimeToLive: 1})
+	_, err := c.CreateItem(ctx, lethe.NewPartitionKey(), []byte(`{"id":"x"}`), nil)
+	require.NoError(t, err)
+	lethe.SetLogSync(s, func(vfs.File) error { return syscall.EIO })
+	_, err = c.CreateItem(ctx, lethe.NewPartitionKey(), []byte(`{"id":"y"}`), nil)
+	require.ErrorIs(t, err, syscall.EIO)
+	clock.Advance(2 * time.Second)
+	done := make(chan error, 1)
+	go func() { _, err := c.Purge(ctx); done <- err }()
+	select {
+	case err := <-done:
+		require.ErrorIs(t, err, lethe.ErrUnavailable)
+		require.ErrorIs(t, err, syscall.EIO)
+	case <-time.After(10 * time.Second):
+		t.Fatal("Purge did not return on a failed log")
 	}
 }
 
@@ -534,7 +601,7 @@ func TestDurableGroupCommit(t *testing.T) {
 		synced = map[string]bool{} // ids on stable storage, by the fake fsync
 		tried  = map[string]bool{}
 	)
-	lethe.SetLogSync(s, func(f *os.File) error {
+	lethe.SetLogSync(s, func(f vfs.File) error {
 		mu.Lock()
 		pending := maps.Clone(tried)
 		mu.Unlock()

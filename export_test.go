@@ -1,9 +1,10 @@
 package lethe
 
 import (
-	"os"
 	"testing"
 	"time"
+
+	"github.com/lethedb/lethe/internal/vfs"
 )
 
 // This file exposes to the black-box tests (package lethe_test) the few
@@ -150,7 +151,7 @@ func (c *StoreClock) UnixNano() int64 { return c.now() }
 
 // SetLogSync replaces how a durable store's log syncs its files, so that
 // tests can make fsync fail.
-func SetLogSync(s *Store, sync func(*os.File) error) {
+func SetLogSync(s *Store, sync func(vfs.File) error) {
 	s.wal.ioMu.Lock()
 	defer s.wal.ioMu.Unlock()
 	s.wal.syncFile = sync

@@ -21,6 +21,7 @@ type refItem struct {
 	written int64
 	value   string // what the store returned on the write
 	etag    string
+	mark    int64 // the power-cut test's write number, the document's "v" ("" value and etag: only this is known)
 }
 
 type refModel struct {

@@ -3,6 +3,8 @@ package lethe
 import (
 	"fmt"
 	"time"
+
+	"github.com/lethedb/lethe/internal/vfs"
 )
 
 // Options configure a Store. The zero value (or a nil *Options) gives an
@@ -33,6 +35,15 @@ type Options struct {
 	// ContainerProperties.AutoscaleMaxThroughput). Never set with
 	// Throughput.
 	AutoscaleMaxThroughput int32
+
+	// fs is the file system a durable store lives on: vfs.OS unless a
+	// test sets another (through vfs.SetOptionsFS; see vfs's doc for why
+	// it is not an option of the API).
+	fs vfs.FS
+}
+
+func init() {
+	vfs.SetOptionsFS = func(opts any, fsys vfs.FS) { opts.(*Options).fs = fsys }
 }
 
 // ReaperOptions bound the background purge. The zero value gives sensible
@@ -91,6 +102,9 @@ func (o Options) withDefaults() (Options, error) {
 		return o, &OptionError{"Throughput", o.Throughput, problem}
 	default:
 		return o, &OptionError{"AutoscaleMaxThroughput", o.AutoscaleMaxThroughput, problem}
+	}
+	if o.fs == nil {
+		o.fs = vfs.OS
 	}
 	r := &o.Reaper
 	switch {

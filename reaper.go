@@ -208,7 +208,7 @@ func (c *Container) reap(now int64, o ReaperOptions, spend bool, scratch *reapSc
 		purged += n
 		switch {
 		case failed:
-			return purged, now
+			return purged, never // the log has failed: nothing can be purged until the store reopens
 		case unpaid > 0:
 			return purged, now + int64(b.spareWait(unpaid, now))
 		}
@@ -274,7 +274,8 @@ func (c *Container) purgeShard(sh *shard, group []expiredEntry, now int64, b *bu
 // Purge deletes every item of the container that has expired, now, in
 // batches, and returns how many it deleted. It does not wait for spare
 // throughput (the purges are charged to the reaper all the same). It stops
-// early, with ctx's error, when ctx is done.
+// early, with ctx's error, when ctx is done. On a durable store whose log has
+// failed it purges nothing and fails with ErrUnavailable, as writes do.
 func (c *Container) Purge(ctx context.Context) (int, error) {
 	if err := c.check(ctx, "Purge", ""); err != nil {
 		return 0, err
@@ -288,6 +289,11 @@ func (c *Container) Purge(ctx context.Context) (int, error) {
 		n, next := c.reap(now, o, false, &scratch)
 		total += n
 		if next > now {
+			if w := c.store.wal; w != nil {
+				if err := w.failure(); err != nil {
+					return total, storageError(err, "Purge", c.id, "")
+				}
+			}
 			return total, nil
 		}
 		if ctx != nil {

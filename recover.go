@@ -13,9 +13,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/lethedb/lethe/internal/dirlock"
+	"github.com/lethedb/lethe/internal/vfs"
 )
 
 // Recovery: how a durable store comes back (the format is in wal.go).
@@ -42,7 +44,9 @@ import (
 //
 // A torn frame at the very end of the last segment (the store died while
 // appending it: the file ends inside the frame, or the frame's checksum
-// fails and it ends exactly at the end of the file) is cut off, and
+// fails and it ends exactly at the end of the file; or the power was cut
+// while it was written: the frame is damaged and the file ends in zeros
+// from a sector boundary after its start) is cut off, and
 // reported in RecoveryInfo.TornFile and TornBytes; that write was never
 // acknowledged. A last segment shorter than its header (the store died
 // while creating it) holds nothing, and is given its header, so that the
@@ -86,11 +90,11 @@ func (s *Store) Recovery() RecoveryInfo { return s.recovery }
 // openDir makes the store durable: it takes the directory, recovers its
 // contents, and starts the log and the checkpointer.
 func (s *Store) openDir() error {
-	dir := s.opts.Dir
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	fsys, dir := s.opts.fs, s.opts.Dir
+	if err := vfs.MkdirAllDurable(fsys, dir, 0o755); err != nil {
 		return fmt.Errorf("lethe: Open: %w", err)
 	}
-	lock, err := dirlock.Lock(dir)
+	lock, err := fsys.Lock(dir)
 	if err != nil {
 		if errors.Is(err, ErrLocked) {
 			return fmt.Errorf("%w: %s", ErrLocked, dir)
@@ -102,16 +106,26 @@ func (s *Store) openDir() error {
 	if err == nil {
 		s.recovery.Duration = time.Since(start)
 		s.checkpointer = newCheckpointer(s, snapSize)
-		s.wal, err = openWAL(dir, next, s.opts.Sync, (*os.File).Sync, s.checkpointer.grew)
+		if r.readOnly == nil {
+			s.wal, err = openWAL(fsys, dir, next, s.opts.Sync, s.checkpointer.grew)
+			if err != nil && cannotWrite(err) {
+				r.readOnly, err = err, nil
+			}
+		}
+		if r.readOnly != nil {
+			// The disk is full (or read-only): the store serves what it
+			// recovered, and refuses writes, rather than nothing at all.
+			s.wal = readOnlyWAL(fsys, dir, s.opts.Sync, r.readOnly)
+		}
 	}
-	if err == nil {
+	if err == nil && r.readOnly == nil {
 		err = s.logRecovered(r.recovered, r.now)
 		if err != nil {
 			s.wal.close()
 		}
 	}
 	if err != nil {
-		dirlock.Unlock(lock)
+		lock.Close()
 		var ce *CorruptionError
 		if errors.As(err, &ce) {
 			return err
@@ -139,16 +153,16 @@ func (s *Store) recover(dir string) (r *replayer, next uint64, snapSize int64, e
 			r, next, snapSize, err = nil, 0, 0, fmt.Errorf("lethe: reading %s: %v", r.file, p)
 		}
 	}()
-	entries, err := os.ReadDir(dir)
+	fsys := s.opts.fs
+	names, err := fsys.List(dir)
 	if err != nil {
 		return nil, 0, 0, err
 	}
 	var snaps, segs []uint64
-	for _, e := range entries {
-		name := e.Name()
+	for _, name := range names {
 		switch {
 		case strings.HasSuffix(name, ".tmp"):
-			if err := os.Remove(filepath.Join(dir, name)); err != nil {
+			if err := fsys.Remove(filepath.Join(dir, name)); err != nil {
 				return nil, 0, 0, err
 			}
 		case strings.HasPrefix(name, "snap-") && strings.HasSuffix(name, ".db"):
@@ -196,7 +210,10 @@ func (s *Store) recover(dir string) (r *replayer, next uint64, snapSize int64, e
 	}
 	if r.repair != nil {
 		if err := r.repair(); err != nil {
-			return nil, 0, 0, err
+			if !cannotWrite(err) {
+				return nil, 0, 0, err
+			}
+			r.readOnly = err // the store reads what is there, writes nothing
 		}
 	}
 	next = 1
@@ -206,6 +223,13 @@ func (s *Store) recover(dir string) (r *replayer, next uint64, snapSize int64, e
 		next = from
 	}
 	return r, next, snapSize, nil
+}
+
+// cannotWrite reports whether err says that the disk takes no writes: it
+// is full (or over quota), or mounted read-only. A store that meets it at
+// Open opens read-only.
+func cannotWrite(err error) bool {
+	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) || errors.Is(err, syscall.EROFS)
 }
 
 // fileNumber reads the hexadecimal number in a file name.
@@ -227,6 +251,9 @@ type replayer struct {
 	version byte   // its format version
 	removed []record
 	repair  func() error // repairs the end of the log, once all is read
+	// readOnly is why the store cannot write (the disk is full), nil if it
+	// can: it then opens read-only.
+	readOnly error
 
 	// found is, for each container, the instant up to which its expiries
 	// have been found (the change feed's 'R' frames, settings changes,
@@ -245,6 +272,11 @@ func (r *replayer) frames(data []byte, tornOK bool, fn func(off int64, payload [
 	for off < len(data) {
 		rest := data[off:]
 		corrupt := func(why string) (int64, error) {
+			if tornOK && zeroTail(data, off) {
+				// A write torn by a power cut: whole sectors of it reached
+				// the disk, then the space the file system gave it, zeros.
+				return int64(off), nil
+			}
 			return int64(off), &CorruptionError{File: r.file, Offset: int64(off), Reason: why}
 		}
 		if len(rest) < frameHeader {
@@ -255,9 +287,6 @@ func (r *replayer) frames(data []byte, tornOK bool, fn func(off int64, payload [
 		}
 		n := binary.LittleEndian.Uint32(rest)
 		if ^n != binary.LittleEndian.Uint32(rest[4:]) {
-			if tornOK && allZero(rest) {
-				return int64(off), nil // space the file system gave but the store never wrote
-			}
 			return corrupt("the frame's length is damaged")
 		}
 		if n == 0 || n > maxFramePayload {
@@ -288,13 +317,18 @@ func (r *replayer) frames(data []byte, tornOK bool, fn func(off int64, payload [
 	return int64(off), nil
 }
 
-func allZero(b []byte) bool {
-	for _, c := range b {
-		if c != 0 {
-			return false
-		}
+// sectorSize is the smallest unit a disk writes whole.
+const sectorSize = 512
+
+// zeroTail reports whether data, after off, ends in zeros from a sector
+// boundary on (or is zeros after off): what a write torn by a power cut
+// leaves when the file's new size reached the disk and not all its data.
+func zeroTail(data []byte, off int) bool {
+	z := len(data)
+	for z > off && data[z-1] == 0 {
+		z--
 	}
-	return true
+	return z <= off || (z+sectorSize-1)/sectorSize*sectorSize < len(data)
 }
 
 // afterMap, when set (by tests), is called with each file recovery has
@@ -305,7 +339,7 @@ var afterMap func(path string)
 // releases the contents when it is done with them.
 func (r *replayer) readFile(path, magic string, tornOK bool) (data []byte, release func(), err error) {
 	r.file = path
-	data, release, err = mapFile(path)
+	data, release, err = r.s.opts.fs.Map(path)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -343,7 +377,7 @@ func (r *replayer) replaySegment(path string, last bool) error {
 		// The store died between creating this segment and writing its
 		// header: nothing was logged to it. It gets its header, so that
 		// it reads as the empty segment it is once others follow it.
-		r.repair = func() error { return writeHeader(path, walMagic) }
+		r.repair = func() error { return writeHeader(r.s.opts.fs, path, walMagic) }
 		if len(data) > 0 {
 			r.s.recovery.TornFile, r.s.recovery.TornBytes = filepath.Base(path), int64(len(data))
 		}
@@ -357,7 +391,7 @@ func (r *replayer) replaySegment(path string, last bool) error {
 		return err
 	}
 	if torn := int64(len(data)) - end; torn > 0 {
-		r.repair = func() error { return os.Truncate(path, end) }
+		r.repair = func() error { return truncateSynced(r.s.opts.fs, path, end) }
 		r.s.recovery.TornFile, r.s.recovery.TornBytes = filepath.Base(path), torn
 	}
 	return nil
@@ -365,12 +399,29 @@ func (r *replayer) replaySegment(path string, last bool) error {
 
 // writeHeader replaces a file's contents with the header of a file of the
 // kind magic, synced.
-func writeHeader(path, magic string) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0)
+func writeHeader(fsys vfs.FS, path, magic string) error {
+	f, err := fsys.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0)
 	if err != nil {
 		return err
 	}
 	if _, err = f.Write(append([]byte(magic), walVersion)); err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// truncateSynced cuts a file to size, synced: a cut that a power loss
+// undid would bring a torn end back in a segment that others follow, where
+// it reads as damage.
+func truncateSynced(fsys vfs.FS, path string, size int64) error {
+	f, err := fsys.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	if err = f.Truncate(size); err == nil {
 		err = f.Sync()
 	}
 	if cerr := f.Close(); err == nil {

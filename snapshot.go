@@ -25,7 +25,9 @@ import (
 //     shard's read lock is held only to list them, never during I/O);
 //     expired items are left out. In the background the writing is paced
 //     at checkpointPace bytes a second, so that users keep their latency.
-//  3. The file is synced and renamed to snap-<n>.db, the directory synced;
+//  3. The file is synced, and the log too (the items read may have been
+//     written after the rotation: their changes must be durable before the
+//     snapshot is); the file is renamed to snap-<n>.db, the directory synced;
 //     then the segments before n and the older snapshots are removed.
 //
 // The format is in wal.go, recovery in recover.go.
@@ -123,36 +125,54 @@ func (cp *checkpointer) take(ctx context.Context, pace int64) error {
 	if err != nil {
 		return storageError(err, "Checkpoint", "", "")
 	}
-	dir := s.opts.Dir
+	fsys, dir := s.opts.fs, s.opts.Dir
 	path := filepath.Join(dir, snapshotName(n))
 	size, err := cp.write(ctx, path+".tmp", pace, feeds)
+	if err == nil {
+		// The snapshot holds the items as they were when it read them,
+		// some written after the rotation: their log frames, appended
+		// before, must be durable before the snapshot is, or a power cut
+		// could leave an item in the snapshot whose change the log lost
+		// (and the change feed with it).
+		err = s.wal.sync()
+	}
 	if err != nil {
-		os.Remove(path + ".tmp")
-		return err
+		fsys.Remove(path + ".tmp")
+		return checkpointError(err)
 	}
-	if err := os.Rename(path+".tmp", path); err != nil {
-		return err
+	if err := fsys.Rename(path+".tmp", path); err != nil {
+		return checkpointError(err)
 	}
-	if err := syncDir(dir); err != nil {
-		return err
+	if err := fsys.SyncDir(dir); err != nil {
+		return checkpointError(err)
 	}
 	cp.lastSize.Store(size)
 	cp.taken.Add(1)
 	// The snapshot is durable: what it replaces can go.
-	entries, err := os.ReadDir(dir)
+	names, err := fsys.List(dir)
 	if err != nil {
-		return err
+		return checkpointError(err)
 	}
-	for _, e := range entries {
-		name := e.Name()
+	for _, name := range names {
 		if m, ok := fileNumber(name, "wal-", ".log"); ok && m < n {
-			os.Remove(filepath.Join(dir, name))
+			fsys.Remove(filepath.Join(dir, name))
 		}
 		if m, ok := fileNumber(name, "snap-", ".db"); ok && m != n {
-			os.Remove(filepath.Join(dir, name))
+			fsys.Remove(filepath.Join(dir, name))
 		}
 	}
-	return syncDir(dir)
+	return checkpointError(fsys.SyncDir(dir))
+}
+
+// checkpointError is the error of a snapshot that failed: the error of a
+// context, or of a store closing, as it is; an I/O error as an *Error 503
+// (ErrUnavailable) that wraps it. The log goes on: the next snapshot
+// starts afresh.
+func checkpointError(err error) error {
+	if err == nil || errors.Is(err, errCheckpointStopped) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return storageError(err, "Checkpoint", "", "")
 }
 
 // errCheckpointStopped abandons a background snapshot when the store closes.
@@ -161,7 +181,7 @@ var errCheckpointStopped = errors.New("lethe: the store closed during a checkpoi
 // write writes the snapshot file and syncs it; it returns its size.
 func (cp *checkpointer) write(ctx context.Context, path string, pace int64, feeds []feedState) (int64, error) {
 	s := cp.s
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
+	f, err := s.opts.fs.OpenFile(path, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
 	if err != nil {
 		return 0, err
 	}

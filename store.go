@@ -2,13 +2,11 @@ package lethe
 
 import (
 	"context"
-	"os"
+	"io"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
-
-	"github.com/lethedb/lethe/internal/dirlock"
 )
 
 // A Store is an in-process document store of containers whose items expire.
@@ -32,7 +30,7 @@ type Store struct {
 
 	// A durable store (Options.Dir): its directory's lock, its log, its
 	// checkpointer and what its recovery found. All nil in memory.
-	dirLock      *os.File
+	dirLock      io.Closer
 	wal          *wal
 	checkpointer *checkpointer
 	recovery     RecoveryInfo
@@ -109,7 +107,7 @@ func (s *Store) Close() error {
 		if s.wal != nil {
 			s.checkpointer.close()
 			err = s.wal.close()
-			if uerr := dirlock.Unlock(s.dirLock); err == nil {
+			if uerr := s.dirLock.Close(); err == nil {
 				err = uerr
 			}
 		}

@@ -8,7 +8,10 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"time"
+
+	"github.com/lethedb/lethe/internal/vfs"
 )
 
 // The write-ahead log and the on-disk format of a durable store.
@@ -174,9 +177,10 @@ func (p SyncPolicy) String() string {
 // the current segment and (under SyncAlways) syncs it, so every writer
 // waiting meanwhile shares that write and that fsync.
 type wal struct {
+	fs       vfs.FS
 	dir      string
 	policy   SyncPolicy
-	syncFile func(*os.File) error // (*os.File).Sync; tests inject failures
+	syncFile func(vfs.File) error // vfs.File.Sync; tests inject failures
 
 	mu       sync.Mutex
 	work     sync.Cond // the committer waits for frames
@@ -191,18 +195,19 @@ type wal struct {
 	grow     func(int64)
 
 	ioMu sync.Mutex // held while writing to f or switching segments
-	f    *os.File
+	f    vfs.File
 	seg  uint64 // the number of f's segment
 
-	stop   chan struct{}
-	exited chan struct{}
+	stop     chan struct{}
+	exited   chan struct{}
+	readOnly bool // opened on a disk that takes no writes: never had a segment
 }
 
 // openWAL starts a log that appends to a new segment numbered seg.
-func openWAL(dir string, seg uint64, policy SyncPolicy, syncFile func(*os.File) error, grow func(int64)) (*wal, error) {
-	w := &wal{dir: dir, policy: policy, syncFile: syncFile, grow: grow, seg: seg, stop: make(chan struct{}), exited: make(chan struct{})}
+func openWAL(fsys vfs.FS, dir string, seg uint64, policy SyncPolicy, grow func(int64)) (*wal, error) {
+	w := &wal{fs: fsys, dir: dir, policy: policy, syncFile: vfs.File.Sync, grow: grow, seg: seg, stop: make(chan struct{}), exited: make(chan struct{})}
 	w.work.L, w.progress.L = &w.mu, &w.mu
-	f, err := createLogFile(dir, segmentName(seg), walMagic, syncFile)
+	f, err := createLogFile(fsys, dir, segmentName(seg), walMagic, w.syncFile)
 	if err != nil {
 		return nil, err
 	}
@@ -211,10 +216,36 @@ func openWAL(dir string, seg uint64, policy SyncPolicy, syncFile func(*os.File) 
 	return w, nil
 }
 
+// readOnlyWAL is the log of a store that Open found it cannot write to
+// (cannotWrite): it has failed from the start, with an error that says why.
+func readOnlyWAL(fsys vfs.FS, dir string, policy SyncPolicy, cause error) *wal {
+	w := &wal{fs: fsys, dir: dir, policy: policy, syncFile: vfs.File.Sync, stop: make(chan struct{}), exited: make(chan struct{}), readOnly: true}
+	w.work.L, w.progress.L = &w.mu, &w.mu
+	w.err = &readOnlyError{dir: dir, err: cause}
+	close(w.exited) // no committer
+	return w
+}
+
+// readOnlyError is the failure of a store opened read-only.
+type readOnlyError struct {
+	dir string
+	err error
+}
+
+func (e *readOnlyError) Error() string {
+	what := "is full"
+	if errors.Is(e.err, syscall.EROFS) {
+		what = "is mounted read-only"
+	}
+	return fmt.Sprintf("the disk holding %s %s, so the store opened read-only: make room on it (or remount it) and reopen the store to write (%v)", e.dir, what, e.err)
+}
+
+func (e *readOnlyError) Unwrap() error { return e.err }
+
 // createLogFile creates a file with its header, synced, and syncs the
 // directory so that the file's name is durable too.
-func createLogFile(dir, name, magic string, syncFile func(*os.File) error) (*os.File, error) {
-	f, err := os.OpenFile(filepath.Join(dir, name), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+func createLogFile(fsys vfs.FS, dir, name, magic string, syncFile func(vfs.File) error) (vfs.File, error) {
+	f, err := fsys.OpenFile(filepath.Join(dir, name), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
 	if err != nil {
 		return nil, err
 	}
@@ -222,24 +253,14 @@ func createLogFile(dir, name, magic string, syncFile func(*os.File) error) (*os.
 		err = syncFile(f)
 	}
 	if err == nil {
-		err = syncDir(dir)
+		err = fsys.SyncDir(dir)
 	}
 	if err != nil {
 		f.Close()
+		fsys.Remove(filepath.Join(dir, name)) // nothing was logged to it
 		return nil, err
 	}
 	return f, nil
-}
-
-// syncDir syncs a directory, making the names of new or renamed files in it
-// durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }
 
 // addPut appends the write of an item, rec, to the container cid. It
@@ -479,6 +500,13 @@ func (w *wal) flushLocked(sync bool) error {
 	return err
 }
 
+// sync writes and syncs everything appended so far.
+func (w *wal) sync() error {
+	w.ioMu.Lock()
+	defer w.ioMu.Unlock()
+	return w.flushLocked(true)
+}
+
 // rotate writes and syncs everything appended so far, then starts a new
 // segment, whose number it returns: every change appended before rotate
 // returned is in the segments before it.
@@ -491,7 +519,7 @@ func (w *wal) rotate() (uint64, error) {
 	if err := w.failure(); err != nil {
 		return 0, err
 	}
-	f, err := createLogFile(w.dir, segmentName(w.seg+1), walMagic, w.syncFile)
+	f, err := createLogFile(w.fs, w.dir, segmentName(w.seg+1), walMagic, w.syncFile)
 	if err != nil {
 		w.mu.Lock()
 		if w.err == nil {
@@ -525,6 +553,9 @@ func (w *wal) close() error {
 	w.ioMu.Unlock()
 	close(w.stop)
 	<-w.exited
+	if w.readOnly {
+		return nil // nothing was written: nothing is lost
+	}
 	if cerr := w.f.Close(); err == nil {
 		err = cerr
 	}

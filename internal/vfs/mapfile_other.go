@@ -1,6 +1,6 @@
 //go:build !linux
 
-package lethe
+package vfs
 
 import "os"
 

@@ -1,4 +1,4 @@
-package lethe
+package vfs
 
 import (
 	"os"
