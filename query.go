@@ -284,6 +284,7 @@ func (p *QueryItemsPager) NextPage(ctx context.Context) (QueryItemsResponse, err
 	if end < len(p.items) || p.streamed {
 		resp.ContinuationToken = encodeToken(continuation{
 			Container: c.id,
+			Created:   c.created,
 			Hash:      p.hash,
 			Consumed:  p.consumed + end,
 			Key:       p.res.Key(end - 1),
@@ -323,27 +324,27 @@ func (p *QueryItemsPager) keepLive(page [][]byte, srcs []record) [][]byte {
 	return kept
 }
 
-// itemKey is the identity of the item rec is a version of, as results are
-// ordered by it and continuation tokens hold it: its partition key value's
-// encoding (self-delimiting), then its id. Every version of an item has the
-// same key, and different items different keys.
-func itemKey(rec record) string { return rec.key() }
-
 // queryDoc presents a record to the query engine: its stored body, a view
-// of the immutable record, and its "_ts" and "_etag" apart.
+// of the immutable record, and its "_ts" and "_etag" apart. The document's
+// identity, which orders results without ORDER BY (and ties of ORDER BY
+// values) and which continuation tokens hold, is the item's position
+// (record.go): every version of an item has it, and results come in the
+// order the items were created, as Cosmos DB returns them in the order of
+// their "_rid".
 func (rec record) queryDoc() query.Doc {
 	body := rec.body()
-	return query.Doc{ID: itemKey(rec), JSON: unsafe.Slice(unsafe.StringData(body), len(body)), Sys: true, TS: rec.ts(), ETag: rec.etag()}
+	return query.Doc{ID: rec.posKey(), JSON: unsafe.Slice(unsafe.StringData(body), len(body)), Sys: true, TS: rec.ts(), ETag: rec.etag()}
 }
 
-// itemLive reports whether the item rec is a version of (any version) is
-// live at now.
+// itemLive reports whether the item rec is a version of (any version of
+// it: the same id, partition key value and position) is live at now. An
+// item deleted and created again is another item.
 func (c *Container) itemLive(rec record, now int64) bool {
 	pk, id := rec.pk(), rec.id()
 	sh, h := c.shardFor(pk, id)
 	sh.mu.RLock()
 	cur := sh.items.get(pk, id, h)
-	live := cur != "" && c.rule.live(cur, now)
+	live := cur != "" && cur.pos() == rec.pos() && c.rule.live(cur, now)
 	sh.mu.RUnlock()
 	return live
 }
@@ -384,6 +385,9 @@ func (p *QueryItemsPager) run(ctx context.Context) error {
 		}
 		if ct.Container != p.c.id {
 			return badRequest("the continuation token belongs to another container (%q)", ct.Container)
+		}
+		if ct.Created != p.c.created {
+			return badRequest("the continuation token belongs to a container %q that has been deleted", ct.Container)
 		}
 		if ct.Hash != p.hash {
 			return badRequest("the continuation token belongs to another query or other parameters")
@@ -860,23 +864,27 @@ func queryError(err error) error {
 
 // continuation is what a continuation token holds. Its encoding, in
 // unpadded base64url, is a version byte (tokenVersion), then the container
-// id (its length as a uvarint, then its bytes), the query hash (8 bytes,
-// little-endian), Consumed (a uvarint), then the key (query.Key's
-// AppendBinary) to the end.
+// id (its length as a uvarint, then its bytes), its creation (a uvarint),
+// the query hash (8 bytes, little-endian), Consumed (a uvarint), then the
+// key (query.Key's AppendBinary) to the end. Version 1 had no creation, and
+// keys that named items by partition key value and id rather than by
+// position: it is refused.
 type continuation struct {
 	Container string    // the id of the container the query ran in
+	Created   uint64    // the write sequence number of its creation: a container made again under the id is another
 	Hash      uint64    // queryHash of the query text, partition key and parameters
 	Consumed  int       // results counted against TOP and LIMIT so far
 	Key       query.Key // the key of the last result returned
 }
 
 // tokenVersion is the version of the token format encodeToken writes.
-const tokenVersion = 1
+const tokenVersion = 2
 
 func encodeToken(ct continuation) string {
 	b := []byte{tokenVersion}
 	b = binary.AppendUvarint(b, uint64(len(ct.Container)))
 	b = append(b, ct.Container...)
+	b = binary.AppendUvarint(b, ct.Created)
 	b = binary.LittleEndian.AppendUint64(b, ct.Hash)
 	b = binary.AppendUvarint(b, uint64(ct.Consumed))
 	b = ct.Key.AppendBinary(b)
@@ -903,6 +911,10 @@ func decodeToken(s string) (continuation, error) {
 	}
 	ct.Container = string(b[w : w+int(n)])
 	b = b[w+int(n):]
+	if ct.Created, w = binary.Uvarint(b); w <= 0 {
+		return malformed()
+	}
+	b = b[w:]
 	if len(b) < 8 {
 		return malformed()
 	}
