@@ -151,11 +151,15 @@ type QueryItemsPager struct {
 // # Queries and paging
 //
 // Results come in the order of their keys: the ORDER BY values, then the
-// identity of the item the result was made from (its id, byte-wise), then
-// the result's position among the rows of that item (JOINs). An item's
-// identity is its partition key value, then its id: so results without
-// ORDER BY are ordered by item id within each partition (in a container
-// without partition keys, by id alone). DISTINCT results are ordered by
+// position of the item the result was made from, then the result's
+// position among the rows of that item (JOINs). An item's position is
+// given when it is created (by CreateItem, or UpsertItem of a missing or
+// expired item, alone or in a batch), after every other item's of its
+// container, and kept by every later write of it, as Cosmos DB's "_rid" is:
+// so results without ORDER BY come in the order the items were created,
+// across partitions, and results with equal ORDER BY values in that order
+// too. An item deleted, or expired, and created again is a new item, at
+// the end. DISTINCT results are ordered by
 // their ORDER BY values, then by their value itself; GROUP BY results by
 // their group's values (each group is one result, and keeps its place
 // whatever other groups come and go between pages); an aggregate without
@@ -188,8 +192,9 @@ type QueryItemsPager struct {
 // index's candidates, taken in item order, as its results need. Whether a
 // query streams depends on the indexes the container has made so far.
 //
-// A continuation token holds the key of the last result of its page and
-// how many results have been counted against TOP and LIMIT. A pager given
+// A continuation token holds the key of the last result of its page (its
+// ORDER BY values and its item's position) and how many results have been
+// counted against TOP and LIMIT. A pager given
 // one evaluates the query again, at its own instant, and returns only the
 // results whose keys come after that key, without applying OFFSET again and
 // with TOP and LIMIT reduced by the results already counted. So resuming
@@ -199,9 +204,11 @@ type QueryItemsPager struct {
 // ORDER BY values place it after the token, and not at all if they place
 // it before. DISTINCT results are keyed by their values: a value is
 // returned again on resumption only if its ORDER BY values changed. A token
-// is refused (ErrBadRequest) by another container, another query text,
-// other parameters or another partition key, and when malformed. It holds the ORDER BY values in
-// clear, so it grows with them.
+// is refused (ErrBadRequest) by another container (one deleted and created
+// again under the same id included), another query text, other parameters
+// or another partition key, and when malformed or written by a version of
+// lethe before positions. It holds the ORDER BY values in clear, so it
+// grows with them.
 //
 // Limits: an evaluation stops with its context's error soon after ctx is
 // done, even within one item, and fails with ErrBadRequest when it would

@@ -6,7 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/lethedb/lethe"
@@ -215,7 +218,11 @@ func (q *request) readFeed() {
 // BY, TOP, DISTINCT, aggregates included) over the partition in the
 // x-ms-documentdb-partitionkey header, or over every partition without it;
 // a page holds x-ms-max-item-count results (100 by default; -1: as many as
-// fit 4 MB), and x-ms-continuation carries lethe's continuation token. With
+// fit 4 MB), and x-ms-continuation carries lethe's continuation token. A
+// page is cut where it reaches x-ms-max-item-count, as the service's
+// backend cuts it, without looking ahead: so a page that is exactly full
+// carries a continuation even when no result follows it (endToken), and
+// that continuation brings an empty page without one. With
 // x-ms-documentdb-populatequerymetrics, the page carries lethe's measured
 // x-ms-documentdb-query-metrics; with x-ms-cosmos-populateindexmetrics,
 // x-ms-cosmos-index-utilization (the page's IndexMetrics, base64), as
@@ -237,8 +244,19 @@ func (q *request) runQuery(text string, params map[string]json.RawMessage) {
 	if !ok {
 		return
 	}
+	end := endToken(db.id, c.ID(), text, params, pk)
+	token := q.r.Header.Get("x-ms-continuation")
+	if strings.HasPrefix(token, endTokenPrefix) {
+		if token != end {
+			writeError(q.w, http.StatusBadRequest, "the continuation token belongs to another container, query, parameters or partition key", 0, 0)
+			return
+		}
+		q.queryHeaders(db, c, emptyQueryMetrics, "")
+		q.replyFeed(ridString(containerRID(db.id, c.ID())), "Documents", nil, "", endPageCharge)
+		return
+	}
 	opts := &lethe.QueryOptions{
-		ContinuationToken:       q.r.Header.Get("x-ms-continuation"),
+		ContinuationToken:       token,
 		PopulateIndexMetrics:    headerTrue(q.r.Header.Get("x-ms-cosmos-populateindexmetrics")),
 		RequireCompositeIndexes: !q.h.cfg.AllowOrderByWithoutCompositeIndex,
 	}
@@ -282,6 +300,17 @@ func (q *request) runQuery(text string, params map[string]json.RawMessage) {
 			break
 		}
 	}
+	if next == "" && limit > 0 && len(items) == limit {
+		next = end // a full page: the service's backend does not look ahead
+	}
+	q.queryHeaders(db, c, metrics, indexMetrics)
+	q.replyFeed(ridString(containerRID(db.id, c.ID())), "Documents", items, next, charge)
+}
+
+// queryHeaders sets the headers of a page of a query over c's documents
+// but its continuation: the session token, the content paths, and the
+// query metrics (when asked for) and index metrics (when there are any).
+func (q *request) queryHeaders(db *database, c *lethe.Container, metrics, indexMetrics string) {
 	hdr := q.w.Header()
 	hdr.Set("x-ms-session-token", q.h.sessionToken(false))
 	hdr.Set("x-ms-alt-content-path", "dbs/"+db.id+"/colls/"+c.ID())
@@ -292,8 +321,42 @@ func (q *request) runQuery(text string, params map[string]json.RawMessage) {
 	if indexMetrics != "" {
 		hdr.Set("x-ms-cosmos-index-utilization", base64.StdEncoding.EncodeToString([]byte(indexMetrics)))
 	}
-	q.replyFeed(ridString(containerRID(db.id, c.ID())), "Documents", items, next, charge)
 }
+
+// endTokenPrefix begins the continuation of a full page after which no
+// result follows: lethe's own tokens are base64url, without ':'.
+const endTokenPrefix = "end:"
+
+// endToken returns the continuation of a full page of the query text with
+// params over the partition pk of container cid of database dbid after
+// which no result follows: endTokenPrefix and a hash of them, so that it
+// answers only the same query (the empty page it brings reads nothing).
+func endToken(dbid, cid, text string, params map[string]json.RawMessage, pk lethe.PartitionKey) string {
+	h := fnv.New64a()
+	for _, s := range []string{dbid, cid, text, pk.String()} {
+		h.Write([]byte(s))
+		h.Write([]byte{0})
+	}
+	for _, name := range slices.Sorted(maps.Keys(params)) {
+		h.Write([]byte(name))
+		h.Write([]byte{0})
+		h.Write(params[name])
+		h.Write([]byte{0})
+	}
+	return fmt.Sprintf("%s%016x", endTokenPrefix, h.Sum64())
+}
+
+// endPageCharge is the request charge of the empty page an end token
+// brings, which the front answers without lethe: the nominal 1 RU of the
+// front's other answers of its own.
+const endPageCharge = 1
+
+// emptyQueryMetrics are the query metrics of that page: it reads and
+// returns nothing.
+const emptyQueryMetrics = "totalExecutionTimeInMs=0.00;queryCompileTimeInMs=0.00;queryLogicalPlanBuildTimeInMs=0.00;" +
+	"queryPhysicalPlanBuildTimeInMs=0.00;queryOptimizationTimeInMs=0.00;VMExecutionTimeInMs=0.00;indexLookupTimeInMs=0.00;" +
+	"documentLoadTimeInMs=0.00;systemFunctionExecuteTimeInMs=0.00;userFunctionExecuteTimeInMs=0.00;retrievedDocumentCount=0;" +
+	"retrievedDocumentSize=0;outputDocumentCount=0;outputDocumentSize=0;writeOutputTimeInMs=0.00;indexUtilizationRatio=0.00"
 
 // queryPlan answers a query plan request (x-ms-cosmos-is-query-plan-request)
 // with queryPlanJSON.
