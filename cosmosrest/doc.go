@@ -39,10 +39,12 @@
 //     application/query+json, {"query", "parameters"}), paged by
 //     x-ms-max-item-count and x-ms-continuation: documents come in the
 //     order they were created (lethe's order without ORDER BY, as the
-//     service's by _rid), and a page that reaches x-ms-max-item-count
-//     carries a continuation even when nothing follows, as the service's
-//     backend cuts pages without looking ahead; that continuation brings
-//     an empty page without one (1 RU, zero query metrics);
+//     service's by _rid), and the page of a query that reads them in that
+//     order (no ORDER BY, DISTINCT, aggregate, GROUP BY, TOP or OFFSET
+//     LIMIT) that reaches x-ms-max-item-count carries a continuation even
+//     when nothing follows, as the service's backend cuts such pages
+//     without looking ahead; that continuation brings an empty page
+//     without one (1 RU, zero query metrics);
 //   - partial document update, PATCH on a document: the body
 //     {"operations":[…],"condition":"FROM c WHERE …"} (or the bare array
 //     of operations), each {"op":"add"|"set"|"replace"|"remove"|"incr"|

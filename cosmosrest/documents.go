@@ -218,11 +218,15 @@ func (q *request) readFeed() {
 // BY, TOP, DISTINCT, aggregates included) over the partition in the
 // x-ms-documentdb-partitionkey header, or over every partition without it;
 // a page holds x-ms-max-item-count results (100 by default; -1: as many as
-// fit 4 MB), and x-ms-continuation carries lethe's continuation token. A
-// page is cut where it reaches x-ms-max-item-count, as the service's
-// backend cuts it, without looking ahead: so a page that is exactly full
-// carries a continuation even when no result follows it (endToken), and
-// that continuation brings an empty page without one. With
+// fit 4 MB), and x-ms-continuation carries lethe's continuation token. The
+// page of a query that reads the documents in their order (no ORDER BY,
+// DISTINCT, aggregate, GROUP BY, TOP or OFFSET LIMIT: a read feed, a
+// SELECT with or without a filter) is cut where it reaches
+// x-ms-max-item-count, as the service's backend cuts it, without looking
+// ahead: so such a page that is exactly full carries a continuation even
+// when no result follows it (endToken), and that continuation brings an
+// empty page without one. Other queries end on their last result, as the
+// service's do (an ORDER BY of 10 results in pages of 5 is 2 pages). With
 // x-ms-documentdb-populatequerymetrics, the page carries lethe's measured
 // x-ms-documentdb-query-metrics; with x-ms-cosmos-populateindexmetrics,
 // x-ms-cosmos-index-utilization (the page's IndexMetrics, base64), as
@@ -300,7 +304,7 @@ func (q *request) runQuery(text string, params map[string]json.RawMessage) {
 			break
 		}
 	}
-	if next == "" && limit > 0 && len(items) == limit {
+	if next == "" && limit > 0 && len(items) == limit && readsInOrder(text, params) {
 		next = end // a full page: the service's backend does not look ahead
 	}
 	q.queryHeaders(db, c, metrics, indexMetrics)
@@ -321,6 +325,22 @@ func (q *request) queryHeaders(db *database, c *lethe.Container, metrics, indexM
 	if indexMetrics != "" {
 		hdr.Set("x-ms-cosmos-index-utilization", base64.StdEncoding.EncodeToString([]byte(indexMetrics)))
 	}
+}
+
+// readsInOrder reports whether the query text with params makes its
+// results document by document in the documents' order, with no TOP or
+// LIMIT to end it: the service's backend then pages without looking ahead.
+func readsInOrder(text string, params map[string]json.RawMessage) bool {
+	parsed, err := query.Parse(text)
+	if err != nil {
+		return false
+	}
+	anyParams := make(map[string]any, len(params))
+	for k, v := range params {
+		anyParams[k] = v
+	}
+	_, full, ok := parsed.InItemOrder(anyParams)
+	return ok && full < 0
 }
 
 // endTokenPrefix begins the continuation of a full page after which no
