@@ -153,7 +153,7 @@ func TestBatchFailure(t *testing.T) {
 			b.CreateItem([]byte(`{"id":"c"}`), nil)
 		}, 2, 400},
 		{"invalid first", func(b *lethe.TransactionalBatch) {
-			b.ReadItem("bad/id", nil)
+			b.ReadItem("bad\xffid", nil)
 			b.CreateItem([]byte(`{"id":"c"}`), nil)
 		}, 0, 400},
 		{"replace of another id", func(b *lethe.TransactionalBatch) {

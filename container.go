@@ -257,6 +257,10 @@ func (c *Container) Replace(ctx context.Context, props ContainerProperties) erro
 		c.unlockAll()
 		return withContext(err, op, c.id, "")
 	}
+	if err := vectorIndexesOnShared(c.store, props); err != nil {
+		c.unlockAll()
+		return withContext(err, op, c.id, "")
+	}
 	m := mutation{cause: causeSettings, now: c.store.clock.now(), props: props, seq: c.store.seq.Add(1)}
 	next, aerr := c.apply(&m)
 	c.unlockAll()

@@ -250,8 +250,12 @@
 // en-US), keeps them durably with the container's other properties and
 // returns them. Container.Replace may add or remove a vector path, not
 // change the settings of one the container has, nor the type of its index.
-// The queries that use them (VectorDistance, FullTextContains, ...) are not
-// served yet.
+// Queries use the full-text policy: FullTextContains, FullTextContainsAll
+// and FullTextContainsAny analyze a path's text, and their search strings,
+// in the path's language (the policy's default for a path it does not
+// list; en-US without a policy): see the README's differences for what
+// that analysis is. VectorDistance, FullTextScore and RRF are not served
+// yet.
 //
 // # Patch and transactional batch
 //
@@ -400,8 +404,9 @@
 // operation that fails changes nothing. Calls after Close fail with ErrClosed;
 // a cancelled context fails with the context's error.
 //
-// Limits: an item id is 1 to 1,023 bytes of UTF-8 without '/', '\', '?' or
-// '#'; a container id 1 to 255 characters with the same exclusions; an item
+// Limits: an item id is 1 to 1,023 bytes of UTF-8, any characters (as in
+// Cosmos DB, whose REST gateways, not its stores, trip over '/', '\', '?',
+// '#'); a container id 1 to 255 characters without those four; an item
 // at most 2 MB of JSON (ErrRequestTooLarge above that) nested at most 128
 // levels.
 package lethe

@@ -20,7 +20,10 @@ const (
 )
 
 // validateItemID checks an item id: not empty, at most MaxIDLength bytes
-// of UTF-8, none of the characters / \ ? #.
+// of UTF-8. Any character may be in it, as Cosmos DB stores any: the
+// documentation's advice against / \ ? # is about REST paths, in which
+// the Cosmos DB gateways misread such ids; the REST front reproduces that
+// per gateway (cosmosrest), and lethe's own calls take ids as they are.
 func validateItemID(id string) *Error {
 	switch {
 	case id == "":
@@ -29,9 +32,6 @@ func validateItemID(id string) *Error {
 		return badRequest("the item id is %d bytes, over the limit of %d", len(id), MaxIDLength)
 	case !utf8.ValidString(id):
 		return badRequest("the item id is not valid UTF-8")
-	}
-	if i := strings.IndexAny(id, `/\?#`); i >= 0 {
-		return badRequest("the item id %q contains the character %q, which ids may not contain", clip(id), id[i])
 	}
 	return nil
 }

@@ -561,7 +561,7 @@ func TestPatchClosedAndDeleted(t *testing.T) {
 	create(t, c, `{"id":"x"}`)
 	var p lethe.PatchOperations
 	p.AppendSet("/a", 1)
-	_, err := c.PatchItem(ctx, lethe.NewPartitionKey(), "bad/id", p, nil)
+	_, err := c.PatchItem(ctx, lethe.NewPartitionKey(), "bad\xffid", p, nil)
 	assert.ErrorIs(t, err, lethe.ErrBadRequest)
 	require.NoError(t, s.DeleteContainer(ctx, "c"))
 	_, err = c.PatchItem(ctx, lethe.NewPartitionKey(), "x", p, nil)

@@ -417,7 +417,8 @@ func (p *QueryItemsPager) run(ctx context.Context) error {
 	if p.whole {
 		size = 0 // evaluated whole, pages served from the evaluation
 	}
-	res, recs, ok, more, walked, err := p.c.runOrdered(ctx, q, params, p.pk, now, from, &p.plan, size)
+	env := p.c.queryEnv()
+	res, recs, ok, more, walked, err := p.c.runOrdered(ctx, q, params, p.pk, now, from, &p.plan, size, env)
 	if more && walked > 8*(size+1) {
 		// The walk had to go far past its page (many items share a
 		// value): the pages after this one are evaluated whole, once,
@@ -433,9 +434,9 @@ func (p *QueryItemsPager) run(ctx context.Context) error {
 		if need, full, inOrder := q.InItemOrder(params); inOrder && full >= 0 && p.plan.used != "" {
 			// The index's candidates, evaluated in item order as far as
 			// the page needs.
-			res, recs, more, err = runInItemOrder(ctx, q, params, docs, recs, now, from, need, full, size)
+			res, recs, more, err = runInItemOrder(ctx, q, params, docs, recs, now, from, need, full, size, env)
 		} else {
-			res, err = query.ExecFrom(ctx, q, params, docs, time.Unix(0, now).UTC(), from)
+			res, err = query.ExecFrom(ctx, q, params, docs, time.Unix(0, now).UTC(), from, env)
 		}
 	}
 	if err != nil {
@@ -457,6 +458,18 @@ func (p *QueryItemsPager) run(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// queryEnv is what the container's queries know of it beyond their items:
+// the languages of its full-text policy (nil without one).
+func (c *Container) queryEnv() *query.Env {
+	c.expiry.mu.Lock()
+	fp := c.props.FullTextPolicy // replaced whole, never changed in place
+	c.expiry.mu.Unlock()
+	if fp == nil {
+		return nil
+	}
+	return &query.Env{TextLanguage: fp.language}
 }
 
 // useIndexes lets queries use secondary indexes; tests turn it off to
@@ -518,7 +531,7 @@ func (c *Container) indexedDocs(q *query.Query, params map[string]any, pk Partit
 // results follow it. A query resuming after a result (from) starts its
 // walk at that result's values. ok is false, with no error, when the query
 // is not of that kind (it is evaluated as usual).
-func (c *Container) runOrdered(ctx context.Context, q *query.Query, params map[string]any, pk PartitionKey, now int64, from *query.Resume, plan *indexPlan, page int) (res query.Result, recs []record, ok, more bool, walked int, err error) {
+func (c *Container) runOrdered(ctx context.Context, q *query.Query, params map[string]any, pk PartitionKey, now int64, from *query.Resume, plan *indexPlan, page int, env *query.Env) (res query.Result, recs []record, ok, more bool, walked int, err error) {
 	if !useIndexes {
 		return res, nil, false, false, 0, nil
 	}
@@ -559,7 +572,7 @@ func (c *Container) runOrdered(ctx context.Context, q *query.Query, params map[s
 			plan.used, plan.usedComposite = "", nil
 			return res, nil, false, false, 0, nil
 		}
-		res, recs, err = execOn(ctx, q, params, pk, now, all, rule, from)
+		res, recs, err = execOn(ctx, q, params, pk, now, all, rule, from, env)
 		if err != nil {
 			return res, nil, true, false, len(all), err
 		}
@@ -607,7 +620,7 @@ func pageTarget(need, full int, from *query.Resume, page int) (offset, target in
 // left. Results made from the first k items in item order are the first
 // results of all, so the first target of them are final. It returns the
 // records of the candidates evaluated; more, as for runOrdered.
-func runInItemOrder(ctx context.Context, q *query.Query, params map[string]any, docs []query.Doc, recs []record, now int64, from *query.Resume, need, full, page int) (res query.Result, used []record, more bool, err error) {
+func runInItemOrder(ctx context.Context, q *query.Query, params map[string]any, docs []query.Doc, recs []record, now int64, from *query.Resume, need, full, page int, env *query.Env) (res query.Result, used []record, more bool, err error) {
 	offset, target, paged := pageTarget(need, full, from, page)
 	order := make([]int, len(docs))
 	for i := range order {
@@ -628,7 +641,7 @@ func runInItemOrder(ctx context.Context, q *query.Query, params map[string]any, 
 		if target >= 0 && start+k < end {
 			end = start + k
 		}
-		res, err = query.ExecFrom(ctx, q, params, sorted[start:end], time.Unix(0, now).UTC(), from)
+		res, err = query.ExecFrom(ctx, q, params, sorted[start:end], time.Unix(0, now).UTC(), from, env)
 		if err != nil {
 			return res, nil, false, err
 		}
@@ -698,9 +711,9 @@ func (c *Container) compositeWalk(q *query.Query, params map[string]any, paths [
 // execOn evaluates q, resuming after from (nil: from the start), on those
 // of recs that are live at now (by rule) in the partitions whose key
 // begins with pk, and returns them beside the result.
-func execOn(ctx context.Context, q *query.Query, params map[string]any, pk PartitionKey, now int64, recs []record, rule expiryRule, from *query.Resume) (query.Result, []record, error) {
+func execOn(ctx context.Context, q *query.Query, params map[string]any, pk PartitionKey, now int64, recs []record, rule expiryRule, from *query.Resume, env *query.Env) (query.Result, []record, error) {
 	docs, live := liveOf(recs, rule, now, pk)
-	res, err := query.ExecFrom(ctx, q, params, docs, time.Unix(0, now).UTC(), from)
+	res, err := query.ExecFrom(ctx, q, params, docs, time.Unix(0, now).UTC(), from, env)
 	return res, live, err
 }
 

@@ -10,9 +10,9 @@ import (
 // function that compares them, their length), and its FullTextPolicy which
 // paths hold text to search (and its language). The IndexingPolicy's
 // VectorIndexes and FullTextIndexes index paths those policies declare.
-// lethe keeps, validates and returns them as Cosmos DB does; the queries
-// that use them (VectorDistance, FullTextContains, ...) are not part of
-// lethe yet.
+// lethe keeps, validates and returns them as Cosmos DB does. The full-text
+// functions of queries read the languages of the full-text policy
+// (FullTextPolicy.language); VectorDistance is not part of lethe yet.
 
 // VectorEmbeddingPolicy declares the paths of a container's items that hold
 // vectors, one VectorEmbedding per path.
@@ -96,6 +96,29 @@ type FullTextPath struct {
 // FullTextIndex indexes the text at a path of the container's FullTextPolicy.
 type FullTextIndex struct {
 	Path string `json:"path"`
+}
+
+// language returns the language of the text at path (its property names)
+// for the full-text functions: the path's, when the policy lists it, else
+// the policy's default.
+func (fp *FullTextPolicy) language(path []string) string {
+	for _, tp := range fp.FullTextPaths {
+		if policyPathIs(tp.Path, path) {
+			return tp.Language
+		}
+	}
+	return fp.DefaultLanguage
+}
+
+// policyPathIs reports whether the policy path p ("/a/b") names path.
+func policyPathIs(p string, path []string) bool {
+	for _, name := range path {
+		if !strings.HasPrefix(p, "/") || !strings.HasPrefix(p[1:], name) {
+			return false
+		}
+		p = p[1+len(name):]
+	}
+	return p == ""
 }
 
 // The defaults and limits of the vector policies, as Cosmos DB documents them.
@@ -277,4 +300,14 @@ func cloneSearchPolicies(p *ContainerProperties) {
 		ip.VectorIndexes = slices.Clone(ip.VectorIndexes)
 		ip.FullTextIndexes = slices.Clone(ip.FullTextIndexes)
 	}
+}
+
+// vectorIndexesOnShared refuses vector indexes in a store with shared
+// throughput: Cosmos DB does not support vector indexing and search on
+// shared-throughput databases.
+func vectorIndexesOnShared(s *Store, props ContainerProperties) *Error {
+	if !s.SharedThroughput() || props.IndexingPolicy == nil || len(props.IndexingPolicy.VectorIndexes) == 0 {
+		return nil
+	}
+	return badRequest("vector indexes are not supported in a database with shared throughput (the store's Throughput or AutoscaleMaxThroughput): index %q in a database without it", props.IndexingPolicy.VectorIndexes[0].Path)
 }

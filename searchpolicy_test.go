@@ -1,6 +1,8 @@
 package lethe_test
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -324,4 +326,124 @@ func TestDurableOpensStoreWithoutSearchPolicies(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, want, got)
 	assert.NotNil(t, got.VectorEmbeddingPolicy)
+}
+
+// TestFullTextQueries: the full-text functions analyze each path's text in
+// the language the container's full-text policy gives it (the policy's
+// default for paths it does not list), on every way a query is evaluated
+// (a scan, an index's candidates, an ordered walk), and never return an
+// expired item.
+func TestFullTextQueries(t *testing.T) {
+	s, clock := newStore(t)
+	props := vectorProps("texts")
+	props.DefaultTimeToLive = lethe.TTLNever
+	c := mustContainer(t, s, props)
+	for _, doc := range []string{
+		`{"id":"1","pk":"a","n":1,"title":"Searching the archive","body":"Les voitures rouges","note":"red cars"}`,
+		`{"id":"2","pk":"a","n":2,"title":"A search engine","body":"Une voiture","note":"a red car"}`,
+		`{"id":"3","pk":"b","n":3,"title":"Searches","body":"voitures","ttl":60}`,
+	} {
+		_, err := c.CreateItem(ctx, lethe.NewPartitionKeyString(doc[16:17]), []byte(doc), nil)
+		require.NoError(t, err)
+	}
+	run := func(where string) []string {
+		t.Helper()
+		var out []string
+		for _, q := range []string{
+			`SELECT VALUE c.id FROM c WHERE ` + where,
+			`SELECT TOP 10 VALUE c.id FROM c WHERE c.pk = "a" AND (` + where + `)`,
+			`SELECT VALUE c.id FROM c WHERE ` + where + ` ORDER BY c.n`,
+		} {
+			got, _ := queryAll(t, c, q, nil, lethe.NewPartitionKey())
+			for i := range got {
+				got[i] = strings.Trim(got[i], `"`)
+			}
+			if strings.HasPrefix(q, "SELECT TOP") {
+				var all []string
+				for _, id := range out {
+					if id != "3" {
+						all = append(all, id)
+					}
+				}
+				assert.Equal(t, all, got, q)
+				continue
+			}
+			if out == nil {
+				out = got
+			}
+			assert.Equal(t, out, got, q)
+		}
+		return out
+	}
+	// /title is English: stemmed, stop words removed.
+	assert.Equal(t, []string{"1", "2", "3"}, run(`FullTextContains(c.title, "SEARCHED")`))
+	assert.Empty(t, run(`FullTextContains(c.title, "the")`))
+	// /body is French: folded, not stemmed.
+	assert.Equal(t, []string{"1", "3"}, run(`FullTextContains(c.body, "Voitures")`))
+	assert.Equal(t, []string{"2"}, run(`FullTextContainsAll(c.body, "voiture")`))
+	// /note is not in the policy: its default language, English.
+	assert.Equal(t, []string{"1", "2"}, run(`FullTextContainsAny(c.note, "car", "boat")`))
+
+	// A new default language applies to the paths the policy does not
+	// list.
+	props, err := c.Read(ctx)
+	require.NoError(t, err)
+	props.FullTextPolicy.DefaultLanguage = "es-ES"
+	require.NoError(t, c.Replace(ctx, props))
+	assert.Equal(t, []string{"2"}, run(`FullTextContainsAny(c.note, "car", "boat")`))
+	assert.Equal(t, []string{"1", "2", "3"}, run(`FullTextContains(c.title, "search")`))
+
+	// An expired item is never a result.
+	clock.Advance(time.Minute)
+	assert.Equal(t, []string{"1", "2"}, run(`FullTextContains(c.title, "search")`))
+}
+
+// TestVectorIndexesRefusedOnSharedThroughput: Cosmos DB has no vector
+// indexing in a database with shared throughput; lethe refuses a vector
+// index there (create, replace, and turning shared throughput on under
+// one), and changes nothing.
+func TestVectorIndexesRefusedOnSharedThroughput(t *testing.T) {
+	ctx := context.Background()
+	vectors := &lethe.VectorEmbeddingPolicy{VectorEmbeddings: []lethe.VectorEmbedding{{Path: "/v", DataType: lethe.VectorDataTypeFloat32, DistanceFunction: lethe.VectorDistanceFunctionCosine, Dimensions: 3}}}
+	indexed := lethe.ContainerProperties{ID: "c", VectorEmbeddingPolicy: vectors,
+		IndexingPolicy: &lethe.IndexingPolicy{VectorIndexes: []lethe.VectorIndex{{Path: "/v", Type: lethe.VectorIndexTypeFlat}}}}
+
+	shared, err := lethe.Open(&lethe.Options{Throughput: 400})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer shared.Close()
+	if _, err := shared.CreateContainer(ctx, indexed); !errors.Is(err, lethe.ErrBadRequest) || !strings.Contains(err.Error(), "shared throughput") {
+		t.Fatalf("a vector index in a shared-throughput store: %v", err)
+	}
+	if ids := shared.ContainerIDs(); len(ids) != 0 {
+		t.Fatalf("created %v", ids)
+	}
+	plain := indexed
+	plain.IndexingPolicy = nil
+	c, err := shared.CreateContainer(ctx, plain) // the embedding policy alone is fine
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Replace(ctx, indexed); !errors.Is(err, lethe.ErrBadRequest) {
+		t.Fatalf("adding a vector index by replace: %v", err)
+	}
+	if p, _ := c.Read(ctx); p.IndexingPolicy != nil && len(p.IndexingPolicy.VectorIndexes) > 0 {
+		t.Fatal("the refused replace added the index")
+	}
+
+	own, err := lethe.Open(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer own.Close()
+	if _, err := own.CreateContainer(ctx, indexed); err != nil {
+		t.Fatal(err)
+	}
+	if err := own.ReplaceThroughput(ctx, 400, 0); !errors.Is(err, lethe.ErrBadRequest) || own.SharedThroughput() {
+		t.Fatalf("shared throughput over a container with a vector index: %v (shared %v)", err, own.SharedThroughput())
+	}
+	if err := own.ReplaceThroughput(ctx, 0, 0); err != nil {
+		t.Fatalf("removing shared throughput: %v", err)
+	}
 }

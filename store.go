@@ -131,6 +131,9 @@ func (s *Store) CreateContainer(ctx context.Context, props ContainerProperties) 
 	if err != nil {
 		return nil, withContext(err, op, props.ID, "")
 	}
+	if err := vectorIndexesOnShared(s, props); err != nil {
+		return nil, withContext(err, op, props.ID, "")
+	}
 	s.mu.Lock()
 	if _, ok := s.containers[props.ID]; ok {
 		s.mu.Unlock()
@@ -194,6 +197,13 @@ func (s *Store) ReplaceThroughput(ctx context.Context, throughput, autoscaleMax 
 	}
 	if problem := throughputProblem(throughput, autoscaleMax); problem != "" {
 		return withContext(badRequest("%s", problem), "ReplaceThroughput", "", "")
+	}
+	if throughput != 0 || autoscaleMax != 0 {
+		for _, c := range s.containerList() {
+			if p, err := c.Read(ctx); err == nil && p.IndexingPolicy != nil && len(p.IndexingPolicy.VectorIndexes) > 0 {
+				return withContext(badRequest("the container %q has vector indexes, which Cosmos DB does not support in a database with shared throughput", c.ID()), "ReplaceThroughput", "", "")
+			}
+		}
 	}
 	s.sharedMu.Lock()
 	defer s.sharedMu.Unlock()

@@ -213,11 +213,6 @@ func TestBadItems(t *testing.T) {
 		{"numeric id", `{"id":1}`, "must be a string", 400},
 		{"null id", `{"id":null}`, "must be a string", 400},
 		{"empty id", `{"id":""}`, "empty", 400},
-		{"id with slash", `{"id":"a/b"}`, "'/'", 400},
-		{"id with backslash", `{"id":"a\\b"}`, `'\\'`, 400},
-		{"id with question mark", `{"id":"a?b"}`, "'?'", 400},
-		{"id with hash", `{"id":"a#b"}`, "'#'", 400},
-		{"escaped slash in id", `{"id":"a\/b"}`, "'/'", 400},
 		{"id too long", `{"id":"` + strings.Repeat("a", lethe.MaxIDLength+1) + `"}`, "over the limit", 400},
 		{"duplicate id", `{"id":"a","id":"b"}`, "twice", 400},
 		{"duplicate ttl", `{"id":"a","ttl":1,"ttl":2}`, "twice", 400},
@@ -265,9 +260,24 @@ func TestBadItems(t *testing.T) {
 		create(t, c, `{"id":"\u00e9t\u00e9 \ud83d\ude00"}`)
 		assert.True(t, exists(t, c, "été 😀"))
 	})
+	t.Run("ids with the characters REST paths trip over", func(t *testing.T) {
+		// Cosmos DB stores any id; only its gateways misread some in
+		// paths (cosmosrest reproduces that). lethe takes them as they are.
+		c, _ := newContainer(t, lethe.TTLNever)
+		for _, id := range []string{"a/b", `a\b`, "a?b", "a#b", "a%20b", "a ", "a\r\n\tb", "/"} {
+			doc, _ := json.Marshal(map[string]string{"id": id})
+			create(t, c, string(doc))
+			assert.True(t, exists(t, c, id), "%q", id)
+			_, err := c.ReplaceItem(ctx, lethe.NewPartitionKey(), id, doc, nil)
+			require.NoError(t, err, "%q", id)
+			_, err = c.DeleteItem(ctx, lethe.NewPartitionKey(), id, nil)
+			require.NoError(t, err, "%q", id)
+			assert.False(t, exists(t, c, id), "%q", id)
+		}
+	})
 	t.Run("bad ids on reads and deletes", func(t *testing.T) {
 		c, _ := newContainer(t, lethe.TTLNever)
-		for _, id := range []string{"", "a/b", "a#", strings.Repeat("x", 1024), "\xff"} {
+		for _, id := range []string{"", strings.Repeat("x", 1024), "\xff"} {
 			_, err := c.ReadItem(ctx, lethe.NewPartitionKey(), id, nil)
 			require.ErrorIs(t, err, lethe.ErrBadRequest, "%q", id)
 			_, err = c.DeleteItem(ctx, lethe.NewPartitionKey(), id, nil)

@@ -123,7 +123,11 @@ func parseBatchOp(i int, raw json.RawMessage, partitioned bool) (batchOp, error)
 		if len(body) == 0 || body[0] != '{' {
 			return batchOp{}, opErr("the %s operation's resourceBody is not a JSON object: it is the document", op.typ)
 		}
-		op.doc = stripFrontProperties(body)
+		doc, err := inputDocument(body)
+		if err != nil {
+			return batchOp{}, opErr("%v", err)
+		}
+		op.doc = doc
 	case "Patch":
 		if len(body) == 0 {
 			return batchOp{}, opErr("the Patch operation has no resourceBody: {\"operations\":[...]}")
@@ -224,9 +228,7 @@ func (q *request) batch() {
 		}
 		res := opResult{status: r.StatusCode, charge: r.RequestCharge, etag: r.ETag}
 		if r.ResourceBody != nil {
-			id, _ := stringMember(r.ResourceBody, "id")
-			rid, self := docSelf(db, c.ID(), pk, id)
-			res.body = withSystemProperties(r.ResourceBody, rid, self)
+			res.body = db.withSelf(c.ID(), p.PartitionKeyDefinition.Paths, r.ResourceBody)
 		}
 		if r.Err != nil {
 			res.msg = r.Err.Error()

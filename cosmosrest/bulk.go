@@ -61,7 +61,7 @@ func (q *request) bulk() {
 			writeOpResult(&out, opResult{status: http.StatusFailedDependency, msg: "not run: an earlier operation of the bulk request failed, and x-ms-cosmos-batch-continue-on-error is False"})
 			continue
 		}
-		r := q.runBulkOp(db, c, op, partitioned, noContent)
+		r := q.runBulkOp(db, c, p.PartitionKeyDefinition.Paths, op, noContent)
 		total += r.charge
 		if r.status >= 400 {
 			allOK = false
@@ -109,11 +109,12 @@ func parseBulk(body []byte, partitioned bool) ([]batchOp, error) {
 	return ops, nil
 }
 
-// runBulkOp runs one operation of a bulk request on its own.
-func (q *request) runBulkOp(db *database, c *lethe.Container, op batchOp, partitioned, noContent bool) opResult {
+// runBulkOp runs one operation of a bulk request on its own, in container
+// c whose partition key paths are paths.
+func (q *request) runBulkOp(db *database, c *lethe.Container, paths []string, op batchOp, noContent bool) opResult {
 	pk := op.pk
 	if !op.hasPK {
-		if partitioned {
+		if len(paths) > 0 {
 			return opResult{status: http.StatusBadRequest, msg: "the operation has no partitionKey: each operation of a bulk request names its own"}
 		}
 		pk = lethe.NewPartitionKey()
@@ -143,12 +144,7 @@ func (q *request) runBulkOp(db *database, c *lethe.Container, op batchOp, partit
 	}
 	r := opResult{status: resp.StatusCode, charge: resp.RequestCharge, etag: resp.ETag}
 	if resp.Value != nil {
-		id := op.id
-		if id == "" {
-			id, _ = stringMember(resp.Value, "id")
-		}
-		rid, self := docSelf(db, c.ID(), pk, id)
-		r.body = withSystemProperties(resp.Value, rid, self)
+		r.body = db.withSelf(c.ID(), paths, resp.Value)
 	}
 	return r
 }

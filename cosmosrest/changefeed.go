@@ -103,6 +103,14 @@ func (q *request) changeFeed() {
 		q.reply(http.StatusNotModified, nil, resp.RequestCharge)
 		return
 	}
+	paths := p.PartitionKeyDefinition.Paths
+	for i, it := range resp.Items {
+		if o.Mode == lethe.ChangeFeedModeAllVersionsAndDeletes {
+			resp.Items[i] = db.changeWithSelf(c.ID(), paths, it)
+		} else {
+			resp.Items[i] = db.withSelf(c.ID(), paths, it)
+		}
+	}
 	q.replyFeed(ridString(containerRID(db.id, c.ID())), "Documents", resp.Items, "", resp.RequestCharge)
 }
 
@@ -128,4 +136,29 @@ func parseHTTPDate(v string) (time.Time, error) {
 		return t, nil
 	}
 	return time.Parse(time.RFC1123Z, v)
+}
+
+// changeWithSelf returns a change of the all-versions feed,
+// {"current", "previous", "metadata"}, with the system properties added to
+// its versions of the document (not to the empty "current" of a delete).
+func (db *database) changeWithSelf(coll string, paths []string, change []byte) []byte {
+	ms, ok := topMembers(change)
+	if !ok {
+		return change
+	}
+	out := make([]byte, 0, len(change)+256)
+	out = append(out, '{')
+	for i, m := range ms {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, change[m.nameStart:m.valEnd]...)
+		name, _ := memberName(change, m)
+		if v := change[m.valStart:m.valEnd]; name == "current" || name == "previous" {
+			if inner, ok := topMembers(v); ok && len(inner) > 0 {
+				out = append(out[:len(out)-len(v)], db.withSelf(coll, paths, v)...)
+			}
+		}
+	}
+	return append(out, '}')
 }

@@ -44,7 +44,9 @@
 //     LIMIT) that reaches x-ms-max-item-count carries a continuation even
 //     when nothing follows, as the service's backend cuts such pages
 //     without looking ahead; that continuation brings an empty page
-//     without one (1 RU, zero query metrics);
+//     without one (1 RU, zero query metrics); the full-text functions
+//     (FullTextContains, FullTextContainsAll, FullTextContainsAny) read
+//     the container's full-text policy for each path's language;
 //   - partial document update, PATCH on a document: the body
 //     {"operations":[…],"condition":"FROM c WHERE …"} (or the bare array
 //     of operations), each {"op":"add"|"set"|"replace"|"remove"|"incr"|
@@ -110,44 +112,94 @@
 //     figures, lethe.QueryItemsResponse.QueryMetrics) with
 //     x-ms-documentdb-populatequerymetrics, x-ms-cosmos-index-utilization
 //     (the page's IndexMetrics, base64) with
-//     x-ms-cosmos-populateindexmetrics.
+//     x-ms-cosmos-populateindexmetrics;
+//   - bulk requests (x-ms-cosmos-is-batch-request without
+//     x-ms-cosmos-batch-atomic: True, bulk.go): each operation on its own,
+//     through the same item calls as single requests, with its own result;
+//   - users and permissions (users.go), and the resource tokens that
+//     permissions hand out (resourcetoken.go);
+//   - the conflicts feed (conflicts.go): empty, as one region has no
+//     conflicts.
 //
-// Users and permissions, stored procedures,
-// triggers, user-defined functions, conflicts, attachments, bulk requests
-// (x-ms-cosmos-is-batch-request without x-ms-cosmos-batch-atomic: True)
-// are not served: such requests get 400 with a message saying so.
+// Stored procedures, triggers, user-defined functions and attachments are
+// not served: such requests get 400 with a message saying so.
+//
+// # Two gateways
+//
+// The emulator serves the same data on two ports, through two gateways that
+// read request paths differently; so does the front. A Handler serves as
+// the routing gateway (the emulator's https://localhost:8081/); the handler
+// that Handler.ComputeGateway returns serves the same databases as the
+// compute gateway (https://localhost:8903/). The SDKs escape an id once in
+// the path and sign the id itself (the resource link, unescaped).
+//
+// The compute gateway splits the path at '/' and unescapes each segment
+// once: every id reaches its document.
+//
+// The routing gateway unescapes the whole path first, as its HTTP layer
+// does; a control character (U+0000 to U+001F, U+007F to U+009F) is then
+// an invalid URL, 400, and a '\' is a '/'. It reads the result as a URI
+// again: a '#' starts a fragment, which is dropped, and trailing spaces are
+// trimmed. Then it splits the path at '/' and unescapes each segment a
+// second time. What it read is both the resource link it checks the
+// signature against and the id it looks up; so an id it reads otherwise
+// than the client signed gets 401 with the payload it signed: an id with
+// '/', '\' or '#', trailing spaces, or a '%' and two hex digits ("%20"
+// escaped once becomes " "). An id with CR, LF or tab gets 400; '?' and
+// everything else work. Escaped twice, every id works on the routing
+// gateway (and none of those on the compute gateway). Creating a document
+// names no id in the path and works on both, whatever its id; lethe stores
+// any id, as Cosmos DB does.
 //
 // # Time to live
 //
 // A container's defaultTtl maps onto lethe's DefaultTimeToLive exactly:
 // absent (or null) is off, -1 is on without a default, n > 0 is n seconds;
-// a document's ttl is lethe's. Replacing a container without defaultTtl
+// a document's ttl is lethe's, but for an explicit "ttl": null, which
+// lethe's library takes as inheriting the container's default (as the
+// original TTL tables say) and Cosmos DB refuses: the front refuses it
+// with the service's 400 and message, in creates, upserts, replaces,
+// batches and patches that set /ttl. Replacing a container without defaultTtl
 // turns time to live off, as in Cosmos DB. Config.Clock sets the stores'
 // clock, so tests can expire documents with a lethe.ManualClock.
 //
 // # System properties
 //
 // lethe stores _ts and _etag in each document. The front adds _rid, _self
-// and _attachments to the documents of point operations on output, and
-// drops them from documents on input (Cosmos DB ignores a client's values).
-// Batch results' resourceBody has them too, and the documents of a batch's
-// creates, upserts and replaces are stripped of them.
-// Resource ids are derived from names (see rid.go), never stored. A
+// and _attachments to every document it returns, as Cosmos DB keeps them
+// in every document: the responses of creates, upserts, replaces, patches
+// and reads, query results that are whole documents (SELECT *, SELECT
+// VALUE c, without JOIN or a FROM path), the read feed, both change feeds
+// (the "current" and "previous" of all versions) and batch results. It
+// drops them from documents on input (Cosmos DB ignores a client's
+// values). Projections carry only what they select, and a query cannot
+// filter on _rid or _self, which lethe does not store.
+// Resource ids are derived from names (see rid.go), never stored: a
+// document's from its container, its id and its partition key value, read
+// from the document, so it is the same on every path. A
 // container's _ts is when this handler created or last replaced it (when it
 // started, for containers it found on disk), and its _etag a hash of its
-// properties: lethe keeps neither. Query
-// results are lethe's, unchanged: a SELECT * result has _ts and _etag but no
-// _rid or _self. ETag headers are in double quotes, as HTTP and Cosmos DB
-// write them; _etag in bodies is lethe's, 16 hex digits without quotes
-// (lethe's If-Match takes either).
+// properties: lethe keeps neither. ETag headers are in double quotes, as
+// HTTP and Cosmos DB write them; _etag in bodies is lethe's, 16 hex digits
+// without quotes (lethe's If-Match takes either).
 //
 // # Security
 //
-// Every request must carry a master-key signature (Authorization:
-// type=master&ver=1.0&sig=…, URL-encoded) over its verb, resource type,
-// resource link and x-ms-date (or Date), computed with Config.Key. A
-// missing or wrong signature gets 401 and changes nothing; a date more
-// than MaxClockSkew from the server's clock gets 403, as in Cosmos DB.
+// Every request must carry an authorization (URL-encoded), one of:
+//   - a master-key signature (type=master&ver=1.0&sig=…) over its verb,
+//     resource type, resource link and x-ms-date (or Date), computed with
+//     Config.Key; a date more than MaxClockSkew from the server's clock
+//     gets 403, as in Cosmos DB;
+//   - a resource token (type=resource&ver=1.0&sig=…) that a permission
+//     handed out: its scope (container or document, partition key, All or
+//     Read) is checked against every request in one place (authorize), 403
+//     outside it; an expired or altered token, or one whose permission is
+//     gone, gets 401;
+//   - a Microsoft Entra ID token (type=aad&ver=1.0&sig=<JWT>) as the
+//     emulator accepts one: its signature segment is the account key,
+//     base64url-encoded (aad.go).
+//
+// A missing or wrong authorization gets 401 and changes nothing.
 // Request bodies are bounded by MaxRequestSize (413 above it).
 //
 // # Errors

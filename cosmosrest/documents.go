@@ -68,15 +68,25 @@ func (q *request) checkTriggers() bool {
 	return true
 }
 
-// docSelf returns a document's _rid and _self.
-func docSelf(db *database, coll string, pk lethe.PartitionKey, id string) (string, string) {
+// withSelf returns doc, a document of container coll as lethe stores it,
+// with the system properties that Cosmos DB keeps in every document and
+// lethe does not: _rid, _self and _attachments. They are derived from the
+// document's id and partition key value (read from the document at the
+// container's partition key paths), so they are the same wherever the
+// front returns the document.
+func (db *database) withSelf(coll string, paths []string, doc []byte) []byte {
+	id, ok := stringMember(doc, "id")
+	if !ok {
+		return doc
+	}
 	crid := containerRID(db.id, coll)
-	drid := documentRID(crid, pk.String(), id)
-	return ridString(drid), "dbs/" + selfRID(db.rid) + "/colls/" + selfRID(crid) + "/docs/" + selfRID(drid) + "/"
+	drid := documentRID(crid, docPartitionKey(doc, paths).String(), id)
+	return withSystemProperties(doc, ridString(drid), "dbs/"+selfRID(db.rid)+"/colls/"+selfRID(crid)+"/docs/"+selfRID(drid)+"/")
 }
 
-// replyItem writes the response of a point operation on a document.
-func (q *request) replyItem(db *database, c *lethe.Container, pk lethe.PartitionKey, id string, resp lethe.ItemResponse, write bool) {
+// replyItem writes the response of a point operation on a document of
+// container c (properties p).
+func (q *request) replyItem(db *database, c *lethe.Container, p lethe.ContainerProperties, resp lethe.ItemResponse, write bool) {
 	hdr := q.w.Header()
 	if resp.ETag != "" {
 		hdr.Set("etag", quoteETag(resp.ETag))
@@ -86,11 +96,7 @@ func (q *request) replyItem(db *database, c *lethe.Container, pk lethe.Partition
 	hdr.Set("x-ms-content-path", selfRID(containerRID(db.id, c.ID())))
 	var body []byte
 	if resp.Value != nil {
-		if id == "" {
-			id, _ = stringMember(resp.Value, "id")
-		}
-		rid, self := docSelf(db, c.ID(), pk, id)
-		body = withSystemProperties(resp.Value, rid, self)
+		body = db.withSelf(c.ID(), p.PartitionKeyDefinition.Paths, resp.Value)
 	}
 	q.reply(resp.StatusCode, body, resp.RequestCharge)
 }
@@ -133,13 +139,16 @@ func (q *request) containerProps(sub int) (*database, *lethe.Container, lethe.Co
 }
 
 func (q *request) createDocument() {
-	db, c, _, pk, ok := q.pointTarget(true)
+	db, c, p, pk, ok := q.pointTarget(true)
 	if !ok {
 		return
 	}
-	doc := stripFrontProperties(q.body)
+	doc, err := inputDocument(q.body)
+	if err != nil {
+		writeError(q.w, http.StatusBadRequest, err.Error(), 0, 0)
+		return
+	}
 	var resp lethe.ItemResponse
-	var err error
 	if headerTrue(q.r.Header.Get("x-ms-documentdb-is-upsert")) {
 		resp, err = c.UpsertItem(q.ctx(), pk, doc, q.itemOptions())
 	} else {
@@ -149,11 +158,11 @@ func (q *request) createDocument() {
 		q.fail(err, resp.RequestCharge, 0)
 		return
 	}
-	q.replyItem(db, c, pk, "", resp, true)
+	q.replyItem(db, c, p, resp, true)
 }
 
 func (q *request) readDocument() {
-	db, c, _, pk, ok := q.pointTarget(false)
+	db, c, p, pk, ok := q.pointTarget(false)
 	if !ok {
 		return
 	}
@@ -167,24 +176,29 @@ func (q *request) readDocument() {
 		q.reply(http.StatusNotModified, nil, resp.RequestCharge)
 		return
 	}
-	q.replyItem(db, c, pk, q.t.id, resp, false)
+	q.replyItem(db, c, p, resp, false)
 }
 
 func (q *request) replaceDocument() {
-	db, c, _, pk, ok := q.pointTarget(true)
+	db, c, p, pk, ok := q.pointTarget(true)
 	if !ok {
 		return
 	}
-	resp, err := c.ReplaceItem(q.ctx(), pk, q.t.id, stripFrontProperties(q.body), q.itemOptions())
+	doc, err := inputDocument(q.body)
+	if err != nil {
+		writeError(q.w, http.StatusBadRequest, err.Error(), 0, 0)
+		return
+	}
+	resp, err := c.ReplaceItem(q.ctx(), pk, q.t.id, doc, q.itemOptions())
 	if err != nil {
 		q.fail(err, resp.RequestCharge, 0)
 		return
 	}
-	q.replyItem(db, c, pk, q.t.id, resp, true)
+	q.replyItem(db, c, p, resp, true)
 }
 
 func (q *request) deleteDocument() {
-	db, c, _, pk, ok := q.pointTarget(true)
+	db, c, p, pk, ok := q.pointTarget(true)
 	if !ok {
 		return
 	}
@@ -194,7 +208,7 @@ func (q *request) deleteDocument() {
 		return
 	}
 	resp.Value = nil
-	q.replyItem(db, c, pk, q.t.id, resp, true)
+	q.replyItem(db, c, p, resp, true)
 }
 
 func (q *request) queryDocuments() {
@@ -217,6 +231,8 @@ func (q *request) readFeed() {
 // runQuery answers a query over documents: lethe evaluates all of it (ORDER
 // BY, TOP, DISTINCT, aggregates included) over the partition in the
 // x-ms-documentdb-partitionkey header, or over every partition without it;
+// results that are whole documents (SELECT *, SELECT VALUE c) carry the
+// system properties of point reads;
 // a page holds x-ms-max-item-count results (100 by default; -1: as many as
 // fit 4 MB), and x-ms-continuation carries lethe's continuation token. The
 // page of a query that reads the documents in their order (no ORDER BY,
@@ -304,7 +320,13 @@ func (q *request) runQuery(text string, params map[string]json.RawMessage) {
 			break
 		}
 	}
-	if next == "" && limit > 0 && len(items) == limit && readsInOrder(text, params) {
+	pq, perr := query.Parse(text)
+	if perr == nil && pq.ReturnsItems() {
+		for i, it := range items {
+			items[i] = db.withSelf(c.ID(), p.PartitionKeyDefinition.Paths, it)
+		}
+	}
+	if next == "" && limit > 0 && len(items) == limit && perr == nil && readsInOrder(pq, params) {
 		next = end // a full page: the service's backend does not look ahead
 	}
 	q.queryHeaders(db, c, metrics, indexMetrics)
@@ -327,19 +349,15 @@ func (q *request) queryHeaders(db *database, c *lethe.Container, metrics, indexM
 	}
 }
 
-// readsInOrder reports whether the query text with params makes its
-// results document by document in the documents' order, with no TOP or
-// LIMIT to end it: the service's backend then pages without looking ahead.
-func readsInOrder(text string, params map[string]json.RawMessage) bool {
-	parsed, err := query.Parse(text)
-	if err != nil {
-		return false
-	}
+// readsInOrder reports whether the query q with params makes its results
+// document by document in the documents' order, with no TOP or LIMIT to
+// end it: the service's backend then pages without looking ahead.
+func readsInOrder(q *query.Query, params map[string]json.RawMessage) bool {
 	anyParams := make(map[string]any, len(params))
 	for k, v := range params {
 		anyParams[k] = v
 	}
-	_, full, ok := parsed.InItemOrder(anyParams)
+	_, full, ok := q.InItemOrder(anyParams)
 	return ok && full < 0
 }
 

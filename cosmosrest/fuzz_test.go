@@ -21,42 +21,52 @@ func FuzzParsePath(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, escaped string) {
-		rt, err := parsePath(escaped)
-		if err != nil {
-			return
-		}
-		if len(rt.segs) > maxSegments {
-			t.Fatalf("%d segments", len(rt.segs))
-		}
-		for _, s := range rt.segs {
-			if s == "" {
-				t.Fatalf("empty segment in %q", rt.segs)
-			}
-		}
-		switch {
-		case len(rt.segs) == 2 && rt.segs[0] == "offers":
-			if rt.link != strings.ToLower(rt.segs[1]) {
-				t.Fatalf("offer link %q for %q", rt.link, rt.segs)
-			}
-		case len(rt.segs) > 0 && !strings.HasPrefix(strings.Join(rt.segs, "/"), rt.link):
-			t.Fatalf("link %q not a prefix of %q", rt.link, rt.segs)
-		}
-		tg := classify(rt)
-		switch tg.kind {
-		case tDatabase, tContainers:
-			if tg.db == "" {
-				t.Fatalf("%v: no database", rt.segs)
-			}
-		case tContainer, tDocuments, tPKRanges:
-			if tg.db == "" || tg.coll == "" {
-				t.Fatalf("%v: no container", rt.segs)
-			}
-		case tDocument, tPKRange:
-			if tg.id == "" {
-				t.Fatalf("%v: no id", rt.segs)
-			}
+		for _, g := range []gateway{routingGateway, computeGateway} {
+			checkParsedPath(t, escaped, g)
 		}
 	})
+}
+
+// checkParsedPath checks what parsePath makes of escaped as gateway g
+// reads it: at most maxSegments segments, none empty, a link that is a
+// prefix of the path, and a target with the ids its kind needs.
+func checkParsedPath(t *testing.T, escaped string, g gateway) {
+	t.Helper()
+	rt, err := parsePath(escaped, g)
+	if err != nil {
+		return
+	}
+	if len(rt.segs) > maxSegments {
+		t.Fatalf("%d segments", len(rt.segs))
+	}
+	for _, s := range rt.segs {
+		if s == "" {
+			t.Fatalf("empty segment in %q", rt.segs)
+		}
+	}
+	switch {
+	case len(rt.segs) == 2 && rt.segs[0] == "offers":
+		if rt.link != strings.ToLower(rt.segs[1]) {
+			t.Fatalf("offer link %q for %q", rt.link, rt.segs)
+		}
+	case len(rt.segs) > 0 && !strings.HasPrefix(strings.Join(rt.segs, "/"), rt.link):
+		t.Fatalf("link %q not a prefix of %q", rt.link, rt.segs)
+	}
+	tg := classify(rt)
+	switch tg.kind {
+	case tDatabase, tContainers:
+		if tg.db == "" {
+			t.Fatalf("%v: no database", rt.segs)
+		}
+	case tContainer, tDocuments, tPKRanges:
+		if tg.db == "" || tg.coll == "" {
+			t.Fatalf("%v: no container", rt.segs)
+		}
+	case tDocument, tPKRange:
+		if tg.id == "" {
+			t.Fatalf("%v: no id", rt.segs)
+		}
+	}
 }
 
 func FuzzPKHeader(f *testing.F) {
@@ -196,7 +206,7 @@ func FuzzServeHTTP(f *testing.F) {
 	f.Fuzz(func(t *testing.T, m uint8, path, pk, ctype, ifMatch string, body []byte) {
 		h := fuzzHandler()
 		method := []string{"POST", "GET", "PUT", "DELETE", "PATCH", "HEAD", "OPTIONS"}[int(m)%7]
-		rt, err := parsePath(path)
+		rt, err := parsePath(path, routingGateway)
 		if err == nil {
 			switch tg := classify(rt); {
 			case tg.kind == tDatabases && method == "POST" && !strings.Contains(ctype, "query"),

@@ -140,8 +140,33 @@ func (h *Handler) now() time.Time {
 	return time.Now()
 }
 
-// ServeHTTP serves one request of the REST API.
+// ServeHTTP serves one request of the REST API as the emulator's routing
+// gateway (its port 8081) does; ComputeGateway serves the same data as its
+// compute gateway.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h.serve(w, r, routingGateway)
+}
+
+// ComputeGateway returns a handler of the same databases that reads request
+// paths as the emulator's compute gateway (its port 8903) does: it splits
+// the path at '/' and unescapes each segment once, so that any id an SDK
+// escapes reaches the document. h itself reads paths as the routing gateway
+// does, which unescapes twice and refuses or misreads ids with '/', '\',
+// '#', '%' escapes, trailing spaces or control characters (see the package
+// documentation). Closing h closes both.
+func (h *Handler) ComputeGateway() http.Handler {
+	return computeHandler{h}
+}
+
+// computeHandler serves a Handler's data as the compute gateway.
+type computeHandler struct{ h *Handler }
+
+func (c computeHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	c.h.serve(w, r, computeGateway)
+}
+
+// serve serves one request of the REST API, read as gateway g reads it.
+func (h *Handler) serve(w http.ResponseWriter, r *http.Request, g gateway) {
 	hdr := w.Header()
 	hdr.Set("x-ms-activity-id", newActivityID())
 	hdr.Set("x-ms-gatewayversion", "version=2.14.0")
@@ -154,7 +179,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}()
 
-	rt, err := parsePath(r.URL.EscapedPath())
+	rt, err := parsePath(r.URL.EscapedPath(), g)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, err.Error(), 0, 0)
 		return
@@ -184,7 +209,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	req := &request{h: h, w: w, r: r, body: body, t: t}
+	req := &request{h: h, w: w, r: r, body: body, rt: rt, t: t}
 	req.serve()
 }
 
@@ -194,6 +219,7 @@ type request struct {
 	w    http.ResponseWriter
 	r    *http.Request
 	body []byte
+	rt   route
 	t    target
 }
 
@@ -385,7 +411,7 @@ func (q *request) serve() {
 			return
 		}
 	case tUnsupported:
-		q.unsupported(fmt.Sprintf("%s resources (%s) are not supported by the lethe REST front", q.resourceType(), m))
+		q.unsupported(fmt.Sprintf("%s resources (%s) are not supported by the lethe REST front", q.rt.resType, m))
 		return
 	case tUnknown:
 		writeError(q.w, http.StatusNotFound, "no resource of the REST API has the path "+strconv.Quote(clip(q.r.URL.Path)), 0, 0)
@@ -393,11 +419,6 @@ func (q *request) serve() {
 	}
 	q.w.Header().Set("Allow", allowed(q.t.kind))
 	writeError(q.w, http.StatusMethodNotAllowed, fmt.Sprintf("the method %s is not allowed on this resource", clip(m)), 0, 0)
-}
-
-func (q *request) resourceType() string {
-	rt, _ := parsePath(q.r.URL.EscapedPath())
-	return rt.resType
 }
 
 func (q *request) unsupported(msg string) {

@@ -3,6 +3,10 @@ package cosmosrest
 import (
 	"bytes"
 	"encoding/json"
+	"strconv"
+	"strings"
+
+	"github.com/lethedb/lethe"
 
 	"github.com/lethedb/lethe/internal/jsontext"
 )
@@ -116,6 +120,32 @@ func stripFrontProperties(doc []byte) []byte {
 	return append(out, '}')
 }
 
+// nullTTLMessage is Cosmos DB's answer (400) to a document written with
+// "ttl": null. lethe takes null as no ttl of the item's own, inheriting the
+// container's default, as the original TTL tables say; the service refuses
+// it, and the front does as the service does.
+const nullTTLMessage = "The input ttl 'null' is invalid. Ensure to provide a nonzero positive integer less than or equal to '2147483647', or '-1' which means never expire."
+
+// errNullTTL is the error of a document with "ttl": null.
+var errNullTTL error = messageError(nullTTLMessage)
+
+// inputDocument returns a document of a request as the front hands it to
+// lethe: without the system properties the front owns
+// (stripFrontProperties). A document with "ttl": null is refused with
+// errNullTTL, as Cosmos DB refuses it.
+func inputDocument(doc []byte) ([]byte, error) {
+	if bytes.Contains(doc, []byte("null")) {
+		if ms, ok := topMembers(doc); ok {
+			for _, m := range ms {
+				if name, _ := memberName(doc, m); name == "ttl" && string(doc[m.valStart:m.valEnd]) == "null" {
+					return nil, errNullTTL
+				}
+			}
+		}
+	}
+	return stripFrontProperties(doc), nil
+}
+
 // stringMember returns the string value of doc's top-level member name.
 func stringMember(doc []byte, name string) (string, bool) {
 	ms, ok := topMembers(doc)
@@ -155,4 +185,86 @@ func withSystemProperties(doc []byte, rid, self string) []byte {
 	out = append(out, self...)
 	out = append(out, `","_attachments":"attachments/"}`...)
 	return out
+}
+
+// docPartitionKey returns the partition key value of doc in a container
+// with the partition key paths paths: the values at the paths, in order,
+// a missing one as none (an object or array there, which lethe refuses,
+// too). A container without paths has the empty key.
+func docPartitionKey(doc []byte, paths []string) lethe.PartitionKey {
+	pk := lethe.NewPartitionKey()
+	for _, path := range paths {
+		v, ok := valueAt(doc, path)
+		switch {
+		case !ok || len(v) == 0:
+			pk = pk.AppendNone()
+		case string(v) == "null":
+			pk = pk.AppendNull()
+		case string(v) == "true" || string(v) == "false":
+			pk = pk.AppendBool(v[0] == 't')
+		case v[0] == '"':
+			var s string
+			if json.Unmarshal(v, &s) != nil {
+				return pk.AppendNone()
+			}
+			pk = pk.AppendString(s)
+		case v[0] == '-' || '0' <= v[0] && v[0] <= '9':
+			f, err := strconv.ParseFloat(string(v), 64)
+			if err != nil {
+				return pk.AppendNone()
+			}
+			pk = pk.AppendNumber(f)
+		default:
+			pk = pk.AppendNone()
+		}
+	}
+	return pk
+}
+
+// valueAt returns the JSON value at path ("/a/b", a segment in double
+// quotes if it holds a '/') in doc, and whether there is one.
+func valueAt(doc []byte, path string) ([]byte, bool) {
+	v := doc
+	for _, seg := range pathSegments(path) {
+		ms, ok := topMembers(v)
+		if !ok {
+			return nil, false
+		}
+		found := false
+		for _, m := range ms {
+			if name, ok := memberName(v, m); ok && name == seg {
+				v, found = v[m.valStart:m.valEnd], true
+				break
+			}
+		}
+		if !found {
+			return nil, false
+		}
+	}
+	return v, true
+}
+
+// pathSegments splits a partition key path into its member names, as
+// lethe reads it: a segment in double quotes is a JSON string. The path is
+// a container's, which lethe validated.
+func pathSegments(path string) []string {
+	var segs []string
+	for rest := path; len(rest) > 1; {
+		rest = rest[1:] // the '/'
+		if rest[0] == '"' {
+			end, _, f := jsontext.ScanString([]byte(rest), 0)
+			if f != jsontext.OK {
+				return append(segs, rest)
+			}
+			seg, _ := jsontext.Unquote([]byte(rest[1 : end-1]))
+			segs, rest = append(segs, seg), rest[end:]
+			continue
+		}
+		i := strings.IndexByte(rest, '/')
+		if i < 0 {
+			i = len(rest)
+		}
+		segs, rest = append(segs, rest[:i]), rest[i:]
+	}
+	return segs
 }

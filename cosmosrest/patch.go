@@ -101,6 +101,9 @@ func appendPatchOp(p *lethe.PatchOperations, k int, raw json.RawMessage) error {
 		if !hasValue {
 			return opErr("the %s operation has no \"value\" (send \"value\":null to store null)", *o.Op)
 		}
+		if path == "/ttl" && string(bytes.TrimSpace(o.Value)) == "null" {
+			return errNullTTL // the document it makes would be refused
+		}
 		switch *o.Op {
 		case "add":
 			p.AppendAdd(path, o.Value)
@@ -159,7 +162,7 @@ func parseNumber(v json.RawMessage) (isInt bool, n int64, f float64, ok bool) {
 
 // patchDocument answers PATCH on a document.
 func (q *request) patchDocument() {
-	db, c, _, pk, ok := q.pointTarget(true)
+	db, c, p, pk, ok := q.pointTarget(true)
 	if !ok {
 		return
 	}
@@ -173,5 +176,5 @@ func (q *request) patchDocument() {
 		q.fail(err, resp.RequestCharge, 0)
 		return
 	}
-	q.replyItem(db, c, pk, q.t.id, resp, true)
+	q.replyItem(db, c, p, resp, true)
 }

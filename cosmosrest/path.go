@@ -25,31 +25,46 @@ type route struct {
 
 var errBadPath = errors.New("the request path is not a valid resource path")
 
-// parsePath takes apart an escaped request path (URL.EscapedPath). Each
-// segment is unescaped on its own, so an id may hold any character the
-// client escaped. The resource type and link follow the REST API's rule:
-// a path with an even number of segments names a resource (type: the
-// second last segment; link: the whole path), one with an odd number names
-// a feed (type: the last segment; link: its owner).
-func parsePath(escaped string) (route, error) {
-	p := strings.Trim(escaped, "/")
-	if p == "" {
-		return route{}, nil
+// errInvalidURL is the routing gateway's answer to a path that decodes to a
+// control character: its HTTP layer (http.sys) refuses such a URL with 400
+// before the request reaches Cosmos DB.
+var errInvalidURL error = messageError("HTTP Error 400. The request URL is invalid.")
+
+// gateway is the front door a request came through. The Cosmos DB
+// emulator has two, over the same data: the routing gateway (port 8081,
+// what the service's accounts long had) and the compute gateway (port
+// 8903, what the service is moving accounts to). They read the request
+// path differently, which shows with ids that need escaping.
+type gateway int
+
+const (
+	// routingGateway decodes the path as a whole, then again segment by
+	// segment (see routingSegments).
+	routingGateway gateway = iota
+	// computeGateway splits the path at '/' and decodes each segment once,
+	// as RFC 3986 says.
+	computeGateway
+)
+
+// parsePath takes apart an escaped request path (URL.EscapedPath) as
+// gateway g reads it. The segments it yields are both the resource
+// link that the signature is checked against and the ids that are looked
+// up, so a gateway that reads an id otherwise than the client wrote it
+// answers 401 (the client signed the id it meant), not 404. The resource
+// type and link follow the REST API's rule: a path with an even number of
+// segments names a resource (type: the second last segment; link: the
+// whole path), one with an odd number names a feed (type: the last
+// segment; link: its owner).
+func parsePath(escaped string, g gateway) (route, error) {
+	var segs []string
+	var err error
+	if g == routingGateway {
+		segs, err = routingSegments(escaped)
+	} else {
+		segs, err = computeSegments(escaped)
 	}
-	raw := strings.Split(p, "/")
-	if len(raw) > maxSegments {
-		return route{}, errBadPath
-	}
-	segs := make([]string, len(raw))
-	for i, s := range raw {
-		if s == "" {
-			return route{}, errBadPath
-		}
-		u, err := url.PathUnescape(s)
-		if err != nil || u == "" {
-			return route{}, errBadPath
-		}
-		segs[i] = u
+	if err != nil || len(segs) == 0 {
+		return route{}, err
 	}
 	rt := route{segs: segs}
 	if len(segs) == 2 && segs[0] == "offers" {
@@ -66,6 +81,106 @@ func parsePath(escaped string) (route, error) {
 		rt.link = strings.Join(segs[:len(segs)-1], "/")
 	}
 	return rt, nil
+}
+
+// computeSegments splits an escaped path at '/' and unescapes each segment
+// on its own, so an id may hold any character the client escaped: the
+// compute gateway's reading, and the one the SDKs (which escape each id
+// once) expect.
+func computeSegments(escaped string) ([]string, error) {
+	p := strings.Trim(escaped, "/")
+	if p == "" {
+		return nil, nil
+	}
+	raw := strings.Split(p, "/")
+	if len(raw) > maxSegments {
+		return nil, errBadPath
+	}
+	segs := make([]string, len(raw))
+	for i, s := range raw {
+		u, err := url.PathUnescape(s)
+		if err != nil || u == "" {
+			return nil, errBadPath
+		}
+		segs[i] = u
+	}
+	return segs, nil
+}
+
+// routingSegments reads an escaped path as the routing gateway does. Its
+// HTTP layer decodes the whole path first: a control character (U+0000 to
+// U+001F, U+007F to U+009F) is then an invalid URL (400), and a backslash
+// is a '/'. The gateway takes what it got for a URI again: a '#' begins a
+// fragment, which is dropped, and trailing spaces are trimmed; only then
+// is the path split at '/' and each segment unescaped a second time. So an
+// id written once escaped, as the SDKs write it, reaches the gateway intact
+// only if it has none of '/', '\', '#', a trailing space, a control
+// character or a '%' followed by two hex digits; the SDKs sign the id they
+// meant, so the others get 401 (or 400). An id escaped twice survives
+// both decodings, whatever its characters.
+func routingSegments(escaped string) ([]string, error) {
+	p, err := url.PathUnescape(escaped)
+	if err != nil {
+		return nil, errBadPath
+	}
+	for _, r := range p {
+		if r < 0x20 || r >= 0x7F && r <= 0x9F {
+			return nil, errInvalidURL
+		}
+	}
+	p = strings.ReplaceAll(p, `\`, "/")
+	if i := strings.IndexByte(p, '#'); i >= 0 {
+		p = p[:i]
+	}
+	p = strings.TrimRight(p, " ")
+	p = strings.Trim(p, "/")
+	if p == "" {
+		return nil, nil
+	}
+	raw := strings.Split(p, "/")
+	if len(raw) > maxSegments {
+		return nil, errBadPath
+	}
+	segs := make([]string, len(raw))
+	for i, s := range raw {
+		if s == "" {
+			return nil, errBadPath
+		}
+		segs[i] = unescapeLenient(s)
+	}
+	return segs, nil
+}
+
+// unescapeLenient replaces each %XX of s (two hex digits) by its byte and
+// keeps every other '%' as it is, as .NET's Uri.UnescapeDataString does.
+func unescapeLenient(s string) string {
+	if !strings.Contains(s, "%") {
+		return s
+	}
+	b := make([]byte, 0, len(s))
+	for i := 0; i < len(s); i++ {
+		if s[i] == '%' && i+2 < len(s) && ishex(s[i+1]) && ishex(s[i+2]) {
+			b = append(b, unhex(s[i+1])<<4|unhex(s[i+2]))
+			i += 2
+			continue
+		}
+		b = append(b, s[i])
+	}
+	return string(b)
+}
+
+func ishex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+func unhex(c byte) byte {
+	switch {
+	case c <= '9':
+		return c - '0'
+	case c <= 'F':
+		return c - 'A' + 10
+	}
+	return c - 'a' + 10
 }
 
 // target is what a request path addresses, for the handlers.

@@ -306,14 +306,21 @@ func (q *request) readUser() {
 	if db == nil {
 		return
 	}
+	q.readUsers(db, func() []byte {
+		if u := q.findUserLocked(db); u != nil {
+			return u.json(db)
+		}
+		return nil
+	})
+}
+
+// readUsers answers a read of a user or a permission: body, called under
+// db.mu, returns the resource's JSON, or nil when it answered itself.
+func (q *request) readUsers(db *database, body func() []byte) {
 	db.mu.Lock()
-	u := q.findUserLocked(db)
-	var out []byte
-	if u != nil {
-		out = u.json(db)
-	}
+	out := body()
 	db.mu.Unlock()
-	if u != nil {
+	if out != nil {
 		q.reply(http.StatusOK, out, 1)
 	}
 }
@@ -461,7 +468,7 @@ func (q *request) readPermissionBody(db *database) (*permission, bool) {
 // db, named by ids (escaped as in request paths, or not). It returns the
 // container's id and the document's ("" for a container).
 func parsePermissionResource(res, db string) (coll, doc string, err error) {
-	rt, err := parsePath("/" + strings.Trim(res, "/"))
+	rt, err := parsePath("/"+strings.Trim(res, "/"), computeGateway)
 	if err != nil || (len(rt.segs) != 4 && len(rt.segs) != 6) || rt.segs[0] != "dbs" || rt.segs[2] != "colls" || (len(rt.segs) == 6 && rt.segs[4] != "docs") {
 		return "", "", fmt.Errorf("the resource %q is not the path of a container (dbs/<db>/colls/<container>) or of a document (…/docs/<id>)", clip(res))
 	}
@@ -549,16 +556,12 @@ func (q *request) readPermission() {
 	if !ok {
 		return
 	}
-	db.mu.Lock()
-	u, p := q.findPermissionLocked(db)
-	var out []byte
-	if p != nil {
-		out = q.permissionJSON(db, u, p, exp)
-	}
-	db.mu.Unlock()
-	if p != nil {
-		q.reply(http.StatusOK, out, 1)
-	}
+	q.readUsers(db, func() []byte {
+		if u, p := q.findPermissionLocked(db); p != nil {
+			return q.permissionJSON(db, u, p, exp)
+		}
+		return nil
+	})
 }
 
 // replacePermission answers PUT on a permission: the tokens handed out

@@ -9,6 +9,11 @@
 //	go run ./cmd/lethe -key <base64 key>    # another master key
 //	go run ./cmd/lethe -changefeed=false    # containers without a change feed
 //	go run ./cmd/lethe -cert c.pem -certkey k.pem  # your own certificate
+//	go run ./cmd/lethe -compute-addr ""     # no compute gateway on :8903
+//
+// Like the emulator, it serves the same data twice: as the routing gateway on
+// -addr and as the compute gateway on -compute-addr (localhost:8903), which
+// read ids in request paths differently (see cosmosrest.Handler.ComputeGateway).
 //
 // Every container created keeps a change feed, as in Cosmos DB, bounded by
 // -changefeed-max-changes and -changefeed-max-bytes.
@@ -62,6 +67,7 @@ func main() {
 func run(args []string) error {
 	fs := flag.NewFlagSet("lethe", flag.ContinueOnError)
 	addr := fs.String("addr", "localhost:8081", "the address to listen on")
+	computeAddr := fs.String("compute-addr", "localhost:8903", "the address of the compute gateway, which reads ids in request paths as the emulator's port 8903 does (\"\": none)")
 	key := fs.String("key", cosmosrest.EmulatorKey, "the account's master key, base64 (default: the emulator's well-known key)")
 	dir := fs.String("dir", "", "a directory to keep the databases in, durably (default: in memory)")
 	plain := fs.Bool("http", false, "serve plain HTTP instead of HTTPS")
@@ -110,6 +116,17 @@ func run(args []string) error {
 	if err != nil {
 		return err
 	}
+	// The compute gateway: the same data, its own reading of request paths.
+	var csrv *http.Server
+	var cln net.Listener
+	if *computeAddr != "" {
+		if cln, err = net.Listen("tcp", *computeAddr); err != nil {
+			ln.Close()
+			return err
+		}
+		csrv = &http.Server{Handler: h.ComputeGateway(), ReadHeaderTimeout: srv.ReadHeaderTimeout, ReadTimeout: srv.ReadTimeout,
+			IdleTimeout: srv.IdleTimeout, MaxHeaderBytes: srv.MaxHeaderBytes, ErrorLog: srv.ErrorLog, TLSConfig: srv.TLSConfig.Clone()} // each server sets up its own HTTP/2 in its TLS config
+	}
 
 	keyKind := "custom"
 	if *key == cosmosrest.EmulatorKey {
@@ -122,16 +139,26 @@ func run(args []string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	log.Printf("lethe: serving the Cosmos DB REST API on %s://%s/ (key: %s, storage: %s)", scheme, ln.Addr(), keyKind, storage)
-	errc := make(chan error, 1)
-	go func() {
-		if *plain {
-			errc <- srv.Serve(ln)
-		} else {
-			errc <- srv.ServeTLS(ln, "", "")
-		}
-	}()
+	servers, listeners := []*http.Server{srv}, []net.Listener{ln}
+	if csrv != nil {
+		log.Printf("lethe: serving the compute gateway on %s://%s/", scheme, cln.Addr())
+		servers, listeners = append(servers, csrv), append(listeners, cln)
+	}
+	errc := make(chan error, len(servers))
+	for i, s := range servers {
+		go func() {
+			if *plain {
+				errc <- s.Serve(listeners[i])
+			} else {
+				errc <- s.ServeTLS(listeners[i], "", "")
+			}
+		}()
+	}
 	select {
 	case err := <-errc:
+		for _, s := range servers {
+			s.Close()
+		}
 		return err
 	case <-ctx.Done():
 	}
@@ -139,11 +166,15 @@ func run(args []string) error {
 	log.Printf("lethe: shutting down: finishing the requests under way")
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := srv.Shutdown(shutdownCtx); err != nil {
-		return fmt.Errorf("shutdown: %w", err)
+	for _, s := range servers {
+		if err := s.Shutdown(shutdownCtx); err != nil {
+			return fmt.Errorf("shutdown: %w", err)
+		}
 	}
-	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return err
+	for range servers {
+		if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+			return err
+		}
 	}
 	return h.Close()
 }

@@ -55,8 +55,14 @@
 // subquery; a subquery in the select list of a GROUP BY or aggregate
 // query except inside an aggregate's argument; FROM (SELECT ...) at the
 // top level; the operator form c.x IN (SELECT ...) (use EXISTS);
-// user-defined functions; the spatial (ST_*), full-text and vector
-// functions (an error when a row evaluates them).
+// user-defined functions; the spatial (ST_*) and vector functions, and
+// the full-text scoring ones FullTextScore and RRF (an error when a row
+// evaluates them).
+//
+// FullTextContains, FullTextContainsAll and FullTextContainsAny analyze
+// their text and search strings with internal/fulltext, in the language
+// Env.TextLanguage gives for the path of their first argument (en-US by
+// default); see fulltext.go.
 //
 // String functions measure and index strings in UTF-16 code units, as
 // JavaScript and Cosmos DB do: LENGTH("😀") is 2. REVERSE reverses code

@@ -135,6 +135,11 @@ type evaluator struct {
 
 	matched     int // docs with a row that passed WHERE (Result.Matched)
 	lastMatched int // 1 + the index of the last doc counted in matched
+
+	env       Env                 // what the evaluation knows of the container
+	textCall  *call               // the full-text call being evaluated (fulltext.go)
+	textLangs map[*call]string    // the language of each full-text call's text
+	textTerms map[string][]string // the terms of search strings, by language and string
 }
 
 // group is one group of a GROUP BY query.
@@ -166,7 +171,7 @@ type row struct {
 // queries that pass a limit (see MaxValueSize), give a *Error; cancellation
 // of ctx gives ctx.Err(), within a document as well as between them.
 func Exec(ctx context.Context, q *Query, params map[string]any, docs []Doc, now time.Time) (Result, error) {
-	return ExecFrom(ctx, q, params, docs, now, nil)
+	return ExecFrom(ctx, q, params, docs, now, nil, nil)
 }
 
 // Resume continues a query after a result of an earlier evaluation of it.
@@ -178,8 +183,9 @@ type Resume struct {
 }
 
 // ExecFrom is Exec that, when from is not nil, returns only the results
-// after from.After, as if they followed the results already returned.
-func ExecFrom(ctx context.Context, q *Query, params map[string]any, docs []Doc, now time.Time, from *Resume) (res Result, err error) {
+// after from.After, as if they followed the results already returned, and
+// that knows of the container what env says (nil: nothing).
+func ExecFrom(ctx context.Context, q *Query, params map[string]any, docs []Doc, now time.Time, from *Resume, env *Env) (res Result, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			if a, ok := r.(abort); ok {
@@ -203,6 +209,9 @@ func ExecFrom(ctx context.Context, q *Query, params map[string]any, docs []Doc, 
 		return Result{}, &Error{Msg: "the continuation token does not fit the query"}
 	}
 	ev := &evaluator{ctx: ctx, nextCheck: checkEvery, q: q, now: now}
+	if env != nil {
+		ev.env = *env
+	}
 	ev.params = make([]value, len(q.params))
 	for i, name := range q.params {
 		x, ok := params[name]
@@ -838,6 +847,9 @@ func (ev *evaluator) eval(e expr) value {
 				size = ev.addSize(x.fn.name, size, v)
 			}
 			args = append(args, v)
+		}
+		if x.fn.text {
+			ev.textCall = x
 		}
 		return x.fn.fn(ev, args)
 	case *objectLit:

@@ -16,6 +16,7 @@ type funcDef struct {
 	minArgs, maxArgs int
 	agg              bool
 	joins            bool // the result holds all the arguments: their sizes are checked as they come
+	text             bool // a full-text function: it reads the call (evaluator.textCall)
 	fn               func(ev *evaluator, args []value) value
 }
 

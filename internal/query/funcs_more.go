@@ -12,8 +12,9 @@ import (
 
 // More built-in functions of the Cosmos DB for NoSQL function reference:
 // conditional, integer math, string conversion, regular expressions, set
-// functions and the date and time functions. Spatial, full-text and vector
-// functions are registered only to refuse them clearly.
+// functions and the date and time functions. Spatial and vector functions,
+// and the full-text scoring ones, are registered only to refuse them
+// clearly.
 
 // isInt64 reports whether x is a number with an integral value in the
 // range of a 64-bit signed integer; 2^63 is accepted (it is how the
@@ -917,12 +918,9 @@ func init() {
 	refuse("ST_ISVALID", 1, 1, spatial)
 	refuse("ST_ISVALIDDETAILED", 1, 1, spatial)
 	refuse("ST_WITHIN", 2, 2, spatial)
-	const fullText = "lethe has no full-text index"
-	refuse("FullTextContains", 2, 2, fullText)
-	refuse("FullTextContainsAll", 2, -1, fullText)
-	refuse("FullTextContainsAny", 2, -1, fullText)
-	refuse("FullTextScore", 2, -1, fullText)
-	refuse("RRF", 1, -1, fullText)
+	const ranking = "lethe does not rank by full-text score"
+	refuse("FullTextScore", 2, -1, ranking)
+	refuse("RRF", 1, -1, ranking)
 	refuse("VectorDistance", 2, 4, "lethe has no vector support")
 	refuse("DocumentId", 1, 1, "lethe items have no _rid")
 }

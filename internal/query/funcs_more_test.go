@@ -380,7 +380,7 @@ func TestFuncsDateTime(t *testing.T) {
 	})
 }
 
-// TestFuncsRefused: spatial, full-text, vector and item functions parse but
+// TestFuncsRefused: spatial, full-text scoring, vector and item functions parse but
 // fail the query when evaluated.
 func TestFuncsRefused(t *testing.T) {
 	for _, q := range []string{
@@ -390,9 +390,6 @@ func TestFuncsRefused(t *testing.T) {
 		`SELECT VALUE ST_INTERSECTS({}, {})`,
 		`SELECT VALUE ST_ISVALID({})`,
 		`SELECT VALUE ST_ISVALIDDETAILED({})`,
-		`SELECT VALUE FullTextContains("a b", "a")`,
-		`SELECT VALUE FullTextContainsAll("a b", "a", "b")`,
-		`SELECT VALUE FullTextContainsAny("a b", "a", "b")`,
 		`SELECT VALUE FullTextScore("a b", "a")`,
 		`SELECT VALUE RRF(1, 2)`,
 		`SELECT VALUE VectorDistance([1, 2], [3, 4])`,

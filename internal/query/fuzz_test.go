@@ -71,6 +71,8 @@ func FuzzExec(f *testing.F) {
 		`SELECT VALUE DateTimeBin(DateTimeAdd("dd", c.n, "2020-01-01"), "hh", 3) FROM c`,
 		`SELECT VALUE [RegexMatch(c.id, "^z", "i"), StringSplit(c.id, ""), SetUnion(c.tags, [2, 3])] FROM c`,
 		`SELECT VALUE IntBitLeftShift(c.n, 2) + DateTimeDiff("ms", TicksToDateTime(c.n), "2021-06-28T17:24:29Z") FROM c`,
+		`SELECT VALUE [FullTextContains(c.s, "hellos"), FullTextContainsAll(c["s"], @s, "x y"), FullTextContainsAny(c.x.y, c.s, 1)] FROM c WHERE NOT FullTextContains(c.id, "the")`,
+		`SELECT c.id FROM c JOIN t IN c.tags WHERE FullTextContainsAny(t, "a", "b's") OR FullTextContains(CONCAT(c.s, t), @s)`,
 	} {
 		f.Add(s, `{"id":"z","n":5,"s":"1e3","tags":[1,2]}`)
 	}

@@ -414,11 +414,11 @@ func TestGroupByKeys(t *testing.T) {
 	}
 	// Without the Bergen item, resuming after the first group (undefined)
 	// gives Oslo only once Bergen is gone, and nothing is repeated.
-	rest, err := ExecFrom(context.Background(), q, nil, []Doc{people[0], people[1], people[3], people[4]}, testNow, &Resume{After: res.Key(1), Consumed: 2})
+	rest, err := ExecFrom(context.Background(), q, nil, []Doc{people[0], people[1], people[3], people[4]}, testNow, &Resume{After: res.Key(1), Consumed: 2}, nil)
 	require.NoError(t, err)
 	require.Len(t, rest.Items, 1)
 	assert.JSONEq(t, `{"city":"Oslo","n":3}`, string(rest.Items[0]))
 	// A key of another shape is refused.
-	_, err = ExecFrom(context.Background(), q, nil, people, testNow, &Resume{After: Key{}})
+	_, err = ExecFrom(context.Background(), q, nil, people, testNow, &Resume{After: Key{}}, nil)
 	require.Error(t, err)
 }

@@ -118,7 +118,7 @@ func TestExecFromResume(t *testing.T) {
 		all, err := Exec(context.Background(), q, nil, mixed, testNow)
 		require.NoError(t, err)
 		for i := range all.Items {
-			rest, err := ExecFrom(context.Background(), q, nil, mixed, testNow, &Resume{After: all.Key(i), Consumed: i + 1})
+			rest, err := ExecFrom(context.Background(), q, nil, mixed, testNow, &Resume{After: all.Key(i), Consumed: i + 1}, nil)
 			require.NoError(t, err, text)
 			assert.Equal(t, all.Items[i+1:], rest.Items, "%s after %d", text, i)
 		}

@@ -51,10 +51,11 @@ after(async () => {
   if (binDir) await rm(binDir, { recursive: true, force: true });
 });
 
-// startLethe runs the command on a free port of 127.0.0.1 and waits for its
-// start line, from which it takes the address.
+// startLethe runs the command on a free port of 127.0.0.1 (its compute
+// gateway on another) and waits for its start line, from which it takes the
+// address.
 async function startLethe(...args) {
-  const proc = spawn(bin, ["-addr", "127.0.0.1:0", ...args], { stdio: ["ignore", "ignore", "pipe"] });
+  const proc = spawn(bin, ["-addr", "127.0.0.1:0", "-compute-addr", "127.0.0.1:0", ...args], { stdio: ["ignore", "ignore", "pipe"] });
   let stderr = "";
   proc.stderr.setEncoding("utf8");
   proc.stderr.on("data", (chunk) => (stderr += chunk));
@@ -175,8 +176,12 @@ describe("over HTTPS, with the SDK's default connection policy", { timeout: 120_
       assert.equal(typeof resource._ts, "number");
     }
     await rejectsWith(client.databases.create({ id: "one" }), 409, "second create");
-    // Database-level throughput is not served.
-    await rejectsWith(client.databases.create({ id: "shared", throughput: 400 }), 400, "database throughput");
+    // Database-level (shared) throughput: an offer of the database's own.
+    const shared = await client.databases.create({ id: "shared", throughput: 400 });
+    assert.equal(shared.statusCode, 201);
+    assert.equal((await shared.database.readOffer()).resource.content.offerThroughput, 400);
+    await rejectsWith(client.databases.create({ id: "too little", throughput: 300 }), 400, "database throughput under 400");
+    await shared.database.delete();
 
     const existing = await client.databases.createIfNotExists({ id: "one" });
     assert.equal(existing.statusCode, 200);
@@ -752,17 +757,18 @@ describe("over HTTPS, with the SDK's default connection policy", { timeout: 120_
     });
 
     test("429: throttled writes, retried by the SDK itself", async (t) => {
-      // 5 RU/s: a bucket of 5 RU, and a create costs 5.5, so each create
-      // after the first is refused for about a second and retried by the
-      // SDK after x-ms-retry-after-ms.
-      const c = await container("throttled", { id: "small", partitionKey: { paths: ["/id"] }, throughput: 5 });
+      // 400 RU/s, the service's least: a create of a 900 KB item costs
+      // more than that, so each create after the first is refused for
+      // about a second and retried by the SDK after x-ms-retry-after-ms.
+      const c = await container("throttled", { id: "small", partitionKey: { paths: ["/id"] }, throughput: 400 });
+      const pad = "x".repeat(900 * 1024);
       const before429 = agent.count(429);
       const start = performance.now();
       let retries = 0;
       let waitedMs = 0;
       const n = 3;
       for (let i = 0; i < n; i++) {
-        const r = await c.items.create({ id: String(i) });
+        const r = await c.items.create({ id: String(i), pad });
         assert.equal(r.statusCode, 201, `create ${i}`);
         retries += Number(r.headers["x-ms-throttle-retry-count"] ?? 0);
         waitedMs += Number(r.headers["x-ms-throttle-retry-wait-time-ms"] ?? 0);
@@ -772,7 +778,7 @@ describe("over HTTPS, with the SDK's default connection policy", { timeout: 120_
       assert.ok(sent > 0, "no 429 on the wire: throttling was not exercised");
       assert.ok(retries > 0, "the SDK reports no throttle retries");
       assert.ok(waitedMs > 0, "the SDK reports no wait");
-      assert.ok(elapsed >= (n - 1) * 800, `${n} creates of 5.5 RU at 5 RU/s took only ${Math.round(elapsed)} ms`);
+      assert.ok(elapsed >= (n - 1) * 800, `${n} creates of 900 KB at 400 RU/s took only ${Math.round(elapsed)} ms`);
       const { resources } = await c.items.query("SELECT VALUE c.id FROM c").fetchAll();
       assert.deepEqual(resources.sort(), ["0", "1", "2"]);
       t.diagnostic(`429s retried by the SDK: ${sent}, waited ${waitedMs} ms`);

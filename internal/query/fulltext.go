@@ -1,0 +1,146 @@
+package query
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/lethedb/lethe/internal/fulltext"
+)
+
+// The full-text functions FullTextContains, FullTextContainsAll and
+// FullTextContainsAny. The service answers them from its full-text index;
+// lethe evaluates them on each item, which gives the same results: the
+// text at the path and each search string are analyzed alike
+// (internal/fulltext: tokenized, folded, and for English stop words
+// removed and stemmed) in the language of the path.
+
+// Env is what an evaluation knows of the container beyond the documents
+// it is given. The zero Env knows nothing of it.
+type Env struct {
+	// TextLanguage returns the language of the text at a path of the
+	// container's items (its property names: ["a", "b"] for /a/b), as its
+	// full-text policy gives it: the full-text functions analyze the text
+	// and their search strings in that language. When nil, or when it
+	// returns "", the language is en-US, as it is for a first argument
+	// that is not a property path of the item.
+	TextLanguage func(path []string) string
+}
+
+func init() {
+	defText("FullTextContains", 2, 2, true)
+	defText("FullTextContainsAll", 2, -1, true)
+	defText("FullTextContainsAny", 2, -1, false)
+}
+
+// defText registers a full-text function: its first argument is the text,
+// the others the strings to find; it is true when all of them (all) or any
+// of them are found. Each search string is a phrase: its terms must appear
+// in the text one after the other. Text that is not a string (or is
+// missing) contains nothing: the result is false. A search string that is
+// not a string makes the result undefined, as a function's argument of the
+// wrong type does; one with no terms (only stop words or punctuation) is
+// found nowhere.
+func defText(name string, minA, maxA int, all bool) {
+	def(name, minA, maxA, func(ev *evaluator, a []value) value {
+		for _, s := range a[1:] {
+			if s.k != kStr {
+				return undef
+			}
+		}
+		if a[0].k != kStr {
+			return boolVal(false)
+		}
+		lang := ev.textLang()
+		text := fulltext.Terms(a[0].s, lang)
+		ev.tick(len(text))
+		for _, s := range a[1:] {
+			found := hasPhrase(text, ev.searchTerms(s.s, lang))
+			if found != all {
+				return boolVal(found)
+			}
+		}
+		return boolVal(all)
+	})
+	funcs[strings.ToUpper(name)].text = true
+}
+
+// hasPhrase reports whether phrase, not empty, appears in text as a run of
+// consecutive terms.
+func hasPhrase(text, phrase []string) bool {
+	if len(phrase) == 0 {
+		return false
+	}
+	for i := 0; i+len(phrase) <= len(text); i++ {
+		if slices.Equal(text[i:i+len(phrase)], phrase) {
+			return true
+		}
+	}
+	return false
+}
+
+// textLang is the language of the text the full-text call being evaluated
+// (ev.textCall) searches: that of its first argument's path, when it is a
+// property path of the item.
+func (ev *evaluator) textLang() string {
+	x := ev.textCall
+	if lang, ok := ev.textLangs[x]; ok {
+		return lang
+	}
+	lang := ""
+	if path, ok := itemPath(x.args[0]); ok && ev.env.TextLanguage != nil {
+		lang = ev.env.TextLanguage(path)
+	}
+	if lang == "" {
+		lang = "en-US"
+	}
+	if ev.textLangs == nil {
+		ev.textLangs = map[*call]string{}
+	}
+	ev.textLangs[x] = lang
+	return lang
+}
+
+// searchTerms returns the terms of a search string, analyzed once per
+// evaluation.
+func (ev *evaluator) searchTerms(s, lang string) []string {
+	key := lang + "\x00" + s
+	if t, ok := ev.textTerms[key]; ok {
+		return t
+	}
+	t := fulltext.Terms(s, lang)
+	if ev.textTerms == nil {
+		ev.textTerms = map[string][]string{}
+	}
+	if len(ev.textTerms) < 1024 {
+		ev.textTerms[key] = t
+	}
+	return t
+}
+
+// itemPath returns the property names of e when it is a property path of
+// the item (c.a.b, c["a"].b, with c the FROM alias of the item itself).
+func itemPath(e expr) ([]string, bool) {
+	var rev []string
+	for {
+		switch x := e.(type) {
+		case *member:
+			rev = append(rev, x.name)
+			e = x.x
+		case *index:
+			lit, ok := x.idx.(*literal)
+			if !ok || lit.val.k != kStr {
+				return nil, false
+			}
+			rev = append(rev, lit.val.s)
+			e = x.x
+		case *ident:
+			if x.slot != 0 || len(rev) == 0 {
+				return nil, false
+			}
+			slices.Reverse(rev)
+			return rev, true
+		default:
+			return nil, false
+		}
+	}
+}
