@@ -220,15 +220,8 @@ func TestDurablePositions(t *testing.T) {
 				_, err := c.DeleteItem(ctx, lethe.NewPartitionKey(), id, nil)
 				require.NoError(t, err)
 			}
-			if checkpoint {
-				require.NoError(t, s.Checkpoint(ctx))
-			}
-			require.NoError(t, s.Close())
-
-			s = openDurable(t, dir, clock)
+			s, c = reopenC(t, s, dir, clock, checkpoint)
 			defer s.Close()
-			c, err = s.Container("c")
-			require.NoError(t, err)
 			assert.Equal(t, []string{"e", "d", "c"}, queryIDs(t, c, "SELECT * FROM c", 0))
 			create(t, c, `{"id":"0"}`)
 			assert.Equal(t, []string{"e", "d", "c", "0"}, queryIDs(t, c, "SELECT * FROM c", 0))
@@ -284,21 +277,10 @@ func TestRecoverFormat2Positions(t *testing.T) {
 	create(t, c, `{"id":"c"}`)
 	want := []string{"a", "b", "d", "0", "c"}
 	assert.Equal(t, want, queryIDs(t, c, "SELECT * FROM c", 0))
-	require.NoError(t, s.Close())
-	for _, checkpoint := range []bool{false, true} {
-		s = openDurable(t, dir, clock)
-		c, err = s.Container("c")
-		require.NoError(t, err)
-		assert.Equal(t, want, queryIDs(t, c, "SELECT * FROM c", 0), "checkpoint=%v", checkpoint)
-		if checkpoint {
-			require.NoError(t, s.Checkpoint(ctx))
-		}
-		require.NoError(t, s.Close())
-	}
-	s = openDurable(t, dir, clock)
+	s, c = reopenC(t, s, dir, clock, false) // the old log, then the new
+	assert.Equal(t, want, queryIDs(t, c, "SELECT * FROM c", 0), "after the old log")
+	s, c = reopenC(t, s, dir, clock, true)
 	defer s.Close()
-	c, err = s.Container("c")
-	require.NoError(t, err)
 	assert.Equal(t, want, queryIDs(t, c, "SELECT * FROM c", 0), "from the snapshot")
 	create(t, c, `{"id":"1"}`)
 	assert.Equal(t, append(want, "1"), queryIDs(t, c, "SELECT * FROM c", 0))
@@ -349,4 +331,18 @@ func FuzzQueryToken(f *testing.F) {
 			}
 		}
 	})
+}
+
+// reopenC checkpoints the durable store s in dir when asked, closes it,
+// opens it again and returns it with its container "c".
+func reopenC(t testing.TB, s *lethe.Store, dir string, clock *lethe.ManualClock, checkpoint bool) (*lethe.Store, *lethe.Container) {
+	t.Helper()
+	if checkpoint {
+		require.NoError(t, s.Checkpoint(ctx))
+	}
+	require.NoError(t, s.Close())
+	s = openDurable(t, dir, clock)
+	c, err := s.Container("c")
+	require.NoError(t, err)
+	return s, c
 }
