@@ -443,14 +443,14 @@ func (c *Container) commitBatch(ctx context.Context, b TransactionalBatch, sc *b
 				break
 			}
 			maxSeq = c.store.seq.Add(1)
-			rec, cost = r.record(pk, now, maxSeq), charge(opReplace, r.chargeSize)
+			rec, cost = r.record(pk, now, maxSeq, it.cur.pos()), charge(opReplace, r.chargeSize)
 		default: // create, replace, upsert
 			kind := opReplace
 			if !live {
 				kind, status = opCreate, statusCreated
 			}
 			maxSeq = c.store.seq.Add(1)
-			rec, cost = buildRecord(bop.item, &po.p, pk, now, maxSeq), charge(kind, po.p.size-po.p.ttlSize)
+			rec, cost = buildRecord(bop.item, &po.p, pk, now, maxSeq, c.position(it.cur, live)), charge(kind, po.p.size-po.p.ttlSize)
 		}
 		if cause != nil {
 			failed = i

@@ -135,6 +135,10 @@ type Container struct {
 	created     uint64
 	settingsSeq uint64
 
+	// positions is the creation position last handed out (record.go): a
+	// created item takes the next.
+	positions atomic.Uint64
+
 	deleted      atomic.Bool
 	purged       atomic.Int64
 	throttled    atomic.Int64
@@ -173,6 +177,16 @@ func (c *Container) shardIndex(pk, id string) (int, uint32) {
 		h ^= maphash.String(c.seed, pk) * 0x9e3779b97f4a7c15
 	}
 	return int(h % shardCount), slotHash(h)
+}
+
+// position returns the position of an item's new version: that of its
+// current version old when it is live (a replace keeps its place), else a
+// new one, after every other (a created item goes at the end).
+func (c *Container) position(old record, live bool) uint64 {
+	if live {
+		return old.pos()
+	}
+	return c.positions.Add(1)
 }
 
 // ID returns the container's id.

@@ -166,10 +166,15 @@
 // every item is seen exactly once, as it was either before or after any
 // concurrent write to it. Later pages drop results whose item has since been
 // deleted or has expired, and keep those whose item was rewritten. Results
-// without ORDER BY are ordered by item id within each partition. Pages hold
-// PageSizeHint results (default 100). A continuation token resumes after the
-// key of the last result returned (its ORDER BY values, then its item's
-// partition key value and id; for GROUP BY, its group's values), so items that expire, are deleted or are
+// without ORDER BY come in the order their items were created, across
+// partitions, as Cosmos DB returns them in the order of their "_rid": every
+// item has a position in its container, the next one when it is created,
+// kept when it is replaced, upserted or patched (an item deleted or expired
+// and created again is a new one, at the end); results with equal ORDER BY
+// values come in that order too. Pages hold PageSizeHint results (default
+// 100). A continuation token resumes after the key of the last result
+// returned (its ORDER BY values, then its item's position; for GROUP BY, its
+// group's values), so items that expire, are deleted or are
 // written between pages never make a resumed query skip or repeat an
 // unchanged live item; tokens are bound to their container, query text,
 // parameters and partition key, and any other use is refused

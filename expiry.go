@@ -65,7 +65,7 @@ var (
 // nothing else.
 func sentinelRecord(seq uint64) record {
 	var rb recordBuilder
-	rb.begin("", "", 0, 0, 0, 0, seq)
+	rb.begin("", "", 0, 0, 0, 0, seq, 0)
 	return rb.end()
 }
 

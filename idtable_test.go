@@ -37,7 +37,7 @@ func TestIDTable(t *testing.T) {
 			switch rng.IntN(3) {
 			case 0:
 				p := parsedItem{id: id}
-				rec := buildRecord([]byte(`{}`), &p, pk, int64(step), uint64(step+1))
+				rec := buildRecord([]byte(`{}`), &p, pk, int64(step), uint64(step+1), uint64(step+1))
 				tab.put(h, rec)
 				ref[key] = rec
 			case 1:

@@ -308,7 +308,7 @@ func (c *Container) commit(op string, kind writeKind, pk PartitionKey, id string
 		m.cause = causeCreate
 	}
 	if kind != writeDelete {
-		m.rec = buildRecord(doc, p, pk.enc, now, c.store.seq.Add(1))
+		m.rec = buildRecord(doc, p, pk.enc, now, c.store.seq.Add(1), c.position(old, live))
 	}
 	next, err := c.apply(&m)
 	if err != nil {

@@ -352,9 +352,9 @@ type patched struct {
 	chargeSize int
 }
 
-// record builds the patched item's record.
-func (r *patched) record(pk string, written int64, seq uint64) record {
-	return buildRecordFrom(r.doc, r.id, r.ttl, r.chargeSize, pk, written, seq)
+// record builds the patched item's record, at the item's position pos.
+func (r *patched) record(pk string, written int64, seq, pos uint64) record {
+	return buildRecordFrom(r.doc, r.id, r.ttl, r.chargeSize, pk, written, seq, pos)
 }
 
 // patchDoc applies a prepared patch, its operations ops and its condition
@@ -863,7 +863,7 @@ func (c *Container) commitPatch(ctx context.Context, op string, pk PartitionKey,
 	if err := c.drawAt(op, id, cost, now); err != nil {
 		return ItemResponse{StatusCode: statusTooManyRequests}, 0, err
 	}
-	m := mutation{cause: causeReplace, now: now, sh: sh, h: h, old: old, rec: r.record(pk.enc, now, c.store.seq.Add(1))}
+	m := mutation{cause: causeReplace, now: now, sh: sh, h: h, old: old, rec: r.record(pk.enc, now, c.store.seq.Add(1), old.pos())}
 	next, aerr := c.apply(&m)
 	if aerr != nil {
 		return ItemResponse{StatusCode: statusServiceUnavailable}, 0, storageError(aerr, op, c.id, id)

@@ -151,11 +151,15 @@ type QueryItemsPager struct {
 // # Queries and paging
 //
 // Results come in the order of their keys: the ORDER BY values, then the
-// identity of the item the result was made from (its id, byte-wise), then
-// the result's position among the rows of that item (JOINs). An item's
-// identity is its partition key value, then its id: so results without
-// ORDER BY are ordered by item id within each partition (in a container
-// without partition keys, by id alone). DISTINCT results are ordered by
+// position of the item the result was made from, then the result's
+// position among the rows of that item (JOINs). An item's position is
+// given when it is created (by CreateItem, or UpsertItem of a missing or
+// expired item, alone or in a batch), after every other item's of its
+// container, and kept by every later write of it, as Cosmos DB's "_rid" is:
+// so results without ORDER BY come in the order the items were created,
+// across partitions, and results with equal ORDER BY values in that order
+// too. An item deleted, or expired, and created again is a new item, at
+// the end. DISTINCT results are ordered by
 // their ORDER BY values, then by their value itself; GROUP BY results by
 // their group's values (each group is one result, and keeps its place
 // whatever other groups come and go between pages); an aggregate without
@@ -188,8 +192,9 @@ type QueryItemsPager struct {
 // index's candidates, taken in item order, as its results need. Whether a
 // query streams depends on the indexes the container has made so far.
 //
-// A continuation token holds the key of the last result of its page and
-// how many results have been counted against TOP and LIMIT. A pager given
+// A continuation token holds the key of the last result of its page (its
+// ORDER BY values and its item's position) and how many results have been
+// counted against TOP and LIMIT. A pager given
 // one evaluates the query again, at its own instant, and returns only the
 // results whose keys come after that key, without applying OFFSET again and
 // with TOP and LIMIT reduced by the results already counted. So resuming
@@ -199,9 +204,11 @@ type QueryItemsPager struct {
 // ORDER BY values place it after the token, and not at all if they place
 // it before. DISTINCT results are keyed by their values: a value is
 // returned again on resumption only if its ORDER BY values changed. A token
-// is refused (ErrBadRequest) by another container, another query text,
-// other parameters or another partition key, and when malformed. It holds the ORDER BY values in
-// clear, so it grows with them.
+// is refused (ErrBadRequest) by another container (one deleted and created
+// again under the same id included), another query text, other parameters
+// or another partition key, and when malformed or written by a version of
+// lethe before positions. It holds the ORDER BY values in clear, so it
+// grows with them.
 //
 // Limits: an evaluation stops with its context's error soon after ctx is
 // done, even within one item, and fails with ErrBadRequest when it would
@@ -284,6 +291,7 @@ func (p *QueryItemsPager) NextPage(ctx context.Context) (QueryItemsResponse, err
 	if end < len(p.items) || p.streamed {
 		resp.ContinuationToken = encodeToken(continuation{
 			Container: c.id,
+			Created:   c.created,
 			Hash:      p.hash,
 			Consumed:  p.consumed + end,
 			Key:       p.res.Key(end - 1),
@@ -323,27 +331,27 @@ func (p *QueryItemsPager) keepLive(page [][]byte, srcs []record) [][]byte {
 	return kept
 }
 
-// itemKey is the identity of the item rec is a version of, as results are
-// ordered by it and continuation tokens hold it: its partition key value's
-// encoding (self-delimiting), then its id. Every version of an item has the
-// same key, and different items different keys.
-func itemKey(rec record) string { return rec.key() }
-
 // queryDoc presents a record to the query engine: its stored body, a view
-// of the immutable record, and its "_ts" and "_etag" apart.
+// of the immutable record, and its "_ts" and "_etag" apart. The document's
+// identity, which orders results without ORDER BY (and ties of ORDER BY
+// values) and which continuation tokens hold, is the item's position
+// (record.go): every version of an item has it, and results come in the
+// order the items were created, as Cosmos DB returns them in the order of
+// their "_rid".
 func (rec record) queryDoc() query.Doc {
 	body := rec.body()
-	return query.Doc{ID: itemKey(rec), JSON: unsafe.Slice(unsafe.StringData(body), len(body)), Sys: true, TS: rec.ts(), ETag: rec.etag()}
+	return query.Doc{ID: rec.posKey(), JSON: unsafe.Slice(unsafe.StringData(body), len(body)), Sys: true, TS: rec.ts(), ETag: rec.etag()}
 }
 
-// itemLive reports whether the item rec is a version of (any version) is
-// live at now.
+// itemLive reports whether the item rec is a version of (any version of
+// it: the same id, partition key value and position) is live at now. An
+// item deleted and created again is another item.
 func (c *Container) itemLive(rec record, now int64) bool {
 	pk, id := rec.pk(), rec.id()
 	sh, h := c.shardFor(pk, id)
 	sh.mu.RLock()
 	cur := sh.items.get(pk, id, h)
-	live := cur != "" && c.rule.live(cur, now)
+	live := cur != "" && cur.pos() == rec.pos() && c.rule.live(cur, now)
 	sh.mu.RUnlock()
 	return live
 }
@@ -384,6 +392,9 @@ func (p *QueryItemsPager) run(ctx context.Context) error {
 		}
 		if ct.Container != p.c.id {
 			return badRequest("the continuation token belongs to another container (%q)", ct.Container)
+		}
+		if ct.Created != p.c.created {
+			return badRequest("the continuation token belongs to a container %q that has been deleted", ct.Container)
 		}
 		if ct.Hash != p.hash {
 			return badRequest("the continuation token belongs to another query or other parameters")
@@ -873,23 +884,27 @@ func queryError(err error) error {
 
 // continuation is what a continuation token holds. Its encoding, in
 // unpadded base64url, is a version byte (tokenVersion), then the container
-// id (its length as a uvarint, then its bytes), the query hash (8 bytes,
-// little-endian), Consumed (a uvarint), then the key (query.Key's
-// AppendBinary) to the end.
+// id (its length as a uvarint, then its bytes), its creation (a uvarint),
+// the query hash (8 bytes, little-endian), Consumed (a uvarint), then the
+// key (query.Key's AppendBinary) to the end. Version 1 had no creation, and
+// keys that named items by partition key value and id rather than by
+// position: it is refused.
 type continuation struct {
 	Container string    // the id of the container the query ran in
+	Created   uint64    // the write sequence number of its creation: a container made again under the id is another
 	Hash      uint64    // queryHash of the query text, partition key and parameters
 	Consumed  int       // results counted against TOP and LIMIT so far
 	Key       query.Key // the key of the last result returned
 }
 
 // tokenVersion is the version of the token format encodeToken writes.
-const tokenVersion = 1
+const tokenVersion = 2
 
 func encodeToken(ct continuation) string {
 	b := []byte{tokenVersion}
 	b = binary.AppendUvarint(b, uint64(len(ct.Container)))
 	b = append(b, ct.Container...)
+	b = binary.AppendUvarint(b, ct.Created)
 	b = binary.LittleEndian.AppendUint64(b, ct.Hash)
 	b = binary.AppendUvarint(b, uint64(ct.Consumed))
 	b = ct.Key.AppendBinary(b)
@@ -916,6 +931,10 @@ func decodeToken(s string) (continuation, error) {
 	}
 	ct.Container = string(b[w : w+int(n)])
 	b = b[w+int(n):]
+	if ct.Created, w = binary.Uvarint(b); w <= 0 {
+		return malformed()
+	}
+	b = b[w:]
 	if len(b) < 8 {
 		return malformed()
 	}

@@ -17,9 +17,19 @@ import (
 //	12      4     chargeSize: the size request charges use (the client's members without the ttl)
 //	16      2     pkLen: the length of the encoded partition key value (0: not partitioned)
 //	18      2     idLen: the length of the id
-//	20            the partition key value, the id, the ETag (16 hex digits of
+//	20      8     position: the item's creation position in its container, big endian
+//	28            the partition key value, the id, the ETag (16 hex digits of
 //	              the store-wide write sequence number, which is unique), then
 //	              the document without its system properties: a JSON object
+//
+// The position plays the part of Cosmos DB's "_rid": the container hands
+// out the next one when an item is created (a create, or an upsert of a
+// missing or expired item), and every later version of the item keeps it,
+// so results without ORDER BY come in creation order. A deleted or expired
+// item created again is a new item, with a new position. Positions start at
+// 1 and are unique in their container; 0 is "not yet given" (records read
+// from files of an older format, until recovery gives them theirs). Big
+// endian, the position's bytes sort as it does.
 //
 // "_ts" and "_etag" are not stored in the document: they follow from the
 // header and the ETag, and are written out (as its last members) whenever
@@ -30,7 +40,7 @@ import (
 type record string
 
 const (
-	recordHeader = 20
+	recordHeader = 28
 	etagLen      = 16
 )
 
@@ -39,10 +49,15 @@ func (r record) ttl() TTL        { return TTL(int32(le32(string(r), 8))) }
 func (r record) chargeSize() int { return int(le32(string(r), 12)) }
 func (r record) pkLen() int      { return int(r[16]) | int(r[17])<<8 }
 func (r record) idLen() int      { return int(r[18]) | int(r[19])<<8 }
+func (r record) pos() uint64     { return be64(string(r), 20) }
 func (r record) pk() string      { return string(r[recordHeader : recordHeader+r.pkLen()]) }
 func (r record) id() string {
 	return string(r[recordHeader+r.pkLen() : recordHeader+r.pkLen()+r.idLen()])
 }
+
+// posKey returns the item's position as the 8 bytes that sort as it does:
+// the identity the query engine orders results without ORDER BY by.
+func (r record) posKey() string { return string(r[20:28]) }
 
 // etag returns the item's ETag, the value of its "_etag".
 func (r record) etag() string {
@@ -135,17 +150,31 @@ func le64(s string, i int) uint64 {
 		uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
 }
 
+func be64(s string, i int) uint64 {
+	_ = s[i+7]
+	return uint64(s[i+7]) | uint64(s[i+6])<<8 | uint64(s[i+5])<<16 | uint64(s[i+4])<<24 |
+		uint64(s[i+3])<<32 | uint64(s[i+2])<<40 | uint64(s[i+1])<<48 | uint64(s[i])<<56
+}
+
+// withPos returns a copy of r at position pos: recovery gives records of
+// older formats their positions with it.
+func (r record) withPos(pos uint64) record {
+	b := []byte(r)
+	binary.BigEndian.PutUint64(b[20:], pos)
+	return record(b)
+}
+
 func le32(s string, i int) uint32 {
 	_ = s[i+3]
 	return uint32(s[i]) | uint32(s[i+1])<<8 | uint32(s[i+2])<<16 | uint32(s[i+3])<<24
 }
 
-// buildRecord assembles the stored form of a parsed document: the header,
-// the partition key value pk (encoded), the id, the ETag, then the
-// document's kept members, in one allocation.
-func buildRecord(doc []byte, p *parsedItem, pk string, written int64, seq uint64) record {
+// buildRecord assembles the stored form of a parsed document: the header
+// (pos is the item's position), the partition key value pk (encoded), the
+// id, the ETag, then the document's kept members, in one allocation.
+func buildRecord(doc []byte, p *parsedItem, pk string, written int64, seq, pos uint64) record {
 	var rb recordBuilder
-	rb.begin(pk, p.id, p.ttl, p.size-p.ttlSize, p.size, written, seq)
+	rb.begin(pk, p.id, p.ttl, p.size-p.ttlSize, p.size, written, seq, pos)
 	for _, m := range p.first[:p.nFirst] {
 		rb.member(doc[m.start:m.end])
 	}
@@ -158,9 +187,9 @@ func buildRecord(doc []byte, p *parsedItem, pk string, written int64, seq uint64
 // buildRecordFrom is buildRecord for a document already in stored form (a
 // JSON object without _ts and _etag), as a patch leaves it; id, ttl and
 // chargeSize are what parseItem would find.
-func buildRecordFrom(doc []byte, id string, ttl TTL, chargeSize int, pk string, written int64, seq uint64) record {
+func buildRecordFrom(doc []byte, id string, ttl TTL, chargeSize int, pk string, written int64, seq, pos uint64) record {
 	var rb recordBuilder
-	rb.begin(pk, id, ttl, chargeSize, len(doc), written, seq)
+	rb.begin(pk, id, ttl, chargeSize, len(doc), written, seq, pos)
 	rb.b.Write(doc[1 : len(doc)-1])
 	return rb.end()
 }
@@ -173,15 +202,17 @@ type recordBuilder struct {
 	members int
 }
 
-// begin starts a record of an item written at written with the sequence
-// number seq, whose members take about size bytes with their separators.
-func (rb *recordBuilder) begin(pk, id string, ttl TTL, chargeSize, size int, written int64, seq uint64) {
+// begin starts a record of an item at position pos written at written with
+// the sequence number seq, whose members take about size bytes with their
+// separators.
+func (rb *recordBuilder) begin(pk, id string, ttl TTL, chargeSize, size int, written int64, seq, pos uint64) {
 	var h [recordHeader + etagLen]byte
 	binary.LittleEndian.PutUint64(h[0:], uint64(written))
 	binary.LittleEndian.PutUint32(h[8:], uint32(ttl))
 	binary.LittleEndian.PutUint32(h[12:], uint32(chargeSize))
 	binary.LittleEndian.PutUint16(h[16:], uint16(len(pk)))
 	binary.LittleEndian.PutUint16(h[18:], uint16(len(id)))
+	binary.BigEndian.PutUint64(h[20:], pos)
 	const digits = "0123456789abcdef"
 	for i := range etagLen {
 		h[recordHeader+etagLen-1-i] = digits[(seq>>(4*i))&0xf]

@@ -249,6 +249,7 @@ type replayer struct {
 	maxSeq  uint64 // the highest write sequence number seen
 	file    string // the file being read, for errors
 	version byte   // its format version
+	old     bool   // a file of an older format was read, and its items not placed yet (place)
 	removed []record
 	repair  func() error // repairs the end of the log, once all is read
 	// readOnly is why the store cannot write (the disk is full), nil if it
@@ -362,6 +363,7 @@ func (r *replayer) readFile(path, magic string, tornOK bool) (data []byte, relea
 		return nil, nil, &CorruptionError{File: path, Offset: int64(len(magic)), Reason: fmt.Sprintf("unknown format version %d (this lethe reads 1 to %d)", v, walVersion)}
 	}
 	r.version = data[len(magic)]
+	r.old = r.old || r.version < walVersion
 	return data, release, nil
 }
 
@@ -382,6 +384,9 @@ func (r *replayer) replaySegment(path string, last bool) error {
 			r.s.recovery.TornFile, r.s.recovery.TornBytes = filepath.Base(path), int64(len(data))
 		}
 		return nil
+	}
+	if r.version == walVersion && r.old {
+		r.place()
 	}
 	end, err := r.frames(data, last, func(_ int64, p []byte) error {
 		r.s.recovery.Frames++
@@ -481,6 +486,10 @@ func (r *replayer) loadState(p []byte) error {
 	for n := d.uvarint(); n > 0 && !d.bad; n-- {
 		rule.past = append(rule.past, pastDefault{cut: d.varint(), def: TTL(d.varint())})
 	}
+	var positions uint64
+	if r.version >= 3 {
+		positions = d.uvarint()
+	}
 	if d.bad || len(d.b) != 0 {
 		return errors.New("the container state is malformed")
 	}
@@ -492,6 +501,7 @@ func (r *replayer) loadState(p []byte) error {
 		return errors.New("the container state's rule does not match its properties")
 	}
 	c.rule, c.settingsSeq = rule, settingsSeq
+	c.positions.Store(positions)
 	r.maxSeq = max(r.maxSeq, created, settingsSeq)
 	return nil
 }
@@ -617,8 +627,7 @@ func (r *replayer) apply(p []byte) error {
 			return nil
 		}
 		r.maxSeq = max(r.maxSeq, rec.seq())
-		sh, h := c.shardFor(rec.pk(), rec.id())
-		sh.items.put(h, rec)
+		r.put(c, rec)
 		return nil
 	case frameRemove:
 		cid := d.str()
@@ -674,7 +683,7 @@ func (r *replayer) applyFeed(kind byte, d *decoder) error {
 	switch kind {
 	case framePutFeed:
 		r.maxSeq = max(r.maxSeq, rec.seq())
-		sh.items.put(h, rec)
+		r.put(c, rec)
 		at = rec.written()
 	case frameRemoveFeed:
 		sh.items.remove(rec.pk(), rec.id(), h)
@@ -774,34 +783,87 @@ func (r *replayer) applyBatch(d *decoder) error {
 			sh.items.remove(ch.pk, ch.id, h)
 			continue
 		}
-		sh, h := c.shardFor(ch.rec.pk(), ch.rec.id())
-		sh.items.put(h, ch.rec)
+		r.put(c, ch.rec)
 	}
 	return nil
+}
+
+// put replays an item write: rec replaces the item's version in c, and
+// c's positions go on after its.
+func (r *replayer) put(c *Container, rec record) {
+	sh, h := c.shardFor(rec.pk(), rec.id())
+	sh.items.put(h, rec)
+	if p := rec.pos(); p > c.positions.Load() {
+		c.positions.Store(p)
+	}
+}
+
+// place gives the items that have no position yet (their records were read
+// from files of format 1 or 2) theirs, after every other of their
+// container's, in the order of their partition key values and ids (the
+// order results without ORDER BY came in before positions): a deterministic
+// order, so that every recovery of the same old files gives the same
+// positions. Recovery places them once it has read the last file of an old
+// format, before it replays one of the current format (whose writes were
+// made after the same placement), and at its end.
+func (r *replayer) place() {
+	for _, c := range r.s.containers {
+		var unplaced []record
+		for i := range c.shards {
+			c.shards[i].items.all(func(rec record) bool {
+				if rec.pos() == 0 {
+					unplaced = append(unplaced, rec)
+				}
+				return true
+			})
+		}
+		slices.SortFunc(unplaced, func(a, b record) int { return strings.Compare(a.key(), b.key()) })
+		for _, rec := range unplaced {
+			r.put(c, rec.withPos(c.positions.Add(1)))
+		}
+	}
+	r.old = false
 }
 
 // record reads a record (record.go) written in the current file's format,
 // copying it onto the heap, and reports whether it could: its lengths fit,
 // its ETag is 16 lowercase hex digits and its document is an object.
 // Format 1 stored the write sequence number in the header and "_ts" and
-// "_etag" at the end of the document: such a record is converted.
+// "_etag" at the end of the document, format 2 had no position (its header
+// ended at offset 20): such a record is converted, at position 0, and given
+// its position by place.
 func (r *replayer) record(b []byte) (record, bool) {
-	if r.version == 1 {
+	switch r.version {
+	case 1:
 		return recordV1(b)
+	case 2:
+		const headerV2 = 20
+		if !wellFormed(b, headerV2) {
+			return "", false
+		}
+		var zero [8]byte
+		return record(slices.Concat(b[:headerV2], zero[:], b[headerV2:])), true
 	}
-	if len(b) < recordHeader {
-		return "", false
-	}
-	keyLen := int(binary.LittleEndian.Uint16(b[16:])) + int(binary.LittleEndian.Uint16(b[18:]))
-	if recordHeader+keyLen+etagLen+2 > len(b) {
-		return "", false
-	}
-	etag := b[recordHeader+keyLen : recordHeader+keyLen+etagLen]
-	body := b[recordHeader+keyLen+etagLen:]
-	if !isLowerHex(etag) || body[0] != '{' || body[len(body)-1] != '}' {
+	if !wellFormed(b, recordHeader) {
 		return "", false
 	}
 	return record(b), true
+}
+
+// wellFormed reports whether b, a record whose header is header bytes
+// long, has lengths that fit, an ETag of 16 lowercase hex digits and a
+// document that is an object.
+func wellFormed(b []byte, header int) bool {
+	if len(b) < header {
+		return false
+	}
+	keyLen := int(binary.LittleEndian.Uint16(b[16:])) + int(binary.LittleEndian.Uint16(b[18:]))
+	if header+keyLen+etagLen+2 > len(b) {
+		return false
+	}
+	etag := b[header+keyLen : header+keyLen+etagLen]
+	body := b[header+keyLen+etagLen:]
+	return isLowerHex(etag) && body[0] == '{' && body[len(body)-1] == '}'
 }
 
 // recordV1 converts a record of format 1: a 28-byte header (last write,
@@ -829,7 +891,7 @@ func recordV1(b []byte) (record, bool) {
 	var rb recordBuilder
 	rb.begin(string(b[header:header+int(binary.LittleEndian.Uint16(b[24:]))]), string(b[header+int(binary.LittleEndian.Uint16(b[24:])):header+keyLen]),
 		TTL(int32(binary.LittleEndian.Uint32(b[16:]))), int(binary.LittleEndian.Uint32(b[20:])), len(members),
-		int64(binary.LittleEndian.Uint64(b[0:])), binary.LittleEndian.Uint64(b[8:]))
+		int64(binary.LittleEndian.Uint64(b[0:])), binary.LittleEndian.Uint64(b[8:]), 0)
 	rb.b.Write(members)
 	return rb.end(), true
 }
@@ -850,6 +912,7 @@ func isLowerHex(b []byte) bool {
 // one file is at fault.
 func (r *replayer) finish(dir string) error {
 	s := r.s
+	r.place()
 	var live []record
 	for _, c := range s.containers {
 		n := 0

@@ -40,9 +40,9 @@ func fuzzFile(magic string, mode byte, data []byte) []byte {
 	case fuzzRaw:
 		return data
 	case fuzzAfterHeader:
-		return append([]byte(magic+"\x02"), data...)
+		return append([]byte(magic+"\x03"), data...)
 	}
-	out := []byte(magic + "\x02")
+	out := []byte(magic + "\x03")
 	for len(data) > 0 {
 		n, k := binary.Uvarint(data)
 		if k <= 0 {
@@ -308,7 +308,7 @@ func TestRecoverDuplicateSequence(t *testing.T) {
 	require.GreaterOrEqual(t, len(inherit), 2)
 	require.Equal(t, inherit[0][:8], inherit[1][:8], "written at the same instant")
 	etag := func(rec []byte) []byte { // the sequence number, in hex
-		at := 20 + int(binary.LittleEndian.Uint16(rec[16:])) + int(binary.LittleEndian.Uint16(rec[18:]))
+		at := 28 + int(binary.LittleEndian.Uint16(rec[16:])) + int(binary.LittleEndian.Uint16(rec[18:]))
 		return rec[at : at+16]
 	}
 	copy(etag(inherit[1]), etag(inherit[0]))

@@ -53,7 +53,7 @@ func FuzzParseItem(f *testing.F) {
 		if err := json.Unmarshal(doc, &obj); err != nil {
 			t.Fatal(err)
 		}
-		rec := buildRecord(doc, &p, "", 1_700_000_000_000_000_000, 7)
+		rec := buildRecord(doc, &p, "", 1_700_000_000_000_000_000, 7, 1)
 		var stored map[string]any
 		if err := json.Unmarshal(rec.jsonBytes(), &stored); err != nil {
 			t.Fatalf("stored form %q of %q is not JSON: %v", rec.jsonBytes(), doc, err)

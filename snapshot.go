@@ -203,7 +203,7 @@ func (cp *checkpointer) write(ctx context.Context, path string, pace int64, feed
 		props, rule, created, settingsSeq := c.props, c.rule, c.created, c.settingsSeq
 		c.expiry.mu.Unlock()
 		c.shards[0].mu.RUnlock()
-		frame = appendStateFrame(frame[:0], created, settingsSeq, props, &rule)
+		frame = appendStateFrame(frame[:0], created, settingsSeq, props, &rule, c.positions.Load())
 		out.write(frame)
 		for i := range c.shards {
 			sh := &c.shards[i]
@@ -314,8 +314,9 @@ func (st *feedState) appendFrame(b []byte) []byte {
 	return endFrame(b, start)
 }
 
-// appendStateFrame appends a snapshot's 'K' frame for a container.
-func appendStateFrame(b []byte, created, settingsSeq uint64, props ContainerProperties, rule *expiryRule) []byte {
+// appendStateFrame appends a snapshot's 'K' frame for a container, whose
+// last position handed out is positions.
+func appendStateFrame(b []byte, created, settingsSeq uint64, props ContainerProperties, rule *expiryRule, positions uint64) []byte {
 	b, start := beginFrame(b)
 	b = append(b, frameState)
 	b = binary.AppendUvarint(b, created)
@@ -331,6 +332,7 @@ func appendStateFrame(b []byte, created, settingsSeq uint64, props ContainerProp
 		b = binary.AppendVarint(b, p.cut)
 		b = binary.AppendVarint(b, int64(p.def))
 	}
+	b = binary.AppendUvarint(b, positions)
 	return endFrame(b, start)
 }
 

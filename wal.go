@@ -29,8 +29,11 @@ import (
 // Every file starts with an 8-byte magic, "LETHEWAL" or "LETHESNP", and a
 // version byte (walVersion); a reader refuses a version it does not know.
 // Version 2 stores records (record.go) without "_ts" and "_etag" in the
-// document; a store reads the files of version 1 too, converting their
-// records, and writes only version 2.
+// document; version 3 adds the item's position to the record's header and
+// the container's last position to its snapshot state ('K'). A store reads
+// the files of versions 1 and 2 too, converting their records and giving
+// their items positions in a deterministic order (recover.go, place), and
+// writes only version 3.
 // Then come frames, each one change:
 //
 //	offset  size  field
@@ -74,7 +77,8 @@ import (
 //	'K' container state     uvarint seq of its creation, uvarint seq of its last settings change,
 //	                        str properties (JSON), then its expiry rule: varint def,
 //	                        varint finalInherit, varint finalOwn, uvarint count of past
-//	                        defaults, and for each varint cut, varint def
+//	                        defaults, and for each varint cut, varint def; then (version 3)
+//	                        uvarint the last position handed out
 //	'F' change feed         str container id, uvarint seq of its creation, uvarint first lsn,
 //	                        uvarint next lsn, varint the instant expiries were found up to,
 //	                        uvarint n, then n changes, each uvarint previous lsn, varint
@@ -89,7 +93,7 @@ import (
 const (
 	walMagic    = "LETHEWAL"
 	snapMagic   = "LETHESNP"
-	walVersion  = 2
+	walVersion  = 3
 	fileHeader  = len(walMagic) + 1
 	frameHeader = 12
 	// maxFramePayload bounds a frame: the largest transactional batch,

@@ -37,7 +37,14 @@
 //     (x-ms-documentdb-is-upsert), read, replace, delete, with If-Match and
 //     Prefer: return=minimal; read feed (GET); queries (POST,
 //     application/query+json, {"query", "parameters"}), paged by
-//     x-ms-max-item-count and x-ms-continuation; the full-text functions
+//     x-ms-max-item-count and x-ms-continuation: documents come in the
+//     order they were created (lethe's order without ORDER BY, as the
+//     service's by _rid), and the page of a query that reads them in that
+//     order (no ORDER BY, DISTINCT, aggregate, GROUP BY, TOP or OFFSET
+//     LIMIT) that reaches x-ms-max-item-count carries a continuation even
+//     when nothing follows, as the service's backend cuts such pages
+//     without looking ahead; that continuation brings an empty page
+//     without one (1 RU, zero query metrics); the full-text functions
 //     (FullTextContains, FullTextContainsAll, FullTextContainsAny) read
 //     the container's full-text policy for each path's language;
 //   - partial document update, PATCH on a document: the body

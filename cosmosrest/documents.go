@@ -6,7 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/lethedb/lethe"
@@ -231,7 +234,15 @@ func (q *request) readFeed() {
 // results that are whole documents (SELECT *, SELECT VALUE c) carry the
 // system properties of point reads;
 // a page holds x-ms-max-item-count results (100 by default; -1: as many as
-// fit 4 MB), and x-ms-continuation carries lethe's continuation token. With
+// fit 4 MB), and x-ms-continuation carries lethe's continuation token. The
+// page of a query that reads the documents in their order (no ORDER BY,
+// DISTINCT, aggregate, GROUP BY, TOP or OFFSET LIMIT: a read feed, a
+// SELECT with or without a filter) is cut where it reaches
+// x-ms-max-item-count, as the service's backend cuts it, without looking
+// ahead: so such a page that is exactly full carries a continuation even
+// when no result follows it (endToken), and that continuation brings an
+// empty page without one. Other queries end on their last result, as the
+// service's do (an ORDER BY of 10 results in pages of 5 is 2 pages). With
 // x-ms-documentdb-populatequerymetrics, the page carries lethe's measured
 // x-ms-documentdb-query-metrics; with x-ms-cosmos-populateindexmetrics,
 // x-ms-cosmos-index-utilization (the page's IndexMetrics, base64), as
@@ -253,8 +264,19 @@ func (q *request) runQuery(text string, params map[string]json.RawMessage) {
 	if !ok {
 		return
 	}
+	end := endToken(db.id, c.ID(), text, params, pk)
+	token := q.r.Header.Get("x-ms-continuation")
+	if strings.HasPrefix(token, endTokenPrefix) {
+		if token != end {
+			writeError(q.w, http.StatusBadRequest, "the continuation token belongs to another container, query, parameters or partition key", 0, 0)
+			return
+		}
+		q.queryHeaders(db, c, emptyQueryMetrics, "")
+		q.replyFeed(ridString(containerRID(db.id, c.ID())), "Documents", nil, "", endPageCharge)
+		return
+	}
 	opts := &lethe.QueryOptions{
-		ContinuationToken:       q.r.Header.Get("x-ms-continuation"),
+		ContinuationToken:       token,
 		PopulateIndexMetrics:    headerTrue(q.r.Header.Get("x-ms-cosmos-populateindexmetrics")),
 		RequireCompositeIndexes: !q.h.cfg.AllowOrderByWithoutCompositeIndex,
 	}
@@ -298,11 +320,23 @@ func (q *request) runQuery(text string, params map[string]json.RawMessage) {
 			break
 		}
 	}
-	if pq, err := query.Parse(text); err == nil && pq.ReturnsItems() {
+	pq, perr := query.Parse(text)
+	if perr == nil && pq.ReturnsItems() {
 		for i, it := range items {
 			items[i] = db.withSelf(c.ID(), p.PartitionKeyDefinition.Paths, it)
 		}
 	}
+	if next == "" && limit > 0 && len(items) == limit && perr == nil && readsInOrder(pq, params) {
+		next = end // a full page: the service's backend does not look ahead
+	}
+	q.queryHeaders(db, c, metrics, indexMetrics)
+	q.replyFeed(ridString(containerRID(db.id, c.ID())), "Documents", items, next, charge)
+}
+
+// queryHeaders sets the headers of a page of a query over c's documents
+// but its continuation: the session token, the content paths, and the
+// query metrics (when asked for) and index metrics (when there are any).
+func (q *request) queryHeaders(db *database, c *lethe.Container, metrics, indexMetrics string) {
 	hdr := q.w.Header()
 	hdr.Set("x-ms-session-token", q.h.sessionToken(false))
 	hdr.Set("x-ms-alt-content-path", "dbs/"+db.id+"/colls/"+c.ID())
@@ -313,8 +347,54 @@ func (q *request) runQuery(text string, params map[string]json.RawMessage) {
 	if indexMetrics != "" {
 		hdr.Set("x-ms-cosmos-index-utilization", base64.StdEncoding.EncodeToString([]byte(indexMetrics)))
 	}
-	q.replyFeed(ridString(containerRID(db.id, c.ID())), "Documents", items, next, charge)
 }
+
+// readsInOrder reports whether the query q with params makes its results
+// document by document in the documents' order, with no TOP or LIMIT to
+// end it: the service's backend then pages without looking ahead.
+func readsInOrder(q *query.Query, params map[string]json.RawMessage) bool {
+	anyParams := make(map[string]any, len(params))
+	for k, v := range params {
+		anyParams[k] = v
+	}
+	_, full, ok := q.InItemOrder(anyParams)
+	return ok && full < 0
+}
+
+// endTokenPrefix begins the continuation of a full page after which no
+// result follows: lethe's own tokens are base64url, without ':'.
+const endTokenPrefix = "end:"
+
+// endToken returns the continuation of a full page of the query text with
+// params over the partition pk of container cid of database dbid after
+// which no result follows: endTokenPrefix and a hash of them, so that it
+// answers only the same query (the empty page it brings reads nothing).
+func endToken(dbid, cid, text string, params map[string]json.RawMessage, pk lethe.PartitionKey) string {
+	h := fnv.New64a()
+	for _, s := range []string{dbid, cid, text, pk.String()} {
+		h.Write([]byte(s))
+		h.Write([]byte{0})
+	}
+	for _, name := range slices.Sorted(maps.Keys(params)) {
+		h.Write([]byte(name))
+		h.Write([]byte{0})
+		h.Write(params[name])
+		h.Write([]byte{0})
+	}
+	return fmt.Sprintf("%s%016x", endTokenPrefix, h.Sum64())
+}
+
+// endPageCharge is the request charge of the empty page an end token
+// brings, which the front answers without lethe: the nominal 1 RU of the
+// front's other answers of its own.
+const endPageCharge = 1
+
+// emptyQueryMetrics are the query metrics of that page: it reads and
+// returns nothing.
+const emptyQueryMetrics = "totalExecutionTimeInMs=0.00;queryCompileTimeInMs=0.00;queryLogicalPlanBuildTimeInMs=0.00;" +
+	"queryPhysicalPlanBuildTimeInMs=0.00;queryOptimizationTimeInMs=0.00;VMExecutionTimeInMs=0.00;indexLookupTimeInMs=0.00;" +
+	"documentLoadTimeInMs=0.00;systemFunctionExecuteTimeInMs=0.00;userFunctionExecuteTimeInMs=0.00;retrievedDocumentCount=0;" +
+	"retrievedDocumentSize=0;outputDocumentCount=0;outputDocumentSize=0;writeOutputTimeInMs=0.00;indexUtilizationRatio=0.00"
 
 // queryPlan answers a query plan request (x-ms-cosmos-is-query-plan-request)
 // with queryPlanJSON.

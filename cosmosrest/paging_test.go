@@ -1,0 +1,124 @@
+package cosmosrest_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/lethedb/lethe/cosmosrest"
+)
+
+// pageThrough reads a query (or, with text "", the read feed) of coll page
+// by page, with the headers hdr, and returns the ids of its results and
+// each page's size. Every page must have a charge, and its query metrics
+// when asked for.
+func pageThrough(t *testing.T, c *client, coll, text string, hdr ...string) (ids []string, pages []int) {
+	t.Helper()
+	token := ""
+	for len(pages) < 100 {
+		h := append(slices.Clip(hdr), "x-ms-continuation", token, "x-ms-documentdb-populatequerymetrics", "True")
+		var r response
+		if text == "" {
+			r = must(t, c.do("GET", coll+"/docs", nil, h...), 200)
+		} else {
+			r = must(t, c.query(coll, text, nil, h...), 200)
+		}
+		docs := documents(t, r, "Documents")
+		for _, d := range docs {
+			var v struct{ ID string }
+			if err := json.Unmarshal(d, &v); err != nil {
+				t.Fatal(err)
+			}
+			ids = append(ids, v.ID)
+		}
+		pages = append(pages, len(docs))
+		if ch, err := strconv.ParseFloat(r.header.Get("x-ms-request-charge"), 64); err != nil || ch <= 0 {
+			t.Errorf("page %d: charge %q", len(pages), r.header.Get("x-ms-request-charge"))
+		}
+		if m := metricsOf(t, r); m["outputDocumentCount"] != float64(len(docs)) {
+			t.Errorf("page %d: metrics %v", len(pages), m)
+		}
+		if token = r.header.Get("x-ms-continuation"); token == "" {
+			return ids, pages
+		}
+	}
+	t.Fatal("the query does not end")
+	return nil, nil
+}
+
+// TestQueryPages: a query's documents come in the order they were
+// created, across partitions, as the service returns them by _rid; the
+// page of a query that reads documents in that order is cut where it
+// reaches x-ms-max-item-count without looking ahead, as the service's
+// backend cuts it: a page exactly full carries a continuation even when
+// nothing follows, and that continuation brings an empty page (with its
+// charge and metrics) without one. Queries that order, aggregate or stop
+// at TOP end on their last result (as azcosmos's emulator suite sees an
+// ORDER BY of 10 results in pages of 5 end after 2 pages). The
+// continuation of such a page answers only its query: another query,
+// other parameters, another partition key or a forged one is a 400.
+func TestQueryPages(t *testing.T) {
+	_, c := testServer(t, cosmosrest.Config{})
+	createDB(t, c, "db")
+	must(t, c.do("POST", "/dbs/db/colls", map[string]any{"id": "c", "partitionKey": map[string]any{"paths": []string{"/pk"}}}), 201)
+	const coll = "/dbs/db/colls/c"
+	var want []string
+	for i := range 10 {
+		for pk := range 2 {
+			id := strconv.Itoa(i + 10*pk)
+			must(t, c.do("POST", coll+"/docs", fmt.Sprintf(`{"id":%q,"pk":"%d"}`, id, pk), "x-ms-documentdb-partitionkey", fmt.Sprintf(`["%d"]`, pk)), 201)
+			want = append(want, id)
+		}
+	}
+	var inPK [2][]string // the ids of each partition, in order
+	for i, id := range want {
+		inPK[i%2] = append(inPK[i%2], id)
+	}
+	rng := []string{"x-ms-documentdb-partitionkeyrangeid", "0"}
+	for _, tc := range []struct {
+		name, text string
+		hdr        []string
+		want       []string
+		pages      []int
+	}{
+		{"5 of 20", "SELECT * FROM c", []string{"x-ms-max-item-count", "5"}, want, []int{5, 5, 5, 5, 0}},
+		{"7 of 20", "SELECT * FROM c", []string{"x-ms-max-item-count", "7"}, want, []int{7, 7, 6}},
+		{"20 of 20", "SELECT * FROM c", []string{"x-ms-max-item-count", "20"}, want, []int{20, 0}},
+		{"-1", "SELECT * FROM c", []string{"x-ms-max-item-count", "-1"}, want, []int{20}},
+		{"default", "SELECT * FROM c", nil, want, []int{20}},
+		{"one partition", "SELECT * FROM c", []string{"x-ms-max-item-count", "5", "x-ms-documentdb-partitionkey", `["1"]`}, inPK[1], []int{5, 5, 0}},
+		{"filter", "SELECT * FROM c WHERE c.pk = '0'", []string{"x-ms-max-item-count", "5"}, inPK[0], []int{5, 5, 0}},
+		{"TOP", "SELECT TOP 4 * FROM c", []string{"x-ms-max-item-count", "2"}, want[:4], []int{2, 2}},
+		{"ORDER BY", "SELECT * FROM c ORDER BY c.pk", []string{"x-ms-max-item-count", "10"}, slices.Concat(inPK[0], inPK[1]), []int{10, 10}},
+		{"DISTINCT", "SELECT DISTINCT c.id FROM c", []string{"x-ms-max-item-count", "10"}, slices.Sorted(slices.Values(want)), []int{10, 10}},
+		{"read feed", "", []string{"x-ms-max-item-count", "10"}, want, []int{10, 10, 0}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ids, pages := pageThrough(t, c, coll, tc.text, append(slices.Clone(rng), tc.hdr...)...)
+			if !slices.Equal(ids, tc.want) || !slices.Equal(pages, tc.pages) {
+				t.Errorf("pages %v of %v, want %v of %v", pages, ids, tc.pages, tc.want)
+			}
+		})
+	}
+
+	// The continuation of a full last page, used elsewhere.
+	r := must(t, c.query(coll, "SELECT * FROM c WHERE c.pk = @pk", []map[string]any{{"name": "@pk", "value": "1"}}, "x-ms-max-item-count", "10", "x-ms-documentdb-partitionkey", `["1"]`), 200)
+	end := r.header.Get("x-ms-continuation")
+	if end == "" {
+		t.Fatal("a full page without a continuation")
+	}
+	must(t, c.query(coll, "SELECT * FROM c WHERE c.pk = @pk", []map[string]any{{"name": "@pk", "value": "1"}}, "x-ms-continuation", end, "x-ms-documentdb-partitionkey", `["1"]`), 200)
+	for name, req := range map[string]response{
+		"query":         c.query(coll, "SELECT * FROM c WHERE c.pk = @pk OR true", []map[string]any{{"name": "@pk", "value": "1"}}, "x-ms-continuation", end, "x-ms-documentdb-partitionkey", `["1"]`),
+		"parameters":    c.query(coll, "SELECT * FROM c WHERE c.pk = @pk", []map[string]any{{"name": "@pk", "value": "0"}}, "x-ms-continuation", end, "x-ms-documentdb-partitionkey", `["1"]`),
+		"partition key": c.query(coll, "SELECT * FROM c WHERE c.pk = @pk", []map[string]any{{"name": "@pk", "value": "1"}}, "x-ms-continuation", end, "x-ms-documentdb-partitionkey", `["0"]`),
+		"forged":        c.query(coll, "SELECT * FROM c WHERE c.pk = @pk", []map[string]any{{"name": "@pk", "value": "1"}}, "x-ms-continuation", strings.TrimSuffix(end, end[len(end)-1:])+"x", "x-ms-documentdb-partitionkey", `["1"]`),
+	} {
+		if req.status != 400 {
+			t.Errorf("%s: %d %s", name, req.status, req.body)
+		}
+	}
+}
