@@ -212,14 +212,16 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, g gateway) {
 		}
 	}
 	t := classify(rt)
-	if h.injectFault(w, r, t) {
-		return
-	}
 	if claims != nil {
 		if ae := h.authorize(*claims, r, t, body); ae != nil {
 			writeError(w, ae.status, ae.msg, 0, 0)
 			return
 		}
+	}
+	// A fault is injected only into a request the service would have
+	// served: after its authorization.
+	if h.injectFault(w, r, t) {
+		return
 	}
 	req := &request{h: h, w: w, r: r, body: body, rt: rt, t: t}
 	req.serve()
