@@ -10,6 +10,7 @@
 //	go run ./cmd/lethe -changefeed=false    # containers without a change feed
 //	go run ./cmd/lethe -cert c.pem -certkey k.pem  # your own certificate
 //	go run ./cmd/lethe -compute-addr ""     # no compute gateway on :8903
+//	go run ./cmd/lethe -max-conns 512       # at most 512 connections at once
 //
 // Like the emulator, it serves the same data twice: as the routing gateway on
 // -addr and as the compute gateway on -compute-addr (localhost:8903), which
@@ -35,6 +36,14 @@
 // whose signature segment is the account key, base64url-encoded: the
 // token the SDKs' emulator tests build). Other Entra ID tokens and resource
 // tokens are refused with 401.
+//
+// What one client may hold is bounded: -max-conns connections at once over
+// both gateways (2048; more wait in the backlog), -max-header-bytes of
+// request header (64 KiB; 431 above it), -read-timeout to read a request
+// and its body (1 minute), HTTP/2 frames of 16 KiB. An idle TLS connection
+// costs the server about 40 KB; one stalled in the middle of its header or
+// of a frame at most what these limits allow.
+//
 // SIGINT or SIGTERM stops the server gracefully: it finishes the requests
 // under way, then closes the stores.
 package main
@@ -76,7 +85,11 @@ func run(args []string) error {
 	feed := fs.Bool("changefeed", true, "give every container created a change feed, as Cosmos DB does")
 	feedChanges := fs.Int("changefeed-max-changes", 0, "how many changes each container's change feed keeps (0: lethe's default, 1048576)")
 	feedBytes := fs.Int64("changefeed-max-bytes", 0, "how many bytes of changes each container's change feed keeps (0: lethe's default, 256 MiB)")
+	lim := limitFlags(fs)
 	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if err := lim.check(); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
@@ -92,13 +105,11 @@ func run(args []string) error {
 	defer h.Close()
 
 	srv := &http.Server{
-		Handler:           h,
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       2 * time.Minute,
-		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    1 << 20,
-		ErrorLog:          log.New(os.Stderr, "lethe: http: ", 0),
+		Handler:     h,
+		IdleTimeout: 2 * time.Minute,
+		ErrorLog:    log.New(os.Stderr, "lethe: http: ", 0),
 	}
+	lim.apply(srv)
 	scheme := "http"
 	if *plain && (*certPath != "" || *certKeyPath != "") {
 		return errors.New("-cert and -certkey are for HTTPS: drop -http")
@@ -124,8 +135,9 @@ func run(args []string) error {
 			ln.Close()
 			return err
 		}
-		csrv = &http.Server{Handler: h.ComputeGateway(), ReadHeaderTimeout: srv.ReadHeaderTimeout, ReadTimeout: srv.ReadTimeout,
-			IdleTimeout: srv.IdleTimeout, MaxHeaderBytes: srv.MaxHeaderBytes, ErrorLog: srv.ErrorLog, TLSConfig: srv.TLSConfig.Clone()} // each server sets up its own HTTP/2 in its TLS config
+		csrv = &http.Server{Handler: h.ComputeGateway(), IdleTimeout: srv.IdleTimeout, ErrorLog: srv.ErrorLog,
+			TLSConfig: srv.TLSConfig.Clone()} // each server sets up its own HTTP/2 in its TLS config
+		lim.apply(csrv)
 	}
 
 	keyKind := "custom"
@@ -143,6 +155,10 @@ func run(args []string) error {
 	if csrv != nil {
 		log.Printf("lethe: serving the compute gateway on %s://%s/", scheme, cln.Addr())
 		servers, listeners = append(servers, csrv), append(listeners, cln)
+	}
+	slots := newConnSlots(lim.maxConns) // one count over both gateways
+	for i := range listeners {
+		listeners[i] = slots.listener(listeners[i])
 	}
 	errc := make(chan error, len(servers))
 	for i, s := range servers {
