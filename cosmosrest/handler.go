@@ -92,12 +92,21 @@ type Handler struct {
 	closed bool
 	lock   *os.File // Config.Dir's lock, nil in memory
 
+	// unavailable holds, by directory name (dbDirName), the databases of
+	// Config.Dir that could not be opened at start and why: their
+	// requests get 503. Written by New only.
+	unavailable map[string]error
+
 	bodyTimeout time.Duration // bodyReadTimeout; tests shorten it
 }
 
 // New returns a Handler. With Config.Dir it creates the directory if need
 // be, takes it (another handler on it, in this process or another, makes
-// New fail with lethe.ErrLocked), and opens every database found there.
+// New fail with lethe.ErrLocked), and opens every database found there. A
+// database that cannot be opened (a damaged meta file or store, an
+// unreadable directory) does not stop the others: it is logged at error
+// (log/slog) and served as unavailable, every request on it answered 503
+// with the cause, its directory left untouched for its owner to repair.
 func New(cfg Config) (*Handler, error) {
 	if cfg.Key == "" {
 		cfg.Key = EmulatorKey
@@ -109,7 +118,7 @@ func New(cfg Config) (*Handler, error) {
 	if f := cfg.ChangeFeed; f != nil && (f.MaxChanges < 0 || f.MaxBytes < 0) {
 		return nil, fmt.Errorf("cosmosrest: the change feed retention must not be negative (MaxChanges %d, MaxBytes %d); 0 means lethe's default", f.MaxChanges, f.MaxBytes)
 	}
-	h := &Handler{key: key, cfg: cfg, start: time.Now(), dbs: make(map[string]*database), bodyTimeout: bodyReadTimeout}
+	h := &Handler{key: key, cfg: cfg, start: time.Now(), dbs: make(map[string]*database), unavailable: map[string]error{}, bodyTimeout: bodyReadTimeout}
 	if cfg.Dir != "" {
 		if err := h.openDir(); err != nil {
 			return nil, err

@@ -4,6 +4,9 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -126,5 +129,65 @@ func TestRequestBodyBounds(t *testing.T) {
 		if resp.StatusCode != tc.want {
 			t.Errorf("%s: %d, want %d", tc.name, resp.StatusCode, tc.want)
 		}
+	}
+}
+
+// TestUnopenableDatabase: a database whose directory cannot be opened at
+// start is served as unavailable, 503 with the cause, while the others run;
+// its directory is left as it was.
+func TestUnopenableDatabase(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		damage func(t *testing.T, dbDir string)
+		cause  string
+	}{
+		{"damaged meta file", func(t *testing.T, dbDir string) {
+			if err := os.WriteFile(filepath.Join(dbDir, "database.json"), []byte("{"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}, "database.json is damaged"},
+		{"store not a directory", func(t *testing.T, dbDir string) {
+			if err := os.RemoveAll(filepath.Join(dbDir, "store")); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dbDir, "store"), []byte("x"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}, `database \"bad\"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			h, err := cosmosrest.New(cosmosrest.Config{Dir: dir})
+			if err != nil {
+				t.Fatal(err)
+			}
+			srv := httptest.NewTLSServer(h)
+			c := &client{t: t, srv: srv, key: cosmosrest.EmulatorKey}
+			createDB(t, c, "bad")
+			entries, _ := filepath.Glob(filepath.Join(dir, "db-*"))
+			createDB(t, c, "good")
+			srv.Close()
+			if err := h.Close(); err != nil || len(entries) != 1 {
+				t.Fatalf("close: %v; %d directories", err, len(entries))
+			}
+			tc.damage(t, entries[0])
+
+			_, c = testServer(t, cosmosrest.Config{Dir: dir})
+			must(t, c.do("GET", "/dbs/good", nil), 200)
+			must(t, c.do("POST", "/dbs/good/colls", map[string]any{"id": "c", "partitionKey": map[string]any{"paths": []string{"/pk"}}}), 201)
+			for _, r := range []response{
+				c.do("GET", "/dbs/bad", nil),
+				c.do("GET", "/dbs/bad/colls", nil),
+				c.do("POST", "/dbs", map[string]any{"id": "bad"}),
+				c.do("DELETE", "/dbs/bad", nil),
+			} {
+				if r.status != http.StatusServiceUnavailable || !strings.Contains(string(r.body), tc.cause) {
+					t.Errorf("%d %s, want 503 naming %s", r.status, r.body, tc.cause)
+				}
+			}
+			if _, err := os.Stat(entries[0]); err != nil {
+				t.Errorf("the unavailable database's directory: %v", err)
+			}
+		})
 	}
 }
