@@ -16,10 +16,10 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"unicode/utf8"
 
 	"github.com/lethedb/lethe"
 	"github.com/lethedb/lethe/internal/dirlock"
+	"github.com/lethedb/lethe/internal/resid"
 )
 
 // database is one database: a lethe store.
@@ -150,23 +150,9 @@ func (h *Handler) storeOptions(dir string, throughput, autoscaleMax int32) *leth
 		Throughput: throughput, AutoscaleMaxThroughput: autoscaleMax}
 }
 
-// validateDatabaseID checks an id as lethe checks container ids.
-func validateDatabaseID(id string) error {
-	switch n := utf8.RuneCountInString(id); {
-	case id == "":
-		return errors.New("the database id is empty")
-	case n > 255:
-		return fmt.Errorf("the database id is %d characters, over the limit of 255", n)
-	case !utf8.ValidString(id):
-		return errors.New("the database id is not valid UTF-8")
-	case strings.TrimRight(id, " ") != id:
-		return errors.New("the database id ends with a space")
-	}
-	if i := strings.IndexAny(id, `/\?#`); i >= 0 {
-		return fmt.Errorf("the database id %q contains the character %q, which ids may not contain", clip(id), id[i])
-	}
-	return nil
-}
+// validateDatabaseID checks a database id by the rule lethe checks
+// container ids with (internal/resid).
+func validateDatabaseID(id string) error { return resid.Check("database", id) }
 
 // lookup returns the database id, or nil.
 func (h *Handler) lookup(id string) (*database, bool) {

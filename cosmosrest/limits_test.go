@@ -191,3 +191,37 @@ func TestUnopenableDatabase(t *testing.T) {
 		})
 	}
 }
+
+// TestOneIDRule: databases and containers take ids by one rule (no
+// trailing space, no control character, none of / \ ? #), the library's and
+// the front's alike; document ids stay free-form.
+func TestOneIDRule(t *testing.T) {
+	_, c := testServer(t, cosmosrest.Config{})
+	createDB(t, c, "db")
+	for _, tc := range []struct {
+		id string
+		ok bool
+	}{
+		{"plain", true},
+		{"\u202eright-to-left", true},
+		{"trailing ", false},
+		{"nul\x00", false},
+		{"bell\a", false},
+		{"a/b", false},
+		{"a#b", false},
+	} {
+		want := 400
+		if tc.ok {
+			want = 201
+		}
+		if r := c.do("POST", "/dbs", map[string]any{"id": tc.id}); r.status != want {
+			t.Errorf("database %q: %d %s, want %d", tc.id, r.status, r.body, want)
+		}
+		if r := c.do("POST", "/dbs/db/colls", map[string]any{"id": tc.id, "partitionKey": map[string]any{"paths": []string{"/pk"}}}); r.status != want {
+			t.Errorf("container %q: %d %s, want %d", tc.id, r.status, r.body, want)
+		}
+	}
+	for _, id := range []string{"trailing ", "nul\x00", "a/b", "\u202e"} {
+		must(t, c.do("POST", "/dbs/db/colls/plain/docs", map[string]any{"id": id, "pk": "p"}, "x-ms-documentdb-partitionkey", `["p"]`), 201)
+	}
+}
