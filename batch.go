@@ -194,6 +194,8 @@ type batchItem struct {
 // and then nothing is applied either: an invalid partition key, no
 // operations or more than MaxBatchOperations (ErrBadRequest), more than
 // MaxItemSize bytes of items and patch values (ErrRequestTooLarge), a
+// response that would hold more than 4 MB of items, Cosmos DB's limit on a
+// response, such as 100 reads of a 2 MB item (ErrRequestTooLarge), a
 // charge the container's throughput cannot cover (ErrTooManyRequests: the
 // charge of a batch is the sum of its operations', drawn at once), a failed
 // write-ahead log (ErrUnavailable), a deleted container (ErrNotFound), a
@@ -233,6 +235,24 @@ func (c *Container) ExecuteTransactionalBatch(ctx context.Context, b Transaction
 		}
 	}
 	return resp, err
+}
+
+// maxBatchResponse is the most bytes of items a transactional batch's
+// response may hold, Cosmos DB's limit on a response (4 MB): a batch whose
+// reads, patches or writes with content would return more fails whole,
+// with 413, before anything is applied.
+const maxBatchResponse = 4 << 20
+
+// batchResponseSize is the bytes of items the response of a batch whose
+// operations produced recs would hold.
+func batchResponseSize(ops []batchOp, recs []record, withBody bool) int {
+	size := 0
+	for i, rec := range recs {
+		if rec != "" && (withBody || ops[i].kind == batchRead) {
+			size += rec.jsonLen()
+		}
+	}
+	return size
 }
 
 // batchSize is the size of a batch's request, as Cosmos DB limits it: its
@@ -483,6 +503,14 @@ func (c *Container) commitBatch(ctx context.Context, b TransactionalBatch, sc *b
 		return TransactionalBatchResponse{OperationResults: results, RequestCharge: ru(chargeFailure)}, 0, nil
 	}
 
+	withBody := o != nil && o.EnableContentResponseOnWrite
+	if size := batchResponseSize(b.ops, recs, withBody); size > maxBatchResponse {
+		if err := c.draw(op, "", chargeFailure); err != nil {
+			return TransactionalBatchResponse{}, 0, err
+		}
+		return TransactionalBatchResponse{RequestCharge: ru(chargeFailure)}, 0, withContext(&Error{StatusCode: statusRequestEntityTooLarge,
+			Message: fmt.Sprintf("the transactional batch's response would hold %d bytes of items, over the limit of %d: nothing was applied", size, maxBatchResponse)}, op, c.id, "")
+	}
 	if err := c.drawAt(op, "", total, now); err != nil {
 		return TransactionalBatchResponse{}, 0, err
 	}
@@ -513,7 +541,6 @@ func (c *Container) commitBatch(ctx context.Context, b TransactionalBatch, sc *b
 	}
 	c.store.reaper.notify(next)
 
-	withBody := o != nil && o.EnableContentResponseOnWrite
 	for i := range results {
 		if rec := recs[i]; rec != "" && (withBody || b.ops[i].kind == batchRead) {
 			results[i].ResourceBody = rec.jsonBytes()

@@ -264,6 +264,51 @@ func TestBatchRefused(t *testing.T) {
 	assert.ErrorIs(t, err, lethe.ErrClosed)
 }
 
+// TestBatchResponseLimit: a batch whose response would hold more than
+// 4 MB of items fails whole with 413 before anything is applied; at the
+// limit it runs.
+func TestBatchResponseLimit(t *testing.T) {
+	s, _ := newStore(t)
+	c := mustContainer(t, s, lethe.ContainerProperties{ID: "c", PartitionKeyDefinition: lethe.PartitionKeyDefinition{Paths: []string{"/t"}}})
+	pk := lethe.NewPartitionKeyString("t1")
+	const big = 1 << 20 // four reads of it fit in 4 MB with room for system properties, five do not
+	_, err := c.CreateItem(ctx, pk, fmt.Appendf(nil, `{"id":"big","t":"t1","s":"%s"}`, strings.Repeat("x", big-200)), nil)
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		name    string
+		reads   int
+		patches int
+		ok      bool
+	}{
+		{"4 reads", 4, 0, true},
+		{"5 reads", 5, 0, false},
+		{"3 reads and 2 patches with content", 3, 2, false},
+		{"3 reads and 1 patch with content", 3, 1, true},
+	} {
+		b := c.NewTransactionalBatch(pk)
+		b.CreateItem([]byte(`{"id":"new","t":"t1"}`), nil)
+		for range tc.reads {
+			b.ReadItem("big", nil)
+		}
+		for range tc.patches {
+			var ops lethe.PatchOperations
+			ops.AppendIncrement("/n", 1)
+			b.PatchItem("big", ops, nil)
+		}
+		resp, err := c.ExecuteTransactionalBatch(ctx, b, &lethe.TransactionalBatchOptions{EnableContentResponseOnWrite: true})
+		if tc.ok {
+			require.NoError(t, err, tc.name)
+			assert.True(t, resp.Success, tc.name)
+			_, err = c.DeleteItem(ctx, pk, "new", nil)
+			require.NoError(t, err)
+			continue
+		}
+		assert.ErrorIs(t, err, lethe.ErrRequestTooLarge, tc.name)
+		assert.ErrorContains(t, err, "response", tc.name)
+		assert.Len(t, contents(t, c, pk), 1, "%s: nothing applied", tc.name)
+	}
+}
+
 // TestBatchExpiry: expired items behave in a batch as outside one.
 func TestBatchExpiry(t *testing.T) {
 	c, clock := newContainer(t, 10)

@@ -265,7 +265,7 @@ func (p *ChangeFeedPager) NextPage(ctx context.Context) (ChangeFeedResponse, err
 			case 1:
 				lsn = f.next - 1
 			case 2:
-				lsn = f.firstAt(p.opts.StartFrom.at.UnixNano()) - 1
+				lsn = f.firstAt(unixNanos(p.opts.StartFrom.at)) - 1
 			}
 			p.started = true
 		}

@@ -124,6 +124,24 @@ func TestChangeFeedStartFromTime(t *testing.T) {
 	upsert(t, c, `{"id":"new"}`)
 	items, _ := readAll(t, c, lethe.ChangeFeedOptions{StartFrom: lethe.ChangeFeedStartFromTime(mid)})
 	assert.Equal(t, []string{"new"}, ids(t, items))
+
+	// Times past what Unix nanoseconds hold saturate, never wrap around.
+	for _, tc := range []struct {
+		at   time.Time
+		want []string
+	}{
+		{time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC), nil},
+		{time.Date(2263, 1, 1, 0, 0, 0, 0, time.UTC), nil},
+		{time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC), []string{"old", "new"}},
+		{time.Date(1600, 1, 1, 0, 0, 0, 0, time.UTC), []string{"old", "new"}},
+	} {
+		items, _ := readAll(t, c, lethe.ChangeFeedOptions{StartFrom: lethe.ChangeFeedStartFromTime(tc.at)})
+		if tc.want == nil {
+			assert.Empty(t, items, "from %v", tc.at)
+		} else {
+			assert.Equal(t, tc.want, ids(t, items), "from %v", tc.at)
+		}
+	}
 }
 
 func TestChangeFeedAllVersionsAndDeletes(t *testing.T) {

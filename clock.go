@@ -1,6 +1,7 @@
 package lethe
 
 import (
+	"math"
 	"slices"
 	"sync"
 	"time"
@@ -103,7 +104,27 @@ func (c *storeClock) now() int64 {
 	if c.clock == nil {
 		return c.startUnix + int64(time.Since(c.start))
 	}
-	return c.clock.Now().UnixNano()
+	return unixNanos(c.clock.Now())
+}
+
+// The instants that Unix nanoseconds in an int64 can hold: from 1677 to
+// 2262.
+var (
+	minUnixNanos = time.Unix(0, math.MinInt64)
+	maxUnixNanos = time.Unix(0, math.MaxInt64)
+)
+
+// unixNanos is t in Unix nanoseconds, saturated at the ends of int64: a
+// time outside 1677–2262 (an If-Modified-Since in year 9999) is the
+// nearest end, where t.UnixNano would wrap around.
+func unixNanos(t time.Time) int64 {
+	switch {
+	case t.Before(minUnixNanos):
+		return math.MinInt64
+	case t.After(maxUnixNanos):
+		return math.MaxInt64
+	}
+	return t.UnixNano()
 }
 
 // floorSeconds converts an instant in Unix nanoseconds to Unix seconds,

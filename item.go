@@ -3,9 +3,10 @@ package lethe
 import (
 	"context"
 	"slices"
-	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/lethedb/lethe/internal/resid"
 )
 
 // Limits on items and ids, those of Cosmos DB.
@@ -37,19 +38,12 @@ func validateItemID(id string) *Error {
 	return nil
 }
 
-// validateContainerID checks a container id: not empty, at most
-// MaxContainerIDLength characters of UTF-8, none of / \ ? #.
+// validateContainerID checks a container id by the rule of every resource
+// id but items' (internal/resid): 1 to MaxContainerIDLength characters of
+// UTF-8, none of / \ ? #, no control character, no trailing space.
 func validateContainerID(id string) *Error {
-	switch n := utf8.RuneCountInString(id); {
-	case id == "":
-		return badRequest("the container id is empty")
-	case n > MaxContainerIDLength:
-		return badRequest("the container id is %d characters, over the limit of %d", n, MaxContainerIDLength)
-	case !utf8.ValidString(id):
-		return badRequest("the container id is not valid UTF-8")
-	}
-	if i := strings.IndexAny(id, `/\?#`); i >= 0 {
-		return badRequest("the container id %q contains the character %q, which ids may not contain", clip(id), id[i])
+	if err := resid.Check("container", id); err != nil {
+		return badRequest("%s", err.Error())
 	}
 	return nil
 }

@@ -2,9 +2,12 @@ package cosmosrest
 
 import (
 	"encoding/json"
+	"fmt"
 	"net"
 	"net/http"
 	"strings"
+
+	"github.com/lethedb/lethe/internal/query"
 )
 
 // region is the one region the account has, named as the emulator names
@@ -13,8 +16,8 @@ const region = "South Central US"
 
 // queryEngineConfiguration is the account's query limits, a JSON text
 // inside the JSON (as the service sends it); the .NET and Python SDKs read
-// it.
-const queryEngineConfiguration = `{"maxSqlQueryInputLength":262144,"maxJoinsPerSqlQuery":5,"maxLogicalAndPerSqlQuery":500,"maxLogicalOrPerSqlQuery":500,"maxUdfRefPerSqlQuery":10,"maxInExpressionItemsCount":16000,"queryMaxInMemorySortDocumentCount":500,"maxQueryRequestTimeoutFraction":0.9,"sqlAllowNonFiniteNumbers":false,"sqlAllowAggregateFunctions":true,"sqlAllowSubQuery":true,"sqlAllowScalarSubQuery":true,"allowNewKeywords":true,"sqlAllowLike":true,"sqlAllowGroupByClause":true,"sqlAllowTop":true,"maxSpatialQueryCells":12,"spatialMaxGeometryPointCount":256,"sqlDisableQueryILOptimization":false,"sqlDisableFilterPlanOptimization":false}`
+// it. The query length and JOINs are those the parser enforces.
+var queryEngineConfiguration = fmt.Sprintf(`{"maxSqlQueryInputLength":%d,"maxJoinsPerSqlQuery":%d,"maxLogicalAndPerSqlQuery":500,"maxLogicalOrPerSqlQuery":500,"maxUdfRefPerSqlQuery":10,"maxInExpressionItemsCount":16000,"queryMaxInMemorySortDocumentCount":500,"maxQueryRequestTimeoutFraction":0.9,"sqlAllowNonFiniteNumbers":false,"sqlAllowAggregateFunctions":true,"sqlAllowSubQuery":true,"sqlAllowScalarSubQuery":true,"allowNewKeywords":true,"sqlAllowLike":true,"sqlAllowGroupByClause":true,"sqlAllowTop":true,"maxSpatialQueryCells":12,"spatialMaxGeometryPointCount":256,"sqlDisableQueryILOptimization":false,"sqlDisableFilterPlanOptimization":false}`, query.MaxQueryLen, query.MaxJoins)
 
 type location struct {
 	Name     string `json:"name"`

@@ -217,6 +217,11 @@ func (q *request) batch() {
 	opts := &lethe.TransactionalBatchOptions{EnableContentResponseOnWrite: !q.itemOptions().NoContentResponseOnWrite}
 	resp, err := c.ExecuteTransactionalBatch(q.ctx(), b, opts)
 	if err != nil {
+		if e := q.errorStatus(err, 0); e.status == http.StatusRequestEntityTooLarge && strings.Contains(e.msg, "batch's response") {
+			// as the service answers a batch whose response would pass 4 MB
+			writeError(q.w, e.status, e.msg, subBatchResponseSizeExceeded, resp.RequestCharge)
+			return
+		}
 		q.fail(err, resp.RequestCharge, 0)
 		return
 	}

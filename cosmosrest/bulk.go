@@ -30,6 +30,13 @@ import (
 // "message","retryAfterMilliseconds"}; its status is 200 when every
 // operation succeeded and 207 (multi-status) otherwise; its charge is the
 // sum of the operations'.
+//
+// The response stays within Cosmos DB's 4 MB, as the service's does: the
+// operations whose results would take it past (all those after the first
+// that would) are not run and answer 413 with substatus 3402, which the
+// SDKs retry in a request of their own. The size of a create's, upsert's
+// or replace's result is known from its document; a read or a patch runs
+// only while the response has room for an item of lethe.MaxItemSize.
 
 // bulk answers a bulk (non-atomic batch) request.
 func (q *request) bulk() {
@@ -52,13 +59,19 @@ func (q *request) bulk() {
 	var out bytes.Buffer
 	out.WriteByte('[')
 	var total float64
-	allOK, stopped := true, false
+	allOK, stopped, full := true, false, false
 	for i, op := range ops {
 		if i > 0 {
 			out.WriteByte(',')
 		}
 		if stopped {
 			writeOpResult(&out, opResult{status: http.StatusFailedDependency, msg: "not run: an earlier operation of the bulk request failed, and x-ms-cosmos-batch-continue-on-error is False"})
+			continue
+		}
+		if full = full || (i > 0 && out.Len()+bulkResultBound(op, noContent) > maxResponseBytes); full {
+			allOK = false
+			writeOpResult(&out, opResult{status: http.StatusRequestEntityTooLarge, sub: subBatchResponseSizeExceeded,
+				msg: fmt.Sprintf("not run: its result would take the response past the limit of %d bytes; send it again", maxResponseBytes)})
 			continue
 		}
 		r := q.runBulkOp(db, c, p.PartitionKeyDefinition.Paths, op, noContent)
@@ -79,6 +92,29 @@ func (q *request) bulk() {
 		status = http.StatusMultiStatus
 	}
 	q.reply(status, out.Bytes(), total)
+}
+
+// subBatchResponseSizeExceeded is Cosmos DB's substatus of a 413 for an
+// operation of a bulk request, or a transactional batch, whose result would
+// take the response past 4 MB.
+const subBatchResponseSizeExceeded = 3402
+
+// bulkResultEnvelope bounds what a result adds to a bulk response besides
+// its document: status, charge, etag, the system properties.
+const bulkResultEnvelope = 1 << 10
+
+// bulkResultBound bounds the bytes op's result adds to a bulk response.
+func bulkResultBound(op batchOp, noContent bool) int {
+	switch op.typ {
+	case "Create", "Upsert", "Replace":
+		if noContent {
+			return bulkResultEnvelope
+		}
+		return len(op.doc) + bulkResultEnvelope
+	case "Read", "Patch":
+		return lethe.MaxItemSize + bulkResultEnvelope
+	}
+	return bulkResultEnvelope
 }
 
 // parseBulk reads a bulk body: a JSON array of at most

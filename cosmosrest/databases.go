@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -15,10 +16,10 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"unicode/utf8"
 
 	"github.com/lethedb/lethe"
 	"github.com/lethedb/lethe/internal/dirlock"
+	"github.com/lethedb/lethe/internal/resid"
 )
 
 // database is one database: a lethe store.
@@ -85,29 +86,49 @@ func (h *Handler) openDir() error {
 			_ = os.RemoveAll(full) // a delete that was interrupted
 			continue
 		}
-		if err != nil {
-			h.closeAll()
-			return fmt.Errorf("cosmosrest: %w", err)
+		if err := h.openDatabase(full, b, err); err != nil {
+			// One database that cannot be opened does not stop the others:
+			// it is served as unavailable, its directory left as it is.
+			h.unavailable[name] = err
+			slog.Error("cosmosrest: a database cannot be opened: its requests get 503", "dir", full, "err", err)
 		}
-		var m dbMeta
-		if err := json.Unmarshal(b, &m); err != nil || m.ID == "" || dbDirName(m.ID) != name {
-			h.closeAll()
-			return fmt.Errorf("cosmosrest: %s is damaged", filepath.Join(full, metaFile))
-		}
-		st, err := lethe.Open(h.storeOptions(filepath.Join(full, "store"), m.Throughput, m.AutoscaleMaxThroughput))
-		if err != nil {
-			h.closeAll()
-			return fmt.Errorf("cosmosrest: database %q: %w", m.ID, err)
-		}
-		users, err := loadUsers(full)
-		if err != nil {
-			_ = st.Close()
-			h.closeAll()
-			return fmt.Errorf("cosmosrest: database %q: %w", m.ID, err)
-		}
-		h.dbs[m.ID] = &database{id: m.ID, rid: databaseRID(m.ID), ts: m.TS, store: st, path: full, collTS: map[string]int64{}, offerTS: m.TS, users: users}
 	}
 	return nil
+}
+
+// openDatabase opens the database of directory full whose meta file
+// holds b (or could not be read: readErr).
+func (h *Handler) openDatabase(full string, b []byte, readErr error) error {
+	if readErr != nil {
+		return readErr
+	}
+	var m dbMeta
+	if err := json.Unmarshal(b, &m); err != nil || m.ID == "" || dbDirName(m.ID) != filepath.Base(full) {
+		return fmt.Errorf("%s is damaged", filepath.Join(full, metaFile))
+	}
+	st, err := lethe.Open(h.storeOptions(filepath.Join(full, "store"), m.Throughput, m.AutoscaleMaxThroughput))
+	if err != nil {
+		return fmt.Errorf("database %q: %w", m.ID, err)
+	}
+	users, err := loadUsers(full)
+	if err != nil {
+		_ = st.Close()
+		return fmt.Errorf("database %q: %w", m.ID, err)
+	}
+	h.dbs[m.ID] = &database{id: m.ID, rid: databaseRID(m.ID), ts: m.TS, store: st, path: full, collTS: map[string]int64{}, offerTS: m.TS, users: users}
+	return nil
+}
+
+// unavailableLocked returns why database id could not be opened at start,
+// or nil. h.mu must be held.
+func (h *Handler) unavailableLocked(id string) error {
+	return h.unavailable[dbDirName(id)]
+}
+
+// writeUnavailable answers a request on database id, which could not be
+// opened at start for cause, with 503.
+func writeUnavailable(w http.ResponseWriter, id string, cause error) {
+	writeError(w, http.StatusServiceUnavailable, fmt.Sprintf("the database %q is unavailable: it could not be opened at start: %v", clip(id), cause), 0, 0)
 }
 
 // closeAll undoes a failed openDir.
@@ -129,23 +150,9 @@ func (h *Handler) storeOptions(dir string, throughput, autoscaleMax int32) *leth
 		Throughput: throughput, AutoscaleMaxThroughput: autoscaleMax}
 }
 
-// validateDatabaseID checks an id as lethe checks container ids.
-func validateDatabaseID(id string) error {
-	switch n := utf8.RuneCountInString(id); {
-	case id == "":
-		return errors.New("the database id is empty")
-	case n > 255:
-		return fmt.Errorf("the database id is %d characters, over the limit of 255", n)
-	case !utf8.ValidString(id):
-		return errors.New("the database id is not valid UTF-8")
-	case strings.TrimRight(id, " ") != id:
-		return errors.New("the database id ends with a space")
-	}
-	if i := strings.IndexAny(id, `/\?#`); i >= 0 {
-		return fmt.Errorf("the database id %q contains the character %q, which ids may not contain", clip(id), id[i])
-	}
-	return nil
-}
+// validateDatabaseID checks a database id by the rule lethe checks
+// container ids with (internal/resid).
+func validateDatabaseID(id string) error { return resid.Check("database", id) }
 
 // lookup returns the database id, or nil.
 func (h *Handler) lookup(id string) (*database, bool) {
@@ -166,6 +173,13 @@ func (q *request) database(sub int) *database {
 	}
 	if q.h.isClosed() {
 		writeError(q.w, http.StatusServiceUnavailable, "the server is shutting down", 0, 0)
+		return nil
+	}
+	q.h.mu.RLock()
+	cause := q.h.unavailableLocked(q.t.db)
+	q.h.mu.RUnlock()
+	if cause != nil {
+		writeUnavailable(q.w, q.t.db, cause)
 		return nil
 	}
 	writeError(q.w, http.StatusNotFound, fmt.Sprintf("the database %q does not exist", clip(q.t.db)), sub, 0)
@@ -219,6 +233,10 @@ func (q *request) createDatabase() {
 	}
 	if _, ok := h.dbs[id]; ok {
 		writeError(q.w, http.StatusConflict, fmt.Sprintf("a database with the id %q already exists", clip(id)), 0, 0)
+		return
+	}
+	if cause := h.unavailableLocked(id); cause != nil { // its directory is there, kept for its owner to repair
+		writeUnavailable(q.w, id, cause)
 		return
 	}
 	db := &database{id: id, rid: databaseRID(id), ts: h.now().Unix(), collTS: map[string]int64{}, users: map[string]*user{}}
@@ -364,6 +382,10 @@ func (q *request) deleteDatabase() {
 		return
 	}
 	db, ok := h.dbs[q.t.db]
+	if cause := h.unavailableLocked(q.t.db); !ok && cause != nil {
+		writeUnavailable(q.w, q.t.db, cause)
+		return
+	}
 	if !ok {
 		writeError(q.w, http.StatusNotFound, fmt.Sprintf("the database %q does not exist", clip(q.t.db)), 0, 0)
 		return

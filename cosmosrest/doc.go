@@ -116,6 +116,10 @@
 //   - bulk requests (x-ms-cosmos-is-batch-request without
 //     x-ms-cosmos-batch-atomic: True, bulk.go): each operation on its own,
 //     through the same item calls as single requests, with its own result;
+//     the operations whose results would take the response past 4 MB are
+//     not run and answer 413/3402, which the SDKs send again (a
+//     transactional batch whose response would pass 4 MB fails whole with
+//     413/3402, nothing applied);
 //   - users and permissions (users.go), and the resource tokens that
 //     permissions hand out (resourcetoken.go);
 //   - the conflicts feed (conflicts.go): empty, as one region has no
@@ -200,7 +204,11 @@
 //     base64url-encoded (aad.go).
 //
 // A missing or wrong authorization gets 401 and changes nothing.
-// Request bodies are bounded by MaxRequestSize (413 above it).
+// Request bodies are bounded by MaxRequestSize: 413 for a Content-Length
+// above it before any of the body is read, or as soon as a chunked body
+// passes it; a body that has not arrived within a minute of its header
+// gets 408. Query texts are bounded as the account advertises
+// (maxSqlQueryInputLength 512 KB, maxJoinsPerSqlQuery 5: 400 above).
 //
 // # Errors
 //

@@ -27,9 +27,16 @@ import (
 const EmulatorKey = "C2y6yDjf5/R+ob0N8A7Cgv30VRDJIWEHLM+4QDU5DE2nQ9nDuVTqobD4b8mGGyPMbIZnqyMsEcaGQy67XIw/Jw=="
 
 // MaxRequestSize bounds a request body: a document of lethe.MaxItemSize
-// and some room for whitespace. A longer body is refused with 413 before
-// it is read to its end.
+// and some room for whitespace. A body that says it is longer
+// (Content-Length) is refused with 413 before any of it is read; one that
+// grows longer, as soon as it does.
 const MaxRequestSize = lethe.MaxItemSize + 64<<10
+
+// bodyReadTimeout bounds the reading of a request body, from the end of
+// its header: a 2 MB body must arrive at 35 KB/s at least. A body still
+// unread then gets 408 and the connection is closed. It holds whatever
+// the server's own ReadTimeout is.
+const bodyReadTimeout = time.Minute
 
 // maxResponseBytes is the size past which a query page without an item
 // limit (x-ms-max-item-count: -1) stops, as Cosmos DB's pages stop at 4 MB.
@@ -89,11 +96,22 @@ type Handler struct {
 	dbs    map[string]*database
 	closed bool
 	lock   *os.File // Config.Dir's lock, nil in memory
+
+	// unavailable holds, by directory name (dbDirName), the databases of
+	// Config.Dir that could not be opened at start and why: their
+	// requests get 503. Written by New only.
+	unavailable map[string]error
+
+	bodyTimeout time.Duration // bodyReadTimeout; tests shorten it
 }
 
 // New returns a Handler. With Config.Dir it creates the directory if need
 // be, takes it (another handler on it, in this process or another, makes
-// New fail with lethe.ErrLocked), and opens every database found there.
+// New fail with lethe.ErrLocked), and opens every database found there. A
+// database that cannot be opened (a damaged meta file or store, an
+// unreadable directory) does not stop the others: it is logged at error
+// (log/slog) and served as unavailable, every request on it answered 503
+// with the cause, its directory left untouched for its owner to repair.
 func New(cfg Config) (*Handler, error) {
 	if cfg.Key == "" {
 		cfg.Key = EmulatorKey
@@ -105,7 +123,7 @@ func New(cfg Config) (*Handler, error) {
 	if f := cfg.ChangeFeed; f != nil && (f.MaxChanges < 0 || f.MaxBytes < 0) {
 		return nil, fmt.Errorf("cosmosrest: the change feed retention must not be negative (MaxChanges %d, MaxBytes %d); 0 means lethe's default", f.MaxChanges, f.MaxBytes)
 	}
-	h := &Handler{key: key, cfg: cfg, start: time.Now(), dbs: make(map[string]*database)}
+	h := &Handler{key: key, cfg: cfg, start: time.Now(), dbs: make(map[string]*database), unavailable: map[string]error{}, bodyTimeout: bodyReadTimeout}
 	if cfg.Dir != "" {
 		if err := h.openDir(); err != nil {
 			return nil, err
@@ -200,14 +218,17 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, g gateway) {
 	}
 	var body []byte
 	if r.Method == http.MethodPost || r.Method == http.MethodPut || r.Method == http.MethodPatch {
-		body, err = io.ReadAll(http.MaxBytesReader(w, r.Body, MaxRequestSize))
-		if err != nil {
+		if body, err = h.readBody(w, r); err != nil {
 			var mbe *http.MaxBytesError
-			if errors.As(err, &mbe) {
+			switch {
+			case errors.As(err, &mbe):
 				writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("the request body is over the limit of %d bytes", MaxRequestSize), 0, 0)
-				return
+			case errors.Is(err, os.ErrDeadlineExceeded):
+				w.Header().Set("Connection", "close")
+				writeError(w, http.StatusRequestTimeout, fmt.Sprintf("the request body did not arrive within %v", h.bodyTimeout), 0, 0)
+			default:
+				writeError(w, http.StatusBadRequest, "the request body could not be read: "+err.Error(), 0, 0)
 			}
-			writeError(w, http.StatusBadRequest, "the request body could not be read: "+err.Error(), 0, 0)
 			return
 		}
 	}
@@ -225,6 +246,20 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, g gateway) {
 	}
 	req := &request{h: h, w: w, r: r, body: body, rt: rt, t: t}
 	req.serve()
+}
+
+// readBody reads r's body, at most MaxRequestSize bytes, within the
+// handler's body timeout. A Content-Length over the limit fails at once,
+// before any of the body is read (a *http.MaxBytesError); otherwise the
+// buffer grows as the body arrives, so that a slow client holds about what
+// it has sent.
+func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	if r.ContentLength > MaxRequestSize {
+		return nil, &http.MaxBytesError{Limit: MaxRequestSize}
+	}
+	// A server that cannot set deadlines (ErrNotSupported) keeps its own.
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(h.bodyTimeout))
+	return io.ReadAll(http.MaxBytesReader(w, r.Body, MaxRequestSize))
 }
 
 // request is one request being served.

@@ -114,8 +114,9 @@ func TestAccount(t *testing.T) {
 		"sqlAllowScalarSubQuery":     true, // (SELECT ...)
 		"sqlAllowLike":               true,
 		"sqlAllowTop":                true,
-		"sqlAllowNonFiniteNumbers":   false, // as every account of the service says
-		"maxJoinsPerSqlQuery":        float64(5),
+		"sqlAllowNonFiniteNumbers":   false,              // as every account of the service says
+		"maxJoinsPerSqlQuery":        float64(5),         // the emulator's
+		"maxSqlQueryInputLength":     float64(512 << 10), // the service's documented 512 KB
 	} {
 		if qe[k] != want {
 			t.Errorf("queryEngineConfiguration %s = %v, want %v", k, qe[k], want)

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/lethedb/lethe"
+	"github.com/lethedb/lethe/internal/resid"
 )
 
 // Users and permissions: REST resources of a database, as the service
@@ -231,12 +232,7 @@ func (q *request) tokenExpiry() (time.Time, bool) {
 
 // validateResourceID checks the id of a user or permission as the ids of
 // databases are checked.
-func validateResourceID(kind, id string) error {
-	if err := validateDatabaseID(id); err != nil {
-		return errors.New(strings.Replace(err.Error(), "database", kind, 1))
-	}
-	return nil
-}
+func validateResourceID(kind, id string) error { return resid.Check(kind, id) }
 
 // readUserBody reads the body of a user's create or replace.
 func (q *request) readUserBody() (string, bool) {

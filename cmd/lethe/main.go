@@ -11,6 +11,7 @@
 //	go run ./cmd/lethe -cert c.pem -certkey k.pem  # your own certificate
 //	go run ./cmd/lethe -compute-addr ""     # no compute gateway on :8903
 //	go run ./cmd/lethe -faults=false        # no fault injection endpoint
+//	go run ./cmd/lethe -max-conns 512       # at most 512 connections at once
 //
 // Like the emulator, it serves the same data twice: as the routing gateway on
 // -addr and as the compute gateway on -compute-addr (localhost:8903), which
@@ -42,6 +43,12 @@
 // retry-after, 503, 408, 410, 500) or wait; see cosmosrest.Faults and the
 // cosmosrest package documentation for its shape. -faults=false turns the
 // endpoint and the rules off.
+// What one client may hold is bounded: -max-conns connections at once over
+// both gateways (2048; more wait in the backlog), -max-header-bytes of
+// request header (32 KiB; 431 above it), -read-timeout to read a request
+// and its body (1 minute), HTTP/2 frames of 16 KiB. An idle TLS connection
+// costs the server about 40 KB; one stalled in the middle of its header or
+// of a frame at most what these limits allow.
 //
 // SIGINT or SIGTERM stops the server gracefully: it finishes the requests
 // under way, then closes the stores.
@@ -85,7 +92,11 @@ func run(args []string) error {
 	feedChanges := fs.Int("changefeed-max-changes", 0, "how many changes each container's change feed keeps (0: lethe's default, 1048576)")
 	faults := fs.Bool("faults", true, "apply fault injection rules, set at /_lethe/faults with requests signed with the master key")
 	feedBytes := fs.Int64("changefeed-max-bytes", 0, "how many bytes of changes each container's change feed keeps (0: lethe's default, 256 MiB)")
+	lim := limitFlags(fs)
 	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if err := lim.check(); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
@@ -101,13 +112,11 @@ func run(args []string) error {
 	defer h.Close()
 
 	srv := &http.Server{
-		Handler:           h,
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       2 * time.Minute,
-		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    1 << 20,
-		ErrorLog:          log.New(os.Stderr, "lethe: http: ", 0),
+		Handler:     h,
+		IdleTimeout: 2 * time.Minute,
+		ErrorLog:    log.New(os.Stderr, "lethe: http: ", 0),
 	}
+	lim.apply(srv)
 	scheme := "http"
 	if *plain && (*certPath != "" || *certKeyPath != "") {
 		return errors.New("-cert and -certkey are for HTTPS: drop -http")
@@ -133,8 +142,9 @@ func run(args []string) error {
 			ln.Close()
 			return err
 		}
-		csrv = &http.Server{Handler: h.ComputeGateway(), ReadHeaderTimeout: srv.ReadHeaderTimeout, ReadTimeout: srv.ReadTimeout,
-			IdleTimeout: srv.IdleTimeout, MaxHeaderBytes: srv.MaxHeaderBytes, ErrorLog: srv.ErrorLog, TLSConfig: srv.TLSConfig.Clone()} // each server sets up its own HTTP/2 in its TLS config
+		csrv = &http.Server{Handler: h.ComputeGateway(), IdleTimeout: srv.IdleTimeout, ErrorLog: srv.ErrorLog,
+			TLSConfig: srv.TLSConfig.Clone()} // each server sets up its own HTTP/2 in its TLS config
+		lim.apply(csrv)
 	}
 
 	keyKind := "custom"
@@ -152,6 +162,10 @@ func run(args []string) error {
 	if csrv != nil {
 		log.Printf("lethe: serving the compute gateway on %s://%s/", scheme, cln.Addr())
 		servers, listeners = append(servers, csrv), append(listeners, cln)
+	}
+	slots := newConnSlots(lim.maxConns) // one count over both gateways
+	for i := range listeners {
+		listeners[i] = slots.listener(listeners[i])
 	}
 	errc := make(chan error, len(servers))
 	for i, s := range servers {

@@ -11,9 +11,13 @@ import (
 	"github.com/lethedb/lethe/internal/jsontext"
 )
 
-// Limits on query text.
+// Limits on query text, those of Cosmos DB's documentation (its service
+// quotas: a query of 512 KB, the emulator's 5 JOINs), which the REST front
+// advertises in the account's query configuration. Parsing takes memory
+// linear in the text: about 100 bytes a byte of text at most.
 const (
-	MaxQueryLen = 256 << 10 // maximum query length in bytes
+	MaxQueryLen = 512 << 10 // maximum query length in characters (maxSqlQueryInputLength)
+	MaxJoins    = 5         // maximum JOINs in a query, its subqueries' included (maxJoinsPerSqlQuery)
 	MaxDepth    = 128       // maximum expression nesting depth
 )
 
@@ -75,14 +79,15 @@ type parser struct {
 	ntok              int    // tokens read from the lexer
 
 	root   *Query   // the top-level query (q is a subquery's while it is parsed)
+	njoins int      // JOINs read so far, in every query of the text
 	follow []string // what may follow at this point of the query (for errors)
 	nslots int      // binding slots given out so far (check)
 }
 
 // Parse parses a query. Every error it returns is a *Error.
 func Parse(text string) (q *Query, err error) {
-	if len(text) > MaxQueryLen {
-		return nil, &Error{Msg: fmt.Sprintf("query is too long (%d bytes; the limit is %d)", len(text), MaxQueryLen)}
+	if len(text) > MaxQueryLen && (len(text) > utf8.UTFMax*MaxQueryLen || utf8.RuneCountInString(text) > MaxQueryLen) {
+		return nil, &Error{Msg: fmt.Sprintf("The SQL query text exceeded the maximum limit of %d characters.", MaxQueryLen)}
 	}
 	p := &parser{lex: lexer{src: text}, q: &Query{text: text}, params: map[string]int{}}
 	p.root = p.q
@@ -323,6 +328,9 @@ func (p *parser) trailing(t token) {
 // an optional alias.
 func (p *parser) parseJoin() {
 	q := p.q
+	if p.njoins++; p.njoins > MaxJoins {
+		panic(bailout{&Error{Msg: fmt.Sprintf("The SQL query exceeded the maximum number of joins. The allowed limit is %d.", MaxJoins)}})
+	}
 	if t := p.peek(); t.typ == tLParen {
 		p.next()
 		if s := p.peek(); s.typ != tSelect {
@@ -732,16 +740,16 @@ func (p *parser) parsePrimary() expr {
 	case tLBrace:
 		o := &objectLit{pos: t.pos}
 		if !p.accept(tRBrace) {
+			seen := map[string]bool{}
 			for {
 				k := p.next()
 				if k.typ != tString && k.typ != tIdent && k.typ != tNonFinite && !k.typ.isKeyword() {
 					p.unexpected(k, "property name")
 				}
-				for _, old := range o.keys {
-					if old == k.val {
-						p.fail(k.pos, "duplicate property name %s in object literal", quoteStr(k.val))
-					}
+				if seen[k.val] {
+					p.fail(k.pos, "duplicate property name %s in object literal", quoteStr(k.val))
 				}
+				seen[k.val] = true
 				p.expect(tColon, "\":\"")
 				o.keys = append(o.keys, k.val)
 				o.vals = append(o.vals, p.parseExpr())

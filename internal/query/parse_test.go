@@ -228,7 +228,9 @@ func TestParseErrors(t *testing.T) {
 		{"SELECT " + strings.Repeat("(", 200) + "1" + strings.Repeat(")", 200), `1:136: expression nested too deeply (more than 128 levels)`},
 		{"SELECT " + strings.Repeat("- ", 200) + "1", `1:262: expression nested too deeply (more than 128 levels)`},
 		{"SELECT " + strings.Repeat("[", 200), `1:136: expression nested too deeply (more than 128 levels)`},
-		{"SELECT '" + strings.Repeat("x", MaxQueryLen) + "'", `query is too long (262153 bytes; the limit is 262144)`},
+		{"SELECT '" + strings.Repeat("x", MaxQueryLen) + "'", `The SQL query text exceeded the maximum limit of 524288 characters.`},
+		{"SELECT 1 FROM c JOIN a IN c.a JOIN b IN c.b JOIN d IN c.d JOIN e IN c.e JOIN f IN c.f JOIN g IN c.g", `The SQL query exceeded the maximum number of joins. The allowed limit is 5.`},
+		{"SELECT 1 FROM c JOIN a IN c.a JOIN b IN c.b JOIN d IN c.d WHERE EXISTS(SELECT 1 FROM x IN c.x JOIN y IN x.y JOIN z IN x.z JOIN w IN x.w)", `The SQL query exceeded the maximum number of joins. The allowed limit is 5.`},
 	}
 	for _, c := range cases {
 		q, err := Parse(c.in)
