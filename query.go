@@ -461,15 +461,23 @@ func (p *QueryItemsPager) run(ctx context.Context) error {
 }
 
 // queryEnv is what the container's queries know of it beyond their items:
-// the languages of its full-text policy (nil without one).
+// the languages of its full-text policy and the distance functions and
+// element types of its vector embedding policy (nil without either).
 func (c *Container) queryEnv() *query.Env {
 	c.expiry.mu.Lock()
-	fp := c.props.FullTextPolicy // replaced whole, never changed in place
+	fp, vp := c.props.FullTextPolicy, c.props.VectorEmbeddingPolicy // replaced whole, never changed in place
 	c.expiry.mu.Unlock()
-	if fp == nil {
+	if fp == nil && vp == nil {
 		return nil
 	}
-	return &query.Env{TextLanguage: fp.language}
+	env := &query.Env{}
+	if fp != nil {
+		env.TextLanguage = fp.language
+	}
+	if vp != nil {
+		env.Vector = vp.embedding
+	}
+	return env
 }
 
 // useIndexes lets queries use secondary indexes; tests turn it off to

@@ -79,6 +79,10 @@ type (
 		args []expr
 		fn   *funcDef
 		agg  int // aggregate index in Query.aggs, or -1
+		// memo, for a VectorDistance call of the item alone: the first
+		// call of the query the same as it, which keeps the value of the
+		// item being evaluated for both (see vector.go).
+		memo *call
 	}
 	objectLit struct {
 		pos  int
@@ -133,6 +137,9 @@ type selectItem struct {
 type orderItem struct {
 	x    expr
 	desc bool
+	// similar: x is a VectorDistance call, ordered most similar first
+	// whatever the direction written (see vector.go).
+	similar bool
 }
 
 // fromClause is FROM <name> [AS] alias, FROM <path> [AS alias] or

@@ -140,6 +140,8 @@ type evaluator struct {
 	textCall  *call               // the full-text call being evaluated (fulltext.go)
 	textLangs map[*call]string    // the language of each full-text call's text
 	textTerms map[string][]string // the terms of search strings, by language and string
+	vecCalls  map[*call]*vecCall  // the settings of each VectorDistance call (vector.go)
+	vecBuf    [2][]float32        // the vectors VectorDistance compares, reused
 }
 
 // group is one group of a GROUP BY query.
@@ -538,6 +540,9 @@ func (ev *evaluator) emit(rows []row, di, seq int) []row {
 		r.keys = make([]value, len(q.orderBy))
 		for i, o := range q.orderBy {
 			r.keys[i] = ev.eval(o.x)
+			if o.similar {
+				r.keys[i] = ev.similarKey(o.x.(*call), r.keys[i])
+			}
 			ev.checkFinite(r.keys[i], "an ORDER BY value")
 			if _, ok := sizeAtMost(r.keys[i], MaxValueSize); !ok {
 				ev.fail("an ORDER BY value would be over the limit of %d bytes", MaxValueSize)
@@ -835,6 +840,9 @@ func (ev *evaluator) eval(e expr) value {
 	case *call:
 		if x.agg >= 0 {
 			return ev.aggVals[x.agg]
+		}
+		if x.fn.vector {
+			return ev.vectorDistance(x)
 		}
 		var buf [4]value
 		args := buf[:0]

@@ -17,6 +17,7 @@ type funcDef struct {
 	agg              bool
 	joins            bool // the result holds all the arguments: their sizes are checked as they come
 	text             bool // a full-text function: it reads the call (evaluator.textCall)
+	vector           bool // VectorDistance: evaluated by evaluator.vectorDistance, on the call
 	fn               func(ev *evaluator, args []value) value
 }
 

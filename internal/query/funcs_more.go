@@ -921,7 +921,6 @@ func init() {
 	const ranking = "lethe does not rank by full-text score"
 	refuse("FullTextScore", 2, -1, ranking)
 	refuse("RRF", 1, -1, ranking)
-	refuse("VectorDistance", 2, 4, "lethe has no vector support")
 	refuse("DocumentId", 1, 1, "lethe items have no _rid")
 }
 

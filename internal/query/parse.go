@@ -99,6 +99,7 @@ func Parse(text string) (q *Query, err error) {
 	if err := p.check(); err != nil {
 		return nil, err
 	}
+	p.q.shareVectorCalls()
 	return p.q, nil
 }
 
@@ -890,6 +891,9 @@ func (p *parser) checkQuery(q *Query, outer map[string]int) *Error {
 						return false
 					}
 				}
+				if err = checkSearchCall(text, x); err != nil {
+					return false
+				}
 			case *subquery:
 				if where == "GROUP BY" {
 					err = errAt(text, x.pos, "subqueries are not allowed in GROUP BY")
@@ -941,8 +945,12 @@ func (p *parser) checkQuery(q *Query, outer map[string]int) *Error {
 		return err
 	}
 	resolve(q.where, "WHERE")
-	for _, o := range q.orderBy {
+	for i := range q.orderBy {
+		o := &q.orderBy[i]
 		resolve(o.x, "ORDER BY")
+		if c, ok := o.x.(*call); ok && c.fn.vector {
+			o.similar, o.desc = true, false
+		}
 	}
 	for _, g := range q.groupBy {
 		resolve(g, "GROUP BY")
