@@ -61,3 +61,50 @@ func TestVectorQueries(t *testing.T) {
 	require.Equal(t, 1, n)
 	assert.Equal(t, []string{"1", "2"}, run(`SELECT TOP 2 VALUE c.id FROM c ORDER BY VectorDistance(c.embedding, @q)`, all))
 }
+
+// TestRankQueries: ORDER BY RANK FullTextScore and RRF in a container:
+// FullTextScore's statistics are those of all the container's live items,
+// whatever partition the query reads (a term common in another partition
+// weighs less), and expired items are neither results nor counted.
+func TestRankQueries(t *testing.T) {
+	s, clock := newStore(t)
+	props := vectorProps("ranked")
+	props.DefaultTimeToLive = lethe.TTLNever
+	c := mustContainer(t, s, props)
+	for _, doc := range []string{
+		`{"id":"1","pk":"a","title":"red fox","embedding":[1,0,0]}`,
+		`{"id":"2","pk":"a","title":"brown bear","embedding":[0,1,0]}`,
+		`{"id":"3","pk":"b","title":"red red red","ttl":60}`,
+		`{"id":"4","pk":"b","title":"red apples","embedding":[0.9,0.1,0]}`,
+		`{"id":"5","pk":"b","title":"red cars","ttl":60}`,
+		`{"id":"6","pk":"b","title":"red roses","ttl":60}`,
+	} {
+		_, err := c.CreateItem(ctx, lethe.NewPartitionKeyString(doc[16:17]), []byte(doc), nil)
+		require.NoError(t, err, doc)
+	}
+	run := func(q string, pk lethe.PartitionKey) []string {
+		t.Helper()
+		got, _ := queryAll(t, c, q, []lethe.QueryParameter{{Name: "@q", Value: []float64{1, 0, 0}}}, pk)
+		for i := range got {
+			got[i] = strings.Trim(got[i], `"`)
+		}
+		return got
+	}
+	a := lethe.NewPartitionKeyString("a")
+	// In partition a, "bear" is as rare as "red" is there; but red is in
+	// five of the six items of the container, bear in one: bear first.
+	assert.Equal(t, []string{"2", "1"}, run(`SELECT VALUE c.id FROM c ORDER BY RANK FullTextScore(c.title, "red", "bear")`, a))
+	assert.Equal(t, []string{"3", "1", "4", "5", "6", "2"}, run(`SELECT VALUE c.id FROM c ORDER BY RANK FullTextScore(c.title, "red")`, lethe.NewPartitionKey()))
+	assert.Equal(t, []string{"1", "4", "2", "3", "5", "6"}, run(`SELECT VALUE c.id FROM c ORDER BY RANK RRF(VectorDistance(c.embedding, @q), FullTextScore(c.title, "fox"))`, lethe.NewPartitionKey()))
+
+	// Three red items expire: not results, not counted; red is now in two
+	// of three items, so the red fox comes first, then the bear.
+	clock.Advance(time.Minute)
+	assert.Equal(t, []string{"1", "4", "2"}, run(`SELECT VALUE c.id FROM c ORDER BY RANK FullTextScore(c.title, "red")`, lethe.NewPartitionKey()))
+	assert.Equal(t, []string{"1", "4", "2"}, run(`SELECT TOP 5 VALUE c.id FROM c ORDER BY RANK RRF(VectorDistance(c.embedding, @q), FullTextScore(c.title, "red"))`, lethe.NewPartitionKey()))
+	_, err := c.CreateItem(ctx, lethe.NewPartitionKeyString("b"), []byte(`{"id":"7","pk":"b","title":"apples"}`), nil)
+	require.NoError(t, err)
+	_, err = c.Purge(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"7", "4", "1", "2"}, run(`SELECT VALUE c.id FROM c ORDER BY RANK FullTextScore(c.title, "apple")`, lethe.NewPartitionKey()))
+}

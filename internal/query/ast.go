@@ -176,6 +176,7 @@ type Query struct {
 	joins      []joinClause
 	where      expr
 	orderBy    []orderItem
+	rank       bool // ORDER BY RANK: orderBy holds the one scoring expression (rank.go)
 	offset     expr
 	limit      expr
 	params     []string // distinct parameter names, "@x"
@@ -304,6 +305,9 @@ func (q *Query) String() string {
 	}
 	if len(q.orderBy) > 0 {
 		sb.WriteString(" ORDER BY ")
+		if q.rank {
+			sb.WriteString("RANK ")
+		}
 		for i, o := range q.orderBy {
 			if i > 0 {
 				sb.WriteString(", ")

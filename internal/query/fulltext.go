@@ -30,6 +30,11 @@ type Env struct {
 	// VectorDistance compares vectors by them unless its options say
 	// otherwise. When nil, no path has a policy: cosine and float32.
 	Vector func(path []string) (distanceFunction, dataType string)
+	// TextStats returns the statistics FullTextScore scores the text at a
+	// path in a language by, for the given terms: those of the
+	// container's live items. When nil, those of the documents the query
+	// is given (CorpusStats).
+	TextStats func(path []string, lang string, terms []string) TextStats
 }
 
 func init() {

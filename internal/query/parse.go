@@ -278,7 +278,15 @@ func (p *parser) parseQueryIn(sub bool) {
 	}
 	if p.accept(tOrder) {
 		p.expect(tBy, "BY")
-		for {
+		if p.acceptRank() {
+			if sub {
+				p.fail(p.tok.pos, "ORDER BY RANK is not supported in a subquery")
+			}
+			q.rank = true
+			q.orderBy = append(q.orderBy, orderItem{x: p.parseExpr()})
+			p.follow = []string{"OFFSET", end}
+		}
+		for !q.rank {
 			o := orderItem{x: p.parseExpr()}
 			if p.accept(tDesc) {
 				o.desc = true
@@ -891,7 +899,7 @@ func (p *parser) checkQuery(q *Query, outer map[string]int) *Error {
 						return false
 					}
 				}
-				if err = checkSearchCall(text, x); err != nil {
+				if err = checkSearchCall(text, x, where); err != nil {
 					return false
 				}
 			case *subquery:
@@ -947,6 +955,13 @@ func (p *parser) checkQuery(q *Query, outer map[string]int) *Error {
 	resolve(q.where, "WHERE")
 	for i := range q.orderBy {
 		o := &q.orderBy[i]
+		if q.rank {
+			resolve(o.x, "ORDER BY RANK")
+			if err == nil {
+				err = checkRank(text, o.x)
+			}
+			continue
+		}
 		resolve(o.x, "ORDER BY")
 		if c, ok := o.x.(*call); ok && c.fn.vector {
 			o.similar, o.desc = true, false

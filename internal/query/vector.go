@@ -304,10 +304,14 @@ func (ev *evaluator) similarKey(x *call, v value) value {
 	return v
 }
 
-// checkSearchCall checks the arguments of a call to a search function
-// that the service requires to be constants: VectorDistance's brute force
-// flag and options.
-func checkSearchCall(text string, x *call) *Error {
+// checkSearchCall checks a call to a search function, found in where (a
+// clause's name, "" for the select list): FullTextScore and RRF only in
+// ORDER BY RANK, and the arguments of VectorDistance that the service
+// requires to be constants, its brute force flag and options.
+func checkSearchCall(text string, x *call, where string) *Error {
+	if x.fn.rank && where != "ORDER BY RANK" {
+		return errAt(text, x.pos, "The %s function is only allowed in the ORDER BY RANK clause.", x.fn.name)
+	}
 	if x.fn.vector {
 		for _, a := range x.args[min(2, len(x.args)):] {
 			if !isConst(a) {
