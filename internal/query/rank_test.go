@@ -114,3 +114,16 @@ func TestOrderByRankErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestRRFTies: items with equal scores share a rank in RRF: a and b, equal
+// for "fox", both rank first there, as c does for "bear"; all three have
+// the same fused score and come in item order.
+func TestRRFTies(t *testing.T) {
+	docs := []Doc{
+		{ID: "a", JSON: []byte(`{"id":"a","t":"fox"}`)},
+		{ID: "b", JSON: []byte(`{"id":"b","t":"fox"}`)},
+		{ID: "c", JSON: []byte(`{"id":"c","t":"bear cub"}`)},
+	}
+	got := vecRun(t, `SELECT VALUE c.id FROM c ORDER BY RANK RRF(FullTextScore(c.t, "fox"), FullTextScore(c.t, "bear"))`, nil, docs, nil)
+	assert.Equal(t, []string{`"a"`, `"b"`, `"c"`}, got)
+}
