@@ -254,8 +254,13 @@
 // and FullTextContainsAny analyze a path's text, and their search strings,
 // in the path's language (the policy's default for a path it does not
 // list; en-US without a policy): see the README's differences for what
-// that analysis is. VectorDistance, FullTextScore and RRF are not served
-// yet.
+// that analysis is. VectorDistance compares vectors by the distance
+// function and element type of the path's embedding (unless its options
+// say otherwise), exactly, on every item; ORDER BY VectorDistance puts the
+// most similar first. ORDER BY RANK orders by FullTextScore (BM25, with the
+// statistics of all the container's live items) or by RRF, the reciprocal
+// rank fusion of FullTextScore and VectorDistance rankings. Items are not
+// checked against the vector policy when written, as in Cosmos DB.
 //
 // # Patch and transactional batch
 //

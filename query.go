@@ -417,7 +417,7 @@ func (p *QueryItemsPager) run(ctx context.Context) error {
 	if p.whole {
 		size = 0 // evaluated whole, pages served from the evaluation
 	}
-	env := p.c.queryEnv()
+	env := p.c.queryEnv(ctx, now)
 	res, recs, ok, more, walked, err := p.c.runOrdered(ctx, q, params, p.pk, now, from, &p.plan, size, env)
 	if more && walked > 8*(size+1) {
 		// The walk had to go far past its page (many items share a
@@ -460,16 +460,28 @@ func (p *QueryItemsPager) run(ctx context.Context) error {
 	return nil
 }
 
-// queryEnv is what the container's queries know of it beyond their items:
-// the languages of its full-text policy (nil without one).
-func (c *Container) queryEnv() *query.Env {
+// queryEnv is what the container's queries at now know of it beyond their
+// items: the languages of its full-text policy, the distance functions and
+// element types of its vector embedding policy, and FullTextScore's
+// statistics, those of all its items live at now, in every partition.
+func (c *Container) queryEnv(ctx context.Context, now int64) *query.Env {
 	c.expiry.mu.Lock()
-	fp := c.props.FullTextPolicy // replaced whole, never changed in place
+	fp, vp := c.props.FullTextPolicy, c.props.VectorEmbeddingPolicy // replaced whole, never changed in place
 	c.expiry.mu.Unlock()
-	if fp == nil {
-		return nil
+	env := &query.Env{TextStats: func(path []string, lang string, terms []string) query.TextStats {
+		docs, _, err := c.liveDocs(ctx, PartitionKey{}, now)
+		if err != nil {
+			return query.TextStats{}
+		}
+		return query.CorpusStats(docs, path, lang, terms)
+	}}
+	if fp != nil {
+		env.TextLanguage = fp.language
 	}
-	return &query.Env{TextLanguage: fp.language}
+	if vp != nil {
+		env.Vector = vp.embedding
+	}
+	return env
 }
 
 // useIndexes lets queries use secondary indexes; tests turn it off to

@@ -12,7 +12,11 @@ import (
 // VectorIndexes and FullTextIndexes index paths those policies declare.
 // lethe keeps, validates and returns them as Cosmos DB does. The full-text
 // functions of queries read the languages of the full-text policy
-// (FullTextPolicy.language); VectorDistance is not part of lethe yet.
+// (FullTextPolicy.language), VectorDistance the distance function and
+// element type of a path's embedding (VectorEmbeddingPolicy.embedding).
+// Items are not checked against the vector policy when written, as Cosmos
+// DB does not check them: a vector of another length or type is kept, and
+// VectorDistance is undefined for it.
 
 // VectorEmbeddingPolicy declares the paths of a container's items that hold
 // vectors, one VectorEmbedding per path.
@@ -108,6 +112,18 @@ func (fp *FullTextPolicy) language(path []string) string {
 		}
 	}
 	return fp.DefaultLanguage
+}
+
+// embedding returns the distance function and element type of the
+// vectors at path (its property names) for VectorDistance, or "", "" when
+// the policy does not list it.
+func (vp *VectorEmbeddingPolicy) embedding(path []string) (distanceFunction, dataType string) {
+	for _, e := range vp.VectorEmbeddings {
+		if policyPathIs(e.Path, path) {
+			return string(e.DistanceFunction), string(e.DataType)
+		}
+	}
+	return "", ""
 }
 
 // policyPathIs reports whether the policy path p ("/a/b") names path.

@@ -46,7 +46,12 @@
 //     without looking ahead; that continuation brings an empty page
 //     without one (1 RU, zero query metrics); the full-text functions
 //     (FullTextContains, FullTextContainsAll, FullTextContainsAny) read
-//     the container's full-text policy for each path's language;
+//     the container's full-text policy for each path's language,
+//     VectorDistance its vector embedding policy; ORDER BY VectorDistance
+//     and ORDER BY RANK (FullTextScore, RRF) are ordered by lethe, and
+//     the query plan (queryPlanJSON) has no hybridSearchQueryInfo, so an
+//     SDK that reads plans sends the whole ranked query for the one range
+//     and passes its results through;
 //   - partial document update, PATCH on a document: the body
 //     {"operations":[…],"condition":"FROM c WHERE …"} (or the bare array
 //     of operations), each {"op":"add"|"set"|"replace"|"remove"|"incr"|

@@ -176,3 +176,65 @@ func TestFullTextQuery(t *testing.T) {
 		t.Errorf("query plan: %s", plan.body)
 	}
 }
+
+// TestSearchQueries: VectorDistance, ORDER BY RANK FullTextScore and RRF
+// through the REST front, partition-scoped and cross-partition: most
+// similar and most relevant first, the policy's distance function for the
+// path; FullTextScore outside ORDER BY RANK is a 400 with the service's
+// message; the query plan asks the SDK for nothing of its own, so that it
+// passes the front's ordered results through.
+func TestSearchQueries(t *testing.T) {
+	_, c := testServer(t, cosmosrest.Config{})
+	createDB(t, c, "db")
+	must(t, c.do("POST", "/dbs/db/colls", searchContainer), 201)
+	for _, doc := range []map[string]any{
+		{"id": "1", "pk": "a", "title": "red fox", "embedding": []float64{1, 0, 0}},
+		{"id": "2", "pk": "a", "title": "brown bear", "embedding": []float64{0, 1, 0}},
+		{"id": "3", "pk": "b", "title": "red apples and red cherries", "embedding": []float64{0.9, 0.1, 0}},
+		{"id": "4", "pk": "b", "title": "green apples", "embedding": []float64{1, 0}},
+	} {
+		must(t, c.do("POST", "/dbs/db/colls/search/docs", doc, "x-ms-documentdb-partitionkey", `["`+doc["pk"].(string)+`"]`), 201)
+	}
+	// A gateway SDK sends a cross-partition ORDER BY query for each range
+	// after the plan (the front has one range, "0"), as for any ORDER BY.
+	cross := []string{"x-ms-documentdb-partitionkeyrangeid", "0"}
+	params := []map[string]any{{"name": "@q", "value": []float64{1, 0, 0}}}
+	ids := func(q string, hdr ...string) string {
+		t.Helper()
+		var out []string
+		for _, d := range documents(t, must(t, c.query("/dbs/db/colls/search", q, params, hdr...), 200), "Documents") {
+			var m map[string]any
+			if err := json.Unmarshal(d, &m); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, m["id"].(string))
+		}
+		return strings.Join(out, ",")
+	}
+	for q, want := range map[string]string{
+		`SELECT TOP 3 c.id FROM c ORDER BY VectorDistance(c.embedding, @q)`:                                              "1,3,2",
+		`SELECT c.id FROM c ORDER BY VectorDistance(c.embedding, @q, false, {"distanceFunction": "euclidean"})`:          "1,3,2,4",
+		`SELECT TOP 10 c.id FROM c ORDER BY RANK FullTextScore(c.title, "red")`:                                          "3,1,2,4",
+		`SELECT TOP 10 c.id FROM c ORDER BY RANK RRF(FullTextScore(c.title, "apples"), VectorDistance(c.embedding, @q))`: "3,1,4,2",
+	} {
+		if got := ids(q, cross...); got != want {
+			t.Errorf("%s: got %q, want %q", q, got, want)
+		}
+	}
+	if got := ids(`SELECT c.id FROM c ORDER BY VectorDistance(c.embedding, @q)`, "x-ms-documentdb-partitionkey", `["b"]`); got != "3,4" {
+		t.Errorf("in partition b: got %q", got)
+	}
+	r := c.query("/dbs/db/colls/search", `SELECT FullTextScore(c.title, "red") AS s FROM c`, nil, cross...)
+	if r.status != 400 || !strings.Contains(string(r.body), "The FullTextScore function is only allowed in the ORDER BY RANK clause.") {
+		t.Errorf("FullTextScore projected: %d %s", r.status, r.body)
+	}
+	r = c.query("/dbs/db/colls/search", `SELECT TOP 10 c.id FROM c ORDER BY RANK FullTextScore(c.title, "red")`, nil, "x-ms-documentdb-query-enablecrosspartition", "True")
+	if r.status != 400 || r.header.Get("x-ms-substatus") != "1004" {
+		t.Errorf("a cross-partition ranked query without a range: %d %s", r.status, r.body)
+	}
+	plan := must(t, c.query("/dbs/db/colls/search", `SELECT TOP 10 c.id FROM c ORDER BY RANK RRF(FullTextScore(c.title, "red"), VectorDistance(c.embedding, @q))`, params,
+		"x-ms-cosmos-is-query-plan-request", "True", "x-ms-cosmos-supported-query-features", "NonValueAggregate, HybridSearch"), 200)
+	if s := string(plan.body); !strings.Contains(s, `"orderBy":[]`) || !strings.Contains(s, `"top":null`) || strings.Contains(s, "hybridSearchQueryInfo") {
+		t.Errorf("query plan: %s", plan.body)
+	}
+}

@@ -79,6 +79,10 @@ type (
 		args []expr
 		fn   *funcDef
 		agg  int // aggregate index in Query.aggs, or -1
+		// memo, for a VectorDistance call of the item alone: the first
+		// call of the query the same as it, which keeps the value of the
+		// item being evaluated for both (see vector.go).
+		memo *call
 	}
 	objectLit struct {
 		pos  int
@@ -133,6 +137,9 @@ type selectItem struct {
 type orderItem struct {
 	x    expr
 	desc bool
+	// similar: x is a VectorDistance call, ordered most similar first
+	// whatever the direction written (see vector.go).
+	similar bool
 }
 
 // fromClause is FROM <name> [AS] alias, FROM <path> [AS alias] or
@@ -169,6 +176,7 @@ type Query struct {
 	joins      []joinClause
 	where      expr
 	orderBy    []orderItem
+	rank       bool // ORDER BY RANK: orderBy holds the one scoring expression (rank.go)
 	offset     expr
 	limit      expr
 	params     []string // distinct parameter names, "@x"
@@ -297,6 +305,9 @@ func (q *Query) String() string {
 	}
 	if len(q.orderBy) > 0 {
 		sb.WriteString(" ORDER BY ")
+		if q.rank {
+			sb.WriteString("RANK ")
+		}
 		for i, o := range q.orderBy {
 			if i > 0 {
 				sb.WriteString(", ")

@@ -55,9 +55,16 @@
 // subquery; a subquery in the select list of a GROUP BY or aggregate
 // query except inside an aggregate's argument; FROM (SELECT ...) at the
 // top level; the operator form c.x IN (SELECT ...) (use EXISTS);
-// user-defined functions; the spatial (ST_*) and vector functions, and
-// the full-text scoring ones FullTextScore and RRF (an error when a row
-// evaluates them).
+// user-defined functions; the spatial (ST_*) functions (an error when a
+// row evaluates them).
+//
+// VectorDistance compares two vectors (vector.go, on internal/vector) by
+// the distance function and element type of its options, else those
+// Env.Vector gives for the path, else cosine and float32; ORDER BY
+// VectorDistance(...) orders the most similar first. ORDER BY RANK takes
+// FullTextScore (BM25, with the statistics Env.TextStats gives) or RRF of
+// FullTextScore and VectorDistance calls (rank.go); both are refused
+// anywhere else.
 //
 // FullTextContains, FullTextContainsAll and FullTextContainsAny analyze
 // their text and search strings with internal/fulltext, in the language

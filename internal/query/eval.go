@@ -136,10 +136,14 @@ type evaluator struct {
 	matched     int // docs with a row that passed WHERE (Result.Matched)
 	lastMatched int // 1 + the index of the last doc counted in matched
 
-	env       Env                 // what the evaluation knows of the container
-	textCall  *call               // the full-text call being evaluated (fulltext.go)
-	textLangs map[*call]string    // the language of each full-text call's text
-	textTerms map[string][]string // the terms of search strings, by language and string
+	env        Env                  // what the evaluation knows of the container
+	textCall   *call                // the full-text call being evaluated (fulltext.go)
+	textLangs  map[*call]string     // the language of each full-text call's text
+	textTerms  map[string][]string  // the terms of search strings, by language and string
+	vecCalls   map[*call]*vecCall   // the settings of each VectorDistance call (vector.go)
+	vecBuf     [2][]float32         // the vectors VectorDistance compares, reused
+	textScores map[*call]*textScore // the settings of each FullTextScore call (rank.go)
+	docs       []Doc                // the documents evaluated
 }
 
 // group is one group of a GROUP BY query.
@@ -208,7 +212,7 @@ func ExecFrom(ctx context.Context, q *Query, params map[string]any, docs []Doc, 
 	if from != nil && (len(from.After.order) != q.keyLen() || from.Consumed < 0) {
 		return Result{}, &Error{Msg: "the continuation token does not fit the query"}
 	}
-	ev := &evaluator{ctx: ctx, nextCheck: checkEvery, q: q, now: now}
+	ev := &evaluator{ctx: ctx, nextCheck: checkEvery, q: q, now: now, docs: docs}
 	if env != nil {
 		ev.env = *env
 	}
@@ -277,6 +281,9 @@ func ExecFrom(ctx context.Context, q *Query, params map[string]any, docs []Doc, 
 	case q.grouped:
 		rows, res.groups = ev.groupRows()
 	default:
+		if q.rank {
+			ev.fuseRanks(rows)
+		}
 		ev.sortRows(rows, docs)
 	}
 	if q.distinct {
@@ -534,10 +541,15 @@ func (ev *evaluator) emit(rows []row, di, seq int) []row {
 		r.vi = int32(len(ev.vals))
 		ev.vals = append(ev.vals, v)
 	}
-	if len(q.orderBy) > 0 {
+	if q.rank {
+		r.keys = ev.rankKeys()
+	} else if len(q.orderBy) > 0 {
 		r.keys = make([]value, len(q.orderBy))
 		for i, o := range q.orderBy {
 			r.keys[i] = ev.eval(o.x)
+			if o.similar {
+				r.keys[i] = ev.similarKey(o.x.(*call), r.keys[i])
+			}
 			ev.checkFinite(r.keys[i], "an ORDER BY value")
 			if _, ok := sizeAtMost(r.keys[i], MaxValueSize); !ok {
 				ev.fail("an ORDER BY value would be over the limit of %d bytes", MaxValueSize)
@@ -835,6 +847,9 @@ func (ev *evaluator) eval(e expr) value {
 	case *call:
 		if x.agg >= 0 {
 			return ev.aggVals[x.agg]
+		}
+		if x.fn.vector {
+			return ev.vectorDistance(x)
 		}
 		var buf [4]value
 		args := buf[:0]

@@ -24,6 +24,17 @@ type Env struct {
 	// returns "", the language is en-US, as it is for a first argument
 	// that is not a property path of the item.
 	TextLanguage func(path []string) string
+	// Vector returns the distance function and element type ("cosine",
+	// "float32") the container's vector embedding policy gives the
+	// vectors at a path, or "", "" for a path it does not list:
+	// VectorDistance compares vectors by them unless its options say
+	// otherwise. When nil, no path has a policy: cosine and float32.
+	Vector func(path []string) (distanceFunction, dataType string)
+	// TextStats returns the statistics FullTextScore scores the text at a
+	// path in a language by, for the given terms: those of the
+	// container's live items. When nil, those of the documents the query
+	// is given (CorpusStats).
+	TextStats func(path []string, lang string, terms []string) TextStats
 }
 
 func init() {

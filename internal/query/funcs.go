@@ -17,6 +17,8 @@ type funcDef struct {
 	agg              bool
 	joins            bool // the result holds all the arguments: their sizes are checked as they come
 	text             bool // a full-text function: it reads the call (evaluator.textCall)
+	vector           bool // VectorDistance: evaluated by evaluator.vectorDistance, on the call
+	rank             bool // FullTextScore or RRF: only in ORDER BY RANK (rank.go)
 	fn               func(ev *evaluator, args []value) value
 }
 

@@ -918,10 +918,6 @@ func init() {
 	refuse("ST_ISVALID", 1, 1, spatial)
 	refuse("ST_ISVALIDDETAILED", 1, 1, spatial)
 	refuse("ST_WITHIN", 2, 2, spatial)
-	const ranking = "lethe does not rank by full-text score"
-	refuse("FullTextScore", 2, -1, ranking)
-	refuse("RRF", 1, -1, ranking)
-	refuse("VectorDistance", 2, 4, "lethe has no vector support")
 	refuse("DocumentId", 1, 1, "lethe items have no _rid")
 }
 

@@ -390,9 +390,6 @@ func TestFuncsRefused(t *testing.T) {
 		`SELECT VALUE ST_INTERSECTS({}, {})`,
 		`SELECT VALUE ST_ISVALID({})`,
 		`SELECT VALUE ST_ISVALIDDETAILED({})`,
-		`SELECT VALUE FullTextScore("a b", "a")`,
-		`SELECT VALUE RRF(1, 2)`,
-		`SELECT VALUE VectorDistance([1, 2], [3, 4])`,
 		`SELECT VALUE DocumentId({})`,
 	} {
 		_, err := run(t, q, nil, nil)

@@ -25,6 +25,10 @@ var fuzzSeeds = []string{
 	`SELECT TOP 1 (SELECT c.s WHERE CONTAINS(c.s, "l")).s, EXISTS(SELECT undefined), (SELECT VALUE (SELECT VALUE x FROM x IN [c.n, 2]) FROM y IN [1]) FROM c`,
 	`SELECT f.id, ARRAY_LENGTH(children), k[0] FROM Families f JOIN f.children JOIN f["tags"] AS k JOIN t IN k WHERE IS_DEFINED(t)`,
 	`SELECT VALUE [ToString(NaN), ToString(-Infinity), IS_FINITE_NUMBER(c.n / 0), NaN = NaN, SUBSTRING(c.s, NaN, Infinity), c.n * Infinity > 1] FROM c ORDER BY c.n`,
+	`SELECT TOP 2 c.id, VectorDistance(c.x.y, [1, 2, 0]) AS d FROM c ORDER BY VectorDistance(c.x.y, [1, 2, 0])`,
+	`SELECT VALUE VectorDistance(c.tags, @p, true, {"distanceFunction": "euclidean", "dataType": "int8", "searchListSizeMultiplier": 10}) FROM c`,
+	`SELECT TOP 3 VALUE c.id FROM c WHERE FullTextContainsAny(c.s, "hello", "world") ORDER BY RANK FullTextScore(c.s, "hello", @s)`,
+	`SELECT VALUE c FROM c ORDER BY RANK RRF(FullTextScore(c.s, "hello"), VectorDistance(c.x.y, [1, 2]), [2, 1]) OFFSET 1 LIMIT 1`,
 }
 
 func FuzzParse(f *testing.F) {

@@ -104,6 +104,7 @@ func Parse(text string) (q *Query, err error) {
 	if err := p.check(); err != nil {
 		return nil, err
 	}
+	p.q.shareVectorCalls()
 	return p.q, nil
 }
 
@@ -282,7 +283,15 @@ func (p *parser) parseQueryIn(sub bool) {
 	}
 	if p.accept(tOrder) {
 		p.expect(tBy, "BY")
-		for {
+		if p.acceptRank() {
+			if sub {
+				p.fail(p.tok.pos, "ORDER BY RANK is not supported in a subquery")
+			}
+			q.rank = true
+			q.orderBy = append(q.orderBy, orderItem{x: p.parseExpr()})
+			p.follow = []string{"OFFSET", end}
+		}
+		for !q.rank {
 			o := orderItem{x: p.parseExpr()}
 			if p.accept(tDesc) {
 				o.desc = true
@@ -898,6 +907,9 @@ func (p *parser) checkQuery(q *Query, outer map[string]int) *Error {
 						return false
 					}
 				}
+				if err = checkSearchCall(text, x, where); err != nil {
+					return false
+				}
 			case *subquery:
 				if where == "GROUP BY" {
 					err = errAt(text, x.pos, "subqueries are not allowed in GROUP BY")
@@ -949,8 +961,19 @@ func (p *parser) checkQuery(q *Query, outer map[string]int) *Error {
 		return err
 	}
 	resolve(q.where, "WHERE")
-	for _, o := range q.orderBy {
+	for i := range q.orderBy {
+		o := &q.orderBy[i]
+		if q.rank {
+			resolve(o.x, "ORDER BY RANK")
+			if err == nil {
+				err = checkRank(text, o.x)
+			}
+			continue
+		}
 		resolve(o.x, "ORDER BY")
+		if c, ok := o.x.(*call); ok && c.fn.vector {
+			o.similar, o.desc = true, false
+		}
 	}
 	for _, g := range q.groupBy {
 		resolve(g, "GROUP BY")

@@ -38,6 +38,7 @@ var inProcessTests = []struct {
 	{"TestTransactionalBatch", TestTransactionalBatch},
 	{"TestSearchPolicies", TestSearchPolicies},
 	{"TestFullTextSearch", TestFullTextSearch},
+	{"TestVectorAndRankedSearch", TestVectorAndRankedSearch},
 	{"TestGateways", TestGateways},
 }
 

@@ -1202,6 +1202,64 @@ func TestFullTextSearch(t *testing.T) {
 	}
 }
 
+// TestVectorAndRankedSearch: through azcosmos, in one partition: a TOP k
+// vector search, most similar first by the policy's distance function
+// (euclidean for /image), with the score projected; ORDER BY RANK
+// FullTextScore and a hybrid RRF. Across partitions the gateway refuses
+// them, as Cosmos DB's does, this SDK sending them without a query plan.
+func TestVectorAndRankedSearch(t *testing.T) {
+	e := newEnv(t, cosmosrest.Config{})
+	ctx := context.Background()
+	c := e.container(t, azcosmos.ContainerProperties{
+		ID:                     "vectors",
+		PartitionKeyDefinition: azcosmos.PartitionKeyDefinition{Paths: []string{"/pk"}},
+		VectorEmbeddingPolicy: &azcosmos.VectorEmbeddingPolicy{VectorEmbeddings: []azcosmos.VectorEmbedding{
+			{Path: "/embedding", DataType: azcosmos.VectorDataTypeFloat32, DistanceFunction: azcosmos.VectorDistanceFunctionCosine, Dimensions: 3},
+			{Path: "/image", DataType: azcosmos.VectorDataTypeUint8, DistanceFunction: azcosmos.VectorDistanceFunctionEuclidean, Dimensions: 2},
+		}},
+		FullTextPolicy: &azcosmos.FullTextPolicy{DefaultLanguage: "en-US", FullTextPaths: []azcosmos.FullTextPath{{Path: "/title", Language: "en-US"}}},
+		IndexingPolicy: &azcosmos.IndexingPolicy{Automatic: true, IndexingMode: azcosmos.IndexingModeConsistent,
+			IncludedPaths: []azcosmos.IncludedPath{{Path: "/*"}}, ExcludedPaths: []azcosmos.ExcludedPath{{Path: "/embedding/*"}},
+			VectorIndexes:   []azcosmos.VectorIndex{{Path: "/embedding", Type: azcosmos.VectorIndexTypeFlat}},
+			FullTextIndexes: []azcosmos.FullTextIndex{{Path: "/title"}}},
+	}, nil)
+	pk := azcosmos.NewPartitionKeyString("p")
+	for _, it := range []map[string]any{
+		{"id": "1", "pk": "p", "title": "red fox", "embedding": []float64{1, 0, 0}, "image": []int{1, 1}},
+		{"id": "2", "pk": "p", "title": "brown bear", "embedding": []float64{0, 1, 0}, "image": []int{200, 10}},
+		{"id": "3", "pk": "p", "title": "red apples, red cherries", "embedding": []float64{0.9, 0.1, 0}, "image": []int{5, 5}},
+	} {
+		if _, err := c.CreateItem(ctx, pk, item(t, it), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	params := []azcosmos.QueryParameter{{Name: "@q", Value: []float64{1, 0, 0}}, {Name: "@img", Value: []int{0, 0}}}
+	for q, want := range map[string]string{
+		`SELECT TOP 2 c.id, VectorDistance(c.embedding, @q) AS score FROM c ORDER BY VectorDistance(c.embedding, @q)`:       `{"id":"1","score":1},{"id":"3","score":0.9938837}`,
+		`SELECT TOP 3 VALUE c.id FROM c ORDER BY VectorDistance(c.image, @img)`:                                             `"1","3","2"`,
+		`SELECT TOP 3 VALUE c.id FROM c ORDER BY RANK FullTextScore(c.title, "red")`:                                        `"3","1","2"`,
+		`SELECT TOP 3 VALUE c.id FROM c ORDER BY RANK RRF(FullTextScore(c.title, "bear"), VectorDistance(c.embedding, @q))`: `"2","1","3"`,
+	} {
+		var got []string
+		for _, page := range allPages(t, c.NewQueryItemsPager(q, pk, &azcosmos.QueryOptions{QueryParameters: params})) {
+			for _, it := range page.Items {
+				got = append(got, string(it))
+			}
+		}
+		if s := strings.Join(got, ","); s != want {
+			t.Errorf("%s: got %s, want %s", q, s, want)
+		}
+		_, err := c.NewQueryItemsPager(q, azcosmos.NewPartitionKey(), &azcosmos.QueryOptions{QueryParameters: params}).NextPage(ctx)
+		if status(err) != http.StatusBadRequest || !strings.Contains(err.Error(), "cross partition query can not be directly served by the gateway") {
+			t.Errorf("%s across partitions: %v", q, err)
+		}
+	}
+	_, err := c.NewQueryItemsPager(`SELECT FullTextScore(c.title, "red") AS s FROM c`, pk, nil).NextPage(ctx)
+	if status(err) != http.StatusBadRequest || !strings.Contains(err.Error(), "The FullTextScore function is only allowed in the ORDER BY RANK clause.") {
+		t.Errorf("FullTextScore projected: %v", err)
+	}
+}
+
 // TestGateways runs the SDK against both gateways of one handler: ids the
 // routing gateway misreads in paths (a trailing space, '#', '/') are created
 // through it but then refused with 401, and work through the compute

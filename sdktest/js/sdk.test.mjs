@@ -504,6 +504,42 @@ describe("over HTTPS, with the SDK's default connection policy", { timeout: 120_
     await rejectsWith(c.items.query("SELECT * FROM c WHERE c.total = @nope").fetchAll(), 400, "missing parameter");
   });
 
+  test("search: VectorDistance TOP k and ORDER BY RANK (FullTextScore, RRF), one partition and across", async () => {
+    const c = await container("search", {
+      id: "search",
+      partitionKey: { paths: ["/pk"] },
+      vectorEmbeddingPolicy: { vectorEmbeddings: [{ path: "/embedding", dataType: "float32", distanceFunction: "cosine", dimensions: 3 }] },
+      fullTextPolicy: { defaultLanguage: "en-US", fullTextPaths: [{ path: "/title", language: "en-US" }] },
+      indexingPolicy: {
+        includedPaths: [{ path: "/*" }],
+        excludedPaths: [{ path: "/embedding/*" }],
+        vectorIndexes: [{ path: "/embedding", type: "flat" }],
+        fullTextIndexes: [{ path: "/title" }],
+      },
+    });
+    for (const it of [
+      { id: "1", pk: "a", title: "red fox", embedding: [1, 0, 0] },
+      { id: "2", pk: "a", title: "brown bear", embedding: [0, 1, 0] },
+      { id: "3", pk: "b", title: "red apples, red cherries", embedding: [0.9, 0.1, 0] },
+      { id: "4", pk: "b", title: "green apples", embedding: [1, 0] }, // another length: kept, not ranked by the vector
+    ]) {
+      assert.equal((await c.items.create(it)).statusCode, 201);
+    }
+    const parameters = [{ name: "@q", value: [1, 0, 0] }];
+    const run = async (query, options) => (await c.items.query({ query, parameters }, options).fetchAll()).resources;
+    // The SDK asks for the query plan, which leaves ORDER BY to the server,
+    // and passes the ordered results through: across partitions too.
+    assert.deepEqual(await run("SELECT TOP 2 c.id, VectorDistance(c.embedding, @q) AS score FROM c ORDER BY VectorDistance(c.embedding, @q)"), [
+      { id: "1", score: 1 },
+      { id: "3", score: 0.9938837 },
+    ]);
+    assert.deepEqual(await run("SELECT VALUE c.id FROM c ORDER BY VectorDistance(c.embedding, @q)", { partitionKey: "b" }), ["3", "4"]);
+    assert.deepEqual(await run('SELECT TOP 10 VALUE c.id FROM c ORDER BY RANK FullTextScore(c.title, "red")'), ["3", "1", "2", "4"]);
+    assert.deepEqual(await run('SELECT TOP 10 VALUE c.id FROM c ORDER BY RANK RRF(FullTextScore(c.title, "apples"), VectorDistance(c.embedding, @q))'), ["3", "1", "4", "2"]);
+    assert.deepEqual(await run('SELECT VALUE c.id FROM c ORDER BY RANK FullTextScore(c.title, "bear")', { maxItemCount: 1 }), ["2", "1", "3", "4"]);
+    await rejectsWith(run('SELECT FullTextScore(c.title, "red") AS s FROM c'), 400, "FullTextScore outside ORDER BY RANK");
+  });
+
   test("hierarchical partition keys (MultiHash)", async () => {
     const c = await container("hierarchical", {
       id: "h",
