@@ -41,6 +41,11 @@ type QueryOptions struct {
 	// the query fails with ErrBadRequest). See NewQueryItemsPager for what
 	// resuming guarantees.
 	ContinuationToken string
+	// MaxPageBytes, when positive, ends a page before the result that
+	// would take its results past this many bytes of JSON (a first result
+	// larger than that alone is still returned), whatever PageSizeHint
+	// says; the REST front sets the service's 4 MB.
+	MaxPageBytes int
 }
 
 // Limits on one evaluation of a query. A query that would pass one fails
@@ -138,6 +143,7 @@ type QueryItemsPager struct {
 	hash     uint64       // identifies the query, its parameters and partition key in tokens
 	plan     indexPlan    // the index the evaluation used, if any
 	met      queryMetrics // the figures of the evaluation, reported with the page that made it
+	ip       *itemPages   // a query in item order, evaluated page by page (query_budget.go); nil otherwise
 }
 
 // NewQueryItemsPager returns a pager over the results of query, in the
@@ -260,7 +266,19 @@ func (p *QueryItemsPager) NextPage(ctx context.Context) (QueryItemsResponse, err
 	if size <= 0 {
 		size = DefaultPageSize
 	}
+	if p.ip != nil {
+		return p.nextItemPage(ctx, start, first, size)
+	}
 	end := min(len(p.items), p.next+size)
+	if limit := p.opts.MaxPageBytes; limit > 0 {
+		bytes := 0
+		for i := p.next; i < end; i++ {
+			if bytes += len(p.items[i]); bytes > limit && i > p.next {
+				end = i
+				break
+			}
+		}
+	}
 	page := p.items[p.next:end]
 	var m queryMetrics
 	if first {
@@ -399,7 +417,7 @@ func (p *QueryItemsPager) run(ctx context.Context) error {
 		if ct.Hash != p.hash {
 			return badRequest("the continuation token belongs to another query or other parameters")
 		}
-		from = &query.Resume{After: ct.Key, Consumed: ct.Consumed}
+		from = &query.Resume{After: ct.Key, Consumed: ct.Consumed, Offset: ct.Skipped}
 	}
 	if p.opts.RequireCompositeIndexes {
 		if err := p.c.checkOrderByIndex(q); err != nil {
@@ -418,6 +436,26 @@ func (p *QueryItemsPager) run(ctx context.Context) error {
 		size = 0 // evaluated whole, pages served from the evaluation
 	}
 	env := p.c.queryEnv()
+	if need, full, inOrder := q.InItemOrder(params); inOrder {
+		st := itemCursor{}
+		if from != nil {
+			st = itemCursor{after: from.After, consumed: from.Consumed, skipped: from.Offset}
+			if item := from.After.Item(); item != "" {
+				if len(item) != 8 {
+					return badRequest("the continuation token is malformed")
+				}
+				st.from = binary.BigEndian.Uint64([]byte(item))
+			}
+		}
+		if err := p.startItemPages(ctx, q, params, need, full, st, env); err != nil {
+			return err
+		}
+		p.ran = true
+		return nil
+	}
+	pctx := p.c.newPageCtx(ctx, now)
+	ctx = pctx
+	env = p.c.pageEnv(env, p.c.store.opts.QueryBudget.Rows, 0)
 	res, recs, ok, more, walked, err := p.c.runOrdered(ctx, q, params, p.pk, now, from, &p.plan, size, env)
 	if more && walked > 8*(size+1) {
 		// The walk had to go far past its page (many items share a
@@ -440,6 +478,9 @@ func (p *QueryItemsPager) run(ctx context.Context) error {
 		}
 	}
 	if err != nil {
+		if outOfBudget(err) {
+			return budgetError(err)
+		}
 		return queryError(err)
 	}
 	var eval time.Duration
@@ -885,20 +926,21 @@ func queryError(err error) error {
 // continuation is what a continuation token holds. Its encoding, in
 // unpadded base64url, is a version byte (tokenVersion), then the container
 // id (its length as a uvarint, then its bytes), its creation (a uvarint),
-// the query hash (8 bytes, little-endian), Consumed (a uvarint), then the
-// key (query.Key's AppendBinary) to the end. Version 1 had no creation, and
-// keys that named items by partition key value and id rather than by
-// position: it is refused.
+// the query hash (8 bytes, little-endian), Consumed and Skipped (uvarints),
+// then the key (query.Key's AppendBinary) to the end. Version 1 had no
+// creation, and keys that named items by partition key value and id rather
+// than by position; version 2 no Skipped: both are refused.
 type continuation struct {
 	Container string    // the id of the container the query ran in
 	Created   uint64    // the write sequence number of its creation: a container made again under the id is another
 	Hash      uint64    // queryHash of the query text, partition key and parameters
 	Consumed  int       // results counted against TOP and LIMIT so far
+	Skipped   int       // results OFFSET dropped so far (item-order queries, whose first pages may end before OFFSET is done)
 	Key       query.Key // the key of the last result returned
 }
 
 // tokenVersion is the version of the token format encodeToken writes.
-const tokenVersion = 2
+const tokenVersion = 3
 
 func encodeToken(ct continuation) string {
 	b := []byte{tokenVersion}
@@ -907,6 +949,7 @@ func encodeToken(ct continuation) string {
 	b = binary.AppendUvarint(b, ct.Created)
 	b = binary.LittleEndian.AppendUint64(b, ct.Hash)
 	b = binary.AppendUvarint(b, uint64(ct.Consumed))
+	b = binary.AppendUvarint(b, uint64(ct.Skipped))
 	b = ct.Key.AppendBinary(b)
 	return base64.RawURLEncoding.EncodeToString(b)
 }
@@ -945,6 +988,12 @@ func decodeToken(s string) (continuation, error) {
 		return malformed()
 	}
 	ct.Consumed = int(n)
+	b = b[w:]
+	n, w = binary.Uvarint(b)
+	if w <= 0 || n > 1<<31-1 {
+		return malformed()
+	}
+	ct.Skipped = int(n)
 	var ok bool
 	if ct.Key, ok = query.ParseKey(b[w:]); !ok {
 		return malformed()

@@ -24,6 +24,8 @@ type Env struct {
 	// returns "", the language is en-US, as it is for a first argument
 	// that is not a property path of the item.
 	TextLanguage func(path []string) string
+	// Budget bounds the evaluation's work and memory (limits.go).
+	Budget Budget
 }
 
 func init() {
