@@ -46,6 +46,10 @@ type QueryOptions struct {
 	// larger than that alone is still returned), whatever PageSizeHint
 	// says; the REST front sets the service's 4 MB.
 	MaxPageBytes int
+	// PageItemOverhead is added to each result's size where MaxPageBytes
+	// counts it: what the caller will add to each (the REST front's system
+	// properties).
+	PageItemOverhead int
 }
 
 // Limits on one evaluation of a query. A query that would pass one fails
@@ -273,7 +277,7 @@ func (p *QueryItemsPager) NextPage(ctx context.Context) (QueryItemsResponse, err
 	if limit := p.opts.MaxPageBytes; limit > 0 {
 		bytes := 0
 		for i := p.next; i < end; i++ {
-			if bytes += len(p.items[i]); bytes > limit && i > p.next {
+			if bytes += len(p.items[i]) + p.opts.PageItemOverhead; bytes > limit && i > p.next {
 				end = i
 				break
 			}

@@ -326,14 +326,14 @@ func (p *QueryItemsPager) itemPage(ctx context.Context, size, maxBytes int) (pag
 			rowsLeft -= res.Rows
 			st.skipped += res.Skipped
 			for i, item := range res.Items {
-				if len(page) == size || maxBytes > 0 && len(page) > 0 && pageBytes+len(item) > maxBytes {
+				if len(page) == size || maxBytes > 0 && len(page) > 0 && pageBytes+len(item)+p.opts.PageItemOverhead > maxBytes {
 					// Full: the next page starts at this result's item,
 					// after the last result returned.
 					st.from = recs[res.Sources[i]].pos()
 					return page, srcs, st, examined, m, nil
 				}
 				page, srcs = append(page, item), append(srcs, recs[res.Sources[i]])
-				pageBytes += len(item)
+				pageBytes += len(item) + p.opts.PageItemOverhead
 				st.consumed++
 				st.after = res.Key(i)
 			}
