@@ -449,6 +449,9 @@ func (p *QueryItemsPager) run(ctx context.Context) error {
 					return badRequest("the continuation token is malformed")
 				}
 				st.from = binary.BigEndian.Uint64([]byte(item))
+				if from.After.PastItem() {
+					st.from++
+				}
 			}
 		}
 		if err := p.startItemPages(ctx, q, params, need, full, st, env); err != nil {

@@ -293,6 +293,7 @@ func (p *QueryItemsPager) itemPage(ctx context.Context, size, maxBytes int) (pag
 	rowsLeft := c.store.opts.QueryBudget.Rows
 	nowT := time.Unix(0, now).UTC()
 	chunk, pageBytes := 1, 0
+	evaluated, results := 0, 0 // items and results (OFFSET's included) of this page's chunks so far
 	for !st.done {
 		if ip.full >= 0 && st.consumed >= ip.full {
 			st.done = true
@@ -322,6 +323,7 @@ func (p *QueryItemsPager) itemPage(ctx context.Context, size, maxBytes int) (pag
 				break // the page ends with what it has; the next starts at this chunk
 			}
 			examined += res.Examined
+			evaluated, results = evaluated+len(docs), results+len(res.Items)+res.Skipped
 			m.retrieve, m.retBytes, m.matched = m.retrieve+res.Examined, m.retBytes+res.ExaminedBytes, m.matched+res.Matched
 			rowsLeft -= res.Rows
 			st.skipped += res.Skipped
@@ -347,10 +349,15 @@ func (p *QueryItemsPager) itemPage(ctx context.Context, size, maxBytes int) (pag
 		if rowsLeft <= 0 || pctx.Err() != nil || pageBytes >= c.store.opts.QueryBudget.Memory {
 			break // the budget is spent: the page ends with what it has
 		}
-		if chunk == 1 {
-			chunk = size - len(page) + 1
+		// As many items as the rest of the page (and of OFFSET) needs at
+		// the rate results came so far (at most four times as many as the
+		// last time), or, before any came, one an item and four times the
+		// last.
+		need := size - len(page) + 1 + max(0, ip.offset-st.skipped)
+		if results > 0 {
+			chunk = min((need*evaluated+results-1)/results, 4*chunk)
 		} else {
-			chunk *= 4
+			chunk = max(need, 4*chunk)
 		}
 		chunk = min(max(chunk, 1), 4096)
 	}

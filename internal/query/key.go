@@ -31,6 +31,10 @@ func (k Key) Item() string { return k.item }
 // query without ORDER BY: where to resume after the whole item.
 func ItemEnd(id string) Key { return Key{item: id, seq: 1<<31 - 1} }
 
+// PastItem reports whether k is an ItemEnd: every result of its item
+// comes before it.
+func (k Key) PastItem() bool { return k.seq == 1<<31-1 }
+
 // Key returns the key of res.Items[i].
 func (res *Result) Key(i int) Key {
 	r := res.rows[i]
