@@ -175,8 +175,20 @@ type QueryItemsPager struct {
 // whatever other groups come and go between pages); an aggregate without
 // GROUP BY, or a query without FROM, has at most one result.
 //
-// A pager evaluates the query once, on its first page, over the items live
-// at one instant: each of the container's shards is read under its lock in
+// Each page runs under the store's QueryBudget (time, rows, memory): a
+// page that spends it ends early, possibly empty, with a continuation; a
+// query that cannot make progress within it fails with ErrRequestTimeout.
+// A query in item order (no ORDER BY, DISTINCT, aggregate or GROUP BY)
+// lists the items live at its first page's instant (their records, not
+// their results), and each page evaluates as many of them as it needs,
+// from where the last ended, each item with the content the list holds,
+// if it is still live at the instant of the page; resumed from a continuation token, it walks
+// the container's items in position order from the token's, so page n
+// costs what one page costs. Other queries are evaluated whole within one
+// page's budget.
+//
+// A pager of another query evaluates it once, on its first page, over the
+// items live at one instant: each of the container's shards is read under its lock in
 // turn, so every item is seen exactly once, either as it was before a
 // concurrent write or as it is after it, and an item that expires during
 // the query is seen by none of it. Later pages of the same pager come from

@@ -300,6 +300,7 @@ func FuzzQueryToken(f *testing.F) {
 		"SELECT DISTINCT VALUE c.n FROM c",
 		"SELECT c.n, COUNT(1) AS k FROM c GROUP BY c.n",
 		"SELECT TOP 5 c.id FROM c JOIN t IN c.tags",
+		"SELECT VALUE [c.id, t] FROM c JOIN t IN c.tags WHERE c.n > 0 OFFSET 3 LIMIT 20",
 	}
 	var cs []*lethe.Container
 	for _, id := range []string{"mine", "other"} {

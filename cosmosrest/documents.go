@@ -301,9 +301,9 @@ func (q *request) runQuery(text string, params map[string]json.RawMessage) {
 		opts.PageItemOverhead = len(db.withSelf(c.ID(), p.PartitionKeyDefinition.Paths, x)) - len(x)
 	}
 	// A page stops before the item that would take it past the service's
-	// 4 MB, whatever x-ms-max-item-count says; with -1, pages are joined
-	// while they fit and one page's time has not passed, each given what
-	// is left of the 4 MB.
+	// 4 MB, whatever x-ms-max-item-count says; with -1, full pages are
+	// joined while one page's time has not passed, each given what is left
+	// of the 4 MB, until one ends short.
 	var items [][]byte
 	var charge float64
 	size := 0
@@ -330,7 +330,8 @@ func (q *request) runQuery(text string, params map[string]json.RawMessage) {
 			indexMetrics = page.IndexMetrics
 			opts.PopulateIndexMetrics = false
 		}
-		if next == "" || limit > 0 || size >= maxResponseBytes || len(page.Items) == 0 || time.Since(began) >= queryPageTime {
+		if next == "" || limit > 0 || len(page.Items) < int(opts.PageSizeHint) || time.Since(began) >= queryPageTime {
+			// The last page, or one that ended at its bytes or its budget.
 			break
 		}
 		opts.ContinuationToken = next
