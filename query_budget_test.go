@@ -2,6 +2,7 @@ package lethe_test
 
 import (
 	"fmt"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -181,4 +182,27 @@ func BenchmarkQueryPaging(b *testing.B) {
 			}
 		})
 	}
+}
+
+// TestQueryWorstShape: the issue's shape, two JOINs over 200 items of
+// 40-element arrays (320,000 rows): a page of 100 evaluates one item, not
+// the whole cross product, and holds little.
+func TestQueryWorstShape(t *testing.T) {
+	c := budgetContainer(t, lethe.QueryBudget{}, nil, 200, 40)
+	const q = `SELECT VALUE [c.id, x, y] FROM c JOIN x IN c.a JOIN y IN c.a`
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	token := ""
+	for page := range 40 {
+		r, err := c.NewQueryItemsPager(q, lethe.NewPartitionKey(), &lethe.QueryOptions{ContinuationToken: token}).NextPage(ctx)
+		require.NoError(t, err)
+		require.Len(t, r.Items, 100)
+		m := parseMetrics(t, r.QueryMetrics)
+		assert.LessOrEqual(t, m["retrievedDocumentCount"], 2.0, "page %d", page)
+		token = r.ContinuationToken
+		require.NotEmpty(t, token)
+	}
+	runtime.ReadMemStats(&after)
+	assert.Less(t, (after.TotalAlloc-before.TotalAlloc)/40, uint64(8<<20), "a page allocates what one item's rows need (the whole shape: hundreds of MB)")
 }
