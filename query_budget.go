@@ -260,12 +260,15 @@ type itemCursor struct {
 func (p *QueryItemsPager) nextItems(ip *itemPages, from uint64, n int, now int64) (recs []record, next uint64, end bool, err error) {
 	c := p.c
 	if !ip.snapshot {
-		px := c.positionIndex()
-		if px == nil {
-			return nil, from, false, &Error{StatusCode: statusServiceUnavailable, Message: "the container's position index is being rebuilt; retry the page"}
+		if px := c.positionIndex(); px != nil {
+			recs, next, end = c.walkPositions(px, from, n, p.pk, now)
+			return recs, next, end, nil
 		}
-		recs, next, end = c.walkPositions(px, from, n, p.pk, now)
-		return recs, next, end, nil
+		// Another query is making the index, or a policy change cancelled
+		// its making: this pager lists the items instead.
+		if err := p.snapshotItems(context.Background(), ip, now); err != nil {
+			return nil, from, false, err
+		}
 	}
 	i := sort.Search(len(ip.snap), func(i int) bool { return ip.snap[i].pos() >= from })
 	j := i
@@ -376,22 +379,29 @@ func (p *QueryItemsPager) startItemPages(ctx context.Context, q *query.Query, pa
 	w := startWatch()
 	if useIndexes {
 		if _, recs, ok := c.indexedDocs(q, params, p.pk, now, &p.plan); ok {
+			slices.SortFunc(recs, func(a, b record) int { return cmp.Compare(a.pos(), b.pos()) })
 			ip.snap, ip.snapshot, ip.first = recs, true, true
 		}
 		w = w.addTo(&p.plan.lookup)
 	}
 	if !ip.snapshot && st.after.Item() == "" {
-		_, recs, err := c.liveDocs(ctx, p.pk, now)
-		if err != nil {
+		if err := p.snapshotItems(ctx, ip, now); err != nil {
 			return err
 		}
-		ip.snap, ip.snapshot, ip.first = recs, true, true
 		w.addTo(&p.plan.load)
 	}
-	if ip.snapshot {
-		slices.SortFunc(ip.snap, func(a, b record) int { return cmp.Compare(a.pos(), b.pos()) })
-	}
 	p.ip = ip
+	return nil
+}
+
+// snapshotItems lists the items live at now in ip, sorted by position.
+func (p *QueryItemsPager) snapshotItems(ctx context.Context, ip *itemPages, now int64) error {
+	_, recs, err := p.c.liveDocs(ctx, p.pk, now)
+	if err != nil {
+		return err
+	}
+	slices.SortFunc(recs, func(a, b record) int { return cmp.Compare(a.pos(), b.pos()) })
+	ip.snap, ip.snapshot, ip.first = recs, true, true
 	return nil
 }
 
