@@ -114,6 +114,7 @@ type Container struct {
 		feed       *changeFeed            // the change feed's history; nil without a ChangeFeedPolicy
 		indexes    indexes                // the secondary indexes made so far (index.go)
 		composites composites             // the composite indexes made so far (composite.go)
+		positions  *positionIndex         // the items in position order, once a query resumed a scan (query_budget.go)
 		building   map[string]*indexBuild // the index builds under way (indexbuild.go)
 		wanted     map[string]bool        // paths a filter asked for once, whose index is not made yet
 		nextLSN    uint64                 // the lsn a change feed turned on again starts at

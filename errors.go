@@ -18,6 +18,9 @@ var (
 	ErrNotFound error = &statusError{statusNotFound, "lethe: not found"}
 	// ErrConflict (409): a create of an id that exists and has not expired.
 	ErrConflict error = &statusError{statusConflict, "lethe: conflict"}
+	// ErrRequestTimeout (408): a query that could not make progress within
+	// one page's QueryBudget (see QueryBudget).
+	ErrRequestTimeout error = &statusError{statusRequestTimeout, "lethe: request timeout"}
 	// ErrPreconditionFailed (412): an IfMatchEtag that does not match the item's _etag.
 	ErrPreconditionFailed error = &statusError{statusPreconditionFailed, "lethe: precondition failed"}
 	// ErrRequestTooLarge (413): an item over the 2 MB size limit.
@@ -46,7 +49,7 @@ func (e *statusError) Error() string { return e.msg }
 // code, what was wrong and where. Use errors.Is with the sentinels (ErrNotFound,
 // ...) to test the kind, and errors.As to read the details.
 type Error struct {
-	StatusCode int           // 400, 404, 409, 412, 413, 429, 503
+	StatusCode int           // 400, 404, 408, 409, 412, 413, 429, 503
 	Message    string        // what was wrong, for a person
 	RetryAfter time.Duration // set on 429: when the operation would succeed
 

@@ -113,6 +113,7 @@ func (c *Container) drop() {
 	c.expiry.expiryIndex = newExpiryIndex()
 	c.expiry.feed = nil
 	c.expiry.indexes, c.expiry.composites, c.expiry.wanted, c.expiry.building = nil, nil, nil, nil
+	c.expiry.positions = nil
 	c.expiry.watch = expiryWatch{}
 	c.publishDueLocked()
 	c.expiry.mu.Unlock()
@@ -199,6 +200,7 @@ func (c *Container) applyItems(ms []mutation, batch bool, batchSeq uint64) (next
 		}
 		c.expiry.indexes.update(m.old, m.rec)
 		c.expiry.composites.update(m.old, m.rec)
+		c.expiry.positions.change(m.old, m.rec)
 		if c.expiry.building != nil {
 			c.logForBuildsLocked(m.old, m.rec)
 		}

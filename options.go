@@ -35,6 +35,9 @@ type Options struct {
 	// ContainerProperties.AutoscaleMaxThroughput). Never set with
 	// Throughput.
 	AutoscaleMaxThroughput int32
+	// QueryBudget bounds the work and memory of each page of a query; the
+	// zero value gives the service's limits (see QueryBudget).
+	QueryBudget QueryBudget
 
 	// fs is the file system a durable store lives on: vfs.OS unless a
 	// test sets another (through vfs.SetOptionsFS; see vfs's doc for why
@@ -114,6 +117,9 @@ func (o Options) withDefaults() (Options, error) {
 		return o, &OptionError{"Reaper.BatchSize", r.BatchSize, fmt.Sprintf("over the limit of %d", MaxReaperBatchSize)}
 	case r.BatchSize == 0:
 		r.BatchSize = DefaultReaperBatchSize
+	}
+	if err := o.QueryBudget.withDefaults(); err != nil {
+		return o, err
 	}
 	switch {
 	case r.MaxHold < 0:

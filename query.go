@@ -41,6 +41,15 @@ type QueryOptions struct {
 	// the query fails with ErrBadRequest). See NewQueryItemsPager for what
 	// resuming guarantees.
 	ContinuationToken string
+	// MaxPageBytes, when positive, ends a page before the result that
+	// would take its results past this many bytes of JSON (a first result
+	// larger than that alone is still returned), whatever PageSizeHint
+	// says; the REST front sets the service's 4 MB.
+	MaxPageBytes int
+	// PageItemOverhead is added to each result's size where MaxPageBytes
+	// counts it: what the caller will add to each (the REST front's system
+	// properties).
+	PageItemOverhead int
 }
 
 // Limits on one evaluation of a query. A query that would pass one fails
@@ -138,6 +147,7 @@ type QueryItemsPager struct {
 	hash     uint64       // identifies the query, its parameters and partition key in tokens
 	plan     indexPlan    // the index the evaluation used, if any
 	met      queryMetrics // the figures of the evaluation, reported with the page that made it
+	ip       *itemPages   // a query in item order, evaluated page by page (query_budget.go); nil otherwise
 }
 
 // NewQueryItemsPager returns a pager over the results of query, in the
@@ -165,8 +175,20 @@ type QueryItemsPager struct {
 // whatever other groups come and go between pages); an aggregate without
 // GROUP BY, or a query without FROM, has at most one result.
 //
-// A pager evaluates the query once, on its first page, over the items live
-// at one instant: each of the container's shards is read under its lock in
+// Each page runs under the store's QueryBudget (time, rows, memory): a
+// page that spends it ends early, possibly empty, with a continuation; a
+// query that cannot make progress within it fails with ErrRequestTimeout.
+// A query in item order (no ORDER BY, DISTINCT, aggregate or GROUP BY)
+// lists the items live at its first page's instant (their records, not
+// their results), and each page evaluates as many of them as it needs,
+// from where the last ended, each item with the content the list holds,
+// if it is still live at the instant of the page; resumed from a continuation token, it walks
+// the container's items in position order from the token's, so page n
+// costs what one page costs. Other queries are evaluated whole within one
+// page's budget.
+//
+// A pager of another query evaluates it once, on its first page, over the
+// items live at one instant: each of the container's shards is read under its lock in
 // turn, so every item is seen exactly once, either as it was before a
 // concurrent write or as it is after it, and an item that expires during
 // the query is seen by none of it. Later pages of the same pager come from
@@ -260,7 +282,19 @@ func (p *QueryItemsPager) NextPage(ctx context.Context) (QueryItemsResponse, err
 	if size <= 0 {
 		size = DefaultPageSize
 	}
+	if p.ip != nil {
+		return p.nextItemPage(ctx, start, first, size)
+	}
 	end := min(len(p.items), p.next+size)
+	if limit := p.opts.MaxPageBytes; limit > 0 {
+		bytes := 0
+		for i := p.next; i < end; i++ {
+			if bytes += len(p.items[i]) + p.opts.PageItemOverhead; bytes > limit && i > p.next {
+				end = i
+				break
+			}
+		}
+	}
 	page := p.items[p.next:end]
 	var m queryMetrics
 	if first {
@@ -399,7 +433,7 @@ func (p *QueryItemsPager) run(ctx context.Context) error {
 		if ct.Hash != p.hash {
 			return badRequest("the continuation token belongs to another query or other parameters")
 		}
-		from = &query.Resume{After: ct.Key, Consumed: ct.Consumed}
+		from = &query.Resume{After: ct.Key, Consumed: ct.Consumed, Offset: ct.Skipped}
 	}
 	if p.opts.RequireCompositeIndexes {
 		if err := p.c.checkOrderByIndex(q); err != nil {
@@ -418,6 +452,29 @@ func (p *QueryItemsPager) run(ctx context.Context) error {
 		size = 0 // evaluated whole, pages served from the evaluation
 	}
 	env := p.c.queryEnv(ctx, now)
+	if need, full, inOrder := q.InItemOrder(params); inOrder {
+		st := itemCursor{}
+		if from != nil {
+			st = itemCursor{after: from.After, consumed: from.Consumed, skipped: from.Offset}
+			if item := from.After.Item(); item != "" {
+				if len(item) != 8 {
+					return badRequest("the continuation token is malformed")
+				}
+				st.from = binary.BigEndian.Uint64([]byte(item))
+				if from.After.PastItem() {
+					st.from++
+				}
+			}
+		}
+		if err := p.startItemPages(ctx, q, params, need, full, st, env); err != nil {
+			return err
+		}
+		p.ran = true
+		return nil
+	}
+	pctx := p.c.newPageCtx(ctx, now)
+	ctx = pctx
+	env = p.c.pageEnv(env, p.c.store.opts.QueryBudget.Rows, 0)
 	res, recs, ok, more, walked, err := p.c.runOrdered(ctx, q, params, p.pk, now, from, &p.plan, size, env)
 	if more && walked > 8*(size+1) {
 		// The walk had to go far past its page (many items share a
@@ -440,6 +497,9 @@ func (p *QueryItemsPager) run(ctx context.Context) error {
 		}
 	}
 	if err != nil {
+		if outOfBudget(err) {
+			return budgetError(err)
+		}
 		return queryError(err)
 	}
 	var eval time.Duration
@@ -897,20 +957,21 @@ func queryError(err error) error {
 // continuation is what a continuation token holds. Its encoding, in
 // unpadded base64url, is a version byte (tokenVersion), then the container
 // id (its length as a uvarint, then its bytes), its creation (a uvarint),
-// the query hash (8 bytes, little-endian), Consumed (a uvarint), then the
-// key (query.Key's AppendBinary) to the end. Version 1 had no creation, and
-// keys that named items by partition key value and id rather than by
-// position: it is refused.
+// the query hash (8 bytes, little-endian), Consumed and Skipped (uvarints),
+// then the key (query.Key's AppendBinary) to the end. Version 1 had no
+// creation, and keys that named items by partition key value and id rather
+// than by position; version 2 no Skipped: both are refused.
 type continuation struct {
 	Container string    // the id of the container the query ran in
 	Created   uint64    // the write sequence number of its creation: a container made again under the id is another
 	Hash      uint64    // queryHash of the query text, partition key and parameters
 	Consumed  int       // results counted against TOP and LIMIT so far
+	Skipped   int       // results OFFSET dropped so far (item-order queries, whose first pages may end before OFFSET is done)
 	Key       query.Key // the key of the last result returned
 }
 
 // tokenVersion is the version of the token format encodeToken writes.
-const tokenVersion = 2
+const tokenVersion = 3
 
 func encodeToken(ct continuation) string {
 	b := []byte{tokenVersion}
@@ -919,6 +980,7 @@ func encodeToken(ct continuation) string {
 	b = binary.AppendUvarint(b, ct.Created)
 	b = binary.LittleEndian.AppendUint64(b, ct.Hash)
 	b = binary.AppendUvarint(b, uint64(ct.Consumed))
+	b = binary.AppendUvarint(b, uint64(ct.Skipped))
 	b = ct.Key.AppendBinary(b)
 	return base64.RawURLEncoding.EncodeToString(b)
 }
@@ -957,6 +1019,12 @@ func decodeToken(s string) (continuation, error) {
 		return malformed()
 	}
 	ct.Consumed = int(n)
+	b = b[w:]
+	n, w = binary.Uvarint(b)
+	if w <= 0 || n > 1<<31-1 {
+		return malformed()
+	}
+	ct.Skipped = int(n)
 	var ok bool
 	if ct.Key, ok = query.ParseKey(b[w:]); !ok {
 		return malformed()

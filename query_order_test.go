@@ -183,11 +183,12 @@ func TestQueryTokenRefused(t *testing.T) {
 		"cut short":        {base64.RawURLEncoding.EncodeToString(good[:len(good)-3]), "malformed"},
 		"trailing bytes":   {base64.RawURLEncoding.EncodeToString(append(good, 0)), "malformed"},
 		"version 1":        {base64.RawURLEncoding.EncodeToString(v1), "version 1"},
+		"version 2":        {base64.RawURLEncoding.EncodeToString(append([]byte{2}, good[1:]...)), "version 2"},
 		"other container":  {token(other), `another container ("other")`},
 		"container again":  {recreated, "has been deleted"},
-		"huge length":      {base64.RawURLEncoding.EncodeToString([]byte{2, 0xff, 0xff, 0xff, 0xff, 0x0f}), "malformed"},
-		"no creation":      {base64.RawURLEncoding.EncodeToString([]byte{2, 1, 'c'}), "malformed"},
-		"creation overrun": {base64.RawURLEncoding.EncodeToString([]byte{2, 1, 'c', 0x80}), "malformed"},
+		"huge length":      {base64.RawURLEncoding.EncodeToString([]byte{3, 0xff, 0xff, 0xff, 0xff, 0x0f}), "malformed"},
+		"no creation":      {base64.RawURLEncoding.EncodeToString([]byte{3, 1, 'c'}), "malformed"},
+		"creation overrun": {base64.RawURLEncoding.EncodeToString([]byte{3, 1, 'c', 0x80}), "malformed"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := c.NewQueryItemsPager(text, lethe.NewPartitionKey(), &lethe.QueryOptions{ContinuationToken: tc.token}).NextPage(ctx)
@@ -299,6 +300,7 @@ func FuzzQueryToken(f *testing.F) {
 		"SELECT DISTINCT VALUE c.n FROM c",
 		"SELECT c.n, COUNT(1) AS k FROM c GROUP BY c.n",
 		"SELECT TOP 5 c.id FROM c JOIN t IN c.tags",
+		"SELECT VALUE [c.id, t] FROM c JOIN t IN c.tags WHERE c.n > 0 OFFSET 3 LIMIT 20",
 	}
 	var cs []*lethe.Container
 	for _, id := range []string{"mine", "other"} {

@@ -80,25 +80,24 @@ func TestQueryMetrics(t *testing.T) {
 		return float64(n)
 	}
 
-	// Every item, in pages of 8: the first page retrieves all 20, the
-	// others none.
+	// Every item, in pages of 8: each page retrieves its own items, and
+	// the one after them that tells that more follow (evaluated again by
+	// the next page), no more.
 	ms, items := pages(`SELECT * FROM c`, 8)
 	require.Len(t, ms, 3)
+	retrieved := 0.0
 	for i, m := range ms {
 		assert.Equal(t, float64(len(items[i])), m["outputDocumentCount"], "page %d", i)
 		assert.Equal(t, bytes(items[i]), m["outputDocumentSize"], "page %d", i)
-		if i == 0 {
-			assert.Equal(t, 20.0, m["retrievedDocumentCount"])
-			assert.Equal(t, stored, m["retrievedDocumentSize"])
-			assert.Equal(t, 1.0, m["indexUtilizationRatio"], "every retrieved item had a result")
-		} else {
-			assert.Zero(t, m["retrievedDocumentCount"], "page %d comes from the first page's evaluation", i)
-			assert.Zero(t, m["retrievedDocumentSize"], "page %d", i)
-		}
+		assert.GreaterOrEqual(t, m["retrievedDocumentCount"], m["outputDocumentCount"], "page %d", i)
+		assert.LessOrEqual(t, m["retrievedDocumentCount"], m["outputDocumentCount"]+1, "page %d evaluates a page, not the query", i)
+		assert.Positive(t, m["retrievedDocumentSize"], "page %d", i)
+		retrieved += m["retrievedDocumentCount"]
 		parts := m["queryCompileTimeInMs"] + m["queryLogicalPlanBuildTimeInMs"] + m["VMExecutionTimeInMs"] +
 			m["indexLookupTimeInMs"] + m["documentLoadTimeInMs"] + m["writeOutputTimeInMs"]
 		assert.LessOrEqual(t, parts, m["totalExecutionTimeInMs"]+0.07, "page %d: the parts fit in the whole", i)
 	}
+	assert.Equal(t, 22.0, retrieved, "the 20 items, and the first of pages 2 and 3 twice")
 
 	// A filter: the first query scans (20 retrieved, 5 with a result), the
 	// second finds the 5 through the index it made.

@@ -11,6 +11,7 @@ const (
 	statusNoContent             = 204
 	statusBadRequest            = 400
 	statusNotFound              = 404
+	statusRequestTimeout        = 408
 	statusConflict              = 409
 	statusPreconditionFailed    = 412
 	statusRequestEntityTooLarge = 413
@@ -32,6 +33,8 @@ func statusText(code int) string {
 		return "bad request"
 	case statusNotFound:
 		return "not found"
+	case statusRequestTimeout:
+		return "request timeout"
 	case statusConflict:
 		return "conflict"
 	case statusPreconditionFailed:

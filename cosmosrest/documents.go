@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/lethedb/lethe"
 	"github.com/lethedb/lethe/internal/query"
@@ -292,13 +293,25 @@ func (q *request) runQuery(text string, params map[string]json.RawMessage) {
 	default:
 		opts.PageSizeHint = int32(limit)
 	}
-	pager := c.NewQueryItemsPager(text, pk, opts)
+	pq, perr := query.Parse(text)
+	if perr == nil && pq.ReturnsItems() {
+		// Every item gains the same system properties (their ids have
+		// one length): count them where the page's 4 MB is counted.
+		x := []byte(`{"id":"x"}`)
+		opts.PageItemOverhead = len(db.withSelf(c.ID(), p.PartitionKeyDefinition.Paths, x)) - len(x)
+	}
+	// A page stops before the item that would take it past the service's
+	// 4 MB, whatever x-ms-max-item-count says; with -1, full pages are
+	// joined while one page's time has not passed, each given what is left
+	// of the 4 MB, until one ends short.
 	var items [][]byte
 	var charge float64
 	size := 0
 	next, metrics, indexMetrics := "", "", ""
-	for pager.More() {
-		page, err := pager.NextPage(q.ctx())
+	began := time.Now()
+	for {
+		opts.MaxPageBytes = maxResponseBytes - size
+		page, err := c.NewQueryItemsPager(text, pk, opts).NextPage(q.ctx())
 		charge += page.RequestCharge
 		if err != nil {
 			if len(items) > 0 && errors.Is(err, lethe.ErrTooManyRequests) {
@@ -309,18 +322,20 @@ func (q *request) runQuery(text string, params map[string]json.RawMessage) {
 		}
 		items = append(items, page.Items...)
 		for _, it := range page.Items {
-			size += len(it)
+			size += len(it) + opts.PageItemOverhead
 		}
 		next = page.ContinuationToken
 		metrics = addQueryMetrics(metrics, page.QueryMetrics)
 		if page.IndexMetrics != "" {
 			indexMetrics = page.IndexMetrics
+			opts.PopulateIndexMetrics = false
 		}
-		if limit > 0 || size >= maxResponseBytes {
+		if next == "" || limit > 0 || len(page.Items) < int(opts.PageSizeHint) || time.Since(began) >= queryPageTime {
+			// The last page, or one that ended at its bytes or its budget.
 			break
 		}
+		opts.ContinuationToken = next
 	}
-	pq, perr := query.Parse(text)
 	if perr == nil && pq.ReturnsItems() {
 		for i, it := range items {
 			items[i] = db.withSelf(c.ID(), p.PartitionKeyDefinition.Paths, it)

@@ -42,6 +42,10 @@ const bodyReadTimeout = time.Minute
 // limit (x-ms-max-item-count: -1) stops, as Cosmos DB's pages stop at 4 MB.
 const maxResponseBytes = 4 << 20
 
+// queryPageTime is how long a query with x-ms-max-item-count: -1 joins
+// pages for one response: the service's time for one page.
+const queryPageTime = 5 * time.Second
+
 // Config configures a Handler. The zero value serves in memory, under the
 // emulator's key, on the system clock.
 type Config struct {

@@ -122,3 +122,34 @@ func TestQueryPages(t *testing.T) {
 		}
 	}
 }
+
+// TestQueryPageBytes: a query page stops before the document that would
+// take it past 4 MB, whatever x-ms-max-item-count says (-1 included); a
+// document that passes 4 MB alone would still be a page of its own.
+func TestQueryPageBytes(t *testing.T) {
+	_, c := testServer(t, cosmosrest.Config{})
+	createDB(t, c, "db")
+	must(t, c.do("POST", "/dbs/db/colls", map[string]any{"id": "c", "partitionKey": map[string]any{"paths": []string{"/pk"}}}), 201)
+	const coll = "/dbs/db/colls/c"
+	pad := strings.Repeat("x", 1_500_000)
+	for i := range 7 {
+		must(t, c.do("POST", coll+"/docs", fmt.Sprintf(`{"id":"%d","pk":"p","pad":%q}`, i, pad), "x-ms-documentdb-partitionkey", `["p"]`), 201)
+	}
+	for _, n := range []string{"-1", "100", "1000"} {
+		token, total := "", 0
+		for range 10 {
+			r := must(t, c.query(coll, "SELECT * FROM c", nil, "x-ms-max-item-count", n, "x-ms-continuation", token, "x-ms-documentdb-partitionkey", `["p"]`), 200)
+			docs := documents(t, r, "Documents")
+			if len(r.body) > 4<<20+1_600_000 || len(docs) > 2 {
+				t.Errorf("max-item-count %s: a page of %d bytes, %d documents", n, len(r.body), len(docs))
+			}
+			total += len(docs)
+			if token = r.header.Get("x-ms-continuation"); token == "" {
+				break
+			}
+		}
+		if total != 7 || token != "" {
+			t.Errorf("max-item-count %s: %d documents, token %q", n, total, token)
+		}
+	}
+}

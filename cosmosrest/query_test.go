@@ -165,9 +165,10 @@ func TestQueryMetricsHeaders(t *testing.T) {
 	if !strings.Contains(string(raw), `"UtilizedSingleIndexes":[{"IndexSpec":"/n/?"`) {
 		t.Errorf("index utilization through the index: %s", raw)
 	}
-	// -1 joins the library's pages of 100: the figures are their sum.
+	// -1 joins the library's pages of 100: the figures are their sum (the
+	// item that tells the first page that more follow is read by both).
 	r = must(t, c.query(coll, "SELECT * FROM c", nil, append(ask, "x-ms-max-item-count", "-1")...), 200)
-	if m := metricsOf(t, r); m["retrievedDocumentCount"] != 130 || m["outputDocumentCount"] != 130 || m["indexUtilizationRatio"] != 1 {
+	if m := metricsOf(t, r); m["retrievedDocumentCount"] < 130 || m["retrievedDocumentCount"] > 132 || m["outputDocumentCount"] != 130 || m["indexUtilizationRatio"] != 1 {
 		t.Errorf("metrics of joined pages: %s", r.header.Get("x-ms-documentdb-query-metrics"))
 	}
 	// Every page of a paged query carries both.

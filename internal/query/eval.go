@@ -89,6 +89,11 @@ type Result struct {
 	// Matched is how many of the examined docs gave at least one row that
 	// passed WHERE (every examined doc, without WHERE).
 	Matched int
+	// Skipped is how many results OFFSET dropped.
+	Skipped int
+	// Rows is how many rows the FROM and JOIN clauses produced (those of
+	// subqueries included), before WHERE: what Budget.Rows counts.
+	Rows int
 
 	// What Key needs: the rows of Items, the docs, the canonical encodings
 	// of DISTINCT results.
@@ -119,6 +124,8 @@ type evaluator struct {
 	steps     int // evaluation steps so far (see tick)
 	nextCheck int // steps at which tick looks at ctx next
 	itemRows  int // rows the current item has produced
+	rowsSeen  int // rows the FROM and JOINs have produced in all (Result.Rows)
+	held      int // bytes held, as Budget.Bytes counts them
 	built     int // bytes of computed results so far
 	q         *Query
 	params    []value
@@ -181,9 +188,12 @@ func Exec(ctx context.Context, q *Query, params map[string]any, docs []Doc, now 
 // Resume continues a query after a result of an earlier evaluation of it.
 type Resume struct {
 	After Key // results are those whose keys sort strictly after this
-	// Consumed is how many results past OFFSET were returned before: OFFSET
-	// is not applied again, and they count against TOP and LIMIT.
+	// Consumed is how many results past OFFSET were returned before: they
+	// count against TOP and LIMIT.
 	Consumed int
+	// Offset is how much of OFFSET is left to apply to the results after
+	// After (0: OFFSET was applied before).
+	Offset int
 }
 
 // ExecFrom is Exec that, when from is not nil, returns only the results
@@ -209,7 +219,7 @@ func ExecFrom(ctx context.Context, q *Query, params map[string]any, docs []Doc, 
 	if err := ctx.Err(); err != nil {
 		return Result{}, err
 	}
-	if from != nil && (len(from.After.order) != q.keyLen() || from.Consumed < 0) {
+	if from != nil && (len(from.After.order) != q.keyLen() || from.Consumed < 0 || from.Offset < 0) {
 		return Result{}, &Error{Msg: "the continuation token does not fit the query"}
 	}
 	ev := &evaluator{ctx: ctx, nextCheck: checkEvery, q: q, now: now, docs: docs}
@@ -262,6 +272,7 @@ func ExecFrom(ctx context.Context, q *Query, params map[string]any, docs []Doc, 
 		}
 		res.Examined, res.Matched = len(docs), ev.matched
 	}
+	res.Rows = ev.rowsSeen
 	if err := ctx.Err(); err != nil {
 		return Result{}, err
 	}
@@ -297,7 +308,7 @@ func ExecFrom(ctx context.Context, q *Query, params map[string]any, docs []Doc, 
 		if res.canon != nil {
 			res.canon = res.canon[i:]
 		}
-		offset = 0
+		offset = min(offset, from.Offset)
 		if limit >= 0 {
 			limit = max(0, limit-from.Consumed)
 		}
@@ -307,6 +318,7 @@ func ExecFrom(ctx context.Context, q *Query, params map[string]any, docs []Doc, 
 	}
 	if offset > 0 {
 		k := min(offset, len(rows))
+		res.Skipped = k
 		rows = rows[k:]
 		if res.canon != nil {
 			res.canon = res.canon[k:]
@@ -327,6 +339,7 @@ func ExecFrom(ctx context.Context, q *Query, params map[string]any, docs []Doc, 
 			size += len(`,"_ts":,"_etag":""`) + 20 + len(r.sys.ETag)
 		}
 	}
+	ev.hold(size)
 	buf := make([]byte, 0, size+64*(len(rows)-countRaw(rows)))
 	res.Items = make([][]byte, len(rows))
 	res.Sources = make([]int32, len(rows))
@@ -406,6 +419,7 @@ func (ev *evaluator) checkResult(v value) {
 		ev.fail("a result of the query would be over the limit of %d bytes", MaxValueSize)
 	}
 	ev.built += n
+	ev.hold(n)
 	if ev.built > MaxBuiltBytes {
 		ev.fail("the results of the query would be over the limit of %d bytes", MaxBuiltBytes)
 	}
@@ -536,6 +550,7 @@ func (ev *evaluator) emit(rows []row, di, seq int) []row {
 	if len(rows) >= MaxRows {
 		ev.fail("the query would hold more than %d rows, the limit", MaxRows)
 	}
+	ev.hold(rowBytes)
 	if r.raw == nil {
 		ev.checkResult(v)
 		r.vi = int32(len(ev.vals))

@@ -35,6 +35,8 @@ type Env struct {
 	// container's live items. When nil, those of the documents the query
 	// is given (CorpusStats).
 	TextStats func(path []string, lang string, terms []string) TextStats
+	// Budget bounds the evaluation's work and memory (limits.go).
+	Budget Budget
 }
 
 func init() {

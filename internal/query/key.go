@@ -26,6 +26,15 @@ type Key struct {
 // if none).
 func (k Key) Item() string { return k.item }
 
+// ItemEnd returns the key that sorts after every result made from the item
+// whose identity key is id, and before those of the items after it, in a
+// query without ORDER BY: where to resume after the whole item.
+func ItemEnd(id string) Key { return Key{item: id, seq: 1<<31 - 1} }
+
+// PastItem reports whether k is an ItemEnd: every result of its item
+// comes before it.
+func (k Key) PastItem() bool { return k.seq == 1<<31-1 }
+
 // Key returns the key of res.Items[i].
 func (res *Result) Key(i int) Key {
 	r := res.rows[i]

@@ -61,11 +61,54 @@ func (ev *evaluator) tick(n int) {
 
 // countItemRow counts one row of the FROM and JOINs of the current item
 // (or of a subquery evaluated for it) and fails the query when there are
-// more than MaxJoinRowsPerItem.
+// more than MaxJoinRowsPerItem, or more in all than its Budget's Rows.
 func (ev *evaluator) countItemRow() {
 	ev.itemRows++
+	ev.rowsSeen++
 	if ev.itemRows > MaxJoinRowsPerItem {
 		ev.fail("the FROM and JOIN clauses (those of subqueries included) produce more than %d rows from one item, the limit", MaxJoinRowsPerItem)
+	}
+	if b := ev.env.Budget.Rows; b > 0 && ev.rowsSeen > b {
+		panic(abort{&BudgetError{Limit: "rows", Value: b}})
+	}
+}
+
+// Budget bounds one evaluation below the limits above: the work and
+// memory a caller allows one page of a query. A query that passes it
+// stops with a *BudgetError, which says the evaluation ran out of budget
+// rather than that the query is wrong. Zero fields are no bound.
+type Budget struct {
+	// Rows is the most rows the FROM and JOIN clauses (those of subqueries
+	// included) may produce in all, before WHERE.
+	Rows int
+	// Bytes is the most memory the evaluation may hold: its rows (about
+	// rowBytes each), its computed results and groups, and the results
+	// it returns, in bytes.
+	Bytes int
+}
+
+// rowBytes is what Budget.Bytes counts for one row held before ordering
+// (the row and its ORDER BY values), besides its computed value.
+const rowBytes = 96
+
+// BudgetError is the error of an evaluation that passed its Budget.
+type BudgetError struct {
+	Limit string // "rows" or "memory"
+	Value int    // the bound it passed
+}
+
+func (e *BudgetError) Error() string {
+	if e.Limit == "rows" {
+		return fmt.Sprintf("the query examined more than %d rows, its budget for one page", e.Value)
+	}
+	return fmt.Sprintf("the query would hold more than %d bytes, its memory budget for one page", e.Value)
+}
+
+// hold counts n bytes more held by the evaluation against its Budget.
+func (ev *evaluator) hold(n int) {
+	ev.held += n
+	if b := ev.env.Budget.Bytes; b > 0 && ev.held > b {
+		panic(abort{&BudgetError{Limit: "memory", Value: b}})
 	}
 }
 

@@ -270,6 +270,7 @@ func (ev *evaluator) addToGroup() {
 			ev.checkResult(v)
 		}
 		ev.built += len(buf)
+		ev.hold(len(buf) + rowBytes)
 		if ev.built > MaxBuiltBytes {
 			ev.fail("the groups of the query would be over the limit of %d bytes", MaxBuiltBytes)
 		}

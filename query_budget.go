@@ -1,0 +1,459 @@
+package lethe
+
+import (
+	"cmp"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/google/btree"
+
+	"github.com/lethedb/lethe/internal/query"
+)
+
+// QueryBudget bounds one page of a query: the time it may take, the rows
+// its FROM and JOIN clauses may produce and the memory it may hold. A page
+// that reaches a bound ends early with the results it has and a
+// continuation token, as Cosmos DB's pages do (a page may then be short,
+// or empty, and still have a token); a query that cannot make progress
+// within one page's budget (one item alone passes it, or, for a query that
+// cannot resume from a position, the whole evaluation does) fails with
+// ErrRequestTimeout (408), as the service fails a query that passes its
+// time limit. Zero fields take the defaults.
+type QueryBudget struct {
+	// Time is the longest one page may evaluate, by the store's Clock;
+	// 0 means DefaultQueryPageTime, the service's limit.
+	Time time.Duration
+	// Rows is the most rows the FROM and JOIN clauses (and subqueries) of
+	// one page may produce, before WHERE; 0 means DefaultQueryPageRows.
+	Rows int
+	// Memory is the most bytes one page's evaluation may hold (its rows,
+	// computed values, groups and results); 0 means
+	// DefaultQueryPageMemory.
+	Memory int
+}
+
+// Defaults of QueryBudget.
+const (
+	// DefaultQueryPageTime is the service's limit on one page of a query.
+	DefaultQueryPageTime = 5 * time.Second
+	// DefaultQueryPageRows is lethe's bound on the rows of one page: a few
+	// seconds of evaluation.
+	DefaultQueryPageRows = 1 << 22
+	// DefaultQueryPageMemory is lethe's bound on the memory of one page.
+	DefaultQueryPageMemory = 64 << 20
+)
+
+// withDefaults fills in the zero fields of b, or says which is negative.
+func (b *QueryBudget) withDefaults() error {
+	switch {
+	case b.Time < 0:
+		return &OptionError{"QueryBudget.Time", b.Time, "negative; use 0 for the default"}
+	case b.Rows < 0:
+		return &OptionError{"QueryBudget.Rows", b.Rows, "negative; use 0 for the default"}
+	case b.Memory < 0:
+		return &OptionError{"QueryBudget.Memory", b.Memory, "negative; use 0 for the default"}
+	}
+	if b.Time == 0 {
+		b.Time = DefaultQueryPageTime
+	}
+	if b.Rows == 0 {
+		b.Rows = DefaultQueryPageRows
+	}
+	if b.Memory == 0 {
+		b.Memory = DefaultQueryPageMemory
+	}
+	return nil
+}
+
+// errPageTime is the cause a page's context gives once its time is spent.
+var errPageTime = errors.New("the query page's time budget is spent")
+
+// pageCtx is the context of one page's evaluation: its parent's, and done
+// (for Err, which is all the query engine looks at) once the store's clock
+// passes the page's deadline.
+type pageCtx struct {
+	context.Context
+	clock    *storeClock
+	deadline int64
+}
+
+func (c *pageCtx) Err() error {
+	if err := c.Context.Err(); err != nil {
+		return err
+	}
+	if c.clock.now() >= c.deadline {
+		return errPageTime
+	}
+	return nil
+}
+
+// newPageCtx starts a page's budget at now.
+func (c *Container) newPageCtx(ctx context.Context, now int64) *pageCtx {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	return &pageCtx{ctx, &c.store.clock, now + int64(c.store.opts.QueryBudget.Time)}
+}
+
+// pageEnv returns env with the store's budget of one page, of which used
+// bytes are already held.
+func (c *Container) pageEnv(env *query.Env, rows, used int) *query.Env {
+	var e query.Env
+	if env != nil {
+		e = *env
+	}
+	b := c.store.opts.QueryBudget
+	e.Budget = query.Budget{Rows: max(rows, 1), Bytes: max(b.Memory-used, 1)}
+	return &e
+}
+
+// outOfBudget reports whether err says a page ran out of its budget
+// (rather than that the query is wrong or its caller gave up).
+func outOfBudget(err error) bool {
+	var be *query.BudgetError
+	return errors.As(err, &be) || errors.Is(err, errPageTime)
+}
+
+// budgetError is the 408 of a query that could not make progress within
+// one page's budget.
+func budgetError(err error) *Error {
+	what := "its time budget for one page"
+	var be *query.BudgetError
+	if errors.As(err, &be) {
+		what = be.Error()
+	}
+	return &Error{StatusCode: statusRequestTimeout, Err: err, Message: fmt.Sprintf(
+		"The query could not make progress within the limits of one page: %s. Narrow it with a filter or a partition key.", what)}
+}
+
+// ---- the position index ----
+
+// positionIndex holds a container's items in the order of their
+// positions, expired or not, so that a query without ORDER BY resumed from
+// a continuation token starts where it stopped instead of listing every
+// item again. It is made the first time such a query resumes (as other
+// indexes are made, while writes go on: indexbuild.go), and kept by
+// applyItems after: one entry, about 40 bytes, per item.
+type positionIndex struct{ t *btree.BTreeG[record] }
+
+func lessPosition(a, b record) bool { return a.pos() < b.pos() }
+
+// change makes px follow one item change; a nil px ignores it.
+func (px *positionIndex) change(old, rec record) {
+	if px == nil {
+		return
+	}
+	if old != "" {
+		px.t.Delete(old)
+	}
+	if rec != "" {
+		px.t.ReplaceOrInsert(rec)
+	}
+}
+
+// positionPivot is a record that sorts with position pos in a
+// positionIndex (it is never stored).
+func positionPivot(pos uint64) record {
+	b := make([]byte, recordHeader)
+	binary.BigEndian.PutUint64(b[20:], pos)
+	return record(b)
+}
+
+// positionIndex returns the container's position index, making it if need be
+// (nil if a policy change cancelled the build). The caller holds no
+// container lock.
+func (c *Container) positionIndex() *positionIndex {
+	const key = "o:"
+	c.expiry.mu.Lock()
+	if px := c.expiry.positions; px != nil {
+		c.expiry.mu.Unlock()
+		return px
+	}
+	b, n := c.startBuildLocked(key)
+	c.expiry.mu.Unlock()
+	if b == nil {
+		return nil
+	}
+	px := &positionIndex{t: btree.NewG(btreeDegree, lessPosition)}
+	fill(c, b, n, px.t, func(r record) record { return r }, func(a, b record) int { return cmp.Compare(a.pos(), b.pos()) }, px.change)
+	defer c.expiry.mu.Unlock()
+	if !c.finishBuildLocked(key, b) {
+		return nil
+	}
+	c.expiry.positions = px
+	return px
+}
+
+// maxWalkSkip bounds the entries one step of a walk of the position index
+// passes over without taking them (expired, or of another partition).
+const maxWalkSkip = 4096
+
+// walkPositions returns up to n records of items live at now in the
+// partitions whose key begins with pk, in position order from position
+// from on, looking at no more than n+maxWalkSkip entries; next is the
+// position to go on from, end whether the walk reached the last entry. It
+// holds the batch lock for reading, so it sees all of a transactional
+// batch or none of it.
+func (c *Container) walkPositions(px *positionIndex, from uint64, n int, pk PartitionKey, now int64) (recs []record, next uint64, end bool) {
+	c.batchMu.RLock()
+	defer c.batchMu.RUnlock()
+	c.expiry.mu.Lock()
+	defer c.expiry.mu.Unlock()
+	if c.expiry.positions != px {
+		return nil, from, true // dropped with its container
+	}
+	rule := c.rule
+	end = true
+	seen := 0
+	px.t.AscendGreaterOrEqual(positionPivot(from), func(r record) bool {
+		if len(recs) == n || seen == n+maxWalkSkip {
+			end, next = false, r.pos()
+			return false
+		}
+		seen++
+		if rule.live(r, now) && strings.HasPrefix(r.pk(), pk.enc) {
+			recs = append(recs, r)
+		}
+		return true
+	})
+	return recs, next, end
+}
+
+// ---- pages of queries in item order ----
+
+// itemPages is the state of a pager over a query whose results come item
+// by item in position order (query.InItemOrder): each page evaluates the
+// items from where the last stopped, a growing number at a time, until it
+// has its results or its budget is spent.
+type itemPages struct {
+	q      *query.Query
+	params map[string]any
+	env    *query.Env
+	offset int // the query's OFFSET
+	full   int // the most results TOP or LIMIT leaves (-1: no bound)
+	// The items: a snapshot of the records to evaluate, sorted by
+	// position (the pager's first page lists them), or, when nil, the
+	// container's position index, walked from the resume point.
+	snap     []record
+	snapshot bool // the items are snap
+	first    bool // the next page is the pager's first: snap is live as it is
+	st       itemCursor
+}
+
+// itemCursor is where a pager over items stands: what a continuation
+// token holds.
+type itemCursor struct {
+	from     uint64    // the position of the next item to evaluate (inclusive)
+	after    query.Key // the key of the last result returned, or of the end of the last item passed
+	consumed int       // results counted against TOP and LIMIT
+	skipped  int       // results OFFSET dropped
+	done     bool
+}
+
+// nextItems returns up to n records from st.from on, and where to go on.
+func (p *QueryItemsPager) nextItems(ip *itemPages, from uint64, n int, now int64) (recs []record, next uint64, end bool, err error) {
+	c := p.c
+	if !ip.snapshot {
+		if px := c.positionIndex(); px != nil {
+			recs, next, end = c.walkPositions(px, from, n, p.pk, now)
+			return recs, next, end, nil
+		}
+		// Another query is making the index, or a policy change cancelled
+		// its making: this pager lists the items instead.
+		if err := p.snapshotItems(context.Background(), ip, now); err != nil {
+			return nil, from, false, err
+		}
+	}
+	i := sort.Search(len(ip.snap), func(i int) bool { return ip.snap[i].pos() >= from })
+	j := i
+	for ; j < len(ip.snap) && len(recs) < n; j++ {
+		if ip.first || c.itemLive(ip.snap[j], now) {
+			recs = append(recs, ip.snap[j])
+		}
+	}
+	if j == len(ip.snap) {
+		return recs, 0, true, nil
+	}
+	return recs, ip.snap[j].pos(), false, nil
+}
+
+// itemPage evaluates the next page of an item-order query: at most size
+// results, and, with maxBytes, none past maxBytes bytes but the first. It
+// returns the page, the records its results were made from, the cursor
+// after it (the pager's is left as it was, for the caller to commit), how
+// many items it examined, and its figures.
+func (p *QueryItemsPager) itemPage(ctx context.Context, size, maxBytes int) (page [][]byte, srcs []record, st itemCursor, examined int, m queryMetrics, err error) {
+	c, ip := p.c, p.ip
+	st = ip.st
+	now := c.store.clock.now()
+	pctx := c.newPageCtx(ctx, now)
+	rowsLeft := c.store.opts.QueryBudget.Rows
+	nowT := time.Unix(0, now).UTC()
+	chunk, pageBytes := 1, 0
+	evaluated, results := 0, 0 // items and results (OFFSET's included) of this page's chunks so far
+	for !st.done {
+		if ip.full >= 0 && st.consumed >= ip.full {
+			st.done = true
+			break
+		}
+		w := startWatch()
+		recs, next, end, err := p.nextItems(ip, st.from, chunk, now)
+		w = w.addTo(&m.load)
+		if err != nil {
+			return nil, nil, st, examined, m, err
+		}
+		if len(recs) > 0 {
+			docs := make([]query.Doc, len(recs))
+			for i, r := range recs {
+				docs[i] = r.queryDoc()
+			}
+			from := &query.Resume{After: st.after, Consumed: st.consumed, Offset: max(0, ip.offset-st.skipped)}
+			res, err := query.ExecFrom(pctx, ip.q, ip.params, docs, nowT, from, c.pageEnv(ip.env, rowsLeft, pageBytes))
+			w.addTo(&m.exec)
+			if err != nil {
+				if !outOfBudget(err) {
+					return nil, nil, st, examined, m, queryError(err)
+				}
+				if examined == 0 {
+					return nil, nil, st, examined, m, budgetError(err)
+				}
+				break // the page ends with what it has; the next starts at this chunk
+			}
+			examined += res.Examined
+			evaluated, results = evaluated+len(docs), results+len(res.Items)+res.Skipped
+			m.retrieve, m.retBytes, m.matched = m.retrieve+res.Examined, m.retBytes+res.ExaminedBytes, m.matched+res.Matched
+			rowsLeft -= res.Rows
+			st.skipped += res.Skipped
+			for i, item := range res.Items {
+				if len(page) == size || maxBytes > 0 && len(page) > 0 && pageBytes+len(item)+p.opts.PageItemOverhead > maxBytes {
+					// Full: the next page starts at this result's item,
+					// after the last result returned.
+					st.from = recs[res.Sources[i]].pos()
+					return page, srcs, st, examined, m, nil
+				}
+				page, srcs = append(page, item), append(srcs, recs[res.Sources[i]])
+				pageBytes += len(item) + p.opts.PageItemOverhead
+				st.consumed++
+				st.after = res.Key(i)
+			}
+			st.after = query.ItemEnd(docs[len(docs)-1].ID)
+		}
+		st.from = next
+		if end {
+			st.done = true
+			break
+		}
+		if rowsLeft <= 0 || pctx.Err() != nil || pageBytes >= c.store.opts.QueryBudget.Memory {
+			break // the budget is spent: the page ends with what it has
+		}
+		// As many items as the rest of the page (and of OFFSET) needs at
+		// the rate results came so far (at most four times as many as the
+		// last time), or, before any came, one an item and four times the
+		// last.
+		need := size - len(page) + 1 + max(0, ip.offset-st.skipped)
+		if results > 0 {
+			chunk = min((need*evaluated+results-1)/results, 4*chunk)
+		} else {
+			chunk = max(need, 4*chunk)
+		}
+		chunk = min(max(chunk, 1), 4096)
+	}
+	return page, srcs, st, examined, m, nil
+}
+
+// startItemPages sets p up to page through q in item order from the
+// cursor st (the start, or a continuation token's), over the candidates
+// an index finds for its filter, or the snapshot of the container's items
+// (first pages), or its position index (resumed pages). The caller holds
+// no container lock.
+func (p *QueryItemsPager) startItemPages(ctx context.Context, q *query.Query, params map[string]any, need, full int, st itemCursor, env *query.Env) error {
+	c := p.c
+	ip := &itemPages{q: q, params: params, env: env, offset: need - full, full: full, st: st}
+	now := c.store.clock.now()
+	w := startWatch()
+	if useIndexes {
+		if _, recs, ok := c.indexedDocs(q, params, p.pk, now, &p.plan); ok {
+			slices.SortFunc(recs, func(a, b record) int { return cmp.Compare(a.pos(), b.pos()) })
+			ip.snap, ip.snapshot, ip.first = recs, true, true
+		}
+		w = w.addTo(&p.plan.lookup)
+	}
+	if !ip.snapshot && st.after.Item() == "" {
+		if err := p.snapshotItems(ctx, ip, now); err != nil {
+			return err
+		}
+		w.addTo(&p.plan.load)
+	}
+	p.ip = ip
+	return nil
+}
+
+// snapshotItems lists the items live at now in ip, sorted by position.
+func (p *QueryItemsPager) snapshotItems(ctx context.Context, ip *itemPages, now int64) error {
+	_, recs, err := p.c.liveDocs(ctx, p.pk, now)
+	if err != nil {
+		return err
+	}
+	slices.SortFunc(recs, func(a, b record) int { return cmp.Compare(a.pos(), b.pos()) })
+	ip.snap, ip.snapshot, ip.first = recs, true, true
+	return nil
+}
+
+// nextItemPage is NextPage for a query in item order: it evaluates the
+// page, charges it, and only then moves the pager on (a 429 leaves it
+// where it was).
+func (p *QueryItemsPager) nextItemPage(ctx context.Context, start time.Time, first bool, size int) (QueryItemsResponse, error) {
+	const op = "QueryItems"
+	c := p.c
+	page, _, st, examined, m, err := p.itemPage(ctx, size, p.opts.MaxPageBytes)
+	if err != nil {
+		var e *Error
+		if !errors.As(err, &e) {
+			return QueryItemsResponse{}, err
+		}
+		if err := c.draw(op, "", chargeFailure); err != nil {
+			return QueryItemsResponse{}, err
+		}
+		return QueryItemsResponse{RequestCharge: ru(chargeFailure)}, withContext(e, op, c.id, "")
+	}
+	w := startWatch()
+	cost := queryCharge(examined, len(page))
+	if err := c.draw(op, "", cost); err != nil {
+		return QueryItemsResponse{}, err
+	}
+	p.ip.st, p.ip.first = st, false
+	resp := QueryItemsResponse{Items: page, RequestCharge: ru(cost)}
+	if first {
+		m.compile, m.bind, m.lookup = p.met.compile, p.met.bind, m.lookup+p.plan.lookup
+		m.load += p.plan.load
+		if p.opts.PopulateIndexMetrics && !p.metrics {
+			resp.IndexMetrics, p.metrics = p.plan.metrics(), true
+		}
+	}
+	if st.done {
+		p.more, p.ip = false, nil
+	} else {
+		resp.ContinuationToken = encodeToken(continuation{
+			Container: c.id,
+			Created:   c.created,
+			Hash:      p.hash,
+			Consumed:  st.consumed,
+			Skipped:   st.skipped,
+			Key:       st.after,
+		})
+	}
+	w.addTo(&m.write)
+	m.output = len(page)
+	for _, it := range page {
+		m.outBytes += len(it)
+	}
+	m.total = time.Since(start)
+	resp.QueryMetrics = m.String()
+	return resp, nil
+}
