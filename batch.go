@@ -369,6 +369,7 @@ func (c *Container) lockBatch(sc *batchScratch) []int {
 		}
 	}
 	c.batchMu.Lock()
+	c.batches.Add(1)
 	for _, i := range sc.shards {
 		c.shards[i].mu.Lock()
 	}

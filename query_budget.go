@@ -199,14 +199,16 @@ const maxWalkSkip = 4096
 // from on, looking at no more than n+maxWalkSkip entries; next is the
 // position to go on from, end whether the walk reached the last entry. It
 // holds the batch lock for reading, so it sees all of a transactional
-// batch or none of it.
-func (c *Container) walkPositions(px *positionIndex, from uint64, n int, pk PartitionKey, now int64) (recs []record, next uint64, end bool) {
+// batch or none of it, and returns the count of batches (c.batches) its
+// view follows.
+func (c *Container) walkPositions(px *positionIndex, from uint64, n int, pk PartitionKey, now int64) (recs []record, next uint64, end bool, batches uint64) {
 	c.batchMu.RLock()
 	defer c.batchMu.RUnlock()
+	batches = c.batches.Load()
 	c.expiry.mu.Lock()
 	defer c.expiry.mu.Unlock()
 	if c.expiry.positions != px {
-		return nil, from, true // dropped with its container
+		return nil, from, true, batches // dropped with its container
 	}
 	rule := c.rule
 	end = true
@@ -222,7 +224,7 @@ func (c *Container) walkPositions(px *positionIndex, from uint64, n int, pk Part
 		}
 		return true
 	})
-	return recs, next, end
+	return recs, next, end, batches
 }
 
 // ---- pages of queries in item order ----
@@ -257,17 +259,19 @@ type itemCursor struct {
 }
 
 // nextItems returns up to n records from st.from on, and where to go on.
-func (p *QueryItemsPager) nextItems(ip *itemPages, from uint64, n int, now int64) (recs []record, next uint64, end bool, err error) {
+// batches is the count of transactional batches the records' view follows
+// (walkPositions); a snapshot's view is fixed, and its count is 0.
+func (p *QueryItemsPager) nextItems(ip *itemPages, from uint64, n int, now int64) (recs []record, next uint64, end bool, batches uint64, err error) {
 	c := p.c
 	if !ip.snapshot {
 		if px := c.positionIndex(); px != nil {
-			recs, next, end = c.walkPositions(px, from, n, p.pk, now)
-			return recs, next, end, nil
+			recs, next, end, batches = c.walkPositions(px, from, n, p.pk, now)
+			return recs, next, end, batches, nil
 		}
 		// Another query is making the index, or a policy change cancelled
 		// its making: this pager lists the items instead.
 		if err := p.snapshotItems(context.Background(), ip, now); err != nil {
-			return nil, from, false, err
+			return nil, from, false, 0, err
 		}
 	}
 	i := sort.Search(len(ip.snap), func(i int) bool { return ip.snap[i].pos() >= from })
@@ -278,9 +282,9 @@ func (p *QueryItemsPager) nextItems(ip *itemPages, from uint64, n int, now int64
 		}
 	}
 	if j == len(ip.snap) {
-		return recs, 0, true, nil
+		return recs, 0, true, 0, nil
 	}
-	return recs, ip.snap[j].pos(), false, nil
+	return recs, ip.snap[j].pos(), false, 0, nil
 }
 
 // itemPage evaluates the next page of an item-order query: at most size
@@ -297,16 +301,25 @@ func (p *QueryItemsPager) itemPage(ctx context.Context, size, maxBytes int) (pag
 	nowT := time.Unix(0, now).UTC()
 	chunk, pageBytes := 1, 0
 	evaluated, results := 0, 0 // items and results (OFFSET's included) of this page's chunks so far
+	first, pageBatches := true, uint64(0)
 	for !st.done {
 		if ip.full >= 0 && st.consumed >= ip.full {
 			st.done = true
 			break
 		}
 		w := startWatch()
-		recs, next, end, err := p.nextItems(ip, st.from, chunk, now)
+		recs, next, end, batches, err := p.nextItems(ip, st.from, chunk, now)
 		w = w.addTo(&m.load)
 		if err != nil {
 			return nil, nil, st, examined, m, err
+		}
+		if first {
+			first, pageBatches = false, batches
+		} else if batches != pageBatches {
+			// A transactional batch committed since this page's first
+			// step: the page ends before it, so that it never shows part
+			// of a batch; the next page starts at this chunk.
+			break
 		}
 		if len(recs) > 0 {
 			docs := make([]query.Doc, len(recs))
