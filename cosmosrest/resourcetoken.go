@@ -81,7 +81,7 @@ func (h *Handler) verifyResourceToken(tok string, now time.Time) (tokenClaims, *
 	if !ok || len(tok) > maxResourceToken {
 		return refuse("it is not a token this account handed out")
 	}
-	sig, err := base64.RawURLEncoding.DecodeString(s)
+	sig, err := base64.RawURLEncoding.Strict().DecodeString(s)
 	if err != nil || !hmac.Equal(sig, sign(h.tokenKey(), p)) {
 		return refuse("its signature does not match: it was altered, or handed out under another master key")
 	}
