@@ -222,15 +222,22 @@ func eval[T any](b *browser, expr string) T {
 	return v
 }
 
-// waitFor waits until a JavaScript expression is truthy.
+// waitFor waits until a JavaScript expression is truthy, and checks that
+// the page shows no error.
 func (b *browser) waitFor(what, expr string, limit time.Duration) {
+	b.t.Helper()
+	b.poll(what, expr, limit)
+	b.checkPage(what)
+}
+
+// poll waits until a JavaScript expression is truthy.
+func (b *browser) poll(what, expr string, limit time.Duration) {
 	b.t.Helper()
 	ctx, cancel := context.WithTimeout(b.ctx, limit+5*time.Second)
 	defer cancel()
 	if _, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingTimeout(limit), chromedp.WithPollingInterval(100*time.Millisecond))); err != nil {
 		b.fail("waiting for "+what, err)
 	}
-	b.checkPage(what)
 }
 
 // screenshot saves the whole page as name.png in the screenshots folder.
@@ -414,4 +421,39 @@ func TestExplorer(t *testing.T) {
 		t.Errorf("after the change of default, the item on it has %d s left, want about 7200", d)
 	}
 	b.checkPage("the end")
+}
+
+// TestExplorerOwnKey: with a key of its own (and plain HTTP on a loopback
+// address, where the page can still sign), the server does not give the
+// key to the page; a wrong key is refused by the REST API with 401, the
+// right one connects.
+func TestExplorerOwnKey(t *testing.T) {
+	const key = "bGV0aGUtZXhwbG9yZXItdGVzdC1rZXktMDEyMzQ1Njc4OQ=="
+	url := startLethe(t, "-http", "-key", key)
+	if !strings.HasPrefix(url, "http://") {
+		t.Fatalf("lethe -http serves %s", url)
+	}
+	b := newBrowser(t)
+	b.do("open the explorer", chromedp.Navigate(url+"/_explorer/"), chromedp.WaitVisible(chromedp.CSS("#connect")))
+	b.waitFor("the hint", `document.querySelector(".connect p.muted").textContent !== ""`, 10*time.Second)
+	if v := eval[string](b, `document.querySelector("#key").value`); v != "" {
+		t.Fatalf("the key field holds %q: the server's own key must not be given to the page", v)
+	}
+	ctx, cancel := context.WithTimeout(b.ctx, 10*time.Second)
+	defer cancel()
+	if err := chromedp.Do(ctx, chromedp.SetValue(chromedp.CSS("#key"), emulatorKey), chromedp.Click(chromedp.CSS("#connect"))); err != nil {
+		b.fail("connect with a wrong key", err)
+	}
+	b.poll("the refusal", `document.querySelector("#notice").className === "error"`, 10*time.Second)
+	if n := b.notice(); !strings.HasPrefix(n, "error: 401") {
+		t.Errorf("a wrong key: the page shows %q, want the REST API's 401", n)
+	}
+	b.screenshot("10-wrong-key")
+	b.mu.Lock()
+	b.problems = nil // the browser logs the refused request; that was the point
+	b.mu.Unlock()
+	b.do("connect with the right key",
+		chromedp.SetValue(chromedp.CSS("#key"), key),
+		chromedp.Click(chromedp.CSS("#connect")),
+		chromedp.WaitVisible(chromedp.CSS("#connected")))
 }
