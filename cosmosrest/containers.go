@@ -249,13 +249,14 @@ func (q *request) container(sub int) (*database, *lethe.Container) {
 }
 
 // containerHeaders sets the headers of a container response: its quota and
-// usage, and its paths.
+// usage, the state of its store's reaper (reaperHeader), and its paths.
 func (q *request) containerHeaders(db *database, c *lethe.Container) {
 	st := c.Stats()
 	hdr := q.w.Header()
 	hdr.Set("x-ms-resource-quota", "functions=25;storedProcedures=100;triggers=25;documentSize=10240;documentsSize=10485760;documentsCount=-1;collectionSize=10485760;")
 	kb := (st.Bytes + 1023) / 1024
 	hdr.Set("x-ms-resource-usage", fmt.Sprintf("functions=0;storedProcedures=0;triggers=0;documentSize=%d;documentsSize=%d;documentsCount=%d;collectionSize=%d;", kb/1024, kb, st.Items, kb))
+	hdr.Set(reaperHeader, reaperState(st))
 	hdr.Set("x-ms-alt-content-path", "dbs/"+db.id)
 	hdr.Set("x-ms-content-path", selfRID(db.rid))
 }
@@ -412,4 +413,21 @@ func (q *request) partitionKeyRanges() {
 		return
 	}
 	q.replyFeed(ridString(coll), "PartitionKeyRanges", [][]byte{[]byte(rng)}, "", 1)
+}
+
+// reaperHeader is lethe's own header on container responses (create, read,
+// replace): what the reaper has left to do in the container and what it
+// has done, for tools such as the command's data explorer. It is read-only
+// and signed as the container read that carries it; Cosmos DB has no such
+// header, and the SDKs ignore it.
+const reaperHeader = "x-ms-lethe-reaper"
+
+// reaperState is the value of reaperHeader, in the form of
+// x-ms-resource-usage: expiredPending (expired items not yet purged, the
+// reaper's backlog), purgeLagMs (how long ago the oldest of them expired),
+// purged (items purged since the store opened) and requestCharge (the
+// request units the reaper has spent), each "name=value;".
+func reaperState(st lethe.ContainerStats) string {
+	return fmt.Sprintf("expiredPending=%d;purgeLagMs=%d;purged=%d;requestCharge=%s;",
+		st.ExpiredPending, st.PurgeLag.Milliseconds(), st.Purged, strconv.FormatFloat(st.ReaperCharge, 'f', -1, 64))
 }

@@ -91,6 +91,13 @@
 //     what it keeps is 400. A container's changeFeedPolicy
 //     (retentionDuration) is not read: lethe keeps the deletes for every
 //     container;
+//   - the reaper's state: container responses (create, read, replace)
+//     carry lethe's own header x-ms-lethe-reaper,
+//     "expiredPending=N;purgeLagMs=N;purged=N;requestCharge=N;": the
+//     expired items not yet purged, how long ago the oldest of them
+//     expired, the items purged since the store opened and the request
+//     units the reaper spent (lethe's ContainerStats). It is read-only and
+//     signed like the read that carries it; the SDKs ignore it;
 //   - partition key ranges, /pkranges: one range, "" to "FF";
 //   - offers, /offers: a database's or a container's throughput, manual or
 //     autoscale, read and replaced (the SDKs' ReadThroughput and

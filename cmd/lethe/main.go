@@ -70,6 +70,7 @@ import (
 
 	"github.com/lethedb/lethe"
 	"github.com/lethedb/lethe/cosmosrest"
+	"github.com/lethedb/lethe/internal/explorer"
 )
 
 func main() {
@@ -112,7 +113,7 @@ func run(args []string) error {
 	defer h.Close()
 
 	srv := &http.Server{
-		Handler:     h,
+		Handler:     explorer.Mount(h, *key), // the data explorer at /_explorer/
 		IdleTimeout: 2 * time.Minute,
 		ErrorLog:    log.New(os.Stderr, "lethe: http: ", 0),
 	}
@@ -127,7 +128,7 @@ func run(args []string) error {
 			return err
 		}
 		srv.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
-		srv.Handler = withCertificate(h, certPEM)
+		srv.Handler = withCertificate(srv.Handler, certPEM)
 		scheme = "https"
 	}
 	ln, err := net.Listen("tcp", *addr)
