@@ -107,7 +107,7 @@ func (s *Store) openDir() error {
 		s.recovery.Duration = time.Since(start)
 		s.checkpointer = newCheckpointer(s, snapSize)
 		if r.readOnly == nil {
-			s.wal, err = openWAL(fsys, dir, next, s.opts.Sync, s.checkpointer.grew)
+			s.wal, err = openWAL(fsys, dir, next, s.opts.Sync, s.checkpointer.grew, s.opts.Logger)
 			if err != nil && cannotWrite(err) {
 				r.readOnly, err = err, nil
 			}
@@ -133,8 +133,25 @@ func (s *Store) openDir() error {
 		return fmt.Errorf("lethe: Open: %w", err)
 	}
 	s.dirLock = lock
+	s.logRecovery(r.readOnly)
 	go s.checkpointer.run()
 	return nil
+}
+
+// logRecovery tells Options.Logger what Open repaired or could not do.
+func (s *Store) logRecovery(readOnly error) {
+	l, ri := s.opts.Logger, s.recovery
+	if l == nil {
+		return
+	}
+	if ri.TornFile != "" {
+		l.Warn("lethe: recovery cut a torn end off the log: the write under way when the store stopped, never acknowledged",
+			"dir", s.opts.Dir, "file", ri.TornFile, "bytes", ri.TornBytes)
+	}
+	if readOnly != nil {
+		l.Error("lethe: the store opened read-only: reads work, writes are refused",
+			"dir", s.opts.Dir, "err", &readOnlyError{dir: s.opts.Dir, err: readOnly})
+	}
 }
 
 // recover loads the directory's snapshot and replays its log (see above).

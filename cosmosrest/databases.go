@@ -94,11 +94,14 @@ func (h *Handler) openDir() error {
 			h.closeAll()
 			return fmt.Errorf("cosmosrest: %s is damaged", filepath.Join(full, metaFile))
 		}
-		st, err := lethe.Open(h.storeOptions(filepath.Join(full, "store"), m.Throughput, m.AutoscaleMaxThroughput))
+		st, err := lethe.Open(h.storeOptions(m.ID, filepath.Join(full, "store"), m.Throughput, m.AutoscaleMaxThroughput))
 		if err != nil {
 			h.closeAll()
 			return fmt.Errorf("cosmosrest: database %q: %w", m.ID, err)
 		}
+		ri := st.Recovery()
+		h.cfg.Logger.Debug("cosmosrest: database recovered", "database", m.ID, "dir", full, "snapshot", ri.Snapshot,
+			"segments", ri.Segments, "items", ri.Items, "expired", ri.Expired, "duration", ri.Duration)
 		users, err := loadUsers(full)
 		if err != nil {
 			_ = st.Close()
@@ -122,11 +125,12 @@ func (h *Handler) closeAll() {
 	}
 }
 
-// storeOptions are the options of a database's store: in dir ("" in
-// memory), with the database's shared throughput.
-func (h *Handler) storeOptions(dir string, throughput, autoscaleMax int32) *lethe.Options {
+// storeOptions are the options of database id's store: in dir ("" in
+// memory), with the database's shared throughput, logging with the
+// database's id.
+func (h *Handler) storeOptions(id, dir string, throughput, autoscaleMax int32) *lethe.Options {
 	return &lethe.Options{Dir: dir, Sync: h.cfg.Sync, Clock: h.cfg.Clock, Reaper: h.cfg.Reaper,
-		Throughput: throughput, AutoscaleMaxThroughput: autoscaleMax}
+		Throughput: throughput, AutoscaleMaxThroughput: autoscaleMax, Logger: h.cfg.Logger.With("database", id)}
 }
 
 // validateDatabaseID checks an id as lethe checks container ids.
@@ -224,17 +228,18 @@ func (q *request) createDatabase() {
 	db := &database{id: id, rid: databaseRID(id), ts: h.now().Unix(), collTS: map[string]int64{}, users: map[string]*user{}}
 	db.offerTS = db.ts
 	if h.cfg.Dir == "" {
-		db.store, err = lethe.Open(h.storeOptions("", throughput, autoscaleMax))
+		db.store, err = lethe.Open(h.storeOptions(id, "", throughput, autoscaleMax))
 	} else {
 		db.path, err = h.createDatabaseDir(db, throughput, autoscaleMax)
 		if err == nil {
-			db.store, err = lethe.Open(h.storeOptions(filepath.Join(db.path, "store"), throughput, autoscaleMax))
+			db.store, err = lethe.Open(h.storeOptions(id, filepath.Join(db.path, "store"), throughput, autoscaleMax))
 			if err != nil {
 				_ = removeDatabaseDir(h.cfg.Dir, db.path)
 			}
 		}
 	}
 	if err != nil {
+		h.logFailure(q.r, http.StatusInternalServerError, err)
 		writeError(q.w, http.StatusInternalServerError, "creating the database: "+err.Error(), 0, 0)
 		return
 	}
@@ -374,6 +379,7 @@ func (q *request) deleteDatabase() {
 		err = removeDatabaseDir(h.cfg.Dir, db.path)
 	}
 	if err != nil {
+		h.logFailure(q.r, http.StatusInternalServerError, err)
 		writeError(q.w, http.StatusInternalServerError, "deleting the database: "+err.Error(), 0, 0)
 		return
 	}

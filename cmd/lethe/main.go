@@ -54,6 +54,7 @@ import (
 	"flag"
 	"fmt"
 	"log"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -85,7 +86,12 @@ func run(args []string) error {
 	feedChanges := fs.Int("changefeed-max-changes", 0, "how many changes each container's change feed keeps (0: lethe's default, 1048576)")
 	faults := fs.Bool("faults", true, "apply fault injection rules, set at /_lethe/faults with requests signed with the master key")
 	feedBytes := fs.Int64("changefeed-max-bytes", 0, "how many bytes of changes each container's change feed keeps (0: lethe's default, 256 MiB)")
+	logf := addLogFlags(fs)
 	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	logger, err := logf.logger()
+	if err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
@@ -94,7 +100,7 @@ func run(args []string) error {
 
 	h, err := cosmosrest.New(cosmosrest.Config{Key: *key, Dir: *dir,
 		ChangeFeed:   &lethe.ChangeFeedPolicy{MaxChanges: *feedChanges, MaxBytes: *feedBytes},
-		NoChangeFeed: !*feed, Faults: faultRules(*faults)})
+		NoChangeFeed: !*feed, Faults: faultRules(*faults), Logger: logger})
 	if err != nil {
 		return err
 	}
@@ -106,7 +112,7 @@ func run(args []string) error {
 		ReadTimeout:       2 * time.Minute,
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    1 << 20,
-		ErrorLog:          log.New(os.Stderr, "lethe: http: ", 0),
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
 	scheme := "http"
 	if *plain && (*certPath != "" || *certKeyPath != "") {
@@ -125,6 +131,11 @@ func run(args []string) error {
 	if err != nil {
 		return err
 	}
+	obs := []func(*served){}
+	if o := logRequests(logger); o != nil {
+		obs = append(obs, o)
+	}
+	srv.Handler = observe(srv.Handler, obs...)
 	// The compute gateway: the same data, its own reading of request paths.
 	var csrv *http.Server
 	var cln net.Listener
@@ -133,7 +144,7 @@ func run(args []string) error {
 			ln.Close()
 			return err
 		}
-		csrv = &http.Server{Handler: h.ComputeGateway(), ReadHeaderTimeout: srv.ReadHeaderTimeout, ReadTimeout: srv.ReadTimeout,
+		csrv = &http.Server{Handler: observe(h.ComputeGateway(), obs...), ReadHeaderTimeout: srv.ReadHeaderTimeout, ReadTimeout: srv.ReadTimeout,
 			IdleTimeout: srv.IdleTimeout, MaxHeaderBytes: srv.MaxHeaderBytes, ErrorLog: srv.ErrorLog, TLSConfig: srv.TLSConfig.Clone()} // each server sets up its own HTTP/2 in its TLS config
 	}
 
@@ -147,10 +158,10 @@ func run(args []string) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	log.Printf("lethe: serving the Cosmos DB REST API on %s://%s/ (key: %s, storage: %s)", scheme, ln.Addr(), keyKind, storage)
+	logger.Info(fmt.Sprintf("lethe: serving the Cosmos DB REST API on %s://%s/ (key: %s, storage: %s)", scheme, ln.Addr(), keyKind, storage))
 	servers, listeners := []*http.Server{srv}, []net.Listener{ln}
 	if csrv != nil {
-		log.Printf("lethe: serving the compute gateway on %s://%s/", scheme, cln.Addr())
+		logger.Info(fmt.Sprintf("lethe: serving the compute gateway on %s://%s/", scheme, cln.Addr()))
 		servers, listeners = append(servers, csrv), append(listeners, cln)
 	}
 	errc := make(chan error, len(servers))
@@ -172,7 +183,7 @@ func run(args []string) error {
 	case <-ctx.Done():
 	}
 	stop() // a second signal ends the process at once
-	log.Printf("lethe: shutting down: finishing the requests under way")
+	logger.Info("lethe: shutting down: finishing the requests under way")
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	for _, s := range servers {
