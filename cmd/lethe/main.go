@@ -1,16 +1,18 @@
 // Command lethe serves the Azure Cosmos DB for NoSQL REST API over lethe
 // stores, as the Cosmos DB emulator does: on https://localhost:8081/ with a
 // self-signed certificate made at start, under the emulator's well-known
-// key, so that the official SDKs connect to it unchanged.
+// key, so that the official SDKs connect to it unchanged. It is a module
+// of its own (its metrics library stays out of lethe's requirements): run
+// it from this directory, or with go -C cmd/lethe from the repository's.
 //
-//	go run ./cmd/lethe                      # in memory, https://localhost:8081/
-//	go run ./cmd/lethe -dir data            # durable: each database a store under data/
-//	go run ./cmd/lethe -http -addr :8080    # plain HTTP
-//	go run ./cmd/lethe -key <base64 key>    # another master key
-//	go run ./cmd/lethe -changefeed=false    # containers without a change feed
-//	go run ./cmd/lethe -cert c.pem -certkey k.pem  # your own certificate
-//	go run ./cmd/lethe -compute-addr ""     # no compute gateway on :8903
-//	go run ./cmd/lethe -faults=false        # no fault injection endpoint
+//	go run .                                    # in memory, https://localhost:8081/
+//	go run . -dir data                          # durable: each database a store under data/
+//	go run . -http -addr :8080                  # plain HTTP
+//	go run . -key <base64 key>                  # another master key
+//	go run . -changefeed=false                  # containers without a change feed
+//	go run . -cert c.pem -certkey k.pem         # your own certificate
+//	go run . -compute-addr ""                   # no compute gateway on :8903
+//	go run . -faults=false                      # no fault injection endpoint
 //
 // Like the emulator, it serves the same data twice: as the routing gateway on
 // -addr and as the compute gateway on -compute-addr (localhost:8903), which

@@ -44,7 +44,7 @@ let binDir;
 before(async () => {
   binDir = await mkdtemp(join(tmpdir(), "lethe-sdktest-js-"));
   bin = join(binDir, "lethe");
-  await promisify(execFile)("go", ["build", "-o", bin, "./cmd/lethe"], { cwd: repoRoot });
+  await promisify(execFile)("go", ["build", "-o", bin, "."], { cwd: join(repoRoot, "cmd/lethe") }); // a module of its own
 });
 
 after(async () => {
