@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -208,6 +209,7 @@ type wal struct {
 	readOnly bool // opened on a disk that takes no writes: never had a segment
 
 	logger *slog.Logger // Options.Logger: told of the log's first failure; nil: none
+	syncs  atomic.Int64 // fsyncs of the segments, for Store.Stats
 }
 
 // openWAL starts a log that appends to a new segment numbered seg.
@@ -486,6 +488,7 @@ func (w *wal) flushLocked(sync bool) error {
 	}
 	if err == nil && sync {
 		err = w.syncFile(w.f)
+		w.syncs.Add(1)
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()

@@ -89,6 +89,7 @@ func run(args []string) error {
 	faults := fs.Bool("faults", true, "apply fault injection rules, set at /_lethe/faults with requests signed with the master key")
 	feedBytes := fs.Int64("changefeed-max-bytes", 0, "how many bytes of changes each container's change feed keeps (0: lethe's default, 256 MiB)")
 	logf := addLogFlags(fs)
+	metricsAddr := fs.String("metrics-addr", "", "an address to serve Prometheus metrics on, at /metrics, plain HTTP without the master key (\"\": none); never the API's")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -136,6 +137,17 @@ func run(args []string) error {
 	obs := []func(*served){}
 	if o := logRequests(logger); o != nil {
 		obs = append(obs, o)
+	}
+	if *metricsAddr != "" {
+		m := newMetrics(h)
+		maddr, stopMetrics, err := m.serve(*metricsAddr, logger)
+		if err != nil {
+			ln.Close()
+			return err
+		}
+		defer stopMetrics()
+		obs = append(obs, m.observe)
+		logger.Info(fmt.Sprintf("lethe: serving metrics on http://%s/metrics", maddr))
 	}
 	srv.Handler = observe(srv.Handler, obs...)
 	// The compute gateway: the same data, its own reading of request paths.
