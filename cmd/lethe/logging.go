@@ -29,7 +29,7 @@ func addLogFlags(fs *flag.FlagSet) logFlags {
 func (f logFlags) logger() (*slog.Logger, error) {
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(*f.level)); err != nil {
-		return nil, fmt.Errorf("-log-level %q: want debug, info, warn or error", *f.level)
+		return nil, fmt.Errorf("-log-level (LETHE_LOG_LEVEL) %q: want debug, info, warn or error", *f.level)
 	}
 	opts := &slog.HandlerOptions{Level: level}
 	switch strings.ToLower(*f.format) {
@@ -38,7 +38,7 @@ func (f logFlags) logger() (*slog.Logger, error) {
 	case "json":
 		return slog.New(slog.NewJSONHandler(logOutput, opts)), nil
 	}
-	return nil, fmt.Errorf("-log-format %q: want text or json", *f.format)
+	return nil, fmt.Errorf("-log-format (LETHE_LOG_FORMAT) %q: want text or json", *f.format)
 }
 
 // logRequests returns the observer that logs each request at debug, or nil

@@ -70,7 +70,7 @@ import (
 
 func main() {
 	log.SetFlags(0)
-	if err := run(os.Args[1:]); err != nil {
+	if err := run(os.Args[1:]); err != nil && !errors.Is(err, flag.ErrHelp) {
 		log.Fatalf("lethe: %v", err)
 	}
 }
@@ -90,6 +90,10 @@ func run(args []string) error {
 	feedBytes := fs.Int64("changefeed-max-bytes", 0, "how many bytes of changes each container's change feed keeps (0: lethe's default, 256 MiB)")
 	logf := addLogFlags(fs)
 	metricsAddr := fs.String("metrics-addr", "", "an address to serve Prometheus metrics on, at /metrics, plain HTTP without the master key (\"\": none); never the API's")
+	fs.Usage = usage(fs, "Usage: lethe [flags]\n       lethe check|export|import|version [flags]  (lethe <tool> -help)")
+	if err := fromEnv(fs, os.LookupEnv); err != nil {
+		return err
+	}
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
