@@ -76,6 +76,9 @@ func main() {
 }
 
 func run(args []string) error {
+	if tool, ok := toolName(args); ok {
+		return tool(args[1:])
+	}
 	fs := flag.NewFlagSet("lethe", flag.ContinueOnError)
 	addr := fs.String("addr", "localhost:8081", "the address to listen on")
 	computeAddr := fs.String("compute-addr", "localhost:8903", "the address of the compute gateway, which reads ids in request paths as the emulator's port 8903 does (\"\": none)")
