@@ -45,6 +45,32 @@
 // cosmosrest package documentation for its shape. -faults=false turns the
 // endpoint and the rules off.
 //
+// Logs (log/slog, on standard error): -log-format text or json;
+// -log-level info logs the start and the stop, warn and error what an
+// operator must know (a torn end of a log cut at start, a disk full or
+// failing, a failed checkpoint, a request failed on the server's side),
+// debug one line per request besides: method, resource, operation,
+// status, substatus, request charge, duration and activity id.
+//
+// Metrics: -metrics-addr serves /metrics in Prometheus's text format, on
+// that listener alone, plain HTTP and without the master key: requests by
+// operation and status and their request units, each container's items,
+// expired items awaiting purge, purge lag, purged items, reaper RU and
+// 429s, each database's log bytes, fsyncs, checkpoints and recovery.
+//
+// Every flag is also an environment variable, LETHE_ and its name in upper
+// case, - as _ (LETHE_LOG_LEVEL); the command line wins. -help lists both.
+//
+// Tools in the same binary, on a data directory the server is not using:
+//
+//	lethe check -dir D     # every checksum; what the start would recover, cut or remove; changes nothing
+//	lethe export -dir D    # JSON lines: databases, containers, live items with _ts and expiry instants
+//	lethe import -dir D    # what export wrote, into a directory without databases
+//	lethe version
+//
+// The Dockerfile at the repository's root builds the static binary into a
+// distroless image, run as a non-root user, with the volume /data.
+//
 // SIGINT or SIGTERM stops the server gracefully: it finishes the requests
 // under way, then closes the stores.
 package main
