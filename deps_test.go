@@ -19,3 +19,20 @@ func TestNoHTTPDependency(t *testing.T) {
 		}
 	}
 }
+
+// TestNoPrometheusDependency keeps Prometheus's client, which cmd/lethe
+// (a module of its own) serves its metrics with, out of lethe and
+// cosmosrest, and out of the root module's requirements altogether.
+func TestNoPrometheusDependency(t *testing.T) {
+	for _, args := range [][]string{{"list", "-deps", ".", "./cosmosrest"}, {"list", "-m", "all"}} {
+		out, err := exec.Command("go", args...).Output()
+		if err != nil {
+			t.Skipf("go %v: %v", args, err)
+		}
+		for _, dep := range strings.Fields(string(out)) {
+			if strings.HasPrefix(dep, "github.com/prometheus/") {
+				t.Fatalf("go %v lists %s", args, dep)
+			}
+		}
+	}
+}

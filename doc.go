@@ -345,7 +345,11 @@
 // Store.Recovery; any other damage fails Open with a *CorruptionError
 // naming the file and offset. One store at a time may have a directory
 // open: another Open, in this process or another, fails with ErrLocked.
-// The file formats are documented in the source (wal.go).
+// The file formats are documented in the source (wal.go). Check verifies a
+// directory as Open would recover it, and changes nothing. Store.Stats
+// counts the log's bytes, fsyncs and snapshots; Options.Logger (log/slog)
+// is told what no call returns: a torn end cut off, a store opened
+// read-only, a log that failed, a background snapshot that failed.
 //
 // # Change feed and expiry events
 //

@@ -201,3 +201,7 @@ func SetCatchUpFew(n int) (was int) {
 // index calls once it has chosen the index, holding the batch lock for
 // reading alone (nil: none).
 func SetBeforeOrderedWalk(fn func()) { beforeOrderedWalk = fn }
+
+// KickCheckpoint asks a durable store's checkpointer for a background
+// snapshot, as the log's growth does.
+func KickCheckpoint(s *Store) { s.checkpointer.kick() }

@@ -2,6 +2,7 @@ package lethe
 
 import (
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/lethedb/lethe/internal/vfs"
@@ -38,6 +39,12 @@ type Options struct {
 	// QueryBudget bounds the work and memory of each page of a query; the
 	// zero value gives the service's limits (see QueryBudget).
 	QueryBudget QueryBudget
+	// Logger receives what an operator of a durable store needs to know
+	// and no call returns: a torn end of the log that recovery cut off
+	// (warn), a store opened read-only because its disk takes no writes,
+	// a log that can no longer be written, a background checkpoint that
+	// failed (error). nil: nothing is logged. lethe logs nothing else.
+	Logger *slog.Logger
 
 	// fs is the file system a durable store lives on: vfs.OS unless a
 	// test sets another (through vfs.SetOptionsFS; see vfs's doc for why

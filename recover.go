@@ -81,6 +81,9 @@ type RecoveryInfo struct {
 	TornFile  string        // the log segment whose torn end was cut off, "" if none
 	TornBytes int64         // the bytes cut off it
 	Duration  time.Duration // how long recovery took
+	// Unfinished lists the files of snapshots that were being written
+	// when the store stopped (.tmp), which recovery removed.
+	Unfinished []string
 }
 
 // Recovery returns what the store's Open recovered; the zero value for an
@@ -102,12 +105,12 @@ func (s *Store) openDir() error {
 		return fmt.Errorf("lethe: Open: %w", err)
 	}
 	start := time.Now()
-	r, next, snapSize, err := s.recover(dir)
+	r, next, snapSize, err := s.recover(dir, false)
 	if err == nil {
 		s.recovery.Duration = time.Since(start)
 		s.checkpointer = newCheckpointer(s, snapSize)
 		if r.readOnly == nil {
-			s.wal, err = openWAL(fsys, dir, next, s.opts.Sync, s.checkpointer.grew)
+			s.wal, err = openWAL(fsys, dir, next, s.opts.Sync, s.checkpointer.grew, s.opts.Logger)
 			if err != nil && cannotWrite(err) {
 				r.readOnly, err = err, nil
 			}
@@ -133,13 +136,32 @@ func (s *Store) openDir() error {
 		return fmt.Errorf("lethe: Open: %w", err)
 	}
 	s.dirLock = lock
+	s.logRecovery(r.readOnly)
 	go s.checkpointer.run()
 	return nil
 }
 
+// logRecovery tells Options.Logger what Open repaired or could not do.
+func (s *Store) logRecovery(readOnly error) {
+	l, ri := s.opts.Logger, s.recovery
+	if l == nil {
+		return
+	}
+	if ri.TornFile != "" {
+		l.Warn("lethe: recovery cut a torn end off the log: the write under way when the store stopped, never acknowledged",
+			"dir", s.opts.Dir, "file", ri.TornFile, "bytes", ri.TornBytes)
+	}
+	if readOnly != nil {
+		l.Error("lethe: the store opened read-only: reads work, writes are refused",
+			"dir", s.opts.Dir, "err", &readOnlyError{dir: s.opts.Dir, err: readOnly})
+	}
+}
+
 // recover loads the directory's snapshot and replays its log (see above).
 // It returns the number of the segment to start, and the snapshot's size.
-func (s *Store) recover(dir string) (r *replayer, next uint64, snapSize int64, err error) {
+// With dry (Check), it changes nothing: what it would remove or repair is
+// only reported in s.recovery.
+func (s *Store) recover(dir string, dry bool) (r *replayer, next uint64, snapSize int64, err error) {
 	r = &replayer{s: s, now: s.clock.now()}
 	// The files are mapped (mapFile): a page that cannot be read (a disk
 	// error, or a file cut short by a process that ignored the lock) would
@@ -162,6 +184,10 @@ func (s *Store) recover(dir string) (r *replayer, next uint64, snapSize int64, e
 	for _, name := range names {
 		switch {
 		case strings.HasSuffix(name, ".tmp"):
+			s.recovery.Unfinished = append(s.recovery.Unfinished, name)
+			if dry {
+				continue
+			}
 			if err := fsys.Remove(filepath.Join(dir, name)); err != nil {
 				return nil, 0, 0, err
 			}
@@ -208,7 +234,7 @@ func (s *Store) recover(dir string) (r *replayer, next uint64, snapSize int64, e
 	if err := r.finish(dir); err != nil {
 		return nil, 0, 0, err
 	}
-	if r.repair != nil {
+	if r.repair != nil && !dry {
 		if err := r.repair(); err != nil {
 			if !cannotWrite(err) {
 				return nil, 0, 0, err

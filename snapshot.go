@@ -98,7 +98,10 @@ func (cp *checkpointer) run() {
 			return
 		case <-cp.pending:
 			// A failure leaves the log as it was; the next one tries again.
-			_ = cp.take(context.Background(), checkpointPace)
+			if err := cp.take(context.Background(), checkpointPace); err != nil && !errors.Is(err, ErrClosed) && !errors.Is(err, errCheckpointStopped) && cp.s.opts.Logger != nil {
+				cp.s.opts.Logger.Error("lethe: a checkpoint failed: the log grows until one succeeds",
+					"dir", cp.s.opts.Dir, "err", err)
+			}
 		}
 	}
 }

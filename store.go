@@ -320,3 +320,30 @@ func (s *Store) usable() error {
 func notOpened() error {
 	return &Error{StatusCode: statusBadRequest, Message: "use a Store made by Open, and the containers and pagers it gives"}
 }
+
+// StoreStats describe a durable store's files since it opened; the zero
+// value for a store in memory.
+type StoreStats struct {
+	LogBytes    int64 // bytes written to the write-ahead log
+	LogSyncs    int64 // fsyncs of the log (each shared by the writes it made durable)
+	Checkpoints int64 // snapshots written
+	// LogFailed says that the log failed (its disk full or failing): the
+	// store refuses writes until it is reopened. It is true for a store
+	// opened read-only too.
+	LogFailed bool
+}
+
+// Stats returns the store's statistics, as of one instant; the figures
+// of its containers are Container.Stats. What recovery did is Recovery.
+func (s *Store) Stats() StoreStats {
+	w := s.wal
+	if w == nil {
+		return StoreStats{}
+	}
+	w.mu.Lock()
+	st := StoreStats{LogBytes: int64(w.written), LogFailed: w.err != nil && w.err != ErrClosed}
+	w.mu.Unlock()
+	st.LogSyncs = w.syncs.Load()
+	st.Checkpoints = s.checkpointer.taken.Load()
+	return st
+}

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -205,11 +207,14 @@ type wal struct {
 	stop     chan struct{}
 	exited   chan struct{}
 	readOnly bool // opened on a disk that takes no writes: never had a segment
+
+	logger *slog.Logger // Options.Logger: told of the log's first failure; nil: none
+	syncs  atomic.Int64 // fsyncs of the segments, for Store.Stats
 }
 
 // openWAL starts a log that appends to a new segment numbered seg.
-func openWAL(fsys vfs.FS, dir string, seg uint64, policy SyncPolicy, grow func(int64)) (*wal, error) {
-	w := &wal{fs: fsys, dir: dir, policy: policy, syncFile: vfs.File.Sync, grow: grow, seg: seg, stop: make(chan struct{}), exited: make(chan struct{})}
+func openWAL(fsys vfs.FS, dir string, seg uint64, policy SyncPolicy, grow func(int64), logger *slog.Logger) (*wal, error) {
+	w := &wal{fs: fsys, dir: dir, policy: policy, syncFile: vfs.File.Sync, grow: grow, seg: seg, stop: make(chan struct{}), exited: make(chan struct{}), logger: logger}
 	w.work.L, w.progress.L = &w.mu, &w.mu
 	f, err := createLogFile(fsys, dir, segmentName(seg), walMagic, w.syncFile)
 	if err != nil {
@@ -483,12 +488,13 @@ func (w *wal) flushLocked(sync bool) error {
 	}
 	if err == nil && sync {
 		err = w.syncFile(w.f)
+		w.syncs.Add(1)
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if err != nil {
 		if w.err == nil || w.err == ErrClosed {
-			w.err = &logError{err}
+			w.failLocked(err)
 		}
 	} else {
 		w.written = max(w.written, end)
@@ -527,7 +533,7 @@ func (w *wal) rotate() (uint64, error) {
 	if err != nil {
 		w.mu.Lock()
 		if w.err == nil {
-			w.err = &logError{err}
+			w.failLocked(err)
 		}
 		w.progress.Broadcast()
 		w.mu.Unlock()
@@ -569,6 +575,16 @@ func (w *wal) close() error {
 // logError is the failure of the log to write or sync: the store refuses
 // writes from then on.
 type logError struct{ err error }
+
+// failLocked makes err the log's failure, for good, and logs it: from now
+// on the store refuses writes. The caller holds w.mu.
+func (w *wal) failLocked(err error) {
+	w.err = &logError{err}
+	if w.logger != nil {
+		w.logger.Error("lethe: the write-ahead log cannot be written: the store refuses writes until it is reopened",
+			"dir", w.dir, "err", err)
+	}
+}
 
 func (e *logError) Error() string {
 	return "the write-ahead log failed, so the store refuses writes until it is reopened: " + e.err.Error()

@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -90,7 +89,7 @@ func (h *Handler) openDir() error {
 			// One database that cannot be opened does not stop the others:
 			// it is served as unavailable, its directory left as it is.
 			h.unavailable[name] = err
-			slog.Error("cosmosrest: a database cannot be opened: its requests get 503", "dir", full, "err", err)
+			h.cfg.Logger.Error("cosmosrest: a database cannot be opened: its requests get 503", "dir", full, "err", err)
 		}
 	}
 	return nil
@@ -106,10 +105,13 @@ func (h *Handler) openDatabase(full string, b []byte, readErr error) error {
 	if err := json.Unmarshal(b, &m); err != nil || m.ID == "" || dbDirName(m.ID) != filepath.Base(full) {
 		return fmt.Errorf("%s is damaged", filepath.Join(full, metaFile))
 	}
-	st, err := lethe.Open(h.storeOptions(filepath.Join(full, "store"), m.Throughput, m.AutoscaleMaxThroughput))
+	st, err := lethe.Open(h.storeOptions(m.ID, filepath.Join(full, "store"), m.Throughput, m.AutoscaleMaxThroughput))
 	if err != nil {
 		return fmt.Errorf("database %q: %w", m.ID, err)
 	}
+	ri := st.Recovery()
+	h.cfg.Logger.Debug("cosmosrest: database recovered", "database", m.ID, "dir", full, "snapshot", ri.Snapshot,
+		"segments", ri.Segments, "items", ri.Items, "expired", ri.Expired, "duration", ri.Duration)
 	users, err := loadUsers(full)
 	if err != nil {
 		_ = st.Close()
@@ -143,11 +145,12 @@ func (h *Handler) closeAll() {
 	}
 }
 
-// storeOptions are the options of a database's store: in dir ("" in
-// memory), with the database's shared throughput.
-func (h *Handler) storeOptions(dir string, throughput, autoscaleMax int32) *lethe.Options {
+// storeOptions are the options of database id's store: in dir ("" in
+// memory), with the database's shared throughput, logging with the
+// database's id.
+func (h *Handler) storeOptions(id, dir string, throughput, autoscaleMax int32) *lethe.Options {
 	return &lethe.Options{Dir: dir, Sync: h.cfg.Sync, Clock: h.cfg.Clock, Reaper: h.cfg.Reaper,
-		Throughput: throughput, AutoscaleMaxThroughput: autoscaleMax}
+		Throughput: throughput, AutoscaleMaxThroughput: autoscaleMax, Logger: h.cfg.Logger.With("database", id)}
 }
 
 // validateDatabaseID checks a database id by the rule lethe checks
@@ -242,17 +245,18 @@ func (q *request) createDatabase() {
 	db := &database{id: id, rid: databaseRID(id), ts: h.now().Unix(), collTS: map[string]int64{}, users: map[string]*user{}}
 	db.offerTS = db.ts
 	if h.cfg.Dir == "" {
-		db.store, err = lethe.Open(h.storeOptions("", throughput, autoscaleMax))
+		db.store, err = lethe.Open(h.storeOptions(id, "", throughput, autoscaleMax))
 	} else {
 		db.path, err = h.createDatabaseDir(db, throughput, autoscaleMax)
 		if err == nil {
-			db.store, err = lethe.Open(h.storeOptions(filepath.Join(db.path, "store"), throughput, autoscaleMax))
+			db.store, err = lethe.Open(h.storeOptions(id, filepath.Join(db.path, "store"), throughput, autoscaleMax))
 			if err != nil {
 				_ = removeDatabaseDir(h.cfg.Dir, db.path)
 			}
 		}
 	}
 	if err != nil {
+		h.logFailure(q.r, http.StatusInternalServerError, err)
 		writeError(q.w, http.StatusInternalServerError, "creating the database: "+err.Error(), 0, 0)
 		return
 	}
@@ -396,6 +400,7 @@ func (q *request) deleteDatabase() {
 		err = removeDatabaseDir(h.cfg.Dir, db.path)
 	}
 	if err != nil {
+		h.logFailure(q.r, http.StatusInternalServerError, err)
 		writeError(q.w, http.StatusInternalServerError, "deleting the database: "+err.Error(), 0, 0)
 		return
 	}

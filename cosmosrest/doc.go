@@ -16,6 +16,10 @@
 //
 // Each database is a lethe.Store of its own (in memory, or with Config.Dir
 // a durable store in a subdirectory); each container a lethe.Container.
+// Config.Logger (log/slog) is given each database's recovery, its store's
+// failures and every request that failed on the server's side; CheckDir
+// verifies a Config.Dir without changing it.
+//
 // The front serves:
 //
 //   - the account, GET /: one region whose endpoint is the address the

@@ -8,9 +8,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"math"
 	"net/http"
 	"os"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -85,6 +87,13 @@ type Config struct {
 	// request after it is authenticated, and the handler serves their
 	// control endpoint, /_lethe/faults (see Faults).
 	Faults *Faults
+	// Logger receives what an operator needs and no response says: each
+	// durable database's recovery (debug; a torn end of its log cut off,
+	// warn), a store that failed (its disk full or failing: error, from
+	// lethe.Options.Logger, which the stores are given), and every request
+	// that failed on the server's side, 500 or a store's 503 (error). nil
+	// means slog.Default().
+	Logger *slog.Logger
 }
 
 // Handler serves the Azure Cosmos DB for NoSQL REST API over lethe stores,
@@ -126,6 +135,9 @@ func New(cfg Config) (*Handler, error) {
 	}
 	if f := cfg.ChangeFeed; f != nil && (f.MaxChanges < 0 || f.MaxBytes < 0) {
 		return nil, fmt.Errorf("cosmosrest: the change feed retention must not be negative (MaxChanges %d, MaxBytes %d); 0 means lethe's default", f.MaxChanges, f.MaxBytes)
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
 	}
 	h := &Handler{key: key, cfg: cfg, start: time.Now(), dbs: make(map[string]*database), unavailable: map[string]error{}, bodyTimeout: bodyReadTimeout}
 	if cfg.Dir != "" {
@@ -202,6 +214,7 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, g gateway) {
 			if v == http.ErrAbortHandler {
 				panic(v)
 			}
+			h.logFailure(r, http.StatusInternalServerError, fmt.Sprintf("panic: %v\n%s", v, debug.Stack()))
 			writeError(w, http.StatusInternalServerError, fmt.Sprintf("internal error: %v", v), 0, 0)
 		}
 	}()
@@ -587,8 +600,13 @@ func writeErrorBody(w http.ResponseWriter, status int, e errorBody, substatus in
 }
 
 // fail answers a failed lethe call. notFoundSub is the substatus of a 404.
+// A failure on the server's side (500, or a store's 503: its disk) is
+// logged at error, with the request and the cause.
 func (q *request) fail(err error, charge float64, notFoundSub int) {
 	e := q.errorStatus(err, notFoundSub)
+	if e.status == http.StatusInternalServerError || (e.status == http.StatusServiceUnavailable && errors.Is(err, lethe.ErrUnavailable)) {
+		q.h.logFailure(q.r, e.status, err)
+	}
 	if e.retryAfterMS > 0 {
 		q.w.Header().Set("x-ms-retry-after-ms", strconv.FormatInt(e.retryAfterMS, 10))
 	}
@@ -632,6 +650,12 @@ func (q *request) errorStatus(err error, notFoundSub int) opError {
 }
 
 var errNotFound = errors.New("not found")
+
+// logFailure logs, at error, a request that failed on the server's side.
+func (h *Handler) logFailure(r *http.Request, status int, err any) {
+	h.cfg.Logger.Error("cosmosrest: a request failed on the server's side",
+		"method", r.Method, "path", r.URL.Path, "status", status, "err", err)
+}
 
 func (h *Handler) isClosed() bool {
 	h.mu.RLock()

@@ -19,6 +19,18 @@ func (h *Handler) Store(id string) (*lethe.Store, bool) {
 	return db.store, true
 }
 
+// DatabaseIDs returns the ids of the databases the handler serves, in
+// order: with Store, what a tool that reports on them (cmd/lethe's
+// metrics, its export) walks.
+func (h *Handler) DatabaseIDs() []string {
+	dbs := h.databases()
+	ids := make([]string, len(dbs))
+	for i, db := range dbs {
+		ids[i] = db.id
+	}
+	return ids
+}
+
 // Purge deletes every expired item of every container of every database
 // now, as the stores' reapers do in the background (lethe's
 // Container.Purge), and returns how many it deleted. Under a manual clock

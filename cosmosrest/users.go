@@ -146,6 +146,7 @@ func (q *request) changeUsers(db *database, change func(users map[string]*user) 
 	}
 	if err := db.saveUsersLocked(); err != nil {
 		db.users = before
+		q.h.logFailure(q.r, http.StatusInternalServerError, err)
 		writeError(q.w, http.StatusInternalServerError, "saving the users: "+err.Error(), 0, 0)
 		return false
 	}

@@ -1,17 +1,19 @@
 // Command lethe serves the Azure Cosmos DB for NoSQL REST API over lethe
 // stores, as the Cosmos DB emulator does: on https://localhost:8081/ with a
 // self-signed certificate made at start, under the emulator's well-known
-// key, so that the official SDKs connect to it unchanged.
+// key, so that the official SDKs connect to it unchanged. It is a module
+// of its own (its metrics library stays out of lethe's requirements): run
+// it from this directory, or with go -C cmd/lethe from the repository's.
 //
-//	go run ./cmd/lethe                      # in memory, https://localhost:8081/
-//	go run ./cmd/lethe -dir data            # durable: each database a store under data/
-//	go run ./cmd/lethe -http -addr :8080    # plain HTTP
-//	go run ./cmd/lethe -key <base64 key>    # another master key
-//	go run ./cmd/lethe -changefeed=false    # containers without a change feed
-//	go run ./cmd/lethe -cert c.pem -certkey k.pem  # your own certificate
-//	go run ./cmd/lethe -compute-addr ""     # no compute gateway on :8903
-//	go run ./cmd/lethe -faults=false        # no fault injection endpoint
-//	go run ./cmd/lethe -max-conns 512       # at most 512 connections at once
+//	go run .                                    # in memory, https://localhost:8081/
+//	go run . -dir data                          # durable: each database a store under data/
+//	go run . -http -addr :8080                  # plain HTTP
+//	go run . -key <base64 key>                  # another master key
+//	go run . -changefeed=false                  # containers without a change feed
+//	go run . -cert c.pem -certkey k.pem         # your own certificate
+//	go run . -compute-addr ""                   # no compute gateway on :8903
+//	go run . -faults=false                      # no fault injection endpoint
+//	go run . -max-conns 512                     # at most 512 connections at once
 //
 // Like the emulator, it serves the same data twice: as the routing gateway on
 // -addr and as the compute gateway on -compute-addr (localhost:8903), which
@@ -50,6 +52,32 @@
 // costs the server about 40 KB; one stalled in the middle of its header or
 // of a frame at most what these limits allow.
 //
+// Logs (log/slog, on standard error): -log-format text or json;
+// -log-level info logs the start and the stop, warn and error what an
+// operator must know (a torn end of a log cut at start, a disk full or
+// failing, a failed checkpoint, a request failed on the server's side),
+// debug one line per request besides: method, resource, operation,
+// status, substatus, request charge, duration and activity id.
+//
+// Metrics: -metrics-addr serves /metrics in Prometheus's text format, on
+// that listener alone, plain HTTP and without the master key: requests by
+// operation and status and their request units, each container's items,
+// expired items awaiting purge, purge lag, purged items, reaper RU and
+// 429s, each database's log bytes, fsyncs, checkpoints and recovery.
+//
+// Every flag is also an environment variable, LETHE_ and its name in upper
+// case, - as _ (LETHE_LOG_LEVEL); the command line wins. -help lists both.
+//
+// Tools in the same binary, on a data directory the server is not using:
+//
+//	lethe check -dir D     # every checksum; what the start would recover, cut or remove; changes nothing
+//	lethe export -dir D    # JSON lines: databases, containers, live items with _ts and expiry instants
+//	lethe import -dir D    # what export wrote, into a directory without databases
+//	lethe version
+//
+// The Dockerfile at the repository's root builds the static binary into a
+// distroless image, run as a non-root user, with the volume /data.
+//
 // SIGINT or SIGTERM stops the server gracefully: it finishes the requests
 // under way, then closes the stores.
 package main
@@ -61,6 +89,7 @@ import (
 	"flag"
 	"fmt"
 	"log"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -75,12 +104,15 @@ import (
 
 func main() {
 	log.SetFlags(0)
-	if err := run(os.Args[1:]); err != nil {
+	if err := run(os.Args[1:]); err != nil && !errors.Is(err, flag.ErrHelp) {
 		log.Fatalf("lethe: %v", err)
 	}
 }
 
 func run(args []string) error {
+	if tool, ok := toolName(args); ok {
+		return tool(args[1:])
+	}
 	fs := flag.NewFlagSet("lethe", flag.ContinueOnError)
 	addr := fs.String("addr", "localhost:8081", "the address to listen on")
 	computeAddr := fs.String("compute-addr", "localhost:8903", "the address of the compute gateway, which reads ids in request paths as the emulator's port 8903 does (\"\": none)")
@@ -94,10 +126,20 @@ func run(args []string) error {
 	faults := fs.Bool("faults", true, "apply fault injection rules, set at /_lethe/faults with requests signed with the master key")
 	feedBytes := fs.Int64("changefeed-max-bytes", 0, "how many bytes of changes each container's change feed keeps (0: lethe's default, 256 MiB)")
 	lim := limitFlags(fs)
+	logf := addLogFlags(fs)
+	metricsAddr := fs.String("metrics-addr", "", "an address to serve Prometheus metrics on, at /metrics, plain HTTP without the master key (\"\": none); never the API's")
+	fs.Usage = usage(fs, "Usage: lethe [flags]\n       lethe check|export|import|version [flags]  (lethe <tool> -help)")
+	if err := fromEnv(fs, os.LookupEnv); err != nil {
+		return err
+	}
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if err := lim.check(); err != nil {
+		return err
+	}
+	logger, err := logf.logger()
+	if err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
@@ -106,7 +148,7 @@ func run(args []string) error {
 
 	h, err := cosmosrest.New(cosmosrest.Config{Key: *key, Dir: *dir,
 		ChangeFeed:   &lethe.ChangeFeedPolicy{MaxChanges: *feedChanges, MaxBytes: *feedBytes},
-		NoChangeFeed: !*feed, Faults: faultRules(*faults)})
+		NoChangeFeed: !*feed, Faults: faultRules(*faults), Logger: logger})
 	if err != nil {
 		return err
 	}
@@ -115,7 +157,7 @@ func run(args []string) error {
 	srv := &http.Server{
 		Handler:     explorer.Mount(h, *key), // the data explorer at /_explorer/
 		IdleTimeout: 2 * time.Minute,
-		ErrorLog:    log.New(os.Stderr, "lethe: http: ", 0),
+		ErrorLog:    slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
 	lim.apply(srv)
 	scheme := "http"
@@ -135,6 +177,22 @@ func run(args []string) error {
 	if err != nil {
 		return err
 	}
+	obs := []func(*served){}
+	if o := logRequests(logger); o != nil {
+		obs = append(obs, o)
+	}
+	if *metricsAddr != "" {
+		m := newMetrics(h)
+		maddr, stopMetrics, err := m.serve(*metricsAddr, logger)
+		if err != nil {
+			ln.Close()
+			return err
+		}
+		defer stopMetrics()
+		obs = append(obs, m.observe)
+		logger.Info(fmt.Sprintf("lethe: serving metrics on http://%s/metrics", maddr))
+	}
+	srv.Handler = observe(srv.Handler, obs...)
 	// The compute gateway: the same data, its own reading of request paths.
 	var csrv *http.Server
 	var cln net.Listener
@@ -143,7 +201,7 @@ func run(args []string) error {
 			ln.Close()
 			return err
 		}
-		csrv = &http.Server{Handler: h.ComputeGateway(), IdleTimeout: srv.IdleTimeout, ErrorLog: srv.ErrorLog,
+		csrv = &http.Server{Handler: observe(h.ComputeGateway(), obs...), IdleTimeout: srv.IdleTimeout, ErrorLog: srv.ErrorLog,
 			TLSConfig: srv.TLSConfig.Clone()} // each server sets up its own HTTP/2 in its TLS config
 		lim.apply(csrv)
 	}
@@ -158,10 +216,10 @@ func run(args []string) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	log.Printf("lethe: serving the Cosmos DB REST API on %s://%s/ (key: %s, storage: %s)", scheme, ln.Addr(), keyKind, storage)
+	logger.Info(fmt.Sprintf("lethe: serving the Cosmos DB REST API on %s://%s/ (key: %s, storage: %s)", scheme, ln.Addr(), keyKind, storage))
 	servers, listeners := []*http.Server{srv}, []net.Listener{ln}
 	if csrv != nil {
-		log.Printf("lethe: serving the compute gateway on %s://%s/", scheme, cln.Addr())
+		logger.Info(fmt.Sprintf("lethe: serving the compute gateway on %s://%s/", scheme, cln.Addr()))
 		servers, listeners = append(servers, csrv), append(listeners, cln)
 	}
 	slots := newConnSlots(lim.maxConns) // one count over both gateways
@@ -187,7 +245,7 @@ func run(args []string) error {
 	case <-ctx.Done():
 	}
 	stop() // a second signal ends the process at once
-	log.Printf("lethe: shutting down: finishing the requests under way")
+	logger.Info("lethe: shutting down: finishing the requests under way")
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	for _, s := range servers {

@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"crypto/tls"
 	"io"
-	"log"
 	"net/http"
 	"regexp"
 	"strings"
@@ -40,8 +39,8 @@ func (s *syncBuffer) String() string {
 func start(t *testing.T, args ...string) (string, *syncBuffer, chan error) {
 	t.Helper()
 	var logs syncBuffer
-	log.SetOutput(&logs)
-	t.Cleanup(func() { log.SetOutput(io.Discard) })
+	logOutput = &logs
+	t.Cleanup(func() { logOutput = io.Discard })
 	done := make(chan error, 1)
 	go func() { done <- run(append([]string{"-addr", "127.0.0.1:0", "-compute-addr", "127.0.0.1:0"}, args...)) }()
 	re := regexp.MustCompile(`on (https?://[^ ]+/) \(key: ([^)]*), storage: ([^)]*)\)`)

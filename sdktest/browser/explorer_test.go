@@ -55,10 +55,10 @@ func chromium(t *testing.T) string {
 func startLethe(t *testing.T, args ...string) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "lethe")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/lethe")
-	build.Dir = filepath.Join("..", "..")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	build.Dir = filepath.Join("..", "..", "cmd", "lethe") // a module of its own
 	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./cmd/lethe: %v\n%s", err, out)
+		t.Fatalf("go build cmd/lethe: %v\n%s", err, out)
 	}
 	cmd := exec.Command(bin, append([]string{"-addr", "127.0.0.1:0", "-compute-addr", ""}, args...)...)
 	stderr, err := cmd.StderrPipe()

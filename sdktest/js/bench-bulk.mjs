@@ -22,7 +22,7 @@ const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
 
 const dir = await mkdtemp(join(tmpdir(), "lethe-bench-bulk-"));
 const bin = join(dir, "lethe");
-await promisify(execFile)("go", ["build", "-o", bin, "./cmd/lethe"], { cwd: repoRoot });
+await promisify(execFile)("go", ["build", "-o", bin, "."], { cwd: join(repoRoot, "cmd/lethe") }); // a module of its own
 const proc = spawn(bin, ["-addr", "127.0.0.1:0", "-compute-addr", ""], { stdio: ["ignore", "ignore", "pipe"] });
 let stderr = "";
 proc.stderr.setEncoding("utf8");

@@ -44,7 +44,7 @@ let binDir;
 before(async () => {
   binDir = await mkdtemp(join(tmpdir(), "lethe-sdktest-js-"));
   bin = join(binDir, "lethe");
-  await promisify(execFile)("go", ["build", "-o", bin, "./cmd/lethe"], { cwd: repoRoot });
+  await promisify(execFile)("go", ["build", "-o", bin, "."], { cwd: join(repoRoot, "cmd/lethe") }); // a module of its own
 });
 
 after(async () => {
@@ -66,7 +66,9 @@ async function startLethe(...args) {
       reject(new Error(`lethe printed no start line in 30 s: ${stderr}`));
     }, 30_000);
     const look = () => {
-      const m = /^lethe: serving the Cosmos DB REST API on (\S+) \(key: (\S+), storage: ([^)]+)\)$/m.exec(stderr);
+      // The start line, in the command's log (log/slog's text format):
+      // level=INFO msg="lethe: serving the Cosmos DB REST API on URL (key: K, storage: S)"
+      const m = /level=INFO msg="lethe: serving the Cosmos DB REST API on (\S+) \(key: (\S+), storage: ([^)]+)\)"$/m.exec(stderr);
       if (m) {
         clearTimeout(timer);
         resolve({ url: m[1], key: m[2], storage: m[3] });

@@ -3,7 +3,7 @@
 // set, against that account, with COSMOS_KEY (on localhost, the emulator's
 // key by default, and the certificate is not checked):
 //
-//	go run github.com/lethedb/lethe/cmd/lethe &          # lethe, as the emulator
+//	go -C ../../../cmd/lethe run . &                    # lethe, as the emulator
 //	go run ./cmd/sessiondemo
 //
 //	COSMOS_ENDPOINT=https://myaccount.documents.azure.com:443/ \

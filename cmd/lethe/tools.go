@@ -1,0 +1,142 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"strings"
+
+	"github.com/lethedb/lethe/cosmosrest"
+)
+
+// The tools of the same binary: lethe <tool> [flags].
+var tools = map[string]func(args []string) error{
+	"check":   checkTool,
+	"export":  exportTool,
+	"import":  importTool,
+	"version": versionTool,
+}
+
+// toolOutput is where the tools print (standard output; tests replace it),
+// toolInput where import reads by default.
+var (
+	toolOutput io.Writer = os.Stdout
+	toolInput  io.Reader = os.Stdin
+)
+
+// version is the command's version, set at build time with
+// -ldflags "-X main.version=v1.2.3"; else the module's, as Go recorded it.
+var version = ""
+
+// toolFlags returns the flag set of a tool, with -dir, and its usage.
+func toolFlags(name, synopsis string) (*flag.FlagSet, *string) {
+	fs := flag.NewFlagSet("lethe "+name, flag.ContinueOnError)
+	dir := fs.String("dir", "", "the data directory (as the server's -dir)")
+	fs.Usage = usage(fs, synopsis)
+	return fs, dir
+}
+
+// parseTool reads a tool's flags, from the environment then the command
+// line; it requires -dir.
+func parseTool(fs *flag.FlagSet, dir *string, args []string) error {
+	if err := fromEnv(fs, os.LookupEnv); err != nil {
+		return err
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("%s: unexpected arguments: %v", fs.Name(), fs.Args())
+	}
+	if *dir == "" {
+		return fmt.Errorf("%s: -dir is required", fs.Name())
+	}
+	return nil
+}
+
+func versionTool(args []string) error {
+	fs := flag.NewFlagSet("lethe version", flag.ContinueOnError)
+	fs.Usage = usage(fs, "Usage: lethe version\nPrints the command's version, and the Go release and platform it was built with.")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	v, rev := version, ""
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		if v == "" {
+			v = bi.Main.Version
+		}
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" {
+				rev = " " + s.Value
+			}
+		}
+	}
+	if v == "" {
+		v = "(devel)"
+	}
+	_, err := fmt.Fprintf(toolOutput, "lethe %s%s %s %s/%s\n", v, rev, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	return err
+}
+
+// checkTool verifies a data directory without changing it.
+func checkTool(args []string) error {
+	fs, dir := toolFlags("check", "Usage: lethe check -dir D\n"+
+		"Verifies every checksum of every database in D and prints what the server's start would recover and repair; changes nothing.\n"+
+		"Exits 1 if a database is damaged. The server must be stopped.")
+	if err := parseTool(fs, dir, args); err != nil {
+		return err
+	}
+	dbs, leftovers, err := cosmosrest.CheckDir(*dir)
+	if err != nil {
+		return err
+	}
+	w := toolOutput
+	damaged := 0
+	for _, d := range dbs {
+		name := fmt.Sprintf("%q", d.ID)
+		if d.ID == "" {
+			name = "(unknown)"
+		}
+		if d.Err != nil {
+			damaged++
+			fmt.Fprintf(w, "database %s (%s): DAMAGED: %v\n", name, d.Dir, d.Err)
+			fmt.Fprintf(w, "  the server would serve it as unavailable (or not start); its files are left as they are\n")
+			continue
+		}
+		ri := d.Recovery
+		snap := ri.Snapshot
+		if snap == "" {
+			snap = "none"
+		}
+		fmt.Fprintf(w, "database %s (%s): ok: snapshot %s, %d log segments, %d log frames, checksums good\n", name, d.Dir, snap, ri.Segments, ri.Frames)
+		fmt.Fprintf(w, "  would recover %d live items; would drop %d items expired by now\n", ri.Items, ri.Expired)
+		if ri.TornFile != "" || ri.TornBytes > 0 {
+			fmt.Fprintf(w, "  would cut %d bytes off the end of %s: a write torn when the server stopped, never acknowledged\n", ri.TornBytes, ri.TornFile)
+		}
+		for _, f := range ri.Unfinished {
+			fmt.Fprintf(w, "  would remove %s: a snapshot that was being written\n", f)
+		}
+	}
+	for _, l := range leftovers {
+		fmt.Fprintf(w, "would remove %s: what an interrupted create or delete of a database left\n", l)
+	}
+	if len(dbs) == 0 {
+		fmt.Fprintf(w, "no databases in %s\n", *dir)
+	}
+	if damaged > 0 {
+		return fmt.Errorf("check: %d of %d databases damaged", damaged, len(dbs))
+	}
+	return nil
+}
+
+// toolName returns the tool args name, if args start with one.
+func toolName(args []string) (func([]string) error, bool) {
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
+		return nil, false
+	}
+	t, ok := tools[args[0]]
+	return t, ok
+}

@@ -1,0 +1,289 @@
+//go:build unix
+
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lethedb/lethe"
+	"github.com/lethedb/lethe/cosmosrest"
+)
+
+// runTool runs lethe with args and returns what it printed.
+func runTool(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	var out bytes.Buffer
+	toolOutput = &out
+	t.Cleanup(func() { toolOutput = os.Stdout })
+	err := run(args)
+	return out.String(), err
+}
+
+// fill makes, in dir, through a handler on clock, the database db (400
+// RU/s shared) with the container c (default TTL 100 s, partitioned by
+// /pk, 500 RU/s of its own) holding four items, and the container h
+// (hierarchical key, no TTL) holding one.
+func fill(t *testing.T, dir string, clock *lethe.ManualClock) {
+	t.Helper()
+	h, err := cosmosrest.New(cosmosrest.Config{Dir: dir, Clock: clock, Reaper: lethe.ReaperOptions{Disabled: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := createDatabase(h, exportRecord{ID: "db", Throughput: 400}); err != nil {
+		t.Fatal(err)
+	}
+	st, _ := h.Store("db")
+	ctx := context.Background()
+	c, err := st.CreateContainer(ctx, lethe.ContainerProperties{ID: "c", DefaultTimeToLive: 100, Throughput: 500,
+		PartitionKeyDefinition: lethe.PartitionKeyDefinition{Paths: []string{"/pk"}}, ChangeFeedPolicy: &lethe.ChangeFeedPolicy{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hc, err := st.CreateContainer(ctx, lethe.ContainerProperties{ID: "h",
+		PartitionKeyDefinition: lethe.PartitionKeyDefinition{Paths: []string{"/t", "/u/v"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	put := func(c *lethe.Container, pk lethe.PartitionKey, doc string) {
+		if _, err := c.CreateItem(ctx, pk, []byte(doc), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put(c, lethe.NewPartitionKeyString("p"), `{"id":"gone","pk":"p","ttl":1}`) // expired before the export
+	put(c, lethe.NewPartitionKeyString("p"), `{"id":"inherits","pk":"p","n":1}`)
+	clock.Advance(1500 * time.Millisecond)
+	put(c, lethe.NewPartitionKeyNumber(7), `{"id":"own","pk":7,"ttl":1000}`)
+	clock.Advance(333 * time.Microsecond)
+	put(c, lethe.NewPartitionKey().AppendNone(), `{"id":"never","ttl":-1}`)
+	put(hc, lethe.NewPartitionKeyString("a").AppendBool(true), `{"id":"deep","t":"a","u":{"v":true}}`)
+	if err := h.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// snapshot describes what a data directory serves: each container's
+// properties, each item's JSON and expiry instant.
+func snapshot(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	h, err := cosmosrest.New(cosmosrest.Config{Dir: dir, Reaper: lethe.ReaperOptions{Disabled: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	ctx := context.Background()
+	out := map[string]string{}
+	for _, id := range h.DatabaseIDs() {
+		st, _ := h.Store(id)
+		thr, auto := st.Throughput()
+		out[id] = fmt.Sprint(thr, auto)
+		for _, cid := range st.ContainerIDs() {
+			c, _ := st.Container(cid)
+			p, _ := c.Read(ctx)
+			b, _ := json.Marshal(p)
+			out[id+"/"+cid] = string(b)
+			for doc, err := range c.QueryItems(ctx, "SELECT * FROM c", lethe.NewPartitionKey(), nil) {
+				if err != nil {
+					t.Fatal(err)
+				}
+				var f itemFields
+				json.Unmarshal(doc, &f)
+				pk, _ := partitionKeyOf(p.PartitionKeyDefinition, doc)
+				exp, ok, err := c.ItemExpiry(ctx, pk, f.ID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var m map[string]any
+				json.Unmarshal(doc, &m)
+				delete(m, "_etag")
+				b, _ := json.Marshal(m)
+				out[id+"/"+cid+"/"+f.ID] = fmt.Sprintf("%s expires %v %d", b, ok, exp.UnixNano())
+			}
+		}
+	}
+	return out
+}
+
+// TestExportImport: what export writes, import brings back into another
+// directory: the databases with their throughput, the containers with
+// their settings, every live item with its JSON, its _ts and its expiry
+// to the nanosecond; an item expired before the export is not in it, one
+// expired since is left out; import refuses a directory with databases.
+func TestExportImport(t *testing.T) {
+	src, dst := t.TempDir(), t.TempDir()
+	start := time.Now().Add(-10 * time.Second).Truncate(time.Second).Add(123456789) // a fraction of a second
+	fill(t, src, lethe.NewManualClock(start))
+	want := snapshot(t, src)
+	if _, ok := want["db/c/gone"]; ok {
+		t.Fatal("the expired item is live")
+	}
+
+	file := filepath.Join(t.TempDir(), "export.jsonl")
+	if _, err := runTool(t, "export", "-dir", src, "-o", file); err != nil {
+		t.Fatal(err)
+	}
+	text, _ := os.ReadFile(file)
+	lines := strings.Split(strings.TrimSpace(string(text)), "\n")
+	if len(lines) != 1+1+2+4 || !strings.Contains(lines[0], `"kind":"lethe-export"`) {
+		t.Fatalf("export: %d lines:\n%s", len(lines), text)
+	}
+	var own exportRecord
+	for _, l := range lines {
+		if strings.Contains(l, `"id":"own"`) {
+			json.Unmarshal([]byte(l), &own)
+		}
+	}
+	wantWritten := start.Add(1500 * time.Millisecond)
+	if own.Written == nil || !own.Written.Equal(wantWritten) || own.Expires == nil || !own.Expires.Equal(wantWritten.Add(1000*time.Second)) ||
+		own.TTLLeft == nil || *own.TTLLeft < 900 || *own.TTLLeft > 1000 || own.TS != wantWritten.Unix() {
+		t.Errorf("the item own: %+v (written %v)", own, own.Written)
+	}
+
+	out, err := runTool(t, "import", "-dir", dst, "-i", file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "imported 1 databases, 4 items") {
+		t.Errorf("import said %q", out)
+	}
+	got := snapshot(t, dst)
+	if len(got) != len(want) {
+		t.Errorf("imported %d things, want %d:\n%v\n%v", len(got), len(want), got, want)
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s:\n got %s\nwant %s", k, got[k], v)
+		}
+	}
+
+	// Into a directory with databases: refused, nothing changed.
+	if _, err := runTool(t, "import", "-dir", dst, "-i", file); err == nil || !strings.Contains(err.Error(), "already holds databases") {
+		t.Errorf("a second import: %v", err)
+	}
+
+	// An item that expired between the export and the import is left out.
+	dbs, items, err := readExport(bytes.NewReader(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, expired, err := importAll(t.TempDir(), dbs, items, start.Add(101*time.Second))
+	if err != nil || n != 3 || expired != 1 {
+		t.Errorf("import after the first expiry: %d written, %d expired, %v", n, expired, err)
+	}
+}
+
+// TestImportBadInput: input that is not an export is refused, naming the
+// line.
+func TestImportBadInput(t *testing.T) {
+	for in, want := range map[string]string{
+		"":                             "empty",
+		`{"kind":"database","id":"d"}`: "header",
+		"{\"kind\":\"lethe-export\",\"version\":1}\nnot json":                                                                                         "line 2",
+		"{\"kind\":\"lethe-export\",\"version\":9}":                                                                                                   "version",
+		"{\"kind\":\"lethe-export\",\"version\":1}\n{\"kind\":\"container\",\"database\":\"x\",\"properties\":{}}":                                    "line 2 (container)",
+		"{\"kind\":\"lethe-export\",\"version\":1}\n{\"kind\":\"database\",\"id\":\"d\"}\n{\"kind\":\"item\",\"database\":\"d\",\"container\":\"c\"}": "line 3 (item)",
+		"{\"kind\":\"lethe-export\",\"version\":1}\n{\"kind\":\"table\"}":                                                                             "not a kind",
+	} {
+		_, _, err := readExport(strings.NewReader(in))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want an error with %q", in, err, want)
+		}
+	}
+}
+
+// TestCheckTool: check reports each database's recovery and what it would
+// repair, changes no file, fails on a damaged database and on a directory
+// in use.
+func TestCheckTool(t *testing.T) {
+	dir := t.TempDir()
+	fill(t, dir, lethe.NewManualClock(time.Now().Add(-10*time.Second)))
+	segs, _ := filepath.Glob(filepath.Join(dir, "db-*", "store", "wal-*.log"))
+	last := segs[len(segs)-1]
+	b, _ := os.ReadFile(last)
+	os.WriteFile(last, append(b, 1, 2, 3), 0o644)
+	before := treeOf(t, dir)
+
+	out, err := runTool(t, "check", "-dir", dir)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	for _, want := range []string{`database "db"`, "ok: snapshot none, 1 log segments", "checksums good", "would recover 4 live items",
+		"would drop 1 items expired by now", "would cut 3 bytes off the end of " + filepath.Base(last)} {
+		if !strings.Contains(out, want) {
+			t.Errorf("check output lacks %q:\n%s", want, out)
+		}
+	}
+	if after := treeOf(t, dir); !equalTrees(before, after) {
+		t.Error("check changed the directory")
+	}
+
+	// A damaged meta file: reported, exit status 1.
+	os.MkdirAll(filepath.Join(dir, "db-0000"), 0o755)
+	os.WriteFile(filepath.Join(dir, "db-0000", "database.json"), []byte("{"), 0o644)
+	out, err = runTool(t, "check", "-dir", dir)
+	if err == nil || !strings.Contains(err.Error(), "1 of 2 databases damaged") || !strings.Contains(out, "DAMAGED") {
+		t.Errorf("a damaged database: %v\n%s", err, out)
+	}
+	os.RemoveAll(filepath.Join(dir, "db-0000"))
+
+	// In use by a server.
+	h, err := cosmosrest.New(cosmosrest.Config{Dir: dir, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	if _, err := runTool(t, "check", "-dir", dir); !errors.Is(err, lethe.ErrLocked) {
+		t.Errorf("a directory in use: %v", err)
+	}
+	if _, err := runTool(t, "check"); err == nil || !strings.Contains(err.Error(), "-dir is required") {
+		t.Errorf("no -dir: %v", err)
+	}
+}
+
+func treeOf(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	tree := map[string]string{}
+	filepath.Walk(dir, func(path string, info os.FileInfo, err error) error {
+		if err == nil && !info.IsDir() {
+			b, _ := os.ReadFile(path)
+			tree[path] = string(b)
+		}
+		return nil
+	})
+	return tree
+}
+
+func equalTrees(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// TestVersion: lethe version names the Go release and the platform.
+func TestVersion(t *testing.T) {
+	out, err := runTool(t, "version")
+	if err != nil || !strings.HasPrefix(out, "lethe ") || !strings.Contains(out, runtime.Version()+" "+runtime.GOOS+"/"+runtime.GOARCH) {
+		t.Errorf("version: %q %v", out, err)
+	}
+	version = "v9.9.9"
+	defer func() { version = "" }()
+	if out, _ := runTool(t, "version"); !strings.HasPrefix(out, "lethe v9.9.9 ") {
+		t.Errorf("version with -X: %q", out)
+	}
+}
