@@ -23,9 +23,9 @@ const MaxClockSkew = 15 * time.Minute
 const maxAuthHeader = 16 << 10
 
 var (
-	errAuthMissing = errors.New(msgAuthMissing)
-	errAuthFormat  = errors.New("the authorization header is not of the form type=master&ver=1.0&sig=<base64 signature>, type=resource&ver=1.0&sig=<token> or type=aad&ver=1.0&sig=<token>, URL-encoded")
-	errAuthType    = errors.New("only master-key (type=master), resource-token (type=resource) and Microsoft Entra ID (type=aad) authorization, ver=1.0, are supported")
+	errAuthMissing error = messageError(msgAuthMissing)
+	errAuthFormat        = errors.New("the authorization header is not of the form type=master&ver=1.0&sig=<base64 signature>, type=resource&ver=1.0&sig=<token> or type=aad&ver=1.0&sig=<token>, URL-encoded")
+	errAuthType          = errors.New("only master-key (type=master), resource-token (type=resource) and Microsoft Entra ID (type=aad) authorization, ver=1.0, are supported")
 )
 
 // authToken is a parsed Authorization header: a master-key signature, a
