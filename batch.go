@@ -430,7 +430,7 @@ func (c *Container) commitBatch(ctx context.Context, b TransactionalBatch, sc *b
 		live := it.cur != "" && c.rule.live(it.cur, now)
 		switch {
 		case bop.kind == batchCreate && live:
-			cause = &Error{StatusCode: statusConflict, Message: msgConflict}
+			cause = &Error{StatusCode: statusConflict, Message: msgItemExists}
 		case bop.kind != batchCreate && bop.kind != batchUpsert && !live:
 			cause = &Error{StatusCode: statusNotFound, Message: msgNotFound}
 		case live && bop.kind != batchCreate && bop.kind != batchRead && bop.ifMatch != "" && !etagMatches(bop.ifMatch, it.cur.etag()):

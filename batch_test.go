@@ -191,6 +191,9 @@ func TestBatchFailure(t *testing.T) {
 					assert.Equal(t, tc.status, r.StatusCode)
 					assert.Equal(t, tc.status, status(r.Err), "%v", r.Err)
 					assert.Contains(t, r.Err.Error(), fmt.Sprintf("operation %d", i))
+					if tc.status == 409 {
+						assert.Contains(t, r.Err.Error(), "Entity with the specified id already exists in the system.")
+					}
 					continue
 				}
 				assert.Equal(t, 424, r.StatusCode, "operation %d", i)

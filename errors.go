@@ -120,6 +120,7 @@ func (e *Error) Is(target error) bool {
 const (
 	msgNotFound      = "Entity with the specified id does not exist in the system."
 	msgConflict      = "Resource with specified id or name already exists."
+	msgItemExists    = "Entity with the specified id already exists in the system."
 	msgPrecondition  = "One of the specified pre-condition is not met."
 	msgIndexingNone  = "Indexing mode value cannot be 'none' when 'defaultTtl' is specified in the collection"
 	msgTTLValidRange = "Ensure to provide a nonzero positive integer less than or equal to '2147483647', or '-1' which means never expire."

@@ -278,7 +278,7 @@ func (c *Container) commit(op string, kind writeKind, pk PartitionKey, id string
 	)
 	switch {
 	case kind == writeCreate && live:
-		return fail(&Error{StatusCode: statusConflict, Message: msgConflict})
+		return fail(&Error{StatusCode: statusConflict, Message: msgItemExists})
 	case (kind == writeReplace || kind == writeDelete) && !live:
 		return fail(&Error{StatusCode: statusNotFound, Message: msgNotFound})
 	case live && kind != writeCreate && ifMatch != "" && !etagMatches(ifMatch, old.etag()):

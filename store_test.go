@@ -77,7 +77,7 @@ func TestItemCRUD(t *testing.T) {
 	_, err = c.CreateItem(ctx, lethe.NewPartitionKey(), []byte(`{"id":"a","n":2}`), nil)
 	require.ErrorIs(t, err, lethe.ErrConflict)
 	assert.Equal(t, 409, status(err))
-	assert.Contains(t, err.Error(), "Resource with specified id or name already exists.")
+	assert.Contains(t, err.Error(), "Entity with the specified id already exists in the system.")
 
 	got, err := c.ReadItem(ctx, lethe.NewPartitionKey(), "a", nil)
 	require.NoError(t, err)

@@ -23,9 +23,9 @@ const MaxClockSkew = 15 * time.Minute
 const maxAuthHeader = 16 << 10
 
 var (
-	errAuthMissing = errors.New("required header authorization is missing; ensure a valid Authorization token is passed")
-	errAuthFormat  = errors.New("the authorization header is not of the form type=master&ver=1.0&sig=<base64 signature>, type=resource&ver=1.0&sig=<token> or type=aad&ver=1.0&sig=<token>, URL-encoded")
-	errAuthType    = errors.New("only master-key (type=master), resource-token (type=resource) and Microsoft Entra ID (type=aad) authorization, ver=1.0, are supported")
+	errAuthMissing error = messageError(msgAuthMissing)
+	errAuthFormat        = errors.New("the authorization header is not of the form type=master&ver=1.0&sig=<base64 signature>, type=resource&ver=1.0&sig=<token> or type=aad&ver=1.0&sig=<token>, URL-encoded")
+	errAuthType          = errors.New("only master-key (type=master), resource-token (type=resource) and Microsoft Entra ID (type=aad) authorization, ver=1.0, are supported")
 )
 
 // authToken is a parsed Authorization header: a master-key signature, a
@@ -163,9 +163,7 @@ func (h *Handler) authenticate(r *http.Request, rt route, now time.Time) (*token
 		}
 	default:
 		if text := stringToSign(r.Method, rt.resType, rt.link, date); !hmac.Equal(tok.sig, sign(key, text)) {
-			return nil, &authError{http.StatusUnauthorized, fmt.Sprintf(
-				"the input authorization token can't serve the request: the wrong key is being used or the expected payload is not built as per the protocol; the server signed the payload %q",
-				text)}
+			return nil, &authError{http.StatusUnauthorized, fmt.Sprintf(msgBadMAC, text)}
 		}
 	}
 	t, err := http.ParseTime(date)
@@ -173,8 +171,7 @@ func (h *Handler) authenticate(r *http.Request, rt route, now time.Time) (*token
 		return nil, &authError{http.StatusUnauthorized, fmt.Sprintf("the date %q is not an HTTP date (such as %s)", clip(date), now.UTC().Format(http.TimeFormat))}
 	}
 	if d := now.Sub(t); d > MaxClockSkew || d < -MaxClockSkew {
-		return nil, &authError{http.StatusForbidden, fmt.Sprintf(
-			"the authorization token is not valid at the current time; please create another token and retry (token start time: %s, token expiry time: %s, current server time: %s)",
+		return nil, &authError{http.StatusForbidden, fmt.Sprintf(msgTokenTime,
 			t.UTC().Format(http.TimeFormat), t.Add(MaxClockSkew).UTC().Format(http.TimeFormat), now.UTC().Format(http.TimeFormat))}
 	}
 	return nil, nil

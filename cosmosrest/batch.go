@@ -149,7 +149,7 @@ func addBatchOp(b *lethe.TransactionalBatch, i int, raw json.RawMessage, pk leth
 		return err
 	}
 	if op.hasPK && op.pk != pk {
-		return fmt.Errorf("%s (batch operation %d: the operation's partition key %s, the batch's %s)", msgBatchPKMismatch, i, op.pk.String(), pk.String())
+		return messageError(withDetail(msgBatchPKMismatch, fmt.Sprintf("batch operation %d: the operation's partition key %s, the batch's %s", i, op.pk.String(), pk.String())))
 	}
 	var opts *lethe.TransactionalBatchItemOptions
 	if op.ifMatch != "" {
@@ -236,7 +236,8 @@ func (q *request) batch() {
 			res.body = db.withSelf(c.ID(), p.PartitionKeyDefinition.Paths, r.ResourceBody)
 		}
 		if r.Err != nil {
-			res.msg = r.Err.Error()
+			e := q.errorStatus(r.Err, 0)
+			res.msg, res.sub = e.msg, e.sub
 		}
 		writeOpResult(&out, res)
 	}

@@ -151,7 +151,7 @@ func (q *request) runBulkOp(db *database, c *lethe.Container, paths []string, op
 	pk := op.pk
 	if !op.hasPK {
 		if len(paths) > 0 {
-			return opResult{status: http.StatusBadRequest, msg: "the operation has no partitionKey: each operation of a bulk request names its own"}
+			return opResult{status: http.StatusBadRequest, msg: withDetail(msgPKMissing, "the operation has no partitionKey: each operation of a bulk request names its own")}
 		}
 		pk = lethe.NewPartitionKey()
 	}

@@ -1,7 +1,6 @@
 package cosmosrest
 
 import (
-	"fmt"
 	"net/http"
 )
 
@@ -38,5 +37,5 @@ func (q *request) conflict() {
 	if _, c := q.container(subOwnerNotFound); c == nil {
 		return
 	}
-	writeError(q.w, http.StatusNotFound, fmt.Sprintf("Entity with the specified id does not exist in the system. The conflict %q does not exist: a single-region account has no conflicts", clip(q.t.id)), 0, 1)
+	writeError(q.w, http.StatusNotFound, msgEntityNotFound, 0, 1)
 }

@@ -44,7 +44,7 @@ type collBody struct {
 func parseContainer(body []byte) (lethe.ContainerProperties, *collBody, error) {
 	var in collBody
 	if err := json.Unmarshal(body, &in); err != nil {
-		return lethe.ContainerProperties{}, nil, fmt.Errorf("the body is not a JSON object of container properties: %v", err)
+		return lethe.ContainerProperties{}, nil, messageError(withDetail(msgPayloadInvalid, "the body is not a JSON object of container properties: "+err.Error()))
 	}
 	var p lethe.ContainerProperties
 	if in.ID != nil {
@@ -53,7 +53,7 @@ func parseContainer(body []byte) (lethe.ContainerProperties, *collBody, error) {
 	if raw := bytes.TrimSpace(in.DefaultTTL); len(raw) > 0 && string(raw) != "null" {
 		n, err := strconv.ParseInt(string(raw), 10, 64)
 		if err != nil || n == 0 || n < -1 || n > math.MaxInt32 {
-			return p, nil, fmt.Errorf("the value of defaultTtl, %s, is invalid: it must be -1 (on, no default expiry) or a whole number of seconds from 1 to 2147483647, or absent (off)", clip(string(raw)))
+			return p, nil, messageError(fmt.Sprintf("The input defaultTtl '%s' is invalid. %s", clip(string(raw)), msgTTLValidRange))
 		}
 		p.DefaultTimeToLive = lethe.TTL(n)
 	}
@@ -205,7 +205,7 @@ func (q *request) createContainer() {
 	}
 	p, _, err := parseContainer(q.body)
 	if err == nil && p.ID == "" {
-		err = errors.New(`the body must have a string "id"`)
+		err = messageError(msgIDMissing)
 	}
 	if err == nil {
 		p.Throughput, p.AutoscaleMaxThroughput, err = q.throughput()
@@ -279,7 +279,7 @@ func (q *request) ifMatch(etag string) bool {
 	if v == "" || v == "*" || v == etag || v == quoteETag(etag) {
 		return true
 	}
-	writeError(q.w, http.StatusPreconditionFailed, "the operation specified an etag that is different from the version on the server", 0, 0)
+	writeError(q.w, http.StatusPreconditionFailed, msgPrecondition, 0, 0)
 	return false
 }
 
@@ -406,7 +406,7 @@ func (q *request) partitionKeyRanges() {
 		ridString(prid), strconv.Quote(etag), selfRID(db.rid), selfRID(coll), selfRID(prid), ts)
 	if q.t.kind == tPKRange {
 		if q.t.id != "0" {
-			writeError(q.w, http.StatusNotFound, fmt.Sprintf("the container has no partition key range %q: it has one, \"0\"", clip(q.t.id)), 0, 0)
+			writeError(q.w, http.StatusNotFound, msgResourceNotFound, 0, 0)
 			return
 		}
 		q.reply(http.StatusOK, []byte(rng), 1)

@@ -130,7 +130,7 @@ func (h *Handler) unavailableLocked(id string) error {
 // writeUnavailable answers a request on database id, which could not be
 // opened at start for cause, with 503.
 func writeUnavailable(w http.ResponseWriter, id string, cause error) {
-	writeError(w, http.StatusServiceUnavailable, fmt.Sprintf("the database %q is unavailable: it could not be opened at start: %v", clip(id), cause), 0, 0)
+	writeError(w, http.StatusServiceUnavailable, withDetail(msgUnavailable, fmt.Sprintf("the database %q is unavailable: it could not be opened at start: %v", clip(id), cause)), 0, 0)
 }
 
 // closeAll undoes a failed openDir.
@@ -175,7 +175,7 @@ func (q *request) database(sub int) *database {
 		return db
 	}
 	if q.h.isClosed() {
-		writeError(q.w, http.StatusServiceUnavailable, "the server is shutting down", 0, 0)
+		writeError(q.w, http.StatusServiceUnavailable, withDetail(msgUnavailable, msgShuttingDown), 0, 0)
 		return nil
 	}
 	q.h.mu.RLock()
@@ -185,7 +185,7 @@ func (q *request) database(sub int) *database {
 		writeUnavailable(q.w, q.t.db, cause)
 		return nil
 	}
-	writeError(q.w, http.StatusNotFound, fmt.Sprintf("the database %q does not exist", clip(q.t.db)), sub, 0)
+	writeError(q.w, http.StatusNotFound, notFoundMessage(sub), sub, 0)
 	return nil
 }
 
@@ -214,7 +214,7 @@ func (q *request) createDatabase() {
 		ID *string `json:"id"`
 	}
 	if err := json.Unmarshal(q.body, &in); err != nil || in.ID == nil {
-		writeError(q.w, http.StatusBadRequest, "the body must be a JSON object with a string \"id\"", 0, 0)
+		writeError(q.w, http.StatusBadRequest, bodyMessage(err, "the body must be a JSON object with a string \"id\""), 0, 0)
 		return
 	}
 	id := *in.ID
@@ -231,11 +231,11 @@ func (q *request) createDatabase() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed {
-		writeError(q.w, http.StatusServiceUnavailable, "the server is shutting down", 0, 0)
+		writeError(q.w, http.StatusServiceUnavailable, withDetail(msgUnavailable, msgShuttingDown), 0, 0)
 		return
 	}
 	if _, ok := h.dbs[id]; ok {
-		writeError(q.w, http.StatusConflict, fmt.Sprintf("a database with the id %q already exists", clip(id)), 0, 0)
+		writeError(q.w, http.StatusConflict, msgResourceExists, 0, 0)
 		return
 	}
 	if cause := h.unavailableLocked(id); cause != nil { // its directory is there, kept for its owner to repair
@@ -257,7 +257,7 @@ func (q *request) createDatabase() {
 	}
 	if err != nil {
 		h.logFailure(q.r, http.StatusInternalServerError, err)
-		writeError(q.w, http.StatusInternalServerError, "creating the database: "+err.Error(), 0, 0)
+		writeError(q.w, http.StatusInternalServerError, withDetail(msgInternal, "creating the database: "+err.Error()), 0, 0)
 		return
 	}
 	h.dbs[id] = db
@@ -382,7 +382,7 @@ func (q *request) deleteDatabase() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed {
-		writeError(q.w, http.StatusServiceUnavailable, "the server is shutting down", 0, 0)
+		writeError(q.w, http.StatusServiceUnavailable, withDetail(msgUnavailable, msgShuttingDown), 0, 0)
 		return
 	}
 	db, ok := h.dbs[q.t.db]
@@ -391,7 +391,7 @@ func (q *request) deleteDatabase() {
 		return
 	}
 	if !ok {
-		writeError(q.w, http.StatusNotFound, fmt.Sprintf("the database %q does not exist", clip(q.t.db)), 0, 0)
+		writeError(q.w, http.StatusNotFound, msgResourceNotFound, 0, 0)
 		return
 	}
 	delete(h.dbs, db.id)
@@ -401,7 +401,7 @@ func (q *request) deleteDatabase() {
 	}
 	if err != nil {
 		h.logFailure(q.r, http.StatusInternalServerError, err)
-		writeError(q.w, http.StatusInternalServerError, "deleting the database: "+err.Error(), 0, 0)
+		writeError(q.w, http.StatusInternalServerError, withDetail(msgInternal, "deleting the database: "+err.Error()), 0, 0)
 		return
 	}
 	q.reply(http.StatusNoContent, nil, 2)

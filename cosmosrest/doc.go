@@ -229,7 +229,38 @@
 // # Errors
 //
 // Error responses have Cosmos DB's body, {"code":"NotFound","message":…},
-// and status: 400, 401, 403, 404, 405, 409, 412, 413, 429 (with
-// x-ms-retry-after-ms and substatus 3200), 503. A 404 for a document or
-// query whose database or container does not exist has substatus 1003.
+// status and x-ms-substatus, and the service's message wherever the
+// service has one for the case (messages.go): 404 "Entity with the
+// specified id does not exist in the system. …" for a document, "Resource
+// Not Found. …" for a database, container, user, permission, offer or
+// partition key range, and substatus 1003 "Owner resource does not exist"
+// for a document, query or feed whose database or container is missing;
+// 409 "Entity with the specified id already exists in the system." for a
+// document, "Resource with specified id or name already exists." for the
+// others; 412 "One of the specified pre-condition is not met. …"; 400
+// with substatus 1001 "PartitionKey extracted from document doesn't match
+// the one specified in the header. …", "PartitionKey value must be
+// supplied for this operation.", the ttl and defaultTtl messages, "The
+// input content is invalid because the required properties - 'id; ' - are
+// missing", "The request payload is invalid. …"; 401 "Required Header
+// authorization is missing. …" and "The input authorization token can't
+// serve the request. …" with the payload the front signed; 403 "The
+// authorization token is not valid at the current time. …" and, for a
+// resource token, "Insufficient permissions provided in the authorization
+// header …"; 405 "The requested verb is not supported."; 408 "Request
+// timed out."; 413 "Request size is too large"; 429 substatus 3200
+// "Request rate is large. …" with x-ms-retry-after-ms; 500 "Unknown server
+// error occurred when processing this request."; 503 "Service is currently
+// unavailable, …". The operations of a batch or bulk request carry the
+// same statuses, substatuses and messages in their results.
+//
+// One convention adds lethe's explanation: where the service's message
+// alone would mislead, or would not say what lethe refused (a limit, the
+// cause of a 500 or 503, the offset of invalid JSON, a patch's condition
+// behind a 412, an injected fault), the explanation follows the service's
+// message in parentheses: "Request size is too large (lethe: the item is
+// 2097200 bytes, over the limit of 2097152)". A plain not-found, conflict
+// or failed precondition gets the service's message alone. What the
+// service has no message for (what lethe does not support, its own
+// limits, query errors) gets lethe's own message.
 package cosmosrest

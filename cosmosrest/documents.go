@@ -29,7 +29,7 @@ func (q *request) partitionKey(p lethe.ContainerProperties, forQuery bool) (leth
 	partitioned := len(p.PartitionKeyDefinition.Paths) > 0
 	if v == "" {
 		if partitioned && !forQuery {
-			writeError(q.w, http.StatusBadRequest, "PartitionKey value must be supplied for this operation: send the x-ms-documentdb-partitionkey header", 0, 0)
+			writeError(q.w, http.StatusBadRequest, msgPKMissing, 0, 0)
 			return lethe.PartitionKey{}, false
 		}
 		return lethe.NewPartitionKey(), true

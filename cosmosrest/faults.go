@@ -308,11 +308,11 @@ func faultOperation(r *http.Request, t target) FaultOperation {
 // faultMessages are the messages of the errors a rule answers with, as
 // Cosmos DB words them.
 var faultMessages = map[int]string{
-	http.StatusTooManyRequests:     "Request rate is large. More Request Units may be needed, so no changes were made. Please retry this request later.",
-	http.StatusServiceUnavailable:  "Service is currently unavailable. Please retry the request.",
-	http.StatusRequestTimeout:      "Request timed out.",
+	http.StatusTooManyRequests:     msgRequestRateLarge,
+	http.StatusServiceUnavailable:  msgUnavailable,
+	http.StatusRequestTimeout:      msgRequestTimeout,
 	http.StatusGone:                "The requested resource is no longer available at the server.",
-	http.StatusInternalServerError: "An unknown error occurred while processing this request.",
+	http.StatusInternalServerError: msgInternal,
 }
 
 // injectFault applies h's fault rules to request r, addressing t. It
@@ -352,6 +352,6 @@ func (h *Handler) injectFault(w http.ResponseWriter, r *http.Request, t target) 
 	if msg == "" {
 		msg = http.StatusText(res.StatusCode) + "."
 	}
-	writeError(w, res.StatusCode, fmt.Sprintf("%s (injected by lethe's fault rule %q)", msg, id), sub, 0)
+	writeError(w, res.StatusCode, withDetail(msg, fmt.Sprintf("injected by the fault rule %q", id)), sub, 0)
 	return true
 }

@@ -72,7 +72,7 @@ func TestFaultOperations(t *testing.T) {
 			}
 			r := rq.send()
 			if r.status != http.StatusServiceUnavailable || r.header.Get("x-ms-substatus") != "21008" || r.header.Get("x-ms-lethe-fault") != "r" ||
-				!strings.Contains(string(r.body), `lethe's fault rule \"r\"`) {
+				!strings.Contains(string(r.body), `(lethe: injected by the fault rule \"r\")`) {
 				t.Errorf("%s: %d %v %s", rq.op, r.status, r.header, r.body)
 			}
 			if n, _ := f.Hits("r"); n != 1 {

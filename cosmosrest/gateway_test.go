@@ -116,7 +116,7 @@ func TestRoutingGatewaySignsWhatItRead(t *testing.T) {
 		"Disallowed/Chars": "get\nchars\ndbs/db/colls/c/docs/Disallowed\n",
 	} {
 		r := c.doAs("GET", "/dbs/db/colls/c/docs/"+url.PathEscape(id), "docs", "dbs/db/colls/c/docs/"+id, nil)
-		if r.status != http.StatusUnauthorized || !strings.Contains(string(r.body), strings.ReplaceAll(read, "\n", `\\n`)) {
+		if r.status != http.StatusUnauthorized || !strings.Contains(string(r.body), strings.ReplaceAll(read, "\n", `\n`)) {
 			t.Errorf("GET %q: %d %s, want 401 naming %q", id, r.status, r.body, read)
 		}
 	}

@@ -215,7 +215,7 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, g gateway) {
 				panic(v)
 			}
 			h.logFailure(r, http.StatusInternalServerError, fmt.Sprintf("panic: %v\n%s", v, debug.Stack()))
-			writeError(w, http.StatusInternalServerError, fmt.Sprintf("internal error: %v", v), 0, 0)
+			writeError(w, http.StatusInternalServerError, withDetail(msgInternal, fmt.Sprintf("internal error: %v", v)), 0, 0)
 		}
 	}()
 
@@ -239,10 +239,10 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, g gateway) {
 			var mbe *http.MaxBytesError
 			switch {
 			case errors.As(err, &mbe):
-				writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("the request body is over the limit of %d bytes", MaxRequestSize), 0, 0)
+				writeError(w, http.StatusRequestEntityTooLarge, withDetail(msgRequestTooLarge, fmt.Sprintf("the request body is over the limit of %d bytes", MaxRequestSize)), 0, 0)
 			case errors.Is(err, os.ErrDeadlineExceeded):
 				w.Header().Set("Connection", "close")
-				writeError(w, http.StatusRequestTimeout, fmt.Sprintf("the request body did not arrive within %v", h.bodyTimeout), 0, 0)
+				writeError(w, http.StatusRequestTimeout, withDetail(msgRequestTimeout, fmt.Sprintf("the request body did not arrive within %v", h.bodyTimeout)), 0, 0)
 			default:
 				writeError(w, http.StatusBadRequest, "the request body could not be read: "+err.Error(), 0, 0)
 			}
@@ -480,11 +480,11 @@ func (q *request) serve() {
 		q.unsupported(fmt.Sprintf("%s resources (%s) are not supported by the lethe REST front", q.rt.resType, m))
 		return
 	case tUnknown:
-		writeError(q.w, http.StatusNotFound, "no resource of the REST API has the path "+strconv.Quote(clip(q.r.URL.Path)), 0, 0)
+		writeError(q.w, http.StatusNotFound, withDetail(msgResourceNotFound, "no resource of the REST API has the path "+strconv.Quote(clip(q.r.URL.Path))), 0, 0)
 		return
 	}
 	q.w.Header().Set("Allow", allowed(q.t.kind))
-	writeError(q.w, http.StatusMethodNotAllowed, fmt.Sprintf("the method %s is not allowed on this resource", clip(m)), 0, 0)
+	writeError(q.w, http.StatusMethodNotAllowed, msgMethodNotAllowed, 0, 0)
 }
 
 func (q *request) unsupported(msg string) {
@@ -626,28 +626,28 @@ func (q *request) errorStatus(err error, notFoundSub int) opError {
 	var le *lethe.Error
 	switch {
 	case errors.As(err, &le):
-		e := opError{status: le.StatusCode, msg: le.Error()}
-		switch le.StatusCode {
-		case http.StatusTooManyRequests:
+		e := serviceError(le, notFoundSub)
+		if le.StatusCode == http.StatusTooManyRequests {
 			e.sub = subRUBudgetExceed
 			e.retryAfterMS = max(1, int64(math.Ceil(float64(le.RetryAfter)/float64(time.Millisecond))))
-		case http.StatusNotFound:
-			e.sub = notFoundSub
 		}
 		return e
 	case errors.Is(err, lethe.ErrClosed):
 		if q.h.isClosed() {
-			return opError{status: http.StatusServiceUnavailable, msg: "the server is shutting down"}
+			return opError{status: http.StatusServiceUnavailable, msg: withDetail(msgUnavailable, msgShuttingDown)}
 		}
 		// The database was deleted while the request was under way.
-		return opError{status: http.StatusNotFound, msg: "the database was deleted", sub: subOwnerNotFound}
+		return opError{status: http.StatusNotFound, msg: msgOwnerNotFound, sub: subOwnerNotFound}
 	case errors.Is(err, errNotFound):
-		return opError{status: http.StatusNotFound, msg: err.Error(), sub: notFoundSub}
+		return opError{status: http.StatusNotFound, msg: msgResourceNotFound, sub: notFoundSub}
 	case q.r.Context().Err() != nil:
-		return opError{status: http.StatusRequestTimeout, msg: "the request was cancelled: " + err.Error()}
+		return opError{status: http.StatusRequestTimeout, msg: withDetail(msgRequestTimeout, "the request was cancelled: "+err.Error())}
 	}
-	return opError{status: http.StatusInternalServerError, msg: err.Error()}
+	return opError{status: http.StatusInternalServerError, msg: withDetail(msgInternal, err.Error())}
 }
+
+// msgShuttingDown is lethe's explanation of a 503 from a closed handler.
+const msgShuttingDown = "the server is shutting down"
 
 var errNotFound = errors.New("not found")
 

@@ -30,7 +30,7 @@ type queryBody struct {
 func (q *request) parseQueryBody() (string, map[string]json.RawMessage, bool) {
 	var in queryBody
 	if err := json.Unmarshal(q.body, &in); err != nil || in.Query == nil {
-		writeError(q.w, http.StatusBadRequest, `the body of a query must be a JSON object {"query": "...", "parameters": [{"name": "@p", "value": ...}]}`, 0, 0)
+		writeError(q.w, http.StatusBadRequest, withDetail(msgPayloadInvalid, `the body of a query must be a JSON object {"query": "...", "parameters": [{"name": "@p", "value": ...}]}`), 0, 0)
 		return "", nil, false
 	}
 	params := make(map[string]json.RawMessage, len(in.Parameters))

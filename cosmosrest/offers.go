@@ -128,7 +128,7 @@ func (q *request) findOffer() (offer, bool) {
 			return o, true
 		}
 	}
-	writeError(q.w, http.StatusNotFound, fmt.Sprintf("there is no offer %q", clip(q.t.id)), 0, 0)
+	writeError(q.w, http.StatusNotFound, msgResourceNotFound, 0, 0)
 	return offer{}, false
 }
 
@@ -218,7 +218,7 @@ func (q *request) replaceOffer() {
 		} `json:"content"`
 	}
 	if err := json.Unmarshal(q.body, &in); err != nil || in.Content == nil {
-		writeError(q.w, http.StatusBadRequest, "the body must be an offer with its content", 0, 0)
+		writeError(q.w, http.StatusBadRequest, withDetail(msgPayloadInvalid, "the body must be an offer with its content"), 0, 0)
 		return
 	}
 	if q.r.Header.Get("x-ms-cosmos-migrate-offer-to-autopilot") != "" || q.r.Header.Get("x-ms-cosmos-migrate-offer-to-manual-throughput") != "" {

@@ -110,7 +110,7 @@ func (h *Handler) authorize(c tokenClaims, r *http.Request, t target, body []byt
 		return &authError{http.StatusUnauthorized, "the resource token is not valid: its permission, or its user, was deleted or replaced"}
 	}
 	deny := func(why string) *authError {
-		return &authError{http.StatusForbidden, msgInsufficientPermissions + " (" + why + ")"}
+		return &authError{http.StatusForbidden, withDetail(msgInsufficientPermissions, why)}
 	}
 	if t.kind == tAccount {
 		if r.Method != http.MethodGet {

@@ -147,7 +147,7 @@ func (q *request) changeUsers(db *database, change func(users map[string]*user) 
 	if err := db.saveUsersLocked(); err != nil {
 		db.users = before
 		q.h.logFailure(q.r, http.StatusInternalServerError, err)
-		writeError(q.w, http.StatusInternalServerError, "saving the users: "+err.Error(), 0, 0)
+		writeError(q.w, http.StatusInternalServerError, withDetail(msgInternal, "saving the users: "+err.Error()), 0, 0)
 		return false
 	}
 	return true
@@ -241,7 +241,7 @@ func (q *request) readUserBody() (string, bool) {
 		ID *string `json:"id"`
 	}
 	if err := json.Unmarshal(q.body, &in); err != nil || in.ID == nil {
-		writeError(q.w, http.StatusBadRequest, "the body must be a JSON object with a string \"id\"", 0, 0)
+		writeError(q.w, http.StatusBadRequest, bodyMessage(err, "the body must be a JSON object with a string \"id\""), 0, 0)
 		return "", false
 	}
 	if err := validateResourceID("user", *in.ID); err != nil {
@@ -268,7 +268,7 @@ func (q *request) createUser() {
 	if !q.changeUsers(db, func(users map[string]*user) bool {
 		if u, ok := users[id]; ok {
 			if !upsert {
-				writeError(q.w, http.StatusConflict, fmt.Sprintf("Resource with specified id or name already exists. The user %q exists", clip(id)), 0, 0)
+				writeError(q.w, http.StatusConflict, msgResourceExists, 0, 0)
 				return false
 			}
 			status = http.StatusOK
@@ -293,7 +293,7 @@ func (q *request) createUser() {
 func (q *request) findUserLocked(db *database) *user {
 	u := db.users[q.t.user]
 	if u == nil {
-		writeError(q.w, http.StatusNotFound, fmt.Sprintf("Entity with the specified id does not exist in the system. The user %q does not exist", clip(q.t.user)), 0, 0)
+		writeError(q.w, http.StatusNotFound, msgResourceNotFound, 0, 0)
 	}
 	return u
 }
@@ -341,7 +341,7 @@ func (q *request) replaceUser() {
 		}
 		if id != u.ID {
 			if _, taken := users[id]; taken {
-				writeError(q.w, http.StatusConflict, fmt.Sprintf("Resource with specified id or name already exists. The user %q exists", clip(id)), 0, 0)
+				writeError(q.w, http.StatusConflict, msgResourceExists, 0, 0)
 				return false
 			}
 			delete(users, u.ID)
@@ -503,7 +503,7 @@ func (q *request) createPermission() {
 		}
 		if old, ok := u.Perms[p.ID]; ok {
 			if !upsert {
-				writeError(q.w, http.StatusConflict, fmt.Sprintf("Resource with specified id or name already exists. The permission %q exists", clip(p.ID)), 0, 0)
+				writeError(q.w, http.StatusConflict, msgResourceExists, 0, 0)
 				return false
 			}
 			delete(u.Perms, old.ID)
@@ -511,7 +511,7 @@ func (q *request) createPermission() {
 		}
 		for _, other := range u.Perms {
 			if other.Coll == p.Coll && other.Doc == p.Doc {
-				writeError(q.w, http.StatusConflict, fmt.Sprintf("the user already has a permission on %q (%q): one permission per resource", clip(p.Resource), clip(other.ID)), 0, 0)
+				writeError(q.w, http.StatusConflict, withDetail(msgResourceExists, fmt.Sprintf("the user already has a permission on %q (%q): one permission per resource", clip(p.Resource), clip(other.ID))), 0, 0)
 				return false
 			}
 		}
@@ -537,7 +537,7 @@ func (q *request) findPermissionLocked(db *database) (*user, *permission) {
 	}
 	p := u.Perms[q.t.id]
 	if p == nil {
-		writeError(q.w, http.StatusNotFound, fmt.Sprintf("Entity with the specified id does not exist in the system. The permission %q does not exist", clip(q.t.id)), 0, 0)
+		writeError(q.w, http.StatusNotFound, msgResourceNotFound, 0, 0)
 		return nil, nil
 	}
 	return u, p
@@ -584,13 +584,13 @@ func (q *request) replacePermission() {
 		}
 		if p.ID != old.ID {
 			if _, taken := u.Perms[p.ID]; taken {
-				writeError(q.w, http.StatusConflict, fmt.Sprintf("Resource with specified id or name already exists. The permission %q exists", clip(p.ID)), 0, 0)
+				writeError(q.w, http.StatusConflict, msgResourceExists, 0, 0)
 				return false
 			}
 		}
 		for _, other := range u.Perms {
 			if other != old && other.Coll == p.Coll && other.Doc == p.Doc {
-				writeError(q.w, http.StatusConflict, fmt.Sprintf("the user already has a permission on %q (%q): one permission per resource", clip(p.Resource), clip(other.ID)), 0, 0)
+				writeError(q.w, http.StatusConflict, withDetail(msgResourceExists, fmt.Sprintf("the user already has a permission on %q (%q): one permission per resource", clip(p.Resource), clip(other.ID))), 0, 0)
 				return false
 			}
 		}

@@ -29,6 +29,7 @@ var inProcessTests = []struct {
 	{"TestQueries", TestQueries},
 	{"TestHierarchicalKeys", TestHierarchicalKeys},
 	{"TestErrors", TestErrors},
+	{"TestServiceMessages", TestServiceMessages},
 	{"TestThrottlingRetried", TestThrottlingRetried},
 	{"TestThroughput", TestThroughput},
 	{"TestSharedAndAutoscaleThroughput", TestSharedAndAutoscaleThroughput},

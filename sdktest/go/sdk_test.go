@@ -542,6 +542,68 @@ func TestErrors(t *testing.T) {
 	}
 }
 
+// TestServiceMessages checks that the errors azcosmos returns carry the
+// service's error code, substatus and message, as programs that match on
+// them (and the SDKs' own tests) expect.
+func TestServiceMessages(t *testing.T) {
+	e := newEnv(t, cosmosrest.Config{})
+	ctx := context.Background()
+	c := e.container(t, azcosmos.ContainerProperties{
+		ID:                     "c",
+		PartitionKeyDefinition: azcosmos.PartitionKeyDefinition{Paths: []string{"/pk"}},
+	}, nil)
+	pk := azcosmos.NewPartitionKeyString("p")
+	if _, err := c.CreateItem(ctx, pk, []byte(`{"id":"1","pk":"p"}`), nil); err != nil {
+		t.Fatal(err)
+	}
+	db, _ := e.client.NewDatabase("db")
+	gone, _ := db.NewContainer("gone")
+	stale := azcore.ETag(`"0000000000000000"`)
+	for _, tc := range []struct {
+		name   string
+		call   func() error
+		code   string
+		sub    string
+		prefix string
+	}{
+		{"read of a missing item", func() error { _, err := c.ReadItem(ctx, pk, "missing", nil); return err },
+			"NotFound", "0", "Entity with the specified id does not exist in the system."},
+		{"item of a missing container", func() error { _, err := gone.ReadItem(ctx, pk, "1", nil); return err },
+			"NotFound", "1003", "Owner resource does not exist"},
+		{"missing container", func() error { _, err := gone.Read(ctx, nil); return err },
+			"NotFound", "0", "Resource Not Found."},
+		{"create twice", func() error { _, err := c.CreateItem(ctx, pk, []byte(`{"id":"1","pk":"p"}`), nil); return err },
+			"Conflict", "0", "Entity with the specified id already exists in the system."},
+		{"container created twice", func() error {
+			_, err := db.CreateContainer(ctx, azcosmos.ContainerProperties{ID: "c", PartitionKeyDefinition: azcosmos.PartitionKeyDefinition{Paths: []string{"/pk"}}}, nil)
+			return err
+		}, "Conflict", "0", "Resource with specified id or name already exists."},
+		{"stale etag", func() error {
+			_, err := c.ReplaceItem(ctx, pk, "1", []byte(`{"id":"1","pk":"p"}`), &azcosmos.ItemOptions{IfMatchEtag: &stale})
+			return err
+		}, "PreconditionFailed", "0", "One of the specified pre-condition is not met."},
+		{"mismatched partition key", func() error { _, err := c.CreateItem(ctx, pk, []byte(`{"id":"2","pk":"q"}`), nil); return err },
+			"BadRequest", "1001", "PartitionKey extracted from document doesn't match the one specified in the header."},
+		{"ttl 0", func() error { _, err := c.CreateItem(ctx, pk, []byte(`{"id":"2","pk":"p","ttl":0}`), nil); return err },
+			"BadRequest", "0", "The input ttl '0' is invalid."},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.call()
+			var re *azcore.ResponseError
+			if !errors.As(err, &re) {
+				t.Fatalf("%v, want a response error", err)
+			}
+			body, _ := runtime.Payload(re.RawResponse)
+			var m struct{ Code, Message string }
+			_ = json.Unmarshal(body, &m)
+			if m.Code != tc.code || re.RawResponse.Header.Get("x-ms-substatus") != tc.sub || !strings.HasPrefix(m.Message, tc.prefix) ||
+				!strings.Contains(err.Error(), tc.prefix) {
+				t.Errorf("%s, substatus %s, %q; want %s, %s, %q...", m.Code, re.RawResponse.Header.Get("x-ms-substatus"), m.Message, tc.code, tc.sub, tc.prefix)
+			}
+		})
+	}
+}
+
 func TestThrottlingRetried(t *testing.T) {
 	e := newEnv(t, cosmosrest.Config{}) // the system clock: throughput refills in real time
 	ctx := context.Background()

@@ -440,6 +440,32 @@ describe("over HTTPS, with the SDK's default connection policy", { timeout: 120_
     await rejectsWith(client.database("x").read(), 404, "the wrong key created a database");
   });
 
+  test("errors carry the service's code, substatus and message", async () => {
+    const c = await container("messages", { id: "c", partitionKey: { paths: ["/pk"] } });
+    await c.items.create({ id: "1", pk: "p" });
+    const missing = client.database("messages").container("missing");
+    const stale = { accessCondition: { type: "IfMatch", condition: '"0000000000000000"' } };
+    const cases = [
+      ["create twice", () => c.items.create({ id: "1", pk: "p" }), 409, "Conflict", 0, "Entity with the specified id already exists in the system."],
+      ["replace of a missing item", () => c.item("9", "p").replace({ id: "9", pk: "p" }), 404, "NotFound", 0, "Entity with the specified id does not exist in the system."],
+      ["item of a missing container", () => missing.item("1", "p").delete(), 404, "NotFound", 1003, "Owner resource does not exist"],
+      ["missing container", () => missing.read(), 404, "NotFound", 0, "Resource Not Found."],
+      ["stale etag", () => c.item("1", "p").replace({ id: "1", pk: "p" }, stale), 412, "PreconditionFailed", 0, "One of the specified pre-condition is not met."],
+      ["mismatched partition key", () => c.item("1", "p").replace({ id: "1", pk: "q" }), 400, "BadRequest", 1001,
+        "PartitionKey extracted from document doesn't match the one specified in the header."],
+      ["ttl null", () => c.items.create({ id: "2", pk: "p", ttl: null }), 400, "BadRequest", 0, "The input ttl 'null' is invalid."],
+    ];
+    for (const [what, call, code, bodyCode, substatus, prefix] of cases) {
+      await assert.rejects(call(), (err) => {
+        assert.equal(err.code, code, `${what}: ${err.message}`);
+        assert.equal(err.body?.code, bodyCode, what);
+        assert.equal(err.substatus, substatus, what);
+        assert.ok(err.message.startsWith(prefix), `${what}: ${JSON.stringify(err.message)}, want it to begin with ${JSON.stringify(prefix)}`);
+        return true;
+      });
+    }
+  });
+
   test("queries: parameters, paging, one partition and across, ORDER BY, aggregates", async () => {
     const c = await container("queries", { id: "orders", partitionKey: { paths: ["/tenant"] } });
     for (let i = 0; i < 20; i++) {
