@@ -226,13 +226,7 @@ func (c *Container) ExecuteTransactionalBatch(ctx context.Context, b Transaction
 	sc := batchScratches.Get().(*batchScratch)
 	defer sc.release()
 	c.prepareBatch(b, sc)
-	resp, ticket, err := c.commitBatch(ctx, b, sc, o)
-	if ticket != 0 {
-		if werr := c.store.wal.wait(ticket); werr != nil {
-			return TransactionalBatchResponse{}, storageError(werr, op, c.id, "")
-		}
-	}
-	return resp, err
+	return c.commitBatch(ctx, b, sc, o)
 }
 
 // batchSize is the size of a batch's request, as Cosmos DB limits it: its
@@ -363,9 +357,9 @@ func (c *Container) unlockBatch(shards []int) {
 }
 
 // commitBatch decides a prepared batch under its locks and applies it if
-// every operation succeeds. It returns the log ticket to wait for (0 in
-// memory, or when nothing changed).
-func (c *Container) commitBatch(ctx context.Context, b TransactionalBatch, sc *batchScratch, o *TransactionalBatchOptions) (TransactionalBatchResponse, uint64, error) {
+// every operation succeeds (a durable store's applyBatch returns once the
+// log holds the batch durably).
+func (c *Container) commitBatch(ctx context.Context, b TransactionalBatch, sc *batchScratch, o *TransactionalBatchOptions) (TransactionalBatchResponse, error) {
 	const op = "ExecuteTransactionalBatch"
 	n := len(b.ops)
 	pk := b.pk.enc
@@ -374,7 +368,7 @@ func (c *Container) commitBatch(ctx context.Context, b TransactionalBatch, sc *b
 		shards := c.lockBatch(sc)
 		defer c.unlockBatch(shards)
 		if c.deleted.Load() { // deleted while the batch waited for the locks
-			return TransactionalBatchResponse{}, 0, withContext(&Error{StatusCode: statusNotFound, Message: msgNotFound}, op, c.id, "")
+			return TransactionalBatchResponse{}, withContext(&Error{StatusCode: statusNotFound, Message: msgNotFound}, op, c.id, "")
 		}
 		for i := range items {
 			it := &items[i]
@@ -437,7 +431,7 @@ func (c *Container) commitBatch(ctx context.Context, b TransactionalBatch, sc *b
 			if err != nil {
 				e, ok := err.(*Error)
 				if !ok {
-					return TransactionalBatchResponse{}, 0, err // the context's
+					return TransactionalBatchResponse{}, err // the context's
 				}
 				cause = e
 				break
@@ -469,7 +463,7 @@ func (c *Container) commitBatch(ctx context.Context, b TransactionalBatch, sc *b
 
 	if failed >= 0 {
 		if err := c.draw(op, "", chargeFailure); err != nil {
-			return TransactionalBatchResponse{}, 0, err
+			return TransactionalBatchResponse{}, err
 		}
 		for i := range results {
 			results[i] = TransactionalBatchResult{StatusCode: statusFailedDependency}
@@ -480,11 +474,11 @@ func (c *Container) commitBatch(ctx context.Context, b TransactionalBatch, sc *b
 			RequestCharge: ru(chargeFailure),
 			Err:           withContext(cause, name, c.id, prep[failed].id),
 		}
-		return TransactionalBatchResponse{OperationResults: results, RequestCharge: ru(chargeFailure)}, 0, nil
+		return TransactionalBatchResponse{OperationResults: results, RequestCharge: ru(chargeFailure)}, nil
 	}
 
 	if err := c.drawAt(op, "", total, now); err != nil {
-		return TransactionalBatchResponse{}, 0, err
+		return TransactionalBatchResponse{}, err
 	}
 	ms := slices.Grow(sc.ms, len(items))
 	for i := range items {
@@ -507,9 +501,9 @@ func (c *Container) commitBatch(ctx context.Context, b TransactionalBatch, sc *b
 		ms = append(ms, m)
 	}
 	sc.ms = ms
-	next, ticket, err := c.applyBatch(ms, maxSeq)
+	next, err := c.applyBatch(ms, maxSeq)
 	if err != nil {
-		return TransactionalBatchResponse{}, 0, storageError(err, op, c.id, "")
+		return TransactionalBatchResponse{}, storageError(err, op, c.id, "")
 	}
 	c.store.reaper.notify(next)
 
@@ -519,5 +513,5 @@ func (c *Container) commitBatch(ctx context.Context, b TransactionalBatch, sc *b
 			results[i].ResourceBody = rec.jsonBytes()
 		}
 	}
-	return TransactionalBatchResponse{OperationResults: results, Success: true, RequestCharge: ru(total)}, ticket, nil
+	return TransactionalBatchResponse{OperationResults: results, Success: true, RequestCharge: ru(total)}, nil
 }

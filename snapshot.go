@@ -281,6 +281,7 @@ func (s *Store) rotateWithFeeds() (uint64, []feedState, error) {
 	n, err := s.wal.rotate()
 	states := make([]feedState, len(cs))
 	for i, c := range cs {
+		c.applyPendingLocked() // rotate synced them (none is left after findExpiriesLocked, but for certain)
 		st := feedState{c: c, first: c.expiry.nextLSN, next: c.expiry.nextLSN}
 		if f := c.expiry.feed; f != nil {
 			st.found, st.first, st.next = c.expiry.watch.at, f.first, f.next

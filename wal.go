@@ -85,9 +85,10 @@ import (
 //	                        instant, byte kind, str record (after the container's items)
 //	'E' end                 uvarint items written, uvarint the store's write sequence
 //
-// A change is appended to the log under the locks that make it, before it
-// is applied in memory, so the log holds every item's changes in the order
-// they were made, and a container's deletion after every change to it.
+// A change is appended to the log under the locks that make it, and
+// applied in memory once the log holds it durably (mutation.go), so the
+// log holds every item's changes in the order they were made, and a
+// container's deletion after every change to it.
 // Recovery is in recover.go, snapshots in snapshot.go.
 
 const (
@@ -149,17 +150,19 @@ func snapshotName(n uint64) string { return fmt.Sprintf("snap-%016x.db", n) }
 type SyncPolicy int
 
 const (
-	// SyncAlways: a write returns only once its change is on stable
-	// storage. Concurrent writers share each fsync (group commit), so the
-	// store's write throughput grows with the number of writers.
+	// SyncAlways: a write returns, and readers see it, only once its
+	// change is on stable storage. Concurrent writers share each fsync
+	// (group commit), so the store's write throughput grows with the
+	// number of writers.
 	SyncAlways SyncPolicy = iota
-	// SyncEverySecond: a write returns once its change is written to the
-	// operating system, which keeps it if the process dies; the log is
-	// synced once a second, so a machine crash loses at most the last
-	// second.
+	// SyncEverySecond: a write returns, and readers see it, once its
+	// change is written to the operating system, which keeps it if the
+	// process dies; the log is synced once a second, so a machine crash
+	// loses at most the last second, including writes readers saw.
 	SyncEverySecond
 	// SyncNever: as SyncEverySecond, but the log is synced only at
-	// checkpoints and on Close; the operating system decides.
+	// checkpoints and on Close; the operating system decides. A machine
+	// crash may take back writes that readers saw.
 	SyncNever
 )
 
@@ -420,6 +423,22 @@ func (w *wal) wait(ticket uint64) error {
 		}
 		w.progress.Wait()
 	}
+}
+
+// durable returns the end of what the log holds durably under its policy
+// (synced under SyncAlways, written to the operating system otherwise),
+// and its failure, if it has failed: nothing after that end will be.
+func (w *wal) durable() (uint64, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	err := w.err
+	if err == ErrClosed {
+		err = nil // close wrote and synced what was appended first
+	}
+	if w.policy == SyncAlways {
+		return w.synced, err
+	}
+	return w.written, err
 }
 
 // failure returns the log's failure, if it has failed or closed.
