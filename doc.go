@@ -350,7 +350,14 @@
 // without reuse. A torn record at the very end of the log (the process died
 // while appending it; it was never acknowledged) is cut off and reported in
 // Store.Recovery; any other damage fails Open with a *CorruptionError
-// naming the file and offset. One store at a time may have a directory
+// naming the file and offset. The directory's MANIFEST records what it must
+// hold (the store's id, which every file's header carries, its snapshot,
+// its log segments and the sizes of those written to their end, the last
+// write sequence number): a snapshot or segment that is missing, cut short
+// below what the manifest records, or another store's fails Open with a
+// *CorruptionError naming it, never opens as an emptier store. A log
+// segment removed or replaced while the store runs stops its writes
+// (ErrUnavailable, naming the segment) at the next commit that syncs. One store at a time may have a directory
 // open: another Open, in this process or another, fails with ErrLocked.
 // The file formats are documented in the source (wal.go).
 //

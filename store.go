@@ -34,6 +34,8 @@ type Store struct {
 	wal          *wal
 	checkpointer *checkpointer
 	recovery     RecoveryInfo
+	storeID      storeID  // the directory's id (manifest.go)
+	manifest     manifest // the directory's MANIFEST as last written
 
 	// The expiry notifier (expiryevents.go), started by the first
 	// subscription; notifierMu orders its start against Close.
@@ -107,6 +109,11 @@ func (s *Store) Close() error {
 		if s.wal != nil {
 			s.checkpointer.close()
 			err = s.wal.close()
+			if err == nil && !s.wal.readOnly {
+				// Every byte of the log is synced: the manifest seals the
+				// last segment, so that a reopen finds it whole.
+				err = s.sealManifest()
+			}
 			if uerr := s.dirLock.Close(); err == nil {
 				err = uerr
 			}

@@ -254,3 +254,5 @@ func (f *errorFile) Truncate(size int64) error {
 }
 
 func (f *errorFile) Close() error { return f.f.Close() }
+
+func (f *errorFile) Gone() (bool, error) { return f.f.Gone() }
