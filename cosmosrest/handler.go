@@ -10,7 +10,6 @@ import (
 	"io"
 	"math"
 	"net/http"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,7 +17,7 @@ import (
 	"time"
 
 	"github.com/lethedb/lethe"
-	"github.com/lethedb/lethe/internal/dirlock"
+	"github.com/lethedb/lethe/internal/vfs"
 )
 
 // EmulatorKey is the Azure Cosmos DB emulator's well-known master key, the
@@ -74,6 +73,14 @@ type Config struct {
 	// request after it is authenticated, and the handler serves their
 	// control endpoint, /_lethe/faults (see Faults).
 	Faults *Faults
+
+	// fs is the file system of Dir and its stores: vfs.OS unless a test
+	// sets another (vfs.SetConfigFS), as lethe.Options does.
+	fs vfs.FS
+}
+
+func init() {
+	vfs.SetConfigFS = func(cfg any, fsys vfs.FS) { cfg.(*Config).fs = fsys }
 }
 
 // Handler serves the Azure Cosmos DB for NoSQL REST API over lethe stores,
@@ -88,7 +95,8 @@ type Handler struct {
 	mu     sync.RWMutex // guards dbs and closed; held for writing while a database is created or deleted
 	dbs    map[string]*database
 	closed bool
-	lock   *os.File // Config.Dir's lock, nil in memory
+	lock   io.Closer // Config.Dir's lock, nil in memory
+	fs     vfs.FS    // the file system of Config.Dir
 }
 
 // New returns a Handler. With Config.Dir it creates the directory if need
@@ -105,7 +113,10 @@ func New(cfg Config) (*Handler, error) {
 	if f := cfg.ChangeFeed; f != nil && (f.MaxChanges < 0 || f.MaxBytes < 0) {
 		return nil, fmt.Errorf("cosmosrest: the change feed retention must not be negative (MaxChanges %d, MaxBytes %d); 0 means lethe's default", f.MaxChanges, f.MaxBytes)
 	}
-	h := &Handler{key: key, cfg: cfg, start: time.Now(), dbs: make(map[string]*database)}
+	h := &Handler{key: key, cfg: cfg, start: time.Now(), dbs: make(map[string]*database), fs: cfg.fs}
+	if h.fs == nil {
+		h.fs = vfs.OS
+	}
 	if cfg.Dir != "" {
 		if err := h.openDir(); err != nil {
 			return nil, err
@@ -130,7 +141,7 @@ func (h *Handler) Close() error {
 		}
 	}
 	if h.lock != nil {
-		if err := dirlock.Unlock(h.lock); err != nil && first == nil {
+		if err := h.lock.Close(); err != nil && first == nil {
 			first = err
 		}
 	}

@@ -1,6 +1,8 @@
 // Package vfs is the file-system seam of lethe's durable layer: the few
-// operations that the write-ahead log, snapshots, recovery and the
-// directory lock use, behind one interface. OS is the real file system,
+// operations that the write-ahead log, snapshots, the manifest, recovery
+// and the directory lock use, behind one interface; the REST front's data
+// directory (cosmosrest: database directories, database.json, users.json)
+// goes through it too. OS is the real file system,
 // and every store uses it unless a test gives another: the file systems of
 // the package vfstest keep only what was synced and forget the rest at a
 // simulated power cut, or fail the Nth operation of a kind with ENOSPC or
@@ -176,6 +178,11 @@ func MkdirAllDurable(fsys FS, dir string, perm fs.FileMode) error {
 // is the one way to reach that unexported option, for lethe's tests and
 // the packages of this module that open stores for their own tests.
 var SetOptionsFS func(opts any, fsys FS)
+
+// SetConfigFS gives cfg, a *cosmosrest.Config, the file system fsys for its
+// data directory (and the stores in it). Package cosmosrest sets it when
+// it is initialized, for its tests.
+var SetConfigFS func(cfg any, fsys FS)
 
 // WriteFile writes data to the file name (created, or truncated) and syncs
 // it; not its name (SyncDir).
