@@ -228,13 +228,7 @@ func (c *Container) ExecuteTransactionalBatch(ctx context.Context, b Transaction
 	sc := batchScratches.Get().(*batchScratch)
 	defer sc.release()
 	c.prepareBatch(b, sc)
-	resp, ticket, err := c.commitBatch(ctx, b, sc, o)
-	if ticket != 0 {
-		if werr := c.store.wal.wait(ticket); werr != nil {
-			return TransactionalBatchResponse{}, storageError(werr, op, c.id, "")
-		}
-	}
-	return resp, err
+	return c.commitBatch(ctx, b, sc, o)
 }
 
 // maxBatchResponse is the most bytes of items a transactional batch's
@@ -384,9 +378,9 @@ func (c *Container) unlockBatch(shards []int) {
 }
 
 // commitBatch decides a prepared batch under its locks and applies it if
-// every operation succeeds. It returns the log ticket to wait for (0 in
-// memory, or when nothing changed).
-func (c *Container) commitBatch(ctx context.Context, b TransactionalBatch, sc *batchScratch, o *TransactionalBatchOptions) (TransactionalBatchResponse, uint64, error) {
+// every operation succeeds (a durable store's applyBatch returns once the
+// log holds the batch durably).
+func (c *Container) commitBatch(ctx context.Context, b TransactionalBatch, sc *batchScratch, o *TransactionalBatchOptions) (TransactionalBatchResponse, error) {
 	const op = "ExecuteTransactionalBatch"
 	n := len(b.ops)
 	pk := b.pk.enc
@@ -395,7 +389,7 @@ func (c *Container) commitBatch(ctx context.Context, b TransactionalBatch, sc *b
 		shards := c.lockBatch(sc)
 		defer c.unlockBatch(shards)
 		if c.deleted.Load() { // deleted while the batch waited for the locks
-			return TransactionalBatchResponse{}, 0, withContext(&Error{StatusCode: statusNotFound, Message: msgNotFound}, op, c.id, "")
+			return TransactionalBatchResponse{}, withContext(&Error{StatusCode: statusNotFound, Message: msgNotFound}, op, c.id, "")
 		}
 		for i := range items {
 			it := &items[i]
@@ -458,7 +452,7 @@ func (c *Container) commitBatch(ctx context.Context, b TransactionalBatch, sc *b
 			if err != nil {
 				e, ok := err.(*Error)
 				if !ok {
-					return TransactionalBatchResponse{}, 0, err // the context's
+					return TransactionalBatchResponse{}, err // the context's
 				}
 				cause = e
 				break
@@ -490,7 +484,7 @@ func (c *Container) commitBatch(ctx context.Context, b TransactionalBatch, sc *b
 
 	if failed >= 0 {
 		if err := c.draw(op, "", chargeFailure); err != nil {
-			return TransactionalBatchResponse{}, 0, err
+			return TransactionalBatchResponse{}, err
 		}
 		for i := range results {
 			results[i] = TransactionalBatchResult{StatusCode: statusFailedDependency}
@@ -501,19 +495,19 @@ func (c *Container) commitBatch(ctx context.Context, b TransactionalBatch, sc *b
 			RequestCharge: ru(chargeFailure),
 			Err:           withContext(cause, name, c.id, prep[failed].id),
 		}
-		return TransactionalBatchResponse{OperationResults: results, RequestCharge: ru(chargeFailure)}, 0, nil
+		return TransactionalBatchResponse{OperationResults: results, RequestCharge: ru(chargeFailure)}, nil
 	}
 
 	withBody := o != nil && o.EnableContentResponseOnWrite
 	if size := batchResponseSize(b.ops, recs, withBody); size > maxBatchResponse {
 		if err := c.draw(op, "", chargeFailure); err != nil {
-			return TransactionalBatchResponse{}, 0, err
+			return TransactionalBatchResponse{}, err
 		}
-		return TransactionalBatchResponse{RequestCharge: ru(chargeFailure)}, 0, withContext(&Error{StatusCode: statusRequestEntityTooLarge,
+		return TransactionalBatchResponse{RequestCharge: ru(chargeFailure)}, withContext(&Error{StatusCode: statusRequestEntityTooLarge,
 			Message: fmt.Sprintf("the transactional batch's response would hold %d bytes of items, over the limit of %d: nothing was applied", size, maxBatchResponse)}, op, c.id, "")
 	}
 	if err := c.drawAt(op, "", total, now); err != nil {
-		return TransactionalBatchResponse{}, 0, err
+		return TransactionalBatchResponse{}, err
 	}
 	ms := slices.Grow(sc.ms, len(items))
 	for i := range items {
@@ -536,9 +530,9 @@ func (c *Container) commitBatch(ctx context.Context, b TransactionalBatch, sc *b
 		ms = append(ms, m)
 	}
 	sc.ms = ms
-	next, ticket, err := c.applyBatch(ms, maxSeq)
+	next, err := c.applyBatch(ms, maxSeq)
 	if err != nil {
-		return TransactionalBatchResponse{}, 0, storageError(err, op, c.id, "")
+		return TransactionalBatchResponse{}, storageError(err, op, c.id, "")
 	}
 	c.store.reaper.notify(next)
 
@@ -547,5 +541,5 @@ func (c *Container) commitBatch(ctx context.Context, b TransactionalBatch, sc *b
 			results[i].ResourceBody = rec.jsonBytes()
 		}
 	}
-	return TransactionalBatchResponse{OperationResults: results, Success: true, RequestCharge: ru(total)}, ticket, nil
+	return TransactionalBatchResponse{OperationResults: results, Success: true, RequestCharge: ru(total)}, nil
 }

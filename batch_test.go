@@ -561,9 +561,9 @@ func TestBatchDurable(t *testing.T) {
 	resp, err = c.ExecuteTransactionalBatch(ctx, b, nil)
 	require.NoError(t, err)
 	require.True(t, resp.Success)
-	require.NoError(t, s.Close())
+	crashed := crashCopy(t, s, dir) // a torn end is what a crash leaves
 
-	seg := lastSegment(t, dir)
+	seg := lastSegment(t, crashed)
 	full, err := os.ReadFile(seg)
 	require.NoError(t, err)
 	frameLen := len(full) - withoutLast(t, full)
@@ -573,7 +573,7 @@ func TestBatchDurable(t *testing.T) {
 	}
 	for cut := 1; cut <= frameLen; cut += step {
 		work := t.TempDir()
-		copyDir(t, dir, work)
+		copyDir(t, crashed, work)
 		require.NoError(t, os.WriteFile(filepath.Join(work, filepath.Base(seg)), full[:len(full)-cut], 0o644))
 		s := openDurable(t, work, clock)
 		c, err := s.Container("c")

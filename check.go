@@ -44,7 +44,14 @@ func Check(dir string) (RecoveryInfo, error) {
 	}
 	s := &Store{clock: newStoreClock(nil), opts: o, containers: make(map[string]*Container)}
 	start := time.Now()
-	if _, _, _, err := s.recover(dir, true); err != nil {
+	m, err := readManifest(o.fs, dir)
+	if err == nil {
+		if m != nil {
+			s.storeID = m.id()
+		}
+		_, _, _, err = s.recover(dir, m, true)
+	}
+	if err != nil {
 		var ce *CorruptionError
 		if errors.As(err, &ce) {
 			return s.recovery, err

@@ -122,6 +122,7 @@ type Container struct {
 		building   map[string]*indexBuild // the index builds under way (indexbuild.go)
 		wanted     map[string]bool        // paths a filter asked for once, whose index is not made yet
 		nextLSN    uint64                 // the lsn a change feed turned on again starts at
+		pending    []*pendingChange       // logged, not made yet: with a feed, on a durable store (mutation.go)
 	}
 	// watchDue is expiry.watch.due while the watch is on, never while it is
 	// off: the write path looks at it without the lock.
@@ -273,11 +274,6 @@ func (c *Container) Replace(ctx context.Context, props ContainerProperties) erro
 		return storageError(aerr, op, c.id, "")
 	}
 	c.store.reaper.notify(next)
-	if m.ticket != 0 {
-		if err := c.store.wal.wait(m.ticket); err != nil {
-			return storageError(err, op, c.id, "")
-		}
-	}
 	return nil
 }
 

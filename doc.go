@@ -320,9 +320,21 @@
 // second; a process crash loses nothing), SyncNever likewise without the
 // periodic sync. If the log cannot be written or synced, the write fails
 // with ErrUnavailable and the store refuses every later write until it is
-// reopened, while reads go on; the failed write may already be visible to
-// readers, and is gone after a reopen. A write is visible to readers as
-// soon as it is applied, which is just before its record is synced. Open
+// reopened, while reads go on. A write is made in memory, and so visible
+// to readers, only once its log record is durable under the policy,
+// holding its item's shard lock meanwhile (readers of that shard wait for
+// it; writers to other shards share its fsync): a write that fails is
+// never visible, and under SyncAlways no reader sees a write that a power
+// cut can take back (a group commit's writes become visible together,
+// when their fsync returns). Under SyncEverySecond and SyncNever a reader
+// sees a write once the operating system has it: a process crash keeps
+// it, a power cut may take back what a reader saw in the last second
+// (SyncEverySecond) or since the last checkpoint (SyncNever). A write
+// whose fsync failed is not visible while the store runs, but its record
+// may have reached the disk and come back after a reopen (a failed fsync
+// leaves that unknown; treat a 503 as an unknown outcome, as with Cosmos
+// DB). Expiries are not writes: the change feed shows one when it is
+// found. Open
 // on a disk that is full (or mounted read-only), where it cannot start a
 // log segment, opens the store read-only: reads, queries and the change
 // feed work, every write fails with ErrUnavailable (503) and a message
@@ -343,7 +355,14 @@
 // without reuse. A torn record at the very end of the log (the process died
 // while appending it; it was never acknowledged) is cut off and reported in
 // Store.Recovery; any other damage fails Open with a *CorruptionError
-// naming the file and offset. One store at a time may have a directory
+// naming the file and offset. The directory's MANIFEST records what it must
+// hold (the store's id, which every file's header carries, its snapshot,
+// its log segments and the sizes of those written to their end, the last
+// write sequence number): a snapshot or segment that is missing, cut short
+// below what the manifest records, or another store's fails Open with a
+// *CorruptionError naming it, never opens as an emptier store. A log
+// segment removed or replaced while the store runs stops its writes
+// (ErrUnavailable, naming the segment) at the next commit that syncs. One store at a time may have a directory
 // open: another Open, in this process or another, fails with ErrLocked.
 // The file formats are documented in the source (wal.go). Check verifies a
 // directory as Open would recover it, and changes nothing. Store.Stats

@@ -82,6 +82,7 @@ func (c *Container) findSomeExpiriesLocked(now int64, force bool, limit int) (n 
 	if !w.on || (!force && now < w.due) {
 		return 0, true
 	}
+	c.settlePendingLocked() // the feed takes expiries after the changes logged before them
 	ci, co := cutoffs(&c.rule, now)
 	// Each tree's expired entries beyond its front, up to limit, in order
 	// of expiry; then the earliest limit of both, merged. A tree whose

@@ -238,29 +238,17 @@ func (c *Container) write(ctx context.Context, kind writeKind, pk PartitionKey, 
 			}
 		}
 	}
-	resp, ticket, err := c.commit(op, kind, pk, id, doc, &p, o)
-	if ticket != 0 {
-		// A durable store acknowledges the write once its log record is
-		// durable, waiting outside the shard lock so that writers share
-		// the sync.
-		if werr := c.store.wal.wait(ticket); werr != nil {
-			return ItemResponse{StatusCode: statusServiceUnavailable}, storageError(werr, op, c.id, id)
-		}
-	}
-	return resp, err
+	return c.commit(op, kind, pk, id, doc, &p, o)
 }
 
-// commit decides and applies a prepared write under the item's shard lock.
-// It returns the log ticket to wait for before acknowledging (0 in memory).
-func (c *Container) commit(op string, kind writeKind, pk PartitionKey, id string, doc []byte, p *parsedItem, o *ItemOptions) (ItemResponse, uint64, error) {
+// commit decides and applies a prepared write under the item's shard lock
+// (a durable store's apply returns once the log holds it durably).
+func (c *Container) commit(op string, kind writeKind, pk PartitionKey, id string, doc []byte, p *parsedItem, o *ItemOptions) (ItemResponse, error) {
 	ifMatch := ""
 	if o != nil {
 		ifMatch = o.IfMatchEtag
 	}
-	fail := func(e *Error) (ItemResponse, uint64, error) {
-		resp, err := c.fail(op, id, e)
-		return resp, 0, err
-	}
+	fail := func(e *Error) (ItemResponse, error) { return c.fail(op, id, e) }
 
 	sh, h := c.shardFor(pk.enc, id)
 	sh.mu.Lock()
@@ -291,7 +279,7 @@ func (c *Container) commit(op string, kind writeKind, pk PartitionKey, id string
 		status, cost = statusCreated, charge(opCreate, p.size-p.ttlSize)
 	}
 	if err := c.drawAt(op, id, cost, now); err != nil {
-		return ItemResponse{StatusCode: statusTooManyRequests}, 0, err
+		return ItemResponse{StatusCode: statusTooManyRequests}, err
 	}
 
 	m := mutation{cause: causeReplace, now: now, sh: sh, h: h, old: old}
@@ -306,7 +294,7 @@ func (c *Container) commit(op string, kind writeKind, pk PartitionKey, id string
 	}
 	next, err := c.apply(&m)
 	if err != nil {
-		return ItemResponse{StatusCode: statusServiceUnavailable}, 0, storageError(err, op, c.id, id)
+		return ItemResponse{StatusCode: statusServiceUnavailable}, storageError(err, op, c.id, id)
 	}
 	rec := m.rec
 	resp := ItemResponse{RequestCharge: ru(cost), StatusCode: status}
@@ -317,7 +305,7 @@ func (c *Container) commit(op string, kind writeKind, pk PartitionKey, id string
 			resp.Value = rec.jsonBytes()
 		}
 	}
-	return resp, m.ticket, nil
+	return resp, nil
 }
 
 // fail returns a failed operation's response and error, charging the fixed

@@ -61,9 +61,12 @@ func TestLoggerTornTail(t *testing.T) {
 	opts := &lethe.Options{Dir: dir, Clock: lethe.NewManualClock(t0), Reaper: lethe.ReaperOptions{Disabled: true}, Logger: slog.New(&logs)}
 	s, err := lethe.Open(opts)
 	require.NoError(t, err)
-	require.NoError(t, s.Close())
 	assert.Empty(t, logs.all(), "a clean recovery logs nothing")
 
+	// A torn end is what a crash leaves (a segment the store closed is
+	// sealed in its manifest): tear a copy taken while the store runs.
+	dir = crashCopy(t, s, dir)
+	opts.Dir = dir
 	seg := lastSegment(t, dir)
 	require.NoError(t, os.WriteFile(seg, append(mustRead(t, seg), 1, 2, 3), 0o644))
 	s, err = lethe.Open(opts)

@@ -1,6 +1,9 @@
 package lethe
 
-import "unsafe"
+import (
+	"slices"
+	"unsafe"
+)
 
 // Every change to a container goes through one path, in three steps:
 //
@@ -22,9 +25,10 @@ import "unsafe"
 // the expiry index. What must see every change (the write-ahead log, a
 // change feed, secondary indexes) hooks into apply and applyBatch, and gets
 // the cause with each change. A durable store's log is the first: apply
-// appends the change to it before making it (applyBatch appends a batch's
-// changes as one record), and the caller waits for the returned ticket
-// after letting go of its locks.
+// appends the change to it (applyBatch appends a batch's changes as one
+// record) and makes the change only once the log holds it durably, still
+// under the caller's locks, so that a reader never sees a change that the
+// log failed to keep or that a crash can take back.
 
 // cause says why a container changes.
 type cause uint8
@@ -53,23 +57,25 @@ type mutation struct {
 	// that orders it.
 	props ContainerProperties
 	seq   uint64
-
-	// Set by apply: the log ticket to wait for before acknowledging the
-	// change (0 in memory).
-	ticket uint64
 }
 
 // apply makes a decided change. The caller holds the locks it needs: for an
 // item change, the write lock of the item's shard; for a settings change or
 // a drop, every shard lock. It returns the earliest expiry the change brings
 // about (never if none), for the caller to tell the reaper once it has let
-// go of its locks. If the change cannot be logged it returns the log's
-// error and changes nothing.
+// go of its locks. A durable store logs the change and waits until the log
+// holds it durably (durable, below) before making it, under the same locks:
+// no reader sees a change that a crash can take back, and a change that
+// cannot be logged returns the log's error and changes nothing.
 func (c *Container) apply(m *mutation) (next int64, err error) {
 	switch m.cause {
 	case causeSettings, causeDrop:
 		if w := c.store.wal; w != nil {
-			if m.ticket, err = c.log(w, m); err != nil {
+			ticket, err := c.log(w, m)
+			if err == nil {
+				err = w.wait(ticket)
+			}
+			if err != nil {
 				return never, err
 			}
 		}
@@ -79,8 +85,7 @@ func (c *Container) apply(m *mutation) (next int64, err error) {
 		}
 		return c.applySettings(m), nil
 	}
-	next, m.ticket, err = c.applyItems(unsafe.Slice(m, 1), false, 0)
-	return next, err
+	return c.applyItems(unsafe.Slice(m, 1), false, 0)
 }
 
 // applySettings makes a settings change. The expiries due under the old
@@ -128,10 +133,10 @@ func (c *Container) drop() {
 // an ETag the batch returned), then they are applied together. The caller
 // holds c.batchMu for writing and the write locks of every shard the
 // changes touch, so no reader sees some of them without the others. It
-// returns what apply returns, and the log ticket (0 in memory).
-func (c *Container) applyBatch(ms []mutation, seq uint64) (next int64, ticket uint64, err error) {
+// returns what apply returns.
+func (c *Container) applyBatch(ms []mutation, seq uint64) (next int64, err error) {
 	if len(ms) == 0 {
-		return never, 0, nil
+		return never, nil
 	}
 	return c.applyItems(ms, true, seq)
 }
@@ -143,49 +148,179 @@ func (c *Container) applyBatch(ms []mutation, seq uint64) (next int64, ticket ui
 // changes or none. When a change replaces or removes an expired version
 // that the expiry watch has not reported yet, the expiries up to it are
 // found first, so that the change feed and the expiry subscribers see an
-// item expire before it is written again or purged. A durable store logs the
-// changes before making them; a container with a change feed logs them
-// under the expiry lock, so that the log holds its changes in the feed's
-// order. It returns the earliest expiry the changes bring about and the
-// log ticket.
-func (c *Container) applyItems(ms []mutation, batch bool, batchSeq uint64) (next int64, ticket uint64, err error) {
+// item expire before it is written again or purged. It returns the
+// earliest expiry the changes bring about.
+//
+// A durable store logs the changes and makes them only once the log holds
+// them durably: synced under SyncAlways, written to the operating system
+// under the other policies (wal.durable). The caller's shard locks are
+// held meanwhile, so no other write decides on the item's old state and no
+// reader of its shard sees the new one early; writers to other shards
+// share the wait (group commit). A container with a change feed logs its
+// changes under the expiry lock, so that the log holds them in the feed's
+// order, but does not hold that lock while it waits: the change joins the
+// container's queue of pending changes (expiry.pending), which whoever
+// next holds the lock applies, in log order, as far as the log is
+// durable. A change the log fails to keep is never made.
+func (c *Container) applyItems(ms []mutation, batch bool, batchSeq uint64) (next int64, err error) {
 	w := c.store.wal
+	// Purges remove what readers no longer see (expired items): they are
+	// made once logged, without waiting.
+	wait := w != nil && !purgesOnly(ms)
 	feed := c.expiry.feed // set only under every shard lock: the caller holds one
 	if feed == nil {
 		// Without a feed, the id tables change before the expiry lock is
 		// taken: the shard locks the caller holds guard them, and the
 		// container-wide lock is held for the index alone.
 		if w != nil {
-			if ticket, err = c.logItems(w, ms, batch, batchSeq); err != nil {
-				return never, 0, err
+			ticket, err := c.logItems(w, ms, batch, batchSeq)
+			if err == nil && wait {
+				err = w.wait(ticket)
+			}
+			if err != nil {
+				return never, err
 			}
 		}
 		c.putItems(ms)
+		c.expiry.mu.Lock()
+		found := c.reportReplacedLocked(ms)
+		next = c.indexItemsLocked(ms)
+		c.expiry.mu.Unlock()
+		c.wakeNotifier(found)
+		return next, nil
 	}
-	now := ms[0].now
 	c.expiry.mu.Lock()
-	found := 0
-	if now >= c.watchDue.Load() {
-		for i := range ms {
-			if old := ms[i].old; old != "" && !c.rule.live(old, now) {
-				found += c.reportThroughLocked(old, now)
-			}
-		}
-	}
-	if feed != nil {
+	found := c.reportReplacedLocked(ms)
+	if !wait {
 		if w != nil {
-			if ticket, err = c.logItems(w, ms, batch, batchSeq); err != nil {
+			if _, err := c.logItems(w, ms, batch, batchSeq); err != nil {
 				c.publishDueLocked()
 				c.expiry.mu.Unlock()
 				c.wakeNotifier(found)
-				return never, 0, err
+				return never, err
 			}
 		}
 		c.putItems(ms)
+		next = c.indexItemsLocked(ms)
+		c.expiry.mu.Unlock()
+		c.wakeNotifier(found)
+		return next, nil
 	}
+	ticket, err := c.logItems(w, ms, batch, batchSeq)
+	if err != nil {
+		c.publishDueLocked()
+		c.expiry.mu.Unlock()
+		c.wakeNotifier(found)
+		return never, err
+	}
+	// A copy: the queue must not keep ms, which is the caller's (often on
+	// its stack); one change is copied into p itself.
+	p := &pendingChange{ticket: ticket}
+	if len(ms) == 1 {
+		p.one[0] = ms[0]
+		p.ms = p.one[:]
+	} else {
+		p.ms = slices.Clone(ms)
+	}
+	c.expiry.pending = append(c.expiry.pending, p)
+	c.expiry.mu.Unlock()
+	werr := w.wait(ticket)
+	c.expiry.mu.Lock()
+	c.applyPendingLocked()
+	c.expiry.mu.Unlock()
+	c.wakeNotifier(found)
+	if !p.made {
+		if werr == nil {
+			werr = w.failure() // the log failed after the wait: it cannot have
+		}
+		return never, werr
+	}
+	return p.next, nil
+}
+
+// purgesOnly reports whether every change in ms is a purge.
+func purgesOnly(ms []mutation) bool {
+	for i := range ms {
+		if ms[i].cause != causePurge {
+			return false
+		}
+	}
+	return true
+}
+
+// pendingChange is a change to a container with a change feed that is
+// logged and waits for the log to keep it (applyItems).
+type pendingChange struct {
+	ms     []mutation
+	one    [1]mutation // ms's storage for a single change
+	ticket uint64
+	made   bool  // applied, by whoever held the expiry lock
+	next   int64 // the earliest expiry it brought about
+}
+
+// applyPendingLocked makes the container's pending changes that the log
+// holds durably, oldest first, and drops those it never will (the log has
+// failed). The changes' writers hold their shards' locks until they see
+// theirs made, so this may change their id tables for them. The caller
+// holds expiry.mu.
+func (c *Container) applyPendingLocked() {
+	q := c.expiry.pending
+	if len(q) == 0 {
+		return
+	}
+	durable, failed := c.store.wal.durable()
+	i := 0
+	for ; i < len(q) && q[i].ticket <= durable; i++ {
+		c.putItems(q[i].ms)
+		q[i].next = c.indexItemsLocked(q[i].ms)
+		q[i].made = true
+	}
+	if failed != nil {
+		i = len(q) // the rest are never made
+	}
+	n := copy(q, q[i:])
+	clear(q[n:])
+	c.expiry.pending = q[:n]
+}
+
+// settlePendingLocked waits, holding expiry.mu, until the log holds the
+// container's pending changes durably (or has failed), and applies them:
+// whatever appends to the change feed outside applyItems (the expiries
+// found) does so first, so that the feed's order stays the log's.
+func (c *Container) settlePendingLocked() {
+	q := c.expiry.pending
+	if len(q) == 0 {
+		return
+	}
+	_ = c.store.wal.wait(q[len(q)-1].ticket) // a failure drops them
+	c.applyPendingLocked()
+}
+
+// reportReplacedLocked finds the expiries up to each expired version that
+// the changes replace or remove, if the expiry watch has not reported it
+// yet. It returns how many it found. The caller holds expiry.mu.
+func (c *Container) reportReplacedLocked(ms []mutation) (found int) {
+	now := ms[0].now
+	if now < c.watchDue.Load() {
+		return 0
+	}
+	for i := range ms {
+		if old := ms[i].old; old != "" && !c.rule.live(old, now) {
+			found += c.reportThroughLocked(old, now)
+		}
+	}
+	return found
+}
+
+// indexItemsLocked makes item changes, already made in the id tables, in
+// the expiry index, the secondary indexes, the index builds and the change
+// feed. It returns the earliest expiry they bring about. The caller holds
+// expiry.mu.
+func (c *Container) indexItemsLocked(ms []mutation) (next int64) {
 	next = never
 	purged := int64(0)
 	watching := c.expiry.watch.on
+	feed := c.expiry.feed
 	for i := range ms {
 		m := &ms[i]
 		if m.old != "" {
@@ -213,12 +348,10 @@ func (c *Container) applyItems(ms []mutation, batch bool, batchSeq uint64) (next
 	if watching {
 		c.publishDueLocked()
 	}
-	c.expiry.mu.Unlock()
 	if purged > 0 {
 		c.purged.Add(purged)
 	}
-	c.wakeNotifier(found)
-	return next, ticket, nil
+	return next
 }
 
 // putItems makes the changes in the shards' id tables.

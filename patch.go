@@ -814,25 +814,19 @@ func (c *Container) PatchItem(ctx context.Context, pk PartitionKey, id string, o
 	if perr != nil {
 		return c.fail(op, id, perr)
 	}
-	resp, ticket, err := c.commitPatch(ctx, op, pk, id, patch, cond, o)
-	if ticket != 0 {
-		if werr := c.store.wal.wait(ticket); werr != nil {
-			return ItemResponse{StatusCode: statusServiceUnavailable}, storageError(werr, op, c.id, id)
-		}
-	}
-	return resp, err
+	return c.commitPatch(ctx, op, pk, id, patch, cond, o)
 }
 
 // commitPatch decides and applies a prepared patch under the item's shard
 // lock, as commit does for the other writes.
-func (c *Container) commitPatch(ctx context.Context, op string, pk PartitionKey, id string, ops []patchOp, cond *query.Query, o *ItemOptions) (ItemResponse, uint64, error) {
-	fail := func(err error) (ItemResponse, uint64, error) {
+func (c *Container) commitPatch(ctx context.Context, op string, pk PartitionKey, id string, ops []patchOp, cond *query.Query, o *ItemOptions) (ItemResponse, error) {
+	fail := func(err error) (ItemResponse, error) {
 		e, ok := err.(*Error)
 		if !ok {
-			return ItemResponse{}, 0, err // the context's
+			return ItemResponse{}, err // the context's
 		}
 		resp, ferr := c.fail(op, id, e)
-		return resp, 0, ferr
+		return resp, ferr
 	}
 	ifMatch := ""
 	if o != nil {
@@ -861,17 +855,17 @@ func (c *Container) commitPatch(ctx context.Context, op string, pk PartitionKey,
 	}
 	cost := charge(opReplace, r.chargeSize)
 	if err := c.drawAt(op, id, cost, now); err != nil {
-		return ItemResponse{StatusCode: statusTooManyRequests}, 0, err
+		return ItemResponse{StatusCode: statusTooManyRequests}, err
 	}
 	m := mutation{cause: causeReplace, now: now, sh: sh, h: h, old: old, rec: r.record(pk.enc, now, c.store.seq.Add(1), old.pos())}
 	next, aerr := c.apply(&m)
 	if aerr != nil {
-		return ItemResponse{StatusCode: statusServiceUnavailable}, 0, storageError(aerr, op, c.id, id)
+		return ItemResponse{StatusCode: statusServiceUnavailable}, storageError(aerr, op, c.id, id)
 	}
 	c.store.reaper.notify(next)
 	resp := ItemResponse{ETag: m.rec.etag(), RequestCharge: ru(cost), StatusCode: statusOK}
 	if o == nil || !o.NoContentResponseOnWrite {
 		resp.Value = m.rec.jsonBytes()
 	}
-	return resp, m.ticket, nil
+	return resp, nil
 }

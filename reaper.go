@@ -264,7 +264,7 @@ func (c *Container) purgeShard(sh *shard, group []expiredEntry, now int64, b *bu
 	if len(ms) == 0 {
 		return 0, unpaid, false
 	}
-	if _, _, err := c.applyItems(ms, false, 0); err != nil {
+	if _, err := c.applyItems(ms, false, 0); err != nil {
 		return 0, 0, true // the log has failed: nothing more can be purged
 	}
 	c.reaperCharge.Add(paid)

@@ -105,12 +105,35 @@ func (s *Store) openDir() error {
 		return fmt.Errorf("lethe: Open: %w", err)
 	}
 	start := time.Now()
-	r, next, snapSize, err := s.recover(dir, false)
+	m, err := readManifest(fsys, dir)
+	var (
+		r        *replayer
+		next     uint64
+		snapSize int64
+	)
+	if err == nil {
+		s.storeID = newStoreID()
+		if m != nil {
+			s.storeID = m.id()
+		}
+		r, next, snapSize, err = s.recover(dir, m, false)
+	}
 	if err == nil {
 		s.recovery.Duration = time.Since(start)
 		s.checkpointer = newCheckpointer(s, snapSize)
 		if r.readOnly == nil {
-			s.wal, err = openWAL(fsys, dir, next, s.opts.Sync, s.checkpointer.grew, s.opts.Logger)
+			s.wal, err = openWAL(fsys, dir, s.storeID, next, s.opts.Sync, s.checkpointer.grew, s.opts.Logger)
+			if err == nil {
+				// The new segment is durable: the manifest names it, seals
+				// the segments recovered, and so says what the directory
+				// must hold from now on. If it cannot be written, the
+				// segment, still empty, goes.
+				if err = s.writeManifest(r.manifest(next)); err != nil {
+					s.wal.close()
+					s.wal = nil
+					fsys.Remove(filepath.Join(dir, segmentName(next)))
+				}
+			}
 			if err != nil && cannotWrite(err) {
 				r.readOnly, err = err, nil
 			}
@@ -157,12 +180,13 @@ func (s *Store) logRecovery(readOnly error) {
 	}
 }
 
-// recover loads the directory's snapshot and replays its log (see above).
-// It returns the number of the segment to start, and the snapshot's size.
+// recover loads the directory's snapshot and replays its log (see above),
+// checking them against the manifest m (nil: none, manifest.go). It
+// returns the number of the segment to start, and the snapshot's size.
 // With dry (Check), it changes nothing: what it would remove or repair is
 // only reported in s.recovery.
-func (s *Store) recover(dir string, dry bool) (r *replayer, next uint64, snapSize int64, err error) {
-	r = &replayer{s: s, now: s.clock.now()}
+func (s *Store) recover(dir string, m *manifest, dry bool) (r *replayer, next uint64, snapSize int64, err error) {
+	r = &replayer{s: s, now: s.clock.now(), m: m, sizes: map[uint64]int64{}}
 	// The files are mapped (mapFile): a page that cannot be read (a disk
 	// error, or a file cut short by a process that ignored the lock) would
 	// fault, and kill the process. Open fails with the error instead.
@@ -191,6 +215,7 @@ func (s *Store) recover(dir string, dry bool) (r *replayer, next uint64, snapSiz
 			if err := fsys.Remove(filepath.Join(dir, name)); err != nil {
 				return nil, 0, 0, err
 			}
+		case name == manifestName:
 		case strings.HasPrefix(name, "snap-") && strings.HasSuffix(name, ".db"):
 			if n, ok := fileNumber(name, "snap-", ".db"); ok {
 				snaps = append(snaps, n)
@@ -208,7 +233,7 @@ func (s *Store) recover(dir string, dry bool) (r *replayer, next uint64, snapSiz
 		from = snaps[len(snaps)-1]
 		name := snapshotName(from)
 		path := filepath.Join(dir, name)
-		if snapSize, err = r.loadSnapshot(path); err != nil {
+		if snapSize, err = r.loadSnapshot(path, from); err != nil {
 			return nil, 0, 0, err
 		}
 		s.recovery.Snapshot = name
@@ -226,10 +251,14 @@ func (s *Store) recover(dir string, dry bool) (r *replayer, next uint64, snapSiz
 		return nil, 0, 0, &CorruptionError{File: filepath.Join(dir, segmentName(from)), Reason: "the log segment that follows the snapshot is missing"}
 	}
 	for i, n := range segs {
-		if err := r.replaySegment(filepath.Join(dir, segmentName(n)), i == len(segs)-1); err != nil {
+		if err := r.replaySegment(filepath.Join(dir, segmentName(n)), n, i == len(segs)-1); err != nil {
 			return nil, 0, 0, err
 		}
 		s.recovery.Segments++
+	}
+	r.from, r.segs = from, segs
+	if err := r.checkManifest(dir, m, from, segs); err != nil {
+		return nil, 0, 0, err
 	}
 	if err := r.finish(dir); err != nil {
 		return nil, 0, 0, err
@@ -249,6 +278,18 @@ func (s *Store) recover(dir string, dry bool) (r *replayer, next uint64, snapSiz
 		next = from
 	}
 	return r, next, snapSize, nil
+}
+
+// manifest returns the manifest of the directory as recovered, for a store
+// that has started the segment next: the snapshot loaded, the segments
+// replayed sealed at their sizes, next, and the highest write sequence
+// read.
+func (r *replayer) manifest(next uint64) manifest {
+	m := manifest{Snapshot: r.from, Log: next, Seq: r.maxSeq}
+	for _, n := range r.segs {
+		m.Sealed = append(m.Sealed, sealed{N: n, Size: r.sizes[n]})
+	}
+	return m
 }
 
 // cannotWrite reports whether err says that the disk takes no writes: it
@@ -278,6 +319,11 @@ type replayer struct {
 	old     bool   // a file of an older format was read, and its items not placed yet (place)
 	removed []record
 	repair  func() error // repairs the end of the log, once all is read
+
+	m     *manifest        // the directory's manifest, nil if none
+	from  uint64           // the snapshot loaded, 0 if none
+	segs  []uint64         // the segments replayed
+	sizes map[uint64]int64 // their sizes, as repaired
 	// readOnly is why the store cannot write (the disk is full), nil if it
 	// can: it then opens read-only.
 	readOnly error
@@ -295,7 +341,7 @@ type replayer struct {
 // with each payload and its offset. With tornOK, a torn frame at the end is
 // not an error: frames returns its offset as the end of the good frames.
 func (r *replayer) frames(data []byte, tornOK bool, fn func(off int64, payload []byte) error) (end int64, err error) {
-	off := fileHeader
+	off := headerSize(r.version)
 	for off < len(data) {
 		rest := data[off:]
 		corrupt := func(why string) (int64, error) {
@@ -362,9 +408,10 @@ func zeroTail(data []byte, off int) bool {
 // just mapped.
 var afterMap func(path string)
 
-// readFile reads a whole file (mapFile) and checks its header. The caller
+// readFile reads a whole file (mapFile) and checks its header: of format
+// 4, its store id must be the manifest's and its number n. The caller
 // releases the contents when it is done with them.
-func (r *replayer) readFile(path, magic string, tornOK bool) (data []byte, release func(), err error) {
+func (r *replayer) readFile(path, magic string, n uint64, tornOK bool) (data []byte, release func(), err error) {
 	r.file = path
 	data, release, err = r.s.opts.fs.Map(path)
 	if err != nil {
@@ -389,29 +436,78 @@ func (r *replayer) readFile(path, magic string, tornOK bool) (data []byte, relea
 		return nil, nil, &CorruptionError{File: path, Offset: int64(len(magic)), Reason: fmt.Sprintf("unknown format version %d (this lethe reads 1 to %d)", v, walVersion)}
 	}
 	r.version = data[len(magic)]
-	r.old = r.old || r.version < walVersion
+	r.old = r.old || r.version < 3
+	if r.version < 4 {
+		return data, release, nil
+	}
+	if len(data) < fileHeaderV4 {
+		if tornOK {
+			return data, release, nil
+		}
+		release()
+		return nil, nil, &CorruptionError{File: path, Reason: "the file is shorter than its header"}
+	}
+	if r.m == nil && tornOK && magic == walMagic && len(data) == fileHeaderV4 {
+		// The last segment, empty, and no manifest: the store was cut
+		// off between starting its first segment and writing its first
+		// manifest. The store takes the segment's id.
+		copy(r.s.storeID[:], data[fileHeader:])
+	}
+	if err := r.checkHeader(path, data[fileHeader:fileHeaderV4], n); err != nil {
+		release()
+		return nil, nil, err
+	}
 	return data, release, nil
+}
+
+// checkHeader checks the store id and the number in the header of a file
+// of format 4: the id must be the manifest's, the number n.
+func (r *replayer) checkHeader(path string, h []byte, n uint64) error {
+	var id storeID
+	copy(id[:], h)
+	if r.m == nil && id != r.s.storeID {
+		return &CorruptionError{File: filepath.Join(filepath.Dir(path), manifestName), Reason: fmt.Sprintf("the directory's MANIFEST is missing (%s names store %s)", filepath.Base(path), id)}
+	}
+	if id != r.s.storeID {
+		return &CorruptionError{File: path, Offset: int64(fileHeader), Reason: fmt.Sprintf("the file belongs to another store (%s; this directory's is %s)", id, r.s.storeID)}
+	}
+	if got := binary.LittleEndian.Uint64(h[len(id):]); got != n {
+		return &CorruptionError{File: path, Offset: int64(fileHeader + len(id)), Reason: fmt.Sprintf("the file's header names file number %d: it was renamed", got)}
+	}
+	return nil
 }
 
 // replaySegment replays one log segment; in the last one a torn end is cut
 // off.
-func (r *replayer) replaySegment(path string, last bool) error {
-	data, release, err := r.readFile(path, walMagic, last)
+func (r *replayer) replaySegment(path string, n uint64, last bool) error {
+	_, sealed := r.m.sealedSize(n)
+	data, release, err := r.readFile(path, walMagic, n, last && !sealed)
 	if err != nil {
 		return err
 	}
 	defer release()
-	if len(data) < fileHeader {
+	if size, ok := r.m.sealedSize(n); ok && int64(len(data)) != size {
+		return &CorruptionError{File: path, Offset: min(int64(len(data)), size), Reason: fmt.Sprintf("the log segment is %d bytes, MANIFEST records it sealed at %d: it was cut short or replaced", len(data), size)}
+	}
+	r.sizes[n] = int64(len(data))
+	if len(data) < fileHeader || len(data) < headerSize(r.version) {
 		// The store died between creating this segment and writing its
 		// header: nothing was logged to it. It gets its header, so that
 		// it reads as the empty segment it is once others follow it.
-		r.repair = func() error { return writeHeader(r.s.opts.fs, path, walMagic) }
+		// A directory without a manifest is an older store's: its
+		// segment gets the older header, which needs none.
+		id, legacy := r.s.storeID, r.m == nil
+		r.repair = func() error { return writeHeader(r.s.opts.fs, path, walMagic, id, n, legacy) }
+		r.sizes[n] = int64(fileHeaderV4)
+		if legacy {
+			r.sizes[n] = int64(fileHeader)
+		}
 		if len(data) > 0 {
 			r.s.recovery.TornFile, r.s.recovery.TornBytes = filepath.Base(path), int64(len(data))
 		}
 		return nil
 	}
-	if r.version == walVersion && r.old {
+	if r.version >= 3 && r.old {
 		r.place()
 	}
 	end, err := r.frames(data, last, func(_ int64, p []byte) error {
@@ -423,19 +519,24 @@ func (r *replayer) replaySegment(path string, last bool) error {
 	}
 	if torn := int64(len(data)) - end; torn > 0 {
 		r.repair = func() error { return truncateSynced(r.s.opts.fs, path, end) }
+		r.sizes[n] = end
 		r.s.recovery.TornFile, r.s.recovery.TornBytes = filepath.Base(path), torn
 	}
 	return nil
 }
 
-// writeHeader replaces a file's contents with the header of a file of the
-// kind magic, synced.
-func writeHeader(fsys vfs.FS, path, magic string) error {
+// writeHeader replaces a file's contents with the header of the file n of
+// the kind magic, synced: of format 4, or with legacy of format 3.
+func writeHeader(fsys vfs.FS, path, magic string, id storeID, n uint64, legacy bool) error {
 	f, err := fsys.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0)
 	if err != nil {
 		return err
 	}
-	if _, err = f.Write(append([]byte(magic), walVersion)); err == nil {
+	h := appendHeader(nil, magic, id, n)
+	if legacy {
+		h = append([]byte(magic), 3)
+	}
+	if _, err = f.Write(h); err == nil {
 		err = f.Sync()
 	}
 	if cerr := f.Close(); err == nil {
@@ -462,8 +563,8 @@ func truncateSynced(fsys vfs.FS, path string, size int64) error {
 }
 
 // loadSnapshot loads a snapshot and returns its size.
-func (r *replayer) loadSnapshot(path string) (int64, error) {
-	data, release, err := r.readFile(path, snapMagic, false)
+func (r *replayer) loadSnapshot(path string, n uint64) (int64, error) {
+	data, release, err := r.readFile(path, snapMagic, n, false)
 	if err != nil {
 		return 0, err
 	}

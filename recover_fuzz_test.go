@@ -64,7 +64,7 @@ func fuzzFile(magic string, mode byte, data []byte) []byte {
 // unframe turns a file's frames into the framed layout of fuzzFile.
 func unframe(file []byte) []byte {
 	var out []byte
-	for off := 9; off+12 <= len(file); {
+	for off := headerLen(file); off+12 <= len(file); {
 		n := int(binary.LittleEndian.Uint32(file[off:]))
 		if off+12+n > len(file) {
 			break
@@ -74,6 +74,15 @@ func unframe(file []byte) []byte {
 		off += 12 + n
 	}
 	return out
+}
+
+// headerLen returns the size of a file's header: 9 bytes up to format 3,
+// 33 from format 4 (the store's id and the file's number follow).
+func headerLen(file []byte) int {
+	if len(file) > 8 && file[8] >= 4 {
+		return 33
+	}
+	return 9
 }
 
 // fuzzFiles are the files of a small store, for the seeds and the fuzzed

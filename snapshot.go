@@ -130,7 +130,7 @@ func (cp *checkpointer) take(ctx context.Context, pace int64) error {
 	}
 	fsys, dir := s.opts.fs, s.opts.Dir
 	path := filepath.Join(dir, snapshotName(n))
-	size, err := cp.write(ctx, path+".tmp", pace, feeds)
+	size, seq, err := cp.write(ctx, path+".tmp", n, pace, feeds)
 	if err == nil {
 		// The snapshot holds the items as they were when it read them,
 		// some written after the rotation: their log frames, appended
@@ -147,6 +147,11 @@ func (cp *checkpointer) take(ctx context.Context, pace int64) error {
 		return checkpointError(err)
 	}
 	if err := fsys.SyncDir(dir); err != nil {
+		return checkpointError(err)
+	}
+	// The manifest names the snapshot before what it replaces goes: a
+	// manifest that named those files would find them missing.
+	if err := s.writeManifest(manifest{Snapshot: n, Log: n, Seq: max(s.manifest.Seq, seq)}); err != nil {
 		return checkpointError(err)
 	}
 	cp.lastSize.Store(size)
@@ -181,16 +186,17 @@ func checkpointError(err error) error {
 // errCheckpointStopped abandons a background snapshot when the store closes.
 var errCheckpointStopped = errors.New("lethe: the store closed during a checkpoint")
 
-// write writes the snapshot file and syncs it; it returns its size.
-func (cp *checkpointer) write(ctx context.Context, path string, pace int64, feeds []feedState) (int64, error) {
+// write writes the snapshot file, number n, and syncs it; it returns its
+// size and the write sequence number its end frame records.
+func (cp *checkpointer) write(ctx context.Context, path string, n uint64, pace int64, feeds []feedState) (size int64, seq uint64, err error) {
 	s := cp.s
 	f, err := s.opts.fs.OpenFile(path, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	defer f.Close()
 	out := &pacedWriter{w: bufio.NewWriterSize(f, 1<<20), pace: pace, start: time.Now(), stop: cp.stop, ctx: ctx}
-	out.write(append([]byte(snapMagic), walVersion))
+	out.write(appendHeader(nil, snapMagic, s.storeID, n))
 	now := s.clock.now()
 	var (
 		frame []byte
@@ -229,7 +235,7 @@ func (cp *checkpointer) write(ctx context.Context, path string, pace int64, feed
 				items++
 			}
 			if out.err != nil {
-				return 0, out.err
+				return 0, 0, out.err
 			}
 		}
 		frame = st.appendFrame(frame[:0])
@@ -238,7 +244,8 @@ func (cp *checkpointer) write(ctx context.Context, path string, pace int64, feed
 	b, start := beginFrame(frame[:0])
 	b = append(b, frameEnd)
 	b = binary.AppendUvarint(b, items)
-	b = binary.AppendUvarint(b, s.seq.Load())
+	seq = s.seq.Load()
+	b = binary.AppendUvarint(b, seq)
 	out.write(endFrame(b, start))
 	if out.err == nil {
 		out.err = out.w.Flush()
@@ -246,7 +253,7 @@ func (cp *checkpointer) write(ctx context.Context, path string, pace int64, feed
 	if out.err == nil {
 		out.err = f.Sync()
 	}
-	return out.n, out.err
+	return out.n, seq, out.err
 }
 
 // feedState is a container's change feed as of a snapshot's log rotation.
@@ -284,6 +291,7 @@ func (s *Store) rotateWithFeeds() (uint64, []feedState, error) {
 	n, err := s.wal.rotate()
 	states := make([]feedState, len(cs))
 	for i, c := range cs {
+		c.applyPendingLocked() // rotate synced them (none is left after findExpiriesLocked, but for certain)
 		st := feedState{c: c, first: c.expiry.nextLSN, next: c.expiry.nextLSN}
 		if f := c.expiry.feed; f != nil {
 			st.found, st.first, st.next = c.expiry.watch.at, f.first, f.next

@@ -34,6 +34,8 @@ type Store struct {
 	wal          *wal
 	checkpointer *checkpointer
 	recovery     RecoveryInfo
+	storeID      storeID  // the directory's id (manifest.go)
+	manifest     manifest // the directory's MANIFEST as last written
 
 	// The expiry notifier (expiryevents.go), started by the first
 	// subscription; notifierMu orders its start against Close.
@@ -107,6 +109,11 @@ func (s *Store) Close() error {
 		if s.wal != nil {
 			s.checkpointer.close()
 			err = s.wal.close()
+			if err == nil && !s.wal.readOnly {
+				// Every byte of the log is synced: the manifest seals the
+				// last segment, so that a reopen finds it whole.
+				err = s.sealManifest()
+			}
 			if uerr := s.dirLock.Close(); err == nil {
 				err = uerr
 			}
@@ -138,10 +145,14 @@ func (s *Store) CreateContainer(ctx context.Context, props ContainerProperties) 
 		return nil, withContext(&Error{StatusCode: statusConflict, Message: msgConflict}, op, props.ID, "")
 	}
 	now, seq := s.clock.now(), s.seq.Add(1)
-	var ticket uint64
 	if s.wal != nil {
-		var lerr error
-		if ticket, lerr = s.wal.addContainer(frameContainer, seq, now, propsJSON(props)); lerr != nil {
+		// The store lock is held until the log holds the creation
+		// durably: no one sees a container that a crash can take back.
+		ticket, lerr := s.wal.addContainer(frameContainer, seq, now, propsJSON(props))
+		if lerr == nil {
+			lerr = s.wal.wait(ticket)
+		}
+		if lerr != nil {
 			s.mu.Unlock()
 			return nil, storageError(lerr, op, props.ID, "")
 		}
@@ -151,11 +162,6 @@ func (s *Store) CreateContainer(ctx context.Context, props ContainerProperties) 
 	s.containers[props.ID] = c
 	s.relistLocked()
 	s.mu.Unlock()
-	if ticket != 0 {
-		if err := s.wal.wait(ticket); err != nil {
-			return nil, storageError(err, op, props.ID, "")
-		}
-	}
 	return c, nil
 }
 
@@ -251,10 +257,7 @@ func (s *Store) DeleteContainer(ctx context.Context, id string) error {
 		return storageError(err, op, id, "")
 	}
 	c.subs.closeAll()
-	if m.ticket != 0 {
-		if err := s.wal.wait(m.ticket); err != nil {
-			return storageError(err, op, id, "")
-		}
+	if s.wal != nil {
 		// Its items stay in the log until the next snapshot: take one soon.
 		s.checkpointer.kick()
 	}

@@ -24,16 +24,24 @@ import (
 // directory holds:
 //
 //	LOCK              held (flock) by the one store that has the directory open
+//	MANIFEST          what the directory must hold: the store's id, its snapshot, its
+//	                  log segments, the sizes of those written to their end (manifest.go)
 //	wal-<n>.log       log segments, n in 16 hex digits, replayed in order of n
 //	snap-<n>.db       a snapshot: with the segments n and after, the whole store
 //	snap-<n>.db.tmp   a snapshot being written; removed when a store opens
+//	MANIFEST.tmp      a manifest being written; removed when a store opens
 //
 // Every file starts with an 8-byte magic, "LETHEWAL" or "LETHESNP", and a
 // version byte (walVersion); a reader refuses a version it does not know.
+// From version 4 the header goes on with the store's id (16 bytes, as in
+// its MANIFEST: manifest.go) and the file's own number (uint64, little
+// endian), so that a file moved from another store, or renamed, is found
+// out.
 // Version 2 stores records (record.go) without "_ts" and "_etag" in the
 // document; version 3 adds the item's position to the record's header and
-// the container's last position to its snapshot state ('K'). A store reads
-// the files of versions 1 and 2 too, converting their records and giving
+// the container's last position to its snapshot state ('K'); version 4
+// (the same records and frames) adds the store's id and the file's number
+// to the header. A store reads the files of versions 1 to 3 too, converting their records and giving
 // their items positions in a deterministic order (recover.go, place), and
 // writes only version 3.
 // Then come frames, each one change:
@@ -87,17 +95,21 @@ import (
 //	                        instant, byte kind, str record (after the container's items)
 //	'E' end                 uvarint items written, uvarint the store's write sequence
 //
-// A change is appended to the log under the locks that make it, before it
-// is applied in memory, so the log holds every item's changes in the order
-// they were made, and a container's deletion after every change to it.
+// A change is appended to the log under the locks that make it, and
+// applied in memory once the log holds it durably (mutation.go), so the
+// log holds every item's changes in the order they were made, and a
+// container's deletion after every change to it.
 // Recovery is in recover.go, snapshots in snapshot.go.
 
 const (
-	walMagic    = "LETHEWAL"
-	snapMagic   = "LETHESNP"
-	walVersion  = 3
-	fileHeader  = len(walMagic) + 1
-	frameHeader = 12
+	walMagic   = "LETHEWAL"
+	snapMagic  = "LETHESNP"
+	walVersion = 4
+	fileHeader = len(walMagic) + 1 // the header of formats 1 to 3
+	// fileHeaderV4 is the header of format 4: the store's id (16 bytes)
+	// and the file's number (uint64, little endian) follow the version.
+	fileHeaderV4 = fileHeader + 16 + 8
+	frameHeader  = 12
 	// maxFramePayload bounds a frame: the largest transactional batch,
 	// MaxBatchOperations item records of at most a 2 MB document, its id
 	// and partition key each, with room to spare.
@@ -151,17 +163,19 @@ func snapshotName(n uint64) string { return fmt.Sprintf("snap-%016x.db", n) }
 type SyncPolicy int
 
 const (
-	// SyncAlways: a write returns only once its change is on stable
-	// storage. Concurrent writers share each fsync (group commit), so the
-	// store's write throughput grows with the number of writers.
+	// SyncAlways: a write returns, and readers see it, only once its
+	// change is on stable storage. Concurrent writers share each fsync
+	// (group commit), so the store's write throughput grows with the
+	// number of writers.
 	SyncAlways SyncPolicy = iota
-	// SyncEverySecond: a write returns once its change is written to the
-	// operating system, which keeps it if the process dies; the log is
-	// synced once a second, so a machine crash loses at most the last
-	// second.
+	// SyncEverySecond: a write returns, and readers see it, once its
+	// change is written to the operating system, which keeps it if the
+	// process dies; the log is synced once a second, so a machine crash
+	// loses at most the last second, including writes readers saw.
 	SyncEverySecond
 	// SyncNever: as SyncEverySecond, but the log is synced only at
-	// checkpoints and on Close; the operating system decides.
+	// checkpoints and on Close; the operating system decides. A machine
+	// crash may take back writes that readers saw.
 	SyncNever
 )
 
@@ -200,9 +214,17 @@ type wal struct {
 	grown    int64  // bytes written since the last checkpoint
 	grow     func(int64)
 
-	ioMu sync.Mutex // held while writing to f or switching segments
-	f    vfs.File
-	seg  uint64 // the number of f's segment
+	ioMu    sync.Mutex // held while writing to f or switching segments
+	f       vfs.File
+	seg     uint64    // the number of f's segment
+	segSize int64     // the bytes written to it
+	checked time.Time // when the segment's name was last checked (checkSegment)
+	id      storeID
+
+	// maxSeq is the highest write sequence number appended (under mu),
+	// writtenSeq the highest written to a segment (under ioMu): what a
+	// clean close records in the manifest.
+	maxSeq, writtenSeq uint64
 
 	stop     chan struct{}
 	exited   chan struct{}
@@ -213,14 +235,14 @@ type wal struct {
 }
 
 // openWAL starts a log that appends to a new segment numbered seg.
-func openWAL(fsys vfs.FS, dir string, seg uint64, policy SyncPolicy, grow func(int64), logger *slog.Logger) (*wal, error) {
-	w := &wal{fs: fsys, dir: dir, policy: policy, syncFile: vfs.File.Sync, grow: grow, seg: seg, stop: make(chan struct{}), exited: make(chan struct{}), logger: logger}
+func openWAL(fsys vfs.FS, dir string, id storeID, seg uint64, policy SyncPolicy, grow func(int64), logger *slog.Logger) (*wal, error) {
+	w := &wal{fs: fsys, dir: dir, policy: policy, syncFile: vfs.File.Sync, grow: grow, seg: seg, id: id, stop: make(chan struct{}), exited: make(chan struct{}), logger: logger}
 	w.work.L, w.progress.L = &w.mu, &w.mu
-	f, err := createLogFile(fsys, dir, segmentName(seg), walMagic, w.syncFile)
+	f, err := createLogFile(fsys, dir, id, seg, w.syncFile)
 	if err != nil {
 		return nil, err
 	}
-	w.f = f
+	w.f, w.segSize = f, int64(fileHeaderV4)
 	go w.run()
 	return w, nil
 }
@@ -251,14 +273,15 @@ func (e *readOnlyError) Error() string {
 
 func (e *readOnlyError) Unwrap() error { return e.err }
 
-// createLogFile creates a file with its header, synced, and syncs the
-// directory so that the file's name is durable too.
-func createLogFile(fsys vfs.FS, dir, name, magic string, syncFile func(vfs.File) error) (vfs.File, error) {
+// createLogFile creates the log segment n with its header, synced, and
+// syncs the directory so that the file's name is durable too.
+func createLogFile(fsys vfs.FS, dir string, id storeID, n uint64, syncFile func(vfs.File) error) (vfs.File, error) {
+	name := segmentName(n)
 	f, err := fsys.OpenFile(filepath.Join(dir, name), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
 	if err != nil {
 		return nil, err
 	}
-	if _, err = f.Write(append([]byte(magic), walVersion)); err == nil {
+	if _, err = f.Write(appendHeader(nil, walMagic, id, n)); err == nil {
 		err = syncFile(f)
 	}
 	if err == nil {
@@ -284,6 +307,7 @@ func (w *wal) addPut(cid string, rec record) (uint64, error) {
 	b = append(b, framePut)
 	b = appendStr(b, cid)
 	b = append(b, rec...)
+	w.maxSeq = max(w.maxSeq, rec.seq())
 	return w.commitFrame(b, start), nil
 }
 
@@ -314,6 +338,7 @@ func (w *wal) addFeedChange(cid string, m *mutation) (uint64, error) {
 	}
 	b, start := beginFrame(w.buf)
 	if m.rec != "" {
+		w.maxSeq = max(w.maxSeq, m.rec.seq())
 		b = append(b, framePutFeed)
 		b = appendStr(b, cid)
 		b = append(b, byte(m.cause.changeKind()))
@@ -358,6 +383,7 @@ func (w *wal) addBatch(cid string, seq uint64, ms []mutation, feed bool) (uint64
 	b = append(b, frameBatch)
 	b = appendStr(b, cid)
 	b = binary.AppendUvarint(b, seq)
+	w.maxSeq = max(w.maxSeq, seq)
 	b = binary.AppendUvarint(b, uint64(len(ms)))
 	for i := range ms {
 		m := &ms[i]
@@ -395,6 +421,7 @@ func (w *wal) addContainer(kind byte, seq uint64, now int64, text []byte) (uint6
 	b, start := beginFrame(w.buf)
 	b = append(b, kind)
 	b = binary.AppendUvarint(b, seq)
+	w.maxSeq = max(w.maxSeq, seq)
 	b = binary.AppendVarint(b, now)
 	b = binary.AppendUvarint(b, uint64(len(text)))
 	b = append(b, text...)
@@ -425,6 +452,22 @@ func (w *wal) wait(ticket uint64) error {
 		}
 		w.progress.Wait()
 	}
+}
+
+// durable returns the end of what the log holds durably under its policy
+// (synced under SyncAlways, written to the operating system otherwise),
+// and its failure, if it has failed: nothing after that end will be.
+func (w *wal) durable() (uint64, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	err := w.err
+	if err == ErrClosed {
+		err = nil // close wrote and synced what was appended first
+	}
+	if w.policy == SyncAlways {
+		return w.synced, err
+	}
+	return w.written, err
 }
 
 // failure returns the log's failure, if it has failed or closed.
@@ -475,7 +518,7 @@ func (w *wal) syncEverySecond() {
 // syncs it. w.ioMu is held. A failure fails the log for good.
 func (w *wal) flushLocked(sync bool) error {
 	w.mu.Lock()
-	data, end := w.buf, w.appended
+	data, end, seq := w.buf, w.appended, w.maxSeq
 	w.buf, w.spare = w.spare[:0], data
 	failed := w.err != nil && w.err != ErrClosed
 	w.mu.Unlock()
@@ -489,6 +532,18 @@ func (w *wal) flushLocked(sync bool) error {
 	if err == nil && sync {
 		err = w.syncFile(w.f)
 		w.syncs.Add(1)
+	}
+	if err == nil && (sync || len(data) > 0 && time.Since(w.checked) >= checkEvery) {
+		// What was written is kept only if the segment still has its
+		// name: a segment removed or replaced under the store stops the
+		// writes at the first commit that syncs after (one fstat), and
+		// at the first that writes checkEvery after the last check.
+		err = w.checkSegment()
+		w.checked = time.Now()
+	}
+	if err == nil {
+		w.segSize += int64(len(data))
+		w.writtenSeq = max(w.writtenSeq, seq)
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -510,6 +565,28 @@ func (w *wal) flushLocked(sync bool) error {
 	return err
 }
 
+// checkEvery is how often a log that does not sync at each commit checks
+// that its segment still has its name: a check is a system call, which
+// costs more than a small commit's write.
+const checkEvery = time.Millisecond
+
+// checkSegment fails if the current segment no longer has its name.
+func (w *wal) checkSegment() error {
+	gone, err := w.f.Gone()
+	if err == nil && gone {
+		err = &goneError{path: filepath.Join(w.dir, segmentName(w.seg))}
+	}
+	return err
+}
+
+// goneError is the failure of a log whose segment was removed or replaced
+// while the store had it open.
+type goneError struct{ path string }
+
+func (e *goneError) Error() string {
+	return "the log segment " + e.path + " was removed or replaced while the store had it open: the changes written to it since are lost with it"
+}
+
 // sync writes and syncs everything appended so far.
 func (w *wal) sync() error {
 	w.ioMu.Lock()
@@ -529,7 +606,7 @@ func (w *wal) rotate() (uint64, error) {
 	if err := w.failure(); err != nil {
 		return 0, err
 	}
-	f, err := createLogFile(w.fs, w.dir, segmentName(w.seg+1), walMagic, w.syncFile)
+	f, err := createLogFile(w.fs, w.dir, w.id, w.seg+1, w.syncFile)
 	if err != nil {
 		w.mu.Lock()
 		if w.err == nil {
@@ -540,7 +617,7 @@ func (w *wal) rotate() (uint64, error) {
 		return 0, err
 	}
 	w.f.Close()
-	w.f = f
+	w.f, w.segSize = f, int64(fileHeaderV4)
 	w.seg++
 	w.mu.Lock()
 	w.grown = 0

@@ -12,6 +12,7 @@ import (
 
 	"github.com/lethedb/lethe"
 	"github.com/lethedb/lethe/internal/dirlock"
+	"github.com/lethedb/lethe/internal/vfs"
 )
 
 // DatabaseCheck is what CheckDir found of one database of a data
@@ -68,7 +69,7 @@ func CheckDir(dir string) (dbs []DatabaseCheck, leftovers []string, err error) {
 			d.Err = fmt.Errorf("%s is damaged", filepath.Join(full, metaFile))
 		default:
 			d.ID = m.ID
-			if _, err := loadUsers(full); err != nil {
+			if _, err := loadUsers(vfs.OS, full); err != nil {
 				d.Err = err
 			} else {
 				d.Recovery, d.Err = lethe.Check(filepath.Join(full, "store"))

@@ -17,8 +17,8 @@ import (
 	"sync"
 
 	"github.com/lethedb/lethe"
-	"github.com/lethedb/lethe/internal/dirlock"
 	"github.com/lethedb/lethe/internal/resid"
+	"github.com/lethedb/lethe/internal/vfs"
 )
 
 // database is one database: a lethe store.
@@ -28,6 +28,7 @@ type database struct {
 	ts    int64        // created, Unix seconds
 	store *lethe.Store // owned by the database
 	path  string       // its directory, "" in memory
+	fs    vfs.FS       // the file system of path
 
 	mu      sync.Mutex
 	collTS  map[string]int64 // when this handler created or last replaced each container
@@ -57,32 +58,35 @@ func dbDirName(id string) string {
 // openDir opens every database under Config.Dir, and removes what an
 // interrupted create or delete left.
 func (h *Handler) openDir() error {
-	if err := os.MkdirAll(h.cfg.Dir, 0o755); err != nil {
+	fsys := h.fs
+	if err := vfs.MkdirAllDurable(fsys, h.cfg.Dir, 0o755); err != nil {
 		return fmt.Errorf("cosmosrest: %w", err)
 	}
-	lock, err := dirlock.Lock(h.cfg.Dir)
+	lock, err := fsys.Lock(h.cfg.Dir)
 	if err != nil {
 		return fmt.Errorf("cosmosrest: %s: %w", h.cfg.Dir, err)
 	}
 	h.lock = lock
-	entries, err := os.ReadDir(h.cfg.Dir)
+	names, err := fsys.List(h.cfg.Dir)
 	if err != nil {
 		h.closeAll()
 		return fmt.Errorf("cosmosrest: %w", err)
 	}
-	for _, e := range entries {
-		name := e.Name()
+	for _, name := range names {
 		full := filepath.Join(h.cfg.Dir, name)
 		if strings.HasPrefix(name, ".tmp-db-") {
-			_ = os.RemoveAll(full)
+			_ = vfs.RemoveAll(fsys, full)
 			continue
 		}
-		if !e.IsDir() || !strings.HasPrefix(name, "db-") {
+		if !strings.HasPrefix(name, "db-") {
 			continue
 		}
-		b, err := os.ReadFile(filepath.Join(full, metaFile))
+		if _, err := fsys.List(full); err != nil {
+			continue // not a directory
+		}
+		b, err := vfs.ReadFile(fsys, filepath.Join(full, metaFile))
 		if errors.Is(err, os.ErrNotExist) {
-			_ = os.RemoveAll(full) // a delete that was interrupted
+			_ = removeDatabaseDir(fsys, h.cfg.Dir, full) // a delete that was interrupted
 			continue
 		}
 		if err := h.openDatabase(full, b, err); err != nil {
@@ -112,12 +116,12 @@ func (h *Handler) openDatabase(full string, b []byte, readErr error) error {
 	ri := st.Recovery()
 	h.cfg.Logger.Debug("cosmosrest: database recovered", "database", m.ID, "dir", full, "snapshot", ri.Snapshot,
 		"segments", ri.Segments, "items", ri.Items, "expired", ri.Expired, "duration", ri.Duration)
-	users, err := loadUsers(full)
+	users, err := loadUsers(h.fs, full)
 	if err != nil {
 		_ = st.Close()
 		return fmt.Errorf("database %q: %w", m.ID, err)
 	}
-	h.dbs[m.ID] = &database{id: m.ID, rid: databaseRID(m.ID), ts: m.TS, store: st, path: full, collTS: map[string]int64{}, offerTS: m.TS, users: users}
+	h.dbs[m.ID] = &database{id: m.ID, rid: databaseRID(m.ID), ts: m.TS, store: st, path: full, fs: h.fs, collTS: map[string]int64{}, offerTS: m.TS, users: users}
 	return nil
 }
 
@@ -140,17 +144,21 @@ func (h *Handler) closeAll() {
 		delete(h.dbs, id)
 	}
 	if h.lock != nil {
-		_ = dirlock.Unlock(h.lock)
+		_ = h.lock.Close()
 		h.lock = nil
 	}
 }
 
 // storeOptions are the options of database id's store: in dir ("" in
 // memory), with the database's shared throughput, logging with the
-// database's id.
+// database's id, on the handler's file system.
 func (h *Handler) storeOptions(id, dir string, throughput, autoscaleMax int32) *lethe.Options {
-	return &lethe.Options{Dir: dir, Sync: h.cfg.Sync, Clock: h.cfg.Clock, Reaper: h.cfg.Reaper,
+	opts := &lethe.Options{Dir: dir, Sync: h.cfg.Sync, Clock: h.cfg.Clock, Reaper: h.cfg.Reaper,
 		Throughput: throughput, AutoscaleMaxThroughput: autoscaleMax, Logger: h.cfg.Logger.With("database", id)}
+	if dir != "" {
+		vfs.SetOptionsFS(opts, h.fs)
+	}
+	return opts
 }
 
 // validateDatabaseID checks a database id by the rule lethe checks
@@ -242,7 +250,7 @@ func (q *request) createDatabase() {
 		writeUnavailable(q.w, id, cause)
 		return
 	}
-	db := &database{id: id, rid: databaseRID(id), ts: h.now().Unix(), collTS: map[string]int64{}, users: map[string]*user{}}
+	db := &database{id: id, rid: databaseRID(id), ts: h.now().Unix(), fs: h.fs, collTS: map[string]int64{}, users: map[string]*user{}}
 	db.offerTS = db.ts
 	if h.cfg.Dir == "" {
 		db.store, err = lethe.Open(h.storeOptions(id, "", throughput, autoscaleMax))
@@ -251,7 +259,7 @@ func (q *request) createDatabase() {
 		if err == nil {
 			db.store, err = lethe.Open(h.storeOptions(id, filepath.Join(db.path, "store"), throughput, autoscaleMax))
 			if err != nil {
-				_ = removeDatabaseDir(h.cfg.Dir, db.path)
+				_ = removeDatabaseDir(h.fs, h.cfg.Dir, db.path)
 			}
 		}
 	}
@@ -269,28 +277,28 @@ func (q *request) createDatabase() {
 // written and synced in a temporary directory first, then renamed into
 // place, so that a crash leaves either nothing or a whole directory.
 func (h *Handler) createDatabaseDir(db *database, throughput, autoscaleMax int32) (string, error) {
+	fsys := h.fs
 	name := dbDirName(db.id)
 	final := filepath.Join(h.cfg.Dir, name)
 	tmp := filepath.Join(h.cfg.Dir, ".tmp-"+name)
-	_ = os.RemoveAll(tmp)
-	_ = os.RemoveAll(final) // what a failed delete may have left
-	if err := os.Mkdir(tmp, 0o755); err != nil {
+	_ = vfs.RemoveAll(fsys, tmp)
+	_ = vfs.RemoveAll(fsys, final) // what a failed delete may have left
+	if err := fsys.MkdirAll(tmp, 0o755); err != nil {
 		return "", err
 	}
 	meta, _ := json.Marshal(dbMeta{ID: db.id, TS: db.ts, Throughput: throughput, AutoscaleMaxThroughput: autoscaleMax})
-	if err := writeFileSync(filepath.Join(tmp, metaFile), meta); err != nil {
-		_ = os.RemoveAll(tmp)
+	err := vfs.WriteFile(fsys, filepath.Join(tmp, metaFile), meta)
+	if err == nil {
+		err = fsys.SyncDir(tmp)
+	}
+	if err == nil {
+		err = fsys.Rename(tmp, final)
+	}
+	if err != nil {
+		_ = vfs.RemoveAll(fsys, tmp)
 		return "", err
 	}
-	if err := syncDir(tmp); err != nil {
-		_ = os.RemoveAll(tmp)
-		return "", err
-	}
-	if err := os.Rename(tmp, final); err != nil {
-		_ = os.RemoveAll(tmp)
-		return "", err
-	}
-	if err := syncDir(h.cfg.Dir); err != nil {
+	if err := fsys.SyncDir(h.cfg.Dir); err != nil {
 		return final, err
 	}
 	return final, nil
@@ -305,14 +313,7 @@ func (q *request) replaceDatabaseThroughput(db *database, throughput, autoscaleM
 	defer db.mu.Unlock()
 	if db.path != "" {
 		meta, _ := json.Marshal(dbMeta{ID: db.id, TS: db.ts, Throughput: throughput, AutoscaleMaxThroughput: autoscaleMax})
-		tmp := filepath.Join(db.path, metaFile+".tmp")
-		if err := writeFileSync(tmp, meta); err != nil {
-			return err
-		}
-		if err := os.Rename(tmp, filepath.Join(db.path, metaFile)); err != nil {
-			return err
-		}
-		if err := syncDir(db.path); err != nil {
+		if err := vfs.WriteFileAtomic(q.h.fs, filepath.Join(db.path, metaFile), meta); err != nil {
 			return err
 		}
 	}
@@ -327,45 +328,17 @@ func (q *request) replaceDatabaseThroughput(db *database, throughput, autoscaleM
 // removeDatabaseDir removes a durable database's directory: its meta file
 // first, so that a crash part way leaves a directory that the next New
 // recognizes as deleted.
-func removeDatabaseDir(parent, path string) error {
-	if err := os.Remove(filepath.Join(path, metaFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
+func removeDatabaseDir(fsys vfs.FS, parent, path string) error {
+	if err := fsys.Remove(filepath.Join(path, metaFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
-	if err := syncDir(path); err != nil {
+	if err := fsys.SyncDir(path); err != nil {
 		return err
 	}
-	if err := os.RemoveAll(path); err != nil {
+	if err := vfs.RemoveAll(fsys, path); err != nil {
 		return err
 	}
-	return syncDir(parent)
-}
-
-func writeFileSync(name string, data []byte) error {
-	f, err := os.Create(name)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
-}
-
-func syncDir(dir string) error {
-	f, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = f.Sync()
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
+	return fsys.SyncDir(parent)
 }
 
 func (q *request) readDatabase() {
@@ -397,7 +370,7 @@ func (q *request) deleteDatabase() {
 	delete(h.dbs, db.id)
 	err := db.store.Close()
 	if err == nil && db.path != "" {
-		err = removeDatabaseDir(h.cfg.Dir, db.path)
+		err = removeDatabaseDir(h.fs, h.cfg.Dir, db.path)
 	}
 	if err != nil {
 		h.logFailure(q.r, http.StatusInternalServerError, err)

@@ -20,7 +20,7 @@ import (
 	"time"
 
 	"github.com/lethedb/lethe"
-	"github.com/lethedb/lethe/internal/dirlock"
+	"github.com/lethedb/lethe/internal/vfs"
 )
 
 // EmulatorKey is the Azure Cosmos DB emulator's well-known master key, the
@@ -94,6 +94,14 @@ type Config struct {
 	// that failed on the server's side, 500 or a store's 503 (error). nil
 	// means slog.Default().
 	Logger *slog.Logger
+
+	// fs is the file system of Dir and its stores: vfs.OS unless a test
+	// sets another (vfs.SetConfigFS), as lethe.Options does.
+	fs vfs.FS
+}
+
+func init() {
+	vfs.SetConfigFS = func(cfg any, fsys vfs.FS) { cfg.(*Config).fs = fsys }
 }
 
 // Handler serves the Azure Cosmos DB for NoSQL REST API over lethe stores,
@@ -108,7 +116,8 @@ type Handler struct {
 	mu     sync.RWMutex // guards dbs and closed; held for writing while a database is created or deleted
 	dbs    map[string]*database
 	closed bool
-	lock   *os.File // Config.Dir's lock, nil in memory
+	lock   io.Closer // Config.Dir's lock, nil in memory
+	fs     vfs.FS    // the file system of Config.Dir
 
 	// unavailable holds, by directory name (dbDirName), the databases of
 	// Config.Dir that could not be opened at start and why: their
@@ -139,7 +148,10 @@ func New(cfg Config) (*Handler, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	h := &Handler{key: key, cfg: cfg, start: time.Now(), dbs: make(map[string]*database), unavailable: map[string]error{}, bodyTimeout: bodyReadTimeout}
+	h := &Handler{key: key, cfg: cfg, start: time.Now(), dbs: make(map[string]*database), unavailable: map[string]error{}, bodyTimeout: bodyReadTimeout, fs: cfg.fs}
+	if h.fs == nil {
+		h.fs = vfs.OS
+	}
 	if cfg.Dir != "" {
 		if err := h.openDir(); err != nil {
 			return nil, err
@@ -164,7 +176,7 @@ func (h *Handler) Close() error {
 		}
 	}
 	if h.lock != nil {
-		if err := dirlock.Unlock(h.lock); err != nil && first == nil {
+		if err := h.lock.Close(); err != nil && first == nil {
 			first = err
 		}
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/lethedb/lethe"
 	"github.com/lethedb/lethe/internal/resid"
+	"github.com/lethedb/lethe/internal/vfs"
 )
 
 // Users and permissions: REST resources of a database, as the service
@@ -72,8 +73,8 @@ const (
 
 // loadUsers reads a durable database's users, none when the file is not
 // there.
-func loadUsers(dir string) (map[string]*user, error) {
-	b, err := os.ReadFile(filepath.Join(dir, usersFile))
+func loadUsers(fsys vfs.FS, dir string) (map[string]*user, error) {
+	b, err := vfs.ReadFile(fsys, filepath.Join(dir, usersFile))
 	if errors.Is(err, os.ErrNotExist) {
 		return map[string]*user{}, nil
 	}
@@ -108,14 +109,7 @@ func (db *database) saveUsersLocked() error {
 	if err != nil {
 		return err
 	}
-	tmp := filepath.Join(db.path, usersFile+".tmp")
-	if err := writeFileSync(tmp, b); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, filepath.Join(db.path, usersFile)); err != nil {
-		return err
-	}
-	return syncDir(db.path)
+	return vfs.WriteFileAtomic(db.fs, filepath.Join(db.path, usersFile), b)
 }
 
 // copyUsers returns a deep copy of users, to restore when a save fails.

@@ -36,6 +36,14 @@ func runTool(t *testing.T, args ...string) (string, error) {
 // (hierarchical key, no TTL) holding one.
 func fill(t *testing.T, dir string, clock *lethe.ManualClock) {
 	t.Helper()
+	if err := fillOpen(t, dir, clock).Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// fillOpen is fill, leaving the handler open.
+func fillOpen(t *testing.T, dir string, clock *lethe.ManualClock) *cosmosrest.Handler {
+	t.Helper()
 	h, err := cosmosrest.New(cosmosrest.Config{Dir: dir, Clock: clock, Reaper: lethe.ReaperOptions{Disabled: true}})
 	if err != nil {
 		t.Fatal(err)
@@ -67,9 +75,7 @@ func fill(t *testing.T, dir string, clock *lethe.ManualClock) {
 	clock.Advance(333 * time.Microsecond)
 	put(c, lethe.NewPartitionKey().AppendNone(), `{"id":"never","ttl":-1}`)
 	put(hc, lethe.NewPartitionKeyString("a").AppendBool(true), `{"id":"deep","t":"a","u":{"v":true}}`)
-	if err := h.Close(); err != nil {
-		t.Fatal(err)
-	}
+	return h
 }
 
 // snapshot describes what a data directory serves: each container's
@@ -205,8 +211,22 @@ func TestImportBadInput(t *testing.T) {
 // repair, changes no file, fails on a damaged database and on a directory
 // in use.
 func TestCheckTool(t *testing.T) {
+	// A torn end is what a crash leaves (a segment a store closed is sealed
+	// in its manifest): check a copy of the directory taken while it runs.
+	running := t.TempDir()
+	h := fillOpen(t, running, lethe.NewManualClock(time.Now().Add(-10*time.Second)))
 	dir := t.TempDir()
-	fill(t, dir, lethe.NewManualClock(time.Now().Add(-10*time.Second)))
+	if err := os.CopyFS(dir, os.DirFS(running)); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Close(); err != nil {
+		t.Fatal(err)
+	}
+	locks, _ := filepath.Glob(filepath.Join(dir, "*", "*", "LOCK"))
+	locks = append(locks, filepath.Join(dir, "LOCK"))
+	for _, l := range locks {
+		os.Remove(l)
+	}
 	segs, _ := filepath.Glob(filepath.Join(dir, "db-*", "store", "wal-*.log"))
 	last := segs[len(segs)-1]
 	b, _ := os.ReadFile(last)
@@ -237,7 +257,7 @@ func TestCheckTool(t *testing.T) {
 	os.RemoveAll(filepath.Join(dir, "db-0000"))
 
 	// In use by a server.
-	h, err := cosmosrest.New(cosmosrest.Config{Dir: dir, Logger: slog.New(slog.DiscardHandler)})
+	h, err = cosmosrest.New(cosmosrest.Config{Dir: dir, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}

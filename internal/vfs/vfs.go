@@ -1,6 +1,8 @@
 // Package vfs is the file-system seam of lethe's durable layer: the few
-// operations that the write-ahead log, snapshots, recovery and the
-// directory lock use, behind one interface. OS is the real file system,
+// operations that the write-ahead log, snapshots, the manifest, recovery
+// and the directory lock use, behind one interface; the REST front's data
+// directory (cosmosrest: database directories, database.json, users.json)
+// goes through it too. OS is the real file system,
 // and every store uses it unless a test gives another: the file systems of
 // the package vfstest keep only what was synced and forget the rest at a
 // simulated power cut, or fail the Nth operation of a kind with ENOSPC or
@@ -12,11 +14,13 @@
 package vfs
 
 import (
+	"errors"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
+	"syscall"
 
 	"github.com/lethedb/lethe/internal/dirlock"
 )
@@ -34,6 +38,10 @@ type File interface {
 	Truncate(size int64) error
 	// Close closes the file.
 	Close() error
+	// Gone reports whether the file no longer has the name it was opened
+	// by: it was removed, or another file was renamed over it. What is
+	// written to it then is lost with it.
+	Gone() (bool, error)
 }
 
 // FS is a file system: the operations of the durable layer. Names are
@@ -76,7 +84,22 @@ func (osFS) OpenFile(name string, flag int, perm fs.FileMode) (File, error) {
 	if err != nil {
 		return nil, err // not a nil *os.File in a non-nil File
 	}
-	return f, nil
+	return osFile{f}, nil
+}
+
+type osFile struct{ *os.File }
+
+// Gone looks at the file's link count: a removed file, or one another was
+// renamed over, has none left (one fstat, no path lookup).
+func (f osFile) Gone() (bool, error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return false, err
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return st.Nlink == 0, nil
+	}
+	return false, nil
 }
 
 func (osFS) Map(name string) ([]byte, func(), error) { return mapFile(name) }
@@ -155,3 +178,67 @@ func MkdirAllDurable(fsys FS, dir string, perm fs.FileMode) error {
 // is the one way to reach that unexported option, for lethe's tests and
 // the packages of this module that open stores for their own tests.
 var SetOptionsFS func(opts any, fsys FS)
+
+// SetConfigFS gives cfg, a *cosmosrest.Config, the file system fsys for its
+// data directory (and the stores in it). Package cosmosrest sets it when
+// it is initialized, for its tests.
+var SetConfigFS func(cfg any, fsys FS)
+
+// WriteFile writes data to the file name (created, or truncated) and syncs
+// it; not its name (SyncDir).
+func WriteFile(fsys FS, name string, data []byte) error {
+	f, err := fsys.OpenFile(name, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err = f.Write(data); err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// WriteFileAtomic replaces the file name with data, durably and all at
+// once: it writes and syncs name.tmp, renames it over name and syncs the
+// directory. After a crash name holds the old contents or the new, whole.
+// A failure removes name.tmp and leaves name as it was.
+func WriteFileAtomic(fsys FS, name string, data []byte) error {
+	tmp := name + ".tmp"
+	err := WriteFile(fsys, tmp, data)
+	if err == nil {
+		err = fsys.Rename(tmp, name)
+	}
+	if err != nil {
+		fsys.Remove(tmp)
+		return err
+	}
+	return fsys.SyncDir(filepath.Dir(name))
+}
+
+// ReadFile returns a copy of the whole contents of the file name.
+func ReadFile(fsys FS, name string) ([]byte, error) {
+	data, release, err := fsys.Map(name)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	return slices.Clone(data), nil
+}
+
+// RemoveAll removes name and, if it is a directory, everything in it. A
+// name that does not exist is no error.
+func RemoveAll(fsys FS, name string) error {
+	if names, err := fsys.List(name); err == nil {
+		for _, n := range names {
+			if err := RemoveAll(fsys, filepath.Join(name, n)); err != nil {
+				return err
+			}
+		}
+	}
+	if err := fsys.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
+}

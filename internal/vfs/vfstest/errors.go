@@ -62,7 +62,26 @@ type ErrorFS struct {
 	counts [opCount]int
 	full   bool
 	failed [opCount]int
+	holds  []*Hold
 }
+
+// Hold is an operation held up (ErrorFS.Hold): it does not start until
+// Release.
+type Hold struct {
+	op       Op
+	at       int
+	entered  chan struct{}
+	released chan struct{}
+	once     sync.Once
+}
+
+// Entered is closed once the held operation has been called and is
+// waiting.
+func (h *Hold) Entered() <-chan struct{} { return h.entered }
+
+// Release lets the held operation go on (and is a no-op after the first
+// call).
+func (h *Hold) Release() { h.once.Do(func() { close(h.released) }) }
 
 type armed struct {
 	Fault
@@ -77,6 +96,17 @@ func (e *ErrorFS) Inject(f Fault) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.faults = append(e.faults, &armed{Fault: f, at: e.counts[f.Op] + max(f.N, 1)})
+}
+
+// Hold holds up the next operation of the kind: it waits, before it
+// starts, until the returned Hold is released. A test looks at the store
+// meanwhile (a write waiting for its fsync, say).
+func (e *ErrorFS) Hold(op Op) *Hold {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	h := &Hold{op: op, at: e.counts[op] + 1, entered: make(chan struct{}), released: make(chan struct{})}
+	e.holds = append(e.holds, h)
+	return h
 }
 
 // SetFull makes the disk full (every write and every creation fails with
@@ -106,8 +136,18 @@ func (e *ErrorFS) Failed(op Op) int {
 // does.
 func (e *ErrorFS) fault(op Op) *Fault {
 	e.mu.Lock()
-	defer e.mu.Unlock()
 	e.counts[op]++
+	for i, h := range e.holds {
+		if h.op == op && h.at == e.counts[op] {
+			e.holds = append(e.holds[:i:i], e.holds[i+1:]...)
+			e.mu.Unlock()
+			close(h.entered)
+			<-h.released
+			e.mu.Lock()
+			break
+		}
+	}
+	defer e.mu.Unlock()
 	if e.full && (op == OpCreate || op == OpWrite) {
 		e.failed[op]++
 		return &Fault{Op: op, Err: syscall.ENOSPC}
@@ -214,3 +254,5 @@ func (f *errorFile) Truncate(size int64) error {
 }
 
 func (f *errorFile) Close() error { return f.f.Close() }
+
+func (f *errorFile) Gone() (bool, error) { return f.f.Gone() }

@@ -604,6 +604,18 @@ func (f *powerFile) Truncate(size int64) error {
 	return nil
 }
 
+// Gone reports whether the file's name now leads to another file, or to
+// none.
+func (f *powerFile) Gone() (bool, error) {
+	f.p.mu.Lock()
+	defer f.p.mu.Unlock()
+	if err := f.usable(); err != nil {
+		return false, err
+	}
+	_, _, n, err := f.p.lookup(f.name)
+	return err != nil || n != f.n, nil
+}
+
 func (f *powerFile) Close() error {
 	f.p.mu.Lock()
 	defer f.p.mu.Unlock()

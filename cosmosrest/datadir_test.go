@@ -1,0 +1,149 @@
+package cosmosrest_test
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/lethedb/lethe/cosmosrest"
+	"github.com/lethedb/lethe/internal/vfs"
+	"github.com/lethedb/lethe/internal/vfs/vfstest"
+)
+
+// frontView is what a client sees of a durable front's data directory:
+// its databases, their offers and the users of each.
+func frontView(t *testing.T, c *client) string {
+	t.Helper()
+	var b strings.Builder
+	var ids []string
+	for _, d := range documents(t, must(t, c.do("GET", "/dbs", nil), 200), "Databases") {
+		var db struct{ ID string }
+		if err := json.Unmarshal(d, &db); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, db.ID)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		var users []string
+		for _, u := range documents(t, must(t, c.do("GET", "/dbs/"+id+"/users", nil), 200), "Users") {
+			var user struct{ ID string }
+			if err := json.Unmarshal(u, &user); err != nil {
+				t.Fatal(err)
+			}
+			users = append(users, user.ID)
+		}
+		slices.Sort(users)
+		fmt.Fprintf(&b, "%s users %v; ", id, users)
+	}
+	var offers []string
+	for _, o := range documents(t, must(t, c.do("GET", "/offers", nil), 200), "Offers") {
+		var offer map[string]any
+		if err := json.Unmarshal(o, &offer); err != nil {
+			t.Fatal(err)
+		}
+		m, ap := offerFigures(offer)
+		offers = append(offers, fmt.Sprint(m, "/", ap))
+	}
+	slices.Sort(offers)
+	fmt.Fprintf(&b, "offers %v", offers)
+	return b.String()
+}
+
+// TestDataDirFaults: the front's data directory (database directories,
+// database.json, users.json) goes through the file-system seam, as the
+// stores do; a file that cannot be written (ENOSPC, EIO at a write, an
+// fsync, a rename, a creation) fails the request with a 5xx and leaves the
+// front as it was, in memory and on disk: a restart shows what the clients
+// saw, and nothing half made is left in the directory.
+func TestDataDirFaults(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		fault vfstest.Fault
+		do    func(c *client) response
+	}{
+		{"create database, write", vfstest.Fault{Op: vfstest.OpWrite, N: 1, Err: syscall.ENOSPC}, createB},
+		{"create database, sync", vfstest.Fault{Op: vfstest.OpSync, N: 1, Err: syscall.EIO}, createB},
+		{"create database, rename", vfstest.Fault{Op: vfstest.OpRename, N: 1, Err: syscall.EIO}, createB},
+		{"create database, its store", vfstest.Fault{Op: vfstest.OpCreate, N: 2, Err: syscall.EIO}, createB},
+		{"replace offer, write", vfstest.Fault{Op: vfstest.OpWrite, N: 1, Err: syscall.ENOSPC}, replaceA},
+		{"replace offer, rename", vfstest.Fault{Op: vfstest.OpRename, N: 1, Err: syscall.EIO}, replaceA},
+		{"create user, write", vfstest.Fault{Op: vfstest.OpWrite, N: 1, Err: syscall.ENOSPC}, userA},
+		{"create user, rename", vfstest.Fault{Op: vfstest.OpRename, N: 1, Err: syscall.EIO}, userA},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			efs := vfstest.NewErrorFS(vfs.OS)
+			cfg := cosmosrest.Config{Dir: dir}
+			vfs.SetConfigFS(&cfg, efs)
+			h, err := cosmosrest.New(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, c := serve(t, h)
+			must(t, c.do("POST", "/dbs", map[string]any{"id": "a"}, "x-ms-offer-throughput", "400"), 201)
+			must(t, c.do("POST", "/dbs/a/users", map[string]any{"id": "ada"}), 201)
+			before := frontView(t, c)
+
+			efs.Inject(tc.fault)
+			if r := tc.do(c); r.status < 500 {
+				t.Fatalf("the request got %d with its file failing: %s", r.status, r.body)
+			}
+			if got := frontView(t, c); got != before {
+				t.Errorf("after the failure the front shows\n%s\nnot\n%s", got, before)
+			}
+			names, err := os.ReadDir(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range names {
+				if e.Name() != "LOCK" && e.Name() != dbDir("a") {
+					t.Errorf("left in the directory: %s", e.Name())
+				}
+			}
+			c.srv.Close()
+			if err := h.Close(); err != nil {
+				t.Fatal(err)
+			}
+			h2, err := cosmosrest.New(cosmosrest.Config{Dir: dir})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { h2.Close() })
+			_, c2 := serve(t, h2)
+			if got := frontView(t, c2); got != before {
+				t.Errorf("after a restart the front shows\n%s\nnot\n%s", got, before)
+			}
+			// Once the disk is well again, the request succeeds.
+			if r := tc.do(c2); r.status >= 300 {
+				t.Errorf("the request again: %d %s", r.status, r.body)
+			}
+		})
+	}
+}
+
+// dbDir is the name of the directory of the database id (as the front
+// names it: a hash of the id).
+func dbDir(id string) string {
+	sum := sha256.Sum256([]byte(id))
+	return "db-" + hex.EncodeToString(sum[:16])
+}
+
+func createB(c *client) response {
+	return c.do("POST", "/dbs", map[string]any{"id": "b"})
+}
+
+func replaceA(c *client) response {
+	db := must(c.t, c.do("GET", "/dbs/a", nil), 200).json(c.t)
+	return replaceOffer(c, offerOf(c.t, c, db["_rid"].(string)), map[string]any{"offerThroughput": 900})
+}
+
+func userA(c *client) response {
+	return c.do("POST", "/dbs/a/users", map[string]any{"id": "bob"})
+}
