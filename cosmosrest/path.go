@@ -88,7 +88,14 @@ func parsePath(escaped string, g gateway) (route, error) {
 // compute gateway's reading, and the one the SDKs (which escape each id
 // once) expect.
 func computeSegments(escaped string) ([]string, error) {
-	p := strings.Trim(escaped, "/")
+	return splitSegments(escaped, func(s string) (string, error) { return url.PathUnescape(s) })
+}
+
+// splitSegments splits p at '/' (leading and trailing slashes aside) into
+// at most maxSegments segments, each unescaped by unescape; an empty
+// segment, before or after unescaping, is errBadPath.
+func splitSegments(p string, unescape func(string) (string, error)) ([]string, error) {
+	p = strings.Trim(p, "/")
 	if p == "" {
 		return nil, nil
 	}
@@ -98,7 +105,10 @@ func computeSegments(escaped string) ([]string, error) {
 	}
 	segs := make([]string, len(raw))
 	for i, s := range raw {
-		u, err := url.PathUnescape(s)
+		if s == "" {
+			return nil, errBadPath
+		}
+		u, err := unescape(s)
 		if err != nil || u == "" {
 			return nil, errBadPath
 		}
@@ -132,23 +142,7 @@ func routingSegments(escaped string) ([]string, error) {
 	if i := strings.IndexByte(p, '#'); i >= 0 {
 		p = p[:i]
 	}
-	p = strings.TrimRight(p, " ")
-	p = strings.Trim(p, "/")
-	if p == "" {
-		return nil, nil
-	}
-	raw := strings.Split(p, "/")
-	if len(raw) > maxSegments {
-		return nil, errBadPath
-	}
-	segs := make([]string, len(raw))
-	for i, s := range raw {
-		if s == "" {
-			return nil, errBadPath
-		}
-		segs[i] = unescapeLenient(s)
-	}
-	return segs, nil
+	return splitSegments(strings.TrimRight(p, " "), func(s string) (string, error) { return unescapeLenient(s), nil })
 }
 
 // unescapeLenient replaces each %XX of s (two hex digits) by its byte and
