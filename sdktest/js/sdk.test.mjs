@@ -10,6 +10,7 @@ import assert from "node:assert/strict";
 import { execFile, spawn } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import https from "node:https";
+import { createHmac } from "node:crypto";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -387,6 +388,37 @@ describe("over HTTPS, with the SDK's default connection policy", { timeout: 120_
       { operationType: "Create", partitionKey: "t0", resourceBody: { id: "l1", tenant: "t0" } },
     ]);
     assert.deepEqual(legacy.map((r) => r.statusCode), [201, 409]);
+  });
+
+  // faults calls the command's fault-injection endpoint, signed with the
+  // master key for the resource type "faults".
+  async function faults(method, body) {
+    const date = new Date().toUTCString();
+    const text = `${method.toLowerCase()}\nfaults\n\n${date.toLowerCase()}\n\n`;
+    const sig = createHmac("sha256", Buffer.from(emulatorKey, "base64")).update(text).digest("base64");
+    const res = await fetchWith(agent, new URL("/_lethe/faults", server.url), {
+      method,
+      headers: { "x-ms-date": date, authorization: encodeURIComponent(`type=master&ver=1.0&sig=${sig}`), "content-type": "application/json" },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    return { status: res.status, body: res.body ? JSON.parse(res.body) : undefined };
+  }
+
+  test("bulk with injected 429s: the SDK retries the throttled requests", async () => {
+    const c = await container("bulk", { id: "faulted", partitionKey: { paths: ["/tenant"] } });
+    const added = await faults("POST", {
+      id: "bulk-429", condition: { operationType: "Batch", database: "bulk", container: "faulted" },
+      result: { statusCode: 429, retryAfterMs: 20 }, hitLimit: 3,
+    });
+    assert.equal(added.status, 201);
+    const ops = [];
+    for (let i = 0; i < 30; i++) ops.push({ operationType: "Create", partitionKey: "t", resourceBody: { id: `d${i}`, tenant: "t" } });
+    const results = await c.items.executeBulkOperations(ops);
+    assert.deepEqual(results.map((r) => r.response?.statusCode ?? r.error?.code), Array(30).fill(201));
+    const listed = await faults("GET");
+    const rule = listed.body.rules.find((r) => r.id === "bulk-429");
+    assert.equal(rule.hitCount, 3, "the rule fired three times and the SDK went on");
+    assert.equal((await faults("DELETE")).status, 204);
   });
 
   test("bulk under a small throughput: throttled operations are retried by the SDK", async () => {
@@ -935,3 +967,19 @@ describe("durable (-dir): what is written survives a restart", { timeout: 60_000
     }
   });
 });
+
+// fetchWith sends one request through an https.Agent (the command's
+// certificate is self-signed) and returns its status and body text.
+function fetchWith(agent, url, { method, headers, body }) {
+  return new Promise((resolve, reject) => {
+    const req = https.request(url, { method, headers, agent }, (res) => {
+      let text = "";
+      res.setEncoding("utf8");
+      res.on("data", (chunk) => (text += chunk));
+      res.on("end", () => resolve({ status: res.statusCode, body: text }));
+    });
+    req.on("error", reject);
+    if (body !== undefined) req.write(body);
+    req.end();
+  });
+}
