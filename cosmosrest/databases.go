@@ -258,10 +258,21 @@ func (q *request) createDatabase() {
 		db.path, err = h.createDatabaseDir(db, throughput, autoscaleMax)
 		if err == nil {
 			db.store, err = lethe.Open(h.storeOptions(id, filepath.Join(db.path, "store"), throughput, autoscaleMax))
+			if err == nil && db.store.Stats().LogFailed {
+				// The disk takes no writes (full, or failing): the new
+				// store opened read-only, so the database could hold nothing.
+				_ = db.store.Close()
+				err = errDiskRefusesWrites
+			}
 			if err != nil {
 				_ = removeDatabaseDir(h.fs, h.cfg.Dir, db.path)
 			}
 		}
+	}
+	if errors.Is(err, errDiskRefusesWrites) {
+		h.logFailure(q.r, http.StatusServiceUnavailable, err)
+		writeError(q.w, http.StatusServiceUnavailable, withDetail(msgUnavailable, "creating the database: "+err.Error()), 0, 0)
+		return
 	}
 	if err != nil {
 		h.logFailure(q.r, http.StatusInternalServerError, err)
@@ -272,6 +283,10 @@ func (q *request) createDatabase() {
 	q.w.Header().Set("etag", quoteETag(db.etag()))
 	q.reply(http.StatusCreated, db.json(), 2)
 }
+
+// errDiskRefusesWrites is why a database cannot be created on a disk that
+// takes no writes.
+var errDiskRefusesWrites = errors.New("the disk holding the data directory takes no writes (full or failing): make room on it and retry")
 
 // createDatabaseDir makes a durable database's directory, its meta file
 // written and synced in a temporary directory first, then renamed into

@@ -72,6 +72,9 @@ func TestDataDirFaults(t *testing.T) {
 		{"create database, sync", vfstest.Fault{Op: vfstest.OpSync, N: 1, Err: syscall.EIO}, createB},
 		{"create database, rename", vfstest.Fault{Op: vfstest.OpRename, N: 1, Err: syscall.EIO}, createB},
 		{"create database, its store", vfstest.Fault{Op: vfstest.OpCreate, N: 2, Err: syscall.EIO}, createB},
+		// A full disk under the new store opens it read-only: the database
+		// could hold nothing, so it is not made (503), not a 201.
+		{"create database, its store on a full disk", vfstest.Fault{Op: vfstest.OpCreate, N: 2, Err: syscall.ENOSPC}, createB},
 		{"replace offer, write", vfstest.Fault{Op: vfstest.OpWrite, N: 1, Err: syscall.ENOSPC}, replaceA},
 		{"replace offer, rename", vfstest.Fault{Op: vfstest.OpRename, N: 1, Err: syscall.EIO}, replaceA},
 		{"create user, write", vfstest.Fault{Op: vfstest.OpWrite, N: 1, Err: syscall.ENOSPC}, userA},
