@@ -12,7 +12,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"sync"
 	"syscall"
@@ -41,12 +40,7 @@ func TestKillServer(t *testing.T) {
 	if n, err := strconv.Atoi(os.Getenv("LETHE_KILL_SOAK")); err == nil && n > 0 {
 		kills, limit = n, 20*time.Minute
 	}
-	bin := filepath.Join(t.TempDir(), "lethe")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	build.Dir = filepath.Join("..", "..", "cmd", "lethe") // a module of its own
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building cmd/lethe: %v\n%s", err, out)
-	}
+	bin := buildLethe(t)
 	dir := t.TempDir()
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
