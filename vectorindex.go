@@ -36,6 +36,7 @@ type vecIndex struct {
 	slot   map[*byte]int // the position of each record's vector, by the address of its bytes
 	recs   []record      // the records, in positions
 	data   []float32     // their vectors, dims values each, in positions
+	norms  []float64     // their sums of squares, in positions (cosine alone)
 	buf    []float32     // scratch for reading a vector
 }
 
@@ -56,10 +57,16 @@ func (vi *vecIndex) change(old, rec record) {
 				moved := vi.recs[last]
 				vi.recs[i] = moved
 				copy(vi.data[i*vi.dims:(i+1)*vi.dims], vi.data[last*vi.dims:])
+				if vi.norms != nil {
+					vi.norms[i] = vi.norms[last]
+				}
 				vi.slot[recAddr(moved)] = i
 			}
 			vi.recs[last] = ""
 			vi.recs, vi.data = vi.recs[:last], vi.data[:last*vi.dims]
+			if vi.norms != nil {
+				vi.norms = vi.norms[:last]
+			}
 			delete(vi.slot, recAddr(old))
 		}
 	}
@@ -78,6 +85,9 @@ func (vi *vecIndex) change(old, rec record) {
 	vi.slot[recAddr(rec)] = len(vi.recs)
 	vi.recs = append(vi.recs, rec)
 	vi.data = append(vi.data, v...)
+	if vi.metric == vector.Cosine {
+		vi.norms = append(vi.norms, vector.SumSquares(v))
+	}
 }
 
 // update makes the vector indexes follow one item change. The caller holds
@@ -133,12 +143,16 @@ func (c *Container) vectorIndexFor(path []string) *vecIndex {
 		c.expiry.mu.Unlock()
 		return nil
 	}
-	b, _ := c.startBuildLocked(bkey)
+	b, n := c.startBuildLocked(bkey)
 	c.expiry.mu.Unlock()
 	if b == nil {
 		return nil
 	}
-	vi := &vecIndex{key: key, path: path, typ: t, metric: m, dims: dims, slot: map[*byte]int{}}
+	vi := &vecIndex{key: key, path: path, typ: t, metric: m, dims: dims, slot: make(map[*byte]int, n),
+		recs: make([]record, 0, n), data: make([]float32, 0, n*dims)}
+	if m == vector.Cosine {
+		vi.norms = make([]float64, 0, n)
+	}
 	c.scanForBuild(func(rec record) { vi.change("", rec) })
 	c.catchUp(b, vi.change)
 	defer c.expiry.mu.Unlock()
@@ -178,8 +192,16 @@ func (c *Container) nearest(vi *vecIndex, q []float32, need int, pk PartitionKey
 	var ties []int
 	higher := vi.metric.HigherIsCloser()
 	d := vi.dims
+	qn := vector.SumSquares(q)
 	for i, rec := range vi.recs {
-		s, sok := vi.metric.Score(vi.data[i*d:(i+1)*d], q)
+		var s float64
+		var sok bool
+		if vi.norms != nil {
+			// Score's value, with the item's sum of squares kept.
+			s, sok = vector.CosineOf(vector.Dot(vi.data[i*d:(i+1)*d], q), vi.norms[i], qn)
+		} else {
+			s, sok = vi.metric.Score(vi.data[i*d:(i+1)*d], q)
+		}
 		if !sok || !rule.live(rec, now) || !strings.HasPrefix(rec.pk(), pk.enc) {
 			continue
 		}
