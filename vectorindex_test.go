@@ -1,6 +1,7 @@
 package lethe_test
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -162,4 +163,63 @@ func TestVectorIndexUse(t *testing.T) {
 	err := c.Replace(ctx, props)
 	require.NoError(t, err)
 	assert.Equal(t, 0, lethe.VectorIndexCount(c), "dropped with its policy")
+}
+
+// TestVectorIndexBuildWhileWriting: writes made while the vector index is
+// being made (between the shards it reads) are in it: afterwards, queries
+// through it return what scans return.
+func TestVectorIndexBuildWhileWriting(t *testing.T) {
+	s, clock := newStore(t)
+	props := vectorProps("v")
+	props.DefaultTimeToLive = lethe.TTLNever
+	c := mustContainer(t, s, props)
+	doc := func(id string, i int, ttl string) []byte {
+		return fmt.Appendf(nil, `{"id":%q,"pk":"a","embedding":[%d,%d,1]%s}`, id, i%7, i%5, ttl)
+	}
+	const n = 300
+	for i := range n {
+		_, err := c.CreateItem(ctx, lethe.NewPartitionKeyString("a"), doc(fmt.Sprintf("i%d", i), i, ""), nil)
+		require.NoError(t, err)
+	}
+	rounds := 0
+	lethe.SetAfterBuildShard(func(shard int) {
+		if shard%4 != 0 {
+			return
+		}
+		rounds++
+		for j := range 20 {
+			i := (rounds*97 + j*53) % n
+			var err error
+			switch j % 4 {
+			case 0:
+				_, err = c.UpsertItem(ctx, lethe.NewPartitionKeyString("a"), doc(fmt.Sprintf("i%d", i), i+rounds, ""), nil)
+			case 1:
+				_, err = c.DeleteItem(ctx, lethe.NewPartitionKeyString("a"), fmt.Sprintf("i%d", i), nil)
+				if errors.Is(err, lethe.ErrNotFound) {
+					err = nil
+				}
+			case 2:
+				_, err = c.UpsertItem(ctx, lethe.NewPartitionKeyString("a"), doc(fmt.Sprintf("new%d-%d", rounds, j), j, ""), nil)
+			case 3:
+				_, err = c.UpsertItem(ctx, lethe.NewPartitionKeyString("a"), doc(fmt.Sprintf("i%d", i), i, `,"ttl":1`), nil)
+			}
+			require.NoError(t, err)
+		}
+	})
+	t.Cleanup(func() { lethe.SetAfterBuildShard(nil) })
+	query := `SELECT TOP 6 c.id, VectorDistance(c.embedding, @q) AS s FROM c ORDER BY VectorDistance(c.embedding, @q)`
+	params := []lethe.QueryParameter{{Name: "@q", Value: []float64{1, 2, 3}}}
+	queryAll(t, c, query, params, lethe.NewPartitionKey()) // makes the index
+	lethe.SetAfterBuildShard(nil)
+	require.Positive(t, rounds)
+	require.Equal(t, 1, lethe.VectorIndexCount(c))
+	clock.Advance(2 * time.Second) // the items written with "ttl": 1 expire
+	for _, q := range [][]float64{{1, 2, 3}, {6, 0, 1}, {0, 4, 1}} {
+		params := []lethe.QueryParameter{{Name: "@q", Value: q}}
+		withIndex, _ := queryAll(t, c, query, params, lethe.NewPartitionKey())
+		was := lethe.SetUseIndexes(false)
+		scan, _ := queryAll(t, c, query, params, lethe.NewPartitionKey())
+		lethe.SetUseIndexes(was)
+		require.Equal(t, scan, withIndex, "%v", q)
+	}
 }
