@@ -156,7 +156,11 @@ func BenchmarkVectorUpsert(b *testing.B) {
 			docs := make([][]byte, 1000)
 			for i := range docs {
 				docs[i] = doc()
+				if _, err := c.UpsertItem(context.Background(), lethe.NewPartitionKey(), docs[i], &lethe.ItemOptions{NoContentResponseOnWrite: true}); err != nil {
+					b.Fatal(err)
+				}
 			}
+			// The timed upserts replace those items.
 			b.ReportAllocs()
 			i := 0
 			for b.Loop() {

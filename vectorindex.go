@@ -148,6 +148,7 @@ func (c *Container) vectorIndexFor(path []string) *vecIndex {
 	if b == nil {
 		return nil
 	}
+	n += n/8 + 16 // room for the writes made meanwhile and soon after
 	vi := &vecIndex{key: key, path: path, typ: t, metric: m, dims: dims, slot: make(map[*byte]int, n),
 		recs: make([]record, 0, n), data: make([]float32, 0, n*dims)}
 	if m == vector.Cosine {
