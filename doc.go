@@ -257,7 +257,12 @@
 // that analysis is. VectorDistance compares vectors by the distance
 // function and element type of the path's embedding (unless its options
 // say otherwise), exactly, on every item; ORDER BY VectorDistance puts the
-// most similar first. ORDER BY RANK orders by FullTextScore (BM25, with the
+// most similar first. For a path of VectorIndexes (any type), the
+// container keeps every item's decoded vector, made at the first query
+// that orders by the path and kept by every write after, and a SELECT TOP
+// k ... ORDER BY VectorDistance(c.path, @q) (no WHERE, no options) compares
+// @q with those alone and evaluates the query on the k nearest live items,
+// with the same results as a scan. ORDER BY RANK orders by FullTextScore (BM25, with the
 // statistics of all the container's live items) or by RRF, the reciprocal
 // rank fusion of FullTextScore and VectorDistance rankings. Items are not
 // checked against the vector policy when written, as in Cosmos DB.

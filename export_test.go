@@ -205,3 +205,10 @@ func SetBeforeOrderedWalk(fn func()) { beforeOrderedWalk = fn }
 // KickCheckpoint asks a durable store's checkpointer for a background
 // snapshot, as the log's growth does.
 func KickCheckpoint(s *Store) { s.checkpointer.kick() }
+
+// VectorIndexCount returns how many vector indexes c has made.
+func VectorIndexCount(c *Container) int {
+	c.expiry.mu.Lock()
+	defer c.expiry.mu.Unlock()
+	return len(c.expiry.vectors)
+}

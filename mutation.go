@@ -100,6 +100,7 @@ func (c *Container) applySettings(m *mutation) (next int64) {
 	found += c.findExpiriesLocked(m.now, true)
 	c.setFeedPolicyLocked(m.props.ChangeFeedPolicy, m.now)
 	c.dropIndexesLocked(m.props.IndexingPolicy)
+	c.dropVectorsLocked(&m.props)
 	c.props = m.props
 	c.settingsSeq = m.seq
 	replaceBudget(&c.own, m.props.Throughput, m.props.AutoscaleMaxThroughput, m.now)
@@ -117,7 +118,7 @@ func (c *Container) drop() {
 	c.expiry.mu.Lock()
 	c.expiry.expiryIndex = newExpiryIndex()
 	c.expiry.feed = nil
-	c.expiry.indexes, c.expiry.composites, c.expiry.wanted, c.expiry.building = nil, nil, nil, nil
+	c.expiry.indexes, c.expiry.composites, c.expiry.vectors, c.expiry.wanted, c.expiry.building = nil, nil, nil, nil, nil
 	c.expiry.positions = nil
 	c.expiry.watch = expiryWatch{}
 	c.publishDueLocked()
@@ -335,6 +336,7 @@ func (c *Container) indexItemsLocked(ms []mutation) (next int64) {
 		}
 		c.expiry.indexes.update(m.old, m.rec)
 		c.expiry.composites.update(m.old, m.rec)
+		c.expiry.vectors.update(m.old, m.rec)
 		c.expiry.positions.change(m.old, m.rec)
 		if c.expiry.building != nil {
 			c.logForBuildsLocked(m.old, m.rec)

@@ -475,7 +475,12 @@ func (p *QueryItemsPager) run(ctx context.Context) error {
 	pctx := p.c.newPageCtx(ctx, now)
 	ctx = pctx
 	env = p.c.pageEnv(env, p.c.store.opts.QueryBudget.Rows, 0)
-	res, recs, ok, more, walked, err := p.c.runOrdered(ctx, q, params, p.pk, now, from, &p.plan, size, env)
+	res, recs, ok, err := p.c.runVector(ctx, q, params, p.pk, now, from, size, env)
+	var more bool
+	var walked int
+	if !ok && err == nil {
+		res, recs, ok, more, walked, err = p.c.runOrdered(ctx, q, params, p.pk, now, from, &p.plan, size, env)
+	}
 	if more && walked > 8*(size+1) {
 		// The walk had to go far past its page (many items share a
 		// value): the pages after this one are evaluated whole, once,

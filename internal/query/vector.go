@@ -15,7 +15,8 @@ import (
 // dataType, else the policy's, else float32. It is the cosine similarity,
 // the dot product or the euclidean distance of the two (internal/vector),
 // summed in float64 and rounded to float32 (0.9, not 0.8999999761581421),
-// computed exactly on every item: lethe has no approximate index, so
+// computed exactly on every item (a vector index keeps the items' vectors
+// decoded, and is exact too: vectorindex.go in the root package), so
 // bruteForce changes nothing. It is undefined when they are not vectors of
 // the same length whose elements fit the type (an int8 vector holds
 // integers from -128 to 127), or for cosine when one is all zeros.
@@ -401,4 +402,70 @@ func readNumber(raw []byte, i int) (n float64, end int, ok bool) {
 		n = -n
 	}
 	return n, i, true
+}
+
+// VectorTopK reports whether q's results are decided by its first need
+// rows in the order of one VectorDistance between a path of the item and a
+// constant: SELECT TOP (or OFFSET LIMIT) ... FROM c ORDER BY
+// VectorDistance(c.path, @q) with no WHERE, JOIN, DISTINCT, aggregate or
+// GROUP BY, and no options (which may change the distance function or the
+// element type). It returns the path and the constant's elements as
+// numbers; ok is false when the constant is not an array of numbers, or
+// when q is not of that kind. A vector index answers such a query by
+// evaluating it on the items nearest the constant alone.
+func (q *Query) VectorTopK(params map[string]any) (path []string, vec []float64, need int, ok bool) {
+	if q.from == nil || q.from.path != nil || len(q.joins) > 0 || q.where != nil || q.rank ||
+		len(q.orderBy) != 1 || q.distinct || q.aggregated || q.grouped {
+		return nil, nil, 0, false
+	}
+	x, isCall := q.orderBy[0].x.(*call)
+	if !isCall || !x.fn.vector || len(x.args) > 3 {
+		return nil, nil, 0, false
+	}
+	need, full, ok := q.resultBound(params)
+	if !ok || full < 0 {
+		return nil, nil, 0, false
+	}
+	vals, err := bindParams(q, params)
+	if err != nil {
+		return nil, nil, 0, false
+	}
+	if len(x.args) == 3 {
+		if v, ok := constant(x.args[2], vals); !ok || v.k != kBool {
+			return nil, nil, 0, false
+		}
+	}
+	var c value
+	path, ok = rootPath(x.args[0])
+	if ok {
+		c, ok = constant(x.args[1], vals)
+	} else if path, ok = rootPath(x.args[1]); ok {
+		c, ok = constant(x.args[0], vals)
+	}
+	if !ok || c.k != kArr || len(c.a) == 0 {
+		return nil, nil, 0, false
+	}
+	vec = make([]float64, len(c.a))
+	for i, e := range c.a {
+		if e.k != kNum {
+			return nil, nil, 0, false
+		}
+		vec[i] = e.n
+	}
+	return path, vec, need, true
+}
+
+// VectorAt appends to dst the elements of the vector at path in doc (an
+// item's JSON), read as VectorDistance reads it: an array of numbers that
+// fit t; ok is false when there is none.
+func VectorAt(doc []byte, path []string, t vector.Type, dst []float32) ([]float32, bool) {
+	raw := doc
+	for _, name := range path {
+		sub, ok := lookupKey(raw, name)
+		if !ok {
+			return dst, false
+		}
+		raw = sub
+	}
+	return parseVector(raw, t, dst)
 }

@@ -45,20 +45,17 @@ func (m Metric) HigherIsCloser() bool { return m != Euclidean }
 // Score compares a and b: their cosine similarity, dot product or
 // euclidean distance. ok is false when they cannot be compared: their
 // lengths differ, they are empty, or (cosine) one of them is zero.
-// Products are summed in float64.
+// Products are summed in float64, in order: Dot, SumSquares and Cosine
+// give the same values bit for bit.
 func (m Metric) Score(a, b []float32) (s float64, ok bool) {
 	if len(a) != len(b) || len(a) == 0 {
 		return 0, false
 	}
-	b = b[:len(a)]
 	switch m {
 	case DotProduct:
-		var dot float64
-		for i, x := range a {
-			dot += float64(x) * float64(b[i])
-		}
-		return dot, true
+		return Dot(a, b), true
 	case Euclidean:
+		b = b[:len(a)]
 		var sum float64
 		for i, x := range a {
 			d := float64(x) - float64(b[i])
@@ -66,13 +63,33 @@ func (m Metric) Score(a, b []float32) (s float64, ok bool) {
 		}
 		return math.Sqrt(sum), true
 	}
-	var dot, na, nb float64
+	return CosineOf(Dot(a, b), SumSquares(a), SumSquares(b))
+}
+
+// Dot returns the dot product of a and b (b at least as long as a),
+// summed in float64 in order.
+func Dot(a, b []float32) float64 {
+	b = b[:len(a)]
+	var dot float64
 	for i, x := range a {
-		y := float64(b[i])
-		dot += float64(x) * y
-		na += float64(x) * float64(x)
-		nb += y * y
+		dot += float64(x) * float64(b[i])
 	}
+	return dot
+}
+
+// SumSquares returns the sum of the squares of a's elements, in float64 in
+// order: what Cosine divides by, kept by a vector index for each vector.
+func SumSquares(a []float32) float64 {
+	var sum float64
+	for _, x := range a {
+		sum += float64(x) * float64(x)
+	}
+	return sum
+}
+
+// CosineOf returns the cosine similarity of two vectors from their dot
+// product and their sums of squares; ok is false when one of them is zero.
+func CosineOf(dot, na, nb float64) (float64, bool) {
 	if na == 0 || nb == 0 {
 		return 0, false
 	}

@@ -1,0 +1,225 @@
+package lethe_test
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/lethedb/lethe"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestVectorIndexDifferential: TOP k ORDER BY VectorDistance through a
+// container's vector index returns exactly what a scan returns (items,
+// projection, order, ties broken alike), for each distance function and
+// element type, while items are written, replaced, deleted and expire
+// between queries, purged or not; the index is made and used.
+func TestVectorIndexDifferential(t *testing.T) {
+	for _, tc := range []struct {
+		dist lethe.VectorDistanceFunction
+		typ  lethe.VectorDataType
+	}{
+		{lethe.VectorDistanceFunctionCosine, lethe.VectorDataTypeFloat32},
+		{lethe.VectorDistanceFunctionDotProduct, lethe.VectorDataTypeFloat16},
+		{lethe.VectorDistanceFunctionEuclidean, lethe.VectorDataTypeInt8},
+	} {
+		t.Run(string(tc.dist), func(t *testing.T) {
+			seed := rand.Uint64()
+			t.Logf("seed %d", seed)
+			rng := rand.New(rand.NewPCG(seed, 3))
+			const dims = 4
+			s, clock := newStore(t)
+			c := mustContainer(t, s, lethe.ContainerProperties{ID: "c", DefaultTimeToLive: lethe.TTLNever,
+				PartitionKeyDefinition: lethe.PartitionKeyDefinition{Paths: []string{"/pk"}},
+				VectorEmbeddingPolicy: &lethe.VectorEmbeddingPolicy{VectorEmbeddings: []lethe.VectorEmbedding{
+					{Path: "/v", DataType: tc.typ, DistanceFunction: tc.dist, Dimensions: dims}}},
+				IndexingPolicy: &lethe.IndexingPolicy{VectorIndexes: []lethe.VectorIndex{{Path: "/v", Type: lethe.VectorIndexTypeFlat}}},
+			})
+			// Small integer elements and a few centres make ties and
+			// clusters; some items have no vector, or one of another
+			// length, or one whose elements do not fit int8.
+			centres := make([][]int, 3)
+			for i := range centres {
+				centres[i] = []int{rng.IntN(9) - 4, rng.IntN(9) - 4, rng.IntN(9) - 4, rng.IntN(9) - 4}
+			}
+			vec := func() string {
+				switch rng.IntN(12) {
+				case 0:
+					return `"none"`
+				case 1:
+					return `[1,2]`
+				case 2:
+					return `[300,1,1,1]`
+				case 3:
+					return `[0,0,0,0]`
+				}
+				ctr := centres[rng.IntN(len(centres))]
+				b := []byte{'['}
+				for d := range dims {
+					if d > 0 {
+						b = append(b, ',')
+					}
+					b = strconv.AppendInt(b, int64(ctr[d]+rng.IntN(3)-1), 10)
+				}
+				return string(append(b, ']'))
+			}
+			write := func() {
+				id, pk := strconv.Itoa(rng.IntN(60)), strconv.Itoa(rng.IntN(3))
+				var err error
+				switch rng.IntN(6) {
+				case 0:
+					_, err = c.DeleteItem(ctx, lethe.NewPartitionKeyString(pk), id, nil)
+				default:
+					ttl := ""
+					if rng.IntN(4) == 0 {
+						ttl = fmt.Sprintf(`,"ttl":%d`, 1+rng.IntN(5))
+					}
+					doc := fmt.Sprintf(`{"id":%q,"pk":%q,"n":%d,"v":%s%s}`, id, pk, rng.IntN(100), vec(), ttl)
+					_, err = c.UpsertItem(ctx, lethe.NewPartitionKeyString(pk), []byte(doc), nil)
+				}
+				if err != nil {
+					require.ErrorIs(t, err, lethe.ErrNotFound)
+				}
+			}
+			run := func(q string, pk lethe.PartitionKey, params []lethe.QueryParameter) []string {
+				t.Helper()
+				p := c.NewQueryItemsPager(q, pk, &lethe.QueryOptions{QueryParameters: params, PageSizeHint: 100})
+				var out []string
+				for p.More() {
+					r, err := p.NextPage(ctx)
+					require.NoError(t, err, q)
+					out = append(out, texts(r.Items)...)
+				}
+				return out
+			}
+			for i := range 80 {
+				write()
+				if i == 0 {
+					continue
+				}
+			}
+			for round := range 30 {
+				for range rng.IntN(15) {
+					write()
+				}
+				clock.Advance(time.Duration(rng.IntN(2000)) * time.Millisecond)
+				if round%7 == 6 {
+					_, err := c.Purge(ctx)
+					require.NoError(t, err)
+				}
+				q := []lethe.QueryParameter{{Name: "@q", Value: []int{rng.IntN(9) - 4, rng.IntN(9) - 4, rng.IntN(9) - 4, rng.IntN(9) - 4}}}
+				k := []int{1, 3, 10, 25}[rng.IntN(4)]
+				pk := lethe.NewPartitionKey()
+				if rng.IntN(3) == 0 {
+					pk = lethe.NewPartitionKeyString(strconv.Itoa(rng.IntN(3)))
+				}
+				for _, text := range []string{
+					`SELECT TOP %d c.id, c.pk, c.n, VectorDistance(c.v, @q) AS s FROM c ORDER BY VectorDistance(c.v, @q)`,
+					`SELECT TOP %d VALUE c.id FROM c ORDER BY VectorDistance(@q, c.v) DESC`,
+					`SELECT TOP %d * FROM c ORDER BY VectorDistance(c.v, @q, true)`,
+					`SELECT c.id FROM c ORDER BY VectorDistance(c.v, @q) OFFSET 2 LIMIT %d`,
+				} {
+					text = fmt.Sprintf(text, k)
+					indexed := run(text, pk, q)
+					lethe.SetUseIndexes(false)
+					scanned := run(text, pk, q)
+					lethe.SetUseIndexes(true)
+					require.Equal(t, scanned, indexed, "round %d: %s", round, text)
+				}
+			}
+			assert.Equal(t, 1, lethe.VectorIndexCount(c))
+		})
+	}
+}
+
+// TestVectorIndexUse: the index is made for a path of the policy's vector
+// indexes alone, is dropped when the policy stops declaring it, and a
+// query it cannot answer exactly (fewer items with a comparable vector than
+// TOP asks for) is evaluated as a scan, undefined items last.
+func TestVectorIndexUse(t *testing.T) {
+	s, _ := newStore(t)
+	props := vectorProps("v")
+	c := mustContainer(t, s, props)
+	for i, v := range []string{`[1,0,0]`, `[0,1,0]`, `[1,1]`, `"x"`, `[0.9,0.1,0]`} {
+		_, err := c.CreateItem(ctx, lethe.NewPartitionKeyString("a"), fmt.Appendf(nil, `{"id":"%d","pk":"a","embedding":%s,"other":%s}`, i, v, v), nil)
+		require.NoError(t, err)
+	}
+	params := []lethe.QueryParameter{{Name: "@q", Value: []float64{1, 0, 0}}}
+	got, _ := queryAll(t, c, `SELECT TOP 2 VALUE c.id FROM c ORDER BY VectorDistance(c.other, @q)`, params, lethe.NewPartitionKey())
+	assert.Equal(t, []string{`"0"`, `"4"`}, got)
+	assert.Equal(t, 0, lethe.VectorIndexCount(c), "no vector index of /other")
+	got, _ = queryAll(t, c, `SELECT TOP 2 VALUE c.id FROM c ORDER BY VectorDistance(c.embedding, @q)`, params, lethe.NewPartitionKey())
+	assert.Equal(t, []string{`"0"`, `"4"`}, got)
+	assert.Equal(t, 1, lethe.VectorIndexCount(c))
+	got, _ = queryAll(t, c, `SELECT TOP 5 VALUE c.id FROM c ORDER BY VectorDistance(c.embedding, @q)`, params, lethe.NewPartitionKey())
+	assert.Equal(t, []string{`"0"`, `"4"`, `"1"`, `"2"`, `"3"`}, got)
+
+	props.IndexingPolicy.VectorIndexes = slices.DeleteFunc(props.IndexingPolicy.VectorIndexes, func(v lethe.VectorIndex) bool { return v.Path == "/embedding" })
+	err := c.Replace(ctx, props)
+	require.NoError(t, err)
+	assert.Equal(t, 0, lethe.VectorIndexCount(c), "dropped with its policy")
+}
+
+// TestVectorIndexBuildWhileWriting: writes made while the vector index is
+// being made (between the shards it reads) are in it: afterwards, queries
+// through it return what scans return.
+func TestVectorIndexBuildWhileWriting(t *testing.T) {
+	s, clock := newStore(t)
+	props := vectorProps("v")
+	props.DefaultTimeToLive = lethe.TTLNever
+	c := mustContainer(t, s, props)
+	doc := func(id string, i int, ttl string) []byte {
+		return fmt.Appendf(nil, `{"id":%q,"pk":"a","embedding":[%d,%d,1]%s}`, id, i%7, i%5, ttl)
+	}
+	const n = 300
+	for i := range n {
+		_, err := c.CreateItem(ctx, lethe.NewPartitionKeyString("a"), doc(fmt.Sprintf("i%d", i), i, ""), nil)
+		require.NoError(t, err)
+	}
+	rounds := 0
+	lethe.SetAfterBuildShard(func(shard int) {
+		if shard%4 != 0 {
+			return
+		}
+		rounds++
+		for j := range 20 {
+			i := (rounds*97 + j*53) % n
+			var err error
+			switch j % 4 {
+			case 0:
+				_, err = c.UpsertItem(ctx, lethe.NewPartitionKeyString("a"), doc(fmt.Sprintf("i%d", i), i+rounds, ""), nil)
+			case 1:
+				_, err = c.DeleteItem(ctx, lethe.NewPartitionKeyString("a"), fmt.Sprintf("i%d", i), nil)
+				if errors.Is(err, lethe.ErrNotFound) {
+					err = nil
+				}
+			case 2:
+				_, err = c.UpsertItem(ctx, lethe.NewPartitionKeyString("a"), doc(fmt.Sprintf("new%d-%d", rounds, j), j, ""), nil)
+			case 3:
+				_, err = c.UpsertItem(ctx, lethe.NewPartitionKeyString("a"), doc(fmt.Sprintf("i%d", i), i, `,"ttl":1`), nil)
+			}
+			require.NoError(t, err)
+		}
+	})
+	t.Cleanup(func() { lethe.SetAfterBuildShard(nil) })
+	query := `SELECT TOP 6 c.id, VectorDistance(c.embedding, @q) AS s FROM c ORDER BY VectorDistance(c.embedding, @q)`
+	params := []lethe.QueryParameter{{Name: "@q", Value: []float64{1, 2, 3}}}
+	queryAll(t, c, query, params, lethe.NewPartitionKey()) // makes the index
+	lethe.SetAfterBuildShard(nil)
+	require.Positive(t, rounds)
+	require.Equal(t, 1, lethe.VectorIndexCount(c))
+	clock.Advance(2 * time.Second) // the items written with "ttl": 1 expire
+	for _, q := range [][]float64{{1, 2, 3}, {6, 0, 1}, {0, 4, 1}} {
+		params := []lethe.QueryParameter{{Name: "@q", Value: q}}
+		withIndex, _ := queryAll(t, c, query, params, lethe.NewPartitionKey())
+		was := lethe.SetUseIndexes(false)
+		scan, _ := queryAll(t, c, query, params, lethe.NewPartitionKey())
+		lethe.SetUseIndexes(was)
+		require.Equal(t, scan, withIndex, "%v", q)
+	}
+}
