@@ -445,11 +445,21 @@ func (q *request) readPermissionBody(db *database) (*permission, bool) {
 			writeError(q.w, http.StatusBadRequest, "the resourcePartitionKey is not a partition key value: "+err.Error(), 0, 0)
 			return nil, false
 		}
-		if doc != "" {
-			writeError(q.w, http.StatusBadRequest, "a resourcePartitionKey applies to a container's permission, not to a document's", 0, 0)
+		p.PK = json.RawMessage(pk.String())
+	}
+	if doc != "" && p.PK == nil {
+		// An id is unique only within its partition: a document's
+		// permission names its partition key, or it would reach the
+		// documents of that id in every partition.
+		c, err := db.store.Container(coll)
+		if err != nil {
+			writeError(q.w, http.StatusBadRequest, fmt.Sprintf("the resource %q is in no container of the database", clip(*in.Resource)), 0, 0)
 			return nil, false
 		}
-		p.PK = json.RawMessage(pk.String())
+		if props, err := c.Read(q.ctx()); err != nil || len(props.PartitionKeyDefinition.Paths) > 0 {
+			writeError(q.w, http.StatusBadRequest, "a document's permission in a partitioned container names the document's partition key in resourcePartitionKey", 0, 0)
+			return nil, false
+		}
 	}
 	return p, true
 }

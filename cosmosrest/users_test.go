@@ -57,7 +57,7 @@ func TestUsersAndPermissions(t *testing.T) {
 		{"another database", perm("p", "All", "dbs/other/colls/c", nil), nil},
 		{"a database", perm("p", "All", "dbs/db", nil), nil},
 		{"not a path", perm("p", "All", "colls/c", nil), nil},
-		{"pk on a document", perm("p", "All", "dbs/db/colls/c/docs/1", []any{"x"}), nil},
+		{"a document without its partition key", perm("p", "All", "dbs/db/colls/c/docs/1", nil), nil},
 		{"bad pk", perm("p", "All", "dbs/db/colls/c", "x"), nil},
 		{"no resource", map[string]any{"id": "p", "permissionMode": "All"}, nil},
 		{"expiry too short", perm("p", "All", "dbs/db/colls/c", nil), []string{"x-ms-documentdb-expiry-seconds", "9"}},
@@ -78,8 +78,8 @@ func TestUsersAndPermissions(t *testing.T) {
 	}
 	// One permission per resource for a user; ids unique.
 	must(t, c.do("POST", "/dbs/db/users/ada/permissions", perm("again", "Read", "dbs/db/colls/c", nil)), 409)
-	must(t, c.do("POST", "/dbs/db/users/ada/permissions", perm("all-c", "Read", "dbs/db/colls/c/docs/1", nil)), 409)
-	must(t, c.do("POST", "/dbs/db/users/ada/permissions", perm("doc", "Read", "dbs/db/colls/c/docs/1", nil)), 201)
+	must(t, c.do("POST", "/dbs/db/users/ada/permissions", perm("all-c", "Read", "dbs/db/colls/c/docs/1", []any{"x"})), 409)
+	must(t, c.do("POST", "/dbs/db/users/ada/permissions", perm("doc", "Read", "dbs/db/colls/c/docs/1", []any{"x"})), 201)
 	must(t, c.do("POST", "/dbs/db/users/none/permissions", perm("x", "Read", "dbs/db/colls/c", nil)), 404)
 	// Every read hands out a new token.
 	r1 := must(t, c.do("GET", "/dbs/db/users/ada/permissions/all-c", nil), 200).json(t)
@@ -143,7 +143,7 @@ func TestResourceTokens(t *testing.T) {
 	all := token("alice", "p", "All", "dbs/db/colls/a", nil)
 	read := token("bob", "p", "Read", "dbs/db/colls/a", nil)
 	onePK := token("carol", "p", "All", "dbs/db/colls/a", []any{"p1"})
-	oneDoc := token("dave", "p", "Read", "dbs/db/colls/a/docs/d1", nil)
+	oneDoc := token("dave", "p", "Read", "dbs/db/colls/a/docs/d1", []any{"p1"})
 
 	p1 := []string{"x-ms-documentdb-partitionkey", `["p1"]`}
 	p2 := []string{"x-ms-documentdb-partitionkey", `["p2"]`}
@@ -242,6 +242,7 @@ func TestResourceTokens(t *testing.T) {
 
 		// Another document.
 		{"one doc: other doc", oneDoc, "GET", "/dbs/db/colls/a/docs/d2", nil, p1, 403},
+		{"one doc: same id, other partition", oneDoc, "GET", "/dbs/db/colls/a/docs/d1", nil, p2, 403},
 		{"one doc: feed", oneDoc, "GET", "/dbs/db/colls/a/docs", nil, nil, 403},
 		{"one doc: query", oneDoc, "POST", "/dbs/db/colls/a/docs", q, cross, 403},
 
