@@ -363,7 +363,6 @@ func (c *Container) lockBatch(sc *batchScratch) []int {
 		}
 	}
 	c.batchMu.Lock()
-	c.batches.Add(1)
 	for _, i := range sc.shards {
 		c.shards[i].mu.Lock()
 	}
@@ -530,6 +529,7 @@ func (c *Container) commitBatch(ctx context.Context, b TransactionalBatch, sc *b
 		ms = append(ms, m)
 	}
 	sc.ms = ms
+	c.batches.Add(1) // under batchMu: item-order pages end before what this batch changes
 	next, err := c.applyBatch(ms, maxSeq)
 	if err != nil {
 		return TransactionalBatchResponse{}, storageError(err, op, c.id, "")

@@ -105,9 +105,9 @@ type Container struct {
 	seed  maphash.Seed
 
 	batchMu sync.RWMutex
-	// batches counts the times batchMu was taken for writing: a query page
-	// read in steps ends early when it changes between two steps, so that
-	// no page sees part of a batch.
+	// batches counts the batches applied (under batchMu, held for
+	// writing): a query page read in steps ends early when it changes
+	// between two steps, so that no page sees part of a batch.
 	batches atomic.Uint64
 	shards  [shardCount]shard
 
