@@ -210,6 +210,14 @@ const (
 	tUnknown     // not a resource of the REST API at all
 )
 
+// containerChildren are the kinds of the feeds a container has, and of
+// their items, by the feed's path segment.
+var containerChildren = map[string]struct{ feed, item targetKind }{
+	"docs":      {tDocuments, tDocument},
+	"pkranges":  {tPKRanges, tPKRange},
+	"conflicts": {tConflicts, tConflict},
+}
+
 // classify says what a route addresses.
 func classify(rt route) target {
 	s := rt.segs
@@ -262,40 +270,22 @@ func classify(rt route) target {
 		return target{kind: tContainer, db: s[1], coll: s[3]}
 	}
 	t := target{db: s[1], coll: s[3]}
-	switch s[4] {
-	case "docs":
+	if kinds, ok := containerChildren[s[4]]; ok {
 		switch n {
 		case 5:
-			t.kind = tDocuments
+			t.kind = kinds.feed
 			return t
 		case 6:
-			t.kind = tDocument
+			t.kind = kinds.item
 			t.id = s[5]
 			return t
 		}
-		if s[6] == "attachments" {
+		if s[4] == "docs" && s[6] == "attachments" {
 			return target{kind: tUnsupported}
 		}
-	case "pkranges":
-		switch n {
-		case 5:
-			t.kind = tPKRanges
-			return t
-		case 6:
-			t.kind = tPKRange
-			t.id = s[5]
-			return t
-		}
-	case "conflicts":
-		switch n {
-		case 5:
-			t.kind = tConflicts
-			return t
-		case 6:
-			t.kind = tConflict
-			t.id = s[5]
-			return t
-		}
+		return target{kind: tUnknown}
+	}
+	switch s[4] {
 	case "sprocs", "triggers", "udfs", "schemas", "partitionkeydeletes":
 		return target{kind: tUnsupported}
 	}
