@@ -127,24 +127,28 @@ func copyUsers(users map[string]*user) map[string]*user {
 	return out
 }
 
-// changeUsers applies change to the database's users under db.mu and
-// saves them; when change or the save fails, the users are as before.
-// change answers the error itself: it returns false when it did.
-func (q *request) changeUsers(db *database, change func(users map[string]*user) bool) bool {
+// changeUsers applies change to the database's users under db.mu, saves
+// them and answers the request with the status and body change returns.
+// change answers a refusal itself and returns status 0; when it does, or
+// the save fails, the users are as before.
+func (q *request) changeUsers(db *database, change func(users map[string]*user) (status int, body []byte)) {
 	db.mu.Lock()
-	defer db.mu.Unlock()
 	before := copyUsers(db.users)
-	if !change(db.users) {
+	status, body := change(db.users)
+	if status == 0 {
 		db.users = before
-		return false
+		db.mu.Unlock()
+		return
 	}
 	if err := db.saveUsersLocked(); err != nil {
 		db.users = before
+		db.mu.Unlock()
 		q.h.logFailure(q.r, http.StatusInternalServerError, err)
 		writeError(q.w, http.StatusInternalServerError, withDetail(msgInternal, "saving the users: "+err.Error()), 0, 0)
-		return false
+		return
 	}
-	return true
+	db.mu.Unlock()
+	q.reply(status, body, 1)
 }
 
 func newNonce() string {
@@ -257,30 +261,22 @@ func (q *request) createUser() {
 		return
 	}
 	upsert := headerTrue(q.r.Header.Get("x-ms-documentdb-is-upsert"))
-	status := http.StatusCreated
-	var out []byte
-	if !q.changeUsers(db, func(users map[string]*user) bool {
+	q.changeUsers(db, func(users map[string]*user) (int, []byte) {
 		if u, ok := users[id]; ok {
 			if !upsert {
 				writeError(q.w, http.StatusConflict, msgResourceExists, 0, 0)
-				return false
+				return 0, nil
 			}
-			status = http.StatusOK
-			out = u.json(db)
-			return true
+			return http.StatusOK, u.json(db)
 		}
 		if len(users) >= maxUsersPerDatabase {
 			writeError(q.w, http.StatusBadRequest, fmt.Sprintf("the database has %d users, the most lethe keeps", maxUsersPerDatabase), 0, 0)
-			return false
+			return 0, nil
 		}
 		u := &user{ID: id, TS: q.h.now().Unix(), Perms: map[string]*permission{}}
 		users[id] = u
-		out = u.json(db)
-		return true
-	}) {
-		return
-	}
-	q.reply(status, out, 1)
+		return http.StatusCreated, u.json(db)
+	})
 }
 
 // findUser finds the request's user under db.mu, or answers 404.
@@ -327,28 +323,23 @@ func (q *request) replaceUser() {
 	if !ok {
 		return
 	}
-	var out []byte
-	if !q.changeUsers(db, func(users map[string]*user) bool {
+	q.changeUsers(db, func(users map[string]*user) (int, []byte) {
 		u := q.findUserLocked(db)
 		if u == nil {
-			return false
+			return 0, nil
 		}
 		if id != u.ID {
 			if _, taken := users[id]; taken {
 				writeError(q.w, http.StatusConflict, msgResourceExists, 0, 0)
-				return false
+				return 0, nil
 			}
 			delete(users, u.ID)
 			u.ID = id
 			users[id] = u
 		}
 		u.TS = q.h.now().Unix()
-		out = u.json(db)
-		return true
-	}) {
-		return
-	}
-	q.reply(http.StatusOK, out, 1)
+		return http.StatusOK, u.json(db)
+	})
 }
 
 // deleteUser deletes a user and its permissions: their tokens stop
@@ -358,16 +349,13 @@ func (q *request) deleteUser() {
 	if db == nil {
 		return
 	}
-	if !q.changeUsers(db, func(users map[string]*user) bool {
+	q.changeUsers(db, func(users map[string]*user) (int, []byte) {
 		if q.findUserLocked(db) == nil {
-			return false
+			return 0, nil
 		}
 		delete(users, q.t.user)
-		return true
-	}) {
-		return
-	}
-	q.reply(http.StatusNoContent, nil, 1)
+		return http.StatusNoContent, nil
+	})
 }
 
 // userDocs returns a database's users, by id, as documents.
@@ -499,16 +487,15 @@ func (q *request) createPermission() {
 	}
 	upsert := headerTrue(q.r.Header.Get("x-ms-documentdb-is-upsert"))
 	status := http.StatusCreated
-	var out []byte
-	if !q.changeUsers(db, func(map[string]*user) bool {
+	q.changeUsers(db, func(map[string]*user) (int, []byte) {
 		u := q.findUserLocked(db)
 		if u == nil {
-			return false
+			return 0, nil
 		}
 		if old, ok := u.Perms[p.ID]; ok {
 			if !upsert {
 				writeError(q.w, http.StatusConflict, msgResourceExists, 0, 0)
-				return false
+				return 0, nil
 			}
 			delete(u.Perms, old.ID)
 			status = http.StatusOK
@@ -516,20 +503,16 @@ func (q *request) createPermission() {
 		for _, other := range u.Perms {
 			if other.Coll == p.Coll && other.Doc == p.Doc {
 				writeError(q.w, http.StatusConflict, withDetail(msgResourceExists, fmt.Sprintf("the user already has a permission on %q (%q): one permission per resource", clip(p.Resource), clip(other.ID))), 0, 0)
-				return false
+				return 0, nil
 			}
 		}
 		if len(u.Perms) >= maxPermissionsOfUser {
 			writeError(q.w, http.StatusBadRequest, fmt.Sprintf("the user has %d permissions, the most lethe keeps", maxPermissionsOfUser), 0, 0)
-			return false
+			return 0, nil
 		}
 		u.Perms[p.ID] = p
-		out = q.permissionJSON(db, u, p, exp)
-		return true
-	}) {
-		return
-	}
-	q.reply(status, out, 1)
+		return status, q.permissionJSON(db, u, p, exp)
+	})
 }
 
 // findPermissionLocked finds the request's permission under db.mu, or
@@ -580,32 +563,27 @@ func (q *request) replacePermission() {
 	if !ok {
 		return
 	}
-	var out []byte
-	if !q.changeUsers(db, func(map[string]*user) bool {
+	q.changeUsers(db, func(map[string]*user) (int, []byte) {
 		u, old := q.findPermissionLocked(db)
 		if old == nil {
-			return false
+			return 0, nil
 		}
 		if p.ID != old.ID {
 			if _, taken := u.Perms[p.ID]; taken {
 				writeError(q.w, http.StatusConflict, msgResourceExists, 0, 0)
-				return false
+				return 0, nil
 			}
 		}
 		for _, other := range u.Perms {
 			if other != old && other.Coll == p.Coll && other.Doc == p.Doc {
 				writeError(q.w, http.StatusConflict, withDetail(msgResourceExists, fmt.Sprintf("the user already has a permission on %q (%q): one permission per resource", clip(p.Resource), clip(other.ID))), 0, 0)
-				return false
+				return 0, nil
 			}
 		}
 		delete(u.Perms, old.ID)
 		u.Perms[p.ID] = p
-		out = q.permissionJSON(db, u, p, exp)
-		return true
-	}) {
-		return
-	}
-	q.reply(http.StatusOK, out, 1)
+		return http.StatusOK, q.permissionJSON(db, u, p, exp)
+	})
 }
 
 func (q *request) deletePermission() {
@@ -613,17 +591,14 @@ func (q *request) deletePermission() {
 	if db == nil {
 		return
 	}
-	if !q.changeUsers(db, func(map[string]*user) bool {
+	q.changeUsers(db, func(map[string]*user) (int, []byte) {
 		u, p := q.findPermissionLocked(db)
 		if p == nil {
-			return false
+			return 0, nil
 		}
 		delete(u.Perms, p.ID)
-		return true
-	}) {
-		return
-	}
-	q.reply(http.StatusNoContent, nil, 1)
+		return http.StatusNoContent, nil
+	})
 }
 
 // permissionDocs returns a user's permissions, by id, each with a new
