@@ -650,8 +650,6 @@ func (q *request) errorStatus(err error, notFoundSub int) opError {
 		}
 		// The database was deleted while the request was under way.
 		return opError{status: http.StatusNotFound, msg: msgOwnerNotFound, sub: subOwnerNotFound}
-	case errors.Is(err, errNotFound):
-		return opError{status: http.StatusNotFound, msg: msgResourceNotFound, sub: notFoundSub}
 	case q.r.Context().Err() != nil:
 		return opError{status: http.StatusRequestTimeout, msg: withDetail(msgRequestTimeout, "the request was cancelled: "+err.Error())}
 	}
@@ -661,7 +659,6 @@ func (q *request) errorStatus(err error, notFoundSub int) opError {
 // msgShuttingDown is lethe's explanation of a 503 from a closed handler.
 const msgShuttingDown = "the server is shutting down"
 
-var errNotFound = errors.New("not found")
 
 // logFailure logs, at error, a request that failed on the server's side.
 func (h *Handler) logFailure(r *http.Request, status int, err any) {
