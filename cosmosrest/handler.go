@@ -659,7 +659,6 @@ func (q *request) errorStatus(err error, notFoundSub int) opError {
 // msgShuttingDown is lethe's explanation of a 503 from a closed handler.
 const msgShuttingDown = "the server is shutting down"
 
-
 // logFailure logs, at error, a request that failed on the server's side.
 func (h *Handler) logFailure(r *http.Request, status int, err any) {
 	h.cfg.Logger.Error("cosmosrest: a request failed on the server's side",
