@@ -341,6 +341,11 @@ func (q *request) deleteContainer() {
 		return
 	}
 	q.setCollTS(db, q.t.coll, -1)
+	if err := db.dropScripts(q.t.coll); err != nil {
+		// The container is gone; its scripts stay in the file until the
+		// next change of the database's scripts saves it again.
+		q.h.logFailure(q.r, http.StatusInternalServerError, err)
+	}
 	q.reply(http.StatusNoContent, nil, 2)
 }
 

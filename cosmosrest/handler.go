@@ -488,6 +488,31 @@ func (q *request) serve() {
 			q.conflict()
 			return
 		}
+	case tSprocs, tTriggers, tUDFs:
+		switch m {
+		case http.MethodGet:
+			q.listScripts()
+			return
+		case http.MethodPost:
+			if q.isQuery() {
+				q.queryScripts()
+			} else {
+				q.createScript()
+			}
+			return
+		}
+	case tSproc, tTrigger, tUDF:
+		switch m {
+		case http.MethodGet:
+			q.readScript()
+			return
+		case http.MethodPut:
+			q.replaceScript()
+			return
+		case http.MethodDelete:
+			q.deleteScript()
+			return
+		}
 	case tUnsupported:
 		q.unsupported(fmt.Sprintf("%s resources (%s) are not supported by the lethe REST front", q.rt.resType, m))
 		return
@@ -507,13 +532,13 @@ func allowed(k targetKind) string {
 	switch k {
 	case tAccount, tPKRanges, tPKRange:
 		return "GET"
-	case tDatabases, tContainers, tDocuments, tOffers, tConflicts, tUsers, tPermissions:
+	case tDatabases, tContainers, tDocuments, tOffers, tConflicts, tUsers, tPermissions, tSprocs, tTriggers, tUDFs:
 		return "GET, POST"
 	case tOffer:
 		return "GET, PUT"
 	case tDatabase, tConflict:
 		return "GET, DELETE"
-	case tContainer, tUser, tPermission:
+	case tContainer, tUser, tPermission, tSproc, tTrigger, tUDF:
 		return "GET, PUT, DELETE"
 	case tDocument:
 		return "GET, PUT, PATCH, DELETE"

@@ -160,6 +160,21 @@ func (h *Handler) authorize(c tokenClaims, r *http.Request, t target, body []byt
 		default:
 			write = true
 		}
+	case tSprocs, tTriggers, tUDFs, tSproc, tTrigger, tUDF:
+		if s.document != "" {
+			return deny("the token's permission is on one document, not on the container's scripts")
+		}
+		// Reading scripts needs any permission on the container, changing
+		// them All; running a procedure needs any, and under Read its
+		// writes are refused (sprocexec.go).
+		switch {
+		case r.Method == http.MethodGet || r.Method == http.MethodPost && isQueryRequest(r):
+			needPK = false
+		case r.Method == http.MethodPost && t.kind == tSproc:
+		default:
+			write = true
+			needPK = false
+		}
 	case tDocument:
 		if s.document != "" && s.document != t.id {
 			return deny("the token's permission is on another document")
