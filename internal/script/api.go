@@ -212,7 +212,7 @@ func (x *execution) complete(cb goja.Callable, err error, resource func() goja.V
 		}
 		if cb == nil {
 			if err != nil {
-				return &Error{Reason: Thrown, Message: x.describe(errV)}
+				return &Error{Reason: Thrown, Message: x.describe(errV), Number: oe.Status}
 			}
 			return nil
 		}

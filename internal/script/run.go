@@ -115,6 +115,9 @@ type Error struct {
 	Message string // the script's error, or which budget
 	Status  int    // for Forbidden: the status to answer
 	Err     error  // for Failed: the Store's failure
+	// Number is the number property of a thrown object (an operation's
+	// error carries its status there), 0 when it has none.
+	Number int
 }
 
 func (e *Error) Error() string { return e.Message }
@@ -362,13 +365,29 @@ func (x *execution) failure(err error) error {
 	case errors.As(err, &so):
 		return &Error{Reason: StackOverflow, Message: fmt.Sprintf("the script's calls nested past the limit of %d (Maximum call stack size exceeded)", x.limits.MaxCallStackSize)}
 	case errors.As(err, &ex):
-		return &Error{Reason: Thrown, Message: x.describe(ex.Value())}
+		return &Error{Reason: Thrown, Message: x.describe(ex.Value()), Number: number(ex.Value())}
 	}
 	var e *Error
 	if errors.As(err, &e) {
 		return e
 	}
 	return &Error{Reason: Thrown, Message: err.Error()}
+}
+
+// number returns the integer number property of a thrown object, or 0.
+func number(v goja.Value) int {
+	o, ok := v.(*goja.Object)
+	if !ok {
+		return 0
+	}
+	n := o.Get("number")
+	if n == nil {
+		return 0
+	}
+	if i, ok := n.Export().(int64); ok && i > 0 && i < 1<<31 {
+		return int(i)
+	}
+	return 0
 }
 
 // abortFailure is the *Error of an execution interrupted for r.

@@ -79,6 +79,11 @@ type Tx struct {
 
 	entries map[string]*entry
 	order   []string // the ids written, in the order first written
+	// seen holds the items read and not written, as first read: a read
+	// again sees the same, and a write then starts from it (its IfMatch
+	// is that version's ETag, so that a read-modify-write never loses a
+	// concurrent write).
+	seen map[string]*entry
 	bytes   int
 	charge  float64
 	seq     int
@@ -107,7 +112,7 @@ type TxOptions struct {
 
 // NewTx returns a transaction over st.
 func NewTx(ctx context.Context, st Store, o TxOptions) *Tx {
-	return &Tx{st: st, ctx: ctx, readOnly: o.ReadOnly, maxOps: o.MaxOps, maxBytes: o.MaxBytes, entries: map[string]*entry{}, links: map[string]string{}}
+	return &Tx{st: st, ctx: ctx, readOnly: o.ReadOnly, maxOps: o.MaxOps, maxBytes: o.MaxBytes, entries: map[string]*entry{}, seen: map[string]*entry{}, links: map[string]string{}}
 }
 
 // Charge returns the request units the transaction's reads and queries
@@ -148,13 +153,41 @@ func (t *Tx) read(id string) ([]byte, string, error) {
 		}
 		return e.doc, etagOf(e.doc), nil
 	}
-	doc, etag, charge, err := t.st.Read(t.ctx, id)
-	t.charge += charge
+	e, err := t.observe(id)
 	if err != nil {
 		return nil, "", err
 	}
-	return t.see(doc), etag, nil
+	if e.doc == nil {
+		return nil, "", errNotFound
+	}
+	return e.doc, e.base, nil
 }
+
+// observe returns the item id as the execution first read it.
+func (t *Tx) observe(id string) (*entry, error) {
+	if e, ok := t.seen[id]; ok {
+		return e, nil
+	}
+	doc, etag, charge, err := t.st.Read(t.ctx, id)
+	t.charge += charge
+	var oe *OpError
+	var e *entry
+	switch {
+	case err == nil:
+		e = &entry{doc: t.see(doc), existed: true, base: etag}
+	case asOpError(err, &oe) && oe.Status == http.StatusNotFound:
+		e = &entry{}
+	default:
+		return nil, err
+	}
+	if len(t.seen) < maxSeen {
+		t.seen[id] = e
+	}
+	return e, nil
+}
+
+// maxSeen bounds the items a Tx remembers having read.
+const maxSeen = 10_000
 
 // see records the _self of a document handed to the script.
 func (t *Tx) see(doc []byte) []byte {
@@ -192,17 +225,12 @@ func (t *Tx) write(kind writeKind, id string, doc []byte, ifMatch string) ([]byt
 	}
 	e, touched := t.entries[id]
 	if !touched {
-		cur, etag, charge, err := t.st.Read(t.ctx, id)
-		t.charge += charge
-		var oe *OpError
-		switch {
-		case err == nil:
-			e = &entry{doc: cur, existed: true, base: etag}
-		case asOpError(err, &oe) && oe.Status == http.StatusNotFound:
-			e = &entry{}
-		default:
+		first, err := t.observe(id)
+		if err != nil {
 			return nil, err
 		}
+		cp := *first
+		e = &cp
 	}
 	live := e.doc != nil
 	switch {
@@ -220,6 +248,7 @@ func (t *Tx) write(kind writeKind, id string, doc []byte, ifMatch string) ([]byt
 	if !touched {
 		t.entries[id] = e
 		t.order = append(t.order, id)
+		delete(t.seen, id)
 	}
 	t.bytes += size
 	if kind == wDelete {
