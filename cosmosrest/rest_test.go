@@ -358,7 +358,7 @@ func TestDocuments(t *testing.T) {
 	must(t, c.do("DELETE", coll+"/docs/1", nil, ada...), 404)
 	must(t, c.do("PATCH", coll+"/docs/u", `{"operations":[]}`, ada...), 400)
 	must(t, c.do("POST", coll+"/docs", `[]`, "x-ms-cosmos-is-batch-request", "True", ada[0], ada[1]), 400)
-	must(t, c.do("POST", coll+"/docs", `{"id":"t","pk":"ada"}`, "x-ms-documentdb-pre-trigger-include", "tr", ada[0], ada[1]), 400)
+	must(t, c.do("POST", coll+"/docs", `{"id":"t","pk":"ada"}`, "x-ms-documentdb-pre-trigger-include", "tr", ada[0], ada[1]), 404)
 	must(t, c.do("GET", "/dbs/db/colls/c/schemas", nil), 400)
 	must(t, c.do("GET", coll+"/docs", nil, "A-IM", "Bogus Feed"), 400)
 	must(t, c.do("GET", "/dbs/db/clientencryptionkeys", nil), 400)

@@ -178,8 +178,9 @@ func (q *request) executeSproc() {
 			q.scriptFailed(err, charge)
 			return
 		}
-		commitCharge, conflict, err := q.commit(c, pk, tx.Ops())
-		charge += commitCharge
+		ops := tx.Ops()
+		committed, conflict, err := q.commit(c, pk, ops, false)
+		charge += committed.RequestCharge
 		if conflict && attempt < maxSprocAttempts {
 			continue
 		}
@@ -196,7 +197,7 @@ func (q *request) executeSproc() {
 			body = []byte(`""`) // as the service answers a procedure that set no body
 		}
 		hdr := q.w.Header()
-		hdr.Set("x-ms-session-token", q.h.sessionToken(len(tx.Ops()) > 0))
+		hdr.Set("x-ms-session-token", q.h.sessionToken(len(ops) > 0))
 		hdr.Set("x-ms-alt-content-path", "dbs/"+db.id+"/colls/"+c.ID())
 		hdr.Set("x-ms-content-path", selfRID(containerRID(db.id, c.ID())))
 		q.reply(http.StatusOK, body, charge)
@@ -213,9 +214,9 @@ func scriptTimeCharge(d time.Duration) float64 {
 // reports that the batch failed on a concurrent write of one of its items
 // (an ETag that changed, an item created or deleted meanwhile), which a
 // new run may not meet.
-func (q *request) commit(c *lethe.Container, pk lethe.PartitionKey, ops []script.Op) (charge float64, conflict bool, err error) {
+func (q *request) commit(c *lethe.Container, pk lethe.PartitionKey, ops []script.Op, withBody bool) (resp lethe.TransactionalBatchResponse, conflict bool, err error) {
 	if len(ops) == 0 {
-		return 0, false, nil
+		return resp, false, nil
 	}
 	b := c.NewTransactionalBatch(pk)
 	for _, op := range ops {
@@ -229,22 +230,35 @@ func (q *request) commit(c *lethe.Container, pk lethe.PartitionKey, ops []script
 			b.DeleteItem(op.ID, o)
 		}
 	}
-	resp, err := c.ExecuteTransactionalBatch(q.ctx(), b, nil)
-	if err != nil {
-		return resp.RequestCharge, false, err
+	resp, err = c.ExecuteTransactionalBatch(q.ctx(), b, &lethe.TransactionalBatchOptions{EnableContentResponseOnWrite: withBody})
+	if err != nil || resp.Success {
+		return resp, false, err
 	}
-	if !resp.Success {
-		for _, r := range resp.OperationResults {
-			switch r.StatusCode {
-			case http.StatusConflict, http.StatusPreconditionFailed, http.StatusNotFound:
-				return resp.RequestCharge, true, nil
-			}
-			if r.Err != nil {
-				return resp.RequestCharge, false, r.Err
-			}
+	for _, r := range resp.OperationResults {
+		switch r.StatusCode {
+		case http.StatusConflict, http.StatusPreconditionFailed, http.StatusNotFound:
+			return resp, true, nil
+		}
+		if r.Err != nil {
+			return resp, false, r.Err
 		}
 	}
-	return resp.RequestCharge, false, nil
+	return resp, false, errors.New("the batch failed without a failed operation")
+}
+
+// commitFor is commit for a write that ran triggers: it returns the
+// result of the write of item id (zero when the triggers undid it).
+func (q *request) commitFor(c *lethe.Container, pk lethe.PartitionKey, ops []script.Op, id string) (lethe.TransactionalBatchResult, float64, bool, error) {
+	resp, conflict, err := q.commit(c, pk, ops, true)
+	if err != nil || conflict {
+		return lethe.TransactionalBatchResult{}, resp.RequestCharge, conflict, err
+	}
+	for i, op := range ops {
+		if op.ID == id && i < len(resp.OperationResults) {
+			return resp.OperationResults[i], resp.RequestCharge, false, nil
+		}
+	}
+	return lethe.TransactionalBatchResult{}, resp.RequestCharge, false, nil
 }
 
 // scriptFailed answers a script that failed: as the service does, a

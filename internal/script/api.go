@@ -250,10 +250,10 @@ func (x *execution) collection() *goja.Object {
 	_, self := tx.st.Links()
 	_ = o.Set("getSelfLink", func(goja.FunctionCall) goja.Value { return vm.ToValue(self) })
 	_ = o.Set("getAltLink", func(goja.FunctionCall) goja.Value { name, _ := tx.st.Links(); return vm.ToValue(name) })
-	write := func(kind writeKind) func(call goja.FunctionCall) goja.Value {
+	write := func(kind WriteKind) func(call goja.FunctionCall) goja.Value {
 		return func(call goja.FunctionCall) goja.Value {
 			fixed := 2
-			if kind == wDelete {
+			if kind == WriteDelete {
 				fixed = 1
 			}
 			opts, cb := callArgs(call, fixed)
@@ -264,12 +264,12 @@ func (x *execution) collection() *goja.Object {
 			var doc []byte
 			var err error
 			link := call.Argument(0).String()
-			if kind == wCreate || kind == wUpsert {
+			if kind == WriteCreate || kind == WriteUpsert {
 				err = tx.checkCollection(link)
 			} else {
 				id, err = tx.resolve(link)
 			}
-			if err == nil && kind != wDelete {
+			if err == nil && kind != WriteDelete {
 				doc, id, err = x.document(call.Argument(1), kind, id, opts)
 			}
 			var out []byte
@@ -283,10 +283,10 @@ func (x *execution) collection() *goja.Object {
 			return vm.ToValue(true)
 		}
 	}
-	_ = o.Set("createDocument", write(wCreate))
-	_ = o.Set("upsertDocument", write(wUpsert))
-	_ = o.Set("replaceDocument", write(wReplace))
-	_ = o.Set("deleteDocument", write(wDelete))
+	_ = o.Set("createDocument", write(WriteCreate))
+	_ = o.Set("upsertDocument", write(WriteUpsert))
+	_ = o.Set("replaceDocument", write(WriteReplace))
+	_ = o.Set("deleteDocument", write(WriteDelete))
 	_ = o.Set("readDocument", func(call goja.FunctionCall) goja.Value {
 		_, cb := callArgs(call, 1)
 		if !x.accepted() {
@@ -320,7 +320,7 @@ func (x *execution) collection() *goja.Object {
 // object with a string id (a create or upsert without one gets a new id
 // unless options.disableAutomaticIdGeneration). A replace keeps the id of
 // its link.
-func (x *execution) document(v goja.Value, kind writeKind, linkID string, opts *goja.Object) ([]byte, string, error) {
+func (x *execution) document(v goja.Value, kind WriteKind, linkID string, opts *goja.Object) ([]byte, string, error) {
 	b := x.mustJSON(v, "the document")
 	m, err := decode(b)
 	if err != nil || m == nil {
@@ -331,14 +331,14 @@ func (x *execution) document(v goja.Value, kind writeKind, linkID string, opts *
 		if json.Unmarshal(raw, &id) != nil || id == "" {
 			return nil, "", &OpError{http.StatusBadRequest, "the document's id is not a non-empty string"}
 		}
-	} else if kind == wReplace || (option(opts, "disableAutomaticIdGeneration") != nil && option(opts, "disableAutomaticIdGeneration").ToBoolean()) {
+	} else if kind == WriteReplace || (option(opts, "disableAutomaticIdGeneration") != nil && option(opts, "disableAutomaticIdGeneration").ToBoolean()) {
 		return nil, "", &OpError{http.StatusBadRequest, "The input content is invalid because the required properties - 'id; ' - are missing"}
 	} else {
 		id = newID()
 		m["id"], _ = json.Marshal(id)
 		b, _ = json.Marshal(m)
 	}
-	if kind == wReplace && id != linkID {
+	if kind == WriteReplace && id != linkID {
 		return nil, "", &OpError{http.StatusBadRequest, fmt.Sprintf("the document's id %q is not that of its link (%q)", clip(id), clip(linkID))}
 	}
 	return b, id, nil

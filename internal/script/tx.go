@@ -201,20 +201,32 @@ func (t *Tx) see(doc []byte) []byte {
 	return doc
 }
 
-// writeKind is the kind of a write a script asks for.
-type writeKind int
+// WriteKind is the kind of a write a script asks for.
+type WriteKind int
 
+// The writes a script asks for.
 const (
-	wCreate writeKind = iota
-	wUpsert
-	wReplace
-	wDelete
+	WriteCreate WriteKind = iota
+	WriteUpsert
+	WriteReplace
+	WriteDelete
 )
+
+// Write applies the write of a request that runs triggers, as a script's
+// write: the item as written (nil for a delete), or the operation's
+// failure (an *OpError, ErrNotAccepted, or the Store's).
+func (t *Tx) Write(kind WriteKind, id string, doc []byte, ifMatch string) ([]byte, error) {
+	return t.write(kind, id, doc, ifMatch)
+}
+
+// ErrNotAccepted is a write past a Tx's limits (TxOptions.MaxOps,
+// MaxBytes).
+var ErrNotAccepted = errNotAccepted
 
 // write applies one write to the overlay and returns the item as written
 // (nil for a delete). It returns errNotAccepted when the transaction is
 // full, and the operation's failure otherwise.
-func (t *Tx) write(kind writeKind, id string, doc []byte, ifMatch string) ([]byte, error) {
+func (t *Tx) write(kind WriteKind, id string, doc []byte, ifMatch string) ([]byte, error) {
 	if t.readOnly {
 		return nil, errReadOnlyWrite
 	}
@@ -234,9 +246,9 @@ func (t *Tx) write(kind writeKind, id string, doc []byte, ifMatch string) ([]byt
 	}
 	live := e.doc != nil
 	switch {
-	case kind == wCreate && live:
+	case kind == WriteCreate && live:
 		return nil, errConflict
-	case (kind == wReplace || kind == wDelete) && !live:
+	case (kind == WriteReplace || kind == WriteDelete) && !live:
 		return nil, errNotFound
 	case ifMatch != "" && (!live || ifMatch != etagOf(e.doc)):
 		return nil, errPrecondition
@@ -251,7 +263,7 @@ func (t *Tx) write(kind writeKind, id string, doc []byte, ifMatch string) ([]byt
 		delete(t.seen, id)
 	}
 	t.bytes += size
-	if kind == wDelete {
+	if kind == WriteDelete {
 		e.doc = nil
 		return nil, nil
 	}
