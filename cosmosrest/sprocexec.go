@@ -122,6 +122,36 @@ func (s *partitionStore) Links() (string, string) {
 
 func (s *partitionStore) Now() time.Time { return s.now() }
 
+// acquireScriptSlot waits for one of the handler's script slots: at most
+// half the processors (one at least) run scripts at once, so that scripts
+// that spin until they are stopped leave the other requests processors to
+// run on. A request that waits longer than twice a script's time limit
+// (what one running script may take, with its grace) gets 429 and false;
+// the caller releases a slot it got.
+func (q *request) acquireScriptSlot() bool {
+	timeout := q.h.cfg.ScriptTimeout
+	if timeout <= 0 {
+		timeout = defaultScriptTimeout
+	}
+	t := time.NewTimer(2 * timeout)
+	defer t.Stop()
+	select {
+	case q.h.scriptSlots <- struct{}{}:
+		return true
+	case <-q.ctx().Done():
+		q.fail(q.ctx().Err(), 0, 0)
+	case <-t.C:
+		q.w.Header().Set("x-ms-retry-after-ms", "100")
+		writeError(q.w, http.StatusTooManyRequests, "Request rate is large: every script slot of the server was busy for twice a script's time limit", subRUBudgetExceed, 0)
+	}
+	return false
+}
+
+func (q *request) releaseScriptSlot() { <-q.h.scriptSlots }
+
+// defaultScriptTimeout is Config.ScriptTimeout's default, the service's.
+const defaultScriptTimeout = 5 * time.Second
+
 // scriptLimits are the budgets of one execution.
 func (h *Handler) scriptLimits() script.Limits {
 	return script.Limits{Timeout: h.cfg.ScriptTimeout, MaxHeapGrowth: h.cfg.ScriptMaxHeapGrowth}
@@ -164,6 +194,10 @@ func (q *request) executeSproc() {
 		}
 	}
 	logging := headerTrue(q.r.Header.Get("x-ms-documentdb-script-enable-logging"))
+	if !q.acquireScriptSlot() {
+		return
+	}
+	defer q.releaseScriptSlot()
 	st := &partitionStore{db: db, c: c, paths: p.PartitionKeyDefinition.Paths, pk: pk, now: q.h.now}
 	var charge float64
 	for attempt := 1; ; attempt++ {

@@ -105,6 +105,10 @@ func (q *request) triggeredWrite(db *database, c *lethe.Container, p lethe.Conta
 	if !ok {
 		return
 	}
+	if !q.acquireScriptSlot() {
+		return
+	}
+	defer q.releaseScriptSlot()
 	st := &partitionStore{db: db, c: c, paths: p.PartitionKeyDefinition.Paths, pk: pk, now: q.h.now}
 	ifMatch := q.itemOptions().IfMatchEtag
 	var charge float64
