@@ -8,6 +8,7 @@ import (
 	"math"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/lethedb/lethe"
@@ -206,7 +207,9 @@ func (q *request) executeSproc() {
 		res, err := script.Run(q.ctx(), prog, &script.Env{Kind: script.Procedure, Tx: tx, Args: args, Response: resp, Logging: logging, Limits: q.h.scriptLimits()})
 		charge += tx.Charge() + scriptTimeCharge(res.Duration)
 		if logging && res.Log != "" {
-			q.w.Header().Set("x-ms-documentdb-script-log-results", url.QueryEscape(res.Log))
+			// URL-encoded as encodeURIComponent does, spaces as %20, so
+			// that decodeURIComponent reads it back.
+			q.w.Header().Set("x-ms-documentdb-script-log-results", strings.ReplaceAll(url.QueryEscape(res.Log), "+", "%20"))
 		}
 		if err != nil {
 			q.scriptFailed(err, charge)
