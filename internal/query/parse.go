@@ -82,6 +82,8 @@ type parser struct {
 	njoins int      // JOINs read so far, in every query of the text
 	follow []string // what may follow at this point of the query (for errors)
 	nslots int      // binding slots given out so far (check)
+
+	udfDefs map[string]*funcDef // the function of each user-defined function called, by name (udf.go)
 }
 
 // Parse parses a query. Every error it returns is a *Error.
@@ -708,7 +710,7 @@ func (p *parser) parsePrimary() expr {
 		}
 		return &ident{pos: t.pos, name: t.val}
 	case tUDF:
-		p.fail(t.pos, "user-defined functions are not supported")
+		return p.parseUDF(t)
 	case tExists, tArray:
 		kw := strings.ToUpper(t.val)
 		if o := p.next(); o.typ != tLParen {
