@@ -87,20 +87,7 @@ func (p *parser) parseUDF(kw token) expr {
 	}
 	p.expect(tLParen, "\"(\" after udf."+n.val)
 	c := &call{pos: kw.pos, name: "udf." + n.val, fn: p.udfDef(n.val, kw.pos), agg: -1}
-	if !p.accept(tRParen) {
-		for {
-			c.args = append(c.args, p.parseExpr())
-			if !p.accept(tComma) {
-				break
-			}
-		}
-		if t := p.next(); t.typ != tRParen {
-			if t.typ == tEOF {
-				p.fail(n.pos+len(n.val), "unbalanced parentheses: \"(\" is never closed")
-			}
-			p.unexpected(t, "\",\"", "\")\"")
-		}
-	}
+	c.args = p.parseArgs(n.pos+len(n.val), func() {})
 	return c
 }
 
