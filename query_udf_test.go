@@ -250,3 +250,19 @@ func BenchmarkQueryUDF(b *testing.B) {
 		}
 	}
 }
+
+// TestPatchConditionUDF: a patch condition is given no user-defined
+// functions: one that calls one is a 400, and the item is unchanged.
+func TestPatchConditionUDF(t *testing.T) {
+	c, _ := newContainer(t, lethe.TTLOff)
+	before := create(t, c, `{"id":"x","n":3}`)
+	var p lethe.PatchOperations
+	p.AppendIncrement("/n", 1)
+	p.SetCondition("FROM c WHERE udf.f(c.n)")
+	_, err := c.PatchItem(ctx, lethe.NewPartitionKey(), "x", p, nil)
+	require.ErrorIs(t, err, lethe.ErrBadRequest)
+	assert.Contains(t, err.Error(), "'udf.f' is not a recognized user-defined function name")
+	r, err := c.ReadItem(ctx, lethe.NewPartitionKey(), "x", nil)
+	require.NoError(t, err)
+	assert.Equal(t, before.ETag, r.ETag)
+}
