@@ -78,8 +78,8 @@ type QueryOptions struct {
 // represent (NaN, an infinity, a func, ...) fails the query with
 // ErrBadRequest; the *Error wraps a *UserFunctionError naming the
 // function, which wraps the function's error. Its calls count against the
-// page's QueryBudget: the page's time is looked at every few hundred
-// calls, so a slow function ends a page early (or fails the query with
+// page's QueryBudget: the page's time is looked at after every 16 calls
+// at most, so a slow function ends a page early (or fails the query with
 // ErrRequestTimeout when no progress is possible), but one call that
 // does not return is not interrupted. It may be called from several
 // goroutines at once.
