@@ -6,10 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -299,5 +302,79 @@ func BenchmarkUDF(b *testing.B) {
 				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(docs)), "ns/doc")
 			})
 		}
+	}
+}
+
+// TestUDFMatchesBuiltins is a randomized test: a query that calls Go
+// functions written to behave as built-in expressions returns exactly
+// what the query with the built-in expressions returns, wherever the
+// calls stand, on documents whose properties may be missing or of any
+// type.
+func TestUDFMatchesBuiltins(t *testing.T) {
+	seed := time.Now().UnixNano()
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(uint64(seed), 0))
+	num := func(a []any) (float64, bool) { f, ok := a[0].(float64); return f, ok }
+	funcs := map[string]Func{
+		"double": func(a []any) (any, error) {
+			if f, ok := num(a); ok {
+				return 2 * f, nil
+			}
+			return Undefined, nil
+		},
+		"lower": func(a []any) (any, error) {
+			if s, ok := a[0].(string); ok {
+				return strings.ToLower(s), nil
+			}
+			return Undefined, nil
+		},
+		"isNum": func(a []any) (any, error) { _, ok := num(a); return ok, nil },
+		"pair":  func(a []any) (any, error) { return []any{a[0], a[1]}, nil },
+	}
+	// Each pair: the call, and the same with built-in functions.
+	exprs := [][2]string{
+		{"udf.double(c.a)", "(c.a * 2)"},
+		{"udf.lower(c.s)", "LOWER(c.s)"},
+		{"udf.isNum(c.a)", "IIF(IS_DEFINED(c.a), IS_NUMBER(c.a), undefined)"},
+		{"udf.pair(c.a, c.s)", "IIF(IS_DEFINED(c.a) AND IS_DEFINED(c.s), [c.a, c.s], undefined)"},
+		{"udf.double(udf.double(c.b))", "(c.b * 4)"},
+		{"udf.lower(udf.lower(c.s))", "LOWER(c.s)"},
+	}
+	templates := []string{
+		"SELECT VALUE %s FROM c",
+		"SELECT c.id, %s AS v FROM c",
+		"SELECT VALUE c.id FROM c WHERE %s > 2 OR %s = \"ab\"",
+		"SELECT VALUE c.id FROM c ORDER BY %s, c.id",
+		"SELECT %s AS k, COUNT(1) AS n FROM c GROUP BY %s",
+		"SELECT VALUE ARRAY(SELECT VALUE %s FROM x IN [1, 2]) FROM c",
+		"SELECT VALUE [c.id, t] FROM c JOIN t IN (SELECT VALUE %s) WHERE IS_DEFINED(t)",
+		"SELECT VALUE MAX(%s) FROM c",
+	}
+	values := []string{`1`, `2.5`, `-3`, `"AB"`, `"ab"`, `"x"`, `null`, `true`, `[1]`, `{"a":1}`}
+	for round := range 200 {
+		docs := make([]Doc, 1+rng.IntN(8))
+		for i := range docs {
+			var fs []string
+			for _, k := range []string{"a", "b", "s"} {
+				if rng.IntN(4) > 0 {
+					fs = append(fs, fmt.Sprintf("%q:%s", k, values[rng.IntN(len(values))]))
+				}
+			}
+			js := fmt.Sprintf(`{"id":"d%d"%s}`, i, strings.Repeat(",", min(1, len(fs)))+strings.Join(fs, ","))
+			docs[i] = Doc{ID: fmt.Sprintf("d%d", i), JSON: []byte(js)}
+		}
+		e := exprs[rng.IntN(len(exprs))]
+		tmpl := templates[rng.IntN(len(templates))]
+		n := strings.Count(tmpl, "%s")
+		withUDF := fmt.Sprintf(tmpl, slices.Repeat([]any{e[0]}, n)...)
+		builtin := fmt.Sprintf(tmpl, slices.Repeat([]any{e[1]}, n)...)
+		results := func(text string) string {
+			q, err := Parse(text)
+			require.NoError(t, err, text)
+			r, err := ExecFrom(context.Background(), q, nil, docs, testNow, nil, &Env{UDFs: funcs})
+			require.NoError(t, err, text)
+			return fmt.Sprint(itemTexts(r.Items))
+		}
+		require.Equal(t, results(builtin), results(withUDF), "round %d, seed %d: %s\ndocs %v", round, seed, withUDF, docs)
 	}
 }
