@@ -250,6 +250,10 @@ func (c *Container) Replace(ctx context.Context, props ContainerProperties) erro
 	if err != nil {
 		return withContext(err, op, c.id, "")
 	}
+	if hasVectorIndexes(props) {
+		c.store.sharedMu.Lock()
+		defer c.store.sharedMu.Unlock()
+	}
 	c.lockAll()
 	if c.deleted.Load() { // deleted while this call waited for the locks
 		c.unlockAll()

@@ -144,7 +144,12 @@
 // an error if several), EXISTS(SELECT ...) whether it has any, ARRAY(SELECT
 // ...) the array of them, and JOIN (SELECT ...) AS x iterates them. The
 // operator form c.x IN (SELECT ...) and FROM (SELECT ...) are not
-// supported.
+// supported. User-defined functions, udf.name(args), stand anywhere an
+// expression may; the caller gives them as Go functions
+// (QueryOptions.UserFunctions, UserFunction), called per row with no lock
+// held. A query with one still uses an index for its other conditions,
+// but is never evaluated by a walk of an index in ORDER BY's order (that
+// walk holds a lock): it sorts its candidates.
 //
 // Values follow Cosmos DB. A missing property is undefined, which is not
 // null: it is left out of projected objects, and SELECT VALUE of it yields

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"hash/fnv"
 	"iter"
 	"slices"
@@ -50,6 +51,70 @@ type QueryOptions struct {
 	// counts it: what the caller will add to each (the REST front's system
 	// properties).
 	PageItemOverhead int
+	// UserFunctions are the user-defined functions the query may call,
+	// as udf.<name>(args...), by name (case-sensitive). A query that
+	// calls one missing here fails with ErrBadRequest before evaluating
+	// anything. See UserFunction.
+	UserFunctions map[string]UserFunction
+}
+
+// UserFunction is a user-defined function that a query calls as
+// udf.<name>(args...), anywhere an expression may stand: in the select
+// list, WHERE, ORDER BY, GROUP BY, JOIN sources, subqueries and
+// aggregates' arguments. It is called for each row that evaluates the
+// call, with no lock of the store held.
+//
+// Its arguments are JSON values as encoding/json decodes them into an
+// any: nil, bool, float64, string, []any and map[string]any. It is never
+// given undefined: as in Cosmos DB, a call with an argument that is
+// undefined (a missing property) is skipped, and the call is undefined.
+// It returns a value of the same kinds (or anything else encoding/json
+// can marshal), or Undefined for an undefined result, which a projection
+// leaves out as it does a missing property; inside a returned []any,
+// Undefined is null, and a property of a map[string]any whose value is
+// Undefined is left out, as JavaScript's JSON.stringify has them.
+//
+// An error it returns, a panic it raises, or a result JSON cannot
+// represent (NaN, an infinity, a func, ...) fails the query with
+// ErrBadRequest; the *Error wraps a *UserFunctionError naming the
+// function, which wraps the function's error. Its calls count against the
+// page's QueryBudget: the page's time is looked at after every 16 calls
+// at most, so a slow function ends a page early (or fails the query with
+// ErrRequestTimeout when no progress is possible), but one call that
+// does not return is not interrupted. It may be called from several
+// goroutines at once.
+type UserFunction func(args []any) (any, error)
+
+// Undefined is what a UserFunction returns for an undefined result
+// (JavaScript's undefined).
+var Undefined = query.Undefined
+
+// UserFunctionError is the cause (Error.Err) of a query that failed
+// because a user-defined function it calls returned an error, panicked,
+// or returned a value JSON cannot represent.
+type UserFunctionError struct {
+	Name string // the function's name, as the query calls it after udf.
+	Err  error  // the function's error, or what was wrong
+}
+
+// Error returns "udf.Name: Err".
+func (e *UserFunctionError) Error() string { return "udf." + e.Name + ": " + e.Err.Error() }
+
+// Unwrap returns the function's error.
+func (e *UserFunctionError) Unwrap() error { return e.Err }
+
+// udfs converts the user-defined functions of a query's options.
+func udfs(fs map[string]UserFunction) map[string]query.Func {
+	if len(fs) == 0 {
+		return nil
+	}
+	out := make(map[string]query.Func, len(fs))
+	for name, f := range fs {
+		if f != nil {
+			out[name] = query.Func(f)
+		}
+	}
+	return out
 }
 
 // Limits on one evaluation of a query. A query that would pass one fails
@@ -118,8 +183,8 @@ type QueryItemsResponse struct {
 	// whole time (totalExecutionTimeInMs); indexUtilizationRatio is the
 	// share of the retrieved items that had a result (1.00 when an index
 	// found exactly the items the filter keeps). lethe has no separate
-	// physical plan or optimization phase and no user-defined functions:
-	// those times are 0.
+	// physical plan or optimization phase, and does not time user-defined
+	// functions apart from VMExecutionTimeInMs: those times are 0.
 	QueryMetrics string
 }
 
@@ -404,6 +469,10 @@ func (p *QueryItemsPager) run(ctx context.Context) error {
 	if err != nil {
 		return queryError(err)
 	}
+	funcs := udfs(p.opts.UserFunctions)
+	if err := q.CheckUDFs(funcs); err != nil {
+		return queryError(err)
+	}
 	w = w.addTo(&p.met.compile)
 	params := make(map[string]any, len(p.opts.QueryParameters))
 	for _, qp := range p.opts.QueryParameters {
@@ -452,6 +521,7 @@ func (p *QueryItemsPager) run(ctx context.Context) error {
 		size = 0 // evaluated whole, pages served from the evaluation
 	}
 	env := p.c.queryEnv(ctx, now)
+	env.UDFs = funcs
 	if need, full, inOrder := q.InItemOrder(params); inOrder {
 		st := itemCursor{}
 		if from != nil {
@@ -475,10 +545,17 @@ func (p *QueryItemsPager) run(ctx context.Context) error {
 	pctx := p.c.newPageCtx(ctx, now)
 	ctx = pctx
 	env = p.c.pageEnv(env, p.c.store.opts.QueryBudget.Rows, 0)
-	res, recs, ok, err := p.c.runVector(ctx, q, params, p.pk, now, from, size, env)
-	var more bool
+	// runVector and runOrdered evaluate holding the batch lock for
+	// reading: a query that calls user code is evaluated as others are,
+	// on the candidates an index finds for its filter, with no lock held.
+	var res query.Result
+	var recs []record
+	var ok, more bool
 	var walked int
-	if !ok && err == nil {
+	if !q.CallsUDFs() {
+		res, recs, ok, err = p.c.runVector(ctx, q, params, p.pk, now, from, size, env)
+	}
+	if !ok && err == nil && !q.CallsUDFs() {
 		res, recs, ok, more, walked, err = p.c.runOrdered(ctx, q, params, p.pk, now, from, &p.plan, size, env)
 	}
 	if more && walked > 8*(size+1) {
@@ -955,6 +1032,11 @@ func queryError(err error) error {
 	var qe *query.Error
 	if errors.As(err, &qe) {
 		return &Error{StatusCode: statusBadRequest, Message: qe.Error(), Err: err}
+	}
+	var ue *query.UDFError
+	if errors.As(err, &ue) {
+		return &Error{StatusCode: statusBadRequest, Err: &UserFunctionError{Name: ue.Name, Err: ue.Err},
+			Message: fmt.Sprintf("Encountered exception while executing function udf.%s. Exception = %v", ue.Name, ue.Err)}
 	}
 	return err // the context's error
 }

@@ -318,11 +318,17 @@ func cloneSearchPolicies(p *ContainerProperties) {
 	}
 }
 
+// hasVectorIndexes reports whether props' indexing policy has vector
+// indexes.
+func hasVectorIndexes(props ContainerProperties) bool {
+	return props.IndexingPolicy != nil && len(props.IndexingPolicy.VectorIndexes) > 0
+}
+
 // vectorIndexesOnShared refuses vector indexes in a store with shared
 // throughput: Cosmos DB does not support vector indexing and search on
 // shared-throughput databases.
 func vectorIndexesOnShared(s *Store, props ContainerProperties) *Error {
-	if !s.SharedThroughput() || props.IndexingPolicy == nil || len(props.IndexingPolicy.VectorIndexes) == 0 {
+	if !s.SharedThroughput() || !hasVectorIndexes(props) {
 		return nil
 	}
 	return badRequest("vector indexes are not supported in a database with shared throughput (the store's Throughput or AutoscaleMaxThroughput): index %q in a database without it", props.IndexingPolicy.VectorIndexes[0].Path)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -445,5 +446,48 @@ func TestVectorIndexesRefusedOnSharedThroughput(t *testing.T) {
 	}
 	if err := own.ReplaceThroughput(ctx, 0, 0); err != nil {
 		t.Fatalf("removing shared throughput: %v", err)
+	}
+}
+
+// TestVectorIndexSharedThroughputRace: a replace that adds a vector index
+// and a ReplaceThroughput that turns shared throughput on, run at the same
+// time, never both succeed: the store never ends with both.
+func TestVectorIndexSharedThroughputRace(t *testing.T) {
+	ctx := context.Background()
+	vectors := &lethe.VectorEmbeddingPolicy{VectorEmbeddings: []lethe.VectorEmbedding{{Path: "/v", DataType: lethe.VectorDataTypeFloat32, DistanceFunction: lethe.VectorDistanceFunctionCosine, Dimensions: 3}}}
+	plain := lethe.ContainerProperties{ID: "c", VectorEmbeddingPolicy: vectors}
+	indexed := plain
+	indexed.IndexingPolicy = &lethe.IndexingPolicy{VectorIndexes: []lethe.VectorIndex{{Path: "/v", Type: lethe.VectorIndexTypeFlat}}}
+	for i := range 300 {
+		s, err := lethe.Open(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var c *lethe.Container
+		if i%2 == 0 { // a replace that adds the index
+			if c, err = s.CreateContainer(ctx, plain); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var wg sync.WaitGroup
+		var errIndex, errShared error
+		wg.Go(func() {
+			if c != nil {
+				errIndex = c.Replace(ctx, indexed)
+			} else { // a create with the index
+				c, errIndex = s.CreateContainer(ctx, indexed)
+			}
+		})
+		wg.Go(func() { errShared = s.ReplaceThroughput(ctx, 400, 0) })
+		wg.Wait()
+		if errIndex == nil && errShared == nil {
+			t.Fatalf("run %d: both the vector index and shared throughput were accepted", i)
+		}
+		if c, err := s.Container("c"); err == nil {
+			if p, _ := c.Read(ctx); s.SharedThroughput() && p.IndexingPolicy != nil && len(p.IndexingPolicy.VectorIndexes) > 0 {
+				t.Fatalf("run %d: the store has shared throughput and a container with a vector index", i)
+			}
+		}
+		s.Close()
 	}
 }

@@ -20,7 +20,11 @@ type Store struct {
 	seq       atomic.Uint64 // write sequence: every write's ETag and index order
 
 	// shared is the store's shared throughput (ru.go); nil: none.
-	// sharedMu orders its replacements.
+	// sharedMu orders its replacements, and orders them against the
+	// creates and replaces of containers with vector indexes, which a store
+	// with shared throughput may not have: each side holds it across its
+	// check of the other and its change. It is taken before mu and before
+	// any container's locks.
 	shared   atomic.Pointer[budget]
 	sharedMu sync.Mutex
 
@@ -136,6 +140,10 @@ func (s *Store) CreateContainer(ctx context.Context, props ContainerProperties) 
 	if err != nil {
 		return nil, withContext(err, op, props.ID, "")
 	}
+	if hasVectorIndexes(props) {
+		s.sharedMu.Lock()
+		defer s.sharedMu.Unlock()
+	}
 	if err := vectorIndexesOnShared(s, props); err != nil {
 		return nil, withContext(err, op, props.ID, "")
 	}
@@ -202,15 +210,15 @@ func (s *Store) ReplaceThroughput(ctx context.Context, throughput, autoscaleMax 
 	if problem := throughputProblem(throughput, autoscaleMax); problem != "" {
 		return withContext(badRequest("%s", problem), "ReplaceThroughput", "", "")
 	}
+	s.sharedMu.Lock()
+	defer s.sharedMu.Unlock()
 	if throughput != 0 || autoscaleMax != 0 {
 		for _, c := range s.containerList() {
-			if p, err := c.Read(ctx); err == nil && p.IndexingPolicy != nil && len(p.IndexingPolicy.VectorIndexes) > 0 {
+			if p, err := c.Read(ctx); err == nil && hasVectorIndexes(p) {
 				return withContext(badRequest("the container %q has vector indexes, which Cosmos DB does not support in a database with shared throughput", c.ID()), "ReplaceThroughput", "", "")
 			}
 		}
 	}
-	s.sharedMu.Lock()
-	defer s.sharedMu.Unlock()
 	replaceBudget(&s.shared, throughput, autoscaleMax, s.clock.now())
 	return nil
 }

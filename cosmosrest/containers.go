@@ -336,7 +336,22 @@ func (q *request) deleteContainer() {
 			return
 		}
 	}
+	// The container's permissions are orphaned before it goes, so that no
+	// token of theirs ever reaches a container created again under its id;
+	// if the delete then fails, they are restored.
+	db.mu.Lock()
+	err := db.orphanPermissionsLocked(q.t.coll, true)
+	db.mu.Unlock()
+	if err != nil {
+		q.fail(err, 0, 0)
+		return
+	}
 	if err := db.store.DeleteContainer(q.ctx(), q.t.coll); err != nil {
+		db.mu.Lock()
+		if rerr := db.orphanPermissionsLocked(q.t.coll, false); rerr != nil {
+			q.h.cfg.Logger.Error("restoring the permissions of a container whose delete failed", "database", db.id, "container", q.t.coll, "err", rerr)
+		}
+		db.mu.Unlock()
 		q.fail(err, 0, 0)
 		return
 	}

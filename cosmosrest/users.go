@@ -63,6 +63,11 @@ type permission struct {
 	// every token carries it: a token outlives neither a delete (even one
 	// followed by a create of the same id) nor a replace.
 	Nonce string `json:"nonce"`
+	// Orphaned is set when the container the permission names is deleted.
+	// The service ties a permission to its container's _rid, so a
+	// container created again under the same id is another resource: an
+	// orphaned permission reaches nothing until it is replaced.
+	Orphaned bool `json:"orphaned,omitempty"`
 }
 
 // Permission modes.
@@ -110,6 +115,25 @@ func (db *database) saveUsersLocked() error {
 		return err
 	}
 	return vfs.WriteFileAtomic(db.fs, filepath.Join(db.path, usersFile), b)
+}
+
+// orphanPermissionsLocked marks orphaned (or, with orphaned false, no
+// longer orphaned) every permission on the container coll, and saves the
+// users; db.mu is held. On a failed save the users are as before.
+func (db *database) orphanPermissionsLocked(coll string, orphaned bool) error {
+	saved := copyUsers(db.users)
+	for _, u := range db.users {
+		for _, p := range u.Perms {
+			if p.Coll == coll {
+				p.Orphaned = orphaned
+			}
+		}
+	}
+	if err := db.saveUsersLocked(); err != nil {
+		db.users = saved
+		return err
+	}
+	return nil
 }
 
 // copyUsers returns a deep copy of users, to restore when a save fails.
@@ -678,6 +702,9 @@ func (h *Handler) permissionScope(c tokenClaims) (scope, bool) {
 		return scope{}, false
 	}
 	s := scope{mode: p.Mode, db: db.id, coll: p.Coll, document: p.Doc}
+	if p.Orphaned {
+		s.coll = "" // no container has the empty id: every request is on another resource
+	}
 	if p.PK != nil {
 		pk, err := parsePKHeader(string(p.PK))
 		if err != nil {

@@ -340,3 +340,42 @@ func swapClaims(a, b string) string {
 func forge(tok, claims string) string {
 	return tokenPrefix + base64.RawURLEncoding.EncodeToString([]byte(claims)) + "." + signatureOf(tok)
 }
+
+// TestPermissionOfDeletedContainer: the service ties a permission to its
+// container's _rid, so once the container is deleted no token of the
+// permission (old or newly read) reaches a container created again under
+// the same id, across a restart too, until the permission is replaced.
+func TestPermissionOfDeletedContainer(t *testing.T) {
+	dir := t.TempDir()
+	h, c := testServer(t, cosmosrest.Config{Dir: dir})
+	createDB(t, c, "db")
+	must(t, c.do("POST", "/dbs/db/colls", map[string]any{"id": "a"}), 201)
+	must(t, c.do("POST", "/dbs/db/colls", map[string]any{"id": "b"}), 201)
+	must(t, c.do("POST", "/dbs/db/users", map[string]any{"id": "u"}), 201)
+	perm := map[string]any{"id": "p", "permissionMode": "All", "resource": "dbs/db/colls/a"}
+	old := must(t, c.do("POST", "/dbs/db/users/u/permissions", perm), 201).json(t)["_token"].(string)
+	onB := must(t, c.do("POST", "/dbs/db/users/u/permissions", map[string]any{"id": "q", "permissionMode": "All", "resource": "dbs/db/colls/b"}), 201).json(t)["_token"].(string)
+	auth := func(tok string) []string { return []string{"Authorization", url.QueryEscape(tok)} }
+	must(t, c.do("GET", "/dbs/db/colls/a", nil, auth(old)...), 200)
+
+	must(t, c.do("DELETE", "/dbs/db/colls/a", nil), 204)
+	must(t, c.do("POST", "/dbs/db/colls", map[string]any{"id": "a"}), 201)
+	must(t, c.do("POST", "/dbs/db/colls/a/docs", `{"id":"secret"}`), 201)
+	fresh := must(t, c.do("GET", "/dbs/db/users/u/permissions/p", nil), 200).json(t)["_token"].(string)
+	for name, tok := range map[string]string{"old token": old, "token read after the delete": fresh} {
+		for _, path := range []string{"/dbs/db/colls/a", "/dbs/db/colls/a/docs/secret"} {
+			if r := c.do("GET", path, nil, auth(tok)...); r.status != 403 {
+				t.Errorf("%s, GET %s on the container created again: %d, want 403", name, path, r.status)
+			}
+		}
+	}
+	must(t, c.do("GET", "/dbs/db/colls/b", nil, auth(onB)...), 200) // the other container's permission is untouched
+
+	h.Close()
+	_, c = testServer(t, cosmosrest.Config{Dir: dir})
+	fresh = must(t, c.do("GET", "/dbs/db/users/u/permissions/p", nil), 200).json(t)["_token"].(string)
+	must(t, c.do("GET", "/dbs/db/colls/a/docs/secret", nil, auth(fresh)...), 403)
+
+	replaced := must(t, c.do("PUT", "/dbs/db/users/u/permissions/p", perm), 200).json(t)["_token"].(string)
+	must(t, c.do("GET", "/dbs/db/colls/a/docs/secret", nil, auth(replaced)...), 200)
+}

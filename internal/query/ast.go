@@ -190,6 +190,11 @@ type Query struct {
 	sub        bool // a subquery
 	base       int  // the first binding slot of this query (see fromSlot)
 	nslots     int  // the binding slots of the query and all its subqueries (top-level query only)
+
+	// udfs are the user-defined functions the query and its subqueries
+	// call, in the order of their first calls (top-level query only;
+	// udf.go).
+	udfs []udfRef
 }
 
 // Binding slots: a query's slots start at base. Slot base holds the

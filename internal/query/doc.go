@@ -54,9 +54,16 @@
 // SELECT *; aggregates, subqueries or aliases in GROUP BY; GROUP BY in a
 // subquery; a subquery in the select list of a GROUP BY or aggregate
 // query except inside an aggregate's argument; FROM (SELECT ...) at the
-// top level; the operator form c.x IN (SELECT ...) (use EXISTS);
-// user-defined functions; the spatial (ST_*) functions (an error when a
-// row evaluates them).
+// top level; the operator form c.x IN (SELECT ...) (use EXISTS); the
+// spatial (ST_*) functions (an error when a row evaluates them).
+//
+// User-defined functions, udf.<name>(args) (the prefix in lower case, the
+// name case-sensitive), stand anywhere an expression may; the caller gives
+// them as Go functions (Env.UDFs, Func), and an evaluation fails before
+// evaluating anything when one is missing (CheckUDFs). A call with an
+// undefined argument is skipped (undefined), as Cosmos DB documents; a
+// function's error, panic or result JSON cannot represent fails the
+// evaluation with a *UDFError. See udf.go.
 //
 // VectorDistance compares two vectors (vector.go, on internal/vector) by
 // the distance function and element type of its options, else those

@@ -151,6 +151,7 @@ type evaluator struct {
 	vecBuf     [2][]float32         // the vectors VectorDistance compares, reused
 	textScores map[*call]*textScore // the settings of each FullTextScore call (rank.go)
 	docs       []Doc                // the documents evaluated
+	udfs       []Func               // the user-defined functions of q.udfs (udf.go)
 }
 
 // group is one group of a GROUP BY query.
@@ -225,6 +226,9 @@ func ExecFrom(ctx context.Context, q *Query, params map[string]any, docs []Doc, 
 	ev := &evaluator{ctx: ctx, nextCheck: checkEvery, q: q, now: now, docs: docs}
 	if env != nil {
 		ev.env = *env
+	}
+	if err := ev.bindUDFs(); err != nil {
+		return Result{}, err
 	}
 	ev.params = make([]value, len(q.params))
 	for i, name := range q.params {

@@ -37,6 +37,9 @@ type Env struct {
 	TextStats func(path []string, lang string, terms []string) TextStats
 	// Budget bounds the evaluation's work and memory (limits.go).
 	Budget Budget
+	// UDFs are the user-defined functions a query may call, by name
+	// (udf.go).
+	UDFs map[string]Func
 }
 
 func init() {

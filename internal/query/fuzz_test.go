@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math"
 	"strings"
 	"testing"
 )
@@ -29,6 +30,8 @@ var fuzzSeeds = []string{
 	`SELECT VALUE VectorDistance(c.tags, @p, true, {"distanceFunction": "euclidean", "dataType": "int8", "searchListSizeMultiplier": 10}) FROM c`,
 	`SELECT TOP 3 VALUE c.id FROM c WHERE FullTextContainsAny(c.s, "hello", "world") ORDER BY RANK FullTextScore(c.s, "hello", @s)`,
 	`SELECT VALUE c FROM c ORDER BY RANK RRF(FullTextScore(c.s, "hello"), VectorDistance(c.x.y, [1, 2]), [2, 1]) OFFSET 1 LIMIT 1`,
+	`SELECT udf.id(c.n) AS n, udf.id(udf.id(c.x), c.tags, {"a": c.s}) FROM c WHERE udf.id(c.n) > 0 AND IS_DEFINED(udf.undef()) ORDER BY udf.id(c.s)`,
+	`SELECT udf.id(c.status) AS s, COUNT(udf.fail(c.nope)) FROM c JOIN t IN c.tags WHERE EXISTS(SELECT VALUE udf.id(t)) GROUP BY udf.id(c.status)`,
 }
 
 func FuzzParse(f *testing.F) {
@@ -66,6 +69,15 @@ var fuzzDocs = []Doc{
 	{ID: "c", JSON: []byte(`{"id":"c","n":"3","s":null,"tags":"t","x":{"y":true},"status":"y"}`)},
 }
 
+// fuzzUDFs are the user-defined functions FuzzExec's queries may call.
+var fuzzUDFs = map[string]Func{
+	"id":    func(a []any) (any, error) { return a, nil },
+	"undef": func(a []any) (any, error) { return Undefined, nil },
+	"fail":  func(a []any) (any, error) { return nil, errors.New("fail") },
+	"panic": func(a []any) (any, error) { panic(a) },
+	"nan":   func(a []any) (any, error) { return []any{math.NaN()}, nil },
+}
+
 func FuzzExec(f *testing.F) {
 	for _, s := range fuzzSeeds {
 		f.Add(s, `{"id":"z","n":5,"tags":[1,2]}`)
@@ -77,6 +89,7 @@ func FuzzExec(f *testing.F) {
 		`SELECT VALUE IntBitLeftShift(c.n, 2) + DateTimeDiff("ms", TicksToDateTime(c.n), "2021-06-28T17:24:29Z") FROM c`,
 		`SELECT VALUE [FullTextContains(c.s, "hellos"), FullTextContainsAll(c["s"], @s, "x y"), FullTextContainsAny(c.x.y, c.s, 1)] FROM c WHERE NOT FullTextContains(c.id, "the")`,
 		`SELECT c.id FROM c JOIN t IN c.tags WHERE FullTextContainsAny(t, "a", "b's") OR FullTextContains(CONCAT(c.s, t), @s)`,
+		`SELECT VALUE [udf.id(c), udf.nan(c.n), udf.panic(c.s)] FROM c WHERE udf.id(c.n)[0] > 1`,
 	} {
 		f.Add(s, `{"id":"z","n":5,"s":"1e3","tags":[1,2]}`)
 	}
@@ -90,10 +103,11 @@ func FuzzExec(f *testing.F) {
 		if json.Valid([]byte(extra)) && strings.HasPrefix(strings.TrimSpace(extra), "{") && len(extra) < 4096 {
 			docs = append(docs[:len(docs):len(docs)], Doc{ID: "e", JSON: []byte(extra)})
 		}
-		r, err := Exec(context.Background(), q, params, docs, testNow)
+		r, err := ExecFrom(context.Background(), q, params, docs, testNow, nil, &Env{UDFs: fuzzUDFs})
 		if err != nil {
 			var qe *Error
-			if !errors.As(err, &qe) {
+			var ue *UDFError
+			if !errors.As(err, &qe) && !errors.As(err, &ue) {
 				t.Fatalf("Exec(%q) returned a %T: %v", text, err, err)
 			}
 			return

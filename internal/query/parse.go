@@ -82,6 +82,8 @@ type parser struct {
 	njoins int      // JOINs read so far, in every query of the text
 	follow []string // what may follow at this point of the query (for errors)
 	nslots int      // binding slots given out so far (check)
+
+	udfDefs map[string]*funcDef // the function of each user-defined function called, by name (udf.go)
 }
 
 // Parse parses a query. Every error it returns is a *Error.
@@ -708,7 +710,7 @@ func (p *parser) parsePrimary() expr {
 		}
 		return &ident{pos: t.pos, name: t.val}
 	case tUDF:
-		p.fail(t.pos, "user-defined functions are not supported")
+		return p.parseUDF(t)
 	case tExists, tArray:
 		kw := strings.ToUpper(t.val)
 		if o := p.next(); o.typ != tLParen {
@@ -783,27 +785,39 @@ func (p *parser) parseCall(name token) expr {
 		p.fail(name.pos, "unknown function '%s'", name.val)
 	}
 	c.fn = fn
-	if !p.accept(tRParen) {
-		for {
-			if fn.agg && p.peek().typ == tStar {
-				p.fail(p.peek().pos, "%s(*) is not supported; use %s(1)", strings.ToUpper(name.val), strings.ToUpper(name.val))
-			}
-			c.args = append(c.args, p.parseExpr())
-			if !p.accept(tComma) {
-				break
-			}
+	c.args = p.parseArgs(name.pos+len(name.val), func() {
+		if fn.agg && p.peek().typ == tStar {
+			p.fail(p.peek().pos, "%s(*) is not supported; use %s(1)", strings.ToUpper(name.val), strings.ToUpper(name.val))
 		}
-		if t := p.next(); t.typ != tRParen {
-			if t.typ == tEOF {
-				p.fail(name.pos+len(name.val), "unbalanced parentheses: \"(\" is never closed")
-			}
-			p.unexpected(t, "\",\"", "\")\"")
-		}
-	}
+	})
 	if len(c.args) < fn.minArgs || (fn.maxArgs >= 0 && len(c.args) > fn.maxArgs) {
 		p.fail(name.pos, "function '%s' %s, found %d", name.val, fn.arity(), len(c.args))
 	}
 	return c
+}
+
+// parseArgs parses the arguments of a call, after its "(", and the ")";
+// open is where to report a "(" that is never closed (just after the
+// function's name). before runs before each argument is parsed.
+func (p *parser) parseArgs(open int, before func()) []expr {
+	var args []expr
+	if p.accept(tRParen) {
+		return args
+	}
+	for {
+		before()
+		args = append(args, p.parseExpr())
+		if !p.accept(tComma) {
+			break
+		}
+	}
+	if t := p.next(); t.typ != tRParen {
+		if t.typ == tEOF {
+			p.fail(open, "unbalanced parentheses: \"(\" is never closed")
+		}
+		p.unexpected(t, "\",\"", "\")\"")
+	}
+	return args
 }
 
 // ---- semantic checks ----

@@ -209,7 +209,7 @@ func TestParseErrors(t *testing.T) {
 		{"SELECT c.x AS FROM c", `1:15: expected alias after AS, found "FROM"`},
 		{"SELECT c.a, c.b.a FROM c", `1:13: duplicate property name 'a' in the select list`},
 		{"SELECT * FROM c WHERE c.x NOT 1", `1:31: expected IN, LIKE or BETWEEN, found "1"`},
-		{"SELECT udf.f(1) FROM c", `1:8: user-defined functions are not supported`},
+		{"SELECT UDF.f(1) FROM c", `1:8: the prefix of a user-defined function is udf, in lower case, not UDF`},
 		{"SELECT VALUE * FROM c", `1:14: expected an expression, found "*"`},
 		{"SELECT *, c.id FROM c", `1:9: expected FROM, WHERE, GROUP BY, ORDER BY, OFFSET or end of query, found ","`},
 		{"SELECT * FROM c ORDER c.x", `1:23: expected BY, found "c"`},
