@@ -302,6 +302,13 @@ func (q *request) runQuery(text string, params map[string]json.RawMessage) {
 	for name, v := range params {
 		opts.QueryParameters = append(opts.QueryParameters, lethe.QueryParameter{Name: name, Value: v})
 	}
+	if opts.UserFunctions = q.userFunctions(db, text); opts.UserFunctions != nil {
+		// A query calling UDFs runs scripts: it takes a script slot.
+		if !q.acquireScriptSlot() {
+			return
+		}
+		defer q.releaseScriptSlot()
+	}
 	switch {
 	case limit == 0:
 		limit = defaultPageSize

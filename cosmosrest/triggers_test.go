@@ -1,8 +1,11 @@
 package cosmosrest_test
 
 import (
+	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/lethedb/lethe/cosmosrest"
 )
@@ -72,4 +75,52 @@ func TestTriggers(t *testing.T) {
 	must(t, c.do("DELETE", "/dbs/db/colls/c/docs/1", nil, with("x-ms-documentdb-pre-trigger-include", "onlyDelete")...), 204)
 	get("1", 404)
 	must(t, c.do("DELETE", "/dbs/db/colls/c/docs/1", nil, with("x-ms-documentdb-pre-trigger-include", "onlyDelete")...), 404)
+}
+
+func TestUDFsInQueries(t *testing.T) {
+	c, _, _ := sprocServer(t, cosmosrest.Config{ScriptTimeout: 200 * time.Millisecond})
+	for i := range 5 {
+		must(t, c.do("POST", "/dbs/db/colls/c/docs", fmt.Sprintf(`{"id":"%d","pk":"a","price":%d}`, i, i*10), "x-ms-documentdb-partitionkey", `["a"]`), 201)
+	}
+	udf := func(id, body string) {
+		must(t, c.do("POST", "/dbs/db/colls/c/udfs", map[string]any{"id": id, "body": body}), 201)
+	}
+	udf("tax", `function tax(x) { return x * 0.1; }`)
+	udf("tag", `function tag(d) { return {id: d.id, big: d.price > 20}; }`)
+	udf("none", `function none() {}`)
+	udf("leak", `function leak() { globalThis.n = (globalThis.n || 0) + 1; Object.prototype.p = 1; return globalThis.n; }`)
+	udf("spin", `function spin() { while (true) {} }`)
+	udf("ctx", `function ctx() { return typeof getContext; }`)
+	query := func(q string, status int) []json.RawMessage {
+		t.Helper()
+		r := must(t, c.do("POST", "/dbs/db/colls/c/docs", map[string]any{"query": q}, "Content-Type", "application/query+json", "x-ms-documentdb-isquery", "True", "x-ms-documentdb-partitionkey", `["a"]`), status)
+		if status != 200 {
+			return nil
+		}
+		return documents(t, r, "Documents")
+	}
+	join := func(docs []json.RawMessage) string {
+		var s []string
+		for _, d := range docs {
+			s = append(s, string(d))
+		}
+		return strings.Join(s, ",")
+	}
+	if got := join(query("SELECT VALUE udf.tax(c.price) FROM c WHERE udf.tax(c.price) >= 2", 200)); got != "2,3,4" {
+		t.Errorf("tax: %s", got)
+	}
+	if got := join(query("SELECT VALUE udf.tag(c) FROM c WHERE c.id = '3'", 200)); got != `{"big":true,"id":"3"}` {
+		t.Errorf("tag: %s", got)
+	}
+	if got := join(query("SELECT udf.none() AS n FROM c WHERE c.id = '1'", 200)); got != `{}` {
+		t.Errorf("undefined: %s", got)
+	}
+	if got := join(query("SELECT VALUE udf.leak() FROM c", 200)); got != "1,1,1,1,1" {
+		t.Errorf("calls shared state: %s", got)
+	}
+	if got := join(query("SELECT VALUE udf.ctx() FROM c WHERE c.id = '1'", 200)); got != `"undefined"` {
+		t.Errorf("a UDF got a context: %s", got)
+	}
+	query("SELECT VALUE udf.missing(c) FROM c", 400)
+	query("SELECT VALUE udf.spin() FROM c", 400)
 }

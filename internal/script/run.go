@@ -75,6 +75,9 @@ const (
 	Procedure Kind = iota
 	PreTrigger
 	PostTrigger
+	// Function is a user-defined function: its result is the response's
+	// body, and it has no context (getContext is undefined) or console.
+	Function
 )
 
 // Message is a request or response body a script may read and change
@@ -289,7 +292,9 @@ func newRuntime(l Limits) *goja.Runtime {
 func (x *execution) run(p *Program) error {
 	vm := x.vm
 	x.bindJSON()
-	x.bindAPI()
+	if x.env.Kind != Function {
+		x.bindAPI()
+	}
 	v, err := vm.RunProgram(p.prog)
 	if err != nil {
 		return x.failure(err)
@@ -313,8 +318,14 @@ func (x *execution) run(p *Program) error {
 			args = append(args, o.Get(fmt.Sprint(i)))
 		}
 	}
-	if _, err := fn(goja.Undefined(), args...); err != nil {
+	ret, err := fn(goja.Undefined(), args...)
+	if err != nil {
 		return x.failure(err)
+	}
+	if x.env.Kind == Function {
+		if err := x.returned(ret); err != nil {
+			return &Error{Reason: Thrown, Message: err.Error()}
+		}
 	}
 	for len(x.queue) > 0 {
 		f := x.queue[0]

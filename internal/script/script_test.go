@@ -417,3 +417,26 @@ func TestTriggerMessages(t *testing.T) {
 		t.Error("the trigger's throw did not fail it")
 	}
 }
+
+func TestCall(t *testing.T) {
+	p, err := Compile(`function f(a, b) { if (a === "throw") throw new Error("no"); if (a === "undef") return undefined; return {sum: a + b, list: [b, a], t: typeof getContext}; }`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Call(context.Background(), p, []any{1.5, 2.0}, Limits{})
+	b, _ := json.Marshal(got)
+	if err != nil || string(b) != `{"list":[2,1.5],"sum":3.5,"t":"undefined"}` {
+		t.Errorf("Call = %s, %v", b, err)
+	}
+	if got, err := Call(context.Background(), p, []any{"undef", nil}, Limits{}); got != Undefined || err != nil {
+		t.Errorf("undefined: %v, %v", got, err)
+	}
+	if _, err := Call(context.Background(), p, []any{"throw", nil}, Limits{}); err == nil || !strings.Contains(err.Error(), "Error: no") {
+		t.Errorf("a throw: %v", err)
+	}
+	spin, _ := Compile(`function spin() { for (;;) {} }`)
+	var e *Error
+	if _, err := Call(context.Background(), spin, nil, Limits{Timeout: 10 * time.Millisecond, Grace: 10 * time.Millisecond}); !errors.As(err, &e) || e.Reason != Timeout {
+		t.Errorf("a spin: %v", err)
+	}
+}
