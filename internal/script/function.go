@@ -22,6 +22,9 @@ type undefined struct{}
 // console output. A call that throws or passes a budget returns an
 // *Error.
 func Call(ctx context.Context, p *Program, args []any, l Limits) (any, error) {
+	if args == nil {
+		args = []any{}
+	}
 	in, err := json.Marshal(args)
 	if err != nil {
 		return nil, fmt.Errorf("the arguments are not JSON: %w", err)
