@@ -743,6 +743,12 @@ describe("over HTTPS, with the SDK's default connection policy", { timeout: 120_
     const { resource: udf } = await c.scripts.userDefinedFunctions.create({ id: "tax", body: "function tax(x) { return x * 0.1; }" });
     assert.equal(udf.id, "tax");
     assert.equal((await c.scripts.userDefinedFunction("tax").read()).resource.body, "function tax(x) { return x * 0.1; }");
+    // ... and called in a query.
+    await c.items.create({ id: "p1", pk: "a", price: 30 });
+    const { resources: taxes } = await c.items
+      .query("SELECT VALUE udf.tax(c.price) FROM c WHERE IS_DEFINED(c.price)", { partitionKey: "a" })
+      .fetchAll();
+    assert.deepEqual(taxes, [3]);
   });
 
   // readChanges reads a change feed iterator until it has caught up (304),
