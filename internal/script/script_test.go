@@ -440,3 +440,26 @@ func TestCall(t *testing.T) {
 		t.Errorf("a spin: %v", err)
 	}
 }
+
+func BenchmarkCall(b *testing.B) {
+	p, _ := Compile(`function tax(x) { return x * 0.1; }`)
+	args := []any{10.0}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Call(context.Background(), p, args, Limits{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkRunNoop(b *testing.B) {
+	p, _ := Compile(`function noop() {}`)
+	st := newMemStore()
+	b.ReportAllocs()
+	for b.Loop() {
+		tx := NewTx(context.Background(), st, TxOptions{MaxOps: 100, MaxBytes: 1 << 20})
+		if _, err := Run(context.Background(), p, &Env{Tx: tx, Response: &Message{}}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
