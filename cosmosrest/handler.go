@@ -139,6 +139,8 @@ type Handler struct {
 	bodyTimeout time.Duration // bodyReadTimeout; tests shorten it
 
 	programs *script.Cache // compiled scripts, by version (sprocexec.go)
+	functionsMu sync.Mutex
+	functions   map[string]*script.Function // UDFs ready for calls, by version (udf.go)
 	// scriptSlots bounds the scripts running at once (sprocexec.go).
 	scriptSlots chan struct{}
 }
@@ -165,7 +167,7 @@ func New(cfg Config) (*Handler, error) {
 		cfg.Logger = slog.Default()
 	}
 	h := &Handler{key: key, cfg: cfg, start: time.Now(), dbs: make(map[string]*database), unavailable: map[string]error{}, bodyTimeout: bodyReadTimeout, fs: cfg.fs,
-		programs: script.NewCache(maxCachedPrograms), scriptSlots: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)/2))}
+		programs: script.NewCache(maxCachedPrograms), functions: map[string]*script.Function{}, scriptSlots: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)/2))}
 	if h.fs == nil {
 		h.fs = vfs.OS
 	}

@@ -20,6 +20,10 @@ var ErrCompile = errors.New("the script's body is not a JavaScript function")
 // execution calls. It is immutable and shared by executions.
 type Program struct {
 	prog *goja.Program
+	// declarations says the body holds function declarations and nothing
+	// else: evaluating it changes nothing but the global object, so a
+	// runtime can serve many calls of it (see Function).
+	declarations bool
 }
 
 // Compile compiles a script body: a function, named or not (the service's
@@ -31,11 +35,19 @@ func Compile(body string) (*Program, error) {
 		return nil, fmt.Errorf("%w: it is %d bytes, over the limit of %d", ErrCompile, len(body), MaxBodySize)
 	}
 	src := ""
+	declarations := false
 	if f, err := parser.ParseFile(nil, "script", body, 0); err == nil {
+		declarations = len(f.Body) > 0
 		for _, st := range f.Body {
-			if d, ok := st.(*ast.FunctionDeclaration); ok && d.Function.Name != nil {
+			d, ok := st.(*ast.FunctionDeclaration)
+			if !ok {
+				if _, empty := st.(*ast.EmptyStatement); !empty {
+					declarations = false
+				}
+				continue
+			}
+			if src == "" && d.Function.Name != nil {
 				src = body + "\n;" + string(d.Function.Name.Name)
-				break
 			}
 		}
 	}
@@ -47,7 +59,7 @@ func Compile(body string) (*Program, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrCompile, err)
 	}
-	return &Program{prog: p}, nil
+	return &Program{prog: p, declarations: declarations && src != ""}, nil
 }
 
 // Cache keeps compiled programs by key (a script's id and ETag), so that a

@@ -75,9 +75,9 @@ const (
 	Procedure Kind = iota
 	PreTrigger
 	PostTrigger
-	// Function is a user-defined function: its result is the response's
-	// body, and it has no context (getContext is undefined) or console.
-	Function
+	// UDF is a user-defined function: its result is the response's body,
+	// and it has no context (getContext is undefined) or console.
+	UDF
 )
 
 // Message is a request or response body a script may read and change
@@ -179,6 +179,7 @@ type execution struct {
 	fatal   error // the Store's failure, for Failed
 	mu      sync.Mutex
 	aborted *Reason // what the runtime was interrupted for, under mu
+	done    bool    // the execution ended: no interrupt any more, under mu
 }
 
 // watch starts the execution's time, context and memory watchdogs, and
@@ -211,12 +212,18 @@ func (x *execution) watch(ctx context.Context) func() {
 		done = true
 		mem.Stop()
 		mu.Unlock()
+		x.mu.Lock()
+		x.done = true
+		x.mu.Unlock()
 	}
 }
 
 func (x *execution) abort(r Reason) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	if x.done {
+		return
+	}
 	if x.aborted == nil {
 		x.aborted = &r
 	}
@@ -295,7 +302,7 @@ func newRuntime(l Limits) *goja.Runtime {
 func (x *execution) run(p *Program) error {
 	vm := x.vm
 	x.bindJSON()
-	if x.env.Kind != Function {
+	if x.env.Kind != UDF {
 		x.bindAPI()
 	}
 	v, err := vm.RunProgram(p.prog)
@@ -325,7 +332,7 @@ func (x *execution) run(p *Program) error {
 	if err != nil {
 		return x.failure(err)
 	}
-	if x.env.Kind == Function {
+	if x.env.Kind == UDF {
 		if err := x.returned(ret); err != nil {
 			return &Error{Reason: Thrown, Message: err.Error()}
 		}

@@ -463,3 +463,78 @@ func BenchmarkRunNoop(b *testing.B) {
 		}
 	}
 }
+
+// TestFunctionCallsShareNothing: calls of a Function that share a runtime
+// see nothing an earlier call did, whatever it tried.
+func TestFunctionCallsShareNothing(t *testing.T) {
+	p, err := Compile(`function f(mode) {
+		switch (mode) {
+		case "pollute":
+			Object.prototype.polluted = 1; Array.prototype.push = null; f.count = 1; JSON.parse = null;
+			Math.max = function () { return 42; }; globalThis.Math = null; helper.x = 1;
+			try { Object.defineProperty(Object.prototype, "p2", {value: 1}); } catch (e) {}
+			return "done";
+		case "implicit":
+			leaked = 7; return leaked;
+		case "throw":
+			Object.prototype.late = 1; throw new Error("no");
+		}
+		var a = []; a.push(1);
+		return [({}).polluted === undefined, ({}).p2 === undefined, a.length, f.count === undefined, typeof leaked, Math.max(1, 2), helper.x === undefined, typeof JSON.parse];
+	}
+	function helper() {}`)
+	if err != nil || !p.declarations {
+		t.Fatalf("compile: %v, declarations %v", err, p.declarations)
+	}
+	fn := NewFunction(p, Limits{})
+	clean := `[true,true,1,true,"undefined",2,true,"function"]`
+	check := func(when string) {
+		t.Helper()
+		got, err := fn.Call(context.Background(), []any{"check"})
+		b, _ := json.Marshal(got)
+		if err != nil || string(b) != clean {
+			t.Errorf("%s: %s, %v; want %s", when, b, err, clean)
+		}
+	}
+	check("first")
+	for _, mode := range []string{"pollute", "implicit", "throw"} {
+		_, _ = fn.Call(context.Background(), []any{mode})
+		check("after " + mode)
+	}
+	if got, err := fn.Call(context.Background(), []any{"implicit"}); err != nil || got != 7.0 {
+		t.Errorf("an implicit global within one call: %v, %v", got, err)
+	}
+	// A body with other statements gets a fresh runtime for every call.
+	p2, _ := Compile(`var n = 0; function f() { return ++n; }`)
+	if p2.declarations {
+		t.Error("a body with a var statement is not declarations only")
+	}
+	fn2 := NewFunction(p2, Limits{})
+	for range 3 {
+		if got, err := fn2.Call(context.Background(), nil); err != nil || got != 1.0 {
+			t.Errorf("counter: %v, %v", got, err)
+		}
+	}
+	// A spinning call is stopped, and the next call still runs.
+	spin, _ := Compile(`function f(s) { if (s) for (;;) {} return 1; }`)
+	fs := NewFunction(spin, Limits{Timeout: 10 * time.Millisecond, Grace: 10 * time.Millisecond})
+	var e *Error
+	if _, err := fs.Call(context.Background(), []any{true}); !errors.As(err, &e) || e.Reason != Timeout {
+		t.Errorf("spin: %v", err)
+	}
+	if got, err := fs.Call(context.Background(), []any{false}); err != nil || got != 1.0 {
+		t.Errorf("after a spin: %v, %v", got, err)
+	}
+}
+
+func BenchmarkFunctionCall(b *testing.B) {
+	p, _ := Compile(`function tax(x) { return x * 0.1; }`)
+	fn := NewFunction(p, Limits{})
+	args := []any{10.0}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := fn.Call(context.Background(), args); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
