@@ -139,8 +139,7 @@
 //   - users and permissions (users.go), and the resource tokens that
 //     permissions hand out (resourcetoken.go);
 //   - the conflicts feed (conflicts.go): empty, as one region has no
-//     conflicts.
-//
+//     conflicts;
 //   - server-side JavaScript: stored procedures (/sprocs), triggers
 //     (/triggers, Pre or Post, for All, Create, Update, Delete, Replace or
 //     Upsert) and user-defined functions (/udfs) of a container: create,

@@ -138,7 +138,7 @@ type Handler struct {
 
 	bodyTimeout time.Duration // bodyReadTimeout; tests shorten it
 
-	programs *script.Cache // compiled scripts, by version (sprocexec.go)
+	programs    *script.Cache // compiled scripts, by version (sprocexec.go)
 	functionsMu sync.Mutex
 	functions   map[string]*script.Function // UDFs ready for calls, by version (udf.go)
 	// scriptSlots bounds the scripts running at once (sprocexec.go).

@@ -83,10 +83,10 @@ type Tx struct {
 	// again sees the same, and a write then starts from it (its IfMatch
 	// is that version's ETag, so that a read-modify-write never loses a
 	// concurrent write).
-	seen map[string]*entry
-	bytes   int
-	charge  float64
-	seq     int
+	seen   map[string]*entry
+	bytes  int
+	charge float64
+	seq    int
 	// links maps the _self of each document handed to the script to its
 	// id, so that a script can name a document by its _self.
 	links map[string]string
