@@ -252,27 +252,14 @@ func (q *request) changeScripts(change func(db *database, scripts map[scriptKey]
 	if c == nil {
 		return
 	}
-	db.mu.Lock()
-	before := make(map[scriptKey]*scriptRes, len(db.scripts))
-	for k, s := range db.scripts {
-		cs := *s
-		before[k] = &cs
-	}
-	status, body := change(db, db.scripts)
-	if status == 0 {
-		db.scripts = before
-		db.mu.Unlock()
-		return
-	}
-	if err := db.saveScriptsLocked(); err != nil {
-		db.scripts = before
-		db.mu.Unlock()
-		q.h.logFailure(q.r, http.StatusInternalServerError, err)
-		writeError(q.w, http.StatusInternalServerError, withDetail(msgInternal, "saving the scripts: "+err.Error()), 0, 0)
-		return
-	}
-	db.mu.Unlock()
-	q.reply(status, body, 1)
+	q.changeSaved(db, "scripts", func() func() {
+		before := make(map[scriptKey]*scriptRes, len(db.scripts))
+		for k, s := range db.scripts {
+			cs := *s
+			before[k] = &cs
+		}
+		return func() { db.scripts = before }
+	}, func() (int, []byte) { return change(db, db.scripts) }, db.saveScriptsLocked)
 }
 
 // createScript answers POST on a container's sprocs, triggers or udfs (an

@@ -156,19 +156,31 @@ func copyUsers(users map[string]*user) map[string]*user {
 // change answers a refusal itself and returns status 0; when it does, or
 // the save fails, the users are as before.
 func (q *request) changeUsers(db *database, change func(users map[string]*user) (status int, body []byte)) {
+	q.changeSaved(db, "users", func() func() {
+		before := copyUsers(db.users)
+		return func() { db.users = before }
+	}, func() (int, []byte) { return change(db.users) }, db.saveUsersLocked)
+}
+
+// changeSaved applies change to what a database keeps in a file of its
+// own (its users, its scripts) under db.mu, saves it with save, and
+// answers the request with the status and body change returns. snapshot,
+// called first, returns what puts things back as they were: it is called
+// when change answers a refusal itself (status 0) or the save fails.
+func (q *request) changeSaved(db *database, what string, snapshot func() (restore func()), change func() (status int, body []byte), save func() error) {
 	db.mu.Lock()
-	before := copyUsers(db.users)
-	status, body := change(db.users)
+	restore := snapshot()
+	status, body := change()
 	if status == 0 {
-		db.users = before
+		restore()
 		db.mu.Unlock()
 		return
 	}
-	if err := db.saveUsersLocked(); err != nil {
-		db.users = before
+	if err := save(); err != nil {
+		restore()
 		db.mu.Unlock()
 		q.h.logFailure(q.r, http.StatusInternalServerError, err)
-		writeError(q.w, http.StatusInternalServerError, withDetail(msgInternal, "saving the users: "+err.Error()), 0, 0)
+		writeError(q.w, http.StatusInternalServerError, withDetail(msgInternal, "saving the "+what+": "+err.Error()), 0, 0)
 		return
 	}
 	db.mu.Unlock()
