@@ -152,7 +152,7 @@ func TestSprocAllocationBomb(t *testing.T) {
 		t.Skip("allocates some 50 MB")
 	}
 	c, create, exec := sprocServer(t, cosmosrest.Config{ScriptTimeout: 20 * time.Second, ScriptMaxHeapGrowth: 16 << 20})
-	create("bomb", `function bomb() { __.createDocument(__.getSelfLink(), {id: "w", pk: "a"}); var a = []; while (true) a.push(new Array(1e5).fill(1)); }`)
+	create("bomb", `function bomb() { __.createDocument(__.getSelfLink(), {id: "w", pk: "a"}); var a = []; while (true) a.push(new Array(1e6)); }`)
 	if r := must(t, exec("bomb", "a", nil), 400); !strings.Contains(string(r.body), "memory") {
 		t.Errorf("bomb: %s", r.body)
 	}
