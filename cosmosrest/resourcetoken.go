@@ -37,6 +37,11 @@ import (
 //     x-ms-documentdb-partitionkey (so a cross-partition query, a read feed
 //     or a change feed of the whole container is refused), and each
 //     operation of a bulk request carries it in its partitionKey.
+// A container's scripts (stored procedures, triggers, UDFs) can be read
+// and queried under any permission on the container, and changed only
+// under All; a stored procedure can be run under any (in the permission's
+// partition key, if it has one), but under Read one that writes is
+// stopped with 403 and nothing written (sprocexec.go).
 // The account (GET /) is readable with any valid token, as the service
 // allows, and so are the container's properties and partition key ranges,
 // which the SDKs read before they touch items. authorize, called by
