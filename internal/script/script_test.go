@@ -546,3 +546,30 @@ func BenchmarkFunctionCall(b *testing.B) {
 		}
 	}
 }
+
+// expiringStore is a memStore whose items expire after their first read.
+type expiringStore struct{ *memStore }
+
+func (s expiringStore) Read(ctx context.Context, id string) ([]byte, string, float64, error) {
+	doc, etag, charge, err := s.memStore.Read(ctx, id)
+	delete(s.docs, id)
+	return doc, etag, charge, err
+}
+
+func TestReadNeverReturnsAnItemThatExpiredSince(t *testing.T) {
+	st := expiringStore{newMemStore(`{"id":"a"}`)}
+	tx := NewTx(context.Background(), st, TxOptions{MaxOps: 10, MaxBytes: 1 << 20})
+	if _, _, err := tx.read("a"); err != nil {
+		t.Fatalf("first read: %v", err)
+	}
+	if _, _, err := tx.read("a"); err != errNotFound {
+		t.Errorf("a read after the item expired: %v, want 404", err)
+	}
+	// A write starts from the version first read: its commit is IfMatch it.
+	if _, err := tx.Write(WriteReplace, "a", []byte(`{"id":"a","n":1}`), ""); err != nil {
+		t.Fatal(err)
+	}
+	if ops := tx.Ops(); len(ops) != 1 || ops[0].Kind != OpReplace || ops[0].IfMatch != "e0" {
+		t.Errorf("ops %+v", ops)
+	}
+}

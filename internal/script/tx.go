@@ -79,10 +79,11 @@ type Tx struct {
 
 	entries map[string]*entry
 	order   []string // the ids written, in the order first written
-	// seen holds the items read and not written, as first read: a read
-	// again sees the same, and a write then starts from it (its IfMatch
-	// is that version's ETag, so that a read-modify-write never loses a
-	// concurrent write).
+	// seen holds the items read and not written, as first read: a write
+	// starts from that version (its IfMatch is that version's ETag, so
+	// that a read-modify-write never loses a concurrent write). A read
+	// reads the store again, and so never returns an item that expired
+	// since.
 	seen   map[string]*entry
 	bytes  int
 	charge float64
@@ -153,7 +154,7 @@ func (t *Tx) read(id string) ([]byte, string, error) {
 		}
 		return e.doc, etagOf(e.doc), nil
 	}
-	e, err := t.observe(id)
+	e, err := t.observe(id, true)
 	if err != nil {
 		return nil, "", err
 	}
@@ -163,9 +164,11 @@ func (t *Tx) read(id string) ([]byte, string, error) {
 	return e.doc, e.base, nil
 }
 
-// observe returns the item id as the execution first read it.
-func (t *Tx) observe(id string) (*entry, error) {
-	if e, ok := t.seen[id]; ok {
+// observe returns the item id as the execution first read it or, with
+// fresh, as it is now (so that a read never returns an item that expired
+// since), keeping the first version it read.
+func (t *Tx) observe(id string, fresh bool) (*entry, error) {
+	if e, ok := t.seen[id]; ok && !fresh {
 		return e, nil
 	}
 	doc, etag, charge, err := t.st.Read(t.ctx, id)
@@ -180,7 +183,7 @@ func (t *Tx) observe(id string) (*entry, error) {
 	default:
 		return nil, err
 	}
-	if len(t.seen) < maxSeen {
+	if _, ok := t.seen[id]; !ok && len(t.seen) < maxSeen {
 		t.seen[id] = e
 	}
 	return e, nil
@@ -237,7 +240,7 @@ func (t *Tx) write(kind WriteKind, id string, doc []byte, ifMatch string) ([]byt
 	}
 	e, touched := t.entries[id]
 	if !touched {
-		first, err := t.observe(id)
+		first, err := t.observe(id, false)
 		if err != nil {
 			return nil, err
 		}
