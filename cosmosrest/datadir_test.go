@@ -111,16 +111,7 @@ func TestDataDirFaults(t *testing.T) {
 					t.Errorf("left in the directory: %s", e.Name())
 				}
 			}
-			c.srv.Close()
-			if err := h.Close(); err != nil {
-				t.Fatal(err)
-			}
-			h2, err := cosmosrest.New(cosmosrest.Config{Dir: dir})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { h2.Close() })
-			_, c2 := serve(t, h2)
+			c2 := restartFront(t, h, c, dir)
 			if got := frontView(t, c2); got != before {
 				t.Errorf("after a restart the front shows\n%s\nnot\n%s", got, before)
 			}
@@ -193,6 +184,16 @@ func TestDataDirDiskFullHeals(t *testing.T) {
 		r = c.do("POST", coll+"/docs", `{"id":"3","pk":"ada"}`, ada...)
 	}
 	must(t, r, 201)
+	c2 := restartFront(t, h, c, dir)
+	must(t, c2.do("GET", coll+"/docs/1", nil, ada...), 200)
+	must(t, c2.do("GET", coll+"/docs/2", nil, ada...), 404)
+	must(t, c2.do("GET", coll+"/docs/3", nil, ada...), 200)
+}
+
+// restartFront closes the front h (and its client c's server) and serves
+// a new one on dir, on the real file system, returning its client.
+func restartFront(t *testing.T, h *cosmosrest.Handler, c *client, dir string) *client {
+	t.Helper()
 	c.srv.Close()
 	if err := h.Close(); err != nil {
 		t.Fatal(err)
@@ -203,7 +204,5 @@ func TestDataDirDiskFullHeals(t *testing.T) {
 	}
 	t.Cleanup(func() { h2.Close() })
 	_, c2 := serve(t, h2)
-	must(t, c2.do("GET", coll+"/docs/1", nil, ada...), 200)
-	must(t, c2.do("GET", coll+"/docs/2", nil, ada...), 404)
-	must(t, c2.do("GET", coll+"/docs/3", nil, ada...), 200)
+	return c2
 }

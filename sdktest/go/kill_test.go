@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -49,23 +50,7 @@ func TestKillServer(t *testing.T) {
 	rng := rand.New(rand.NewPCG(seed, 1))
 
 	srv := &killServer{t: t, bin: bin, dir: dir}
-	srv.start()
-	t.Cleanup(srv.kill)
-	const clients = 4
-	models := make([]*killModel, clients)
-	for i := range models {
-		models[i] = &killModel{id: i, items: map[string]*killItem{}, rng: rand.New(rand.NewPCG(seed, uint64(i)+2))}
-	}
-	setup := srv.client()
-	ctx := context.Background()
-	if _, err := setup.CreateDatabase(ctx, azcosmos.DatabaseProperties{ID: "db"}, nil); err != nil {
-		t.Fatal(err)
-	}
-	db, _ := setup.NewDatabase("db")
-	if _, err := db.CreateContainer(ctx, azcosmos.ContainerProperties{ID: "c",
-		PartitionKeyDefinition: azcosmos.PartitionKeyDefinition{Paths: []string{"/pk"}}}, nil); err != nil {
-		t.Fatal(err)
-	}
+	models := srv.setup(seed, false)
 
 	deadline := time.Now().Add(limit)
 	var acked, ambiguous, checked int
@@ -73,14 +58,7 @@ func TestKillServer(t *testing.T) {
 	for ; done < kills && time.Now().Before(deadline); done++ {
 		// Write from every client until the kill.
 		stop := make(chan struct{})
-		var wg sync.WaitGroup
-		for _, m := range models {
-			c, err := srv.client().NewContainer("db", "c")
-			if err != nil {
-				t.Fatal(err)
-			}
-			wg.Go(func() { m.run(c, stop) })
-		}
+		wg := srv.write(models, stop)
 		time.Sleep(time.Duration(50+rng.IntN(450)) * time.Millisecond)
 		srv.kill()
 		close(stop)
@@ -147,6 +125,43 @@ func (s *killServer) start() {
 	}
 }
 
+// setup starts the server, creates the database "db" and its container
+// "c" (partitioned by /pk), and returns the models of four clients (full:
+// on a disk that fills up).
+func (s *killServer) setup(seed uint64, full bool) []*killModel {
+	t := s.t
+	s.start()
+	t.Cleanup(s.kill)
+	models := make([]*killModel, 4)
+	for i := range models {
+		models[i] = &killModel{id: i, items: map[string]*killItem{}, rng: rand.New(rand.NewPCG(seed, uint64(i)+2)), full: full}
+	}
+	ctx := context.Background()
+	if _, err := s.client().CreateDatabase(ctx, azcosmos.DatabaseProperties{ID: "db"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	db, _ := s.client().NewDatabase("db")
+	if _, err := db.CreateContainer(ctx, azcosmos.ContainerProperties{ID: "c",
+		PartitionKeyDefinition: azcosmos.PartitionKeyDefinition{Paths: []string{"/pk"}}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	return models
+}
+
+// write has each model write through a client of its own until stop; the
+// WaitGroup returned waits for them.
+func (s *killServer) write(models []*killModel, stop <-chan struct{}) *sync.WaitGroup {
+	var wg sync.WaitGroup
+	for _, m := range models {
+		c, err := s.client().NewContainer("db", "c")
+		if err != nil {
+			s.t.Fatal(err)
+		}
+		wg.Go(func() { m.run(c, stop) })
+	}
+	return &wg
+}
+
 func (s *killServer) kill() {
 	if s.cmd == nil {
 		return
@@ -192,6 +207,9 @@ type killModel struct {
 	full        bool
 	refused     int
 	lastRefusal string
+	// live counts the acknowledged and refused writes for a reader while
+	// the model writes.
+	live struct{ acked, refused atomic.Int64 }
 }
 
 // killItem is an item's acknowledged state (v 0: absent) and, after a
@@ -256,12 +274,14 @@ func (m *killModel) run(c *azcosmos.ContainerClient, stop <-chan struct{}) {
 			case 200, 201, 204:
 				it.v = want
 				m.acked++
+				m.live.acked.Add(1)
 			}
 		case errors.As(err, &re) && re.StatusCode != 503 && re.StatusCode != 500:
 			// An answer that changed nothing (409, 404, 412).
 		case m.full && errors.As(err, &re) && re.StatusCode == 503:
 			// The disk is full: refused, nothing changed.
 			m.refused++
+			m.live.refused.Add(1)
 			m.lastRefusal = err.Error()
 			time.Sleep(time.Millisecond)
 		default:
@@ -335,27 +355,11 @@ func TestKillServerDiskFull(t *testing.T) {
 	rng := rand.New(rand.NewPCG(seed, 1))
 
 	srv := &killServer{t: t, bin: bin, dir: filepath.Join(mnt, "data")}
-	srv.start()
-	t.Cleanup(srv.kill)
-	const clients = 4
-	models := make([]*killModel, clients)
-	for i := range models {
-		models[i] = &killModel{id: i, items: map[string]*killItem{}, rng: rand.New(rand.NewPCG(seed, uint64(i)+2)), full: true}
-	}
-	setup := srv.client()
-	ctx := context.Background()
-	if _, err := setup.CreateDatabase(ctx, azcosmos.DatabaseProperties{ID: "db"}, nil); err != nil {
-		t.Fatal(err)
-	}
-	db, _ := setup.NewDatabase("db")
-	if _, err := db.CreateContainer(ctx, azcosmos.ContainerProperties{ID: "c",
-		PartitionKeyDefinition: azcosmos.PartitionKeyDefinition{Paths: []string{"/pk"}}}, nil); err != nil {
-		t.Fatal(err)
-	}
+	models := srv.setup(seed, true)
 	filler := filepath.Join(mnt, "filler")
 	totals := func() (acked, refused int) {
 		for _, m := range models {
-			acked, refused = acked+m.acked, refused+m.refused
+			acked, refused = acked+int(m.live.acked.Load()), refused+int(m.live.refused.Load())
 		}
 		return acked, refused
 	}
@@ -365,14 +369,7 @@ func TestKillServerDiskFull(t *testing.T) {
 	done := 0
 	for ; done < rounds && time.Now().Before(deadline); done++ {
 		stop := make(chan struct{})
-		var wg sync.WaitGroup
-		for _, m := range models {
-			c, err := srv.client().NewContainer("db", "c")
-			if err != nil {
-				t.Fatal(err)
-			}
-			wg.Go(func() { m.run(c, stop) })
-		}
+		wg := srv.write(models, stop)
 		time.Sleep(time.Duration(50+rng.IntN(250)) * time.Millisecond)
 		fill(t, filler)
 		_, r0 := totals()
