@@ -3,10 +3,12 @@ package lethe_test
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -423,4 +425,90 @@ func TestDiskHealConcurrent(t *testing.T) {
 			readsWork(t, c, want)
 		})
 	}
+}
+
+// TestDiskHealOpenExpiries: the expiries that recovery found in a store
+// opened read-only on a full disk are logged when it heals, before any
+// write, so that a reopen's change feed shows them where the running
+// store's did (without them, the next recovery finds them again, after the
+// writes made since).
+func TestDiskHealOpenExpiries(t *testing.T) {
+	dir := t.TempDir()
+	efs := vfstest.NewErrorFS(vfs.OS)
+	clock := lethe.NewManualClock(t0)
+	open := func() *lethe.Store {
+		opts := &lethe.Options{Dir: dir, Clock: clock, Reaper: lethe.ReaperOptions{Disabled: true}}
+		vfs.SetOptionsFS(opts, efs)
+		s, err := lethe.Open(opts)
+		require.NoError(t, err)
+		lethe.SetDiskRetry(s, 0)
+		return s
+	}
+	feed := func(s *lethe.Store) []string {
+		c, err := s.Container("c")
+		require.NoError(t, err)
+		items, _ := readAll(t, c, lethe.ChangeFeedOptions{Mode: lethe.ChangeFeedModeAllVersionsAndDeletes})
+		var out []string
+		for _, ch := range items {
+			out = append(out, string(ch))
+		}
+		return out
+	}
+	s := open()
+	c := mustContainer(t, s, lethe.ContainerProperties{ID: "c", DefaultTimeToLive: 10, PartitionKeyDefinition: lethe.PartitionKeyDefinition{Paths: []string{"/pk"}}, ChangeFeedPolicy: &lethe.ChangeFeedPolicy{}})
+	require.NoError(t, putValue(c, "x", 1))
+	require.NoError(t, s.Close())
+
+	clock.Advance(20 * time.Second) // x expires while the store is closed
+	efs.SetFull(true)
+	s = open()
+	c, err := s.Container("c")
+	require.NoError(t, err)
+	requireFull(t, putValue(c, "y", 1), dir)
+	clock.Advance(time.Second)
+	efs.SetFull(false)
+	require.NoError(t, putValue(c, "y", 2), "healed")
+	want := feed(s)
+	require.Len(t, want, 3, "x created, x expired, y created")
+	require.NoError(t, s.Close())
+
+	clock.Advance(time.Second)
+	s = open()
+	defer s.Close()
+	assert.Equal(t, want, feed(s), "the reopened store's change feed")
+}
+
+// TestDiskHealCutFails: when the disk refuses even the cut of a failed
+// write off the log (its truncation fails), the store cannot be sure
+// that the write stays out of a reopen: it does not heal, however often
+// writes come and however much room there is, it logs at error why, and
+// it reopens whole.
+func TestDiskHealCutFails(t *testing.T) {
+	dir := t.TempDir()
+	efs := vfstest.NewErrorFS(vfs.OS)
+	var logs records
+	opts := &lethe.Options{Dir: dir, Clock: lethe.NewManualClock(t0), Reaper: lethe.ReaperOptions{Disabled: true}, Logger: slog.New(&logs)}
+	vfs.SetOptionsFS(opts, efs)
+	s, err := lethe.Open(opts)
+	require.NoError(t, err)
+	lethe.SetDiskRetry(s, 0)
+	c := mustContainer(t, s, lethe.ContainerProperties{ID: "c", PartitionKeyDefinition: lethe.PartitionKeyDefinition{Paths: []string{"/pk"}}})
+	require.NoError(t, putValue(c, "a", 1))
+	efs.Inject(vfstest.Fault{Op: vfstest.OpWrite, N: 1, Err: syscall.ENOSPC, Short: true})
+	efs.Inject(vfstest.Fault{Op: vfstest.OpTruncate, N: 1, Err: syscall.EIO})
+	require.ErrorIs(t, putValue(c, "a", 2), syscall.ENOSPC)
+	creates := efs.Count(vfstest.OpCreate)
+	for range 3 {
+		err := putValue(c, "b", 1)
+		require.ErrorIs(t, err, lethe.ErrUnavailable)
+		assert.Contains(t, err.Error(), "until it is reopened")
+	}
+	assert.Equal(t, creates, efs.Count(vfstest.OpCreate), "no heal")
+	assert.Contains(t, strings.Join(logs.all(), "\n"), "could not be cut off")
+	s.Close()
+	s = openDurable(t, dir, lethe.NewManualClock(t0))
+	defer s.Close()
+	c, err = s.Container("c")
+	require.NoError(t, err)
+	readsWork(t, c, map[string]int{"a": 1})
 }
