@@ -120,9 +120,13 @@ func TestDiskHealWrite(t *testing.T) {
 					_, err = s.CreateContainer(ctx, lethe.ContainerProperties{ID: "d"})
 					requireFull(t, err, dir)
 					readsWork(t, c, map[string]int{"a": 1, "b": 1})
+					assert.True(t, s.Stats().LogFailed)
+					bytes := s.Stats().LogBytes
 
 					efs.SetFull(false)
 					require.NoError(t, putValue(c, "a", 3), "with room again, the store writes")
+					assert.False(t, s.Stats().LogFailed, "healed")
+					assert.Less(t, s.Stats().LogBytes-bytes, int64(200), "the refused writes' bytes are not counted")
 					require.NoError(t, putValue(c, "c", 3))
 					readsWork(t, c, map[string]int{"a": 3, "b": 1, "c": 3})
 					require.NoError(t, s.Checkpoint(ctx))

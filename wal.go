@@ -100,6 +100,12 @@ import (
 // applied in memory once the log holds it durably (mutation.go), so the
 // log holds every item's changes in the order they were made, and a
 // container's deletion after every change to it.
+// A write or fsync of the log that fails is never retried as if nothing
+// happened (flushLocked): before any writer hears of the failure the
+// segment is cut back to its last acknowledged frame (cutBack), so that no
+// refused write comes back at a reopen, and the store refuses writes: for
+// good after a failed fsync or an I/O error, until there is room again
+// after a full disk (heal), when the log goes on in a new segment.
 // Recovery is in recover.go, snapshots in snapshot.go.
 
 const (
@@ -221,9 +227,10 @@ type wal struct {
 	// lost holds the tickets of the writes that a failure refused and a
 	// heal then wrote past: they are never durable, whatever the log's
 	// end says (lostIn).
-	lost  []lostSpan
-	grown int64 // bytes written since the last checkpoint
-	grow  func(int64)
+	lost      []lostSpan
+	lostBytes uint64 // their bytes, never written
+	grown     int64  // bytes written since the last checkpoint
+	grow      func(int64)
 
 	ioMu    sync.Mutex // held while writing to f or switching segments
 	f       vfs.File
@@ -717,6 +724,7 @@ func (w *wal) heal() {
 	w.f, w.seg, w.segSize = f, n, int64(fileHeaderV4)
 	if end := w.durableLocked(); w.appended > end {
 		w.lost = append(slices.Clip(w.lost), lostSpan{from: end, to: w.appended, err: w.err})
+		w.lostBytes += w.appended - end
 	}
 	w.buf = w.buf[:0]
 	w.written, w.synced = w.appended, w.appended // the old segment is synced (cutBack), and the rest is lost
