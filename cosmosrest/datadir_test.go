@@ -82,15 +82,7 @@ func TestDataDirFaults(t *testing.T) {
 		{"create user, rename", vfstest.Fault{Op: vfstest.OpRename, N: 1, Err: syscall.EIO}, userA},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := t.TempDir()
-			efs := vfstest.NewErrorFS(vfs.OS)
-			cfg := cosmosrest.Config{Dir: dir}
-			vfs.SetConfigFS(&cfg, efs)
-			h, err := cosmosrest.New(cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			_, c := serve(t, h)
+			dir, efs, h, c := faultyFront(t)
 			must(t, c.do("POST", "/dbs", map[string]any{"id": "a"}, "x-ms-offer-throughput", "400"), 201)
 			must(t, c.do("POST", "/dbs/a/users", map[string]any{"id": "ada"}), 201)
 			before := frontView(t, c)
@@ -149,15 +141,7 @@ func userA(c *client) response {
 // succeed again, without a restart (the store retries at most once a
 // second), and a restart shows exactly what was acknowledged.
 func TestDataDirDiskFullHeals(t *testing.T) {
-	dir := t.TempDir()
-	efs := vfstest.NewErrorFS(vfs.OS)
-	cfg := cosmosrest.Config{Dir: dir}
-	vfs.SetConfigFS(&cfg, efs)
-	h, err := cosmosrest.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, c := serve(t, h)
+	dir, efs, h, c := faultyFront(t)
 	must(t, c.do("POST", "/dbs", map[string]any{"id": "db"}), 201)
 	must(t, c.do("POST", "/dbs/db/colls", map[string]any{"id": "c", "partitionKey": map[string]any{"paths": []string{"/pk"}}}), 201)
 	const coll = "/dbs/db/colls/c"
@@ -205,4 +189,19 @@ func restartFront(t *testing.T, h *cosmosrest.Handler, c *client, dir string) *c
 	t.Cleanup(func() { h2.Close() })
 	_, c2 := serve(t, h2)
 	return c2
+}
+
+// faultyFront serves a front on a new data directory on an ErrorFS over
+// the real file system.
+func faultyFront(t *testing.T) (string, *vfstest.ErrorFS, *cosmosrest.Handler, *client) {
+	dir := t.TempDir()
+	efs := vfstest.NewErrorFS(vfs.OS)
+	cfg := cosmosrest.Config{Dir: dir}
+	vfs.SetConfigFS(&cfg, efs)
+	h, err := cosmosrest.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, c := serve(t, h)
+	return dir, efs, h, c
 }
