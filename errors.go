@@ -29,8 +29,9 @@ var (
 	// throughput; the *Error carries RetryAfter.
 	ErrTooManyRequests error = &statusError{statusTooManyRequests, "lethe: too many requests"}
 	// ErrUnavailable (503): a durable store's write-ahead log failed to
-	// write or sync, so the store refuses writes until it is reopened;
-	// reads go on. The *Error wraps the I/O error.
+	// write or sync, so the store refuses writes until it is reopened, or,
+	// when its disk was full, until there is room again; reads go on. The
+	// *Error wraps the I/O error.
 	ErrUnavailable error = &statusError{statusServiceUnavailable, "lethe: service unavailable"}
 	// ErrClosed is returned by every call on a Store, or one of its
 	// containers, after Store.Close.

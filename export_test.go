@@ -212,3 +212,18 @@ func VectorIndexCount(c *Container) int {
 	defer c.expiry.mu.Unlock()
 	return len(c.expiry.vectors)
 }
+
+// SetDiskRetry sets how often at most a durable store whose disk was full
+// tries to write again (diskRetryEvery), counted from now.
+func SetDiskRetry(s *Store, every time.Duration) {
+	s.wal.mu.Lock()
+	defer s.wal.mu.Unlock()
+	s.wal.retryEvery, s.wal.retryAt = every, time.Now().Add(every)
+}
+
+// LogFailed reports whether a durable store's log has failed: it refuses
+// writes.
+func LogFailed(s *Store) bool {
+	err := s.wal.failure()
+	return err != nil && err != ErrClosed
+}

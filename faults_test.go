@@ -2,8 +2,11 @@ package lethe_test
 
 import (
 	"errors"
+	"fmt"
+	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/lethedb/lethe"
 	"github.com/lethedb/lethe/internal/vfs"
@@ -54,6 +57,7 @@ func TestFaultLog(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			s, efs := openFaulty(t, dir)
+			lethe.SetDiskRetry(s, time.Hour) // no heal (TestDiskHeal*)
 			c := mustContainer(t, s, lethe.ContainerProperties{ID: "c"})
 			require.NoError(t, putDoc(c, "kept"))
 			efs.Inject(tc.fault)
@@ -83,7 +87,7 @@ func TestFaultLog(t *testing.T) {
 			assert.True(t, readable(t, c, lethe.NewPartitionKey(), "kept"))
 			assert.False(t, readable(t, c, lethe.NewPartitionKey(), "later"))
 			if tc.torn {
-				assert.NotZero(t, s.Recovery().TornBytes, "the short write's partial frame is cut off")
+				assert.Zero(t, s.Recovery().TornBytes, "the short write's partial frame was cut off when it failed")
 			}
 			require.NoError(t, putDoc(c, "after"), "reopened, the store writes again")
 		})
@@ -212,4 +216,77 @@ func TestFaultOpenRead(t *testing.T) {
 	c, err = s.Container("c")
 	require.NoError(t, err)
 	assert.True(t, readable(t, c, lethe.NewPartitionKey(), "a"))
+}
+
+// TestFaultFailedWriteStaysGone: a write that failed (its log write or
+// fsync did) is not brought back by a reopen, under every sync policy,
+// whatever the failure left in the segment: the frame whole in the page
+// cache (a failed fsync), the whole frames of other writers in the half
+// of a group's write that got through (a short write), nothing (a write
+// that failed whole).
+func TestFaultFailedWriteStaysGone(t *testing.T) {
+	for _, policy := range []lethe.SyncPolicy{lethe.SyncAlways, lethe.SyncEverySecond, lethe.SyncNever} {
+		for _, tc := range []struct {
+			name  string
+			fault vfstest.Fault
+		}{
+			{"fsync EIO", vfstest.Fault{Op: vfstest.OpSync, N: 1, Err: syscall.EIO}},
+			{"fsync ENOSPC", vfstest.Fault{Op: vfstest.OpSync, N: 1, Err: syscall.ENOSPC}},
+			{"write EIO", vfstest.Fault{Op: vfstest.OpWrite, N: 1, Err: syscall.EIO}},
+			{"short write", vfstest.Fault{Op: vfstest.OpWrite, N: 1, Err: syscall.ENOSPC, Short: true}},
+		} {
+			if policy != lethe.SyncAlways && tc.fault.Op == vfstest.OpSync {
+				continue // a write does not wait for an fsync: none fails it
+			}
+			t.Run(policy.String()+"/"+tc.name, func(t *testing.T) {
+				dir := t.TempDir()
+				efs := vfstest.NewErrorFS(vfs.OS)
+				opts := &lethe.Options{Dir: dir, Sync: policy, Clock: lethe.NewManualClock(t0), Reaper: lethe.ReaperOptions{Disabled: true}}
+				vfs.SetOptionsFS(opts, efs)
+				s, err := lethe.Open(opts)
+				require.NoError(t, err)
+				c := mustContainer(t, s, lethe.ContainerProperties{ID: "c"})
+				require.NoError(t, putDoc(c, "kept"))
+
+				// The group: a write held in the log's write, and four
+				// more appended meanwhile, which the next write carries
+				// together, and which the fault fails.
+				hold := efs.Hold(vfstest.OpWrite)
+				first := make(chan error, 1)
+				go func() { first <- putDoc(c, "first") }()
+				<-hold.Entered()
+				var wg sync.WaitGroup
+				errs := make([]error, 4)
+				for i := range errs {
+					wg.Go(func() { errs[i] = putDoc(c, fmt.Sprintf("failed%d", i)) })
+				}
+				time.Sleep(20 * time.Millisecond) // they append behind the held write
+				efs.Inject(tc.fault)
+				hold.Release()
+				wg.Wait()
+				firstErr := <-first
+				failed := map[string]bool{}
+				for i, err := range errs {
+					if err != nil {
+						require.ErrorIs(t, err, lethe.ErrUnavailable)
+						failed[fmt.Sprintf("failed%d", i)] = true
+					}
+				}
+				if firstErr != nil {
+					failed["first"] = true
+				}
+				require.NotEmpty(t, failed, "the fault failed writes")
+				s.Close()
+
+				s = openDurable(t, dir, lethe.NewManualClock(t0))
+				defer s.Close()
+				c, err = s.Container("c")
+				require.NoError(t, err)
+				assert.True(t, readable(t, c, lethe.NewPartitionKey(), "kept"))
+				for id := range failed {
+					assert.False(t, readable(t, c, lethe.NewPartitionKey(), id), "the failed write %s came back", id)
+				}
+			})
+		}
+	}
 }

@@ -269,9 +269,12 @@ func (c *Container) applyPendingLocked() {
 	if len(q) == 0 {
 		return
 	}
-	durable, failed := c.store.wal.durable()
+	durable, lost, failed := c.store.wal.durable()
 	i := 0
 	for ; i < len(q) && q[i].ticket <= durable; i++ {
+		if lostIn(lost, q[i].ticket) != nil {
+			continue // refused by a failure the log has healed since: never made
+		}
 		c.putItems(q[i].ms)
 		q[i].next = c.indexItemsLocked(q[i].ms)
 		q[i].made = true

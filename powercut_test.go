@@ -8,6 +8,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"syscall"
 	"testing"
 	"time"
 
@@ -33,6 +34,12 @@ import (
 //   - each container's items, count, settings, indexes and change feed
 //     agree.
 //
+// The disk also fills up and frees again at random (a vfstest.ErrorFS over
+// the PowerFS), and some writes are cut short by it: a call refused for
+// want of room (ENOSPC) changed nothing, and the recovery must show
+// nothing of it, as of any acknowledged state; the store heals at the
+// next write that finds room.
+//
 // Then the workload goes on on the recovered store, to the next cut.
 // LETHE_POWERCUT_SOAK=N runs N cuts (the normal run makes a few);
 // -lethe.seed replays a run's choices (the store's background snapshots
@@ -49,6 +56,8 @@ type powerCutStats struct {
 	inFlight   int // calls in flight at a cut
 	landed     int // of which the recovery found wholly there
 	itemChecks int // item states compared with the model after recoveries
+	refused    int // calls refused for want of room, each checked absent by the recovery after it
+	fullOpens  int // stores opened (read-only) on a full disk
 }
 
 func TestPowerCut(t *testing.T) {
@@ -75,8 +84,8 @@ func TestPowerCut(t *testing.T) {
 			return
 		}
 	}
-	t.Logf("%d power cuts (%d at a sync point, %d during Open's recovery), %d acknowledged write calls checked, %d calls in flight at a cut (%d of them found there whole), %d item states compared, in %v",
-		st.cuts, st.atSync, st.inOpen, st.acked, st.inFlight, st.landed, st.itemChecks, time.Since(start).Round(time.Millisecond))
+	t.Logf("%d power cuts (%d at a sync point, %d during Open's recovery), %d acknowledged write calls checked, %d calls in flight at a cut (%d of them found there whole), %d calls refused on a full disk checked absent, %d opens on a full disk, %d item states compared, in %v",
+		st.cuts, st.atSync, st.inOpen, st.acked, st.inFlight, st.landed, st.refused, st.fullOpens, st.itemChecks, time.Since(start).Round(time.Millisecond))
 }
 
 // powerCutWorld is one store's life on one PowerFS, through several cuts.
@@ -84,6 +93,8 @@ type powerCutWorld struct {
 	t      *testing.T
 	rng    *rand.Rand
 	fs     *vfstest.PowerFS
+	disk   *vfstest.ErrorFS // over fs: the disk fills up
+	full   bool
 	clock  *lethe.ManualClock
 	opts   *lethe.Options
 	name   string
@@ -129,9 +140,29 @@ func newPowerCutWorld(t *testing.T, seed, run uint64, st *powerCutStats) *powerC
 		st:    st,
 		state: pcState{},
 	}
+	w.disk = vfstest.NewErrorFS(w.fs)
 	w.opts = &lethe.Options{Dir: pcDir, Clock: w.clock, Reaper: lethe.ReaperOptions{Disabled: true}}
-	vfs.SetOptionsFS(w.opts, w.fs)
+	vfs.SetOptionsFS(w.opts, w.disk)
 	return w
+}
+
+// open opens the store; on a full disk, read-only. It retries a full disk
+// at every write.
+func (w *powerCutWorld) open() (*lethe.Store, error) {
+	s, err := lethe.Open(w.opts)
+	if err == nil {
+		lethe.SetDiskRetry(s, 0)
+		if w.full {
+			w.st.fullOpens++
+		}
+	}
+	return s, err
+}
+
+// setFull fills the disk or frees it.
+func (w *powerCutWorld) setFull(full bool) {
+	w.full = full
+	w.disk.SetFull(full)
 }
 
 // live runs cuts cycles: open (perhaps cut during it), work until the
@@ -143,7 +174,7 @@ func (w *powerCutWorld) live(cuts int) {
 		// The cut comes at one of the next syncs: in Open now and then,
 		// mostly in the steps.
 		w.fs.CutAtSync(1 + w.rng.IntN(pcStepsEvery+4))
-		s, err := lethe.Open(w.opts)
+		s, err := w.open()
 		if err != nil {
 			require.ErrorIs(t, err, vfstest.ErrPowerCut, "%s: Open", where)
 			w.st.inOpen++
@@ -173,7 +204,8 @@ func (w *powerCutWorld) recover(where string, inflight *pcInflight) {
 	w.fs.Restart()
 	w.clock.Advance(time.Duration(w.rng.IntN(4000)) * time.Millisecond)
 	w.fs.CutAtSync(0)
-	s, err := lethe.Open(w.opts)
+	w.setFull(w.rng.IntN(6) == 0)
+	s, err := w.open()
 	require.NoError(t, err, "%s: Open after the cut\n%s", where, w.fs)
 	defer func() { require.NoError(t, s.Close(), where) }()
 	now := w.clock.Now().UnixNano()
@@ -327,6 +359,14 @@ func (w *powerCutWorld) work(s *lethe.Store, where string) *pcInflight {
 			return nil // a background snapshot met the cut
 		}
 		where := fmt.Sprintf("%s step %d", where, step)
+		switch r := rng.IntN(40); {
+		case r == 0:
+			w.setFull(true)
+		case r == 1:
+			w.disk.Inject(vfstest.Fault{Op: vfstest.OpWrite, N: 1, Err: syscall.ENOSPC, Short: true})
+		case w.full && r < 12:
+			w.setFull(false)
+		}
 		now := w.clock.Now().UnixNano()
 		next := w.state.clone()
 		what, err := w.step(s, rng, next, now)
@@ -339,6 +379,12 @@ func (w *powerCutWorld) work(s *lethe.Store, where string) *pcInflight {
 		case w.fs.IsCut():
 			require.ErrorIs(t, err, lethe.ErrUnavailable, "%s: %s failed with the power", where, what)
 			return &pcInflight{what: what, after: next}
+		case errors.Is(err, syscall.ENOSPC):
+			// Refused for want of room: nothing changed.
+			require.ErrorIs(t, err, lethe.ErrUnavailable, "%s: %s", where, what)
+			if what != "" {
+				w.st.refused++
+			}
 		default:
 			require.NoError(t, err, "%s: %s", where, what)
 		}

@@ -140,8 +140,35 @@ func (s *Store) openDir() error {
 		}
 		if r.readOnly != nil {
 			// The disk is full (or read-only): the store serves what it
-			// recovered, and refuses writes, rather than nothing at all.
-			s.wal = readOnlyWAL(fsys, dir, s.opts.Sync, r.readOnly)
+			// recovered, and refuses writes, rather than nothing at all,
+			// until the disk takes writes again (wal.heal): then it does
+			// what Open could not.
+			resume := func(n uint64) (vfs.File, error) {
+				if r.repair != nil {
+					if err := r.repair(); err != nil {
+						return nil, err
+					}
+					r.repair = nil
+				}
+				f, err := createLogFile(fsys, dir, s.storeID, n, vfs.File.Sync)
+				if err != nil {
+					return nil, err
+				}
+				if err := s.writeManifest(r.manifest(n)); err != nil {
+					f.Close()
+					fsys.Remove(filepath.Join(dir, segmentName(n)))
+					return nil, err
+				}
+				return f, nil
+			}
+			resumed := func() { // as logRecovered, under the log's lock
+				for c, found := range r.recovered {
+					for _, e := range found {
+						s.wal.appendExpireLocked(c.id, r.now, e.at, e.rec)
+					}
+				}
+			}
+			s.wal = readOnlyWAL(fsys, dir, s.storeID, next, s.opts.Sync, s.checkpointer.grew, s.opts.Logger, r.readOnly, resume, resumed)
 		}
 	}
 	if err == nil && r.readOnly == nil {

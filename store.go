@@ -339,8 +339,9 @@ type StoreStats struct {
 	LogSyncs    int64 // fsyncs of the log (each shared by the writes it made durable)
 	Checkpoints int64 // snapshots written
 	// LogFailed says that the log failed (its disk full or failing): the
-	// store refuses writes until it is reopened. It is true for a store
-	// opened read-only too.
+	// store refuses writes until it is reopened, or, when its disk was
+	// full, until a write finds room again. It is true for a store opened
+	// read-only too.
 	LogFailed bool
 }
 
@@ -352,7 +353,7 @@ func (s *Store) Stats() StoreStats {
 		return StoreStats{}
 	}
 	w.mu.Lock()
-	st := StoreStats{LogBytes: int64(w.written), LogFailed: w.err != nil && w.err != ErrClosed}
+	st := StoreStats{LogBytes: int64(w.written - w.lostBytes), LogFailed: w.err != nil && w.err != ErrClosed}
 	w.mu.Unlock()
 	st.LogSyncs = w.syncs.Load()
 	st.Checkpoints = s.checkpointer.taken.Load()

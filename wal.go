@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -99,6 +100,12 @@ import (
 // applied in memory once the log holds it durably (mutation.go), so the
 // log holds every item's changes in the order they were made, and a
 // container's deletion after every change to it.
+// A write or fsync of the log that fails is never retried as if nothing
+// happened (flushLocked): before any writer hears of the failure the
+// segment is cut back to its last acknowledged frame (cutBack), so that no
+// refused write comes back at a reopen, and the store refuses writes: for
+// good after a failed fsync or an I/O error, until there is room again
+// after a full disk (heal), when the log goes on in a new segment.
 // Recovery is in recover.go, snapshots in snapshot.go.
 
 const (
@@ -210,9 +217,20 @@ type wal struct {
 	appended uint64 // bytes appended since open: the end of the last frame
 	written  uint64 // the end of what is written to the segment
 	synced   uint64 // the end of what is on stable storage
-	err      error  // the first failure, for good; ErrClosed once closed
-	grown    int64  // bytes written since the last checkpoint
-	grow     func(int64)
+	err      error  // the failure; ErrClosed once closed
+	// healable says that err is a full disk's (diskFullError): heal may
+	// clear it, once retryAt has passed. Any other failure is for good.
+	healable   bool
+	retryAt    time.Time
+	retryEvery time.Duration // diskRetryEvery; tests shorten it
+	closing    bool          // close has begun: no more heals; the committer stops
+	// lost holds the tickets of the writes that a failure refused and a
+	// heal then wrote past: they are never durable, whatever the log's
+	// end says (lostIn).
+	lost      []lostSpan
+	lostBytes uint64 // their bytes, never written
+	grown     int64  // bytes written since the last checkpoint
+	grow      func(int64)
 
 	ioMu    sync.Mutex // held while writing to f or switching segments
 	f       vfs.File
@@ -228,7 +246,14 @@ type wal struct {
 
 	stop     chan struct{}
 	exited   chan struct{}
-	readOnly bool // opened on a disk that takes no writes: never had a segment
+	readOnly bool // opened on a disk that takes no writes: has no segment yet
+	// resume, for a store opened read-only, finishes its Open once the
+	// disk takes writes (heal): it repairs what recovery could not, and
+	// creates the segment n and writes the manifest that names it.
+	// resumed then appends what recovery found that the log must hold,
+	// w.mu held, before any other write can.
+	resume  func(n uint64) (vfs.File, error)
+	resumed func()
 
 	logger *slog.Logger // Options.Logger: told of the log's first failure; nil: none
 	syncs  atomic.Int64 // fsyncs of the segments, for Store.Stats
@@ -236,8 +261,7 @@ type wal struct {
 
 // openWAL starts a log that appends to a new segment numbered seg.
 func openWAL(fsys vfs.FS, dir string, id storeID, seg uint64, policy SyncPolicy, grow func(int64), logger *slog.Logger) (*wal, error) {
-	w := &wal{fs: fsys, dir: dir, policy: policy, syncFile: vfs.File.Sync, grow: grow, seg: seg, id: id, stop: make(chan struct{}), exited: make(chan struct{}), logger: logger}
-	w.work.L, w.progress.L = &w.mu, &w.mu
+	w := newWAL(fsys, dir, id, seg, policy, grow, logger)
 	f, err := createLogFile(fsys, dir, id, seg, w.syncFile)
 	if err != nil {
 		return nil, err
@@ -247,15 +271,28 @@ func openWAL(fsys vfs.FS, dir string, id storeID, seg uint64, policy SyncPolicy,
 	return w, nil
 }
 
-// readOnlyWAL is the log of a store that Open found it cannot write to
-// (cannotWrite): it has failed from the start, with an error that says why.
-func readOnlyWAL(fsys vfs.FS, dir string, policy SyncPolicy, cause error) *wal {
-	w := &wal{fs: fsys, dir: dir, policy: policy, syncFile: vfs.File.Sync, stop: make(chan struct{}), exited: make(chan struct{}), readOnly: true}
+func newWAL(fsys vfs.FS, dir string, id storeID, seg uint64, policy SyncPolicy, grow func(int64), logger *slog.Logger) *wal {
+	w := &wal{fs: fsys, dir: dir, policy: policy, syncFile: vfs.File.Sync, grow: grow, seg: seg, id: id, stop: make(chan struct{}), exited: make(chan struct{}), logger: logger, retryEvery: diskRetryEvery}
 	w.work.L, w.progress.L = &w.mu, &w.mu
-	w.err = &readOnlyError{dir: dir, err: cause}
-	close(w.exited) // no committer
 	return w
 }
+
+// readOnlyWAL is the log of a store that Open found it cannot write to
+// (cannotWrite): it has failed from the start, with an error that says
+// why, until a heal finds that the disk takes writes and calls resume to
+// start the segment seg.
+func readOnlyWAL(fsys vfs.FS, dir string, id storeID, seg uint64, policy SyncPolicy, grow func(int64), logger *slog.Logger, cause error, resume func(uint64) (vfs.File, error), resumed func()) *wal {
+	w := newWAL(fsys, dir, id, seg, policy, grow, logger)
+	w.readOnly, w.resume, w.resumed = true, resume, resumed
+	w.err, w.healable = &readOnlyError{dir: dir, err: cause}, true
+	w.retryAt = time.Now().Add(w.retryEvery)
+	go w.run()
+	return w
+}
+
+// diskRetryEvery is how often at most a store whose disk was full tries
+// to write again (heal), when a write comes.
+const diskRetryEvery = time.Second
 
 // readOnlyError is the failure of a store opened read-only.
 type readOnlyError struct {
@@ -268,7 +305,7 @@ func (e *readOnlyError) Error() string {
 	if errors.Is(e.err, syscall.EROFS) {
 		what = "is mounted read-only"
 	}
-	return fmt.Sprintf("the disk holding %s %s, so the store opened read-only: make room on it (or remount it) and reopen the store to write (%v)", e.dir, what, e.err)
+	return fmt.Sprintf("the disk holding %s %s, so the store opened read-only: it takes writes again once there is room on it (or it is remounted for writing) (%v)", e.dir, what, e.err)
 }
 
 func (e *readOnlyError) Unwrap() error { return e.err }
@@ -298,11 +335,10 @@ func createLogFile(fsys vfs.FS, dir string, id storeID, n uint64, syncFile func(
 // addPut appends the write of an item, rec, to the container cid. It
 // returns the ticket to wait for.
 func (w *wal) addPut(cid string, rec record) (uint64, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.err != nil {
-		return 0, w.err
+	if err := w.begin(); err != nil {
+		return 0, err
 	}
+	defer w.mu.Unlock()
 	b, start := beginFrame(w.buf)
 	b = append(b, framePut)
 	b = appendStr(b, cid)
@@ -314,11 +350,10 @@ func (w *wal) addPut(cid string, rec record) (uint64, error) {
 // addRemove appends the removal of the item (pk, id) from the container
 // cid, deleted or purged as why says.
 func (w *wal) addRemove(cid string, why cause, pk, id string) (uint64, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.err != nil {
-		return 0, w.err
+	if err := w.begin(); err != nil {
+		return 0, err
 	}
+	defer w.mu.Unlock()
 	b, start := beginFrame(w.buf)
 	b = append(b, frameRemove)
 	b = appendStr(b, cid)
@@ -331,11 +366,10 @@ func (w *wal) addRemove(cid string, why cause, pk, id string) (uint64, error) {
 // addFeedChange appends an item change of a container with a change feed:
 // the write of m.rec, or the removal of m.old (deleted or purged).
 func (w *wal) addFeedChange(cid string, m *mutation) (uint64, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.err != nil {
-		return 0, w.err
+	if err := w.begin(); err != nil {
+		return 0, err
 	}
+	defer w.mu.Unlock()
 	b, start := beginFrame(w.buf)
 	if m.rec != "" {
 		w.maxSeq = max(w.maxSeq, m.rec.seq())
@@ -356,29 +390,32 @@ func (w *wal) addFeedChange(cid string, m *mutation) (uint64, error) {
 // addExpire appends an expiry that a container with a change feed found
 // at now: rec expired at at.
 func (w *wal) addExpire(cid string, now, at int64, rec record) (uint64, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.err != nil {
-		return 0, w.err
+	if err := w.begin(); err != nil {
+		return 0, err
 	}
+	defer w.mu.Unlock()
+	return w.appendExpireLocked(cid, now, at, rec), nil
+}
+
+// appendExpireLocked appends an expiry (addExpire); w.mu is held.
+func (w *wal) appendExpireLocked(cid string, now, at int64, rec record) uint64 {
 	b, start := beginFrame(w.buf)
 	b = append(b, frameExpire)
 	b = appendStr(b, cid)
 	b = binary.AppendVarint(b, now)
 	b = binary.AppendVarint(b, at)
 	b = append(b, rec...)
-	return w.commitFrame(b, start), nil
+	return w.commitFrame(b, start)
 }
 
 // addBatch appends the item changes of a transactional batch on the
 // container cid as one frame; seq is the highest write sequence number the
 // batch used.
 func (w *wal) addBatch(cid string, seq uint64, ms []mutation, feed bool) (uint64, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.err != nil {
-		return 0, w.err
+	if err := w.begin(); err != nil {
+		return 0, err
 	}
+	defer w.mu.Unlock()
 	b, start := beginFrame(w.buf)
 	b = append(b, frameBatch)
 	b = appendStr(b, cid)
@@ -413,11 +450,10 @@ func (w *wal) addBatch(cid string, seq uint64, ms []mutation, feed bool) (uint64
 // deletion: kind is frameContainer, frameSettings or frameDrop, and text
 // is the properties' JSON, or the id of the container deleted.
 func (w *wal) addContainer(kind byte, seq uint64, now int64, text []byte) (uint64, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.err != nil {
-		return 0, w.err
+	if err := w.begin(); err != nil {
+		return 0, err
 	}
+	defer w.mu.Unlock()
 	b, start := beginFrame(w.buf)
 	b = append(b, kind)
 	b = binary.AppendUvarint(b, seq)
@@ -426,6 +462,29 @@ func (w *wal) addContainer(kind byte, seq uint64, now int64, text []byte) (uint6
 	b = binary.AppendUvarint(b, uint64(len(text)))
 	b = append(b, text...)
 	return w.commitFrame(b, start), nil
+}
+
+// begin locks w.mu for an append, or returns the log's failure. A log
+// that failed because its disk was full first tries to heal, at most once
+// every retryEvery.
+func (w *wal) begin() error {
+	w.mu.Lock()
+	if w.err == nil {
+		return nil
+	}
+	if !w.healable || w.closing || time.Now().Before(w.retryAt) {
+		err := w.err
+		w.mu.Unlock()
+		return err
+	}
+	w.mu.Unlock()
+	w.heal()
+	w.mu.Lock()
+	if err := w.err; err != nil {
+		w.mu.Unlock()
+		return err
+	}
+	return nil
 }
 
 // commitFrame finishes a frame appended to w.buf and wakes the committer;
@@ -444,6 +503,9 @@ func (w *wal) wait(ticket uint64) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for {
+		if err := lostIn(w.lost, ticket); err != nil {
+			return err
+		}
 		if w.synced >= ticket || (w.policy != SyncAlways && w.written >= ticket) {
 			return nil
 		}
@@ -456,18 +518,42 @@ func (w *wal) wait(ticket uint64) error {
 
 // durable returns the end of what the log holds durably under its policy
 // (synced under SyncAlways, written to the operating system otherwise),
-// and its failure, if it has failed: nothing after that end will be.
-func (w *wal) durable() (uint64, error) {
+// the tickets in lost, which never are (lostIn), whatever the end, and
+// its failure, if it has failed: nothing after that end will be.
+func (w *wal) durable() (end uint64, lost []lostSpan, failed error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	err := w.err
-	if err == ErrClosed {
-		err = nil // close wrote and synced what was appended first
+	failed = w.err
+	if failed == ErrClosed {
+		failed = nil // close wrote and synced what was appended first
 	}
+	return w.durableLocked(), w.lost, failed
+}
+
+func (w *wal) durableLocked() uint64 {
 	if w.policy == SyncAlways {
-		return w.synced, err
+		return w.synced
 	}
-	return w.written, err
+	return w.written
+}
+
+// lostSpan is the tickets of the writes one failure refused, from after the
+// end of what the log held durably then: (from, to].
+type lostSpan struct {
+	from, to uint64
+	err      error // the failure
+}
+
+// lostIn returns the failure that refused the write of ticket, if one of
+// the spans holds it, and nil otherwise. The spans are in order; a ticket
+// past the last (every ticket, nearly always) is found at once.
+func lostIn(lost []lostSpan, ticket uint64) error {
+	for i := len(lost) - 1; i >= 0 && ticket <= lost[i].to; i-- {
+		if ticket > lost[i].from {
+			return lost[i].err
+		}
+	}
+	return nil
 }
 
 // failure returns the log's failure, if it has failed or closed.
@@ -485,10 +571,10 @@ func (w *wal) run() {
 	}
 	for {
 		w.mu.Lock()
-		for len(w.buf) == 0 && w.err == nil {
+		for len(w.buf) == 0 && !w.closing {
 			w.work.Wait()
 		}
-		stop := w.err != nil
+		stop := w.closing
 		w.mu.Unlock()
 		if stop {
 			return
@@ -529,6 +615,7 @@ func (w *wal) flushLocked(sync bool) error {
 	if len(data) > 0 {
 		_, err = w.f.Write(data)
 	}
+	full := err != nil && cannotWrite(err) // a write the disk had no room for
 	if err == nil && sync {
 		err = w.syncFile(w.f)
 		w.syncs.Add(1)
@@ -544,12 +631,18 @@ func (w *wal) flushLocked(sync bool) error {
 	if err == nil {
 		w.segSize += int64(len(data))
 		w.writtenSeq = max(w.writtenSeq, seq)
+	} else if cerr := w.cutBack(); cerr != nil {
+		full = false
+		if w.logger != nil {
+			w.logger.Error("lethe: a failed write could not be cut off the write-ahead log: reopened, the store may bring back writes it refused",
+				"dir", w.dir, "file", segmentName(w.seg), "err", cerr)
+		}
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if err != nil {
 		if w.err == nil || w.err == ErrClosed {
-			w.failLocked(err)
+			w.failLocked(err, full)
 		}
 	} else {
 		w.written = max(w.written, end)
@@ -563,6 +656,88 @@ func (w *wal) flushLocked(sync bool) error {
 	}
 	w.progress.Broadcast()
 	return err
+}
+
+// cutBack cuts the segment back to its last good frame after a failed
+// write, fsync or check, before anyone is told of the failure: to
+// segSize, the end of what was written without error, which holds every
+// frame acknowledged and none that was refused. The frames that failed
+// may be whole in the file (a failed fsync leaves them in the page cache,
+// which may yet write them; a short write may hold whole frames of other
+// writers), and recovery would bring them back. A truncation drops them
+// from the page cache too, and once it is synced the file's new size is
+// on the disk: this fsync proves no more than that, and nothing is
+// assumed of the fsync that failed (the data it was to write may or may
+// not be on the disk, and its pages may have been dropped: see
+// PostgreSQL's fsync errors). If the truncation or its fsync fails, the
+// disk takes no change at all; the failure is for good, and the store
+// cannot make sure that the refused frames stay out of a reopen: it logs
+// so.
+func (w *wal) cutBack() error {
+	if err := w.f.Truncate(w.segSize); err != nil {
+		return err
+	}
+	return w.syncFile(w.f)
+}
+
+// heal tries again to write to a log that failed because its disk was
+// full, at most once every retryEvery (begin calls it on a write). The
+// segment the failure was in was cut back to its last acknowledged frame
+// (cutBack), durably: heal leaves it as it is and starts the next
+// segment, which recovery replays after it; or, for a store opened
+// read-only, finishes its Open (resume). If that fails for want of room,
+// the log stays failed until the next try; if it fails otherwise, for
+// good. If it works, the log takes writes again; the writes the failure
+// refused stay refused: their frames are dropped and their tickets
+// recorded as lost, so that no waiter, and no container's queue of
+// pending changes, takes them for durable once the log's end passes them.
+func (w *wal) heal() {
+	w.ioMu.Lock()
+	defer w.ioMu.Unlock()
+	w.mu.Lock()
+	if w.err == nil || !w.healable || w.closing || time.Now().Before(w.retryAt) {
+		w.mu.Unlock()
+		return // healed by another, or not due
+	}
+	w.retryAt = time.Now().Add(w.retryEvery)
+	w.mu.Unlock()
+	n := w.seg + 1
+	var f vfs.File
+	var err error
+	if w.resume != nil {
+		n = w.seg
+		f, err = w.resume(n)
+	} else {
+		f, err = createLogFile(w.fs, w.dir, w.id, n, w.syncFile)
+	}
+	w.mu.Lock()
+	if err != nil {
+		if !cannotWrite(err) {
+			w.failLocked(err, false)
+		}
+		w.mu.Unlock()
+		return
+	}
+	if w.f != nil {
+		w.f.Close()
+	}
+	w.f, w.seg, w.segSize = f, n, int64(fileHeaderV4)
+	if end := w.durableLocked(); w.appended > end {
+		w.lost = append(slices.Clip(w.lost), lostSpan{from: end, to: w.appended, err: w.err})
+		w.lostBytes += w.appended - end
+	}
+	w.buf = w.buf[:0]
+	w.written, w.synced = w.appended, w.appended // the old segment is synced (cutBack), and the rest is lost
+	w.maxSeq = w.writtenSeq                      // and so are the write sequence numbers the rest used
+	w.err, w.healable, w.readOnly, w.resume = nil, false, false, nil
+	if w.resumed != nil {
+		w.resumed()
+		w.resumed = nil
+	}
+	w.mu.Unlock()
+	if w.logger != nil {
+		w.logger.Info("lethe: the disk has room again: the store takes writes", "dir", w.dir, "file", segmentName(n))
+	}
 }
 
 // checkEvery is how often a log that does not sync at each commit checks
@@ -610,7 +785,7 @@ func (w *wal) rotate() (uint64, error) {
 	if err != nil {
 		w.mu.Lock()
 		if w.err == nil {
-			w.failLocked(err)
+			w.failLocked(err, cannotWrite(err)) // nothing is cut: the segment was whole
 		}
 		w.progress.Broadcast()
 		w.mu.Unlock()
@@ -634,6 +809,7 @@ func (w *wal) close() error {
 	if w.err == nil {
 		w.err = ErrClosed
 	}
+	w.closing = true
 	w.work.Broadcast()
 	w.progress.Broadcast()
 	w.mu.Unlock()
@@ -653,9 +829,34 @@ func (w *wal) close() error {
 // writes from then on.
 type logError struct{ err error }
 
-// failLocked makes err the log's failure, for good, and logs it: from now
-// on the store refuses writes. The caller holds w.mu.
-func (w *wal) failLocked(err error) {
+// diskFullError is the failure of the log to write for want of room:
+// the store refuses writes until there is room again (heal).
+type diskFullError struct {
+	dir string
+	err error
+}
+
+func (e *diskFullError) Error() string {
+	return fmt.Sprintf("the disk holding %s is full: the store refuses writes until there is room on it again, then takes them (%v)", e.dir, e.err)
+}
+
+func (e *diskFullError) Unwrap() error { return e.err }
+
+// failLocked makes err the log's failure, and logs it: from now on the
+// store refuses writes; for good, unless full says that the disk only
+// had no room for a write that left nothing behind (cutBack), which a
+// heal may then write past. The caller holds w.mu.
+func (w *wal) failLocked(err error, full bool) {
+	w.healable = full
+	if full {
+		w.err = &diskFullError{dir: w.dir, err: err}
+		w.retryAt = time.Now().Add(w.retryEvery)
+		if w.logger != nil {
+			w.logger.Error("lethe: the disk is full: the store refuses writes until there is room on it again",
+				"dir", w.dir, "err", err)
+		}
+		return
+	}
 	w.err = &logError{err}
 	if w.logger != nil {
 		w.logger.Error("lethe: the write-ahead log cannot be written: the store refuses writes until it is reopened",

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/lethedb/lethe/cosmosrest"
 	"github.com/lethedb/lethe/internal/vfs"
@@ -81,15 +82,7 @@ func TestDataDirFaults(t *testing.T) {
 		{"create user, rename", vfstest.Fault{Op: vfstest.OpRename, N: 1, Err: syscall.EIO}, userA},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := t.TempDir()
-			efs := vfstest.NewErrorFS(vfs.OS)
-			cfg := cosmosrest.Config{Dir: dir}
-			vfs.SetConfigFS(&cfg, efs)
-			h, err := cosmosrest.New(cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			_, c := serve(t, h)
+			dir, efs, h, c := faultyFront(t)
 			must(t, c.do("POST", "/dbs", map[string]any{"id": "a"}, "x-ms-offer-throughput", "400"), 201)
 			must(t, c.do("POST", "/dbs/a/users", map[string]any{"id": "ada"}), 201)
 			before := frontView(t, c)
@@ -110,16 +103,7 @@ func TestDataDirFaults(t *testing.T) {
 					t.Errorf("left in the directory: %s", e.Name())
 				}
 			}
-			c.srv.Close()
-			if err := h.Close(); err != nil {
-				t.Fatal(err)
-			}
-			h2, err := cosmosrest.New(cosmosrest.Config{Dir: dir})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { h2.Close() })
-			_, c2 := serve(t, h2)
+			c2 := restartFront(t, h, c, dir)
 			if got := frontView(t, c2); got != before {
 				t.Errorf("after a restart the front shows\n%s\nnot\n%s", got, before)
 			}
@@ -149,4 +133,75 @@ func replaceA(c *client) response {
 
 func userA(c *client) response {
 	return c.do("POST", "/dbs/a/users", map[string]any{"id": "bob"})
+}
+
+// TestDataDirDiskFullHeals: a full disk under a database's store refuses
+// document writes with 503 and a message that names the disk; reads,
+// queries and the change feed go on; once there is room the writes
+// succeed again, without a restart (the store retries at most once a
+// second), and a restart shows exactly what was acknowledged.
+func TestDataDirDiskFullHeals(t *testing.T) {
+	dir, efs, h, c := faultyFront(t)
+	must(t, c.do("POST", "/dbs", map[string]any{"id": "db"}), 201)
+	must(t, c.do("POST", "/dbs/db/colls", map[string]any{"id": "c", "partitionKey": map[string]any{"paths": []string{"/pk"}}}), 201)
+	const coll = "/dbs/db/colls/c"
+	ada := []string{"x-ms-documentdb-partitionkey", `["ada"]`}
+	must(t, c.do("POST", coll+"/docs", `{"id":"1","pk":"ada"}`, ada...), 201)
+
+	efs.SetFull(true)
+	r := must(t, c.do("POST", coll+"/docs", `{"id":"2","pk":"ada"}`, ada...), 503)
+	if msg := r.json(t)["message"].(string); !strings.Contains(msg, "the disk holding "+dir) || !strings.Contains(msg, "is full") {
+		t.Errorf("the 503's message does not name the full disk: %s", msg)
+	}
+	must(t, c.do("GET", coll+"/docs/1", nil, ada...), 200)
+	q := must(t, c.do("POST", coll+"/docs", map[string]any{"query": "SELECT * FROM c"},
+		append([]string{"Content-Type", "application/query+json", "x-ms-documentdb-isquery", "True"}, ada...)...), 200)
+	if docs := documents(t, q, "Documents"); len(docs) != 1 {
+		t.Errorf("query on the full disk: %s", q.body)
+	}
+	must(t, c.do("GET", coll+"/docs", nil, append([]string{"A-IM", "Incremental Feed"}, ada...)...), 200)
+
+	efs.SetFull(false)
+	deadline := time.Now().Add(10 * time.Second)
+	for r = c.do("POST", coll+"/docs", `{"id":"3","pk":"ada"}`, ada...); r.status == 503 && time.Now().Before(deadline); {
+		time.Sleep(50 * time.Millisecond)
+		r = c.do("POST", coll+"/docs", `{"id":"3","pk":"ada"}`, ada...)
+	}
+	must(t, r, 201)
+	c2 := restartFront(t, h, c, dir)
+	must(t, c2.do("GET", coll+"/docs/1", nil, ada...), 200)
+	must(t, c2.do("GET", coll+"/docs/2", nil, ada...), 404)
+	must(t, c2.do("GET", coll+"/docs/3", nil, ada...), 200)
+}
+
+// restartFront closes the front h (and its client c's server) and serves
+// a new one on dir, on the real file system, returning its client.
+func restartFront(t *testing.T, h *cosmosrest.Handler, c *client, dir string) *client {
+	t.Helper()
+	c.srv.Close()
+	if err := h.Close(); err != nil {
+		t.Fatal(err)
+	}
+	h2, err := cosmosrest.New(cosmosrest.Config{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h2.Close() })
+	_, c2 := serve(t, h2)
+	return c2
+}
+
+// faultyFront serves a front on a new data directory on an ErrorFS over
+// the real file system.
+func faultyFront(t *testing.T) (string, *vfstest.ErrorFS, *cosmosrest.Handler, *client) {
+	dir := t.TempDir()
+	efs := vfstest.NewErrorFS(vfs.OS)
+	cfg := cosmosrest.Config{Dir: dir}
+	vfs.SetConfigFS(&cfg, efs)
+	h, err := cosmosrest.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, c := serve(t, h)
+	return dir, efs, h, c
 }

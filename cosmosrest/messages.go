@@ -102,7 +102,7 @@ func serviceError(le *lethe.Error, notFoundSub int) opError {
 	case http.StatusTooManyRequests:
 		e.msg = msgRequestRateLarge
 	case http.StatusServiceUnavailable:
-		e.msg = withDetail(msgUnavailable, le.Error())
+		e.msg = withDetail(msgUnavailable, strings.TrimPrefix(le.Error(), "lethe: "))
 	default:
 		e.msg = le.Error()
 	}

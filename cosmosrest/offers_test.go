@@ -205,17 +205,7 @@ func TestDurableDatabaseOffer(t *testing.T) {
 	must(t, c.do("POST", "/dbs", map[string]any{"id": "none"}), 201)
 	must(t, replaceOffer(c, offerOf(t, c, manual["_rid"].(string)), map[string]any{"offerThroughput": 700}), 200)
 	must(t, replaceOffer(c, offerOf(t, c, auto["_rid"].(string)), map[string]any{"offerAutopilotSettings": map[string]any{"maxThroughput": 6000}}), 200)
-	c.srv.Close()
-	if err := h.Close(); err != nil {
-		t.Fatal(err)
-	}
-
-	h2, err := cosmosrest.New(cosmosrest.Config{Dir: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { h2.Close() })
-	_, c2 := serve(t, h2)
+	c2 := restartFront(t, h, c, dir)
 	if m, ap := offerFigures(offerOf(t, c2, manual["_rid"].(string))); m != 700 || ap != 0 {
 		t.Errorf("manual offer after restart: %v, %v", m, ap)
 	}

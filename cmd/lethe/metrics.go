@@ -99,7 +99,7 @@ var (
 	descLogSyncs    = prometheus.NewDesc("lethe_log_fsyncs_total", "Fsyncs of the database's write-ahead log since it opened.", labelsDB, nil)
 	descCheckpoints = prometheus.NewDesc("lethe_checkpoints_total", "Snapshots of the database written since it opened.", labelsDB, nil)
 	descLogFailed   = prometheus.NewDesc("lethe_log_failed",
-		"1 if the database's log failed (its disk full or failing): it refuses writes until the server restarts.", labelsDB, nil)
+		"1 if the database's log failed (its disk full or failing): it refuses writes until the server restarts, or, when its disk was full, until there is room again.", labelsDB, nil)
 	descRecovery = prometheus.NewDesc("lethe_recovery_seconds",
 		"How long the database's recovery took when the server started (0 in memory).", labelsDB, nil)
 	descRecovered = prometheus.NewDesc("lethe_recovered_items", "Live items its recovery brought back.", labelsDB, nil)

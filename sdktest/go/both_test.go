@@ -78,9 +78,9 @@ func TestEveryTestRunsBothWays(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// TestKillServer kills a real process and TestWorstQuery measures
-	// one: they have no in-process form.
-	listed := map[string]bool{"TestInProcess": true, "TestEveryTestRunsBothWays": true, "TestKillServer": true, "TestWorstQuery": true}
+	// TestKillServer and TestKillServerDiskFull kill a real process and
+	// TestWorstQuery measures one: they have no in-process form.
+	listed := map[string]bool{"TestInProcess": true, "TestEveryTestRunsBothWays": true, "TestKillServer": true, "TestKillServerDiskFull": true, "TestWorstQuery": true}
 	for _, tc := range inProcessTests {
 		listed[tc.name] = true
 	}

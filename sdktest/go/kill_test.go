@@ -12,8 +12,11 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -47,23 +50,7 @@ func TestKillServer(t *testing.T) {
 	rng := rand.New(rand.NewPCG(seed, 1))
 
 	srv := &killServer{t: t, bin: bin, dir: dir}
-	srv.start()
-	t.Cleanup(srv.kill)
-	const clients = 4
-	models := make([]*killModel, clients)
-	for i := range models {
-		models[i] = &killModel{id: i, items: map[string]*killItem{}, rng: rand.New(rand.NewPCG(seed, uint64(i)+2))}
-	}
-	setup := srv.client()
-	ctx := context.Background()
-	if _, err := setup.CreateDatabase(ctx, azcosmos.DatabaseProperties{ID: "db"}, nil); err != nil {
-		t.Fatal(err)
-	}
-	db, _ := setup.NewDatabase("db")
-	if _, err := db.CreateContainer(ctx, azcosmos.ContainerProperties{ID: "c",
-		PartitionKeyDefinition: azcosmos.PartitionKeyDefinition{Paths: []string{"/pk"}}}, nil); err != nil {
-		t.Fatal(err)
-	}
+	models := srv.setup(seed, false)
 
 	deadline := time.Now().Add(limit)
 	var acked, ambiguous, checked int
@@ -71,14 +58,7 @@ func TestKillServer(t *testing.T) {
 	for ; done < kills && time.Now().Before(deadline); done++ {
 		// Write from every client until the kill.
 		stop := make(chan struct{})
-		var wg sync.WaitGroup
-		for _, m := range models {
-			c, err := srv.client().NewContainer("db", "c")
-			if err != nil {
-				t.Fatal(err)
-			}
-			wg.Go(func() { m.run(c, stop) })
-		}
+		wg := srv.write(models, stop)
 		time.Sleep(time.Duration(50+rng.IntN(450)) * time.Millisecond)
 		srv.kill()
 		close(stop)
@@ -145,6 +125,43 @@ func (s *killServer) start() {
 	}
 }
 
+// setup starts the server, creates the database "db" and its container
+// "c" (partitioned by /pk), and returns the models of four clients (full:
+// on a disk that fills up).
+func (s *killServer) setup(seed uint64, full bool) []*killModel {
+	t := s.t
+	s.start()
+	t.Cleanup(s.kill)
+	models := make([]*killModel, 4)
+	for i := range models {
+		models[i] = &killModel{id: i, items: map[string]*killItem{}, rng: rand.New(rand.NewPCG(seed, uint64(i)+2)), full: full}
+	}
+	ctx := context.Background()
+	if _, err := s.client().CreateDatabase(ctx, azcosmos.DatabaseProperties{ID: "db"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	db, _ := s.client().NewDatabase("db")
+	if _, err := db.CreateContainer(ctx, azcosmos.ContainerProperties{ID: "c",
+		PartitionKeyDefinition: azcosmos.PartitionKeyDefinition{Paths: []string{"/pk"}}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	return models
+}
+
+// write has each model write through a client of its own until stop; the
+// WaitGroup returned waits for them.
+func (s *killServer) write(models []*killModel, stop <-chan struct{}) *sync.WaitGroup {
+	var wg sync.WaitGroup
+	for _, m := range models {
+		c, err := s.client().NewContainer("db", "c")
+		if err != nil {
+			s.t.Fatal(err)
+		}
+		wg.Go(func() { m.run(c, stop) })
+	}
+	return &wg
+}
+
 func (s *killServer) kill() {
 	if s.cmd == nil {
 		return
@@ -184,6 +201,15 @@ type killModel struct {
 	ids   []string
 	// acked counts the acknowledged writes, ambiguous those left unknown.
 	acked, ambiguous int
+	// full: the disk may fill up, and a 503 is the server's refusal,
+	// which changed nothing (refused counts them, lastRefusal keeps the
+	// last one's message); otherwise a 503 is taken for a dying server.
+	full        bool
+	refused     int
+	lastRefusal string
+	// live counts the acknowledged and refused writes for a reader while
+	// the model writes.
+	live struct{ acked, refused atomic.Int64 }
 }
 
 // killItem is an item's acknowledged state (v 0: absent) and, after a
@@ -248,9 +274,16 @@ func (m *killModel) run(c *azcosmos.ContainerClient, stop <-chan struct{}) {
 			case 200, 201, 204:
 				it.v = want
 				m.acked++
+				m.live.acked.Add(1)
 			}
 		case errors.As(err, &re) && re.StatusCode != 503 && re.StatusCode != 500:
 			// An answer that changed nothing (409, 404, 412).
+		case m.full && errors.As(err, &re) && re.StatusCode == 503:
+			// The disk is full: refused, nothing changed.
+			m.refused++
+			m.live.refused.Add(1)
+			m.lastRefusal = err.Error()
+			time.Sleep(time.Millisecond)
 		default:
 			// No answer: the server died under the call.
 			it.maybe, it.unknown = want, true
@@ -291,4 +324,128 @@ func (m *killModel) check(t *testing.T, c *azcosmos.ContainerClient, round int) 
 	acked, ambiguous = m.acked, m.ambiguous
 	m.acked, m.ambiguous = 0, 0
 	return acked, ambiguous, n
+}
+
+// TestKillServerDiskFull is TestKillServer on a disk that fills up: the
+// server's directory is on a tmpfs of its own (it needs root, to mount
+// one), and while the clients write, a file fills what is left of it.
+// The server refuses writes with 503 naming the disk, and each such
+// refusal changed nothing; then either the file goes, the server takes
+// writes again without a restart, and it is killed, or it is killed
+// while the disk is full and restarted on it (it opens read-only: the
+// check reads everything) and the file goes after. Every acknowledged
+// write survives each kill and restart, and no refused one comes back.
+// LETHE_KILL_SOAK=N makes N rounds.
+func TestKillServerDiskFull(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs cmd/lethe")
+	}
+	rounds, limit := 3, 90*time.Second
+	if n, err := strconv.Atoi(os.Getenv("LETHE_KILL_SOAK")); err == nil && n > 0 {
+		rounds, limit = n, 20*time.Minute
+	}
+	mnt := t.TempDir()
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=48m", "tmpfs", mnt).CombinedOutput(); err != nil {
+		t.Skipf("cannot mount a tmpfs to fill (needs root): %v: %s", err, out)
+	}
+	t.Cleanup(func() { exec.Command("umount", mnt).Run() })
+	bin := buildLethe(t)
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, 1))
+
+	srv := &killServer{t: t, bin: bin, dir: filepath.Join(mnt, "data")}
+	models := srv.setup(seed, true)
+	filler := filepath.Join(mnt, "filler")
+	totals := func() (acked, refused int) {
+		for _, m := range models {
+			acked, refused = acked+int(m.live.acked.Load()), refused+int(m.live.refused.Load())
+		}
+		return acked, refused
+	}
+
+	deadline := time.Now().Add(limit)
+	var acked, ambiguous, checked, refused, resumed, fullRestarts int
+	done := 0
+	for ; done < rounds && time.Now().Before(deadline); done++ {
+		stop := make(chan struct{})
+		wg := srv.write(models, stop)
+		time.Sleep(time.Duration(50+rng.IntN(250)) * time.Millisecond)
+		fill(t, filler)
+		_, r0 := totals()
+		time.Sleep(time.Duration(200+rng.IntN(300)) * time.Millisecond)
+		a1, r1 := totals()
+		if r1 == r0 {
+			t.Errorf("round %d: the disk is full and no write was refused", done)
+		}
+		whileFull := rng.IntN(2) == 0
+		if !whileFull {
+			// Room again: the server takes writes within its retry
+			// interval (a second), without a restart.
+			if err := os.Remove(filler); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(time.Duration(1200+rng.IntN(400)) * time.Millisecond)
+			a2, _ := totals()
+			resumed += a2 - a1
+		}
+		srv.kill()
+		close(stop)
+		wg.Wait()
+		srv.start()
+		if whileFull {
+			fullRestarts++
+		}
+
+		c, err := srv.client().NewContainer("db", "c")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range models {
+			refused += m.refused
+			m.refused = 0
+			a, amb, n := m.check(t, c, done)
+			acked, ambiguous, checked = acked+a, ambiguous+amb, checked+n
+		}
+		if whileFull {
+			if err := os.Remove(filler); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if t.Failed() {
+			break
+		}
+	}
+	msg := ""
+	for _, m := range models {
+		if m.lastRefusal != "" {
+			msg = m.lastRefusal
+		}
+	}
+	t.Logf("%d rounds (%d restarted on the full disk); %d acknowledged writes, %d refused with 503, %d acknowledged after the disk had room again, %d whose outcome the kill left unknown; %d item checks after the restarts (lost: %v)", done, fullRestarts, acked, refused, resumed, ambiguous, checked, t.Failed())
+	t.Logf("a refusal: %s", msg)
+	if !strings.Contains(msg, "is full") {
+		t.Errorf("the 503 does not say that the disk is full: %q", msg)
+	}
+	if done > fullRestarts && resumed == 0 {
+		t.Error("no write was acknowledged once the disk had room again")
+	}
+}
+
+// fill writes the file name until the disk holding it is full.
+func fill(t *testing.T, name string) {
+	f, err := os.Create(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	buf := make([]byte, 64<<10)
+	for {
+		if _, err := f.Write(buf); err != nil {
+			if !errors.Is(err, syscall.ENOSPC) {
+				t.Fatal(err)
+			}
+			return
+		}
+	}
 }
