@@ -44,7 +44,7 @@ func TestTriggers(t *testing.T) {
 	if a := get("audit-1", 200).json(t); a["of"] != "1" {
 		t.Errorf("audit: %v", a)
 	}
-	r = must(t, c.do("PUT", "/dbs/db/colls/c/docs/1", `{"id":"1","pk":"a","name":"ada"}`, with("x-ms-documentdb-pre-trigger-include", "stamp")...), 200)
+	r = must(t, c.do("PUT", "/dbs/db/colls/c/docs/1", `{"id":"1","pk":"a","name":"ada"}`, with("x-ms-documentdb-pre-trigger-include", "stamp", "If-Match", r.header.Get("etag"))...), 200)
 	if r.json(t)["stamped"] != "Replace" {
 		t.Errorf("replaced: %s", r.body)
 	}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/lethedb/lethe/internal/query"
@@ -253,7 +254,7 @@ func (t *Tx) write(kind WriteKind, id string, doc []byte, ifMatch string) ([]byt
 		return nil, errConflict
 	case (kind == WriteReplace || kind == WriteDelete) && !live:
 		return nil, errNotFound
-	case ifMatch != "" && (!live || ifMatch != etagOf(e.doc)):
+	case ifMatch != "" && (!live || strings.Trim(ifMatch, `"`) != strings.Trim(etagOf(e.doc), `"`)):
 		return nil, errPrecondition
 	}
 	size := len(doc)
