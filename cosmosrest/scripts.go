@@ -289,6 +289,14 @@ func (q *request) createScript() {
 	})
 }
 
+// scriptCounts returns how many UDFs, stored procedures and triggers
+// container coll has, for x-ms-resource-usage.
+func (db *database) scriptCounts(coll string) (udfs, sprocs, triggers int) {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	return countScripts(db.scripts, coll, kindUDF), countScripts(db.scripts, coll, kindSproc), countScripts(db.scripts, coll, kindTrigger)
+}
+
 func countScripts(scripts map[scriptKey]*scriptRes, coll string, kind scriptKind) int {
 	n := 0
 	for k := range scripts {

@@ -31,6 +31,9 @@ func TestScriptResources(t *testing.T) {
 		t.Errorf("trigger: %v", tr)
 	}
 	must(t, c.do("POST", "/dbs/db/colls/c/udfs", map[string]any{"id": "tax", "body": `function tax(x) { return x * 0.1; }`}), 201)
+	if u := must(t, c.do("GET", "/dbs/db/colls/c", nil), 200).header.Get("x-ms-resource-usage"); !strings.HasPrefix(u, "functions=1;storedProcedures=1;triggers=1;") {
+		t.Errorf("x-ms-resource-usage %q", u)
+	}
 
 	// Refused: each changes nothing.
 	for _, tc := range []struct {
