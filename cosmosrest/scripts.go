@@ -3,10 +3,8 @@ package cosmosrest
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
-	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -89,18 +87,11 @@ var (
 // loadScripts reads a durable database's scripts, none when the file is
 // not there.
 func loadScripts(fsys vfs.FS, dir string) (map[scriptKey]*scriptRes, error) {
-	scripts := map[scriptKey]*scriptRes{}
-	b, err := vfs.ReadFile(fsys, filepath.Join(dir, scriptsFile))
-	if errors.Is(err, os.ErrNotExist) {
-		return scripts, nil
-	}
+	list, err := readDBFile[*scriptRes](fsys, dir, scriptsFile)
 	if err != nil {
 		return nil, err
 	}
-	var list []*scriptRes
-	if err := json.Unmarshal(b, &list); err != nil {
-		return nil, fmt.Errorf("%s is damaged: %w", filepath.Join(dir, scriptsFile), err)
-	}
+	scripts := make(map[scriptKey]*scriptRes, len(list))
 	for _, s := range list {
 		if _, ok := scriptKinds[s.Kind]; !ok {
 			return nil, fmt.Errorf("%s is damaged: a script of kind %q", filepath.Join(dir, scriptsFile), s.Kind)
@@ -112,22 +103,9 @@ func loadScripts(fsys vfs.FS, dir string) (map[scriptKey]*scriptRes, error) {
 
 // saveScriptsLocked writes a durable database's scripts; db.mu is held.
 func (db *database) saveScriptsLocked() error {
-	if db.path == "" {
-		return nil
-	}
-	list := make([]*scriptRes, 0, len(db.scripts))
-	for _, s := range db.scripts {
-		list = append(list, s)
-	}
-	sort.Slice(list, func(i, j int) bool {
-		a, b := list[i], list[j]
+	return writeDBFile(db, scriptsFile, db.scripts, func(a, b *scriptRes) bool {
 		return a.Coll < b.Coll || a.Coll == b.Coll && (a.Kind < b.Kind || a.Kind == b.Kind && a.ID < b.ID)
 	})
-	b, err := json.Marshal(list)
-	if err != nil {
-		return err
-	}
-	return vfs.WriteFileAtomic(db.fs, filepath.Join(db.path, scriptsFile), b)
 }
 
 // dropScripts deletes the scripts of container coll, which was deleted.

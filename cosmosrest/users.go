@@ -79,16 +79,9 @@ const (
 // loadUsers reads a durable database's users, none when the file is not
 // there.
 func loadUsers(fsys vfs.FS, dir string) (map[string]*user, error) {
-	b, err := vfs.ReadFile(fsys, filepath.Join(dir, usersFile))
-	if errors.Is(err, os.ErrNotExist) {
-		return map[string]*user{}, nil
-	}
+	list, err := readDBFile[*user](fsys, dir, usersFile)
 	if err != nil {
 		return nil, err
-	}
-	var list []*user
-	if err := json.Unmarshal(b, &list); err != nil {
-		return nil, fmt.Errorf("%s is damaged: %w", filepath.Join(dir, usersFile), err)
 	}
 	users := make(map[string]*user, len(list))
 	for _, u := range list {
@@ -102,19 +95,43 @@ func loadUsers(fsys vfs.FS, dir string) (map[string]*user, error) {
 
 // saveUsersLocked writes a durable database's users; db.mu is held.
 func (db *database) saveUsersLocked() error {
+	return writeDBFile(db, usersFile, db.users, func(a, b *user) bool { return a.ID < b.ID })
+}
+
+// readDBFile reads the JSON list a durable database keeps in file (its
+// users, its scripts), none when the file is not there.
+func readDBFile[T any](fsys vfs.FS, dir, file string) ([]T, error) {
+	b, err := vfs.ReadFile(fsys, filepath.Join(dir, file))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var list []T
+	if err := json.Unmarshal(b, &list); err != nil {
+		return nil, fmt.Errorf("%s is damaged: %w", filepath.Join(dir, file), err)
+	}
+	return list, nil
+}
+
+// writeDBFile writes the values of m, in the order less says, as the JSON
+// list of a durable database's file (synced, then renamed into place);
+// nothing for a database in memory.
+func writeDBFile[K comparable, V any](db *database, file string, m map[K]V, less func(a, b V) bool) error {
 	if db.path == "" {
 		return nil
 	}
-	list := make([]*user, 0, len(db.users))
-	for _, u := range db.users {
-		list = append(list, u)
+	list := make([]V, 0, len(m))
+	for _, v := range m {
+		list = append(list, v)
 	}
-	sort.Slice(list, func(i, j int) bool { return list[i].ID < list[j].ID })
+	sort.Slice(list, func(i, j int) bool { return less(list[i], list[j]) })
 	b, err := json.Marshal(list)
 	if err != nil {
 		return err
 	}
-	return vfs.WriteFileAtomic(db.fs, filepath.Join(db.path, usersFile), b)
+	return vfs.WriteFileAtomic(db.fs, filepath.Join(db.path, file), b)
 }
 
 // orphanPermissionsLocked marks orphaned (or, with orphaned false, no
