@@ -10,37 +10,13 @@
 //
 // It builds the command, starts it on a free port in memory, and prints
 // each side's figures and their ratio.
-import { execFile, spawn } from "node:child_process";
-import { mkdtemp, rm } from "node:fs/promises";
-import https from "node:https";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { fileURLToPath } from "node:url";
-import { promisify } from "node:util";
-import { CosmosClient } from "@azure/cosmos";
+import { startBenchServer } from "./bench-server.mjs";
 
 const rounds = Number(process.argv[2] ?? 30);
 const batch = 100; // items per round of creates
 const calls = 200; // calls per round of the no-op and the read
-const emulatorKey = "C2y6yDjf5/R+ob0N8A7Cgv30VRDJIWEHLM+4QDU5DE2nQ9nDuVTqobD4b8mGGyPMbIZnqyMsEcaGQy67XIw/Jw==";
-const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
 
-const dir = await mkdtemp(join(tmpdir(), "lethe-bench-sproc-"));
-const bin = join(dir, "lethe");
-await promisify(execFile)("go", ["build", "-o", bin, "."], { cwd: join(repoRoot, "cmd/lethe") });
-const proc = spawn(bin, ["-addr", "127.0.0.1:0", "-compute-addr", ""], { stdio: ["ignore", "ignore", "pipe"] });
-let stderr = "";
-proc.stderr.setEncoding("utf8");
-const url = await new Promise((resolve, reject) => {
-  proc.stderr.on("data", (chunk) => {
-    stderr += chunk;
-    const m = /serving the Cosmos DB REST API on (\S+)/.exec(stderr);
-    if (m) resolve(m[1]);
-  });
-  proc.once("exit", () => reject(new Error(stderr)));
-});
-const agent = new https.Agent({ keepAlive: true, rejectUnauthorized: false });
-const client = new CosmosClient({ endpoint: url, key: emulatorKey, agent });
+const { client, stop } = await startBenchServer();
 const { database } = await client.databases.createIfNotExists({ id: "bench" });
 const { container: c } = await database.containers.create({ id: "c", partitionKey: { paths: ["/pk"] } });
 await c.scripts.storedProcedures.create({
@@ -86,8 +62,4 @@ for (const [name, a] of Object.entries(lat)) {
   console.log(`${name}: mean ${(mean(a) * 1000).toFixed(0)} us, p50 ${(q(a, 0.5) * 1000).toFixed(0)} us, p99 ${(q(a, 0.99) * 1000).toFixed(0)} us (${a.length} calls)`);
 }
 console.log(`no-op procedure / point read: mean ${(mean(lat.noop) / mean(lat.read)).toFixed(2)}x, p50 ${(q(lat.noop, 0.5) / q(lat.read, 0.5)).toFixed(2)}x`);
-client.dispose();
-agent.destroy();
-proc.kill("SIGTERM");
-await new Promise((resolve) => proc.once("exit", resolve));
-await rm(dir, { recursive: true, force: true });
+await stop();
