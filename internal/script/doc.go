@@ -46,6 +46,18 @@
 // are kept in an overlay that the execution's reads see, and the caller
 // commits them all together at the end, through the Store (the REST front
 // commits them as one transactional batch, the one write path), or drops
-// them. The Store reads the partition as it is; the overlay adds what the
-// execution wrote.
+// them. The Store reads the partition as it is (every read reads it
+// again, so an item that expires during the execution is gone from the
+// next read); the overlay adds what the execution wrote. Each written
+// item's Op is IfMatch the version the execution first read, so that a
+// concurrent write in between fails the commit rather than being lost.
+//
+// # User-defined functions
+//
+// A UDF is called once per row of a query: Call runs one call in a fresh
+// runtime, Function many. When the body is function declarations only,
+// Function's calls share runtimes prepared so that no call can change what
+// a later one sees (everything reachable from the global object frozen,
+// the global object's properties read-only, a runtime whose call added a
+// global dropped); otherwise each call gets a fresh runtime.
 package script
