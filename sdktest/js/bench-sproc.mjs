@@ -8,8 +8,10 @@
 //
 //	cd sdktest/js && npm ci && node bench-sproc.mjs [rounds]   # default 30
 //
-// It builds the command, starts it on a free port in memory, and prints
-// each side's figures and their ratio.
+// Then it reads an item while a runaway procedure spins until it is
+// stopped, against the same reads idle. It builds the command, starts it
+// on a free port in memory, and prints each side's figures and their
+// ratio.
 import { startBenchServer } from "./bench-server.mjs";
 
 const rounds = Number(process.argv[2] ?? 30);
@@ -62,4 +64,29 @@ for (const [name, a] of Object.entries(lat)) {
   console.log(`${name}: mean ${(mean(a) * 1000).toFixed(0)} us, p50 ${(q(a, 0.5) * 1000).toFixed(0)} us, p99 ${(q(a, 0.99) * 1000).toFixed(0)} us (${a.length} calls)`);
 }
 console.log(`no-op procedure / point read: mean ${(mean(lat.noop) / mean(lat.read)).toFixed(2)}x, p50 ${(q(lat.noop, 0.5) / q(lat.read, 0.5)).toFixed(2)}x`);
+
+// Point reads while a runaway procedure spins until stopped (5 s and its
+// grace), against the same reads idle.
+await c.scripts.storedProcedures.create({ id: "spin", body: "function spin() { while (true) {} }" });
+async function reads(until) {
+  const out = [];
+  while (until()) {
+    const t = now();
+    await c.item("read-me", "p").read();
+    out.push(now() - t);
+  }
+  return out;
+}
+const idleEnd = now() + 3000;
+const idle = await reads(() => now() < idleEnd);
+let spinning = true;
+const spinStart = now();
+const spin = c.scripts.storedProcedure("spin").execute("p", []).then(
+  () => { throw new Error("the runaway procedure succeeded"); },
+  (err) => { spinning = false; return err.code; },
+);
+const busy = await reads(() => spinning);
+const code = await spin;
+console.log(`runaway procedure: stopped with ${code} after ${((now() - spinStart) / 1000).toFixed(2)} s`);
+console.log(`point reads: idle p50 ${(q(idle, 0.5) * 1000).toFixed(0)} us, p99 ${(q(idle, 0.99) * 1000).toFixed(0)} us (${idle.length}); during the runaway p50 ${(q(busy, 0.5) * 1000).toFixed(0)} us, p99 ${(q(busy, 0.99) * 1000).toFixed(0)} us (${busy.length}); p99 ratio ${(q(busy, 0.99) / q(idle, 0.99)).toFixed(2)}x`);
 await stop();
