@@ -255,7 +255,8 @@ func (q *request) containerHeaders(db *database, c *lethe.Container) {
 	hdr := q.w.Header()
 	hdr.Set("x-ms-resource-quota", "functions=25;storedProcedures=100;triggers=25;documentSize=10240;documentsSize=10485760;documentsCount=-1;collectionSize=10485760;")
 	kb := (st.Bytes + 1023) / 1024
-	hdr.Set("x-ms-resource-usage", fmt.Sprintf("functions=0;storedProcedures=0;triggers=0;documentSize=%d;documentsSize=%d;documentsCount=%d;collectionSize=%d;", kb/1024, kb, st.Items, kb))
+	udfs, sprocs, triggers := db.scriptCounts(c.ID())
+	hdr.Set("x-ms-resource-usage", fmt.Sprintf("functions=%d;storedProcedures=%d;triggers=%d;documentSize=%d;documentsSize=%d;documentsCount=%d;collectionSize=%d;", udfs, sprocs, triggers, kb/1024, kb, st.Items, kb))
 	hdr.Set(reaperHeader, reaperState(st))
 	hdr.Set("x-ms-alt-content-path", "dbs/"+db.id)
 	hdr.Set("x-ms-content-path", selfRID(db.rid))
@@ -356,6 +357,11 @@ func (q *request) deleteContainer() {
 		return
 	}
 	q.setCollTS(db, q.t.coll, -1)
+	if err := db.dropScripts(q.t.coll); err != nil {
+		// The container is gone; its scripts stay in the file until the
+		// next change of the database's scripts saves it again.
+		q.h.logFailure(q.r, http.StatusInternalServerError, err)
+	}
 	q.reply(http.StatusNoContent, nil, 2)
 }
 

@@ -31,9 +31,10 @@ type database struct {
 	fs    vfs.FS       // the file system of path
 
 	mu      sync.Mutex
-	collTS  map[string]int64 // when this handler created or last replaced each container
-	offerTS int64            // when the database's offer was made or last replaced
-	users   map[string]*user // its users and their permissions (users.go)
+	collTS  map[string]int64         // when this handler created or last replaced each container
+	offerTS int64                    // when the database's offer was made or last replaced
+	users   map[string]*user         // its users and their permissions (users.go)
+	scripts map[scriptKey]*scriptRes // its containers' scripts (scripts.go)
 }
 
 // metaFile is the file, in a durable database's directory, that names it.
@@ -121,7 +122,12 @@ func (h *Handler) openDatabase(full string, b []byte, readErr error) error {
 		_ = st.Close()
 		return fmt.Errorf("database %q: %w", m.ID, err)
 	}
-	h.dbs[m.ID] = &database{id: m.ID, rid: databaseRID(m.ID), ts: m.TS, store: st, path: full, fs: h.fs, collTS: map[string]int64{}, offerTS: m.TS, users: users}
+	scripts, err := loadScripts(h.fs, full)
+	if err != nil {
+		_ = st.Close()
+		return fmt.Errorf("database %q: %w", m.ID, err)
+	}
+	h.dbs[m.ID] = &database{id: m.ID, rid: databaseRID(m.ID), ts: m.TS, store: st, path: full, fs: h.fs, collTS: map[string]int64{}, offerTS: m.TS, users: users, scripts: scripts}
 	return nil
 }
 
@@ -250,7 +256,7 @@ func (q *request) createDatabase() {
 		writeUnavailable(q.w, id, cause)
 		return
 	}
-	db := &database{id: id, rid: databaseRID(id), ts: h.now().Unix(), fs: h.fs, collTS: map[string]int64{}, users: map[string]*user{}}
+	db := &database{id: id, rid: databaseRID(id), ts: h.now().Unix(), fs: h.fs, collTS: map[string]int64{}, users: map[string]*user{}, scripts: map[scriptKey]*scriptRes{}}
 	db.offerTS = db.ts
 	if h.cfg.Dir == "" {
 		db.store, err = lethe.Open(h.storeOptions(id, "", throughput, autoscaleMax))

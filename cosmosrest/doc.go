@@ -139,10 +139,68 @@
 //   - users and permissions (users.go), and the resource tokens that
 //     permissions hand out (resourcetoken.go);
 //   - the conflicts feed (conflicts.go): empty, as one region has no
-//     conflicts.
+//     conflicts;
+//   - server-side JavaScript: stored procedures (/sprocs), triggers
+//     (/triggers, Pre or Post, for All, Create, Update, Delete, Replace or
+//     Upsert) and user-defined functions (/udfs) of a container: create,
+//     read, list, query, replace, delete (scripts.go), kept durably beside
+//     the database's store and deleted with their container; a procedure's
+//     execution, POST on it with its parameters and a partition key
+//     (sprocexec.go); the triggers a write names (triggers.go); the UDFs a
+//     query calls, udf.<id>(args) (udf.go). See "Server-side JavaScript".
 //
-// Stored procedures, triggers, user-defined functions and attachments are
-// not served: such requests get 400 with a message saying so.
+// Attachments are not served: such requests get 400 with a message saying
+// so.
+//
+// # Server-side JavaScript
+//
+// Scripts run on goja, a JavaScript engine in Go (internal/script), which a
+// program that imports lethe alone does not link. Each execution gets a
+// runtime of its own, made for it (so nothing an execution changes is seen
+// by another), with ECMAScript's built-ins and the service's server-side
+// API, nothing of the host: no require or modules, no timers, no file
+// system or network. A script's body is compiled once per version.
+//
+// A stored procedure runs in the partition key of its request
+// (x-ms-documentdb-partitionkey) as a transaction: getContext(), its
+// getCollection() (also __) with createDocument, upsertDocument,
+// replaceDocument, deleteDocument, readDocument, readDocuments and
+// queryDocuments (callbacks (err, resource, options), run after the
+// script's own code returns, in order; a call returns false when the
+// operation is not accepted), getSelfLink, getAltLink, and
+// getResponse().setBody/getBody. Its reads see its own writes and never an
+// expired item, nor any item of another partition. Its writes are kept
+// until it ends, then committed as one transactional batch (the one write
+// path), or dropped when it throws or passes a budget: so a procedure
+// writes at most 100 items and 2 MB of them (the batch's limits), past
+// which its writes are not accepted, as they are not past its time.
+// Items it wrote after reading them are written IfMatch the version it
+// read; a concurrent write of one of them makes the commit fail and the
+// procedure run again (three times at most, then 449). Items it only read
+// are not checked again at the commit.
+//
+// Budgets: Config.ScriptTimeout (5 s by default), after which operations
+// are not accepted, and 500 ms later the script is interrupted wherever it
+// is (408); a call stack 1000 deep (400); a heap growth of
+// Config.ScriptMaxHeapGrowth during the execution (128 MiB by default;
+// goja has no allocation limit, so a watchdog samples the Go heap every
+// 2 ms and interrupts the execution, 400, after a garbage collection still
+// finds it over); output bounds (a body 4 MiB, the log 16 KiB). At most
+// half the processors run scripts at once (one at least), so that scripts
+// that spin until stopped leave the others to the other requests; a script
+// that waits for one longer than twice its time limit gets 429.
+//
+// A script that throws is 400, its message the service's shape (Message:
+// {"Errors":["Encountered exception while executing function. Exception =
+// Error: ..."]}), its substatus the thrown object's number (an operation's
+// error, thrown on, carries its status there). The charge is the sum of
+// the operations' charges plus 1 RU per millisecond of execution. With
+// x-ms-documentdb-script-enable-logging: true, what console.log wrote comes
+// back URL-encoded in x-ms-documentdb-script-log-results.
+//
+// Under a resource token whose permission is Read, scripts can be read and
+// procedures run, but a procedure that writes is stopped with 403 and
+// nothing written; changing scripts takes All.
 //
 // # Two gateways
 //

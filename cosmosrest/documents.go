@@ -15,6 +15,7 @@ import (
 
 	"github.com/lethedb/lethe"
 	"github.com/lethedb/lethe/internal/query"
+	"github.com/lethedb/lethe/internal/script"
 )
 
 // defaultPageSize is the page size of a query without x-ms-max-item-count,
@@ -59,11 +60,11 @@ func (q *request) itemOptions() *lethe.ItemOptions {
 	return o
 }
 
-// checkTriggers refuses requests that name triggers, which lethe does not
-// have.
+// checkTriggers refuses requests that name triggers where lethe does not
+// run them: on a patch, a batch or a bulk request.
 func (q *request) checkTriggers() bool {
-	if q.r.Header.Get("x-ms-documentdb-pre-trigger-include") != "" || q.r.Header.Get("x-ms-documentdb-post-trigger-include") != "" {
-		writeError(q.w, http.StatusBadRequest, "triggers are not supported by lethe", 0, 0)
+	if q.hasTriggers() {
+		writeError(q.w, http.StatusBadRequest, "triggers run on a create, upsert, replace or delete of one document, not on a patch, batch or bulk request", 0, 0)
 		return false
 	}
 	return true
@@ -140,7 +141,7 @@ func (q *request) containerProps(sub int) (*database, *lethe.Container, lethe.Co
 }
 
 func (q *request) createDocument() {
-	db, c, p, pk, ok := q.pointTarget(true)
+	db, c, p, pk, ok := q.pointTarget(false)
 	if !ok {
 		return
 	}
@@ -149,8 +150,17 @@ func (q *request) createDocument() {
 		writeError(q.w, http.StatusBadRequest, err.Error(), 0, 0)
 		return
 	}
+	upsert := headerTrue(q.r.Header.Get("x-ms-documentdb-is-upsert"))
+	if q.hasTriggers() {
+		k := script.WriteCreate
+		if upsert {
+			k = script.WriteUpsert
+		}
+		q.triggeredWrite(db, c, p, pk, k, "", doc)
+		return
+	}
 	var resp lethe.ItemResponse
-	if headerTrue(q.r.Header.Get("x-ms-documentdb-is-upsert")) {
+	if upsert {
 		resp, err = c.UpsertItem(q.ctx(), pk, doc, q.itemOptions())
 	} else {
 		resp, err = c.CreateItem(q.ctx(), pk, doc, q.itemOptions())
@@ -181,13 +191,17 @@ func (q *request) readDocument() {
 }
 
 func (q *request) replaceDocument() {
-	db, c, p, pk, ok := q.pointTarget(true)
+	db, c, p, pk, ok := q.pointTarget(false)
 	if !ok {
 		return
 	}
 	doc, err := inputDocument(q.body)
 	if err != nil {
 		writeError(q.w, http.StatusBadRequest, err.Error(), 0, 0)
+		return
+	}
+	if q.hasTriggers() {
+		q.triggeredWrite(db, c, p, pk, script.WriteReplace, q.t.id, doc)
 		return
 	}
 	resp, err := c.ReplaceItem(q.ctx(), pk, q.t.id, doc, q.itemOptions())
@@ -199,8 +213,12 @@ func (q *request) replaceDocument() {
 }
 
 func (q *request) deleteDocument() {
-	db, c, p, pk, ok := q.pointTarget(true)
+	db, c, p, pk, ok := q.pointTarget(false)
 	if !ok {
+		return
+	}
+	if q.hasTriggers() {
+		q.triggeredWrite(db, c, p, pk, script.WriteDelete, q.t.id, nil)
 		return
 	}
 	resp, err := c.DeleteItem(q.ctx(), pk, q.t.id, q.itemOptions())
@@ -283,6 +301,13 @@ func (q *request) runQuery(text string, params map[string]json.RawMessage) {
 	}
 	for name, v := range params {
 		opts.QueryParameters = append(opts.QueryParameters, lethe.QueryParameter{Name: name, Value: v})
+	}
+	if opts.UserFunctions = q.userFunctions(db, text); opts.UserFunctions != nil {
+		// A query calling UDFs runs scripts: it takes a script slot.
+		if !q.acquireScriptSlot() {
+			return
+		}
+		defer q.releaseScriptSlot()
 	}
 	switch {
 	case limit == 0:

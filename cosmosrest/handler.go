@@ -12,6 +12,7 @@ import (
 	"math"
 	"net/http"
 	"os"
+	"runtime"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -20,6 +21,7 @@ import (
 	"time"
 
 	"github.com/lethedb/lethe"
+	"github.com/lethedb/lethe/internal/script"
 	"github.com/lethedb/lethe/internal/vfs"
 )
 
@@ -95,6 +97,16 @@ type Config struct {
 	// means slog.Default().
 	Logger *slog.Logger
 
+	// ScriptTimeout is the time a stored procedure or trigger may run:
+	// after it its operations are no longer accepted, and a script that
+	// goes on is stopped and its writes dropped. 0 means the service's 5
+	// seconds.
+	ScriptTimeout time.Duration
+	// ScriptMaxHeapGrowth is how much the process's heap may grow while a
+	// script runs before the script is stopped (see the package
+	// documentation, Server-side JavaScript). 0 means 128 MiB.
+	ScriptMaxHeapGrowth uint64
+
 	// fs is the file system of Dir and its stores: vfs.OS unless a test
 	// sets another (vfs.SetConfigFS), as lethe.Options does.
 	fs vfs.FS
@@ -125,6 +137,12 @@ type Handler struct {
 	unavailable map[string]error
 
 	bodyTimeout time.Duration // bodyReadTimeout; tests shorten it
+
+	programs    *script.Cache // compiled scripts, by version (sprocexec.go)
+	functionsMu sync.Mutex
+	functions   map[string]*script.Function // UDFs ready for calls, by version (udf.go)
+	// scriptSlots bounds the scripts running at once (sprocexec.go).
+	scriptSlots chan struct{}
 }
 
 // New returns a Handler. With Config.Dir it creates the directory if need
@@ -148,7 +166,8 @@ func New(cfg Config) (*Handler, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	h := &Handler{key: key, cfg: cfg, start: time.Now(), dbs: make(map[string]*database), unavailable: map[string]error{}, bodyTimeout: bodyReadTimeout, fs: cfg.fs}
+	h := &Handler{key: key, cfg: cfg, start: time.Now(), dbs: make(map[string]*database), unavailable: map[string]error{}, bodyTimeout: bodyReadTimeout, fs: cfg.fs,
+		programs: script.NewCache(maxCachedPrograms), functions: map[string]*script.Function{}, scriptSlots: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)/2))}
 	if h.fs == nil {
 		h.fs = vfs.OS
 	}
@@ -262,18 +281,21 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, g gateway) {
 		}
 	}
 	t := classify(rt)
+	readOnly := false
 	if claims != nil {
 		if ae := h.authorize(*claims, r, t, body); ae != nil {
 			writeError(w, ae.status, ae.msg, 0, 0)
 			return
 		}
+		s, _ := h.permissionScope(*claims)
+		readOnly = s.mode != modeAll
 	}
 	// A fault is injected only into a request the service would have
 	// served: after its authorization.
 	if h.injectFault(w, r, t) {
 		return
 	}
-	req := &request{h: h, w: w, r: r, body: body, rt: rt, t: t}
+	req := &request{h: h, w: w, r: r, body: body, rt: rt, t: t, readOnly: readOnly}
 	req.serve()
 }
 
@@ -299,6 +321,9 @@ type request struct {
 	body []byte
 	rt   route
 	t    target
+	// readOnly is set when the request presents a resource token whose
+	// permission is Read: a stored procedure it runs does not write.
+	readOnly bool
 }
 
 func (q *request) serve() {
@@ -488,6 +513,36 @@ func (q *request) serve() {
 			q.conflict()
 			return
 		}
+	case tSprocs, tTriggers, tUDFs:
+		switch m {
+		case http.MethodGet:
+			q.listScripts()
+			return
+		case http.MethodPost:
+			if q.isQuery() {
+				q.queryScripts()
+			} else {
+				q.createScript()
+			}
+			return
+		}
+	case tSproc, tTrigger, tUDF:
+		switch m {
+		case http.MethodGet:
+			q.readScript()
+			return
+		case http.MethodPut:
+			q.replaceScript()
+			return
+		case http.MethodDelete:
+			q.deleteScript()
+			return
+		case http.MethodPost:
+			if q.t.kind == tSproc {
+				q.executeSproc()
+				return
+			}
+		}
 	case tUnsupported:
 		q.unsupported(fmt.Sprintf("%s resources (%s) are not supported by the lethe REST front", q.rt.resType, m))
 		return
@@ -507,13 +562,15 @@ func allowed(k targetKind) string {
 	switch k {
 	case tAccount, tPKRanges, tPKRange:
 		return "GET"
-	case tDatabases, tContainers, tDocuments, tOffers, tConflicts, tUsers, tPermissions:
+	case tDatabases, tContainers, tDocuments, tOffers, tConflicts, tUsers, tPermissions, tSprocs, tTriggers, tUDFs:
 		return "GET, POST"
 	case tOffer:
 		return "GET, PUT"
 	case tDatabase, tConflict:
 		return "GET, DELETE"
-	case tContainer, tUser, tPermission:
+	case tSproc:
+		return "GET, POST, PUT, DELETE"
+	case tContainer, tUser, tPermission, tTrigger, tUDF:
 		return "GET, PUT, DELETE"
 	case tDocument:
 		return "GET, PUT, PATCH, DELETE"

@@ -206,6 +206,12 @@ const (
 	tUser
 	tPermissions
 	tPermission
+	tSprocs
+	tSproc
+	tTriggers
+	tTrigger
+	tUDFs
+	tUDF
 	tUnsupported // a resource of the REST API that lethe does not serve
 	tUnknown     // not a resource of the REST API at all
 )
@@ -216,6 +222,9 @@ var containerChildren = map[string]struct{ feed, item targetKind }{
 	"docs":      {tDocuments, tDocument},
 	"pkranges":  {tPKRanges, tPKRange},
 	"conflicts": {tConflicts, tConflict},
+	"sprocs":    {tSprocs, tSproc},
+	"triggers":  {tTriggers, tTrigger},
+	"udfs":      {tUDFs, tUDF},
 }
 
 // classify says what a route addresses.
@@ -286,7 +295,7 @@ func classify(rt route) target {
 		return target{kind: tUnknown}
 	}
 	switch s[4] {
-	case "sprocs", "triggers", "udfs", "schemas", "partitionkeydeletes":
+	case "schemas", "partitionkeydeletes":
 		return target{kind: tUnsupported}
 	}
 	return target{kind: tUnknown}

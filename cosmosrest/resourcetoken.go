@@ -37,6 +37,11 @@ import (
 //     x-ms-documentdb-partitionkey (so a cross-partition query, a read feed
 //     or a change feed of the whole container is refused), and each
 //     operation of a bulk request carries it in its partitionKey.
+// A container's scripts (stored procedures, triggers, UDFs) can be read
+// and queried under any permission on the container, and changed only
+// under All; a stored procedure can be run under any (in the permission's
+// partition key, if it has one), but under Read one that writes is
+// stopped with 403 and nothing written (sprocexec.go).
 // The account (GET /) is readable with any valid token, as the service
 // allows, and so are the container's properties and partition key ranges,
 // which the SDKs read before they touch items. authorize, called by
@@ -159,6 +164,21 @@ func (h *Handler) authorize(c tokenClaims, r *http.Request, t target, body []byt
 			}
 		default:
 			write = true
+		}
+	case tSprocs, tTriggers, tUDFs, tSproc, tTrigger, tUDF:
+		if s.document != "" {
+			return deny("the token's permission is on one document, not on the container's scripts")
+		}
+		// Reading scripts needs any permission on the container, changing
+		// them All; running a procedure needs any, and under Read its
+		// writes are refused (sprocexec.go).
+		switch {
+		case r.Method == http.MethodGet || r.Method == http.MethodPost && isQueryRequest(r):
+			needPK = false
+		case r.Method == http.MethodPost && t.kind == tSproc:
+		default:
+			write = true
+			needPK = false
 		}
 	case tDocument:
 		if s.document != "" && s.document != t.id {

@@ -79,16 +79,9 @@ const (
 // loadUsers reads a durable database's users, none when the file is not
 // there.
 func loadUsers(fsys vfs.FS, dir string) (map[string]*user, error) {
-	b, err := vfs.ReadFile(fsys, filepath.Join(dir, usersFile))
-	if errors.Is(err, os.ErrNotExist) {
-		return map[string]*user{}, nil
-	}
+	list, err := readDBFile[*user](fsys, dir, usersFile)
 	if err != nil {
 		return nil, err
-	}
-	var list []*user
-	if err := json.Unmarshal(b, &list); err != nil {
-		return nil, fmt.Errorf("%s is damaged: %w", filepath.Join(dir, usersFile), err)
 	}
 	users := make(map[string]*user, len(list))
 	for _, u := range list {
@@ -102,19 +95,43 @@ func loadUsers(fsys vfs.FS, dir string) (map[string]*user, error) {
 
 // saveUsersLocked writes a durable database's users; db.mu is held.
 func (db *database) saveUsersLocked() error {
+	return writeDBFile(db, usersFile, db.users, func(a, b *user) bool { return a.ID < b.ID })
+}
+
+// readDBFile reads the JSON list a durable database keeps in file (its
+// users, its scripts), none when the file is not there.
+func readDBFile[T any](fsys vfs.FS, dir, file string) ([]T, error) {
+	b, err := vfs.ReadFile(fsys, filepath.Join(dir, file))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var list []T
+	if err := json.Unmarshal(b, &list); err != nil {
+		return nil, fmt.Errorf("%s is damaged: %w", filepath.Join(dir, file), err)
+	}
+	return list, nil
+}
+
+// writeDBFile writes the values of m, in the order less says, as the JSON
+// list of a durable database's file (synced, then renamed into place);
+// nothing for a database in memory.
+func writeDBFile[K comparable, V any](db *database, file string, m map[K]V, less func(a, b V) bool) error {
 	if db.path == "" {
 		return nil
 	}
-	list := make([]*user, 0, len(db.users))
-	for _, u := range db.users {
-		list = append(list, u)
+	list := make([]V, 0, len(m))
+	for _, v := range m {
+		list = append(list, v)
 	}
-	sort.Slice(list, func(i, j int) bool { return list[i].ID < list[j].ID })
+	sort.Slice(list, func(i, j int) bool { return less(list[i], list[j]) })
 	b, err := json.Marshal(list)
 	if err != nil {
 		return err
 	}
-	return vfs.WriteFileAtomic(db.fs, filepath.Join(db.path, usersFile), b)
+	return vfs.WriteFileAtomic(db.fs, filepath.Join(db.path, file), b)
 }
 
 // orphanPermissionsLocked marks orphaned (or, with orphaned false, no
@@ -156,19 +173,31 @@ func copyUsers(users map[string]*user) map[string]*user {
 // change answers a refusal itself and returns status 0; when it does, or
 // the save fails, the users are as before.
 func (q *request) changeUsers(db *database, change func(users map[string]*user) (status int, body []byte)) {
+	q.changeSaved(db, "users", func() func() {
+		before := copyUsers(db.users)
+		return func() { db.users = before }
+	}, func() (int, []byte) { return change(db.users) }, db.saveUsersLocked)
+}
+
+// changeSaved applies change to what a database keeps in a file of its
+// own (its users, its scripts) under db.mu, saves it with save, and
+// answers the request with the status and body change returns. snapshot,
+// called first, returns what puts things back as they were: it is called
+// when change answers a refusal itself (status 0) or the save fails.
+func (q *request) changeSaved(db *database, what string, snapshot func() (restore func()), change func() (status int, body []byte), save func() error) {
 	db.mu.Lock()
-	before := copyUsers(db.users)
-	status, body := change(db.users)
+	restore := snapshot()
+	status, body := change()
 	if status == 0 {
-		db.users = before
+		restore()
 		db.mu.Unlock()
 		return
 	}
-	if err := db.saveUsersLocked(); err != nil {
-		db.users = before
+	if err := save(); err != nil {
+		restore()
 		db.mu.Unlock()
 		q.h.logFailure(q.r, http.StatusInternalServerError, err)
-		writeError(q.w, http.StatusInternalServerError, withDetail(msgInternal, "saving the users: "+err.Error()), 0, 0)
+		writeError(q.w, http.StatusInternalServerError, withDetail(msgInternal, "saving the "+what+": "+err.Error()), 0, 0)
 		return
 	}
 	db.mu.Unlock()

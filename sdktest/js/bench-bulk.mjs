@@ -6,36 +6,12 @@
 //
 // It builds the command, starts it on a free port in memory, and prints
 // items per second for each way and their ratio.
-import { execFile, spawn } from "node:child_process";
-import { mkdtemp, rm } from "node:fs/promises";
-import https from "node:https";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { fileURLToPath } from "node:url";
-import { promisify } from "node:util";
-import { CosmosClient } from "@azure/cosmos";
+import { startBenchServer } from "./bench-server.mjs";
 
 const n = Number(process.argv[2] ?? 100_000);
 const concurrency = 50; // single creates in flight at once
-const emulatorKey = "C2y6yDjf5/R+ob0N8A7Cgv30VRDJIWEHLM+4QDU5DE2nQ9nDuVTqobD4b8mGGyPMbIZnqyMsEcaGQy67XIw/Jw==";
-const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
 
-const dir = await mkdtemp(join(tmpdir(), "lethe-bench-bulk-"));
-const bin = join(dir, "lethe");
-await promisify(execFile)("go", ["build", "-o", bin, "."], { cwd: join(repoRoot, "cmd/lethe") }); // a module of its own
-const proc = spawn(bin, ["-addr", "127.0.0.1:0", "-compute-addr", ""], { stdio: ["ignore", "ignore", "pipe"] });
-let stderr = "";
-proc.stderr.setEncoding("utf8");
-const url = await new Promise((resolve, reject) => {
-  proc.stderr.on("data", (chunk) => {
-    stderr += chunk;
-    const m = /serving the Cosmos DB REST API on (\S+)/.exec(stderr);
-    if (m) resolve(m[1]);
-  });
-  proc.once("exit", () => reject(new Error(stderr)));
-});
-const agent = new https.Agent({ keepAlive: true, rejectUnauthorized: false });
-const client = new CosmosClient({ endpoint: url, key: emulatorKey, agent });
+const { client, stop } = await startBenchServer();
 const { database } = await client.databases.createIfNotExists({ id: "bench" });
 
 function doc(i) {
@@ -70,8 +46,4 @@ const single = await timed("items.create", async (c) => {
   }));
 });
 console.log(`bulk is ${(single / bulk).toFixed(1)}x faster than one create per item (${concurrency} in flight)`);
-client.dispose();
-agent.destroy();
-proc.kill("SIGTERM");
-await new Promise((resolve) => proc.once("exit", resolve));
-await rm(dir, { recursive: true, force: true });
+await stop();

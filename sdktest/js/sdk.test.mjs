@@ -696,6 +696,61 @@ describe("over HTTPS, with the SDK's default connection policy", { timeout: 120_
     await assert.rejects(c.conflict("1").read(), (err) => err.code === 401);
   });
 
+  test("server-side scripts: stored procedures, triggers, UDFs", async () => {
+    const c = await container("scripts", { id: "c", partitionKey: { paths: ["/pk"] } });
+    const { resource: sproc, statusCode } = await c.scripts.storedProcedures.create({
+      id: "bulk",
+      body: function bulk(pk, n) {
+        const coll = getContext().getCollection();
+        let accepted = 0;
+        for (let i = 0; i < n; i++) {
+          if (!coll.createDocument(coll.getSelfLink(), { id: "item" + i, pk }, (err) => { if (err) throw err; })) break;
+          accepted++;
+        }
+        console.log("accepted", accepted);
+        getContext().getResponse().setBody({ accepted });
+      },
+    });
+    assert.equal(statusCode, 201);
+    assert.equal(sproc.id, "bulk");
+    const run = await c.scripts.storedProcedure("bulk").execute("a", ["a", 5], { enableScriptLogging: true });
+    assert.deepEqual(run.resource, { accepted: 5 });
+    assert.equal(decodeURIComponent(run.headers["x-ms-documentdb-script-log-results"]), "accepted 5\r\n");
+    assert.ok(run.requestCharge > 0);
+    assert.equal((await c.item("item4", "a").read()).statusCode, 200);
+    // A procedure that throws: the SDK's error, nothing written.
+    await c.scripts.storedProcedures.create({ id: "boom", body: "function boom() { __.createDocument(__.getSelfLink(), {id: 'x', pk: 'a'}); throw new Error('boom'); }" });
+    await rejectsWith(c.scripts.storedProcedure("boom").execute("a", []), 400, "a throw");
+    assert.equal((await c.item("x", "a").read()).statusCode, 404);
+    const { resources: sprocs } = await c.scripts.storedProcedures.readAll().fetchAll();
+    assert.deepEqual(sprocs.map((s) => s.id).sort(), ["boom", "bulk"]);
+    await c.scripts.storedProcedure("boom").delete();
+
+    // A pre-trigger named by the request stamps the item; one that is not
+    // named does not run.
+    await c.scripts.triggers.create({
+      id: "stamp",
+      triggerType: "Pre",
+      triggerOperation: "Create",
+      body: "function stamp() { var r = getContext().getRequest(), d = r.getBody(); d.stamped = true; r.setBody(d); }",
+    });
+    const { resource: stamped } = await c.items.create({ id: "t1", pk: "a" }, { preTriggerInclude: ["stamp"] });
+    assert.equal(stamped.stamped, true);
+    const { resource: plain } = await c.items.create({ id: "t2", pk: "a" });
+    assert.equal(plain.stamped, undefined);
+
+    // UDFs: created and read as resources.
+    const { resource: udf } = await c.scripts.userDefinedFunctions.create({ id: "tax", body: "function tax(x) { return x * 0.1; }" });
+    assert.equal(udf.id, "tax");
+    assert.equal((await c.scripts.userDefinedFunction("tax").read()).resource.body, "function tax(x) { return x * 0.1; }");
+    // ... and called in a query.
+    await c.items.create({ id: "p1", pk: "a", price: 30 });
+    const { resources: taxes } = await c.items
+      .query("SELECT VALUE udf.tax(c.price) FROM c WHERE IS_DEFINED(c.price)", { partitionKey: "a" })
+      .fetchAll();
+    assert.deepEqual(taxes, [3]);
+  });
+
   // readChanges reads a change feed iterator until it has caught up (304),
   // and returns the changes and the last continuation.
   async function readChanges(iterator) {
