@@ -28,12 +28,15 @@ import (
 //	PatchItem                          11 + (k-1), k of the patched item (a replace)
 //	a transactional batch              the sum of its operations' charges, drawn at once
 //	a query page                       2.3 + 0.01 per item examined + 0.05 per item returned
+//	a server-side script's run         1 per millisecond it ran, or part of one (ChargeScriptTime),
+//	                                   on top of its operations' charges
 //	any failure (400, 404, 409, ...)   1.24, and for a batch that fails
 const (
 	chargeFailure       = 1240 // milli-RU
 	chargeQueryBase     = 2300
 	chargeQueryExamined = 10
 	chargeQueryReturned = 50
+	chargeScriptMilli   = 1000 // a millisecond of a script's execution
 )
 
 type opKind uint8
@@ -222,6 +225,23 @@ func (b *budget) take(cost, now int64) (ok bool, retryAfter time.Duration) {
 	return false, b.durationFor(need - b.tokens)
 }
 
+// owe draws cost milli-RU that a user operation has already spent (a
+// script's execution time): unlike take it never refuses, so the bucket may
+// go below 0, and the operations after it wait until refill has paid the
+// debt.
+func (b *budget) owe(cost, now int64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.rate == 0 {
+		return
+	}
+	b.refillLocked(now)
+	b.tokens -= cost
+	if b.autoscale {
+		b.noteUseLocked(cost, now)
+	}
+}
+
 // noteUseLocked counts cost milli-RU drawn by users at now, in now's whole
 // second. A clock that went backwards counts in the latest second seen.
 func (b *budget) noteUseLocked(cost, now int64) {
@@ -330,4 +350,19 @@ func (c *Container) drawAt(op, id string, cost, now int64) error {
 		Message:    "Request rate is large. More Request Units may be needed, so no changes were made. Please retry this request later.",
 		RetryAfter: wait,
 	}, op, c.id, id)
+}
+
+// ChargeScriptTime charges the container d of a server-side script's
+// execution (a stored procedure's, a trigger's), on top of the charges of
+// the operations the script made: 1 RU for each millisecond it ran, or
+// part of one. It returns the charge in request units. The time is already
+// spent, so the charge is never refused: it is drawn from the container's
+// throughput even past what the budget holds, and the operations after it
+// are refused (ErrTooManyRequests) until refill has paid it back.
+func (c *Container) ChargeScriptTime(d time.Duration) float64 {
+	cost := chargeScriptMilli * int64((max(d, 0)+time.Millisecond-1)/time.Millisecond)
+	if b := c.budget(); b != nil {
+		b.owe(cost, c.store.clock.now())
+	}
+	return ru(cost)
 }

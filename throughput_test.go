@@ -227,3 +227,40 @@ func TestAutoscaleDurable(t *testing.T) {
 		require.NoError(t, s.Close())
 	}
 }
+
+// TestChargeScriptTime: a script's execution is charged 1 RU a millisecond
+// or part of one, drawn from the container's throughput even past what its
+// bucket holds (the time is spent), so the operations after it are refused
+// until refill repays it; a shared budget pays for its containers' scripts.
+func TestChargeScriptTime(t *testing.T) {
+	s, clock := newSharedStore(t, 100, 0)
+	c := mustContainer(t, s, lethe.ContainerProperties{ID: "c"})
+	for _, tc := range []struct {
+		d    time.Duration
+		want float64
+	}{{0, 0}, {-time.Second, 0}, {time.Nanosecond, 1}, {time.Millisecond, 1}, {time.Millisecond + 1, 2}, {40 * time.Millisecond, 40}} {
+		assert.Equal(t, tc.want, c.ChargeScriptTime(tc.d), "%v", tc.d)
+	}
+	clock.Advance(time.Second) // the bucket is full again: 100 RU
+	assert.Equal(t, 250.0, c.ChargeScriptTime(250*time.Millisecond), "drawn past what the bucket holds")
+	_, err := c.ReadItem(ctx, lethe.NewPartitionKey(), "x", nil)
+	require.ErrorIs(t, err, lethe.ErrTooManyRequests, "the debt of 150 RU refuses the next operation")
+	clock.Advance(1500 * time.Millisecond) // repays 150 RU; 1 RU is needed
+	_, err = c.ReadItem(ctx, lethe.NewPartitionKey(), "x", nil)
+	require.ErrorIs(t, err, lethe.ErrTooManyRequests, "not yet: the bucket is at 0")
+	clock.Advance(20 * time.Millisecond)
+	_, err = c.ReadItem(ctx, lethe.NewPartitionKey(), "x", nil)
+	require.ErrorIs(t, err, lethe.ErrNotFound, "repaid: the read runs")
+
+	free := mustContainer(t, newStoreNoThroughput(t), lethe.ContainerProperties{ID: "free"})
+	assert.Equal(t, 3.0, free.ChargeScriptTime(3*time.Millisecond), "charged, with nothing to draw from")
+}
+
+// newStoreNoThroughput opens a store with unlimited throughput.
+func newStoreNoThroughput(t *testing.T) *lethe.Store {
+	t.Helper()
+	s, err := lethe.Open(nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, s.Close()) })
+	return s
+}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"net/http"
 	"net/url"
 	"strings"
@@ -41,11 +40,6 @@ const maxCachedPrograms = 1000
 // maxSprocAttempts is how many times a procedure whose commit met a
 // concurrent write is run.
 const maxSprocAttempts = 3
-
-// chargePerScriptMillisecond is the charge of a script's execution time,
-// on top of its operations' charges: 1 RU for each millisecond, or part
-// of one, that it ran.
-const chargePerScriptMillisecond = 1
 
 // statusRetryWith is the service's status of a write to retry.
 const statusRetryWith = 449
@@ -205,7 +199,7 @@ func (q *request) executeSproc() {
 		tx := q.newTx(st)
 		resp := &script.Message{}
 		res, err := script.Run(q.ctx(), prog, &script.Env{Kind: script.Procedure, Tx: tx, Args: args, Response: resp, Logging: logging, Limits: q.h.scriptLimits()})
-		charge += tx.Charge() + scriptTimeCharge(res.Duration)
+		charge += tx.Charge() + c.ChargeScriptTime(res.Duration)
 		if logging && res.Log != "" {
 			// URL-encoded as encodeURIComponent does, spaces as %20, so
 			// that decodeURIComponent reads it back.
@@ -240,11 +234,6 @@ func (q *request) executeSproc() {
 		q.reply(http.StatusOK, body, charge)
 		return
 	}
-}
-
-// scriptTimeCharge is the charge of d of a script's execution.
-func scriptTimeCharge(d time.Duration) float64 {
-	return chargePerScriptMillisecond * math.Ceil(float64(d)/float64(time.Millisecond))
 }
 
 // commit writes a transaction's ops as one transactional batch. conflict

@@ -117,7 +117,7 @@ func (q *request) triggeredWrite(db *database, c *lethe.Container, p lethe.Conta
 		req := &script.Message{Body: doc, OperationType: triggerOp[k]}
 		for _, tr := range pre {
 			res, err := script.Run(q.ctx(), tr.prog, &script.Env{Kind: script.PreTrigger, Tx: tx, Request: req, Limits: q.h.scriptLimits()})
-			charge += scriptTimeCharge(res.Duration)
+			charge += c.ChargeScriptTime(res.Duration)
 			if err != nil {
 				q.scriptFailed(err, charge+tx.Charge())
 				return
@@ -143,7 +143,7 @@ func (q *request) triggeredWrite(db *database, c *lethe.Container, p lethe.Conta
 		resp := &script.Message{Body: written, OperationType: triggerOp[k]}
 		for _, tr := range post {
 			res, err := script.Run(q.ctx(), tr.prog, &script.Env{Kind: script.PostTrigger, Tx: tx, Request: req, Response: resp, Limits: q.h.scriptLimits()})
-			charge += scriptTimeCharge(res.Duration)
+			charge += c.ChargeScriptTime(res.Duration)
 			if err != nil {
 				q.scriptFailed(err, charge+tx.Charge())
 				return
