@@ -206,3 +206,54 @@ func TestQueryWorstShape(t *testing.T) {
 	runtime.ReadMemStats(&after)
 	assert.Less(t, (after.TotalAlloc-before.TotalAlloc)/40, uint64(8<<20), "a page allocates what one item's rows need (the whole shape: hundreds of MB)")
 }
+
+// BenchmarkQueryWorstShapePages reads issue 30's worst shape (two JOINs
+// over 40-element arrays: 1,600 rows an item), 20 items, through
+// continuation tokens (a fresh pager a page, as the REST front does), in
+// 4 MB pages and in pages of 100, and reports the cost and allocation of
+// each row returned.
+func BenchmarkQueryWorstShapePages(b *testing.B) {
+	const items, arr = 20, 40
+	s, err := lethe.Open(&lethe.Options{Reaper: lethe.ReaperOptions{Disabled: true}})
+	require.NoError(b, err)
+	defer s.Close()
+	c := mustContainer(b, s, lethe.ContainerProperties{ID: "c"})
+	xs := make([]string, arr)
+	for i := range xs {
+		xs[i] = fmt.Sprint(i)
+	}
+	a := "[" + strings.Join(xs, ",") + "]"
+	for i := range items {
+		create(b, c, fmt.Sprintf(`{"id":"d%d","xs":%s,"ys":%s}`, i, a, a))
+	}
+	const q = `SELECT c.id, a, b FROM c JOIN a IN c.xs JOIN b IN c.ys`
+	for _, tc := range []struct {
+		name  string
+		size  int32
+		bytes int
+	}{{"4MB", 1 << 30, 4 << 20}, {"100", 100, 0}} {
+		b.Run(tc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			rows := 0
+			for b.Loop() {
+				token, n := "", 0
+				for {
+					r, err := c.NewQueryItemsPager(q, lethe.NewPartitionKey(), &lethe.QueryOptions{PageSizeHint: tc.size, MaxPageBytes: tc.bytes, ContinuationToken: token}).NextPage(ctx)
+					require.NoError(b, err)
+					n += len(r.Items)
+					if token = r.ContinuationToken; token == "" {
+						break
+					}
+				}
+				require.Equal(b, items*arr*arr, n)
+				rows += n
+			}
+			runtime.ReadMemStats(&after)
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(rows), "ns/row")
+			b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/float64(rows), "B/row")
+			b.ReportMetric(float64(after.Mallocs-before.Mallocs)/float64(rows), "allocs/row")
+		})
+	}
+}
