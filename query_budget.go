@@ -20,9 +20,10 @@ import (
 // its FROM and JOIN clauses may produce and the memory it may hold. A page
 // that reaches a bound ends early with the results it has and a
 // continuation token, as Cosmos DB's pages do (a page may then be short,
-// or empty, and still have a token); a query that cannot make progress
-// within one page's budget (one item alone passes it, or, for a query that
-// cannot resume from a position, the whole evaluation does) fails with
+// or empty, and still have a token; a query in item order may end a page
+// inside an item's JOIN rows); a query that cannot make progress within
+// one page's budget (one row alone passes it, or, for a query that cannot
+// resume from a position, the whole evaluation does) fails with
 // ErrRequestTimeout (408), as the service fails a query that passes its
 // time limit. Zero fields take the defaults.
 type QueryBudget struct {
