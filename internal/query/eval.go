@@ -229,9 +229,11 @@ type Resume struct {
 	// After (0: OFFSET was applied before).
 	Offset int
 	// Need, when positive, lets the evaluation of a query in item order
-	// (InItemOrder) over docs sorted by ID stop once it has Need results
-	// after After (before OFFSET, TOP and LIMIT): Result.Partial then says
-	// the last item examined may have more.
+	// (InItemOrder) over docs sorted by ID stop inside an item: once it
+	// has Need results after After (before OFFSET, TOP and LIMIT), and at
+	// the end of its Budget or its context, where it returns the results
+	// it has rather than fail (Result.Stopped says why). Result.Partial
+	// then says the last item examined may have more.
 	Need int
 }
 
