@@ -1,11 +1,10 @@
 package lethe_test
 
 import (
-	"flag"
+	"cmp"
 	"fmt"
 	"math/rand/v2"
 	"runtime"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -276,10 +275,7 @@ func BenchmarkQueryWorstShapePages(b *testing.B) {
 // item of 400 rows is read in pages of 100 (it was 408, each page
 // evaluating the whole item). Run with -lethe.seed=N to replay a failure.
 func TestQueryJoinPages(t *testing.T) {
-	seed := rand.Uint64()
-	if f := flag.Lookup("lethe.seed"); f != nil && f.Value.String() != "0" {
-		seed, _ = strconv.ParseUint(f.Value.String(), 10, 64)
-	}
+	seed := cmp.Or(*seedFlag, rand.Uint64())
 	t.Logf("seed %d (replay with -lethe.seed=%d)", seed, seed)
 	rng := rand.New(rand.NewPCG(seed, 3))
 	queries := []string{

@@ -1,6 +1,7 @@
 package cosmosrest_test
 
 import (
+	"cmp"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -164,10 +165,7 @@ var seedFlag = flag.Uint64("seed", 0, "the seed of the randomized tests (0: a ne
 // of one page of -1, none twice and none missing. Run with
 // -seed=N to replay a failure.
 func TestQueryJoinPagesREST(t *testing.T) {
-	seed := rand.Uint64()
-	if *seedFlag != 0 {
-		seed = *seedFlag
-	}
+	seed := cmp.Or(*seedFlag, rand.Uint64())
 	t.Logf("seed %d (replay with -seed=%d)", seed, seed)
 	rng := rand.New(rand.NewPCG(seed, 4))
 	_, c := testServer(t, cosmosrest.Config{})

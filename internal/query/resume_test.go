@@ -1,6 +1,7 @@
 package query
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
@@ -73,10 +74,7 @@ var seedFlag = flag.Uint64("seed", 0, "the seed of TestResumeInsideItem (0: a ra
 // (and the one that says it is full), not its item's rows before them.
 // Run with -seed=N to replay a failure.
 func TestResumeInsideItem(t *testing.T) {
-	seed := rand.Uint64()
-	if *seedFlag != 0 {
-		seed = *seedFlag
-	}
+	seed := cmp.Or(*seedFlag, rand.Uint64())
 	t.Logf("seed %d (replay with -seed=%d)", seed, seed)
 	rng := rand.New(rand.NewPCG(seed, 2))
 	now := time.Unix(1_700_000_000, 0)
