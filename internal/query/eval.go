@@ -460,7 +460,14 @@ func (ev *evaluator) scan(docs []Doc, from *Resume, inOrder bool, res *Result) (
 		ev.slots[0] = binding{raw: docs[di].JSON, lazy: true, doc: &docs[di]}
 		res.Examined++
 		res.ExaminedBytes += len(docs[di].JSON)
+		seen := ev.rowsSeen
 		rows = ev.expand(rows, di)
+		if ev.skipTo > 0 && ev.rowsSeen == seen {
+			// Every row of it came before After: it was passed over,
+			// not examined.
+			res.Examined--
+			res.ExaminedBytes -= len(docs[di].JSON)
+		}
 	}
 	return rows
 }
