@@ -502,6 +502,9 @@ func (p *QueryItemsPager) run(ctx context.Context) error {
 		if ct.Hash != p.hash {
 			return badRequest("the continuation token belongs to another query or other parameters")
 		}
+		if !q.Fits(ct.Key) {
+			return badRequest("the continuation token does not fit the query")
+		}
 		from = &query.Resume{After: ct.Key, Consumed: ct.Consumed, Offset: ct.Skipped}
 	}
 	if p.opts.RequireCompositeIndexes {

@@ -20,9 +20,10 @@ import (
 // its FROM and JOIN clauses may produce and the memory it may hold. A page
 // that reaches a bound ends early with the results it has and a
 // continuation token, as Cosmos DB's pages do (a page may then be short,
-// or empty, and still have a token); a query that cannot make progress
-// within one page's budget (one item alone passes it, or, for a query that
-// cannot resume from a position, the whole evaluation does) fails with
+// or empty, and still have a token; a query in item order may end a page
+// inside an item's JOIN rows); a query that cannot make progress within
+// one page's budget (one row alone passes it, or, for a query that cannot
+// resume from a position, the whole evaluation does) fails with
 // ErrRequestTimeout (408), as the service fails a query that passes its
 // time limit. Zero fields take the defaults.
 type QueryBudget struct {
@@ -302,6 +303,7 @@ func (p *QueryItemsPager) itemPage(ctx context.Context, size, maxBytes int) (pag
 	chunk, pageBytes := 1, 0
 	evaluated, results := 0, 0 // items and results (OFFSET's included) of this page's chunks so far
 	first, pageBatches := true, uint64(0)
+	progressed := false // a chunk of items was evaluated whole
 	for !st.done {
 		if ip.full >= 0 && st.consumed >= ip.full {
 			st.done = true
@@ -326,7 +328,12 @@ func (p *QueryItemsPager) itemPage(ctx context.Context, size, maxBytes int) (pag
 			for i, r := range recs {
 				docs[i] = r.queryDoc()
 			}
-			from := &query.Resume{After: st.after, Consumed: st.consumed, Offset: max(0, ip.offset-st.skipped)}
+			// The evaluation may stop inside an item once it has the rest
+			// of the page and one more result (which says the page is
+			// full): a page that ends inside an item's JOIN rows resumes
+			// at its last result, and costs what it returns.
+			left := max(0, ip.offset-st.skipped)
+			from := &query.Resume{After: st.after, Consumed: st.consumed, Offset: left, Need: left + size - len(page) + 1}
 			res, err := query.ExecFrom(pctx, ip.q, ip.params, docs, nowT, from, c.pageEnv(ip.env, rowsLeft, pageBytes))
 			w.addTo(&m.exec)
 			if err != nil {
@@ -355,6 +362,27 @@ func (p *QueryItemsPager) itemPage(ctx context.Context, size, maxBytes int) (pag
 				st.consumed++
 				st.after = res.Key(i)
 			}
+			if res.Partial {
+				if res.Stopped == nil {
+					// Need was reached, and the page is not full: TOP
+					// or LIMIT kept fewer results, the last of the query.
+					st.done = true
+					break
+				}
+				if !outOfBudget(res.Stopped) {
+					return nil, nil, st, examined, m, queryError(res.Stopped)
+				}
+				// The budget ran out inside an item: the page ends after
+				// the last row evaluated, and the next starts there.
+				if next := res.Next; next.Item() != "" {
+					st.after = next
+					st.from = binary.BigEndian.Uint64([]byte(next.Item())) // the item's position (queryDoc)
+				} else if len(page) == 0 && !progressed {
+					return nil, nil, st, examined, m, budgetError(res.Stopped)
+				}
+				return page, srcs, st, examined, m, nil
+			}
+			progressed = true
 			st.after = query.ItemEnd(docs[len(docs)-1].ID)
 		}
 		st.from = next

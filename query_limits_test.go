@@ -16,7 +16,10 @@ import (
 // TestQueryBounded: queries that would do huge work inside one item stop
 // soon after their deadline, or are refused with a 400 naming the limit,
 // well within a second (generous for a slow shared machine; longer under
-// the race detector).
+// the race detector). A query in item order returns one item's JOIN rows
+// page by page, each page evaluating what it returns: "join-rows" then
+// fails at the page that passes MaxQueryJoinRows (in pages of 20,000,
+// the fifth).
 func TestQueryBounded(t *testing.T) {
 	c, _ := newContainer(t, lethe.TTLNever)
 	arr := make([]string, 3000)
@@ -52,7 +55,7 @@ func TestQueryBounded(t *testing.T) {
 				defer cancel()
 				start := time.Now()
 				var err error
-				for _, e := range c.QueryItems(qctx, tc.query, lethe.NewPartitionKey(), nil) {
+				for _, e := range c.QueryItems(qctx, tc.query, lethe.NewPartitionKey(), &lethe.QueryOptions{PageSizeHint: 20_000}) {
 					if e != nil {
 						err = e
 						break

@@ -22,6 +22,10 @@ import (
 // Cosmos DB's default.
 const defaultPageSize = 100
 
+// feedEnvelope bounds the bytes of a feed's response around its documents
+// (replyFeed): its _rid, its name and its _count.
+const feedEnvelope = 128
+
 // partitionKey reads the request's x-ms-documentdb-partitionkey header for
 // a point operation on container c. A container without partition key
 // paths takes no header, [] or [{}]; a partitioned one requires it.
@@ -319,11 +323,14 @@ func (q *request) runQuery(text string, params map[string]json.RawMessage) {
 		opts.PageSizeHint = int32(limit)
 	}
 	pq, perr := query.Parse(text)
+	// The page's 4 MB counts the response's bytes: the comma before each
+	// document, and the feed around them (feedEnvelope).
+	opts.PageItemOverhead = 1
 	if perr == nil && pq.ReturnsItems() {
 		// Every item gains the same system properties (their ids have
 		// one length): count them where the page's 4 MB is counted.
 		x := []byte(`{"id":"x"}`)
-		opts.PageItemOverhead = len(db.withSelf(c.ID(), p.PartitionKeyDefinition.Paths, x)) - len(x)
+		opts.PageItemOverhead += len(db.withSelf(c.ID(), p.PartitionKeyDefinition.Paths, x)) - len(x)
 	}
 	// A page stops before the item that would take it past the service's
 	// 4 MB, whatever x-ms-max-item-count says; with -1, full pages are
@@ -335,7 +342,9 @@ func (q *request) runQuery(text string, params map[string]json.RawMessage) {
 	next, metrics, indexMetrics := "", "", ""
 	began := time.Now()
 	for {
-		opts.MaxPageBytes = maxResponseBytes - size
+		if opts.MaxPageBytes = maxResponseBytes - feedEnvelope - size; opts.MaxPageBytes <= 0 && len(items) > 0 {
+			break // full to the byte; the token resumes after it
+		}
 		page, err := c.NewQueryItemsPager(text, pk, opts).NextPage(q.ctx())
 		charge += page.RequestCharge
 		if err != nil {

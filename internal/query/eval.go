@@ -2,6 +2,7 @@ package query
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -94,6 +95,19 @@ type Result struct {
 	// Rows is how many rows the FROM and JOIN clauses produced (those of
 	// subqueries included), before WHERE: what Budget.Rows counts.
 	Rows int
+	// Partial says that an evaluation that could stop inside an item
+	// (Resume.Need) did, once it had Need results or at the end of its
+	// budget (Stopped): the results are the first of the items examined,
+	// and the query resumes after Next.
+	Partial bool
+	// Stopped is what ended a Partial evaluation before it had Need
+	// results: a *BudgetError, or its context's error (its time); nil
+	// when it had them.
+	Stopped error
+	// Next, when Partial, is the key of the last row the evaluation
+	// finished (a result or a row WHERE dropped): where to resume. It is
+	// the zero Key when it finished none.
+	Next Key
 
 	// What Key needs: the rows of Items, the docs, the canonical encodings
 	// of DISTINCT results.
@@ -143,6 +157,25 @@ type evaluator struct {
 	matched     int // docs with a row that passed WHERE (Result.Matched)
 	lastMatched int // 1 + the index of the last doc counted in matched
 
+	// Rows in item order (see ExecFrom): the rows of the current item
+	// before position skipTo are passed over, not evaluated; once need
+	// rows are held (need > 0), full stops the evaluation. rows is the
+	// rows so far, last the key of the last row finished.
+	skipTo int
+	need   int
+	full   bool
+	rows   []row
+	last   Key
+	// The sources of the JOINs, kept while the bindings they are made
+	// from stay (see joinSources).
+	srcs []joinSrc
+	// encode says that a computed result is encoded as it is made,
+	// into out (a chunk of bytes results share), and not kept as a
+	// value; fields is the object of one such result, reused.
+	encode bool
+	out    []byte
+	fields []field
+
 	env        Env                  // what the evaluation knows of the container
 	textCall   *call                // the full-text call being evaluated (fulltext.go)
 	textLangs  map[*call]string     // the language of each full-text call's text
@@ -166,7 +199,8 @@ type row struct {
 	doc  int32
 	seq  int32
 	vi   int32  // index of the value in evaluator.vals (when raw is nil)
-	raw  []byte // the value's exact JSON (verbatim document), or nil
+	enc  bool   // raw is the encoding of a computed result (see evaluator.encode)
+	raw  []byte // the value's exact JSON (verbatim document, or enc), or nil
 	sys  *Doc   // the document raw is, whose system properties it lacks, or nil
 	keys []value
 }
@@ -195,11 +229,22 @@ type Resume struct {
 	// Offset is how much of OFFSET is left to apply to the results after
 	// After (0: OFFSET was applied before).
 	Offset int
+	// Need, when positive, lets the evaluation of a query in item order
+	// (InItemOrder) over docs sorted by ID stop inside an item: once it
+	// has Need results after After (before OFFSET, TOP and LIMIT), and at
+	// the end of its Budget or its context, where it returns the results
+	// it has rather than fail (Result.Stopped says why). Result.Partial
+	// then says the last item examined may have more.
+	Need int
 }
 
 // ExecFrom is Exec that, when from is not nil, returns only the results
 // after from.After, as if they followed the results already returned, and
-// that knows of the container what env says (nil: nothing).
+// that knows of the container what env says (nil: nothing). In a query in
+// item order, the rows of from.After's item up to its own are passed over
+// without being evaluated (they count against MaxJoinRowsPerItem, not
+// Budget.Rows), so a page that resumes inside an item's JOIN rows costs
+// what it returns, not the whole item.
 func ExecFrom(ctx context.Context, q *Query, params map[string]any, docs []Doc, now time.Time, from *Resume, env *Env) (res Result, err error) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -264,20 +309,20 @@ func ExecFrom(ctx context.Context, q *Query, params map[string]any, docs []Doc, 
 	}
 	var rows []row
 	ev.slots = make([]binding, max(q.nslots, 1))
+	ev.srcs = joinSources(q)
+	ev.encode = !q.distinct
+	inOrder := from != nil && q.from != nil && q.from.path == nil && len(q.orderBy) == 0 && !q.distinct && !q.aggregated && !q.grouped
+	if inOrder && from.Need > 0 && slices.IsSortedFunc(docs, func(a, b Doc) int { return strings.Compare(a.ID, b.ID) }) {
+		ev.need = from.Need
+	}
 	if q.from == nil {
 		rows = ev.emit(rows, 0, 0)
 	} else {
-		for di := range docs {
-			ev.tick(1)
-			ev.itemRows = 0
-			ev.slots[0] = binding{raw: docs[di].JSON, lazy: true, doc: &docs[di]}
-			rows = ev.expand(rows, di)
-			res.ExaminedBytes += len(docs[di].JSON)
-		}
-		res.Examined, res.Matched = len(docs), ev.matched
+		rows = ev.scan(docs, from, inOrder, &res)
+		res.Matched, res.Partial, res.Next = ev.matched, ev.full, ev.last
 	}
 	res.Rows = ev.rowsSeen
-	if err := ctx.Err(); err != nil {
+	if err := ctx.Err(); err != nil && res.Stopped == nil {
 		return Result{}, err
 	}
 
@@ -338,6 +383,9 @@ func ExecFrom(ctx context.Context, q *Query, params map[string]any, docs []Doc, 
 	// independent: one allocation instead of one per row.
 	size := 0
 	for _, r := range rows {
+		if r.enc {
+			continue // held since it was made
+		}
 		size += len(r.raw)
 		if r.sys != nil {
 			size += len(`,"_ts":,"_etag":""`) + 20 + len(r.sys.ETag)
@@ -356,6 +404,10 @@ func ExecFrom(ctx context.Context, q *Query, params map[string]any, docs []Doc, 
 		if single {
 			res.Sources[i] = r.doc
 		}
+		if r.enc {
+			res.Items[i] = r.raw
+			continue
+		}
 		start := len(buf)
 		if r.raw != nil {
 			buf = r.sys.appendJSON(buf, r.raw)
@@ -369,6 +421,59 @@ func ExecFrom(ctx context.Context, q *Query, params map[string]any, docs []Doc, 
 		res.canon = res.canon[:len(rows)]
 	}
 	return res, nil
+}
+
+// scan evaluates the rows of docs, and counts the docs it examines in
+// res. In item order, the rows of from.After's item up to it are passed
+// over. An evaluation that may stop inside an item (ev.need > 0) stops at
+// the end of its budget or its context with the rows it has finished, and
+// says why in res.Stopped.
+func (ev *evaluator) scan(docs []Doc, from *Resume, inOrder bool, res *Result) (rows []row) {
+	if ev.need > 0 {
+		defer func() {
+			r := recover()
+			if r == nil {
+				return
+			}
+			a, ok := r.(abort)
+			var qe *Error
+			if !ok || errors.As(a.err, &qe) {
+				panic(r) // the query is wrong: it fails
+			}
+			rows, res.Stopped, ev.full = ev.rows, a.err, true
+			// What is left to do is bounded by the rows held: the
+			// budget and the context are done with.
+			ev.ctx, ev.env.Budget = nil, Budget{}
+		}()
+	}
+	for di := range docs {
+		if ev.full {
+			break
+		}
+		ev.skipTo = 0
+		if inOrder {
+			switch c := strings.Compare(docs[di].ID, from.After.item); {
+			case c < 0 && ev.need > 0:
+				continue // every row of it comes before After
+			case c == 0:
+				ev.skipTo = int(from.After.seq) + 1
+			}
+		}
+		ev.tick(1)
+		ev.itemRows = 0
+		ev.slots[0] = binding{raw: docs[di].JSON, lazy: true, doc: &docs[di]}
+		res.Examined++
+		res.ExaminedBytes += len(docs[di].JSON)
+		seen := ev.rowsSeen
+		rows = ev.expand(rows, di)
+		if ev.skipTo > 0 && ev.rowsSeen == seen {
+			// Every row of it came before After: it was passed over,
+			// not examined.
+			res.Examined--
+			res.ExaminedBytes -= len(docs[di].JSON)
+		}
+	}
+	return rows
 }
 
 // distinct keeps the first of each set of rows with deeply equal values
@@ -463,9 +568,7 @@ func (ev *evaluator) expand(rows []row, di int) []row {
 	q := ev.q
 	seq := 0
 	if q.from.path == nil {
-		if len(q.joins) == 0 {
-			return ev.emit(rows, di, 0)
-		}
+		ev.bound(0)
 		return ev.join(rows, di, &seq, 0, 1)
 	}
 	src := ev.eval(q.from.path)
@@ -474,31 +577,174 @@ func (ev *evaluator) expand(rows []row, di int) []row {
 			return rows
 		}
 		ev.slots[1] = binding{v: src}
+		ev.bound(0)
 		return ev.join(rows, di, &seq, 0, 2)
 	}
 	if src.k != kArr {
 		return rows
 	}
 	for _, e := range src.a {
+		if ev.full {
+			break
+		}
 		ev.slots[1] = binding{v: e}
+		ev.bound(0)
 		rows = ev.join(rows, di, &seq, 0, 2)
 	}
 	return rows
 }
 
 // join binds JOIN number j (slot) and recurses; after the last it emits.
+// Rows before ev.skipTo are counted (against MaxJoinRowsPerItem) and
+// passed over: whole elements at a time when the rows under an element do
+// not depend on it.
 func (ev *evaluator) join(rows []row, di int, seq *int, j, slot int) []row {
 	if j == len(ev.q.joins) {
-		rows = ev.emit(rows, di, *seq)
+		if *seq < ev.skipTo {
+			ev.skipRows(1)
+		} else {
+			rows = ev.emit(rows, di, *seq)
+			if ev.need > 0 {
+				ev.rows, ev.last = rows, Key{item: ev.docs[di].ID, seq: int32(*seq)}
+			}
+		}
 		*seq++
 		return rows
 	}
-	for _, e := range ev.joinSource(&ev.q.joins[j]) {
+	src := ev.source(j)
+	per := -1
+	if *seq < ev.skipTo {
+		per = ev.rowsUnder(j)
+	}
+	for _, e := range src {
+		if ev.full {
+			break
+		}
 		ev.tick(1)
+		if per >= 0 && *seq+per <= ev.skipTo {
+			ev.skipRows(per)
+			*seq += per
+			continue
+		}
 		ev.slots[slot] = binding{v: e}
+		ev.bound(j + 1)
 		rows = ev.join(rows, di, seq, j+1, slot+1)
 	}
 	return rows
+}
+
+// skipRows counts n rows passed over (see join).
+func (ev *evaluator) skipRows(n int) {
+	ev.itemRows += n
+	if ev.itemRows > MaxJoinRowsPerItem {
+		ev.failJoinRows()
+	}
+}
+
+// rowsUnder returns how many rows each element of JOIN j's source gives
+// (the product of the sizes of the sources after it), or -1 when that may
+// depend on the element.
+func (ev *evaluator) rowsUnder(j int) int {
+	n := 1
+	for k := j + 1; k < len(ev.q.joins); k++ {
+		if ev.srcs == nil || ev.srcs[k].level < 0 || ev.srcs[k].level > j {
+			return -1
+		}
+		n = min(n*len(ev.source(k)), 1<<31)
+	}
+	return n
+}
+
+// joinSrc is the source of a JOIN of the query (not of a subquery) whose
+// expression is a path from one binding: it is evaluated once while that
+// binding stays, not again for each row of the JOINs between.
+type joinSrc struct {
+	level int     // the source depends on the bindings of JOINs before this one (0: the FROM's alone); -1: evaluated every time
+	ok    bool    // vals is the source for the current bindings
+	vals  []value // the source
+}
+
+// joinSources returns the sources of q's JOINs, or nil when none can be
+// kept: a JOIN's source that is a path (members and indexes by literals or
+// parameters) from the FROM alias, or from the alias of an earlier JOIN
+// but the one just before, stays while that alias is bound to the same
+// value.
+func joinSources(q *Query) []joinSrc {
+	if !keepJoinSources || q.from == nil || len(q.joins) < 2 {
+		return nil
+	}
+	srcs := make([]joinSrc, len(q.joins))
+	kept := false
+	for j := range q.joins {
+		srcs[j].level = -1
+		if q.joins[j].sub != nil {
+			continue
+		}
+		slot, ok := pathRoot(q.joins[j].x)
+		if !ok {
+			continue
+		}
+		level := 0 // the FROM's bindings
+		if slot > q.fromSlot() {
+			level = slot - q.fromSlot() // after JOIN level-1
+		}
+		if level < j {
+			srcs[j].level, kept = level, true
+		}
+	}
+	if !kept {
+		return nil
+	}
+	return srcs
+}
+
+// keepJoinSources turns joinSources on (tests compare with it off).
+var keepJoinSources = true
+
+// pathRoot returns the slot a path expression starts at, when it is one:
+// an alias, then members and indexes by literals or parameters.
+func pathRoot(e expr) (int, bool) {
+	for {
+		switch x := e.(type) {
+		case *ident:
+			return x.slot, true
+		case *member:
+			e = x.x
+		case *index:
+			switch x.idx.(type) {
+			case *literal, *paramRef:
+			default:
+				return 0, false
+			}
+			e = x.x
+		default:
+			return 0, false
+		}
+	}
+}
+
+// bound says that the bindings of level changed (0: the FROM's; j: JOIN
+// j-1's): the kept sources that depend on them are made again when next
+// needed.
+func (ev *evaluator) bound(level int) {
+	for i := range ev.srcs {
+		if ev.srcs[i].level == level {
+			ev.srcs[i].ok = false
+		}
+	}
+}
+
+// source returns the source of the query's JOIN j for the current
+// bindings, kept or made.
+func (ev *evaluator) source(j int) []value {
+	if ev.srcs == nil || ev.srcs[j].level < 0 {
+		return ev.joinSource(&ev.q.joins[j])
+	}
+	s := &ev.srcs[j]
+	if !s.ok {
+		s.vals, s.ok = ev.joinSource(&ev.q.joins[j]), true
+	}
+	return s.vals
 }
 
 // emit filters the current bindings and adds their projection.
@@ -548,6 +794,9 @@ func (ev *evaluator) emit(rows []row, di, seq int) []row {
 				return rows
 			}
 		}
+	case ev.encode:
+		v = ev.projectTo(q, ev.fields[:0])
+		ev.fields = v.o[:0]
 	default:
 		v = ev.project(q)
 	}
@@ -557,8 +806,12 @@ func (ev *evaluator) emit(rows []row, di, seq int) []row {
 	ev.hold(rowBytes)
 	if r.raw == nil {
 		ev.checkResult(v)
-		r.vi = int32(len(ev.vals))
-		ev.vals = append(ev.vals, v)
+		if ev.encode {
+			r.raw, r.enc = ev.keep(v), true
+		} else {
+			r.vi = int32(len(ev.vals))
+			ev.vals = append(ev.vals, v)
+		}
 	}
 	if q.rank {
 		r.keys = ev.rankKeys()
@@ -575,7 +828,37 @@ func (ev *evaluator) emit(rows []row, di, seq int) []row {
 			}
 		}
 	}
-	return append(rows, r)
+	if len(rows) == cap(rows) {
+		// Twice as many each time (append grows a large slice by a
+		// quarter, allocating and copying five times what it holds).
+		rows = slices.Grow(rows, max(len(rows), 16))
+	}
+	rows = append(rows, r)
+	if ev.need > 0 && len(rows) >= ev.need {
+		ev.full = true
+	}
+	return rows
+}
+
+// outChunk is the largest chunk of bytes encoded results share (the
+// first are smaller, each twice the last).
+const outChunk = 64 << 10
+
+// keep encodes v, a computed result, into ev.out and returns its
+// encoding, an independent slice.
+func (ev *evaluator) keep(v value) []byte {
+	if cap(ev.out)-len(ev.out) < 256 {
+		ev.out = make([]byte, 0, min(outChunk, max(1<<10, 2*cap(ev.out))))
+	}
+	start, c := len(ev.out), cap(ev.out)
+	ev.out = appendJSON(ev.out, v)
+	if cap(ev.out) != c && start > 0 {
+		// It outgrew the chunk: it starts one of its own, and the
+		// results before keep theirs.
+		ev.out = append(make([]byte, 0, max(outChunk, len(ev.out)-start)), ev.out[start:]...)
+		start = 0
+	}
+	return ev.out[start:len(ev.out):len(ev.out)]
 }
 
 // project evaluates the select list of q into an object (or the VALUE).
@@ -583,7 +866,14 @@ func (ev *evaluator) project(q *Query) value {
 	if q.valueSel {
 		return ev.eval(q.items[0].x)
 	}
-	fs := make([]field, 0, len(q.items))
+	return ev.projectTo(q, make([]field, 0, len(q.items)))
+}
+
+// projectTo is project, the object's fields appended to fs.
+func (ev *evaluator) projectTo(q *Query, fs []field) value {
+	if q.valueSel {
+		return ev.eval(q.items[0].x)
+	}
 	for _, it := range q.items {
 		v := ev.eval(it.x)
 		if v.k != kUndef {

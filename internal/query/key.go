@@ -50,6 +50,11 @@ func (res *Result) Key(i int) Key {
 	return k
 }
 
+// Fits reports whether k can be the key of a result of q: it has as many
+// ORDER BY (or GROUP BY) values as q's results. A key from a continuation
+// token that does not fit is refused before anything is resumed from it.
+func (q *Query) Fits(k Key) bool { return len(k.order) == q.keyLen() }
+
 // compareOrder compares two rows' ORDER BY values, each direction applied,
 // or for GROUP BY their groups' values, ascending. A missing value counts
 // as undefined.

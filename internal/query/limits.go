@@ -66,11 +66,16 @@ func (ev *evaluator) countItemRow() {
 	ev.itemRows++
 	ev.rowsSeen++
 	if ev.itemRows > MaxJoinRowsPerItem {
-		ev.fail("the FROM and JOIN clauses (those of subqueries included) produce more than %d rows from one item, the limit", MaxJoinRowsPerItem)
+		ev.failJoinRows()
 	}
 	if b := ev.env.Budget.Rows; b > 0 && ev.rowsSeen > b {
 		panic(abort{&BudgetError{Limit: "rows", Value: b}})
 	}
+}
+
+// failJoinRows fails the query whose item passed MaxJoinRowsPerItem.
+func (ev *evaluator) failJoinRows() {
+	ev.fail("the FROM and JOIN clauses (those of subqueries included) produce more than %d rows from one item, the limit", MaxJoinRowsPerItem)
 }
 
 // Budget bounds one evaluation below the limits above: the work and
