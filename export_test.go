@@ -1,6 +1,7 @@
 package lethe
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -211,4 +212,24 @@ func VectorIndexCount(c *Container) int {
 	c.expiry.mu.Lock()
 	defer c.expiry.mu.Unlock()
 	return len(c.expiry.vectors)
+}
+
+// WaitVectorIndexes waits until c has made every vector index it is making,
+// and linked every vector of its graphs.
+func WaitVectorIndexes(c *Container) {
+	for {
+		c.expiry.mu.Lock()
+		busy := false
+		for k := range c.expiry.building {
+			busy = busy || strings.HasPrefix(k, "v:")
+		}
+		for _, vi := range c.expiry.vectors {
+			busy = busy || vi.graph != nil && vi.graph.Len() < vi.store.Len()
+		}
+		c.expiry.mu.Unlock()
+		if !busy {
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -137,10 +138,11 @@ func TestVectorIndexDifferential(t *testing.T) {
 	}
 }
 
-// TestVectorIndexUse: the index is made for a path of the policy's vector
-// indexes alone, is dropped when the policy stops declaring it, and a
-// query it cannot answer exactly (fewer items with a comparable vector than
-// TOP asks for) is evaluated as a scan, undefined items last.
+// TestVectorIndexUse: the indexes of the policy's vector indexes alone are
+// made, in the background from the container's creation; one is dropped
+// when the policy stops declaring it; and a query it cannot answer exactly
+// (fewer items with a comparable vector than TOP asks for) is evaluated as
+// a scan, undefined items last.
 func TestVectorIndexUse(t *testing.T) {
 	s, _ := newStore(t)
 	props := vectorProps("v")
@@ -149,29 +151,32 @@ func TestVectorIndexUse(t *testing.T) {
 		_, err := c.CreateItem(ctx, lethe.NewPartitionKeyString("a"), fmt.Appendf(nil, `{"id":"%d","pk":"a","embedding":%s,"other":%s}`, i, v, v), nil)
 		require.NoError(t, err)
 	}
+	lethe.WaitVectorIndexes(c)
+	assert.Equal(t, 2, lethe.VectorIndexCount(c), "/embedding and /doc/vec, not /other")
 	params := []lethe.QueryParameter{{Name: "@q", Value: []float64{1, 0, 0}}}
 	got, _ := queryAll(t, c, `SELECT TOP 2 VALUE c.id FROM c ORDER BY VectorDistance(c.other, @q)`, params, lethe.NewPartitionKey())
 	assert.Equal(t, []string{`"0"`, `"4"`}, got)
-	assert.Equal(t, 0, lethe.VectorIndexCount(c), "no vector index of /other")
 	got, _ = queryAll(t, c, `SELECT TOP 2 VALUE c.id FROM c ORDER BY VectorDistance(c.embedding, @q)`, params, lethe.NewPartitionKey())
 	assert.Equal(t, []string{`"0"`, `"4"`}, got)
-	assert.Equal(t, 1, lethe.VectorIndexCount(c))
 	got, _ = queryAll(t, c, `SELECT TOP 5 VALUE c.id FROM c ORDER BY VectorDistance(c.embedding, @q)`, params, lethe.NewPartitionKey())
 	assert.Equal(t, []string{`"0"`, `"4"`, `"1"`, `"2"`, `"3"`}, got)
 
 	props.IndexingPolicy.VectorIndexes = slices.DeleteFunc(props.IndexingPolicy.VectorIndexes, func(v lethe.VectorIndex) bool { return v.Path == "/embedding" })
 	err := c.Replace(ctx, props)
 	require.NoError(t, err)
-	assert.Equal(t, 0, lethe.VectorIndexCount(c), "dropped with its policy")
+	assert.Equal(t, 1, lethe.VectorIndexCount(c), "/embedding's dropped with its policy")
 }
 
 // TestVectorIndexBuildWhileWriting: writes made while the vector index is
-// being made (between the shards it reads) are in it: afterwards, queries
+// being made (between the shards it reads; the index is added to the
+// policy of a container that has items) are in it: afterwards, queries
 // through it return what scans return.
 func TestVectorIndexBuildWhileWriting(t *testing.T) {
 	s, clock := newStore(t)
 	props := vectorProps("v")
 	props.DefaultTimeToLive = lethe.TTLNever
+	indexes := props.IndexingPolicy.VectorIndexes
+	props.IndexingPolicy.VectorIndexes = nil
 	c := mustContainer(t, s, props)
 	doc := func(id string, i int, ttl string) []byte {
 		return fmt.Appendf(nil, `{"id":%q,"pk":"a","embedding":[%d,%d,1]%s}`, id, i%7, i%5, ttl)
@@ -182,10 +187,13 @@ func TestVectorIndexBuildWhileWriting(t *testing.T) {
 		require.NoError(t, err)
 	}
 	rounds := 0
+	var mu sync.Mutex // the two indexes are made at once
 	lethe.SetAfterBuildShard(func(shard int) {
 		if shard%4 != 0 {
 			return
 		}
+		mu.Lock()
+		defer mu.Unlock()
 		rounds++
 		for j := range 20 {
 			i := (rounds*97 + j*53) % n
@@ -207,13 +215,14 @@ func TestVectorIndexBuildWhileWriting(t *testing.T) {
 		}
 	})
 	t.Cleanup(func() { lethe.SetAfterBuildShard(nil) })
-	query := `SELECT TOP 6 c.id, VectorDistance(c.embedding, @q) AS s FROM c ORDER BY VectorDistance(c.embedding, @q)`
-	params := []lethe.QueryParameter{{Name: "@q", Value: []float64{1, 2, 3}}}
-	queryAll(t, c, query, params, lethe.NewPartitionKey()) // makes the index
+	props.IndexingPolicy.VectorIndexes = indexes
+	require.NoError(t, c.Replace(ctx, props)) // starts making the indexes
+	lethe.WaitVectorIndexes(c)
 	lethe.SetAfterBuildShard(nil)
 	require.Positive(t, rounds)
-	require.Equal(t, 1, lethe.VectorIndexCount(c))
+	require.Equal(t, 2, lethe.VectorIndexCount(c))
 	clock.Advance(2 * time.Second) // the items written with "ttl": 1 expire
+	query := `SELECT TOP 6 c.id, VectorDistance(c.embedding, @q) AS s FROM c ORDER BY VectorDistance(c.embedding, @q)`
 	for _, q := range [][]float64{{1, 2, 3}, {6, 0, 1}, {0, 4, 1}} {
 		params := []lethe.QueryParameter{{Name: "@q", Value: q}}
 		withIndex, _ := queryAll(t, c, query, params, lethe.NewPartitionKey())
