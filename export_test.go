@@ -233,3 +233,19 @@ func WaitVectorIndexes(c *Container) {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+// SetAfterGraphSearch sets a function called after each search of a
+// vector index's graph with the number of items it found (nil: none).
+func SetAfterGraphSearch(fn func(found int)) { afterGraphSearch = fn }
+
+// VectorIndexSlots returns the slots of c's vector indexes that hold
+// removed versions, and those that hold present items.
+func VectorIndexSlots(c *Container) (removed, present int) {
+	c.expiry.mu.Lock()
+	defer c.expiry.mu.Unlock()
+	for _, vi := range c.expiry.vectors {
+		removed += vi.store.Removed()
+		present += len(vi.slot)
+	}
+	return removed, present
+}

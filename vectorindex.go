@@ -352,6 +352,9 @@ func (c *Container) nearest(vi *vecIndex, q []float32, need, list int, exact boo
 			rec := s.Payload(i)
 			return rule.live(rec, now) && strings.HasPrefix(rec.pk(), pk.enc)
 		})
+		if afterGraphSearch != nil {
+			afterGraphSearch(len(ids))
+		}
 		for _, i := range ids {
 			if k, ok := score(i); ok {
 				top.add(k, i)
@@ -377,6 +380,10 @@ func (c *Container) nearest(vi *vecIndex, q []float32, need, list int, exact boo
 	}
 	return top.records(s), rule, true
 }
+
+// afterGraphSearch, when set (by tests), is called after each search of a
+// graph with the number of items it found.
+var afterGraphSearch func(found int)
 
 // topK keeps the need smallest keys it is given, and the slots tied with
 // the largest of them that did not fit.

@@ -232,3 +232,153 @@ func TestVectorIndexBuildWhileWriting(t *testing.T) {
 		require.Equal(t, scan, withIndex, "%v", q)
 	}
 }
+
+// TestVectorIndexApproximate: through a diskANN index (a graph), TOP k
+// ORDER BY VectorDistance returns k items (or all there are) that a scan
+// at the same instant finds live, with the scan's scores, nearest first;
+// never an item deleted, replaced or expired (purged or not), while items
+// are written between queries and the graph is linked meanwhile. With
+// bruteForce it returns exactly what a scan returns.
+func TestVectorIndexApproximate(t *testing.T) {
+	seed := rand.Uint64()
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, 5))
+	const dims = 8
+	s, clock := newStore(t)
+	c := mustContainer(t, s, lethe.ContainerProperties{ID: "c", DefaultTimeToLive: lethe.TTLNever,
+		PartitionKeyDefinition: lethe.PartitionKeyDefinition{Paths: []string{"/pk"}},
+		VectorEmbeddingPolicy: &lethe.VectorEmbeddingPolicy{VectorEmbeddings: []lethe.VectorEmbedding{
+			{Path: "/v", DataType: lethe.VectorDataTypeFloat32, DistanceFunction: lethe.VectorDistanceFunctionCosine, Dimensions: dims}}},
+		IndexingPolicy: &lethe.IndexingPolicy{VectorIndexes: []lethe.VectorIndex{{Path: "/v", Type: lethe.VectorIndexTypeDiskANN}}},
+	})
+	searches := 0
+	lethe.SetAfterGraphSearch(func(int) { searches++ })
+	t.Cleanup(func() { lethe.SetAfterGraphSearch(nil) })
+	vec := func() string {
+		b := []byte{'['}
+		for d := range dims {
+			if d > 0 {
+				b = append(b, ',')
+			}
+			b = strconv.AppendFloat(b, float64(rng.IntN(7)-3)+rng.Float64()/4, 'g', 4, 64)
+		}
+		return string(append(b, ']'))
+	}
+	write := func() {
+		id, pk := strconv.Itoa(rng.IntN(200)), strconv.Itoa(rng.IntN(3))
+		var err error
+		if rng.IntN(5) == 0 {
+			_, err = c.DeleteItem(ctx, lethe.NewPartitionKeyString(pk), id, nil)
+		} else {
+			ttl := ""
+			if rng.IntN(3) == 0 {
+				ttl = fmt.Sprintf(`,"ttl":%d`, 1+rng.IntN(5))
+			}
+			doc := fmt.Sprintf(`{"id":%q,"pk":%q,"v":%s%s}`, id, pk, vec(), ttl)
+			_, err = c.UpsertItem(ctx, lethe.NewPartitionKeyString(pk), []byte(doc), nil)
+		}
+		if err != nil {
+			require.ErrorIs(t, err, lethe.ErrNotFound)
+		}
+	}
+	run := func(q string, pk lethe.PartitionKey, params []lethe.QueryParameter) []string {
+		t.Helper()
+		p := c.NewQueryItemsPager(q, pk, &lethe.QueryOptions{QueryParameters: params, PageSizeHint: 1000})
+		var out []string
+		for p.More() {
+			r, err := p.NextPage(ctx)
+			require.NoError(t, err, q)
+			out = append(out, texts(r.Items)...)
+		}
+		return out
+	}
+	for range 300 {
+		write()
+	}
+	const approx = `SELECT TOP %d c.id, VectorDistance(c.v, @q) AS s FROM c ORDER BY VectorDistance(c.v, @q)`
+	for round := range 30 {
+		for range rng.IntN(40) {
+			write()
+		}
+		if round%2 == 0 {
+			lethe.WaitVectorIndexes(c) // else the graph may be linking the newest
+		}
+		clock.Advance(time.Duration(rng.IntN(1500)) * time.Millisecond)
+		if round%7 == 6 {
+			_, err := c.Purge(ctx)
+			require.NoError(t, err)
+		}
+		qv := make([]float64, dims)
+		for d := range qv {
+			qv[d] = float64(rng.IntN(7) - 3)
+		}
+		params := []lethe.QueryParameter{{Name: "@q", Value: qv}}
+		k := []int{1, 5, 10, 30}[rng.IntN(4)]
+		pk := lethe.NewPartitionKey()
+		if rng.IntN(3) == 0 {
+			pk = lethe.NewPartitionKeyString(strconv.Itoa(rng.IntN(3)))
+		}
+		// Every live item with its score, by a scan.
+		lethe.SetUseIndexes(false)
+		all := run(fmt.Sprintf(approx, 1000), pk, params)
+		brute := run(fmt.Sprintf(`SELECT TOP %d c.id, VectorDistance(c.v, @q, true) AS s FROM c ORDER BY VectorDistance(c.v, @q, true)`, k), pk, params)
+		lethe.SetUseIndexes(true)
+		live := map[string]int{}
+		for i, r := range all {
+			live[r] = i
+		}
+		got := run(fmt.Sprintf(approx, k), pk, params)
+		require.Len(t, got, min(k, len(all)), "round %d", round)
+		last := -1
+		for _, r := range got {
+			i, ok := live[r]
+			require.True(t, ok, "round %d: %s is not a live item with that score", round, r)
+			require.Greater(t, i, last, "round %d: %s out of order", round, r)
+			last = i
+		}
+		require.Equal(t, brute, run(fmt.Sprintf(`SELECT TOP %d c.id, VectorDistance(c.v, @q, true) AS s FROM c ORDER BY VectorDistance(c.v, @q, true)`, k), pk, params), "round %d: bruteForce", round)
+		got = run(fmt.Sprintf(`SELECT TOP %d c.id, VectorDistance(c.v, @q) AS s FROM c ORDER BY VectorDistance(c.v, @q, false, {searchListSizeMultiplier: 1})`, k), pk, params)
+		require.Len(t, got, min(k, len(all)), "round %d", round)
+	}
+	require.Positive(t, searches, "the graph answered")
+}
+
+// TestVectorIndexRenewal: an index whose removed slots (versions replaced
+// or deleted) outnumber its present ones is made anew in the background,
+// the old one serving meanwhile; queries return what scans return before,
+// during and after.
+func TestVectorIndexRenewal(t *testing.T) {
+	for _, typ := range []lethe.VectorIndexType{lethe.VectorIndexTypeFlat, lethe.VectorIndexTypeDiskANN} {
+		t.Run(string(typ), func(t *testing.T) {
+			s, _ := newStore(t)
+			c := mustContainer(t, s, lethe.ContainerProperties{ID: "c",
+				PartitionKeyDefinition: lethe.PartitionKeyDefinition{Paths: []string{"/pk"}},
+				VectorEmbeddingPolicy: &lethe.VectorEmbeddingPolicy{VectorEmbeddings: []lethe.VectorEmbedding{
+					{Path: "/v", DataType: lethe.VectorDataTypeFloat32, DistanceFunction: lethe.VectorDistanceFunctionEuclidean, Dimensions: 2}}},
+				IndexingPolicy: &lethe.IndexingPolicy{VectorIndexes: []lethe.VectorIndex{{Path: "/v", Type: typ}}},
+			})
+			query := `SELECT TOP 5 c.id, VectorDistance(c.v, [1, 2], true) AS s FROM c ORDER BY VectorDistance(c.v, [1, 2], true)`
+			check := func() {
+				t.Helper()
+				indexed, _ := queryAll(t, c, query, nil, lethe.NewPartitionKey())
+				lethe.SetUseIndexes(false)
+				scanned, _ := queryAll(t, c, query, nil, lethe.NewPartitionKey())
+				lethe.SetUseIndexes(true)
+				require.Equal(t, scanned, indexed)
+			}
+			for round := range 30 {
+				for i := range 50 {
+					doc := fmt.Sprintf(`{"id":"%d","pk":"a","v":[%d,%d]}`, i, (i*round)%11, i%7)
+					_, err := c.UpsertItem(ctx, lethe.NewPartitionKeyString("a"), []byte(doc), nil)
+					require.NoError(t, err)
+				}
+				check()
+			}
+			lethe.WaitVectorIndexes(c)
+			check()
+			removed, present := lethe.VectorIndexSlots(c)
+			assert.Equal(t, 50, present)
+			assert.Less(t, removed, 1100, "made anew")
+		})
+	}
+}

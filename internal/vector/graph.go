@@ -29,11 +29,11 @@ import (
 // choose candidates; the caller compares the ones a search returns exactly.
 type Graph struct {
 	metric Metric
-	m      int                      // links a node keeps on layers above 0; twice that on layer 0
-	efc    int                      // the search list size when adding a node
-	ml     float64                  // level multiplier, 1/ln(m)
+	m      int                       // links a node keeps on layers above 0; twice that on layer 0
+	efc    int                       // the search list size when adding a node
+	ml     float64                   // level multiplier, 1/ln(m)
 	vec    func(id uint32) []float32 // the vectors
-	rng    uint64                   // the writer's xorshift state
+	rng    uint64                    // the writer's xorshift state
 
 	nodes atomic.Pointer[[]*graphChunk]
 	n     atomic.Uint32 // nodes added
@@ -117,13 +117,13 @@ func (g *Graph) Add() {
 	cs[id>>chunkBits][id&(chunkSize-1)].Store(nd)
 	g.n.Store(id + 1)
 
+	if g.metric == Cosine && nd.scale == 0 {
+		return // the zero vector is near nothing: it stays unlinked
+	}
 	e := g.entry.Load()
 	if e == 0 {
 		g.entry.Store(uint64(id)<<8 | uint64(level) + 1)
 		return
-	}
-	if g.metric == Cosine && nd.scale == 0 {
-		return // the zero vector is near nothing: it stays unlinked
 	}
 	ep, top := uint32((e-1)>>8), int((e-1)&0xff)
 	s := g.searcher()

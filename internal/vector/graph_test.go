@@ -5,6 +5,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -114,9 +115,46 @@ func TestGraphRecall(t *testing.T) {
 	}
 }
 
+// latentData returns n vectors of dims values that vary along few
+// directions, as embeddings of texts do: a random linear map of points of
+// 24 dimensions, scattered around 50 centres, plus a little noise in every
+// dimension.
+func latentData(rng *rand.Rand, n, dims int) [][]float32 {
+	const r = 24
+	a := make([]float32, dims*r)
+	for i := range a {
+		a[i] = float32(rng.NormFloat64())
+	}
+	centres := make([][r]float64, 50)
+	for i := range centres {
+		for j := range r {
+			centres[i][j] = 2 * rng.NormFloat64()
+		}
+	}
+	vs := make([][]float32, n)
+	for i := range vs {
+		var z [r]float64
+		c := centres[rng.IntN(len(centres))]
+		for j := range z {
+			z[j] = c[j] + rng.NormFloat64()
+		}
+		v := make([]float32, dims)
+		for d := range v {
+			var x float64
+			for j := range r {
+				x += float64(a[d*r+j]) * z[j]
+			}
+			v[d] = float32(x + 0.5*rng.NormFloat64())
+		}
+		vs[i] = v
+	}
+	return vs
+}
+
 // TestGraphLarge measures recall and time per search on LETHE_ANN_N
-// vectors of LETHE_ANN_DIMS values (cosine); it is skipped when
-// LETHE_ANN_N is unset.
+// vectors of LETHE_ANN_DIMS values (768 by default; cosine) of the kind
+// LETHE_ANN_DATA names (latent, the default; clustered; random); it is
+// skipped when LETHE_ANN_N is unset.
 func TestGraphLarge(t *testing.T) {
 	n, _ := strconv.Atoi(os.Getenv("LETHE_ANN_N"))
 	if n == 0 {
@@ -126,23 +164,40 @@ func TestGraphLarge(t *testing.T) {
 	if dims == 0 {
 		dims = 768
 	}
-	clustered := os.Getenv("LETHE_ANN_RANDOM") == ""
 	rng := rand.New(rand.NewPCG(1, 2))
-	vs := testData(rng, n, dims, clustered)
+	var all [][]float32
+	const queries = 50
+	switch os.Getenv("LETHE_ANN_DATA") {
+	case "random":
+		all = testData(rng, n+queries, dims, false)
+	case "clustered":
+		all = testData(rng, n+queries, dims, true)
+	default:
+		all = latentData(rng, n+queries, dims)
+	}
+	vs, qs := all[:n], all[n:]
+	var dists atomic.Int64
 	start := time.Now()
-	g := buildGraph(Cosine, vs)
-	t.Logf("build %v", time.Since(start))
-	qs := testData(rng, 100, dims, clustered)
+	g := NewGraph(Cosine, 16, 100, func(id uint32) []float32 { dists.Add(1); return vs[id] })
+	for range vs {
+		g.Add()
+	}
+	t.Logf("build %v, %d distances a node", time.Since(start), dists.Load()/int64(n))
+	want := make([][]uint32, len(qs))
+	for i, q := range qs {
+		want[i] = exactTop(Cosine, vs, q, 10, nil)
+	}
 	for _, ef := range []int{10, 20, 40, 100, 200, 400} {
 		var sum float64
 		var took time.Duration
-		for _, q := range qs {
+		dists.Store(0)
+		for i, q := range qs {
 			start := time.Now()
 			got := g.Search(q, ef, nil)
 			took += time.Since(start)
-			sum += recallOf(got[:min(10, len(got))], exactTop(Cosine, vs, q, 10, nil))
+			sum += recallOf(got[:min(10, len(got))], want[i])
 		}
-		t.Logf("ef %d: recall@10 %.3f, %v a search", ef, sum/float64(len(qs)), took/time.Duration(len(qs)))
+		t.Logf("ef %d: recall@10 %.3f, %v a search, %d distances", ef, sum/float64(len(qs)), took/time.Duration(len(qs)), dists.Load()/int64(len(qs)))
 	}
 }
 

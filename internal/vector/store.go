@@ -29,11 +29,11 @@ const chunkBits = 10
 const chunkSize = 1 << chunkBits
 
 type storeChunk[T any] struct {
-	data  []float32 // chunkSize vectors of dims values
-	sums  [chunkSize]float64
-	pay   [chunkSize]T
-	born  [chunkSize]uint64
-	died  [chunkSize]atomic.Uint64 // 0: present
+	data []float32 // chunkSize vectors of dims values
+	sums [chunkSize]float64
+	pay  [chunkSize]T
+	born [chunkSize]uint64
+	died [chunkSize]atomic.Uint64 // 0: present
 }
 
 // NewStore returns an empty store of vectors of dims values.
