@@ -357,12 +357,13 @@ func TestVectorIndexRenewal(t *testing.T) {
 					{Path: "/v", DataType: lethe.VectorDataTypeFloat32, DistanceFunction: lethe.VectorDistanceFunctionEuclidean, Dimensions: 2}}},
 				IndexingPolicy: &lethe.IndexingPolicy{VectorIndexes: []lethe.VectorIndex{{Path: "/v", Type: typ}}},
 			})
-			query := `SELECT TOP 5 c.id, VectorDistance(c.v, [1, 2], true) AS s FROM c ORDER BY VectorDistance(c.v, [1, 2], true)`
+			query := `SELECT TOP 5 c.id, VectorDistance(c.v, @q, true) AS s FROM c ORDER BY VectorDistance(c.v, @q, true)`
+			params := []lethe.QueryParameter{{Name: "@q", Value: []int{1, 2}}}
 			check := func() {
 				t.Helper()
-				indexed, _ := queryAll(t, c, query, nil, lethe.NewPartitionKey())
+				indexed, _ := queryAll(t, c, query, params, lethe.NewPartitionKey())
 				lethe.SetUseIndexes(false)
-				scanned, _ := queryAll(t, c, query, nil, lethe.NewPartitionKey())
+				scanned, _ := queryAll(t, c, query, params, lethe.NewPartitionKey())
 				lethe.SetUseIndexes(true)
 				require.Equal(t, scanned, indexed)
 			}
@@ -381,4 +382,43 @@ func TestVectorIndexRenewal(t *testing.T) {
 			assert.Less(t, removed, 1100, "made anew")
 		})
 	}
+}
+
+// TestVectorQueryLetsWritesThrough: a vector query holds no lock while it
+// compares (a write made meanwhile, here from the query's own goroutine,
+// which would wait for ever if the query held the container's index
+// lock, goes through), and sees the items as they were when it began.
+func TestVectorQueryLetsWritesThrough(t *testing.T) {
+	s, _ := newStore(t)
+	c := mustContainer(t, s, lethe.ContainerProperties{ID: "c",
+		PartitionKeyDefinition: lethe.PartitionKeyDefinition{Paths: []string{"/pk"}},
+		VectorEmbeddingPolicy: &lethe.VectorEmbeddingPolicy{VectorEmbeddings: []lethe.VectorEmbedding{
+			{Path: "/v", DataType: lethe.VectorDataTypeFloat32, DistanceFunction: lethe.VectorDistanceFunctionEuclidean, Dimensions: 2}}},
+		IndexingPolicy: &lethe.IndexingPolicy{VectorIndexes: []lethe.VectorIndex{{Path: "/v", Type: lethe.VectorIndexTypeDiskANN}}},
+	})
+	pk := lethe.NewPartitionKeyString("a")
+	for i := range 100 {
+		_, err := c.UpsertItem(ctx, pk, fmt.Appendf(nil, `{"id":"%d","pk":"a","v":[%d,%d]}`, i, i%10, i/10), nil)
+		require.NoError(t, err)
+	}
+	lethe.WaitVectorIndexes(c)
+	wrote := false
+	lethe.SetAfterGraphSearch(func(int) {
+		if wrote {
+			return
+		}
+		wrote = true
+		_, err := c.UpsertItem(ctx, pk, []byte(`{"id":"new","pk":"a","v":[0,0]}`), nil)
+		require.NoError(t, err)
+		_, err = c.DeleteItem(ctx, pk, "0", nil)
+		require.NoError(t, err)
+	})
+	t.Cleanup(func() { lethe.SetAfterGraphSearch(nil) })
+	query := `SELECT TOP 3 VALUE c.id FROM c ORDER BY VectorDistance(c.v, @q)`
+	params := []lethe.QueryParameter{{Name: "@q", Value: []int{0, 0}}}
+	got, _ := queryAll(t, c, query, params, lethe.NewPartitionKey())
+	require.True(t, wrote)
+	assert.Equal(t, []string{`"0"`, `"1"`, `"10"`}, got, "as they were when it began")
+	got, _ = queryAll(t, c, query, params, lethe.NewPartitionKey())
+	assert.Equal(t, []string{`"new"`, `"1"`, `"10"`}, got)
 }

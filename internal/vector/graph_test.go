@@ -8,32 +8,16 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/lethedb/lethe/internal/vector/vectortest"
 )
 
-// testData returns n vectors of dims values: standard normal ones, or
-// (clustered) ones scattered around 100 random centres, as embeddings of
-// related texts are.
+// testData returns n vectors of dims values, clustered or random.
 func testData(rng *rand.Rand, n, dims int, clustered bool) [][]float32 {
-	centres := make([][]float32, 100)
-	for i := range centres {
-		centres[i] = make([]float32, dims)
-		for d := range centres[i] {
-			centres[i][d] = float32(rng.NormFloat64())
-		}
+	if clustered {
+		return vectortest.Clustered(rng, n, dims)
 	}
-	vs := make([][]float32, n)
-	for i := range vs {
-		v := make([]float32, dims)
-		c := centres[rng.IntN(len(centres))]
-		for d := range v {
-			v[d] = float32(rng.NormFloat64())
-			if clustered {
-				v[d] = c[d] + 0.4*v[d]
-			}
-		}
-		vs[i] = v
-	}
-	return vs
+	return vectortest.Random(rng, n, dims)
 }
 
 // exactTop returns the ids of the k vectors of vs nearest q by m, exactly.
@@ -95,7 +79,7 @@ func buildGraph(m Metric, vs [][]float32) *Graph {
 func TestGraphRecall(t *testing.T) {
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
-	n, dims, queries := 3000, 32, 50
+	n, dims, queries := 2000, 16, 30
 	for _, clustered := range []bool{false, true} {
 		for _, m := range []Metric{Cosine, DotProduct, Euclidean} {
 			rng := rand.New(rand.NewPCG(seed, uint64(m)))
@@ -103,7 +87,7 @@ func TestGraphRecall(t *testing.T) {
 			g := buildGraph(m, vs)
 			var sum float64
 			for _, q := range testData(rng, queries, dims, clustered) {
-				got := g.Search(q, 100, nil)
+				got := g.Search(q, 30, nil)
 				sum += recallOf(got[:min(10, len(got))], exactTop(m, vs, q, 10, nil))
 			}
 			r := sum / float64(queries)
@@ -113,42 +97,6 @@ func TestGraphRecall(t *testing.T) {
 			}
 		}
 	}
-}
-
-// latentData returns n vectors of dims values that vary along few
-// directions, as embeddings of texts do: a random linear map of points of
-// 24 dimensions, scattered around 50 centres, plus a little noise in every
-// dimension.
-func latentData(rng *rand.Rand, n, dims int) [][]float32 {
-	const r = 24
-	a := make([]float32, dims*r)
-	for i := range a {
-		a[i] = float32(rng.NormFloat64())
-	}
-	centres := make([][r]float64, 50)
-	for i := range centres {
-		for j := range r {
-			centres[i][j] = 2 * rng.NormFloat64()
-		}
-	}
-	vs := make([][]float32, n)
-	for i := range vs {
-		var z [r]float64
-		c := centres[rng.IntN(len(centres))]
-		for j := range z {
-			z[j] = c[j] + rng.NormFloat64()
-		}
-		v := make([]float32, dims)
-		for d := range v {
-			var x float64
-			for j := range r {
-				x += float64(a[d*r+j]) * z[j]
-			}
-			v[d] = float32(x + 0.5*rng.NormFloat64())
-		}
-		vs[i] = v
-	}
-	return vs
 }
 
 // TestGraphLarge measures recall and time per search on LETHE_ANN_N
@@ -173,7 +121,7 @@ func TestGraphLarge(t *testing.T) {
 	case "clustered":
 		all = testData(rng, n+queries, dims, true)
 	default:
-		all = latentData(rng, n+queries, dims)
+		all = vectortest.Latent(rng, n+queries, dims)
 	}
 	vs, qs := all[:n], all[n:]
 	var dists atomic.Int64
