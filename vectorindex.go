@@ -318,63 +318,57 @@ func (c *Container) nearest(vi *vecIndex, q []float32, need, list int, exact boo
 	c.expiry.mu.Unlock()
 	s := vi.store
 	qn := vector.SumSquares(q)
-	// score returns the key slot i orders by (nearest first), as
+	higher := vi.metric.HigherIsCloser()
+	// key returns the key a vector orders by (nearest first), as
 	// VectorDistance's value is ordered: rounded to float32; ok is false
-	// when the slot is not an item of the query's at its instant.
-	score := func(i uint32) (float32, bool) {
-		if !s.Has(view, i) {
-			return 0, false
-		}
+	// when it is undefined.
+	key := func(v []float32, sumSquares float64) (float32, bool) {
 		var sc float64
-		var sok bool
+		var ok bool
 		if vi.metric == vector.Cosine {
-			sc, sok = vector.CosineOf(vector.Dot(s.Vector(i), q), s.SumSquares(i), qn)
+			sc, ok = vector.CosineOf(vector.Dot(v, q), sumSquares, qn)
 		} else {
-			sc, sok = vi.metric.Score(s.Vector(i), q)
+			sc, ok = vi.metric.Score(v, q)
 		}
-		rec := s.Payload(i)
-		if !sok || !rule.live(rec, now) || !strings.HasPrefix(rec.pk(), pk.enc) {
-			return 0, false
+		if higher {
+			return -float32(sc), ok
 		}
-		if vi.metric.HigherIsCloser() {
-			return -float32(sc), true
-		}
-		return float32(sc), true
+		return float32(sc), ok
+	}
+	// ours reports whether an item is one of the query's: live at its
+	// instant, in its partitions.
+	ours := func(rec record) bool { return rule.live(rec, now) && strings.HasPrefix(rec.pk(), pk.enc) }
+	scan := func(top *topK, from uint32) {
+		s.Each(view, from, func(i uint32, v []float32, sumSquares float64, rec record) {
+			if ours(rec) {
+				if k, ok := key(v, sumSquares); ok {
+					top.add(k, i)
+				}
+			}
+		})
 	}
 	var top topK
 	if !exact && vi.graph != nil {
 		linked := uint32(min(vi.graph.Len(), view.Len()))
 		top.reset(need)
 		ids := vi.graph.Search(q, max(need, list), func(i uint32) bool {
-			if i >= linked || !s.Has(view, i) {
-				return false
-			}
-			rec := s.Payload(i)
-			return rule.live(rec, now) && strings.HasPrefix(rec.pk(), pk.enc)
+			return i < linked && s.Has(view, i) && ours(s.Payload(i))
 		})
 		if afterGraphSearch != nil {
 			afterGraphSearch(len(ids))
 		}
 		for _, i := range ids {
-			if k, ok := score(i); ok {
+			if k, ok := key(s.Vector(i), s.SumSquares(i)); ok {
 				top.add(k, i)
 			}
 		}
-		for i := linked; i < uint32(view.Len()); i++ {
-			if k, ok := score(i); ok {
-				top.add(k, i)
-			}
-		}
+		scan(&top, linked) // the slots linked after the query began
 		if top.full() {
 			return top.records(s), rule, true
 		}
 	}
 	top.reset(need)
-	for i := range uint32(view.Len()) {
-		if k, ok := score(i); ok {
-			top.add(k, i)
-		}
-	}
+	scan(&top, 0)
 	if !top.full() {
 		return nil, rule, false
 	}

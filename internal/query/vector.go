@@ -15,9 +15,11 @@ import (
 // dataType, else the policy's, else float32. It is the cosine similarity,
 // the dot product or the euclidean distance of the two (internal/vector),
 // summed in float64 and rounded to float32 (0.9, not 0.8999999761581421),
-// computed exactly on every item (a vector index keeps the items' vectors
-// decoded, and is exact too: vectorindex.go in the root package), so
-// bruteForce changes nothing. It is undefined when they are not vectors of
+// computed exactly on every item it is evaluated for. Which items those
+// are is the caller's: a diskANN vector index answers a TOP k by its
+// distance with the items its graph finds (approximate), unless
+// bruteForce is true (vectorindex.go in the root package, VectorTopK
+// here). It is undefined when they are not vectors of
 // the same length whose elements fit the type (an int8 vector holds
 // integers from -128 to 127), or for cosine when one is all zeros.
 //

@@ -100,6 +100,23 @@ func (s *Store[T]) Payload(i uint32) T {
 	return (*s.chunks.Load())[i>>chunkBits].pay[i&(chunkSize-1)]
 }
 
+// Each calls fn with each slot of view v from slot from on: its number,
+// vector (not to be changed), sum of squares and payload.
+func (s *Store[T]) Each(v View, from uint32, fn func(i uint32, vec []float32, sumSquares float64, p T)) {
+	cs := *s.chunks.Load()
+	for i := from; i < v.n; i++ {
+		ch, j := cs[i>>chunkBits], i&(chunkSize-1)
+		if ch.born[j] > v.version {
+			continue
+		}
+		if d := ch.died[j].Load(); d != 0 && d <= v.version {
+			continue
+		}
+		k := int(j) * s.dims
+		fn(i, ch.data[k:k+s.dims:k+s.dims], ch.sums[j], ch.pay[j])
+	}
+}
+
 // View is the state of a store at one version.
 type View struct {
 	version uint64
