@@ -443,15 +443,15 @@ func (q *Query) VectorTopK(params map[string]any) (vs VectorSearch, ok bool) {
 	if !isCall || !x.fn.vector {
 		return vs, false
 	}
-	need, full, ok := q.resultBound(params)
-	if !ok || full < 0 {
-		return vs, false
-	}
-	vs.Need = need
 	vals, err := bindParams(q, params)
 	if err != nil {
 		return vs, false
 	}
+	need, full, ok := q.resultBoundOf(vals)
+	if !ok || full < 0 {
+		return vs, false
+	}
+	vs.Need = need
 	if len(x.args) > 2 {
 		v, ok := constant(x.args[2], vals)
 		if !ok || v.k != kBool {

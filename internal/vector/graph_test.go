@@ -80,6 +80,9 @@ func TestGraphRecall(t *testing.T) {
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
 	n, dims, queries := 2000, 16, 30
+	if raceEnabled {
+		n = 200
+	}
 	for _, clustered := range []bool{false, true} {
 		for _, m := range []Metric{Cosine, DotProduct, Euclidean} {
 			rng := rand.New(rand.NewPCG(seed, uint64(m)))
@@ -96,6 +99,46 @@ func TestGraphRecall(t *testing.T) {
 				t.Errorf("clustered %v %s: recall@10 %.3f, want at least 0.95 (seed %d)", clustered, m, r, seed)
 			}
 		}
+	}
+}
+
+// TestGraphConcurrent: searches run while nodes are added (with -race:
+// no data race), and return only nodes added, each once.
+func TestGraphConcurrent(t *testing.T) {
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, 9))
+	vs := vectortest.Clustered(rng, 600, 8)
+	qs := vectortest.Clustered(rng, 50, 8)
+	g := NewGraph(Euclidean, 8, 40, func(id uint32) []float32 { return vs[id] })
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range vs {
+			g.Add()
+		}
+	}()
+	for searching := true; searching; {
+		select {
+		case <-done:
+			searching = false
+		default:
+		}
+		for _, q := range qs {
+			n := g.Len()
+			seen := map[uint32]bool{}
+			for _, id := range g.Search(q, 10, func(id uint32) bool { return id%3 != 0 }) {
+				if id%3 == 0 || seen[id] || int(id) >= g.Len() {
+					t.Fatalf("search found %d (of %d nodes), refused, twice or not added", id, n)
+				}
+				seen[id] = true
+			}
+		}
+	}
+	q := qs[0]
+	got := g.Search(q, 40, nil)
+	if r := recallOf(got[:10], exactTop(Euclidean, vs, q, 10, nil)); r < 0.8 {
+		t.Errorf("recall@10 %.2f after concurrent searches", r)
 	}
 }
 
