@@ -2,6 +2,7 @@ package vector
 
 import (
 	"math"
+	"slices"
 	"sync"
 	"sync/atomic"
 )
@@ -260,7 +261,7 @@ type searcher struct {
 	mark  []uint32
 	stamp uint32
 	todo  minHeap
-	best  maxHeap
+	best  minHeap // with distances negated: the farthest on top
 	out   []cand
 }
 
@@ -288,21 +289,24 @@ func (g *Graph) searcher() *searcher {
 // left to walk, or has walked every node it can reach.
 func (g *Graph) searchLayer(s *searcher, q []float32, qs float32, eps []cand, ef, l int, accept func(uint32) bool) []cand {
 	s.todo, s.best = s.todo[:0], s.best[:0]
+	keep := func(c cand) {
+		s.best.push(cand{-c.d, c.id})
+		if len(s.best) > ef {
+			s.best.pop()
+		}
+	}
 	for _, ep := range eps {
 		if int(ep.id) < len(s.mark) {
 			s.mark[ep.id] = s.stamp
 		}
 		s.todo.push(ep)
 		if accept == nil || accept(ep.id) {
-			s.best.push(ep)
-			if len(s.best) > ef {
-				s.best.pop()
-			}
+			keep(ep)
 		}
 	}
 	for len(s.todo) > 0 {
 		c := s.todo.pop()
-		if len(s.best) >= ef && c.d > s.best[0].d {
+		if len(s.best) >= ef && c.d > -s.best[0].d {
 			break
 		}
 		nd := g.node(c.id)
@@ -319,24 +323,20 @@ func (g *Graph) searchLayer(s *searcher, q []float32, qs float32, eps []cand, ef
 			s.mark[id] = s.stamp
 			nb := g.node(id)
 			d := g.dist(q, qs, id, nb)
-			if len(s.best) < ef || d < s.best[0].d {
+			if len(s.best) < ef || d < -s.best[0].d {
 				s.todo.push(cand{d, id})
 				if accept == nil || accept(id) {
-					s.best.push(cand{d, id})
-					if len(s.best) > ef {
-						s.best.pop()
-					}
+					keep(cand{d, id})
 				}
 			}
 		}
 	}
 	s.out = s.out[:0]
 	for len(s.best) > 0 {
-		s.out = append(s.out, s.best.pop())
+		c := s.best.pop()
+		s.out = append(s.out, cand{-c.d, c.id})
 	}
-	for i, j := 0, len(s.out)-1; i < j; i, j = i+1, j-1 {
-		s.out[i], s.out[j] = s.out[j], s.out[i]
-	}
+	slices.Reverse(s.out)
 	return s.out
 }
 
@@ -374,10 +374,9 @@ func sortCands(cs []cand) {
 	}
 }
 
-// minHeap and maxHeap order candidates by distance, nearest and farthest
-// on top.
+// minHeap orders candidates by distance, the nearest on top. A searcher
+// keeps its farthest on top by pushing them with their distances negated.
 type minHeap []cand
-type maxHeap []cand
 
 func (h *minHeap) push(c cand) {
 	*h = append(*h, c)
@@ -404,43 +403,6 @@ func (h *minHeap) pop() cand {
 			m = l
 		}
 		if r < len(s) && s[r].d < s[m].d {
-			m = r
-		}
-		if m == j {
-			break
-		}
-		s[m], s[j] = s[j], s[m]
-		j = m
-	}
-	*h = s
-	return top
-}
-
-func (h *maxHeap) push(c cand) {
-	*h = append(*h, c)
-	s := *h
-	for j := len(s) - 1; j > 0; {
-		p := (j - 1) / 2
-		if s[p].d >= s[j].d {
-			break
-		}
-		s[p], s[j] = s[j], s[p]
-		j = p
-	}
-}
-
-func (h *maxHeap) pop() cand {
-	s := *h
-	top := s[0]
-	last := len(s) - 1
-	s[0] = s[last]
-	s = s[:last]
-	for j := 0; ; {
-		l, r, m := 2*j+1, 2*j+2, j
-		if l < len(s) && s[l].d > s[m].d {
-			m = l
-		}
-		if r < len(s) && s[r].d > s[m].d {
 			m = r
 		}
 		if m == j {
