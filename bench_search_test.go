@@ -16,13 +16,10 @@ import (
 	"github.com/lethedb/lethe/internal/vector/vectortest"
 )
 
-// vectorBenchContainer makes a container of n items holding vectors of
-// dims standard normal float32 values at /v (cosine), and gives it a vector
-// index of the path (flat up to 505 dimensions,
-// quantizedFlat above, both exact), waiting until the index is made. It
-// returns the container, a query vector, and the heap the index added
-// per vector.
-func vectorBenchContainer(b *testing.B, n, dims int) (c *lethe.Container, q []float64, perVector float64) {
+// vectorBenchStore opens a store and makes an empty container in it with
+// a vector embedding of /v (cosine, float32, dims dimensions) and no
+// vector index; it returns the container and its properties.
+func vectorBenchStore(b *testing.B, dims int) (*lethe.Container, lethe.ContainerProperties) {
 	// A scan of 768 dimensions takes longer than the service's 5 s a page.
 	s, err := lethe.Open(&lethe.Options{Reaper: lethe.ReaperOptions{Disabled: true}, QueryBudget: lethe.QueryBudget{Time: time.Minute}})
 	if err != nil {
@@ -33,10 +30,21 @@ func vectorBenchContainer(b *testing.B, n, dims int) (c *lethe.Container, q []fl
 		VectorEmbeddingPolicy: &lethe.VectorEmbeddingPolicy{VectorEmbeddings: []lethe.VectorEmbedding{{Path: "/v", Dimensions: uint32(dims)}}},
 		IndexingPolicy:        &lethe.IndexingPolicy{ExcludedPaths: []lethe.IndexPath{{Path: "/v/*"}}},
 	}
-	c, err = s.CreateContainer(context.Background(), props)
+	c, err := s.CreateContainer(context.Background(), props)
 	if err != nil {
 		b.Fatal(err)
 	}
+	return c, props
+}
+
+// vectorBenchContainer makes a container of n items holding vectors of
+// dims standard normal float32 values at /v (cosine), and gives it a vector
+// index of the path (flat up to 505 dimensions,
+// quantizedFlat above, both exact), waiting until the index is made. It
+// returns the container, a query vector, and the heap the index added
+// per vector.
+func vectorBenchContainer(b *testing.B, n, dims int) (c *lethe.Container, q []float64, perVector float64) {
+	c, props := vectorBenchStore(b, dims)
 	rng := rand.New(rand.NewPCG(1, 2))
 	for i := range n {
 		d := fmt.Appendf(nil, `{"id":"v%d","v":[`, i)
@@ -127,19 +135,7 @@ type annBench struct {
 }
 
 func newANNBench(b *testing.B, n, dims int) *annBench {
-	s, err := lethe.Open(&lethe.Options{Reaper: lethe.ReaperOptions{Disabled: true}, QueryBudget: lethe.QueryBudget{Time: time.Minute}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { s.Close() })
-	props := lethe.ContainerProperties{ID: "c",
-		VectorEmbeddingPolicy: &lethe.VectorEmbeddingPolicy{VectorEmbeddings: []lethe.VectorEmbedding{{Path: "/v", Dimensions: uint32(dims)}}},
-		IndexingPolicy:        &lethe.IndexingPolicy{ExcludedPaths: []lethe.IndexPath{{Path: "/v/*"}}},
-	}
-	c, err := s.CreateContainer(context.Background(), props)
-	if err != nil {
-		b.Fatal(err)
-	}
+	c, props := vectorBenchStore(b, dims)
 	const queries = 100
 	vs := vectortest.Latent(rand.New(rand.NewPCG(1, 2)), n+queries, dims)
 	for i, v := range vs[:n] {

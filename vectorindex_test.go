@@ -89,14 +89,7 @@ func TestVectorIndexDifferential(t *testing.T) {
 			}
 			run := func(q string, pk lethe.PartitionKey, params []lethe.QueryParameter) []string {
 				t.Helper()
-				p := c.NewQueryItemsPager(q, pk, &lethe.QueryOptions{QueryParameters: params, PageSizeHint: 100})
-				var out []string
-				for p.More() {
-					r, err := p.NextPage(ctx)
-					require.NoError(t, err, q)
-					out = append(out, texts(r.Items)...)
-				}
-				return out
+				return queryPages(t, c, q, pk, params, 100)
 			}
 			for i := range 80 {
 				write()
@@ -136,6 +129,19 @@ func TestVectorIndexDifferential(t *testing.T) {
 			assert.Equal(t, 1, lethe.VectorIndexCount(c))
 		})
 	}
+}
+
+// queryPages returns the results of q, read in pages of pageSize.
+func queryPages(t *testing.T, c *lethe.Container, q string, pk lethe.PartitionKey, params []lethe.QueryParameter, pageSize int32) []string {
+	t.Helper()
+	p := c.NewQueryItemsPager(q, pk, &lethe.QueryOptions{QueryParameters: params, PageSizeHint: pageSize})
+	var out []string
+	for p.More() {
+		r, err := p.NextPage(ctx)
+		require.NoError(t, err, q)
+		out = append(out, texts(r.Items)...)
+	}
+	return out
 }
 
 // TestVectorIndexUse: the indexes of the policy's vector indexes alone are
@@ -283,14 +289,7 @@ func TestVectorIndexApproximate(t *testing.T) {
 	}
 	run := func(q string, pk lethe.PartitionKey, params []lethe.QueryParameter) []string {
 		t.Helper()
-		p := c.NewQueryItemsPager(q, pk, &lethe.QueryOptions{QueryParameters: params, PageSizeHint: 1000})
-		var out []string
-		for p.More() {
-			r, err := p.NextPage(ctx)
-			require.NoError(t, err, q)
-			out = append(out, texts(r.Items)...)
-		}
-		return out
+		return queryPages(t, c, q, pk, params, 1000)
 	}
 	for range 300 {
 		write()
