@@ -235,7 +235,14 @@ func (c *Container) startVectorBuildLocked(key string, path []string) bool {
 		return false
 	}
 	vi := newVecIndex(c, key, path, t, m, dims, approx)
-	if !c.store.goBackground(func(stop <-chan struct{}) { c.buildVector(vi, b, n, stop) }) {
+	// A new store of an index the container has copies the old one's
+	// vectors as they are now, rather than read the items again.
+	old := c.expiry.vectors[key]
+	var view vector.View
+	if old != nil {
+		view = old.store.View()
+	}
+	if !c.store.goBackground(func(stop <-chan struct{}) { c.buildVector(vi, old, view, b, n, stop) }) {
 		delete(c.expiry.building, "v:"+key)
 		return false
 	}
@@ -243,17 +250,21 @@ func (c *Container) startVectorBuildLocked(key string, path []string) bool {
 }
 
 // buildVector makes vector index vi (build b; n: about how many items
-// there are) and publishes it: the items' vectors, then, for a diskANN
+// there are) and publishes it: the items' vectors (read from the items, or
+// copied from view of the index old that vi replaces), then, for a diskANN
 // index that replaces another, the graph of them (the old index serving
 // meanwhile), then the changes made meanwhile. It then links the slots
 // that come after, until the index is dropped or replaced, or the store
 // closes (stop).
-func (c *Container) buildVector(vi *vecIndex, b *indexBuild, n int, stop <-chan struct{}) {
+func (c *Container) buildVector(vi, old *vecIndex, view vector.View, b *indexBuild, n int, stop <-chan struct{}) {
 	vi.slot = make(map[*byte]uint32, n+n/8+16)
-	c.scanForBuild(func(rec record) { vi.change("", rec) })
-	c.expiry.mu.Lock()
-	old := c.expiry.vectors[vi.key]
-	c.expiry.mu.Unlock()
+	if old != nil {
+		old.store.Each(view, 0, func(_ uint32, v []float32, _ float64, rec record) {
+			vi.slot[recAddr(rec)] = vi.store.Add(v, rec)
+		})
+	} else {
+		c.scanForBuild(func(rec record) { vi.change("", rec) })
+	}
 	if old != nil && vi.graph != nil && !vi.linkAll(stop) {
 		c.expiry.mu.Lock()
 		c.finishBuildLocked("v:"+vi.key, b)
@@ -266,8 +277,8 @@ func (c *Container) buildVector(vi *vecIndex, b *indexBuild, n int, stop <-chan 
 		return
 	}
 	vi.store.Publish()
-	if old = c.expiry.vectors[vi.key]; old != nil {
-		close(old.stop)
+	if prev := c.expiry.vectors[vi.key]; prev != nil {
+		close(prev.stop)
 	}
 	if c.expiry.vectors == nil {
 		c.expiry.vectors = vecIndexes{}
