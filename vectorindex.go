@@ -16,38 +16,41 @@ import (
 // of every item whose value at the path is a vector of the embedding's
 // element type and dimensions, in a vector.Store: float32 values side by
 // side, each with its item's record. The store is made in the background
-// (buildVector) the first time a query asks, or when the policy declares
-// it; the queries made meanwhile scan. From then on every change keeps it
-// current (update, from the one write path, under the expiry lock): a
-// change removes the old version's slot and appends the new one's, and
-// publishes both at once.
+// (buildVector) when the container is created or opened with the index, or
+// its policy gains it (or a query asks, if none is being made); the
+// queries made meanwhile scan. From then on every change keeps it current
+// (update, from the one write path, under the expiry lock): a change
+// removes the old version's slot (a tombstone) and appends the new one's,
+// and publishes both at once.
 //
 // Queries read the store with no lock: each at the version current when it
 // began (vector.View), so a query sees every item exactly as it was at
 // that instant, and a write never waits for a query. Removed slots stay
-// (with their records) until there are as many as present ones; then a
-// new store is made in the background, the old one serving meanwhile.
+// (with their records) until they outnumber the present ones; then a new
+// store is made in the background from the old one's present vectors, the
+// old one serving meanwhile.
 //
 // A diskANN index also keeps a graph of the store's vectors (vector.Graph,
-// HNSW), linked in the background, slot after slot, by a goroutine of its
-// own (link) as the store grows: its searches are approximate, as the
+// HNSW), linked slot after slot, in order, by its build's goroutine
+// (linkAll) as the store grows; removed slots stay in it as waypoints
+// until the store is made anew. Its searches are approximate, as the
 // service's are. flat and quantizedFlat indexes are exact.
 //
 // SELECT TOP k ... ORDER BY VectorDistance(c.path, @q) (query.VectorTopK)
 // finds the k items nearest @q (nearest) and evaluates the query on those
 // alone, so its results, their projection and their order are a scan's
-// of those items without reading any other item's JSON. Exactly: the
-// items live at the query's instant whose vectors the store holds are
-// compared with @q, and the k nearest kept, with every item tied with the
-// k-th. Through the graph: the graph is searched for the
-// k × searchListSizeMultiplier (10 by default) nearest items that are in
-// the view, live and in the query's partitions, walking through the
-// others (an expired or removed item is never a result), and the slots
-// linked after the query began are compared exactly; the candidates are
-// then ranked by their exact distances. When the graph finds fewer than k
-// such items, the search is exact. With bruteForce, or with too few
-// items, it is exact too; when fewer than k items have a vector it can
-// compare (the others come last, in id order), the query scans.
+// of those items, without reading any other item's JSON. Exactly (flat,
+// quantizedFlat, or bruteForce true): the items live at the query's
+// instant whose vectors the store holds are compared with @q, and the k
+// nearest kept, with every item tied with the k-th. Through the graph:
+// the graph is searched for the k × searchListSizeMultiplier (10 by
+// default) nearest items that are in the query's view, live and in its
+// partitions, walking through the others (an expired or removed item is
+// never a result, purged or not); the slots not yet linked when the query
+// began are compared exactly; and the candidates are ranked by their exact
+// distances. When the graph finds fewer than k such items, the search is
+// exact. When fewer than k items have a vector it can compare (the others
+// come last, in id order), the query scans.
 
 // vecIndex is the vector index of one path.
 type vecIndex struct {
@@ -119,9 +122,10 @@ func (vi *vecIndex) change(old, rec record) {
 	vi.slot[recAddr(rec)] = vi.store.Add(v, rec)
 }
 
-// update makes the vector indexes follow one item change, and publishes
-// it; it starts making a new store of an index whose removed slots
-// outnumber its present ones. The caller holds the expiry lock.
+// update makes the vector indexes follow one item change, publishes it,
+// and wakes a graph's linking; it starts making anew an index whose
+// removed slots outnumber its present ones. The caller holds the expiry
+// lock.
 func (vs vecIndexes) update(old, rec record) {
 	for _, vi := range vs {
 		vi.change(old, rec)
