@@ -421,3 +421,35 @@ func TestVectorQueryLetsWritesThrough(t *testing.T) {
 	got, _ = queryAll(t, c, query, params, lethe.NewPartitionKey())
 	assert.Equal(t, []string{`"new"`, `"1"`, `"10"`}, got)
 }
+
+// TestVectorIndexAtOpen: a durable store makes its containers' vector
+// indexes in the background when it opens; they hold the items recovered.
+func TestVectorIndexAtOpen(t *testing.T) {
+	dir := t.TempDir()
+	clock := lethe.NewManualClock(t0)
+	s := openDurable(t, dir, clock)
+	props := vectorProps("v")
+	c := mustContainer(t, s, props)
+	pk := lethe.NewPartitionKeyString("a")
+	for i := range 50 {
+		_, err := c.UpsertItem(ctx, pk, fmt.Appendf(nil, `{"id":"%d","pk":"a","embedding":[%d,%d,1]}`, i, i%7, i%5), nil)
+		require.NoError(t, err)
+	}
+	require.NoError(t, s.Close())
+	s = openDurable(t, dir, clock)
+	t.Cleanup(func() { require.NoError(t, s.Close()) })
+	c, err := s.Container("v")
+	require.NoError(t, err)
+	lethe.WaitVectorIndexes(c)
+	require.Equal(t, 2, lethe.VectorIndexCount(c))
+	query := `SELECT TOP 5 c.id, VectorDistance(c.embedding, @q) AS s FROM c ORDER BY VectorDistance(c.embedding, @q)`
+	params := []lethe.QueryParameter{{Name: "@q", Value: []float64{1, 2, 3}}}
+	indexed := queryPages(t, c, query, lethe.NewPartitionKey(), params, 10)
+	lethe.SetUseIndexes(false)
+	scanned := queryPages(t, c, query, lethe.NewPartitionKey(), params, 10)
+	lethe.SetUseIndexes(true)
+	require.Len(t, indexed, 5)
+	require.Equal(t, scanned, indexed)
+	_, present := lethe.VectorIndexSlots(c)
+	require.Equal(t, 50, present, "/embedding's 50 items")
+}
