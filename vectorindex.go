@@ -65,9 +65,8 @@ type vecIndex struct {
 
 	// The writer's (the build's, then the write path's under the expiry
 	// lock).
-	slot    map[*byte]uint32 // the slot of each record present, by the address of its bytes
-	buf     []float32        // scratch for reading a vector
-	renewal bool             // a new store is being made
+	slot map[*byte]uint32 // the slot of each record present, by the address of its bytes
+	buf  []float32        // scratch for reading a vector
 
 	wake chan struct{} // 1-buffered: slots to link
 	stop chan struct{} // closed when the index is dropped or replaced
@@ -136,8 +135,8 @@ func (vs vecIndexes) update(old, rec record) {
 			default:
 			}
 		}
-		if removed := vi.store.Removed(); removed >= 1024 && removed > len(vi.slot) && !vi.renewal {
-			vi.renewal = vi.c.startVectorBuildLocked(vi.key, vi.path)
+		if removed := vi.store.Removed(); removed >= 1024 && removed > len(vi.slot) {
+			vi.c.startVectorBuildLocked(vi.key, vi.path) // unless it is being made
 		}
 	}
 }
@@ -227,17 +226,17 @@ func (c *Container) vectorIndexFor(path []string) *vecIndex {
 }
 
 // startVectorBuildLocked starts making the vector index of path in the
-// background, if the policy declares one and none is being made; it
-// reports whether it started. The caller holds the expiry lock.
-func (c *Container) startVectorBuildLocked(key string, path []string) bool {
+// background, if the policy declares one and none is being made. The
+// caller holds the expiry lock.
+func (c *Container) startVectorBuildLocked(key string, path []string) {
+	if c.expiry.building["v:"+key] != nil {
+		return
+	}
 	t, m, dims, approx, ok := vectorSettings(&c.props, path)
 	if !ok {
-		return false
+		return
 	}
 	b, n := c.startBuildLocked("v:" + key)
-	if b == nil {
-		return false
-	}
 	vi := newVecIndex(c, key, path, t, m, dims, approx)
 	// A new store of an index the container has copies the old one's
 	// vectors as they are now, rather than read the items again.
@@ -247,10 +246,8 @@ func (c *Container) startVectorBuildLocked(key string, path []string) bool {
 		view = old.store.View()
 	}
 	if !c.store.goBackground(func(stop <-chan struct{}) { c.buildVector(vi, old, view, b, n, stop) }) {
-		delete(c.expiry.building, "v:"+key)
-		return false
+		delete(c.expiry.building, "v:"+key) // the store is closed
 	}
-	return true
 }
 
 // buildVector makes vector index vi (build b; n: about how many items
