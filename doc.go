@@ -261,13 +261,18 @@
 // list; en-US without a policy): see the README's differences for what
 // that analysis is. VectorDistance compares vectors by the distance
 // function and element type of the path's embedding (unless its options
-// say otherwise), exactly, on every item; ORDER BY VectorDistance puts the
-// most similar first. For a path of VectorIndexes (any type), the
-// container keeps every item's decoded vector, made at the first query
-// that orders by the path and kept by every write after, and a SELECT TOP
-// k ... ORDER BY VectorDistance(c.path, @q) (no WHERE, no options) compares
-// @q with those alone and evaluates the query on the k nearest live items,
-// with the same results as a scan. ORDER BY RANK orders by FullTextScore (BM25, with the
+// say otherwise), exactly; ORDER BY VectorDistance puts the most similar
+// first. For a path of VectorIndexes, the container keeps every item's
+// decoded vector, made in the background when the index is declared or the
+// store opened and kept by every write after; a diskANN index also keeps a
+// graph of them (HNSW). A SELECT TOP k ... ORDER BY VectorDistance(c.path,
+// @q) (no WHERE) reads them with no lock, as they were when it began, and
+// evaluates the query on the k nearest items live at that instant: exactly
+// the k nearest, with the same results as a scan, through a flat or
+// quantizedFlat index or with bruteForce; the nearest the graph finds
+// (k × searchListSizeMultiplier candidates, ranked by their exact
+// distances) through a diskANN index, approximate as in Cosmos DB, never
+// an expired item. ORDER BY RANK orders by FullTextScore (BM25, with the
 // statistics of all the container's live items) or by RRF, the reciprocal
 // rank fusion of FullTextScore and VectorDistance rankings. Items are not
 // checked against the vector policy when written, as in Cosmos DB.

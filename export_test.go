@@ -1,6 +1,7 @@
 package lethe
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -226,4 +227,40 @@ func SetDiskRetry(s *Store, every time.Duration) {
 func LogFailed(s *Store) bool {
 	err := s.wal.failure()
 	return err != nil && err != ErrClosed
+}
+
+// WaitVectorIndexes waits until c has made every vector index it is making,
+// and linked every vector of its graphs.
+func WaitVectorIndexes(c *Container) {
+	for {
+		c.expiry.mu.Lock()
+		busy := false
+		for k := range c.expiry.building {
+			busy = busy || strings.HasPrefix(k, "v:")
+		}
+		for _, vi := range c.expiry.vectors {
+			busy = busy || vi.graph != nil && vi.graph.Len() < vi.store.Len()
+		}
+		c.expiry.mu.Unlock()
+		if !busy {
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// SetAfterGraphSearch sets a function called after each search of a
+// vector index's graph with the number of items it found (nil: none).
+func SetAfterGraphSearch(fn func(found int)) { afterGraphSearch = fn }
+
+// VectorIndexSlots returns the slots of c's vector indexes that hold
+// removed versions, and those that hold present items.
+func VectorIndexSlots(c *Container) (removed, present int) {
+	c.expiry.mu.Lock()
+	defer c.expiry.mu.Unlock()
+	for _, vi := range c.expiry.vectors {
+		removed += vi.store.Removed()
+		present += len(vi.slot)
+	}
+	return removed, present
 }

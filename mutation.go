@@ -102,6 +102,7 @@ func (c *Container) applySettings(m *mutation) (next int64) {
 	c.dropIndexesLocked(m.props.IndexingPolicy)
 	c.dropVectorsLocked(&m.props)
 	c.props = m.props
+	c.startVectorBuildsLocked()
 	c.settingsSeq = m.seq
 	replaceBudget(&c.own, m.props.Throughput, m.props.AutoscaleMaxThroughput, m.now)
 	c.expiry.watch.due = c.nextUnreportedLocked()
@@ -118,6 +119,7 @@ func (c *Container) drop() {
 	c.expiry.mu.Lock()
 	c.expiry.expiryIndex = newExpiryIndex()
 	c.expiry.feed = nil
+	c.stopVectorsLocked()
 	c.expiry.indexes, c.expiry.composites, c.expiry.vectors, c.expiry.wanted, c.expiry.building = nil, nil, nil, nil, nil
 	c.expiry.positions = nil
 	c.expiry.watch = expiryWatch{}

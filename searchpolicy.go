@@ -64,6 +64,9 @@ const (
 // VectorEmbeddingPolicy. Its type bounds the vectors' dimensions: a flat
 // index takes at most 505, quantizedFlat and diskANN at most 4,096. Like an
 // embedding, a vector index's type cannot change once the container has it.
+// flat and quantizedFlat indexes are exact in lethe (quantizedFlat keeps
+// the vectors unquantized); a diskANN index is a graph whose searches are
+// approximate, as the service's are.
 type VectorIndex struct {
 	Path string          `json:"path"`
 	Type VectorIndexType `json:"type"`

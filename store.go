@@ -46,6 +46,14 @@ type Store struct {
 	notifier     atomic.Pointer[notifier]
 	notifierOnce sync.Once
 	notifierMu   sync.Mutex
+
+	// The background work of the containers (vector index builds), which
+	// Close stops (closing bgStop) and waits for (bg); bgMu orders their
+	// starts against Close.
+	bgMu     sync.Mutex
+	bgStop   chan struct{}
+	bgClosed bool
+	bg       sync.WaitGroup
 }
 
 // Open opens a store. A nil opts means the defaults: in memory, the system
@@ -79,6 +87,9 @@ func Open(opts *Options) (*Store, error) {
 		if err := s.openDir(); err != nil {
 			return nil, err
 		}
+		for _, c := range s.containerList() {
+			c.startVectorBuilds()
+		}
 	}
 	if !o.Reaper.Disabled {
 		s.reaper = newReaper(s)
@@ -107,6 +118,7 @@ func (s *Store) Close() error {
 			<-r.done
 		}
 		s.stopNotifier()
+		s.stopBackground()
 		for _, c := range s.containerList() {
 			c.subs.closeAll()
 		}
@@ -127,6 +139,38 @@ func (s *Store) Close() error {
 		<-r.done
 	}
 	return err
+}
+
+// goBackground runs fn in a goroutine of its own, which Close stops (by
+// closing stop) and waits for; it reports false, starting nothing, when
+// the store is closed.
+func (s *Store) goBackground(fn func(stop <-chan struct{})) bool {
+	s.bgMu.Lock()
+	defer s.bgMu.Unlock()
+	if s.bgClosed {
+		return false
+	}
+	if s.bgStop == nil {
+		s.bgStop = make(chan struct{})
+	}
+	s.bg.Add(1)
+	go func() {
+		defer s.bg.Done()
+		fn(s.bgStop)
+	}()
+	return true
+}
+
+// stopBackground stops the goroutines goBackground started and waits for
+// them.
+func (s *Store) stopBackground() {
+	s.bgMu.Lock()
+	s.bgClosed = true
+	if s.bgStop != nil {
+		close(s.bgStop)
+	}
+	s.bgMu.Unlock()
+	s.bg.Wait()
 }
 
 // CreateContainer creates a container. It fails with ErrConflict if the id
@@ -170,6 +214,7 @@ func (s *Store) CreateContainer(ctx context.Context, props ContainerProperties) 
 	s.containers[props.ID] = c
 	s.relistLocked()
 	s.mu.Unlock()
+	c.startVectorBuilds()
 	return c, nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -88,14 +89,7 @@ func TestVectorIndexDifferential(t *testing.T) {
 			}
 			run := func(q string, pk lethe.PartitionKey, params []lethe.QueryParameter) []string {
 				t.Helper()
-				p := c.NewQueryItemsPager(q, pk, &lethe.QueryOptions{QueryParameters: params, PageSizeHint: 100})
-				var out []string
-				for p.More() {
-					r, err := p.NextPage(ctx)
-					require.NoError(t, err, q)
-					out = append(out, texts(r.Items)...)
-				}
-				return out
+				return queryPages(t, c, q, pk, params, 100)
 			}
 			for i := range 80 {
 				write()
@@ -137,10 +131,24 @@ func TestVectorIndexDifferential(t *testing.T) {
 	}
 }
 
-// TestVectorIndexUse: the index is made for a path of the policy's vector
-// indexes alone, is dropped when the policy stops declaring it, and a
-// query it cannot answer exactly (fewer items with a comparable vector than
-// TOP asks for) is evaluated as a scan, undefined items last.
+// queryPages returns the results of q, read in pages of pageSize.
+func queryPages(t *testing.T, c *lethe.Container, q string, pk lethe.PartitionKey, params []lethe.QueryParameter, pageSize int32) []string {
+	t.Helper()
+	p := c.NewQueryItemsPager(q, pk, &lethe.QueryOptions{QueryParameters: params, PageSizeHint: pageSize})
+	var out []string
+	for p.More() {
+		r, err := p.NextPage(ctx)
+		require.NoError(t, err, q)
+		out = append(out, texts(r.Items)...)
+	}
+	return out
+}
+
+// TestVectorIndexUse: the indexes of the policy's vector indexes alone are
+// made, in the background from the container's creation; one is dropped
+// when the policy stops declaring it; and a query it cannot answer exactly
+// (fewer items with a comparable vector than TOP asks for) is evaluated as
+// a scan, undefined items last.
 func TestVectorIndexUse(t *testing.T) {
 	s, _ := newStore(t)
 	props := vectorProps("v")
@@ -149,29 +157,32 @@ func TestVectorIndexUse(t *testing.T) {
 		_, err := c.CreateItem(ctx, lethe.NewPartitionKeyString("a"), fmt.Appendf(nil, `{"id":"%d","pk":"a","embedding":%s,"other":%s}`, i, v, v), nil)
 		require.NoError(t, err)
 	}
+	lethe.WaitVectorIndexes(c)
+	assert.Equal(t, 2, lethe.VectorIndexCount(c), "/embedding and /doc/vec, not /other")
 	params := []lethe.QueryParameter{{Name: "@q", Value: []float64{1, 0, 0}}}
 	got, _ := queryAll(t, c, `SELECT TOP 2 VALUE c.id FROM c ORDER BY VectorDistance(c.other, @q)`, params, lethe.NewPartitionKey())
 	assert.Equal(t, []string{`"0"`, `"4"`}, got)
-	assert.Equal(t, 0, lethe.VectorIndexCount(c), "no vector index of /other")
 	got, _ = queryAll(t, c, `SELECT TOP 2 VALUE c.id FROM c ORDER BY VectorDistance(c.embedding, @q)`, params, lethe.NewPartitionKey())
 	assert.Equal(t, []string{`"0"`, `"4"`}, got)
-	assert.Equal(t, 1, lethe.VectorIndexCount(c))
 	got, _ = queryAll(t, c, `SELECT TOP 5 VALUE c.id FROM c ORDER BY VectorDistance(c.embedding, @q)`, params, lethe.NewPartitionKey())
 	assert.Equal(t, []string{`"0"`, `"4"`, `"1"`, `"2"`, `"3"`}, got)
 
 	props.IndexingPolicy.VectorIndexes = slices.DeleteFunc(props.IndexingPolicy.VectorIndexes, func(v lethe.VectorIndex) bool { return v.Path == "/embedding" })
 	err := c.Replace(ctx, props)
 	require.NoError(t, err)
-	assert.Equal(t, 0, lethe.VectorIndexCount(c), "dropped with its policy")
+	assert.Equal(t, 1, lethe.VectorIndexCount(c), "/embedding's dropped with its policy")
 }
 
 // TestVectorIndexBuildWhileWriting: writes made while the vector index is
-// being made (between the shards it reads) are in it: afterwards, queries
+// being made (between the shards it reads; the index is added to the
+// policy of a container that has items) are in it: afterwards, queries
 // through it return what scans return.
 func TestVectorIndexBuildWhileWriting(t *testing.T) {
 	s, clock := newStore(t)
 	props := vectorProps("v")
 	props.DefaultTimeToLive = lethe.TTLNever
+	indexes := props.IndexingPolicy.VectorIndexes
+	props.IndexingPolicy.VectorIndexes = nil
 	c := mustContainer(t, s, props)
 	doc := func(id string, i int, ttl string) []byte {
 		return fmt.Appendf(nil, `{"id":%q,"pk":"a","embedding":[%d,%d,1]%s}`, id, i%7, i%5, ttl)
@@ -182,10 +193,13 @@ func TestVectorIndexBuildWhileWriting(t *testing.T) {
 		require.NoError(t, err)
 	}
 	rounds := 0
+	var mu sync.Mutex // the two indexes are made at once
 	lethe.SetAfterBuildShard(func(shard int) {
 		if shard%4 != 0 {
 			return
 		}
+		mu.Lock()
+		defer mu.Unlock()
 		rounds++
 		for j := range 20 {
 			i := (rounds*97 + j*53) % n
@@ -207,13 +221,14 @@ func TestVectorIndexBuildWhileWriting(t *testing.T) {
 		}
 	})
 	t.Cleanup(func() { lethe.SetAfterBuildShard(nil) })
-	query := `SELECT TOP 6 c.id, VectorDistance(c.embedding, @q) AS s FROM c ORDER BY VectorDistance(c.embedding, @q)`
-	params := []lethe.QueryParameter{{Name: "@q", Value: []float64{1, 2, 3}}}
-	queryAll(t, c, query, params, lethe.NewPartitionKey()) // makes the index
+	props.IndexingPolicy.VectorIndexes = indexes
+	require.NoError(t, c.Replace(ctx, props)) // starts making the indexes
+	lethe.WaitVectorIndexes(c)
 	lethe.SetAfterBuildShard(nil)
 	require.Positive(t, rounds)
-	require.Equal(t, 1, lethe.VectorIndexCount(c))
+	require.Equal(t, 2, lethe.VectorIndexCount(c))
 	clock.Advance(2 * time.Second) // the items written with "ttl": 1 expire
+	query := `SELECT TOP 6 c.id, VectorDistance(c.embedding, @q) AS s FROM c ORDER BY VectorDistance(c.embedding, @q)`
 	for _, q := range [][]float64{{1, 2, 3}, {6, 0, 1}, {0, 4, 1}} {
 		params := []lethe.QueryParameter{{Name: "@q", Value: q}}
 		withIndex, _ := queryAll(t, c, query, params, lethe.NewPartitionKey())
@@ -222,4 +237,219 @@ func TestVectorIndexBuildWhileWriting(t *testing.T) {
 		lethe.SetUseIndexes(was)
 		require.Equal(t, scan, withIndex, "%v", q)
 	}
+}
+
+// TestVectorIndexApproximate: through a diskANN index (a graph), TOP k
+// ORDER BY VectorDistance returns k items (or all there are) that a scan
+// at the same instant finds live, with the scan's scores, nearest first;
+// never an item deleted, replaced or expired (purged or not), while items
+// are written between queries and the graph is linked meanwhile. With
+// bruteForce it returns exactly what a scan returns.
+func TestVectorIndexApproximate(t *testing.T) {
+	seed := rand.Uint64()
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, 5))
+	const dims = 8
+	s, clock := newStore(t)
+	c := mustContainer(t, s, lethe.ContainerProperties{ID: "c", DefaultTimeToLive: lethe.TTLNever,
+		PartitionKeyDefinition: lethe.PartitionKeyDefinition{Paths: []string{"/pk"}},
+		VectorEmbeddingPolicy: &lethe.VectorEmbeddingPolicy{VectorEmbeddings: []lethe.VectorEmbedding{
+			{Path: "/v", DataType: lethe.VectorDataTypeFloat32, DistanceFunction: lethe.VectorDistanceFunctionCosine, Dimensions: dims}}},
+		IndexingPolicy: &lethe.IndexingPolicy{VectorIndexes: []lethe.VectorIndex{{Path: "/v", Type: lethe.VectorIndexTypeDiskANN}}},
+	})
+	searches := 0
+	lethe.SetAfterGraphSearch(func(int) { searches++ })
+	t.Cleanup(func() { lethe.SetAfterGraphSearch(nil) })
+	vec := func() string {
+		b := []byte{'['}
+		for d := range dims {
+			if d > 0 {
+				b = append(b, ',')
+			}
+			b = strconv.AppendFloat(b, float64(rng.IntN(7)-3)+rng.Float64()/4, 'g', 4, 64)
+		}
+		return string(append(b, ']'))
+	}
+	write := func() {
+		id, pk := strconv.Itoa(rng.IntN(200)), strconv.Itoa(rng.IntN(3))
+		var err error
+		if rng.IntN(5) == 0 {
+			_, err = c.DeleteItem(ctx, lethe.NewPartitionKeyString(pk), id, nil)
+		} else {
+			ttl := ""
+			if rng.IntN(3) == 0 {
+				ttl = fmt.Sprintf(`,"ttl":%d`, 1+rng.IntN(5))
+			}
+			doc := fmt.Sprintf(`{"id":%q,"pk":%q,"v":%s%s}`, id, pk, vec(), ttl)
+			_, err = c.UpsertItem(ctx, lethe.NewPartitionKeyString(pk), []byte(doc), nil)
+		}
+		if err != nil {
+			require.ErrorIs(t, err, lethe.ErrNotFound)
+		}
+	}
+	run := func(q string, pk lethe.PartitionKey, params []lethe.QueryParameter) []string {
+		t.Helper()
+		return queryPages(t, c, q, pk, params, 1000)
+	}
+	for range 300 {
+		write()
+	}
+	const approx = `SELECT TOP %d c.id, VectorDistance(c.v, @q) AS s FROM c ORDER BY VectorDistance(c.v, @q)`
+	for round := range 30 {
+		for range rng.IntN(40) {
+			write()
+		}
+		if round%2 == 0 {
+			lethe.WaitVectorIndexes(c) // else the graph may be linking the newest
+		}
+		clock.Advance(time.Duration(rng.IntN(1500)) * time.Millisecond)
+		if round%7 == 6 {
+			_, err := c.Purge(ctx)
+			require.NoError(t, err)
+		}
+		qv := make([]float64, dims)
+		for d := range qv {
+			qv[d] = float64(rng.IntN(7) - 3)
+		}
+		params := []lethe.QueryParameter{{Name: "@q", Value: qv}}
+		k := []int{1, 5, 10, 30}[rng.IntN(4)]
+		pk := lethe.NewPartitionKey()
+		if rng.IntN(3) == 0 {
+			pk = lethe.NewPartitionKeyString(strconv.Itoa(rng.IntN(3)))
+		}
+		// Every live item with its score, by a scan.
+		lethe.SetUseIndexes(false)
+		all := run(fmt.Sprintf(approx, 1000), pk, params)
+		brute := run(fmt.Sprintf(`SELECT TOP %d c.id, VectorDistance(c.v, @q, true) AS s FROM c ORDER BY VectorDistance(c.v, @q, true)`, k), pk, params)
+		lethe.SetUseIndexes(true)
+		live := map[string]int{}
+		for i, r := range all {
+			live[r] = i
+		}
+		got := run(fmt.Sprintf(approx, k), pk, params)
+		require.Len(t, got, min(k, len(all)), "round %d", round)
+		last := -1
+		for _, r := range got {
+			i, ok := live[r]
+			require.True(t, ok, "round %d: %s is not a live item with that score", round, r)
+			require.Greater(t, i, last, "round %d: %s out of order", round, r)
+			last = i
+		}
+		require.Equal(t, brute, run(fmt.Sprintf(`SELECT TOP %d c.id, VectorDistance(c.v, @q, true) AS s FROM c ORDER BY VectorDistance(c.v, @q, true)`, k), pk, params), "round %d: bruteForce", round)
+		got = run(fmt.Sprintf(`SELECT TOP %d c.id, VectorDistance(c.v, @q) AS s FROM c ORDER BY VectorDistance(c.v, @q, false, {searchListSizeMultiplier: 1})`, k), pk, params)
+		require.Len(t, got, min(k, len(all)), "round %d", round)
+	}
+	require.Positive(t, searches, "the graph answered")
+}
+
+// TestVectorIndexRenewal: an index whose removed slots (versions replaced
+// or deleted) outnumber its present ones is made anew in the background,
+// the old one serving meanwhile; queries return what scans return before,
+// during and after.
+func TestVectorIndexRenewal(t *testing.T) {
+	for _, typ := range []lethe.VectorIndexType{lethe.VectorIndexTypeFlat, lethe.VectorIndexTypeDiskANN} {
+		t.Run(string(typ), func(t *testing.T) {
+			s, _ := newStore(t)
+			c := mustContainer(t, s, lethe.ContainerProperties{ID: "c",
+				PartitionKeyDefinition: lethe.PartitionKeyDefinition{Paths: []string{"/pk"}},
+				VectorEmbeddingPolicy: &lethe.VectorEmbeddingPolicy{VectorEmbeddings: []lethe.VectorEmbedding{
+					{Path: "/v", DataType: lethe.VectorDataTypeFloat32, DistanceFunction: lethe.VectorDistanceFunctionEuclidean, Dimensions: 2}}},
+				IndexingPolicy: &lethe.IndexingPolicy{VectorIndexes: []lethe.VectorIndex{{Path: "/v", Type: typ}}},
+			})
+			query := `SELECT TOP 5 c.id, VectorDistance(c.v, @q, true) AS s FROM c ORDER BY VectorDistance(c.v, @q, true)`
+			params := []lethe.QueryParameter{{Name: "@q", Value: []int{1, 2}}}
+			check := func() {
+				t.Helper()
+				indexed, _ := queryAll(t, c, query, params, lethe.NewPartitionKey())
+				lethe.SetUseIndexes(false)
+				scanned, _ := queryAll(t, c, query, params, lethe.NewPartitionKey())
+				lethe.SetUseIndexes(true)
+				require.Equal(t, scanned, indexed)
+			}
+			for round := range 30 {
+				for i := range 50 {
+					doc := fmt.Sprintf(`{"id":"%d","pk":"a","v":[%d,%d]}`, i, (i*round)%11, i%7)
+					_, err := c.UpsertItem(ctx, lethe.NewPartitionKeyString("a"), []byte(doc), nil)
+					require.NoError(t, err)
+				}
+				check()
+			}
+			lethe.WaitVectorIndexes(c)
+			check()
+			removed, present := lethe.VectorIndexSlots(c)
+			assert.Equal(t, 50, present)
+			assert.Less(t, removed, 1100, "made anew")
+		})
+	}
+}
+
+// TestVectorQueryLetsWritesThrough: a vector query holds no lock while it
+// compares (a write made meanwhile, here from the query's own goroutine,
+// which would wait for ever if the query held the container's index
+// lock, goes through), and sees the items as they were when it began.
+func TestVectorQueryLetsWritesThrough(t *testing.T) {
+	s, _ := newStore(t)
+	c := mustContainer(t, s, lethe.ContainerProperties{ID: "c",
+		PartitionKeyDefinition: lethe.PartitionKeyDefinition{Paths: []string{"/pk"}},
+		VectorEmbeddingPolicy: &lethe.VectorEmbeddingPolicy{VectorEmbeddings: []lethe.VectorEmbedding{
+			{Path: "/v", DataType: lethe.VectorDataTypeFloat32, DistanceFunction: lethe.VectorDistanceFunctionEuclidean, Dimensions: 2}}},
+		IndexingPolicy: &lethe.IndexingPolicy{VectorIndexes: []lethe.VectorIndex{{Path: "/v", Type: lethe.VectorIndexTypeDiskANN}}},
+	})
+	pk := lethe.NewPartitionKeyString("a")
+	for i := range 100 {
+		_, err := c.UpsertItem(ctx, pk, fmt.Appendf(nil, `{"id":"%d","pk":"a","v":[%d,%d]}`, i, i%10, i/10), nil)
+		require.NoError(t, err)
+	}
+	lethe.WaitVectorIndexes(c)
+	wrote := false
+	lethe.SetAfterGraphSearch(func(int) {
+		if wrote {
+			return
+		}
+		wrote = true
+		_, err := c.UpsertItem(ctx, pk, []byte(`{"id":"new","pk":"a","v":[0,0]}`), nil)
+		require.NoError(t, err)
+		_, err = c.DeleteItem(ctx, pk, "0", nil)
+		require.NoError(t, err)
+	})
+	t.Cleanup(func() { lethe.SetAfterGraphSearch(nil) })
+	query := `SELECT TOP 3 VALUE c.id FROM c ORDER BY VectorDistance(c.v, @q)`
+	params := []lethe.QueryParameter{{Name: "@q", Value: []int{0, 0}}}
+	got, _ := queryAll(t, c, query, params, lethe.NewPartitionKey())
+	require.True(t, wrote)
+	assert.Equal(t, []string{`"0"`, `"1"`, `"10"`}, got, "as they were when it began")
+	got, _ = queryAll(t, c, query, params, lethe.NewPartitionKey())
+	assert.Equal(t, []string{`"new"`, `"1"`, `"10"`}, got)
+}
+
+// TestVectorIndexAtOpen: a durable store makes its containers' vector
+// indexes in the background when it opens; they hold the items recovered.
+func TestVectorIndexAtOpen(t *testing.T) {
+	dir := t.TempDir()
+	clock := lethe.NewManualClock(t0)
+	s := openDurable(t, dir, clock)
+	props := vectorProps("v")
+	c := mustContainer(t, s, props)
+	pk := lethe.NewPartitionKeyString("a")
+	for i := range 50 {
+		_, err := c.UpsertItem(ctx, pk, fmt.Appendf(nil, `{"id":"%d","pk":"a","embedding":[%d,%d,1]}`, i, i%7, i%5), nil)
+		require.NoError(t, err)
+	}
+	require.NoError(t, s.Close())
+	s = openDurable(t, dir, clock)
+	t.Cleanup(func() { require.NoError(t, s.Close()) })
+	c, err := s.Container("v")
+	require.NoError(t, err)
+	lethe.WaitVectorIndexes(c)
+	require.Equal(t, 2, lethe.VectorIndexCount(c))
+	query := `SELECT TOP 5 c.id, VectorDistance(c.embedding, @q) AS s FROM c ORDER BY VectorDistance(c.embedding, @q)`
+	params := []lethe.QueryParameter{{Name: "@q", Value: []float64{1, 2, 3}}}
+	indexed := queryPages(t, c, query, lethe.NewPartitionKey(), params, 10)
+	lethe.SetUseIndexes(false)
+	scanned := queryPages(t, c, query, lethe.NewPartitionKey(), params, 10)
+	lethe.SetUseIndexes(true)
+	require.Len(t, indexed, 5)
+	require.Equal(t, scanned, indexed)
+	_, present := lethe.VectorIndexSlots(c)
+	require.Equal(t, 50, present, "/embedding's 50 items")
 }

@@ -165,6 +165,11 @@ func (q *Query) resultBound(params map[string]any) (need, full int, ok bool) {
 	if err != nil {
 		return 0, 0, false
 	}
+	return q.resultBoundOf(vals)
+}
+
+// resultBoundOf is resultBound with the parameters bound (bindParams).
+func (q *Query) resultBoundOf(vals []value) (need, full int, ok bool) {
 	count := func(e expr) (int, bool) {
 		v, ok := constant(e, vals)
 		if !ok || v.k != kNum || v.n < 0 || v.n != math.Trunc(v.n) || v.n > MaxRows {

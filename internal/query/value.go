@@ -583,6 +583,30 @@ func fromGo(x any, depth int) (value, bool) {
 		v := decodeRaw(bytes.Clone(t))
 		v = stripRaw(v)
 		return v, v.k != kUndef
+	case []float64: // a vector, as a query parameter: what JSON would make of it
+		out := make([]value, len(t))
+		for i, f := range t {
+			if math.IsNaN(f) || math.IsInf(f, 0) {
+				return undef, false
+			}
+			out[i] = numVal(f)
+		}
+		return value{k: kArr, a: out}, true
+	case []float32:
+		out := make([]value, len(t))
+		var buf [32]byte
+		for i, f := range t {
+			if math.IsNaN(float64(f)) || math.IsInf(float64(f), 0) {
+				return undef, false
+			}
+			// JSON writes a float32 in its shortest form: 0.1, not 0.10000000149011612.
+			n, err := strconv.ParseFloat(string(strconv.AppendFloat(buf[:0], float64(f), 'g', -1, 32)), 64)
+			if err != nil {
+				return undef, false
+			}
+			out[i] = numVal(n)
+		}
+		return value{k: kArr, a: out}, true
 	case []any:
 		out := make([]value, 0, len(t))
 		for _, e := range t {

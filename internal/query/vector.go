@@ -15,9 +15,11 @@ import (
 // dataType, else the policy's, else float32. It is the cosine similarity,
 // the dot product or the euclidean distance of the two (internal/vector),
 // summed in float64 and rounded to float32 (0.9, not 0.8999999761581421),
-// computed exactly on every item (a vector index keeps the items' vectors
-// decoded, and is exact too: vectorindex.go in the root package), so
-// bruteForce changes nothing. It is undefined when they are not vectors of
+// computed exactly on every item it is evaluated for. Which items those
+// are is the caller's: a diskANN vector index answers a TOP k by its
+// distance with the items its graph finds (approximate), unless
+// bruteForce is true (vectorindex.go in the root package, VectorTopK
+// here). It is undefined when they are not vectors of
 // the same length whose elements fit the type (an int8 vector holds
 // integers from -128 to 127), or for cosine when one is all zeros.
 //
@@ -404,55 +406,96 @@ func readNumber(raw []byte, i int) (n float64, end int, ok bool) {
 	return n, i, true
 }
 
+// VectorSearch is a search by VectorDistance that VectorTopK finds in a
+// query: the nearest Need items to Vec by the vectors at Path.
+type VectorSearch struct {
+	Path []string  // the items' path (property names)
+	Vec  []float64 // the constant compared with them
+	Need int       // how many leading rows decide the results
+	// BruteForce is VectorDistance's third argument: true asks for an
+	// exact search, whatever the index.
+	BruteForce bool
+	// SearchListSizeMultiplier is the option of that name (1 to 100), 0
+	// when not given: how many candidates, per result asked for, an
+	// approximate index looks at.
+	SearchListSizeMultiplier int
+	// DistanceFunction and DataType are the options of those names, ""
+	// when not given.
+	DistanceFunction, DataType string
+}
+
 // VectorTopK reports whether q's results are decided by its first need
 // rows in the order of one VectorDistance between a path of the item and a
 // constant: SELECT TOP (or OFFSET LIMIT) ... FROM c ORDER BY
-// VectorDistance(c.path, @q) with no WHERE, JOIN, DISTINCT, aggregate or
-// GROUP BY, and no options (which may change the distance function or the
-// element type). It returns the path and the constant's elements as
-// numbers; ok is false when the constant is not an array of numbers, or
-// when q is not of that kind. A vector index answers such a query by
-// evaluating it on the items nearest the constant alone.
-func (q *Query) VectorTopK(params map[string]any) (path []string, vec []float64, need int, ok bool) {
+// VectorDistance(c.path, @q [, bruteForce [, options]]) with no WHERE,
+// JOIN, DISTINCT, aggregate or GROUP BY, bruteForce and options constant.
+// It returns the search; ok is false when the constant is not an array of
+// numbers, when bruteForce or the options are not of their types (the
+// evaluation reports those), or when q is not of that kind. A vector index
+// answers such a query by evaluating it on the items nearest the constant
+// alone.
+func (q *Query) VectorTopK(params map[string]any) (vs VectorSearch, ok bool) {
 	if q.from == nil || q.from.path != nil || len(q.joins) > 0 || q.where != nil || q.rank ||
 		len(q.orderBy) != 1 || q.distinct || q.aggregated || q.grouped {
-		return nil, nil, 0, false
+		return vs, false
 	}
 	x, isCall := q.orderBy[0].x.(*call)
-	if !isCall || !x.fn.vector || len(x.args) > 3 {
-		return nil, nil, 0, false
-	}
-	need, full, ok := q.resultBound(params)
-	if !ok || full < 0 {
-		return nil, nil, 0, false
+	if !isCall || !x.fn.vector {
+		return vs, false
 	}
 	vals, err := bindParams(q, params)
 	if err != nil {
-		return nil, nil, 0, false
+		return vs, false
 	}
-	if len(x.args) == 3 {
-		if v, ok := constant(x.args[2], vals); !ok || v.k != kBool {
-			return nil, nil, 0, false
+	need, full, ok := q.resultBoundOf(vals)
+	if !ok || full < 0 {
+		return vs, false
+	}
+	vs.Need = need
+	if len(x.args) > 2 {
+		v, ok := constant(x.args[2], vals)
+		if !ok || v.k != kBool {
+			return vs, false
+		}
+		vs.BruteForce = v.b
+	}
+	if len(x.args) > 3 {
+		o, ok := constant(x.args[3], vals)
+		if !ok || o.k != kObj {
+			return vs, false
+		}
+		for _, f := range o.o {
+			switch {
+			case strings.EqualFold(f.k, "distanceFunction") && f.v.k == kStr:
+				vs.DistanceFunction = f.v.s
+			case strings.EqualFold(f.k, "dataType") && f.v.k == kStr:
+				vs.DataType = f.v.s
+			case strings.EqualFold(f.k, "searchListSizeMultiplier") && f.v.k == kNum && f.v.n >= 1 && f.v.n <= 100 && f.v.n == float64(int(f.v.n)):
+				vs.SearchListSizeMultiplier = int(f.v.n)
+			case strings.EqualFold(f.k, "quantizedVectorListMultiplier"), strings.EqualFold(f.k, "filterPriority"):
+			default:
+				return vs, false // not an option, or not of its type: the evaluation says which
+			}
 		}
 	}
 	var c value
-	path, ok = rootPath(x.args[0])
+	vs.Path, ok = rootPath(x.args[0])
 	if ok {
 		c, ok = constant(x.args[1], vals)
-	} else if path, ok = rootPath(x.args[1]); ok {
+	} else if vs.Path, ok = rootPath(x.args[1]); ok {
 		c, ok = constant(x.args[0], vals)
 	}
 	if !ok || c.k != kArr || len(c.a) == 0 {
-		return nil, nil, 0, false
+		return vs, false
 	}
-	vec = make([]float64, len(c.a))
+	vs.Vec = make([]float64, len(c.a))
 	for i, e := range c.a {
 		if e.k != kNum {
-			return nil, nil, 0, false
+			return vs, false
 		}
-		vec[i] = e.n
+		vs.Vec[i] = e.n
 	}
-	return path, vec, need, true
+	return vs, true
 }
 
 // VectorAt appends to dst the elements of the vector at path in doc (an

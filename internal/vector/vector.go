@@ -1,10 +1,11 @@
-// Package vector is the arithmetic of lethe's vector search: the distance
-// functions of Cosmos DB's VectorDistance (cosine, dotproduct, euclidean)
-// and its element types (float32, float16, int8, uint8), over vectors of
-// float32 values.
-//
-// Every comparison is exact: a vector is compared with each candidate in
-// full, as a flat index or a brute-force search does in Cosmos DB.
+// Package vector is lethe's vector search: the distance functions of
+// Cosmos DB's VectorDistance (cosine, dotproduct, euclidean) and its
+// element types (float32, float16, int8, uint8), over vectors of float32
+// values, exact (Metric.Score: products summed in float64, in order); a
+// Store of vectors that one writer appends to and removes from while
+// readers read it with no lock, each at a version; and a Graph (HNSW), an
+// approximate nearest-neighbour index of a store's vectors, whose float32
+// distances use AVX2 and FMA where the processor has them.
 package vector
 
 import (
