@@ -101,6 +101,7 @@ func (c *Container) applySettings(m *mutation) (next int64) {
 	c.setFeedPolicyLocked(m.props.ChangeFeedPolicy, m.now)
 	c.dropIndexesLocked(m.props.IndexingPolicy)
 	c.dropVectorsLocked(&m.props)
+	c.dropTextsLocked(&m.props)
 	c.props = m.props
 	c.settingsSeq = m.seq
 	replaceBudget(&c.own, m.props.Throughput, m.props.AutoscaleMaxThroughput, m.now)
@@ -119,6 +120,7 @@ func (c *Container) drop() {
 	c.expiry.expiryIndex = newExpiryIndex()
 	c.expiry.feed = nil
 	c.expiry.indexes, c.expiry.composites, c.expiry.vectors, c.expiry.wanted, c.expiry.building = nil, nil, nil, nil, nil
+	c.expiry.texts = nil
 	c.expiry.positions = nil
 	c.expiry.watch = expiryWatch{}
 	c.publishDueLocked()
@@ -337,6 +339,7 @@ func (c *Container) indexItemsLocked(ms []mutation) (next int64) {
 		c.expiry.indexes.update(m.old, m.rec)
 		c.expiry.composites.update(m.old, m.rec)
 		c.expiry.vectors.update(m.old, m.rec)
+		c.expiry.texts.update(m.old, m.rec)
 		c.expiry.positions.change(m.old, m.rec)
 		if c.expiry.building != nil {
 			c.logForBuildsLocked(m.old, m.rec)

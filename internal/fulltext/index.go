@@ -1,0 +1,350 @@
+package fulltext
+
+import (
+	"math"
+	"slices"
+)
+
+// Index is an inverted index of the texts of a set of documents, analyzed
+// in one language as Terms analyzes them: for each term, the documents
+// that hold it and how many times (its postings); for each document, its
+// number of terms; and for the whole set, how many documents and terms
+// there are. It is what BM25 scores by (Score, TopK) and what a search for
+// terms finds its candidates in (Containing).
+//
+// Documents are numbered by the index (Add returns the number, Remove
+// frees it for reuse), so that a caller keeps what a document stands for
+// in a slice beside it. Removing a document costs O(its distinct terms):
+// each of its postings is swapped with the last of its list, and the
+// moved posting's document told where it went.
+//
+// An Index is not safe for concurrent use; its caller guards it.
+type Index struct {
+	lang   string
+	ids    map[string]int32 // the number of each term
+	lists  [][]Posting      // the postings of each term, by number; nil: free
+	names  []string         // each term, by number
+	free   []int32          // numbers of terms no document holds any more
+	docs   []doc            // by document number
+	vacant []int32          // document numbers free for reuse
+	n      int              // documents
+	total  int64            // their terms, repeats included
+
+	acc     []float64 // scratch of TopK: each document's score so far
+	touched []int32   // scratch of TopK: the documents it scored
+}
+
+// Posting is one document holding a term: its number and how many times
+// it holds the term.
+type Posting struct {
+	Doc int32
+	TF  int32
+	at  int32 // the term's place in the document's terms
+}
+
+// doc is a document of the index: its number of terms (-1: the number is
+// free) and, for each distinct term, where its posting is.
+type doc struct {
+	len   int32
+	terms []docTerm
+}
+
+// docTerm is where one of a document's postings is: the term's number and
+// the posting's place in the term's list.
+type docTerm struct{ term, at int32 }
+
+// NewIndex returns an empty index of texts in the language lang (a
+// policy's language, as Terms takes it).
+func NewIndex(lang string) *Index {
+	return &Index{lang: lang, ids: map[string]int32{}}
+}
+
+// Lang is the language of the index's texts.
+func (x *Index) Lang() string { return x.lang }
+
+// Add indexes a document whose text is text, and returns its number.
+func (x *Index) Add(text string) int32 {
+	terms := Terms(text, x.lang)
+	d := int32(len(x.docs))
+	if n := len(x.vacant); n > 0 {
+		d, x.vacant = x.vacant[n-1], x.vacant[:n-1]
+	} else {
+		x.docs = append(x.docs, doc{})
+	}
+	x.n++
+	x.total += int64(len(terms))
+	dt := make([]docTerm, 0, min(len(terms), 16))
+	// Each distinct term once, with its count: in place for a short text,
+	// by a map for a long one.
+	var seen map[string]int
+	if len(terms) > 64 {
+		seen = make(map[string]int, len(terms)/2)
+	}
+	var counts []int32
+	var order []string
+	for _, t := range terms {
+		i := -1
+		if seen != nil {
+			if j, ok := seen[t]; ok {
+				i = j
+			}
+		} else {
+			i = slices.Index(order, t)
+		}
+		if i >= 0 {
+			counts[i]++
+			continue
+		}
+		if seen != nil {
+			seen[t] = len(order)
+		}
+		order = append(order, t)
+		counts = append(counts, 1)
+	}
+	for i, t := range order {
+		id := x.termID(t)
+		dt = append(dt, docTerm{term: id, at: int32(len(x.lists[id]))})
+		x.lists[id] = append(x.lists[id], Posting{Doc: d, TF: counts[i], at: int32(i)})
+	}
+	x.docs[d] = doc{len: int32(len(terms)), terms: dt}
+	return d
+}
+
+// termID returns the number of the term t, giving it one if it has none.
+func (x *Index) termID(t string) int32 {
+	if id, ok := x.ids[t]; ok {
+		return id
+	}
+	var id int32
+	if n := len(x.free); n > 0 {
+		id, x.free = x.free[n-1], x.free[:n-1]
+		x.names[id] = t
+	} else {
+		id = int32(len(x.lists))
+		x.lists = append(x.lists, nil)
+		x.names = append(x.names, t)
+	}
+	x.ids[t] = id
+	return id
+}
+
+// Remove forgets the document d, which Add returned and no Remove has
+// removed since.
+func (x *Index) Remove(d int32) {
+	dd := &x.docs[d]
+	for _, dt := range dd.terms {
+		l := x.lists[dt.term]
+		last := int32(len(l) - 1)
+		if dt.at != last {
+			moved := l[last]
+			l[dt.at] = moved
+			x.docs[moved.Doc].terms[moved.at].at = dt.at
+		}
+		l = l[:last]
+		switch {
+		case last == 0:
+			delete(x.ids, x.names[dt.term])
+			x.names[dt.term] = ""
+			l = nil
+			x.free = append(x.free, dt.term)
+		case cap(l) > 64 && len(l) < cap(l)/4:
+			l = slices.Clip(slices.Clone(l))
+		}
+		x.lists[dt.term] = l
+	}
+	x.n--
+	x.total -= int64(dd.len)
+	*dd = doc{len: -1}
+	x.vacant = append(x.vacant, d)
+}
+
+// Docs returns how many documents the index holds.
+func (x *Index) Docs() int { return x.n }
+
+// TotalTerms returns the number of terms of the documents, repeats
+// included.
+func (x *Index) TotalTerms() int64 { return x.total }
+
+// Len returns the number of terms of the document d.
+func (x *Index) Len(d int32) int { return int(x.docs[d].len) }
+
+// Postings returns the postings of the analyzed term t (nil if no document
+// holds it), in no particular order. The caller must not change them, and
+// they are good until the index next changes.
+func (x *Index) Postings(t string) []Posting {
+	if id, ok := x.ids[t]; ok {
+		return x.lists[id]
+	}
+	return nil
+}
+
+// TF returns how many times the document d holds the analyzed term t.
+func (x *Index) TF(d int32, t string) int {
+	id, ok := x.ids[t]
+	if !ok {
+		return 0
+	}
+	for _, dt := range x.docs[d].terms {
+		if dt.term == id {
+			return int(x.lists[id][dt.at].TF)
+		}
+	}
+	return 0
+}
+
+// Containing calls fn with each document that holds every one of terms
+// (analyzed terms; none: no document), once.
+func (x *Index) Containing(terms []string, fn func(d int32)) {
+	if len(terms) == 0 {
+		return
+	}
+	ids := make([]int32, len(terms))
+	for i, t := range terms {
+		id, ok := x.ids[t]
+		if !ok {
+			return
+		}
+		ids[i] = id
+	}
+	slices.Sort(ids)
+	ids = slices.Compact(ids)
+	// The shortest list, each of its documents checked for the others.
+	shortest := slices.MinFunc(ids, func(a, b int32) int { return len(x.lists[a]) - len(x.lists[b]) })
+next:
+	for _, p := range x.lists[shortest] {
+		for _, id := range ids {
+			if id != shortest && !x.holds(p.Doc, id) {
+				continue next
+			}
+		}
+		fn(p.Doc)
+	}
+}
+
+// holds reports whether the document d holds the term numbered id.
+func (x *Index) holds(d, id int32) bool {
+	for _, dt := range x.docs[d].terms {
+		if dt.term == id {
+			return true
+		}
+	}
+	return false
+}
+
+// BM25's parameters, their customary values.
+const (
+	K1 = 1.2
+	B  = 0.75
+)
+
+// IDF is BM25's inverse document frequency of a term that df of docs
+// documents hold: ln(1 + (docs - df + 0.5) / (df + 0.5)).
+func IDF(docs, df int) float64 {
+	return math.Log(1 + (float64(docs)-float64(df)+0.5)/(float64(df)+0.5))
+}
+
+// BM25 is the part of a document's BM25 score that a term brings: the
+// term's idf, its count tf in the document, the document's number of
+// terms and the average number of a document's terms (0: none).
+// FullTextScore's evaluation and an Index's TopK both score with it, so
+// that they agree to the last bit.
+func BM25(idf float64, tf, docLen int, avg float64) float64 {
+	norm := 1 - B
+	if avg > 0 {
+		norm += B * float64(docLen) / avg
+	}
+	return idf * float64(tf) * (K1 + 1) / (float64(tf) + K1*norm)
+}
+
+// Scored is a document and its score.
+type Scored struct {
+	Doc   int32
+	Score float64
+}
+
+// TopK scores the documents that hold any of terms (distinct analyzed
+// terms, with their idf and the average number of a document's terms, as
+// BM25 takes them), adding each term's part in the order of terms, as
+// FullTextScore does, and returns the k best of those keep accepts, with
+// every one tied with the k-th (in no particular order). all reports
+// whether those are every document keep accepts with a score above 0.
+// keep is asked only about documents that might be among the best.
+func (x *Index) TopK(terms []string, idf []float64, avg float64, k int, keep func(d int32) bool) (best []Scored, all bool) {
+	if k <= 0 {
+		return nil, false
+	}
+	if len(x.acc) < len(x.docs) {
+		x.acc = make([]float64, len(x.docs)+len(x.docs)/4)
+	}
+	acc := x.acc
+	touched := x.touched[:0]
+	for i, t := range terms {
+		for _, p := range x.Postings(t) {
+			if acc[p.Doc] == 0 {
+				touched = append(touched, p.Doc)
+			}
+			acc[p.Doc] += BM25(idf[i], int(p.TF), int(x.docs[p.Doc].len), avg)
+		}
+	}
+	// A min-heap of the k best so far, and those tied with its top that
+	// did not fit.
+	heap := make([]Scored, 0, min(k, len(touched)))
+	var ties []Scored
+	down := func(j int) {
+		for {
+			l, r, m := 2*j+1, 2*j+2, j
+			if l < len(heap) && heap[l].Score < heap[m].Score {
+				m = l
+			}
+			if r < len(heap) && heap[r].Score < heap[m].Score {
+				m = r
+			}
+			if m == j {
+				return
+			}
+			heap[m], heap[j] = heap[j], heap[m]
+			j = m
+		}
+	}
+	rejected := false
+	for _, d := range touched {
+		s := acc[d]
+		acc[d] = 0
+		switch {
+		case len(heap) < k:
+			if !keep(d) {
+				continue
+			}
+			heap = append(heap, Scored{d, s})
+			for j := len(heap) - 1; j > 0; {
+				p := (j - 1) / 2
+				if heap[p].Score <= heap[j].Score {
+					break
+				}
+				heap[p], heap[j] = heap[j], heap[p]
+				j = p
+			}
+		case s < heap[0].Score:
+			rejected = true
+		case s == heap[0].Score:
+			if keep(d) {
+				ties = append(ties, Scored{d, s})
+			}
+		default:
+			if !keep(d) {
+				continue
+			}
+			top := heap[0]
+			heap[0] = Scored{d, s}
+			down(0)
+			if heap[0].Score == top.Score {
+				ties = append(ties, top)
+			} else {
+				ties = ties[:0]
+				rejected = true
+			}
+		}
+	}
+	x.touched = touched[:0]
+	return append(heap, ties...), !rejected
+}
