@@ -92,9 +92,10 @@ func cvc(b []byte) bool {
 	return c != 'w' && c != 'x' && c != 'y'
 }
 
-// hasSuffix reports whether b ends with s.
+// hasSuffix reports whether b ends with s (not empty). The last letters
+// are compared first: most suffixes of a rule list fail there.
 func hasSuffix(b []byte, s string) bool {
-	return len(b) >= len(s) && string(b[len(b)-len(s):]) == s
+	return len(b) >= len(s) && b[len(b)-1] == s[len(s)-1] && string(b[len(b)-len(s):]) == s
 }
 
 // replace replaces the suffix s of b (which b has) with r.
