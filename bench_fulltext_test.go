@@ -37,8 +37,9 @@ func textVocabulary(n int) []string {
 // full-text index of it. It returns the container, the vocabulary and a
 // maker of more items.
 func textBenchContainer(b *testing.B, n int, indexed bool) (*lethe.Container, []string, func() []byte) {
-	// A scan of a million items takes longer than the service's 5 s a page.
-	s, err := lethe.Open(&lethe.Options{Reaper: lethe.ReaperOptions{Disabled: true}, QueryBudget: lethe.QueryBudget{Time: time.Minute}})
+	// A scan of a million items takes longer than the service's 5 s a
+	// page, and holds more than 64 MiB.
+	s, err := lethe.Open(&lethe.Options{Reaper: lethe.ReaperOptions{Disabled: true}, QueryBudget: lethe.QueryBudget{Time: time.Minute, Memory: 1 << 30}})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -27,12 +27,16 @@ type Index struct {
 	free   []int32          // numbers of terms no document holds any more
 	docs   []doc            // by document number
 	vacant []int32          // document numbers free for reuse
+	bounds []bound           // by term number
 	n      int              // documents
 	total  int64            // their terms, repeats included
-
-	acc     []float64 // scratch of TopK: each document's score so far
-	touched []int32   // scratch of TopK: the documents it scored
 }
+
+// bound is what bounds a term's part in the score of the documents in its
+// postings: the most times one of them held it, the fewest terms one of
+// them had, since the term last had no postings (removals leave it
+// alone, so it may be loose, never wrong).
+type bound struct{ maxTF, minLen int32 }
 
 // Posting is one document holding a term: its number and how many times
 // it holds the term.
@@ -43,15 +47,16 @@ type Posting struct {
 }
 
 // doc is a document of the index: its number of terms (-1: the number is
-// free) and, for each distinct term, where its posting is.
+// free) and its distinct terms.
 type doc struct {
 	len   int32
 	terms []docTerm
 }
 
-// docTerm is where one of a document's postings is: the term's number and
-// the posting's place in the term's list.
-type docTerm struct{ term, at int32 }
+// docTerm is one of a document's distinct terms: its number, how many
+// times the document holds it, and the place of its posting in the term's
+// list.
+type docTerm struct{ term, tf, at int32 }
 
 // NewIndex returns an empty index of texts in the language lang (a
 // policy's language, as Terms takes it).
@@ -103,8 +108,10 @@ func (x *Index) Add(text string) int32 {
 	}
 	for i, t := range order {
 		id := x.termID(t)
-		dt = append(dt, docTerm{term: id, at: int32(len(x.lists[id]))})
+		dt = append(dt, docTerm{term: id, tf: counts[i], at: int32(len(x.lists[id]))})
 		x.lists[id] = append(x.lists[id], Posting{Doc: d, TF: counts[i], at: int32(i)})
+		b := &x.bounds[id]
+		b.maxTF, b.minLen = max(b.maxTF, counts[i]), min(b.minLen, int32(len(terms)))
 	}
 	x.docs[d] = doc{len: int32(len(terms)), terms: dt}
 	return d
@@ -123,7 +130,9 @@ func (x *Index) termID(t string) int32 {
 		id = int32(len(x.lists))
 		x.lists = append(x.lists, nil)
 		x.names = append(x.names, t)
+		x.bounds = append(x.bounds, bound{})
 	}
+	x.bounds[id] = bound{maxTF: 0, minLen: math.MaxInt32}
 	x.ids[t] = id
 	return id
 }
@@ -186,7 +195,7 @@ func (x *Index) TF(d int32, t string) int {
 	}
 	for _, dt := range x.docs[d].terms {
 		if dt.term == id {
-			return int(x.lists[id][dt.at].TF)
+			return int(dt.tf)
 		}
 	}
 	return 0
@@ -267,84 +276,138 @@ type Scored struct {
 // BM25 takes them), adding each term's part in the order of terms, as
 // FullTextScore does, and returns the k best of those keep accepts, with
 // every one tied with the k-th (in no particular order). all reports
-// whether those are every document keep accepts with a score above 0.
-// keep is asked only about documents that might be among the best.
+// whether those are every document keep accepts with a score above 0
+// (false when it cannot tell). keep is asked only about documents that
+// might be among the best.
+//
+// It reads the postings of the rarest term first, scoring each document
+// whole (its terms are at hand), then the next rarest, skipping the
+// documents an earlier list had, and stops when no document of the lists
+// left can reach the k-th best score: the sum of those terms' bounds
+// (their idf, their highest count, their shortest document) is below it.
+// Common terms that cannot change the best are never read.
 func (x *Index) TopK(terms []string, idf []float64, avg float64, k int, keep func(d int32) bool) (best []Scored, all bool) {
 	if k <= 0 {
 		return nil, false
 	}
-	if len(x.acc) < len(x.docs) {
-		x.acc = make([]float64, len(x.docs)+len(x.docs)/4)
-	}
-	acc := x.acc
-	touched := x.touched[:0]
+	ids := make([]int32, len(terms))
+	var order []int // the terms present, rarest first
 	for i, t := range terms {
-		for _, p := range x.Postings(t) {
-			if acc[p.Doc] == 0 {
-				touched = append(touched, p.Doc)
-			}
-			acc[p.Doc] += BM25(idf[i], int(p.TF), int(x.docs[p.Doc].len), avg)
+		id, ok := x.ids[t]
+		if !ok {
+			id = -1
+		} else {
+			order = append(order, i)
 		}
+		ids[i] = id
 	}
-	// A min-heap of the k best so far, and those tied with its top that
-	// did not fit.
-	heap := make([]Scored, 0, min(k, len(touched)))
-	var ties []Scored
-	down := func(j int) {
-		for {
-			l, r, m := 2*j+1, 2*j+2, j
-			if l < len(heap) && heap[l].Score < heap[m].Score {
-				m = l
-			}
-			if r < len(heap) && heap[r].Score < heap[m].Score {
-				m = r
-			}
-			if m == j {
-				return
-			}
-			heap[m], heap[j] = heap[j], heap[m]
-			j = m
+	slices.SortStableFunc(order, func(a, b int) int { return len(x.lists[ids[a]]) - len(x.lists[ids[b]]) })
+	// rest[j]: the most a document holding only terms order[j:] can score.
+	rest := make([]float64, len(order)+1)
+	for j := len(order) - 1; j >= 0; j-- {
+		i := order[j]
+		b := x.bounds[ids[i]]
+		rest[j] = rest[j+1] + BM25(idf[i], int(b.maxTF), int(b.minLen), avg)
+	}
+	h := topHeap{k: k, keep: keep}
+	tfs := make([]int32, len(terms))
+	all = true
+	for j, i := range order {
+		if len(h.heap) == k && rest[j]*(1+1e-9) < h.heap[0].Score {
+			all = false
+			break
 		}
-	}
-	rejected := false
-	for _, d := range touched {
-		s := acc[d]
-		acc[d] = 0
-		switch {
-		case len(heap) < k:
-			if !keep(d) {
-				continue
-			}
-			heap = append(heap, Scored{d, s})
-			for j := len(heap) - 1; j > 0; {
-				p := (j - 1) / 2
-				if heap[p].Score <= heap[j].Score {
-					break
+	next:
+		for _, p := range x.lists[ids[i]] {
+			dd := &x.docs[p.Doc]
+			clear(tfs)
+			for _, dt := range dd.terms {
+				for q, id := range ids {
+					if dt.term == id {
+						tfs[q] = dt.tf
+					}
 				}
-				heap[p], heap[j] = heap[j], heap[p]
-				j = p
 			}
-		case s < heap[0].Score:
-			rejected = true
-		case s == heap[0].Score:
-			if keep(d) {
-				ties = append(ties, Scored{d, s})
+			for _, e := range order[:j] {
+				if tfs[e] > 0 {
+					continue next // scored with an earlier list
+				}
 			}
-		default:
-			if !keep(d) {
-				continue
+			s := 0.0
+			for q, tf := range tfs {
+				if tf > 0 {
+					s += BM25(idf[q], int(tf), int(dd.len), avg)
+				}
 			}
-			top := heap[0]
-			heap[0] = Scored{d, s}
-			down(0)
-			if heap[0].Score == top.Score {
-				ties = append(ties, top)
-			} else {
-				ties = ties[:0]
-				rejected = true
-			}
+			h.offer(p.Doc, s)
 		}
 	}
-	x.touched = touched[:0]
-	return append(heap, ties...), !rejected
+	return append(h.heap, h.ties...), all && !h.rejected
+}
+
+// topHeap keeps the k best documents offered (a min-heap), those tied
+// with its top that did not fit, and whether it turned one away.
+type topHeap struct {
+	k        int
+	keep     func(d int32) bool
+	heap     []Scored
+	ties     []Scored
+	rejected bool
+}
+
+// offer considers document d, whose score is s.
+func (h *topHeap) offer(d int32, s float64) {
+	switch {
+	case len(h.heap) < h.k:
+		if !h.keep(d) {
+			return
+		}
+		h.heap = append(h.heap, Scored{d, s})
+		for j := len(h.heap) - 1; j > 0; {
+			p := (j - 1) / 2
+			if h.heap[p].Score <= h.heap[j].Score {
+				break
+			}
+			h.heap[p], h.heap[j] = h.heap[j], h.heap[p]
+			j = p
+		}
+	case s < h.heap[0].Score:
+		h.rejected = true
+	case s == h.heap[0].Score:
+		if h.keep(d) {
+			h.ties = append(h.ties, Scored{d, s})
+		}
+	default:
+		if !h.keep(d) {
+			return
+		}
+		top := h.heap[0]
+		h.heap[0] = Scored{d, s}
+		h.down()
+		if h.heap[0].Score == top.Score {
+			h.ties = append(h.ties, top)
+		} else {
+			h.ties = h.ties[:0]
+			h.rejected = true
+		}
+	}
+}
+
+// down restores the heap after its top changed.
+func (h *topHeap) down() {
+	heap := h.heap
+	for j := 0; ; {
+		l, r, m := 2*j+1, 2*j+2, j
+		if l < len(heap) && heap[l].Score < heap[m].Score {
+			m = l
+		}
+		if r < len(heap) && heap[r].Score < heap[m].Score {
+			m = r
+		}
+		if m == j {
+			return
+		}
+		heap[m], heap[j] = heap[j], heap[m]
+		j = m
+	}
 }
