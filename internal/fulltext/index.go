@@ -30,6 +30,9 @@ type Index struct {
 	bounds []bound           // by term number
 	n      int              // documents
 	total  int64            // their terms, repeats included
+
+	acc     []float64 // scratch of TopK: each document's score so far
+	touched []int32   // scratch of TopK: the documents it scored
 }
 
 // bound is what bounds a term's part in the score of the documents in its
@@ -272,8 +275,8 @@ type Scored struct {
 }
 
 // TopK scores the documents that hold any of terms (distinct analyzed
-// terms, with their idf and the average number of a document's terms, as
-// BM25 takes them), adding each term's part in the order of terms, as
+// terms, with their idf, above 0 as BM25's always is, and the average
+// number of a document's terms), adding each term's part in the order of terms, as
 // FullTextScore does, and returns the k best of those keep accepts, with
 // every one tied with the k-th (in no particular order). all reports
 // whether those are every document keep accepts with a score above 0
@@ -286,6 +289,11 @@ type Scored struct {
 // left can reach the k-th best score: the sum of those terms' bounds
 // (their idf, their highest count, their shortest document) is below it.
 // Common terms that cannot change the best are never read.
+//
+// When the rarest term is common too (its postings are more than a
+// quarter of all the terms'), it reads every list instead, in the order of
+// terms, adding each posting's part to its document's score: its reads are
+// then in order, and do not wait for one another.
 func (x *Index) TopK(terms []string, idf []float64, avg float64, k int, keep func(d int32) bool) (best []Scored, all bool) {
 	if k <= 0 {
 		return nil, false
@@ -310,6 +318,14 @@ func (x *Index) TopK(terms []string, idf []float64, avg float64, k int, keep fun
 		rest[j] = rest[j+1] + BM25(idf[i], int(b.maxTF), int(b.minLen), avg)
 	}
 	h := topHeap{k: k, keep: keep}
+	total := 0
+	for _, i := range order {
+		total += len(x.lists[ids[i]])
+	}
+	if len(order) > 1 && 4*len(x.lists[ids[order[0]]]) > total {
+		x.scoreAll(ids, idf, avg, &h)
+		return append(h.heap, h.ties...), !h.rejected
+	}
 	tfs := make([]int32, len(terms))
 	all = true
 	for j, i := range order {
@@ -343,6 +359,31 @@ func (x *Index) TopK(terms []string, idf []float64, avg float64, k int, keep fun
 		}
 	}
 	return append(h.heap, h.ties...), all && !h.rejected
+}
+
+// scoreAll offers h every document in the postings of the terms numbered
+// ids (-1: none), with its score: each term's part added, in order.
+func (x *Index) scoreAll(ids []int32, idf []float64, avg float64, h *topHeap) {
+	if len(x.acc) < len(x.docs) {
+		x.acc = make([]float64, len(x.docs)+len(x.docs)/4)
+	}
+	acc, touched := x.acc, x.touched[:0]
+	for i, id := range ids {
+		if id < 0 {
+			continue
+		}
+		for _, p := range x.lists[id] {
+			if acc[p.Doc] == 0 {
+				touched = append(touched, p.Doc)
+			}
+			acc[p.Doc] += BM25(idf[i], int(p.TF), int(x.docs[p.Doc].len), avg)
+		}
+	}
+	for _, d := range touched {
+		h.offer(d, acc[d])
+		acc[d] = 0
+	}
+	x.touched = touched[:0]
 }
 
 // topHeap keeps the k best documents offered (a min-heap), those tied
