@@ -198,4 +198,3 @@ func BenchmarkFullTextUpsert(b *testing.B) {
 		})
 	}
 }
-

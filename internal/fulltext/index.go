@@ -27,7 +27,7 @@ type Index struct {
 	free   []int32          // numbers of terms no document holds any more
 	docs   []doc            // by document number
 	vacant []int32          // document numbers free for reuse
-	bounds []bound           // by term number
+	bounds []bound          // by term number
 	n      int              // documents
 	total  int64            // their terms, repeats included
 
