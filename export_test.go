@@ -238,14 +238,7 @@ func TextScores(c *Container, path []string, strs []string) map[string]float64 {
 	defer c.expiry.mu.Unlock()
 	rule := c.rule
 	st := c.textStatsLocked(ti, terms, &rule, now)
-	avg := 0.0
-	if st.Docs > 0 {
-		avg = float64(st.Terms) / float64(st.Docs)
-	}
-	idf := make([]float64, len(terms))
-	for i := range terms {
-		idf[i] = fulltext.IDF(st.Docs, st.DF[i])
-	}
+	idf, avg := fulltext.Weights(st.Docs, st.Terms, st.DF, len(terms))
 	best, _ := ti.ix.TopK(terms, idf, avg, 1<<30, func(d int32) bool { return rule.live(ti.recs[d], now) })
 	out := map[string]float64{}
 	for _, b := range best {

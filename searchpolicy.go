@@ -530,14 +530,7 @@ func (c *Container) bestTexts(ti *textIndex, terms []string, want int, pk Partit
 	}
 	rule = c.rule
 	st = c.textStatsLocked(ti, terms, &rule, now)
-	avg := 0.0
-	if st.Docs > 0 {
-		avg = float64(st.Terms) / float64(st.Docs)
-	}
-	idf := make([]float64, len(terms))
-	for i := range terms {
-		idf[i] = fulltext.IDF(st.Docs, st.DF[i])
-	}
+	idf, avg := fulltext.Weights(st.Docs, st.Terms, st.DF, len(terms))
 	best, all := ti.ix.TopK(terms, idf, avg, want, func(d int32) bool {
 		rec := ti.recs[d]
 		return rule.live(rec, now) && strings.HasPrefix(rec.pk(), pk.enc)

@@ -255,6 +255,25 @@ func IDF(docs, df int) float64 {
 	return math.Log(1 + (float64(docs)-float64(df)+0.5)/(float64(df)+0.5))
 }
 
+// Weights returns what BM25 scores n terms by, from the statistics of a
+// set of documents (docs of them, holding terms terms in all, df[i] of
+// them the i-th term; a missing df is 0): each term's idf and the average
+// number of a document's terms (0 without documents).
+func Weights(docs, terms int, df []int, n int) (idf []float64, avg float64) {
+	if docs > 0 {
+		avg = float64(terms) / float64(docs)
+	}
+	idf = make([]float64, n)
+	for i := range idf {
+		d := 0
+		if i < len(df) {
+			d = df[i]
+		}
+		idf[i] = IDF(docs, d)
+	}
+	return idf, avg
+}
+
 // BM25 is the part of a document's BM25 score that a term brings: the
 // term's idf, its count tf in the document, the document's number of
 // terms and the average number of a document's terms (0: none).

@@ -1,6 +1,7 @@
 package fulltext
 
 import (
+	"cmp"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -116,7 +117,7 @@ func TestIndexModel(t *testing.T) {
 		}
 		slices.SortFunc(scored, func(a, b Scored) int {
 			if a.Score != b.Score {
-				return -cmpFloat(a.Score, b.Score)
+				return -cmp.Compare(a.Score, b.Score)
 			}
 			return int(a.Doc - b.Doc)
 		})
@@ -124,7 +125,7 @@ func TestIndexModel(t *testing.T) {
 		best, all := x.TopK(q, idf, avg, k, func(d int32) bool { return d%2 == 0 })
 		slices.SortFunc(best, func(a, b Scored) int {
 			if a.Score != b.Score {
-				return -cmpFloat(a.Score, b.Score)
+				return -cmp.Compare(a.Score, b.Score)
 			}
 			return int(a.Doc - b.Doc)
 		})
@@ -155,14 +156,4 @@ func count(ts []string, t string) int {
 		}
 	}
 	return n
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }

@@ -182,13 +182,7 @@ func (q *Query) TextFilters(params map[string]any) []TextFilter {
 		return nil
 	}
 	var out []TextFilter
-	var conj func(e expr)
-	conj = func(e expr) {
-		if b, ok := e.(*binary); ok && b.op == tAnd {
-			conj(b.l)
-			conj(b.r)
-			return
-		}
+	conjuncts(q.where, func(e expr) {
 		x, ok := e.(*call)
 		if !ok || !x.fn.text {
 			return
@@ -206,8 +200,7 @@ func (q *Query) TextFilters(params map[string]any) []TextFilter {
 			f.Strings = append(f.Strings, v.s)
 		}
 		out = append(out, f)
-	}
-	conj(q.where)
+	})
 	return out
 }
 

@@ -195,17 +195,7 @@ func (ev *evaluator) scoreSettings(x *call) *textScore {
 		}
 	}
 	ev.tick(st.Docs)
-	if st.Docs > 0 {
-		ts.avg = float64(st.Terms) / float64(st.Docs)
-	}
-	ts.idf = make([]float64, len(ts.terms))
-	for i := range ts.terms {
-		df := 0
-		if i < len(st.DF) {
-			df = st.DF[i]
-		}
-		ts.idf[i] = fulltext.IDF(st.Docs, df)
-	}
+	ts.idf, ts.avg = fulltext.Weights(st.Docs, st.Terms, st.DF, len(ts.terms))
 	if ev.textScores == nil {
 		ev.textScores = map[*call]*textScore{}
 	}
