@@ -38,7 +38,7 @@ func textVocabulary(n int) []string {
 func textBenchContainer(b *testing.B, n int, indexed bool) (*lethe.Container, []string, func() []byte) {
 	// A scan of a million items takes longer than the service's 5 s a
 	// page, and holds more than 64 MiB.
-	s, err := lethe.Open(&lethe.Options{Reaper: lethe.ReaperOptions{Disabled: true}, QueryBudget: lethe.QueryBudget{Time: time.Minute, Memory: 1 << 30}})
+	s, err := lethe.Open(&lethe.Options{Reaper: lethe.ReaperOptions{Disabled: true}, QueryBudget: lethe.QueryBudget{Time: 10 * time.Minute, Memory: 1 << 30}})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -573,7 +573,7 @@ func (c *Container) runText(ctx context.Context, q *query.Query, params map[stri
 		// The evaluation scores by the statistics the index scored by.
 		scanStats, qenv := env.TextStats, *env
 		qenv.TextStats = func(p []string, l string, t []string) query.TextStats {
-			if slices.Equal(p, path) && l == lang && slices.Equal(t, terms) {
+			if slices.Equal(p, path) && l == lang && slices.Equal(t, terms) || scanStats == nil {
 				return st
 			}
 			return scanStats(p, l, t)
