@@ -40,7 +40,7 @@ import (
 // know), in the order they appear, repeats included.
 func Terms(text, lang string) []string {
 	english := isEnglish(lang)
-	var terms []string
+	terms := make([]string, 0, len(text)/6+1) // about a word in six bytes
 	for i := 0; i < len(text); {
 		start, end := nextWord(text, i)
 		if start == end {

@@ -23,7 +23,8 @@ func stem(w string) string {
 			return w
 		}
 	}
-	b := []byte(w)
+	var buf [32]byte // the word's letters, on the stack for most words
+	b := append(buf[:0], w...)
 	b = step1a(b)
 	b = step1b(b)
 	b = step1c(b)
@@ -31,6 +32,9 @@ func stem(w string) string {
 	b = replaceLongest(b, step3Rules, 0)
 	b = step4(b)
 	b = step5(b)
+	if string(b) == w {
+		return w
+	}
 	return string(b)
 }
 
