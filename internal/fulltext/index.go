@@ -33,6 +33,7 @@ type Index struct {
 
 	acc     []float64 // scratch of TopK: each document's score so far
 	touched []int32   // scratch of TopK: the documents it scored
+	parts   []float64 // scratch of TopK: the rarest term's part of each of its postings
 }
 
 // bound is what bounds a term's part in the score of the documents in its
@@ -310,9 +311,11 @@ type Scored struct {
 // Common terms that cannot change the best are never read.
 //
 // When the rarest term is common too (its postings are more than a
-// quarter of all the terms'), it reads every list instead, in the order of
-// terms, adding each posting's part to its document's score: its reads are
-// then in order, and do not wait for one another.
+// quarter of all the terms'), it first finds the k-th best part that term
+// alone gives, and scores whole only the documents of its postings that
+// can reach it with the other terms' bounds (firstList); failing that, it
+// reads every list, in the order of terms, adding each posting's part to
+// its document's score.
 func (x *Index) TopK(terms []string, idf []float64, avg float64, k int, keep func(d int32) bool) (best []Scored, all bool) {
 	if k <= 0 {
 		return nil, false
@@ -341,43 +344,114 @@ func (x *Index) TopK(terms []string, idf []float64, avg float64, k int, keep fun
 	for _, i := range order {
 		total += len(x.lists[ids[i]])
 	}
-	if len(order) > 1 && 4*len(x.lists[ids[order[0]]]) > total {
-		x.scoreAll(ids, idf, avg, &h)
-		return append(h.heap, h.ties...), !h.rejected
-	}
 	tfs := make([]int32, len(terms))
-	all = true
-	for j, i := range order {
+	all, start := true, 0
+	if len(order) > 1 && 4*len(x.lists[ids[order[0]]]) > total {
+		if !x.firstList(ids, order[0], idf, avg, rest[1], &h, tfs) {
+			h = topHeap{k: k, keep: keep}
+			x.scoreAll(ids, idf, avg, &h)
+			return append(h.heap, h.ties...), !h.rejected
+		}
+		all, start = false, 1
+	}
+	for j := start; j < len(order); j++ {
 		if len(h.heap) == k && rest[j]*(1+1e-9) < h.heap[0].Score {
 			all = false
 			break
 		}
 	next:
-		for _, p := range x.lists[ids[i]] {
-			dd := &x.docs[p.Doc]
-			clear(tfs)
-			for _, dt := range dd.terms {
-				for q, id := range ids {
-					if dt.term == id {
-						tfs[q] = dt.tf
-					}
-				}
-			}
+		for _, p := range x.lists[ids[order[j]]] {
+			x.termCounts(p.Doc, ids, tfs)
 			for _, e := range order[:j] {
 				if tfs[e] > 0 {
 					continue next // scored with an earlier list
 				}
 			}
-			s := 0.0
-			for q, tf := range tfs {
-				if tf > 0 {
-					s += BM25(idf[q], int(tf), int(dd.len), avg)
-				}
-			}
-			h.offer(p.Doc, s)
+			h.offer(p.Doc, x.score(p.Doc, idf, avg, tfs))
 		}
 	}
 	return append(h.heap, h.ties...), all && !h.rejected
+}
+
+// termCounts sets tfs[q] to how many times the document d holds the term
+// numbered ids[q].
+func (x *Index) termCounts(d int32, ids, tfs []int32) {
+	clear(tfs)
+	for _, dt := range x.docs[d].terms {
+		for q, id := range ids {
+			if dt.term == id {
+				tfs[q] = dt.tf
+			}
+		}
+	}
+}
+
+// score is the BM25 score of the document d, which holds the q-th term
+// tfs[q] times: each term's part added, in order.
+func (x *Index) score(d int32, idf []float64, avg float64, tfs []int32) float64 {
+	s := 0.0
+	for q, tf := range tfs {
+		if tf > 0 {
+			s += BM25(idf[q], int(tf), int(x.docs[d].len), avg)
+		}
+	}
+	return s
+}
+
+// firstList offers h the documents of the postings of the term numbered
+// ids[first], the rarest, that can be among the k best: it finds t, the
+// k-th best part of that term alone, then scores whole only the documents
+// whose part, plus rest (the most the other terms can add), reaches t.
+// It reports whether that was enough: the k-th best whole score is t or
+// more, so that every document left out scores less. When it is not (the
+// best parts were documents h does not keep), the caller scores every
+// document.
+func (x *Index) firstList(ids []int32, first int, idf []float64, avg, rest float64, h *topHeap, tfs []int32) bool {
+	l := x.lists[ids[first]]
+	if len(l) < h.k {
+		return false
+	}
+	if cap(x.parts) < len(l) {
+		x.parts = make([]float64, len(l)+len(l)/4)
+	}
+	parts := x.parts[:len(l)]
+	top := make([]float64, 0, h.k) // a min-heap of the k best parts
+	for i, p := range l {
+		s := BM25(idf[first], int(p.TF), int(x.docs[p.Doc].len), avg)
+		parts[i] = s
+		switch {
+		case len(top) < h.k:
+			top = append(top, s)
+			for j := len(top) - 1; j > 0 && top[(j-1)/2] > top[j]; j = (j - 1) / 2 {
+				top[(j-1)/2], top[j] = top[j], top[(j-1)/2]
+			}
+		case s > top[0]:
+			top[0] = s
+			for j := 0; ; {
+				m := j
+				if l := 2*j + 1; l < len(top) && top[l] < top[m] {
+					m = l
+				}
+				if r := 2*j + 2; r < len(top) && top[r] < top[m] {
+					m = r
+				}
+				if m == j {
+					break
+				}
+				top[m], top[j] = top[j], top[m]
+				j = m
+			}
+		}
+	}
+	t := top[0]
+	cut := t - rest*(1+1e-9) - t*1e-9
+	for i, p := range l {
+		if parts[i] >= cut {
+			x.termCounts(p.Doc, ids, tfs)
+			h.offer(p.Doc, x.score(p.Doc, idf, avg, tfs))
+		}
+	}
+	return len(h.heap) == h.k && h.heap[0].Score >= t
 }
 
 // scoreAll offers h every document in the postings of the terms numbered
