@@ -356,7 +356,8 @@ func vectorIndexesOnShared(s *Store, props ContainerProperties) *Error {
 // results, their projection and their order are a scan's. When a WHERE
 // clause drops some, it scores four times as many, and so on; when fewer
 // items than k hold a term (the others come last, in item order), the
-// query scans.
+// query scans. The scoring holds the expiry lock, as a vector index's
+// comparison does, so the container's writes wait for it.
 
 // textIndex is the full-text index of one path.
 type textIndex struct {
