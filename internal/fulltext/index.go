@@ -42,11 +42,13 @@ type Index struct {
 // alone, so it may be loose, never wrong).
 type bound struct{ maxTF, minLen int32 }
 
-// Posting is one document holding a term: its number and how many times
-// it holds the term.
+// Posting is one document holding a term: its number, how many times it
+// holds the term, and its number of terms (kept here too, so that scoring
+// a list reads it in order).
 type Posting struct {
 	Doc int32
 	TF  int32
+	Len int32
 	at  int32 // the term's place in the document's terms
 }
 
@@ -113,7 +115,7 @@ func (x *Index) Add(text string) int32 {
 	for i, t := range order {
 		id := x.termID(t)
 		dt = append(dt, docTerm{term: id, tf: counts[i], at: int32(len(x.lists[id]))})
-		x.lists[id] = append(x.lists[id], Posting{Doc: d, TF: counts[i], at: int32(i)})
+		x.lists[id] = append(x.lists[id], Posting{Doc: d, TF: counts[i], Len: int32(len(terms)), at: int32(i)})
 		b := &x.bounds[id]
 		b.maxTF, b.minLen = max(b.maxTF, counts[i]), min(b.minLen, int32(len(terms)))
 	}
@@ -417,7 +419,7 @@ func (x *Index) firstList(ids []int32, first int, idf []float64, avg, rest float
 	parts := x.parts[:len(l)]
 	top := make([]float64, 0, h.k) // a min-heap of the k best parts
 	for i, p := range l {
-		s := BM25(idf[first], int(p.TF), int(x.docs[p.Doc].len), avg)
+		s := BM25(idf[first], int(p.TF), int(p.Len), avg)
 		parts[i] = s
 		switch {
 		case len(top) < h.k:
@@ -469,7 +471,7 @@ func (x *Index) scoreAll(ids []int32, idf []float64, avg float64, h *topHeap) {
 			if acc[p.Doc] == 0 {
 				touched = append(touched, p.Doc)
 			}
-			acc[p.Doc] += BM25(idf[i], int(p.TF), int(x.docs[p.Doc].len), avg)
+			acc[p.Doc] += BM25(idf[i], int(p.TF), int(p.Len), avg)
 		}
 	}
 	for _, d := range touched {
