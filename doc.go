@@ -277,6 +277,14 @@
 // rank fusion of FullTextScore and VectorDistance rankings. Items are not
 // checked against the vector policy when written, as in Cosmos DB.
 //
+// For a path of FullTextIndexes, the container keeps an inverted index of
+// the path's text, made at the first query that asks and kept by every
+// write after: a WHERE filter of FullTextContains, FullTextContainsAll or
+// FullTextContainsAny takes its candidates from it, and a SELECT TOP k ...
+// ORDER BY RANK FullTextScore(c.path, ...) scores the items holding its
+// terms from it, with the statistics of the live items, and evaluates the
+// query on the k best; either way with the same results as a scan.
+//
 // # Patch and transactional batch
 //
 // Container.PatchItem changes one item with up to MaxPatchOperations

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lethedb/lethe/internal/fulltext"
 	"github.com/lethedb/lethe/internal/vfs"
 )
 
@@ -263,4 +264,36 @@ func VectorIndexSlots(c *Container) (removed, present int) {
 		present += len(vi.slot)
 	}
 	return removed, present
+}
+
+// TextIndexCount returns how many full-text indexes c has made.
+func TextIndexCount(c *Container) int {
+	c.expiry.mu.Lock()
+	defer c.expiry.mu.Unlock()
+	return len(c.expiry.texts)
+}
+
+// TextScores returns the BM25 score, by item id, that c's full-text index
+// of path gives each item live now that holds a term of strs (all
+// partitions), or nil if c has no such index made.
+func TextScores(c *Container, path []string, strs []string) map[string]float64 {
+	now := c.store.clock.now()
+	c.expiry.mu.Lock()
+	ti := c.expiry.texts[strings.Join(path, "/")]
+	c.expiry.mu.Unlock()
+	if ti == nil {
+		return nil
+	}
+	terms := searchTerms(strs, ti.ix.Lang())
+	c.expiry.mu.Lock()
+	defer c.expiry.mu.Unlock()
+	rule := c.rule
+	st := c.textStatsLocked(ti, terms, &rule, now)
+	idf, avg := fulltext.Weights(st.Docs, st.Terms, st.DF, len(terms))
+	best, _ := ti.ix.TopK(terms, idf, avg, 1<<30, func(d int32) bool { return rule.live(ti.recs[d], now) })
+	out := map[string]float64{}
+	for _, b := range best {
+		out[ti.recs[b.Doc].id()] = b.Score
+	}
+	return out
 }

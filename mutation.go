@@ -101,6 +101,7 @@ func (c *Container) applySettings(m *mutation) (next int64) {
 	c.setFeedPolicyLocked(m.props.ChangeFeedPolicy, m.now)
 	c.dropIndexesLocked(m.props.IndexingPolicy)
 	c.dropVectorsLocked(&m.props)
+	c.dropTextsLocked(&m.props)
 	c.props = m.props
 	c.startVectorBuildsLocked()
 	c.settingsSeq = m.seq
@@ -121,6 +122,7 @@ func (c *Container) drop() {
 	c.expiry.feed = nil
 	c.stopVectorsLocked()
 	c.expiry.indexes, c.expiry.composites, c.expiry.vectors, c.expiry.wanted, c.expiry.building = nil, nil, nil, nil, nil
+	c.expiry.texts = nil
 	c.expiry.positions = nil
 	c.expiry.watch = expiryWatch{}
 	c.publishDueLocked()
@@ -342,6 +344,7 @@ func (c *Container) indexItemsLocked(ms []mutation) (next int64) {
 		c.expiry.indexes.update(m.old, m.rec)
 		c.expiry.composites.update(m.old, m.rec)
 		c.expiry.vectors.update(m.old, m.rec)
+		c.expiry.texts.update(m.old, m.rec)
 		c.expiry.positions.change(m.old, m.rec)
 		if c.expiry.building != nil {
 			c.logForBuildsLocked(m.old, m.rec)

@@ -548,15 +548,19 @@ func (p *QueryItemsPager) run(ctx context.Context) error {
 	pctx := p.c.newPageCtx(ctx, now)
 	ctx = pctx
 	env = p.c.pageEnv(env, p.c.store.opts.QueryBudget.Rows, 0)
-	// runVector and runOrdered evaluate holding the batch lock for
-	// reading: a query that calls user code is evaluated as others are,
-	// on the candidates an index finds for its filter, with no lock held.
+	// runVector, runText and runOrdered evaluate holding the batch lock
+	// for reading: a query that calls user code is evaluated as others
+	// are, on the candidates an index finds for its filter, with no lock
+	// held.
 	var res query.Result
 	var recs []record
 	var ok, more bool
 	var walked int
 	if !q.CallsUDFs() {
 		res, recs, ok, err = p.c.runVector(ctx, q, params, p.pk, now, from, size, env)
+		if !ok && err == nil {
+			res, recs, ok, err = p.c.runText(ctx, q, params, p.pk, now, from, size, env)
+		}
 	}
 	if !ok && err == nil && !q.CallsUDFs() {
 		res, recs, ok, more, walked, err = p.c.runOrdered(ctx, q, params, p.pk, now, from, &p.plan, size, env)
@@ -608,12 +612,16 @@ func (p *QueryItemsPager) run(ctx context.Context) error {
 // queryEnv is what the container's queries at now know of it beyond their
 // items: the languages of its full-text policy, the distance functions and
 // element types of its vector embedding policy, and FullTextScore's
-// statistics, those of all its items live at now, in every partition.
+// statistics, those of all its items live at now, in every partition (from
+// the path's full-text index when it has one).
 func (c *Container) queryEnv(ctx context.Context, now int64) *query.Env {
 	c.expiry.mu.Lock()
 	fp, vp := c.props.FullTextPolicy, c.props.VectorEmbeddingPolicy // replaced whole, never changed in place
 	c.expiry.mu.Unlock()
 	env := &query.Env{TextStats: func(path []string, lang string, terms []string) query.TextStats {
+		if st, ok := c.indexedTextStats(path, lang, terms, now); ok {
+			return st
+		}
 		docs, _, err := c.liveDocs(ctx, PartitionKey{}, now)
 		if err != nil {
 			return query.TextStats{}
@@ -652,8 +660,11 @@ func (c *Container) queryDocs(ctx context.Context, q *query.Query, params map[st
 }
 
 // indexedDocs is queryDocs through an index, if q has a condition one can
-// answer. It holds the batch lock for reading, as liveDocs does.
+// answer: a full-text filter (textDocs), or a range. It holds the batch lock for reading, as liveDocs does.
 func (c *Container) indexedDocs(q *query.Query, params map[string]any, pk PartitionKey, now int64, plan *indexPlan) ([]query.Doc, []record, bool) {
+	if docs, recs, ok := c.textDocs(q, params, pk, now, plan); ok {
+		return docs, recs, true
+	}
 	ranges := q.IndexRanges(params)
 	if len(ranges) == 0 {
 		return nil, nil, false

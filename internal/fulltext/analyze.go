@@ -1,7 +1,10 @@
 // Package fulltext is lethe's text analyzer for the full-text query
-// functions (FullTextContains, FullTextContainsAll, FullTextContainsAny):
-// it turns a text and the language of a container's full-text policy into
-// the terms a search compares.
+// functions (FullTextContains, FullTextContainsAll, FullTextContainsAny,
+// FullTextScore): it turns a text and the language of a container's
+// full-text policy into the terms a search compares. It also holds the
+// inverted index of a container's full-text index (Index), and the BM25
+// scoring that the index and the query evaluator share (IDF, BM25,
+// Weights).
 //
 // Cosmos DB documents that its full-text search tokenizes text, removes
 // stop words and stems what is left; it publishes neither its tokenizer's
@@ -40,7 +43,7 @@ import (
 // know), in the order they appear, repeats included.
 func Terms(text, lang string) []string {
 	english := isEnglish(lang)
-	var terms []string
+	terms := make([]string, 0, len(text)/6+1) // about a word in six bytes
 	for i := 0; i < len(text); {
 		start, end := nextWord(text, i)
 		if start == end {

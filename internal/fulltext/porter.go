@@ -23,7 +23,8 @@ func stem(w string) string {
 			return w
 		}
 	}
-	b := []byte(w)
+	var buf [32]byte // the word's letters, on the stack for most words
+	b := append(buf[:0], w...)
 	b = step1a(b)
 	b = step1b(b)
 	b = step1c(b)
@@ -31,6 +32,9 @@ func stem(w string) string {
 	b = replaceLongest(b, step3Rules, 0)
 	b = step4(b)
 	b = step5(b)
+	if string(b) == w {
+		return w
+	}
 	return string(b)
 }
 
@@ -92,9 +96,10 @@ func cvc(b []byte) bool {
 	return c != 'w' && c != 'x' && c != 'y'
 }
 
-// hasSuffix reports whether b ends with s.
+// hasSuffix reports whether b ends with s (not empty). The last letters
+// are compared first: most suffixes of a rule list fail there.
 func hasSuffix(b []byte, s string) bool {
-	return len(b) >= len(s) && string(b[len(b)-len(s):]) == s
+	return len(b) >= len(s) && b[len(b)-1] == s[len(s)-1] && string(b[len(b)-len(s):]) == s
 }
 
 // replace replaces the suffix s of b (which b has) with r.

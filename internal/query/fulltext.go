@@ -160,3 +160,109 @@ func itemPath(e expr) ([]string, bool) {
 		}
 	}
 }
+
+// TextFilter is a condition of a WHERE clause that a full-text index can
+// answer: FullTextContains, FullTextContainsAll or FullTextContainsAny of
+// a path of the FROM alias's items and constant strings. Only items whose
+// text holds every term of every string (Any: of one string at least) can
+// satisfy it.
+type TextFilter struct {
+	Path    []string // the text's property names
+	Strings []string // the search strings
+	Any     bool     // FullTextContainsAny
+}
+
+// TextFilters returns the conditions of q's WHERE clause, conjuncts joined
+// by AND at the top, that a full-text index can answer, with params bound.
+// A call whose search strings are not all strings (it is undefined) is not
+// one of them.
+func (q *Query) TextFilters(params map[string]any) []TextFilter {
+	if q.from == nil || q.from.path != nil || q.where == nil {
+		return nil
+	}
+	vals, err := bindParams(q, params)
+	if err != nil {
+		return nil
+	}
+	var out []TextFilter
+	conjuncts(q.where, func(e expr) {
+		x, ok := e.(*call)
+		if !ok || !x.fn.text {
+			return
+		}
+		path, ok := itemPath(x.args[0])
+		if !ok {
+			return
+		}
+		f := TextFilter{Path: path, Any: x.fn.name == "FullTextContainsAny"}
+		for _, a := range x.args[1:] {
+			v, ok := constant(a, vals)
+			if !ok || v.k != kStr {
+				return
+			}
+			f.Strings = append(f.Strings, v.s)
+		}
+		out = append(out, f)
+	})
+	return out
+}
+
+// TextTopK reports whether q is SELECT TOP or OFFSET LIMIT ... ORDER BY
+// RANK FullTextScore(path, strings) over the FROM alias's items (no JOIN,
+// DISTINCT, aggregate or GROUP BY), and returns the path of its text, its
+// search strings (each string of an array among them), and need and full
+// as OrderedByPaths gives them. Such a query's results are the full
+// results of its first need rows, most relevant first.
+func (q *Query) TextTopK(params map[string]any) (path, strs []string, need, full int, ok bool) {
+	if q.from == nil || q.from.path != nil || len(q.joins) > 0 || !q.rank || q.distinct || q.aggregated || q.grouped {
+		return nil, nil, 0, 0, false
+	}
+	x, isCall := q.orderBy[0].x.(*call)
+	if !isCall || x.fn.name != "FullTextScore" {
+		return nil, nil, 0, 0, false
+	}
+	need, full, ok = q.resultBound(params)
+	if !ok || full < 0 {
+		return nil, nil, 0, 0, false
+	}
+	if path, ok = itemPath(x.args[0]); !ok {
+		return nil, nil, 0, 0, false
+	}
+	vals, err := bindParams(q, params)
+	if err != nil {
+		return nil, nil, 0, 0, false
+	}
+	for _, a := range x.args[1:] {
+		v, ok := constant(a, vals)
+		if !ok {
+			return nil, nil, 0, 0, false
+		}
+		list := []value{v}
+		if v.k == kArr {
+			list = v.a
+		}
+		for _, s := range list {
+			if s.k != kStr {
+				return nil, nil, 0, 0, false // an error, which the evaluation reports
+			}
+			strs = append(strs, s.s)
+		}
+	}
+	return path, strs, need, full, true
+}
+
+// TextAt returns the string at path in doc (an item's JSON), the text
+// FullTextScore and its statistics read there; ok is false when the value
+// at path is not a string.
+func TextAt(doc []byte, path []string) (string, bool) {
+	raw := doc
+	for _, name := range path {
+		sub, ok := lookupKey(raw, name)
+		if !ok {
+			return "", false
+		}
+		raw = sub
+	}
+	v := decodeRaw(raw)
+	return v.s, v.k == kStr
+}

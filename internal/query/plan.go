@@ -407,19 +407,23 @@ func (q *Query) IndexRanges(params map[string]any) []IndexRange {
 		return nil
 	}
 	var out []IndexRange
-	var conj func(e expr)
-	conj = func(e expr) {
-		if b, ok := e.(*binary); ok && b.op == tAnd {
-			conj(b.l)
-			conj(b.r)
-			return
-		}
+	conjuncts(q.where, func(e expr) {
 		if r, ok := indexRange(e, vals); ok {
 			out = append(out, r)
 		}
-	}
-	conj(q.where)
+	})
 	return mergeRanges(out)
+}
+
+// conjuncts calls fn with each conjunct of e: the operands of its ANDs at
+// the top.
+func conjuncts(e expr, fn func(expr)) {
+	if b, ok := e.(*binary); ok && b.op == tAnd {
+		conjuncts(b.l, fn)
+		conjuncts(b.r, fn)
+		return
+	}
+	fn(e)
 }
 
 // mergeRanges intersects the ranges on one path and one type (c.n > 1 AND

@@ -1,7 +1,6 @@
 package query
 
 import (
-	"math"
 	"slices"
 	"strings"
 
@@ -34,12 +33,9 @@ import (
 // function, follows them. Equal scores are ordered by item, as ORDER BY
 // orders its ties.
 
-// BM25's parameters and RRF's rank constant, their customary values.
-const (
-	bm25K1   = 1.2
-	bm25B    = 0.75
-	rrfConst = 60
-)
+// RRF's rank constant, its customary value (BM25's are fulltext.K1 and
+// fulltext.B).
+const rrfConst = 60
 
 // TextStats are the statistics FullTextScore scores by, of the text at one
 // path in one language.
@@ -56,20 +52,11 @@ func CorpusStats(docs []Doc, path []string, lang string, terms []string) TextSta
 	st := TextStats{DF: make([]int, len(terms))}
 	seen := make([]bool, len(terms))
 	for i := range docs {
-		raw, ok := docs[i].JSON, true
-		for _, name := range path {
-			if raw, ok = lookupKey(raw, name); !ok {
-				break
-			}
-		}
+		text, ok := TextAt(docs[i].JSON, path)
 		if !ok {
 			continue
 		}
-		v := decodeRaw(raw)
-		if v.k != kStr {
-			continue
-		}
-		tt := fulltext.Terms(v.s, lang)
+		tt := fulltext.Terms(text, lang)
 		st.Docs++
 		st.Terms += len(tt)
 		clear(seen)
@@ -208,17 +195,7 @@ func (ev *evaluator) scoreSettings(x *call) *textScore {
 		}
 	}
 	ev.tick(st.Docs)
-	if st.Docs > 0 {
-		ts.avg = float64(st.Terms) / float64(st.Docs)
-	}
-	ts.idf = make([]float64, len(ts.terms))
-	for i := range ts.terms {
-		df := 0.0
-		if i < len(st.DF) {
-			df = float64(st.DF[i])
-		}
-		ts.idf[i] = math.Log(1 + (float64(st.Docs)-df+0.5)/(df+0.5))
-	}
+	ts.idf, ts.avg = fulltext.Weights(st.Docs, st.Terms, st.DF, len(ts.terms))
 	if ev.textScores == nil {
 		ev.textScores = map[*call]*textScore{}
 	}
@@ -247,11 +224,7 @@ func (ev *evaluator) textScore(x *call) float64 {
 		if tf == 0 {
 			continue
 		}
-		norm := 1 - bm25B
-		if ts.avg > 0 {
-			norm += bm25B * float64(len(text)) / ts.avg
-		}
-		score += ts.idf[i] * float64(tf) * (bm25K1 + 1) / (float64(tf) + bm25K1*norm)
+		score += fulltext.BM25(ts.idf[i], tf, len(text), ts.avg)
 	}
 	return score
 }
