@@ -622,7 +622,7 @@ func (c *Container) queryEnv(ctx context.Context, now int64) *query.Env {
 		if st, ok := c.indexedTextStats(path, lang, terms, now); ok {
 			return st
 		}
-		docs, _, err := c.liveDocs(ctx, PartitionKey{}, now)
+		docs, _, err := c.liveDocsUnbatched(ctx, PartitionKey{}, now)
 		if err != nil {
 			return query.TextStats{}
 		}
@@ -998,6 +998,15 @@ func rangeRank(r query.IndexRange) int {
 func (c *Container) liveDocs(ctx context.Context, pk PartitionKey, now int64) ([]query.Doc, []record, error) {
 	c.batchMu.RLock()
 	defer c.batchMu.RUnlock()
+	return c.liveDocsUnbatched(ctx, pk, now)
+}
+
+// liveDocsUnbatched is liveDocs without the batch lock: it may see part of
+// a transactional batch. FullTextScore's statistics, computed while the
+// evaluation that asks for them may already hold the batch lock for
+// reading, are read with it: taking that lock again there would deadlock
+// behind a batch waiting for it.
+func (c *Container) liveDocsUnbatched(ctx context.Context, pk PartitionKey, now int64) ([]query.Doc, []record, error) {
 	c.expiry.mu.Lock()
 	docs := make([]query.Doc, 0, c.expiry.items)
 	recs := make([]record, 0, c.expiry.items)
