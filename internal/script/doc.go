@@ -57,7 +57,9 @@
 // A UDF is called once per row of a query: Call runs one call in a fresh
 // runtime, Function many. When the body is function declarations only,
 // Function's calls share runtimes prepared so that no call can change what
-// a later one sees (everything reachable from the global object frozen,
-// the global object's properties read-only, a runtime whose call added a
-// global dropped); otherwise each call gets a fresh runtime.
+// a later one sees (everything reachable from the global object, or from
+// the prototype chains of iterators and generator and async functions,
+// frozen; the global object's properties read-only; a runtime whose call
+// added a global or changed the global object's prototype dropped);
+// otherwise each call gets a fresh runtime.
 package script

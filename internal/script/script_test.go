@@ -573,3 +573,39 @@ func TestReadNeverReturnsAnItemThatExpiredSince(t *testing.T) {
 		t.Errorf("ops %+v", ops)
 	}
 }
+
+// TestFunctionCallsShareNothingAttacks: a call of a Function that shares
+// runtimes changes an intrinsic the global object does not reach (only an
+// instance's prototype chain does) or the global object's prototype; the
+// next call must not see it.
+func TestFunctionCallsShareNothingAttacks(t *testing.T) {
+	for _, c := range []struct{ name, set, get string }{
+		{"array iterator", `Object.getPrototypeOf([][Symbol.iterator]()).leak = 42`, `[][Symbol.iterator]().leak`},
+		{"%IteratorPrototype%", `Object.getPrototypeOf(Object.getPrototypeOf([][Symbol.iterator]())).leak = 42`, `new Set()[Symbol.iterator]().leak`},
+		{"map iterator", `Object.getPrototypeOf(new Map()[Symbol.iterator]()).leak = 42`, `new Map()[Symbol.iterator]().leak`},
+		{"set iterator", `Object.getPrototypeOf(new Set()[Symbol.iterator]()).leak = 42`, `new Set()[Symbol.iterator]().leak`},
+		{"string iterator", `Object.getPrototypeOf(""[Symbol.iterator]()).leak = 42`, `""[Symbol.iterator]().leak`},
+		{"regexp string iterator", `Object.getPrototypeOf(/a/[Symbol.matchAll]("a")).leak = 42`, `/a/[Symbol.matchAll]("a").leak`},
+		{"iterator next", `Object.getPrototypeOf([][Symbol.iterator]()).next = function () { return {done: false, value: 42}; }`, `(function () { for (var v of [1]) return v; })()`},
+		{"%GeneratorFunction%", `Object.getPrototypeOf(function* () {}).leak = 42`, `Object.getPrototypeOf(function* () {}).leak`},
+		{"%GeneratorPrototype%", `Object.getPrototypeOf(function* () {}).prototype.leak = 42`, `(function* () {})().leak`},
+		{"%AsyncFunction%", `Object.getPrototypeOf(async function () {}).leak = 42`, `Object.getPrototypeOf(async function () {}).leak`},
+		{"global prototype", `Object.setPrototypeOf(globalThis, {leak: 42})`, `typeof leak === "undefined" ? undefined : leak`},
+		{"global __proto__", `globalThis.__proto__ = {leak: 42}`, `typeof leak === "undefined" ? undefined : leak`},
+		{"eval let", `(0, eval)("let leak = 42")`, `(0, eval)("typeof leak === 'undefined' ? undefined : leak")`},
+		{"%ThrowTypeError%", `(function () { "use strict"; Object.getOwnPropertyDescriptor(arguments, "callee").get.leak = 42; })()`, `(function () { "use strict"; return Object.getOwnPropertyDescriptor(arguments, "callee").get.leak; })()`},
+		{"Date.prototype", `Date.prototype.setTime(42)`, `Date.prototype.getTime()`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p, err := Compile(`function f(m) { if (m === "set") { ` + c.set + `; return 0; } return ` + c.get + `; }`)
+			if err != nil || !p.declarations {
+				t.Fatalf("compile: %v", err)
+			}
+			fn := NewFunction(p, Limits{})
+			_, _ = fn.Call(context.Background(), []any{"set"})
+			if got, _ := fn.Call(context.Background(), []any{"get"}); got == 42.0 {
+				t.Errorf("a later call saw what an earlier one set: %v", got)
+			}
+		})
+	}
+}
