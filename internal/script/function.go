@@ -189,6 +189,11 @@ func (f *Function) Call(ctx context.Context, args []any) (any, error) {
 		}
 		return x.returned(ret)
 	})
+	if err != nil && err != errNotJSON {
+		// Describing what the call threw may run its code: while the
+		// watchdogs still run.
+		err = x.failure(err)
+	}
 	stop()
 	x.mu.Lock()
 	aborted := x.aborted
@@ -201,7 +206,7 @@ func (f *Function) Call(ctx context.Context, args []any) (any, error) {
 		if err == errNotJSON {
 			return nil, &Error{Reason: Thrown, Message: err.Error()}
 		}
-		return nil, x.failure(err)
+		return nil, err
 	}
 	f.put(w)
 	return unmarshalResult(x.env.Response.Body)

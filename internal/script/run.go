@@ -362,7 +362,7 @@ func (x *execution) try(f func() error) (err error) {
 			case error:
 				err = v
 			case goja.Value:
-				err = &Error{Reason: Thrown, Message: x.describe(v)}
+				err = x.thrown(v)
 			default:
 				panic(r)
 			}
@@ -386,7 +386,7 @@ func (x *execution) failure(err error) error {
 	case errors.As(err, &so):
 		return &Error{Reason: StackOverflow, Message: fmt.Sprintf("the script's calls nested past the limit of %d (Maximum call stack size exceeded)", x.limits.MaxCallStackSize)}
 	case errors.As(err, &ex):
-		return &Error{Reason: Thrown, Message: x.describe(ex.Value()), Number: number(ex.Value())}
+		return x.thrown(ex.Value())
 	}
 	var e *Error
 	if errors.As(err, &e) {
@@ -426,6 +426,32 @@ func (x *execution) abortFailure(r Reason) error {
 		return &Error{Reason: Failed, Message: x.fatal.Error(), Err: x.fatal}
 	}
 	return &Error{Reason: r, Message: "the script was interrupted"}
+}
+
+// thrown is the *Error of a value the script threw. Describing it may
+// run the script's code (a toString, a getter), which may throw or spin:
+// the caller's watchdogs must still run, and what such code throws or is
+// interrupted with is not described but reported.
+func (x *execution) thrown(v goja.Value) (e *Error) {
+	defer func() {
+		r := recover()
+		if r == nil {
+			return
+		}
+		if ie, ok := r.(*goja.InterruptedError); ok {
+			if a, ok := ie.Value().(abortErr); ok {
+				e = x.abortFailure(a.reason).(*Error)
+				return
+			}
+		}
+		switch r.(type) {
+		case error, goja.Value:
+			e = &Error{Reason: Thrown, Message: "the script threw a value that cannot be described (describing it threw)"}
+		default:
+			panic(r)
+		}
+	}()
+	return &Error{Reason: Thrown, Message: x.describe(v), Number: number(v)}
 }
 
 // describe writes a thrown value as the service does: an Error's

@@ -609,3 +609,59 @@ func TestFunctionCallsShareNothingAttacks(t *testing.T) {
 		})
 	}
 }
+
+// TestThrownValuesThatFightBack: a script throws a value whose
+// description runs its code (a toString, a getter) that throws or spins.
+// Every way of running it returns an *Error within its budget: it neither
+// panics nor hangs.
+func TestThrownValuesThatFightBack(t *testing.T) {
+	l := Limits{Timeout: 50 * time.Millisecond, Grace: 10 * time.Millisecond}
+	for _, c := range []struct {
+		throw  string
+		reason Reason
+	}{
+		{`{toString() { throw new Error("x"); }}`, Thrown},
+		{`{get number() { throw new Error("x"); }}`, Thrown},
+		{`{get stack() { throw new Error("x"); }, name: "E", message: "m"}`, Thrown},
+		{`{get body() { throw new Error("x"); }, number: 1}`, Thrown},
+		{`{body: {toJSON() { throw new Error("x"); }}, number: 1}`, Thrown},
+		{`{toString() { for (;;) {} }}`, Timeout},
+		{`{get number() { for (;;) {} }}`, Timeout},
+		{`{stack: 1, get name() { for (;;) {} }}`, Timeout},
+	} {
+		p, err := Compile(`function f() { throw ` + c.throw + `; }`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, call := range map[string]func() error{
+			"Run": func() error {
+				_, err := Run(context.Background(), p, &Env{Kind: Procedure, Response: &Message{}, Limits: l})
+				return err
+			},
+			"Call": func() error { _, err := Call(context.Background(), p, nil, l); return err },
+			"Function.Call": func() error {
+				_, err := NewFunction(p, l).Call(context.Background(), nil)
+				return err
+			},
+		} {
+			done := make(chan error, 1)
+			go func() {
+				defer func() {
+					if r := recover(); r != nil {
+						done <- fmt.Errorf("panicked: %v", r)
+					}
+				}()
+				done <- call()
+			}()
+			select {
+			case err := <-done:
+				var e *Error
+				if !errors.As(err, &e) || e.Reason != c.reason {
+					t.Errorf("%s throwing %s: %v, want an *Error of reason %d", name, c.throw, err, c.reason)
+				}
+			case <-time.After(5 * time.Second):
+				t.Errorf("%s throwing %s: still running after 5 s", name, c.throw)
+			}
+		}
+	}
+}
