@@ -58,14 +58,9 @@ func (l Limits) withDefaults() Limits {
 	return l
 }
 
-// Limits of single built-in calls that allocate at once.
-const (
-	// MaxStringLength bounds a string String.prototype.repeat, padStart
-	// or padEnd make.
-	MaxStringLength = 16 << 20
-	// MaxArrayLength bounds the length of new Array(n).
-	MaxArrayLength = 1 << 20
-)
+// MaxStringLength bounds a string String.prototype.repeat, padStart or
+// padEnd make: built-ins that allocate at once.
+const MaxStringLength = 16 << 20
 
 // Kind is what a script is run as.
 type Kind int
@@ -269,7 +264,7 @@ var removedGlobals = []string{
 // prelude bounds the built-ins that allocate much in one call. It runs
 // first in every runtime; the script may undo it only in its own runtime,
 // and then holds the same bounded original functions no longer.
-var prelude = goja.MustCompile("prelude", fmt.Sprintf(`(function (S, A, RangeError) {
+var prelude = goja.MustCompile("prelude", fmt.Sprintf(`(function (S, RangeError) {
   var repeat = S.prototype.repeat, padStart = S.prototype.padStart, padEnd = S.prototype.padEnd;
   function check(n) { if (n > %d) throw new RangeError("Invalid string length"); }
   Object.defineProperty(S.prototype, "repeat", {writable: true, configurable: true, value: function (n) {
@@ -278,7 +273,7 @@ var prelude = goja.MustCompile("prelude", fmt.Sprintf(`(function (S, A, RangeErr
     check(Number(n)); return padStart.call(this, n, f); }});
   Object.defineProperty(S.prototype, "padEnd", {writable: true, configurable: true, value: function (n, f) {
     check(Number(n)); return padEnd.call(this, n, f); }});
-})(String, Array, RangeError)`, MaxStringLength), false)
+})(String, RangeError)`, MaxStringLength), false)
 
 // newRuntime returns a fresh runtime: the built-ins, bounded.
 func newRuntime(l Limits) *goja.Runtime {
