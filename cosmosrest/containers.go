@@ -359,7 +359,8 @@ func (q *request) deleteContainer() {
 	q.setCollTS(db, q.t.coll, -1)
 	if err := db.dropScripts(q.t.coll); err != nil {
 		// The container is gone; its scripts stay in the file until the
-		// next change of the database's scripts saves it again.
+		// next change of the database's scripts saves it again, and are
+		// dropped when it is read at start (dropOrphanScripts).
 		q.h.logFailure(q.r, http.StatusInternalServerError, err)
 	}
 	q.reply(http.StatusNoContent, nil, 2)

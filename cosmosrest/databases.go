@@ -127,6 +127,7 @@ func (h *Handler) openDatabase(full string, b []byte, readErr error) error {
 		_ = st.Close()
 		return fmt.Errorf("database %q: %w", m.ID, err)
 	}
+	dropOrphanScripts(scripts, st.ContainerIDs())
 	h.dbs[m.ID] = &database{id: m.ID, rid: databaseRID(m.ID), ts: m.TS, store: st, path: full, fs: h.fs, collTS: map[string]int64{}, offerTS: m.TS, users: users, scripts: scripts}
 	return nil
 }

@@ -39,7 +39,8 @@ import (
 //     operation of a bulk request carries it in its partitionKey.
 // A container's scripts (stored procedures, triggers, UDFs) can be read
 // and queried under any permission on the container, and changed only
-// under All; a stored procedure can be run under any (in the permission's
+// under All on the whole container (they run in every partition, so a
+// permission on one partition key does not change them); a stored procedure can be run under any (in the permission's
 // partition key, if it has one), but under Read one that writes is
 // stopped with 403 and nothing written (sprocexec.go).
 // The account (GET /) is readable with any valid token, as the service
@@ -177,6 +178,11 @@ func (h *Handler) authorize(c tokenClaims, r *http.Request, t target, body []byt
 			needPK = false
 		case r.Method == http.MethodPost && t.kind == tSproc:
 		default:
+			// Scripts run in every partition: whoever changes them reaches
+			// every partition, so a permission on one does not.
+			if s.pk != nil {
+				return deny("the token's permission is on the partition key " + s.pk.String() + ", and a container's scripts run in all of its partitions: changing them needs a permission on the whole container")
+			}
 			write = true
 			needPK = false
 		}

@@ -1,6 +1,7 @@
 package cosmosrest_test
 
 import (
+	"net/url"
 	"sort"
 	"strings"
 	"testing"
@@ -127,5 +128,37 @@ func TestServerStaysResponsive(t *testing.T) {
 	t.Logf("point read p99: idle %v, with two runaway procedures %v", p99(idle), p99(busy))
 	if p99(busy) > 500*time.Millisecond {
 		t.Errorf("point reads slowed to p99 %v while runaways ran (idle %v)", p99(busy), p99(idle))
+	}
+}
+
+// TestPartitionTokenCannotChangeScripts: a permission on one partition key
+// does not change the container's scripts, which run in every partition
+// (a trigger or procedure others run in theirs, a UDF over every
+// partition's items); it still reads them and runs procedures in its
+// partition.
+func TestPartitionTokenCannotChangeScripts(t *testing.T) {
+	c, create, exec := sprocServer(t, cosmosrest.Config{})
+	create("noop", `function noop() { getContext().getResponse().setBody(1); }`)
+	must(t, c.do("POST", "/dbs/db/users", map[string]any{"id": "mallory"}), 201)
+	perm := map[string]any{"id": "p", "permissionMode": "All", "resource": "dbs/db/colls/c", "resourcePartitionKey": []any{"a"}}
+	tok := must(t, c.do("POST", "/dbs/db/users/mallory/permissions", perm), 201).json(t)["_token"].(string)
+	as := []string{"Authorization", url.QueryEscape(tok)}
+	evil := `function noop() { var c = __; c.queryDocuments(c.getSelfLink(), "SELECT * FROM c", function (e, docs) { docs.forEach(function (d) { c.deleteDocument(d._self); }); }); }`
+	for _, r := range []struct{ method, path string }{
+		{"POST", "/dbs/db/colls/c/sprocs"},
+		{"PUT", "/dbs/db/colls/c/sprocs/noop"},
+		{"DELETE", "/dbs/db/colls/c/sprocs/noop"},
+		{"POST", "/dbs/db/colls/c/triggers"},
+		{"POST", "/dbs/db/colls/c/udfs"},
+	} {
+		body := map[string]any{"id": "noop", "body": evil, "triggerType": "Pre", "triggerOperation": "All"}
+		if got := c.do(r.method, r.path, body, as...); got.status != 403 {
+			t.Errorf("%s %s under a token of one partition key: %d %s", r.method, r.path, got.status, got.body)
+		}
+	}
+	must(t, c.do("GET", "/dbs/db/colls/c/sprocs/noop", nil, as...), 200)
+	must(t, exec("noop", "a", nil, as...), 200)
+	if r := must(t, c.do("GET", "/dbs/db/colls/c/sprocs/noop", nil), 200).json(t); r["body"] == evil {
+		t.Error("the token of one partition key replaced the procedure")
 	}
 }

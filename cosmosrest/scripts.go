@@ -124,6 +124,23 @@ func (db *database) dropScripts(coll string) error {
 	return db.saveScriptsLocked()
 }
 
+// dropOrphanScripts deletes from scripts, as read at start, those of
+// containers that are not among ids: a crash after a container's delete
+// and before the removal of its scripts was saved leaves them in the
+// file, and a container created again under the same id must not have
+// them. The file is rewritten at the next change.
+func dropOrphanScripts(scripts map[scriptKey]*scriptRes, ids []string) {
+	live := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		live[id] = true
+	}
+	for k := range scripts {
+		if !live[k.coll] {
+			delete(scripts, k)
+		}
+	}
+}
+
 // scriptRID is the _rid of a script: its container's, then 8 bytes of its
 // own whose last nibble is its kind's.
 func scriptRID(db, coll string, kind scriptKind, id string) []byte {

@@ -1,6 +1,8 @@
 package cosmosrest_test
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -105,4 +107,30 @@ func TestScriptQuota(t *testing.T) {
 		must(t, c.do("POST", "/dbs/db/colls/c/udfs", map[string]any{"id": "f" + string(rune('a'+i)), "body": `function f() {}`}), 201)
 	}
 	must(t, c.do("POST", "/dbs/db/colls/c/udfs", map[string]any{"id": "one-too-many", "body": `function f() {}`}), 403)
+}
+
+// TestDeletedContainersScriptsDoNotComeBack: a crash after a container's
+// delete and before its scripts' removal is saved leaves them in the
+// database's scripts file; a container created again under the same id
+// after the restart must not have them.
+func TestDeletedContainersScriptsDoNotComeBack(t *testing.T) {
+	dir := t.TempDir()
+	h, c := testServer(t, cosmosrest.Config{Dir: dir})
+	createDB(t, c, "db")
+	coll := map[string]any{"id": "c", "partitionKey": map[string]any{"paths": []string{"/pk"}}}
+	must(t, c.do("POST", "/dbs/db/colls", coll), 201)
+	must(t, c.do("POST", "/dbs/db/colls/c/sprocs", map[string]any{"id": "old", "body": echoSproc}), 201)
+	file := filepath.Join(dir, dbDir("db"), "scripts.json")
+	saved, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	must(t, c.do("DELETE", "/dbs/db/colls/c", nil), 204)
+	// The crash: the scripts file as it was before the delete.
+	if err := os.WriteFile(file, saved, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c = restartFront(t, h, c, dir)
+	must(t, c.do("POST", "/dbs/db/colls", coll), 201)
+	must(t, c.do("GET", "/dbs/db/colls/c/sprocs/old", nil), 404)
 }

@@ -33,10 +33,14 @@
 //     garbage once and, if the heap is still over, interrupts every
 //     execution then running (the heap is the process's: it cannot tell
 //     whose the memory is). Built-ins that allocate much in one call
-//     (String.prototype.repeat, padStart, padEnd, and new Array(n) and
-//     Array(n) for n over MaxArrayLength) are refused past their limits;
-//     what a single other built-in call allocates before the next sample
-//     (such as a join of a huge array) is not bounded;
+//     (String.prototype.repeat, padStart, padEnd) are refused past
+//     MaxStringLength; what a single other built-in call allocates
+//     before the next sample is not bounded, and the interrupt does not
+//     stop a built-in's own loop: goja checks it between instructions
+//     only (a join or JSON.stringify of an array holding one huge string
+//     many times, Array.from({length: 5e8}), new Array(1e9).fill(0),
+//     Array.prototype.indexOf.call({length: 2**53 - 1}), the spread of an
+//     array whose length was set to 2**32 - 1: each is one call);
 //   - output: the response body, each document and the log are bounded
 //     (Limits.MaxBodyBytes, MaxLogBytes).
 //
@@ -57,7 +61,9 @@
 // A UDF is called once per row of a query: Call runs one call in a fresh
 // runtime, Function many. When the body is function declarations only,
 // Function's calls share runtimes prepared so that no call can change what
-// a later one sees (everything reachable from the global object frozen,
-// the global object's properties read-only, a runtime whose call added a
-// global dropped); otherwise each call gets a fresh runtime.
+// a later one sees (everything reachable from the global object, or from
+// the prototype chains of iterators and generator and async functions,
+// frozen; the global object's properties read-only; a runtime whose call
+// added a global or changed the global object's prototype dropped);
+// otherwise each call gets a fresh runtime.
 package script

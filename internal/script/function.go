@@ -84,8 +84,8 @@ func (x *execution) returned(v goja.Value) error {
 // functions, the body's own functions) is frozen, and every property of
 // the global object made read-only. What a call may still change is the
 // global object's set of properties (an assignment to an undeclared
-// name): a call that did is not affected, but its runtime is dropped after
-// it. A runtime is dropped too after a call that fails. Any other body
+// name) and its prototype: a call that did is not affected, but its
+// runtime is dropped after it. A runtime is dropped too after a call that fails. Any other body
 // gets a fresh runtime for every call (Call).
 //
 // One difference shows: an assignment to a property that the object
@@ -106,7 +106,8 @@ type warm struct {
 	parse   goja.Callable
 	strfy   goja.Callable
 	errCtor goja.Value
-	globals int // the global object's own properties, after preparation
+	globals int          // the global object's own properties, after preparation
+	proto   *goja.Object // the global object's prototype, after preparation
 }
 
 // maxIdle bounds the runtimes a Function keeps.
@@ -146,6 +147,13 @@ var freezer = goja.MustCompile("freeze", `(function (g) {
     }
   }
   freeze(Object.getPrototypeOf(g));
+  // The intrinsics no property of the global object reaches, only an
+  // instance's prototype chain: the iterators' prototypes (and
+  // %IteratorPrototype%), generator and async functions' constructors
+  // and prototypes.
+  var instances = [[][Symbol.iterator](), new Map()[Symbol.iterator](), new Set()[Symbol.iterator](),
+    ""[Symbol.iterator](), /a/[Symbol.matchAll](""), function* () {}, (function* () {})(), async function () {}];
+  for (var i = 0; i < instances.length; i++) freeze(instances[i]);
 })(globalThis)`, false)
 
 // Call calls the function with args, as the package-level Call does.
@@ -181,6 +189,11 @@ func (f *Function) Call(ctx context.Context, args []any) (any, error) {
 		}
 		return x.returned(ret)
 	})
+	if err != nil && err != errNotJSON {
+		// Describing what the call threw may run its code: while the
+		// watchdogs still run.
+		err = x.failure(err)
+	}
 	stop()
 	x.mu.Lock()
 	aborted := x.aborted
@@ -193,7 +206,7 @@ func (f *Function) Call(ctx context.Context, args []any) (any, error) {
 		if err == errNotJSON {
 			return nil, &Error{Reason: Thrown, Message: err.Error()}
 		}
-		return nil, x.failure(err)
+		return nil, err
 	}
 	f.put(w)
 	return unmarshalResult(x.env.Response.Body)
@@ -223,14 +236,15 @@ func (f *Function) get() (*warm, error) {
 	if _, err := vm.RunProgram(freezer); err != nil {
 		return nil, x.failure(err)
 	}
-	return &warm{vm: vm, fn: fn, parse: x.parse, strfy: x.strfy, errCtor: x.errCtor, globals: globalCount(vm)}, nil
+	return &warm{vm: vm, fn: fn, parse: x.parse, strfy: x.strfy, errCtor: x.errCtor, globals: globalCount(vm), proto: vm.GlobalObject().Prototype()}, nil
 }
 
 // put keeps w for another call, unless the call added to its global
-// object.
+// object or changed its prototype (which it may: the global object stays
+// extensible).
 func (f *Function) put(w *warm) {
 	w.vm.ClearInterrupt()
-	if globalCount(w.vm) != w.globals {
+	if globalCount(w.vm) != w.globals || w.vm.GlobalObject().Prototype() != w.proto {
 		return
 	}
 	f.mu.Lock()

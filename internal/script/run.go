@@ -58,14 +58,9 @@ func (l Limits) withDefaults() Limits {
 	return l
 }
 
-// Limits of single built-in calls that allocate at once.
-const (
-	// MaxStringLength bounds a string String.prototype.repeat, padStart
-	// or padEnd make.
-	MaxStringLength = 16 << 20
-	// MaxArrayLength bounds the length of new Array(n).
-	MaxArrayLength = 1 << 20
-)
+// MaxStringLength bounds a string String.prototype.repeat, padStart or
+// padEnd make: built-ins that allocate at once.
+const MaxStringLength = 16 << 20
 
 // Kind is what a script is run as.
 type Kind int
@@ -269,7 +264,7 @@ var removedGlobals = []string{
 // prelude bounds the built-ins that allocate much in one call. It runs
 // first in every runtime; the script may undo it only in its own runtime,
 // and then holds the same bounded original functions no longer.
-var prelude = goja.MustCompile("prelude", fmt.Sprintf(`(function (S, A, RangeError) {
+var prelude = goja.MustCompile("prelude", fmt.Sprintf(`(function (S, RangeError) {
   var repeat = S.prototype.repeat, padStart = S.prototype.padStart, padEnd = S.prototype.padEnd;
   function check(n) { if (n > %d) throw new RangeError("Invalid string length"); }
   Object.defineProperty(S.prototype, "repeat", {writable: true, configurable: true, value: function (n) {
@@ -278,7 +273,7 @@ var prelude = goja.MustCompile("prelude", fmt.Sprintf(`(function (S, A, RangeErr
     check(Number(n)); return padStart.call(this, n, f); }});
   Object.defineProperty(S.prototype, "padEnd", {writable: true, configurable: true, value: function (n, f) {
     check(Number(n)); return padEnd.call(this, n, f); }});
-})(String, Array, RangeError)`, MaxStringLength), false)
+})(String, RangeError)`, MaxStringLength), false)
 
 // newRuntime returns a fresh runtime: the built-ins, bounded.
 func newRuntime(l Limits) *goja.Runtime {
@@ -362,7 +357,7 @@ func (x *execution) try(f func() error) (err error) {
 			case error:
 				err = v
 			case goja.Value:
-				err = &Error{Reason: Thrown, Message: x.describe(v)}
+				err = x.thrown(v)
 			default:
 				panic(r)
 			}
@@ -386,7 +381,7 @@ func (x *execution) failure(err error) error {
 	case errors.As(err, &so):
 		return &Error{Reason: StackOverflow, Message: fmt.Sprintf("the script's calls nested past the limit of %d (Maximum call stack size exceeded)", x.limits.MaxCallStackSize)}
 	case errors.As(err, &ex):
-		return &Error{Reason: Thrown, Message: x.describe(ex.Value()), Number: number(ex.Value())}
+		return x.thrown(ex.Value())
 	}
 	var e *Error
 	if errors.As(err, &e) {
@@ -426,6 +421,32 @@ func (x *execution) abortFailure(r Reason) error {
 		return &Error{Reason: Failed, Message: x.fatal.Error(), Err: x.fatal}
 	}
 	return &Error{Reason: r, Message: "the script was interrupted"}
+}
+
+// thrown is the *Error of a value the script threw. Describing it may
+// run the script's code (a toString, a getter), which may throw or spin:
+// the caller's watchdogs must still run, and what such code throws or is
+// interrupted with is not described but reported.
+func (x *execution) thrown(v goja.Value) (e *Error) {
+	defer func() {
+		r := recover()
+		if r == nil {
+			return
+		}
+		if ie, ok := r.(*goja.InterruptedError); ok {
+			if a, ok := ie.Value().(abortErr); ok {
+				e = x.abortFailure(a.reason).(*Error)
+				return
+			}
+		}
+		switch r.(type) {
+		case error, goja.Value:
+			e = &Error{Reason: Thrown, Message: "the script threw a value that cannot be described (describing it threw)"}
+		default:
+			panic(r)
+		}
+	}()
+	return &Error{Reason: Thrown, Message: x.describe(v), Number: number(v)}
 }
 
 // describe writes a thrown value as the service does: an Error's

@@ -573,3 +573,95 @@ func TestReadNeverReturnsAnItemThatExpiredSince(t *testing.T) {
 		t.Errorf("ops %+v", ops)
 	}
 }
+
+// TestFunctionCallsShareNothingAttacks: a call of a Function that shares
+// runtimes changes an intrinsic the global object does not reach (only an
+// instance's prototype chain does) or the global object's prototype; the
+// next call must not see it.
+func TestFunctionCallsShareNothingAttacks(t *testing.T) {
+	for _, c := range []struct{ name, set, get string }{
+		{"array iterator", `Object.getPrototypeOf([][Symbol.iterator]()).leak = 42`, `[][Symbol.iterator]().leak`},
+		{"%IteratorPrototype%", `Object.getPrototypeOf(Object.getPrototypeOf([][Symbol.iterator]())).leak = 42`, `new Set()[Symbol.iterator]().leak`},
+		{"map iterator", `Object.getPrototypeOf(new Map()[Symbol.iterator]()).leak = 42`, `new Map()[Symbol.iterator]().leak`},
+		{"set iterator", `Object.getPrototypeOf(new Set()[Symbol.iterator]()).leak = 42`, `new Set()[Symbol.iterator]().leak`},
+		{"string iterator", `Object.getPrototypeOf(""[Symbol.iterator]()).leak = 42`, `""[Symbol.iterator]().leak`},
+		{"regexp string iterator", `Object.getPrototypeOf(/a/[Symbol.matchAll]("a")).leak = 42`, `/a/[Symbol.matchAll]("a").leak`},
+		{"iterator next", `Object.getPrototypeOf([][Symbol.iterator]()).next = function () { return {done: false, value: 42}; }`, `(function () { for (var v of [1]) return v; })()`},
+		{"%GeneratorFunction%", `Object.getPrototypeOf(function* () {}).leak = 42`, `Object.getPrototypeOf(function* () {}).leak`},
+		{"%GeneratorPrototype%", `Object.getPrototypeOf(function* () {}).prototype.leak = 42`, `(function* () {})().leak`},
+		{"%AsyncFunction%", `Object.getPrototypeOf(async function () {}).leak = 42`, `Object.getPrototypeOf(async function () {}).leak`},
+		{"global prototype", `Object.setPrototypeOf(globalThis, {leak: 42})`, `typeof leak === "undefined" ? undefined : leak`},
+		{"global __proto__", `globalThis.__proto__ = {leak: 42}`, `typeof leak === "undefined" ? undefined : leak`},
+		{"eval let", `(0, eval)("let leak = 42")`, `(0, eval)("typeof leak === 'undefined' ? undefined : leak")`},
+		{"%ThrowTypeError%", `(function () { "use strict"; Object.getOwnPropertyDescriptor(arguments, "callee").get.leak = 42; })()`, `(function () { "use strict"; return Object.getOwnPropertyDescriptor(arguments, "callee").get.leak; })()`},
+		{"Date.prototype", `Date.prototype.setTime(42)`, `Date.prototype.getTime()`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p, err := Compile(`function f(m) { if (m === "set") { ` + c.set + `; return 0; } return ` + c.get + `; }`)
+			if err != nil || !p.declarations {
+				t.Fatalf("compile: %v", err)
+			}
+			fn := NewFunction(p, Limits{})
+			_, _ = fn.Call(context.Background(), []any{"set"})
+			if got, _ := fn.Call(context.Background(), []any{"get"}); got == 42.0 {
+				t.Errorf("a later call saw what an earlier one set: %v", got)
+			}
+		})
+	}
+}
+
+// TestThrownValuesThatFightBack: a script throws a value whose
+// description runs its code (a toString, a getter) that throws or spins.
+// Every way of running it returns an *Error within its budget: it neither
+// panics nor hangs.
+func TestThrownValuesThatFightBack(t *testing.T) {
+	l := Limits{Timeout: 50 * time.Millisecond, Grace: 10 * time.Millisecond}
+	for _, c := range []struct {
+		throw  string
+		reason Reason
+	}{
+		{`{toString() { throw new Error("x"); }}`, Thrown},
+		{`{get number() { throw new Error("x"); }}`, Thrown},
+		{`{get stack() { throw new Error("x"); }, name: "E", message: "m"}`, Thrown},
+		{`{get body() { throw new Error("x"); }, number: 1}`, Thrown},
+		{`{body: {toJSON() { throw new Error("x"); }}, number: 1}`, Thrown},
+		{`{toString() { for (;;) {} }}`, Timeout},
+		{`{get number() { for (;;) {} }}`, Timeout},
+		{`{stack: 1, get name() { for (;;) {} }}`, Timeout},
+	} {
+		p, err := Compile(`function f() { throw ` + c.throw + `; }`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, call := range map[string]func() error{
+			"Run": func() error {
+				_, err := Run(context.Background(), p, &Env{Kind: Procedure, Response: &Message{}, Limits: l})
+				return err
+			},
+			"Call": func() error { _, err := Call(context.Background(), p, nil, l); return err },
+			"Function.Call": func() error {
+				_, err := NewFunction(p, l).Call(context.Background(), nil)
+				return err
+			},
+		} {
+			done := make(chan error, 1)
+			go func() {
+				defer func() {
+					if r := recover(); r != nil {
+						done <- fmt.Errorf("panicked: %v", r)
+					}
+				}()
+				done <- call()
+			}()
+			select {
+			case err := <-done:
+				var e *Error
+				if !errors.As(err, &e) || e.Reason != c.reason {
+					t.Errorf("%s throwing %s: %v, want an *Error of reason %d", name, c.throw, err, c.reason)
+				}
+			case <-time.After(5 * time.Second):
+				t.Errorf("%s throwing %s: still running after 5 s", name, c.throw)
+			}
+		}
+	}
+}
