@@ -254,7 +254,17 @@ func (q *request) changeScripts(change func(db *database, scripts map[scriptKey]
 			before[k] = &cs
 		}
 		return func() { db.scripts = before }
-	}, func() (int, []byte) { return change(db, db.scripts) }, db.saveScriptsLocked)
+	}, func() (int, []byte) {
+		// The container is looked up again under db.mu: a delete that
+		// ran since the lookup above dropped its scripts (under db.mu,
+		// after the store let it go), and a script added now would
+		// outlive it.
+		if _, err := db.store.Container(q.t.coll); err != nil {
+			q.fail(err, 0, subOwnerNotFound)
+			return 0, nil
+		}
+		return change(db, db.scripts)
+	}, db.saveScriptsLocked)
 }
 
 // createScript answers POST on a container's sprocs, triggers or udfs (an
