@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
+	"sort"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/dop251/goja"
 )
@@ -81,12 +84,14 @@ func (x *execution) returned(v goja.Value) error {
 // runtimes, each prepared once so that no call can change what a later
 // one sees: after the body is evaluated, every object reachable from the
 // global object (the built-in constructors, their prototypes and
-// functions, the body's own functions) is frozen, and every property of
-// the global object made read-only. What a call may still change is the
-// global object's set of properties (an assignment to an undeclared
-// name) and its prototype: a call that did is not affected, but its
-// runtime is dropped after it. A runtime is dropped too after a call that fails. Any other body
-// gets a fresh runtime for every call (Call).
+// functions, the body's own functions, and the intrinsics only instances
+// reach) is frozen, every property of the global object made read-only,
+// and the global object made to take no new properties: an assignment
+// that would add one (to an undeclared name, or through globalThis)
+// throws there. A call that throws in a shared runtime is run again once
+// in a fresh runtime of its own, whose answer is the call's, so such a
+// call answers as in any runtime. A runtime is dropped after a call that
+// failed in it. Any other body gets a fresh runtime for every call (Call).
 //
 // One difference shows: an assignment to a property that the object
 // inherits from a frozen prototype (o.toString = f, e.message = s on an
@@ -106,7 +111,6 @@ type warm struct {
 	parse   goja.Callable
 	strfy   goja.Callable
 	errCtor goja.Value
-	globals int          // the global object's own properties, after preparation
 	proto   *goja.Object // the global object's prototype, after preparation
 }
 
@@ -134,7 +138,7 @@ var freezer = goja.MustCompile("freeze", `(function (g) {
     freeze(Object.getPrototypeOf(o));
     Object.freeze(o);
   }
-  seen.add(g); // its properties are made read-only; it stays extensible
+  seen.add(g); // its properties are made read-only, and it takes no new ones
   var names = Reflect.ownKeys(g);
   for (var i = 0; i < names.length; i++) {
     var d = Reflect.getOwnPropertyDescriptor(g, names[i]);
@@ -154,6 +158,16 @@ var freezer = goja.MustCompile("freeze", `(function (g) {
   var instances = [[][Symbol.iterator](), new Map()[Symbol.iterator](), new Set()[Symbol.iterator](),
     ""[Symbol.iterator](), /a/[Symbol.matchAll](""), function* () {}, (function* () {})(), async function () {}];
   for (var i = 0; i < instances.length; i++) freeze(instances[i]);
+  // A call that would add a property to the global object (n = 1 for an
+  // undeclared n, globalThis.n = 1) throws instead, and is run again in a
+  // fresh runtime: the assignment finds no property of that name, so it
+  // reaches this proxy in the global object's prototype chain.
+  var refuse = Object.freeze({
+    set: function () { throw new TypeError("a shared runtime takes no new global"); },
+    defineProperty: function () { throw new TypeError("a shared runtime takes no new global"); }
+  });
+  Object.setPrototypeOf(g, new Proxy(Object.getPrototypeOf(g), refuse));
+  Object.preventExtensions(g);
 })(globalThis)`, false)
 
 // Call calls the function with args, as the package-level Call does.
@@ -161,35 +175,31 @@ func (f *Function) Call(ctx context.Context, args []any) (any, error) {
 	if !f.p.declarations {
 		return Call(ctx, f.p, args, f.limits)
 	}
-	in, err := marshalArgs(args)
-	if err != nil {
-		return nil, err
-	}
 	w, err := f.get()
 	if err != nil {
 		return nil, err
 	}
 	x := &execution{vm: w.vm, env: &Env{Kind: UDF, Response: &Message{}}, limits: f.limits, start: time.Now(),
 		parse: w.parse, strfy: w.strfy, errCtor: w.errCtor}
+	var out any
 	stop := x.watch(ctx)
 	err = x.try(func() error {
-		argv, err := x.fromJSON(in)
-		if err != nil {
-			return err
-		}
-		o := argv.(*goja.Object)
-		n := int(o.Get("length").ToInteger())
-		vals := make([]goja.Value, n)
-		for i := range n {
-			vals[i] = o.Get(fmt.Sprint(i))
+		vals := make([]goja.Value, len(args))
+		for i, a := range args {
+			v, err := x.toValue(a)
+			if err != nil {
+				return err
+			}
+			vals[i] = v
 		}
 		ret, err := w.fn(goja.Undefined(), vals...)
 		if err != nil {
 			return err
 		}
-		return x.returned(ret)
+		out, err = x.result(ret)
+		return err
 	})
-	if err != nil && err != errNotJSON {
+	if err != nil && err != errNotJSON && err != errArgs {
 		// Describing what the call threw may run its code: while the
 		// watchdogs still run.
 		err = x.failure(err)
@@ -198,17 +208,111 @@ func (f *Function) Call(ctx context.Context, args []any) (any, error) {
 	x.mu.Lock()
 	aborted := x.aborted
 	x.mu.Unlock()
-	if err != nil || aborted != nil {
-		// A failed runtime is dropped.
-		if aborted != nil {
-			return nil, x.abortFailure(*aborted)
-		}
-		if err == errNotJSON {
-			return nil, &Error{Reason: Thrown, Message: err.Error()}
-		}
+	switch {
+	case aborted != nil: // the runtime is dropped
+		return nil, x.abortFailure(*aborted)
+	case err == errArgs:
+		f.put(w)
 		return nil, err
+	case err == errNotJSON:
+		return nil, &Error{Reason: Thrown, Message: err.Error()}
+	case err != nil:
+		// The runtime is dropped, and the call is made again in a fresh
+		// one: what failed may be what a shared runtime refuses.
+		return Call(ctx, f.p, args, f.limits)
 	}
 	f.put(w)
+	return out, nil
+}
+
+// errArgs is a call's arguments that are not JSON values.
+var errArgs = errors.New("the arguments are not JSON values")
+
+// toValue makes the script value of a JSON value as encoding/json decodes
+// it: the argument's own copy, never a view of the Go value.
+func (x *execution) toValue(a any) (goja.Value, error) {
+	switch a := a.(type) {
+	case nil:
+		return goja.Null(), nil
+	case bool, string:
+		return x.vm.ToValue(a), nil
+	case float64:
+		if math.IsNaN(a) || math.IsInf(a, 0) {
+			return nil, errArgs
+		}
+		return x.vm.ToValue(a), nil
+	case []any:
+		items := make([]any, len(a))
+		for i, e := range a {
+			v, err := x.toValue(e)
+			if err != nil {
+				return nil, err
+			}
+			items[i] = v
+		}
+		return x.vm.NewArray(items...), nil
+	case map[string]any:
+		keys := make([]string, 0, len(a))
+		for k := range a {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys) // as encoding/json writes them
+		o := x.vm.NewObject()
+		for _, k := range keys {
+			v, err := x.toValue(a[k])
+			if err != nil {
+				return nil, err
+			}
+			if err := o.Set(k, v); err != nil {
+				return nil, err
+			}
+		}
+		return o, nil
+	}
+	b, err := json.Marshal(a)
+	if err != nil {
+		return nil, errArgs
+	}
+	return x.fromJSON(b)
+}
+
+// result returns a call's result as encoding/json decodes JSON into an
+// any, or Undefined: a number, string, boolean or null directly, anything
+// else through JSON.stringify.
+func (x *execution) result(v goja.Value) (any, error) {
+	switch {
+	case v == nil || goja.IsUndefined(v):
+		return Undefined, nil
+	case goja.IsNull(v):
+		return nil, nil
+	}
+	if _, sym := v.(*goja.Symbol); sym {
+		return nil, errNotJSON
+	}
+	switch e := v.Export().(type) {
+	case string:
+		if _, obj := v.(*goja.Object); !obj && utf8.ValidString(e) {
+			return e, nil
+		}
+	case bool:
+		if _, obj := v.(*goja.Object); !obj {
+			return e, nil
+		}
+	case int64:
+		if _, obj := v.(*goja.Object); !obj {
+			return float64(e), nil
+		}
+	case float64:
+		if _, obj := v.(*goja.Object); !obj {
+			if math.IsNaN(e) || math.IsInf(e, 0) {
+				return nil, nil // as JSON.stringify writes them: null
+			}
+			return e + 0, nil // -0 as JSON.stringify writes it: 0
+		}
+	}
+	if err := x.returned(v); err != nil {
+		return nil, err
+	}
 	return unmarshalResult(x.env.Response.Body)
 }
 
@@ -236,7 +340,7 @@ func (f *Function) get() (*warm, error) {
 	if _, err := vm.RunProgram(freezer); err != nil {
 		return nil, x.failure(err)
 	}
-	return &warm{vm: vm, fn: fn, parse: x.parse, strfy: x.strfy, errCtor: x.errCtor, globals: globalCount(vm), proto: vm.GlobalObject().Prototype()}, nil
+	return &warm{vm: vm, fn: fn, parse: x.parse, strfy: x.strfy, errCtor: x.errCtor, proto: vm.GlobalObject().Prototype()}, nil
 }
 
 // put keeps w for another call, unless the call added to its global
@@ -244,7 +348,7 @@ func (f *Function) get() (*warm, error) {
 // extensible).
 func (f *Function) put(w *warm) {
 	w.vm.ClearInterrupt()
-	if globalCount(w.vm) != w.globals || w.vm.GlobalObject().Prototype() != w.proto {
+	if w.vm.GlobalObject().Prototype() != w.proto {
 		return
 	}
 	f.mu.Lock()
@@ -252,9 +356,4 @@ func (f *Function) put(w *warm) {
 		f.idle = append(f.idle, w)
 	}
 	f.mu.Unlock()
-}
-
-func globalCount(vm *goja.Runtime) int {
-	g := vm.GlobalObject()
-	return len(g.GetOwnPropertyNames()) + len(g.Symbols())
 }

@@ -665,3 +665,72 @@ func TestThrownValuesThatFightBack(t *testing.T) {
 		}
 	}
 }
+
+// TestFunctionCallMatchesFreshCall: a Function's calls in a shared
+// runtime (arguments made directly, results read directly where they are
+// numbers, strings, booleans or null) answer as calls in a fresh runtime,
+// through JSON, do; and the arguments are the call's own copies.
+func TestFunctionCallMatchesFreshCall(t *testing.T) {
+	bodies := []string{
+		`function f(a) { return a; }`,
+		`function f(a) { return typeof a; }`,
+		`function f(a) { return a === null ? "null" : Array.isArray(a) ? a.length : a; }`,
+		`function f() { return NaN; }`,
+		`function f() { return -Infinity; }`,
+		`function f() { return -0; }`,
+		`function f() { return 1e300 * 10; }`,
+		`function f() { return 2 ** 53 + 1; }`,
+		`function f() { return [1, undefined, function () {}, "x"]; }`,
+		`function f() { return {a: undefined, b: 1, c: {d: [null]}}; }`,
+		`function f() { return new Date(0); }`,
+		`function f() { return new String("boxed"); }`,
+		`function f() { return new Number(3); }`,
+		`function f() { return Object(true); }`,
+		`function f() { return "\ud800"; }`,
+		`function f() { return "é\u2028"; }`,
+		`function f() { return undefined; }`,
+		`function f() { return Symbol("s"); }`,
+		`function f() { return 10n; }`,
+		`function f() { n = 2; return n * 3; }`, // an implicit global
+		`function f() { n = 2; return typeof n; }`,
+		`function f() { globalThis.n = (globalThis.n || 0) + 1; return globalThis.n; }`,
+		`function f() { this.m = 1; return typeof m; }`,
+		`function f() { Object.defineProperty(globalThis, "d", {value: 1}); return typeof d; }`,
+		`function f() { return typeof undeclared; }`,
+		`function f(o) { o.x = 99; if (o.arr) o.arr.push(1); return o; }`,
+	}
+	args := [][]any{
+		nil,
+		{nil},
+		{true},
+		{"s"},
+		{0.5},
+		{[]any{1.0, "a", nil, []any{}}},
+		{map[string]any{"b": 1.0, "a": map[string]any{"z": false}, "arr": []any{2.0}}},
+	}
+	for _, body := range bodies {
+		p, err := Compile(body)
+		if err != nil || !p.declarations {
+			t.Fatalf("%s: %v, declarations %v", body, err, p.declarations)
+		}
+		fn := NewFunction(p, Limits{})
+		for _, a := range args {
+			want, wantErr := Call(context.Background(), p, a, Limits{})
+			before, _ := json.Marshal(a)
+			got, gotErr := fn.Call(context.Background(), a)
+			after, _ := json.Marshal(a)
+			if (wantErr == nil) != (gotErr == nil) {
+				t.Errorf("%s %s: error %v, fresh call's %v", body, before, gotErr, wantErr)
+				continue
+			}
+			wb, _ := json.Marshal(want)
+			gb, _ := json.Marshal(got)
+			if string(wb) != string(gb) || (want == Undefined) != (got == Undefined) {
+				t.Errorf("%s %s: %s, fresh call's %s", body, before, gb, wb)
+			}
+			if string(before) != string(after) {
+				t.Errorf("%s: the call changed its arguments: %s, now %s", body, before, after)
+			}
+		}
+	}
+}
