@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -12,6 +13,8 @@ import (
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
+
+	"github.com/lethedb/lethe"
 )
 
 // The Go benchmarks run W1 and W2 on a smaller set, one store at a time, so
@@ -216,21 +219,55 @@ func TestDurableSmall(t *testing.T) {
 	}
 }
 
-// BenchmarkLetheRecovery reopens a durable lethe store of benchN items, its
-// log only (b.N times), for -cpuprofile of recovery:
+// BenchmarkLetheRecovery reopens a durable lethe store of benchN items
+// (b.N times), from its log only ("log") and from a snapshot after
+// Checkpoint ("snapshot"), for -cpuprofile of recovery. Only Open is timed.
+// With BENCH_RECOVERY_DIR set, the stores are built there once and reused
+// by later runs, so that builds of different commits can be compared side
+// by side:
 //
 //	BENCH_N=1000000 go test -run '^$' -bench LetheRecovery -benchtime 3x -cpuprofile cpu.out
 func BenchmarkLetheRecovery(b *testing.B) {
 	d := data(b)
-	dir := b.TempDir()
-	loadLethe(dir, d, len(d.ids), 100_000)
-	for b.Loop() {
-		s, _, _ := reopenLethe(dir, len(d.ids))
-		b.StopTimer()
-		s.closeErr()
-		b.StartTimer()
+	base := os.Getenv("BENCH_RECOVERY_DIR")
+	if base == "" {
+		base = b.TempDir()
 	}
-	b.ReportMetric(float64(len(d.ids)), "items/op")
+	for _, kind := range []string{"log", "snapshot"} {
+		b.Run(kind, func(b *testing.B) {
+			dir := filepath.Join(base, fmt.Sprintf("%s-%d", kind, len(d.ids)))
+			if _, err := os.Stat(filepath.Join(dir, "MANIFEST")); err != nil {
+				os.RemoveAll(dir)
+				loadLethe(dir, d, len(d.ids), 100_000)
+				if kind == "snapshot" {
+					s := openLetheDurable(dir, lethe.SyncNever)
+					if err := s.st.Checkpoint(bg); err != nil {
+						b.Fatal(err)
+					}
+					s.closeErr()
+				}
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				b.StopTimer()
+				settle()
+				b.StartTimer()
+				st, err := lethe.Open(&lethe.Options{Dir: dir, Sync: lethe.SyncNever})
+				b.StopTimer()
+				if err != nil {
+					b.Fatal(err)
+				}
+				if got := st.Recovery().Items; got != int64(len(d.ids)) {
+					b.Fatalf("%d items recovered, want %d", got, len(d.ids))
+				}
+				if err := st.Close(); err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+			}
+			b.ReportMetric(float64(len(d.ids)), "items/op")
+		})
+	}
 }
 
 // BenchmarkD1 runs D1 once per durable store and writer count on benchN
