@@ -122,6 +122,16 @@ func (t *idTable) remove(pk, id string, h uint32) {
 	t.slots[i] = idSlot{}
 }
 
+// reserve makes an empty table large enough for n records without growing,
+// so that recovery, which knows about how many records a shard will hold,
+// does not copy the table again and again as it fills.
+func (t *idTable) reserve(n int) {
+	if t.n != 0 || n <= 0 {
+		return
+	}
+	t.slots = make([]idSlot, max(minTableSize, n*maxLoadDen/maxLoadNum+1))
+}
+
 // grow makes the table half as large again (at least minTableSize slots),
 // rehoming every record by its kept hash bits.
 func (t *idTable) grow() {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -345,6 +346,9 @@ type replayer struct {
 	version byte   // its format version
 	old     bool   // a file of an older format was read, and its items not placed yet (place)
 	removed []record
+	// counts is, while a snapshot loads, the number of items it holds of
+	// each container (countPuts).
+	counts map[string]int
 	repair  func() error // repairs the end of the log, once all is read
 
 	m     *manifest        // the directory's manifest, nil if none
@@ -596,6 +600,8 @@ func (r *replayer) loadSnapshot(path string, n uint64) (int64, error) {
 		return 0, err
 	}
 	defer release()
+	r.counts = countPuts(data[headerSize(r.version):])
+	defer func() { r.counts = nil }()
 	ended := false
 	var items uint64
 	_, err = r.frames(data, false, func(off int64, p []byte) error {
@@ -631,6 +637,47 @@ func (r *replayer) loadSnapshot(path string, n uint64) (int64, error) {
 	return int64(len(data)), nil
 }
 
+// countPuts counts the item frames ('P') of each container in a snapshot's
+// frames, reading only their lengths and container ids, so that loadState
+// can size the container's tables before its items arrive. It checks
+// nothing, and stops at anything unexpected: the frames are checked as
+// they are loaded.
+func countPuts(data []byte) map[string]int {
+	counts := map[string]int{}
+	var (
+		cid []byte // the container whose run of frames is being counted
+		n   int
+	)
+	for len(data) >= frameHeader {
+		size := binary.LittleEndian.Uint32(data)
+		if size == 0 || size > maxFramePayload || uint64(len(data)-frameHeader) < uint64(size) {
+			break
+		}
+		payload := data[frameHeader : frameHeader+size]
+		data = data[frameHeader+size:]
+		if payload[0] != framePut {
+			continue
+		}
+		d := decoder{b: payload[1:]}
+		id := d.str()
+		if d.bad {
+			break
+		}
+		// A snapshot's items come grouped by container.
+		if !bytes.Equal(id, cid) {
+			if n > 0 {
+				counts[string(cid)] += n
+			}
+			cid, n = id, 0
+		}
+		n++
+	}
+	if n > 0 {
+		counts[string(cid)] += n
+	}
+	return counts
+}
+
 // loadState makes a container from a snapshot's 'K' frame.
 func (r *replayer) loadState(p []byte) error {
 	d := decoder{b: p}
@@ -656,6 +703,15 @@ func (r *replayer) loadState(p []byte) error {
 	}
 	c.rule, c.settingsSeq = rule, settingsSeq
 	c.positions.Store(positions)
+	if n := r.counts[c.id]; n > 0 {
+		// A shard's share is binomial: room for four standard
+		// deviations above the mean keeps all but a few from growing.
+		mean := float64(n) / shardCount
+		per := int(mean + 4*math.Sqrt(mean) + 1)
+		for i := range c.shards {
+			c.shards[i].items.reserve(per)
+		}
+	}
 	r.maxSeq = max(r.maxSeq, created, settingsSeq)
 	return nil
 }
