@@ -349,7 +349,7 @@ type replayer struct {
 	// counts is, while a snapshot loads, the number of items it holds of
 	// each container (countPuts).
 	counts map[string]int
-	repair  func() error // repairs the end of the log, once all is read
+	repair func() error // repairs the end of the log, once all is read
 
 	m     *manifest        // the directory's manifest, nil if none
 	from  uint64           // the snapshot loaded, 0 if none
