@@ -82,14 +82,26 @@ func newExpiryIndex() expiryIndex {
 // treeFor returns the tree that holds rec and its entry, or nil for an
 // item with ttl -1.
 func (x *expiryIndex) treeFor(rec record) (*expiryTree, expiryEntry) {
+	switch e, own, ok := entryFor(rec); {
+	case !ok:
+		return nil, expiryEntry{}
+	case own:
+		return &x.own, e
+	default:
+		return &x.inherit, e
+	}
+}
+
+// entryFor returns rec's entry, and whether it belongs in the own tree;
+// ok is false for an item with ttl -1, which is in neither.
+func entryFor(rec record) (e expiryEntry, own, ok bool) {
 	switch ttl := rec.ttl(); {
 	case ttl == TTLOff:
-		return &x.inherit, expiryEntry{rec.written(), rec}
+		return expiryEntry{rec.written(), rec}, false, true
 	case ttl > 0:
-		return &x.own, expiryEntry{addSeconds(rec.written(), ttl), rec}
-	default:
-		return nil, expiryEntry{}
+		return expiryEntry{addSeconds(rec.written(), ttl), rec}, true, true
 	}
+	return expiryEntry{}, false, false
 }
 
 func (x *expiryIndex) add(rec record) {
@@ -108,22 +120,42 @@ func (x *expiryIndex) add(rec record) {
 // and write sequence number: the store never writes two), having added
 // nothing, or "".
 func (x *expiryIndex) addAll(recs []record) (dup record) {
-	// One allocation: inheriting entries fill it from the front, own
-	// entries from the back.
-	es := make([]expiryEntry, len(recs))
-	i, j := 0, len(es)
+	var b entryBuilder
+	b.grow(len(recs))
 	for _, rec := range recs {
-		switch t, e := x.treeFor(rec); t {
-		case &x.inherit:
-			es[i] = e
-			i++
-		case &x.own:
-			j--
-			es[j] = e
-		}
+		b.add(rec)
 	}
-	inherit, own := es[:i], es[j:]
-	for _, es := range [][]expiryEntry{inherit, own} {
+	return x.addEntries(&b)
+}
+
+// entryBuilder collects the entries of records for addEntries, reading
+// each record once: recovery builds them as it walks the id tables, while
+// each record's header is in the cache.
+type entryBuilder struct {
+	inherit, own []expiryEntry
+	items, bytes int64
+}
+
+func (b *entryBuilder) grow(n int) {
+	b.inherit = slices.Grow(b.inherit, n)
+}
+
+// add adds rec's entry, if it has one, and counts it.
+func (b *entryBuilder) add(rec record) {
+	b.items++
+	b.bytes += int64(rec.jsonLen())
+	switch e, own, ok := entryFor(rec); {
+	case !ok:
+	case own:
+		b.own = append(b.own, e)
+	default:
+		b.inherit = append(b.inherit, e)
+	}
+}
+
+// addEntries adds the entries b collected, as addAll does.
+func (x *expiryIndex) addEntries(b *entryBuilder) (dup record) {
+	for _, es := range [][]expiryEntry{b.inherit, b.own} {
 		slices.SortFunc(es, func(a, b expiryEntry) int {
 			switch {
 			case lessEntry(a, b):
@@ -139,14 +171,12 @@ func (x *expiryIndex) addAll(recs []record) (dup record) {
 			}
 		}
 	}
-	for _, rec := range recs {
-		x.items++
-		x.bytes += int64(rec.jsonLen())
-	}
+	x.items += b.items
+	x.bytes += b.bytes
 	for _, te := range []struct {
 		t  *expiryTree
 		es []expiryEntry
-	}{{&x.inherit, inherit}, {&x.own, own}} {
+	}{{&x.inherit, b.inherit}, {&x.own, b.own}} {
 		for _, e := range te.es {
 			te.t.t.ReplaceOrInsert(e)
 			te.t.count(e, 1)

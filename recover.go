@@ -1123,13 +1123,15 @@ func isLowerHex(b []byte) bool {
 func (r *replayer) finish(dir string) error {
 	s := r.s
 	r.place()
-	var live []record
 	for _, c := range s.containers {
 		n := 0
 		for i := range c.shards {
 			n += c.shards[i].items.n
 		}
-		live = slices.Grow(live[:0], n)
+		// The live items' entries are made in the same walk that finds
+		// them live, so that each record is read once.
+		var live entryBuilder
+		live.grow(n)
 		if c.expiry.feed != nil {
 			if err := r.findExpiries(c, dir); err != nil {
 				return err
@@ -1140,7 +1142,7 @@ func (r *replayer) finish(dir string) error {
 			r.removed = r.removed[:0]
 			sh.items.all(func(rec record) bool {
 				if c.rule.live(rec, r.now) {
-					live = append(live, rec)
+					live.add(rec)
 				} else {
 					r.removed = append(r.removed, rec)
 				}
@@ -1155,7 +1157,7 @@ func (r *replayer) finish(dir string) error {
 		}
 		c.expiry.mu.Lock()
 		c.expiry.expiryIndex = newExpiryIndex()
-		dup := c.expiry.addAll(live)
+		dup := c.expiry.addEntries(&live)
 		if c.expiry.watch.on {
 			c.expiry.watch.due = c.nextUnreportedLocked()
 			c.publishDueLocked()
@@ -1164,7 +1166,7 @@ func (r *replayer) finish(dir string) error {
 		if dup != "" {
 			return dupError(dir, c, dup)
 		}
-		s.recovery.Items += int64(len(live))
+		s.recovery.Items += live.items
 	}
 	s.relistLocked()
 	s.seq.Store(r.maxSeq)
