@@ -120,8 +120,7 @@ func (x *expiryIndex) add(rec record) {
 // and write sequence number: the store never writes two), having added
 // nothing, or "".
 func (x *expiryIndex) addAll(recs []record) (dup record) {
-	var b entryBuilder
-	b.grow(len(recs))
+	b := newEntryBuilder(len(recs))
 	for _, rec := range recs {
 		b.add(rec)
 	}
@@ -132,12 +131,14 @@ func (x *expiryIndex) addAll(recs []record) (dup record) {
 // each record once: recovery builds them as it walks the id tables, while
 // each record's header is in the cache.
 type entryBuilder struct {
-	inherit, own []expiryEntry
+	es           []expiryEntry // in one allocation: inheriting entries from the front, own entries from the back
+	i, j         int           // es[:i] inherit, es[j:] own
 	items, bytes int64
 }
 
-func (b *entryBuilder) grow(n int) {
-	b.inherit = slices.Grow(b.inherit, n)
+// newEntryBuilder returns a builder for up to n records.
+func newEntryBuilder(n int) entryBuilder {
+	return entryBuilder{es: make([]expiryEntry, n), j: n}
 }
 
 // add adds rec's entry, if it has one, and counts it.
@@ -147,15 +148,18 @@ func (b *entryBuilder) add(rec record) {
 	switch e, own, ok := entryFor(rec); {
 	case !ok:
 	case own:
-		b.own = append(b.own, e)
+		b.j--
+		b.es[b.j] = e
 	default:
-		b.inherit = append(b.inherit, e)
+		b.es[b.i] = e
+		b.i++
 	}
 }
 
 // addEntries adds the entries b collected, as addAll does.
 func (x *expiryIndex) addEntries(b *entryBuilder) (dup record) {
-	for _, es := range [][]expiryEntry{b.inherit, b.own} {
+	inherit, own := b.es[:b.i], b.es[b.j:]
+	for _, es := range [][]expiryEntry{inherit, own} {
 		slices.SortFunc(es, func(a, b expiryEntry) int {
 			switch {
 			case lessEntry(a, b):
@@ -176,7 +180,7 @@ func (x *expiryIndex) addEntries(b *entryBuilder) (dup record) {
 	for _, te := range []struct {
 		t  *expiryTree
 		es []expiryEntry
-	}{{&x.inherit, b.inherit}, {&x.own, b.own}} {
+	}{{&x.inherit, inherit}, {&x.own, own}} {
 		for _, e := range te.es {
 			te.t.t.ReplaceOrInsert(e)
 			te.t.count(e, 1)

@@ -1130,8 +1130,7 @@ func (r *replayer) finish(dir string) error {
 		}
 		// The live items' entries are made in the same walk that finds
 		// them live, so that each record is read once.
-		var live entryBuilder
-		live.grow(n)
+		live := newEntryBuilder(n)
 		if c.expiry.feed != nil {
 			if err := r.findExpiries(c, dir); err != nil {
 				return err
