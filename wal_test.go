@@ -5,8 +5,10 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
+	"unsafe"
 
 	"github.com/lethedb/lethe/internal/vfs"
 	"github.com/lethedb/lethe/internal/vfs/vfstest"
@@ -90,4 +92,32 @@ func TestSnapshotSizesTables(t *testing.T) {
 			assert.Equal(t, max(minTableSize, reserved), len(c.shards[i].items.slots), "container %s shard %d grew", id, i)
 		}
 	}
+}
+
+// TestRecordArena: records copied into the arena read back as written,
+// after many more, and lie side by side, many to a block; a large one is
+// copied on its own.
+func TestRecordArena(t *testing.T) {
+	var a recordArena
+	var recs []record
+	var want []string
+	total := 0
+	for i := range 2000 {
+		b := []byte(strings.Repeat(strconv.Itoa(i), 1+i%50))
+		recs = append(recs, a.copy(b))
+		want = append(want, string(b))
+		total += len(b)
+		b[0] = 'x' // the arena holds a copy
+	}
+	blocks := 1
+	for i, rec := range recs {
+		require.Equal(t, want[i], string(rec), "record %d", i)
+		if i > 0 && unsafe.Pointer(unsafe.StringData(string(rec))) != unsafe.Add(unsafe.Pointer(unsafe.StringData(string(recs[i-1]))), len(recs[i-1])) {
+			blocks++
+		}
+	}
+	assert.LessOrEqual(t, blocks, total/arenaBlock+2, "%d bytes of records in blocks of %d", total, arenaBlock)
+	big := make([]byte, arenaBlock)
+	rec := a.copy(big)
+	assert.Len(t, string(rec), arenaBlock)
 }
