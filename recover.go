@@ -1167,7 +1167,7 @@ func (r *replayer) finish(dir string) error {
 		for i := range c.shards {
 			sh := &c.shards[i]
 			r.removed = r.removed[:0]
-			sh.items.all(func(rec record) bool {
+			sh.items.allAhead(func(rec record) bool {
 				if c.rule.live(rec, r.now) {
 					live.add(rec)
 				} else {
