@@ -1062,17 +1062,17 @@ func (r *replayer) record(b []byte) (record, bool) {
 }
 
 // recordArena copies the records recovery reads into blocks of
-// arenaBlock bytes, many records to an allocation, instead of one
-// allocation each: a million of them cost the allocator and the collector
-// a few thousand objects, not a million. A block stays in memory while
-// any of its records does, so the memory of items deleted or expired
-// after recovery comes back a block at a time, when the last of its
-// records goes.
+// arenaBlock bytes, some 25 records of 300 bytes to an allocation, instead
+// of one allocation each. A block stays in memory while any of its records
+// does, so the memory of items replaced, deleted or expired after recovery
+// comes back a block at a time, when the last of its records goes: blocks
+// are small so that few items, kept long, keep little else (64 KiB blocks
+// were no faster to recover with).
 type recordArena struct {
 	block strings.Builder // written only by appending: earlier records never move
 }
 
-const arenaBlock = 64 << 10
+const arenaBlock = 8 << 10
 
 // copy returns a copy of b as a record.
 func (a *recordArena) copy(b []byte) record {
