@@ -82,14 +82,26 @@ func newExpiryIndex() expiryIndex {
 // treeFor returns the tree that holds rec and its entry, or nil for an
 // item with ttl -1.
 func (x *expiryIndex) treeFor(rec record) (*expiryTree, expiryEntry) {
+	switch e, own, ok := entryFor(rec); {
+	case !ok:
+		return nil, expiryEntry{}
+	case own:
+		return &x.own, e
+	default:
+		return &x.inherit, e
+	}
+}
+
+// entryFor returns rec's entry, and whether it belongs in the own tree;
+// ok is false for an item with ttl -1, which is in neither.
+func entryFor(rec record) (e expiryEntry, own, ok bool) {
 	switch ttl := rec.ttl(); {
 	case ttl == TTLOff:
-		return &x.inherit, expiryEntry{rec.written(), rec}
+		return expiryEntry{rec.written(), rec}, false, true
 	case ttl > 0:
-		return &x.own, expiryEntry{addSeconds(rec.written(), ttl), rec}
-	default:
-		return nil, expiryEntry{}
+		return expiryEntry{addSeconds(rec.written(), ttl), rec}, true, true
 	}
+	return expiryEntry{}, false, false
 }
 
 func (x *expiryIndex) add(rec record) {
@@ -108,21 +120,45 @@ func (x *expiryIndex) add(rec record) {
 // and write sequence number: the store never writes two), having added
 // nothing, or "".
 func (x *expiryIndex) addAll(recs []record) (dup record) {
-	// One allocation: inheriting entries fill it from the front, own
-	// entries from the back.
-	es := make([]expiryEntry, len(recs))
-	i, j := 0, len(es)
+	b := newEntryBuilder(len(recs))
 	for _, rec := range recs {
-		switch t, e := x.treeFor(rec); t {
-		case &x.inherit:
-			es[i] = e
-			i++
-		case &x.own:
-			j--
-			es[j] = e
-		}
+		b.add(rec)
 	}
-	inherit, own := es[:i], es[j:]
+	return x.addEntries(&b)
+}
+
+// entryBuilder collects the entries of records for addEntries, reading
+// each record once: recovery builds them as it walks the id tables, while
+// each record's header is in the cache.
+type entryBuilder struct {
+	es           []expiryEntry // in one allocation: inheriting entries from the front, own entries from the back
+	i, j         int           // es[:i] inherit, es[j:] own
+	items, bytes int64
+}
+
+// newEntryBuilder returns a builder for up to n records.
+func newEntryBuilder(n int) entryBuilder {
+	return entryBuilder{es: make([]expiryEntry, n), j: n}
+}
+
+// add adds rec's entry, if it has one, and counts it.
+func (b *entryBuilder) add(rec record) {
+	b.items++
+	b.bytes += int64(rec.jsonLen())
+	switch e, own, ok := entryFor(rec); {
+	case !ok:
+	case own:
+		b.j--
+		b.es[b.j] = e
+	default:
+		b.es[b.i] = e
+		b.i++
+	}
+}
+
+// addEntries adds the entries b collected, as addAll does.
+func (x *expiryIndex) addEntries(b *entryBuilder) (dup record) {
+	inherit, own := b.es[:b.i], b.es[b.j:]
 	for _, es := range [][]expiryEntry{inherit, own} {
 		slices.SortFunc(es, func(a, b expiryEntry) int {
 			switch {
@@ -139,10 +175,8 @@ func (x *expiryIndex) addAll(recs []record) (dup record) {
 			}
 		}
 	}
-	for _, rec := range recs {
-		x.items++
-		x.bytes += int64(rec.jsonLen())
-	}
+	x.items += b.items
+	x.bytes += b.bytes
 	for _, te := range []struct {
 		t  *expiryTree
 		es []expiryEntry

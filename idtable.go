@@ -122,6 +122,16 @@ func (t *idTable) remove(pk, id string, h uint32) {
 	t.slots[i] = idSlot{}
 }
 
+// reserve makes an empty table large enough for n records without growing,
+// so that recovery, which knows about how many records a shard will hold,
+// does not copy the table again and again as it fills.
+func (t *idTable) reserve(n int) {
+	if t.n != 0 || n <= 0 {
+		return
+	}
+	t.slots = make([]idSlot, max(minTableSize, n*maxLoadDen/maxLoadNum+1))
+}
+
 // grow makes the table half as large again (at least minTableSize slots),
 // rehoming every record by its kept hash bits.
 func (t *idTable) grow() {
@@ -146,6 +156,24 @@ func (t *idTable) all(fn func(rec record) bool) {
 			return
 		}
 	}
+}
+
+// allAhead is all for a walk that reads every record (recovery's): it
+// loads the first byte of the record a few slots ahead of the one fn is
+// given, so that the cache misses of records, which lie anywhere in
+// memory, overlap instead of coming one after the other.
+func (t *idTable) allAhead(fn func(rec record) bool) {
+	const ahead = 8
+	var sum byte
+	for i := range t.slots {
+		if j := i + ahead; j < len(t.slots) && t.slots[j].n != 0 {
+			sum += *t.slots[j].p
+		}
+		if s := &t.slots[i]; s.n != 0 && !fn(s.rec()) {
+			break
+		}
+	}
+	t.touched += uint32(sum)
 }
 
 // touch loads the home slot of each of the entries' items, so that their

@@ -47,13 +47,20 @@ func TestIDTable(t *testing.T) {
 			require.Equal(t, ref[key], tab.get(pk, id, h), where+" pk "+pk)
 			require.Equal(t, len(ref), tab.n, where)
 			if step%500 == 0 {
-				seen := 0
-				tab.all(func(rec record) bool {
-					seen++
-					require.Equal(t, ref[rec.pk()+"\x00"+rec.id()], rec, where)
-					return true
-				})
-				require.Equal(t, len(ref), seen, where)
+				for _, walk := range []func(func(record) bool){tab.all, tab.allAhead} {
+					seen := 0
+					walk(func(rec record) bool {
+						seen++
+						require.Equal(t, ref[rec.pk()+"\x00"+rec.id()], rec, where)
+						return true
+					})
+					require.Equal(t, len(ref), seen, where)
+					if len(ref) > 1 {
+						seen = 0
+						walk(func(record) bool { seen++; return false })
+						require.Equal(t, 1, seen, where+": the walk stops when told")
+					}
+				}
 				for _, rec := range ref {
 					require.Equal(t, rec, tab.get(rec.pk(), rec.id(), hashOf[rec.id()]), where)
 				}

@@ -1,8 +1,14 @@
 package lethe
 
 import (
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 	"testing"
+	"unsafe"
 
 	"github.com/lethedb/lethe/internal/vfs"
 	"github.com/lethedb/lethe/internal/vfs/vfstest"
@@ -46,4 +52,73 @@ func TestWALLostTickets(t *testing.T) {
 	assert.Error(t, lostIn(lost, refused))
 	assert.NoError(t, lostIn(lost, kept))
 	assert.NoError(t, lostIn(lost, healed))
+}
+
+// TestSnapshotSizesTables: a snapshot's items are counted per container
+// before they load (countPuts), and each shard's table is made large enough
+// for its share at once: none grows while the snapshot loads, and each
+// container's count is its own.
+func TestSnapshotSizesTables(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(&Options{Dir: dir, Sync: SyncNever})
+	require.NoError(t, err)
+	want := map[string]int{"a": 3000, "b": 40}
+	for id, n := range want {
+		c, err := s.CreateContainer(t.Context(), ContainerProperties{ID: id})
+		require.NoError(t, err)
+		for i := range n {
+			_, err := c.UpsertItem(t.Context(), NewPartitionKey(), []byte(`{"id":"`+strconv.Itoa(i)+`"}`), nil)
+			require.NoError(t, err)
+		}
+	}
+	require.NoError(t, s.Checkpoint(t.Context()))
+	require.NoError(t, s.Close())
+
+	snaps, err := filepath.Glob(filepath.Join(dir, "snap-*.db"))
+	require.NoError(t, err)
+	require.Len(t, snaps, 1)
+	data, err := os.ReadFile(snaps[0])
+	require.NoError(t, err)
+	assert.Equal(t, want, countPuts(data[fileHeaderV4:]))
+
+	s, err = Open(&Options{Dir: dir, Sync: SyncNever})
+	require.NoError(t, err)
+	defer s.Close()
+	for id, n := range want {
+		c := s.containers[id]
+		mean := float64(n) / shardCount
+		reserved := int(mean+4*math.Sqrt(mean)+1)*maxLoadDen/maxLoadNum + 1
+		for i := range c.shards {
+			assert.Equal(t, max(minTableSize, reserved), len(c.shards[i].items.slots), "container %s shard %d grew", id, i)
+		}
+	}
+}
+
+// TestRecordArena: records copied into the arena read back as written,
+// after many more, and lie side by side, many to a block; a large one is
+// copied on its own.
+func TestRecordArena(t *testing.T) {
+	var a recordArena
+	var recs []record
+	var want []string
+	total := 0
+	for i := range 5000 {
+		b := []byte(strings.Repeat(strconv.Itoa(i), 1+i%50))
+		recs = append(recs, a.copy(b))
+		want = append(want, string(b))
+		total += len(b)
+		b[0] = 'x' // the arena holds a copy
+	}
+	blocks := 1
+	for i, rec := range recs {
+		require.Equal(t, want[i], string(rec), "record %d", i)
+		if i > 0 && unsafe.Pointer(unsafe.StringData(string(rec))) != unsafe.Add(unsafe.Pointer(unsafe.StringData(string(recs[i-1]))), len(recs[i-1])) {
+			blocks++
+		}
+	}
+	const longest = 4 * 50 // a block is left when the next record does not fit
+	assert.LessOrEqual(t, blocks, total/(arenaBlock-longest)+1, "%d bytes of records in blocks of %d", total, arenaBlock)
+	big := make([]byte, arenaBlock)
+	rec := a.copy(big)
+	assert.Len(t, string(rec), arenaBlock)
 }

@@ -4,14 +4,18 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
+
+	"github.com/lethedb/lethe"
 )
 
 // The Go benchmarks run W1 and W2 on a smaller set, one store at a time, so
@@ -28,11 +32,17 @@ var (
 	benchData *dataset
 )
 
+// items returns benchN, as BENCH_N sets it.
+func items() int {
+	if v, err := strconv.Atoi(os.Getenv("BENCH_N")); err == nil && v > 0 {
+		benchN = v
+	}
+	return benchN
+}
+
 func data(tb testing.TB) *dataset {
 	benchOnce.Do(func() {
-		if v, err := strconv.Atoi(os.Getenv("BENCH_N")); err == nil && v > 0 {
-			benchN = v
-		}
+		items()
 		benchData = newDataset(benchN, 1)
 	})
 	return benchData
@@ -216,21 +226,69 @@ func TestDurableSmall(t *testing.T) {
 	}
 }
 
-// BenchmarkLetheRecovery reopens a durable lethe store of benchN items, its
-// log only (b.N times), for -cpuprofile of recovery:
+// BenchmarkLetheRecovery reopens a durable lethe store of benchN items
+// (b.N times), from its log only ("log") and from a snapshot after
+// Checkpoint ("snapshot"), for -cpuprofile of recovery. Only Open is timed.
+// With BENCH_RECOVERY_DIR set, the stores are built there once and reused
+// by later runs, so that builds of different commits can be compared side
+// by side; the items themselves are then not in memory while Open runs,
+// as in a process that starts:
 //
 //	BENCH_N=1000000 go test -run '^$' -bench LetheRecovery -benchtime 3x -cpuprofile cpu.out
 func BenchmarkLetheRecovery(b *testing.B) {
-	d := data(b)
-	dir := b.TempDir()
-	loadLethe(dir, d, len(d.ids), 100_000)
-	for b.Loop() {
-		s, _, _ := reopenLethe(dir, len(d.ids))
-		b.StopTimer()
-		s.closeErr()
-		b.StartTimer()
+	n := items()
+	base := os.Getenv("BENCH_RECOVERY_DIR")
+	if base == "" {
+		base = b.TempDir()
 	}
-	b.ReportMetric(float64(len(d.ids)), "items/op")
+	for _, kind := range []string{"log", "snapshot"} {
+		b.Run(kind, func(b *testing.B) {
+			dir := filepath.Join(base, fmt.Sprintf("%s-%d", kind, n))
+			if _, err := os.Stat(filepath.Join(dir, "MANIFEST")); err != nil {
+				os.RemoveAll(dir)
+				loadLethe(dir, data(b), n, 100_000)
+				if kind == "snapshot" {
+					s := openLetheDurable(dir, lethe.SyncNever)
+					if err := s.st.Checkpoint(bg); err != nil {
+						b.Fatal(err)
+					}
+					s.closeErr()
+				}
+			}
+			b.ReportAllocs()
+			var cpu time.Duration // the process's CPU time in Open: less noisy than its wall time on a shared machine
+			for b.Loop() {
+				b.StopTimer()
+				settle()
+				before := cpuTime()
+				b.StartTimer()
+				st, err := lethe.Open(&lethe.Options{Dir: dir, Sync: lethe.SyncNever})
+				b.StopTimer()
+				cpu += cpuTime() - before
+				if err != nil {
+					b.Fatal(err)
+				}
+				if got := st.Recovery().Items; got != int64(n) {
+					b.Fatalf("%d items recovered, want %d", got, n)
+				}
+				if err := st.Close(); err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+			}
+			b.ReportMetric(float64(n), "items/op")
+			b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
+		})
+	}
+}
+
+// cpuTime returns the CPU time (user and system) the process has used.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		panic(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // BenchmarkD1 runs D1 once per durable store and writer count on benchN
