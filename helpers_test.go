@@ -3,6 +3,8 @@ package lethe_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -89,4 +91,48 @@ func setDefault(t testing.TB, c *lethe.Container, def lethe.TTL) {
 	require.NoError(t, err)
 	p.DefaultTimeToLive = def
 	require.NoError(t, c.Replace(ctx, p))
+}
+
+// writeWhileBuilding sets the hook the index builds call after each shard
+// so that, after every fourth shard, 20 writes land in c's partition "a"
+// among its n items (made by doc): upserts, deletes, new items and items
+// given a ttl of 1 second. The writes are serialized by mu, since several
+// indexes may be built at once. The hook is cleared at cleanup. The
+// function returned tells how many rounds of writes have landed.
+func writeWhileBuilding(t *testing.T, c *lethe.Container, n int, doc func(id string, i int, ttl string) []byte) (rounds func() int) {
+	t.Helper()
+	var mu sync.Mutex
+	n0 := 0
+	lethe.SetAfterBuildShard(func(shard int) {
+		if shard%4 != 0 {
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		n0++
+		for j := range 20 {
+			i := (n0*97 + j*53) % n
+			var err error
+			switch j % 4 {
+			case 0:
+				_, err = c.UpsertItem(ctx, lethe.NewPartitionKeyString("a"), doc(fmt.Sprintf("i%d", i), i+n0, ""), nil)
+			case 1:
+				_, err = c.DeleteItem(ctx, lethe.NewPartitionKeyString("a"), fmt.Sprintf("i%d", i), nil)
+				if errors.Is(err, lethe.ErrNotFound) {
+					err = nil
+				}
+			case 2:
+				_, err = c.UpsertItem(ctx, lethe.NewPartitionKeyString("a"), doc(fmt.Sprintf("new%d-%d", n0, j), j, ""), nil)
+			case 3:
+				_, err = c.UpsertItem(ctx, lethe.NewPartitionKeyString("a"), doc(fmt.Sprintf("i%d", i), i, `,"ttl":1`), nil)
+			}
+			require.NoError(t, err)
+		}
+	})
+	t.Cleanup(func() { lethe.SetAfterBuildShard(nil) })
+	return func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return n0
+	}
 }

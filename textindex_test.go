@@ -278,37 +278,12 @@ func TestTextIndexBuildWhileWriting(t *testing.T) {
 	}
 	was := lethe.SetCatchUpFew(4)
 	t.Cleanup(func() { lethe.SetCatchUpFew(was) })
-	rounds := 0
-	lethe.SetAfterBuildShard(func(shard int) {
-		if shard%4 != 0 {
-			return
-		}
-		rounds++
-		for j := range 20 {
-			i := (rounds*97 + j*53) % n
-			var err error
-			switch j % 4 {
-			case 0:
-				_, err = c.UpsertItem(ctx, lethe.NewPartitionKeyString("a"), doc(fmt.Sprintf("i%d", i), i+rounds, ""), nil)
-			case 1:
-				_, err = c.DeleteItem(ctx, lethe.NewPartitionKeyString("a"), fmt.Sprintf("i%d", i), nil)
-				if errors.Is(err, lethe.ErrNotFound) {
-					err = nil
-				}
-			case 2:
-				_, err = c.UpsertItem(ctx, lethe.NewPartitionKeyString("a"), doc(fmt.Sprintf("new%d-%d", rounds, j), j, ""), nil)
-			case 3:
-				_, err = c.UpsertItem(ctx, lethe.NewPartitionKeyString("a"), doc(fmt.Sprintf("i%d", i), i, `,"ttl":1`), nil)
-			}
-			require.NoError(t, err)
-		}
-	})
-	t.Cleanup(func() { lethe.SetAfterBuildShard(nil) })
+	rounds := writeWhileBuilding(t, c, n, doc)
 	query := `SELECT TOP 7 c.id, c.text FROM c ORDER BY RANK FullTextScore(c.text, @a, @b)`
 	params := []lethe.QueryParameter{{Name: "@a", Value: "search"}, {Name: "@b", Value: "cosmos"}}
 	queryAll(t, c, query, params, lethe.NewPartitionKey()) // makes the index
 	lethe.SetAfterBuildShard(nil)
-	require.Positive(t, rounds)
+	require.Positive(t, rounds())
 	require.Equal(t, 1, lethe.TextIndexCount(c))
 	clock.Advance(2 * time.Second) // the items written with "ttl": 1 expire
 	for _, q := range [][2]string{{"search", "cosmos"}, {"data", "go"}, {"expiring", "lethe"}} {

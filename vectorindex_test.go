@@ -1,12 +1,10 @@
 package lethe_test
 
 import (
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 
@@ -192,40 +190,12 @@ func TestVectorIndexBuildWhileWriting(t *testing.T) {
 		_, err := c.CreateItem(ctx, lethe.NewPartitionKeyString("a"), doc(fmt.Sprintf("i%d", i), i, ""), nil)
 		require.NoError(t, err)
 	}
-	rounds := 0
-	var mu sync.Mutex // the two indexes are made at once
-	lethe.SetAfterBuildShard(func(shard int) {
-		if shard%4 != 0 {
-			return
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		rounds++
-		for j := range 20 {
-			i := (rounds*97 + j*53) % n
-			var err error
-			switch j % 4 {
-			case 0:
-				_, err = c.UpsertItem(ctx, lethe.NewPartitionKeyString("a"), doc(fmt.Sprintf("i%d", i), i+rounds, ""), nil)
-			case 1:
-				_, err = c.DeleteItem(ctx, lethe.NewPartitionKeyString("a"), fmt.Sprintf("i%d", i), nil)
-				if errors.Is(err, lethe.ErrNotFound) {
-					err = nil
-				}
-			case 2:
-				_, err = c.UpsertItem(ctx, lethe.NewPartitionKeyString("a"), doc(fmt.Sprintf("new%d-%d", rounds, j), j, ""), nil)
-			case 3:
-				_, err = c.UpsertItem(ctx, lethe.NewPartitionKeyString("a"), doc(fmt.Sprintf("i%d", i), i, `,"ttl":1`), nil)
-			}
-			require.NoError(t, err)
-		}
-	})
-	t.Cleanup(func() { lethe.SetAfterBuildShard(nil) })
+	rounds := writeWhileBuilding(t, c, n, doc) // the two indexes are made at once
 	props.IndexingPolicy.VectorIndexes = indexes
 	require.NoError(t, c.Replace(ctx, props)) // starts making the indexes
 	lethe.WaitVectorIndexes(c)
 	lethe.SetAfterBuildShard(nil)
-	require.Positive(t, rounds)
+	require.Positive(t, rounds())
 	require.Equal(t, 2, lethe.VectorIndexCount(c))
 	clock.Advance(2 * time.Second) // the items written with "ttl": 1 expire
 	query := `SELECT TOP 6 c.id, VectorDistance(c.embedding, @q) AS s FROM c ORDER BY VectorDistance(c.embedding, @q)`
