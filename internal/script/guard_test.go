@@ -1,0 +1,194 @@
+package script
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"runtime/metrics"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// TestOneCallBombsAreRefused runs every built-in call that escaped the
+// budgets (one Go loop that neither the interrupt nor the heap watchdog
+// reaches), as a procedure and as a UDF: each must fail within the time
+// budget, and the process's heap must stay within a few hundred MB.
+func TestOneCallBombsAreRefused(t *testing.T) {
+	if testing.Short() {
+		t.Skip("allocates some 100 MB")
+	}
+	const s = `var s = "x".repeat(1 << 24); var a = []; a.length = 2 ** 32 - 1;`
+	bombs := []string{
+		// Time: a loop over a length no element fills.
+		`Array.prototype.indexOf.call({length: 2 ** 53 - 1}, 1)`,
+		`Array.prototype.lastIndexOf.call({length: 2 ** 40}, 1)`,
+		`Array.prototype.includes.call({length: 2 ** 53 - 1}, 1)`,
+		`Array.prototype.forEach.call({length: 2 ** 53 - 1}, function () {})`,
+		`Array.prototype.indexOf.call(Object.create({length: 2 ** 53 - 1}), 1)`,
+		`Array.prototype.indexOf.call("abc", "d") + Array.prototype.indexOf.call({length: 2 ** 53 - 1}, 1)`,
+		`var n = 0; Array.prototype.indexOf.call({get length() { return n++ ? 2 ** 53 - 1 : 1; }}, 1)`,
+		`var n = 0; Array.prototype.indexOf.call({length: {valueOf: function () { return n++ ? 2 ** 53 - 1 : 1; }}}, 1)`,
+		`var n = 0; Array.prototype.indexOf.call(new Proxy({}, {get: function () { return n++ ? 2 ** 53 - 1 : 1; }}), 1)`,
+		`[...a]`, `a.indexOf(1)`, `a.lastIndexOf(1)`, `Math.max(...a)`, `a.slice()`, `a.shift()`, `a.reverse()`,
+		`a.sort()`, `a.copyWithin(0, 1)`, `a.flat()`, `a.map(function (x) { return x; })`, `a.concat(a)`,
+		`Array.from(a)`, `new Set(a)`, `a.splice(0, 1)`, `a.findLastIndex(function () { return false; })`,
+		`var it = (function () { return arguments; })()[Symbol.iterator]; var o = {length: 2 ** 53 - 1}; o[Symbol.iterator] = it; [...o]`,
+		// Memory: one call that allocates gigabytes.
+		`Array(256).fill(s).join("")`, `JSON.stringify(Array(256).fill(s))`, `String(Array(256).fill(s))`,
+		`Array(256).fill(s).toLocaleString()`, `[Array(9).fill(s), Array(9).fill(s)].join()`,
+		`JSON.stringify({a: Array(256).fill(s)})`, `JSON.stringify(Array(256).fill(s), null, 2)`,
+		`Array.from({length: 5e8})`, `a.length = 4e9; a.fill(0)`, `Array(4e9).fill(0)`,
+		`Array.apply(null, {length: 3e8})`, `Reflect.apply(Math.max, null, {length: 3e8})`,
+		`Reflect.construct(Array, {length: 3e8})`,
+		`s.replaceAll("x", "0123456789012345678901234567890123456789012345678901234567890123456789")`,
+		`s.replace(/x/g, "yy")`, `s.replace(/x/g, "$&$&")`, `s.slice(0, 10000).replaceAll("x", "$'")`, `s.replaceAll("x", "")`,
+		`s.replace(/x/g, function () { return "yy"; })`, `/x/g[Symbol.replace](s, "yy")`,
+		`s.concat(s, s, s, s, s, s, s, s, s, s, s, s, s, s, s, s)`, `s.concat.apply(s, Array(128).fill(s))`,
+		`s.split("")`, `s.split("x")`, `s.split(/x/)`, `s.match(/x/g)`,
+		`s.repeat(2)`, `"x".repeat(1e9)`, `"x".padStart(1e9)`, `"x".padEnd(1e9, "y")`,
+		`Function.prototype.call = function () { throw new Error("the original leaked"); }; "x".repeat(1e9)`,
+	}
+	var peak peakHeap
+	stop := peak.watch()
+	defer stop()
+	l := Limits{Timeout: 300 * time.Millisecond, Grace: 100 * time.Millisecond}
+	for _, bomb := range bombs {
+		for _, udf := range []bool{false, true} {
+			peak.reset()
+			start := time.Now()
+			var err error
+			if udf {
+				p, cerr := Compile(`function f() { ` + s + ` return (` + bomb + `).length; }`)
+				if cerr != nil {
+					// Statements, not an expression: as a procedure only.
+					continue
+				}
+				_, err = NewFunction(p, l).Call(context.Background(), nil)
+			} else {
+				_, _, _, err = run(t, newMemStore(), `function f() { `+s+bomb+`; }`, ``, l, TxOptions{})
+			}
+			took := time.Since(start)
+			var e *Error
+			if !errors.As(err, &e) {
+				t.Errorf("%s (udf %v): %v, want it refused", bomb, udf, err)
+			} else if e.Reason == Thrown && !strings.Contains(e.Message, "RangeError") && !strings.Contains(e.Message, "TypeError") {
+				t.Errorf("%s (udf %v): %v, want a RangeError or TypeError", bomb, udf, err)
+			}
+			if took > l.Timeout+l.Grace+time.Second {
+				t.Errorf("%s (udf %v): refused after %v", bomb, udf, took)
+			}
+			if p := peak.max(); p > 1<<30 {
+				t.Errorf("%s (udf %v): the heap reached %d MiB", bomb, udf, p>>20)
+			}
+			t.Logf("%s (udf %v): %v after %v, heap at most %d MiB", bomb, udf, err, took, peak.max()>>20)
+		}
+	}
+}
+
+// peakHeap samples the heap's objects every millisecond.
+type peakHeap struct {
+	mu   sync.Mutex
+	peak uint64
+}
+
+func (p *peakHeap) watch() func() {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+		tick := time.NewTicker(time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+			metrics.Read(s)
+			p.mu.Lock()
+			p.peak = max(p.peak, s[0].Value.Uint64())
+			p.mu.Unlock()
+		}
+	})
+	return func() { close(done); wg.Wait() }
+}
+
+func (p *peakHeap) reset() {
+	p.mu.Lock()
+	p.peak = 0
+	p.mu.Unlock()
+}
+
+func (p *peakHeap) max() uint64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.peak
+}
+
+// TestGuardedBuiltinsStillWork: the guarded built-ins give what the
+// originals give, within the limits.
+func TestGuardedBuiltinsStillWork(t *testing.T) {
+	for _, c := range []struct{ expr, want string }{
+		{`[1, 2, 3].join("-")`, `"1-2-3"`},
+		{`[1, null, undefined, [2, 3]].join()`, `"1,,,2,3"`},
+		{`String([1, [2, 3]])`, `"1,2,3"`},
+		{`[1.5, {toLocaleString: function () { return "z"; }}].toLocaleString()`, `"1.5,z"`},
+		{`Array.prototype.join.call({length: 2, 0: "a", 1: "b"}, "+")`, `"a+b"`},
+		{`Array.prototype.indexOf.call("abc", "c")`, `2`},
+		{`(function () { return Array.prototype.slice.call(arguments, 1); })(1, 2, 3)`, `[2,3]`},
+		{`[3, 1, 2].sort()`, `[1,2,3]`},
+		{`[1, 2].concat([3], 4, [[5]])`, `[1,2,3,4,[5]]`},
+		{`Array.from({length: 3}, function (v, i) { return i; })`, `[0,1,2]`},
+		{`Array.from("ab")`, `["a","b"]`},
+		{`Math.max.apply(null, [1, 5, 2])`, `5`},
+		{`Reflect.apply(Math.min, null, [4, 2])`, `2`},
+		{`[..."abc", ...[1, 2]]`, `["a","b","c",1,2]`},
+		{`new Array(1e9).length`, `1000000000`},
+		{`"ab".repeat(3)`, `"ababab"`},
+		{`"1".padStart(3, "0") + "1".padEnd(3, "ab")`, `"0011ab"`},
+		{`"a".concat(1, null, {toString: function () { return "o"; }})`, `"a1nullo"`},
+		{`"a-b-c".replaceAll("-", "[$&]")`, `"a[-]b[-]c"`},
+		{`"a-b".replace("-", "$'$` + "`" + `")`, `"abab"`},
+		{`"abcb".replace(/b/g, "[$&]")`, `"a[b]c[b]"`},
+		{`"abc".replace(/(b)/, "$1$1")`, `"abbc"`},
+		{`"abab".replace(/b/g, function (m, i) { return i; })`, `"a1a3"`},
+		{`"a,b".split(",")`, `["a","b"]`},
+		{`"abc".split("")`, `["a","b","c"]`},
+		{`"aXbXc".split(/X/, 2)`, `["a","b"]`},
+		{`"aXbX".match(/X/g)`, `["X","X"]`},
+		{`JSON.stringify({a: [1, "x", null], d: new Date(0), n: new Number(2), f: function () {}})`, `"{\"a\":[1,\"x\",null],\"d\":\"1970-01-01T00:00:00.000Z\",\"n\":2}"`},
+		{`JSON.stringify([1], null, 1)`, `"[\n 1\n]"`},
+		{`JSON.stringify({a: 1, b: 2}, ["a"])`, `"{\"a\":1}"`},
+		{`(function () { var o = {}; o.o = o; try { JSON.stringify(o); } catch (e) { return e.name; } })()`, `"TypeError"`},
+		{`typeof [].indexOf`, `"function"`},
+	} {
+		out, _ := mustRun(t, newMemStore(), `function f() { getContext().getResponse().setBody(`+c.expr+`); }`, ``)
+		if out != c.want {
+			t.Errorf("%s = %s, want %s", c.expr, out, c.want)
+		}
+	}
+}
+
+// TestGuardLimitsAreLimits: the limits are Limits' and the error names
+// them.
+func TestGuardLimitsAreLimits(t *testing.T) {
+	l := Limits{MaxArrayLength: 10, MaxStringLength: 100}
+	for _, c := range []struct{ body, want string }{
+		{`Array(11).indexOf(1)`, "over the limit of 10 elements"},
+		{`"x".repeat(101)`, "over the limit of 100 characters"},
+		{`Array(10).fill("xxxxxxxxxxx").join("")`, "over the limit of 100 characters"},
+	} {
+		_, _, _, err := run(t, newMemStore(), `function f() { `+c.body+`; }`, ``, l, TxOptions{})
+		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "RangeError") {
+			t.Errorf("%s: %v, want a RangeError naming %q", c.body, err, c.want)
+		}
+	}
+	out, _, _, err := run(t, newMemStore(), `function f() { getContext().getResponse().setBody([Array(10).indexOf(1), "x".repeat(100).length]); }`, ``, l, TxOptions{})
+	if err != nil || out != `[-1,100]` {
+		t.Errorf("at the limits: %s, %v", out, err)
+	}
+	var v []any
+	_ = json.Unmarshal([]byte(out), &v)
+}
