@@ -95,9 +95,7 @@ func installGuard(vm *goja.Runtime, l Limits) *guard {
 	it := native(ap.GetSymbol(goja.SymIterator))(goja.FunctionCall{This: vm.NewArray()}).ToObject(vm).Prototype()
 	next := native(it.Get("next"))
 	g.set(it, "next", func(c goja.FunctionCall) goja.Value {
-		if g.stopped.Load() {
-			g.throw(g.rangeErr, "the script was interrupted")
-		}
+		g.checkStopped()
 		return next(c)
 	})
 
@@ -125,12 +123,12 @@ func installGuard(vm *goja.Runtime, l Limits) *guard {
 	json := vm.Get("JSON").ToObject(vm)
 	stringify := native(json.Get("stringify"))
 	g.set(json, "stringify", func(c goja.FunctionCall) goja.Value {
-		if r, ok := c.Argument(1).(*goja.Object); !ok || r.ClassName() != "Function" {
-			// A replacer function runs the script's code between the
-			// parts, where the watchdogs act.
+		if r, ok := c.Argument(1).(*goja.Object); ok && r.ClassName() == "Array" {
+			// A list of properties: walked before (see jsonSize).
 			g.jsonSize(c.Argument(0), c.Argument(2))
+			return stringify(c)
 		}
-		return stringify(c)
+		return stringify(goja.FunctionCall{This: c.This, Arguments: []goja.Value{c.Argument(0), g.jsonCounter(c.Argument(1), c.Argument(2)), c.Argument(2)}})
 	})
 	return g
 }
@@ -156,6 +154,15 @@ func (g *guard) throw(ctor goja.Value, msg string) {
 		panic(err)
 	}
 	panic(e)
+}
+
+// checkStopped throws once the execution is interrupted: a guard's own
+// loop, or a built-in's loop that calls back into one, is where goja does
+// not look for the interrupt.
+func (g *guard) checkStopped() {
+	if g.stopped.Load() {
+		g.throw(g.rangeErr, "the script was interrupted")
+	}
 }
 
 func (g *guard) tooLong(what string, n int64) {
@@ -260,6 +267,7 @@ func (g *guard) joinStrings(orig func(goja.FunctionCall) goja.Value, o *goja.Obj
 	}
 	parts := make([]any, n)
 	for i := range n {
+		g.checkStopped()
 		e := o.Get(strconv.FormatInt(i, 10))
 		if e == nil || goja.IsUndefined(e) || goja.IsNull(e) {
 			parts[i] = ""
@@ -438,6 +446,7 @@ func (g *guard) replacement(r goja.Value, s goja.String, what string) goja.Value
 	}
 	total := int64(s.Length())
 	return g.vm.ToValue(func(c goja.FunctionCall) goja.Value {
+		g.checkStopped()
 		v, err := f(c.This, c.Arguments...)
 		if err != nil {
 			panic(err)
@@ -488,6 +497,7 @@ func (g *guard) guardRegExps(rp *goja.Object) {
 	count := func(re goja.Value, s goja.String) int64 {
 		n := int64(0)
 		counter := g.vm.ToValue(func(goja.FunctionCall) goja.Value {
+			g.checkStopped()
 			n++
 			return g.vm.ToValue("")
 		})
@@ -544,18 +554,94 @@ func (g *guard) guardRegExps(rp *goja.Object) {
 	})
 }
 
-// jsonSize refuses a JSON.stringify whose text would be over the limit,
-// walking v as stringify does (own enumerable properties, toJSON) and
-// stopping as soon as the text is over: at most MaxStringLength steps.
-// A value whose getters or toJSON answer differently the second time is
-// not bounded by this walk (see the package documentation).
-func (g *guard) jsonSize(v, space goja.Value) {
-	indent := int64(0)
-	if s, ok := space.(goja.String); ok {
-		indent = int64(min(s.Length(), 10))
-	} else if space != nil && !goja.IsUndefined(space) && isPrimitive(space) && goja.IsNumber(space) {
-		indent = min(max(space.ToInteger(), 0), 10)
+// jsonCounter returns a replacer function for JSON.stringify that counts
+// the text as stringify makes it, each value once it is what stringify
+// writes (after toJSON, a getter, the script's own replacer r), and
+// throws as soon as the text would be over the limit.
+func (g *guard) jsonCounter(r, space goja.Value) goja.Value {
+	user, _ := goja.AssertFunction(r)
+	indent := jsonIndent(space)
+	total := int64(0)
+	var depth map[*goja.Object]int64 // a holder's depth, with an indent
+	if indent > 0 {
+		depth = map[*goja.Object]int64{}
 	}
+	return g.vm.ToValue(func(c goja.FunctionCall) goja.Value {
+		g.checkStopped()
+		v := c.Argument(1)
+		if user != nil {
+			var err error
+			if v, err = user(c.This, c.Arguments...); err != nil {
+				panic(err)
+			}
+		}
+		total += int64(g.str(c.Argument(0)).Length()) + 4
+		if depth != nil {
+			d := int64(0)
+			if h, ok := c.This.(*goja.Object); ok {
+				d = depth[h] + 1
+			}
+			total += indent*d + 1
+			if o, ok := v.(*goja.Object); ok {
+				depth[o] = d
+			}
+		}
+		total += g.jsonLen(v, g.maxStr-total)
+		if total > g.maxStr {
+			g.stringTooLong("JSON.stringify", total)
+		}
+		return v
+	})
+}
+
+// jsonIndent is JSON.stringify's indent for space.
+func jsonIndent(space goja.Value) int64 {
+	if s, ok := space.(goja.String); ok {
+		return int64(min(s.Length(), 10))
+	}
+	if space != nil && goja.IsNumber(space) {
+		return min(max(space.ToInteger(), 0), 10)
+	}
+	return 0
+}
+
+// jsonLen is how long stringify writes v, an object's own brackets only;
+// a string's escapes are counted when they may matter (room is what is
+// left under the limit).
+func (g *guard) jsonLen(v goja.Value, room int64) int64 {
+	switch v := v.(type) {
+	case goja.String:
+		n := int64(v.Length()) + 2
+		if 6*n > room {
+			// \uXXXX is six characters for one.
+			for _, r := range v.String() {
+				if r < 0x20 || r == '"' || r == '\\' {
+					n += 5
+				}
+			}
+		}
+		return n
+	case *goja.Object:
+		switch v.ClassName() {
+		case "String", "Number", "Boolean":
+			return int64(len(fmt.Sprint(v.Export()))) + 2
+		}
+		return 2
+	}
+	if v == nil || goja.IsUndefined(v) {
+		return 0
+	}
+	return int64(len(v.String()))
+}
+
+// jsonSize refuses a JSON.stringify with a list of properties whose text
+// would be over the limit, walking v as stringify does (own enumerable
+// properties, toJSON) before it, and stopping as soon as the text is
+// over: at most MaxStringLength steps. A value whose getters or toJSON
+// answer differently the second time is not bounded by this walk (see
+// the package documentation).
+func (g *guard) jsonSize(v, space goja.Value) {
+	indent := jsonIndent(space)
 	total := int64(0)
 	var onPath []*goja.Object
 	var walk func(v goja.Value, depth int64)
@@ -564,9 +650,7 @@ func (g *guard) jsonSize(v, space goja.Value) {
 		if total > g.maxStr {
 			g.stringTooLong("JSON.stringify", total)
 		}
-		if total&0xfff == 0 && g.stopped.Load() {
-			g.throw(g.rangeErr, "the script was interrupted")
-		}
+		g.checkStopped()
 		o, ok := v.(*goja.Object)
 		if !ok {
 			if s, ok := v.(goja.String); ok {
