@@ -81,6 +81,8 @@ func installGuard(vm *goja.Runtime, l Limits) *guard {
 			g.set(ap, name, g.toLocaleString(orig))
 		case "concat":
 			g.set(ap, name, g.concatArrays(orig))
+		case "flat":
+			g.set(ap, name, g.flat(orig))
 		default:
 			g.set(ap, name, g.walks(orig, "Array.prototype."+name))
 		}
@@ -92,12 +94,7 @@ func installGuard(vm *goja.Runtime, l Limits) *guard {
 		}
 		return from(c)
 	})
-	it := native(ap.GetSymbol(goja.SymIterator))(goja.FunctionCall{This: vm.NewArray()}).ToObject(vm).Prototype()
-	next := native(it.Get("next"))
-	g.set(it, "next", func(c goja.FunctionCall) goja.Value {
-		g.checkStopped()
-		return next(c)
-	})
+	g.guardIterators(ap)
 
 	fp := vm.Get("Function").ToObject(vm).Get("prototype").ToObject(vm)
 	apply := native(fp.Get("apply"))
@@ -131,6 +128,34 @@ func installGuard(vm *goja.Runtime, l Limits) *guard {
 		return stringify(goja.FunctionCall{This: c.This, Arguments: []goja.Value{c.Argument(0), g.jsonCounter(c.Argument(1), c.Argument(2)), c.Argument(2)}})
 	})
 	return g
+}
+
+// guardIterators makes the next of the built-in iterators (array, string,
+// Map, Set, RegExp matchAll) throw once the execution is interrupted:
+// spreading one, or Array.from, new Set or Object.fromEntries of one, is
+// a Go loop calling next.
+func (g *guard) guardIterators(ap *goja.Object) {
+	vm := g.vm
+	iterOf := func(v goja.Value) *goja.Object {
+		return native(v.ToObject(vm).GetSymbol(goja.SymIterator))(goja.FunctionCall{This: v}).ToObject(vm)
+	}
+	newOf := func(ctor string, args ...goja.Value) goja.Value {
+		o, err := vm.New(vm.Get(ctor), args...)
+		if err != nil {
+			panic(err)
+		}
+		return o
+	}
+	re := newOf("RegExp", vm.ToValue("a"), vm.ToValue("g"))
+	matchAll := native(re.ToObject(vm).GetSymbol(goja.SymMatchAll))(goja.FunctionCall{This: re, Arguments: []goja.Value{vm.ToValue("")}}).ToObject(vm)
+	for _, it := range []*goja.Object{iterOf(vm.NewArray()), iterOf(vm.ToValue("")), iterOf(newOf("Map")), iterOf(newOf("Set")), matchAll} {
+		proto := it.Prototype()
+		next := native(proto.Get("next"))
+		g.set(proto, "next", func(c goja.FunctionCall) goja.Value {
+			g.checkStopped()
+			return next(c)
+		})
+	}
 }
 
 // set replaces o's method name by f, a built-in's own attributes.
@@ -301,6 +326,34 @@ func (g *guard) toLocaleString(orig func(goja.FunctionCall) goja.Value) func(goj
 			}
 			return g.str(v)
 		})
+	}
+}
+
+// flat is Array.prototype.flat, bounded: the elements it visits, at
+// every depth, are at most MaxArrayLength (arrays nested in each other
+// twice at every level are 2**depth elements).
+func (g *guard) flat(orig func(goja.FunctionCall) goja.Value) func(goja.FunctionCall) goja.Value {
+	return func(c goja.FunctionCall) goja.Value {
+		depth := goja.Value(g.vm.ToValue(1))
+		if d := c.Argument(0); !goja.IsUndefined(d) {
+			depth = d.ToNumber()
+		}
+		visited := int64(0)
+		var visit func(o *goja.Object, d float64)
+		visit = func(o *goja.Object, d float64) {
+			n := g.length(o, "Array.prototype.flat")
+			for i := range n {
+				g.checkStopped()
+				if visited++; visited > g.maxLen {
+					g.tooLong("Array.prototype.flat", visited)
+				}
+				if e, ok := o.Get(strconv.FormatInt(i, 10)).(*goja.Object); ok && d >= 1 && e.ClassName() == "Array" {
+					visit(e, d-1)
+				}
+			}
+		}
+		visit(c.This.ToObject(g.vm), depth.ToFloat())
+		return orig(goja.FunctionCall{This: c.This, Arguments: []goja.Value{depth}})
 	}
 }
 
