@@ -37,9 +37,14 @@ type guard struct {
 	maxStr   int64
 	stopped  atomic.Bool // the execution was interrupted
 	gopd     func(goja.FunctionCall) goja.Value
-	rangeErr goja.Value
-	typeErr  goja.Value
 }
+
+// The constructors of what a guard throws, looked up when it throws (the
+// runtime makes each when it is first touched).
+const (
+	rangeError = "RangeError"
+	typeError  = "TypeError"
+)
 
 var proxyType = reflect.TypeOf(goja.Proxy{})
 
@@ -55,14 +60,16 @@ func native(v goja.Value) func(goja.FunctionCall) goja.Value {
 
 // arrayUnguarded are the Array.prototype methods that do not walk the
 // array: every other function there is length-checked.
-var arrayUnguarded = map[string]bool{"constructor": true, "at": true, "pop": true, "push": true, "keys": true, "values": true, "entries": true}
+var arrayUnguarded = map[string]bool{"constructor": true, "at": true, "pop": true, "push": true, "keys": true, "values": true, "entries": true,
+	// They call their callback at every index, holes too: the interrupt
+	// reaches them there.
+	"find": true, "findIndex": true, "findLast": true, "findLastIndex": true}
 
 // installGuard bounds vm's built-ins (see guard).
 func installGuard(vm *goja.Runtime, l Limits) *guard {
 	g := &guard{vm: vm, maxLen: int64(l.MaxArrayLength), maxStr: int64(l.MaxStringLength)}
 	object := vm.Get("Object").ToObject(vm)
 	g.gopd = native(object.Get("getOwnPropertyDescriptor"))
-	g.rangeErr, g.typeErr = vm.Get("RangeError"), vm.Get("TypeError")
 
 	array := vm.Get("Array").ToObject(vm)
 	ap := array.Get("prototype").ToObject(vm)
@@ -130,25 +137,17 @@ func installGuard(vm *goja.Runtime, l Limits) *guard {
 	return g
 }
 
-// guardIterators makes the next of the built-in iterators (array, string,
-// Map, Set, RegExp matchAll) throw once the execution is interrupted:
-// spreading one, or Array.from, new Set or Object.fromEntries of one, is
-// a Go loop calling next.
+// guardIterators makes the next of the array and string iterators throw
+// once the execution is interrupted: spreading one, or Array.from or new
+// Set of one, is a Go loop calling next. (A Map's or Set's iterator makes
+// as many values as the script put there, one instruction each; a
+// RegExp's matchAll is bounded as match is.)
 func (g *guard) guardIterators(ap *goja.Object) {
 	vm := g.vm
 	iterOf := func(v goja.Value) *goja.Object {
 		return native(v.ToObject(vm).GetSymbol(goja.SymIterator))(goja.FunctionCall{This: v}).ToObject(vm)
 	}
-	newOf := func(ctor string, args ...goja.Value) goja.Value {
-		o, err := vm.New(vm.Get(ctor), args...)
-		if err != nil {
-			panic(err)
-		}
-		return o
-	}
-	re := newOf("RegExp", vm.ToValue("a"), vm.ToValue("g"))
-	matchAll := native(re.ToObject(vm).GetSymbol(goja.SymMatchAll))(goja.FunctionCall{This: re, Arguments: []goja.Value{vm.ToValue("")}}).ToObject(vm)
-	for _, it := range []*goja.Object{iterOf(vm.NewArray()), iterOf(vm.ToValue("")), iterOf(newOf("Map")), iterOf(newOf("Set")), matchAll} {
+	for _, it := range []*goja.Object{iterOf(vm.NewArray()), iterOf(vm.ToValue(""))} {
 		proto := it.Prototype()
 		next := native(proto.Get("next"))
 		g.set(proto, "next", func(c goja.FunctionCall) goja.Value {
@@ -171,10 +170,10 @@ func (g *guard) setSymbol(o *goja.Object, s *goja.Symbol, f func(goja.FunctionCa
 	}
 }
 
-// throw throws a new ctor (RangeError, TypeError) with msg into the
-// script.
-func (g *guard) throw(ctor goja.Value, msg string) {
-	e, err := g.vm.New(ctor, g.vm.ToValue(msg))
+// throw throws a new ctor (RangeError, TypeError: the global one) with
+// msg into the script.
+func (g *guard) throw(ctor string, msg string) {
+	e, err := g.vm.New(g.vm.Get(ctor), g.vm.ToValue(msg))
 	if err != nil {
 		panic(err)
 	}
@@ -186,16 +185,16 @@ func (g *guard) throw(ctor goja.Value, msg string) {
 // not look for the interrupt.
 func (g *guard) checkStopped() {
 	if g.stopped.Load() {
-		g.throw(g.rangeErr, "the script was interrupted")
+		g.throw(rangeError, "the script was interrupted")
 	}
 }
 
 func (g *guard) tooLong(what string, n int64) {
-	g.throw(g.rangeErr, fmt.Sprintf("%s: the array's length %d is over the limit of %d elements", what, n, g.maxLen))
+	g.throw(rangeError, fmt.Sprintf("%s: the array's length %d is over the limit of %d elements", what, n, g.maxLen))
 }
 
 func (g *guard) stringTooLong(what string, n int64) {
-	g.throw(g.rangeErr, fmt.Sprintf("%s: the result's length %d is over the limit of %d characters", what, n, g.maxStr))
+	g.throw(rangeError, fmt.Sprintf("%s: the result's length %d is over the limit of %d characters", what, n, g.maxStr))
 }
 
 // walks bounds an Array.prototype method that walks its this value.
@@ -213,19 +212,19 @@ func (g *guard) walks(orig func(goja.FunctionCall) goja.Value, what string) func
 func (g *guard) length(v goja.Value, what string) int64 {
 	o := v.ToObject(g.vm)
 	if o.ExportType() == proxyType {
-		g.throw(g.typeErr, what+": a Proxy is not accepted (its length is not bounded)")
+		g.throw(typeError, what+": a Proxy is not accepted (its length is not bounded)")
 	}
 	if o.ClassName() != "Array" {
 		for p := o; p != nil; p = p.Prototype() {
 			if p.ExportType() == proxyType {
-				g.throw(g.typeErr, what+": an object whose prototype is a Proxy is not accepted (its length is not bounded)")
+				g.throw(typeError, what+": an object whose prototype is a Proxy is not accepted (its length is not bounded)")
 			}
 			d, ok := g.gopd(goja.FunctionCall{Arguments: []goja.Value{p, g.vm.ToValue("length")}}).(*goja.Object)
 			if !ok {
 				continue
 			}
 			if v := d.Get("value"); v == nil || !isPrimitive(v) {
-				g.throw(g.typeErr, what+": an object whose length is a getter or an object is not accepted (its length is not bounded)")
+				g.throw(typeError, what+": an object whose length is a getter or an object is not accepted (its length is not bounded)")
 			}
 			break
 		}
@@ -318,7 +317,7 @@ func (g *guard) toLocaleString(orig func(goja.FunctionCall) goja.Value) func(goj
 		return g.joinStrings(join, o, n, g.vm.ToValue(","), "Array.prototype.toLocaleString", func(e goja.Value) goja.String {
 			f, ok := goja.AssertFunction(e.ToObject(g.vm).Get("toLocaleString"))
 			if !ok {
-				g.throw(g.typeErr, "toLocaleString is not a function")
+				g.throw(typeError, "toLocaleString is not a function")
 			}
 			v, err := f(e)
 			if err != nil {
@@ -476,7 +475,7 @@ func (g *guard) guardStrings(sp *goja.Object) {
 // as the method itself does.
 func (g *guard) coercible(v goja.Value, name string) goja.Value {
 	if v == nil || goja.IsUndefined(v) || goja.IsNull(v) {
-		g.throw(g.typeErr, "String.prototype."+name+" called on null or undefined")
+		g.throw(typeError, "String.prototype."+name+" called on null or undefined")
 	}
 	return v
 }
@@ -518,7 +517,7 @@ func (g *guard) replacement(r goja.Value, s goja.String, what string) goja.Value
 // most s long; "$`" and "$'" are up to s each time.
 func (g *guard) replaceSize(s, repl goja.String, count, matchLen int64, what string) {
 	if count > g.maxLen {
-		g.throw(g.rangeErr, fmt.Sprintf("%s: %d replacements are over the limit of %d", what, count, g.maxLen))
+		g.throw(rangeError, fmt.Sprintf("%s: %d replacements are over the limit of %d", what, count, g.maxLen))
 	}
 	if !g.replaceFits(s, repl, count, matchLen) {
 		g.stringTooLong(what, int64(min(replaceBound(s, repl, count, matchLen), 1<<62)))
@@ -564,7 +563,7 @@ func (g *guard) guardRegExps(rp *goja.Object) {
 			return false
 		}
 		if n := int64(s.Length()) + 1; n > g.maxLen {
-			g.throw(g.rangeErr, fmt.Sprintf("%s: a global match on a string of %d characters may find more than the limit of %d matches", what, n-1, g.maxLen))
+			g.throw(rangeError, fmt.Sprintf("%s: a global match on a string of %d characters may find more than the limit of %d matches", what, n-1, g.maxLen))
 		}
 		return true
 	}
@@ -599,12 +598,14 @@ func (g *guard) guardRegExps(rp *goja.Object) {
 		}
 		return split(goja.FunctionCall{This: c.This, Arguments: []goja.Value{s, c.Argument(1)}})
 	})
-	match := native(rp.GetSymbol(goja.SymMatch))
-	g.setSymbol(rp, goja.SymMatch, func(c goja.FunctionCall) goja.Value {
-		s := g.str(c.Argument(0))
-		global(c.This, s, "RegExp.prototype[Symbol.match]")
-		return match(goja.FunctionCall{This: c.This, Arguments: []goja.Value{s}})
-	})
+	for _, sym := range []*goja.Symbol{goja.SymMatch, goja.SymMatchAll} {
+		match, what := native(rp.GetSymbol(sym)), "RegExp.prototype["+sym.String()+"]"
+		g.setSymbol(rp, sym, func(c goja.FunctionCall) goja.Value {
+			s := g.str(c.Argument(0))
+			global(c.This, s, what)
+			return match(goja.FunctionCall{This: c.This, Arguments: []goja.Value{s}})
+		})
+	}
 }
 
 // jsonCounter returns a replacer function for JSON.stringify that counts

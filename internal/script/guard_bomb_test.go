@@ -39,7 +39,7 @@ func TestOneCallBombsAreRefused(t *testing.T) {
 		`var o = [1]; for (var i = 0; i < 40; i++) o = [o, o]; o.flat(Infinity)`,
 		`var o = []; for (var i = 0; i < 40; i++) o = [o, o]; o.flat(Infinity)`,
 		`a.sort()`, `a.copyWithin(0, 1)`, `a.flat()`, `a.map(function (x) { return x; })`, `a.concat(a)`,
-		`Array.from(a)`, `new Set(a)`, `a.splice(0, 1)`, `a.findLastIndex(function () { return false; })`,
+		`Array.from(a)`, `new Set(a)`, `a.splice(0, 1)`, `a.findLastIndex(function () { return false; })`, `a.find(function () { return false; })`,
 		`var it = (function () { return arguments; })()[Symbol.iterator]; var o = {length: 2 ** 53 - 1}; o[Symbol.iterator] = it; [...o]`,
 		// Memory: one call that allocates gigabytes.
 		`Array(256).fill(s).join("")`, `JSON.stringify(Array(256).fill(s))`, `String(Array(256).fill(s))`,
