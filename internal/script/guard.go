@@ -27,16 +27,16 @@ import (
 // builder (join, toString and toLocaleString of arrays, JSON.stringify,
 // String.prototype.concat, repeat, padStart, padEnd, replace, replaceAll
 // and RegExp replacement) is refused when its result would be longer than
-// Limits.MaxStringLength; a split or global match that would make more
-// than MaxArrayLength strings is refused. An array iterator's next throws
-// once the execution is interrupted, so that spreading a huge array stops
-// within the budgets.
+// Limits.MaxStringLength; a split or global match that could make more
+// than MaxArrayLength strings or matches is refused. The array and string
+// iterators' next throws once the execution is interrupted, so that
+// spreading a huge array stops within the budgets.
 type guard struct {
-	vm       *goja.Runtime
-	maxLen   int64
-	maxStr   int64
-	stopped  atomic.Bool // the execution was interrupted
-	gopd     func(goja.FunctionCall) goja.Value
+	vm      *goja.Runtime
+	maxLen  int64
+	maxStr  int64
+	stopped atomic.Bool // the execution was interrupted
+	gopd    func(goja.FunctionCall) goja.Value
 }
 
 // The constructors of what a guard throws, looked up when it throws (the
