@@ -132,6 +132,13 @@ func installGuard(vm *goja.Runtime, l Limits) *guard {
 			g.jsonSize(c.Argument(0), c.Argument(2))
 			return stringify(c)
 		}
+		if _, ok := c.Argument(0).(*goja.Object); !ok && goja.IsUndefined(c.Argument(1)) {
+			// A primitive: its text is known (a UDF's result often is).
+			if n := g.jsonLen(c.Argument(0), g.maxStr); n > g.maxStr {
+				g.stringTooLong("JSON.stringify", n)
+			}
+			return stringify(c)
+		}
 		return stringify(goja.FunctionCall{This: c.This, Arguments: []goja.Value{c.Argument(0), g.jsonCounter(c.Argument(1), c.Argument(2)), c.Argument(2)}})
 	})
 	return g

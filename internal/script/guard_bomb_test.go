@@ -46,7 +46,7 @@ func TestOneCallBombsAreRefused(t *testing.T) {
 		`Array(256).fill(s).toLocaleString()`, `[Array(9).fill(s), Array(9).fill(s)].join()`,
 		`JSON.stringify({a: Array(256).fill(s)})`, `JSON.stringify(Array(256).fill(s), null, 2)`, `JSON.stringify(Array(256).fill(s), ["a"])`,
 		`JSON.stringify({toJSON: function () { return Array(256).fill(s); }})`,
-		`JSON.stringify("\u0001".repeat(1 << 22))`, `var o = []; for (var i = 0; i < 100; i++) o = [o, o]; JSON.stringify(o)`, `JSON.stringify([s], function (k, v) { return k === "0" ? Array(256).fill(s) : v; })`,
+		`JSON.stringify("\u0001".repeat(1 << 22))`, `JSON.stringify(s + "x")`, `var o = []; for (var i = 0; i < 100; i++) o = [o, o]; JSON.stringify(o)`, `JSON.stringify([s], function (k, v) { return k === "0" ? Array(256).fill(s) : v; })`,
 		`Array.from({length: 5e8})`, `a.length = 4e9; a.fill(0)`, `Array(4e9).fill(0)`,
 		`Array.apply(null, {length: 3e8})`, `Reflect.apply(Math.max, null, {length: 3e8})`,
 		`Reflect.construct(Array, {length: 3e8})`,

@@ -76,6 +76,7 @@ func TestGuardedBuiltinsStillWork(t *testing.T) {
 		{`"aXbX".match(/X/g)`, `["X","X"]`},
 		{`JSON.stringify({a: [1, "x", null], d: new Date(0), n: new Number(2), f: function () {}})`, `"{\"a\":[1,\"x\",null],\"d\":\"1970-01-01T00:00:00.000Z\",\"n\":2}"`},
 		{`JSON.stringify([1], null, 1)`, `"[\n 1\n]"`},
+		{`JSON.stringify("a\"b") + JSON.stringify(1.5) + JSON.stringify(undefined)`, `"\"a\\\"b\"1.5undefined"`},
 		{`JSON.stringify({a: 1, b: 2}, ["a"])`, `"{\"a\":1}"`},
 		{`(function () { var o = {}; o.o = o; try { JSON.stringify(o); } catch (e) { return e.name; } })()`, `"TypeError"`},
 		{`typeof [].indexOf`, `"function"`},
