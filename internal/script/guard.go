@@ -37,6 +37,12 @@ type guard struct {
 	maxStr  int64
 	stopped atomic.Bool // the execution was interrupted
 	gopd    func(goja.FunctionCall) goja.Value
+	// joining are the arrays being joined, outermost first: one met again
+	// is a cycle, which joins as "" (as goja's join does), and they nest
+	// at most maxDepth deep (the joins recurse in Go, not on goja's
+	// stack).
+	joining  []*goja.Object
+	maxDepth int
 }
 
 // The constructors of what a guard throws, looked up when it throws (the
@@ -67,7 +73,7 @@ var arrayUnguarded = map[string]bool{"constructor": true, "at": true, "pop": tru
 
 // installGuard bounds vm's built-ins (see guard).
 func installGuard(vm *goja.Runtime, l Limits) *guard {
-	g := &guard{vm: vm, maxLen: int64(l.MaxArrayLength), maxStr: int64(l.MaxStringLength)}
+	g := &guard{vm: vm, maxLen: int64(l.MaxArrayLength), maxStr: int64(l.MaxStringLength), maxDepth: l.MaxCallStackSize}
 	object := vm.Get("Object").ToObject(vm)
 	g.gopd = native(object.Get("getOwnPropertyDescriptor"))
 
@@ -288,6 +294,16 @@ func (g *guard) join(orig func(goja.FunctionCall) goja.Value) func(goja.Function
 // joinStrings joins the n elements of o, each converted by conv (null and
 // undefined are empty), with sep, refusing a result over the limit.
 func (g *guard) joinStrings(orig func(goja.FunctionCall) goja.Value, o *goja.Object, n int64, sep goja.Value, what string, conv func(goja.Value) goja.String) goja.Value {
+	for _, j := range g.joining {
+		if j == o {
+			return g.vm.ToValue("")
+		}
+	}
+	if len(g.joining) >= g.maxDepth {
+		g.throw(rangeError, fmt.Sprintf("%s: arrays nested past the limit of %d (Maximum call stack size exceeded)", what, g.maxDepth))
+	}
+	g.joining = append(g.joining, o)
+	defer func() { g.joining = g.joining[:len(g.joining)-1] }()
 	sepLen := int64(sep.(goja.String).Length())
 	total := int64(0)
 	if n > 1 {
@@ -345,8 +361,11 @@ func (g *guard) flat(orig func(goja.FunctionCall) goja.Value) func(goja.Function
 			depth = d.ToNumber()
 		}
 		visited := int64(0)
-		var visit func(o *goja.Object, d float64)
-		visit = func(o *goja.Object, d float64) {
+		var visit func(o *goja.Object, d float64, level int)
+		visit = func(o *goja.Object, d float64, level int) {
+			if level > g.maxDepth {
+				g.throw(rangeError, fmt.Sprintf("Array.prototype.flat: arrays nested past the limit of %d (Maximum call stack size exceeded)", g.maxDepth))
+			}
 			n := g.length(o, "Array.prototype.flat")
 			for i := range n {
 				g.checkStopped()
@@ -354,11 +373,11 @@ func (g *guard) flat(orig func(goja.FunctionCall) goja.Value) func(goja.Function
 					g.tooLong("Array.prototype.flat", visited)
 				}
 				if e, ok := o.Get(strconv.FormatInt(i, 10)).(*goja.Object); ok && d >= 1 && e.ClassName() == "Array" {
-					visit(e, d-1)
+					visit(e, d-1, level+1)
 				}
 			}
 		}
-		visit(c.This.ToObject(g.vm), depth.ToFloat())
+		visit(c.This.ToObject(g.vm), depth.ToFloat(), 0)
 		return orig(goja.FunctionCall{This: c.This, Arguments: []goja.Value{depth}})
 	}
 }
