@@ -67,7 +67,11 @@
 //     spreading a huge sparse array or string ([...a], f(...a),
 //     new Set(a)) runs until the time or memory watchdog stops it, as a
 //     loop would (a Map's or Set's iterator makes what the script put
-//     there, one instruction each). What is not bounded: a
+//     there, one instruction each). A regular expression that goja
+//     runs on its backtracking engine (lookarounds, backreferences) may
+//     take exponential time in one match: each match is given up after
+//     regexpMatchTimeout (5.5 s, the default Timeout and Grace, when the
+//     execution has been interrupted), as no match. What is not bounded: a
 //     JSON.stringify with a list of property names is sized by a walk
 //     before it, which a getter or toJSON answering differently the
 //     second time defeats; a built-in not named here that allocates in

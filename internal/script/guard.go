@@ -6,7 +6,9 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"time"
 
+	"github.com/dlclark/regexp2/v2"
 	"github.com/dop251/goja"
 )
 
@@ -777,4 +779,18 @@ func (g *guard) jsonSize(v, space goja.Value) {
 		}
 	}
 	walk(v, 0)
+}
+
+// regexpMatchTimeout bounds one match of a regular expression that goja
+// runs on its backtracking engine (regexp2: lookarounds, backreferences),
+// where a catastrophic pattern takes exponential time in one Go call. A
+// match past it is given up as no match, so it is as long as the default
+// Timeout and Grace: by then the execution is interrupted, and the wrong
+// answer never reaches the script (with a longer Limits.Timeout it may).
+// regexp2 reads it when a pattern is compiled, and it is the process's:
+// goja is its only user here.
+const regexpMatchTimeout = 5500 * time.Millisecond
+
+func init() {
+	regexp2.DefaultMatchTimeout = regexpMatchTimeout
 }
