@@ -32,15 +32,56 @@
 //     than Limits.MaxHeapGrowth since the execution began, it collects
 //     garbage once and, if the heap is still over, interrupts every
 //     execution then running (the heap is the process's: it cannot tell
-//     whose the memory is). Built-ins that allocate much in one call
-//     (String.prototype.repeat, padStart, padEnd) are refused past
-//     MaxStringLength; what a single other built-in call allocates
-//     before the next sample is not bounded, and the interrupt does not
-//     stop a built-in's own loop: goja checks it between instructions
-//     only (a join or JSON.stringify of an array holding one huge string
-//     many times, Array.from({length: 5e8}), new Array(1e9).fill(0),
-//     Array.prototype.indexOf.call({length: 2**53 - 1}), the spread of an
-//     array whose length was set to 2**32 - 1: each is one call);
+//     whose the memory is);
+//   - one call: goja checks the interrupt between instructions only, and
+//     a built-in runs as one Go loop, so one call of it could spin past
+//     the time limit, or allocate gigabytes before the next sample. The
+//     runtime's guard (guard.go) replaces each such built-in by a Go
+//     function that checks the call's inputs and throws a RangeError
+//     naming the limit before calling the original, which only the Go
+//     closure holds (no script value reaches it: replacing
+//     Function.prototype.call or keeping a reference gains nothing).
+//     Every Array.prototype method that walks its array or array-like
+//     (all but at, pop, push, the iterators, and find, findIndex,
+//     findLast and findLastIndex, whose callback runs at every index
+//     where the interrupt reaches it), Array.from,
+//     Function.prototype.apply, Reflect.apply and Reflect.construct
+//     refuse a length over Limits.MaxArrayLength (1 Mi by default);
+//     Array.prototype.flat refuses to visit more elements at all depths;
+//     join, Array.prototype.toString and toLocaleString, JSON.stringify
+//     (counted as it writes, after toJSON, getters and a replacer
+//     function), String.prototype.concat, repeat, padStart, padEnd,
+//     replace and replaceAll (with a string or a function; a string's
+//     "$" patterns are bounded from above) refuse a result over
+//     Limits.MaxStringLength (16 Mi code units); a split, and a global
+//     match, matchAll or replace of a RegExp, refuse what could make
+//     more than MaxArrayLength strings or matches. The guard converts a
+//     value once and passes the original the result, so that a valueOf,
+//     toString or getter cannot answer the check and the original
+//     differently; where it cannot (an array-like whose length is a
+//     getter or an object, or a Proxy), Array.prototype's methods throw a
+//     TypeError instead. join keeps goja's handling of cycles (a cyclic
+//     element joins as "") and, as flat, refuses arrays nested deeper
+//     than Limits.MaxCallStackSize (both recurse in Go). The array and
+//     string iterators' next throws once the execution is interrupted, so
+//     spreading a huge sparse array or string ([...a], f(...a),
+//     new Set(a)) runs until the time or memory watchdog stops it, as a
+//     loop would (a Map's or Set's iterator makes what the script put
+//     there, one instruction each). A regular expression that goja
+//     runs on its backtracking engine (lookarounds, backreferences) may
+//     take exponential time in one match: each match is given up after
+//     regexpMatchTimeout (6 s, past the default Timeout and Grace, when
+//     the execution's interrupt is pending), as no match. What is not bounded: a
+//     JSON.stringify with a list of property names is sized by a walk
+//     before it, which a getter or toJSON answering differently the
+//     second time defeats; a built-in not named here that allocates in
+//     proportion to what the script already holds (Object.keys of an
+//     object with many properties, a string's toUpperCase) may take up
+//     to a few times that at once; a global RegExp replace whose bound is
+//     loose counts its matches first, so it runs the expression twice;
+//     a guard adds a Go call to every guarded call, and making the guard
+//     costs a fresh runtime about 100 KiB and 1,500 allocations (a
+//     Function's shared runtimes pay it once);
 //   - output: the response body, each document and the log are bounded
 //     (Limits.MaxBodyBytes, MaxLogBytes).
 //

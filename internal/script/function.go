@@ -107,6 +107,7 @@ type Function struct {
 // warm is a runtime prepared for calls of a Function.
 type warm struct {
 	vm      *goja.Runtime
+	guard   *guard
 	fn      goja.Callable
 	parse   goja.Callable
 	strfy   goja.Callable
@@ -179,7 +180,7 @@ func (f *Function) Call(ctx context.Context, args []any) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	x := &execution{vm: w.vm, env: &Env{Kind: UDF, Response: &Message{}}, limits: f.limits, start: time.Now(),
+	x := &execution{vm: w.vm, guard: w.guard, env: &Env{Kind: UDF, Response: &Message{}}, limits: f.limits, start: time.Now(),
 		parse: w.parse, strfy: w.strfy, errCtor: w.errCtor}
 	var out any
 	stop := x.watch(ctx)
@@ -326,8 +327,8 @@ func (f *Function) get() (*warm, error) {
 		return w, nil
 	}
 	f.mu.Unlock()
-	vm := newRuntime(f.limits)
-	x := &execution{vm: vm, env: &Env{Kind: UDF}, limits: f.limits}
+	vm, g := newRuntime(f.limits)
+	x := &execution{vm: vm, guard: g, env: &Env{Kind: UDF}, limits: f.limits}
 	x.bindJSON()
 	v, err := vm.RunProgram(f.p.prog)
 	if err != nil {
@@ -340,14 +341,14 @@ func (f *Function) get() (*warm, error) {
 	if _, err := vm.RunProgram(freezer); err != nil {
 		return nil, x.failure(err)
 	}
-	return &warm{vm: vm, fn: fn, parse: x.parse, strfy: x.strfy, errCtor: x.errCtor, proto: vm.GlobalObject().Prototype()}, nil
+	return &warm{vm: vm, guard: g, fn: fn, parse: x.parse, strfy: x.strfy, errCtor: x.errCtor, proto: vm.GlobalObject().Prototype()}, nil
 }
 
-// put keeps w for another call, unless the call added to its global
-// object or changed its prototype (which it may: the global object stays
-// extensible).
+// put keeps w for another call, unless the call changed the global
+// object's prototype (which the freezer forbids: a check to be sure).
 func (f *Function) put(w *warm) {
 	w.vm.ClearInterrupt()
+	w.guard.stopped.Store(false)
 	if w.vm.GlobalObject().Prototype() != w.proto {
 		return
 	}

@@ -34,6 +34,15 @@ type Limits struct {
 	MaxBodyBytes int
 	// MaxLogBytes bounds the log: 16 KiB by default, the rest dropped.
 	MaxLogBytes int
+	// MaxArrayLength bounds the arrays and array-likes a built-in walks in
+	// one call (Array.prototype's methods, Array.from,
+	// Function.prototype.apply) and the strings a split makes:
+	// DefaultMaxArrayLength by default (see the package documentation).
+	MaxArrayLength int
+	// MaxStringLength bounds the string a built-in builds in one call
+	// (join, JSON.stringify, concat, repeat, padStart, padEnd, replace), in
+	// UTF-16 code units: DefaultMaxStringLength by default.
+	MaxStringLength int
 }
 
 func (l Limits) withDefaults() Limits {
@@ -55,12 +64,23 @@ func (l Limits) withDefaults() Limits {
 	if l.MaxLogBytes <= 0 {
 		l.MaxLogBytes = 16 << 10
 	}
+	if l.MaxArrayLength <= 0 {
+		l.MaxArrayLength = DefaultMaxArrayLength
+	}
+	if l.MaxStringLength <= 0 {
+		l.MaxStringLength = DefaultMaxStringLength
+	}
 	return l
 }
 
-// MaxStringLength bounds a string String.prototype.repeat, padStart or
-// padEnd make: built-ins that allocate at once.
-const MaxStringLength = 16 << 20
+// The defaults of Limits.MaxArrayLength and MaxStringLength: an array of
+// 1 Mi elements is 16 MiB of values, a string of 16 Mi code units 16 to
+// 32 MiB, each well under MaxHeapGrowth's default, so that one call
+// stays near the memory budget the heap watchdog enforces between calls.
+const (
+	DefaultMaxArrayLength  = 1 << 20
+	DefaultMaxStringLength = 16 << 20
+)
 
 // Kind is what a script is run as.
 type Kind int
@@ -151,8 +171,8 @@ const memoryTick = 2 * time.Millisecond
 func Run(ctx context.Context, p *Program, env *Env) (Result, error) {
 	l := env.Limits.withDefaults()
 	start := time.Now()
-	vm := newRuntime(l)
-	x := &execution{vm: vm, env: env, limits: l, start: start}
+	vm, g := newRuntime(l)
+	x := &execution{vm: vm, guard: g, env: env, limits: l, start: start}
 	stop := x.watch(ctx)
 	defer stop()
 	err := x.run(p)
@@ -163,6 +183,7 @@ func Run(ctx context.Context, p *Program, env *Env) (Result, error) {
 // execution is one run of a script.
 type execution struct {
 	vm      *goja.Runtime
+	guard   *guard // vm's: told when the execution is interrupted
 	env     *Env
 	limits  Limits
 	start   time.Time
@@ -223,6 +244,7 @@ func (x *execution) abort(r Reason) {
 		x.aborted = &r
 	}
 	x.vm.Interrupt(abortErr{r})
+	x.guard.stopped.Store(true)
 }
 
 var heapSample = []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
@@ -261,22 +283,9 @@ var removedGlobals = []string{
 	"Uint32Array", "Float32Array", "Float64Array", "BigInt64Array", "BigUint64Array",
 }
 
-// prelude bounds the built-ins that allocate much in one call. It runs
-// first in every runtime; the script may undo it only in its own runtime,
-// and then holds the same bounded original functions no longer.
-var prelude = goja.MustCompile("prelude", fmt.Sprintf(`(function (S, RangeError) {
-  var repeat = S.prototype.repeat, padStart = S.prototype.padStart, padEnd = S.prototype.padEnd;
-  function check(n) { if (n > %d) throw new RangeError("Invalid string length"); }
-  Object.defineProperty(S.prototype, "repeat", {writable: true, configurable: true, value: function (n) {
-    check(String(this).length * Number(n)); return repeat.call(this, n); }});
-  Object.defineProperty(S.prototype, "padStart", {writable: true, configurable: true, value: function (n, f) {
-    check(Number(n)); return padStart.call(this, n, f); }});
-  Object.defineProperty(S.prototype, "padEnd", {writable: true, configurable: true, value: function (n, f) {
-    check(Number(n)); return padEnd.call(this, n, f); }});
-})(String, RangeError)`, MaxStringLength), false)
-
-// newRuntime returns a fresh runtime: the built-ins, bounded.
-func newRuntime(l Limits) *goja.Runtime {
+// newRuntime returns a fresh runtime: the built-ins, bounded, and its
+// guard.
+func newRuntime(l Limits) (*goja.Runtime, *guard) {
 	vm := goja.New()
 	vm.SetMaxCallStackSize(l.MaxCallStackSize)
 	g := vm.GlobalObject()
@@ -286,10 +295,7 @@ func newRuntime(l Limits) *goja.Runtime {
 		// BenchmarkRunNoop).
 		_ = g.Delete(name)
 	}
-	if _, err := vm.RunProgram(prelude); err != nil {
-		panic(err) // a fixed program: it does not fail
-	}
-	return vm
+	return vm, installGuard(vm, l)
 }
 
 // run compiles nothing: it evaluates p, calls the function it yields with
@@ -368,6 +374,14 @@ func (x *execution) try(f func() error) (err error) {
 
 // failure turns what the runtime returned into an *Error.
 func (x *execution) failure(err error) error {
+	x.mu.Lock()
+	aborted := x.aborted
+	x.mu.Unlock()
+	if aborted != nil {
+		// What the script threw after (a guarded built-in refusing to go
+		// on) is not why it stopped.
+		return x.abortFailure(*aborted)
+	}
 	var ie *goja.InterruptedError
 	var so *goja.StackOverflowError
 	var ex *goja.Exception
