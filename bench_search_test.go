@@ -98,9 +98,11 @@ func vectorQuery(b *testing.B, c *lethe.Container, q []float64) {
 // BenchmarkVectorTopK: SELECT TOP 10 ... ORDER BY VectorDistance over
 // 100,000 items holding vectors of 128 and 768 float32 values (cosine,
 // exact), the query vector a parameter: through the vector index (index),
-// and scanning the items' JSON (scan); floor reads the same number of
-// float32 values once from memory, the least an exact search can do. The
-// index's setup reports its memory per vector (B/vector).
+// the same with no float32 pruning (unpruned: every vector compared in
+// float64, as before it), and scanning the items' JSON (scan); floor reads
+// the same number of float32 values once from memory, the least an exact
+// search can do. The index's setup reports its memory per vector
+// (B/vector).
 func BenchmarkVectorTopK(b *testing.B) {
 	const n = 100_000
 	for _, dims := range []int{128, 768} {
@@ -112,14 +114,19 @@ func BenchmarkVectorTopK(b *testing.B) {
 			}
 			b.ReportMetric(perVector, "B/vector")
 		})
-		b.Run(fmt.Sprintf("dims=%d/via=scan", dims), func(b *testing.B) {
-			was := lethe.SetUseIndexes(false)
-			defer lethe.SetUseIndexes(was)
-			b.ReportAllocs()
-			for b.Loop() {
-				vectorQuery(b, c, q)
+		// without times the query with a switch (which returns what it
+		// was) turned off.
+		without := func(set func(on bool) (was bool)) func(*testing.B) {
+			return func(b *testing.B) {
+				defer set(set(false))
+				b.ReportAllocs()
+				for b.Loop() {
+					vectorQuery(b, c, q)
+				}
 			}
-		})
+		}
+		b.Run(fmt.Sprintf("dims=%d/via=unpruned", dims), without(lethe.SetPruneVectorScans))
+		b.Run(fmt.Sprintf("dims=%d/via=scan", dims), without(lethe.SetUseIndexes))
 		b.Run(fmt.Sprintf("dims=%d/via=floor", dims), func(b *testing.B) { memoryFloor(b, n, dims) })
 		runtime.KeepAlive(c)
 	}
