@@ -216,7 +216,8 @@ func (ab *annBench) top(b *testing.B, q []float64, bruteForce bool) []string {
 // embeddings do (LETHE_BENCH_VECTORS=n,dims changes the size): through a
 // diskANN index (graph: approximate, with its recall@10 against the exact
 // result), through the same index with bruteForce (exact), through a
-// quantizedFlat index (exact), and reading the vectors once from memory
+// quantizedFlat index (exact; unpruned: with no float32 pruning, every
+// vector compared in float64), and reading the vectors once from memory
 // (floor). The setup of each index reports how long it took to make
 // (build-s) and the heap it added per vector (B/vector).
 func BenchmarkVectorANN(b *testing.B) {
@@ -256,6 +257,9 @@ func BenchmarkVectorANN(b *testing.B) {
 	}
 	took, perVector := ab.index(b, lethe.VectorIndexTypeQuantizedFlat)
 	run("index=quantizedFlat", false, took, perVector)
+	was := lethe.SetPruneVectorScans(false)
+	run("index=quantizedFlat/via=unpruned", false, took, perVector)
+	lethe.SetPruneVectorScans(was)
 	ab.index(b, "")
 	took, perVector = ab.index(b, lethe.VectorIndexTypeDiskANN)
 	run("index=diskANN/via=graph", false, took, perVector)
