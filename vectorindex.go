@@ -480,9 +480,9 @@ func (t *topK) add(k float32, i uint32) {
 // score's float32 approximation and the bound on its error (b; nil: it
 // never prunes). higher: a higher score is nearer (the key is its
 // negation). A key is the score rounded to float32, and rounding is
-// monotonic: if the score's bound is above next, the float32 after t's
-// largest key, its key is at least next, so above that key; add would
-// change nothing. Every item that may enter is compared exactly, as if
+// monotonic: if the least key the bound allows is above next, the float32
+// after t's largest key, the key is at least next, so above that largest
+// key, and add would change nothing. Every item that may enter is compared exactly, as if
 // none were pruned: t ends as it would have.
 func (t *topK) prune(b *vector.Bounds, higher bool, v []float32, sumSquares float64) bool {
 	if b == nil || !t.full() {
