@@ -98,9 +98,11 @@ func vectorQuery(b *testing.B, c *lethe.Container, q []float64) {
 // BenchmarkVectorTopK: SELECT TOP 10 ... ORDER BY VectorDistance over
 // 100,000 items holding vectors of 128 and 768 float32 values (cosine,
 // exact), the query vector a parameter: through the vector index (index),
-// and scanning the items' JSON (scan); floor reads the same number of
-// float32 values once from memory, the least an exact search can do. The
-// index's setup reports its memory per vector (B/vector).
+// the same with no float32 pruning (unpruned: every vector compared in
+// float64, as before it), and scanning the items' JSON (scan); floor reads
+// the same number of float32 values once from memory, the least an exact
+// search can do. The index's setup reports its memory per vector
+// (B/vector).
 func BenchmarkVectorTopK(b *testing.B) {
 	const n = 100_000
 	for _, dims := range []int{128, 768} {
@@ -112,14 +114,19 @@ func BenchmarkVectorTopK(b *testing.B) {
 			}
 			b.ReportMetric(perVector, "B/vector")
 		})
-		b.Run(fmt.Sprintf("dims=%d/via=scan", dims), func(b *testing.B) {
-			was := lethe.SetUseIndexes(false)
-			defer lethe.SetUseIndexes(was)
-			b.ReportAllocs()
-			for b.Loop() {
-				vectorQuery(b, c, q)
+		// without times the query with a switch (which returns what it
+		// was) turned off.
+		without := func(set func(on bool) (was bool)) func(*testing.B) {
+			return func(b *testing.B) {
+				defer set(set(false))
+				b.ReportAllocs()
+				for b.Loop() {
+					vectorQuery(b, c, q)
+				}
 			}
-		})
+		}
+		b.Run(fmt.Sprintf("dims=%d/via=unpruned", dims), without(lethe.SetPruneVectorScans))
+		b.Run(fmt.Sprintf("dims=%d/via=scan", dims), without(lethe.SetUseIndexes))
 		b.Run(fmt.Sprintf("dims=%d/via=floor", dims), func(b *testing.B) { memoryFloor(b, n, dims) })
 		runtime.KeepAlive(c)
 	}
@@ -209,7 +216,8 @@ func (ab *annBench) top(b *testing.B, q []float64, bruteForce bool) []string {
 // embeddings do (LETHE_BENCH_VECTORS=n,dims changes the size): through a
 // diskANN index (graph: approximate, with its recall@10 against the exact
 // result), through the same index with bruteForce (exact), through a
-// quantizedFlat index (exact), and reading the vectors once from memory
+// quantizedFlat index (exact; unpruned: with no float32 pruning, every
+// vector compared in float64), and reading the vectors once from memory
 // (floor). The setup of each index reports how long it took to make
 // (build-s) and the heap it added per vector (B/vector).
 func BenchmarkVectorANN(b *testing.B) {
@@ -249,6 +257,9 @@ func BenchmarkVectorANN(b *testing.B) {
 	}
 	took, perVector := ab.index(b, lethe.VectorIndexTypeQuantizedFlat)
 	run("index=quantizedFlat", false, took, perVector)
+	was := lethe.SetPruneVectorScans(false)
+	run("index=quantizedFlat/via=unpruned", false, took, perVector)
+	lethe.SetPruneVectorScans(was)
 	ab.index(b, "")
 	took, perVector = ab.index(b, lethe.VectorIndexTypeDiskANN)
 	run("index=diskANN/via=graph", false, took, perVector)

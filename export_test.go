@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/lethedb/lethe/internal/fulltext"
+	"github.com/lethedb/lethe/internal/vector"
 	"github.com/lethedb/lethe/internal/vfs"
 )
 
@@ -297,3 +298,17 @@ func TextScores(c *Container, path []string, strs []string) map[string]float64 {
 	}
 	return out
 }
+
+// SetPruneVectorScans turns the pruning of exact vector scans on or off
+// and returns whether it was on.
+func SetPruneVectorScans(on bool) (was bool) {
+	was, pruneScans = pruneScans, on
+	return was
+}
+
+// SetAfterExactScan sets a function called after each exact scan of a
+// vector index with the number of items it pruned (nil: none).
+func SetAfterExactScan(fn func(pruned int)) { afterExactScan = fn }
+
+// FastVectors reports whether exact vector scans can prune (vector.Fast).
+func FastVectors() bool { return vector.Fast() }

@@ -3,6 +3,7 @@ package lethe
 import (
 	"cmp"
 	"context"
+	"math"
 	"slices"
 	"strings"
 	"unsafe"
@@ -42,7 +43,11 @@ import (
 // of those items, without reading any other item's JSON. Exactly (flat,
 // quantizedFlat, or bruteForce true): the items live at the query's
 // instant whose vectors the store holds are compared with @q, and the k
-// nearest kept, with every item tied with the k-th. Through the graph:
+// nearest kept, with every item tied with the k-th; where the processor
+// has AVX2, each is first compared in float32, and those that the bound on
+// that comparison's error shows cannot enter the k nor tie with the k-th
+// are skipped (topK.prune), so the exact float64 comparison is made only
+// for the few that may, and the result is the same. Through the graph:
 // the graph is searched for the k × searchListSizeMultiplier (10 by
 // default) nearest items that are in the query's view, live and in its
 // partitions, walking through the others (an expired or removed item is
@@ -350,9 +355,15 @@ func (c *Container) nearest(vi *vecIndex, q []float32, need, list int, exact boo
 	// ours reports whether an item is one of the query's: live at its
 	// instant, in its partitions.
 	ours := func(rec record) bool { return rule.live(rec, now) && strings.HasPrefix(rec.pk(), pk.enc) }
+	// With AVX2 a scan skips the items whose float32 score shows that they
+	// can neither enter the top nor tie with it (prune).
+	var bounds *vector.Bounds
+	if pruneScans && vector.Fast() {
+		bounds = vector.NewBounds(vi.metric, q)
+	}
 	scan := func(top *topK, from uint32) {
 		s.Each(view, from, func(i uint32, v []float32, sumSquares float64, rec record) {
-			if ours(rec) {
+			if ours(rec) && !top.prune(bounds, higher, v, sumSquares) {
 				if k, ok := key(v, sumSquares); ok {
 					top.add(k, i)
 				}
@@ -381,6 +392,9 @@ func (c *Container) nearest(vi *vecIndex, q []float32, need, list int, exact boo
 	}
 	top.reset(need)
 	scan(&top, 0)
+	if afterExactScan != nil {
+		afterExactScan(top.pruned)
+	}
 	if !top.full() {
 		return nil, rule, false
 	}
@@ -391,12 +405,22 @@ func (c *Container) nearest(vi *vecIndex, q []float32, need, list int, exact boo
 // graph with the number of items it found.
 var afterGraphSearch func(found int)
 
+// pruneScans is whether an exact scan prunes (topK.prune) where the
+// processor can; tests turn it off to compare. afterExactScan, when set
+// (by tests), is called after each exact scan with the number of items it
+// pruned.
+var (
+	pruneScans     = true
+	afterExactScan func(pruned int)
+)
+
 // topK keeps the need smallest keys it is given, and the slots tied with
 // the largest of them that did not fit.
 type topK struct {
-	need int
-	heap []topCand // a max-heap
-	ties []uint32
+	need   int
+	heap   []topCand // a max-heap
+	ties   []uint32
+	pruned int // the items prune skipped
 }
 
 type topCand struct {
@@ -405,7 +429,7 @@ type topCand struct {
 }
 
 func (t *topK) reset(need int) {
-	t.need, t.heap, t.ties = need, make([]topCand, 0, need), nil
+	t.need, t.heap, t.ties, t.pruned = need, make([]topCand, 0, need), nil, 0
 }
 
 func (t *topK) full() bool { return len(t.heap) == t.need }
@@ -449,6 +473,33 @@ func (t *topK) add(k float32, i uint32) {
 		}
 	}
 	t.heap = heap
+}
+
+// prune reports whether a vector (v, whose sum of squares is sumSquares)
+// surely neither enters t nor ties with the largest key t keeps, from its
+// score's float32 approximation and the bound on its error (b; nil: it
+// never prunes). higher: a higher score is nearer (the key is its
+// negation). A key is the score rounded to float32, and rounding is
+// monotonic: if the least key the bound allows is above next, the float32
+// after t's largest key, the key is at least next, so above that largest
+// key, and add would change nothing. Every item that may enter is compared exactly, as if
+// none were pruned: t ends as it would have.
+func (t *topK) prune(b *vector.Bounds, higher bool, v []float32, sumSquares float64) bool {
+	if b == nil || !t.full() {
+		return false
+	}
+	lo, hi, ok := b.Range(v, sumSquares)
+	if !ok {
+		return false
+	}
+	if higher {
+		lo = -hi // the least key
+	}
+	if lo > float64(math.Nextafter32(t.heap[0].key, float32(math.Inf(1)))) {
+		t.pruned++
+		return true
+	}
+	return false
 }
 
 // records returns the records of the slots kept.

@@ -2,9 +2,12 @@ package lethe_test
 
 import (
 	"fmt"
+	"maps"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -422,4 +425,144 @@ func TestVectorIndexAtOpen(t *testing.T) {
 	require.Equal(t, scanned, indexed)
 	_, present := lethe.VectorIndexSlots(c)
 	require.Equal(t, 50, present, "/embedding's 50 items")
+}
+
+// TestVectorScanPruning: an exact vector scan that skips the items whose
+// float32 score, with its error bound, shows they cannot enter the top
+// (prune) returns exactly what the scan that compares every item in
+// float64 returns, and what a scan of the items' JSON returns: the same
+// items, scores and order, ties included; for each distance function, on
+// random, clustered and adversarial data (exact ties, huge and tiny norms,
+// zero vectors, values near float32's limits), with items expiring and
+// queries on one partition. Where the processor can prune, it does.
+func TestVectorScanPruning(t *testing.T) {
+	seed := rand.Uint64()
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, 11))
+	// Each kind makes a vector of dims float32 values (as JSON numbers).
+	kinds := map[string]func(dims int) []float64{
+		"random": func(dims int) []float64 { return randomVec(rng, dims, 1) },
+		"clustered": func(dims int) []float64 {
+			r := rand.New(rand.NewPCG(uint64(rng.IntN(4)), 0)) // four centres
+			v := randomVec(r, dims, 1)
+			if rng.IntN(3) > 0 { // the others are the centre itself: ties
+				for i := range v {
+					v[i] = float64(float32(v[i] + rng.NormFloat64()*0.01))
+				}
+			}
+			return v
+		},
+		"adversarial": func(dims int) []float64 {
+			switch rng.IntN(6) {
+			case 0:
+				return make([]float64, dims) // zero
+			case 1: // near float32's largest: float32 sums overflow
+				v := randomVec(rng, dims, 1)
+				v[rng.IntN(dims)] = math.MaxFloat32 * float64(1-2*rng.IntN(2))
+				return v
+			case 2:
+				return randomVec(rng, dims, math.Ldexp(1, 30+rng.IntN(40)))
+			case 3: // float32 products underflow
+				return randomVec(rng, dims, math.Ldexp(1, -70-rng.IntN(50)))
+			}
+			v := make([]float64, dims) // small integers: exact ties
+			for i := range v {
+				v[i] = float64(rng.IntN(3) - 1)
+			}
+			return v
+		},
+	}
+	for _, dist := range []lethe.VectorDistanceFunction{lethe.VectorDistanceFunctionCosine, lethe.VectorDistanceFunctionDotProduct, lethe.VectorDistanceFunctionEuclidean} {
+		for _, kind := range slices.Sorted(maps.Keys(kinds)) { // in order: the seed replays the test
+			gen := kinds[kind]
+			t.Run(string(dist)+"/"+kind, func(t *testing.T) {
+				dims := []int{5, 40, 77}[rng.IntN(3)]
+				s, clock := newStore(t)
+				c := mustContainer(t, s, lethe.ContainerProperties{ID: "c", DefaultTimeToLive: lethe.TTLNever,
+					PartitionKeyDefinition: lethe.PartitionKeyDefinition{Paths: []string{"/pk"}},
+					VectorEmbeddingPolicy: &lethe.VectorEmbeddingPolicy{VectorEmbeddings: []lethe.VectorEmbedding{
+						{Path: "/v", DataType: lethe.VectorDataTypeFloat32, DistanceFunction: dist, Dimensions: uint32(dims)}}},
+					IndexingPolicy: &lethe.IndexingPolicy{VectorIndexes: []lethe.VectorIndex{{Path: "/v", Type: lethe.VectorIndexTypeFlat}}},
+				})
+				write := func(id int) {
+					pk := strconv.Itoa(rng.IntN(3))
+					ttl := ""
+					if rng.IntN(4) == 0 {
+						ttl = fmt.Sprintf(`,"ttl":%d`, 1+rng.IntN(5))
+					}
+					doc := fmt.Sprintf(`{"id":"%d","pk":%q,"v":%s%s}`, id, pk, jsonVec(gen(dims)), ttl)
+					_, err := c.UpsertItem(ctx, lethe.NewPartitionKeyString(pk), []byte(doc), nil)
+					require.NoError(t, err)
+				}
+				for id := range 400 {
+					write(id)
+				}
+				lethe.WaitVectorIndexes(c)
+				pruned := 0
+				lethe.SetAfterExactScan(func(n int) { pruned += n })
+				defer lethe.SetAfterExactScan(nil)
+				for round := range 12 {
+					for range 20 {
+						write(rng.IntN(450))
+					}
+					clock.Advance(time.Duration(rng.IntN(1500)) * time.Millisecond)
+					q := []lethe.QueryParameter{{Name: "@q", Value: gen(dims)}}
+					pk := lethe.NewPartitionKey()
+					if rng.IntN(3) == 0 {
+						pk = lethe.NewPartitionKeyString(strconv.Itoa(rng.IntN(3)))
+					}
+					text := fmt.Sprintf(`SELECT TOP %d c.id, VectorDistance(c.v, @q) AS s FROM c ORDER BY VectorDistance(c.v, @q)`, []int{1, 3, 10}[rng.IntN(3)])
+					run := func() []string {
+						var out []string
+						for item, err := range c.QueryItems(ctx, text, pk, &lethe.QueryOptions{QueryParameters: q}) {
+							if err != nil {
+								return append(out, err.Error())
+							}
+							out = append(out, string(item))
+						}
+						return out
+					}
+					got := run()
+					lethe.SetPruneVectorScans(false)
+					exact := run()
+					lethe.SetPruneVectorScans(true)
+					lethe.SetUseIndexes(false)
+					scanned := run()
+					lethe.SetUseIndexes(true)
+					require.Equal(t, exact, got, "round %d: %s", round, text)
+					// (A scan refuses the query when any item's score is
+					// beyond float32's range, JSON having no Infinity, where
+					// the index projects the top items' alone.)
+					if len(scanned) != 1 || !strings.Contains(scanned[0], "cannot represent") {
+						require.Equal(t, scanned, got, "round %d: %s", round, text)
+					}
+				}
+				t.Logf("dims %d: %d items pruned in 12 queries", dims, pruned)
+				if kind == "random" && lethe.FastVectors() {
+					assert.Greater(t, pruned, 12*100, "most items pruned")
+				}
+			})
+		}
+	}
+}
+
+// randomVec returns dims standard normal values times scale, each a float32.
+func randomVec(rng *rand.Rand, dims int, scale float64) []float64 {
+	v := make([]float64, dims)
+	for i := range v {
+		v[i] = float64(float32(rng.NormFloat64() * scale))
+	}
+	return v
+}
+
+// jsonVec writes v as a JSON array of float32 values.
+func jsonVec(v []float64) string {
+	b := []byte{'['}
+	for i, x := range v {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendFloat(b, x, 'g', -1, 32)
+	}
+	return string(append(b, ']'))
 }

@@ -5,7 +5,9 @@
 // Store of vectors that one writer appends to and removes from while
 // readers read it with no lock, each at a version; and a Graph (HNSW), an
 // approximate nearest-neighbour index of a store's vectors, whose float32
-// distances use AVX2 and FMA where the processor has them.
+// distances use AVX2 and FMA where the processor has them; and Bounds,
+// which brackets an exact score from those float32 distances, so that an
+// exact search compares exactly only the vectors that may be nearest.
 package vector
 
 import (
