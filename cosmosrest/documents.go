@@ -341,11 +341,15 @@ func (q *request) runQuery(text string, params map[string]json.RawMessage) {
 	size := 0
 	next, metrics, indexMetrics := "", "", ""
 	began := time.Now()
+	var busy time.Duration // run since the page last gave way
+	seen := q.h.started.Load()
 	for {
 		if opts.MaxPageBytes = maxResponseBytes - feedEnvelope - size; opts.MaxPageBytes <= 0 && len(items) > 0 {
 			break // full to the byte; the token resumes after it
 		}
+		pageStart := time.Now()
 		page, err := c.NewQueryItemsPager(text, pk, opts).NextPage(q.ctx())
+		busy += time.Since(pageStart)
 		charge += page.RequestCharge
 		if err != nil {
 			if len(items) > 0 && errors.Is(err, lethe.ErrTooManyRequests) {
@@ -367,6 +371,10 @@ func (q *request) runQuery(text string, params map[string]json.RawMessage) {
 		if next == "" || limit > 0 || len(page.Items) < int(opts.PageSizeHint) || time.Since(began) >= queryPageTime {
 			// The last page, or one that ended at its bytes or its budget.
 			break
+		}
+		if busy >= paceSlice {
+			q.h.giveWay(q.ctx(), busy, &seen)
+			busy = 0
 		}
 		opts.ContinuationToken = next
 	}

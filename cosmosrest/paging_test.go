@@ -246,3 +246,52 @@ func TestQueryPageBytesSmallRows(t *testing.T) {
 		}
 	}
 }
+
+// TestLongQueryPageGivesWay: a query page that joins engine pages for one
+// response (x-ms-max-item-count: -1) runs at full speed alone, and gives
+// way (sleeps as long as it ran) while other requests are being served;
+// its results are the same either way.
+func TestLongQueryPageGivesWay(t *testing.T) {
+	h, c := testServer(t, cosmosrest.Config{})
+	createDB(t, c, "db")
+	must(t, c.do("POST", "/dbs/db/colls", map[string]any{"id": "c"}), 201)
+	xs := make([]int, 40)
+	for i := range xs {
+		xs[i] = i
+	}
+	arr, _ := json.Marshal(xs)
+	for i := range 60 {
+		must(t, c.do("POST", "/dbs/db/colls/c/docs", fmt.Sprintf(`{"id":"d%d","xs":%s,"ys":%s}`, i, arr, arr)), 201)
+	}
+	query := func() []json.RawMessage {
+		r := must(t, c.do("POST", "/dbs/db/colls/c/docs", map[string]any{"query": "SELECT c.id, a, b FROM c JOIN a IN c.xs JOIN b IN c.ys"},
+			"Content-Type", "application/query+json", "x-ms-documentdb-isquery", "True", "x-ms-max-item-count", "-1"), 200)
+		return documents(t, r, "Documents")
+	}
+	alone := query()
+	if n := cosmosrest.Paced(h); n != 0 {
+		t.Fatalf("a query alone gave way %d times", n)
+	}
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				c.do("GET", "/dbs/db/colls/c/docs/d1", nil)
+			}
+		}
+	}()
+	beside := query()
+	close(stop)
+	<-done
+	if cosmosrest.Paced(h) == 0 {
+		t.Error("a query beside other requests never gave way")
+	}
+	if len(alone) != 60*40*40 || len(beside) != len(alone) {
+		t.Errorf("%d results alone, %d beside other requests; want %d", len(alone), len(beside), 60*40*40)
+	}
+}
