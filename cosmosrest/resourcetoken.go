@@ -84,7 +84,10 @@ func (h *Handler) verifyResourceToken(tok string, now time.Time) (tokenClaims, *
 		return tokenClaims{}, &authError{http.StatusUnauthorized, "the resource token is not valid: " + why}
 	}
 	p, s, ok := strings.Cut(tok, ".")
-	if !ok || len(tok) > maxResourceToken {
+	if !ok || len(tok) > maxResourceToken || !isBase64URL(p) || !isBase64URL(s) {
+		// Only the base64url alphabet: Go's decoder passes over CR and
+		// LF even in strict mode, so a token with them inserted would be
+		// read as the one it was made from.
 		return refuse("it is not a token this account handed out")
 	}
 	sig, err := base64.RawURLEncoding.Strict().DecodeString(s)
@@ -101,6 +104,18 @@ func (h *Handler) verifyResourceToken(tok string, now time.Time) (tokenClaims, *
 			time.Unix(c.Exp, 0).UTC().Format(http.TimeFormat), now.UTC().Format(http.TimeFormat)))
 	}
 	return c, nil
+}
+
+// isBase64URL reports whether s is made of the base64url alphabet alone.
+func isBase64URL(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case 'A' <= c && c <= 'Z', 'a' <= c && c <= 'z', '0' <= c && c <= '9', c == '-', c == '_':
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // msgInsufficientPermissions is the service's message for a resource
