@@ -380,24 +380,20 @@ type textIndex struct {
 // textIndexes are a container's full-text indexes, by path ("/"-joined).
 type textIndexes map[string]*textIndex
 
-// textAddr is what tells records apart in a textIndex: the address of
-// their bytes, unique among the records present.
-func textAddr(rec record) *byte { return unsafe.StringData(string(rec)) }
-
 // change makes ti follow one item change: old ("" if none) goes, rec (""
 // if none) comes. Replaying a change changes nothing (indexbuild.go).
 func (ti *textIndex) change(old, rec record) {
 	if old != "" {
-		if d, ok := ti.doc[textAddr(old)]; ok {
+		if d, ok := ti.doc[recAddr(old)]; ok {
 			ti.ix.Remove(d)
 			ti.recs[d] = ""
-			delete(ti.doc, textAddr(old))
+			delete(ti.doc, recAddr(old))
 		}
 	}
 	if rec == "" {
 		return
 	}
-	if _, ok := ti.doc[textAddr(rec)]; ok {
+	if _, ok := ti.doc[recAddr(rec)]; ok {
 		return
 	}
 	body := rec.body()
@@ -411,7 +407,7 @@ func (ti *textIndex) change(old, rec record) {
 	} else {
 		ti.recs[d] = rec
 	}
-	ti.doc[textAddr(rec)] = d
+	ti.doc[recAddr(rec)] = d
 }
 
 // update makes the full-text indexes follow one item change. The caller
@@ -493,7 +489,7 @@ func (c *Container) textStatsLocked(ti *textIndex, terms []string, rule *expiryR
 	}
 	ci, co := cutoffs(rule, now)
 	expired := func(e expiryEntry) bool {
-		d, ok := ti.doc[textAddr(e.rec)]
+		d, ok := ti.doc[recAddr(e.rec)]
 		if !ok {
 			return true
 		}

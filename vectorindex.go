@@ -80,8 +80,8 @@ type vecIndex struct {
 // vecIndexes are a container's vector indexes, by path ("/"-joined).
 type vecIndexes map[string]*vecIndex
 
-// recAddr is what tells records apart in a vecIndex: the address of their
-// bytes, unique among the live records.
+// recAddr is what tells records apart in a vector or full-text index: the
+// address of their bytes, unique among the live records.
 func recAddr(rec record) *byte { return unsafe.StringData(string(rec)) }
 
 // graphLinks and graphBuildList are the graph's links a node (M; twice
