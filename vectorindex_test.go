@@ -36,12 +36,7 @@ func TestVectorIndexDifferential(t *testing.T) {
 			rng := rand.New(rand.NewPCG(seed, 3))
 			const dims = 4
 			s, clock := newStore(t)
-			c := mustContainer(t, s, lethe.ContainerProperties{ID: "c", DefaultTimeToLive: lethe.TTLNever,
-				PartitionKeyDefinition: lethe.PartitionKeyDefinition{Paths: []string{"/pk"}},
-				VectorEmbeddingPolicy: &lethe.VectorEmbeddingPolicy{VectorEmbeddings: []lethe.VectorEmbedding{
-					{Path: "/v", DataType: tc.typ, DistanceFunction: tc.dist, Dimensions: dims}}},
-				IndexingPolicy: &lethe.IndexingPolicy{VectorIndexes: []lethe.VectorIndex{{Path: "/v", Type: lethe.VectorIndexTypeFlat}}},
-			})
+			c := mustContainer(t, s, oneVectorProps(tc.typ, tc.dist, dims, lethe.VectorIndexTypeFlat))
 			// Small integer elements and a few centres make ties and
 			// clusters; some items have no vector, or one of another
 			// length, or one whose elements do not fit int8.
@@ -224,12 +219,7 @@ func TestVectorIndexApproximate(t *testing.T) {
 	rng := rand.New(rand.NewPCG(seed, 5))
 	const dims = 8
 	s, clock := newStore(t)
-	c := mustContainer(t, s, lethe.ContainerProperties{ID: "c", DefaultTimeToLive: lethe.TTLNever,
-		PartitionKeyDefinition: lethe.PartitionKeyDefinition{Paths: []string{"/pk"}},
-		VectorEmbeddingPolicy: &lethe.VectorEmbeddingPolicy{VectorEmbeddings: []lethe.VectorEmbedding{
-			{Path: "/v", DataType: lethe.VectorDataTypeFloat32, DistanceFunction: lethe.VectorDistanceFunctionCosine, Dimensions: dims}}},
-		IndexingPolicy: &lethe.IndexingPolicy{VectorIndexes: []lethe.VectorIndex{{Path: "/v", Type: lethe.VectorIndexTypeDiskANN}}},
-	})
+	c := mustContainer(t, s, oneVectorProps(lethe.VectorDataTypeFloat32, lethe.VectorDistanceFunctionCosine, dims, lethe.VectorIndexTypeDiskANN))
 	searches := 0
 	lethe.SetAfterGraphSearch(func(int) { searches++ })
 	t.Cleanup(func() { lethe.SetAfterGraphSearch(nil) })
@@ -323,12 +313,7 @@ func TestVectorIndexRenewal(t *testing.T) {
 	for _, typ := range []lethe.VectorIndexType{lethe.VectorIndexTypeFlat, lethe.VectorIndexTypeDiskANN} {
 		t.Run(string(typ), func(t *testing.T) {
 			s, _ := newStore(t)
-			c := mustContainer(t, s, lethe.ContainerProperties{ID: "c",
-				PartitionKeyDefinition: lethe.PartitionKeyDefinition{Paths: []string{"/pk"}},
-				VectorEmbeddingPolicy: &lethe.VectorEmbeddingPolicy{VectorEmbeddings: []lethe.VectorEmbedding{
-					{Path: "/v", DataType: lethe.VectorDataTypeFloat32, DistanceFunction: lethe.VectorDistanceFunctionEuclidean, Dimensions: 2}}},
-				IndexingPolicy: &lethe.IndexingPolicy{VectorIndexes: []lethe.VectorIndex{{Path: "/v", Type: typ}}},
-			})
+			c := mustContainer(t, s, oneVectorProps(lethe.VectorDataTypeFloat32, lethe.VectorDistanceFunctionEuclidean, 2, typ))
 			query := `SELECT TOP 5 c.id, VectorDistance(c.v, @q, true) AS s FROM c ORDER BY VectorDistance(c.v, @q, true)`
 			params := []lethe.QueryParameter{{Name: "@q", Value: []int{1, 2}}}
 			check := func() {
@@ -362,12 +347,7 @@ func TestVectorIndexRenewal(t *testing.T) {
 // lock, goes through), and sees the items as they were when it began.
 func TestVectorQueryLetsWritesThrough(t *testing.T) {
 	s, _ := newStore(t)
-	c := mustContainer(t, s, lethe.ContainerProperties{ID: "c",
-		PartitionKeyDefinition: lethe.PartitionKeyDefinition{Paths: []string{"/pk"}},
-		VectorEmbeddingPolicy: &lethe.VectorEmbeddingPolicy{VectorEmbeddings: []lethe.VectorEmbedding{
-			{Path: "/v", DataType: lethe.VectorDataTypeFloat32, DistanceFunction: lethe.VectorDistanceFunctionEuclidean, Dimensions: 2}}},
-		IndexingPolicy: &lethe.IndexingPolicy{VectorIndexes: []lethe.VectorIndex{{Path: "/v", Type: lethe.VectorIndexTypeDiskANN}}},
-	})
+	c := mustContainer(t, s, oneVectorProps(lethe.VectorDataTypeFloat32, lethe.VectorDistanceFunctionEuclidean, 2, lethe.VectorIndexTypeDiskANN))
 	pk := lethe.NewPartitionKeyString("a")
 	for i := range 100 {
 		_, err := c.UpsertItem(ctx, pk, fmt.Appendf(nil, `{"id":"%d","pk":"a","v":[%d,%d]}`, i, i%10, i/10), nil)
@@ -478,12 +458,7 @@ func TestVectorScanPruning(t *testing.T) {
 			t.Run(string(dist)+"/"+kind, func(t *testing.T) {
 				dims := []int{5, 40, 77}[rng.IntN(3)]
 				s, clock := newStore(t)
-				c := mustContainer(t, s, lethe.ContainerProperties{ID: "c", DefaultTimeToLive: lethe.TTLNever,
-					PartitionKeyDefinition: lethe.PartitionKeyDefinition{Paths: []string{"/pk"}},
-					VectorEmbeddingPolicy: &lethe.VectorEmbeddingPolicy{VectorEmbeddings: []lethe.VectorEmbedding{
-						{Path: "/v", DataType: lethe.VectorDataTypeFloat32, DistanceFunction: dist, Dimensions: uint32(dims)}}},
-					IndexingPolicy: &lethe.IndexingPolicy{VectorIndexes: []lethe.VectorIndex{{Path: "/v", Type: lethe.VectorIndexTypeFlat}}},
-				})
+				c := mustContainer(t, s, oneVectorProps(lethe.VectorDataTypeFloat32, dist, dims, lethe.VectorIndexTypeFlat))
 				write := func(id int) {
 					pk := strconv.Itoa(rng.IntN(3))
 					ttl := ""
@@ -565,4 +540,16 @@ func jsonVec(v []float64) string {
 		b = strconv.AppendFloat(b, x, 'g', -1, 32)
 	}
 	return string(append(b, ']'))
+}
+
+// oneVectorProps is a container "c" partitioned by /pk whose items' "v" is a
+// vector of dims elements of typ, compared by dist, indexed by an index of
+// type index. Items never expire but by their own ttl.
+func oneVectorProps(typ lethe.VectorDataType, dist lethe.VectorDistanceFunction, dims int, index lethe.VectorIndexType) lethe.ContainerProperties {
+	return lethe.ContainerProperties{ID: "c", DefaultTimeToLive: lethe.TTLNever,
+		PartitionKeyDefinition: lethe.PartitionKeyDefinition{Paths: []string{"/pk"}},
+		VectorEmbeddingPolicy: &lethe.VectorEmbeddingPolicy{VectorEmbeddings: []lethe.VectorEmbedding{
+			{Path: "/v", DataType: typ, DistanceFunction: dist, Dimensions: uint32(dims)}}},
+		IndexingPolicy: &lethe.IndexingPolicy{VectorIndexes: []lethe.VectorIndex{{Path: "/v", Type: index}}},
+	}
 }
