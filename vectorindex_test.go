@@ -371,13 +371,12 @@ func TestVectorQueryLetsWritesThrough(t *testing.T) {
 	got, _ := queryAll(t, c, query, params, lethe.NewPartitionKey())
 	require.True(t, wrote)
 	assert.Equal(t, []string{`"0"`, `"1"`, `"10"`}, got, "as they were when it began")
-	// The write went through: an exact query sees it. (Through the graph
-	// "new", at the very point of the deleted "0", is missed in about one
-	// run in six: a recall defect of the graph with duplicate points,
-	// named in the closing note, not what this test is about.)
-	exact := `SELECT TOP 3 VALUE c.id FROM c ORDER BY VectorDistance(c.v, @q, true)`
-	got, _ = queryAll(t, c, exact, params, lethe.NewPartitionKey())
-	assert.Equal(t, []string{`"new"`, `"1"`, `"10"`}, got)
+	// The write went through: the next query sees it, through the graph
+	// (the new item is at the very point of the deleted one) and exactly.
+	for _, q := range []string{query, `SELECT TOP 3 VALUE c.id FROM c ORDER BY VectorDistance(c.v, @q, true)`} {
+		got, _ = queryAll(t, c, q, params, lethe.NewPartitionKey())
+		assert.Equal(t, []string{`"new"`, `"1"`, `"10"`}, got, q)
+	}
 }
 
 // TestVectorIndexAtOpen: a durable store makes its containers' vector

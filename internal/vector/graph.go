@@ -36,10 +36,11 @@ type Graph struct {
 	vec    func(id uint32) []float32 // the vectors
 	rng    uint64                    // the writer's xorshift state
 
-	nodes atomic.Pointer[[]*graphChunk]
-	n     atomic.Uint32 // nodes added
-	entry atomic.Uint64 // the entry point: id<<8 | level, plus 1; 0: none
-	pool  sync.Pool     // *searcher
+	nodes  atomic.Pointer[[]*graphChunk]
+	n      atomic.Uint32 // nodes stored, the one being added included
+	linked atomic.Uint32 // nodes whole: stored and linked into the graph
+	entry  atomic.Uint64 // the entry point: id<<8 | level, plus 1; 0: none
+	pool   sync.Pool     // *searcher
 }
 
 // graphChunk holds the nodes of chunkSize consecutive ids.
@@ -59,8 +60,10 @@ func NewGraph(metric Metric, m, efc int, vec func(id uint32) []float32) *Graph {
 	return g
 }
 
-// Len returns the number of nodes: ids 0 to Len()-1 are in the graph.
-func (g *Graph) Len() int { return int(g.n.Load()) }
+// Len returns the number of nodes linked: ids 0 to Len()-1 are in the
+// graph, reachable by a search. The node an Add is linking is not counted
+// until it is done, though a search may already reach it.
+func (g *Graph) Len() int { return int(g.linked.Load()) }
 
 func (g *Graph) node(id uint32) *graphNode {
 	cs := *g.nodes.Load()
@@ -117,6 +120,10 @@ func (g *Graph) Add() {
 	}
 	cs[id>>chunkBits][id&(chunkSize-1)].Store(nd)
 	g.n.Store(id + 1)
+	defer g.linked.Store(id + 1)
+	if testHookAdding != nil {
+		testHookAdding(g, id)
+	}
 
 	if g.metric == Cosine && nd.scale == 0 {
 		return // the zero vector is near nothing: it stays unlinked
@@ -154,6 +161,10 @@ func (g *Graph) maxLinks(l int) int {
 	}
 	return g.m
 }
+
+// testHookAdding, when set (by tests), is called by Add once the node id is
+// stored, before it is linked.
+var testHookAdding func(g *Graph, id uint32)
 
 func (g *Graph) randomLevel() int {
 	g.rng ^= g.rng << 13
@@ -270,7 +281,7 @@ func (g *Graph) searcher() *searcher {
 	if s == nil {
 		s = &searcher{}
 	}
-	if n := g.Len(); len(s.mark) < n {
+	if n := int(g.n.Load()); len(s.mark) < n {
 		s.mark = make([]uint32, n+n/4)
 		s.stamp = 0
 	}
