@@ -21,8 +21,9 @@ import (
 // One writer at a time adds nodes (its caller orders them), and any number
 // of searches run meanwhile with no lock: a node's links are atomic
 // values, rewritten in place, so a search may see a list half rewritten,
-// which only changes the path it takes; a node is reachable only once it
-// is whole. A graph never removes a node: the caller's accept function
+// which only changes the path it takes; a node is reachable once its own
+// links are set, and counted by Len only once every link to it is made. A
+// graph never removes a node: the caller's accept function
 // passes over the ones it has removed (they stay as waypoints), and the
 // caller makes a new graph when there are too many.
 //
