@@ -16,6 +16,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"github.com/lethedb/lethe/internal/dirlock"
 	"github.com/lethedb/lethe/internal/vfs"
@@ -340,13 +341,19 @@ func fileNumber(name, prefix, suffix string) (uint64, bool) {
 // replayer rebuilds a store from its files.
 type replayer struct {
 	s       *Store
-	now     int64  // the store's clock when recovery began
-	maxSeq  uint64 // the highest write sequence number seen
-	file    string // the file being read, for errors
-	version byte   // its format version
-	old     bool   // a file of an older format was read, and its items not placed yet (place)
-	removed []record
+	now     int64       // the store's clock when recovery began
+	maxSeq  uint64      // the highest write sequence number seen
+	file    string      // the file being read, for errors
+	version byte        // its format version
+	old     bool        // a file of an older format was read, and its items not placed yet (place)
 	arena   recordArena // holds the records read
+	// sets holds, for each container, the expiry entries of the records
+	// put, for finish; last is the one used last.
+	sets map[*Container]*liveSet
+	last struct {
+		c   *Container
+		set *liveSet
+	}
 	// counts is, while a snapshot loads, the number of items it holds of
 	// each container (countPuts).
 	counts map[string]int
@@ -712,6 +719,7 @@ func (r *replayer) loadState(p []byte) error {
 		for i := range c.shards {
 			c.shards[i].items.reserve(per)
 		}
+		r.set(c).entries = newEntryBuilder(n)
 	}
 	r.maxSeq = max(r.maxSeq, created, settingsSeq)
 	return nil
@@ -851,8 +859,7 @@ func (r *replayer) apply(p []byte) error {
 		if c == nil {
 			return nil
 		}
-		sh, h := c.shardFor(string(pk), string(d.b))
-		sh.items.remove(string(pk), string(d.b), h)
+		r.remove(c, string(pk), string(d.b))
 		return nil
 	case frameBatch:
 		return r.applyBatch(&d)
@@ -890,14 +897,13 @@ func (r *replayer) applyFeed(kind byte, d *decoder) error {
 	if c == nil {
 		return nil
 	}
-	sh, h := c.shardFor(rec.pk(), rec.id())
 	switch kind {
 	case framePutFeed:
 		r.maxSeq = max(r.maxSeq, rec.seq())
 		r.put(c, rec)
 		at = rec.written()
 	case frameRemoveFeed:
-		sh.items.remove(rec.pk(), rec.id(), h)
+		r.remove(c, rec.pk(), rec.id())
 		if why == causePurge {
 			return nil
 		}
@@ -990,8 +996,7 @@ func (r *replayer) applyBatch(d *decoder) error {
 			f.add(ch.kind, ch.at, ch.rec)
 		}
 		if ch.removed {
-			sh, h := c.shardFor(ch.pk, ch.id)
-			sh.items.remove(ch.pk, ch.id, h)
+			r.remove(c, ch.pk, ch.id)
 			continue
 		}
 		r.put(c, ch.rec)
@@ -1003,10 +1008,76 @@ func (r *replayer) applyBatch(d *decoder) error {
 // c's positions go on after its.
 func (r *replayer) put(c *Container, rec record) {
 	sh, h := c.shardFor(rec.pk(), rec.id())
-	sh.items.put(h, rec)
+	set := r.set(c)
+	if old := sh.items.exchange(h, rec); old != "" {
+		set.gone(old)
+	}
+	set.entries.add(rec)
 	if p := rec.pos(); p > c.positions.Load() {
 		c.positions.Store(p)
 	}
+}
+
+// remove replays an item's removal from c.
+func (r *replayer) remove(c *Container, pk, id string) {
+	sh, h := c.shardFor(pk, id)
+	if old := sh.items.take(pk, id, h); old != "" {
+		r.set(c).gone(old)
+	}
+}
+
+// liveSet is what recovery gathers of a container's items for its expiry
+// index as it replays: the entry of every record put (made while the
+// record is in the cache, so that finish need not read the records
+// again), and the records since replaced or removed, whose entries no
+// longer count.
+type liveSet struct {
+	entries entryBuilder // its bytes count the records present
+	stale   map[*byte]struct{}
+}
+
+// set returns c's liveSet.
+func (r *replayer) set(c *Container) *liveSet {
+	if r.last.c == c {
+		return r.last.set
+	}
+	set := r.sets[c]
+	if set == nil {
+		if r.sets == nil {
+			r.sets = make(map[*Container]*liveSet)
+		}
+		set = &liveSet{}
+		r.sets[c] = set
+	}
+	r.last.c, r.last.set = c, set
+	return set
+}
+
+// gone takes out a record put before, replaced or removed since.
+func (set *liveSet) gone(old record) {
+	set.entries.bytes -= int64(old.jsonLen())
+	if _, _, ok := entryFor(old); ok {
+		if set.stale == nil {
+			set.stale = make(map[*byte]struct{})
+		}
+		set.stale[unsafe.StringData(string(old))] = struct{}{}
+	}
+}
+
+// sorted returns the entries of the records present, each kind sorted.
+func (set *liveSet) sorted() (inherit, own []expiryEntry) {
+	inherit, own = set.entries.kinds()
+	if len(set.stale) > 0 {
+		isStale := func(e expiryEntry) bool {
+			_, ok := set.stale[unsafe.StringData(string(e.rec))]
+			return ok
+		}
+		inherit, own = slices.DeleteFunc(inherit, isStale), slices.DeleteFunc(own, isStale)
+		set.stale = nil
+	}
+	sortEntries(inherit)
+	sortEntries(own)
+	return inherit, own
 }
 
 // place gives the items that have no position yet (their records were read
@@ -1152,71 +1223,86 @@ func (r *replayer) finish(dir string) error {
 	s := r.s
 	r.place()
 	for _, c := range s.containers {
-		n := 0
-		for i := range c.shards {
-			n += c.shards[i].items.n
+		set := r.sets[c]
+		if set == nil {
+			set = &liveSet{}
 		}
-		// The live items' entries are made in the same walk that finds
-		// them live, so that each record is read once.
-		live := newEntryBuilder(n)
+		// The entries were made as the records were put: sorted, the
+		// expired items' come first, so no record is read again but
+		// theirs.
+		inherit, own := set.sorted()
 		if c.expiry.feed != nil {
-			if err := r.findExpiries(c, dir); err != nil {
+			if err := r.findExpiries(c, dir, inherit, own, set.entries.bytes); err != nil {
 				return err
 			}
 		}
-		for i := range c.shards {
-			sh := &c.shards[i]
-			r.removed = r.removed[:0]
-			sh.items.allAhead(func(rec record) bool {
-				if c.rule.live(rec, r.now) {
-					live.add(rec)
-				} else {
-					r.removed = append(r.removed, rec)
-				}
-				return true
-			})
-			for _, rec := range r.removed {
-				_, h := c.shardFor(rec.pk(), rec.id())
-				sh.items.remove(rec.pk(), rec.id(), h)
+		ci, co := cutoffs(&c.rule, r.now)
+		inherit = r.dropExpired(c, set, inherit, ci)
+		own = r.dropExpired(c, set, own, co)
+		for _, es := range [][]expiryEntry{inherit, own} {
+			if dup := firstDup(es); dup != "" {
+				return dupError(dir, c, dup)
 			}
-			c.purged.Add(int64(len(r.removed)))
-			s.recovery.Expired += int64(len(r.removed))
 		}
+		items := tableItems(c)
 		c.expiry.mu.Lock()
 		c.expiry.expiryIndex = newExpiryIndex()
-		dup := c.expiry.addEntries(&live)
+		c.expiry.addSorted(inherit, own, items, set.entries.bytes)
 		if c.expiry.watch.on {
 			c.expiry.watch.due = c.nextUnreportedLocked()
 			c.publishDueLocked()
 		}
 		c.expiry.mu.Unlock()
-		if dup != "" {
-			return dupError(dir, c, dup)
-		}
-		s.recovery.Items += live.items
+		s.recovery.Items += items
 	}
+	r.sets, r.last.c, r.last.set = nil, nil, nil
 	s.relistLocked()
 	s.seq.Store(r.maxSeq)
 	return nil
 }
 
+// dropExpired removes from c the items whose entries, es sorted, are
+// expired by cutoff (a prefix of es), and returns the rest of es.
+func (r *replayer) dropExpired(c *Container, set *liveSet, es []expiryEntry, cutoff expiryEntry) []expiryEntry {
+	n, _ := slices.BinarySearchFunc(es, cutoff, func(e, cutoff expiryEntry) int {
+		if lessEntry(e, cutoff) {
+			return -1
+		}
+		return 1
+	})
+	for _, e := range es[:n] {
+		sh, h := c.shardFor(e.rec.pk(), e.rec.id())
+		sh.items.remove(e.rec.pk(), e.rec.id(), h)
+		set.entries.bytes -= int64(e.rec.jsonLen())
+	}
+	c.purged.Add(int64(n))
+	r.s.recovery.Expired += int64(n)
+	return es[n:]
+}
+
+// tableItems returns the number of items c's tables hold.
+func tableItems(c *Container) int64 {
+	var n int64
+	for i := range c.shards {
+		n += int64(c.shards[i].items.n)
+	}
+	return n
+}
+
 // findExpiries resumes the expiry watch of a container with a change feed
 // where it stood when the store stopped, and finds the expiries since, up
 // to the instant of recovery, before the items that expired are dropped:
-// no expiry is lost to a restart, and none is found twice.
-func (r *replayer) findExpiries(c *Container, dir string) error {
-	var all []record
-	for i := range c.shards {
-		c.shards[i].items.all(func(rec record) bool {
-			all = append(all, rec)
-			return true
-		})
+// no expiry is lost to a restart, and none is found twice. inherit and
+// own are the entries of all its items, sorted; bytes their JSON size.
+func (r *replayer) findExpiries(c *Container, dir string, inherit, own []expiryEntry, bytes int64) error {
+	for _, es := range [][]expiryEntry{inherit, own} {
+		if dup := firstDup(es); dup != "" {
+			return dupError(dir, c, dup)
+		}
 	}
 	c.expiry.mu.Lock()
 	defer c.expiry.mu.Unlock()
-	if dup := c.expiry.addAll(all); dup != "" {
-		return dupError(dir, c, dup)
-	}
+	c.expiry.addSorted(inherit, own, tableItems(c), bytes)
 	w := &c.expiry.watch
 	w.at = r.found[c]
 	w.inherit, w.own = cutoffs(&c.rule, w.at)
