@@ -1,7 +1,6 @@
 package lethe
 
 import (
-	"slices"
 	"unsafe"
 
 	"github.com/google/btree"
@@ -161,38 +160,14 @@ func (b *entryBuilder) kinds() (inherit, own []expiryEntry) {
 	return b.es[:b.i], b.es[b.j:]
 }
 
-// sortEntries sorts es (lessEntry).
-func sortEntries(es []expiryEntry) {
-	slices.SortFunc(es, func(a, b expiryEntry) int {
-		switch {
-		case lessEntry(a, b):
-			return -1
-		case lessEntry(b, a):
-			return 1
-		}
-		return 0
-	})
-}
-
-// firstDup returns a record of es, sorted, that shares its entry with
-// another, or "".
-func firstDup(es []expiryEntry) (dup record) {
-	for i := 1; i < len(es); i++ {
-		if !lessEntry(es[i-1], es[i]) {
-			return es[i].rec
-		}
-	}
-	return ""
-}
-
 // addSorted adds the entries of records the index does not hold, each
-// kind sorted without duplicates (sortEntries), and counts the items and
-// bytes of those records (with those of records that have no entry).
+// kind sorted (lessEntry) without duplicates, and counts the items and
+// bytes of those records (with those of records that have no entry). The
+// two trees are built at once, on two cores.
 func (x *expiryIndex) addSorted(inherit, own []expiryEntry, items, bytes int64) {
 	x.items += items
 	x.bytes += bytes
-	x.inherit.addSorted(inherit)
-	x.own.addSorted(own)
+	both(len(inherit), len(own), func() { x.inherit.addSorted(inherit) }, func() { x.own.addSorted(own) })
 }
 
 // addSorted adds entries the tree does not hold, sorted.

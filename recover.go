@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"math"
+	mathbits "math/bits"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -1075,9 +1076,25 @@ func (set *liveSet) sorted() (inherit, own []expiryEntry) {
 		inherit, own = slices.DeleteFunc(inherit, isStale), slices.DeleteFunc(own, isStale)
 		set.stale = nil
 	}
-	sortEntries(inherit)
-	sortEntries(own)
+	both(len(inherit), len(own), func() { sortEntries(inherit) }, func() { sortEntries(own) })
 	return inherit, own
+}
+
+// both runs f and g, which share nothing, on two goroutines at once when
+// they are large enough to pay for it: m and n say how large.
+func both(m, n int, f, g func()) {
+	if min(m, n) < 1<<12 {
+		f()
+		g()
+		return
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		f()
+	}()
+	g()
+	<-done
 }
 
 // place gives the items that have no position yet (their records were read
@@ -1259,6 +1276,78 @@ func (r *replayer) finish(dir string) error {
 	s.relistLocked()
 	s.seq.Store(r.maxSeq)
 	return nil
+}
+
+// sortEntries sorts es (lessEntry) by a radix sort of their instants,
+// ties by write sequence: recovery sorts a million entries this way in a
+// fraction of the time a comparison sort takes.
+func sortEntries(es []expiryEntry) {
+	const bits = 11 // a digit: its counts fit in the cache
+	if len(es) < 1<<bits {
+		slices.SortFunc(es, compareEntries)
+		return
+	}
+	lo, hi := es[0].at, es[0].at
+	for _, e := range es {
+		lo, hi = min(lo, e.at), max(hi, e.at)
+	}
+	key := func(e *expiryEntry) uint64 { return uint64(e.at) - uint64(lo) }
+	passes := (mathbits.Len64(uint64(hi)-uint64(lo)) + bits - 1) / bits
+	counts := make([][1 << bits]int, passes)
+	for i := range es {
+		k := key(&es[i])
+		for p := range counts {
+			counts[p][k>>(p*bits)&(1<<bits-1)]++
+		}
+	}
+	src, dst := es, make([]expiryEntry, len(es))
+	for p := range counts {
+		next := &counts[p]
+		sum := 0
+		for d, n := range next {
+			next[d], sum = sum, sum+n
+		}
+		for i := range src {
+			d := key(&src[i]) >> (p * bits) & (1<<bits - 1)
+			dst[next[d]] = src[i]
+			next[d]++
+		}
+		src, dst = dst, src
+	}
+	if passes%2 == 1 {
+		copy(es, src)
+	}
+	for i := 0; i < len(es); {
+		j := i + 1
+		for j < len(es) && es[j].at == es[i].at {
+			j++
+		}
+		if j-i > 1 {
+			slices.SortFunc(es[i:j], compareEntries)
+		}
+		i = j
+	}
+}
+
+func compareEntries(a, b expiryEntry) int {
+	switch {
+	case lessEntry(a, b):
+		return -1
+	case lessEntry(b, a):
+		return 1
+	}
+	return 0
+}
+
+// firstDup returns a record of es, sorted, that shares its entry with
+// another, or "".
+func firstDup(es []expiryEntry) (dup record) {
+	for i := 1; i < len(es); i++ {
+		if !lessEntry(es[i-1], es[i]) {
+			return es[i].rec
+		}
+	}
+	return ""
 }
 
 // dropExpired removes from c the items whose entries, es sorted, are
