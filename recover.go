@@ -377,57 +377,157 @@ type replayer struct {
 	recovered map[*Container][]expiryNote
 }
 
+// frame is a frame of a file read by frames: its offset and payload, and
+// for an item write ('P'), its container id and record, decoded and copied
+// onto the heap by the goroutine that reads the frames.
+type frame struct {
+	off     int64
+	payload []byte
+	cid     []byte // of an item write
+	rec     record // of an item write; "" if it is malformed
+}
+
+// framesPerBatch is how many frames go from the reading goroutine to the
+// replaying one at a time.
+const framesPerBatch = 256
+
 // frames reads the frames of a file's contents after its header, calling fn
-// with each payload and its offset. With tornOK, a torn frame at the end is
-// not an error: frames returns its offset as the end of the good frames.
-func (r *replayer) frames(data []byte, tornOK bool, fn func(off int64, payload []byte) error) (end int64, err error) {
+// with each, in order. With tornOK, a torn frame at the end is not an
+// error: frames returns its offset as the end of the good frames.
+//
+// Recovery works on two cores: a goroutine reads the frames, checks their
+// lengths and checksums, and decodes and copies the records of item
+// writes, while the caller's replays them (fn). It stops at the first
+// error of either, and returns once it has stopped.
+func (r *replayer) frames(data []byte, tornOK bool, fn func(f *frame) error) (end int64, err error) {
+	var (
+		batches = make(chan []frame, 4)
+		free    = make(chan []frame, 6)
+		stop    = make(chan struct{})
+		readEnd int64
+		readErr error
+	)
+	go func() {
+		defer close(batches)
+		readEnd, readErr = r.readFrames(data, tornOK, batches, free, stop)
+	}()
+	defer func() {
+		// Stop the reader, also when fn panics (a fault on a mapped
+		// page), and wait for it: it leaves no goroutine behind.
+		close(stop)
+		for range batches {
+		}
+	}()
+	for batch := range batches {
+		for i := range batch {
+			if err := fn(&batch[i]); err != nil {
+				off := int(batch[i].off)
+				var ce *CorruptionError
+				if errors.As(err, &ce) {
+					return int64(off), err
+				}
+				return r.damaged(data, off, tornOK, err.Error())
+			}
+		}
+		select {
+		case free <- batch[:0]:
+		default:
+		}
+	}
+	return readEnd, readErr
+}
+
+// readFrames is the reading half of frames: it sends the frames of data
+// on batches, framesPerBatch at a time, until the end, the first damage, or
+// stop, and returns the end of the good frames (with tornOK, a torn frame
+// at the end is not an error). A fault reading a mapped page (the file was
+// cut short) is returned as an error.
+func (r *replayer) readFrames(data []byte, tornOK bool, batches chan<- []frame, free <-chan []frame, stop <-chan struct{}) (end int64, err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if p := recover(); p != nil {
+			if _, fault := p.(interface{ Addr() uintptr }); !fault {
+				panic(p)
+			}
+			end, err = 0, fmt.Errorf("lethe: reading %s: %v", r.file, p)
+		}
+	}()
+	var arena recordArena // the replaying goroutine has its own
+	batch := make([]frame, 0, framesPerBatch)
+	send := func() bool {
+		select {
+		case batches <- batch:
+		case <-stop:
+			return false
+		}
+		select {
+		case batch = <-free:
+		default:
+			batch = make([]frame, 0, framesPerBatch)
+		}
+		return true
+	}
 	off := headerSize(r.version)
 	for off < len(data) {
 		rest := data[off:]
-		corrupt := func(why string) (int64, error) {
-			if tornOK && zeroTail(data, off) {
-				// A write torn by a power cut: whole sectors of it reached
-				// the disk, then the space the file system gave it, zeros.
-				return int64(off), nil
-			}
-			return int64(off), &CorruptionError{File: r.file, Offset: int64(off), Reason: why}
-		}
 		if len(rest) < frameHeader {
-			if tornOK {
-				return int64(off), nil
+			if !tornOK {
+				_, err = r.damaged(data, off, tornOK, "the file ends inside a frame header")
 			}
-			return corrupt("the file ends inside a frame header")
+			break
 		}
 		n := binary.LittleEndian.Uint32(rest)
 		if ^n != binary.LittleEndian.Uint32(rest[4:]) {
-			return corrupt("the frame's length is damaged")
+			_, err = r.damaged(data, off, tornOK, "the frame's length is damaged")
+			break
 		}
 		if n == 0 || n > maxFramePayload {
-			return corrupt(fmt.Sprintf("the frame's length %d is out of range", n))
+			_, err = r.damaged(data, off, tornOK, fmt.Sprintf("the frame's length %d is out of range", n))
+			break
 		}
 		if int64(len(rest)) < frameHeader+int64(n) {
-			if tornOK {
-				return int64(off), nil
+			if !tornOK {
+				_, err = r.damaged(data, off, tornOK, "the file ends inside a frame")
 			}
-			return corrupt("the file ends inside a frame")
+			break
 		}
 		payload := rest[frameHeader : frameHeader+n]
 		if crc32.Checksum(payload, castagnoli) != binary.LittleEndian.Uint32(rest[8:]) {
-			if tornOK && len(rest) == frameHeader+int(n) {
-				return int64(off), nil
+			if !tornOK || len(rest) != frameHeader+int(n) {
+				_, err = r.damaged(data, off, tornOK, "the frame's checksum does not match")
 			}
-			return corrupt("the frame's checksum does not match")
+			break
 		}
-		if err := fn(int64(off), payload); err != nil {
-			var ce *CorruptionError
-			if errors.As(err, &ce) {
-				return int64(off), err
+		f := frame{off: int64(off), payload: payload}
+		if payload[0] == framePut {
+			d := decoder{b: payload[1:]}
+			f.cid = d.str()
+			if rec, ok := arena.record(r.version, d.b); ok && !d.bad {
+				f.rec = rec
 			}
-			return corrupt(err.Error())
+		}
+		if batch = append(batch, f); len(batch) == framesPerBatch && !send() {
+			return int64(off), nil // stopped: the caller has its error
 		}
 		off += frameHeader + int(n)
 	}
-	return int64(off), nil
+	// The frames before the end (or the damage) are replayed first: an
+	// error of theirs comes before it.
+	if len(batch) > 0 {
+		send()
+	}
+	return int64(off), err
+}
+
+// damaged returns the error of damage found at off in data, saying why;
+// with tornOK, damage followed by zeros to the end is a write torn by a
+// power cut: whole sectors of it reached the disk, then the space the file
+// system gave it, zeros. frames ends there, without an error.
+func (r *replayer) damaged(data []byte, off int, tornOK bool, why string) (int64, error) {
+	if tornOK && zeroTail(data, off) {
+		return int64(off), nil
+	}
+	return int64(off), &CorruptionError{File: r.file, Offset: int64(off), Reason: why}
 }
 
 // sectorSize is the smallest unit a disk writes whole.
@@ -550,9 +650,9 @@ func (r *replayer) replaySegment(path string, n uint64, last bool) error {
 	if r.version >= 3 && r.old {
 		r.place()
 	}
-	end, err := r.frames(data, last, func(_ int64, p []byte) error {
+	end, err := r.frames(data, last, func(f *frame) error {
 		r.s.recovery.Frames++
-		return r.apply(p)
+		return r.apply(f)
 	})
 	if err != nil {
 		return err
@@ -613,16 +713,17 @@ func (r *replayer) loadSnapshot(path string, n uint64) (int64, error) {
 	defer func() { r.counts = nil }()
 	ended := false
 	var items uint64
-	_, err = r.frames(data, false, func(off int64, p []byte) error {
+	_, err = r.frames(data, false, func(f *frame) error {
 		if ended {
 			return errors.New("a frame follows the snapshot's end")
 		}
+		p := f.payload
 		switch p[0] {
 		case frameState:
 			return r.loadState(p[1:])
 		case framePut:
 			items++
-			return r.apply(p)
+			return r.applyPut(f)
 		case frameFeed:
 			return r.loadFeed(p[1:])
 		case frameEnd:
@@ -786,8 +887,9 @@ func (r *replayer) container(created uint64, text []byte) (*Container, error) {
 }
 
 // apply replays one logged change.
-func (r *replayer) apply(p []byte) error {
+func (r *replayer) apply(f *frame) error {
 	s := r.s
+	p := f.payload
 	d := decoder{b: p[1:]}
 	switch p[0] {
 	case frameContainer, frameSettings, frameDrop:
@@ -837,18 +939,7 @@ func (r *replayer) apply(p []byte) error {
 		replaceBudget(&c.own, props.Throughput, props.AutoscaleMaxThroughput, r.now)
 		return nil
 	case framePut:
-		cid := d.str()
-		rec, ok := r.record(d.b)
-		if d.bad || !ok {
-			return errors.New("the item write is malformed")
-		}
-		c := s.containers[string(cid)]
-		if c == nil {
-			return nil
-		}
-		r.maxSeq = max(r.maxSeq, rec.seq())
-		r.put(c, rec)
-		return nil
+		return r.applyPut(f)
 	case frameRemove:
 		cid := d.str()
 		_ = d.byte() // the cause
@@ -868,6 +959,20 @@ func (r *replayer) apply(p []byte) error {
 		return r.applyFeed(p[0], &d)
 	}
 	return fmt.Errorf("unknown frame kind %q", p[0])
+}
+
+// applyPut replays an item write, decoded by frames.
+func (r *replayer) applyPut(f *frame) error {
+	if f.rec == "" {
+		return errors.New("the item write is malformed")
+	}
+	c := r.s.containers[string(f.cid)]
+	if c == nil {
+		return nil
+	}
+	r.maxSeq = max(r.maxSeq, f.rec.seq())
+	r.put(c, f.rec)
+	return nil
 }
 
 // applyFeed replays a change of a container with a change feed (after its
@@ -1132,7 +1237,12 @@ func (r *replayer) place() {
 // ended at offset 20): such a record is converted, at position 0, and given
 // its position by place.
 func (r *replayer) record(b []byte) (record, bool) {
-	switch r.version {
+	return r.arena.record(r.version, b)
+}
+
+// record is replayer.record for files of format version, copying into a.
+func (a *recordArena) record(version byte, b []byte) (record, bool) {
+	switch version {
 	case 1:
 		return recordV1(b)
 	case 2:
@@ -1146,7 +1256,7 @@ func (r *replayer) record(b []byte) (record, bool) {
 	if !wellFormed(b, recordHeader) {
 		return "", false
 	}
-	return r.arena.copy(b), true
+	return a.copy(b), true
 }
 
 // recordArena copies the records recovery reads into blocks of

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"testing"
 	"time"
@@ -148,4 +149,57 @@ func liveRecords(c *Container) map[string]record {
 		})
 	}
 	return out
+}
+
+// TestFramesStopsOnError: frames, which reads on one goroutine and
+// replays on the caller's, gives every frame before the first error to
+// the replay, in order, and none after; it reports the error of the
+// replay or of damage at that frame's offset, and leaves no goroutine
+// behind, wherever in a batch the error falls.
+func TestFramesStopsOnError(t *testing.T) {
+	const n = 8 * framesPerBatch // more than the channel between them holds
+	data := appendHeader(nil, walMagic, storeID{}, 1)
+	var offs []int64
+	for i := range n {
+		offs = append(offs, int64(len(data)))
+		b, start := beginFrame(data)
+		data = endFrame(append(b, 'X', byte(i), byte(i>>8)), start)
+	}
+	before := runtime.NumGoroutine()
+	r := &replayer{version: walVersion, file: "f"}
+	for _, at := range []int{0, 1, framesPerBatch - 1, framesPerBatch, framesPerBatch + 1, n - 1} {
+		for _, damage := range []bool{false, true} {
+			in := data
+			if damage {
+				in = slices.Clone(data)
+				in[offs[at]+frameHeader+1]++ // its checksum fails
+			}
+			seen := 0
+			end, err := r.frames(in, false, func(f *frame) error {
+				require.Equal(t, offs[seen], f.off, "the frames come in order")
+				if seen == at {
+					return errors.New("refused")
+				}
+				seen++
+				return nil
+			})
+			var ce *CorruptionError
+			require.ErrorAs(t, err, &ce, "at %d, damage %v", at, damage)
+			require.Equal(t, offs[at], ce.Offset)
+			require.Equal(t, offs[at], end)
+			require.Equal(t, at, seen, "the frames before the error are replayed")
+			want := "refused"
+			if damage {
+				want = "the frame's checksum does not match"
+			}
+			require.Equal(t, want, ce.Reason)
+		}
+	}
+	end, err := r.frames(data, false, func(*frame) error { return nil })
+	require.NoError(t, err)
+	require.Equal(t, int64(len(data)), end)
+	for i := 0; runtime.NumGoroutine() > before; i++ {
+		require.Less(t, i, 5000, "%d goroutines, %d before: the reading goroutines do not end", runtime.NumGoroutine(), before)
+		time.Sleep(time.Millisecond) // they end just after frames returns
+	}
 }
