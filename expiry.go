@@ -1,7 +1,6 @@
 package lethe
 
 import (
-	"slices"
 	"unsafe"
 
 	"github.com/google/btree"
@@ -113,80 +112,70 @@ func (x *expiryIndex) add(rec record) {
 	}
 }
 
-// addAll adds recs, which the index does not hold, as add does one by one,
-// but sorted first and inserted in order: recovery builds the index of a
-// million items this way in a fraction of the time random inserts take. It
-// returns a record that shares its entry with another (the same instant
-// and write sequence number: the store never writes two), having added
-// nothing, or "".
-func (x *expiryIndex) addAll(recs []record) (dup record) {
-	b := newEntryBuilder(len(recs))
-	for _, rec := range recs {
-		b.add(rec)
-	}
-	return x.addEntries(&b)
-}
-
-// entryBuilder collects the entries of records for addEntries, reading
-// each record once: recovery builds them as it walks the id tables, while
-// each record's header is in the cache.
+// entryBuilder collects the entries of records for addSorted, reading
+// each record once: recovery builds them as it replays, while each
+// record's header is in the cache.
 type entryBuilder struct {
-	es           []expiryEntry // in one allocation: inheriting entries from the front, own entries from the back
-	i, j         int           // es[:i] inherit, es[j:] own
-	items, bytes int64
+	es    []expiryEntry // in one allocation: inheriting entries from the front, own entries from the back
+	i, j  int           // es[:i] inherit, es[j:] own
+	bytes int64         // the JSON size of the records added
 }
 
-// newEntryBuilder returns a builder for up to n records.
+// newEntryBuilder returns a builder with room for n records (it grows
+// beyond).
 func newEntryBuilder(n int) entryBuilder {
 	return entryBuilder{es: make([]expiryEntry, n), j: n}
 }
 
 // add adds rec's entry, if it has one, and counts it.
 func (b *entryBuilder) add(rec record) {
-	b.items++
 	b.bytes += int64(rec.jsonLen())
-	switch e, own, ok := entryFor(rec); {
-	case !ok:
-	case own:
+	e, own, ok := entryFor(rec)
+	if !ok {
+		return
+	}
+	if b.i == b.j {
+		b.grow()
+	}
+	if own {
 		b.j--
 		b.es[b.j] = e
-	default:
+	} else {
 		b.es[b.i] = e
 		b.i++
 	}
 }
 
-// addEntries adds the entries b collected, as addAll does.
-func (x *expiryIndex) addEntries(b *entryBuilder) (dup record) {
-	inherit, own := b.es[:b.i], b.es[b.j:]
-	for _, es := range [][]expiryEntry{inherit, own} {
-		slices.SortFunc(es, func(a, b expiryEntry) int {
-			switch {
-			case lessEntry(a, b):
-				return -1
-			case lessEntry(b, a):
-				return 1
-			}
-			return 0
-		})
-		for i := 1; i < len(es); i++ {
-			if !lessEntry(es[i-1], es[i]) {
-				return es[i].rec
-			}
-		}
+// grow doubles the builder's room.
+func (b *entryBuilder) grow() {
+	es := make([]expiryEntry, max(64, 2*len(b.es)))
+	copy(es, b.es[:b.i])
+	j := len(es) - (len(b.es) - b.j)
+	copy(es[j:], b.es[b.j:])
+	b.es, b.j = es, j
+}
+
+// kinds returns the inheriting entries and the own ones collected.
+func (b *entryBuilder) kinds() (inherit, own []expiryEntry) {
+	return b.es[:b.i], b.es[b.j:]
+}
+
+// addSorted adds the entries of records the index does not hold, each
+// kind sorted (lessEntry) without duplicates, and counts the items and
+// bytes of those records (with those of records that have no entry). The
+// two trees are built at once, on two cores.
+func (x *expiryIndex) addSorted(inherit, own []expiryEntry, items, bytes int64) {
+	x.items += items
+	x.bytes += bytes
+	both(len(inherit), len(own), func() { x.inherit.addSorted(inherit) }, func() { x.own.addSorted(own) })
+}
+
+// addSorted adds entries the tree does not hold, sorted.
+func (t *expiryTree) addSorted(es []expiryEntry) {
+	for _, e := range es {
+		t.t.ReplaceOrInsert(e)
+		t.count(e, 1)
 	}
-	x.items += b.items
-	x.bytes += b.bytes
-	for _, te := range []struct {
-		t  *expiryTree
-		es []expiryEntry
-	}{{&x.inherit, inherit}, {&x.own, own}} {
-		for _, e := range te.es {
-			te.t.t.ReplaceOrInsert(e)
-			te.t.count(e, 1)
-		}
-	}
-	return ""
 }
 
 // remove takes rec out of the index; oldest says that it is likely the

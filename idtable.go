@@ -89,26 +89,42 @@ func (t *idTable) get(pk, id string, h uint32) record {
 // put stores rec, whose identity hashes to h, replacing any record of the
 // same item.
 func (t *idTable) put(h uint32, rec record) {
+	t.exchange(h, rec)
+}
+
+// exchange is put that returns the record rec replaced, "" if none:
+// recovery, which builds the expiry index as it replays, learns which
+// entries no longer count.
+func (t *idTable) exchange(h uint32, rec record) (old record) {
 	if (t.n+1)*maxLoadDen > len(t.slots)*maxLoadNum {
 		t.grow()
 	}
 	i, ok := t.find(rec.pk(), rec.id(), h)
-	if !ok {
+	if ok {
+		old = t.slots[i].rec()
+	} else {
 		t.n++
 	}
 	t.slots[i] = makeSlot(h, rec)
+	return old
 }
 
 // remove deletes the record of the item (pk, id), if any, shifting back the
 // records after it that probed past its slot.
 func (t *idTable) remove(pk, id string, h uint32) {
+	t.take(pk, id, h)
+}
+
+// take is remove that returns the record removed, "" if none.
+func (t *idTable) take(pk, id string, h uint32) (old record) {
 	if t.n == 0 {
-		return
+		return ""
 	}
 	i, ok := t.find(pk, id, h)
 	if !ok {
-		return
+		return ""
 	}
+	old = t.slots[i].rec()
 	t.n--
 	for j := t.next(i); t.slots[j].n != 0; j = t.next(j) {
 		home := t.home(t.slots[j].hash)
@@ -120,6 +136,7 @@ func (t *idTable) remove(pk, id string, h uint32) {
 		i = j
 	}
 	t.slots[i] = idSlot{}
+	return old
 }
 
 // reserve makes an empty table large enough for n records without growing,
@@ -156,24 +173,6 @@ func (t *idTable) all(fn func(rec record) bool) {
 			return
 		}
 	}
-}
-
-// allAhead is all for a walk that reads every record (recovery's): it
-// loads the first byte of the record a few slots ahead of the one fn is
-// given, so that the cache misses of records, which lie anywhere in
-// memory, overlap instead of coming one after the other.
-func (t *idTable) allAhead(fn func(rec record) bool) {
-	const ahead = 8
-	var sum byte
-	for i := range t.slots {
-		if j := i + ahead; j < len(t.slots) && t.slots[j].n != 0 {
-			sum += *t.slots[j].p
-		}
-		if s := &t.slots[i]; s.n != 0 && !fn(s.rec()) {
-			break
-		}
-	}
-	t.touched += uint32(sum)
 }
 
 // touch loads the home slot of each of the entries' items, so that their

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"math"
+	mathbits "math/bits"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -16,6 +17,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"github.com/lethedb/lethe/internal/dirlock"
 	"github.com/lethedb/lethe/internal/vfs"
@@ -340,17 +342,24 @@ func fileNumber(name, prefix, suffix string) (uint64, bool) {
 // replayer rebuilds a store from its files.
 type replayer struct {
 	s       *Store
-	now     int64  // the store's clock when recovery began
-	maxSeq  uint64 // the highest write sequence number seen
-	file    string // the file being read, for errors
-	version byte   // its format version
-	old     bool   // a file of an older format was read, and its items not placed yet (place)
-	removed []record
+	now     int64       // the store's clock when recovery began
+	maxSeq  uint64      // the highest write sequence number seen
+	file    string      // the file being read, for errors
+	version byte        // its format version
+	old     bool        // a file of an older format was read, and its items not placed yet (place)
 	arena   recordArena // holds the records read
+	// sets holds, for each container, the expiry entries of the records
+	// put, for finish; last is the one used last.
+	sets map[*Container]*liveSet
+	last struct {
+		c   *Container
+		set *liveSet
+	}
 	// counts is, while a snapshot loads, the number of items it holds of
 	// each container (countPuts).
-	counts map[string]int
-	repair func() error // repairs the end of the log, once all is read
+	counts  map[string]int
+	touched uint32       // written by prefetch, so that its loads are not elided
+	repair  func() error // repairs the end of the log, once all is read
 
 	m     *manifest        // the directory's manifest, nil if none
 	from  uint64           // the snapshot loaded, 0 if none
@@ -369,57 +378,201 @@ type replayer struct {
 	recovered map[*Container][]expiryNote
 }
 
+// frame is a frame of a file read by frames: its offset and payload, and
+// for an item write ('P'), its container id and record, decoded and copied
+// onto the heap by the goroutine that reads the frames.
+type frame struct {
+	off     int64
+	payload []byte
+	cid     []byte // of an item write
+	rec     record // of an item write; "" if it is malformed
+	// c is the container of an item write as prefetch found it, sh and h
+	// the item's shard and hash bits in it.
+	c  *Container
+	sh *shard
+	h  uint32
+}
+
+// framesPerBatch is how many frames go from the reading goroutine to the
+// replaying one at a time.
+const framesPerBatch = 256
+
 // frames reads the frames of a file's contents after its header, calling fn
-// with each payload and its offset. With tornOK, a torn frame at the end is
-// not an error: frames returns its offset as the end of the good frames.
-func (r *replayer) frames(data []byte, tornOK bool, fn func(off int64, payload []byte) error) (end int64, err error) {
+// with each, in order. With tornOK, a torn frame at the end is not an
+// error: frames returns its offset as the end of the good frames.
+//
+// Recovery works on two cores: a goroutine reads the frames, checks their
+// lengths and checksums, and decodes and copies the records of item
+// writes, while the caller's replays them (fn). It stops at the first
+// error of either, and returns once it has stopped.
+func (r *replayer) frames(data []byte, tornOK bool, fn func(f *frame) error) (end int64, err error) {
+	var (
+		batches = make(chan []frame, 4)
+		free    = make(chan []frame, 6)
+		stop    = make(chan struct{})
+		readEnd int64
+		readErr error
+	)
+	go func() {
+		defer close(batches)
+		readEnd, readErr = r.readFrames(data, tornOK, batches, free, stop)
+	}()
+	defer func() {
+		// Stop the reader, also when fn panics (a fault on a mapped
+		// page), and wait for it: it leaves no goroutine behind.
+		close(stop)
+		for range batches {
+		}
+	}()
+	for batch := range batches {
+		r.prefetch(batch)
+		for i := range batch {
+			if err := fn(&batch[i]); err != nil {
+				off := int(batch[i].off)
+				var ce *CorruptionError
+				if errors.As(err, &ce) {
+					return int64(off), err
+				}
+				return r.damaged(data, off, tornOK, err.Error())
+			}
+		}
+		select {
+		case free <- batch[:0]:
+		default:
+		}
+	}
+	return readEnd, readErr
+}
+
+// prefetch finds the shard and hash of each item write of a batch, and
+// loads its home slot, before the batch is replayed: the cache misses of
+// reading the records (written by the other core) and of the id tables'
+// slots (anywhere in 20 MB) overlap, instead of coming one after the
+// other. The container found is checked again when the write is
+// replayed: a frame of the batch may create or drop one.
+func (r *replayer) prefetch(batch []frame) {
+	var (
+		cid []byte
+		c   *Container
+		sum uint32
+	)
+	for i := range batch {
+		f := &batch[i]
+		if f.rec == "" {
+			continue
+		}
+		if c == nil || !bytes.Equal(f.cid, cid) {
+			cid, c = f.cid, r.s.containers[string(f.cid)]
+			if c == nil {
+				continue
+			}
+		}
+		f.c = c
+		f.sh, f.h = c.shardFor(f.rec.pk(), f.rec.id())
+	}
+	// A loop of its own, a few instructions a slot, so that many loads
+	// are under way at once.
+	for i := range batch {
+		if f := &batch[i]; f.c != nil {
+			if t := &f.sh.items; len(t.slots) > 0 {
+				sum += t.slots[t.home(f.h)].hash
+			}
+		}
+	}
+	r.touched += sum
+}
+
+// readFrames is the reading half of frames: it sends the frames of data
+// on batches, framesPerBatch at a time, until the end, the first damage, or
+// stop, and returns the end of the good frames (with tornOK, a torn frame
+// at the end is not an error). A fault reading a mapped page (the file was
+// cut short) is returned as an error.
+func (r *replayer) readFrames(data []byte, tornOK bool, batches chan<- []frame, free <-chan []frame, stop <-chan struct{}) (end int64, err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if p := recover(); p != nil {
+			if _, fault := p.(interface{ Addr() uintptr }); !fault {
+				panic(p)
+			}
+			end, err = 0, fmt.Errorf("lethe: reading %s: %v", r.file, p)
+		}
+	}()
+	var arena recordArena // the replaying goroutine has its own
+	batch := make([]frame, 0, framesPerBatch)
+	send := func() bool {
+		select {
+		case batches <- batch:
+		case <-stop:
+			return false
+		}
+		select {
+		case batch = <-free:
+		default:
+			batch = make([]frame, 0, framesPerBatch)
+		}
+		return true
+	}
 	off := headerSize(r.version)
 	for off < len(data) {
 		rest := data[off:]
-		corrupt := func(why string) (int64, error) {
-			if tornOK && zeroTail(data, off) {
-				// A write torn by a power cut: whole sectors of it reached
-				// the disk, then the space the file system gave it, zeros.
-				return int64(off), nil
-			}
-			return int64(off), &CorruptionError{File: r.file, Offset: int64(off), Reason: why}
-		}
 		if len(rest) < frameHeader {
-			if tornOK {
-				return int64(off), nil
+			if !tornOK {
+				_, err = r.damaged(data, off, tornOK, "the file ends inside a frame header")
 			}
-			return corrupt("the file ends inside a frame header")
+			break
 		}
 		n := binary.LittleEndian.Uint32(rest)
 		if ^n != binary.LittleEndian.Uint32(rest[4:]) {
-			return corrupt("the frame's length is damaged")
+			_, err = r.damaged(data, off, tornOK, "the frame's length is damaged")
+			break
 		}
 		if n == 0 || n > maxFramePayload {
-			return corrupt(fmt.Sprintf("the frame's length %d is out of range", n))
+			_, err = r.damaged(data, off, tornOK, fmt.Sprintf("the frame's length %d is out of range", n))
+			break
 		}
 		if int64(len(rest)) < frameHeader+int64(n) {
-			if tornOK {
-				return int64(off), nil
+			if !tornOK {
+				_, err = r.damaged(data, off, tornOK, "the file ends inside a frame")
 			}
-			return corrupt("the file ends inside a frame")
+			break
 		}
 		payload := rest[frameHeader : frameHeader+n]
 		if crc32.Checksum(payload, castagnoli) != binary.LittleEndian.Uint32(rest[8:]) {
-			if tornOK && len(rest) == frameHeader+int(n) {
-				return int64(off), nil
+			if !tornOK || len(rest) != frameHeader+int(n) {
+				_, err = r.damaged(data, off, tornOK, "the frame's checksum does not match")
 			}
-			return corrupt("the frame's checksum does not match")
+			break
 		}
-		if err := fn(int64(off), payload); err != nil {
-			var ce *CorruptionError
-			if errors.As(err, &ce) {
-				return int64(off), err
+		f := frame{off: int64(off), payload: payload}
+		if payload[0] == framePut {
+			d := decoder{b: payload[1:]}
+			f.cid = d.str()
+			if rec, ok := arena.record(r.version, d.b); ok && !d.bad {
+				f.rec = rec
 			}
-			return corrupt(err.Error())
+		}
+		if batch = append(batch, f); len(batch) == framesPerBatch && !send() {
+			return int64(off), nil // stopped: the caller has its error
 		}
 		off += frameHeader + int(n)
 	}
-	return int64(off), nil
+	// The frames before the end (or the damage) are replayed first: an
+	// error of theirs comes before it.
+	if len(batch) > 0 {
+		send()
+	}
+	return int64(off), err
+}
+
+// damaged returns the error of damage found at off in data, saying why;
+// with tornOK, damage followed by zeros to the end is a write torn by a
+// power cut: whole sectors of it reached the disk, then the space the file
+// system gave it, zeros. frames ends there, without an error.
+func (r *replayer) damaged(data []byte, off int, tornOK bool, why string) (int64, error) {
+	if tornOK && zeroTail(data, off) {
+		return int64(off), nil
+	}
+	return int64(off), &CorruptionError{File: r.file, Offset: int64(off), Reason: why}
 }
 
 // sectorSize is the smallest unit a disk writes whole.
@@ -542,9 +695,9 @@ func (r *replayer) replaySegment(path string, n uint64, last bool) error {
 	if r.version >= 3 && r.old {
 		r.place()
 	}
-	end, err := r.frames(data, last, func(_ int64, p []byte) error {
+	end, err := r.frames(data, last, func(f *frame) error {
 		r.s.recovery.Frames++
-		return r.apply(p)
+		return r.apply(f)
 	})
 	if err != nil {
 		return err
@@ -605,16 +758,17 @@ func (r *replayer) loadSnapshot(path string, n uint64) (int64, error) {
 	defer func() { r.counts = nil }()
 	ended := false
 	var items uint64
-	_, err = r.frames(data, false, func(off int64, p []byte) error {
+	_, err = r.frames(data, false, func(f *frame) error {
 		if ended {
 			return errors.New("a frame follows the snapshot's end")
 		}
+		p := f.payload
 		switch p[0] {
 		case frameState:
 			return r.loadState(p[1:])
 		case framePut:
 			items++
-			return r.apply(p)
+			return r.applyPut(f)
 		case frameFeed:
 			return r.loadFeed(p[1:])
 		case frameEnd:
@@ -712,6 +866,7 @@ func (r *replayer) loadState(p []byte) error {
 		for i := range c.shards {
 			c.shards[i].items.reserve(per)
 		}
+		r.set(c).entries = newEntryBuilder(n)
 	}
 	r.maxSeq = max(r.maxSeq, created, settingsSeq)
 	return nil
@@ -777,8 +932,9 @@ func (r *replayer) container(created uint64, text []byte) (*Container, error) {
 }
 
 // apply replays one logged change.
-func (r *replayer) apply(p []byte) error {
+func (r *replayer) apply(f *frame) error {
 	s := r.s
+	p := f.payload
 	d := decoder{b: p[1:]}
 	switch p[0] {
 	case frameContainer, frameSettings, frameDrop:
@@ -828,18 +984,7 @@ func (r *replayer) apply(p []byte) error {
 		replaceBudget(&c.own, props.Throughput, props.AutoscaleMaxThroughput, r.now)
 		return nil
 	case framePut:
-		cid := d.str()
-		rec, ok := r.record(d.b)
-		if d.bad || !ok {
-			return errors.New("the item write is malformed")
-		}
-		c := s.containers[string(cid)]
-		if c == nil {
-			return nil
-		}
-		r.maxSeq = max(r.maxSeq, rec.seq())
-		r.put(c, rec)
-		return nil
+		return r.applyPut(f)
 	case frameRemove:
 		cid := d.str()
 		_ = d.byte() // the cause
@@ -851,8 +996,7 @@ func (r *replayer) apply(p []byte) error {
 		if c == nil {
 			return nil
 		}
-		sh, h := c.shardFor(string(pk), string(d.b))
-		sh.items.remove(string(pk), string(d.b), h)
+		r.remove(c, string(pk), string(d.b))
 		return nil
 	case frameBatch:
 		return r.applyBatch(&d)
@@ -860,6 +1004,24 @@ func (r *replayer) apply(p []byte) error {
 		return r.applyFeed(p[0], &d)
 	}
 	return fmt.Errorf("unknown frame kind %q", p[0])
+}
+
+// applyPut replays an item write, decoded by frames.
+func (r *replayer) applyPut(f *frame) error {
+	if f.rec == "" {
+		return errors.New("the item write is malformed")
+	}
+	c := r.s.containers[string(f.cid)]
+	if c == nil {
+		return nil
+	}
+	r.maxSeq = max(r.maxSeq, f.rec.seq())
+	if c == f.c {
+		r.putIn(c, f.sh, f.h, f.rec)
+	} else {
+		r.put(c, f.rec)
+	}
+	return nil
 }
 
 // applyFeed replays a change of a container with a change feed (after its
@@ -890,14 +1052,13 @@ func (r *replayer) applyFeed(kind byte, d *decoder) error {
 	if c == nil {
 		return nil
 	}
-	sh, h := c.shardFor(rec.pk(), rec.id())
 	switch kind {
 	case framePutFeed:
 		r.maxSeq = max(r.maxSeq, rec.seq())
 		r.put(c, rec)
 		at = rec.written()
 	case frameRemoveFeed:
-		sh.items.remove(rec.pk(), rec.id(), h)
+		r.remove(c, rec.pk(), rec.id())
 		if why == causePurge {
 			return nil
 		}
@@ -990,8 +1151,7 @@ func (r *replayer) applyBatch(d *decoder) error {
 			f.add(ch.kind, ch.at, ch.rec)
 		}
 		if ch.removed {
-			sh, h := c.shardFor(ch.pk, ch.id)
-			sh.items.remove(ch.pk, ch.id, h)
+			r.remove(c, ch.pk, ch.id)
 			continue
 		}
 		r.put(c, ch.rec)
@@ -1003,10 +1163,97 @@ func (r *replayer) applyBatch(d *decoder) error {
 // c's positions go on after its.
 func (r *replayer) put(c *Container, rec record) {
 	sh, h := c.shardFor(rec.pk(), rec.id())
-	sh.items.put(h, rec)
+	r.putIn(c, sh, h, rec)
+}
+
+// putIn is put in the shard sh of c, with the hash bits h of rec's item.
+func (r *replayer) putIn(c *Container, sh *shard, h uint32, rec record) {
+	set := r.set(c)
+	if old := sh.items.exchange(h, rec); old != "" {
+		set.gone(old)
+	}
+	set.entries.add(rec)
 	if p := rec.pos(); p > c.positions.Load() {
 		c.positions.Store(p)
 	}
+}
+
+// remove replays an item's removal from c.
+func (r *replayer) remove(c *Container, pk, id string) {
+	sh, h := c.shardFor(pk, id)
+	if old := sh.items.take(pk, id, h); old != "" {
+		r.set(c).gone(old)
+	}
+}
+
+// liveSet is what recovery gathers of a container's items for its expiry
+// index as it replays: the entry of every record put (made while the
+// record is in the cache, so that finish need not read the records
+// again), and the records since replaced or removed, whose entries no
+// longer count.
+type liveSet struct {
+	entries entryBuilder // its bytes count the records present
+	stale   map[*byte]struct{}
+}
+
+// set returns c's liveSet.
+func (r *replayer) set(c *Container) *liveSet {
+	if r.last.c == c {
+		return r.last.set
+	}
+	set := r.sets[c]
+	if set == nil {
+		if r.sets == nil {
+			r.sets = make(map[*Container]*liveSet)
+		}
+		set = &liveSet{}
+		r.sets[c] = set
+	}
+	r.last.c, r.last.set = c, set
+	return set
+}
+
+// gone takes out a record put before, replaced or removed since.
+func (set *liveSet) gone(old record) {
+	set.entries.bytes -= int64(old.jsonLen())
+	if _, _, ok := entryFor(old); ok {
+		if set.stale == nil {
+			set.stale = make(map[*byte]struct{})
+		}
+		set.stale[unsafe.StringData(string(old))] = struct{}{}
+	}
+}
+
+// sorted returns the entries of the records present, each kind sorted.
+func (set *liveSet) sorted() (inherit, own []expiryEntry) {
+	inherit, own = set.entries.kinds()
+	if len(set.stale) > 0 {
+		isStale := func(e expiryEntry) bool {
+			_, ok := set.stale[unsafe.StringData(string(e.rec))]
+			return ok
+		}
+		inherit, own = slices.DeleteFunc(inherit, isStale), slices.DeleteFunc(own, isStale)
+		set.stale = nil
+	}
+	both(len(inherit), len(own), func() { sortEntries(inherit) }, func() { sortEntries(own) })
+	return inherit, own
+}
+
+// both runs f and g, which share nothing, on two goroutines at once when
+// they are large enough to pay for it: m and n say how large.
+func both(m, n int, f, g func()) {
+	if min(m, n) < 1<<12 {
+		f()
+		g()
+		return
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		f()
+	}()
+	g()
+	<-done
 }
 
 // place gives the items that have no position yet (their records were read
@@ -1044,7 +1291,12 @@ func (r *replayer) place() {
 // ended at offset 20): such a record is converted, at position 0, and given
 // its position by place.
 func (r *replayer) record(b []byte) (record, bool) {
-	switch r.version {
+	return r.arena.record(r.version, b)
+}
+
+// record is replayer.record for files of format version, copying into a.
+func (a *recordArena) record(version byte, b []byte) (record, bool) {
+	switch version {
 	case 1:
 		return recordV1(b)
 	case 2:
@@ -1058,7 +1310,7 @@ func (r *replayer) record(b []byte) (record, bool) {
 	if !wellFormed(b, recordHeader) {
 		return "", false
 	}
-	return r.arena.copy(b), true
+	return a.copy(b), true
 }
 
 // recordArena copies the records recovery reads into blocks of
@@ -1152,71 +1404,158 @@ func (r *replayer) finish(dir string) error {
 	s := r.s
 	r.place()
 	for _, c := range s.containers {
-		n := 0
-		for i := range c.shards {
-			n += c.shards[i].items.n
+		set := r.sets[c]
+		if set == nil {
+			set = &liveSet{}
 		}
-		// The live items' entries are made in the same walk that finds
-		// them live, so that each record is read once.
-		live := newEntryBuilder(n)
+		// The entries were made as the records were put: sorted, the
+		// expired items' come first, so no record is read again but
+		// theirs.
+		inherit, own := set.sorted()
 		if c.expiry.feed != nil {
-			if err := r.findExpiries(c, dir); err != nil {
+			if err := r.findExpiries(c, dir, inherit, own, set.entries.bytes); err != nil {
 				return err
 			}
 		}
-		for i := range c.shards {
-			sh := &c.shards[i]
-			r.removed = r.removed[:0]
-			sh.items.allAhead(func(rec record) bool {
-				if c.rule.live(rec, r.now) {
-					live.add(rec)
-				} else {
-					r.removed = append(r.removed, rec)
-				}
-				return true
-			})
-			for _, rec := range r.removed {
-				_, h := c.shardFor(rec.pk(), rec.id())
-				sh.items.remove(rec.pk(), rec.id(), h)
+		ci, co := cutoffs(&c.rule, r.now)
+		inherit = r.dropExpired(c, set, inherit, ci)
+		own = r.dropExpired(c, set, own, co)
+		for _, es := range [][]expiryEntry{inherit, own} {
+			if dup := firstDup(es); dup != "" {
+				return dupError(dir, c, dup)
 			}
-			c.purged.Add(int64(len(r.removed)))
-			s.recovery.Expired += int64(len(r.removed))
 		}
+		items := tableItems(c)
 		c.expiry.mu.Lock()
 		c.expiry.expiryIndex = newExpiryIndex()
-		dup := c.expiry.addEntries(&live)
+		c.expiry.addSorted(inherit, own, items, set.entries.bytes)
 		if c.expiry.watch.on {
 			c.expiry.watch.due = c.nextUnreportedLocked()
 			c.publishDueLocked()
 		}
 		c.expiry.mu.Unlock()
-		if dup != "" {
-			return dupError(dir, c, dup)
-		}
-		s.recovery.Items += live.items
+		s.recovery.Items += items
 	}
+	r.sets, r.last.c, r.last.set = nil, nil, nil
 	s.relistLocked()
 	s.seq.Store(r.maxSeq)
 	return nil
 }
 
+// sortEntries sorts es (lessEntry) by a radix sort of their instants,
+// ties by write sequence: recovery sorts a million entries this way in a
+// fraction of the time a comparison sort takes.
+func sortEntries(es []expiryEntry) {
+	const bits = 11 // a digit: its counts fit in the cache
+	if len(es) < 1<<bits {
+		slices.SortFunc(es, compareEntries)
+		return
+	}
+	lo, hi := es[0].at, es[0].at
+	for _, e := range es {
+		lo, hi = min(lo, e.at), max(hi, e.at)
+	}
+	key := func(e *expiryEntry) uint64 { return uint64(e.at) - uint64(lo) }
+	passes := (mathbits.Len64(uint64(hi)-uint64(lo)) + bits - 1) / bits
+	counts := make([][1 << bits]int, passes)
+	for i := range es {
+		k := key(&es[i])
+		for p := range counts {
+			counts[p][k>>(p*bits)&(1<<bits-1)]++
+		}
+	}
+	src, dst := es, make([]expiryEntry, len(es))
+	for p := range counts {
+		next := &counts[p]
+		sum := 0
+		for d, n := range next {
+			next[d], sum = sum, sum+n
+		}
+		for i := range src {
+			d := key(&src[i]) >> (p * bits) & (1<<bits - 1)
+			dst[next[d]] = src[i]
+			next[d]++
+		}
+		src, dst = dst, src
+	}
+	if passes%2 == 1 {
+		copy(es, src)
+	}
+	for i := 0; i < len(es); {
+		j := i + 1
+		for j < len(es) && es[j].at == es[i].at {
+			j++
+		}
+		if j-i > 1 {
+			slices.SortFunc(es[i:j], compareEntries)
+		}
+		i = j
+	}
+}
+
+func compareEntries(a, b expiryEntry) int {
+	switch {
+	case lessEntry(a, b):
+		return -1
+	case lessEntry(b, a):
+		return 1
+	}
+	return 0
+}
+
+// firstDup returns a record of es, sorted, that shares its entry with
+// another, or "".
+func firstDup(es []expiryEntry) (dup record) {
+	for i := 1; i < len(es); i++ {
+		if !lessEntry(es[i-1], es[i]) {
+			return es[i].rec
+		}
+	}
+	return ""
+}
+
+// dropExpired removes from c the items whose entries, es sorted, are
+// expired by cutoff (a prefix of es), and returns the rest of es.
+func (r *replayer) dropExpired(c *Container, set *liveSet, es []expiryEntry, cutoff expiryEntry) []expiryEntry {
+	n, _ := slices.BinarySearchFunc(es, cutoff, func(e, cutoff expiryEntry) int {
+		if lessEntry(e, cutoff) {
+			return -1
+		}
+		return 1
+	})
+	for _, e := range es[:n] {
+		sh, h := c.shardFor(e.rec.pk(), e.rec.id())
+		sh.items.remove(e.rec.pk(), e.rec.id(), h)
+		set.entries.bytes -= int64(e.rec.jsonLen())
+	}
+	c.purged.Add(int64(n))
+	r.s.recovery.Expired += int64(n)
+	return es[n:]
+}
+
+// tableItems returns the number of items c's tables hold.
+func tableItems(c *Container) int64 {
+	var n int64
+	for i := range c.shards {
+		n += int64(c.shards[i].items.n)
+	}
+	return n
+}
+
 // findExpiries resumes the expiry watch of a container with a change feed
 // where it stood when the store stopped, and finds the expiries since, up
 // to the instant of recovery, before the items that expired are dropped:
-// no expiry is lost to a restart, and none is found twice.
-func (r *replayer) findExpiries(c *Container, dir string) error {
-	var all []record
-	for i := range c.shards {
-		c.shards[i].items.all(func(rec record) bool {
-			all = append(all, rec)
-			return true
-		})
+// no expiry is lost to a restart, and none is found twice. inherit and
+// own are the entries of all its items, sorted; bytes their JSON size.
+func (r *replayer) findExpiries(c *Container, dir string, inherit, own []expiryEntry, bytes int64) error {
+	for _, es := range [][]expiryEntry{inherit, own} {
+		if dup := firstDup(es); dup != "" {
+			return dupError(dir, c, dup)
+		}
 	}
 	c.expiry.mu.Lock()
 	defer c.expiry.mu.Unlock()
-	if dup := c.expiry.addAll(all); dup != "" {
-		return dupError(dir, c, dup)
-	}
+	c.expiry.addSorted(inherit, own, tableItems(c), bytes)
 	w := &c.expiry.watch
 	w.at = r.found[c]
 	w.inherit, w.own = cutoffs(&c.rule, w.at)

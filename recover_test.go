@@ -1,0 +1,205 @@
+package lethe
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// randomEntries returns n expiry entries whose instants lie in [base,
+// base+spread), with extremes some at the extremes, with write sequence
+// numbers from a small space, so that ties of instants and of both come up.
+func randomEntries(rng *rand.Rand, n int, base, spread int64, extremes bool) []expiryEntry {
+	es := make([]expiryEntry, n)
+	for i := range es {
+		at := base + rng.Int64N(spread)
+		switch r := rng.IntN(50); {
+		case extremes && r == 0:
+			at = expiredForGood
+		case extremes && r == 1:
+			at = never
+		}
+		es[i] = expiryEntry{at: at, rec: sentinelRecord(rng.Uint64N(uint64(n) + 1))}
+	}
+	return es
+}
+
+// TestSortEntries: recovery's radix sort of expiry entries orders them as
+// lessEntry does, for every span of instants (one pass of digits to all
+// of them, odd and even counts of passes) and with ties.
+func TestSortEntries(t *testing.T) {
+	seed := rand.Uint64()
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, 0))
+	for _, n := range []int{0, 1, 100, 5000, 70_000} {
+		for _, spread := range []int64{1, 1000, 1 << 40, math.MaxInt64} {
+			base := int64(1_700_000_000) * int64(time.Second)
+			if spread == math.MaxInt64 {
+				base = math.MinInt64
+			}
+			es := randomEntries(rng, n, base, spread, true)
+			want := slices.Clone(es)
+			slices.SortFunc(want, compareEntries)
+			sortEntries(es)
+			require.Equal(t, want, es, "n %d spread %d", n, spread)
+		}
+	}
+}
+
+// BenchmarkSortEntries sorts a million entries written over an hour, by
+// recovery's radix sort and by a comparison sort.
+func BenchmarkSortEntries(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	es := randomEntries(rng, 1_000_000, 1_700_000_000*int64(time.Second), int64(time.Hour), false)
+	for _, sort := range []struct {
+		name string
+		fn   func([]expiryEntry)
+	}{
+		{"radix", sortEntries},
+		{"pdq", func(es []expiryEntry) { slices.SortFunc(es, compareEntries) }},
+	} {
+		b.Run(sort.name, func(b *testing.B) {
+			b.ReportAllocs()
+			work := make([]expiryEntry, len(es))
+			for b.Loop() {
+				b.StopTimer()
+				copy(work, es)
+				b.StartTimer()
+				sort.fn(work)
+			}
+		})
+	}
+}
+
+// TestRecoverMany recovers a container large enough that recovery sorts
+// and builds its two expiry trees on two goroutines (run it under -race):
+// items with their own ttl, inheriting the default and never expiring,
+// replaced and deleted, some expired by the time the store reopens, from
+// the log alone, from a snapshot, and from a snapshot with a log after it.
+// The store holds what it held, live, and its indexes agree.
+func TestRecoverMany(t *testing.T) {
+	ctx := context.Background()
+	for _, mode := range []string{"log", "snapshot", "snapshot+log"} {
+		t.Run(mode, func(t *testing.T) {
+			dir := t.TempDir()
+			clock := NewManualClock(time.Unix(1_700_000_000, 0))
+			open := func() *Store {
+				s, err := Open(&Options{Dir: dir, Clock: clock, Sync: SyncNever, Reaper: ReaperOptions{Disabled: true}})
+				require.NoError(t, err)
+				return s
+			}
+			s := open()
+			c, err := s.CreateContainer(ctx, ContainerProperties{ID: "c", DefaultTimeToLive: 100})
+			require.NoError(t, err)
+			const n = 30_000
+			for i := range n {
+				if i%1000 == 0 {
+					clock.Advance(time.Second)
+				}
+				if mode == "snapshot+log" && i == n/2 {
+					require.NoError(t, s.Checkpoint(ctx))
+				}
+				ttl := []string{"", `,"ttl":30`, `,"ttl":300`, `,"ttl":-1`}[i%4]
+				_, err := c.UpsertItem(ctx, NewPartitionKey(), fmt.Appendf(nil, `{"id":"i%d"%s}`, i%(n-4000), ttl), nil)
+				require.NoError(t, err)
+				if i%7 == 0 {
+					_, err := c.DeleteItem(ctx, NewPartitionKey(), fmt.Sprintf("i%d", i/7), nil)
+					require.True(t, err == nil || errors.Is(err, ErrNotFound), "%v", err)
+				}
+			}
+			if mode == "snapshot" {
+				require.NoError(t, s.Checkpoint(ctx))
+			}
+			clock.Advance(25 * time.Second) // the own ttl 30 items of the first seconds expire
+			want := liveRecords(c)
+			st := c.Stats()
+			require.NoError(t, s.Close())
+
+			s = open()
+			defer s.Close()
+			c, err = s.Container("c")
+			require.NoError(t, err)
+			require.Equal(t, want, liveRecords(c))
+			require.Equal(t, int64(len(want)), s.Recovery().Items)
+			require.Equal(t, st.ExpiredPending, s.Recovery().Expired)
+			require.Positive(t, s.Recovery().Expired)
+			checkInvariants(t, c, mode)
+		})
+	}
+}
+
+// liveRecords returns the live records of c, by key.
+func liveRecords(c *Container) map[string]record {
+	now := c.store.clock.now()
+	out := map[string]record{}
+	for i := range c.shards {
+		c.shards[i].items.all(func(rec record) bool {
+			if c.rule.live(rec, now) {
+				out[rec.key()] = rec
+			}
+			return true
+		})
+	}
+	return out
+}
+
+// TestFramesStopsOnError: frames, which reads on one goroutine and
+// replays on the caller's, gives every frame before the first error to
+// the replay, in order, and none after; it reports the error of the
+// replay or of damage at that frame's offset, and leaves no goroutine
+// behind, wherever in a batch the error falls.
+func TestFramesStopsOnError(t *testing.T) {
+	const n = 8 * framesPerBatch // more than the channel between them holds
+	data := appendHeader(nil, walMagic, storeID{}, 1)
+	var offs []int64
+	for i := range n {
+		offs = append(offs, int64(len(data)))
+		b, start := beginFrame(data)
+		data = endFrame(append(b, 'X', byte(i), byte(i>>8)), start)
+	}
+	before := runtime.NumGoroutine()
+	r := &replayer{version: walVersion, file: "f"}
+	for _, at := range []int{0, 1, framesPerBatch - 1, framesPerBatch, framesPerBatch + 1, n - 1} {
+		for _, damage := range []bool{false, true} {
+			in := data
+			if damage {
+				in = slices.Clone(data)
+				in[offs[at]+frameHeader+1]++ // its checksum fails
+			}
+			seen := 0
+			end, err := r.frames(in, false, func(f *frame) error {
+				require.Equal(t, offs[seen], f.off, "the frames come in order")
+				if seen == at {
+					return errors.New("refused")
+				}
+				seen++
+				return nil
+			})
+			var ce *CorruptionError
+			require.ErrorAs(t, err, &ce, "at %d, damage %v", at, damage)
+			require.Equal(t, offs[at], ce.Offset)
+			require.Equal(t, offs[at], end)
+			require.Equal(t, at, seen, "the frames before the error are replayed")
+			want := "refused"
+			if damage {
+				want = "the frame's checksum does not match"
+			}
+			require.Equal(t, want, ce.Reason)
+		}
+	}
+	end, err := r.frames(data, false, func(*frame) error { return nil })
+	require.NoError(t, err)
+	require.Equal(t, int64(len(data)), end)
+	for i := 0; runtime.NumGoroutine() > before; i++ {
+		require.Less(t, i, 5000, "%d goroutines, %d before: the reading goroutines do not end", runtime.NumGoroutine(), before)
+		time.Sleep(time.Millisecond) // they end just after frames returns
+	}
+}
