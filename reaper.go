@@ -14,6 +14,11 @@ import (
 // round-robin, one bounded batch each, so that one container's backlog
 // cannot starve another's. It holds a lock only while it deletes one item.
 // On a container with throughput it spends only what users leave unused.
+//
+// Through a backlog it paces itself only when someone is there to be
+// slowed: after each stretch of work it rests if the store served a user
+// operation during the stretch (Store.users), and otherwise goes straight
+// on, yielding to the Go scheduler between batches all the same.
 type reaper struct {
 	store *Store
 	wake  chan struct{} // buffered: a pending wake-up
@@ -26,6 +31,8 @@ type reaper struct {
 	// works: a write whose expiry is earlier wakes it.
 	sleepUntil atomic.Int64
 	rounds     atomic.Int64 // rounds over the containers so far, for tests
+	stretches  atomic.Int64 // stretches of reaperWorkSlice ended with more to purge, for tests
+	rests      atomic.Int64 // the rests after them, for tests
 }
 
 func newReaper(s *Store) *reaper {
@@ -52,7 +59,8 @@ func (r *reaper) notify(at int64) {
 }
 
 // While it works through a backlog the reaper works for reaperWorkSlice,
-// then rests for reaperRest (a timer's resolution is about a millisecond).
+// then, if users were served meanwhile, rests for reaperRest (a timer's
+// resolution is about a millisecond).
 const (
 	reaperWorkSlice = 2 * time.Millisecond
 	reaperRest      = time.Millisecond
@@ -77,10 +85,12 @@ func (r *reaper) run() {
 			return
 		}
 		if wakeAt <= now {
-			// More to purge: go round again, but rest a while after each
-			// stretch of work so that the reaper never holds a core for
-			// long: on a machine with few cores, a busy reaper makes the OS
-			// and the Go scheduler take cores from readers.
+			// More to purge: go round again. After each stretch of work,
+			// rest a while if users were served during it, so that the
+			// reaper does not hold a core for long while they wait: on a
+			// machine with few cores, a busy reaper makes the OS and the
+			// Go scheduler take cores from readers. With nobody there, it
+			// goes on at full speed.
 			if busySince.IsZero() {
 				busySince = time.Now()
 			}
@@ -89,6 +99,12 @@ func (r *reaper) run() {
 				continue
 			}
 			busySince = time.Time{}
+			r.stretches.Add(1)
+			if !s.users.Swap(false) {
+				runtime.Gosched()
+				continue
+			}
+			r.rests.Add(1)
 			timer.Reset(reaperRest)
 			select {
 			case <-r.stop:
@@ -115,6 +131,8 @@ func (r *reaper) run() {
 		case <-fire:
 		}
 		timer.Stop()
+		// Only the users served while the reaper works make it rest.
+		s.users.Store(false)
 	}
 }
 

@@ -19,6 +19,12 @@ type Store struct {
 	closeOnce sync.Once
 	seq       atomic.Uint64 // write sequence: every write's ETag and index order
 
+	// users is set by every user operation on a container (Container.check)
+	// and cleared by the reaper, which paces its purge only when it finds
+	// it set: someone was served and could be slowed. Users only load it
+	// while it is set, so it costs them no cache-line traffic.
+	users atomic.Bool
+
 	// shared is the store's shared throughput (ru.go); nil: none.
 	// sharedMu orders its replacements, and orders them against the
 	// creates and replaces of containers with vector indexes, which a store
