@@ -142,10 +142,17 @@ func (r *reaper) run() {
 func (r *reaper) round(now int64, turn int) (wakeAt int64, stopped bool) {
 	r.rounds.Add(1)
 	cs := r.store.containerList()
+	o := r.store.opts.Reaper
+	if !r.store.users.Load() {
+		// Nobody served since the reaper last looked: nobody to be slowed
+		// by a batch that runs to its size, rather than being cut at
+		// MaxHold and its rest found again in the next.
+		o.MaxHold = MaxReaperMaxHold
+	}
 	wakeAt = never
 	for i := range cs {
 		c := cs[(turn+i)%len(cs)]
-		_, next := c.reap(now, r.store.opts.Reaper, true, &r.scratch)
+		_, next := c.reap(now, o, true, &r.scratch)
 		wakeAt = min(wakeAt, next)
 		select {
 		case <-r.stop:

@@ -450,3 +450,22 @@ func TestReaperPacesOnlyForUsers(t *testing.T) {
 		})
 	}
 }
+
+// TestReaperBatchesRunToSizeAlone: with nobody served, a batch is not cut
+// at MaxHold (here 1 ns, which cuts every batch after its first few
+// items) but runs to BatchSize, so the purge takes one round per batch.
+func TestReaperBatchesRunToSizeAlone(t *testing.T) {
+	const n, batch = 5000, 100
+	clock := lethe.NewManualClock(time.Unix(1_700_000_000, 0))
+	s, err := lethe.Open(&lethe.Options{Clock: clock, Reaper: lethe.ReaperOptions{BatchSize: batch, MaxHold: time.Nanosecond}})
+	require.NoError(t, err)
+	defer s.Close()
+	c := mustContainer(t, s, lethe.ContainerProperties{ID: "c", DefaultTimeToLive: 1})
+	for i := range n {
+		upsert(t, c, fmt.Sprintf(`{"id":"%d"}`, i))
+	}
+	rounds := lethe.ReaperRounds(s)
+	clock.Advance(time.Second)
+	require.Eventually(t, func() bool { return c.Stats().Purged == n }, time.Minute, time.Millisecond)
+	assert.LessOrEqual(t, lethe.ReaperRounds(s)-rounds, int64(n/batch+2), "batches were cut short with nobody served")
+}
