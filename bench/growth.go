@@ -116,17 +116,25 @@ var growthWorkloads = []struct{ key, title, note string }{
 // runGrowth runs the growth mode and writes its tables to w.
 func runGrowth(w io.Writer, kinds []storeKind, cfg config, gc growthConfig) {
 	gc.loadStart = loadAvg()
-	maxN := slices.Max(gc.sizes)
-	logf("generating %d items", maxN)
-	full := newDataset(maxN, 1)
 	rec := newRecorder() // for the workloads' notes
 	samples := map[growthKey][]growthSample{}
+	var heapBase uint64 // the heap in use with the data set alone
 	add := func(wl, store string, n int, s growthSample) {
+		s.cost.heap -= min(heapBase, s.cost.heap)
 		k := growthKey{wl, store, n}
 		samples[k] = append(samples[k], s)
 	}
+	var d *dataset
 	for _, n := range gc.sizes {
-		d := full.prefix(n)
+		// Each size has a data set of its own, as a run with -n has (the
+		// same items: a smaller set is a prefix of a larger), so that the
+		// heap the GC paces itself by is the same.
+		d = nil
+		settle()
+		logf("generating %d items", n)
+		d = newDataset(n, 1)
+		settle()
+		heapBase = readUsage().heap
 		c := cfg
 		c.n = n
 		c.reads = min(max(2*n, 200_000), 2_000_000)
@@ -144,7 +152,7 @@ func runGrowth(w io.Writer, kinds []storeKind, cfg config, gc growthConfig) {
 		}
 	}
 	gc.loadEnd = loadAvg()
-	reportGrowth(w, kinds, gc, samples, rec, full)
+	reportGrowth(w, kinds, gc, samples, rec, d)
 }
 
 // growthStore measures W1, W2 and W4 (as gc says) on stores of kind k
@@ -246,7 +254,7 @@ func reportGrowth(w io.Writer, kinds []storeKind, gc growthConfig, samples map[g
 		strings.Join(os.Args[1:], " "), joinInts(gc.sizes), gc.runs, runtime.Version(), runtime.GOMAXPROCS(0), runtime.GOOS, runtime.GOARCH)
 	fmt.Fprintf(w, "Machine: %s; caches %s; memory %s. Load average (1, 5, 15 min) at the start: %s; at the end: %s.\n\n",
 		cpuModel(), cacheSizes(), memTotal(), gc.loadStart, gc.loadEnd)
-	fmt.Fprintf(w, "Average item: %d bytes of JSON, id %d bytes. Costs are those of the measured part alone, for the whole process: GCs (cycles completed), GC CPU (the collector's CPU seconds, less its marking on idle processors: runtime/metrics), pauses (stop-the-world), CPU (user + system, all threads), heap (HeapInuse at the end), faults (minor: pages first touched or given back and taken again; major: read from disk).\n\n",
+	fmt.Fprintf(w, "Average item: %d bytes of JSON, id %d bytes. Wall time against CPU time says how much of the machine the process had: a measured part on one goroutine that took more wall time than CPU time waited for a core. Costs are those of the measured part alone, for the whole process: GCs (cycles completed), GC CPU (the collector's CPU seconds, less its marking on idle processors: runtime/metrics), pauses (stop-the-world), CPU (user + system, all threads), heap (HeapInuse at the end, less that of the data set alone: what the store holds, and garbage not yet collected), faults (minor: pages first touched or given back and taken again; major: read from disk).\n\n",
 		int(d.raw)/len(d.ids)-len(d.ids[0]), len(d.ids[0]))
 
 	var rows []string // store names in order of first appearance
@@ -359,16 +367,6 @@ func medianSample(ss []growthSample) (growthSample, bool) {
 		return 0
 	})
 	return ss[(len(ss)-1)/2], true
-}
-
-// prefix returns the dataset of the first n items of d (sharing its
-// memory).
-func (d *dataset) prefix(n int) *dataset {
-	p := &dataset{ids: d.ids[:n], docs: d.docs[:n], cut: d.cut[:n], ttls: d.ttls[:n]}
-	for i := range n {
-		p.raw += int64(len(p.ids[i]) + len(p.docs[i]))
-	}
-	return p
 }
 
 // parseSizes parses -sizes: item counts, comma-separated, ascending.
