@@ -93,11 +93,18 @@ type growthConfig struct {
 }
 
 // growthSample is one measurement: its figure as shown, its cost per item
-// in ns (what the medians are taken of), and the process's costs.
+// in ns (what the medians are taken of), the process's costs, and how many
+// items (or reads) they are spread over.
 type growthSample struct {
 	figure  string
 	perItem float64
 	cost    phaseCost
+	ops     int
+}
+
+// cpuPerItem is the process's CPU time per item, in ns.
+func (s growthSample) cpuPerItem() float64 {
+	return float64(s.cost.cpu.Nanoseconds()) / float64(s.ops)
 }
 
 type growthKey struct {
@@ -175,7 +182,7 @@ func growthStore(k storeKind, d *dataset, cfg config, gc growthConfig, rec *reco
 		insertNs = float64(cost.el.Nanoseconds()) / float64(n)
 		if gc.w1 {
 			beyond := (float64(after) - float64(before) - float64(d.raw)) / float64(n)
-			add("W1", k.name, n, growthSample{fmt.Sprintf("%.0f ns, %.0f B/item", insertNs, beyond), insertNs, cost})
+			add("W1", k.name, n, growthSample{fmt.Sprintf("%.0f ns, %.0f B/item", insertNs, beyond), insertNs, cost, n})
 			logf("%-12s W1 %d items: %.0f ns/op, %.0f B/item beyond raw, %d GCs", k.name, n, insertNs, beyond, cost.gcs)
 		}
 		if gc.w2 {
@@ -193,7 +200,7 @@ func growthStore(k storeKind, d *dataset, cfg config, gc growthConfig, rec *reco
 			cost := readUsage().since(u)
 			sink.Add(sum)
 			ns := float64(cost.el.Nanoseconds()) / float64(len(order))
-			add("W2", k.name, n, growthSample{fmt.Sprintf("%.0f ns", ns), ns, cost})
+			add("W2", k.name, n, growthSample{fmt.Sprintf("%.0f ns", ns), ns, cost, len(order)})
 			logf("%-12s W2 %d items: %.0f ns/op", k.name, n, ns)
 		}
 		s.close()
@@ -202,7 +209,7 @@ func growthStore(k storeKind, d *dataset, cfg config, gc growthConfig, rec *reco
 		settle()
 		if res, ok := purgeAll(k, d, cfg, rec, insertNs); ok {
 			ns := float64(res.el.Nanoseconds()) / float64(n)
-			add("W4", k.name, n, growthSample{fmt.Sprintf("%s, %s items/s (first after %s)", fmtSeconds(res.el), fmtNum(float64(n)/res.el.Seconds()), fmtSeconds(res.first)), ns, res.cost})
+			add("W4", k.name, n, growthSample{fmt.Sprintf("%s, %s items/s (first after %s)", fmtSeconds(res.el), fmtNum(float64(n)/res.el.Seconds()), fmtSeconds(res.first)), ns, res.cost, n})
 		}
 	}
 }
@@ -215,7 +222,7 @@ func growthRecovery(kinds []storeKind, d *dataset, gc growthConfig, add func(str
 		return slices.ContainsFunc(kinds, func(k storeKind) bool { return k.name == name })
 	}
 	sample := func(el time.Duration, cost phaseCost) growthSample {
-		return growthSample{fmtSeconds(el), float64(el.Nanoseconds()) / float64(n), cost}
+		return growthSample{fmtSeconds(el), float64(el.Nanoseconds()) / float64(n), cost, n}
 	}
 	if has("lethe") {
 		dir := tempDir(gc.dir, "lethe-growth")
@@ -268,35 +275,44 @@ func reportGrowth(w io.Writer, kinds []storeKind, gc growthConfig, samples map[g
 		}
 	}
 
-	// Cost per item against size.
-	fmt.Fprintf(w, "### Cost per item (ns) against N\n\n| workload | store |")
-	for _, n := range gc.sizes {
-		fmt.Fprintf(w, " %s |", fmtCount(n))
-	}
-	fmt.Fprintf(w, " largest ÷ smallest |\n|---|---|%s---|\n", strings.Repeat("---|", len(gc.sizes)))
-	for _, row := range rows {
-		wl, store, _ := strings.Cut(row, "\x00")
-		fmt.Fprintf(w, "| %s | %s |", wl, store)
-		var first, last float64
+	// Cost per item against size: wall time, then CPU time.
+	for _, t := range []struct {
+		title string
+		v     func(growthSample) float64
+	}{
+		{"Wall time per item (ns) against N", func(s growthSample) float64 { return s.perItem }},
+		{"CPU time per item (ns, all the process's threads) against N", growthSample.cpuPerItem},
+	} {
+		fmt.Fprintf(w, "### %s\n\n| workload | store |", t.title)
 		for _, n := range gc.sizes {
-			s, ok := medianSample(samples[growthKey{wl, store, n}])
-			if !ok {
-				fmt.Fprintf(w, " – |")
-				continue
-			}
-			if first == 0 {
-				first = s.perItem
-			}
-			last = s.perItem
-			fmt.Fprintf(w, " %s |", fmtNum(s.perItem))
+			fmt.Fprintf(w, " %s |", fmtCount(n))
 		}
-		if first > 0 {
-			fmt.Fprintf(w, " %.2f× |\n", last/first)
-		} else {
-			fmt.Fprintf(w, " |\n")
+		fmt.Fprintf(w, " largest ÷ smallest |\n|---|---|%s---|\n", strings.Repeat("---|", len(gc.sizes)))
+		for _, row := range rows {
+			wl, store, _ := strings.Cut(row, "\x00")
+			fmt.Fprintf(w, "| %s | %s |", wl, store)
+			var first, last float64
+			for _, n := range gc.sizes {
+				s, ok := medianSample(samples[growthKey{wl, store, n}])
+				if !ok {
+					fmt.Fprintf(w, " – |")
+					continue
+				}
+				v := t.v(s)
+				if first == 0 {
+					first = v
+				}
+				last = v
+				fmt.Fprintf(w, " %s |", fmtNum(v))
+			}
+			if first > 0 {
+				fmt.Fprintf(w, " %.2f× |\n", last/first)
+			} else {
+				fmt.Fprintf(w, " |\n")
+			}
 		}
+		fmt.Fprintln(w)
 	}
-	fmt.Fprintln(w)
 
 	for _, gw := range growthWorkloads {
 		var any bool
