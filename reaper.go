@@ -92,7 +92,11 @@ func (r *reaper) run() {
 			// Go scheduler take cores from readers. With nobody there, it
 			// goes on at full speed.
 			if busySince.IsZero() {
+				// A stretch begins: only the users served during it
+				// count. (Clearing here, after round saw the backlog,
+				// orders the clear after whatever made it.)
 				busySince = time.Now()
+				s.users.Store(false)
 			}
 			if time.Since(busySince) < reaperWorkSlice {
 				runtime.Gosched()
@@ -131,7 +135,8 @@ func (r *reaper) run() {
 		case <-fire:
 		}
 		timer.Stop()
-		// Only the users served while the reaper works make it rest.
+		// The users served while it slept are gone: the first batches of
+		// a backlog with nobody there run to size.
 		s.users.Store(false)
 	}
 }
