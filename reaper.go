@@ -76,6 +76,7 @@ func (r *reaper) run() {
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	busySince := time.Time{} // when the current stretch of purging began
+	woke := true             // no stretch has begun since the reaper last woke
 	for turn := 0; ; turn++ {
 		// Any write from here on with an expiry wakes the next sleep.
 		r.sleepUntil.Store(never)
@@ -92,11 +93,16 @@ func (r *reaper) run() {
 			// Go scheduler take cores from readers. With nobody there, it
 			// goes on at full speed.
 			if busySince.IsZero() {
-				// A stretch begins: only the users served during it
-				// count. (Clearing here, after round saw the backlog,
-				// orders the clear after whatever made it.)
 				busySince = time.Now()
-				s.users.Store(false)
+				if woke {
+					// The first stretch of a backlog: only the users
+					// served during it count, not the writes that made
+					// the backlog (round has seen it, so they are done).
+					// Later stretches begin where the last one's look
+					// cleared the flag.
+					s.users.Store(false)
+					woke = false
+				}
 			}
 			if time.Since(busySince) < reaperWorkSlice {
 				runtime.Gosched()
@@ -138,6 +144,7 @@ func (r *reaper) run() {
 		// The users served while it slept are gone: the first batches of
 		// a backlog with nobody there run to size.
 		s.users.Store(false)
+		woke = true
 	}
 }
 
