@@ -201,12 +201,17 @@ func (c *Container) position(old record, live bool) uint64 {
 func (c *Container) ID() string { return c.id }
 
 // check fails when the store is closed, the container deleted or ctx done.
+// Every user operation on a container calls it, and it marks the store as
+// in use, for the reaper's pacing.
 func (c *Container) check(ctx context.Context, op, item string) error {
 	if c.store == nil {
 		return notOpened()
 	}
 	if c.store.closed.Load() {
 		return ErrClosed
+	}
+	if !c.store.users.Load() {
+		c.store.users.Store(true) // the reaper paces itself (reaper.go)
 	}
 	if c.deleted.Load() {
 		return withContext(&Error{StatusCode: statusNotFound, Message: msgNotFound}, op, c.id, item)

@@ -96,6 +96,12 @@ func ReaperRound(s *Store, now time.Time) (wakeAt time.Time) {
 // made so far.
 func ReaperRounds(s *Store) int64 { return s.reaper.rounds.Load() }
 
+// ReaperPacing returns how many stretches of work s's reaper has ended with
+// more to purge, and after how many of them it rested.
+func ReaperPacing(s *Store) (stretches, rests int64) {
+	return s.reaper.stretches.Load(), s.reaper.rests.Load()
+}
+
 // ReaperStopped reports, without waiting, whether s's reaper goroutine has
 // returned.
 func ReaperStopped(s *Store) bool {

@@ -66,8 +66,10 @@ type ReaperOptions struct {
 	// reaper moves on to the next; 0 means DefaultReaperBatchSize, and it
 	// may not exceed MaxReaperBatchSize.
 	BatchSize int
-	// MaxHold is the longest one batch may take; 0 means
-	// DefaultReaperMaxHold, and it may not exceed MaxReaperMaxHold. The reaper holds a lock only while it deletes
+	// MaxHold is the longest one batch may take while the store serves
+	// users (with nobody served since the reaper last looked, a batch
+	// runs to its size); 0 means DefaultReaperMaxHold, and it may not
+	// exceed MaxReaperMaxHold. The reaper holds a lock only while it deletes
 	// one item, so readers never wait behind a batch.
 	MaxHold time.Duration
 }

@@ -14,6 +14,11 @@ import (
 // round-robin, one bounded batch each, so that one container's backlog
 // cannot starve another's. It holds a lock only while it deletes one item.
 // On a container with throughput it spends only what users leave unused.
+//
+// Through a backlog it paces itself only when someone is there to be
+// slowed: after each stretch of work it rests if the store served a user
+// operation during the stretch (Store.users), and otherwise goes straight
+// on, yielding to the Go scheduler between batches all the same.
 type reaper struct {
 	store *Store
 	wake  chan struct{} // buffered: a pending wake-up
@@ -26,6 +31,8 @@ type reaper struct {
 	// works: a write whose expiry is earlier wakes it.
 	sleepUntil atomic.Int64
 	rounds     atomic.Int64 // rounds over the containers so far, for tests
+	stretches  atomic.Int64 // stretches of reaperWorkSlice ended with more to purge, for tests
+	rests      atomic.Int64 // the rests after them, for tests
 }
 
 func newReaper(s *Store) *reaper {
@@ -52,7 +59,8 @@ func (r *reaper) notify(at int64) {
 }
 
 // While it works through a backlog the reaper works for reaperWorkSlice,
-// then rests for reaperRest (a timer's resolution is about a millisecond).
+// then, if users were served meanwhile, rests for reaperRest (a timer's
+// resolution is about a millisecond).
 const (
 	reaperWorkSlice = 2 * time.Millisecond
 	reaperRest      = time.Millisecond
@@ -68,6 +76,7 @@ func (r *reaper) run() {
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	busySince := time.Time{} // when the current stretch of purging began
+	woke := true             // no stretch has begun since the reaper last woke
 	for turn := 0; ; turn++ {
 		// Any write from here on with an expiry wakes the next sleep.
 		r.sleepUntil.Store(never)
@@ -77,18 +86,35 @@ func (r *reaper) run() {
 			return
 		}
 		if wakeAt <= now {
-			// More to purge: go round again, but rest a while after each
-			// stretch of work so that the reaper never holds a core for
-			// long: on a machine with few cores, a busy reaper makes the OS
-			// and the Go scheduler take cores from readers.
+			// More to purge: go round again. After each stretch of work,
+			// rest a while if users were served during it, so that the
+			// reaper does not hold a core for long while they wait: on a
+			// machine with few cores, a busy reaper makes the OS and the
+			// Go scheduler take cores from readers. With nobody there, it
+			// goes on at full speed.
 			if busySince.IsZero() {
 				busySince = time.Now()
+				if woke {
+					// The first stretch of a backlog: only the users
+					// served during it count, not the writes that made
+					// the backlog (round has seen it, so they are done).
+					// Later stretches begin where the last one's look
+					// cleared the flag.
+					s.users.Store(false)
+					woke = false
+				}
 			}
 			if time.Since(busySince) < reaperWorkSlice {
 				runtime.Gosched()
 				continue
 			}
 			busySince = time.Time{}
+			r.stretches.Add(1)
+			if !s.users.Swap(false) {
+				runtime.Gosched()
+				continue
+			}
+			r.rests.Add(1)
 			timer.Reset(reaperRest)
 			select {
 			case <-r.stop:
@@ -115,6 +141,10 @@ func (r *reaper) run() {
 		case <-fire:
 		}
 		timer.Stop()
+		// The users served while it slept are gone: the first batches of
+		// a backlog with nobody there run to size.
+		s.users.Store(false)
+		woke = true
 	}
 }
 
@@ -124,10 +154,17 @@ func (r *reaper) run() {
 func (r *reaper) round(now int64, turn int) (wakeAt int64, stopped bool) {
 	r.rounds.Add(1)
 	cs := r.store.containerList()
+	o := r.store.opts.Reaper
+	if !r.store.users.Load() {
+		// Nobody served since the reaper last looked: nobody to be slowed
+		// by a batch that runs to its size, rather than being cut at
+		// MaxHold and its rest found again in the next.
+		o.MaxHold = MaxReaperMaxHold
+	}
 	wakeAt = never
 	for i := range cs {
 		c := cs[(turn+i)%len(cs)]
-		_, next := c.reap(now, r.store.opts.Reaper, true, &r.scratch)
+		_, next := c.reap(now, o, true, &r.scratch)
 		wakeAt = min(wakeAt, next)
 		select {
 		case <-r.stop:

@@ -399,3 +399,73 @@ func TestManualClockWakesReaper(t *testing.T) {
 		assert.Zero(t, lethe.ClockWatchers(clock), "Close leaves the clock watched")
 	})
 }
+
+// TestReaperPacesOnlyForUsers: through a backlog the reaper rests after a
+// stretch of work only if the store served a user operation during it.
+// With nobody there it never rests, however long the purge; with a reader
+// reading throughout, it does. The counts are the reaper's own, not
+// timings, so the test does not depend on the machine's speed beyond the
+// purge taking more than one stretch (a few milliseconds).
+func TestReaperPacesOnlyForUsers(t *testing.T) {
+	const n = 20_000
+	for _, reading := range []bool{false, true} {
+		t.Run(fmt.Sprintf("reader=%v", reading), func(t *testing.T) {
+			clock := lethe.NewManualClock(time.Unix(1_700_000_000, 0))
+			s, err := lethe.Open(&lethe.Options{Clock: clock})
+			require.NoError(t, err)
+			defer s.Close()
+			c := mustContainer(t, s, lethe.ContainerProperties{ID: "c", DefaultTimeToLive: 1})
+			upsert(t, c, `{"id":"live","ttl":-1}`)
+			for i := range n {
+				upsert(t, c, fmt.Sprintf(`{"id":"%d","pad":"%0200d"}`, i, i))
+			}
+			done := make(chan struct{})
+			readerDone := make(chan struct{})
+			go func() {
+				defer close(readerDone)
+				for reading {
+					select {
+					case <-done:
+						return
+					default:
+					}
+					if _, err := c.ReadItem(ctx, lethe.NewPartitionKey(), "live", nil); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+			}()
+			clock.Advance(time.Second) // wakes the reaper: all n expired
+			require.Eventually(t, func() bool { return c.Stats().Purged == n }, time.Minute, time.Millisecond)
+			close(done)
+			<-readerDone
+			stretches, rests := lethe.ReaperPacing(s)
+			t.Logf("%d stretches of work, %d rests", stretches, rests)
+			if !reading {
+				assert.Zero(t, rests, "the reaper rested with nobody there")
+				return
+			}
+			require.NotZero(t, stretches, "the purge took less than one stretch: make n larger")
+			assert.NotZero(t, rests, "the reaper never rested while a reader read")
+		})
+	}
+}
+
+// TestReaperBatchesRunToSizeAlone: with nobody served, a batch is not cut
+// at MaxHold (here 1 ns, which cuts every batch after its first few
+// items) but runs to BatchSize, so the purge takes one round per batch.
+func TestReaperBatchesRunToSizeAlone(t *testing.T) {
+	const n, batch = 5000, 100
+	clock := lethe.NewManualClock(time.Unix(1_700_000_000, 0))
+	s, err := lethe.Open(&lethe.Options{Clock: clock, Reaper: lethe.ReaperOptions{BatchSize: batch, MaxHold: time.Nanosecond}})
+	require.NoError(t, err)
+	defer s.Close()
+	c := mustContainer(t, s, lethe.ContainerProperties{ID: "c", DefaultTimeToLive: 1})
+	for i := range n {
+		upsert(t, c, fmt.Sprintf(`{"id":"%d"}`, i))
+	}
+	rounds := lethe.ReaperRounds(s)
+	clock.Advance(time.Second)
+	require.Eventually(t, func() bool { return c.Stats().Purged == n }, time.Minute, time.Millisecond)
+	assert.LessOrEqual(t, lethe.ReaperRounds(s)-rounds, int64(n/batch+2), "batches were cut short with nobody served")
+}

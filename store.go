@@ -12,10 +12,17 @@ import (
 // A Store is an in-process document store of containers whose items expire.
 // Its methods are safe for concurrent use. Close it to stop its reaper.
 type Store struct {
-	clock     storeClock
-	reaper    *reaper // nil when disabled
-	opts      Options
-	closed    atomic.Bool
+	clock  storeClock
+	reaper *reaper // nil when disabled
+	opts   Options
+	closed atomic.Bool
+	// users is set by every user operation on a container (Container.check)
+	// and cleared by the reaper, which paces its purge only when it finds
+	// it set: someone was served and could be slowed. Users only load it
+	// while it is set, so it costs them no cache-line traffic; it shares
+	// closed's cache line, which they load anyway (not seq's, which every
+	// write changes).
+	users     atomic.Bool
 	closeOnce sync.Once
 	seq       atomic.Uint64 // write sequence: every write's ETag and index order
 

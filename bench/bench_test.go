@@ -182,6 +182,32 @@ func TestSmall(t *testing.T) {
 	}
 }
 
+// TestGrowthSmall runs the growth mode at two small sizes, so that it keeps
+// working: as `go run . -sizes 300,1000 -runs 1 -warm 100`.
+func TestGrowthSmall(t *testing.T) {
+	var kinds []storeKind
+	for _, k := range allStores {
+		if k.name == "lethe" || k.name == "buntdb" || k.name == "go-cache" {
+			kinds = append(kinds, k)
+		}
+	}
+	cfg := config{cleanup: 10 * time.Millisecond, workloads: map[string]bool{}}
+	gc := growthConfig{sizes: []int{300, 1000}, w1: true, w2: true, w4: true, recov: true, dir: t.TempDir(), runs: 1, warm: 100, order: "given"}
+	var out strings.Builder
+	runGrowth(&out, kinds, cfg, gc)
+	report := out.String()
+	for _, want := range []string{
+		"| W1 | lethe |", "| W2 | buntdb |", "| W4 | go-cache |", "| R | lethe, one session |", "| R | lethe, snapshot |", "| R | buntdb |", "| lethe | 1k | ",
+	} {
+		if !strings.Contains(report, want) {
+			t.Errorf("no %q in the report:\n%s", want, report)
+		}
+	}
+	if strings.Contains(report, "Notes:") {
+		t.Errorf("the report has notes:\n%s", report)
+	}
+}
+
 // BenchmarkLetheStats times Container.Stats with N expired items pending
 // (reaper off): the call W4 uses to see when the purge is done.
 func BenchmarkLetheStats(b *testing.B) {

@@ -317,13 +317,15 @@ func loadLethe(dir string, d *dataset, n, chunk int) {
 	}
 }
 
-// reopenLethe opens the lethe store in dir, timing Open, and checks that it
-// holds n items.
-func reopenLethe(dir string, n int) (*letheStore, time.Duration, lethe.RecoveryInfo) {
+// reopenLethe opens the lethe store in dir, timing Open and measuring its
+// costs, and checks that it holds n items.
+func reopenLethe(dir string, n int) (*letheStore, time.Duration, lethe.RecoveryInfo, phaseCost) {
 	settle()
+	u := readUsage()
 	start := time.Now()
 	st, err := lethe.Open(&lethe.Options{Dir: dir, Sync: lethe.SyncNever})
 	el := time.Since(start)
+	cost := readUsage().since(u)
 	if err != nil {
 		panic(err)
 	}
@@ -336,7 +338,7 @@ func reopenLethe(dir string, n int) (*letheStore, time.Duration, lethe.RecoveryI
 	if got := s.present(); got != n || ri.Items != int64(n) {
 		panic(fmt.Sprintf("lethe D2: %d items after reopening (recovery: %+v), want %d", got, ri, n))
 	}
-	return s, el, ri
+	return s, el, ri, cost
 }
 
 func isLog(name string) bool {
@@ -363,7 +365,7 @@ func phaseD2(n int, d *dataset, dc durableConfig, rec *recorder) {
 	dir := tempDir(dc.dir, "lethe-d2")
 	loadLethe(dir, d, n, dc.chunk)
 	logB, segs := dirBytes(dir, isLog)
-	s, el, ri := reopenLethe(dir, n)
+	s, el, ri, _ := reopenLethe(dir, n)
 	if ri.Snapshot != "" {
 		rec.note("D2: the log-only lethe store held a snapshot (%s): load it in smaller sessions (-dchunk)", ri.Snapshot)
 	}
@@ -379,7 +381,7 @@ func phaseD2(n int, d *dataset, dc durableConfig, rec *recorder) {
 	s.closeErr()
 	snapB, _ := dirBytes(dir, isSnap)
 	tailB, _ := dirBytes(dir, isLog)
-	s, el, ri = reopenLethe(dir, n)
+	s, el, ri, _ = reopenLethe(dir, n)
 	s.closeErr()
 	rec.add("D2 Checkpoint s", d2Checkpoint, cp.Seconds())
 	recordD2(rec, d2Checkpoint, n, el, snapB+tailB, ri.Frames)
@@ -392,7 +394,7 @@ func phaseD2(n int, d *dataset, dc durableConfig, rec *recorder) {
 	loadLethe(dir, d, n, n)
 	snapB, snaps := dirBytes(dir, isSnap)
 	logB, segs = dirBytes(dir, isLog)
-	s, el, ri = reopenLethe(dir, n)
+	s, el, ri, _ = reopenLethe(dir, n)
 	s.closeErr()
 	recordD2(rec, d2OneSession, n, el, snapB+logB, ri.Frames)
 	logf("%-22s D2 %d snapshot(s) %.0f B/item, %d segment(s) %.0f B/item: Open %v (recovery %v, %d frames)", d2OneSession, snaps, float64(snapB)/float64(n), segs, float64(logB)/float64(n), el.Round(time.Millisecond), ri.Duration.Round(time.Millisecond), ri.Frames)
@@ -401,6 +403,31 @@ func phaseD2(n int, d *dataset, dc durableConfig, rec *recorder) {
 	// BuntDB: its append-only file, loaded 1000 items per Update under
 	// SyncPolicy Never, then reopened (Open reads the whole file).
 	dir = tempDir(dc.dir, "buntdb-d2")
+	loadBunt(dir, d, n)
+	buntB, _ := dirBytes(dir, func(string) bool { return true })
+	settle()
+	el, _ = reopenBunt(dir, n)
+	recordD2(rec, d2Bunt, n, el, buntB, -1)
+	logf("%-22s D2 %.0f B/item: Open %v", d2Bunt, float64(buntB)/float64(n), el.Round(time.Millisecond))
+	os.RemoveAll(dir)
+
+	// bbolt: its file's size only; Open maps the file and reads nothing.
+	dir = tempDir(dc.dir, "bbolt-d2")
+	bs := openBolt(dir, false).(*boltStore)
+	for from := 0; from < n; from += 1000 {
+		bs.putMany(d, from, min(from+1000, n))
+	}
+	bs.close()
+	boltB, _ := dirBytes(dir, func(string) bool { return true })
+	rec.add("D2 B/item on disk", d2Bolt, float64(boltB)/float64(n))
+	logf("%-22s D2 %.0f B/item", d2Bolt, float64(boltB)/float64(n))
+	os.RemoveAll(dir)
+	settle()
+}
+
+// loadBunt inserts the first n items of d into a BuntDB file in dir, 1000
+// items per Update, under SyncPolicy Never.
+func loadBunt(dir string, d *dataset, n int) {
 	b := openBuntDurable(dir, buntdb.Never).(*buntDurable)
 	for from := 0; from < n; from += 1000 {
 		if err := b.db.Update(func(tx *buntdb.Tx) error {
@@ -419,11 +446,17 @@ func phaseD2(n int, d *dataset, dc durableConfig, rec *recorder) {
 		}
 	}
 	b.close()
-	buntB, _ := dirBytes(dir, func(string) bool { return true })
-	settle()
-	start = time.Now()
+}
+
+// reopenBunt opens the BuntDB file in dir, timing Open (which reads the
+// whole file) and measuring its costs, checks that it holds n items and
+// closes it.
+func reopenBunt(dir string, n int) (time.Duration, phaseCost) {
+	u := readUsage()
+	start := time.Now()
 	db, err := buntdb.Open(filepath.Join(dir, "bunt.db"))
-	el = time.Since(start)
+	el := time.Since(start)
+	cost := readUsage().since(u)
 	if err != nil {
 		panic(err)
 	}
@@ -431,22 +464,7 @@ func phaseD2(n int, d *dataset, dc durableConfig, rec *recorder) {
 		panic(fmt.Sprintf("buntdb D2: %d items after reopening, want %d", got, n))
 	}
 	db.Close()
-	recordD2(rec, d2Bunt, n, el, buntB, -1)
-	logf("%-22s D2 %.0f B/item: Open %v", d2Bunt, float64(buntB)/float64(n), el.Round(time.Millisecond))
-	os.RemoveAll(dir)
-
-	// bbolt: its file's size only; Open maps the file and reads nothing.
-	dir = tempDir(dc.dir, "bbolt-d2")
-	bs := openBolt(dir, false).(*boltStore)
-	for from := 0; from < n; from += 1000 {
-		bs.putMany(d, from, min(from+1000, n))
-	}
-	bs.close()
-	boltB, _ := dirBytes(dir, func(string) bool { return true })
-	rec.add("D2 B/item on disk", d2Bolt, float64(boltB)/float64(n))
-	logf("%-22s D2 %.0f B/item", d2Bolt, float64(boltB)/float64(n))
-	os.RemoveAll(dir)
-	settle()
+	return el, cost
 }
 
 // runDurable runs D1 and D2 as cfg says, once.

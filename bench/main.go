@@ -11,6 +11,7 @@
 //	go run . -n 20000 -runs 1 -chart ""   # seconds: what CI runs
 //	go run . -w D1,D2 -n 1000000 -runs 1  # durability: minutes
 //	go run . -w F1 -n 100000 -runs 1 -chart ""  # the REST front: a minute or two
+//	go run . -sizes 10000,100000,1000000,10000000 -runs 1  # growth: W1, W2, W4, recovery against N
 package main
 
 import (
@@ -53,8 +54,14 @@ func main() {
 		order    = flag.String("order", "rotate", "the order of the stores in each run: rotate (run r starts with the r-th store), reverse (rotate, backwards), given, or shuffle")
 		seed     = flag.Uint64("seed", 1, "-order shuffle: the seed")
 		warm     = flag.Int("warm", 50_000, "items of the throwaway store each store's warm-up builds and reads before it is measured (0: none)")
+		sizes    = flag.String("sizes", "", "growth mode: item counts, comma-separated (e.g. 10000,100000,1000000,10000000): W1, W2, W4 and recovery (D2) at each, with their GC, heap and page-fault costs; -w narrows to some of W1, W2, W4, D2; -peers defaults to lethe,buntdb,ttlcache,go-cache; -n is ignored")
 	)
 	flag.Parse()
+	set := map[string]bool{}
+	flag.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if *sizes != "" && !set["peers"] {
+		*peers = "lethe,buntdb,ttlcache,go-cache"
+	}
 
 	cfg := config{n: *n, reads: *reads, interval: *interval, window: *window, cleanup: *cleanup, workloads: map[string]bool{}}
 	if cfg.window == 0 {
@@ -131,6 +138,23 @@ func main() {
 		fatalf("need -warm >= 0")
 	}
 
+	if *sizes != "" {
+		gc := growthConfig{runs: *runs, warm: *warm, order: *order, seed: *seed, dir: *ddir}
+		var err error
+		if gc.sizes, err = parseSizes(*sizes); err != nil {
+			fatalf("-sizes: %v", err)
+		}
+		all := !set["w"]
+		gc.w1, gc.w2, gc.w4, gc.recov = all || cfg.workloads["W1"], all || cfg.workloads["W2"], all || cfg.workloads["W4"], all || cfg.workloads["D2"]
+		if !gc.w1 && !gc.w2 && !gc.w4 && !gc.recov {
+			fatalf("-sizes: -w names none of W1, W2, W4, D2")
+		}
+		w, closeOut := output(*out)
+		defer closeOut()
+		runGrowth(w, kinds, cfg, gc)
+		return
+	}
+
 	logf("generating %d items", *n)
 	d := newDataset(*n, 1)
 	logf("average item: %d bytes of JSON, id %d bytes", int(d.raw)/(*n)-len(d.ids[0]), len(d.ids[0]))
@@ -162,15 +186,8 @@ func main() {
 		}
 	}
 
-	var w io.Writer = os.Stdout
-	if *out != "" {
-		f, err := os.Create(*out)
-		if err != nil {
-			fatalf("%v", err)
-		}
-		defer f.Close()
-		w = io.MultiWriter(os.Stdout, f)
-	}
+	w, closeOut := output(*out)
+	defer closeOut()
 	report(w, rec, cfg, d, *runs, kinds, dc, fc)
 	if *chart != "" && len(rec.series) > 0 {
 		if err := drawChart(*chart, rec.series, kinds); err != nil {
@@ -178,6 +195,19 @@ func main() {
 		}
 		logf("wrote %s", *chart)
 	}
+}
+
+// output returns where the tables go: stdout, and the file path too
+// unless path is "", and what closes that file.
+func output(path string) (io.Writer, func()) {
+	if path == "" {
+		return os.Stdout, func() {}
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		fatalf("%v", err)
+	}
+	return io.MultiWriter(os.Stdout, f), func() { f.Close() }
 }
 
 // runOrder returns the stores in the order run r measures them: the same
