@@ -19,8 +19,15 @@ import (
 // ownCutoff). Both trees are kept whatever the container's setting, so
 // turning TTL on or off needs no rebuild.
 //
-// It also counts the items and bytes present (live or expired). The
-// container's expiry.mu guards all of it.
+// It also counts the items and bytes present (live or expired).
+//
+// Each shard of a container keeps its own index of its own items, guarded
+// by the shard's x lock (see the container's locking note), so that writers
+// to different shards never meet on it. Every tree of every shard orders
+// its entries the same way (lessEntry, whose write sequence numbers are
+// unique across the store), so the container's trees are the merge of its
+// shards': the Container methods below (entriesBetween, firstAfter,
+// nextExpiry, oldestExpired) read them merged, shard by shard.
 type expiryIndex struct {
 	inherit expiryTree // ordered by last write
 	own     expiryTree // ordered by last write + own ttl
@@ -113,80 +120,108 @@ func (x *expiryIndex) add(rec record) {
 	}
 }
 
-// addAll adds recs, which the index does not hold, as add does one by one,
-// but sorted first and inserted in order: recovery builds the index of a
-// million items this way in a fraction of the time random inserts take. It
-// returns a record that shares its entry with another (the same instant
-// and write sequence number: the store never writes two), having added
-// nothing, or "".
-func (x *expiryIndex) addAll(recs []record) (dup record) {
-	b := newEntryBuilder(len(recs))
-	for _, rec := range recs {
-		b.add(rec)
-	}
-	return x.addEntries(&b)
+// entryBuilder collects the entries of a container's records for
+// addExpiryEntries, which bulk-loads them into its shards' indexes, reading
+// each record once: recovery builds them as it walks the id tables, while
+// each record's header is in the cache. The records are added shard by
+// shard: inShard says which shard the next ones are in.
+type entryBuilder struct {
+	es    []shardEntry // in one allocation: inheriting entries from the front, own entries from the back
+	i, j  int          // es[:i] inherit, es[j:] own
+	shard uint8        // the shard of the records added next
+	items [shardCount]int64
+	bytes [shardCount]int64
 }
 
-// entryBuilder collects the entries of records for addEntries, reading
-// each record once: recovery builds them as it walks the id tables, while
-// each record's header is in the cache.
-type entryBuilder struct {
-	es           []expiryEntry // in one allocation: inheriting entries from the front, own entries from the back
-	i, j         int           // es[:i] inherit, es[j:] own
-	items, bytes int64
+// shardEntry is an entry and its shard.
+type shardEntry struct {
+	expiryEntry
+	shard uint8
 }
 
 // newEntryBuilder returns a builder for up to n records.
 func newEntryBuilder(n int) entryBuilder {
-	return entryBuilder{es: make([]expiryEntry, n), j: n}
+	return entryBuilder{es: make([]shardEntry, n), j: n}
 }
+
+// count returns how many records b holds.
+func (b *entryBuilder) count() (n int64) {
+	for _, k := range b.items {
+		n += k
+	}
+	return n
+}
+
+// inShard says that the records added next are in the shard of index i.
+func (b *entryBuilder) inShard(i int) { b.shard = uint8(i) }
 
 // add adds rec's entry, if it has one, and counts it.
 func (b *entryBuilder) add(rec record) {
-	b.items++
-	b.bytes += int64(rec.jsonLen())
+	b.items[b.shard]++
+	b.bytes[b.shard] += int64(rec.jsonLen())
 	switch e, own, ok := entryFor(rec); {
 	case !ok:
 	case own:
 		b.j--
-		b.es[b.j] = e
+		b.es[b.j] = shardEntry{e, b.shard}
 	default:
-		b.es[b.i] = e
+		b.es[b.i] = shardEntry{e, b.shard}
 		b.i++
 	}
 }
 
-// addEntries adds the entries b collected, as addAll does.
-func (x *expiryIndex) addEntries(b *entryBuilder) (dup record) {
+// addExpiryEntries adds the entries b collected to the shards' indexes,
+// which hold none of them: sorted first, so that each tree is built by
+// inserts in order (recovery builds the index of a million items this way
+// in a fraction of the time random inserts take). It returns a record that
+// shares its entry with another (the same instant and write sequence
+// number: the store never writes two), having added nothing, or "". The
+// caller holds every shard's x lock, or is alone with the container.
+func (c *Container) addExpiryEntries(b *entryBuilder) (dup record) {
 	inherit, own := b.es[:b.i], b.es[b.j:]
-	for _, es := range [][]expiryEntry{inherit, own} {
-		slices.SortFunc(es, func(a, b expiryEntry) int {
+	for _, es := range [][]shardEntry{inherit, own} {
+		slices.SortFunc(es, func(a, b shardEntry) int {
 			switch {
-			case lessEntry(a, b):
+			case lessEntry(a.expiryEntry, b.expiryEntry):
 				return -1
-			case lessEntry(b, a):
+			case lessEntry(b.expiryEntry, a.expiryEntry):
 				return 1
 			}
 			return 0
 		})
 		for i := 1; i < len(es); i++ {
-			if !lessEntry(es[i-1], es[i]) {
+			if !lessEntry(es[i-1].expiryEntry, es[i].expiryEntry) {
 				return es[i].rec
 			}
 		}
 	}
-	x.items += b.items
-	x.bytes += b.bytes
-	for _, te := range []struct {
-		t  *expiryTree
-		es []expiryEntry
-	}{{&x.inherit, inherit}, {&x.own, own}} {
-		for _, e := range te.es {
-			te.t.t.ReplaceOrInsert(e)
-			te.t.count(e, 1)
-		}
+	for i := range c.shards {
+		x := &c.shards[i].expiry
+		x.items += b.items[i]
+		x.bytes += b.bytes[i]
+	}
+	for _, e := range inherit {
+		t := &c.shards[e.shard].expiry.inherit
+		t.t.ReplaceOrInsert(e.expiryEntry)
+		t.count(e.expiryEntry, 1)
+	}
+	for _, e := range own {
+		t := &c.shards[e.shard].expiry.own
+		t.t.ReplaceOrInsert(e.expiryEntry)
+		t.count(e.expiryEntry, 1)
 	}
 	return ""
+}
+
+// resetExpiryIndex empties every shard's index. The caller holds every
+// shard lock, or is alone with the container.
+func (c *Container) resetExpiryIndex() {
+	for i := range c.shards {
+		sh := &c.shards[i]
+		sh.x.Lock()
+		sh.expiry = newExpiryIndex()
+		sh.x.Unlock()
+	}
 }
 
 // remove takes rec out of the index; oldest says that it is likely the
@@ -339,38 +374,167 @@ type expiredEntry struct {
 	shard uint8  // the item's shard (set by reap)
 }
 
-// oldestExpired returns up to limit expired items at now under rule,
-// roughly oldest expiry first (each tree in order, merged). It works in
-// scratch (which it may grow), so that a caller that keeps one makes no
-// garbage; give it a capacity of 3*limit.
-func (x *expiryIndex) oldestExpired(rule *expiryRule, now int64, limit int, scratch []expiredEntry) []expiredEntry {
-	buf := scratch[:0]
-	ci, co := cutoffs(rule, now)
-	collect := func(t *expiryTree, cutoff expiryEntry, own bool) {
-		start := len(buf)
-		t.t.AscendLessThan(cutoff, func(e expiryEntry) bool {
-			at := e.at
-			if !own {
-				at = rule.expiredAt(TTLOff, e.at)
+// beforeAll sorts before every entry: the start of a walk from the first.
+var beforeAll = expiryEntry{at: expiredForGood, rec: firstRecord}
+
+// entriesBetween appends to buf the entries e of the own (or the
+// inheriting) trees of every shard with after < e < before (lessEntry), in
+// that order, each as an expiredEntry holding its entry's instant and its
+// shard: the first limit of them, and reports whether there are more.
+func (c *Container) entriesBetween(own bool, after, before expiryEntry, limit int, buf []expiredEntry) (_ []expiredEntry, more bool) {
+	start := len(buf)
+	for {
+		n := len(buf)
+		buf, more = c.entriesPrefix(own, after, before, limit-(n-start), buf)
+		if !more || len(buf)-start == limit {
+			return buf, more
+		}
+		last := buf[len(buf)-1]
+		after = expiryEntry{at: last.at, rec: last.rec}
+	}
+}
+
+// entriesPrefix is entriesBetween that may return fewer than limit entries
+// (at least one) while there are more: an exact prefix of them. It reads
+// each shard's tree under the shard's x lock in turn, taking a few entries
+// from each: the prefix ends at the least last entry taken from a shard
+// that had more, so it misses none before it.
+func (c *Container) entriesPrefix(own bool, after, before expiryEntry, limit int, buf []expiredEntry) (_ []expiredEntry, more bool) {
+	start := len(buf)
+	per := min(limit, max(2*limit/shardCount, 4)) // entries taken from each shard
+	var bound expiryEntry                         // the least last entry taken from a shard that had more
+	bounded := false
+	for i := range c.shards {
+		sh := &c.shards[i]
+		t := &sh.expiry.inherit
+		if own {
+			t = &sh.expiry.own
+		}
+		n, cut := 0, false
+		var last expiryEntry
+		sh.x.Lock()
+		t.t.AscendGreaterOrEqual(after, func(e expiryEntry) bool {
+			switch {
+			case !lessEntry(after, e):
+				return true // after itself
+			case !lessEntry(e, before):
+				return false
+			case bounded && lessEntry(bound, e):
+				more = true // past the prefix already
+				return false
+			case n == per:
+				cut = true
+				return false
 			}
-			buf = append(buf, expiredEntry{rec: e.rec, at: at})
-			return len(buf)-start < limit
+			buf = append(buf, expiredEntry{rec: e.rec, at: e.at, shard: uint8(i)})
+			n++
+			last = e
+			return true
 		})
-	}
-	collect(&x.inherit, ci, false)
-	na := len(buf)
-	collect(&x.own, co, true)
-	a, b := buf[:na], buf[na:]
-	if len(a) == 0 || len(b) == 0 {
-		return buf
-	}
-	merged := buf[len(buf):]
-	for len(merged) < limit && (len(a) > 0 || len(b) > 0) {
-		if len(b) == 0 || (len(a) > 0 && a[0].at <= b[0].at) {
-			merged, a = append(merged, a[0]), a[1:]
-		} else {
-			merged, b = append(merged, b[0]), b[1:]
+		sh.x.Unlock()
+		if cut && (!bounded || lessEntry(last, bound)) {
+			bound, bounded = last, true
 		}
 	}
-	return merged
+	got := buf[start:]
+	slices.SortFunc(got, compareExpired) // by instant, then write sequence: lessEntry's order
+	if bounded {
+		more = true
+		n := len(got)
+		for n > 0 && lessEntry(bound, expiryEntry{at: got[n-1].at, rec: got[n-1].rec}) {
+			n--
+		}
+		got = got[:n]
+	}
+	if len(got) > limit {
+		more = true
+		got = got[:limit]
+	}
+	return buf[:start+len(got)], more
+}
+
+// firstAfter returns the first entry after after (lessEntry) of the own
+// (or the inheriting) trees of every shard, if there is one.
+func (c *Container) firstAfter(own bool, after expiryEntry) (first expiryEntry, ok bool) {
+	for i := range c.shards {
+		sh := &c.shards[i]
+		t := &sh.expiry.inherit
+		if own {
+			t = &sh.expiry.own
+		}
+		sh.x.Lock()
+		t.t.AscendGreaterOrEqual(after, func(e expiryEntry) bool {
+			if !lessEntry(after, e) {
+				return true
+			}
+			if !ok || lessEntry(e, first) {
+				first, ok = e, true
+			}
+			return false
+		})
+		sh.x.Unlock()
+	}
+	return first, ok
+}
+
+// nextExpiry returns the earliest expiry of any item of the container under
+// rule, as expiryIndex.next does for one shard.
+func (c *Container) nextExpiry(rule *expiryRule) int64 {
+	next := int64(never)
+	for i := range c.shards {
+		sh := &c.shards[i]
+		sh.x.Lock()
+		next = min(next, sh.expiry.next(rule))
+		sh.x.Unlock()
+	}
+	return next
+}
+
+// itemCount returns about how many items the container holds, live or
+// expired (exactly, when no write is under way): a size to allocate for.
+func (c *Container) itemCount() int {
+	n := int64(0)
+	for i := range c.shards {
+		sh := &c.shards[i]
+		sh.x.Lock()
+		n += sh.expiry.items
+		sh.x.Unlock()
+	}
+	return int(n)
+}
+
+// oldestExpired returns up to limit items expired at now under rule,
+// oldest expiry first, across every shard: the first of each tree, in the
+// order of the container's merged trees, merged by expiry (as far as both
+// lists reach: a list cut short may be followed by earlier expiries than
+// the other's rest), and whether there are more. It works in scratch (which
+// it may grow), so that a caller that keeps one makes no garbage; give it a
+// capacity of 4*limit.
+func (c *Container) oldestExpired(rule *expiryRule, now int64, limit int, scratch []expiredEntry) (_ []expiredEntry, more bool) {
+	ci, co := cutoffs(rule, now)
+	buf, moreI := c.entriesBetween(false, beforeAll, ci, limit, scratch[:0])
+	for i := range buf {
+		buf[i].at = rule.expiredAt(TTLOff, buf[i].at)
+	}
+	na := len(buf)
+	buf, moreO := c.entriesBetween(true, beforeAll, co, limit, buf)
+	a, b := buf[:na], buf[na:]
+	if len(a) == 0 {
+		return b, moreO
+	}
+	if len(b) == 0 && !moreO {
+		return a, moreI
+	}
+	merged := buf[len(buf):]
+	for len(merged) < limit {
+		switch {
+		case len(a) > 0 && (len(b) == 0 && !moreO || len(b) > 0 && a[0].at <= b[0].at):
+			merged, a = append(merged, a[0]), a[1:]
+		case len(b) > 0 && (len(a) == 0 && !moreI || len(a) > 0):
+			merged, b = append(merged, b[0]), b[1:]
+		default:
+			return merged, moreI || moreO || len(a) > 0 || len(b) > 0
+		}
+	}
+	return merged, moreI || moreO || len(a) > 0 || len(b) > 0
 }

@@ -1167,6 +1167,7 @@ func (r *replayer) finish(dir string) error {
 		for i := range c.shards {
 			sh := &c.shards[i]
 			r.removed = r.removed[:0]
+			live.inShard(i)
 			sh.items.allAhead(func(rec record) bool {
 				if c.rule.live(rec, r.now) {
 					live.add(rec)
@@ -1183,8 +1184,8 @@ func (r *replayer) finish(dir string) error {
 			s.recovery.Expired += int64(len(r.removed))
 		}
 		c.expiry.mu.Lock()
-		c.expiry.expiryIndex = newExpiryIndex()
-		dup := c.expiry.addEntries(&live)
+		c.resetExpiryIndex()
+		dup := c.addExpiryEntries(&live)
 		if c.expiry.watch.on {
 			c.expiry.watch.due = c.nextUnreportedLocked()
 			c.publishDueLocked()
@@ -1193,7 +1194,7 @@ func (r *replayer) finish(dir string) error {
 		if dup != "" {
 			return dupError(dir, c, dup)
 		}
-		s.recovery.Items += live.items
+		s.recovery.Items += live.count()
 	}
 	s.relistLocked()
 	s.seq.Store(r.maxSeq)
@@ -1205,16 +1206,21 @@ func (r *replayer) finish(dir string) error {
 // to the instant of recovery, before the items that expired are dropped:
 // no expiry is lost to a restart, and none is found twice.
 func (r *replayer) findExpiries(c *Container, dir string) error {
-	var all []record
+	n := 0
 	for i := range c.shards {
+		n += c.shards[i].items.n
+	}
+	all := newEntryBuilder(n)
+	for i := range c.shards {
+		all.inShard(i)
 		c.shards[i].items.all(func(rec record) bool {
-			all = append(all, rec)
+			all.add(rec)
 			return true
 		})
 	}
 	c.expiry.mu.Lock()
 	defer c.expiry.mu.Unlock()
-	if dup := c.expiry.addAll(all); dup != "" {
+	if dup := c.addExpiryEntries(&all); dup != "" {
 		return dupError(dir, c, dup)
 	}
 	w := &c.expiry.watch
