@@ -165,7 +165,9 @@ func (c *Container) publishDueLocked() {
 	if w.on {
 		due = w.due
 	}
-	c.watchDue.Store(due)
+	if c.watchDue.Load() != due { // a store each write would bounce its cache line between cores
+		c.watchDue.Store(due)
+	}
 	if n := c.store.notifier.Load(); w.notify && n != nil {
 		n.notify(due)
 	}

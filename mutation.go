@@ -52,6 +52,9 @@ type mutation struct {
 	sh       *shard
 	h        uint32
 	old, rec record
+	// unindexed says that old has left its shard's expiry index already
+	// (applyItems does that early for a version still live).
+	unindexed bool
 
 	// A settings change: the new properties, and the write sequence number
 	// that orders it.
@@ -204,6 +207,24 @@ func (c *Container) applyItems(ms []mutation, batch bool, batchSeq uint64) (next
 		c.wakeNotifier(found)
 		return next, nil
 	}
+	if w == nil && !batch {
+		// In memory, a change to a container with a feed takes expiry.mu
+		// only to number it and show it to the watch: the id tables, which
+		// the caller's shard locks hide until the feed has the change, and
+		// the removal from the expiry index of versions still live (the
+		// watch never reports those) are made before. An expired version
+		// stays in the index until the watch has reported it, and a new
+		// one joins it under expiry.mu, so that the watch never finds its
+		// expiry before the feed has its write.
+		c.putItems(ms)
+		c.unindexLive(ms)
+		c.expiry.mu.Lock()
+		found := c.reportReplacedLocked(ms)
+		next = c.indexItemsLocked(ms)
+		c.expiry.mu.Unlock()
+		c.wakeNotifier(found)
+		return next, nil
+	}
 	c.expiry.mu.Lock()
 	found := c.reportReplacedLocked(ms)
 	if !wait {
@@ -336,19 +357,22 @@ func (c *Container) reportReplacedLocked(ms []mutation) (found int) {
 // expiry.mu.
 func (c *Container) indexItemsLocked(ms []mutation) (next int64) {
 	next = c.indexShards(ms)
-	watching := c.expiry.watch.on
-	feed := c.expiry.feed
+	x := &c.expiry
+	watching := x.watch.on
+	feed := x.feed
+	indexed := len(x.indexes) > 0 || len(x.composites) > 0 || len(x.vectors) > 0 || len(x.texts) > 0 ||
+		x.positions != nil || len(x.building) > 0
 	for i := range ms {
 		m := &ms[i]
 		if m.rec != "" && watching {
 			c.watchAddedLocked(m.rec)
 		}
-		c.expiry.indexes.update(m.old, m.rec)
-		c.expiry.composites.update(m.old, m.rec)
-		c.expiry.vectors.update(m.old, m.rec)
-		c.expiry.texts.update(m.old, m.rec)
-		c.expiry.positions.change(m.old, m.rec)
-		if c.expiry.building != nil {
+		if indexed {
+			x.indexes.update(m.old, m.rec)
+			x.composites.update(m.old, m.rec)
+			x.vectors.update(m.old, m.rec)
+			x.texts.update(m.old, m.rec)
+			x.positions.change(m.old, m.rec)
 			c.logForBuildsLocked(m.old, m.rec)
 		}
 		if m.cause != causePurge && feed != nil {
@@ -378,7 +402,7 @@ func (c *Container) indexShards(ms []mutation) (next int64) {
 			held = m.sh
 			held.x.Lock()
 		}
-		if m.old != "" {
+		if m.old != "" && !m.unindexed {
 			held.expiry.remove(m.old, m.cause == causePurge)
 		}
 		if m.rec != "" {
@@ -396,6 +420,21 @@ func (c *Container) indexShards(ms []mutation) (next int64) {
 		c.purged.Add(purged)
 	}
 	return next
+}
+
+// unindexLive takes the old versions that are live at their change's
+// instant out of their shards' expiry indexes, as indexShards would, and
+// marks them so. The caller holds the changes' shard locks.
+func (c *Container) unindexLive(ms []mutation) {
+	for i := range ms {
+		m := &ms[i]
+		if m.old != "" && c.rule.live(m.old, m.now) {
+			m.sh.x.Lock()
+			m.sh.expiry.remove(m.old, false)
+			m.sh.x.Unlock()
+			m.unindexed = true
+		}
+	}
 }
 
 // updateSharedLocked sets shared from what the container has. The caller

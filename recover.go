@@ -751,7 +751,7 @@ func (r *replayer) loadFeed(p []byte) error {
 	f := newChangeFeed(c.expiry.feed.policy, first)
 	for _, e := range entries {
 		f.push(e)
-		f.latest[e.rec.key()] = e.lsn
+		f.setLatest(e.rec.key(), e.lsn)
 	}
 	f.next = next
 	f.trim()
