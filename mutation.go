@@ -200,12 +200,7 @@ func (c *Container) applyItems(ms []mutation, batch bool, batchSeq uint64) (next
 		if !batch && !c.shared.Load() {
 			return c.indexShards(ms), nil
 		}
-		c.expiry.mu.Lock()
-		found := c.reportReplacedLocked(ms)
-		next = c.indexItemsLocked(ms)
-		c.expiry.mu.Unlock()
-		c.wakeNotifier(found)
-		return next, nil
+		return c.indexShared(ms), nil
 	}
 	if w == nil && !batch {
 		// In memory, a change to a container with a feed takes expiry.mu
@@ -218,12 +213,7 @@ func (c *Container) applyItems(ms []mutation, batch bool, batchSeq uint64) (next
 		// expiry before the feed has its write.
 		c.putItems(ms)
 		c.unindexLive(ms)
-		c.expiry.mu.Lock()
-		found := c.reportReplacedLocked(ms)
-		next = c.indexItemsLocked(ms)
-		c.expiry.mu.Unlock()
-		c.wakeNotifier(found)
-		return next, nil
+		return c.indexShared(ms), nil
 	}
 	c.expiry.mu.Lock()
 	found := c.reportReplacedLocked(ms)
@@ -272,6 +262,19 @@ func (c *Container) applyItems(ms []mutation, batch bool, batchSeq uint64) (next
 		return never, werr
 	}
 	return p.next, nil
+}
+
+// indexShared makes item changes, already made in the id tables, in the
+// indexes under one hold of expiry.mu, having first found the expiries the
+// changes replace (reportReplacedLocked), and returns the earliest expiry
+// they bring about.
+func (c *Container) indexShared(ms []mutation) (next int64) {
+	c.expiry.mu.Lock()
+	found := c.reportReplacedLocked(ms)
+	next = c.indexItemsLocked(ms)
+	c.expiry.mu.Unlock()
+	c.wakeNotifier(found)
+	return next
 }
 
 // purgesOnly reports whether every change in ms is a purge.
