@@ -62,6 +62,7 @@ func (c *Container) setFeedPolicyLocked(p *ChangeFeedPolicy, now int64) {
 	case p != nil:
 		f.resize(*p)
 	}
+	c.updateSharedLocked()
 }
 
 // ChangeFeedMode says what a change feed returns.

@@ -134,3 +134,55 @@ func ignore(err, allowed error) error {
 	}
 	return err
 }
+
+// TestStatsOneInstant: each shard counts its own items, but Stats sums
+// them as of one instant. Each writer keeps at most one item of its own at a
+// time (it creates one, deletes it, creates the next, in other shards), so
+// at every instant the container holds between base and base+writers items:
+// a Stats that read the shards one after another could count a writer's
+// deleted item in one shard and its next in another, and say more. Stats
+// pauses after each shard, to give the writers time to do that.
+func TestStatsOneInstant(t *testing.T) {
+	s, err := lethe.Open(&lethe.Options{Reaper: lethe.ReaperOptions{Disabled: true}})
+	require.NoError(t, err)
+	defer s.Close()
+	c, err := s.CreateContainer(ctx, lethe.ContainerProperties{ID: "c"})
+	require.NoError(t, err)
+	pk := lethe.NewPartitionKey()
+	const base, writers, stats = 50, 2, 100
+	for i := range base {
+		_, err := c.CreateItem(ctx, pk, fmt.Appendf(nil, `{"id":"base-%d"}`, i), nil)
+		require.NoError(t, err)
+	}
+	var done atomic.Bool
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Go(func() {
+			for i := 0; !done.Load(); i++ {
+				id := fmt.Sprintf("w%d-%d", w, i)
+				if _, err := c.CreateItem(ctx, pk, fmt.Appendf(nil, `{"id":%q}`, id), nil); err != nil {
+					t.Error(err)
+					return
+				}
+				if _, err := c.DeleteItem(ctx, pk, id, nil); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	undo := lethe.SlowStats(func() { time.Sleep(time.Microsecond) })
+	for range stats {
+		if st := c.Stats(); st.Items < base || st.Items > base+writers {
+			t.Errorf("Stats counts %d items: at no instant were there fewer than %d or more than %d", st.Items, base, base+writers)
+			break
+		}
+		time.Sleep(100 * time.Microsecond) // let the writers in
+	}
+	undo()
+	done.Store(true)
+	wg.Wait()
+	require.Equal(t, int64(base), c.Stats().Items)
+	require.Equal(t, int64(base), lethe.ExpiryIndexItems(c))
+	lethe.CheckInvariants(t, c, "after the writers")
+}

@@ -3,6 +3,7 @@ package lethe
 import (
 	"context"
 	"hash/maphash"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -91,10 +92,21 @@ const shardCount = 32
 // any number of goroutines; reads run in parallel with each other and with
 // writes to items in other shards.
 //
-// Locking: items live in shards, each guarded by its own RWMutex. The
-// expiry index and the counts sit under expiry.mu, taken after a shard lock
-// when both are needed. props and rule are written only with every shard
-// lock and expiry.mu held, so holding any one of them is enough to read them.
+// Locking: items live in shards, each guarded by its own RWMutex (mu). Each
+// shard keeps the expiry index and the counts of its own items (expiry.go)
+// under a mutex of its own (x), the last lock taken: a writer takes it, for
+// an instant, while it holds its shard's lock, and the reaper, Stats and the
+// expiry watch take it to read the index, shard after shard. What is
+// container-wide (the change feed, the expiry watch, the secondary,
+// composite, vector, full-text and position indexes and their builds) sits
+// under expiry.mu, taken after a shard lock and before any x. A write takes
+// expiry.mu only while the container has some of these (shared), so that
+// writers to different shards of a plain container never meet. shared
+// rises under expiry.mu: with every shard lock held too (a feed, a watch),
+// or before a scan that takes every shard lock (an index build), so that a
+// writer, which reads it once while it holds its shard's lock, cannot miss
+// it. props and rule are written only with every shard lock and expiry.mu
+// held, so holding any one of them is enough to read them.
 // batchMu, taken before any shard lock, makes transactional batches atomic
 // for queries: a batch decides and applies holding it for writing (and its
 // shards' locks, in ascending order, as lockAll takes them), and a query's
@@ -111,9 +123,12 @@ type Container struct {
 	batches atomic.Uint64
 	shards  [shardCount]shard
 
+	// shared says that item writes must take expiry.mu: the container has
+	// a change feed, an expiry watch, or indexes made or being made (see
+	// the locking note, and updateSharedLocked).
+	shared atomic.Bool
 	expiry struct {
-		mu sync.Mutex
-		expiryIndex
+		mu         sync.Mutex
 		watch      expiryWatch            // finds expiries as they happen (expirywatch.go)
 		feed       *changeFeed            // the change feed's history; nil without a ChangeFeedPolicy
 		indexes    indexes                // the secondary indexes made so far (index.go)
@@ -154,14 +169,18 @@ type Container struct {
 }
 
 type shard struct {
-	mu    sync.RWMutex
-	items idTable
-	_     [8]byte // keep shards on separate cache lines
+	mu     sync.RWMutex
+	items  idTable
+	x      sync.Mutex  // guards expiry; taken last (see the locking note)
+	expiry expiryIndex // the shard's items that can expire, and its counts
+	_      [64]byte    // keep neighbouring shards' hot words on separate cache lines
 }
 
 func newContainer(s *Store, props ContainerProperties, pp pkPaths, now int64) *Container {
 	c := &Container{store: s, id: props.ID, seed: maphash.MakeSeed(), pkPaths: pp, props: props, rule: newExpiryRule(props.DefaultTimeToLive)}
-	c.expiry.expiryIndex = newExpiryIndex()
+	for i := range c.shards {
+		c.shards[i].expiry = newExpiryIndex()
+	}
 	c.expiry.nextLSN = 1
 	c.watchDue.Store(never)
 	c.setFeedPolicyLocked(props.ChangeFeedPolicy, now)
@@ -339,18 +358,45 @@ func (c *Container) Stats() ContainerStats {
 	}
 	now := c.store.clock.now()
 	c.expiry.mu.Lock()
-	for !c.expiry.countExpired(&c.rule, now, statsCountStep) {
-		c.expiry.mu.Unlock()
-		c.expiry.mu.Lock()
+	rule := c.rule
+	c.expiry.mu.Unlock()
+	// Count the newly expired items shard by shard, letting go of each
+	// shard's index every few thousand; then, holding every index at once
+	// (and expiry.mu, which a batch holds across its shards), sum them:
+	// counts as of one instant.
+	for i := range c.shards {
+		sh := &c.shards[i]
+		sh.x.Lock()
+		for !sh.expiry.countExpired(&rule, now, statsCountStep) {
+			sh.x.Unlock()
+			sh.x.Lock()
+		}
+		sh.x.Unlock()
 	}
-	expired, expiredBytes := c.expiry.expired()
-	st := ContainerStats{
-		Items:          c.expiry.items - expired,
-		Bytes:          c.expiry.bytes - expiredBytes,
-		ExpiredPending: expired,
+	var st ContainerStats
+	c.expiry.mu.Lock()
+	rule = c.rule // the same, unless a settings change came meanwhile
+	oldest := int64(never)
+	for i := range c.shards {
+		sh := &c.shards[i]
+		sh.x.Lock()
+		sh.expiry.countExpired(&rule, now, math.MaxInt)
+		expired, expiredBytes := sh.expiry.expired()
+		st.Items += sh.expiry.items - expired
+		st.Bytes += sh.expiry.bytes - expiredBytes
+		st.ExpiredPending += expired
+		if expired > 0 {
+			oldest = min(oldest, sh.expiry.oldestExpiry(&rule, now))
+		}
+		if afterStatsShard != nil {
+			afterStatsShard()
+		}
 	}
-	if expired > 0 {
-		st.PurgeLag = time.Duration(now - c.expiry.oldestExpiry(&c.rule, now))
+	for i := range c.shards {
+		c.shards[i].x.Unlock()
+	}
+	if st.ExpiredPending > 0 {
+		st.PurgeLag = time.Duration(now - oldest)
 	}
 	if f := c.expiry.feed; f != nil {
 		st.FeedChanges, st.FeedBytes = f.retained(), f.bytes
@@ -362,6 +408,10 @@ func (c *Container) Stats() ContainerStats {
 	st.Throttled = c.throttled.Load()
 	return st
 }
+
+// afterStatsShard, when set (by tests), runs after Stats has summed each
+// shard's counts.
+var afterStatsShard func()
 
 // statsCountStep is how many newly expired items Stats counts per hold of
 // the index lock.

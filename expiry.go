@@ -1,6 +1,7 @@
 package lethe
 
 import (
+	"slices"
 	"unsafe"
 
 	"github.com/google/btree"
@@ -18,8 +19,15 @@ import (
 // ownCutoff). Both trees are kept whatever the container's setting, so
 // turning TTL on or off needs no rebuild.
 //
-// It also counts the items and bytes present (live or expired). The
-// container's expiry.mu guards all of it.
+// It also counts the items and bytes present (live or expired).
+//
+// Each shard of a container keeps its own index of its own items, guarded
+// by the shard's x lock (see the container's locking note), so that writers
+// to different shards never meet on it. Every tree of every shard orders
+// its entries the same way (lessEntry, whose write sequence numbers are
+// unique across the store), so the container's trees are the merge of its
+// shards': the Container methods below (entriesBetween, firstAfter,
+// nextExpiry, oldestExpired) read them merged, shard by shard.
 type expiryIndex struct {
 	inherit expiryTree // ordered by last write
 	own     expiryTree // ordered by last write + own ttl
@@ -112,13 +120,13 @@ func (x *expiryIndex) add(rec record) {
 	}
 }
 
-// entryBuilder collects the entries of records for addSorted, reading
-// each record once: recovery builds them as it replays, while each
-// record's header is in the cache.
+// entryBuilder collects the entries of a container's records for
+// addSortedEntries, reading each record once: recovery builds them as it
+// replays, while each record's header is in the cache.
 type entryBuilder struct {
-	es    []expiryEntry // in one allocation: inheriting entries from the front, own entries from the back
-	i, j  int           // es[:i] inherit, es[j:] own
-	bytes int64         // the JSON size of the records added
+	es    []expiryEntry     // in one allocation: inheriting entries from the front, own entries from the back
+	i, j  int               // es[:i] inherit, es[j:] own
+	bytes [shardCount]int64 // the JSON size of the records added, by shard
 }
 
 // newEntryBuilder returns a builder with room for n records (it grows
@@ -127,9 +135,10 @@ func newEntryBuilder(n int) entryBuilder {
 	return entryBuilder{es: make([]expiryEntry, n), j: n}
 }
 
-// add adds rec's entry, if it has one, and counts it.
-func (b *entryBuilder) add(rec record) {
-	b.bytes += int64(rec.jsonLen())
+// add adds the entry of rec, in the shard of index shard, if it has one,
+// and counts its bytes.
+func (b *entryBuilder) add(rec record, shard int) {
+	b.bytes[shard] += int64(rec.jsonLen())
 	e, own, ok := entryFor(rec)
 	if !ok {
 		return
@@ -160,21 +169,43 @@ func (b *entryBuilder) kinds() (inherit, own []expiryEntry) {
 	return b.es[:b.i], b.es[b.j:]
 }
 
-// addSorted adds the entries of records the index does not hold, each
-// kind sorted (lessEntry) without duplicates, and counts the items and
-// bytes of those records (with those of records that have no entry). The
-// two trees are built at once, on two cores.
-func (x *expiryIndex) addSorted(inherit, own []expiryEntry, items, bytes int64) {
-	x.items += items
-	x.bytes += bytes
-	both(len(inherit), len(own), func() { x.inherit.addSorted(inherit) }, func() { x.own.addSorted(own) })
+// addSortedEntries adds to the shards' indexes, empty, the entries of the
+// records their id tables hold, each kind sorted (lessEntry) without
+// duplicates, and counts those records and their bytes (by shard, with
+// those of records that have no entry). A sorted kind split by shard is
+// sorted in each, so each tree is built by inserts in order; the two kinds
+// are built at once, on two cores. The caller is alone with the container.
+func (c *Container) addSortedEntries(inherit, own []expiryEntry, bytes *[shardCount]int64) {
+	for i := range c.shards {
+		x := &c.shards[i].expiry
+		x.items += int64(c.shards[i].items.n)
+		x.bytes += bytes[i]
+	}
+	both(len(inherit), len(own), func() { c.addSortedKind(inherit, false) }, func() { c.addSortedKind(own, true) })
 }
 
-// addSorted adds entries the tree does not hold, sorted.
-func (t *expiryTree) addSorted(es []expiryEntry) {
+// addSortedKind adds sorted entries of one kind (own or inheriting) to the
+// trees of their items' shards.
+func (c *Container) addSortedKind(es []expiryEntry, own bool) {
 	for _, e := range es {
+		i, _ := c.shardIndex(e.rec.pk(), e.rec.id())
+		t := &c.shards[i].expiry.inherit
+		if own {
+			t = &c.shards[i].expiry.own
+		}
 		t.t.ReplaceOrInsert(e)
 		t.count(e, 1)
+	}
+}
+
+// resetExpiryIndex empties every shard's index. The caller holds every
+// shard lock, or is alone with the container.
+func (c *Container) resetExpiryIndex() {
+	for i := range c.shards {
+		sh := &c.shards[i]
+		sh.x.Lock()
+		sh.expiry = newExpiryIndex()
+		sh.x.Unlock()
 	}
 }
 
@@ -328,38 +359,167 @@ type expiredEntry struct {
 	shard uint8  // the item's shard (set by reap)
 }
 
-// oldestExpired returns up to limit expired items at now under rule,
-// roughly oldest expiry first (each tree in order, merged). It works in
-// scratch (which it may grow), so that a caller that keeps one makes no
-// garbage; give it a capacity of 3*limit.
-func (x *expiryIndex) oldestExpired(rule *expiryRule, now int64, limit int, scratch []expiredEntry) []expiredEntry {
-	buf := scratch[:0]
-	ci, co := cutoffs(rule, now)
-	collect := func(t *expiryTree, cutoff expiryEntry, own bool) {
-		start := len(buf)
-		t.t.AscendLessThan(cutoff, func(e expiryEntry) bool {
-			at := e.at
-			if !own {
-				at = rule.expiredAt(TTLOff, e.at)
+// beforeAll sorts before every entry: the start of a walk from the first.
+var beforeAll = expiryEntry{at: expiredForGood, rec: firstRecord}
+
+// entriesBetween appends to buf the entries e of the own (or the
+// inheriting) trees of every shard with after < e < before (lessEntry), in
+// that order, each as an expiredEntry holding its entry's instant and its
+// shard: the first limit of them, and reports whether there are more.
+func (c *Container) entriesBetween(own bool, after, before expiryEntry, limit int, buf []expiredEntry) (_ []expiredEntry, more bool) {
+	start := len(buf)
+	for {
+		n := len(buf)
+		buf, more = c.entriesPrefix(own, after, before, limit-(n-start), buf)
+		if !more || len(buf)-start == limit {
+			return buf, more
+		}
+		last := buf[len(buf)-1]
+		after = expiryEntry{at: last.at, rec: last.rec}
+	}
+}
+
+// entriesPrefix is entriesBetween that may return fewer than limit entries
+// (at least one) while there are more: an exact prefix of them. It reads
+// each shard's tree under the shard's x lock in turn, taking a few entries
+// from each: the prefix ends at the least last entry taken from a shard
+// that had more, so it misses none before it.
+func (c *Container) entriesPrefix(own bool, after, before expiryEntry, limit int, buf []expiredEntry) (_ []expiredEntry, more bool) {
+	start := len(buf)
+	per := min(limit, max(2*limit/shardCount, 4)) // entries taken from each shard
+	var bound expiryEntry                         // the least last entry taken from a shard that had more
+	bounded := false
+	for i := range c.shards {
+		sh := &c.shards[i]
+		t := &sh.expiry.inherit
+		if own {
+			t = &sh.expiry.own
+		}
+		n, cut := 0, false
+		var last expiryEntry
+		sh.x.Lock()
+		t.t.AscendGreaterOrEqual(after, func(e expiryEntry) bool {
+			switch {
+			case !lessEntry(after, e):
+				return true // after itself
+			case !lessEntry(e, before):
+				return false
+			case bounded && lessEntry(bound, e):
+				more = true // past the prefix already
+				return false
+			case n == per:
+				cut = true
+				return false
 			}
-			buf = append(buf, expiredEntry{rec: e.rec, at: at})
-			return len(buf)-start < limit
+			buf = append(buf, expiredEntry{rec: e.rec, at: e.at, shard: uint8(i)})
+			n++
+			last = e
+			return true
 		})
-	}
-	collect(&x.inherit, ci, false)
-	na := len(buf)
-	collect(&x.own, co, true)
-	a, b := buf[:na], buf[na:]
-	if len(a) == 0 || len(b) == 0 {
-		return buf
-	}
-	merged := buf[len(buf):]
-	for len(merged) < limit && (len(a) > 0 || len(b) > 0) {
-		if len(b) == 0 || (len(a) > 0 && a[0].at <= b[0].at) {
-			merged, a = append(merged, a[0]), a[1:]
-		} else {
-			merged, b = append(merged, b[0]), b[1:]
+		sh.x.Unlock()
+		if cut && (!bounded || lessEntry(last, bound)) {
+			bound, bounded = last, true
 		}
 	}
-	return merged
+	got := buf[start:]
+	slices.SortFunc(got, compareExpired) // by instant, then write sequence: lessEntry's order
+	if bounded {
+		more = true
+		n := len(got)
+		for n > 0 && lessEntry(bound, expiryEntry{at: got[n-1].at, rec: got[n-1].rec}) {
+			n--
+		}
+		got = got[:n]
+	}
+	if len(got) > limit {
+		more = true
+		got = got[:limit]
+	}
+	return buf[:start+len(got)], more
+}
+
+// firstAfter returns the first entry after after (lessEntry) of the own
+// (or the inheriting) trees of every shard, if there is one.
+func (c *Container) firstAfter(own bool, after expiryEntry) (first expiryEntry, ok bool) {
+	for i := range c.shards {
+		sh := &c.shards[i]
+		t := &sh.expiry.inherit
+		if own {
+			t = &sh.expiry.own
+		}
+		sh.x.Lock()
+		t.t.AscendGreaterOrEqual(after, func(e expiryEntry) bool {
+			if !lessEntry(after, e) {
+				return true
+			}
+			if !ok || lessEntry(e, first) {
+				first, ok = e, true
+			}
+			return false
+		})
+		sh.x.Unlock()
+	}
+	return first, ok
+}
+
+// nextExpiry returns the earliest expiry of any item of the container under
+// rule, as expiryIndex.next does for one shard.
+func (c *Container) nextExpiry(rule *expiryRule) int64 {
+	next := int64(never)
+	for i := range c.shards {
+		sh := &c.shards[i]
+		sh.x.Lock()
+		next = min(next, sh.expiry.next(rule))
+		sh.x.Unlock()
+	}
+	return next
+}
+
+// itemCount returns about how many items the container holds, live or
+// expired (exactly, when no write is under way): a size to allocate for.
+func (c *Container) itemCount() int {
+	n := int64(0)
+	for i := range c.shards {
+		sh := &c.shards[i]
+		sh.x.Lock()
+		n += sh.expiry.items
+		sh.x.Unlock()
+	}
+	return int(n)
+}
+
+// oldestExpired returns up to limit items expired at now under rule,
+// oldest expiry first, across every shard: the first of each tree, in the
+// order of the container's merged trees, merged by expiry (as far as both
+// lists reach: a list cut short may be followed by earlier expiries than
+// the other's rest), and whether there are more. It works in scratch (which
+// it may grow), so that a caller that keeps one makes no garbage; give it a
+// capacity of 4*limit.
+func (c *Container) oldestExpired(rule *expiryRule, now int64, limit int, scratch []expiredEntry) (_ []expiredEntry, more bool) {
+	ci, co := cutoffs(rule, now)
+	buf, moreI := c.entriesBetween(false, beforeAll, ci, limit, scratch[:0])
+	for i := range buf {
+		buf[i].at = rule.expiredAt(TTLOff, buf[i].at)
+	}
+	na := len(buf)
+	buf, moreO := c.entriesBetween(true, beforeAll, co, limit, buf)
+	a, b := buf[:na], buf[na:]
+	if len(a) == 0 {
+		return b, moreO
+	}
+	if len(b) == 0 && !moreO {
+		return a, moreI
+	}
+	merged := buf[len(buf):]
+	for len(merged) < limit {
+		switch {
+		case len(a) > 0 && (len(b) == 0 && !moreO || len(b) > 0 && a[0].at <= b[0].at):
+			merged, a = append(merged, a[0]), a[1:]
+		case len(b) > 0 && (len(a) == 0 && !moreI || len(a) > 0):
+			merged, b = append(merged, b[0]), b[1:]
+		default:
+			return merged, moreI || moreO || len(a) > 0 || len(b) > 0
+		}
+	}
+	return merged, moreI || moreO || len(a) > 0 || len(b) > 0
 }

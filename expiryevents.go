@@ -143,6 +143,7 @@ func (c *Container) SubscribeExpiries(o *ExpirySubscriptionOptions) (*ExpirySubs
 	c.subs.list = append(c.subs.list, s)
 	c.subs.mu.Unlock()
 	now := c.store.clock.now()
+	c.lockAll() // the watch may start: see startWatchLocked
 	c.expiry.mu.Lock()
 	if !c.expiry.watch.notify {
 		c.findExpiriesLocked(now, false) // what expired before is not for s
@@ -151,6 +152,7 @@ func (c *Container) SubscribeExpiries(o *ExpirySubscriptionOptions) (*ExpirySubs
 	}
 	c.publishDueLocked()
 	c.expiry.mu.Unlock()
+	c.unlockAll()
 	c.store.startNotifier()
 	return s, nil
 }
@@ -163,7 +165,9 @@ func (c *Container) publishDueLocked() {
 	if w.on {
 		due = w.due
 	}
-	c.watchDue.Store(due)
+	if c.watchDue.Load() != due { // a store each write would bounce its cache line between cores
+		c.watchDue.Store(due)
+	}
 	if n := c.store.notifier.Load(); w.notify && n != nil {
 		n.notify(due)
 	}

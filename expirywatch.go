@@ -42,13 +42,17 @@ type expiryNote struct {
 }
 
 // startWatchLocked turns the watch on at now: what expired before now is
-// not reported (nobody was watching), what expires after is.
+// not reported (nobody was watching), what expires after is. The caller
+// holds expiry.mu and every shard lock (the container's writers must take
+// expiry.mu from now on: see the locking note), or is alone with the
+// container.
 func (c *Container) startWatchLocked(now int64) {
 	w := &c.expiry.watch
 	if w.on {
 		return
 	}
 	w.on = true
+	c.updateSharedLocked()
 	w.inherit, w.own = cutoffs(&c.rule, now)
 	w.at = now
 	w.due = c.nextUnreportedLocked()
@@ -59,6 +63,7 @@ func (c *Container) stopWatchLocked() {
 	w := &c.expiry.watch
 	if c.expiry.feed == nil && !w.notify {
 		*w = expiryWatch{}
+		c.updateSharedLocked()
 	}
 }
 
@@ -88,34 +93,21 @@ func (c *Container) findSomeExpiriesLocked(now int64, force bool, limit int) (n 
 	// of expiry; then the earliest limit of both, merged. A tree whose
 	// list was cut short may hold earlier expiries than the other's rest,
 	// so the merge stops when such a list runs out.
-	collect := func(t *expiryTree, front, cutoff expiryEntry, own bool, buf []expiredEntry) ([]expiredEntry, bool) {
-		cut := false
+	collect := func(own bool, front, cutoff expiryEntry, buf []expiredEntry) ([]expiredEntry, bool) {
 		if !lessEntry(front, cutoff) {
 			return buf, false
 		}
-		t.t.AscendGreaterOrEqual(front, func(e expiryEntry) bool {
-			if !lessEntry(front, e) {
-				return true // the front itself: reported already
+		buf, cut := c.entriesBetween(own, front, cutoff, limit, buf)
+		if !own {
+			for i := range buf {
+				buf[i].at = c.rule.expiredAt(TTLOff, buf[i].at)
 			}
-			if lessEntry(cutoff, e) {
-				return false
-			}
-			if len(buf) == limit {
-				cut = true
-				return false
-			}
-			at := e.at
-			if !own {
-				at = c.rule.expiredAt(TTLOff, e.at)
-			}
-			buf = append(buf, expiredEntry{rec: e.rec, at: at})
-			return true
-		})
+		}
 		slices.SortFunc(buf, compareExpired) // sorted already, but for items that expired under earlier defaults
 		return buf, cut
 	}
-	inherit, cutI := collect(&c.expiry.inherit, w.inherit, ci, false, w.scratch[:0])
-	own, cutO := collect(&c.expiry.own, w.own, co, true, w.scratchOwn[:0])
+	inherit, cutI := collect(false, w.inherit, ci, w.scratch[:0])
+	own, cutO := collect(true, w.own, co, w.scratchOwn[:0])
 	var lastI, lastO record
 	report := func(e expiredEntry) {
 		at := max(e.at, w.at) // a retroactive expiry happened now
@@ -160,10 +152,10 @@ merged:
 		w.at = max(w.at, now)
 	} else {
 		if lastI != "" {
-			_, w.inherit = c.expiry.treeFor(lastI)
+			w.inherit, _, _ = entryFor(lastI)
 		}
 		if lastO != "" {
-			_, w.own = c.expiry.treeFor(lastO)
+			w.own, _, _ = entryFor(lastO)
 		}
 	}
 	clear(inherit)
@@ -191,12 +183,12 @@ func compareExpired(a, b expiredEntry) int {
 // expired by now, is reported (it may be already: it expired before the
 // watch began, or was found). It returns how many it found.
 func (c *Container) reportThroughLocked(rec record, now int64) (found int) {
-	t, e := c.expiry.treeFor(rec)
-	if t == nil {
+	e, own, ok := entryFor(rec)
+	if !ok {
 		return 0
 	}
 	front := &c.expiry.watch.inherit
-	if t == &c.expiry.own {
+	if own {
 		front = &c.expiry.watch.own
 	}
 	for c.expiry.watch.on && lessEntry(*front, e) {
@@ -214,22 +206,10 @@ func (c *Container) reportThroughLocked(rec record, now int64) (found int) {
 func (c *Container) nextUnreportedLocked() int64 {
 	w := &c.expiry.watch
 	due := int64(never)
-	first := func(t *expiryTree, front expiryEntry) (expiryEntry, bool) {
-		var found expiryEntry
-		ok := false
-		t.t.AscendGreaterOrEqual(front, func(e expiryEntry) bool {
-			if !lessEntry(front, e) {
-				return true
-			}
-			found, ok = e, true
-			return false
-		})
-		return found, ok
-	}
-	if e, ok := first(&c.expiry.inherit, w.inherit); ok {
+	if e, ok := c.firstAfter(false, w.inherit); ok {
 		due = min(due, c.rule.inheritExpiry(e.at))
 	}
-	if e, ok := first(&c.expiry.own, w.own); ok {
+	if e, ok := c.firstAfter(true, w.own); ok {
 		due = min(due, c.rule.ownExpiry(e.at))
 	}
 	return max(due, w.at) // never before what has been looked at (expiredForGood)

@@ -68,12 +68,17 @@ func LiveIDs(c *Container, now time.Time) map[string]bool {
 	return ids
 }
 
+// SlowStats makes Stats pause after it sums each shard's counts, until the
+// function it returns is called.
+func SlowStats(pause func()) (undo func()) {
+	afterStatsShard = pause
+	return func() { afterStatsShard = nil }
+}
+
 // ExpiryIndexItems returns how many items c's expiry index counts as
 // present, live or expired.
 func ExpiryIndexItems(c *Container) int64 {
-	c.expiry.mu.Lock()
-	defer c.expiry.mu.Unlock()
-	return c.expiry.items
+	return int64(c.itemCount())
 }
 
 // Reap runs one batch of the reaper on c at now, with the store's reaper
@@ -120,8 +125,10 @@ type Candidate = expiredEntry
 // expiry first, as the reaper chooses a batch.
 func OldestExpired(c *Container, now time.Time, limit int) []Candidate {
 	c.expiry.mu.Lock()
-	defer c.expiry.mu.Unlock()
-	return c.expiry.oldestExpired(&c.rule, now.UnixNano(), limit, nil)
+	rule := c.rule
+	c.expiry.mu.Unlock()
+	batch, _ := c.oldestExpired(&rule, now.UnixNano(), limit, nil)
+	return batch
 }
 
 // PurgeCandidate purges e as the reaper does, without spending budget,

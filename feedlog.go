@@ -24,8 +24,9 @@ type changeFeed struct {
 	// change: a change is the latest version of its item exactly when
 	// latest says so. Entries older than first are stale (their changes
 	// are forgotten) and are swept out in bulk, once they make up half the
-	// map, rather than one by one.
-	latest map[string]uint64
+	// map, rather than one by one. Each lsn has a place of its own, so that
+	// a change to an item the map holds looks its key up once.
+	latest map[string]*uint64
 }
 
 // feedChunk is the number of changes in a chunk of a feed.
@@ -55,24 +56,38 @@ type feedEntry struct {
 const feedEntrySize = 48 + 48
 
 func newChangeFeed(p ChangeFeedPolicy, next uint64) *changeFeed {
-	return &changeFeed{policy: p, first: next, next: next, latest: make(map[string]uint64)}
+	return &changeFeed{policy: p, first: next, next: next, latest: make(map[string]*uint64)}
 }
 
 // add appends a change and returns its lsn.
 func (f *changeFeed) add(kind changeKind, at int64, rec record) uint64 {
-	key := rec.key()
 	lsn := f.next
-	prev := f.latest[key]
-	if prev < f.first {
-		prev = 0 // forgotten
+	var prev uint64
+	if p := f.latest[rec.key()]; p == nil {
+		f.setLatest(rec.key(), lsn)
+	} else {
+		if *p >= f.first {
+			prev = *p
+		} // else forgotten
+		*p = lsn
 	}
 	f.push(feedEntry{lsn: lsn, prev: prev, at: at, kind: kind, rec: rec})
-	f.latest[key] = lsn
 	f.trim()
 	if len(f.latest) > 2*f.n+1024 {
 		f.sweep()
 	}
 	return lsn
+}
+
+// setLatest records lsn as the latest change of the item of key.
+func (f *changeFeed) setLatest(key string, lsn uint64) {
+	if p := f.latest[key]; p != nil {
+		*p = lsn
+		return
+	}
+	p := new(uint64)
+	*p = lsn
+	f.latest[key] = p
 }
 
 // push appends e, whose lsn is next, without trimming.
@@ -108,7 +123,7 @@ func (f *changeFeed) trim() {
 // sweep drops the stale entries of latest.
 func (f *changeFeed) sweep() {
 	for key, lsn := range f.latest {
-		if lsn < f.first {
+		if *lsn < f.first {
 			delete(f.latest, key)
 		}
 	}
@@ -161,7 +176,10 @@ func (f *changeFeed) all() []feedEntry {
 }
 
 // isLatest reports whether e is the latest retained change of its item.
-func (f *changeFeed) isLatest(e *feedEntry) bool { return f.latest[e.rec.key()] == e.lsn }
+func (f *changeFeed) isLatest(e *feedEntry) bool {
+	p := f.latest[e.rec.key()]
+	return p != nil && *p == e.lsn
+}
 
 // resize applies a new policy (the container's settings changed).
 func (f *changeFeed) resize(p ChangeFeedPolicy) {

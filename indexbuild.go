@@ -44,7 +44,8 @@ func (c *Container) startBuildLocked(key string) (*indexBuild, int) {
 	}
 	b := &indexBuild{}
 	c.expiry.building[key] = b
-	return b, int(c.expiry.items)
+	c.shared.Store(true) // before the build's scan: see the locking note
+	return b, c.itemCount()
 }
 
 // fill makes the entries of build b's index (entry: a record's entry;

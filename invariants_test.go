@@ -13,15 +13,16 @@ func checkInvariants(t testing.TB, c *Container, where string) {
 	defer c.freeze()()
 	now := c.store.clock.now()
 	ci, co := cutoffs(&c.rule, now)
-	var items, bytes, expired, expiredBytes int64
-	oldest := int64(never)
-	want := 0
 	for i := range c.shards {
-		n := 0
-		c.shards[i].items.all(func(rec record) bool {
+		sh := &c.shards[i]
+		x := &sh.expiry
+		var items, bytes, expired, expiredBytes int64
+		shardOldest := int64(never)
+		want, n := 0, 0
+		sh.items.all(func(rec record) bool {
 			n++
 			pk, id := rec.pk(), rec.id()
-			if sh, h := c.shardFor(pk, id); sh != &c.shards[i] || sh.items.get(pk, id, h) != rec {
+			if s, h := c.shardFor(pk, id); s != sh || sh.items.get(pk, id, h) != rec {
 				t.Fatalf("%s: item %q cannot be found in its shard", where, id)
 			}
 			items++
@@ -30,9 +31,9 @@ func checkInvariants(t testing.TB, c *Container, where string) {
 			if isExpired {
 				expired++
 				expiredBytes += int64(rec.jsonLen())
-				oldest = min(oldest, c.rule.expiredAt(rec.ttl(), rec.written()))
+				shardOldest = min(shardOldest, c.rule.expiredAt(rec.ttl(), rec.written()))
 			}
-			tree, e := c.expiry.treeFor(rec)
+			tree, e := x.treeFor(rec)
 			if tree == nil {
 				if isExpired {
 					t.Fatalf("%s: item %q with ttl -1 is expired", where, id)
@@ -41,10 +42,10 @@ func checkInvariants(t testing.TB, c *Container, where string) {
 			}
 			want++
 			if got, ok := tree.t.Get(e); !ok || got.rec != rec {
-				t.Fatalf("%s: item %q (ttl %v) missing from the expiry index", where, id, rec.ttl())
+				t.Fatalf("%s: item %q (ttl %v) missing from its shard's expiry index", where, id, rec.ttl())
 			}
 			cutoff := ci
-			if tree == &c.expiry.own {
+			if tree == &x.own {
 				cutoff = co
 			}
 			if inPrefix := lessEntry(e, cutoff); inPrefix != isExpired {
@@ -52,54 +53,61 @@ func checkInvariants(t testing.TB, c *Container, where string) {
 			}
 			return true
 		})
-		if n != c.shards[i].items.n {
-			t.Fatalf("%s: shard %d counts %d items, holds %d", where, i, c.shards[i].items.n, n)
+		if n != sh.items.n {
+			t.Fatalf("%s: shard %d counts %d items, holds %d", where, i, sh.items.n, n)
 		}
-	}
-	check := func(name string, tree *expiryTree) int {
-		n := 0
-		var front, frontBytes int64
-		tree.t.Ascend(func(e expiryEntry) bool {
-			n++
-			if sh, h := c.shardFor(e.rec.pk(), e.rec.id()); sh.items.get(e.rec.pk(), e.rec.id(), h) != e.rec {
-				t.Fatalf("%s: %s tree holds a stale or purged record of %q", where, name, e.rec.id())
+		check := func(name string, tree *expiryTree) int {
+			n := 0
+			var front, frontBytes int64
+			tree.t.Ascend(func(e expiryEntry) bool {
+				n++
+				if s, h := c.shardFor(e.rec.pk(), e.rec.id()); s != sh || sh.items.get(e.rec.pk(), e.rec.id(), h) != e.rec {
+					t.Fatalf("%s: shard %d's %s tree holds a stale, purged or foreign record of %q", where, i, name, e.rec.id())
+				}
+				if !lessEntry(tree.front, e) {
+					front++
+					frontBytes += int64(e.rec.jsonLen())
+				}
+				return true
+			})
+			if front != tree.n || frontBytes != tree.bytes {
+				t.Fatalf("%s: shard %d's %s tree counts %d entries (%d bytes) before its front, holds %d (%d bytes)", where, i, name, tree.n, tree.bytes, front, frontBytes)
 			}
-			if !lessEntry(tree.front, e) {
-				front++
-				frontBytes += int64(e.rec.jsonLen())
-			}
-			return true
-		})
-		if front != tree.n || frontBytes != tree.bytes {
-			t.Fatalf("%s: %s tree counts %d entries (%d bytes) before its front, holds %d (%d bytes)", where, name, tree.n, tree.bytes, front, frontBytes)
+			return n
 		}
-		return n
-	}
-	got := check("inherit", &c.expiry.inherit) + check("own", &c.expiry.own)
-	if got != want || items != c.expiry.items || bytes != c.expiry.bytes {
-		t.Fatalf("%s: expiry index has %d entries for %d expiring items; counts %d/%d items, %d/%d bytes",
-			where, got, want, c.expiry.items, items, c.expiry.bytes, bytes)
-	}
-	for !c.expiry.countExpired(&c.rule, now, 3) {
-	}
-	if n, b := c.expiry.expired(); n != expired || b != expiredBytes {
-		t.Fatalf("%s: running counts say %d expired (%d bytes), expiresAt says %d (%d bytes)", where, n, b, expired, expiredBytes)
-	}
-	if expired > 0 {
-		if got := c.expiry.oldestExpiry(&c.rule, now); got != oldest {
-			t.Fatalf("%s: oldest expiry %d, want %d", where, got, oldest)
+		got := check("inherit", &x.inherit) + check("own", &x.own)
+		if got != want || items != x.items || bytes != x.bytes {
+			t.Fatalf("%s: shard %d's expiry index has %d entries for %d expiring items; counts %d/%d items, %d/%d bytes",
+				where, i, got, want, x.items, items, x.bytes, bytes)
+		}
+		for !x.countExpired(&c.rule, now, 3) {
+		}
+		if n, b := x.expired(); n != expired || b != expiredBytes {
+			t.Fatalf("%s: shard %d's running counts say %d expired (%d bytes), expiresAt says %d (%d bytes)", where, i, n, b, expired, expiredBytes)
+		}
+		if expired > 0 {
+			if got := x.oldestExpiry(&c.rule, now); got != shardOldest {
+				t.Fatalf("%s: shard %d's oldest expiry %d, want %d", where, i, got, shardOldest)
+			}
 		}
 	}
 }
 
-// freeze holds every shard's lock for reading and then the expiry lock, so
-// that no change is made until the function it returns is called.
+// freeze holds every shard's lock for reading, then the expiry lock, then
+// every shard's expiry index lock, so that no change is made until the
+// function it returns is called.
 func (c *Container) freeze() (thaw func()) {
 	for i := range c.shards {
 		c.shards[i].mu.RLock()
 	}
 	c.expiry.mu.Lock()
+	for i := range c.shards {
+		c.shards[i].x.Lock()
+	}
 	return func() {
+		for i := range c.shards {
+			c.shards[i].x.Unlock()
+		}
 		c.expiry.mu.Unlock()
 		for i := range c.shards {
 			c.shards[i].mu.RUnlock()

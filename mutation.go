@@ -52,6 +52,9 @@ type mutation struct {
 	sh       *shard
 	h        uint32
 	old, rec record
+	// unindexed says that old has left its shard's expiry index already
+	// (applyItems does that early for a version still live).
+	unindexed bool
 
 	// A settings change: the new properties, and the write sequence number
 	// that orders it.
@@ -104,11 +107,12 @@ func (c *Container) applySettings(m *mutation) (next int64) {
 	c.dropTextsLocked(&m.props)
 	c.props = m.props
 	c.startVectorBuildsLocked()
+	c.updateSharedLocked()
 	c.settingsSeq = m.seq
 	replaceBudget(&c.own, m.props.Throughput, m.props.AutoscaleMaxThroughput, m.now)
 	c.expiry.watch.due = c.nextUnreportedLocked()
 	c.publishDueLocked()
-	next = c.expiry.next(&c.rule)
+	next = c.nextExpiry(&c.rule)
 	c.expiry.mu.Unlock()
 	c.wakeNotifier(found)
 	return next
@@ -118,13 +122,14 @@ func (c *Container) applySettings(m *mutation) (next int64) {
 func (c *Container) drop() {
 	c.deleted.Store(true)
 	c.expiry.mu.Lock()
-	c.expiry.expiryIndex = newExpiryIndex()
+	c.resetExpiryIndex()
 	c.expiry.feed = nil
 	c.stopVectorsLocked()
 	c.expiry.indexes, c.expiry.composites, c.expiry.vectors, c.expiry.wanted, c.expiry.building = nil, nil, nil, nil, nil
 	c.expiry.texts = nil
 	c.expiry.positions = nil
 	c.expiry.watch = expiryWatch{}
+	c.updateSharedLocked()
 	c.publishDueLocked()
 	c.expiry.mu.Unlock()
 	for i := range c.shards {
@@ -148,9 +153,14 @@ func (c *Container) applyBatch(ms []mutation, seq uint64) (next int64, err error
 
 // applyItems makes decided item changes (one, or a batch's: batchSeq is
 // then its highest write sequence number): each record replaces its
-// old version in its shard's id table (or the old one goes), and the expiry
-// index follows, under one hold of its lock so that Stats sees all of the
-// changes or none. When a change replaces or removes an expired version
+// old version in its shard's id table (or the old one goes), and the
+// shard's expiry index follows. A plain container's single change takes no
+// container-wide lock: its shard's index alone changes, under the shard's x
+// lock. A batch's changes, and every change to a container with shared
+// structures (a change feed, an expiry watch, indexes), are indexed under
+// one hold of expiry.mu, so that Stats sees all of a batch or none of it,
+// and what reads the expiry index with the container's other indexes sees
+// them agree. When a change replaces or removes an expired version
 // that the expiry watch has not reported yet, the expiries up to it are
 // found first, so that the change feed and the expiry subscribers see an
 // item expire before it is written again or purged. It returns the
@@ -187,12 +197,23 @@ func (c *Container) applyItems(ms []mutation, batch bool, batchSeq uint64) (next
 			}
 		}
 		c.putItems(ms)
-		c.expiry.mu.Lock()
-		found := c.reportReplacedLocked(ms)
-		next = c.indexItemsLocked(ms)
-		c.expiry.mu.Unlock()
-		c.wakeNotifier(found)
-		return next, nil
+		if !batch && !c.shared.Load() {
+			return c.indexShards(ms), nil
+		}
+		return c.indexShared(ms), nil
+	}
+	if w == nil && !batch {
+		// In memory, a change to a container with a feed takes expiry.mu
+		// only to number it and show it to the watch: the id tables, which
+		// the caller's shard locks hide until the feed has the change, and
+		// the removal from the expiry index of versions still live (the
+		// watch never reports those) are made before. An expired version
+		// stays in the index until the watch has reported it, and a new
+		// one joins it under expiry.mu, so that the watch never finds its
+		// expiry before the feed has its write.
+		c.putItems(ms)
+		c.unindexLive(ms)
+		return c.indexShared(ms), nil
 	}
 	c.expiry.mu.Lock()
 	found := c.reportReplacedLocked(ms)
@@ -241,6 +262,19 @@ func (c *Container) applyItems(ms []mutation, batch bool, batchSeq uint64) (next
 		return never, werr
 	}
 	return p.next, nil
+}
+
+// indexShared makes item changes, already made in the id tables, in the
+// indexes under one hold of expiry.mu, having first found the expiries the
+// changes replace (reportReplacedLocked), and returns the earliest expiry
+// they bring about.
+func (c *Container) indexShared(ms []mutation) (next int64) {
+	c.expiry.mu.Lock()
+	found := c.reportReplacedLocked(ms)
+	next = c.indexItemsLocked(ms)
+	c.expiry.mu.Unlock()
+	c.wakeNotifier(found)
+	return next
 }
 
 // purgesOnly reports whether every change in ms is a purge.
@@ -325,43 +359,94 @@ func (c *Container) reportReplacedLocked(ms []mutation) (found int) {
 // feed. It returns the earliest expiry they bring about. The caller holds
 // expiry.mu.
 func (c *Container) indexItemsLocked(ms []mutation) (next int64) {
-	next = never
-	purged := int64(0)
-	watching := c.expiry.watch.on
-	feed := c.expiry.feed
+	next = c.indexShards(ms)
+	x := &c.expiry
+	watching := x.watch.on
+	feed := x.feed
+	indexed := len(x.indexes) > 0 || len(x.composites) > 0 || len(x.vectors) > 0 || len(x.texts) > 0 ||
+		x.positions != nil || len(x.building) > 0
 	for i := range ms {
 		m := &ms[i]
-		if m.old != "" {
-			c.expiry.remove(m.old, m.cause == causePurge)
+		if m.rec != "" && watching {
+			c.watchAddedLocked(m.rec)
 		}
-		if m.rec != "" {
-			c.expiry.add(m.rec)
-			next = min(next, c.rule.expiresAt(m.rec.ttl(), m.rec.written()))
-			if watching {
-				c.watchAddedLocked(m.rec)
-			}
-		}
-		c.expiry.indexes.update(m.old, m.rec)
-		c.expiry.composites.update(m.old, m.rec)
-		c.expiry.vectors.update(m.old, m.rec)
-		c.expiry.texts.update(m.old, m.rec)
-		c.expiry.positions.change(m.old, m.rec)
-		if c.expiry.building != nil {
+		if indexed {
+			x.indexes.update(m.old, m.rec)
+			x.composites.update(m.old, m.rec)
+			x.vectors.update(m.old, m.rec)
+			x.texts.update(m.old, m.rec)
+			x.positions.change(m.old, m.rec)
 			c.logForBuildsLocked(m.old, m.rec)
 		}
-		if m.cause == causePurge {
-			purged++
-		} else if feed != nil {
+		if m.cause != causePurge && feed != nil {
 			feed.add(m.cause.changeKind(), m.now, m.changed())
 		}
 	}
 	if watching {
 		c.publishDueLocked()
 	}
+	return next
+}
+
+// indexShards makes item changes, already made in the id tables, in their
+// shards' expiry indexes, each under its shard's x lock, and counts the
+// purges. It returns the earliest expiry they bring about. The caller
+// holds the changes' shard locks.
+func (c *Container) indexShards(ms []mutation) (next int64) {
+	next = never
+	purged := int64(0)
+	var held *shard // whose x lock is held
+	for i := range ms {
+		m := &ms[i]
+		if m.sh != held {
+			if held != nil {
+				held.x.Unlock()
+			}
+			held = m.sh
+			held.x.Lock()
+		}
+		if m.old != "" && !m.unindexed {
+			held.expiry.remove(m.old, m.cause == causePurge)
+		}
+		if m.rec != "" {
+			held.expiry.add(m.rec)
+			next = min(next, c.rule.expiresAt(m.rec.ttl(), m.rec.written()))
+		}
+		if m.cause == causePurge {
+			purged++
+		}
+	}
+	if held != nil {
+		held.x.Unlock()
+	}
 	if purged > 0 {
 		c.purged.Add(purged)
 	}
 	return next
+}
+
+// unindexLive takes the old versions that are live at their change's
+// instant out of their shards' expiry indexes, as indexShards would, and
+// marks them so. The caller holds the changes' shard locks.
+func (c *Container) unindexLive(ms []mutation) {
+	for i := range ms {
+		m := &ms[i]
+		if m.old != "" && c.rule.live(m.old, m.now) {
+			m.sh.x.Lock()
+			m.sh.expiry.remove(m.old, false)
+			m.sh.x.Unlock()
+			m.unindexed = true
+		}
+	}
+}
+
+// updateSharedLocked sets shared from what the container has. The caller
+// holds expiry.mu; where shared may rise, it also holds every shard lock, or
+// is about to scan every shard under its lock (see the locking note).
+func (c *Container) updateSharedLocked() {
+	x := &c.expiry
+	c.shared.Store(x.feed != nil || x.watch.on || len(x.indexes) > 0 || len(x.composites) > 0 ||
+		len(x.vectors) > 0 || len(x.texts) > 0 || x.positions != nil || len(x.building) > 0)
 }
 
 // putItems makes the changes in the shards' id tables.

@@ -1007,10 +1007,9 @@ func (c *Container) liveDocs(ctx context.Context, pk PartitionKey, now int64) ([
 // reading, are read with it: taking that lock again there would deadlock
 // behind a batch waiting for it.
 func (c *Container) liveDocsUnbatched(ctx context.Context, pk PartitionKey, now int64) ([]query.Doc, []record, error) {
-	c.expiry.mu.Lock()
-	docs := make([]query.Doc, 0, c.expiry.items)
-	recs := make([]record, 0, c.expiry.items)
-	c.expiry.mu.Unlock()
+	n := c.itemCount()
+	docs := make([]query.Doc, 0, n)
+	recs := make([]record, 0, n)
 	for i := range c.shards {
 		if err := ctx.Err(); err != nil {
 			return nil, nil, err

@@ -195,13 +195,14 @@ func (c *Container) reap(now int64, o ReaperOptions, spend bool, scratch *reapSc
 	if c.deleted.Load() {
 		return 0, never
 	}
-	c.expiry.mu.Lock()
 	if scratch == nil {
 		s := newReapScratch(o.BatchSize)
 		scratch = &s
 	}
-	batch := c.expiry.oldestExpired(&c.rule, now, o.BatchSize, scratch.entries)
+	c.expiry.mu.Lock()
+	rule := c.rule
 	c.expiry.mu.Unlock()
+	batch, more := c.oldestExpired(&rule, now, o.BatchSize, scratch.entries)
 
 	// Order the batch by shard, keeping expiry order within each shard.
 	var count [shardCount + 1]int32
@@ -250,13 +251,10 @@ func (c *Container) reap(now int64, o ReaperOptions, spend bool, scratch *reapSc
 			return purged, now + int64(b.spareWait(unpaid, now))
 		}
 	}
-	if len(batch) == o.BatchSize {
+	if more {
 		return purged, now
 	}
-	c.expiry.mu.Lock()
-	next = c.expiry.next(&c.rule)
-	c.expiry.mu.Unlock()
-	return purged, next
+	return purged, c.nextExpiry(&rule)
 }
 
 // reapScratch is the working memory of reap: room for a batch, its merge

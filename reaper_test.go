@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -152,6 +153,52 @@ func TestReaperOldestFirst(t *testing.T) {
 		n := lethe.Reap(c, clock.Now(), false)
 		require.Equal(t, 1, n)
 		assert.False(t, lethe.Stored(c, want), "%s should have been purged by now", want)
+	}
+}
+
+// TestReaperOldestFirstAcrossShards: each shard keeps its own expiry index,
+// but the reaper's order stays the container's: after every batch, exactly
+// the items with the earliest expiries are gone, across shards and across
+// items that inherit and items with their own ttl. (A batch that runs out
+// of MaxHold stops part way, shard by shard: the test allows it all the
+// time it needs.)
+func TestReaperOldestFirstAcrossShards(t *testing.T) {
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, 28))
+	clock := lethe.NewManualClock(time.Unix(1_700_000_000, 0))
+	s, err := lethe.Open(&lethe.Options{Clock: clock, Reaper: lethe.ReaperOptions{Disabled: true, BatchSize: 37, MaxHold: lethe.MaxReaperMaxHold}})
+	require.NoError(t, err)
+	defer s.Close()
+	c := mustContainer(t, s, lethe.ContainerProperties{ID: "c", DefaultTimeToLive: 1000})
+	const n = 1000
+	type item struct {
+		id  string
+		exp time.Time
+	}
+	items := make([]item, n)
+	ttls := rng.Perm(n) // distinct, so that no two items expire together
+	for i := range items {
+		clock.Advance(time.Millisecond)
+		it := item{id: fmt.Sprintf("item-%d", i), exp: clock.Now().Add(1000 * time.Second)}
+		if ttl := ttls[i] + 1; ttl != 1000 && rng.IntN(2) == 0 {
+			it.exp = clock.Now().Add(time.Duration(ttl) * time.Second)
+			upsert(t, c, fmt.Sprintf(`{"id":%q,"ttl":%d}`, it.id, ttl))
+		} else {
+			upsert(t, c, fmt.Sprintf(`{"id":%q}`, it.id))
+		}
+		items[i] = it
+	}
+	slices.SortFunc(items, func(a, b item) int { return a.exp.Compare(b.exp) })
+	clock.Advance(time.Hour)
+	gone := 0
+	for gone < n {
+		k := lethe.Reap(c, clock.Now(), false)
+		require.Positive(t, k, "items are left, all expired")
+		gone += k
+		for i, it := range items {
+			require.Equal(t, i >= gone, lethe.Stored(c, it.id), "after %d purges, item %d by expiry (%s)", gone, i, it.id)
+		}
 	}
 }
 

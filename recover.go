@@ -386,10 +386,10 @@ type frame struct {
 	payload []byte
 	cid     []byte // of an item write
 	rec     record // of an item write; "" if it is malformed
-	// c is the container of an item write as prefetch found it, sh and h
-	// the item's shard and hash bits in it.
+	// c is the container of an item write as prefetch found it, si and h
+	// the index of the item's shard and its hash bits in it.
 	c  *Container
-	sh *shard
+	si int
 	h  uint32
 }
 
@@ -468,13 +468,13 @@ func (r *replayer) prefetch(batch []frame) {
 			}
 		}
 		f.c = c
-		f.sh, f.h = c.shardFor(f.rec.pk(), f.rec.id())
+		f.si, f.h = c.shardIndex(f.rec.pk(), f.rec.id())
 	}
 	// A loop of its own, a few instructions a slot, so that many loads
 	// are under way at once.
 	for i := range batch {
 		if f := &batch[i]; f.c != nil {
-			if t := &f.sh.items; len(t.slots) > 0 {
+			if t := &f.c.shards[f.si].items; len(t.slots) > 0 {
 				sum += t.slots[t.home(f.h)].hash
 			}
 		}
@@ -906,7 +906,7 @@ func (r *replayer) loadFeed(p []byte) error {
 	f := newChangeFeed(c.expiry.feed.policy, first)
 	for _, e := range entries {
 		f.push(e)
-		f.latest[e.rec.key()] = e.lsn
+		f.setLatest(e.rec.key(), e.lsn)
 	}
 	f.next = next
 	f.trim()
@@ -1017,7 +1017,7 @@ func (r *replayer) applyPut(f *frame) error {
 	}
 	r.maxSeq = max(r.maxSeq, f.rec.seq())
 	if c == f.c {
-		r.putIn(c, f.sh, f.h, f.rec)
+		r.putIn(c, f.si, f.h, f.rec)
 	} else {
 		r.put(c, f.rec)
 	}
@@ -1162,17 +1162,18 @@ func (r *replayer) applyBatch(d *decoder) error {
 // put replays an item write: rec replaces the item's version in c, and
 // c's positions go on after its.
 func (r *replayer) put(c *Container, rec record) {
-	sh, h := c.shardFor(rec.pk(), rec.id())
-	r.putIn(c, sh, h, rec)
+	i, h := c.shardIndex(rec.pk(), rec.id())
+	r.putIn(c, i, h, rec)
 }
 
-// putIn is put in the shard sh of c, with the hash bits h of rec's item.
-func (r *replayer) putIn(c *Container, sh *shard, h uint32, rec record) {
+// putIn is put in c's shard of index i, with the hash bits h of rec's
+// item.
+func (r *replayer) putIn(c *Container, i int, h uint32, rec record) {
 	set := r.set(c)
-	if old := sh.items.exchange(h, rec); old != "" {
-		set.gone(old)
+	if old := c.shards[i].items.exchange(h, rec); old != "" {
+		set.gone(old, i)
 	}
-	set.entries.add(rec)
+	set.entries.add(rec, i)
 	if p := rec.pos(); p > c.positions.Load() {
 		c.positions.Store(p)
 	}
@@ -1180,9 +1181,9 @@ func (r *replayer) putIn(c *Container, sh *shard, h uint32, rec record) {
 
 // remove replays an item's removal from c.
 func (r *replayer) remove(c *Container, pk, id string) {
-	sh, h := c.shardFor(pk, id)
-	if old := sh.items.take(pk, id, h); old != "" {
-		r.set(c).gone(old)
+	i, h := c.shardIndex(pk, id)
+	if old := c.shards[i].items.take(pk, id, h); old != "" {
+		r.set(c).gone(old, i)
 	}
 }
 
@@ -1213,9 +1214,10 @@ func (r *replayer) set(c *Container) *liveSet {
 	return set
 }
 
-// gone takes out a record put before, replaced or removed since.
-func (set *liveSet) gone(old record) {
-	set.entries.bytes -= int64(old.jsonLen())
+// gone takes out a record put before in the shard of index shard,
+// replaced or removed since.
+func (set *liveSet) gone(old record, shard int) {
+	set.entries.bytes[shard] -= int64(old.jsonLen())
 	if _, _, ok := entryFor(old); ok {
 		if set.stale == nil {
 			set.stale = make(map[*byte]struct{})
@@ -1413,7 +1415,7 @@ func (r *replayer) finish(dir string) error {
 		// theirs.
 		inherit, own := set.sorted()
 		if c.expiry.feed != nil {
-			if err := r.findExpiries(c, dir, inherit, own, set.entries.bytes); err != nil {
+			if err := r.findExpiries(c, dir, inherit, own, &set.entries.bytes); err != nil {
 				return err
 			}
 		}
@@ -1427,8 +1429,8 @@ func (r *replayer) finish(dir string) error {
 		}
 		items := tableItems(c)
 		c.expiry.mu.Lock()
-		c.expiry.expiryIndex = newExpiryIndex()
-		c.expiry.addSorted(inherit, own, items, set.entries.bytes)
+		c.resetExpiryIndex()
+		c.addSortedEntries(inherit, own, &set.entries.bytes)
 		if c.expiry.watch.on {
 			c.expiry.watch.due = c.nextUnreportedLocked()
 			c.publishDueLocked()
@@ -1524,9 +1526,9 @@ func (r *replayer) dropExpired(c *Container, set *liveSet, es []expiryEntry, cut
 		return 1
 	})
 	for _, e := range es[:n] {
-		sh, h := c.shardFor(e.rec.pk(), e.rec.id())
-		sh.items.remove(e.rec.pk(), e.rec.id(), h)
-		set.entries.bytes -= int64(e.rec.jsonLen())
+		i, h := c.shardIndex(e.rec.pk(), e.rec.id())
+		c.shards[i].items.remove(e.rec.pk(), e.rec.id(), h)
+		set.entries.bytes[i] -= int64(e.rec.jsonLen())
 	}
 	c.purged.Add(int64(n))
 	r.s.recovery.Expired += int64(n)
@@ -1547,7 +1549,7 @@ func tableItems(c *Container) int64 {
 // to the instant of recovery, before the items that expired are dropped:
 // no expiry is lost to a restart, and none is found twice. inherit and
 // own are the entries of all its items, sorted; bytes their JSON size.
-func (r *replayer) findExpiries(c *Container, dir string, inherit, own []expiryEntry, bytes int64) error {
+func (r *replayer) findExpiries(c *Container, dir string, inherit, own []expiryEntry, bytes *[shardCount]int64) error {
 	for _, es := range [][]expiryEntry{inherit, own} {
 		if dup := firstDup(es); dup != "" {
 			return dupError(dir, c, dup)
@@ -1555,7 +1557,7 @@ func (r *replayer) findExpiries(c *Container, dir string, inherit, own []expiryE
 	}
 	c.expiry.mu.Lock()
 	defer c.expiry.mu.Unlock()
-	c.expiry.addSorted(inherit, own, tableItems(c), bytes)
+	c.addSortedEntries(inherit, own, bytes)
 	w := &c.expiry.watch
 	w.at = r.found[c]
 	w.inherit, w.own = cutoffs(&c.rule, w.at)

@@ -502,8 +502,13 @@ func (c *Container) textStatsLocked(ti *textIndex, terms []string, rule *expiryR
 		}
 		return true
 	}
-	c.expiry.inherit.t.AscendLessThan(ci, expired)
-	c.expiry.own.t.AscendLessThan(co, expired)
+	for i := range c.shards {
+		sh := &c.shards[i]
+		sh.x.Lock()
+		sh.expiry.inherit.t.AscendLessThan(ci, expired)
+		sh.expiry.own.t.AscendLessThan(co, expired)
+		sh.x.Unlock()
+	}
 	return st
 }
 
