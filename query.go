@@ -556,7 +556,16 @@ func (p *QueryItemsPager) run(ctx context.Context) error {
 	var recs []record
 	var ok, more bool
 	var walked int
-	if !q.CallsUDFs() {
+	if useIndexes && from == nil {
+		// A count an index answers alone.
+		lw := startWatch()
+		n, counted := p.c.indexCount(q, params, p.pk, now, &p.plan)
+		lw.addTo(&p.plan.lookup)
+		if counted {
+			res, ok = query.CountResult(q, n), true
+		}
+	}
+	if !ok && !q.CallsUDFs() {
 		res, recs, ok, err = p.c.runVector(ctx, q, params, p.pk, now, from, size, env)
 		if !ok && err == nil {
 			res, recs, ok, err = p.c.runText(ctx, q, params, p.pk, now, from, size, env)
@@ -660,20 +669,41 @@ func (c *Container) queryDocs(ctx context.Context, q *query.Query, params map[st
 }
 
 // indexedDocs is queryDocs through an index, if q has a condition one can
-// answer: a full-text filter (textDocs), or a range. It holds the batch lock for reading, as liveDocs does.
+// answer: a full-text filter (textDocs), or a range (rangeRecs). It holds the batch lock for reading, as liveDocs does.
 func (c *Container) indexedDocs(q *query.Query, params map[string]any, pk PartitionKey, now int64, plan *indexPlan) ([]query.Doc, []record, bool) {
 	if docs, recs, ok := c.textDocs(q, params, pk, now, plan); ok {
 		return docs, recs, true
 	}
-	ranges := q.IndexRanges(params)
-	if len(ranges) == 0 {
+	recs, _, ok := c.rangeRecs(q, params, pk, now, plan)
+	if !ok {
 		return nil, nil, false
 	}
+	docs := make([]query.Doc, len(recs))
+	for i, rec := range recs {
+		docs[i] = rec.queryDoc()
+	}
+	return docs, recs, true
+}
+
+// rangeRecs lists, through the index of one of the conditions of q's
+// WHERE clause that an index can answer (query.IndexRanges), the most
+// selective first, the items that satisfy it and are live at now in the
+// partitions whose key begins with pk, in position order; ok is false when
+// no such condition has an index (yet). decided says that the condition
+// decides the WHERE clause exactly (query.DecidedRange): every item listed
+// passes it, and no other does. It holds the batch lock for reading, as
+// liveDocs does.
+func (c *Container) rangeRecs(q *query.Query, params map[string]any, pk PartitionKey, now int64, plan *indexPlan) (recs []record, decided, ok bool) {
+	ranges := q.IndexRanges(params)
+	if len(ranges) == 0 {
+		return nil, false, false
+	}
+	_, decided = q.DecidedRange(params) // then ranges is that one range
 	slices.SortStableFunc(ranges, func(a, b query.IndexRange) int { return rangeRank(a) - rangeRank(b) })
 	c.batchMu.RLock()
 	defer c.batchMu.RUnlock()
 	for _, r := range ranges {
-		recs, rule, found, indexed := c.candidates(r)
+		recs, found, indexed := c.liveCandidates(r, pk, now)
 		if !found {
 			if !indexed {
 				plan.potential = append(plan.potential, indexSpec(r.Path))
@@ -681,10 +711,9 @@ func (c *Container) indexedDocs(q *query.Query, params map[string]any, pk Partit
 			continue
 		}
 		plan.used = indexSpec(r.Path)
-		docs, live := liveOf(recs, rule, now, pk)
-		return docs, live, true
+		return recs, decided, true
 	}
-	return nil, nil, false
+	return nil, false, false
 }
 
 // runOrdered evaluates a query ordered by paths an index can walk in order

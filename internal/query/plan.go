@@ -713,3 +713,81 @@ func (q *Query) Pinned(params map[string]any, paths [][]string) bool {
 	}
 	return len(paths) > 0
 }
+
+// DecidedRange returns the one condition an index answers that decides
+// q's WHERE clause exactly, when there is one: every conjunct of the
+// clause (joined by AND at the top) is a condition IndexRanges reads, all
+// on one path, and together they make a single range. An item then passes
+// WHERE if and only if its value at the path is one the range Contains, so
+// the items an index finds for it need no evaluation of WHERE: each of
+// them is one row that passes. ok is false for a query with a JOIN or a
+// FROM that iterates a path (an item may give several rows, or none), and
+// for one whose parameters do not bind.
+func (q *Query) DecidedRange(params map[string]any) (r IndexRange, ok bool) {
+	if q.from == nil || q.from.path != nil || len(q.joins) > 0 || q.where == nil {
+		return IndexRange{}, false
+	}
+	vals, err := bindParams(q, params)
+	if err != nil {
+		return IndexRange{}, false
+	}
+	var rs []IndexRange
+	all := true
+	conjuncts(q.where, func(e expr) {
+		if r, ok := indexRange(e, vals); ok {
+			rs = append(rs, r)
+		} else {
+			all = false
+		}
+	})
+	if rs = mergeRanges(rs); !all || len(rs) != 1 {
+		return IndexRange{}, false
+	}
+	return rs[0], true
+}
+
+// CountsRows reports whether q's one result is a function of how many
+// rows pass its WHERE clause alone: an aggregate without GROUP BY whose
+// select list holds nothing but COUNT of a constant (SELECT VALUE
+// COUNT(1), SELECT COUNT(1) AS n), without DISTINCT, TOP, OFFSET or
+// LIMIT. CountResult makes that result from the count.
+func (q *Query) CountsRows() bool {
+	if q.from == nil || !q.aggregated || q.grouped || q.distinct || q.top != nil || q.limit != nil || len(q.orderBy) > 0 || len(q.items) == 0 {
+		return false
+	}
+	for _, it := range q.items {
+		c, ok := it.x.(*call)
+		if !ok || c.agg < 0 || c.fn.name != "COUNT" || len(c.args) != 1 {
+			return false
+		}
+		if l, ok := c.args[0].(*literal); !ok || l.val.k == kUndef {
+			return false
+		}
+	}
+	return true
+}
+
+// CountResult returns the result of q, a query CountsRows accepts, over
+// items of which n rows pass its WHERE clause: what Exec returns when it
+// evaluates those items, but for Examined, ExaminedBytes and Matched,
+// which say n, 0 and n (the items were counted, not read).
+func CountResult(q *Query, n int) Result {
+	ev := &evaluator{q: q, nextCheck: checkEvery, aggVals: make([]value, len(q.aggs))}
+	for i := range ev.aggVals {
+		ev.aggVals[i] = numVal(float64(n))
+	}
+	ev.vals = []value{ev.project(q)}
+	return Result{
+		Items:    [][]byte{appendJSON(nil, ev.vals[0])},
+		Sources:  []int32{-1},
+		Examined: n,
+		Matched:  n,
+		q:        q,
+		rows:     []row{{vi: 0}},
+	}
+}
+
+// ItemKey returns the key of the one result of the item whose identity
+// key is id, in a query without ORDER BY whose results are whole items
+// (ReturnsItems) and whose items give one row each.
+func ItemKey(id string) Key { return Key{item: id} }
