@@ -537,37 +537,42 @@ func sortByPos(rs []posRec) []posRec {
 }
 
 // indexCount answers a query whose one result is a count of the rows that
-// pass its WHERE clause (query.CountsRows) from the index of the condition
-// that decides that clause exactly (query.DecidedRange), reading no
-// document: the count is of the items the index finds that are live at now
-// (by the expiry rule, from their records' headers) in the partitions
-// whose key begins with pk. ok is false when the query is not of that kind
-// or the path has no index: it does not ask for one, as the query's
-// evaluation then does (indexFor). It holds the batch lock for reading, as
-// liveDocs does.
+// pass its WHERE clause (query.CountsRows) from an index alone, reading no
+// document, when the index of the most selective of the clause's
+// conditions that has one decides the whole clause (query.Residual): the
+// count is of the items the index finds that are live at now (by the
+// expiry rule, from their records' headers) in the partitions whose key
+// begins with pk. ok is false when the query is not of that kind or no
+// such index has been made: indexCount does not ask for one, as the
+// query's evaluation then does (indexFor). It holds the batch lock for
+// reading, as liveDocs does.
 func (c *Container) indexCount(q *query.Query, params map[string]any, pk PartitionKey, now int64, plan *indexPlan) (n int, ok bool) {
 	if !q.CountsRows() {
 		return 0, false
 	}
-	r, ok := q.DecidedRange(params)
-	if !ok {
-		return 0, false
-	}
-	idx := c.madeIndex(r.Path)
-	if idx == nil {
-		return 0, false
-	}
-	c.batchMu.RLock()
-	defer c.batchMu.RUnlock()
-	recs, rule, found := c.rangeOf(idx, r)
-	if !found {
-		return 0, false
-	}
-	plan.used = indexSpec(r.Path)
-	for _, rec := range recs {
-		if rule.live(rec, now) && strings.HasPrefix(rec.pk(), pk.enc) {
-			n++
+	ranges := q.IndexRanges(params)
+	slices.SortStableFunc(ranges, func(a, b query.IndexRange) int { return rangeRank(a) - rangeRank(b) })
+	for _, r := range ranges {
+		idx := c.madeIndex(r.Path)
+		if idx == nil {
+			continue
 		}
+		if q.Residual(params, r).HasWhere() || q.Joins() {
+			return 0, false
+		}
+		c.batchMu.RLock()
+		defer c.batchMu.RUnlock()
+		recs, rule, found := c.rangeOf(idx, r)
+		if !found {
+			return 0, false
+		}
+		plan.used = indexSpec(r.Path)
+		for _, rec := range recs {
+			if rule.live(rec, now) && strings.HasPrefix(rec.pk(), pk.enc) {
+				n++
+			}
+		}
+		return n, true
 	}
-	return n, true
+	return 0, false
 }

@@ -447,6 +447,10 @@ const wholeItemsChunk = 64 << 10
 func (p *QueryItemsPager) wholeItems(recs []record, page [][]byte, srcs []record, st itemCursor, pageBytes, size, maxBytes int, examined *int, m *queryMetrics) ([][]byte, []record, itemCursor, int, bool) {
 	ip, overhead := p.ip, p.opts.PageItemOverhead
 	after := st.after.Item()
+	if page == nil {
+		n := min(size, len(recs))
+		page, srcs = make([][]byte, 0, n), make([]record, 0, n)
+	}
 	var buf []byte
 	for _, r := range recs {
 		key := r.posKey()
@@ -495,9 +499,9 @@ func (p *QueryItemsPager) startItemPages(ctx context.Context, q *query.Query, pa
 		if _, recs, ok := c.textDocs(q, params, p.pk, now, &p.plan); ok {
 			slices.SortFunc(recs, func(a, b record) int { return cmp.Compare(a.pos(), b.pos()) })
 			ip.snap, ip.snapshot, ip.first = recs, true, true
-		} else if recs, decided, ok := c.rangeRecs(q, params, p.pk, now, &p.plan); ok {
+		} else if recs, eval, ok := c.rangeRecs(q, params, p.pk, now, &p.plan); ok {
 			ip.snap, ip.snapshot, ip.first = recs, true, true
-			ip.whole = decided && q.ReturnsItems()
+			ip.q, ip.whole = eval, !eval.HasWhere() && q.ReturnsItems()
 		}
 		w = w.addTo(&p.plan.lookup)
 	}

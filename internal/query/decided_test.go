@@ -10,10 +10,22 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestDecidedRange: the WHERE clauses one index condition decides exactly,
-// and those it does not (another conjunct, an OR, a JOIN, a condition no
-// index answers, two conditions that do not make one range).
-func TestDecidedRange(t *testing.T) {
+// decides reports whether one of the conditions an index can answer in
+// q's WHERE clause decides the whole clause (Residual leaves none), and
+// returns it.
+func decides(q *Query, params map[string]any) (IndexRange, bool) {
+	for _, r := range q.IndexRanges(params) {
+		if !q.Residual(params, r).HasWhere() && !q.Joins() {
+			return r, true
+		}
+	}
+	return IndexRange{}, false
+}
+
+// TestResidualDecides: the WHERE clauses one index condition decides
+// whole, and those it does not (another conjunct, an OR, a JOIN, a
+// condition no index answers, two conditions that do not make one range).
+func TestResidualDecides(t *testing.T) {
 	for _, tc := range []struct {
 		where   string
 		decided bool
@@ -28,11 +40,15 @@ func TestDecidedRange(t *testing.T) {
 		{`c.a IN (1, 2, "x", null)`, true},
 		{`STARTSWITH(c.a, "pa")`, true},
 		{`STARTSWITH(c.a, "pa", false)`, true},
+		{`STARTSWITH(c.a, "pa") AND STARTSWITH(c.a, "p")`, true},
 		{`c.a = null`, true},
 		{`c.a = true`, true},
+		{`c.a = 5 AND c.a > 1`, true},       // the equality holds the range
+		{`c.a IN (2, 3) AND c.a < 4`, true}, // so does the list
 
 		{`c.a = 1 AND c.b = 2`, false},                 // two paths
-		{`c.a = 1 AND c.a = 2`, false},                 // two points: not merged
+		{`c.a = 1 AND c.a = 2`, false},                 // two points, disjoint
+		{`c.a = 5 AND c.a < 1`, false},                 // a point outside the range
 		{`c.a > 1 AND c.a < "x"`, false},               // two types: two ranges
 		{`c.a = 1 OR c.a = 2`, false},                  // not a conjunction of ranges
 		{`NOT (c.a = 1)`, false},                       // no range
@@ -40,6 +56,7 @@ func TestDecidedRange(t *testing.T) {
 		{`c.a = 1 AND IS_STRING(c.b)`, false},          // another conjunct
 		{`c.a = 1 AND true`, false},                    // a constant conjunct is still a conjunct
 		{`STARTSWITH(c.a, "pa", true)`, false},         // case-insensitive
+		{`STARTSWITH(c.a, "p") AND c.a < "q"`, false},  // a prefix and a range
 		{`c.a = [1]`, false},                           // an array: no index key
 		{`c.a IN (1, [1])`, false},                     // an array in the list
 		{`c.a NOT IN (1, 2)`, false},                   // no range
@@ -54,31 +71,29 @@ func TestDecidedRange(t *testing.T) {
 	} {
 		q, err := Parse("SELECT * FROM c WHERE " + tc.where)
 		require.NoError(t, err, tc.where)
-		r, ok := q.DecidedRange(map[string]any{"@p": "v"})
+		_, ok := decides(q, map[string]any{"@p": "v"})
 		assert.Equal(t, tc.decided, ok, tc.where)
-		if ok {
-			assert.NotEmpty(t, r.Path, tc.where)
-		}
 	}
 	for _, text := range []string{
 		`SELECT c FROM c JOIN t IN c.tags WHERE c.a = 1`, // a JOIN: several rows an item
 		`SELECT * FROM x IN c.arr WHERE x.a = 1`,         // a FROM over a path
-		`SELECT * FROM c`,                                // no WHERE
 	} {
 		q, err := Parse(text)
 		require.NoError(t, err, text)
-		_, ok := q.DecidedRange(nil)
+		_, ok := decides(q, nil)
 		assert.False(t, ok, text)
 	}
 }
 
-// TestDecidedRangeIsExact checks, on random documents and random WHERE
-// clauses that DecidedRange accepts, that an item passes WHERE exactly
-// when its value at the path is one the range contains (PathKey, as an
-// index keeps it): values of every type, missing ones, arrays and objects,
-// numbers that are equal but written differently (-0 and 0, 1 and 1.0),
-// strings with escapes and common prefixes.
-func TestDecidedRangeIsExact(t *testing.T) {
+// TestResidualIsExact checks, on random documents and random WHERE
+// clauses, that for each condition an index can answer (r), the query
+// less the conditions r decides (Residual) gives, on every document whose
+// value at r's path r contains (PathKey, as an index keeps it), what the
+// whole query gives; and that a document r does not contain passes no
+// query r decides whole. The values are of every type, missing, arrays
+// and objects, numbers that are equal but written differently (-0 and 0,
+// 1 and 1.0), strings with escapes and common prefixes.
+func TestResidualIsExact(t *testing.T) {
 	seed := rand.Uint64()
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, 7))
@@ -92,45 +107,59 @@ func TestDecidedRangeIsExact(t *testing.T) {
 		`""`, `"a"`, `"ab"`, `"b"`, `"pa"`, `"é"`,
 	}
 	pick := func(s []string) string { return s[rng.IntN(len(s))] }
-	cond := func() string {
-		switch rng.IntN(7) {
+	cond := func(path string) string {
+		switch rng.IntN(8) {
 		case 0:
-			return fmt.Sprintf("c.v %s %s", pick([]string{"=", "<", "<=", ">", ">="}), pick(consts))
+			return fmt.Sprintf("%s %s %s", path, pick([]string{"=", "<", "<=", ">", ">="}), pick(consts))
 		case 1:
-			return fmt.Sprintf("%s %s c.v", pick(consts), pick([]string{"=", "<", "<=", ">", ">="}))
+			return fmt.Sprintf("%s %s %s", pick(consts), pick([]string{"=", "<", "<=", ">", ">="}), path)
 		case 2:
-			return fmt.Sprintf("c.v BETWEEN %s AND %s", pick(consts), pick(consts))
+			return fmt.Sprintf("%s BETWEEN %s AND %s", path, pick(consts), pick(consts))
 		case 3:
-			return fmt.Sprintf("c.v IN (%s, %s)", pick(consts), pick(consts))
+			return fmt.Sprintf("%s IN (%s, %s)", path, pick(consts), pick(consts))
 		case 4:
-			return fmt.Sprintf("STARTSWITH(c.v, %s)", pick([]string{`""`, `"a"`, `"ab"`, `"p"`, `"é"`}))
+			return fmt.Sprintf("STARTSWITH(%s, %s)", path, pick([]string{`""`, `"a"`, `"ab"`, `"p"`, `"é"`}))
 		case 5:
-			lo, hi := pick(consts), pick(consts)
-			return fmt.Sprintf("c.v %s %s AND c.v %s %s", pick([]string{">", ">="}), lo, pick([]string{"<", "<="}), hi)
+			return fmt.Sprintf("IS_NUMBER(%s)", path) // no index answers it
 		}
-		return fmt.Sprintf("c.v = %s", pick(consts))
+		return fmt.Sprintf("%s = %s", path, pick(consts))
 	}
-	checked := 0
-	for range 2000 {
-		where := cond()
+	decided := 0
+	for range 1500 {
+		where := cond("c.v")
+		for range rng.IntN(3) {
+			where += " AND " + cond(pick([]string{"c.v", "c.v", "c.w"}))
+		}
 		q, err := Parse("SELECT VALUE c.id FROM c WHERE " + where)
 		require.NoError(t, err, where)
-		r, ok := q.DecidedRange(nil)
-		if !ok {
-			continue // e.g. bounds of two types
-		}
-		checked++
-		for i, v := range values {
-			doc := fmt.Sprintf(`{"id":"d%d","v":%s}`, i, v)
-			if rng.IntN(8) == 0 {
-				doc = fmt.Sprintf(`{"id":"d%d"}`, i) // missing
+		for _, r := range q.IndexRanges(nil) {
+			res := q.Residual(nil, r)
+			whole := !res.HasWhere()
+			if whole {
+				decided++
 			}
-			res, err := Exec(context.Background(), q, nil, []Doc{{ID: "d", JSON: []byte(doc)}}, testNow)
-			require.NoError(t, err)
-			assert.Equal(t, len(res.Items) == 1, r.Contains(PathKey([]byte(doc), r.Path)), "WHERE %s on %s", where, doc)
+			for i, v := range values {
+				doc := fmt.Sprintf(`{"id":"d%d","v":%s,"w":%s}`, i, v, pick(values))
+				if rng.IntN(8) == 0 {
+					doc = fmt.Sprintf(`{"id":"d%d","w":%s}`, i, pick(values)) // v missing
+				}
+				docs := []Doc{{ID: "d", JSON: []byte(doc)}}
+				want, err := Exec(context.Background(), q, nil, docs, testNow)
+				require.NoError(t, err)
+				if !r.Contains(PathKey([]byte(doc), r.Path)) {
+					assert.Empty(t, want.Items, "WHERE %s on %s: passes, but the index of %v would not find it", where, doc, r.Path)
+					continue
+				}
+				got, err := Exec(context.Background(), res, nil, docs, testNow)
+				require.NoError(t, err)
+				assert.Equal(t, len(want.Items), len(got.Items), "WHERE %s on %s, residual %v", where, doc, res.where != nil)
+				if whole {
+					assert.Len(t, want.Items, 1, "WHERE %s on %s: the index decides it, and it fails", where, doc)
+				}
+			}
 		}
 	}
-	assert.Greater(t, checked, 1000)
+	assert.Greater(t, decided, 300)
 }
 
 // TestCountsRows: the queries whose result is a count of the rows WHERE

@@ -714,37 +714,9 @@ func (q *Query) Pinned(params map[string]any, paths [][]string) bool {
 	return len(paths) > 0
 }
 
-// DecidedRange returns the one condition an index answers that decides
-// q's WHERE clause exactly, when there is one: every conjunct of the
-// clause (joined by AND at the top) is a condition IndexRanges reads, all
-// on one path, and together they make a single range. An item then passes
-// WHERE if and only if its value at the path is one the range Contains, so
-// the items an index finds for it need no evaluation of WHERE: each of
-// them is one row that passes. ok is false for a query with a JOIN or a
-// FROM that iterates a path (an item may give several rows, or none), and
-// for one whose parameters do not bind.
-func (q *Query) DecidedRange(params map[string]any) (r IndexRange, ok bool) {
-	if q.from == nil || q.from.path != nil || len(q.joins) > 0 || q.where == nil {
-		return IndexRange{}, false
-	}
-	vals, err := bindParams(q, params)
-	if err != nil {
-		return IndexRange{}, false
-	}
-	var rs []IndexRange
-	all := true
-	conjuncts(q.where, func(e expr) {
-		if r, ok := indexRange(e, vals); ok {
-			rs = append(rs, r)
-		} else {
-			all = false
-		}
-	})
-	if rs = mergeRanges(rs); !all || len(rs) != 1 {
-		return IndexRange{}, false
-	}
-	return rs[0], true
-}
+// HasWhere reports whether q has a WHERE clause (a Residual may have
+// none left: every item an index found for it passes).
+func (q *Query) HasWhere() bool { return q.where != nil }
 
 // CountsRows reports whether q's one result is a function of how many
 // rows pass its WHERE clause alone: an aggregate without GROUP BY whose
@@ -791,3 +763,80 @@ func CountResult(q *Query, n int) Result {
 // key is id, in a query without ORDER BY whose results are whole items
 // (ReturnsItems) and whose items give one row each.
 func ItemKey(id string) Key { return Key{item: id} }
+
+// Residual returns q with the conjuncts of its WHERE clause (joined by AND
+// at the top) that r decides left out: the conditions IndexRanges reads on
+// r's path that every value r contains satisfies. Evaluated on the items
+// an index finds for r, and on those alone, it gives q's results without
+// evaluating again what the index decided. It is q itself when r decides
+// no conjunct (or the parameters do not bind).
+func (q *Query) Residual(params map[string]any, r IndexRange) *Query {
+	if q.from == nil || q.from.path != nil || q.where == nil {
+		return q
+	}
+	vals, err := bindParams(q, params)
+	if err != nil {
+		return q
+	}
+	var kept []expr
+	dropped := false
+	conjuncts(q.where, func(e expr) {
+		if c, ok := indexRange(e, vals); ok && slicesEqual(c.Path, r.Path) && c.holdsAll(r) {
+			dropped = true
+			return
+		}
+		kept = append(kept, e)
+	})
+	if !dropped {
+		return q
+	}
+	out := *q
+	out.where = nil
+	for _, e := range kept {
+		if out.where == nil {
+			out.where = e
+		} else {
+			out.where = &binary{op: tAnd, l: out.where, r: e}
+		}
+	}
+	return &out
+}
+
+// holdsAll reports whether every value r contains satisfies c (both on
+// one path).
+func (c IndexRange) holdsAll(r IndexRange) bool {
+	switch {
+	case r.Points != nil:
+		for _, p := range r.Points {
+			if !c.Contains(p) {
+				return false
+			}
+		}
+		return true
+	case r.Prefix != nil:
+		return c.Prefix != nil && strings.HasPrefix(*r.Prefix, *c.Prefix)
+	case c.Points != nil || c.Prefix != nil || c.rangeType() != r.rangeType():
+		return false
+	}
+	if c.HasLo {
+		if !r.HasLo {
+			return false
+		}
+		if k := r.Lo.Compare(c.Lo); k < 0 || k == 0 && r.LoIncl && !c.LoIncl {
+			return false
+		}
+	}
+	if c.HasHi {
+		if !r.HasHi {
+			return false
+		}
+		if k := r.Hi.Compare(c.Hi); k > 0 || k == 0 && r.HiIncl && !c.HiIncl {
+			return false
+		}
+	}
+	return true
+}
+
+// Joins reports whether q has a JOIN (an item may give several rows, or
+// none).
+func (q *Query) Joins() bool { return len(q.joins) > 0 }
