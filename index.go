@@ -21,9 +21,17 @@ import (
 // to the records that hold it, expired or not: scalar values (null, a
 // boolean, a number or a string) in full, and undefined, arrays and objects
 // by their type alone (the values inside arrays and objects are not
-// indexed), so that it holds every item in ORDER BY's order of types: a query looks each candidate's liveness up as a scan would, then
-// evaluates the whole query on the candidates alone, so results, their
-// order and their continuation tokens are those of a scan.
+// indexed), so that it holds every item in ORDER BY's order of types.
+//
+// A query decides each candidate's liveness by the expiry rule, from its
+// record's header, as a scan would, then evaluates itself on the
+// candidates alone, less the conditions of its WHERE clause the index
+// decided (query.Residual: the index answers a condition exactly, type
+// rules included), so results, their order and their continuation tokens
+// are those of a scan. When the index decided the whole clause, a SELECT *
+// copies each candidate out as its result, in position order, without
+// evaluating anything (itemPages.whole), and a count of the rows counts
+// the live candidates without reading a document (indexCount).
 
 // maxIndexes bounds the indexes one container makes, of paths and
 // composite: past it, queries on other paths scan.
