@@ -452,7 +452,7 @@ func (p *QueryItemsPager) wholeItems(recs []record, page [][]byte, srcs []record
 		page, srcs = make([][]byte, 0, n), make([]record, 0, n)
 	}
 	var buf []byte
-	for _, r := range recs {
+	for i, r := range recs {
 		key := r.posKey()
 		if after != "" && key <= after {
 			continue // its result was returned before
@@ -473,7 +473,13 @@ func (p *QueryItemsPager) wholeItems(recs []record, page [][]byte, srcs []record
 			return page, srcs, st, pageBytes, true
 		}
 		if cap(buf)-len(buf) < n {
-			buf = make([]byte, 0, max(n, wholeItemsChunk))
+			// A chunk for as many more results as this one, as far as
+			// the page, TOP and LIMIT may take them.
+			more := min(len(recs)-i, size-len(page))
+			if ip.full >= 0 {
+				more = min(more, ip.full-st.consumed)
+			}
+			buf = make([]byte, 0, max(n, min(n*more, wholeItemsChunk)))
 		}
 		start := len(buf)
 		buf = r.appendJSON(buf)
