@@ -706,8 +706,8 @@ func TestIndexCountModel(t *testing.T) {
 
 // TestIndexOrderPages: a SELECT * whose filter an index decides is paged
 // from the index's candidates with the same pages as a scan gives, a
-// continuation token of either resumes the other with the same rows, and OFFSET, LIMIT, TOP and MaxPageBytes apply as they do in a
-// scan. Between the pages of one pager, items are created, rewritten,
+// continuation token of either resumes the other with the same rows, and
+// OFFSET, LIMIT, TOP and MaxPageBytes apply as they do in a scan. Between the pages of one pager, items are created, rewritten,
 // deleted and expire: no page holds an item not live at its instant, and
 // no item twice.
 func TestIndexOrderPages(t *testing.T) {

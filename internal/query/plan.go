@@ -399,11 +399,8 @@ func typeStart(t kind) IndexKey {
 // whose FROM iterates a path (FROM x IN c.arr), or that fails to bind its
 // parameters, has none.
 func (q *Query) IndexRanges(params map[string]any) []IndexRange {
-	if q.from == nil || q.from.path != nil || q.where == nil {
-		return nil
-	}
-	vals, err := bindParams(q, params)
-	if err != nil {
+	vals, ok := q.itemsWhere(params)
+	if !ok {
 		return nil
 	}
 	var out []IndexRange
@@ -413,6 +410,17 @@ func (q *Query) IndexRanges(params map[string]any) []IndexRange {
 		}
 	})
 	return mergeRanges(out)
+}
+
+// itemsWhere returns q's parameters bound, when q has a WHERE clause on
+// the items themselves (a FROM without a path) and its parameters bind:
+// what an index can answer conditions of.
+func (q *Query) itemsWhere(params map[string]any) ([]value, bool) {
+	if q.from == nil || q.from.path != nil || q.where == nil {
+		return nil, false
+	}
+	vals, err := bindParams(q, params)
+	return vals, err == nil
 }
 
 // conjuncts calls fn with each conjunct of e: the operands of its ANDs at
@@ -771,11 +779,8 @@ func ItemKey(id string) Key { return Key{item: id} }
 // evaluating again what the index decided. It is q itself when r decides
 // no conjunct (or the parameters do not bind).
 func (q *Query) Residual(params map[string]any, r IndexRange) *Query {
-	if q.from == nil || q.from.path != nil || q.where == nil {
-		return q
-	}
-	vals, err := bindParams(q, params)
-	if err != nil {
+	vals, ok := q.itemsWhere(params)
+	if !ok {
 		return q
 	}
 	var kept []expr
