@@ -14,8 +14,11 @@ import (
 // with the same query scanning (IndexingModeNone), on 100k items: an
 // equality that selects 1% of them, a range that selects 1%, and
 // TOP 10 ORDER BY on a range, TOP 10 ORDER BY on a path of 100k distinct
-// values, and TOP 10 ORDER BY two paths (through a composite index). "first" is the first such query, which makes the index;
-// "upsert" measures what a write pays for the indexes made.
+// values, TOP 10 ORDER BY two paths (through a composite index), the
+// first ten items of an equality, counts of an equality (1%) and a range
+// (10%), and a projection of the equality's items. "first" is the first
+// such query, which makes the index; "upsert" measures what a write pays
+// for the indexes made.
 func BenchmarkIndexedQuery(b *testing.B) {
 	const n = 100_000
 	for _, mode := range []lethe.IndexingMode{lethe.IndexingModeConsistent, lethe.IndexingModeNone} {
@@ -44,6 +47,9 @@ func BenchmarkIndexedQuery(b *testing.B) {
 			{"top10-orderby", `SELECT TOP 10 c.id, c.name FROM c ORDER BY c.name DESC`},
 			{"top10-composite", `SELECT TOP 10 c.id, c.name FROM c ORDER BY c.bucket DESC, c.name`},
 			{"top10-equality", `SELECT TOP 10 * FROM c WHERE c.status = "s42"`},
+			{"count-equality", `SELECT VALUE COUNT(1) FROM c WHERE c.status = "s42"`},
+			{"count-range", `SELECT VALUE COUNT(1) FROM c WHERE c.bucket >= 10 AND c.bucket < 20`},
+			{"projection-equality", `SELECT c.id, c.name FROM c WHERE c.status = "s42"`},
 		} {
 			run := func(b *testing.B) {
 				got := 0

@@ -21,9 +21,17 @@ import (
 // to the records that hold it, expired or not: scalar values (null, a
 // boolean, a number or a string) in full, and undefined, arrays and objects
 // by their type alone (the values inside arrays and objects are not
-// indexed), so that it holds every item in ORDER BY's order of types: a query looks each candidate's liveness up as a scan would, then
-// evaluates the whole query on the candidates alone, so results, their
-// order and their continuation tokens are those of a scan.
+// indexed), so that it holds every item in ORDER BY's order of types.
+//
+// A query decides each candidate's liveness by the expiry rule, from its
+// record's header, as a scan would, then evaluates itself on the
+// candidates alone, less the conditions of its WHERE clause the index
+// decided (query.Residual: the index answers a condition exactly, type
+// rules included), so results, their order and their continuation tokens
+// are those of a scan. When the index decided the whole clause, a SELECT *
+// copies each candidate out as its result, in position order, without
+// evaluating anything (itemPages.whole), and a count of the rows counts
+// the live candidates without reading a document (indexCount).
 
 // maxIndexes bounds the indexes one container makes, of paths and
 // composite: past it, queries on other paths scan.
@@ -308,10 +316,26 @@ func (c *Container) candidates(r query.IndexRange) (recs []record, rule expiryRu
 	if idx == nil {
 		return nil, rule, false, indexed
 	}
+	recs, rule, found = c.rangeOf(idx, r)
+	return recs, rule, found, true
+}
+
+// madeIndex returns the index of path if it has been made, and nil
+// otherwise (without asking for it, as indexFor does).
+func (c *Container) madeIndex(path []string) *pathIndex {
+	c.expiry.mu.Lock()
+	defer c.expiry.mu.Unlock()
+	return c.expiry.indexes[strings.Join(path, "/")]
+}
+
+// rangeOf returns the records idx holds for r, and the expiry rule of the
+// same instant; found is false if a policy change has dropped the index
+// meanwhile. The caller holds c.batchMu for reading and no other lock.
+func (c *Container) rangeOf(idx *pathIndex, r query.IndexRange) (recs []record, rule expiryRule, found bool) {
 	c.expiry.mu.Lock()
 	defer c.expiry.mu.Unlock()
 	if c.expiry.indexes[idx.key] != idx {
-		return nil, rule, false, true // dropped meanwhile by a policy change
+		return nil, rule, false // dropped meanwhile by a policy change
 	}
 	rule = c.rule
 	visit := func(e indexEntry) bool {
@@ -339,10 +363,10 @@ func (c *Container) candidates(r query.IndexRange) (recs []record, rule expiryRu
 				return true
 			})
 		}
-		return recs, rule, true, true
+		return recs, rule, true
 	}
 	idx.t.AscendGreaterOrEqual(indexEntry{key: r.Start()}, visit)
-	return recs, rule, true, true
+	return recs, rule, true
 }
 
 // buildIndex makes the index of path from the container's items while
@@ -447,4 +471,116 @@ func (c *Container) dropIndexesLocked(ip *IndexingPolicy) {
 		}
 	}
 	c.expiry.building = nil // cancelled: a build checks the policy again when it starts
+}
+
+// liveCandidates is candidates that keeps only the items live at now in
+// the partitions whose key begins with pk, in position order (the order of
+// results without ORDER BY). The caller holds c.batchMu for reading and no
+// other lock.
+func (c *Container) liveCandidates(r query.IndexRange, pk PartitionKey, now int64) (recs []record, found, indexed bool) {
+	all, rule, found, indexed := c.candidates(r)
+	if !found {
+		return nil, false, indexed
+	}
+	// Each record's position is read once, beside its liveness (the same
+	// header): comparing records would read two headers a comparison.
+	live := make([]posRec, 0, len(all))
+	for _, rec := range all {
+		if rule.live(rec, now) && strings.HasPrefix(rec.pk(), pk.enc) {
+			live = append(live, posRec{rec.pos(), rec})
+		}
+	}
+	live = sortByPos(live)
+	recs = all[:len(live)]
+	for i, p := range live {
+		recs[i] = p.rec
+	}
+	return recs, true, true
+}
+
+// posRec is a record beside its position.
+type posRec struct {
+	pos uint64
+	rec record
+}
+
+// sortByPos sorts rs by position, and returns them sorted (in rs's array
+// or another): a radix sort, a byte of the positions at a time, least
+// significant first, over the bytes in which they differ. The candidates
+// of an equality come in the order of their records' addresses, and those
+// of a range by value: a comparison sort of them costs several times more.
+func sortByPos(rs []posRec) []posRec {
+	if len(rs) < 64 {
+		slices.SortFunc(rs, func(a, b posRec) int { return cmp.Compare(a.pos, b.pos) })
+		return rs
+	}
+	var or uint64
+	sorted := true
+	for i, r := range rs {
+		or |= r.pos
+		sorted = sorted && (i == 0 || rs[i-1].pos < r.pos)
+	}
+	if sorted {
+		return rs
+	}
+	tmp := make([]posRec, len(rs))
+	for shift := uint(0); shift < 64 && or>>shift != 0; shift += 8 {
+		var count [256]int
+		for _, r := range rs {
+			count[byte(r.pos>>shift)]++
+		}
+		at := 0
+		for i, n := range count {
+			count[i] = at
+			at += n
+		}
+		for _, r := range rs {
+			d := byte(r.pos >> shift)
+			tmp[count[d]] = r
+			count[d]++
+		}
+		rs, tmp = tmp, rs
+	}
+	return rs
+}
+
+// indexCount answers a query whose one result is a count of the rows that
+// pass its WHERE clause (query.CountsRows) from an index alone, reading no
+// document, when the index of the most selective of the clause's
+// conditions that has one decides the whole clause (query.Residual): the
+// count is of the items the index finds that are live at now (by the
+// expiry rule, from their records' headers) in the partitions whose key
+// begins with pk. ok is false when the query is not of that kind or no
+// such index has been made: indexCount does not ask for one, as the
+// query's evaluation then does (indexFor). It holds the batch lock for
+// reading, as liveDocs does.
+func (c *Container) indexCount(q *query.Query, params map[string]any, pk PartitionKey, now int64, plan *indexPlan) (n int, ok bool) {
+	if !q.CountsRows() {
+		return 0, false
+	}
+	ranges := q.IndexRanges(params)
+	slices.SortStableFunc(ranges, func(a, b query.IndexRange) int { return rangeRank(a) - rangeRank(b) })
+	for _, r := range ranges {
+		idx := c.madeIndex(r.Path)
+		if idx == nil {
+			continue
+		}
+		if q.Residual(params, r).HasWhere() || q.Joins() {
+			return 0, false
+		}
+		c.batchMu.RLock()
+		defer c.batchMu.RUnlock()
+		recs, rule, found := c.rangeOf(idx, r)
+		if !found {
+			return 0, false
+		}
+		plan.used = indexSpec(r.Path)
+		for _, rec := range recs {
+			if rule.live(rec, now) && strings.HasPrefix(rec.pk(), pk.enc) {
+				n++
+			}
+		}
+		return n, true
+	}
+	return 0, false
 }

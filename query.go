@@ -556,7 +556,16 @@ func (p *QueryItemsPager) run(ctx context.Context) error {
 	var recs []record
 	var ok, more bool
 	var walked int
-	if !q.CallsUDFs() {
+	if useIndexes && from == nil {
+		// A count an index answers alone.
+		lw := startWatch()
+		n, counted := p.c.indexCount(q, params, p.pk, now, &p.plan)
+		lw.addTo(&p.plan.lookup)
+		if counted {
+			res, ok = query.CountResult(q, n), true
+		}
+	}
+	if !ok && !q.CallsUDFs() {
 		res, recs, ok, err = p.c.runVector(ctx, q, params, p.pk, now, from, size, env)
 		if !ok && err == nil {
 			res, recs, ok, err = p.c.runText(ctx, q, params, p.pk, now, from, size, env)
@@ -573,16 +582,17 @@ func (p *QueryItemsPager) run(ctx context.Context) error {
 	}
 	if !ok && err == nil {
 		var docs []query.Doc
-		docs, recs, err = p.c.queryDocs(ctx, q, params, p.pk, now, &p.plan)
+		var eval *query.Query
+		docs, recs, eval, err = p.c.queryDocs(ctx, q, params, p.pk, now, &p.plan)
 		if err != nil {
 			return err
 		}
 		if need, full, inOrder := q.InItemOrder(params); inOrder && full >= 0 && p.plan.used != "" {
 			// The index's candidates, evaluated in item order as far as
 			// the page needs.
-			res, recs, more, err = runInItemOrder(ctx, q, params, docs, recs, now, from, need, full, size, env)
+			res, recs, more, err = runInItemOrder(ctx, eval, params, docs, recs, now, from, need, full, size, env)
 		} else {
-			res, err = query.ExecFrom(ctx, q, params, docs, time.Unix(0, now).UTC(), from, env)
+			res, err = query.ExecFrom(ctx, eval, params, docs, time.Unix(0, now).UTC(), from, env)
 		}
 	}
 	if err != nil {
@@ -645,26 +655,49 @@ var useIndexes = true
 // finds for one of the conditions of its WHERE clause, when there is one
 // the container's policy lets it index, else every item (liveDocs); in
 // both cases only those live at now in the partitions whose key begins with
-// pk. The query itself then decides, so that results are a scan's.
-func (c *Container) queryDocs(ctx context.Context, q *query.Query, params map[string]any, pk PartitionKey, now int64, plan *indexPlan) ([]query.Doc, []record, error) {
+// pk. eval is the query to evaluate on them, so that results are a scan's:
+// q, less the conditions the index decided (query.Residual).
+func (c *Container) queryDocs(ctx context.Context, q *query.Query, params map[string]any, pk PartitionKey, now int64, plan *indexPlan) (docs []query.Doc, recs []record, eval *query.Query, err error) {
 	w := startWatch()
 	if useIndexes {
-		docs, recs, ok := c.indexedDocs(q, params, pk, now, plan)
+		docs, recs, eval, ok := c.indexedDocs(q, params, pk, now, plan)
 		w = w.addTo(&plan.lookup)
 		if ok {
-			return docs, recs, ctx.Err()
+			return docs, recs, eval, ctx.Err()
 		}
 	}
 	defer w.addTo(&plan.load)
-	return c.liveDocs(ctx, pk, now)
+	docs, recs, err = c.liveDocs(ctx, pk, now)
+	return docs, recs, q, err
 }
 
 // indexedDocs is queryDocs through an index, if q has a condition one can
-// answer: a full-text filter (textDocs), or a range. It holds the batch lock for reading, as liveDocs does.
-func (c *Container) indexedDocs(q *query.Query, params map[string]any, pk PartitionKey, now int64, plan *indexPlan) ([]query.Doc, []record, bool) {
+// answer: a full-text filter (textDocs), or a range (rangeRecs). It holds
+// the batch lock for reading, as liveDocs does.
+func (c *Container) indexedDocs(q *query.Query, params map[string]any, pk PartitionKey, now int64, plan *indexPlan) ([]query.Doc, []record, *query.Query, bool) {
 	if docs, recs, ok := c.textDocs(q, params, pk, now, plan); ok {
-		return docs, recs, true
+		return docs, recs, q, true
 	}
+	recs, eval, ok := c.rangeRecs(q, params, pk, now, plan)
+	if !ok {
+		return nil, nil, nil, false
+	}
+	docs := make([]query.Doc, len(recs))
+	for i, rec := range recs {
+		docs[i] = rec.queryDoc()
+	}
+	return docs, recs, eval, true
+}
+
+// rangeRecs lists, through the index of one of the conditions of q's
+// WHERE clause that an index can answer (query.IndexRanges), the most
+// selective first, the items that satisfy it and are live at now in the
+// partitions whose key begins with pk, in position order; ok is false when
+// no such condition has an index (yet). eval is q less the conditions the
+// index decided (query.Residual): evaluated on the items listed, it gives
+// q's results; without a WHERE clause left, every item listed passes. It
+// holds the batch lock for reading, as liveDocs does.
+func (c *Container) rangeRecs(q *query.Query, params map[string]any, pk PartitionKey, now int64, plan *indexPlan) (recs []record, eval *query.Query, ok bool) {
 	ranges := q.IndexRanges(params)
 	if len(ranges) == 0 {
 		return nil, nil, false
@@ -673,7 +706,7 @@ func (c *Container) indexedDocs(q *query.Query, params map[string]any, pk Partit
 	c.batchMu.RLock()
 	defer c.batchMu.RUnlock()
 	for _, r := range ranges {
-		recs, rule, found, indexed := c.candidates(r)
+		recs, found, indexed := c.liveCandidates(r, pk, now)
 		if !found {
 			if !indexed {
 				plan.potential = append(plan.potential, indexSpec(r.Path))
@@ -681,8 +714,7 @@ func (c *Container) indexedDocs(q *query.Query, params map[string]any, pk Partit
 			continue
 		}
 		plan.used = indexSpec(r.Path)
-		docs, live := liveOf(recs, rule, now, pk)
-		return docs, live, true
+		return recs, q.Residual(params, r), true
 	}
 	return nil, nil, false
 }

@@ -245,8 +245,13 @@ type itemPages struct {
 	// container's position index, walked from the resume point.
 	snap     []record
 	snapshot bool // the items are snap
-	first    bool // the next page is the pager's first: snap is live as it is
-	st       itemCursor
+	// whole says that each item of snap is one result, the item as
+	// stored: the index that found them decided the WHERE clause, and
+	// the query returns whole items (SELECT *). Pages copy them out
+	// (directPage) rather than evaluate the query.
+	whole bool
+	first bool // the next page is the pager's first: snap is live as it is
+	st    itemCursor
 }
 
 // itemCursor is where a pager over items stands: what a continuation
@@ -301,6 +306,9 @@ func (p *QueryItemsPager) itemPage(ctx context.Context, size, maxBytes int) (pag
 	rowsLeft := c.store.opts.QueryBudget.Rows
 	nowT := time.Unix(0, now).UTC()
 	chunk, pageBytes := 1, 0
+	if ip.whole {
+		chunk = min(size+1+max(0, ip.offset-st.skipped), 4096)
+	}
 	evaluated, results := 0, 0 // items and results (OFFSET's included) of this page's chunks so far
 	first, pageBatches := true, uint64(0)
 	progressed := false // a chunk of items was evaluated whole
@@ -323,7 +331,19 @@ func (p *QueryItemsPager) itemPage(ctx context.Context, size, maxBytes int) (pag
 			// of a batch; the next page starts at this chunk.
 			break
 		}
-		if len(recs) > 0 {
+		if len(recs) > 0 && ip.whole {
+			var full bool
+			page, srcs, st, pageBytes, full = p.wholeItems(recs, page, srcs, st, pageBytes, size, maxBytes, &examined, &m)
+			w.addTo(&m.exec)
+			if full {
+				return page, srcs, st, examined, m, nil
+			}
+			if st.done {
+				break
+			}
+			progressed = true
+			st.after = query.ItemEnd(recs[len(recs)-1].posKey())
+		} else if len(recs) > 0 {
 			docs := make([]query.Doc, len(recs))
 			for i, r := range recs {
 				docs[i] = r.queryDoc()
@@ -404,8 +424,71 @@ func (p *QueryItemsPager) itemPage(ctx context.Context, size, maxBytes int) (pag
 			chunk = max(need, 4*chunk)
 		}
 		chunk = min(max(chunk, 1), 4096)
+		if ip.whole {
+			chunk = min(need, 4096) // every item is a result
+		}
 	}
 	return page, srcs, st, examined, m, nil
+}
+
+// wholeItemsChunk is the size of the chunks of bytes that the results of
+// wholeItems share.
+const wholeItemsChunk = 64 << 10
+
+// wholeItems adds to a page of a query whose results are its items as
+// stored (itemPages.whole) the items of recs, in order, after the last
+// result returned (st.after), applying what is left of OFFSET, TOP and
+// LIMIT: each item's JSON is copied once, with its system properties,
+// into chunks the results share (each result capped, so that they stay
+// independent). It counts each item it looks at in examined and m, as an
+// evaluation would, and returns the page and its cursor; full says the
+// page is full (size results, or maxBytes), the next page starting at the
+// item that did not fit.
+func (p *QueryItemsPager) wholeItems(recs []record, page [][]byte, srcs []record, st itemCursor, pageBytes, size, maxBytes int, examined *int, m *queryMetrics) ([][]byte, []record, itemCursor, int, bool) {
+	ip, overhead := p.ip, p.opts.PageItemOverhead
+	after := st.after.Item()
+	if page == nil {
+		n := min(size, len(recs))
+		page, srcs = make([][]byte, 0, n), make([]record, 0, n)
+	}
+	var buf []byte
+	for i, r := range recs {
+		key := r.posKey()
+		if after != "" && key <= after {
+			continue // its result was returned before
+		}
+		*examined++
+		m.retrieve, m.retBytes, m.matched = m.retrieve+1, m.retBytes+r.bodyLen(), m.matched+1
+		if st.skipped < ip.offset {
+			st.skipped++
+			continue
+		}
+		if ip.full >= 0 && st.consumed >= ip.full {
+			st.done = true
+			break
+		}
+		n := r.jsonLen()
+		if len(page) == size || maxBytes > 0 && len(page) > 0 && pageBytes+n+overhead > maxBytes {
+			st.from = r.pos()
+			return page, srcs, st, pageBytes, true
+		}
+		if cap(buf)-len(buf) < n {
+			// A chunk for as many more results as this one, as far as
+			// the page, TOP and LIMIT may take them.
+			more := min(len(recs)-i, size-len(page))
+			if ip.full >= 0 {
+				more = min(more, ip.full-st.consumed)
+			}
+			buf = make([]byte, 0, max(n, min(n*more, wholeItemsChunk)))
+		}
+		start := len(buf)
+		buf = r.appendJSON(buf)
+		page, srcs = append(page, buf[start:len(buf):len(buf)]), append(srcs, r)
+		pageBytes += n + overhead
+		st.consumed++
+		st.after = query.ItemKey(key)
+	}
+	return page, srcs, st, pageBytes, false
 }
 
 // startItemPages sets p up to page through q in item order from the
@@ -419,9 +502,12 @@ func (p *QueryItemsPager) startItemPages(ctx context.Context, q *query.Query, pa
 	now := c.store.clock.now()
 	w := startWatch()
 	if useIndexes {
-		if _, recs, ok := c.indexedDocs(q, params, p.pk, now, &p.plan); ok {
+		if _, recs, ok := c.textDocs(q, params, p.pk, now, &p.plan); ok {
 			slices.SortFunc(recs, func(a, b record) int { return cmp.Compare(a.pos(), b.pos()) })
 			ip.snap, ip.snapshot, ip.first = recs, true, true
+		} else if recs, eval, ok := c.rangeRecs(q, params, p.pk, now, &p.plan); ok {
+			ip.snap, ip.snapshot, ip.first = recs, true, true
+			ip.q, ip.whole = eval, !eval.HasWhere() && q.ReturnsItems()
 		}
 		w = w.addTo(&p.plan.lookup)
 	}

@@ -54,7 +54,7 @@ func TestQueryPagingModel(t *testing.T) {
 	write := func(id string) {
 		version++
 		ttl := []int{0, 0, 1, 2, 3, 5, 8}[rng.IntN(7)]
-		doc := fmt.Sprintf(`{"id":%q,"v":%d`, id, version)
+		doc := fmt.Sprintf(`{"id":%q,"v":%d,"g":%d`, id, version, version%2)
 		if ttl > 0 {
 			doc += fmt.Sprintf(`,"ttl":%d`, ttl)
 		}
@@ -74,6 +74,10 @@ func TestQueryPagingModel(t *testing.T) {
 		{"SELECT c.id, c.v FROM c ORDER BY c.v", false},
 		{"SELECT c.id, c.v FROM c ORDER BY c.v DESC", false},
 		{"SELECT c.id, c.v FROM c WHERE c.v % 2 = 0 ORDER BY c.v", true},
+		// Filters an index decides (from their second query on): the
+		// items are the results, copied from the index's candidates.
+		{"SELECT * FROM c WHERE c.g = 0", true},
+		{"SELECT VALUE c FROM c WHERE c.v >= 0", false},
 	}
 	for round := range 300 {
 		qq := queries[rng.IntN(len(queries))]

@@ -399,11 +399,8 @@ func typeStart(t kind) IndexKey {
 // whose FROM iterates a path (FROM x IN c.arr), or that fails to bind its
 // parameters, has none.
 func (q *Query) IndexRanges(params map[string]any) []IndexRange {
-	if q.from == nil || q.from.path != nil || q.where == nil {
-		return nil
-	}
-	vals, err := bindParams(q, params)
-	if err != nil {
+	vals, ok := q.itemsWhere(params)
+	if !ok {
 		return nil
 	}
 	var out []IndexRange
@@ -413,6 +410,17 @@ func (q *Query) IndexRanges(params map[string]any) []IndexRange {
 		}
 	})
 	return mergeRanges(out)
+}
+
+// itemsWhere returns q's parameters bound, when q has a WHERE clause on
+// the items themselves (a FROM without a path) and its parameters bind:
+// what an index can answer conditions of.
+func (q *Query) itemsWhere(params map[string]any) ([]value, bool) {
+	if q.from == nil || q.from.path != nil || q.where == nil {
+		return nil, false
+	}
+	vals, err := bindParams(q, params)
+	return vals, err == nil
 }
 
 // conjuncts calls fn with each conjunct of e: the operands of its ANDs at
@@ -713,3 +721,127 @@ func (q *Query) Pinned(params map[string]any, paths [][]string) bool {
 	}
 	return len(paths) > 0
 }
+
+// HasWhere reports whether q has a WHERE clause (a Residual may have
+// none left: every item an index found for it passes).
+func (q *Query) HasWhere() bool { return q.where != nil }
+
+// CountsRows reports whether q's one result is a function of how many
+// rows pass its WHERE clause alone: an aggregate without GROUP BY whose
+// select list holds nothing but COUNT of a constant (SELECT VALUE
+// COUNT(1), SELECT COUNT(1) AS n), without DISTINCT, TOP, OFFSET or
+// LIMIT. CountResult makes that result from the count.
+func (q *Query) CountsRows() bool {
+	if q.from == nil || !q.aggregated || q.grouped || q.distinct || q.top != nil || q.limit != nil || len(q.orderBy) > 0 || len(q.items) == 0 {
+		return false
+	}
+	for _, it := range q.items {
+		c, ok := it.x.(*call)
+		if !ok || c.agg < 0 || c.fn.name != "COUNT" || len(c.args) != 1 {
+			return false
+		}
+		if l, ok := c.args[0].(*literal); !ok || l.val.k == kUndef {
+			return false
+		}
+	}
+	return true
+}
+
+// CountResult returns the result of q, a query CountsRows accepts, over
+// items of which n rows pass its WHERE clause: what Exec returns when it
+// evaluates those items, but for Examined, ExaminedBytes and Matched,
+// which say n, 0 and n (the items were counted, not read).
+func CountResult(q *Query, n int) Result {
+	ev := &evaluator{q: q, nextCheck: checkEvery, aggVals: make([]value, len(q.aggs))}
+	for i := range ev.aggVals {
+		ev.aggVals[i] = numVal(float64(n))
+	}
+	ev.vals = []value{ev.project(q)}
+	return Result{
+		Items:    [][]byte{appendJSON(nil, ev.vals[0])},
+		Sources:  []int32{-1},
+		Examined: n,
+		Matched:  n,
+		q:        q,
+		rows:     []row{{vi: 0}},
+	}
+}
+
+// ItemKey returns the key of the one result of the item whose identity
+// key is id, in a query without ORDER BY whose results are whole items
+// (ReturnsItems) and whose items give one row each.
+func ItemKey(id string) Key { return Key{item: id} }
+
+// Residual returns q with the conjuncts of its WHERE clause (joined by AND
+// at the top) that r decides left out: the conditions IndexRanges reads on
+// r's path that every value r contains satisfies. Evaluated on the items
+// an index finds for r, and on those alone, it gives q's results without
+// evaluating again what the index decided. It is q itself when r decides
+// no conjunct (or the parameters do not bind).
+func (q *Query) Residual(params map[string]any, r IndexRange) *Query {
+	vals, ok := q.itemsWhere(params)
+	if !ok {
+		return q
+	}
+	var kept []expr
+	dropped := false
+	conjuncts(q.where, func(e expr) {
+		if c, ok := indexRange(e, vals); ok && slicesEqual(c.Path, r.Path) && c.holdsAll(r) {
+			dropped = true
+			return
+		}
+		kept = append(kept, e)
+	})
+	if !dropped {
+		return q
+	}
+	out := *q
+	out.where = nil
+	for _, e := range kept {
+		if out.where == nil {
+			out.where = e
+		} else {
+			out.where = &binary{op: tAnd, l: out.where, r: e}
+		}
+	}
+	return &out
+}
+
+// holdsAll reports whether every value r contains satisfies c (both on
+// one path).
+func (c IndexRange) holdsAll(r IndexRange) bool {
+	switch {
+	case r.Points != nil:
+		for _, p := range r.Points {
+			if !c.Contains(p) {
+				return false
+			}
+		}
+		return true
+	case r.Prefix != nil:
+		return c.Prefix != nil && strings.HasPrefix(*r.Prefix, *c.Prefix)
+	case c.Points != nil || c.Prefix != nil || c.rangeType() != r.rangeType():
+		return false
+	}
+	if c.HasLo {
+		if !r.HasLo {
+			return false
+		}
+		if k := r.Lo.Compare(c.Lo); k < 0 || k == 0 && r.LoIncl && !c.LoIncl {
+			return false
+		}
+	}
+	if c.HasHi {
+		if !r.HasHi {
+			return false
+		}
+		if k := r.Hi.Compare(c.Hi); k > 0 || k == 0 && r.HiIncl && !c.HiIncl {
+			return false
+		}
+	}
+	return true
+}
+
+// Joins reports whether q has a JOIN (an item may give several rows, or
+// none).
+func (q *Query) Joins() bool { return len(q.joins) > 0 }
