@@ -95,6 +95,10 @@ func openLethe(o storeOpts) store {
 		opts.Clock = s.clock
 	}
 	opts.Reaper.Disabled = o.noPurge
+	// W7's scans sort a million items in one page (TOP 10 ORDER BY on a
+	// path with no index): more memory than a page's default budget
+	// allows, which would refuse them with a 408.
+	opts.QueryBudget = lethe.QueryBudget{Time: time.Minute, Memory: 1 << 30}
 	st, err := lethe.Open(&opts)
 	if err != nil {
 		panic(err)
