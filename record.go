@@ -91,28 +91,43 @@ func (r record) body() string { return string(r[recordHeader+r.pkLen()+r.idLen()
 func (r record) ts() int64 { return floorSeconds(r.written()) }
 
 // appendJSON appends the document as reads return it: the stored body with
-// "_ts" and "_etag" as its last members. It grows dst at most once and
-// writes "_ts" in place, digits straight from the record's header.
+// "_ts" and "_etag" as its last members. The members it adds are put
+// together in a small array first, so that dst takes two copies: the body,
+// then them.
 func (r record) appendJSON(dst []byte) []byte {
 	body := r.body()
-	ts := r.ts()
-	tsLen := decimalLen(ts)
-	n := len(dst)
-	size := jsonSize(len(body), tsLen)
-	dst = slices.Grow(dst, size)[:n+size]
-	out := dst[n:]
-	k := copy(out, body[:len(body)-1])
-	if len(body) > 2 {
-		out[k] = ','
-		k++
+	var tail [jsonTailMax]byte
+	m := r.putTail(&tail)
+	from := 0
+	if len(body) == 2 {
+		from = 1 // no comma before "_ts" in an empty object
 	}
-	k += copy(out[k:], `"_ts":`)
-	putDecimal(out[k:k+tsLen], ts)
-	k += tsLen
-	k += copy(out[k:], `,"_etag":"`)
-	k += copy(out[k:], r.etag())
-	copy(out[k:], `"}`)
+	n := len(dst)
+	size := len(body) - 1 + m - from
+	dst = slices.Grow(dst, size)[:n+size]
+	k := n + copy(dst[n:], body[:len(body)-1])
+	copy(dst[k:], tail[from:m])
 	return dst
+}
+
+// jsonTailMax is the longest tail putTail writes.
+const jsonTailMax = len(`,"_ts":,"_etag":""}`) + 20 + etagLen
+
+// putTail writes `,"_ts":` and the digits of r's _ts, `,"_etag":"`, its
+// ETag and `"}` at the start of t, and returns their length.
+func (r record) putTail(t *[jsonTailMax]byte) int {
+	const tsPre, etagPre = `,"_ts":`, `,"_etag":"`
+	copy(t[:len(tsPre)], tsPre)
+	ts := r.ts()
+	k := len(tsPre) + decimalLen(ts)
+	putDecimal(t[len(tsPre):k], ts)
+	copy(t[k:k+len(etagPre)], etagPre)
+	k += len(etagPre)
+	at := recordHeader + r.pkLen() + r.idLen()
+	copy(t[k:k+etagLen], r[at:at+etagLen])
+	k += etagLen
+	t[k], t[k+1] = '"', '}'
+	return k + 2
 }
 
 // jsonLen returns the length of the document appendJSON writes.
