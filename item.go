@@ -2,7 +2,6 @@ package lethe
 
 import (
 	"context"
-	"slices"
 	"time"
 	"unicode/utf8"
 
@@ -192,7 +191,7 @@ func (c *Container) read(ctx context.Context, op string, dst []byte, pk Partitio
 		return ItemResponse{StatusCode: statusTooManyRequests}, err
 	}
 	return ItemResponse{
-		Value:         rec.appendJSON(slices.Grow(dst, rec.jsonLen())),
+		Value:         rec.appendJSON(dst),
 		ETag:          rec.etag(),
 		RequestCharge: ru(cost),
 		StatusCode:    statusOK,

@@ -2,7 +2,8 @@ package lethe
 
 import (
 	"encoding/binary"
-	"strconv"
+	"math/bits"
+	"slices"
 	"strings"
 )
 
@@ -90,24 +91,53 @@ func (r record) body() string { return string(r[recordHeader+r.pkLen()+r.idLen()
 func (r record) ts() int64 { return floorSeconds(r.written()) }
 
 // appendJSON appends the document as reads return it: the stored body with
-// "_ts" and "_etag" as its last members.
+// "_ts" and "_etag" as its last members. The members it adds are put
+// together in a small array first, so that dst takes two copies: the body,
+// then them.
 func (r record) appendJSON(dst []byte) []byte {
 	body := r.body()
-	dst = append(dst, body[:len(body)-1]...)
-	if len(body) > 2 {
-		dst = append(dst, ',')
+	var tail [jsonTailMax]byte
+	m := r.putTail(&tail)
+	from := 0
+	if len(body) == 2 {
+		from = 1 // no comma before "_ts" in an empty object
 	}
-	dst = append(dst, `"_ts":`...)
-	dst = strconv.AppendInt(dst, r.ts(), 10)
-	dst = append(dst, `,"_etag":"`...)
-	dst = append(dst, r.etag()...)
-	return append(dst, `"}`...)
+	n := len(dst)
+	size := len(body) - 1 + m - from
+	dst = slices.Grow(dst, size)[:n+size]
+	k := n + copy(dst[n:], body[:len(body)-1])
+	copy(dst[k:], tail[from:m])
+	return dst
+}
+
+// jsonTailMax is the longest tail putTail writes.
+const jsonTailMax = len(`,"_ts":,"_etag":""}`) + 20 + etagLen
+
+// putTail writes `,"_ts":` and the digits of r's _ts, `,"_etag":"`, its
+// ETag and `"}` at the start of t, and returns their length.
+func (r record) putTail(t *[jsonTailMax]byte) int {
+	const tsPre, etagPre = `,"_ts":`, `,"_etag":"`
+	copy(t[:len(tsPre)], tsPre)
+	ts := r.ts()
+	k := len(tsPre) + decimalLen(ts)
+	putDecimal(t[len(tsPre):k], ts)
+	copy(t[k:k+len(etagPre)], etagPre)
+	k += len(etagPre)
+	at := recordHeader + r.pkLen() + r.idLen()
+	copy(t[k:k+etagLen], r[at:at+etagLen])
+	k += etagLen
+	t[k], t[k+1] = '"', '}'
+	return k + 2
 }
 
 // jsonLen returns the length of the document appendJSON writes.
-func (r record) jsonLen() int {
-	n := r.bodyLen() + len(`"_ts":,"_etag":""`) + etagLen + decimalLen(r.ts())
-	if r.bodyLen() > 2 {
+func (r record) jsonLen() int { return jsonSize(r.bodyLen(), decimalLen(r.ts())) }
+
+// jsonSize is the length of a document whose stored body takes bodyLen
+// bytes and whose "_ts" takes tsLen digits, once appendJSON has written it.
+func jsonSize(bodyLen, tsLen int) int {
+	n := bodyLen + len(`"_ts":,"_etag":""`) + etagLen + tsLen
+	if bodyLen > 2 {
 		n++ // the comma before "_ts"
 	}
 	return n
@@ -118,17 +148,68 @@ func (r record) jsonBytes() []byte { return r.appendJSON(make([]byte, 0, r.jsonL
 
 func (r record) bodyLen() int { return len(r) - recordHeader - r.pkLen() - r.idLen() - etagLen }
 
-// decimalLen returns the length of n in decimal.
+// decimalLen returns the length of n in decimal, as strconv writes it.
 func decimalLen(n int64) int {
-	l := 1
 	if n < 0 {
-		l, n = 2, -n
+		return 1 + uintLen(-uint64(n))
 	}
-	for ; n >= 10; n /= 10 {
-		l++
-	}
-	return l
+	return uintLen(uint64(n))
 }
+
+// uintLen returns the number of decimal digits of u.
+func uintLen(u uint64) int {
+	// log10(2) ≈ 1233/4096: t is the digits of 2^bits.Len64(u) less one,
+	// which is u's count of digits or that less one (0 has one digit, as 1).
+	u |= 1
+	t := bits.Len64(u) * 1233 >> 12
+	if u < pow10[t] {
+		return t
+	}
+	return t + 1
+}
+
+// pow10[i] is 10^i.
+var pow10 = func() (p [20]uint64) {
+	p[0] = 1
+	for i := 1; i < len(p); i++ {
+		p[i] = p[i-1] * 10
+	}
+	return p
+}()
+
+// putDecimal writes n in decimal, as strconv.AppendInt does, filling b,
+// which is exactly decimalLen(n) long.
+func putDecimal(b []byte, n int64) {
+	u := uint64(n)
+	if n < 0 {
+		b[0] = '-'
+		u = -u
+	}
+	i := len(b)
+	for u >= 100 {
+		q := u / 100
+		d := (u - q*100) * 2
+		i -= 2
+		b[i], b[i+1] = digitPairs[d], digitPairs[d+1]
+		u = q
+	}
+	if u >= 10 {
+		b[i-2], b[i-1] = digitPairs[u*2], digitPairs[u*2+1]
+	} else {
+		b[i-1] = byte('0' + u)
+	}
+}
+
+const digitPairs = "00010203040506070809" +
+	"10111213141516171819" +
+	"20212223242526272829" +
+	"30313233343536373839" +
+	"40414243444546474849" +
+	"50515253545556575859" +
+	"60616263646566676869" +
+	"70717273747576777879" +
+	"80818283848586878889" +
+	"90919293949596979899"
 
 // key returns the item's identity, its partition key value and id, as one
 // string: unique in its container, since the value's encoding delimits

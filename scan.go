@@ -204,34 +204,57 @@ func (s *scanner) pushName(m memberName) {
 	s.nNames++
 }
 
-// memberName is where the raw contents of a member name are in the item.
+// memberName is where the raw contents of a member name are in the item,
+// and its nameSlot.
 type memberName struct {
 	off uint32
-	n   uint32 // length << 1, | 1 if the name has escapes
+	n   uint32 // length << 8 | nameSlot << 1 | 1 if the name has escapes
 }
+
+func makeMemberName(off, length int, slot uint, esc bool) memberName {
+	n := uint32(length)<<8 | uint32(slot)<<1
+	if esc {
+		n |= 1
+	}
+	return memberName{uint32(off), n}
+}
+
+func (m memberName) raw(b []byte) []byte { return b[m.off : m.off+m.n>>8] }
+func (m memberName) escaped() bool       { return m.n&1 != 0 }
+func (m memberName) slot() uint          { return uint(m.n>>1) & 127 }
 
 // objectNames is what the scanner knows of the member names of one object,
 // to refuse a name that comes twice. Names are compared decoded ("a" and
 // "\u0061" are one name). Up to maxListedNames names are listed in
 // scanner.names and compared in place, skipping most comparisons with a
-// one-word filter; beyond, the object's names go in a map.
+// two-word filter; beyond, the object's names go in a map.
 type objectNames struct {
-	base    int    // the object's first name in scanner.names
-	mask    uint64 // nameBit of every name listed, while no name has escapes
-	escaped bool   // a listed name has escapes: compare with every one
+	base    int       // the object's first name in scanner.names
+	mask    [2]uint64 // a bit for the nameSlot of every name listed, while no name has escapes
+	escaped bool      // a listed name has escapes: compare with every one
 	seen    map[string]struct{}
 }
 
 const maxListedNames = 32
 
-// nameBit is a one-bit digest of a name without escapes: names with
-// different bits differ.
-func nameBit(raw []byte) uint64 {
-	h := uint(len(raw))
-	if len(raw) > 0 {
-		h += uint(raw[0])*7 + uint(raw[len(raw)-1])*31
+// nameSlot is a 7-bit digest of a name without escapes, from its length
+// and its first, middle and last bytes: names in different slots differ,
+// and a new name whose slot is taken is compared only with the listed names
+// of that slot.
+func nameSlot(raw []byte) uint {
+	h := uint32(len(raw))
+	if n := len(raw); n > 0 {
+		h = h<<24 ^ uint32(raw[0])<<16 ^ uint32(raw[n/2])<<8 ^ uint32(raw[n-1])
 	}
-	return 1 << (h & 63)
+	return uint(h * 0x9e3779b1 >> 25)
+}
+
+// take reports whether a listed name of o is in slot, and notes one there.
+func (o *objectNames) take(slot uint) (taken bool) {
+	w, bit := &o.mask[slot>>6], uint64(1)<<(slot&63)
+	taken = *w&bit != 0
+	*w |= bit
+	return taken
 }
 
 // member notes the name whose raw contents are at b[start:end] as a member
@@ -243,38 +266,41 @@ func (s *scanner) member(o *objectNames, start, end int, fl jsontext.Flags, at i
 	if o.seen != nil {
 		return s.memberSeen(o, raw, esc, at)
 	}
-	var bit uint64
+	var slot uint
 	if esc {
 		o.escaped = true
 	} else {
-		bit = nameBit(raw)
+		slot = nameSlot(raw)
 	}
-	if o.escaped || o.mask&bit != 0 {
+	switch {
+	case o.escaped:
 		for k := o.base; k < s.nNames; k++ {
 			m := s.nameAt(k)
-			other := s.b[m.off : m.off+m.n>>1]
-			if (m.n&1 == 0 && !esc && string(other) == string(raw)) ||
-				((m.n&1 != 0 || esc) && jsontext.EqualDecoded(other, raw)) {
+			other := m.raw(s.b)
+			if (!m.escaped() && !esc && string(other) == string(raw)) ||
+				((m.escaped() || esc) && jsontext.EqualDecoded(other, raw)) {
+				return duplicateError(raw, esc, at)
+			}
+		}
+	case o.take(slot):
+		// Every listed name is plain: only those of raw's slot can be it.
+		for k := o.base; k < s.nNames; k++ {
+			if m := s.nameAt(k); m.slot() == slot && string(m.raw(s.b)) == string(raw) {
 				return duplicateError(raw, esc, at)
 			}
 		}
 	}
-	o.mask |= bit
 	if s.nNames-o.base == maxListedNames {
 		// Too many to compare each new one with all: a map from here on.
 		o.seen = make(map[string]struct{}, 2*maxListedNames)
 		for k := o.base; k < s.nNames; k++ {
 			m := s.nameAt(k)
-			o.seen[nameKey(s.b[m.off:m.off+m.n>>1], m.n&1 != 0)] = struct{}{}
+			o.seen[nameKey(m.raw(s.b), m.escaped())] = struct{}{}
 		}
 		s.nNames = o.base
 		return s.memberSeen(o, raw, esc, at)
 	}
-	var e uint32
-	if esc {
-		e = 1
-	}
-	s.pushName(memberName{uint32(start), uint32(end-start)<<1 | e})
+	s.pushName(makeMemberName(start, end-start, slot, esc))
 	return nil
 }
 
@@ -436,11 +462,10 @@ func (s *scanner) name(o *objectNames, at int) (raw []byte, fl jsontext.Flags, e
 	}
 	s.i = end
 	raw = s.b[start : end-1]
-	// The common case: a plain name in a small object, new by its nameBit.
+	// The common case: a plain name in a small object, new by its nameSlot.
 	if fl == 0 && o.seen == nil && !o.escaped && s.nNames < len(s.names) && s.nNames-o.base < maxListedNames {
-		if bit := nameBit(raw); o.mask&bit == 0 {
-			o.mask |= bit
-			s.names[s.nNames] = memberName{uint32(start), uint32(len(raw)) << 1}
+		if slot := nameSlot(raw); !o.take(slot) {
+			s.names[s.nNames] = makeMemberName(start, len(raw), slot, false)
 			s.nNames++
 			return raw, 0, nil
 		}

@@ -323,3 +323,40 @@ func TestParseItemTTL(t *testing.T) {
 		}
 	}
 }
+
+// TestDuplicateNameAnywhere refuses a repeated name whatever its place
+// among up to 40 others (the listed names and their slots, then the map),
+// at the top level and nested, and accepts the same objects without it.
+func TestDuplicateNameAnywhere(t *testing.T) {
+	for n := 1; n <= 40; n++ {
+		names := make([]string, n)
+		for i := range names {
+			names[i] = `"` + strings.Repeat("k", i%3+1) + strconv.Itoa(i) + `"`
+		}
+		obj := func(extra string) string {
+			var b strings.Builder
+			b.WriteString("{")
+			for i, name := range names {
+				if i > 0 {
+					b.WriteString(",")
+				}
+				b.WriteString(name + ":1")
+			}
+			return b.String() + extra + "}"
+		}
+		for _, wrap := range []func(string) string{
+			func(o string) string { return `{"id":"a",` + o[1:] },
+			func(o string) string { return `{"id":"a","o":` + o + `}` },
+		} {
+			if _, err := parseItem([]byte(wrap(obj("")))); err != nil {
+				t.Fatalf("%d names: %v", n, err)
+			}
+			for i := range names {
+				doc := wrap(obj("," + names[i] + ":2"))
+				if _, err := parseItem([]byte(doc)); err == nil || !strings.Contains(err.Message, "twice") {
+					t.Fatalf("%s: the name %s twice accepted (%v)", doc, names[i], err)
+				}
+			}
+		}
+	}
+}

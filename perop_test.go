@@ -1,0 +1,87 @@
+package lethe_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"testing"
+
+	"github.com/lethedb/lethe"
+)
+
+// TestPerOpCost is not a check: it runs bench/ W1's inserts and W2's reads
+// (ReadItemAppend into a reused buffer) in the functions perOpInserts and
+// perOpReads, for counting their instructions and cache misses under
+// valgrind, which this machine has in place of hardware counters. It runs
+// only with LETHE_PEROP=n (items; reads as many), e.g.:
+//
+//	CGO_ENABLED=0 go test -c -o lethe.test . &&
+//	LETHE_PEROP=200000 GODEBUG=asyncpreemptoff=1 valgrind --tool=callgrind \
+//	  --toggle-collect='*perOpReads' ./lethe.test -test.run TestPerOpCost
+//
+// (--toggle-collect='*perOpInserts' for inserts; the collected total over n
+// is the cost of one operation; Go's preemption signal aborts callgrind,
+// hence asyncpreemptoff.) BENCHMARKS.md has the figures.
+func TestPerOpCost(t *testing.T) {
+	n, _ := strconv.Atoi(os.Getenv("LETHE_PEROP"))
+	if n <= 0 {
+		t.Skip("LETHE_PEROP=n not set")
+	}
+	s, err := lethe.Open(&lethe.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	c, err := s.CreateContainer(context.Background(), lethe.ContainerProperties{ID: "users", DefaultTimeToLive: lethe.TTLNever})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids, docs := perOpItems(n)
+	perOpInserts(t, c, docs)
+	rng := rand.New(rand.NewPCG(1, 2))
+	order := make([]string, n)
+	for i := range order {
+		order[i] = ids[rng.IntN(n)]
+	}
+	perOpReads(t, c, order)
+}
+
+// perOpItems returns n items shaped as bench/'s: about 235 bytes, a third
+// with "ttl": 3600, a third 7200, a third none.
+func perOpItems(n int) (ids []string, docs [][]byte) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	ids, docs = make([]string, n), make([][]byte, n)
+	for i := range ids {
+		ids[i] = "user-" + strconv.Itoa(10_000_000+rng.IntN(90_000_000)) + "-" + strconv.Itoa(i)
+		b := fmt.Appendf(nil, `{"id":%q,"name":"ada lovelace","email":"ada.lovelace%d@example.com","status":"active","age":%d,"city":"Berlin","country":"DE","score":%d.%02d,"tags":["cache","index"],"bio":"`,
+			ids[i], i%1000, 18+i%70, i%10000, i%100)
+		for len(b) < 222 {
+			b = append(b, "storage "...)
+		}
+		b = append(b[:len(b)-1], '"')
+		docs[i] = append(b, []string{`,"ttl":3600}`, `,"ttl":7200}`, `}`}[i%3]...)
+	}
+	return ids, docs
+}
+
+func perOpInserts(t *testing.T, c *lethe.Container, docs [][]byte) {
+	nc := &lethe.ItemOptions{NoContentResponseOnWrite: true}
+	for _, doc := range docs {
+		if _, err := c.CreateItem(context.Background(), lethe.NewPartitionKey(), doc, nc); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func perOpReads(t *testing.T, c *lethe.Container, order []string) {
+	var buf []byte
+	for _, id := range order {
+		r, err := c.ReadItemAppend(context.Background(), buf[:0], lethe.NewPartitionKey(), id, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		buf = r.Value
+	}
+}

@@ -1,0 +1,74 @@
+package lethe
+
+import (
+	"math"
+	"math/rand/v2"
+	"strconv"
+	"testing"
+)
+
+// TestDecimal checks decimalLen and putDecimal against strconv at every
+// power of ten and its neighbours, at the ends of int64, and at random.
+func TestDecimal(t *testing.T) {
+	var ns []int64
+	for p := int64(1); ; p *= 10 {
+		ns = append(ns, p-1, p, p+1, -p+1, -p, -p-1)
+		if p > math.MaxInt64/10 {
+			break
+		}
+	}
+	ns = append(ns, 0, math.MaxInt64, math.MinInt64, math.MinInt64+1)
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 10000 {
+		ns = append(ns, int64(rng.Uint64()), int64(rng.Uint64()>>rng.IntN(64)))
+	}
+	for _, n := range ns {
+		want := strconv.FormatInt(n, 10)
+		if got := decimalLen(n); got != len(want) {
+			t.Fatalf("decimalLen(%d) = %d, want %d", n, got, len(want))
+		}
+		b := make([]byte, len(want))
+		putDecimal(b, n)
+		if string(b) != want {
+			t.Fatalf("putDecimal(%d) = %q, want %q", n, b, want)
+		}
+	}
+}
+
+// TestAppendJSONRendering checks the document reads return against one
+// written with strconv: the body, then "_ts" (whole seconds, rounded down,
+// before 1970 too) and "_etag", appended after what dst holds, for an empty
+// and a non-empty body.
+func TestAppendJSONRendering(t *testing.T) {
+	for _, body := range []string{`{}`, `{"id":"a","n":1}`} {
+		for _, written := range []int64{0, 1, 999_999_999, 1e9, -1, -1e9, -1e9 - 1, 1_700_000_000_123_456_789, math.MinInt64, math.MaxInt64} {
+			rec := buildRecordFrom([]byte(body), "a", TTLOff, len(body), "", written, 0xabc, 1)
+			ts := floorSeconds(written)
+			want := `prefix` + body[:len(body)-1]
+			if len(body) > 2 {
+				want += ","
+			}
+			want += `"_ts":` + strconv.FormatInt(ts, 10) + `,"_etag":"` + rec.etag() + `"}`
+			got := rec.appendJSON([]byte("prefix"))
+			if string(got) != want {
+				t.Fatalf("written %d: appendJSON = %s, want %s", written, got, want)
+			}
+			if rec.jsonLen() != len(want)-len("prefix") || string(rec.jsonBytes()) != want[len("prefix"):] {
+				t.Fatalf("written %d: jsonLen %d, jsonBytes %s, want %s", written, rec.jsonLen(), rec.jsonBytes(), want)
+			}
+		}
+	}
+}
+
+// BenchmarkAppendJSON renders a bench-sized document with its _ts and
+// _etag into a reused buffer, as ReadItemAppend does.
+func BenchmarkAppendJSON(b *testing.B) {
+	body := `{"id":"user-12345678","name":"ada lovelace","email":"ada@example.com","status":"active","age":36,"bio":"` +
+		`storage expiry latency queue cache index shard reaper cosmos tenant region replica storage expiry latency queue cache"}`
+	rec := buildRecordFrom([]byte(body), "user-12345678", TTLOff, len(body), "", 1_764_000_000_123_456_789, 0x1234, 1)
+	var buf []byte
+	b.ReportAllocs()
+	for b.Loop() {
+		buf = rec.appendJSON(buf[:0])
+	}
+}
