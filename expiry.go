@@ -120,13 +120,13 @@ func (x *expiryIndex) add(rec record) {
 	}
 }
 
-// entryBuilder collects the entries of a container's records for
+// entryBuilder collects the entries of the records of one shard for
 // addSortedEntries, reading each record once: recovery builds them as it
 // replays, while each record's header is in the cache.
 type entryBuilder struct {
-	es    []expiryEntry     // in one allocation: inheriting entries from the front, own entries from the back
-	i, j  int               // es[:i] inherit, es[j:] own
-	bytes [shardCount]int64 // the JSON size of the records added, by shard
+	es    []expiryEntry // in one allocation: inheriting entries from the front, own entries from the back
+	i, j  int           // es[:i] inherit, es[j:] own
+	bytes int64         // the JSON size of the records added
 }
 
 // newEntryBuilder returns a builder with room for n records (it grows
@@ -135,10 +135,9 @@ func newEntryBuilder(n int) entryBuilder {
 	return entryBuilder{es: make([]expiryEntry, n), j: n}
 }
 
-// add adds the entry of rec, in the shard of index shard, if it has one,
-// and counts its bytes.
-func (b *entryBuilder) add(rec record, shard int) {
-	b.bytes[shard] += int64(rec.jsonLen())
+// add adds rec's entry, if it has one, and counts its bytes.
+func (b *entryBuilder) add(rec record) {
+	b.bytes += int64(rec.jsonLen())
 	e, own, ok := entryFor(rec)
 	if !ok {
 		return
@@ -169,33 +168,44 @@ func (b *entryBuilder) kinds() (inherit, own []expiryEntry) {
 	return b.es[:b.i], b.es[b.j:]
 }
 
+// shardEntries are the entries of each shard's records, of each kind
+// (inheriting, own), sorted (lessEntry).
+type shardEntries [shardCount][2][]expiryEntry
+
+// count returns how many entries es holds of one kind (0: inheriting, 1:
+// own).
+func (es *shardEntries) count(kind int) (n int) {
+	for i := range es {
+		n += len(es[i][kind])
+	}
+	return n
+}
+
 // addSortedEntries adds to the shards' indexes, empty, the entries of the
-// records their id tables hold, each kind sorted (lessEntry) without
-// duplicates, and counts those records and their bytes (by shard, with
-// those of records that have no entry). A sorted kind split by shard is
-// sorted in each, so each tree is built by inserts in order; the two kinds
-// are built at once, on two cores. The caller is alone with the container.
-func (c *Container) addSortedEntries(inherit, own []expiryEntry, bytes *[shardCount]int64) {
+// records their id tables hold, sorted without duplicates, and counts
+// those records and their bytes (bytes by shard, with those of records
+// that have no entry). Each tree is built by inserts in order; the two
+// kinds are built at once, on two cores. The caller is alone with the
+// container.
+func (c *Container) addSortedEntries(es *shardEntries, bytes func(shard int) int64) {
 	for i := range c.shards {
 		x := &c.shards[i].expiry
 		x.items += int64(c.shards[i].items.n)
-		x.bytes += bytes[i]
+		x.bytes += bytes(i)
 	}
-	both(len(inherit), len(own), func() { c.addSortedKind(inherit, false) }, func() { c.addSortedKind(own, true) })
-}
-
-// addSortedKind adds sorted entries of one kind (own or inheriting) to the
-// trees of their items' shards.
-func (c *Container) addSortedKind(es []expiryEntry, own bool) {
-	for _, e := range es {
-		i, _ := c.shardIndex(e.rec.pk(), e.rec.id())
-		t := &c.shards[i].expiry.inherit
-		if own {
-			t = &c.shards[i].expiry.own
+	build := func(kind int) {
+		for i := range c.shards {
+			t := &c.shards[i].expiry.inherit
+			if kind == 1 {
+				t = &c.shards[i].expiry.own
+			}
+			for _, e := range es[i][kind] {
+				t.t.ReplaceOrInsert(e)
+				t.count(e, 1)
+			}
 		}
-		t.t.ReplaceOrInsert(e)
-		t.count(e, 1)
 	}
+	both(es.count(0), es.count(1), func() { build(0) }, func() { build(1) })
 }
 
 // resetExpiryIndex empties every shard's index. The caller holds every

@@ -866,7 +866,10 @@ func (r *replayer) loadState(p []byte) error {
 		for i := range c.shards {
 			c.shards[i].items.reserve(per)
 		}
-		r.set(c).entries = newEntryBuilder(n)
+		set := r.set(c)
+		for i := range set.shards {
+			set.shards[i] = newEntryBuilder(per)
+		}
 	}
 	r.maxSeq = max(r.maxSeq, created, settingsSeq)
 	return nil
@@ -1173,7 +1176,7 @@ func (r *replayer) putIn(c *Container, i int, h uint32, rec record) {
 	if old := c.shards[i].items.exchange(h, rec); old != "" {
 		set.gone(old, i)
 	}
-	set.entries.add(rec, i)
+	set.shards[i].add(rec)
 	if p := rec.pos(); p > c.positions.Load() {
 		c.positions.Store(p)
 	}
@@ -1188,14 +1191,17 @@ func (r *replayer) remove(c *Container, pk, id string) {
 }
 
 // liveSet is what recovery gathers of a container's items for its expiry
-// index as it replays: the entry of every record put (made while the
-// record is in the cache, so that finish need not read the records
-// again), and the records since replaced or removed, whose entries no
-// longer count.
+// index as it replays: the entry of every record put, by shard (made
+// while the record is in the cache, so that finish need not read the
+// records again), and the records since replaced or removed, whose
+// entries no longer count.
 type liveSet struct {
-	entries entryBuilder // its bytes count the records present
-	stale   map[*byte]struct{}
+	shards [shardCount]entryBuilder // their bytes count the records present
+	stale  map[*byte]struct{}
 }
+
+// bytes returns the JSON size of the records present in a shard.
+func (set *liveSet) bytes(shard int) int64 { return set.shards[shard].bytes }
 
 // set returns c's liveSet.
 func (r *replayer) set(c *Container) *liveSet {
@@ -1217,7 +1223,7 @@ func (r *replayer) set(c *Container) *liveSet {
 // gone takes out a record put before in the shard of index shard,
 // replaced or removed since.
 func (set *liveSet) gone(old record, shard int) {
-	set.entries.bytes[shard] -= int64(old.jsonLen())
+	set.shards[shard].bytes -= int64(old.jsonLen())
 	if _, _, ok := entryFor(old); ok {
 		if set.stale == nil {
 			set.stale = make(map[*byte]struct{})
@@ -1226,19 +1232,31 @@ func (set *liveSet) gone(old record, shard int) {
 	}
 }
 
-// sorted returns the entries of the records present, each kind sorted.
-func (set *liveSet) sorted() (inherit, own []expiryEntry) {
-	inherit, own = set.entries.kinds()
-	if len(set.stale) > 0 {
-		isStale := func(e expiryEntry) bool {
-			_, ok := set.stale[unsafe.StringData(string(e.rec))]
-			return ok
-		}
-		inherit, own = slices.DeleteFunc(inherit, isStale), slices.DeleteFunc(own, isStale)
-		set.stale = nil
+// sorted returns the entries of the records present, each shard's of each
+// kind sorted.
+func (set *liveSet) sorted() (es shardEntries) {
+	isStale := func(e expiryEntry) bool {
+		_, ok := set.stale[unsafe.StringData(string(e.rec))]
+		return ok
 	}
-	both(len(inherit), len(own), func() { sortEntries(inherit) }, func() { sortEntries(own) })
-	return inherit, own
+	for i := range set.shards {
+		inherit, own := set.shards[i].kinds()
+		if len(set.stale) > 0 {
+			inherit, own = slices.DeleteFunc(inherit, isStale), slices.DeleteFunc(own, isStale)
+		}
+		es[i] = [2][]expiryEntry{inherit, own}
+	}
+	set.stale = nil
+	// Half the shards on each core.
+	sortHalf := func(first int) {
+		for i := first; i < shardCount; i += 2 {
+			sortEntries(es[i][0])
+			sortEntries(es[i][1])
+		}
+	}
+	n := es.count(0) + es.count(1)
+	both(n/2, n/2, func() { sortHalf(0) }, func() { sortHalf(1) })
+	return es
 }
 
 // both runs f and g, which share nothing, on two goroutines at once when
@@ -1413,24 +1431,24 @@ func (r *replayer) finish(dir string) error {
 		// The entries were made as the records were put: sorted, the
 		// expired items' come first, so no record is read again but
 		// theirs.
-		inherit, own := set.sorted()
-		if c.expiry.feed != nil {
-			if err := r.findExpiries(c, dir, inherit, own, &set.entries.bytes); err != nil {
-				return err
-			}
-		}
-		ci, co := cutoffs(&c.rule, r.now)
-		inherit = r.dropExpired(c, set, inherit, ci)
-		own = r.dropExpired(c, set, own, co)
-		for _, es := range [][]expiryEntry{inherit, own} {
-			if dup := firstDup(es); dup != "" {
+		es := set.sorted()
+		for kind := range 2 {
+			if dup := firstDup(&es, kind); dup != "" {
 				return dupError(dir, c, dup)
 			}
+		}
+		if c.expiry.feed != nil {
+			r.findExpiries(c, &es, set)
+		}
+		ci, co := cutoffs(&c.rule, r.now)
+		for i := range es {
+			es[i][0] = r.dropExpired(c, set, i, es[i][0], ci)
+			es[i][1] = r.dropExpired(c, set, i, es[i][1], co)
 		}
 		items := tableItems(c)
 		c.expiry.mu.Lock()
 		c.resetExpiryIndex()
-		c.addSortedEntries(inherit, own, &set.entries.bytes)
+		c.addSortedEntries(&es, set.bytes)
 		if c.expiry.watch.on {
 			c.expiry.watch.due = c.nextUnreportedLocked()
 			c.publishDueLocked()
@@ -1505,20 +1523,60 @@ func compareEntries(a, b expiryEntry) int {
 	return 0
 }
 
-// firstDup returns a record of es, sorted, that shares its entry with
-// another, or "".
-func firstDup(es []expiryEntry) (dup record) {
-	for i := 1; i < len(es); i++ {
-		if !lessEntry(es[i-1], es[i]) {
-			return es[i].rec
+// firstDup returns a record of es's entries of one kind (each shard's
+// sorted) that shares its entry with another, in its shard or any other,
+// or "": the shards' trees must merge into one order (expiry.go). It
+// merges the shards' lists with a heap of their fronts.
+func firstDup(es *shardEntries, kind int) (dup record) {
+	type front struct {
+		es []expiryEntry // a shard's entries not merged yet
+	}
+	var h []front
+	less := func(i, j int) bool { return lessEntry(h[i].es[0], h[j].es[0]) }
+	down := func(i int) {
+		for {
+			m, l, r := i, 2*i+1, 2*i+2
+			if l < len(h) && less(l, m) {
+				m = l
+			}
+			if r < len(h) && less(r, m) {
+				m = r
+			}
+			if m == i {
+				return
+			}
+			h[i], h[m] = h[m], h[i]
+			i = m
 		}
+	}
+	for i := range es {
+		if len(es[i][kind]) > 0 {
+			h = append(h, front{es[i][kind]})
+		}
+	}
+	for i := len(h)/2 - 1; i >= 0; i-- {
+		down(i)
+	}
+	var prev expiryEntry
+	for n := 0; len(h) > 0; n++ {
+		e := h[0].es[0]
+		if n > 0 && !lessEntry(prev, e) {
+			return e.rec
+		}
+		prev = e
+		if h[0].es = h[0].es[1:]; len(h[0].es) == 0 {
+			h[0] = h[len(h)-1]
+			h = h[:len(h)-1]
+		}
+		down(0)
 	}
 	return ""
 }
 
-// dropExpired removes from c the items whose entries, es sorted, are
-// expired by cutoff (a prefix of es), and returns the rest of es.
-func (r *replayer) dropExpired(c *Container, set *liveSet, es []expiryEntry, cutoff expiryEntry) []expiryEntry {
+// dropExpired removes from c's shard of index i the items whose entries,
+// es sorted, are expired by cutoff (a prefix of es), and returns the rest
+// of es.
+func (r *replayer) dropExpired(c *Container, set *liveSet, i int, es []expiryEntry, cutoff expiryEntry) []expiryEntry {
 	n, _ := slices.BinarySearchFunc(es, cutoff, func(e, cutoff expiryEntry) int {
 		if lessEntry(e, cutoff) {
 			return -1
@@ -1526,9 +1584,9 @@ func (r *replayer) dropExpired(c *Container, set *liveSet, es []expiryEntry, cut
 		return 1
 	})
 	for _, e := range es[:n] {
-		i, h := c.shardIndex(e.rec.pk(), e.rec.id())
+		_, h := c.shardIndex(e.rec.pk(), e.rec.id())
 		c.shards[i].items.remove(e.rec.pk(), e.rec.id(), h)
-		set.entries.bytes[i] -= int64(e.rec.jsonLen())
+		set.shards[i].bytes -= int64(e.rec.jsonLen())
 	}
 	c.purged.Add(int64(n))
 	r.s.recovery.Expired += int64(n)
@@ -1547,17 +1605,12 @@ func tableItems(c *Container) int64 {
 // findExpiries resumes the expiry watch of a container with a change feed
 // where it stood when the store stopped, and finds the expiries since, up
 // to the instant of recovery, before the items that expired are dropped:
-// no expiry is lost to a restart, and none is found twice. inherit and
-// own are the entries of all its items, sorted; bytes their JSON size.
-func (r *replayer) findExpiries(c *Container, dir string, inherit, own []expiryEntry, bytes *[shardCount]int64) error {
-	for _, es := range [][]expiryEntry{inherit, own} {
-		if dup := firstDup(es); dup != "" {
-			return dupError(dir, c, dup)
-		}
-	}
+// no expiry is lost to a restart, and none is found twice. es are the
+// entries of all its items, sorted; set gathered them.
+func (r *replayer) findExpiries(c *Container, es *shardEntries, set *liveSet) {
 	c.expiry.mu.Lock()
 	defer c.expiry.mu.Unlock()
-	c.addSortedEntries(inherit, own, bytes)
+	c.addSortedEntries(es, set.bytes)
 	w := &c.expiry.watch
 	w.at = r.found[c]
 	w.inherit, w.own = cutoffs(&c.rule, w.at)
@@ -1569,7 +1622,6 @@ func (r *replayer) findExpiries(c *Container, dir string, inherit, own []expiryE
 		r.recovered[c] = w.found
 	}
 	w.notify, w.found = false, nil
-	return nil
 }
 
 // dupError is the error of two items of c that share a write sequence
