@@ -87,8 +87,12 @@ func TestSnapshotSizesTables(t *testing.T) {
 	for id, n := range want {
 		c := s.containers[id]
 		mean := float64(n) / shardCount
-		reserved := int(mean+4*math.Sqrt(mean)+1)*maxLoadDen/maxLoadNum + 1
+		per := int(mean + 4*math.Sqrt(mean) + 1)
+		reserved := per*maxLoadDen/maxLoadNum + 1
 		for i := range c.shards {
+			if c.shards[i].items.n > per {
+				continue // past four standard deviations (the hash seed is random): it may grow
+			}
 			assert.Equal(t, max(minTableSize, reserved), len(c.shards[i].items.slots), "container %s shard %d grew", id, i)
 		}
 	}
