@@ -399,7 +399,9 @@ func (c *Container) entriesPrefix(own bool, after, before expiryEntry, limit int
 	per := min(limit, max(2*limit/shardCount, 4)) // entries taken from each shard
 	var bound expiryEntry                         // the least last entry taken from a shard that had more
 	bounded := false
+	var runs [shardCount + 1]int // shard i's entries, sorted, are buf[start+runs[i]:start+runs[i+1]]
 	for i := range c.shards {
+		runs[i] = len(buf) - start
 		sh := &c.shards[i]
 		t := &sh.expiry.inherit
 		if own {
@@ -431,8 +433,9 @@ func (c *Container) entriesPrefix(own bool, after, before expiryEntry, limit int
 			bound, bounded = last, true
 		}
 	}
+	runs[shardCount] = len(buf) - start
+	buf = mergeRuns(buf, start, &runs)
 	got := buf[start:]
-	slices.SortFunc(got, compareExpired) // by instant, then write sequence: lessEntry's order
 	if bounded {
 		more = true
 		n := len(got)
@@ -446,6 +449,59 @@ func (c *Container) entriesPrefix(own bool, after, before expiryEntry, limit int
 		got = got[:limit]
 	}
 	return buf[:start+len(got)], more
+}
+
+// mergeRuns puts buf[start:], shardCount runs each sorted (compareExpired)
+// and bounded by runs, in one order, by a merge through buf's spare
+// capacity (grown if need be), and returns buf.
+func mergeRuns(buf []expiredEntry, start int, runs *[shardCount + 1]int) []expiredEntry {
+	n := len(buf)
+	es := buf[start:n]
+	// heads holds the runs not yet merged, as [next, end) ranges of es,
+	// in a heap on their next entries.
+	var heads [shardCount][2]int
+	h := heads[:0]
+	for i := range shardCount {
+		if runs[i] < runs[i+1] {
+			h = append(h, [2]int{runs[i], runs[i+1]})
+		}
+	}
+	if len(h) < 2 {
+		return buf // one run or none: sorted already
+	}
+	less := func(i, j int) bool { return compareExpired(es[h[i][0]], es[h[j][0]]) < 0 }
+	down := func(i int) {
+		for {
+			m, l, r := i, 2*i+1, 2*i+2
+			if l < len(h) && less(l, m) {
+				m = l
+			}
+			if r < len(h) && less(r, m) {
+				m = r
+			}
+			if m == i {
+				return
+			}
+			h[i], h[m] = h[m], h[i]
+			i = m
+		}
+	}
+	for i := len(h)/2 - 1; i >= 0; i-- {
+		down(i)
+	}
+	buf = slices.Grow(buf, len(es))
+	es = buf[start:n]
+	out := buf[n : n+len(es)]
+	for k := range out {
+		out[k] = es[h[0][0]]
+		if h[0][0]++; h[0][0] == h[0][1] {
+			h[0] = h[len(h)-1]
+			h = h[:len(h)-1]
+		}
+		down(0)
+	}
+	copy(es, out)
+	return buf[:n]
 }
 
 // firstAfter returns the first entry after after (lessEntry) of the own
