@@ -1247,11 +1247,12 @@ func (set *liveSet) sorted() (es shardEntries) {
 		es[i] = [2][]expiryEntry{inherit, own}
 	}
 	set.stale = nil
-	// Half the shards on each core.
+	// Half the shards on each core, each half through one buffer.
 	sortHalf := func(first int) {
+		var buf []expiryEntry
 		for i := first; i < shardCount; i += 2 {
-			sortEntries(es[i][0])
-			sortEntries(es[i][1])
+			buf = sortEntries(es[i][0], buf)
+			buf = sortEntries(es[i][1], buf)
 		}
 	}
 	n := es.count(0) + es.count(1)
@@ -1464,12 +1465,13 @@ func (r *replayer) finish(dir string) error {
 
 // sortEntries sorts es (lessEntry) by a radix sort of their instants,
 // ties by write sequence: recovery sorts a million entries this way in a
-// fraction of the time a comparison sort takes.
-func sortEntries(es []expiryEntry) {
+// fraction of the time a comparison sort takes. The sort works through
+// buf, grown to len(es) if need be, and returns it for the next sort.
+func sortEntries(es, buf []expiryEntry) []expiryEntry {
 	const bits = 11 // a digit: its counts fit in the cache
 	if len(es) < 1<<bits {
 		slices.SortFunc(es, compareEntries)
-		return
+		return buf
 	}
 	lo, hi := es[0].at, es[0].at
 	for _, e := range es {
@@ -1484,7 +1486,10 @@ func sortEntries(es []expiryEntry) {
 			counts[p][k>>(p*bits)&(1<<bits-1)]++
 		}
 	}
-	src, dst := es, make([]expiryEntry, len(es))
+	if cap(buf) < len(es) {
+		buf = make([]expiryEntry, len(es))
+	}
+	src, dst := es, buf[:len(es)]
 	for p := range counts {
 		next := &counts[p]
 		sum := 0
@@ -1511,6 +1516,7 @@ func sortEntries(es []expiryEntry) {
 		}
 		i = j
 	}
+	return buf
 }
 
 func compareEntries(a, b expiryEntry) int {

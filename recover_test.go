@@ -48,7 +48,7 @@ func TestSortEntries(t *testing.T) {
 			es := randomEntries(rng, n, base, spread, true)
 			want := slices.Clone(es)
 			slices.SortFunc(want, compareEntries)
-			sortEntries(es)
+			sortEntries(es, nil)
 			require.Equal(t, want, es, "n %d spread %d", n, spread)
 		}
 	}
@@ -63,7 +63,7 @@ func BenchmarkSortEntries(b *testing.B) {
 		name string
 		fn   func([]expiryEntry)
 	}{
-		{"radix", sortEntries},
+		{"radix", func(es []expiryEntry) { sortEntries(es, nil) }},
 		{"pdq", func(es []expiryEntry) { slices.SortFunc(es, compareEntries) }},
 	} {
 		b.Run(sort.name, func(b *testing.B) {
