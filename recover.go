@@ -1433,8 +1433,10 @@ func (r *replayer) finish(dir string) error {
 		// expired items' come first, so no record is read again but
 		// theirs.
 		es := set.sorted()
-		for kind := range 2 {
-			if dup := firstDup(&es, kind); dup != "" {
+		var dups [2]record
+		both(es.count(0), es.count(1), func() { dups[0] = firstDup(&es, 0) }, func() { dups[1] = firstDup(&es, 1) })
+		for _, dup := range dups {
+			if dup != "" {
 				return dupError(dir, c, dup)
 			}
 		}
