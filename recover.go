@@ -342,12 +342,15 @@ func fileNumber(name, prefix, suffix string) (uint64, bool) {
 // replayer rebuilds a store from its files.
 type replayer struct {
 	s       *Store
-	now     int64       // the store's clock when recovery began
-	maxSeq  uint64      // the highest write sequence number seen
-	file    string      // the file being read, for errors
-	version byte        // its format version
-	old     bool        // a file of an older format was read, and its items not placed yet (place)
-	arena   recordArena // holds the records read
+	now     int64  // the store's clock when recovery began
+	maxSeq  uint64 // the highest write sequence number seen
+	file    string // the file being read, for errors
+	version byte   // its format version
+	old     bool   // a file of an older format was read, and its items not placed yet (place)
+	// unplaced says that a record put since the last place has no
+	// position: one read from a file of an older format.
+	unplaced bool
+	arena    recordArena // holds the records read
 	// sets holds, for each container, the expiry entries of the records
 	// put, for finish; last is the one used last.
 	sets map[*Container]*liveSet
@@ -1179,6 +1182,8 @@ func (r *replayer) putIn(c *Container, i int, h uint32, rec record) {
 	set.shards[i].add(rec)
 	if p := rec.pos(); p > c.positions.Load() {
 		c.positions.Store(p)
+	} else if p == 0 {
+		r.unplaced = true
 	}
 }
 
@@ -1284,8 +1289,14 @@ func both(m, n int, f, g func()) {
 // order, so that every recovery of the same old files gives the same
 // positions. Recovery places them once it has read the last file of an old
 // format, before it replays one of the current format (whose writes were
-// made after the same placement), and at its end.
+// made after the same placement), and at its end; when no record without
+// a position was put since, it reads no table.
 func (r *replayer) place() {
+	r.old = false
+	if !r.unplaced {
+		return
+	}
+	r.unplaced = false
 	for _, c := range r.s.containers {
 		var unplaced []record
 		for i := range c.shards {
@@ -1301,7 +1312,6 @@ func (r *replayer) place() {
 			r.put(c, rec.withPos(c.positions.Add(1)))
 		}
 	}
-	r.old = false
 }
 
 // record reads a record (record.go) written in the current file's format,
