@@ -315,7 +315,7 @@ func (s *Store) recover(dir string, m *manifest, dry bool) (r *replayer, next ui
 // replayed sealed at their sizes, next, and the highest write sequence
 // read.
 func (r *replayer) manifest(next uint64) manifest {
-	m := manifest{Snapshot: r.from, Log: next, Seq: r.maxSeq}
+	m := manifest{Snapshot: r.from, Log: next, Seq: r.maxSeq, Items: r.items}
 	for _, n := range r.segs {
 		m.Sealed = append(m.Sealed, sealed{N: n, Size: r.sizes[n]})
 	}
@@ -358,9 +358,13 @@ type replayer struct {
 		c   *Container
 		set *liveSet
 	}
-	// counts is, while a snapshot loads, the number of items it holds of
-	// each container (countPuts).
-	counts  map[string]int
+	// counts is, while a snapshot loads whose manifest has no item
+	// counts (an older store's), the number of items it holds of each
+	// container (countPuts).
+	counts map[string]int
+	// items is how many items each container holds once recovered, for
+	// the manifest.
+	items   []itemCount
 	touched uint32       // written by prefetch, so that its loads are not elided
 	repair  func() error // repairs the end of the log, once all is read
 
@@ -757,8 +761,10 @@ func (r *replayer) loadSnapshot(path string, n uint64) (int64, error) {
 		return 0, err
 	}
 	defer release()
-	r.counts = countPuts(data[headerSize(r.version):])
-	defer func() { r.counts = nil }()
+	if r.m == nil || r.m.Items == nil {
+		r.counts = countPuts(data[headerSize(r.version):])
+		defer func() { r.counts = nil }()
+	}
 	ended := false
 	var items uint64
 	_, err = r.frames(data, false, func(f *frame) error {
@@ -861,19 +867,6 @@ func (r *replayer) loadState(p []byte) error {
 	}
 	c.rule, c.settingsSeq = rule, settingsSeq
 	c.positions.Store(positions)
-	if n := r.counts[c.id]; n > 0 {
-		// A shard's share is binomial: room for four standard
-		// deviations above the mean keeps all but a few from growing.
-		mean := float64(n) / shardCount
-		per := int(mean + 4*math.Sqrt(mean) + 1)
-		for i := range c.shards {
-			c.shards[i].items.reserve(per)
-		}
-		set := r.set(c)
-		for i := range set.shards {
-			set.shards[i] = newEntryBuilder(per)
-		}
-	}
 	r.maxSeq = max(r.maxSeq, created, settingsSeq)
 	return nil
 }
@@ -934,7 +927,32 @@ func (r *replayer) container(created uint64, text []byte) (*Container, error) {
 	c := newContainer(r.s, props, pp, r.now)
 	c.created, c.settingsSeq = created, created
 	r.s.containers[props.ID] = c
+	r.reserve(c)
 	return c, nil
+}
+
+// reserve sizes c's tables for the items it is expected to hold: a
+// snapshot's count of them (countPuts) while one loads, or else its
+// manifest's, so that they do not grow again and again as they fill.
+func (r *replayer) reserve(c *Container) {
+	n, ok := r.counts[c.id]
+	if !ok {
+		n = r.m.expectedItems(c.id, c.created)
+	}
+	if n <= 0 {
+		return
+	}
+	// A shard's share is binomial: room for four standard deviations
+	// above the mean keeps all but a few from growing.
+	mean := float64(n) / shardCount
+	per := int(mean + 4*math.Sqrt(mean) + 1)
+	for i := range c.shards {
+		c.shards[i].items.reserve(per)
+	}
+	set := r.set(c)
+	for i := range set.shards {
+		set.shards[i] = newEntryBuilder(per)
+	}
 }
 
 // apply replays one logged change.
@@ -1468,7 +1486,9 @@ func (r *replayer) finish(dir string) error {
 		}
 		c.expiry.mu.Unlock()
 		s.recovery.Items += items
+		r.items = append(r.items, itemCount{ID: c.id, Created: c.created, N: int(items)})
 	}
+	slices.SortFunc(r.items, func(a, b itemCount) int { return strings.Compare(a.ID, b.ID) })
 	r.sets, r.last.c, r.last.set = nil, nil, nil
 	s.relistLocked()
 	s.seq.Store(r.maxSeq)
