@@ -365,8 +365,12 @@ type replayer struct {
 	// items is how many items each container holds once recovered, for
 	// the manifest.
 	items   []itemCount
-	touched uint32       // written by prefetch, so that its loads are not elided
-	repair  func() error // repairs the end of the log, once all is read
+	touched uint32 // written by prefetch, so that its loads are not elided
+	// changes counts the changes to the store's containers (made or
+	// dropped), prefetched its count when prefetch found the containers
+	// of the batch being replayed: while they are equal, they still are.
+	changes, prefetched uint64
+	repair              func() error // repairs the end of the log, once all is read
 
 	m     *manifest        // the directory's manifest, nil if none
 	from  uint64           // the snapshot loaded, 0 if none
@@ -393,6 +397,7 @@ type frame struct {
 	payload []byte
 	cid     []byte // of an item write
 	rec     record // of an item write; "" if it is malformed
+	same    bool   // an item write of the same container id as the item write before it
 	// c is the container of an item write as prefetch found it, si and h
 	// the index of the item's shard and its hash bits in it.
 	c  *Container
@@ -459,20 +464,21 @@ func (r *replayer) frames(data []byte, tornOK bool, fn func(f *frame) error) (en
 // replayed: a frame of the batch may create or drop one.
 func (r *replayer) prefetch(batch []frame) {
 	var (
-		cid []byte
-		c   *Container
-		sum uint32
+		c      *Container
+		looked bool // c is the container of the item writes since the last that was not the same's
+		sum    uint32
 	)
+	r.prefetched = r.changes
 	for i := range batch {
 		f := &batch[i]
 		if f.rec == "" {
 			continue
 		}
-		if c == nil || !bytes.Equal(f.cid, cid) {
-			cid, c = f.cid, r.s.containers[string(f.cid)]
-			if c == nil {
-				continue
-			}
+		if !f.same || !looked {
+			c, looked = r.s.containers[string(f.cid)], true
+		}
+		if c == nil {
+			continue
 		}
 		f.c = c
 		f.si, f.h = c.shardIndex(f.rec.pk(), f.rec.id())
@@ -504,7 +510,10 @@ func (r *replayer) readFrames(data []byte, tornOK bool, batches chan<- []frame, 
 			end, err = 0, fmt.Errorf("lethe: reading %s: %v", r.file, p)
 		}
 	}()
-	var arena recordArena // the replaying goroutine has its own
+	var (
+		arena recordArena // the replaying goroutine has its own
+		cid   []byte      // of the last item write
+	)
 	batch := make([]frame, 0, framesPerBatch)
 	send := func() bool {
 		select {
@@ -554,6 +563,8 @@ func (r *replayer) readFrames(data []byte, tornOK bool, batches chan<- []frame, 
 		if payload[0] == framePut {
 			d := decoder{b: payload[1:]}
 			f.cid = d.str()
+			f.same = cid != nil && bytes.Equal(f.cid, cid)
+			cid = f.cid
 			if rec, ok := arena.record(r.version, d.b); ok && !d.bad {
 				f.rec = rec
 			}
@@ -927,6 +938,7 @@ func (r *replayer) container(created uint64, text []byte) (*Container, error) {
 	c := newContainer(r.s, props, pp, r.now)
 	c.created, c.settingsSeq = created, created
 	r.s.containers[props.ID] = c
+	r.changes++
 	r.reserve(c)
 	return c, nil
 }
@@ -984,6 +996,7 @@ func (r *replayer) apply(f *frame) error {
 		case frameDrop:
 			if c := s.containers[string(text)]; c != nil && c.created == seq {
 				delete(s.containers, c.id)
+				r.changes++
 			}
 			return nil
 		}
@@ -1035,9 +1048,11 @@ func (r *replayer) applyPut(f *frame) error {
 	if f.rec == "" {
 		return errors.New("the item write is malformed")
 	}
-	c := r.s.containers[string(f.cid)]
-	if c == nil {
-		return nil
+	c := f.c // as prefetch found it, if no container was made or dropped since
+	if c == nil || r.changes != r.prefetched {
+		if c = r.s.containers[string(f.cid)]; c == nil {
+			return nil
+		}
 	}
 	r.maxSeq = max(r.maxSeq, f.rec.seq())
 	if c == f.c {

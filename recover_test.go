@@ -294,3 +294,44 @@ func writeManifestFile(t *testing.T, dir string, m *manifest) {
 	data = fmt.Appendf(data, "\n%08x\n", crc32.Checksum(data, castagnoli))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, manifestName), data, 0o644))
 }
+
+// TestRecoverDropInBatch: a container dropped and made again under its id
+// between two writes of the same batch of frames that recovery prefetches
+// (framesPerBatch): the write after is the new container's, not the one
+// prefetch found.
+func TestRecoverDropInBatch(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(&Options{Dir: dir, Sync: SyncNever, Reaper: ReaperOptions{Disabled: true}})
+	require.NoError(t, err)
+	c, err := s.CreateContainer(t.Context(), ContainerProperties{ID: "c"})
+	require.NoError(t, err)
+	put := func(c *Container, id string) {
+		_, err := c.UpsertItem(t.Context(), NewPartitionKey(), []byte(`{"id":"`+id+`"}`), nil)
+		require.NoError(t, err)
+	}
+	// The frames: the container, its items, its drop, the new one, its
+	// item; the last three in the batch after the first.
+	for i := range framesPerBatch + framesPerBatch/2 - 3 {
+		put(c, strconv.Itoa(i))
+	}
+	put(c, "last")
+	// No snapshot, which the drop asks for, may replace the log.
+	s.checkpointer.mu.Lock()
+	s.checkpointer.closed = true
+	s.checkpointer.mu.Unlock()
+	require.NoError(t, s.DeleteContainer(t.Context(), "c"))
+	c, err = s.CreateContainer(t.Context(), ContainerProperties{ID: "c"})
+	require.NoError(t, err)
+	put(c, "last")
+	require.NoError(t, s.Close())
+
+	s, err = Open(&Options{Dir: dir, Sync: SyncNever, Reaper: ReaperOptions{Disabled: true}})
+	require.NoError(t, err)
+	defer s.Close()
+	require.Empty(t, s.Recovery().Snapshot)
+	c, err = s.Container("c")
+	require.NoError(t, err)
+	assert.Equal(t, int64(1), c.Stats().Items)
+	_, err = c.ReadItem(t.Context(), NewPartitionKey(), "last", nil)
+	require.NoError(t, err)
+}
