@@ -460,12 +460,14 @@ func (r *replayer) frames(data []byte, tornOK bool, fn func(f *frame) error) (en
 // loads its home slot, before the batch is replayed: the cache misses of
 // reading the records (written by the other core) and of the id tables'
 // slots (anywhere in 20 MB) overlap, instead of coming one after the
-// other. The container found is checked again when the write is
-// replayed: a frame of the batch may create or drop one.
+// other. The container found is looked up again when the write is
+// replayed if a frame of the batch before it made or dropped one
+// (replayer.changes). A run of writes to one container (frame.same) looks
+// it up once.
 func (r *replayer) prefetch(batch []frame) {
 	var (
 		c      *Container
-		looked bool // c is the container of the item writes since the last that was not the same's
+		looked bool // c was looked up for the run of writes to one container that f is in
 		sum    uint32
 	)
 	r.prefetched = r.changes
