@@ -1452,14 +1452,27 @@ func recordV1(b []byte) (record, bool) {
 	return rb.end(), true
 }
 
+// isLowerHex reports whether b is all lowercase hexadecimal digits. It
+// looks each byte up in a table, without a branch: recovery checks the
+// ETag of every record, whose digits mispredict the branches of range
+// comparisons.
 func isLowerHex(b []byte) bool {
+	var bad byte
 	for _, c := range b {
+		bad |= notLowerHex[c]
+	}
+	return bad == 0
+}
+
+// notLowerHex is 1 for a byte that is not a lowercase hexadecimal digit.
+var notLowerHex = func() (t [256]byte) {
+	for c := range t {
 		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return false
+			t[c] = 1
 		}
 	}
-	return true
-}
+	return t
+}()
 
 // finish builds the expiry indexes, drops the items that have expired, and
 // lists the containers. Two items of a container that share a write

@@ -335,3 +335,14 @@ func TestRecoverDropInBatch(t *testing.T) {
 	_, err = c.ReadItem(t.Context(), NewPartitionKey(), "last", nil)
 	require.NoError(t, err)
 }
+
+// TestIsLowerHex: every byte value, alone and among digits.
+func TestIsLowerHex(t *testing.T) {
+	for c := range 256 {
+		want := '0' <= c && c <= '9' || 'a' <= c && c <= 'f'
+		require.Equal(t, want, isLowerHex([]byte{byte(c)}), "byte %#x", c)
+		require.Equal(t, want, isLowerHex([]byte{'0', 'f', byte(c), '9'}), "byte %#x among digits", c)
+	}
+	require.True(t, isLowerHex(nil))
+	require.True(t, isLowerHex([]byte("0123456789abcdef")))
+}
