@@ -184,28 +184,29 @@ func (es *shardEntries) count(kind int) (n int) {
 // addSortedEntries adds to the shards' indexes, empty, the entries of the
 // records their id tables hold, sorted without duplicates, and counts
 // those records and their bytes (bytes by shard, with those of records
-// that have no entry). Each tree is built by inserts in order; the two
-// kinds are built at once, on two cores. The caller is alone with the
-// container.
+// that have no entry). Each tree is built by inserts in order; half the
+// shards are built on each of two cores (a shard's share of the entries
+// is about even, where the two kinds' shares are whatever the items'
+// ttls make them). The caller is alone with the container.
 func (c *Container) addSortedEntries(es *shardEntries, bytes func(shard int) int64) {
 	for i := range c.shards {
 		x := &c.shards[i].expiry
 		x.items += int64(c.shards[i].items.n)
 		x.bytes += bytes(i)
 	}
-	build := func(kind int) {
-		for i := range c.shards {
-			t := &c.shards[i].expiry.inherit
-			if kind == 1 {
-				t = &c.shards[i].expiry.own
-			}
-			for _, e := range es[i][kind] {
-				t.t.ReplaceOrInsert(e)
-				t.count(e, 1)
+	build := func(first int) {
+		for i := first; i < shardCount; i += 2 {
+			x := &c.shards[i].expiry
+			for kind, t := range [2]*expiryTree{&x.inherit, &x.own} {
+				for _, e := range es[i][kind] {
+					t.t.ReplaceOrInsert(e)
+					t.count(e, 1)
+				}
 			}
 		}
 	}
-	both(es.count(0), es.count(1), func() { build(0) }, func() { build(1) })
+	n := es.count(0) + es.count(1)
+	both(n/2, n/2, func() { build(0) }, func() { build(1) })
 }
 
 // resetExpiryIndex empties every shard's index. The caller holds every

@@ -36,6 +36,13 @@ import (
 //	          size: they must have exactly that size
 //	seq       the highest write sequence number the files held: recovery
 //	          must reach it
+//	items     how many items (live or expired) each container held when
+//	          the manifest was written, with its id and creation sequence
+//	          number: recovery sizes the container's tables from it before
+//	          its items arrive (a hint only: a log after it may add or
+//	          remove items; a manifest without it, of an older store,
+//	          sizes them from a snapshot's items counted first, or not at
+//	          all from a log)
 //
 // It is written when a store opens (once its new segment is durable: the
 // segments recovered are then sealed), after each snapshot (before the
@@ -54,11 +61,42 @@ const manifestName = "MANIFEST"
 
 // manifest is the contents of MANIFEST.
 type manifest struct {
-	Store    string   `json:"store"`
-	Snapshot uint64   `json:"snapshot"`
-	Log      uint64   `json:"log"`
-	Sealed   []sealed `json:"sealed,omitempty"`
-	Seq      uint64   `json:"seq"`
+	Store    string      `json:"store"`
+	Snapshot uint64      `json:"snapshot"`
+	Log      uint64      `json:"log"`
+	Sealed   []sealed    `json:"sealed,omitempty"`
+	Seq      uint64      `json:"seq"`
+	Items    []itemCount `json:"items,omitempty"`
+}
+
+// itemCount is how many items a container held, for the manifest.
+type itemCount struct {
+	ID      string `json:"id"`
+	Created uint64 `json:"created"` // the container's creation sequence number: one created again under the id gets no hint
+	N       int    `json:"n"`
+}
+
+// itemCounts returns how many items each container holds now.
+func (s *Store) itemCounts() []itemCount {
+	var counts []itemCount
+	for _, c := range s.containerList() {
+		counts = append(counts, itemCount{ID: c.id, Created: c.created, N: c.itemCount()})
+	}
+	return counts
+}
+
+// expectedItems returns how many items the container id created at
+// sequence number created held when m was written, 0 if m does not say.
+func (m *manifest) expectedItems(id string, created uint64) int {
+	if m == nil {
+		return 0
+	}
+	for _, ic := range m.Items {
+		if ic.ID == id && ic.Created == created {
+			return ic.N
+		}
+	}
+	return 0
 }
 
 // sealed is a log segment written to its end, and its size.
@@ -168,6 +206,7 @@ func (s *Store) sealManifest() error {
 	m.Sealed = append(slices.Clone(m.Sealed), sealed{N: w.seg, Size: w.segSize})
 	m.Log = w.seg
 	m.Seq = max(m.Seq, w.writtenSeq)
+	m.Items = s.itemCounts()
 	return s.writeManifest(m)
 }
 

@@ -315,7 +315,7 @@ func (s *Store) recover(dir string, m *manifest, dry bool) (r *replayer, next ui
 // replayed sealed at their sizes, next, and the highest write sequence
 // read.
 func (r *replayer) manifest(next uint64) manifest {
-	m := manifest{Snapshot: r.from, Log: next, Seq: r.maxSeq}
+	m := manifest{Snapshot: r.from, Log: next, Seq: r.maxSeq, Items: r.items}
 	for _, n := range r.segs {
 		m.Sealed = append(m.Sealed, sealed{N: n, Size: r.sizes[n]})
 	}
@@ -342,12 +342,15 @@ func fileNumber(name, prefix, suffix string) (uint64, bool) {
 // replayer rebuilds a store from its files.
 type replayer struct {
 	s       *Store
-	now     int64       // the store's clock when recovery began
-	maxSeq  uint64      // the highest write sequence number seen
-	file    string      // the file being read, for errors
-	version byte        // its format version
-	old     bool        // a file of an older format was read, and its items not placed yet (place)
-	arena   recordArena // holds the records read
+	now     int64  // the store's clock when recovery began
+	maxSeq  uint64 // the highest write sequence number seen
+	file    string // the file being read, for errors
+	version byte   // its format version
+	old     bool   // a file of an older format was read, and its items not placed yet (place)
+	// unplaced says that a record put since the last place has no
+	// position: one read from a file of an older format.
+	unplaced bool
+	arena    recordArena // holds the records read
 	// sets holds, for each container, the expiry entries of the records
 	// put, for finish; last is the one used last.
 	sets map[*Container]*liveSet
@@ -355,11 +358,19 @@ type replayer struct {
 		c   *Container
 		set *liveSet
 	}
-	// counts is, while a snapshot loads, the number of items it holds of
-	// each container (countPuts).
-	counts  map[string]int
-	touched uint32       // written by prefetch, so that its loads are not elided
-	repair  func() error // repairs the end of the log, once all is read
+	// counts is, while a snapshot loads whose manifest has no item
+	// counts (an older store's), the number of items it holds of each
+	// container (countPuts).
+	counts map[string]int
+	// items is how many items each container holds once recovered, for
+	// the manifest.
+	items   []itemCount
+	touched uint32 // written by prefetch, so that its loads are not elided
+	// changes counts the changes to the store's containers (made or
+	// dropped), prefetched its count when prefetch found the containers
+	// of the batch being replayed: while they are equal, they still are.
+	changes, prefetched uint64
+	repair              func() error // repairs the end of the log, once all is read
 
 	m     *manifest        // the directory's manifest, nil if none
 	from  uint64           // the snapshot loaded, 0 if none
@@ -386,6 +397,7 @@ type frame struct {
 	payload []byte
 	cid     []byte // of an item write
 	rec     record // of an item write; "" if it is malformed
+	same    bool   // an item write of the same container id as the item write before it
 	// c is the container of an item write as prefetch found it, si and h
 	// the index of the item's shard and its hash bits in it.
 	c  *Container
@@ -448,24 +460,27 @@ func (r *replayer) frames(data []byte, tornOK bool, fn func(f *frame) error) (en
 // loads its home slot, before the batch is replayed: the cache misses of
 // reading the records (written by the other core) and of the id tables'
 // slots (anywhere in 20 MB) overlap, instead of coming one after the
-// other. The container found is checked again when the write is
-// replayed: a frame of the batch may create or drop one.
+// other. The container found is looked up again when the write is
+// replayed if a frame of the batch before it made or dropped one
+// (replayer.changes). A run of writes to one container (frame.same) looks
+// it up once.
 func (r *replayer) prefetch(batch []frame) {
 	var (
-		cid []byte
-		c   *Container
-		sum uint32
+		c      *Container
+		looked bool // c was looked up for the run of writes to one container that f is in
+		sum    uint32
 	)
+	r.prefetched = r.changes
 	for i := range batch {
 		f := &batch[i]
 		if f.rec == "" {
 			continue
 		}
-		if c == nil || !bytes.Equal(f.cid, cid) {
-			cid, c = f.cid, r.s.containers[string(f.cid)]
-			if c == nil {
-				continue
-			}
+		if !f.same || !looked {
+			c, looked = r.s.containers[string(f.cid)], true
+		}
+		if c == nil {
+			continue
 		}
 		f.c = c
 		f.si, f.h = c.shardIndex(f.rec.pk(), f.rec.id())
@@ -497,7 +512,10 @@ func (r *replayer) readFrames(data []byte, tornOK bool, batches chan<- []frame, 
 			end, err = 0, fmt.Errorf("lethe: reading %s: %v", r.file, p)
 		}
 	}()
-	var arena recordArena // the replaying goroutine has its own
+	var (
+		arena recordArena // the replaying goroutine has its own
+		cid   []byte      // of the last item write
+	)
 	batch := make([]frame, 0, framesPerBatch)
 	send := func() bool {
 		select {
@@ -547,6 +565,8 @@ func (r *replayer) readFrames(data []byte, tornOK bool, batches chan<- []frame, 
 		if payload[0] == framePut {
 			d := decoder{b: payload[1:]}
 			f.cid = d.str()
+			f.same = cid != nil && bytes.Equal(f.cid, cid)
+			cid = f.cid
 			if rec, ok := arena.record(r.version, d.b); ok && !d.bad {
 				f.rec = rec
 			}
@@ -754,8 +774,10 @@ func (r *replayer) loadSnapshot(path string, n uint64) (int64, error) {
 		return 0, err
 	}
 	defer release()
-	r.counts = countPuts(data[headerSize(r.version):])
-	defer func() { r.counts = nil }()
+	if r.m == nil || r.m.Items == nil {
+		r.counts = countPuts(data[headerSize(r.version):])
+		defer func() { r.counts = nil }()
+	}
 	ended := false
 	var items uint64
 	_, err = r.frames(data, false, func(f *frame) error {
@@ -858,19 +880,6 @@ func (r *replayer) loadState(p []byte) error {
 	}
 	c.rule, c.settingsSeq = rule, settingsSeq
 	c.positions.Store(positions)
-	if n := r.counts[c.id]; n > 0 {
-		// A shard's share is binomial: room for four standard
-		// deviations above the mean keeps all but a few from growing.
-		mean := float64(n) / shardCount
-		per := int(mean + 4*math.Sqrt(mean) + 1)
-		for i := range c.shards {
-			c.shards[i].items.reserve(per)
-		}
-		set := r.set(c)
-		for i := range set.shards {
-			set.shards[i] = newEntryBuilder(per)
-		}
-	}
 	r.maxSeq = max(r.maxSeq, created, settingsSeq)
 	return nil
 }
@@ -931,7 +940,33 @@ func (r *replayer) container(created uint64, text []byte) (*Container, error) {
 	c := newContainer(r.s, props, pp, r.now)
 	c.created, c.settingsSeq = created, created
 	r.s.containers[props.ID] = c
+	r.changes++
+	r.reserve(c)
 	return c, nil
+}
+
+// reserve sizes c's tables for the items it is expected to hold: a
+// snapshot's count of them (countPuts) while one loads, or else its
+// manifest's, so that they do not grow again and again as they fill.
+func (r *replayer) reserve(c *Container) {
+	n, ok := r.counts[c.id]
+	if !ok {
+		n = r.m.expectedItems(c.id, c.created)
+	}
+	if n <= 0 {
+		return
+	}
+	// A shard's share is binomial: room for four standard deviations
+	// above the mean keeps all but a few from growing.
+	mean := float64(n) / shardCount
+	per := int(mean + 4*math.Sqrt(mean) + 1)
+	for i := range c.shards {
+		c.shards[i].items.reserve(per)
+	}
+	set := r.set(c)
+	for i := range set.shards {
+		set.shards[i] = newEntryBuilder(per)
+	}
 }
 
 // apply replays one logged change.
@@ -963,6 +998,7 @@ func (r *replayer) apply(f *frame) error {
 		case frameDrop:
 			if c := s.containers[string(text)]; c != nil && c.created == seq {
 				delete(s.containers, c.id)
+				r.changes++
 			}
 			return nil
 		}
@@ -1014,9 +1050,11 @@ func (r *replayer) applyPut(f *frame) error {
 	if f.rec == "" {
 		return errors.New("the item write is malformed")
 	}
-	c := r.s.containers[string(f.cid)]
-	if c == nil {
-		return nil
+	c := f.c // as prefetch found it, if no container was made or dropped since
+	if c == nil || r.changes != r.prefetched {
+		if c = r.s.containers[string(f.cid)]; c == nil {
+			return nil
+		}
 	}
 	r.maxSeq = max(r.maxSeq, f.rec.seq())
 	if c == f.c {
@@ -1179,6 +1217,8 @@ func (r *replayer) putIn(c *Container, i int, h uint32, rec record) {
 	set.shards[i].add(rec)
 	if p := rec.pos(); p > c.positions.Load() {
 		c.positions.Store(p)
+	} else if p == 0 {
+		r.unplaced = true
 	}
 }
 
@@ -1247,11 +1287,12 @@ func (set *liveSet) sorted() (es shardEntries) {
 		es[i] = [2][]expiryEntry{inherit, own}
 	}
 	set.stale = nil
-	// Half the shards on each core.
+	// Half the shards on each core, each half through one buffer.
 	sortHalf := func(first int) {
+		var buf []expiryEntry
 		for i := first; i < shardCount; i += 2 {
-			sortEntries(es[i][0])
-			sortEntries(es[i][1])
+			buf = sortEntries(es[i][0], buf)
+			buf = sortEntries(es[i][1], buf)
 		}
 	}
 	n := es.count(0) + es.count(1)
@@ -1283,8 +1324,14 @@ func both(m, n int, f, g func()) {
 // order, so that every recovery of the same old files gives the same
 // positions. Recovery places them once it has read the last file of an old
 // format, before it replays one of the current format (whose writes were
-// made after the same placement), and at its end.
+// made after the same placement), and at its end; when no record without
+// a position was put since, it reads no table.
 func (r *replayer) place() {
+	r.old = false
+	if !r.unplaced {
+		return
+	}
+	r.unplaced = false
 	for _, c := range r.s.containers {
 		var unplaced []record
 		for i := range c.shards {
@@ -1300,7 +1347,6 @@ func (r *replayer) place() {
 			r.put(c, rec.withPos(c.positions.Add(1)))
 		}
 	}
-	r.old = false
 }
 
 // record reads a record (record.go) written in the current file's format,
@@ -1406,14 +1452,27 @@ func recordV1(b []byte) (record, bool) {
 	return rb.end(), true
 }
 
+// isLowerHex reports whether b is all lowercase hexadecimal digits. It
+// looks each byte up in a table, without a branch: recovery checks the
+// ETag of every record, whose digits mispredict the branches of range
+// comparisons.
 func isLowerHex(b []byte) bool {
+	var bad byte
 	for _, c := range b {
+		bad |= notLowerHex[c]
+	}
+	return bad == 0
+}
+
+// notLowerHex is 1 for a byte that is not a lowercase hexadecimal digit.
+var notLowerHex = func() (t [256]byte) {
+	for c := range t {
 		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return false
+			t[c] = 1
 		}
 	}
-	return true
-}
+	return t
+}()
 
 // finish builds the expiry indexes, drops the items that have expired, and
 // lists the containers. Two items of a container that share a write
@@ -1432,8 +1491,10 @@ func (r *replayer) finish(dir string) error {
 		// expired items' come first, so no record is read again but
 		// theirs.
 		es := set.sorted()
-		for kind := range 2 {
-			if dup := firstDup(&es, kind); dup != "" {
+		var dups [2]record
+		both(es.count(0), es.count(1), func() { dups[0] = firstDup(&es, 0) }, func() { dups[1] = firstDup(&es, 1) })
+		for _, dup := range dups {
+			if dup != "" {
 				return dupError(dir, c, dup)
 			}
 		}
@@ -1455,7 +1516,9 @@ func (r *replayer) finish(dir string) error {
 		}
 		c.expiry.mu.Unlock()
 		s.recovery.Items += items
+		r.items = append(r.items, itemCount{ID: c.id, Created: c.created, N: int(items)})
 	}
+	slices.SortFunc(r.items, func(a, b itemCount) int { return strings.Compare(a.ID, b.ID) })
 	r.sets, r.last.c, r.last.set = nil, nil, nil
 	s.relistLocked()
 	s.seq.Store(r.maxSeq)
@@ -1464,12 +1527,13 @@ func (r *replayer) finish(dir string) error {
 
 // sortEntries sorts es (lessEntry) by a radix sort of their instants,
 // ties by write sequence: recovery sorts a million entries this way in a
-// fraction of the time a comparison sort takes.
-func sortEntries(es []expiryEntry) {
+// fraction of the time a comparison sort takes. The sort works through
+// buf, grown to len(es) if need be, and returns it for the next sort.
+func sortEntries(es, buf []expiryEntry) []expiryEntry {
 	const bits = 11 // a digit: its counts fit in the cache
 	if len(es) < 1<<bits {
 		slices.SortFunc(es, compareEntries)
-		return
+		return buf
 	}
 	lo, hi := es[0].at, es[0].at
 	for _, e := range es {
@@ -1484,7 +1548,10 @@ func sortEntries(es []expiryEntry) {
 			counts[p][k>>(p*bits)&(1<<bits-1)]++
 		}
 	}
-	src, dst := es, make([]expiryEntry, len(es))
+	if cap(buf) < len(es) {
+		buf = make([]expiryEntry, len(es))
+	}
+	src, dst := es, buf[:len(es)]
 	for p := range counts {
 		next := &counts[p]
 		sum := 0
@@ -1511,6 +1578,7 @@ func sortEntries(es []expiryEntry) {
 		}
 		i = j
 	}
+	return buf
 }
 
 func compareEntries(a, b expiryEntry) int {

@@ -2,15 +2,22 @@ package lethe
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"math"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
+	"github.com/lethedb/lethe/internal/vfs"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -48,7 +55,7 @@ func TestSortEntries(t *testing.T) {
 			es := randomEntries(rng, n, base, spread, true)
 			want := slices.Clone(es)
 			slices.SortFunc(want, compareEntries)
-			sortEntries(es)
+			sortEntries(es, nil)
 			require.Equal(t, want, es, "n %d spread %d", n, spread)
 		}
 	}
@@ -63,7 +70,7 @@ func BenchmarkSortEntries(b *testing.B) {
 		name string
 		fn   func([]expiryEntry)
 	}{
-		{"radix", sortEntries},
+		{"radix", func(es []expiryEntry) { sortEntries(es, nil) }},
 		{"pdq", func(es []expiryEntry) { slices.SortFunc(es, compareEntries) }},
 	} {
 		b.Run(sort.name, func(b *testing.B) {
@@ -202,4 +209,140 @@ func TestFramesStopsOnError(t *testing.T) {
 		require.Less(t, i, 5000, "%d goroutines, %d before: the reading goroutines do not end", runtime.NumGoroutine(), before)
 		time.Sleep(time.Millisecond) // they end just after frames returns
 	}
+}
+
+// TestRecoverySizesTables: recovery makes each shard's id table large
+// enough for its share of a container's items before they arrive, so
+// that none grows as they load: from the item counts the manifest keeps
+// (written at Close), from a snapshot or from a log alone; and, for an
+// older store whose manifest keeps none, from a snapshot's items counted
+// per container first (countPuts). Each container's count is its own.
+func TestRecoverySizesTables(t *testing.T) {
+	want := map[string]int{"a": 3000, "b": 40}
+	for _, tc := range []struct {
+		name       string
+		checkpoint bool
+		oldFormat  bool // the manifest keeps no item counts
+	}{
+		{"log", false, false},
+		{"snapshot", true, false},
+		{"snapshot, older manifest", true, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			s, err := Open(&Options{Dir: dir, Sync: SyncNever})
+			require.NoError(t, err)
+			for id, n := range want {
+				c, err := s.CreateContainer(t.Context(), ContainerProperties{ID: id})
+				require.NoError(t, err)
+				for i := range n {
+					_, err := c.UpsertItem(t.Context(), NewPartitionKey(), []byte(`{"id":"`+strconv.Itoa(i)+`"}`), nil)
+					require.NoError(t, err)
+				}
+			}
+			if tc.checkpoint {
+				require.NoError(t, s.Checkpoint(t.Context()))
+			}
+			require.NoError(t, s.Close())
+
+			m, err := readManifest(vfs.OS, dir)
+			require.NoError(t, err)
+			counts := map[string]int{}
+			for _, ic := range m.Items {
+				assert.Equal(t, s.containers[ic.ID].created, ic.Created, "container %s", ic.ID)
+				counts[ic.ID] = ic.N
+			}
+			assert.Equal(t, want, counts, "the manifest's item counts")
+			if tc.checkpoint {
+				snaps, err := filepath.Glob(filepath.Join(dir, "snap-*.db"))
+				require.NoError(t, err)
+				require.Len(t, snaps, 1)
+				data, err := os.ReadFile(snaps[0])
+				require.NoError(t, err)
+				assert.Equal(t, want, countPuts(data[fileHeaderV4:]))
+			}
+			if tc.oldFormat {
+				m.Items = nil
+				writeManifestFile(t, dir, m)
+			}
+
+			s, err = Open(&Options{Dir: dir, Sync: SyncNever})
+			require.NoError(t, err)
+			defer s.Close()
+			for id, n := range want {
+				c := s.containers[id]
+				mean := float64(n) / shardCount
+				per := int(mean + 4*math.Sqrt(mean) + 1)
+				reserved := per*maxLoadDen/maxLoadNum + 1
+				for i := range c.shards {
+					if c.shards[i].items.n > per {
+						continue // past four standard deviations (the hash seed is random): it may grow
+					}
+					assert.Equal(t, max(minTableSize, reserved), len(c.shards[i].items.slots), "container %s shard %d grew", id, i)
+				}
+			}
+		})
+	}
+}
+
+// writeManifestFile replaces dir's manifest with m, as a store of
+// another version might have written it.
+func writeManifestFile(t *testing.T, dir string, m *manifest) {
+	t.Helper()
+	data, err := json.Marshal(m)
+	require.NoError(t, err)
+	data = fmt.Appendf(data, "\n%08x\n", crc32.Checksum(data, castagnoli))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, manifestName), data, 0o644))
+}
+
+// TestRecoverDropInBatch: a container dropped and made again under its id
+// between two writes of the same batch of frames that recovery prefetches
+// (framesPerBatch): the write after is the new container's, not the one
+// prefetch found.
+func TestRecoverDropInBatch(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(&Options{Dir: dir, Sync: SyncNever, Reaper: ReaperOptions{Disabled: true}})
+	require.NoError(t, err)
+	c, err := s.CreateContainer(t.Context(), ContainerProperties{ID: "c"})
+	require.NoError(t, err)
+	put := func(c *Container, id string) {
+		_, err := c.UpsertItem(t.Context(), NewPartitionKey(), []byte(`{"id":"`+id+`"}`), nil)
+		require.NoError(t, err)
+	}
+	// The frames: the container, its items, its drop, the new one, its
+	// item; the last three in the batch after the first.
+	for i := range framesPerBatch + framesPerBatch/2 - 3 {
+		put(c, strconv.Itoa(i))
+	}
+	put(c, "last")
+	// No snapshot, which the drop asks for, may replace the log.
+	s.checkpointer.mu.Lock()
+	s.checkpointer.closed = true
+	s.checkpointer.mu.Unlock()
+	require.NoError(t, s.DeleteContainer(t.Context(), "c"))
+	c, err = s.CreateContainer(t.Context(), ContainerProperties{ID: "c"})
+	require.NoError(t, err)
+	put(c, "last")
+	require.NoError(t, s.Close())
+
+	s, err = Open(&Options{Dir: dir, Sync: SyncNever, Reaper: ReaperOptions{Disabled: true}})
+	require.NoError(t, err)
+	defer s.Close()
+	require.Empty(t, s.Recovery().Snapshot)
+	c, err = s.Container("c")
+	require.NoError(t, err)
+	assert.Equal(t, int64(1), c.Stats().Items)
+	_, err = c.ReadItem(t.Context(), NewPartitionKey(), "last", nil)
+	require.NoError(t, err)
+}
+
+// TestIsLowerHex: every byte value, alone and among digits.
+func TestIsLowerHex(t *testing.T) {
+	for c := range 256 {
+		want := '0' <= c && c <= '9' || 'a' <= c && c <= 'f'
+		require.Equal(t, want, isLowerHex([]byte{byte(c)}), "byte %#x", c)
+		require.Equal(t, want, isLowerHex([]byte{'0', 'f', byte(c), '9'}), "byte %#x among digits", c)
+	}
+	require.True(t, isLowerHex(nil))
+	require.True(t, isLowerHex([]byte("0123456789abcdef")))
 }

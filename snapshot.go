@@ -151,7 +151,7 @@ func (cp *checkpointer) take(ctx context.Context, pace int64) error {
 	}
 	// The manifest names the snapshot before what it replaces goes: a
 	// manifest that named those files would find them missing.
-	if err := s.writeManifest(manifest{Snapshot: n, Log: n, Seq: max(s.manifest.Seq, seq)}); err != nil {
+	if err := s.writeManifest(manifest{Snapshot: n, Log: n, Seq: max(s.manifest.Seq, seq), Items: s.itemCounts()}); err != nil {
 		return checkpointError(err)
 	}
 	cp.lastSize.Store(size)

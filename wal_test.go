@@ -1,9 +1,6 @@
 package lethe
 
 import (
-	"math"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -52,50 +49,6 @@ func TestWALLostTickets(t *testing.T) {
 	assert.Error(t, lostIn(lost, refused))
 	assert.NoError(t, lostIn(lost, kept))
 	assert.NoError(t, lostIn(lost, healed))
-}
-
-// TestSnapshotSizesTables: a snapshot's items are counted per container
-// before they load (countPuts), and each shard's table is made large enough
-// for its share at once: none grows while the snapshot loads, and each
-// container's count is its own.
-func TestSnapshotSizesTables(t *testing.T) {
-	dir := t.TempDir()
-	s, err := Open(&Options{Dir: dir, Sync: SyncNever})
-	require.NoError(t, err)
-	want := map[string]int{"a": 3000, "b": 40}
-	for id, n := range want {
-		c, err := s.CreateContainer(t.Context(), ContainerProperties{ID: id})
-		require.NoError(t, err)
-		for i := range n {
-			_, err := c.UpsertItem(t.Context(), NewPartitionKey(), []byte(`{"id":"`+strconv.Itoa(i)+`"}`), nil)
-			require.NoError(t, err)
-		}
-	}
-	require.NoError(t, s.Checkpoint(t.Context()))
-	require.NoError(t, s.Close())
-
-	snaps, err := filepath.Glob(filepath.Join(dir, "snap-*.db"))
-	require.NoError(t, err)
-	require.Len(t, snaps, 1)
-	data, err := os.ReadFile(snaps[0])
-	require.NoError(t, err)
-	assert.Equal(t, want, countPuts(data[fileHeaderV4:]))
-
-	s, err = Open(&Options{Dir: dir, Sync: SyncNever})
-	require.NoError(t, err)
-	defer s.Close()
-	for id, n := range want {
-		c := s.containers[id]
-		mean := float64(n) / shardCount
-		per := int(mean + 4*math.Sqrt(mean) + 1)
-		reserved := per*maxLoadDen/maxLoadNum + 1
-		for i := range c.shards {
-			if c.shards[i].items.n > per {
-				continue // past four standard deviations (the hash seed is random): it may grow
-			}
-			assert.Equal(t, max(minTableSize, reserved), len(c.shards[i].items.slots), "container %s shard %d grew", id, i)
-		}
-	}
 }
 
 // TestRecordArena: records copied into the arena read back as written,
