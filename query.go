@@ -297,6 +297,13 @@ type QueryItemsPager struct {
 // lethe before positions. It holds the ORDER BY values in clear, so it
 // grows with them.
 //
+// A sorted evaluation (ORDER BY that no index walks) holds only the rows
+// its results need: with TOP or LIMIT, the first of them (and OFFSET's);
+// resumed from a token without DISTINCT, GROUP BY or aggregate, a page's
+// and one more, its first page then being evaluated as a streamed one is,
+// and the pager's later pages whole, once, from that page's key. Its
+// memory grows with those results, not with the items.
+//
 // Limits: an evaluation stops with its context's error soon after ctx is
 // done, even within one item, and fails with ErrBadRequest when it would
 // pass MaxQueryValueSize, MaxQueryJoinRows, MaxQueryRows or
@@ -592,7 +599,18 @@ func (p *QueryItemsPager) run(ctx context.Context) error {
 			// the page needs.
 			res, recs, more, err = runInItemOrder(ctx, eval, params, docs, recs, now, from, need, full, size, env)
 		} else {
+			keep := from != nil && size > 0 && eval.Prunes()
+			if keep {
+				// Resumed: the page and one more result, to tell whether
+				// more follow, are all it holds; the pager's next page
+				// evaluates the rest whole, once (p.whole).
+				from.Keep = size + 1
+			}
 			res, err = query.ExecFrom(ctx, eval, params, docs, time.Unix(0, now).UTC(), from, env)
+			if keep && len(res.Items) > size {
+				more, p.whole = true, true
+				res.Truncate(size)
+			}
 		}
 	}
 	if err != nil {

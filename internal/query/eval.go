@@ -166,6 +166,15 @@ type evaluator struct {
 	full   bool
 	rows   []row
 	last   Key
+	// Bounded ordering (topk.go): when topN >= 0, only the first topN
+	// rows after after (nil: all) are held; cut says rows[topN-1] is the
+	// row a new one must come before. spareRaw and spareKeys are buffers
+	// of rows turned away.
+	topN      int
+	after     *Key
+	cut       bool
+	spareRaw  [][]byte
+	spareKeys [][]value
 	// The sources of the JOINs, kept while the bindings they are made
 	// from stay (see joinSources).
 	srcs []joinSrc
@@ -229,6 +238,10 @@ type Resume struct {
 	// Offset is how much of OFFSET is left to apply to the results after
 	// After (0: OFFSET was applied before).
 	Offset int
+	// Keep, when positive, is how many results (after OFFSET) the caller
+	// needs at most: a sorted evaluation holds no more rows than those
+	// (topk.go), and returns no more than Keep results.
+	Keep int
 	// Need, when positive, lets the evaluation of a query in item order
 	// (InItemOrder) over docs sorted by ID stop inside an item: once it
 	// has Need results after After (before OFFSET, TOP and LIMIT), and at
@@ -311,9 +324,15 @@ func ExecFrom(ctx context.Context, q *Query, params map[string]any, docs []Doc, 
 	ev.slots = make([]binding, max(q.nslots, 1))
 	ev.srcs = joinSources(q)
 	ev.encode = !q.distinct
+	ev.topN = -1
 	inOrder := from != nil && q.from != nil && q.from.path == nil && len(q.orderBy) == 0 && !q.distinct && !q.aggregated && !q.grouped
 	if inOrder && from.Need > 0 && slices.IsSortedFunc(docs, func(a, b Doc) int { return strings.Compare(a.ID, b.ID) }) {
 		ev.need = from.Need
+	}
+	if from == nil {
+		ev.startPruning(offset, top, limit, 0, nil)
+	} else {
+		ev.startPruning(min(offset, from.Offset), lessBy(top, from.Consumed), lessBy(limit, from.Consumed), from.Keep, &from.After)
 	}
 	if q.from == nil {
 		rows = ev.emit(rows, 0, 0)
@@ -379,6 +398,9 @@ func ExecFrom(ctx context.Context, q *Query, params map[string]any, docs []Doc, 
 	if top >= 0 && top < len(rows) {
 		rows = rows[:top]
 	}
+	if from != nil && from.Keep > 0 && from.Keep < len(rows) {
+		rows = rows[:from.Keep]
+	}
 	// All items share one buffer, each capped so that they stay
 	// independent: one allocation instead of one per row.
 	size := 0
@@ -405,7 +427,7 @@ func ExecFrom(ctx context.Context, q *Query, params map[string]any, docs []Doc, 
 			res.Sources[i] = r.doc
 		}
 		if r.enc {
-			res.Items[i] = r.raw
+			res.Items[i] = r.raw[:len(r.raw):len(r.raw)]
 			continue
 		}
 		start := len(buf)
@@ -803,10 +825,14 @@ func (ev *evaluator) emit(rows []row, di, seq int) []row {
 	if len(rows) >= MaxRows {
 		ev.fail("the query would hold more than %d rows, the limit", MaxRows)
 	}
+	h0 := ev.held
 	ev.hold(rowBytes)
+	pruned := ev.topN >= 0
 	if r.raw == nil {
 		ev.checkResult(v)
-		if ev.encode {
+		if pruned {
+			// Encoded by offer, if it is held.
+		} else if ev.encode {
 			r.raw, r.enc = ev.keep(v), true
 		} else {
 			r.vi = int32(len(ev.vals))
@@ -816,7 +842,11 @@ func (ev *evaluator) emit(rows []row, di, seq int) []row {
 	if q.rank {
 		r.keys = ev.rankKeys()
 	} else if len(q.orderBy) > 0 {
-		r.keys = make([]value, len(q.orderBy))
+		if pruned {
+			r.keys = ev.orderKeys(len(q.orderBy))
+		} else {
+			r.keys = make([]value, len(q.orderBy))
+		}
 		for i, o := range q.orderBy {
 			r.keys[i] = ev.eval(o.x)
 			if o.similar {
@@ -827,6 +857,9 @@ func (ev *evaluator) emit(rows []row, di, seq int) []row {
 				ev.fail("an ORDER BY value would be over the limit of %d bytes", MaxValueSize)
 			}
 		}
+	}
+	if pruned {
+		return ev.offer(rows, r, v, h0)
 	}
 	if len(rows) == cap(rows) {
 		// Twice as many each time (append grows a large slice by a
@@ -883,20 +916,26 @@ func (ev *evaluator) projectTo(q *Query, fs []field) value {
 	return value{k: kObj, o: fs}
 }
 
+// sortRows puts rows of docs in the order of their results: by their
+// ORDER BY values, then their documents' IDs, then their positions among
+// their document's rows.
 func (ev *evaluator) sortRows(rows []row, docs []Doc) {
-	q := ev.q
-	slices.SortFunc(rows, func(a, b row) int {
-		if c := q.compareOrder(a.keys, b.keys); c != 0 {
+	slices.SortFunc(rows, func(a, b row) int { return ev.compareRows(docs, a, b) })
+}
+
+// compareRows compares two rows of docs in the order of sortRows: a total
+// order.
+func (ev *evaluator) compareRows(docs []Doc, a, b row) int {
+	if c := ev.q.compareOrder(a.keys, b.keys); c != 0 {
+		return c
+	}
+	if a.doc != b.doc {
+		if c := strings.Compare(docs[a.doc].ID, docs[b.doc].ID); c != 0 {
 			return c
 		}
-		if a.doc != b.doc {
-			if c := strings.Compare(docs[a.doc].ID, docs[b.doc].ID); c != 0 {
-				return c
-			}
-			return cmpInt(int(a.doc), int(b.doc))
-		}
-		return cmpInt(int(a.seq), int(b.seq))
-	})
+		return cmpInt(int(a.doc), int(b.doc))
+	}
+	return cmpInt(int(a.seq), int(b.seq))
 }
 
 // ---- aggregates ----
