@@ -302,7 +302,10 @@ type QueryItemsPager struct {
 // resumed from a token without DISTINCT, GROUP BY or aggregate, a page's
 // and one more, its first page then being evaluated as a streamed one is,
 // and the pager's later pages whole, once, from that page's key. Its
-// memory grows with those results, not with the items.
+// memory grows with those results, not with the items, and it evaluates
+// the select list of a row (user-defined functions included) only if the
+// row may be one of them: a row that passes WHERE but is turned away by
+// its ORDER BY values fails no limit of its results.
 //
 // Limits: an evaluation stops with its context's error soon after ctx is
 // done, even within one item, and fails with ErrBadRequest when it would

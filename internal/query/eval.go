@@ -792,47 +792,20 @@ func (ev *evaluator) emit(rows []row, di, seq int) []row {
 		return rows
 	}
 	r := row{doc: int32(di), seq: int32(seq)}
-	var v value
-	switch {
-	case q.star:
-		b := &ev.slots[q.lastSlot()]
-		if b.lazy {
-			if !wellFormed(b.raw) {
-				return rows
-			}
-			r.raw, r.sys = b.raw, b.doc
-		} else {
-			v = b.v
-		}
-	case q.valueSel:
-		if id, ok := q.items[0].x.(*ident); ok && ev.slots[id.slot].lazy {
-			r.raw, r.sys = ev.slots[id.slot].raw, ev.slots[id.slot].doc
-			if !wellFormed(r.raw) {
-				return rows
-			}
-		} else {
-			v = ev.eval(q.items[0].x)
-			if v.k == kUndef {
-				return rows
-			}
-		}
-	case ev.encode:
-		v = ev.projectTo(q, ev.fields[:0])
-		ev.fields = v.o[:0]
-	default:
-		v = ev.project(q)
+	if ev.topN >= 0 {
+		return ev.offer(rows, r)
+	}
+	v, ok := ev.result(&r)
+	if !ok {
+		return rows
 	}
 	if len(rows) >= MaxRows {
 		ev.fail("the query would hold more than %d rows, the limit", MaxRows)
 	}
-	h0 := ev.held
 	ev.hold(rowBytes)
-	pruned := ev.topN >= 0
 	if r.raw == nil {
 		ev.checkResult(v)
-		if pruned {
-			// Encoded by offer, if it is held.
-		} else if ev.encode {
+		if ev.encode {
 			r.raw, r.enc = ev.keep(v), true
 		} else {
 			r.vi = int32(len(ev.vals))
@@ -842,24 +815,7 @@ func (ev *evaluator) emit(rows []row, di, seq int) []row {
 	if q.rank {
 		r.keys = ev.rankKeys()
 	} else if len(q.orderBy) > 0 {
-		if pruned {
-			r.keys = ev.orderKeys(len(q.orderBy))
-		} else {
-			r.keys = make([]value, len(q.orderBy))
-		}
-		for i, o := range q.orderBy {
-			r.keys[i] = ev.eval(o.x)
-			if o.similar {
-				r.keys[i] = ev.similarKey(o.x.(*call), r.keys[i])
-			}
-			ev.checkFinite(r.keys[i], "an ORDER BY value")
-			if _, ok := sizeAtMost(r.keys[i], MaxValueSize); !ok {
-				ev.fail("an ORDER BY value would be over the limit of %d bytes", MaxValueSize)
-			}
-		}
-	}
-	if pruned {
-		return ev.offer(rows, r, v, h0)
+		r.keys = ev.orderValues(make([]value, len(q.orderBy)))
 	}
 	if len(rows) == cap(rows) {
 		// Twice as many each time (append grows a large slice by a
@@ -871,6 +827,60 @@ func (ev *evaluator) emit(rows []row, di, seq int) []row {
 		ev.full = true
 	}
 	return rows
+}
+
+// result evaluates the result of the current bindings into r: its JSON
+// as stored (r.raw, r.sys) or, returned, its computed value; ok is false
+// when the bindings have no result (an undefined VALUE, a malformed
+// stored document).
+func (ev *evaluator) result(r *row) (v value, ok bool) {
+	q := ev.q
+	switch {
+	case q.star:
+		b := &ev.slots[q.lastSlot()]
+		if b.lazy {
+			if !wellFormed(b.raw) {
+				return v, false
+			}
+			r.raw, r.sys = b.raw, b.doc
+		} else {
+			v = b.v
+		}
+	case q.valueSel:
+		if id, ok := q.items[0].x.(*ident); ok && ev.slots[id.slot].lazy {
+			r.raw, r.sys = ev.slots[id.slot].raw, ev.slots[id.slot].doc
+			if !wellFormed(r.raw) {
+				return v, false
+			}
+		} else {
+			v = ev.eval(q.items[0].x)
+			if v.k == kUndef {
+				return v, false
+			}
+		}
+	case ev.encode:
+		v = ev.projectTo(q, ev.fields[:0])
+		ev.fields = v.o[:0]
+	default:
+		v = ev.project(q)
+	}
+	return v, true
+}
+
+// orderValues evaluates the ORDER BY values of the current bindings into
+// keys, and returns it.
+func (ev *evaluator) orderValues(keys []value) []value {
+	for i, o := range ev.q.orderBy {
+		keys[i] = ev.eval(o.x)
+		if o.similar {
+			keys[i] = ev.similarKey(o.x.(*call), keys[i])
+		}
+		ev.checkFinite(keys[i], "an ORDER BY value")
+		if _, ok := sizeAtMost(keys[i], MaxValueSize); !ok {
+			ev.fail("an ORDER BY value would be over the limit of %d bytes", MaxValueSize)
+		}
+	}
+	return keys
 }
 
 // outChunk is the largest chunk of bytes encoded results share (the

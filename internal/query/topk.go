@@ -49,14 +49,17 @@ func (ev *evaluator) startPruning(offset, top, limit, keep int, after *Key) {
 	ev.after = after
 }
 
-// offer adds the row r, whose computed result (if any) is v, to rows, the
-// rows held, as far as the results may need it (see startPruning); h0 is
-// what ev held before r's evaluation. A row held keeps its result encoded
-// in a buffer of its own, and counts exactly rowBytes and that encoding
-// against the budget; a row turned away, now or later, counts nothing, and
-// its buffers serve the next rows.
-func (ev *evaluator) offer(rows []row, r row, v value, h0 int) []row {
-	ev.held = h0 // r's evaluation held its estimate (emit): r counts what it keeps below
+// offer adds the row of the current bindings, r, to rows, the rows held,
+// if the results may need it (see startPruning): its ORDER BY values are
+// evaluated first, and its result only if it is held, so a row turned away
+// costs its ORDER BY values alone. A row held keeps its computed result
+// encoded in a buffer of its own, and counts exactly rowBytes and that
+// encoding against the budget; a row turned away, now or later, counts
+// nothing, and its buffers serve the next rows.
+func (ev *evaluator) offer(rows []row, r row) []row {
+	if n := len(ev.q.orderBy); n > 0 {
+		r.keys = ev.orderValues(ev.orderKeys(n))
+	}
 	if ev.after != nil && ev.q.compareKeys(Key{order: r.keys, item: ev.docs[r.doc].ID, seq: r.seq}, *ev.after) <= 0 {
 		ev.recycle(r) // at or before the result resumed after
 		return rows
@@ -66,7 +69,18 @@ func (ev *evaluator) offer(rows []row, r row, v value, h0 int) []row {
 		ev.recycle(r) // n rows held come before it
 		return rows
 	}
+	v, ok := ev.result(&r)
+	if !ok {
+		ev.recycle(r)
+		return rows
+	}
+	if len(rows) >= MaxRows {
+		ev.fail("the query would hold more than %d rows, the limit", MaxRows)
+	}
+	h0 := ev.held
+	ev.hold(rowBytes)
 	if r.raw == nil {
+		ev.checkResult(v)
 		b := ev.spareRaw
 		if len(b) > 0 {
 			ev.spareRaw = b[:len(b)-1]
@@ -75,8 +89,9 @@ func (ev *evaluator) offer(rows []row, r row, v value, h0 int) []row {
 			r.raw = appendJSON(nil, v)
 		}
 		r.enc = true
+		ev.held = h0 // r counts its encoding, not checkResult's estimate
+		ev.hold(rowHeld(r))
 	}
-	ev.hold(rowHeld(r))
 	if len(rows) == 2*n {
 		ev.sortRows(rows, ev.docs)
 		for _, d := range rows[n:] {
