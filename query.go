@@ -1194,13 +1194,16 @@ func decodeToken(s string) (continuation, error) {
 	return ct, nil
 }
 
-// queryHash identifies a query text with its partition key and parameters.
-// A parameter that cannot be encoded as JSON is a 400 naming it.
+// queryHash identifies a query text with its partition key and parameters,
+// whatever the order the parameters are given in (the REST front gives them
+// in the order of a map). A parameter that cannot be encoded as JSON is a
+// 400 naming it.
 func queryHash(text string, pk PartitionKey, params []QueryParameter) (uint64, error) {
 	h := fnv.New64a()
 	h.Write([]byte(text))
 	h.Write([]byte{0})
 	h.Write([]byte(pk.enc))
+	params = slices.SortedFunc(slices.Values(params), func(a, b QueryParameter) int { return strings.Compare(a.Name, b.Name) })
 	for _, p := range params {
 		v, err := json.Marshal(p.Value)
 		if err != nil {
