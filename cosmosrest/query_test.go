@@ -244,3 +244,32 @@ func TestQueryPagesParameters(t *testing.T) {
 		}
 	}
 }
+
+// TestQueryBodyMalformed: a query request whose body is not a query
+// specification (queryspec) is a 400 saying what it must be, for the
+// documents, the query plan and the databases alike; a parameter without
+// a value is missing.
+func TestQueryBodyMalformed(t *testing.T) {
+	_, c := testServer(t, cosmosrest.Config{})
+	createDB(t, c, "db")
+	must(t, c.do("POST", "/dbs/db/colls", map[string]any{"id": "c", "partitionKey": map[string]any{"paths": []string{"/pk"}}}), 201)
+	const coll = "/dbs/db/colls/c"
+	q := []string{"Content-Type", "application/query+json", "x-ms-documentdb-isquery", "True", "x-ms-documentdb-query-enablecrosspartition", "True"}
+	const want = `The request payload is invalid. Ensure to provide a valid request payload. (lethe: the body of a query must be a JSON object {"query": "...", "parameters": [{"name": "@p", "value": ...}]})`
+	for _, body := range []string{`{"parameters":[]}`, `{"query":7}`, `[]`, `{"query":"SELECT * FROM c"`} {
+		for _, path := range []string{coll + "/docs", "/dbs"} {
+			r := must(t, c.do("POST", path, body, q...), 400)
+			if msg, _ := r.json(t)["message"].(string); msg != want {
+				t.Errorf("%s to %s: %q", body, path, msg)
+			}
+		}
+		r := must(t, c.do("POST", coll+"/docs", body, append(slices.Clone(q), "x-ms-cosmos-is-query-plan-request", "True")...), 400)
+		if msg, _ := r.json(t)["message"].(string); msg != want {
+			t.Errorf("%s, plan: %q", body, msg)
+		}
+	}
+	r := must(t, c.do("POST", coll+"/docs", `{"query":"SELECT * FROM c WHERE c.n = @n","parameters":[{"name":"@n"}]}`, q...), 400)
+	if msg, _ := r.json(t)["message"].(string); !strings.Contains(msg, "missing parameter @n") {
+		t.Errorf("a parameter without a value: %q", msg)
+	}
+}
