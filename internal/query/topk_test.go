@@ -231,9 +231,9 @@ func BenchmarkTopKOrderBy(b *testing.B) {
 					if err != nil {
 						b.Fatal(err)
 					}
-					kind := map[bool]string{true: "pruned", false: "sorted"}[prune]
+					kind := map[bool]string{true: "pruned", false: "full"}[prune]
 					proj := map[bool]string{true: "star", false: "computed"}[sel == "*"]
-					b.Run(fmt.Sprintf("n=%d/k=%d/%s/%s", n, k, proj, kind), func(b *testing.B) {
+					b.Run(fmt.Sprintf("n=%d/k=%d/sel=%s/sort=%s", n, k, proj, kind), func(b *testing.B) {
 						defer func(was bool) { pruneRows = was }(pruneRows)
 						pruneRows = prune
 						b.ReportAllocs()
