@@ -1,15 +1,16 @@
 package query
 
-// Bounded ordering: a query whose results are sorted (ORDER BY, or the
-// item order of a query that is not evaluated in it) and of which only the
-// first n are needed (TOP, LIMIT, or a page: Resume.Keep) holds no more
-// than 2n rows, not every row that passes WHERE. Rows are gathered in a
-// buffer; once it holds 2n, it is sorted and cut to its first n, whose
-// last is from then on the row a new row must come before to be held at
-// all. So an evaluation holds O(n) rows and costs O(log n) comparisons a
-// row held (O(1) a row turned away), and its results are exactly those of
-// a sort of every row: the order is total (sortRows), so the first n rows
-// of all are the first n of any set that holds them.
+// Bounded ordering: a query whose rows are sorted before they are
+// returned (by ORDER BY, or without it by item and position, as sortRows
+// does) and of which only the first n results are needed (TOP, LIMIT, or a
+// page: Resume.Keep) holds no more than 2n rows, not every row that passes
+// WHERE. Rows are gathered in a buffer; once it holds 2n, it is sorted and
+// cut to its first n, whose last is from then on the row a new row must
+// come before to be held at all. So an evaluation holds O(n) rows, costs
+// O(log n) comparisons (amortized) a row held and one a row turned away,
+// and its results are exactly those of a sort of every row: the order is
+// total (compareRows), so the first n rows of all are the first n of any
+// set that holds them.
 
 // pruneRows lets evaluations bound the rows they hold (tests turn it off
 // to compare with a sort of every row).
