@@ -297,6 +297,16 @@ type QueryItemsPager struct {
 // lethe before positions. It holds the ORDER BY values in clear, so it
 // grows with them.
 //
+// A sorted evaluation (ORDER BY that no index walks) holds only the rows
+// its results need: with TOP or LIMIT, the first of them (and OFFSET's);
+// resumed from a token without DISTINCT, GROUP BY or aggregate, a page's
+// and one more, its first page then being evaluated as a streamed one is,
+// and the pager's later pages whole, once, from that page's key. Its
+// memory grows with those results, not with the items, and it evaluates
+// the select list of a row (user-defined functions included) only if the
+// row may be one of them: a row that passes WHERE but is turned away by
+// its ORDER BY values fails no limit of its results.
+//
 // Limits: an evaluation stops with its context's error soon after ctx is
 // done, even within one item, and fails with ErrBadRequest when it would
 // pass MaxQueryValueSize, MaxQueryJoinRows, MaxQueryRows or
@@ -592,7 +602,18 @@ func (p *QueryItemsPager) run(ctx context.Context) error {
 			// the page needs.
 			res, recs, more, err = runInItemOrder(ctx, eval, params, docs, recs, now, from, need, full, size, env)
 		} else {
+			keep := from != nil && size > 0 && eval.Prunes()
+			if keep {
+				// Resumed: the page and one more result, to tell whether
+				// more follow, are all it holds; the pager's next page
+				// evaluates the rest whole, once (p.whole).
+				from.Keep = size + 1
+			}
 			res, err = query.ExecFrom(ctx, eval, params, docs, time.Unix(0, now).UTC(), from, env)
+			if keep && len(res.Items) > size {
+				more, p.whole = true, true
+				res.Truncate(size)
+			}
 		}
 	}
 	if err != nil {
@@ -1173,13 +1194,16 @@ func decodeToken(s string) (continuation, error) {
 	return ct, nil
 }
 
-// queryHash identifies a query text with its partition key and parameters.
-// A parameter that cannot be encoded as JSON is a 400 naming it.
+// queryHash identifies a query text with its partition key and parameters,
+// whatever the order the parameters are given in (the REST front gives them
+// in the order of a map). A parameter that cannot be encoded as JSON is a
+// 400 naming it.
 func queryHash(text string, pk PartitionKey, params []QueryParameter) (uint64, error) {
 	h := fnv.New64a()
 	h.Write([]byte(text))
 	h.Write([]byte{0})
 	h.Write([]byte(pk.enc))
+	params = slices.SortedFunc(slices.Values(params), func(a, b QueryParameter) int { return strings.Compare(a.Name, b.Name) })
 	for _, p := range params {
 		v, err := json.Marshal(p.Value)
 		if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -14,12 +15,19 @@ import (
 )
 
 // TestQueryBounded: queries that would do huge work inside one item stop
-// soon after their deadline, or are refused with a 400 naming the limit,
-// well within a second (generous for a slow shared machine; longer under
-// the race detector). A query in item order returns one item's JOIN rows
-// page by page, each page evaluating what it returns: "join-rows" then
-// fails at the page that passes MaxQueryJoinRows (in pages of 20,000,
-// the fifth).
+// soon after their deadline, or end, refused with a 400 naming the limit
+// or with their result, after a bounded amount of work. With a deadline,
+// that is well within a second (generous for a slow shared machine; longer
+// under the race detector). Without one, each ends as its case says, and
+// the work is counted, not timed: the bytes the evaluation allocates
+// (runtime.MemStats.TotalAlloc) stay under maxQueryWork, which a query
+// that did the work its limit spares passes many times over (ARRAY_CONCAT
+// of 2000 arrays of 3000 numbers, each decoded, allocates about 400 MB
+// before its arguments pass MaxQueryValueSize, and about 2.6 GB when all
+// its arguments are evaluated first). A query in item order returns one
+// item's JOIN rows page by page, each page evaluating what it returns:
+// "join-rows" then fails at the page that passes MaxQueryJoinRows (in
+// pages of 20,000, the fifth).
 func TestQueryBounded(t *testing.T) {
 	c, _ := newContainer(t, lethe.TTLNever)
 	arr := make([]string, 3000)
@@ -31,20 +39,25 @@ func TestQueryBounded(t *testing.T) {
 	create(t, c, `{"id":"big","b":"`+strings.Repeat("b", 2<<20-40)+`"}`)
 	concat := "SELECT VALUE LENGTH(CONCAT(c.b" + strings.Repeat(", c.b", 1999) + ")) FROM c WHERE c.id = 'big'"
 
+	const (
+		joinRows = "the FROM and JOIN clauses .* produce more than 100000 rows from one item, the limit"
+		tooBig   = "would build a value of .*the limit"
+	)
 	for _, tc := range []struct {
 		name, query string
+		end         string // without a deadline: the error's message (a regular expression), or "" for a result
 	}{
-		{"join", "SELECT VALUE 1 FROM c JOIN a IN c.arr JOIN b IN c.arr JOIN d IN c.arr WHERE a + b + d < 0"},
-		{"join-rows", "SELECT VALUE [a, b, d] FROM c JOIN a IN c.arr JOIN b IN c.arr JOIN d IN c.arr"},
-		{"like", "SELECT VALUE c.id FROM c WHERE c.s LIKE '%" + strings.Repeat("a", 50_000) + "b%'"},
-		{"like-underscore", "SELECT VALUE c.id FROM c WHERE c.s LIKE '%" + strings.Repeat("a_", 25_000) + "b%'"},
-		{"like-percent", "SELECT VALUE c.id FROM c WHERE c.s LIKE '" + strings.Repeat("%a", 25_000) + "%b'"},
-		{"concat", concat},
-		{"concat-operator", "SELECT VALUE LENGTH(c.b" + strings.Repeat(" || c.b", 1999) + ") FROM c WHERE c.id = 'big'"},
-		{"replicate", "SELECT VALUE LENGTH(REPLICATE(c.b, 2000)) FROM c WHERE c.id = 'big'"},
-		{"array-concat", "SELECT VALUE ARRAY_LENGTH(ARRAY_CONCAT(c.arr" + strings.Repeat(", c.arr", 1999) + ")) FROM c WHERE c.id = 'arr'"},
-		{"tostring", "SELECT VALUE LENGTH(TOSTRING([c.b" + strings.Repeat(", c.b", 1999) + "])) FROM c WHERE c.id = 'big'"},
-		{"projection", "SELECT VALUE [c.b" + strings.Repeat(", c.b", 1999) + "] FROM c WHERE c.id = 'big'"},
+		{"join", "SELECT VALUE 1 FROM c JOIN a IN c.arr JOIN b IN c.arr JOIN d IN c.arr WHERE a + b + d < 0", joinRows},
+		{"join-rows", "SELECT VALUE [a, b, d] FROM c JOIN a IN c.arr JOIN b IN c.arr JOIN d IN c.arr", joinRows},
+		{"like", "SELECT VALUE c.id FROM c WHERE c.s LIKE '%" + strings.Repeat("a", 50_000) + "b%'", ""},
+		{"like-underscore", "SELECT VALUE c.id FROM c WHERE c.s LIKE '%" + strings.Repeat("a_", 25_000) + "b%'", "LIKE needs more than 67108864 steps"},
+		{"like-percent", "SELECT VALUE c.id FROM c WHERE c.s LIKE '" + strings.Repeat("%a", 25_000) + "%b'", ""},
+		{"concat", concat, "CONCAT " + tooBig},
+		{"concat-operator", "SELECT VALUE LENGTH(c.b" + strings.Repeat(" || c.b", 1999) + ") FROM c WHERE c.id = 'big'", "\\|\\| " + tooBig},
+		{"replicate", "SELECT VALUE LENGTH(REPLICATE(c.b, 2000)) FROM c WHERE c.id = 'big'", ""}, // REPLICATE's own limit makes it undefined
+		{"array-concat", "SELECT VALUE ARRAY_LENGTH(ARRAY_CONCAT(c.arr" + strings.Repeat(", c.arr", 1999) + ")) FROM c WHERE c.id = 'arr'", "ARRAY_CONCAT " + tooBig},
+		{"tostring", "SELECT VALUE LENGTH(TOSTRING([c.b" + strings.Repeat(", c.b", 1999) + "])) FROM c WHERE c.id = 'big'", "an array " + tooBig},
+		{"projection", "SELECT VALUE [c.b" + strings.Repeat(", c.b", 1999) + "] FROM c WHERE c.id = 'big'", "an array " + tooBig},
 	} {
 		for _, deadline := range []bool{true, false} {
 			t.Run(fmt.Sprintf("%s/deadline=%v", tc.name, deadline), func(t *testing.T) {
@@ -53,6 +66,8 @@ func TestQueryBounded(t *testing.T) {
 					qctx, cancel = context.WithTimeout(ctx, 200*time.Millisecond)
 				}
 				defer cancel()
+				var before runtime.MemStats
+				runtime.ReadMemStats(&before)
 				start := time.Now()
 				var err error
 				for _, e := range c.QueryItems(qctx, tc.query, lethe.NewPartitionKey(), &lethe.QueryOptions{PageSizeHint: 20_000}) {
@@ -61,13 +76,21 @@ func TestQueryBounded(t *testing.T) {
 						break
 					}
 				}
-				elapsed := time.Since(start)
-				assert.Less(t, elapsed, slowdown*time.Second)
-				if err == nil {
-					return // finished in time: fine (REPLICATE's own limit makes it undefined)
-				}
-				if deadline && errors.Is(err, context.DeadlineExceeded) {
+				if !deadline {
+					var after runtime.MemStats
+					runtime.ReadMemStats(&after)
+					assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(maxQueryWork), "bytes allocated")
+					if tc.end == "" {
+						require.NoError(t, err)
+						return
+					}
+					require.ErrorIs(t, err, lethe.ErrBadRequest)
+					assert.Regexp(t, tc.end, err.Error())
 					return
+				}
+				assert.Less(t, time.Since(start), slowdown*time.Second)
+				if err == nil || errors.Is(err, context.DeadlineExceeded) {
+					return // finished, or stopped, in time
 				}
 				require.ErrorIs(t, err, lethe.ErrBadRequest)
 				assert.Regexp(t, "limit|too", err.Error())
@@ -75,3 +98,7 @@ func TestQueryBounded(t *testing.T) {
 		}
 	}
 }
+
+// maxQueryWork bounds the bytes one query of TestQueryBounded allocates:
+// 256 times MaxQueryValueSize.
+const maxQueryWork = 256 * lethe.MaxQueryValueSize

@@ -235,14 +235,14 @@ func (q *request) deleteDocument() {
 }
 
 func (q *request) queryDocuments() {
-	text, params, ok := q.parseQueryBody()
+	spec, ok := q.parseQueryBody()
 	if !ok {
 		return
 	}
-	if !q.gatewayServes(text, params) {
+	if !q.gatewayServes(spec.Query, spec.Params) {
 		return
 	}
-	q.runQuery(text, params)
+	q.runQuery(spec.Query, spec.Params)
 }
 
 // readFeed answers GET on a container's documents: every document, or
@@ -459,15 +459,15 @@ func (q *request) queryPlan() {
 	if _, _, _, ok := q.documentContainer(); !ok {
 		return
 	}
-	text, _, ok := q.parseQueryBody()
+	spec, ok := q.parseQueryBody()
 	if !ok {
 		return
 	}
-	if _, err := query.Parse(text); err != nil {
+	if _, err := query.Parse(spec.Query); err != nil {
 		writeError(q.w, http.StatusBadRequest, err.Error(), 0, 0)
 		return
 	}
-	q.reply(http.StatusOK, queryPlanJSON(text), 0)
+	q.reply(http.StatusOK, queryPlanJSON(spec.Query), 0)
 }
 
 // queryPlanJSON is the query plan of text, as a query plan request answers

@@ -1,12 +1,12 @@
 package cosmosrest
 
 import (
-	"encoding/json"
 	"errors"
 	"net/http"
 	"strconv"
 
 	"github.com/lethedb/lethe/internal/query"
+	"github.com/lethedb/lethe/internal/queryspec"
 )
 
 // metaDoc is a database's or container's properties, as a query over the
@@ -16,55 +16,35 @@ type metaDoc struct {
 	json []byte
 }
 
-// queryBody is the body of a query request.
-type queryBody struct {
-	Query      *string `json:"query"`
-	Parameters []struct {
-		Name  string          `json:"name"`
-		Value json.RawMessage `json:"value"`
-	} `json:"parameters"`
-}
-
-// parseQueryBody reads a query request's body: {"query": …, "parameters":
-// [{"name": "@x", "value": …}]}.
-func (q *request) parseQueryBody() (string, map[string]json.RawMessage, bool) {
-	var in queryBody
-	if err := json.Unmarshal(q.body, &in); err != nil || in.Query == nil {
-		writeError(q.w, http.StatusBadRequest, withDetail(msgPayloadInvalid, `the body of a query must be a JSON object {"query": "...", "parameters": [{"name": "@p", "value": ...}]}`), 0, 0)
-		return "", nil, false
+// parseQueryBody reads a query request's body, a query specification
+// (queryspec): {"query": …, "parameters": [{"name": "@x", "value": …}]}.
+func (q *request) parseQueryBody() (queryspec.Spec, bool) {
+	spec, err := queryspec.Decode(q.body)
+	if err != nil {
+		writeError(q.w, http.StatusBadRequest, withDetail(msgPayloadInvalid, "the body of a query must be a JSON object "+queryspec.Shape), 0, 0)
+		return spec, false
 	}
-	params := make(map[string]json.RawMessage, len(in.Parameters))
-	for _, p := range in.Parameters {
-		if p.Value == nil {
-			continue // an undefined value: the query reports the parameter missing
-		}
-		params[p.Name] = p.Value
-	}
-	return *in.Query, params, true
+	return spec, true
 }
 
 // metaQuery answers a query over databases or containers: lethe's query
 // engine over their properties, one page of the x-ms-max-item-count first
 // results after the continuation (an offset).
 func (q *request) metaQuery(rid, name string, docs []metaDoc) {
-	text, params, ok := q.parseQueryBody()
+	spec, ok := q.parseQueryBody()
 	if !ok {
 		return
 	}
-	parsed, err := query.Parse(text)
+	parsed, err := query.Parse(spec.Query)
 	if err != nil {
 		writeError(q.w, http.StatusBadRequest, err.Error(), 0, 0)
 		return
-	}
-	anyParams := make(map[string]any, len(params))
-	for k, v := range params {
-		anyParams[k] = v
 	}
 	qdocs := make([]query.Doc, len(docs))
 	for i, d := range docs {
 		qdocs[i] = query.Doc{ID: d.id, JSON: d.json}
 	}
-	res, err := query.Exec(q.ctx(), parsed, anyParams, qdocs, q.h.now())
+	res, err := query.Exec(q.ctx(), parsed, spec.Values(), qdocs, q.h.now())
 	if err != nil {
 		var qe *query.Error
 		if errors.As(err, &qe) {

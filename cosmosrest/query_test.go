@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -210,5 +211,65 @@ func TestOrderByCompositeIndex(t *testing.T) {
 		if msg, _ := r.json(t)["message"].(string); !strings.Contains(msg, "The order by query does not have a corresponding composite index that it can be served from.") {
 			t.Errorf("message %q", msg)
 		}
+	}
+}
+
+// TestQueryPagesParameters: the continuation of a query with several
+// parameters answers the same query with the same parameters on the next
+// request, every time (the front passes them on in a map's order, which
+// changes from one request to the next).
+func TestQueryPagesParameters(t *testing.T) {
+	_, c := testServer(t, cosmosrest.Config{})
+	createDB(t, c, "db")
+	must(t, c.do("POST", "/dbs/db/colls", map[string]any{"id": "c", "partitionKey": map[string]any{"paths": []string{"/pk"}}}), 201)
+	const coll = "/dbs/db/colls/c"
+	pk := []string{"x-ms-documentdb-partitionkey", `["a"]`, "x-ms-max-item-count", "4"}
+	for i := range 10 {
+		must(t, c.do("POST", coll+"/docs", fmt.Sprintf(`{"id":"%d","pk":"a","n":%d}`, i, i), pk[:2]...), 201)
+	}
+	const text = "SELECT VALUE c.id FROM c WHERE c.n >= @a AND c.n < @b AND @c < @d ORDER BY c.n DESC"
+	params := []map[string]any{{"name": "@a", "value": 1}, {"name": "@b", "value": 9}, {"name": "@c", "value": 1}, {"name": "@d", "value": 2}}
+	for range 20 {
+		var ids []json.RawMessage
+		token := ""
+		for range 3 {
+			r := must(t, c.query(coll, text, params, append(slices.Clone(pk), "x-ms-continuation", token)...), 200)
+			ids = append(ids, documents(t, r, "Documents")...)
+			if token = r.header.Get("x-ms-continuation"); token == "" {
+				break
+			}
+		}
+		if got, _ := json.Marshal(ids); string(got) != `["8","7","6","5","4","3","2","1"]` || token != "" {
+			t.Fatalf("got %s, token %q", got, token)
+		}
+	}
+}
+
+// TestQueryBodyMalformed: a query request whose body is not a query
+// specification (queryspec) is a 400 saying what it must be, for the
+// documents, the query plan and the databases alike; a parameter without
+// a value is missing.
+func TestQueryBodyMalformed(t *testing.T) {
+	_, c := testServer(t, cosmosrest.Config{})
+	createDB(t, c, "db")
+	must(t, c.do("POST", "/dbs/db/colls", map[string]any{"id": "c", "partitionKey": map[string]any{"paths": []string{"/pk"}}}), 201)
+	const coll = "/dbs/db/colls/c"
+	q := []string{"Content-Type", "application/query+json", "x-ms-documentdb-isquery", "True", "x-ms-documentdb-query-enablecrosspartition", "True"}
+	const want = `The request payload is invalid. Ensure to provide a valid request payload. (lethe: the body of a query must be a JSON object {"query": "...", "parameters": [{"name": "@p", "value": ...}]})`
+	for _, body := range []string{`{"parameters":[]}`, `{"query":7}`, `[]`, `{"query":"SELECT * FROM c"`} {
+		for _, path := range []string{coll + "/docs", "/dbs"} {
+			r := must(t, c.do("POST", path, body, q...), 400)
+			if msg, _ := r.json(t)["message"].(string); msg != want {
+				t.Errorf("%s to %s: %q", body, path, msg)
+			}
+		}
+		r := must(t, c.do("POST", coll+"/docs", body, append(slices.Clone(q), "x-ms-cosmos-is-query-plan-request", "True")...), 400)
+		if msg, _ := r.json(t)["message"].(string); msg != want {
+			t.Errorf("%s, plan: %q", body, msg)
+		}
+	}
+	r := must(t, c.do("POST", coll+"/docs", `{"query":"SELECT * FROM c WHERE c.n = @n","parameters":[{"name":"@n"}]}`, q...), 400)
+	if msg, _ := r.json(t)["message"].(string); !strings.Contains(msg, "missing parameter @n") {
+		t.Errorf("a parameter without a value: %q", msg)
 	}
 }

@@ -166,6 +166,15 @@ type evaluator struct {
 	full   bool
 	rows   []row
 	last   Key
+	// Bounded ordering (topk.go): when topN >= 0, only the first topN
+	// rows after after (nil: all) are held; cut says rows[topN-1] is the
+	// row a new one must come before. spareRaw and spareKeys are buffers
+	// of rows turned away.
+	topN      int
+	after     *Key
+	cut       bool
+	spareRaw  [][]byte
+	spareKeys [][]value
 	// The sources of the JOINs, kept while the bindings they are made
 	// from stay (see joinSources).
 	srcs []joinSrc
@@ -229,6 +238,10 @@ type Resume struct {
 	// Offset is how much of OFFSET is left to apply to the results after
 	// After (0: OFFSET was applied before).
 	Offset int
+	// Keep, when positive, is how many results (after OFFSET) the caller
+	// needs at most: a sorted evaluation holds no more rows than those
+	// (topk.go), and returns no more than Keep results.
+	Keep int
 	// Need, when positive, lets the evaluation of a query in item order
 	// (InItemOrder) over docs sorted by ID stop inside an item: once it
 	// has Need results after After (before OFFSET, TOP and LIMIT), and at
@@ -311,9 +324,15 @@ func ExecFrom(ctx context.Context, q *Query, params map[string]any, docs []Doc, 
 	ev.slots = make([]binding, max(q.nslots, 1))
 	ev.srcs = joinSources(q)
 	ev.encode = !q.distinct
+	ev.topN = -1
 	inOrder := from != nil && q.from != nil && q.from.path == nil && len(q.orderBy) == 0 && !q.distinct && !q.aggregated && !q.grouped
 	if inOrder && from.Need > 0 && slices.IsSortedFunc(docs, func(a, b Doc) int { return strings.Compare(a.ID, b.ID) }) {
 		ev.need = from.Need
+	}
+	if from == nil {
+		ev.startPruning(offset, top, limit, 0, nil)
+	} else {
+		ev.startPruning(min(offset, from.Offset), lessBy(top, from.Consumed), lessBy(limit, from.Consumed), from.Keep, &from.After)
 	}
 	if q.from == nil {
 		rows = ev.emit(rows, 0, 0)
@@ -379,6 +398,9 @@ func ExecFrom(ctx context.Context, q *Query, params map[string]any, docs []Doc, 
 	if top >= 0 && top < len(rows) {
 		rows = rows[:top]
 	}
+	if from != nil && from.Keep > 0 && from.Keep < len(rows) {
+		rows = rows[:from.Keep]
+	}
 	// All items share one buffer, each capped so that they stay
 	// independent: one allocation instead of one per row.
 	size := 0
@@ -405,7 +427,7 @@ func ExecFrom(ctx context.Context, q *Query, params map[string]any, docs []Doc, 
 			res.Sources[i] = r.doc
 		}
 		if r.enc {
-			res.Items[i] = r.raw
+			res.Items[i] = r.raw[:len(r.raw):len(r.raw)]
 			continue
 		}
 		start := len(buf)
@@ -770,35 +792,12 @@ func (ev *evaluator) emit(rows []row, di, seq int) []row {
 		return rows
 	}
 	r := row{doc: int32(di), seq: int32(seq)}
-	var v value
-	switch {
-	case q.star:
-		b := &ev.slots[q.lastSlot()]
-		if b.lazy {
-			if !wellFormed(b.raw) {
-				return rows
-			}
-			r.raw, r.sys = b.raw, b.doc
-		} else {
-			v = b.v
-		}
-	case q.valueSel:
-		if id, ok := q.items[0].x.(*ident); ok && ev.slots[id.slot].lazy {
-			r.raw, r.sys = ev.slots[id.slot].raw, ev.slots[id.slot].doc
-			if !wellFormed(r.raw) {
-				return rows
-			}
-		} else {
-			v = ev.eval(q.items[0].x)
-			if v.k == kUndef {
-				return rows
-			}
-		}
-	case ev.encode:
-		v = ev.projectTo(q, ev.fields[:0])
-		ev.fields = v.o[:0]
-	default:
-		v = ev.project(q)
+	if ev.topN >= 0 {
+		return ev.offer(rows, r)
+	}
+	v, ok := ev.result(&r)
+	if !ok {
+		return rows
 	}
 	if len(rows) >= MaxRows {
 		ev.fail("the query would hold more than %d rows, the limit", MaxRows)
@@ -816,17 +815,7 @@ func (ev *evaluator) emit(rows []row, di, seq int) []row {
 	if q.rank {
 		r.keys = ev.rankKeys()
 	} else if len(q.orderBy) > 0 {
-		r.keys = make([]value, len(q.orderBy))
-		for i, o := range q.orderBy {
-			r.keys[i] = ev.eval(o.x)
-			if o.similar {
-				r.keys[i] = ev.similarKey(o.x.(*call), r.keys[i])
-			}
-			ev.checkFinite(r.keys[i], "an ORDER BY value")
-			if _, ok := sizeAtMost(r.keys[i], MaxValueSize); !ok {
-				ev.fail("an ORDER BY value would be over the limit of %d bytes", MaxValueSize)
-			}
-		}
+		r.keys = ev.orderValues(make([]value, len(q.orderBy)))
 	}
 	if len(rows) == cap(rows) {
 		// Twice as many each time (append grows a large slice by a
@@ -838,6 +827,60 @@ func (ev *evaluator) emit(rows []row, di, seq int) []row {
 		ev.full = true
 	}
 	return rows
+}
+
+// result evaluates the result of the current bindings into r: its JSON
+// as stored (r.raw, r.sys) or, returned, its computed value; ok is false
+// when the bindings have no result (an undefined VALUE, a malformed
+// stored document).
+func (ev *evaluator) result(r *row) (v value, ok bool) {
+	q := ev.q
+	switch {
+	case q.star:
+		b := &ev.slots[q.lastSlot()]
+		if b.lazy {
+			if !wellFormed(b.raw) {
+				return v, false
+			}
+			r.raw, r.sys = b.raw, b.doc
+		} else {
+			v = b.v
+		}
+	case q.valueSel:
+		if id, ok := q.items[0].x.(*ident); ok && ev.slots[id.slot].lazy {
+			r.raw, r.sys = ev.slots[id.slot].raw, ev.slots[id.slot].doc
+			if !wellFormed(r.raw) {
+				return v, false
+			}
+		} else {
+			v = ev.eval(q.items[0].x)
+			if v.k == kUndef {
+				return v, false
+			}
+		}
+	case ev.encode:
+		v = ev.projectTo(q, ev.fields[:0])
+		ev.fields = v.o[:0]
+	default:
+		v = ev.project(q)
+	}
+	return v, true
+}
+
+// orderValues evaluates the ORDER BY values of the current bindings into
+// keys, and returns it.
+func (ev *evaluator) orderValues(keys []value) []value {
+	for i, o := range ev.q.orderBy {
+		keys[i] = ev.eval(o.x)
+		if o.similar {
+			keys[i] = ev.similarKey(o.x.(*call), keys[i])
+		}
+		ev.checkFinite(keys[i], "an ORDER BY value")
+		if _, ok := sizeAtMost(keys[i], MaxValueSize); !ok {
+			ev.fail("an ORDER BY value would be over the limit of %d bytes", MaxValueSize)
+		}
+	}
+	return keys
 }
 
 // outChunk is the largest chunk of bytes encoded results share (the
@@ -883,20 +926,26 @@ func (ev *evaluator) projectTo(q *Query, fs []field) value {
 	return value{k: kObj, o: fs}
 }
 
+// sortRows puts rows of docs in the order of their results: by their
+// ORDER BY values, then their documents' IDs, then their positions among
+// their document's rows.
 func (ev *evaluator) sortRows(rows []row, docs []Doc) {
-	q := ev.q
-	slices.SortFunc(rows, func(a, b row) int {
-		if c := q.compareOrder(a.keys, b.keys); c != 0 {
+	slices.SortFunc(rows, func(a, b row) int { return ev.compareRows(docs, a, b) })
+}
+
+// compareRows compares two rows of docs in the order of sortRows: a total
+// order.
+func (ev *evaluator) compareRows(docs []Doc, a, b row) int {
+	if c := ev.q.compareOrder(a.keys, b.keys); c != 0 {
+		return c
+	}
+	if a.doc != b.doc {
+		if c := strings.Compare(docs[a.doc].ID, docs[b.doc].ID); c != 0 {
 			return c
 		}
-		if a.doc != b.doc {
-			if c := strings.Compare(docs[a.doc].ID, docs[b.doc].ID); c != 0 {
-				return c
-			}
-			return cmpInt(int(a.doc), int(b.doc))
-		}
-		return cmpInt(int(a.seq), int(b.seq))
-	})
+		return cmpInt(int(a.doc), int(b.doc))
+	}
+	return cmpInt(int(a.seq), int(b.seq))
 }
 
 // ---- aggregates ----

@@ -62,7 +62,7 @@ func resumeDocs(rng *rand.Rand, n int) []Doc {
 	return docs
 }
 
-var seedFlag = flag.Uint64("seed", 0, "the seed of TestResumeInsideItem (0: a random one)")
+var seedFlag = flag.Uint64("seed", 0, "the seed of the randomized tests (TestResumeInsideItem, TestPrunedSortModel; 0: a random one)")
 
 // TestResumeInsideItem is a model test of resuming: a query read in pages
 // of random sizes, each an evaluation that resumes after the last result

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/dop251/goja"
+
+	"github.com/lethedb/lethe/internal/queryspec"
 )
 
 // The server-side API: getContext(), its collection (also __), request
@@ -350,23 +352,11 @@ func (x *execution) querySpec(v goja.Value) (string, map[string]any, error) {
 	if !ok || o.ClassName() == "String" {
 		return v.String(), nil, nil
 	}
-	var spec struct {
-		Query      *string `json:"query"`
-		Parameters []struct {
-			Name  string          `json:"name"`
-			Value json.RawMessage `json:"value"`
-		} `json:"parameters"`
+	spec, err := queryspec.Decode(x.mustJSON(v, "the query"))
+	if err != nil {
+		return "", nil, &OpError{http.StatusBadRequest, "the query must be a string or " + queryspec.Shape}
 	}
-	if err := json.Unmarshal(x.mustJSON(v, "the query"), &spec); err != nil || spec.Query == nil {
-		return "", nil, &OpError{http.StatusBadRequest, `the query must be a string or {"query": "...", "parameters": [{"name": "@p", "value": ...}]}`}
-	}
-	params := make(map[string]any, len(spec.Parameters))
-	for _, p := range spec.Parameters {
-		if p.Value != nil {
-			params[p.Name] = p.Value
-		}
-	}
-	return *spec.Query, params, nil
+	return spec.Query, spec.Values(), nil
 }
 
 // query runs a query for readDocuments or queryDocuments and passes one

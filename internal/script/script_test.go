@@ -225,6 +225,39 @@ func TestOperationErrors(t *testing.T) {
 	}
 }
 
+// TestQuerySpecErrors: queryDocuments takes a query as text or as a
+// specification (queryspec); anything else is a 400 saying so, and a
+// parameter without a value is missing.
+func TestQuerySpecErrors(t *testing.T) {
+	st := newMemStore(`{"id":"a","pk":"p","n":1}`)
+	out, _ := mustRun(t, st, `function f() {
+		var c = __, link = c.getSelfLink(), seen = [];
+		var note = function (err, r) {
+			seen.push(err ? err.number + " " + err.message : JSON.stringify(r));
+			getContext().getResponse().setBody(seen);
+		};
+		c.queryDocuments(link, {parameters: []}, note);
+		c.queryDocuments(link, {query: 7}, note);
+		c.queryDocuments(link, {query: "SELECT VALUE r.n FROM r WHERE r.n = @n", parameters: [{name: "@n"}]}, note);
+		c.queryDocuments(link, new String("SELECT VALUE r.n FROM r"), note);
+		c.queryDocuments(link, {query: "SELECT VALUE r.n FROM r WHERE r.n = @n", parameters: [{name: "@n", value: 1}]}, note);
+	}`, `[]`)
+	var seen []string
+	if err := json.Unmarshal([]byte(out), &seen); err != nil || len(seen) != 5 {
+		t.Fatalf("body %s", out)
+	}
+	const malformed = `400 the query must be a string or {"query": "...", "parameters": [{"name": "@p", "value": ...}]}`
+	if seen[0] != malformed || seen[1] != malformed {
+		t.Errorf("malformed specifications: %q", seen[:2])
+	}
+	if !strings.HasPrefix(seen[2], "400 ") || !strings.Contains(seen[2], "missing parameter @n") {
+		t.Errorf("a parameter without a value: %q", seen[2])
+	}
+	if seen[3] != "[1]" || seen[4] != "[1]" {
+		t.Errorf("a String object, a specification: %q", seen[3:])
+	}
+}
+
 func TestNotAcceptedPastTheBatchLimit(t *testing.T) {
 	out, tx, _, err := run(t, newMemStore(), `function f() {
 		var n = 0;
