@@ -490,30 +490,25 @@ func isUnderflow(f float64) bool { return f == 0 }
 // member returns the offset of the value of the document's top-level member
 // name, or -1.
 func (p *parsedItem) member(doc []byte, name string) int {
-	find := func(m span) int {
-		end, fl, _ := jsontext.ScanString(doc, m.start)
-		raw := doc[m.start+1 : end-1]
-		if fl&jsontext.Escaped != 0 {
-			if decodeString(raw) != name {
-				return -1
+	at := -1
+	p.runs(func(r span) {
+		for i := r.start; at < 0 && i < r.end; {
+			end, fl, _ := jsontext.ScanString(doc, i)
+			raw := doc[i+1 : end-1]
+			match := string(raw) == name
+			if fl&jsontext.Escaped != 0 {
+				match = decodeString(raw) == name
 			}
-		} else if string(raw) != name {
-			return -1
+			i = jsontext.SkipSpace(doc, end)
+			i = jsontext.SkipSpace(doc, i+1) // past the ':'
+			if match {
+				at = i
+			}
+			end, _ = jsontext.SkipValue(doc, i) // doc is valid JSON
+			i = end + 1                         // past the ',' between a run's members
 		}
-		i := jsontext.SkipSpace(doc, end)
-		return jsontext.SkipSpace(doc, i+1) // past the ':'
-	}
-	for _, m := range p.first[:p.nFirst] {
-		if i := find(m); i >= 0 {
-			return i
-		}
-	}
-	for _, m := range p.more {
-		if i := find(m); i >= 0 {
-			return i
-		}
-	}
-	return -1
+	})
+	return at
 }
 
 // objectMember returns the offset of the value of member name of the object

@@ -252,15 +252,16 @@ func le32(s string, i int) uint32 {
 
 // buildRecord assembles the stored form of a parsed document: the header
 // (pos is the item's position), the partition key value pk (encoded), the
-// id, the ETag, then the document's kept members, in one allocation.
+// id, the ETag, then the document's kept members (its runs of them), in
+// one allocation.
 func buildRecord(doc []byte, p *parsedItem, pk string, written int64, seq, pos uint64) record {
 	var rb recordBuilder
 	rb.begin(pk, p.id, p.ttl, p.size-p.ttlSize, p.size, written, seq, pos)
-	for _, m := range p.first[:p.nFirst] {
-		rb.member(doc[m.start:m.end])
+	for _, r := range p.first[:p.nFirst] {
+		rb.member(doc[r.start:r.end])
 	}
-	for _, m := range p.more {
-		rb.member(doc[m.start:m.end])
+	for _, r := range p.more {
+		rb.member(doc[r.start:r.end])
 	}
 	return rb.end()
 }
@@ -306,7 +307,7 @@ func (rb *recordBuilder) begin(pk, id string, ttl TTL, chargeSize, size int, wri
 	rb.b.WriteByte('{')
 }
 
-// member appends one member of the document ("name":value).
+// member appends members of the document ("name":value, comma-separated).
 func (rb *recordBuilder) member(m []byte) {
 	if rb.members > 0 {
 		rb.b.WriteByte(',')

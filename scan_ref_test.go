@@ -121,7 +121,7 @@ func refParseItem(doc []byte) (parsedItem, *Error) {
 			}
 			end := s.i
 			if name != "_ts" && name != "_etag" {
-				p.addMember(span{start, end})
+				refAddMember(&p, span{start, end})
 				p.size += end - start + 1 // the member and the separator after it
 				if name == "ttl" {
 					p.ttlSize = end - start + 1
@@ -453,10 +453,21 @@ func (s *refScanner) literal() *Error {
 	return nil
 }
 
+// refAddMember notes a member as the old parser did: each member its own
+// run.
+func refAddMember(p *parsedItem, m span) {
+	if p.nFirst < len(p.first) {
+		p.first[p.nFirst] = m
+		p.nFirst++
+		return
+	}
+	p.more = append(p.more, m)
+}
+
 // FuzzParseItemOracle checks parseItem against refParseItem, the parser it
 // replaced: the same documents accepted, the same errors (status and
-// message) for the others, the same id, ttl and sizes, and the same stored
-// record; and every document accepted is valid JSON to encoding/json.
+// message) for the others, the same id, ttl and sizes, the same top-level
+// members found (as a partition key path's), and the same stored record; and every document accepted is valid JSON to encoding/json.
 func FuzzParseItemOracle(f *testing.F) {
 	for _, seed := range []string{
 		`{"id":"a"}`, `{"id":"a","ttl":5}`, `{"id":"a","ttl":null,"x":[1,{"y":"z"}]}`, ` {"_ts":1,"id":"\u00e9"} `,
@@ -493,6 +504,11 @@ func FuzzParseItemOracle(f *testing.F) {
 		if p.id != rp.id || p.ttl != rp.ttl || p.ttlSize != rp.ttlSize || p.size != rp.size {
 			t.Fatalf("%q: id %q ttl %v ttlSize %d size %d; the old parser's %q %v %d %d",
 				doc, p.id, p.ttl, p.ttlSize, p.size, rp.id, rp.ttl, rp.ttlSize, rp.size)
+		}
+		for _, name := range []string{"id", "ttl", "_ts", "a", "b", "x", "tenant"} {
+			if at, ref := p.member(doc, name), rp.member(doc, name); at != ref {
+				t.Fatalf("%q: member %q at %d; the old parser's at %d", doc, name, at, ref)
+			}
 		}
 		rec := buildRecord(doc, &p, "pk", 1_700_000_000_000_000_000, 7, 1)
 		if ref := buildRecord(doc, &rp, "pk", 1_700_000_000_000_000_000, 7, 1); rec != ref {
