@@ -276,6 +276,16 @@ func buildRecordFrom(doc []byte, id string, ttl TTL, chargeSize int, pk string, 
 	return rb.end()
 }
 
+// hexPairs is the two lower-case hex digits of each byte value, in order.
+var hexPairs = func() string {
+	const digits = "0123456789abcdef"
+	b := make([]byte, 0, 512)
+	for v := range 256 {
+		b = append(b, digits[v>>4], digits[v&0xf])
+	}
+	return string(b)
+}()
+
 // recordBuilder writes a record in one allocation: begin writes the header,
 // the partition key value, the id and the ETag and opens the document; the
 // caller writes the document's members; end closes it.
@@ -295,9 +305,9 @@ func (rb *recordBuilder) begin(pk, id string, ttl TTL, chargeSize, size int, wri
 	binary.LittleEndian.PutUint16(h[16:], uint16(len(pk)))
 	binary.LittleEndian.PutUint16(h[18:], uint16(len(id)))
 	binary.BigEndian.PutUint64(h[20:], pos)
-	const digits = "0123456789abcdef"
-	for i := range etagLen {
-		h[recordHeader+etagLen-1-i] = digits[(seq>>(4*i))&0xf]
+	for i := 0; i < etagLen; i += 2 { // two hex digits a byte of seq, big endian
+		d := (seq >> (56 - 4*i) & 0xff) * 2
+		h[recordHeader+i], h[recordHeader+i+1] = hexPairs[d], hexPairs[d+1]
 	}
 	rb.b.Grow(recordHeader + len(pk) + len(id) + etagLen + size + 2)
 	rb.b.Write(h[:recordHeader])

@@ -23,27 +23,15 @@ type parsedItem struct {
 	more   []span
 }
 
-// addMember notes the member at doc[m.start:m.end], whose run (if any)
-// ended at last.
-func (p *parsedItem) addMember(doc []byte, m span, last int) {
-	if last >= 0 && m.start == last+1 && doc[last] == ',' {
-		p.run(p.nFirst + len(p.more) - 1).end = m.end
-		return
-	}
+// addRun notes a run of members to keep.
+func (p *parsedItem) addRun(r span) {
+	p.size += r.end - r.start + 1 // the members and the separator after each
 	if p.nFirst < len(p.first) {
-		p.first[p.nFirst] = m
+		p.first[p.nFirst] = r
 		p.nFirst++
 		return
 	}
-	p.more = append(p.more, m)
-}
-
-// run returns the k-th run.
-func (p *parsedItem) run(k int) *span {
-	if k < len(p.first) {
-		return &p.first[k]
-	}
-	return &p.more[k-len(p.first)]
+	p.more = append(p.more, r)
 }
 
 // runs calls f with each run in order.
@@ -92,7 +80,7 @@ func parseItem(doc []byte) (parsedItem, *Error) {
 	i = skipSpace(b, i+1)
 	haveID := false
 	var names objectNames // of the item's members
-	last := -1            // where the last kept member ended
+	run := span{-1, -1}   // the run of kept members being read
 	if i < len(b) && b[i] == '}' {
 		i++
 	} else {
@@ -102,24 +90,30 @@ func parseItem(doc []byte) (parsedItem, *Error) {
 			if i >= len(b) || b[i] != '"' {
 				return p, s.errExpected(i, "a property name")
 			}
-			end, fl, err := s.name(&names, i, 0)
+			end, fl, w, err := s.name(&names, i, 0)
 			if err != nil {
 				return p, err
 			}
-			key := b[start+1 : end-1]
-			if i = skipSpace(b, end); i >= len(b) || b[i] != ':' {
-				return p, s.errExpected(i, "':'")
+			if i = end; i >= len(b) || b[i] != ':' {
+				if i = skipSpace(b, i); i >= len(b) || b[i] != ':' {
+					return p, s.errExpected(i, "':'")
+				}
 			}
 			i = skipSpace(b, i+1)
-			// A view of the caller's bytes, compared and forgotten.
-			name := unsafe.String(unsafe.SliceData(key), len(key))
-			if fl&jsontext.Escaped != 0 {
-				name = decodeString(key)
+			var kind int
+			switch {
+			case w != 0: // read by ShortString
+				kind = memberKindOf(w)
+			case fl&jsontext.Escaped != 0:
+				kind = memberKindOf(stringWord(decodeString(b[start+1 : end-1])))
+			case end-start <= 9:
+				key := b[start+1 : end-1]
+				kind = memberKindOf(stringWord(unsafe.String(unsafe.SliceData(key), len(key))))
 			}
 			vstart := i
 			keep := true
-			switch name {
-			case "id":
+			switch kind {
+			case memberID:
 				haveID = true
 				if i >= len(b) || b[i] != '"' {
 					if i, err = s.value(i, 1); err != nil {
@@ -142,7 +136,7 @@ func parseItem(doc []byte) (parsedItem, *Error) {
 				if fl&jsontext.Escaped != 0 {
 					p.id = decodeString(raw)
 				}
-			case "ttl":
+			case memberTTL:
 				if i < len(b) && (b[i] == '-' || (b[i] >= '0' && b[i] <= '9')) {
 					// A number beyond a double is beyond a ttl too:
 					// parseItemTTL refuses it in the words of Cosmos.
@@ -167,7 +161,7 @@ func parseItem(doc []byte) (parsedItem, *Error) {
 				if raw := b[vstart:i]; raw[0] != 'n' {
 					return p, ttlError(string(raw))
 				}
-			case "_ts", "_etag":
+			case memberSystem:
 				keep = false
 				fallthrough
 			default:
@@ -176,10 +170,14 @@ func parseItem(doc []byte) (parsedItem, *Error) {
 				}
 			}
 			if keep {
-				p.addMember(b, span{start, i}, last)
-				last = i
-				p.size += i - start + 1 // the member and the separator after it
-				if name == "ttl" {
+				if start != run.end+1 || b[run.end] != ',' { // a new run
+					if run.start >= 0 {
+						p.addRun(run)
+					}
+					run.start = start
+				}
+				run.end = i
+				if kind == memberTTL {
 					p.ttlSize = i - start + 1
 				}
 			}
@@ -197,6 +195,9 @@ func parseItem(doc []byte) (parsedItem, *Error) {
 	if i = skipSpace(b, i); i != len(b) {
 		return p, badRequest("invalid JSON at offset %d: data after the end of the item", i)
 	}
+	if run.start >= 0 {
+		p.addRun(run)
+	}
 	if !haveID {
 		return p, badRequest("the item has no 'id' property")
 	}
@@ -205,6 +206,41 @@ func parseItem(doc []byte) (parsedItem, *Error) {
 		return p, validateItemID(p.id)
 	}
 	return p, nil
+}
+
+// The members of an item parseItem tells apart.
+const (
+	memberOther  = iota
+	memberID     // "id"
+	memberTTL    // "ttl"
+	memberSystem // "_ts" or "_etag", which the store owns
+)
+
+// memberKindOf tells what member a name of up to 7 bytes is, given as
+// jsontext.ShortString gives it (stringWord; 0 for a longer one).
+func memberKindOf(w uint64) int {
+	switch w {
+	case 'i' | 'd'<<8:
+		return memberID
+	case 't' | 't'<<8 | 'l'<<16:
+		return memberTTL
+	case '_' | 't'<<8 | 's'<<16, '_' | 'e'<<8 | 't'<<16 | 'a'<<24 | 'g'<<32:
+		return memberSystem
+	}
+	return memberOther
+}
+
+// stringWord is name as a little-endian word if it has at most 7 bytes, as
+// jsontext.ShortString gives a short name; 0 if it is longer.
+func stringWord(name string) uint64 {
+	if len(name) > 7 {
+		return 0
+	}
+	var w uint64
+	for k := len(name) - 1; k >= 0; k-- {
+		w = w<<8 | uint64(name[k])
+	}
+	return w
 }
 
 // plainTTL reads the commonest ttl quickly: one to nine digits, not
@@ -300,17 +336,28 @@ type objectNames struct {
 
 const maxListedNames = 32
 
-// nameSlot is a 7-bit digest of a name without escapes, from its length
-// and its first, middle and last bytes: names in different slots differ,
-// and a new name whose slot is taken is compared only with the listed names
-// of that slot.
+// nameSlot is a 7-bit digest of a name without escapes: names in
+// different slots differ, and a new name whose slot is taken is compared
+// only with the listed names of that slot. A name of up to 7 bytes is
+// digested whole (wordSlot of its bytes, as jsontext.ShortString gives
+// them); a longer one from its length and its first, middle and last bytes.
 func nameSlot(raw []byte) uint {
-	h := uint32(len(raw))
-	if n := len(raw); n > 0 {
-		h = h<<24 ^ uint32(raw[0])<<16 ^ uint32(raw[n/2])<<8 ^ uint32(raw[n-1])
+	n := len(raw)
+	if n <= 7 {
+		var w uint64
+		for k := n - 1; k >= 0; k-- {
+			w = w<<8 | uint64(raw[k])
+		}
+		return wordSlot(w)
 	}
+	h := uint32(n)<<24 ^ uint32(raw[0])<<16 ^ uint32(raw[n/2])<<8 ^ uint32(raw[n-1])
 	return uint(h * 0x9e3779b1 >> 25)
 }
+
+// wordSlot is the nameSlot of a name of up to 7 bytes, given as a
+// little-endian word (zero above them: a plain name has no zero byte, so the
+// word tells its length).
+func wordSlot(w uint64) uint { return uint((w ^ w>>29) * 0x9e3779b97f4a7c15 >> 57) }
 
 // take reports whether a listed name of o is in slot, and notes one there.
 func (o *objectNames) take(slot uint) (taken bool) {
@@ -416,6 +463,9 @@ func (s *scanner) value(i, depth int) (int, *Error) {
 	}
 	switch c := b[i]; {
 	case c == '"':
+		if end, _ := jsontext.ShortString(b, i); end >= 0 {
+			return end, nil
+		}
 		end, _, f := jsontext.ScanString(b, i)
 		if f != jsontext.OK {
 			return i, faultError(end, f)
@@ -470,7 +520,7 @@ func (s *scanner) composite(i, depth int) (int, *Error) {
 			if i >= len(b) || b[i] != '"' {
 				return i, s.errExpected(i, "a property name")
 			}
-			if i, _, err = s.name(&names, i, start); err != nil {
+			if i, _, _, err = s.name(&names, i, start); err != nil {
 				return i, err
 			}
 			if i = skipSpace(b, i); i >= len(b) || b[i] != ':' {
@@ -502,25 +552,36 @@ func (s *scanner) composite(i, depth int) (int, *Error) {
 // refused for the same reason (two ids would collide). String values are
 // kept verbatim, lone surrogates included: they identify nothing, and a
 // reader decodes them to U+FFFD as encoding/json does.
-func (s *scanner) name(o *objectNames, i, at int) (end int, fl jsontext.Flags, err *Error) {
+func (s *scanner) name(o *objectNames, i, at int) (end int, fl jsontext.Flags, w uint64, err *Error) {
+	small := o.seen == nil && !o.escaped && s.nNames < len(s.names) && s.nNames-o.base < maxListedNames
+	// The commonest case: a short plain name in a small object, new by its
+	// nameSlot, read from one word.
+	if end, w = jsontext.ShortString(s.b, i); end >= 0 && small {
+		if slot := wordSlot(w); !o.take(slot) {
+			s.names[s.nNames] = makeMemberName(i+1, end-i-2, slot, false)
+			s.nNames++
+			return end, 0, w, nil
+		}
+		return end, 0, w, s.member(o, i+1, end-1, 0, at)
+	}
 	end, fl, f := jsontext.ScanString(s.b, i)
 	if f != jsontext.OK {
-		return i, 0, faultError(end, f)
+		return i, 0, 0, faultError(end, f)
 	}
 	start := i + 1
-	n := end - 1 - start
-	// The common case: a plain name in a small object, new by its nameSlot.
-	if fl == 0 && o.seen == nil && !o.escaped && s.nNames < len(s.names) && s.nNames-o.base < maxListedNames {
-		if slot := nameSlot(s.b[start : end-1]); !o.take(slot) {
-			s.names[s.nNames] = makeMemberName(start, n, slot, false)
+	raw := s.b[start : end-1]
+	// A plain name in a small object, new by its nameSlot.
+	if fl == 0 && small {
+		if slot := nameSlot(raw); !o.take(slot) {
+			s.names[s.nNames] = makeMemberName(start, len(raw), slot, false)
 			s.nNames++
-			return end, 0, nil
+			return end, 0, 0, nil
 		}
 	}
 	if fl&jsontext.LoneSurrogate != 0 {
-		return i, 0, loneSurrogateError("the property name", s.b[start:end-1], start)
+		return i, 0, 0, loneSurrogateError("the property name", raw, start)
 	}
-	return end, fl, s.member(o, start, end-1, fl, at)
+	return end, fl, 0, s.member(o, start, end-1, fl, at)
 }
 
 // loneSurrogateError is the error for the id or a name (what) whose raw

@@ -146,6 +146,24 @@ func ScanString(b []byte, i int) (end int, fl Flags, f Fault) {
 	return len(b), fl, Unterminated
 }
 
+// ShortString reads, from one 8-byte word, the string whose opening quote
+// is at b[i] if its raw contents are at most 7 plain bytes (no escape,
+// control character or byte of 0x80 or more): it returns the index after
+// its closing quote and the contents as a little-endian word, zero above
+// them. end is -1 for any other string (and near the end of b), which
+// ScanString then reads.
+func ShortString(b []byte, i int) (end int, w uint64) {
+	if i < 0 || i+9 > len(b) {
+		return -1, 0
+	}
+	x := binary.LittleEndian.Uint64(b[i+1:])
+	k := bits.TrailingZeros64(special(x)) >> 3
+	if k == 8 || b[i+1+k] != '"' {
+		return -1, 0
+	}
+	return i + 2 + k, x & (1<<(8*k) - 1)
+}
+
 // special marks the bytes of the little-endian word x that are not plain
 // (a quote, a backslash, a control character, a byte of 0x80 or more) with
 // their high bit. The lowest marked byte is the first special one; bytes
