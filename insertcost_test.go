@@ -3,6 +3,7 @@ package lethe_test
 import (
 	"os"
 	"strconv"
+	"sync"
 	"testing"
 
 	"github.com/lethedb/lethe"
@@ -47,4 +48,35 @@ func TestInsertCost(t *testing.T) {
 		t.Fatal(err)
 	}
 	perOpInserts(t, c, docs)
+}
+
+// insertDocs are W1's documents for BenchmarkInsertW1, made once.
+var insertDocs = sync.OnceValue(func() [][]byte {
+	_, docs := perOpItems(200_000)
+	return docs
+})
+
+// BenchmarkInsertW1 creates W1's items (perOpItems) in a new container, as
+// bench/ W1 does with one goroutine. Run it with a fixed count of at most
+// 200000 (-benchtime 100000x): each item is created once.
+func BenchmarkInsertW1(b *testing.B) {
+	docs := insertDocs()
+	s, err := lethe.Open(&lethe.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	c, err := s.CreateContainer(b.Context(), lethe.ContainerProperties{ID: "users", DefaultTimeToLive: lethe.TTLNever})
+	if err != nil {
+		b.Fatal(err)
+	}
+	nc := &lethe.ItemOptions{NoContentResponseOnWrite: true}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		if _, err := c.CreateItem(b.Context(), lethe.NewPartitionKey(), docs[i%len(docs)], nc); err != nil {
+			b.Fatal(err)
+		}
+		i++
+	}
 }
