@@ -153,15 +153,16 @@ func ScanString(b []byte, i int) (end int, fl Flags, f Fault) {
 // them. end is -1 for any other string (and near the end of b), which
 // ScanString then reads.
 func ShortString(b []byte, i int) (end int, w uint64) {
-	if i < 0 || i+9 > len(b) {
+	if uint(i)+9 > uint(len(b)) {
 		return -1, 0
 	}
 	x := binary.LittleEndian.Uint64(b[i+1:])
-	k := bits.TrailingZeros64(special(x)) >> 3
-	if k == 8 || b[i+1+k] != '"' {
+	// The high bit of the first special byte, 8k+7 for byte k; 64 if none.
+	hb := uint(bits.TrailingZeros64(special(x)))
+	if hb == 64 || byte(x>>(hb-7)) != '"' {
 		return -1, 0
 	}
-	return i + 2 + k, x & (1<<(8*k) - 1)
+	return i + 2 + int(hb>>3), x & (1<<(hb-7) - 1)
 }
 
 // special marks the bytes of the little-endian word x that are not plain
