@@ -58,7 +58,7 @@ type span struct{ start, end int }
 //
 // It is the write path's hot loop: it works on a local index, checks for
 // whitespace before skipping it, and decides most member names and short
-// strings from one 8-byte word (jsontext.ScanString).
+// strings from one 8-byte word (jsontext.ShortString).
 func parseItem(doc []byte) (parsedItem, *Error) {
 	var p parsedItem
 	if len(doc) > MaxItemSize {
