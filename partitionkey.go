@@ -490,30 +490,13 @@ func isUnderflow(f float64) bool { return f == 0 }
 // member returns the offset of the value of the document's top-level member
 // name, or -1.
 func (p *parsedItem) member(doc []byte, name string) int {
-	find := func(m span) int {
-		end, fl, _ := jsontext.ScanString(doc, m.start)
-		raw := doc[m.start+1 : end-1]
-		if fl&jsontext.Escaped != 0 {
-			if decodeString(raw) != name {
-				return -1
-			}
-		} else if string(raw) != name {
-			return -1
+	at := -1
+	p.runs(func(r span) {
+		if at < 0 {
+			at = memberValue(doc, r.start, r.end, name)
 		}
-		i := jsontext.SkipSpace(doc, end)
-		return jsontext.SkipSpace(doc, i+1) // past the ':'
-	}
-	for _, m := range p.first[:p.nFirst] {
-		if i := find(m); i >= 0 {
-			return i
-		}
-	}
-	for _, m := range p.more {
-		if i := find(m); i >= 0 {
-			return i
-		}
-	}
-	return -1
+	})
+	return at
 }
 
 // objectMember returns the offset of the value of member name of the object
@@ -522,21 +505,27 @@ func objectMember(doc []byte, i int, name string) int {
 	if doc[i] != '{' {
 		return -1
 	}
-	i = jsontext.SkipSpace(doc, i+1)
-	for i < len(doc) && doc[i] == '"' {
-		end, fl, _ := jsontext.ScanString(doc, i)
-		raw := doc[i+1 : end-1]
+	return memberValue(doc, jsontext.SkipSpace(doc, i+1), len(doc), name)
+}
+
+// memberValue returns the offset of the value of member name among the
+// members of an object (valid JSON) that start at doc[i] and before end, or
+// -1 if none has that name.
+func memberValue(doc []byte, i, end int, name string) int {
+	for i < end && doc[i] == '"' {
+		vend, fl, _ := jsontext.ScanString(doc, i)
+		raw := doc[i+1 : vend-1]
 		match := string(raw) == name
 		if fl&jsontext.Escaped != 0 {
 			match = decodeString(raw) == name
 		}
-		i = jsontext.SkipSpace(doc, end)
+		i = jsontext.SkipSpace(doc, vend)
 		i = jsontext.SkipSpace(doc, i+1) // past the ':'
 		if match {
 			return i
 		}
-		end, _ = jsontext.SkipValue(doc, i) // doc is valid JSON
-		i = jsontext.SkipSpace(doc, end)
+		vend, _ = jsontext.SkipValue(doc, i) // doc is valid JSON
+		i = jsontext.SkipSpace(doc, vend)
 		if i < len(doc) && doc[i] == ',' {
 			i = jsontext.SkipSpace(doc, i+1)
 		}

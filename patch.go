@@ -105,13 +105,12 @@ func (p *PatchOperations) appendValue(kind patchKind, path string, value any) {
 // (parseItem: JSON, names, numbers, nesting) and returns how deep it nests.
 func checkPatchValue(v []byte) (int, error) {
 	s := scanner{b: v}
-	s.skipSpace()
-	if err := s.value(0); err != nil {
+	i, err := s.value(skipSpace(v, 0), 0)
+	if err != nil {
 		return 0, err
 	}
-	s.skipSpace()
-	if s.i != len(v) {
-		return 0, fmt.Errorf("data after the value at offset %d", s.i)
+	if i = skipSpace(v, i); i != len(v) {
+		return 0, fmt.Errorf("data after the value at offset %d", i)
 	}
 	return s.maxDepth, nil
 }

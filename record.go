@@ -252,15 +252,16 @@ func le32(s string, i int) uint32 {
 
 // buildRecord assembles the stored form of a parsed document: the header
 // (pos is the item's position), the partition key value pk (encoded), the
-// id, the ETag, then the document's kept members, in one allocation.
+// id, the ETag, then the document's kept members (its runs of them), in
+// one allocation.
 func buildRecord(doc []byte, p *parsedItem, pk string, written int64, seq, pos uint64) record {
 	var rb recordBuilder
 	rb.begin(pk, p.id, p.ttl, p.size-p.ttlSize, p.size, written, seq, pos)
-	for _, m := range p.first[:p.nFirst] {
-		rb.member(doc[m.start:m.end])
+	for _, r := range p.first[:p.nFirst] {
+		rb.member(doc[r.start:r.end])
 	}
-	for _, m := range p.more {
-		rb.member(doc[m.start:m.end])
+	for _, r := range p.more {
+		rb.member(doc[r.start:r.end])
 	}
 	return rb.end()
 }
@@ -274,6 +275,16 @@ func buildRecordFrom(doc []byte, id string, ttl TTL, chargeSize int, pk string, 
 	rb.b.Write(doc[1 : len(doc)-1])
 	return rb.end()
 }
+
+// hexPairs is the two lower-case hex digits of each byte value, in order.
+var hexPairs = func() string {
+	const digits = "0123456789abcdef"
+	b := make([]byte, 0, 512)
+	for v := range 256 {
+		b = append(b, digits[v>>4], digits[v&0xf])
+	}
+	return string(b)
+}()
 
 // recordBuilder writes a record in one allocation: begin writes the header,
 // the partition key value, the id and the ETag and opens the document; the
@@ -294,9 +305,9 @@ func (rb *recordBuilder) begin(pk, id string, ttl TTL, chargeSize, size int, wri
 	binary.LittleEndian.PutUint16(h[16:], uint16(len(pk)))
 	binary.LittleEndian.PutUint16(h[18:], uint16(len(id)))
 	binary.BigEndian.PutUint64(h[20:], pos)
-	const digits = "0123456789abcdef"
-	for i := range etagLen {
-		h[recordHeader+etagLen-1-i] = digits[(seq>>(4*i))&0xf]
+	for i := 0; i < etagLen; i += 2 { // two hex digits a byte of seq, big endian
+		d := (seq >> (56 - 4*i) & 0xff) * 2
+		h[recordHeader+i], h[recordHeader+i+1] = hexPairs[d], hexPairs[d+1]
 	}
 	rb.b.Grow(recordHeader + len(pk) + len(id) + etagLen + size + 2)
 	rb.b.Write(h[:recordHeader])
@@ -306,7 +317,7 @@ func (rb *recordBuilder) begin(pk, id string, ttl TTL, chargeSize, size int, wri
 	rb.b.WriteByte('{')
 }
 
-// member appends one member of the document ("name":value).
+// member appends members of the document ("name":value, comma-separated).
 func (rb *recordBuilder) member(m []byte) {
 	if rb.members > 0 {
 		rb.b.WriteByte(',')

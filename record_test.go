@@ -1,6 +1,7 @@
 package lethe
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strconv"
@@ -70,5 +71,16 @@ func BenchmarkAppendJSON(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		buf = rec.appendJSON(buf[:0])
+	}
+}
+
+// TestRecordETagHex: the ETag is the sequence number in 16 lower-case hex
+// digits, and seq reads it back.
+func TestRecordETagHex(t *testing.T) {
+	for _, seq := range []uint64{0, 1, 0xab, 0x0123456789abcdef, 0xfedcba9876543210, 1<<64 - 1} {
+		r := buildRecordFrom([]byte(`{}`), "a", TTLOff, 0, "", 1, seq, 1)
+		if want := fmt.Sprintf("%016x", seq); r.etag() != want || r.seq() != seq {
+			t.Errorf("seq %#x: etag %q seq %#x, want %q", seq, r.etag(), r.seq(), want)
+		}
 	}
 }

@@ -14,20 +14,34 @@ type parsedItem struct {
 	ttlSize int // bytes the ttl member adds to the stored JSON
 	size    int // bytes of the stored members, separators included
 
-	// The top-level members kept in the stored document: the first ones in
-	// place (no allocation for most documents), the rest in more.
-	first  [24]span
+	// The top-level members kept in the stored document, as runs: a run is
+	// members that follow each other with a bare comma between them, kept
+	// as one span of the document. A compact document without _ts and
+	// _etag is one run. The first runs are in place, the rest in more.
+	first  [4]span
 	nFirst int
 	more   []span
 }
 
-func (p *parsedItem) addMember(m span) {
+// addRun notes a run of members to keep.
+func (p *parsedItem) addRun(r span) {
+	p.size += r.end - r.start + 1 // the members and the separator after each
 	if p.nFirst < len(p.first) {
-		p.first[p.nFirst] = m
+		p.first[p.nFirst] = r
 		p.nFirst++
 		return
 	}
-	p.more = append(p.more, m)
+	p.more = append(p.more, r)
+}
+
+// runs calls f with each run in order.
+func (p *parsedItem) runs(f func(span)) {
+	for _, r := range p.first[:p.nFirst] {
+		f(r)
+	}
+	for _, r := range p.more {
+		f(r)
+	}
 }
 
 type span struct{ start, end int }
@@ -41,6 +55,10 @@ type span struct{ start, end int }
 // same way: an object with two members of one name (compared decoded, at
 // any depth), a lone surrogate escape in a member name or the id, and a
 // number beyond the range of a double.
+//
+// It is the write path's hot loop: it works on a local index, checks for
+// whitespace before skipping it, and decides most member names and short
+// strings from one 8-byte word (jsontext.ShortString).
 func parseItem(doc []byte) (parsedItem, *Error) {
 	var p parsedItem
 	if len(doc) > MaxItemSize {
@@ -48,58 +66,75 @@ func parseItem(doc []byte) (parsedItem, *Error) {
 			Message: fmt.Sprintf("the item is %d bytes, over the limit of %d", len(doc), MaxItemSize)}
 	}
 	s := scanner{b: doc}
-	s.skipSpace()
-	if s.i >= len(doc) || doc[s.i] != '{' {
-		if s.i >= len(doc) {
+	b := doc
+	i := skipSpace(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		if i >= len(b) {
 			return p, badRequest("the item is empty: it must be a JSON object")
 		}
-		if err := s.value(0); err != nil {
+		if _, err := s.value(i, 0); err != nil {
 			return p, err
 		}
 		return p, badRequest("the item must be a JSON object")
 	}
-	s.i++
+	i = skipSpace(b, i+1)
 	haveID := false
 	var names objectNames // of the item's members
-	s.skipSpace()
-	if s.peek() == '}' {
-		s.i++
+	run := span{-1, -1}   // the run of kept members being read
+	if i < len(b) && b[i] == '}' {
+		i++
 	} else {
 		for {
-			s.skipSpace()
-			start := s.i
-			if s.peek() != '"' {
-				return p, s.errExpected("a property name")
+			i = skipSpace(b, i)
+			start := i
+			if i >= len(b) || b[i] != '"' {
+				return p, s.errExpected(i, "a property name")
 			}
-			key, fl, err := s.name(&names, 0)
-			if err != nil {
+			// s.name's commonest case, here to save a call: a short plain
+			// name, new by its nameSlot.
+			end, w := jsontext.ShortString(b, i)
+			var fl jsontext.Flags
+			var err *Error
+			if slot := wordSlot(w); end >= 0 && names.seen == nil && !names.escaped &&
+				s.nNames < maxListedNames && !names.take(slot) {
+				s.names[s.nNames] = makeMemberName(i+1, end-i-2, slot, false)
+				s.nNames++
+			} else if end, fl, w, err = s.name(&names, i, 0); err != nil {
 				return p, err
 			}
-			s.skipSpace()
-			if s.peek() != ':' {
-				return p, s.errExpected("':'")
+			if i = end; i >= len(b) || b[i] != ':' {
+				if i = skipSpace(b, i); i >= len(b) || b[i] != ':' {
+					return p, s.errExpected(i, "':'")
+				}
 			}
-			s.i++
-			s.skipSpace()
-			// A view of the caller's bytes, compared and forgotten.
-			name := unsafe.String(unsafe.SliceData(key), len(key))
-			if fl&jsontext.Escaped != 0 {
-				name = decodeString(key)
+			i = skipSpace(b, i+1)
+			var kind int
+			switch {
+			case w != 0: // read by ShortString
+				kind = memberKindOf(w)
+			case fl&jsontext.Escaped != 0:
+				kind = memberKindOf(stringWord(decodeString(b[start+1 : end-1])))
+			case end-start <= 9:
+				key := b[start+1 : end-1]
+				kind = memberKindOf(stringWord(unsafe.String(unsafe.SliceData(key), len(key))))
 			}
-			vstart := s.i
-			switch name {
-			case "id":
+			vstart := i
+			keep := true
+			switch kind {
+			case memberID:
 				haveID = true
-				if s.peek() != '"' {
-					if err := s.value(1); err != nil {
+				if i >= len(b) || b[i] != '"' {
+					if i, err = s.value(i, 1); err != nil {
 						return p, err
 					}
-					return p, badRequest("the property 'id' must be a string, not %s", clip(doc[vstart:s.i]))
+					return p, badRequest("the property 'id' must be a string, not %s", clip(b[vstart:i]))
 				}
-				raw, fl, err := s.str()
-				if err != nil {
-					return p, err
+				end, fl, f := jsontext.ScanString(b, i)
+				if f != jsontext.OK {
+					return p, faultError(end, f)
 				}
+				raw := b[i+1 : end-1]
+				i = end
 				if fl&jsontext.LoneSurrogate != 0 {
 					return p, loneSurrogateError("the id", raw, vstart+1)
 				}
@@ -109,71 +144,145 @@ func parseItem(doc []byte) (parsedItem, *Error) {
 				if fl&jsontext.Escaped != 0 {
 					p.id = decodeString(raw)
 				}
-			case "ttl":
-				if c := s.peek(); c == '-' || (c >= '0' && c <= '9') {
+			case memberTTL:
+				if i < len(b) && (b[i] == '-' || (b[i] >= '0' && b[i] <= '9')) {
 					// A number beyond a double is beyond a ttl too:
 					// parseItemTTL refuses it in the words of Cosmos.
-					end, f := jsontext.ScanNumber(doc, s.i)
+					end, f := jsontext.ScanNumber(b, i)
 					if f == jsontext.BadNumber {
 						return p, faultError(end, f)
 					}
-					s.i = end
-					t, err := parseItemTTL(doc[vstart:end])
-					if err != nil {
-						return p, err
+					i = end
+					t, ok := plainTTL(b[vstart:end])
+					if !ok {
+						if t, err = parseItemTTL(b[vstart:end]); err != nil {
+							return p, err
+						}
 					}
 					p.ttl = t
 					break
 				}
-				if err := s.value(1); err != nil {
+				if i, err = s.value(i, 1); err != nil {
 					return p, err
 				}
 				// "ttl": null inherits the container default (as Cosmos DB).
-				if raw := doc[vstart:s.i]; raw[0] != 'n' {
+				if raw := b[vstart:i]; raw[0] != 'n' {
 					return p, ttlError(string(raw))
 				}
+			case memberSystem:
+				keep = false
+				fallthrough
 			default:
-				if err := s.value(1); err != nil {
+				if end, _ := jsontext.ShortString(b, i); end >= 0 && b[i] == '"' {
+					i = end
+				} else if i, err = s.value(i, 1); err != nil {
 					return p, err
 				}
 			}
-			end := s.i
-			if name != "_ts" && name != "_etag" {
-				p.addMember(span{start, end})
-				p.size += end - start + 1 // the member and the separator after it
-				if name == "ttl" {
-					p.ttlSize = end - start + 1
+			if keep {
+				if start != run.end+1 || b[run.end] != ',' { // a new run
+					if run.start >= 0 {
+						p.addRun(run)
+					}
+					run.start = start
+				}
+				run.end = i
+				if kind == memberTTL {
+					p.ttlSize = i - start + 1
 				}
 			}
-			s.skipSpace()
-			if s.peek() == ',' {
-				s.i++
+			if i = skipSpace(b, i); i < len(b) && b[i] == ',' {
+				i++
 				continue
 			}
-			if s.peek() == '}' {
-				s.i++
+			if i < len(b) && b[i] == '}' {
+				i++
 				break
 			}
-			return p, s.errExpected("',' or '}'")
+			return p, s.errExpected(i, "',' or '}'")
 		}
 	}
-	s.skipSpace()
-	if s.i != len(doc) {
-		return p, badRequest("invalid JSON at offset %d: data after the end of the item", s.i)
+	if i = skipSpace(b, i); i != len(b) {
+		return p, badRequest("invalid JSON at offset %d: data after the end of the item", i)
+	}
+	if run.start >= 0 {
+		p.addRun(run)
 	}
 	if !haveID {
 		return p, badRequest("the item has no 'id' property")
 	}
-	if err := validateItemID(p.id); err != nil {
-		return p, err
+	// ScanString checked the id is UTF-8, and decoding makes UTF-8.
+	if p.id == "" || len(p.id) > MaxIDLength {
+		return p, validateItemID(p.id)
 	}
 	return p, nil
 }
 
-// scanner is a single-pass JSON validator over a byte slice.
+// The members of an item parseItem tells apart.
+const (
+	memberOther  = iota
+	memberID     // "id"
+	memberTTL    // "ttl"
+	memberSystem // "_ts" or "_etag", which the store owns
+)
+
+// memberKindOf tells what member a name of up to 7 bytes is, given as
+// jsontext.ShortString gives it (stringWord; 0 for a longer one).
+func memberKindOf(w uint64) int {
+	switch w {
+	case 'i' | 'd'<<8:
+		return memberID
+	case 't' | 't'<<8 | 'l'<<16:
+		return memberTTL
+	case '_' | 't'<<8 | 's'<<16, '_' | 'e'<<8 | 't'<<16 | 'a'<<24 | 'g'<<32:
+		return memberSystem
+	}
+	return memberOther
+}
+
+// stringWord is name as a little-endian word if it has at most 7 bytes, as
+// jsontext.ShortString gives a short name; 0 if it is longer.
+func stringWord(name string) uint64 {
+	if len(name) > 7 {
+		return 0
+	}
+	var w uint64
+	for k := len(name) - 1; k >= 0; k-- {
+		w = w<<8 | uint64(name[k])
+	}
+	return w
+}
+
+// plainTTL reads the commonest ttl quickly: one to nine digits, not
+// starting with 0, so from 1 to 999999999 (within MaxTTL). ok is false for
+// any other number text, which parseItemTTL then reads.
+func plainTTL(num []byte) (TTL, bool) {
+	if len(num) == 0 || len(num) > 9 || num[0] == '0' {
+		return 0, false
+	}
+	n := 0
+	for _, c := range num {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	return TTL(n), true
+}
+
+// skipSpace is jsontext.SkipSpace, after a check that inlines: most items
+// have no whitespace between tokens.
+func skipSpace(b []byte, i int) int {
+	if i < len(b) && b[i] > ' ' {
+		return i
+	}
+	return jsontext.SkipSpace(b, i)
+}
+
+// scanner is a single-pass JSON validator over a byte slice: its methods
+// take the index to read at and return the index after what they read.
 type scanner struct {
 	b []byte
-	i int
 
 	// maxDepth is the deepest nesting of an object or array read so far.
 	maxDepth int
@@ -237,17 +346,28 @@ type objectNames struct {
 
 const maxListedNames = 32
 
-// nameSlot is a 7-bit digest of a name without escapes, from its length
-// and its first, middle and last bytes: names in different slots differ,
-// and a new name whose slot is taken is compared only with the listed names
-// of that slot.
+// nameSlot is a 7-bit digest of a name without escapes: names in
+// different slots differ, and a new name whose slot is taken is compared
+// only with the listed names of that slot. A name of up to 7 bytes is
+// digested whole (wordSlot of its bytes, as jsontext.ShortString gives
+// them); a longer one from its length and its first, middle and last bytes.
 func nameSlot(raw []byte) uint {
-	h := uint32(len(raw))
-	if n := len(raw); n > 0 {
-		h = h<<24 ^ uint32(raw[0])<<16 ^ uint32(raw[n/2])<<8 ^ uint32(raw[n-1])
+	n := len(raw)
+	if n <= 7 {
+		var w uint64
+		for k := n - 1; k >= 0; k-- {
+			w = w<<8 | uint64(raw[k])
+		}
+		return wordSlot(w)
 	}
+	h := uint32(n)<<24 ^ uint32(raw[0])<<16 ^ uint32(raw[n/2])<<8 ^ uint32(raw[n-1])
 	return uint(h * 0x9e3779b1 >> 25)
 }
+
+// wordSlot is the nameSlot of a name of up to 7 bytes, given as a
+// little-endian word (zero above them: a plain name has no zero byte, so the
+// word tells its length).
+func wordSlot(w uint64) uint { return uint((w ^ w>>29) * 0x9e3779b97f4a7c15 >> 57) }
 
 // take reports whether a listed name of o is in slot, and notes one there.
 func (o *objectNames) take(slot uint) (taken bool) {
@@ -337,143 +457,141 @@ func duplicateError(raw []byte, esc bool, at int) *Error {
 	return badRequest("the item has the property '%s' twice in the object at offset %d", name, at)
 }
 
-func (s *scanner) peek() byte {
-	if s.i < len(s.b) {
-		return s.b[s.i]
-	}
-	return 0
-}
-
-func (s *scanner) skipSpace() { s.i = jsontext.SkipSpace(s.b, s.i) }
-
-func (s *scanner) errExpected(what string) *Error {
-	if s.i >= len(s.b) {
+func (s *scanner) errExpected(i int, what string) *Error {
+	if i >= len(s.b) {
 		return badRequest("invalid JSON: unexpected end of input, expected %s", what)
 	}
-	return badRequest("invalid JSON at offset %d: expected %s, found %q", s.i, what, s.b[s.i])
+	return badRequest("invalid JSON at offset %d: expected %s, found %q", i, what, s.b[i])
 }
 
-// value skips one JSON value; depth is the nesting depth of its container.
-func (s *scanner) value(depth int) *Error {
-	switch c := s.peek(); {
-	case c == '{' || c == '[':
-		if depth+1 > MaxDepth {
-			return badRequest("the item is nested deeper than %d levels", MaxDepth)
-		}
-		return s.composite(depth + 1)
+// value skips the JSON value at b[i] and returns the index after it; depth
+// is the nesting depth of its container.
+func (s *scanner) value(i, depth int) (int, *Error) {
+	b := s.b
+	if i >= len(b) {
+		return i, s.errExpected(i, "a value")
+	}
+	switch c := b[i]; {
 	case c == '"':
-		end, _, f := jsontext.ScanString(s.b, s.i)
-		if f != jsontext.OK {
-			return faultError(end, f)
+		if end, _ := jsontext.ShortString(b, i); end >= 0 {
+			return end, nil
 		}
-		s.i = end
-		return nil
+		end, _, f := jsontext.ScanString(b, i)
+		if f != jsontext.OK {
+			return i, faultError(end, f)
+		}
+		return end, nil
 	case c == '-' || (c >= '0' && c <= '9'):
 		// A number beyond the range of a double (1e400) is refused: readers
 		// would make it an infinity, an error or a different number. One
 		// below it (1e-400) is accepted, kept as written, and reads as 0.
-		end, f := jsontext.ScanNumber(s.b, s.i)
+		end, f := jsontext.ScanNumber(b, i)
 		if f != jsontext.OK {
-			return numberError(s.b, s.i, end, f)
+			return i, numberError(b, i, end, f)
 		}
-		s.i = end
-		return nil
+		return end, nil
+	case c == '{' || c == '[':
+		if depth+1 > MaxDepth {
+			return i, badRequest("the item is nested deeper than %d levels", MaxDepth)
+		}
+		return s.composite(i, depth+1)
 	case c == 't' || c == 'f' || c == 'n':
-		return s.literal()
+		end, ok := jsontext.ScanLiteral(b, i)
+		if !ok {
+			return i, s.errExpected(i, "a value")
+		}
+		return end, nil
 	default:
-		return s.errExpected("a value")
+		return i, s.errExpected(i, "a value")
 	}
 }
 
-// composite skips an object or array whose opening bracket is at s.i.
-func (s *scanner) composite(depth int) *Error {
+// composite skips the object or array whose opening bracket is at b[i] and
+// returns the index after it.
+func (s *scanner) composite(i, depth int) (int, *Error) {
+	b := s.b
 	s.maxDepth = max(s.maxDepth, depth)
-	start := s.i
-	object := s.b[s.i] == '{'
+	start := i
+	object := b[i] == '{'
 	closing := byte(']')
 	var names objectNames
 	if object {
 		closing = '}'
 		names.base = s.nNames
 	}
-	s.i++
-	s.skipSpace()
-	if s.peek() == closing {
-		s.i++
-		return nil
+	i = skipSpace(b, i+1)
+	if i < len(b) && b[i] == closing {
+		return i + 1, nil
 	}
+	var err *Error
 	for {
-		s.skipSpace()
+		i = skipSpace(b, i)
 		if object {
-			if s.peek() != '"' {
-				return s.errExpected("a property name")
+			if i >= len(b) || b[i] != '"' {
+				return i, s.errExpected(i, "a property name")
 			}
-			if _, _, err := s.name(&names, start); err != nil {
-				return err
+			if i, _, _, err = s.name(&names, i, start); err != nil {
+				return i, err
 			}
-			s.skipSpace()
-			if s.peek() != ':' {
-				return s.errExpected("':'")
+			if i = skipSpace(b, i); i >= len(b) || b[i] != ':' {
+				return i, s.errExpected(i, "':'")
 			}
-			s.i++
-			s.skipSpace()
+			i = skipSpace(b, i+1)
 		}
-		if err := s.value(depth); err != nil {
-			return err
+		if i, err = s.value(i, depth); err != nil {
+			return i, err
 		}
-		s.skipSpace()
-		switch s.peek() {
-		case ',':
-			s.i++
-		case closing:
-			s.i++
+		i = skipSpace(b, i)
+		switch {
+		case i < len(b) && b[i] == ',':
+			i++
+		case i < len(b) && b[i] == closing:
 			s.nNames = names.base // the object's names
-			return nil
+			return i + 1, nil
 		default:
-			return s.errExpected(fmt.Sprintf("',' or '%c'", closing))
+			return i, s.errExpected(i, fmt.Sprintf("',' or '%c'", closing))
 		}
 	}
-}
-
-// str scans a string at s.i and returns its raw contents (between the
-// quotes) and its flags.
-func (s *scanner) str() (raw []byte, fl jsontext.Flags, err *Error) {
-	end, fl, f := jsontext.ScanString(s.b, s.i)
-	if f != jsontext.OK {
-		return nil, 0, faultError(end, f)
-	}
-	raw = s.b[s.i+1 : end-1]
-	s.i = end
-	return raw, fl, nil
 }
 
 // name scans the name of a member of the object o (at offset at; 0: the
-// item itself) at s.i, as str does, and refuses one o already has. A name with a \u escape of
-// a lone surrogate is refused: such an escape is no character and decodes
-// to U+FFFD, so "a\ud800" and "a\udbff" would be one name. The id is refused
-// for the same reason (two ids would collide). String values are kept
-// verbatim, lone surrogates included: they identify nothing, and a reader
-// decodes them to U+FFFD as encoding/json does.
-func (s *scanner) name(o *objectNames, at int) (raw []byte, fl jsontext.Flags, err *Error) {
-	start := s.i + 1
-	end, fl, f := jsontext.ScanString(s.b, s.i)
-	if f != jsontext.OK {
-		return nil, 0, faultError(end, f)
+// item itself) whose opening quote is at b[i], returns the index after it
+// and its flags, and refuses a name o already has. A name with a \u escape
+// of a lone surrogate is refused: such an escape is no character and
+// decodes to U+FFFD, so "a\ud800" and "a\udbff" would be one name. The id is
+// refused for the same reason (two ids would collide). String values are
+// kept verbatim, lone surrogates included: they identify nothing, and a
+// reader decodes them to U+FFFD as encoding/json does.
+func (s *scanner) name(o *objectNames, i, at int) (end int, fl jsontext.Flags, w uint64, err *Error) {
+	small := o.seen == nil && !o.escaped && s.nNames < len(s.names) && s.nNames-o.base < maxListedNames
+	// The commonest case: a short plain name in a small object, new by its
+	// nameSlot, read from one word.
+	if end, w = jsontext.ShortString(s.b, i); end >= 0 && small {
+		if slot := wordSlot(w); !o.take(slot) {
+			s.names[s.nNames] = makeMemberName(i+1, end-i-2, slot, false)
+			s.nNames++
+			return end, 0, w, nil
+		}
+		return end, 0, w, s.member(o, i+1, end-1, 0, at)
 	}
-	s.i = end
-	raw = s.b[start : end-1]
-	// The common case: a plain name in a small object, new by its nameSlot.
-	if fl == 0 && o.seen == nil && !o.escaped && s.nNames < len(s.names) && s.nNames-o.base < maxListedNames {
+	end, fl, f := jsontext.ScanString(s.b, i)
+	if f != jsontext.OK {
+		return i, 0, 0, faultError(end, f)
+	}
+	start := i + 1
+	raw := s.b[start : end-1]
+	// A plain name in a small object, new by its nameSlot.
+	if fl == 0 && small {
 		if slot := nameSlot(raw); !o.take(slot) {
 			s.names[s.nNames] = makeMemberName(start, len(raw), slot, false)
 			s.nNames++
-			return raw, 0, nil
+			return end, 0, 0, nil
 		}
 	}
 	if fl&jsontext.LoneSurrogate != 0 {
-		return nil, 0, loneSurrogateError("the property name", raw, start)
+		return i, 0, 0, loneSurrogateError("the property name", raw, start)
 	}
-	return raw, fl, s.member(o, start, start+len(raw), fl, at)
+	return end, fl, 0, s.member(o, start, end-1, fl, at)
 }
 
 // loneSurrogateError is the error for the id or a name (what) whose raw
@@ -499,15 +617,6 @@ func numberError(b []byte, start, end int, f jsontext.Fault) *Error {
 		return badRequest("the number %s at offset %d is outside the range of a double", clip(b[start:end]), start)
 	}
 	return faultError(end, f)
-}
-
-func (s *scanner) literal() *Error {
-	end, ok := jsontext.ScanLiteral(s.b, s.i)
-	if !ok {
-		return s.errExpected("a value")
-	}
-	s.i = end
-	return nil
 }
 
 // decodeString decodes the raw contents of a valid JSON string with escapes.

@@ -146,6 +146,25 @@ func ScanString(b []byte, i int) (end int, fl Flags, f Fault) {
 	return len(b), fl, Unterminated
 }
 
+// ShortString reads, from one 8-byte word, the string whose opening quote
+// is at b[i] if its raw contents are at most 7 plain bytes (no escape,
+// control character or byte of 0x80 or more): it returns the index after
+// its closing quote and the contents as a little-endian word, zero above
+// them. end is -1 for any other string (and near the end of b), which
+// ScanString then reads.
+func ShortString(b []byte, i int) (end int, w uint64) {
+	if uint(i)+9 > uint(len(b)) {
+		return -1, 0
+	}
+	x := binary.LittleEndian.Uint64(b[i+1:])
+	// The high bit of the first special byte, 8k+7 for byte k; 64 if none.
+	hb := uint(bits.TrailingZeros64(special(x)))
+	if hb == 64 || byte(x>>(hb-7)) != '"' {
+		return -1, 0
+	}
+	return i + 2 + int(hb>>3), x & (1<<(hb-7) - 1)
+}
+
 // special marks the bytes of the little-endian word x that are not plain
 // (a quote, a backslash, a control character, a byte of 0x80 or more) with
 // their high bit. The lowest marked byte is the first special one; bytes

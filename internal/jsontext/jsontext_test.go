@@ -175,13 +175,26 @@ func TestSpecial(t *testing.T) {
 // the \u escapes hold an unpaired surrogate, and EqualDecoded agrees with
 // comparing decoded strings.
 func FuzzString(f *testing.F) {
-	for _, s := range []string{`"a"`, `"\u00e9\ud83d\ude00"`, `"\ud800"`, `"a\"\\\/\b\f\n\r\t"`, "\"\xff\"", `"\ud800\ud800\udc00"`, `"abcdefghijkl"`} {
+	for _, s := range []string{`"a"`, `"\u00e9\ud83d\ude00"`, `"\ud800"`, `"a\"\\\/\b\f\n\r\t"`, "\"\xff\"", `"\ud800\ud800\udc00"`, `"abcdefghijkl"`, `"abc","x":1`, `"abcdefg"xy`, `"abcdefgh"x`, `"ab\n"xxxxx`, `""xxxxxxxx`} {
 		f.Add([]byte(s), []byte(`"a"`))
 	}
 	f.Fuzz(func(t *testing.T, doc, other []byte) {
 		end, fl, fault := ScanString(doc, 0)
 		if len(doc) == 0 || doc[0] != '"' {
 			return
+		}
+		// ShortString reads a string ScanString reads plain, the same way.
+		if send, w := ShortString(doc, 0); send >= 0 {
+			var want uint64
+			for k := send - 2; k >= 1; k-- {
+				want = want<<8 | uint64(doc[k])
+			}
+			if fault != OK || fl != 0 || send != end || send > 9 || w != want {
+				t.Fatalf("%q: ShortString %d %#x; ScanString %d %b %v", doc, send, w, end, fl, fault)
+			}
+		} else if fault == OK && fl == 0 && end <= 9 && len(doc) >= 9 && utf8.ValidString(string(doc[1:end-1])) &&
+			!strings.ContainsFunc(string(doc[1:end-1]), func(r rune) bool { return r >= utf8.RuneSelf }) {
+			t.Fatalf("%q: ShortString refuses the short plain string ScanString reads to %d", doc, end)
 		}
 		var want string
 		err := json.Unmarshal(doc, &want)
