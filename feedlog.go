@@ -1,5 +1,12 @@
 package lethe
 
+import (
+	"encoding/binary"
+	"hash/crc32"
+	"slices"
+	"unsafe"
+)
+
 // changeFeed is the bounded history of a container's changes that its
 // change feed is read from: every create, replace, delete and expiry, each
 // with its log sequence number (lsn: 1, 2, 3, ... in commit order, with no
@@ -185,4 +192,51 @@ func (f *changeFeed) isLatest(e *feedEntry) bool {
 func (f *changeFeed) resize(p ChangeFeedPolicy) {
 	f.policy = p
 	f.trim()
+}
+
+// writeFrame writes the snapshot's 'F' frame of a container to out, using
+// buf (returned, perhaps grown) for its small pieces. It never holds the
+// frame whole, which would double the feed's retained versions in memory
+// for a moment: a first pass over the entries works out the frame's
+// length and checksum, a second writes them.
+func (st *feedState) writeFrame(out *pacedWriter, buf []byte) []byte {
+	buf = append(buf[:0], frameFeed)
+	buf = appendStr(buf, st.c.id)
+	buf = binary.AppendUvarint(buf, st.c.created)
+	buf = binary.AppendUvarint(buf, st.first)
+	buf = binary.AppendUvarint(buf, st.next)
+	buf = binary.AppendVarint(buf, st.found)
+	buf = binary.AppendUvarint(buf, uint64(len(st.entries)))
+	head := len(buf)
+	buf = slices.Grow(buf, 3*binary.MaxVarintLen64+1) // an entry's head
+	n, crc := head, crc32.Update(0, castagnoli, buf)
+	for i := range st.entries {
+		piece := appendEntryHead(buf[head:], &st.entries[i])
+		rec := st.entries[i].rec
+		crc = crc32.Update(crc, castagnoli, piece)
+		crc = crc32.Update(crc, castagnoli, unsafe.Slice(unsafe.StringData(string(rec)), len(rec)))
+		n += len(piece) + len(rec)
+	}
+	var h [frameHeader]byte
+	binary.LittleEndian.PutUint32(h[0:], uint32(n))
+	binary.LittleEndian.PutUint32(h[4:], ^uint32(n))
+	binary.LittleEndian.PutUint32(h[8:], crc)
+	out.write(h[:])
+	out.write(buf[:head])
+	for i := range st.entries {
+		rec := st.entries[i].rec
+		out.write(appendEntryHead(buf[head:], &st.entries[i]))
+		out.write(unsafe.Slice(unsafe.StringData(string(rec)), len(rec)))
+	}
+	return buf
+}
+
+// appendEntryHead appends what a snapshot's feed frame holds of e before
+// its record's bytes: the previous change's lsn, the instant, the kind and
+// the record's length.
+func appendEntryHead(b []byte, e *feedEntry) []byte {
+	b = binary.AppendUvarint(b, e.prev)
+	b = binary.AppendVarint(b, e.at)
+	b = append(b, byte(e.kind))
+	return binary.AppendUvarint(b, uint64(len(e.rec)))
 }
