@@ -21,6 +21,7 @@ type changeFeed struct {
 	// the oldest: fixed-size chunks, so that a growing feed never copies
 	// what it holds.
 	chunks [][]feedEntry
+	spare  []feedEntry // the last chunk trim emptied, for push to reuse
 	head   int
 	n      int    // changes retained
 	bytes  int64  // the records' size, retained entries only
@@ -69,17 +70,22 @@ func newChangeFeed(p ChangeFeedPolicy, next uint64) *changeFeed {
 // add appends a change and returns its lsn.
 func (f *changeFeed) add(kind changeKind, at int64, rec record) uint64 {
 	lsn := f.next
+	key := rec.key()
 	var prev uint64
-	if p := f.latest[rec.key()]; p == nil {
-		f.setLatest(rec.key(), lsn)
-	} else {
+	if p := f.latest[key]; p != nil {
 		if *p >= f.first {
 			prev = *p
 		} // else forgotten
 		*p = lsn
+	} else {
+		p = new(uint64)
+		*p = lsn
+		f.latest[key] = p
 	}
 	f.push(feedEntry{lsn: lsn, prev: prev, at: at, kind: kind, rec: rec})
-	f.trim()
+	if f.n > f.policy.MaxChanges || f.bytes > f.policy.MaxBytes {
+		f.trim()
+	}
 	if len(f.latest) > 2*f.n+1024 {
 		f.sweep()
 	}
@@ -101,7 +107,11 @@ func (f *changeFeed) setLatest(key string, lsn uint64) {
 func (f *changeFeed) push(e feedEntry) {
 	last := len(f.chunks) - 1
 	if last < 0 || len(f.chunks[last]) == feedChunk {
-		f.chunks = append(f.chunks, make([]feedEntry, 0, feedChunk))
+		chunk := f.spare
+		if chunk == nil {
+			chunk = make([]feedEntry, 0, feedChunk)
+		}
+		f.chunks, f.spare = append(f.chunks, chunk), nil
 		last++
 	}
 	f.chunks[last] = append(f.chunks[last], e)
@@ -120,8 +130,12 @@ func (f *changeFeed) trim() {
 		f.n--
 		f.first++
 		if f.head++; f.head == feedChunk {
-			f.chunks[0] = nil
-			f.chunks = f.chunks[1:]
+			f.spare = f.chunks[0][:0] // every entry zeroed
+			// Moved down rather than resliced, so that push reuses the
+			// slice's room.
+			n := copy(f.chunks, f.chunks[1:])
+			f.chunks[n] = nil
+			f.chunks = f.chunks[:n]
 			f.head = 0
 		}
 	}
