@@ -3,8 +3,6 @@ package lethe
 import (
 	"encoding/binary"
 	"hash/crc32"
-	"slices"
-	"unsafe"
 )
 
 // changeFeed is the bounded history of a container's changes that its
@@ -209,48 +207,47 @@ func (f *changeFeed) resize(p ChangeFeedPolicy) {
 }
 
 // writeFrame writes the snapshot's 'F' frame of a container to out, using
-// buf (returned, perhaps grown) for its small pieces. It never holds the
-// frame whole, which would double the feed's retained versions in memory
-// for a moment: a first pass over the entries works out the frame's
-// length and checksum, a second writes them.
+// buf (returned, perhaps grown) for pieces of it. It never holds the frame
+// whole, which would double the feed's retained versions in memory for a
+// moment: a first pass over the entries works out the frame's length and
+// checksum, a second writes them, both some 64 KiB at a time.
 func (st *feedState) writeFrame(out *pacedWriter, buf []byte) []byte {
-	buf = append(buf[:0], frameFeed)
-	buf = appendStr(buf, st.c.id)
-	buf = binary.AppendUvarint(buf, st.c.created)
-	buf = binary.AppendUvarint(buf, st.first)
-	buf = binary.AppendUvarint(buf, st.next)
-	buf = binary.AppendVarint(buf, st.found)
-	buf = binary.AppendUvarint(buf, uint64(len(st.entries)))
-	head := len(buf)
-	buf = slices.Grow(buf, 3*binary.MaxVarintLen64+1) // an entry's head
-	n, crc := head, crc32.Update(0, castagnoli, buf)
-	for i := range st.entries {
-		piece := appendEntryHead(buf[head:], &st.entries[i])
-		rec := st.entries[i].rec
-		crc = crc32.Update(crc, castagnoli, piece)
-		crc = crc32.Update(crc, castagnoli, unsafe.Slice(unsafe.StringData(string(rec)), len(rec)))
-		n += len(piece) + len(rec)
+	head := append(make([]byte, 0, 64), frameFeed)
+	head = appendStr(head, st.c.id)
+	head = binary.AppendUvarint(head, st.c.created)
+	head = binary.AppendUvarint(head, st.first)
+	head = binary.AppendUvarint(head, st.next)
+	head = binary.AppendVarint(head, st.found)
+	head = binary.AppendUvarint(head, uint64(len(st.entries)))
+	n, crc := len(head), crc32.Update(0, castagnoli, head)
+	for i := 0; i < len(st.entries); {
+		buf, i = st.appendEntries(buf[:0], i)
+		n += len(buf)
+		crc = crc32.Update(crc, castagnoli, buf)
 	}
 	var h [frameHeader]byte
 	binary.LittleEndian.PutUint32(h[0:], uint32(n))
 	binary.LittleEndian.PutUint32(h[4:], ^uint32(n))
 	binary.LittleEndian.PutUint32(h[8:], crc)
 	out.write(h[:])
-	out.write(buf[:head])
-	for i := range st.entries {
-		rec := st.entries[i].rec
-		out.write(appendEntryHead(buf[head:], &st.entries[i]))
-		out.write(unsafe.Slice(unsafe.StringData(string(rec)), len(rec)))
+	out.write(head)
+	for i := 0; i < len(st.entries); {
+		buf, i = st.appendEntries(buf[:0], i)
+		out.write(buf)
 	}
 	return buf
 }
 
-// appendEntryHead appends what a snapshot's feed frame holds of e before
-// its record's bytes: the previous change's lsn, the instant, the kind and
-// the record's length.
-func appendEntryHead(b []byte, e *feedEntry) []byte {
-	b = binary.AppendUvarint(b, e.prev)
-	b = binary.AppendVarint(b, e.at)
-	b = append(b, byte(e.kind))
-	return binary.AppendUvarint(b, uint64(len(e.rec)))
+// appendEntries appends the entries from the i-th on, as a snapshot's feed
+// frame holds them, until b holds 64 KiB or they end, and returns b and
+// the index of the first entry left out.
+func (st *feedState) appendEntries(b []byte, i int) ([]byte, int) {
+	for ; i < len(st.entries) && len(b) < 64<<10; i++ {
+		e := &st.entries[i]
+		b = binary.AppendUvarint(b, e.prev)
+		b = binary.AppendVarint(b, e.at)
+		b = append(b, byte(e.kind))
+		b = appendStr(b, string(e.rec))
+	}
+	return b, i
 }
