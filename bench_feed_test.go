@@ -110,6 +110,33 @@ func gcShare() func() float64 {
 	}
 }
 
+// BenchmarkCheckpointFeed measures a snapshot of a durable store whose
+// one container keeps a full change feed of 100k changes (of 10k items):
+// the snapshot writes every version the feed keeps.
+func BenchmarkCheckpointFeed(b *testing.B) {
+	s, err := lethe.Open(&lethe.Options{Dir: b.TempDir(), Sync: lethe.SyncNever, Reaper: lethe.ReaperOptions{Disabled: true}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	c, err := s.CreateContainer(ctx, lethe.ContainerProperties{ID: "c", DefaultTimeToLive: 3600, ChangeFeedPolicy: &lethe.ChangeFeedPolicy{MaxChanges: 100_000}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	pk := lethe.NewPartitionKey()
+	for i := range 100_000 {
+		if _, err := c.UpsertItem(ctx, pk, benchDoc("item-"+strconv.Itoa(i%10_000), ""), nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := s.Checkpoint(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // BenchmarkExpiryEventLatency writes 100k items that all expire at the
 // same instant and reports how long after it their events reach a
 // subscriber that keeps up: p50, p99 and max, in real time. The store runs
