@@ -646,3 +646,30 @@ func TestChangeFeedDurableExpiryWhileClosed(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, uint64(3), page.LSN)
 }
+
+// TestChangeFeedWriteAllocs: on a durable store, a write to a container
+// with a change feed allocates no more than one to a container without
+// (the pending change it queues for the log is recycled).
+func TestChangeFeedWriteAllocs(t *testing.T) {
+	s, err := lethe.Open(&lethe.Options{Dir: t.TempDir(), Sync: lethe.SyncNever, Reaper: lethe.ReaperOptions{Disabled: true}})
+	require.NoError(t, err)
+	defer s.Close()
+	allocs := func(props lethe.ContainerProperties) float64 {
+		c := mustContainer(t, s, props)
+		docs := make([][]byte, 64)
+		for i := range docs {
+			docs[i] = []byte(fmt.Sprintf(`{"id":"i%d","v":%d}`, i, i))
+		}
+		o := &lethe.ItemOptions{NoContentResponseOnWrite: true}
+		i := 0
+		return testing.AllocsPerRun(2000, func() {
+			if _, err := c.UpsertItem(ctx, lethe.NewPartitionKey(), docs[i%len(docs)], o); err != nil {
+				t.Fatal(err)
+			}
+			i++
+		})
+	}
+	plain := allocs(lethe.ContainerProperties{ID: "plain"})
+	feed := allocs(lethe.ContainerProperties{ID: "feed", ChangeFeedPolicy: &lethe.ChangeFeedPolicy{MaxChanges: 1000}})
+	assert.LessOrEqual(t, feed, plain+0.05, "allocations per write: %.2f with a feed, %.2f without", feed, plain)
+}

@@ -1,5 +1,10 @@
 package lethe
 
+import (
+	"encoding/binary"
+	"hash/crc32"
+)
+
 // changeFeed is the bounded history of a container's changes that its
 // change feed is read from: every create, replace, delete and expiry, each
 // with its log sequence number (lsn: 1, 2, 3, ... in commit order, with no
@@ -14,6 +19,7 @@ type changeFeed struct {
 	// the oldest: fixed-size chunks, so that a growing feed never copies
 	// what it holds.
 	chunks [][]feedEntry
+	spare  []feedEntry // the last chunk trim emptied, for push to reuse
 	head   int
 	n      int    // changes retained
 	bytes  int64  // the records' size, retained entries only
@@ -62,17 +68,22 @@ func newChangeFeed(p ChangeFeedPolicy, next uint64) *changeFeed {
 // add appends a change and returns its lsn.
 func (f *changeFeed) add(kind changeKind, at int64, rec record) uint64 {
 	lsn := f.next
+	key := rec.key()
 	var prev uint64
-	if p := f.latest[rec.key()]; p == nil {
-		f.setLatest(rec.key(), lsn)
-	} else {
+	if p := f.latest[key]; p != nil {
 		if *p >= f.first {
 			prev = *p
 		} // else forgotten
 		*p = lsn
+	} else {
+		p = new(uint64)
+		*p = lsn
+		f.latest[key] = p
 	}
 	f.push(feedEntry{lsn: lsn, prev: prev, at: at, kind: kind, rec: rec})
-	f.trim()
+	if f.n > f.policy.MaxChanges || f.bytes > f.policy.MaxBytes {
+		f.trim()
+	}
 	if len(f.latest) > 2*f.n+1024 {
 		f.sweep()
 	}
@@ -94,7 +105,11 @@ func (f *changeFeed) setLatest(key string, lsn uint64) {
 func (f *changeFeed) push(e feedEntry) {
 	last := len(f.chunks) - 1
 	if last < 0 || len(f.chunks[last]) == feedChunk {
-		f.chunks = append(f.chunks, make([]feedEntry, 0, feedChunk))
+		chunk := f.spare
+		if chunk == nil {
+			chunk = make([]feedEntry, 0, feedChunk)
+		}
+		f.chunks, f.spare = append(f.chunks, chunk), nil
 		last++
 	}
 	f.chunks[last] = append(f.chunks[last], e)
@@ -113,8 +128,12 @@ func (f *changeFeed) trim() {
 		f.n--
 		f.first++
 		if f.head++; f.head == feedChunk {
-			f.chunks[0] = nil
-			f.chunks = f.chunks[1:]
+			f.spare = f.chunks[0][:0] // every entry zeroed
+			// Moved down rather than resliced, so that push reuses the
+			// slice's room.
+			n := copy(f.chunks, f.chunks[1:])
+			f.chunks[n] = nil
+			f.chunks = f.chunks[:n]
 			f.head = 0
 		}
 	}
@@ -185,4 +204,50 @@ func (f *changeFeed) isLatest(e *feedEntry) bool {
 func (f *changeFeed) resize(p ChangeFeedPolicy) {
 	f.policy = p
 	f.trim()
+}
+
+// writeFrame writes the snapshot's 'F' frame of a container to out, using
+// buf (returned, perhaps grown) for pieces of it. It never holds the frame
+// whole, which would double the feed's retained versions in memory for a
+// moment: a first pass over the entries works out the frame's length and
+// checksum, a second writes them, both some 64 KiB at a time.
+func (st *feedState) writeFrame(out *pacedWriter, buf []byte) []byte {
+	head := append(make([]byte, 0, 64), frameFeed)
+	head = appendStr(head, st.c.id)
+	head = binary.AppendUvarint(head, st.c.created)
+	head = binary.AppendUvarint(head, st.first)
+	head = binary.AppendUvarint(head, st.next)
+	head = binary.AppendVarint(head, st.found)
+	head = binary.AppendUvarint(head, uint64(len(st.entries)))
+	n, crc := len(head), crc32.Update(0, castagnoli, head)
+	for i := 0; i < len(st.entries); {
+		buf, i = st.appendEntries(buf[:0], i)
+		n += len(buf)
+		crc = crc32.Update(crc, castagnoli, buf)
+	}
+	var h [frameHeader]byte
+	binary.LittleEndian.PutUint32(h[0:], uint32(n))
+	binary.LittleEndian.PutUint32(h[4:], ^uint32(n))
+	binary.LittleEndian.PutUint32(h[8:], crc)
+	out.write(h[:])
+	out.write(head)
+	for i := 0; i < len(st.entries); {
+		buf, i = st.appendEntries(buf[:0], i)
+		out.write(buf)
+	}
+	return buf
+}
+
+// appendEntries appends the entries from the i-th on, as a snapshot's feed
+// frame holds them, until b holds 64 KiB or they end, and returns b and
+// the index of the first entry left out.
+func (st *feedState) appendEntries(b []byte, i int) ([]byte, int) {
+	for ; i < len(st.entries) && len(b) < 64<<10; i++ {
+		e := &st.entries[i]
+		b = binary.AppendUvarint(b, e.prev)
+		b = binary.AppendVarint(b, e.at)
+		b = append(b, byte(e.kind))
+		b = appendStr(b, string(e.rec))
+	}
+	return b, i
 }

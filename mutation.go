@@ -2,6 +2,7 @@ package lethe
 
 import (
 	"slices"
+	"sync"
 	"unsafe"
 )
 
@@ -239,29 +240,25 @@ func (c *Container) applyItems(ms []mutation, batch bool, batchSeq uint64) (next
 		c.wakeNotifier(found)
 		return never, err
 	}
-	// A copy: the queue must not keep ms, which is the caller's (often on
-	// its stack); one change is copied into p itself.
-	p := &pendingChange{ticket: ticket}
-	if len(ms) == 1 {
-		p.one[0] = ms[0]
-		p.ms = p.one[:]
-	} else {
-		p.ms = slices.Clone(ms)
-	}
+	p := newPendingChange(ticket, ms)
 	c.expiry.pending = append(c.expiry.pending, p)
 	c.expiry.mu.Unlock()
 	werr := w.wait(ticket)
 	c.expiry.mu.Lock()
 	c.applyPendingLocked()
+	made, next, done := p.made, p.next, p.done
 	c.expiry.mu.Unlock()
+	if done {
+		p.free()
+	}
 	c.wakeNotifier(found)
-	if !p.made {
+	if !made {
 		if werr == nil {
 			werr = w.failure() // the log failed after the wait: it cannot have
 		}
 		return never, werr
 	}
-	return p.next, nil
+	return next, nil
 }
 
 // indexShared makes item changes, already made in the id tables, in the
@@ -294,7 +291,34 @@ type pendingChange struct {
 	one    [1]mutation // ms's storage for a single change
 	ticket uint64
 	made   bool  // applied, by whoever held the expiry lock
+	done   bool  // out of the queue (made, or never to be): its writer may free it
 	next   int64 // the earliest expiry it brought about
+}
+
+// pendingChanges recycles the pendingChanges of the writes that saw theirs
+// leave the queue, so that a write to a durable container with a change
+// feed allocates none.
+var pendingChanges = sync.Pool{New: func() any { return new(pendingChange) }}
+
+// newPendingChange returns a pending change of ms, logged with ticket: a
+// copy, as the queue must not keep ms, which is the caller's (often on its
+// stack); one change is copied into the pendingChange itself.
+func newPendingChange(ticket uint64, ms []mutation) *pendingChange {
+	p := pendingChanges.Get().(*pendingChange)
+	p.ticket = ticket
+	if len(ms) == 1 {
+		p.one[0] = ms[0]
+		p.ms = p.one[:]
+	} else {
+		p.ms = slices.Clone(ms)
+	}
+	return p
+}
+
+// free recycles p, which has left the queue: nothing else refers to it.
+func (p *pendingChange) free() {
+	*p = pendingChange{}
+	pendingChanges.Put(p)
 }
 
 // applyPendingLocked makes the container's pending changes that the log
@@ -310,6 +334,7 @@ func (c *Container) applyPendingLocked() {
 	durable, lost, failed := c.store.wal.durable()
 	i := 0
 	for ; i < len(q) && q[i].ticket <= durable; i++ {
+		q[i].done = true
 		if lostIn(lost, q[i].ticket) != nil {
 			continue // refused by a failure the log has healed since: never made
 		}
@@ -318,6 +343,9 @@ func (c *Container) applyPendingLocked() {
 		q[i].made = true
 	}
 	if failed != nil {
+		for _, p := range q[i:] {
+			p.done = true
+		}
 		i = len(q) // the rest are never made
 	}
 	n := copy(q, q[i:])

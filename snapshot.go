@@ -238,8 +238,7 @@ func (cp *checkpointer) write(ctx context.Context, path string, n uint64, pace i
 				return 0, 0, out.err
 			}
 		}
-		frame = st.appendFrame(frame[:0])
-		out.write(frame)
+		frame = st.writeFrame(out, frame[:0])
 	}
 	b, start := beginFrame(frame[:0])
 	b = append(b, frameEnd)
@@ -304,25 +303,6 @@ func (s *Store) rotateWithFeeds() (uint64, []feedState, error) {
 		c.wakeNotifier(found)
 	}
 	return n, states, err
-}
-
-// appendFrame appends the snapshot's 'F' frame of a container.
-func (st *feedState) appendFrame(b []byte) []byte {
-	b, start := beginFrame(b)
-	b = append(b, frameFeed)
-	b = appendStr(b, st.c.id)
-	b = binary.AppendUvarint(b, st.c.created)
-	b = binary.AppendUvarint(b, st.first)
-	b = binary.AppendUvarint(b, st.next)
-	b = binary.AppendVarint(b, st.found)
-	b = binary.AppendUvarint(b, uint64(len(st.entries)))
-	for _, e := range st.entries {
-		b = binary.AppendUvarint(b, e.prev)
-		b = binary.AppendVarint(b, e.at)
-		b = append(b, byte(e.kind))
-		b = appendStr(b, string(e.rec))
-	}
-	return endFrame(b, start)
 }
 
 // appendStateFrame appends a snapshot's 'K' frame for a container, whose
