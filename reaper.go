@@ -285,7 +285,7 @@ func (c *Container) purgeShard(sh *shard, group []expiredEntry, now int64, b *bu
 	var paid int64
 	for i := range group {
 		e := &group[i]
-		if cur := sh.items.get(e.rec.pk(), e.rec.id(), e.h); !sameRecord(cur, e.rec) || c.rule.live(e.rec, now) {
+		if !sh.items.holds(e.h, e.rec) || c.rule.live(e.rec, now) {
 			continue
 		}
 		cost := charge(opDelete, e.rec.chargeSize())
