@@ -265,7 +265,7 @@ type reapScratch struct {
 }
 
 func newReapScratch(batchSize int) reapScratch {
-	return reapScratch{entries: make([]expiredEntry, 0, 4*batchSize), ms: make([]mutation, 0, batchSize)}
+	return reapScratch{entries: make([]expiredEntry, 0, 5*batchSize+8*shardCount), ms: make([]mutation, 0, batchSize)}
 }
 
 // reapCheckEvery is how many items the reaper looks at between looks at
