@@ -294,7 +294,11 @@ func (c *Container) purgeShard(sh *shard, group []expiredEntry, now int64, b *bu
 			break
 		}
 		paid += cost
-		ms = append(ms, mutation{cause: causePurge, now: now, sh: sh, h: e.h, old: e.rec})
+		// Grown in place: a mutation is large, and most of it stays zero.
+		ms = slices.Grow(ms, 1)[:len(ms)+1]
+		m := &ms[len(ms)-1]
+		*m = mutation{}
+		m.cause, m.now, m.sh, m.h, m.old = causePurge, now, sh, e.h, e.rec
 	}
 	if len(ms) == 0 {
 		return 0, unpaid, false
