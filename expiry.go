@@ -374,28 +374,30 @@ type expiredEntry struct {
 var beforeAll = expiryEntry{at: expiredForGood, rec: firstRecord}
 
 // entriesBetween appends to buf the entries e of the own (or the
-// inheriting) trees of every shard with after < e < before (lessEntry), in
-// that order, each as an expiredEntry holding its entry's instant and its
-// shard: the first limit of them, and reports whether there are more.
+// inheriting) trees of every shard with after < e < before (lessEntry),
+// each as an expiredEntry holding its entry's instant and its shard: the
+// first limit of them, each shard's in order but not merged, and reports
+// whether there are more.
 func (c *Container) entriesBetween(own bool, after, before expiryEntry, limit int, buf []expiredEntry) (_ []expiredEntry, more bool) {
 	start := len(buf)
 	for {
-		n := len(buf)
-		buf, more = c.entriesPrefix(own, after, before, limit-(n-start), buf)
+		buf, after, more = c.entriesPrefix(own, after, before, limit-(len(buf)-start), buf)
 		if !more || len(buf)-start == limit {
 			return buf, more
 		}
-		last := buf[len(buf)-1]
-		after = expiryEntry{at: last.at, rec: last.rec}
 	}
 }
 
 // entriesPrefix is entriesBetween that may return fewer than limit entries
-// (at least one) while there are more: an exact prefix of them. It reads
-// each shard's tree under the shard's x lock in turn, taking a few entries
-// from each: the prefix ends at the least last entry taken from a shard
-// that had more, so it misses none before it.
-func (c *Container) entriesPrefix(own bool, after, before expiryEntry, limit int, buf []expiredEntry) (_ []expiredEntry, more bool) {
+// (at least one) while there are more: an exact prefix of them, which ends
+// at through. It reads each shard's tree under the shard's x lock in turn,
+// taking a few entries from each: the prefix ends at the least last entry
+// taken from a shard that had more (the bound), so it misses none before
+// it. Each shard's entries are in order, so those after the bound are
+// found from the end; when more than limit are left, a selection, not a
+// sort or a merge, finds the limit-th. The entries come grouped by shard,
+// each shard's in order.
+func (c *Container) entriesPrefix(own bool, after, before expiryEntry, limit int, buf []expiredEntry) (_ []expiredEntry, through expiryEntry, more bool) {
 	start := len(buf)
 	per := min(limit, max(2*limit/shardCount, 4)) // entries taken from each shard
 	var bound expiryEntry                         // the least last entry taken from a shard that had more
@@ -435,74 +437,68 @@ func (c *Container) entriesPrefix(own bool, after, before expiryEntry, limit int
 		}
 	}
 	runs[shardCount] = len(buf) - start
-	buf = mergeRuns(buf, start, &runs)
-	got := buf[start:]
 	if bounded {
+		// Drop each shard's entries after the bound, from its end.
 		more = true
-		n := len(got)
-		for n > 0 && lessEntry(bound, expiryEntry{at: got[n-1].at, rec: got[n-1].rec}) {
-			n--
+		kept := start
+		for i := range shardCount {
+			from, to := start+runs[i], start+runs[i+1]
+			for to > from && lessEntry(bound, expiryEntry{at: buf[to-1].at, rec: buf[to-1].rec}) {
+				to--
+			}
+			kept += copy(buf[kept:], buf[from:to])
 		}
-		got = got[:n]
+		buf = buf[:kept]
 	}
-	if len(got) > limit {
-		more = true
-		got = got[:limit]
+	if got := buf[start:]; len(got) > limit {
+		// Find the limit-th in a copy, in buf's spare capacity, and keep
+		// the entries up to it: each shard's stay in order.
+		sel := append(buf[len(buf):], got...)
+		selectFirst(sel, limit)
+		last := expiryEntry{at: sel[limit-1].at, rec: sel[limit-1].rec}
+		kept := start
+		for _, e := range got {
+			if !lessEntry(last, expiryEntry{at: e.at, rec: e.rec}) {
+				buf[kept] = e
+				kept++
+			}
+		}
+		return buf[:kept], last, true
 	}
-	return buf[:start+len(got)], more
+	return buf, bound, more
 }
 
-// mergeRuns puts buf[start:], shardCount runs each sorted (compareExpired)
-// and bounded by runs, in one order, by a merge through buf's spare
-// capacity (grown if need be), and returns buf.
-func mergeRuns(buf []expiredEntry, start int, runs *[shardCount + 1]int) []expiredEntry {
-	n := len(buf)
-	es := buf[start:n]
-	// heads holds the runs not yet merged, as [next, end) ranges of es,
-	// in a heap on their next entries.
-	var heads [shardCount][2]int
-	h := heads[:0]
-	for i := range shardCount {
-		if runs[i] < runs[i+1] {
-			h = append(h, [2]int{runs[i], runs[i+1]})
+// selectFirst reorders es so that es[:k] are its k first entries in the
+// order of their instants and records (lessEntry), es[k-1] the last of
+// them, for 0 < k <= len(es).
+func selectFirst(es []expiredEntry, k int) {
+	less := func(a, b *expiredEntry) bool {
+		if a.at != b.at {
+			return a.at < b.at
+		}
+		return a.rec.seq() < b.rec.seq()
+	}
+	lo, hi := 0, len(es)-1 // es[k-1]'s entry lies in es[lo:hi+1]
+	for lo < hi {
+		m := lo + (hi-lo)/2
+		es[m], es[hi] = es[hi], es[m]
+		i := lo // es[lo:i] are before the pivot, es[hi]
+		for j := lo; j < hi; j++ {
+			if less(&es[j], &es[hi]) {
+				es[i], es[j] = es[j], es[i]
+				i++
+			}
+		}
+		es[i], es[hi] = es[hi], es[i]
+		switch {
+		case i == k-1:
+			return
+		case i > k-1:
+			hi = i - 1
+		default:
+			lo = i + 1
 		}
 	}
-	if len(h) < 2 {
-		return buf // one run or none: sorted already
-	}
-	less := func(i, j int) bool { return compareExpired(es[h[i][0]], es[h[j][0]]) < 0 }
-	down := func(i int) {
-		for {
-			m, l, r := i, 2*i+1, 2*i+2
-			if l < len(h) && less(l, m) {
-				m = l
-			}
-			if r < len(h) && less(r, m) {
-				m = r
-			}
-			if m == i {
-				return
-			}
-			h[i], h[m] = h[m], h[i]
-			i = m
-		}
-	}
-	for i := len(h)/2 - 1; i >= 0; i-- {
-		down(i)
-	}
-	buf = slices.Grow(buf, len(es))
-	es = buf[start:n]
-	out := buf[n : n+len(es)]
-	for k := range out {
-		out[k] = es[h[0][0]]
-		if h[0][0]++; h[0][0] == h[0][1] {
-			h[0] = h[len(h)-1]
-			h = h[:len(h)-1]
-		}
-		down(0)
-	}
-	copy(es, out)
-	return buf[:n]
 }
 
 // firstAfter returns the first entry after after (lessEntry) of the own
@@ -559,9 +555,12 @@ func (c *Container) itemCount() int {
 // oldest expiry first, across every shard: the first of each tree, in the
 // order of the container's merged trees, merged by expiry (as far as both
 // lists reach: a list cut short may be followed by earlier expiries than
-// the other's rest), and whether there are more. It works in scratch (which
-// it may grow), so that a caller that keeps one makes no garbage; give it a
-// capacity of 4*limit.
+// the other's rest), and whether there are more. The items are in order
+// only when they are of both kinds (inheriting and with their own ttl): a
+// batch of one kind is the first of its tree grouped by shard, each
+// shard's in order. It works in scratch (which it may grow), so that a
+// caller that keeps one makes no garbage; give it a capacity of
+// 5*limit+8*shardCount.
 func (c *Container) oldestExpired(rule *expiryRule, now int64, limit int, scratch []expiredEntry) (_ []expiredEntry, more bool) {
 	ci, co := cutoffs(rule, now)
 	buf, moreI := c.entriesBetween(false, beforeAll, ci, limit, scratch[:0])
@@ -577,6 +576,9 @@ func (c *Container) oldestExpired(rule *expiryRule, now int64, limit int, scratc
 	if len(b) == 0 && !moreO {
 		return a, moreI
 	}
+	// Both kinds expire: merge them, in order.
+	slices.SortFunc(a, compareExpired)
+	slices.SortFunc(b, compareExpired)
 	merged := buf[len(buf):]
 	for len(merged) < limit {
 		switch {

@@ -3,6 +3,8 @@ package lethe
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -34,4 +36,29 @@ func TestStatsCountsEachExpiryOnce(t *testing.T) {
 		require.True(t, done, "a second count had entries left to visit in shard %d", i)
 	}
 	require.Equal(t, int64(10_000), c.Stats().ExpiredPending)
+}
+
+// TestSelectFirst: selectFirst puts the k first entries (by instant, then
+// write sequence) before the rest, the k-th at k-1, for random lists with
+// many equal instants, as the reaper's batches have.
+func TestSelectFirst(t *testing.T) {
+	seed := rand.Uint64()
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, 5))
+	for range 500 {
+		n := 1 + rng.IntN(80)
+		es := make([]expiredEntry, n)
+		for i, seq := range rng.Perm(n) {
+			p := parsedItem{id: "x"}
+			es[i] = expiredEntry{at: int64(rng.IntN(5)), rec: buildRecord([]byte(`{}`), &p, "", 0, uint64(seq+1), 1)}
+		}
+		want := slices.Clone(es)
+		slices.SortFunc(want, compareExpired)
+		k := 1 + rng.IntN(n)
+		selectFirst(es, k)
+		require.Equal(t, want[k-1], es[k-1], "n %d k %d", n, k)
+		first := slices.Clone(es[:k])
+		slices.SortFunc(first, compareExpired)
+		require.Equal(t, want[:k], first, "n %d k %d", n, k)
+	}
 }

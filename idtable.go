@@ -125,6 +125,50 @@ func (t *idTable) take(pk, id string, h uint32) (old record) {
 		return ""
 	}
 	old = t.slots[i].rec()
+	t.removeAt(i)
+	return old
+}
+
+// findRecord returns the index of the slot that holds rec itself (the same
+// stored record, not merely equal bytes), whose identity hashes to h, and
+// whether it is there. It compares no ids: a record's slot is found
+// without reading the record.
+func (t *idTable) findRecord(h uint32, rec record) (int, bool) {
+	if t.n == 0 {
+		return 0, false
+	}
+	p := unsafe.StringData(string(rec))
+	for i := t.home(h); ; i = t.next(i) {
+		s := &t.slots[i]
+		if s.n == 0 {
+			return i, false
+		}
+		if s.p == p && s.hash == h && int(s.n) == len(rec) {
+			return i, true
+		}
+	}
+}
+
+// holds reports whether rec, whose identity hashes to h, is its item's
+// current record.
+func (t *idTable) holds(h uint32, rec record) bool {
+	_, ok := t.findRecord(h, rec)
+	return ok
+}
+
+// removeRecord deletes rec, whose identity hashes to h, if it is its
+// item's current record, and reports whether it was.
+func (t *idTable) removeRecord(h uint32, rec record) bool {
+	i, ok := t.findRecord(h, rec)
+	if ok {
+		t.removeAt(i)
+	}
+	return ok
+}
+
+// removeAt empties slot i, which holds a record, shifting back the records
+// after it that probed past it.
+func (t *idTable) removeAt(i int) {
 	t.n--
 	for j := t.next(i); t.slots[j].n != 0; j = t.next(j) {
 		home := t.home(t.slots[j].hash)
@@ -136,7 +180,6 @@ func (t *idTable) take(pk, id string, h uint32) (old record) {
 		i = j
 	}
 	t.slots[i] = idSlot{}
-	return old
 }
 
 // reserve makes an empty table large enough for n records without growing,

@@ -3,6 +3,7 @@ package lethe
 import (
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -45,10 +46,19 @@ func TestIDTable(t *testing.T) {
 				}
 				ref[key] = rec
 			case 1:
-				if step%2 == 0 {
+				switch step % 3 {
+				case 0:
 					tab.remove(pk, id, h)
-				} else {
+				case 1:
 					require.Equal(t, ref[key], tab.take(pk, id, h), "the record removed: "+where)
+				default:
+					if old := ref[key]; old != "" {
+						require.True(t, tab.holds(h, old), where)
+						copied := record(strings.Clone(string(old)))
+						require.False(t, tab.holds(h, copied), "equal bytes are not the record: "+where)
+						require.False(t, tab.removeRecord(h, copied), "equal bytes are not the record: "+where)
+					}
+					require.Equal(t, ref[key] != "", tab.removeRecord(h, ref[key]), "the record removed by identity: "+where)
 				}
 				delete(ref, key)
 			}

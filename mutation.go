@@ -477,13 +477,18 @@ func (c *Container) updateSharedLocked() {
 		len(x.vectors) > 0 || len(x.texts) > 0 || x.positions != nil || len(x.building) > 0)
 }
 
-// putItems makes the changes in the shards' id tables.
+// putItems makes the changes in the shards' id tables. A purge's old
+// version, which the reaper found by its identity (idTable.holds) under the
+// shard lock the caller still holds, is removed by it, without reading it.
 func (c *Container) putItems(ms []mutation) {
 	for i := range ms {
 		m := &ms[i]
-		if m.rec != "" {
+		switch {
+		case m.rec != "":
 			m.sh.items.put(m.h, m.rec)
-		} else {
+		case m.cause == causePurge:
+			m.sh.items.removeRecord(m.h, m.old)
+		default:
 			m.sh.items.remove(m.old.pk(), m.old.id(), m.h)
 		}
 	}

@@ -265,7 +265,7 @@ type reapScratch struct {
 }
 
 func newReapScratch(batchSize int) reapScratch {
-	return reapScratch{entries: make([]expiredEntry, 0, 4*batchSize), ms: make([]mutation, 0, batchSize)}
+	return reapScratch{entries: make([]expiredEntry, 0, 5*batchSize+8*shardCount), ms: make([]mutation, 0, batchSize)}
 }
 
 // reapCheckEvery is how many items the reaper looks at between looks at
@@ -285,7 +285,7 @@ func (c *Container) purgeShard(sh *shard, group []expiredEntry, now int64, b *bu
 	var paid int64
 	for i := range group {
 		e := &group[i]
-		if cur := sh.items.get(e.rec.pk(), e.rec.id(), e.h); !sameRecord(cur, e.rec) || c.rule.live(e.rec, now) {
+		if !sh.items.holds(e.h, e.rec) || c.rule.live(e.rec, now) {
 			continue
 		}
 		cost := charge(opDelete, e.rec.chargeSize())
@@ -294,7 +294,11 @@ func (c *Container) purgeShard(sh *shard, group []expiredEntry, now int64, b *bu
 			break
 		}
 		paid += cost
-		ms = append(ms, mutation{cause: causePurge, now: now, sh: sh, h: e.h, old: e.rec})
+		// Grown in place: a mutation is large, and most of it stays zero.
+		ms = slices.Grow(ms, 1)[:len(ms)+1]
+		m := &ms[len(ms)-1]
+		*m = mutation{}
+		m.cause, m.now, m.sh, m.h, m.old = causePurge, now, sh, e.h, e.rec
 	}
 	if len(ms) == 0 {
 		return 0, unpaid, false

@@ -194,7 +194,7 @@ func TestReaperOldestFirstAcrossShards(t *testing.T) {
 	gone := 0
 	for gone < n {
 		k := lethe.Reap(c, clock.Now(), false)
-		require.Positive(t, k, "items are left, all expired")
+		require.Equal(t, min(37, n-gone), k, "a batch runs to its size")
 		gone += k
 		for i, it := range items {
 			require.Equal(t, i >= gone, lethe.Stored(c, it.id), "after %d purges, item %d by expiry (%s)", gone, i, it.id)
