@@ -346,10 +346,13 @@ func purgeAll(k storeKind, d *dataset, cfg config, rec *recorder, insertNs float
 			gone = true
 			break
 		}
-		// Counting costs some stores (lethe's Stats, under the lock its
-		// reaper needs) time proportional to what is left: look at most
-		// a sixth of the time, and every millisecond near the end.
-		time.Sleep(max(time.Millisecond, 5*cost))
+		// Counting costs some stores time: lethe's first Stats after the
+		// expiry reads the size of every newly expired item, taking each
+		// shard's lock a few thousand items at a time. Look at most a
+		// sixth of the time, every millisecond near the end, and at least
+		// every 10 ms: the first count's cost (a few hundred ms for lethe)
+		// must not delay the look that sees the purge done.
+		time.Sleep(min(max(time.Millisecond, 5*cost), 10*time.Millisecond))
 	}
 	if !gone {
 		rec.note("W4: %s did not purge all items within %v", k.name, wait)
