@@ -60,9 +60,16 @@ func (r *reaper) notify(at int64) {
 
 // While it works through a backlog the reaper works for reaperWorkSlice,
 // then, if users were served meanwhile, rests for reaperRest (a timer's
-// resolution is about a millisecond).
+// resolution is about a millisecond: a shorter rest sleeps as long).
+//
+// The work slice bounds a reader's worst wait when the OS gives the
+// reaper's thread the core a reader's thread was on (on a machine whose
+// cores are all busy, the reaper, just back from a rest, is the thread the
+// OS favours): the reader waits out the whole slice. A runtime trace of
+// bench W5 on a loaded 2-core machine shows every slow read spanning one
+// stretch of the reaper's, the reader's goroutine running all along.
 const (
-	reaperWorkSlice = 2 * time.Millisecond
+	reaperWorkSlice = time.Millisecond
 	reaperRest      = time.Millisecond
 )
 
