@@ -241,13 +241,18 @@ func memberKindOf(w uint64) int {
 }
 
 // stringWord is name as a little-endian word if it has at most 7 bytes, as
-// jsontext.ShortString gives a short name; 0 if it is longer.
+// jsontext.ShortString gives a short name; 0 if it is longer or holds a
+// zero byte (a decoded "\u0000"), which the word could not tell from its
+// end: "id\u0000" is not "id".
 func stringWord(name string) uint64 {
 	if len(name) > 7 {
 		return 0
 	}
 	var w uint64
 	for k := len(name) - 1; k >= 0; k-- {
+		if name[k] == 0 {
+			return 0
+		}
 		w = w<<8 | uint64(name[k])
 	}
 	return w

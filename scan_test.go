@@ -21,6 +21,9 @@ var parseItemSeeds = []string{
 	`{"id":"a\"b","s":"\\\/\b\f\n\r\t"}`, strings.Repeat("[", 200), `{"id":"\ud800"}`, `{"id":"a","k\udc00":1}`,
 	`{"id":"a","v":"\ud800"}`, `{"id":"a","ttl":10e-1}`, `{"id":"a","ttl":1.0000000000000001}`, `{"id":"a","n":1e400}`,
 	`{"id":"a","n":[1e-400]}`, `{"id":"a","o":{"k":1,"\u006b":2}}`, `{"id":"a","o":{"k":1,"j":{"k":2}}}`,
+	// Names that decode to a known name and a zero byte are other names.
+	`{"id\u0000":"x"}`, `{"id":"a","id\u0000":"b"}`, `{"id":"a","ttl\u0000":5}`, `{"id":"a","_ts\u0000":7}`,
+	`{"id":"a","_etag\u0000\u0000":"e"}`, `{"\u0069d":"a","t\u0074l":5}`,
 }
 
 // FuzzParseItem checks the single-pass item parser against referenceItem,
