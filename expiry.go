@@ -470,17 +470,30 @@ func (c *Container) entriesPrefix(own bool, after, before expiryEntry, limit int
 
 // selectFirst reorders es so that es[:k] are its k first entries in the
 // order of their instants and records (lessEntry), es[k-1] the last of
-// them, for 0 < k <= len(es).
-func selectFirst(es []expiredEntry, k int) {
+// them, for 0 < k <= len(es). It is a quickselect with pivots at
+// pseudo-random places: es is the shards' sorted runs laid end to end,
+// which a pivot at a fixed place (the middle) splits badly every time,
+// making the selection quadratic. Past selectRounds rounds it sorts what
+// is left, so no input makes it worse than a sort. It returns the rounds it
+// partitioned.
+func selectFirst(es []expiredEntry, k int) (rounds int) {
 	less := func(a, b *expiredEntry) bool {
 		if a.at != b.at {
 			return a.at < b.at
 		}
 		return a.rec.seq() < b.rec.seq()
 	}
-	lo, hi := 0, len(es)-1 // es[k-1]'s entry lies in es[lo:hi+1]
-	for lo < hi {
-		m := lo + (hi-lo)/2
+	r := uint64(len(es))*0x9e3779b97f4a7c15 | 1 // xorshift state
+	lo, hi := 0, len(es)-1                      // es[k-1]'s entry lies in es[lo:hi+1]
+	for ; lo < hi; rounds++ {
+		if rounds == selectRounds {
+			slices.SortFunc(es[lo:hi+1], compareExpired)
+			return rounds
+		}
+		r ^= r << 13
+		r ^= r >> 7
+		r ^= r << 17
+		m := lo + int(r%uint64(hi-lo+1))
 		es[m], es[hi] = es[hi], es[m]
 		i := lo // es[lo:i] are before the pivot, es[hi]
 		for j := lo; j < hi; j++ {
@@ -492,14 +505,20 @@ func selectFirst(es []expiredEntry, k int) {
 		es[i], es[hi] = es[hi], es[i]
 		switch {
 		case i == k-1:
-			return
+			return rounds + 1
 		case i > k-1:
 			hi = i - 1
 		default:
 			lo = i + 1
 		}
 	}
+	return rounds
 }
+
+// selectRounds bounds selectFirst's partitioning rounds: with random
+// pivots, about 2·log2 of the entries are expected (under 40 for a batch
+// of MaxReaperBatchSize), so 64 is met only by bad luck.
+const selectRounds = 64
 
 // firstAfter returns the first entry after after (lessEntry) of the own
 // (or the inheriting) trees of every shard, if there is one.

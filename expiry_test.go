@@ -41,6 +41,35 @@ func TestStatsCountsEachExpiryOnce(t *testing.T) {
 // TestSelectFirst: selectFirst puts the k first entries (by instant, then
 // write sequence) before the rest, the k-th at k-1, for random lists with
 // many equal instants, as the reaper's batches have.
+// TestSelectFirstOnShardRuns: the reaper gives selectFirst the shards'
+// sorted runs laid end to end, over the same instants; a pivot at a fixed
+// place splits them badly every round (quadratic: 0.1 s for a batch of
+// MaxReaperBatchSize, over a second when every instant is the same). The
+// selection must finish in the rounds a random pivot needs, without the
+// sort it falls back to.
+func TestSelectFirstOnShardRuns(t *testing.T) {
+	for _, sameInstant := range []bool{false, true} {
+		const per = 2 * MaxReaperBatchSize / shardCount
+		es := make([]expiredEntry, 0, per*shardCount)
+		for sh := range shardCount {
+			for i := range per {
+				p := parsedItem{id: "x"}
+				at := int64(i)
+				if sameInstant {
+					at = 7
+				}
+				seq := uint64(i*shardCount + sh + 1)
+				es = append(es, expiredEntry{at: at, rec: buildRecord([]byte(`{}`), &p, "", 0, seq, 1)})
+			}
+		}
+		want := slices.Clone(es)
+		slices.SortFunc(want, compareExpired)
+		rounds := selectFirst(es, MaxReaperBatchSize)
+		require.Less(t, rounds, selectRounds, "same instant %v", sameInstant)
+		require.Equal(t, want[MaxReaperBatchSize-1], es[MaxReaperBatchSize-1])
+	}
+}
+
 func TestSelectFirst(t *testing.T) {
 	seed := rand.Uint64()
 	t.Logf("seed %d", seed)
