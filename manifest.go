@@ -86,18 +86,26 @@ func (s *Store) itemCounts() []itemCount {
 }
 
 // expectedItems returns how many items the container id created at
-// sequence number created held when m was written, 0 if m does not say.
+// sequence number created held when m was written, 0 if m does not say,
+// and at most maxItemsHint: the count only sizes tables, so a manifest
+// that claims absurdly many (its checksum right, its numbers not) costs at
+// most that much room, never a failed allocation.
 func (m *manifest) expectedItems(id string, created uint64) int {
 	if m == nil {
 		return 0
 	}
 	for _, ic := range m.Items {
 		if ic.ID == id && ic.Created == created {
-			return ic.N
+			return min(ic.N, maxItemsHint)
 		}
 	}
 	return 0
 }
+
+// maxItemsHint bounds the tables recovery sizes ahead from a manifest's
+// count: 16M items, a few hundred MB of room; a larger container's tables
+// grow as its items arrive, as without a count.
+const maxItemsHint = 1 << 24
 
 // sealed is a log segment written to its end, and its size.
 type sealed struct {

@@ -565,10 +565,12 @@ func (r *replayer) readFrames(data []byte, tornOK bool, batches chan<- []frame, 
 		if payload[0] == framePut {
 			d := decoder{b: payload[1:]}
 			f.cid = d.str()
-			f.same = cid != nil && bytes.Equal(f.cid, cid)
-			cid = f.cid
 			if rec, ok := arena.record(r.version, d.b); ok && !d.bad {
 				f.rec = rec
+				f.same = cid != nil && bytes.Equal(f.cid, cid)
+				cid = f.cid
+			} else {
+				cid = nil // prefetch skips a malformed put: the next is no run of it
 			}
 		}
 		if batch = append(batch, f); len(batch) == framesPerBatch && !send() {

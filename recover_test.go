@@ -285,6 +285,37 @@ func TestRecoverySizesTables(t *testing.T) {
 	}
 }
 
+// TestRecoveryAbsurdItemCount: a manifest whose checksum is right but
+// whose item count is absurd (1<<62, or negative) opens with its items, the
+// tables sized by at most maxItemsHint: the count is a hint, not trusted.
+func TestRecoveryAbsurdItemCount(t *testing.T) {
+	for _, n := range []int{1 << 62, -5} {
+		dir := t.TempDir()
+		s, err := Open(&Options{Dir: dir, Sync: SyncNever})
+		require.NoError(t, err)
+		c, err := s.CreateContainer(t.Context(), ContainerProperties{ID: "a"})
+		require.NoError(t, err)
+		_, err = c.UpsertItem(t.Context(), NewPartitionKey(), []byte(`{"id":"x"}`), nil)
+		require.NoError(t, err)
+		require.NoError(t, s.Close())
+		m, err := readManifest(vfs.OS, dir)
+		require.NoError(t, err)
+		require.Len(t, m.Items, 1)
+		m.Items[0].N = n
+		writeManifestFile(t, dir, m)
+
+		s, err = Open(&Options{Dir: dir, Sync: SyncNever})
+		require.NoError(t, err, "count %d", n)
+		r, err := s.containers["a"].ReadItem(t.Context(), NewPartitionKey(), "x", nil)
+		require.NoError(t, err)
+		assert.Contains(t, string(r.Value), `"id":"x"`)
+		for i := range s.containers["a"].shards {
+			assert.LessOrEqual(t, len(s.containers["a"].shards[i].items.slots), 2*maxItemsHint/shardCount, "count %d", n)
+		}
+		require.NoError(t, s.Close())
+	}
+}
+
 // writeManifestFile replaces dir's manifest with m, as a store of
 // another version might have written it.
 func writeManifestFile(t *testing.T, dir string, m *manifest) {
