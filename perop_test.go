@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/lethedb/lethe"
+	"github.com/stretchr/testify/require"
 )
 
 // TestPerOpCost is not a check: it runs bench/ W1's inserts and W2's reads
@@ -32,15 +33,7 @@ func TestPerOpCost(t *testing.T) {
 	if n <= 0 {
 		t.Skip("LETHE_PEROP=n not set")
 	}
-	s, err := lethe.Open(&lethe.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	c, err := s.CreateContainer(context.Background(), lethe.ContainerProperties{ID: "users", DefaultTimeToLive: lethe.TTLNever})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := perOpContainer(t)
 	ids, docs := perOpItems(n)
 	perOpInserts(t, c, docs)
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -49,6 +42,16 @@ func TestPerOpCost(t *testing.T) {
 		order[i] = ids[rng.IntN(n)]
 	}
 	perOpReads(t, c, order)
+}
+
+// perOpContainer opens an in-memory store as bench/'s (the system clock,
+// the reaper running), closed when tb ends, and makes W1's container.
+func perOpContainer(tb testing.TB) *lethe.Container {
+	tb.Helper()
+	s, err := lethe.Open(&lethe.Options{})
+	require.NoError(tb, err)
+	tb.Cleanup(func() { s.Close() })
+	return mustContainer(tb, s, lethe.ContainerProperties{ID: "users", DefaultTimeToLive: lethe.TTLNever})
 }
 
 // perOpItems returns n items shaped as bench/'s: about 235 bytes, a third
@@ -118,15 +121,7 @@ func TestInsertCost(t *testing.T) {
 		return
 	}
 	_, docs := perOpItems(n)
-	s, err := lethe.Open(&lethe.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	c, err := s.CreateContainer(t.Context(), lethe.ContainerProperties{ID: "users", DefaultTimeToLive: lethe.TTLNever})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := perOpContainer(t)
 	perOpInserts(t, c, docs)
 }
 
@@ -141,15 +136,7 @@ var insertDocs = sync.OnceValue(func() [][]byte {
 // 200000 (-benchtime 100000x): each item is created once.
 func BenchmarkInsertW1(b *testing.B) {
 	docs := insertDocs()
-	s, err := lethe.Open(&lethe.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer s.Close()
-	c, err := s.CreateContainer(b.Context(), lethe.ContainerProperties{ID: "users", DefaultTimeToLive: lethe.TTLNever})
-	if err != nil {
-		b.Fatal(err)
-	}
+	c := perOpContainer(b)
 	nc := &lethe.ItemOptions{NoContentResponseOnWrite: true}
 	b.ReportAllocs()
 	i := 0
