@@ -707,9 +707,9 @@ func TestIndexCountModel(t *testing.T) {
 // TestIndexOrderPages: a SELECT * whose filter an index decides is paged
 // from the index's candidates with the same pages as a scan gives, a
 // continuation token of either resumes the other with the same rows, and
-// OFFSET, LIMIT, TOP and MaxPageBytes apply as they do in a scan. Between the pages of one pager, items are created, rewritten,
-// deleted and expire: no page holds an item not live at its instant, and
-// no item twice.
+// OFFSET, LIMIT, TOP and MaxPageBytes apply as they do in a scan. Between
+// the pages of one pager, items are created, rewritten, deleted and
+// expire: no page holds an item not live at its instant, and no item twice.
 func TestIndexOrderPages(t *testing.T) {
 	seed := rand.Uint64()
 	t.Logf("seed %d", seed)
