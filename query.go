@@ -597,23 +597,18 @@ func (p *QueryItemsPager) run(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if need, full, inOrder := q.InItemOrder(params); inOrder && full >= 0 && p.plan.used != "" {
-			// The index's candidates, evaluated in item order as far as
-			// the page needs.
-			res, recs, more, err = runInItemOrder(ctx, eval, params, docs, recs, now, from, need, full, size, env)
-		} else {
-			keep := from != nil && size > 0 && eval.Prunes()
-			if keep {
-				// Resumed: the page and one more result, to tell whether
-				// more follow, are all it holds; the pager's next page
-				// evaluates the rest whole, once (p.whole).
-				from.Keep = size + 1
-			}
-			res, err = query.ExecFrom(ctx, eval, params, docs, time.Unix(0, now).UTC(), from, env)
-			if keep && len(res.Items) > size {
-				more, p.whole = true, true
-				res.Truncate(size)
-			}
+		// (Queries in item order were paged above: startItemPages.)
+		keep := from != nil && size > 0 && eval.Prunes()
+		if keep {
+			// Resumed: the page and one more result, to tell whether
+			// more follow, are all it holds; the pager's next page
+			// evaluates the rest whole, once (p.whole).
+			from.Keep = size + 1
+		}
+		res, err = query.ExecFrom(ctx, eval, params, docs, time.Unix(0, now).UTC(), from, env)
+		if keep && len(res.Items) > size {
+			more, p.whole = true, true
+			res.Truncate(size)
 		}
 	}
 	if err != nil {
@@ -831,49 +826,6 @@ func pageTarget(need, full int, from *query.Resume, page int) (offset, target in
 		return offset, page + 1, true
 	}
 	return offset, full, false
-}
-
-// runInItemOrder evaluates a query whose results come item by item in item
-// order (query.InItemOrder) on docs, the candidates an index found (with
-// their records, recs), no more of them than it needs: it sorts them by
-// item, starts after the result it resumes after (from), and evaluates a
-// growing number of them until it has its target (pageTarget) or none are
-// left. Results made from the first k items in item order are the first
-// results of all, so the first target of them are final. It returns the
-// records of the candidates evaluated; more, as for runOrdered.
-func runInItemOrder(ctx context.Context, q *query.Query, params map[string]any, docs []query.Doc, recs []record, now int64, from *query.Resume, need, full, page int, env *query.Env) (res query.Result, used []record, more bool, err error) {
-	offset, target, paged := pageTarget(need, full, from, page)
-	order := make([]int, len(docs))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortFunc(order, func(a, b int) int { return strings.Compare(docs[a].ID, docs[b].ID) })
-	sorted, srecs := make([]query.Doc, len(docs)), make([]record, len(docs))
-	for i, j := range order {
-		sorted[i], srecs[i] = docs[j], recs[j]
-	}
-	start := 0
-	if from != nil {
-		after := from.After.Item()
-		start, _ = slices.BinarySearchFunc(sorted, after, func(d query.Doc, id string) int { return strings.Compare(d.ID, id) })
-	}
-	for k := max(2*(offset+target), 8); ; k *= 4 {
-		end := len(sorted)
-		if target >= 0 && start+k < end {
-			end = start + k
-		}
-		res, err = query.ExecFrom(ctx, q, params, sorted[start:end], time.Unix(0, now).UTC(), from, env)
-		if err != nil {
-			return res, nil, false, err
-		}
-		if n := len(res.Items); end == len(sorted) || n >= target {
-			if paged {
-				more = n > page
-				res.Truncate(page)
-			}
-			return res, srecs[start:end], more, nil
-		}
-	}
 }
 
 // pathWalk returns the walk of the index of path for runOrdered, making
