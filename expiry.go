@@ -399,7 +399,7 @@ func (c *Container) entriesBetween(own bool, after, before expiryEntry, limit in
 // each shard's in order.
 func (c *Container) entriesPrefix(own bool, after, before expiryEntry, limit int, buf []expiredEntry) (_ []expiredEntry, through expiryEntry, more bool) {
 	start := len(buf)
-	per := min(limit, max(2*limit/shardCount, 4)) // entries taken from each shard
+	per := min(limit, max(limit/shardCount*2, 4)) // entries taken from each shard (limit may be math.MaxInt)
 	var bound expiryEntry                         // the least last entry taken from a shard that had more
 	bounded := false
 	var runs [shardCount + 1]int // shard i's entries, sorted, are buf[start+runs[i]:start+runs[i+1]]

@@ -3,6 +3,7 @@ package lethe
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -10,6 +11,27 @@ import (
 
 	"github.com/stretchr/testify/require"
 )
+
+// TestEntriesPrefixUnlimited: asked for every entry (limit math.MaxInt, as
+// the expiry watch asks), entriesPrefix takes each shard's entries in one
+// pass, not a few per shard per call (2*limit overflowed to a negative
+// share, and each call took 4 entries of each shard).
+func TestEntriesPrefixUnlimited(t *testing.T) {
+	clock := NewManualClock(time.Unix(1_700_000_000, 0))
+	s, err := Open(&Options{Clock: clock, Reaper: ReaperOptions{Disabled: true}})
+	require.NoError(t, err)
+	defer s.Close()
+	c, err := s.CreateContainer(context.Background(), ContainerProperties{ID: "c", DefaultTimeToLive: 10})
+	require.NoError(t, err)
+	const n = 2000
+	for i := range n {
+		_, err := c.CreateItem(context.Background(), NewPartitionKey(), fmt.Appendf(nil, `{"id":"%d"}`, i), nil)
+		require.NoError(t, err)
+	}
+	es, _, more := c.entriesPrefix(false, beforeAll, upTo(math.MaxInt64), math.MaxInt, nil)
+	require.False(t, more)
+	require.Len(t, es, n)
+}
 
 // TestStatsCountsEachExpiryOnce: Stats keeps running counts, so a second
 // call with nothing newly expired visits no entry, however many items are
