@@ -108,8 +108,8 @@
 // time by MaxHold) per container per round, so that one container's backlog
 // never starves another's. It takes a lock only to delete one item, so
 // readers never wait behind a batch, and while it works through a backlog
-// it rests a millisecond after each millisecond of work, so that it never
-// holds for long a core that readers need. Container.Purge purges on demand.
+// it rests a millisecond after each millisecond of work in which users were
+// served, so that it never holds for long a core that readers need. Container.Purge purges on demand.
 // Container.Stats reports the backlog (ExpiredPending, PurgeLag) and the work
 // done (Purged, ReaperCharge, Throttled).
 //

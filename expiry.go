@@ -209,8 +209,8 @@ func (c *Container) addSortedEntries(es *shardEntries, bytes func(shard int) int
 	both(n/2, n/2, func() { build(0) }, func() { build(1) })
 }
 
-// resetExpiryIndex empties every shard's index. The caller holds every
-// shard lock, or is alone with the container.
+// resetExpiryIndex empties every shard's index, under each shard's x lock
+// in turn. The caller holds expiry.mu, or is alone with the container.
 func (c *Container) resetExpiryIndex() {
 	for i := range c.shards {
 		sh := &c.shards[i]
@@ -367,7 +367,7 @@ type expiredEntry struct {
 	rec   record
 	at    int64
 	h     uint32 // the item's hash bits in its shard's id table (set by reap)
-	shard uint8  // the item's shard (set by reap)
+	shard uint8  // the item's shard (set by entriesPrefix, and by reap)
 }
 
 // beforeAll sorts before every entry: the start of a walk from the first.

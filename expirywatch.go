@@ -89,8 +89,10 @@ func (c *Container) findSomeExpiriesLocked(now int64, force bool, limit int) (n 
 	}
 	c.settlePendingLocked() // the feed takes expiries after the changes logged before them
 	ci, co := cutoffs(&c.rule, now)
-	// Each tree's expired entries beyond its front, up to limit, in order
-	// of expiry; then the earliest limit of both, merged. A tree whose
+	// Each tree's expired entries beyond its front, up to limit, put in
+	// order of expiry (entriesBetween gives them grouped by shard, and an
+	// inheriting item's instant moves with the default it expired under);
+	// then the earliest limit of both, merged. A tree whose
 	// list was cut short may hold earlier expiries than the other's rest,
 	// so the merge stops when such a list runs out.
 	collect := func(own bool, front, cutoff expiryEntry, buf []expiredEntry) ([]expiredEntry, bool) {
@@ -103,7 +105,7 @@ func (c *Container) findSomeExpiriesLocked(now int64, force bool, limit int) (n 
 				buf[i].at = c.rule.expiredAt(TTLOff, buf[i].at)
 			}
 		}
-		slices.SortFunc(buf, compareExpired) // sorted already, but for items that expired under earlier defaults
+		slices.SortFunc(buf, compareExpired)
 		return buf, cut
 	}
 	inherit, cutI := collect(false, w.inherit, ci, w.scratch[:0])

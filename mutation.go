@@ -185,9 +185,10 @@ func (c *Container) applyItems(ms []mutation, batch bool, batchSeq uint64) (next
 	wait := w != nil && !purgesOnly(ms)
 	feed := c.expiry.feed // set only under every shard lock: the caller holds one
 	if feed == nil {
-		// Without a feed, the id tables change before the expiry lock is
-		// taken: the shard locks the caller holds guard them, and the
-		// container-wide lock is held for the index alone.
+		// Without a feed, the id tables change under the shard locks the
+		// caller holds; the expiry index too (indexShards), unless the
+		// container's indexes, expiry watch or a batch need the
+		// container-wide lock (indexShared).
 		if w != nil {
 			ticket, err := c.logItems(w, ms, batch, batchSeq)
 			if err == nil && wait {

@@ -248,7 +248,7 @@ type itemPages struct {
 	// whole says that each item of snap is one result, the item as
 	// stored: the index that found them decided the WHERE clause, and
 	// the query returns whole items (SELECT *). Pages copy them out
-	// (directPage) rather than evaluate the query.
+	// (wholeItems) rather than evaluate the query.
 	whole bool
 	first bool // the next page is the pager's first: snap is live as it is
 	st    itemCursor
