@@ -392,8 +392,7 @@ func (c *Container) indexItemsLocked(ms []mutation) (next int64) {
 	x := &c.expiry
 	watching := x.watch.on
 	feed := x.feed
-	indexed := len(x.indexes) > 0 || len(x.composites) > 0 || len(x.vectors) > 0 || len(x.texts) > 0 ||
-		x.positions != nil || len(x.building) > 0
+	indexed := c.hasIndexesLocked()
 	for i := range ms {
 		m := &ms[i]
 		if m.rec != "" && watching {
@@ -473,9 +472,16 @@ func (c *Container) unindexLive(ms []mutation) {
 // holds expiry.mu; where shared may rise, it also holds every shard lock, or
 // is about to scan every shard under its lock (see the locking note).
 func (c *Container) updateSharedLocked() {
+	c.shared.Store(c.expiry.feed != nil || c.expiry.watch.on || c.hasIndexesLocked())
+}
+
+// hasIndexesLocked reports whether a write must keep indexes beside the
+// expiry index: secondary, composite, vector, full-text or position
+// indexes, or one being built. The caller holds expiry.mu.
+func (c *Container) hasIndexesLocked() bool {
 	x := &c.expiry
-	c.shared.Store(x.feed != nil || x.watch.on || len(x.indexes) > 0 || len(x.composites) > 0 ||
-		len(x.vectors) > 0 || len(x.texts) > 0 || x.positions != nil || len(x.building) > 0)
+	return len(x.indexes) > 0 || len(x.composites) > 0 || len(x.vectors) > 0 || len(x.texts) > 0 ||
+		x.positions != nil || len(x.building) > 0
 }
 
 // putItems makes the changes in the shards' id tables. A purge's old
