@@ -645,6 +645,8 @@ func TestIndexCountModel(t *testing.T) {
 					_, err := c.DeleteItem(ctx, lethe.NewPartitionKeyString(it.pk), id, nil)
 					if live(it, clock.Now()) {
 						require.NoError(t, err)
+					} else {
+						require.Equal(t, 404, status(err), "deleting expired %s", id) // SPEC: an expired item is not found
 					}
 					delete(model, id)
 				}

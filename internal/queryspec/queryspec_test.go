@@ -29,7 +29,8 @@ func TestDecode(t *testing.T) {
 	}
 }
 
-// FuzzDecode: Decode never panics, and what it accepts has a query.
+// FuzzDecode: Decode never panics, and what it accepts is a JSON object
+// whose "query" is the spec's query.
 func FuzzDecode(f *testing.F) {
 	f.Add([]byte(`{"query":"SELECT * FROM c","parameters":[{"name":"@n","value":1}]}`))
 	f.Add([]byte(`{"query":null}`))
@@ -38,8 +39,17 @@ func FuzzDecode(f *testing.F) {
 		if err != nil && !errors.Is(err, ErrMalformed) {
 			t.Fatal(err)
 		}
-		if err == nil && s.Params == nil {
+		if err != nil {
+			return
+		}
+		if s.Params == nil {
 			t.Fatal("nil parameters")
+		}
+		var raw struct {
+			Query *string `json:"query"`
+		}
+		if json.Unmarshal(b, &raw) != nil || raw.Query == nil || *raw.Query != s.Query {
+			t.Fatalf("%q accepted with query %q", b, s.Query)
 		}
 	})
 }
