@@ -2,6 +2,7 @@ package lethe
 
 import (
 	"encoding/binary"
+	"encoding/hex"
 	"math/bits"
 	"slices"
 	"strings"
@@ -131,13 +132,10 @@ func (r record) putTail(t *[jsonTailMax]byte) int {
 }
 
 // jsonLen returns the length of the document appendJSON writes.
-func (r record) jsonLen() int { return jsonSize(r.bodyLen(), decimalLen(r.ts())) }
-
-// jsonSize is the length of a document whose stored body takes bodyLen
-// bytes and whose "_ts" takes tsLen digits, once appendJSON has written it.
-func jsonSize(bodyLen, tsLen int) int {
-	n := bodyLen + len(`"_ts":,"_etag":""`) + etagLen + tsLen
-	if bodyLen > 2 {
+func (r record) jsonLen() int {
+	body := r.bodyLen()
+	n := body + len(`"_ts":,"_etag":""`) + etagLen + decimalLen(r.ts())
+	if body > 2 {
 		n++ // the comma before "_ts"
 	}
 	return n
@@ -178,7 +176,8 @@ var pow10 = func() (p [20]uint64) {
 }()
 
 // putDecimal writes n in decimal, as strconv.AppendInt does, filling b,
-// which is exactly decimalLen(n) long.
+// which is exactly decimalLen(n) long: in place, where AppendInt formats
+// into a scratch array and copies, on every read's "_ts".
 func putDecimal(b []byte, n int64) {
 	u := uint64(n)
 	if n < 0 {
@@ -276,16 +275,6 @@ func buildRecordFrom(doc []byte, id string, ttl TTL, chargeSize int, pk string, 
 	return rb.end()
 }
 
-// hexPairs is the two lower-case hex digits of each byte value, in order.
-var hexPairs = func() string {
-	const digits = "0123456789abcdef"
-	b := make([]byte, 0, 512)
-	for v := range 256 {
-		b = append(b, digits[v>>4], digits[v&0xf])
-	}
-	return string(b)
-}()
-
 // recordBuilder writes a record in one allocation: begin writes the header,
 // the partition key value, the id and the ETag and opens the document; the
 // caller writes the document's members; end closes it.
@@ -305,10 +294,9 @@ func (rb *recordBuilder) begin(pk, id string, ttl TTL, chargeSize, size int, wri
 	binary.LittleEndian.PutUint16(h[16:], uint16(len(pk)))
 	binary.LittleEndian.PutUint16(h[18:], uint16(len(id)))
 	binary.BigEndian.PutUint64(h[20:], pos)
-	for i := 0; i < etagLen; i += 2 { // two hex digits a byte of seq, big endian
-		d := (seq >> (56 - 4*i) & 0xff) * 2
-		h[recordHeader+i], h[recordHeader+i+1] = hexPairs[d], hexPairs[d+1]
-	}
+	var be [8]byte // the ETag: seq in lower-case hex, big endian
+	binary.BigEndian.PutUint64(be[:], seq)
+	hex.Encode(h[recordHeader:], be[:])
 	rb.b.Grow(recordHeader + len(pk) + len(id) + etagLen + size + 2)
 	rb.b.Write(h[:recordHeader])
 	rb.b.WriteString(pk)
