@@ -15,6 +15,7 @@ import (
 
 	"github.com/lethedb/lethe"
 	"github.com/lethedb/lethe/internal/query"
+	"github.com/lethedb/lethe/internal/queryspec"
 	"github.com/lethedb/lethe/internal/script"
 )
 
@@ -410,11 +411,7 @@ func (q *request) queryHeaders(db *database, c *lethe.Container, metrics, indexM
 // document by document in the documents' order, with no TOP or LIMIT to
 // end it: the service's backend then pages without looking ahead.
 func readsInOrder(q *query.Query, params map[string]json.RawMessage) bool {
-	anyParams := make(map[string]any, len(params))
-	for k, v := range params {
-		anyParams[k] = v
-	}
-	_, full, ok := q.InItemOrder(anyParams)
+	_, full, ok := q.InItemOrder(queryspec.Spec{Params: params}.Values())
 	return ok && full < 0
 }
 

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/lethedb/lethe/internal/query"
+	"github.com/lethedb/lethe/internal/queryspec"
 )
 
 // The gateway's refusals of cross-partition queries. Cosmos DB's gateway
@@ -55,10 +56,7 @@ func (q *request) gatewayServes(text string, params map[string]json.RawMessage) 
 	if err != nil {
 		return true
 	}
-	anyParams := make(map[string]any, len(params))
-	for k, v := range params {
-		anyParams[k] = v
-	}
+	anyParams := queryspec.Spec{Params: params}.Values()
 	paths := make([][]string, len(pkPaths))
 	for i, p := range pkPaths {
 		paths[i] = strings.Split(strings.TrimPrefix(p, "/"), "/")
