@@ -555,7 +555,7 @@ func sortByPos(rs []posRec) []posRec {
 // query's evaluation then does (indexFor). It holds the batch lock for
 // reading, as liveDocs does.
 func (c *Container) indexCount(q *query.Query, params map[string]any, pk PartitionKey, now int64, plan *indexPlan) (n int, ok bool) {
-	if !q.CountsRows() {
+	if !q.CountsRows() || q.Joins() {
 		return 0, false
 	}
 	ranges := q.IndexRanges(params)
@@ -565,7 +565,7 @@ func (c *Container) indexCount(q *query.Query, params map[string]any, pk Partiti
 		if idx == nil {
 			continue
 		}
-		if q.Residual(params, r).HasWhere() || q.Joins() {
+		if q.Residual(params, r).HasWhere() {
 			return 0, false
 		}
 		c.batchMu.RLock()
