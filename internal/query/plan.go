@@ -3,6 +3,7 @@ package query
 import (
 	"cmp"
 	"math"
+	"slices"
 	"strings"
 )
 
@@ -446,7 +447,7 @@ next:
 		}
 		for i := range out {
 			o := &out[i]
-			if o.Points != nil || o.Prefix != nil || !slicesEqual(o.Path, r.Path) || o.rangeType() != r.rangeType() {
+			if o.Points != nil || o.Prefix != nil || !slices.Equal(o.Path, r.Path) || o.rangeType() != r.rangeType() {
 				continue
 			}
 			if r.HasLo && (!o.HasLo || r.Lo.Compare(o.Lo) > 0 || r.Lo.Compare(o.Lo) == 0 && !r.LoIncl) {
@@ -472,18 +473,6 @@ func (r IndexRange) rangeType() kind {
 
 // Bounded reports whether a range has both bounds.
 func (r IndexRange) Bounded() bool { return r.HasLo && r.HasHi }
-
-func slicesEqual(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
 
 // bindParams converts the parameters of q as Exec does.
 func bindParams(q *Query, params map[string]any) ([]value, error) {
@@ -710,7 +699,7 @@ func (q *Query) Pinned(params map[string]any, paths [][]string) bool {
 	for _, p := range paths {
 		found := false
 		for _, r := range ranges {
-			if len(r.Points) == 1 && slicesEqual(r.Path, p) {
+			if len(r.Points) == 1 && slices.Equal(r.Path, p) {
 				found = true
 				break
 			}
@@ -786,7 +775,7 @@ func (q *Query) Residual(params map[string]any, r IndexRange) *Query {
 	var kept []expr
 	dropped := false
 	conjuncts(q.where, func(e expr) {
-		if c, ok := indexRange(e, vals); ok && slicesEqual(c.Path, r.Path) && c.holdsAll(r) {
+		if c, ok := indexRange(e, vals); ok && slices.Equal(c.Path, r.Path) && c.holdsAll(r) {
 			dropped = true
 			return
 		}
