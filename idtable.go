@@ -92,6 +92,38 @@ func (t *idTable) put(h uint32, rec record) {
 	t.exchange(h, rec)
 }
 
+// lookup is get for a write that will put the item's next record: it also
+// returns the item's slot, or the empty slot where it would go, for putAt.
+// slot is -1 when the table is empty.
+func (t *idTable) lookup(pk, id string, h uint32) (rec record, slot int) {
+	if t.n == 0 {
+		return "", -1
+	}
+	i, ok := t.find(pk, id, h)
+	if ok {
+		rec = t.slots[i].rec()
+	}
+	return rec, i
+}
+
+// putAt is put with the slot lookup returned for rec's item, when the
+// table has not changed since: an item's next record takes its slot
+// without a second probe (a new item's too, unless the table must grow).
+func (t *idTable) putAt(slot int, h uint32, rec record) {
+	switch {
+	case slot < 0:
+		t.put(h, rec)
+		return
+	case t.slots[slot].n == 0:
+		if (t.n+1)*maxLoadDen > len(t.slots)*maxLoadNum {
+			t.put(h, rec)
+			return
+		}
+		t.n++
+	}
+	t.slots[slot] = makeSlot(h, rec)
+}
+
 // exchange is put that returns the record rec replaced, "" if none:
 // recovery, which builds the expiry index as it replays, learns which
 // entries no longer count.

@@ -11,9 +11,10 @@ import (
 
 // TestIDTable runs random puts, gets and removes against a Go map, with
 // hashes drawn from a small space so that probe chains, wrap-around and
-// backward shifts are exercised hard. Keys are (partition key, id) pairs in
-// which the same id comes under several partition keys, with one hash for
-// the id, so that only the partition key tells them apart.
+// backward shifts are exercised hard, and a write's put into the slot its
+// lookup found (putAt), at every load up to growing. Keys are (partition
+// key, id) pairs in which the same id comes under several partition keys,
+// with one hash for the id, so that only the partition key tells them apart.
 func TestIDTable(t *testing.T) {
 	seed := rand.Uint64()
 	t.Logf("seed %d", seed)
@@ -39,9 +40,14 @@ func TestIDTable(t *testing.T) {
 			case 0:
 				p := parsedItem{id: id}
 				rec := buildRecord([]byte(`{}`), &p, pk, int64(step), uint64(step+1), uint64(step+1))
-				if step%2 == 0 {
+				switch {
+				case step%4 == 0: // a write's lookup, then its put into the slot found
+					old, slot := tab.lookup(pk, id, h)
+					require.Equal(t, ref[key], old, "the record looked up: "+where)
+					tab.putAt(slot, h, rec)
+				case step%2 == 0:
 					tab.put(h, rec)
-				} else {
+				default:
 					require.Equal(t, ref[key], tab.exchange(h, rec), "the record replaced: "+where)
 				}
 				ref[key] = rec

@@ -256,7 +256,7 @@ func (c *Container) commit(op string, kind writeKind, pk PartitionKey, id string
 		return fail(&Error{StatusCode: statusNotFound, Message: msgNotFound})
 	}
 	now := c.store.clock.now()
-	old := sh.items.get(pk.enc, id, h)
+	old, slot := sh.items.lookup(pk.enc, id, h)
 	live := old != "" && c.rule.live(old, now)
 
 	var (
@@ -281,7 +281,7 @@ func (c *Container) commit(op string, kind writeKind, pk PartitionKey, id string
 		return ItemResponse{StatusCode: statusTooManyRequests}, err
 	}
 
-	m := mutation{cause: causeReplace, now: now, sh: sh, h: h, old: old}
+	m := mutation{cause: causeReplace, now: now, sh: sh, h: h, old: old, slot: slot + 1}
 	switch {
 	case kind == writeDelete:
 		m.cause = causeDelete

@@ -53,13 +53,19 @@ type mutation struct {
 	sh       *shard
 	h        uint32
 	old, rec record
+	// slot is 1 + the id-table slot of the item (or the empty slot where
+	// it goes) when a single write looked it up under the shard lock it
+	// still holds (idTable.lookup), so that rec takes it without a second
+	// probe; 0: not known.
+	slot int
 	// unindexed says that old has left its shard's expiry index already
 	// (applyItems does that early for a version still live).
 	unindexed bool
 
 	// A settings change: the new properties, and the write sequence number
-	// that orders it.
-	props ContainerProperties
+	// that orders it. (A pointer: a mutation's size is copied and cleared
+	// by every item write.)
+	props *ContainerProperties
 	seq   uint64
 }
 
@@ -104,9 +110,9 @@ func (c *Container) applySettings(m *mutation) (next int64) {
 	found += c.findExpiriesLocked(m.now, true)
 	c.setFeedPolicyLocked(m.props.ChangeFeedPolicy, m.now)
 	c.dropIndexesLocked(m.props.IndexingPolicy)
-	c.dropVectorsLocked(&m.props)
-	c.dropTextsLocked(&m.props)
-	c.props = m.props
+	c.dropVectorsLocked(m.props)
+	c.dropTextsLocked(m.props)
+	c.props = *m.props
 	c.startVectorBuildsLocked()
 	c.updateSharedLocked()
 	c.settingsSeq = m.seq
@@ -492,7 +498,7 @@ func (c *Container) putItems(ms []mutation) {
 		m := &ms[i]
 		switch {
 		case m.rec != "":
-			m.sh.items.put(m.h, m.rec)
+			m.sh.items.putAt(m.slot-1, m.h, m.rec)
 		case m.cause == causePurge:
 			m.sh.items.removeRecord(m.h, m.old)
 		default:
@@ -540,7 +546,7 @@ func (m *mutation) changed() record {
 func (c *Container) log(w *wal, m *mutation) (uint64, error) {
 	switch m.cause {
 	case causeSettings:
-		return w.addContainer(frameSettings, m.seq, m.now, propsJSON(m.props))
+		return w.addContainer(frameSettings, m.seq, m.now, propsJSON(*m.props))
 	case causeDrop:
 		return w.addContainer(frameDrop, c.created, m.now, []byte(c.id))
 	}

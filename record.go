@@ -5,7 +5,7 @@ import (
 	"encoding/hex"
 	"math/bits"
 	"slices"
-	"strings"
+	"unsafe"
 )
 
 // record is one stored version of an item, packed into a single immutable
@@ -271,15 +271,17 @@ func buildRecord(doc []byte, p *parsedItem, pk string, written int64, seq, pos u
 func buildRecordFrom(doc []byte, id string, ttl TTL, chargeSize int, pk string, written int64, seq, pos uint64) record {
 	var rb recordBuilder
 	rb.begin(pk, id, ttl, chargeSize, len(doc), written, seq, pos)
-	rb.b.Write(doc[1 : len(doc)-1])
+	rb.b = append(rb.b, doc[1:len(doc)-1]...)
 	return rb.end()
 }
 
 // recordBuilder writes a record in one allocation: begin writes the header,
 // the partition key value, the id and the ETag and opens the document; the
-// caller writes the document's members; end closes it.
+// caller writes the document's members; end closes it. (A byte slice made
+// to size, not a strings.Builder, whose every write checks that it was not
+// copied: an insert writes seven times.)
 type recordBuilder struct {
-	b       strings.Builder
+	b       []byte
 	members int
 }
 
@@ -287,35 +289,35 @@ type recordBuilder struct {
 // the sequence number seq, whose members take about size bytes with their
 // separators.
 func (rb *recordBuilder) begin(pk, id string, ttl TTL, chargeSize, size int, written int64, seq, pos uint64) {
-	var h [recordHeader + etagLen]byte
-	binary.LittleEndian.PutUint64(h[0:], uint64(written))
-	binary.LittleEndian.PutUint32(h[8:], uint32(ttl))
-	binary.LittleEndian.PutUint32(h[12:], uint32(chargeSize))
-	binary.LittleEndian.PutUint16(h[16:], uint16(len(pk)))
-	binary.LittleEndian.PutUint16(h[18:], uint16(len(id)))
-	binary.BigEndian.PutUint64(h[20:], pos)
+	b := make([]byte, recordHeader, recordHeader+len(pk)+len(id)+etagLen+size+2)
+	binary.LittleEndian.PutUint64(b[0:], uint64(written))
+	binary.LittleEndian.PutUint32(b[8:], uint32(ttl))
+	binary.LittleEndian.PutUint32(b[12:], uint32(chargeSize))
+	binary.LittleEndian.PutUint16(b[16:], uint16(len(pk)))
+	binary.LittleEndian.PutUint16(b[18:], uint16(len(id)))
+	binary.BigEndian.PutUint64(b[20:], pos)
+	b = append(b, pk...)
+	b = append(b, id...)
 	var be [8]byte // the ETag: seq in lower-case hex, big endian
 	binary.BigEndian.PutUint64(be[:], seq)
-	hex.Encode(h[recordHeader:], be[:])
-	rb.b.Grow(recordHeader + len(pk) + len(id) + etagLen + size + 2)
-	rb.b.Write(h[:recordHeader])
-	rb.b.WriteString(pk)
-	rb.b.WriteString(id)
-	rb.b.Write(h[recordHeader:])
-	rb.b.WriteByte('{')
+	n := len(b)
+	b = b[:n+etagLen]
+	hex.Encode(b[n:], be[:])
+	rb.b = append(b, '{')
 }
 
 // member appends members of the document ("name":value, comma-separated).
 func (rb *recordBuilder) member(m []byte) {
 	if rb.members > 0 {
-		rb.b.WriteByte(',')
+		rb.b = append(rb.b, ',')
 	}
 	rb.members++
-	rb.b.Write(m)
+	rb.b = append(rb.b, m...)
 }
 
-// end finishes the record.
+// end finishes the record. The builder's bytes become the record's, never
+// to change.
 func (rb *recordBuilder) end() record {
-	rb.b.WriteByte('}')
-	return record(rb.b.String())
+	rb.b = append(rb.b, '}')
+	return record(unsafe.String(unsafe.SliceData(rb.b), len(rb.b)))
 }

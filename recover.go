@@ -1450,7 +1450,7 @@ func recordV1(b []byte) (record, bool) {
 	rb.begin(string(b[header:header+int(binary.LittleEndian.Uint16(b[24:]))]), string(b[header+int(binary.LittleEndian.Uint16(b[24:])):header+keyLen]),
 		TTL(int32(binary.LittleEndian.Uint32(b[16:]))), int(binary.LittleEndian.Uint32(b[20:])), len(members),
 		int64(binary.LittleEndian.Uint64(b[0:])), binary.LittleEndian.Uint64(b[8:]), 0)
-	rb.b.Write(members)
+	rb.b = append(rb.b, members...)
 	return rb.end(), true
 }
 
