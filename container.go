@@ -159,8 +159,12 @@ type Container struct {
 	settingsSeq uint64
 
 	// positions is the creation position last handed out (record.go): a
-	// created item takes the next.
+	// created item takes the next. Every create adds to it, so it has a
+	// cache line of its own, apart from deleted, which every operation
+	// loads.
+	_         [64]byte
 	positions atomic.Uint64
+	_         [64]byte
 
 	deleted      atomic.Bool
 	purged       atomic.Int64
@@ -297,7 +301,7 @@ func (c *Container) Replace(ctx context.Context, props ContainerProperties) erro
 		c.unlockAll()
 		return withContext(err, op, c.id, "")
 	}
-	m := mutation{cause: causeSettings, now: c.store.clock.now(), props: props, seq: c.store.seq.Add(1)}
+	m := mutation{cause: causeSettings, now: c.store.clock.now(), props: &props, seq: c.store.seq.Add(1)}
 	next, aerr := c.apply(&m)
 	c.unlockAll()
 	if aerr != nil {

@@ -24,7 +24,13 @@ type Store struct {
 	// write changes).
 	users     atomic.Bool
 	closeOnce sync.Once
-	seq       atomic.Uint64 // write sequence: every write's ETag and index order
+	// seq is the write sequence: every write's ETag and index order. Every
+	// write adds to it, so it has a cache line of its own: the fields every
+	// operation loads (closed, users, shared) do not move between cores
+	// with it.
+	_   [64]byte
+	seq atomic.Uint64
+	_   [64]byte
 
 	// shared is the store's shared throughput (ru.go); nil: none.
 	// sharedMu orders its replacements, and orders them against the
