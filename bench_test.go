@@ -280,6 +280,7 @@ func BenchmarkUpsertItemParallel(b *testing.B) {
 	}
 	var seed atomic.Uint64
 	b.ReportAllocs()
+	b.ResetTimer() // RunParallel, unlike b.Loop, does not leave out the setup
 	b.RunParallel(func(pb *testing.PB) {
 		ctx := context.Background()
 		i := int(seed.Add(1) * 997)
