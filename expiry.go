@@ -653,7 +653,7 @@ func (c *Container) oldestExpired(rule *expiryRule, now int64, limit int, scratc
 		return a, moreI
 	}
 	runs, cut := [2][]expiredEntry{a, b}, [2]bool{moreI, moreO}
-	return mergeExpired(buf[len(buf):len(buf)], runs[:], cut[:], limit)
+	return mergeExpired(buf[len(buf):], runs[:], cut[:], limit)
 }
 
 // inheritedExpiries replaces the instants of es, inheriting entries in the

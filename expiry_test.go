@@ -12,17 +12,24 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// manualContainer opens a store on a manual clock with the reaper disabled
+// (closed when t ends) and makes a container with a default ttl of 10 s.
+func manualContainer(t *testing.T) (*Container, *ManualClock) {
+	clock := NewManualClock(time.Unix(1_700_000_000, 0))
+	s, err := Open(&Options{Clock: clock, Reaper: ReaperOptions{Disabled: true}})
+	require.NoError(t, err)
+	t.Cleanup(func() { s.Close() })
+	c, err := s.CreateContainer(context.Background(), ContainerProperties{ID: "c", DefaultTimeToLive: 10})
+	require.NoError(t, err)
+	return c, clock
+}
+
 // TestEntriesPrefixUnlimited: asked for every entry (limit math.MaxInt, as
 // the expiry watch asks), entriesPrefix takes each shard's entries in one
 // pass, not a few per shard per call (2*limit overflowed to a negative
 // share, and each call took 4 entries of each shard).
 func TestEntriesPrefixUnlimited(t *testing.T) {
-	clock := NewManualClock(time.Unix(1_700_000_000, 0))
-	s, err := Open(&Options{Clock: clock, Reaper: ReaperOptions{Disabled: true}})
-	require.NoError(t, err)
-	defer s.Close()
-	c, err := s.CreateContainer(context.Background(), ContainerProperties{ID: "c", DefaultTimeToLive: 10})
-	require.NoError(t, err)
+	c, _ := manualContainer(t)
 	const n = 2000
 	for i := range n {
 		_, err := c.CreateItem(context.Background(), NewPartitionKey(), fmt.Appendf(nil, `{"id":"%d"}`, i), nil)
@@ -37,19 +44,14 @@ func TestEntriesPrefixUnlimited(t *testing.T) {
 // call with nothing newly expired visits no entry, however many items are
 // pending purge; the first one visits each newly expired item once.
 func TestStatsCountsEachExpiryOnce(t *testing.T) {
-	clock := NewManualClock(time.Unix(1_700_000_000, 0))
-	s, err := Open(&Options{Clock: clock, Reaper: ReaperOptions{Disabled: true}})
-	require.NoError(t, err)
-	defer s.Close()
-	c, err := s.CreateContainer(context.Background(), ContainerProperties{ID: "c", DefaultTimeToLive: 10})
-	require.NoError(t, err)
+	c, clock := manualContainer(t)
 	for i := range 10_000 {
 		_, err := c.CreateItem(context.Background(), NewPartitionKey(), fmt.Appendf(nil, `{"id":"%d"}`, i), nil)
 		require.NoError(t, err)
 	}
 	clock.Advance(time.Minute)
 	require.Equal(t, int64(10_000), c.Stats().ExpiredPending)
-	now := s.clock.now()
+	now := c.store.clock.now()
 	for i := range c.shards {
 		sh := &c.shards[i]
 		sh.x.Lock()
@@ -163,12 +165,7 @@ func TestOldestExpiredInOrder(t *testing.T) {
 	seed := rand.Uint64()
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, 6))
-	clock := NewManualClock(time.Unix(1_700_000_000, 0))
-	s, err := Open(&Options{Clock: clock, Reaper: ReaperOptions{Disabled: true}})
-	require.NoError(t, err)
-	defer s.Close()
-	c, err := s.CreateContainer(context.Background(), ContainerProperties{ID: "c", DefaultTimeToLive: 10})
-	require.NoError(t, err)
+	c, clock := manualContainer(t)
 	const n = 3000
 	for i := range n {
 		clock.Advance(time.Duration(rng.IntN(2)) * time.Second)
@@ -177,7 +174,7 @@ func TestOldestExpiredInOrder(t *testing.T) {
 		require.NoError(t, err)
 	}
 	clock.Advance(10 * time.Second)
-	now := s.clock.now()
+	now := c.store.clock.now()
 	var all []expiredEntry
 	for i := range c.shards {
 		c.shards[i].items.all(func(rec record) bool {
