@@ -580,23 +580,34 @@ func requirePurgedInOrder(t *testing.T, c *lethe.Container, items []expiringItem
 	}
 }
 
+// orderBatch is the batch size of the reaper's order tests.
+const orderBatch = 256
+
+// expiredBacklog opens a store on a manual clock (closed when t ends), its
+// reaper disabled and its batches of orderBatch cut by hold, writes 1000
+// items to a container with a default ttl of 100 s (writeExpiring), and
+// moves the clock on an hour: every item is expired, none purged.
+func expiredBacklog(t *testing.T, hold time.Duration) (*lethe.Container, *lethe.ManualClock, []expiringItem) {
+	seed := rand.Uint64()
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, 51))
+	clock := lethe.NewManualClock(time.Unix(1_700_000_000, 0))
+	s, err := lethe.Open(&lethe.Options{Clock: clock, Reaper: lethe.ReaperOptions{Disabled: true, BatchSize: orderBatch, MaxHold: hold}})
+	require.NoError(t, err)
+	t.Cleanup(func() { s.Close() })
+	c := mustContainer(t, s, lethe.ContainerProperties{ID: "c", DefaultTimeToLive: 100})
+	items := writeExpiring(t, rng, c, clock, 1000, 100)
+	clock.Advance(time.Hour)
+	return c, clock, items
+}
+
 // TestReaperCutByMaxHoldKeepsOrder: a batch cut short by MaxHold (1 ns
 // cuts every batch at its first look at the clock) has purged the items
 // that expired first, across every shard, not a shard's later items
 // before another's earlier ones (SPEC §5: oldest expiry first).
 func TestReaperCutByMaxHoldKeepsOrder(t *testing.T) {
-	seed := rand.Uint64()
-	t.Logf("seed %d", seed)
-	rng := rand.New(rand.NewPCG(seed, 51))
-	const batch = 256
-	clock := lethe.NewManualClock(time.Unix(1_700_000_000, 0))
-	s, err := lethe.Open(&lethe.Options{Clock: clock, Reaper: lethe.ReaperOptions{Disabled: true, BatchSize: batch, MaxHold: time.Nanosecond}})
-	require.NoError(t, err)
-	defer s.Close()
-	c := mustContainer(t, s, lethe.ContainerProperties{ID: "c", DefaultTimeToLive: 100})
-	items := writeExpiring(t, rng, c, clock, 1000, 100)
-	clock.Advance(time.Hour)
-	requirePurgedInOrder(t, c, items, batch, func() int { return lethe.Reap(c, clock.Now(), false) })
+	c, clock, items := expiredBacklog(t, time.Nanosecond)
+	requirePurgedInOrder(t, c, items, orderBatch, func() int { return lethe.Reap(c, clock.Now(), false) })
 	lethe.CheckInvariants(t, c, "after the purge")
 }
 
@@ -604,21 +615,11 @@ func TestReaperCutByMaxHoldKeepsOrder(t *testing.T) {
 // request units ran out has purged the items that expired first, across
 // every shard.
 func TestReaperCutByBudgetKeepsOrder(t *testing.T) {
-	seed := rand.Uint64()
-	t.Logf("seed %d", seed)
-	rng := rand.New(rand.NewPCG(seed, 52))
-	const batch = 256
-	clock := lethe.NewManualClock(time.Unix(1_700_000_000, 0))
-	s, err := lethe.Open(&lethe.Options{Clock: clock, Reaper: lethe.ReaperOptions{Disabled: true, BatchSize: batch, MaxHold: lethe.MaxReaperMaxHold}})
-	require.NoError(t, err)
-	defer s.Close()
-	c := mustContainer(t, s, lethe.ContainerProperties{ID: "c", DefaultTimeToLive: 100})
-	items := writeExpiring(t, rng, c, clock, 1000, 100)
-	clock.Advance(time.Hour)
+	c, clock, items := expiredBacklog(t, lethe.MaxReaperMaxHold)
 	// Throughput from now on: the bucket starts full, with nothing spare;
 	// every 100 ms then spills 100 RU to the reaper, enough for a few purges.
 	require.NoError(t, c.Replace(ctx, lethe.ContainerProperties{ID: "c", DefaultTimeToLive: 100, Throughput: 1000}))
-	requirePurgedInOrder(t, c, items, batch, func() int {
+	requirePurgedInOrder(t, c, items, orderBatch, func() int {
 		clock.Advance(100 * time.Millisecond)
 		return lethe.Reap(c, clock.Now(), true)
 	})
