@@ -27,7 +27,7 @@ import (
 // its entries the same way (lessEntry, whose write sequence numbers are
 // unique across the store), so the container's trees are the merge of its
 // shards': the Container methods below (entriesBetween, firstAfter,
-// nextExpiry, oldestExpired) read them merged, shard by shard.
+// nextExpiry, oldestExpired) read them merged (runMerge), shard by shard.
 type expiryIndex struct {
 	inherit expiryTree // ordered by last write
 	own     expiryTree // ordered by last write + own ttl
@@ -376,8 +376,7 @@ var beforeAll = expiryEntry{at: expiredForGood, rec: firstRecord}
 // entriesBetween appends to buf the entries e of the own (or the
 // inheriting) trees of every shard with after < e < before (lessEntry),
 // each as an expiredEntry holding its entry's instant and its shard: the
-// first limit of them, each shard's in order but not merged, and reports
-// whether there are more.
+// first limit of them, in order, and reports whether there are more.
 func (c *Container) entriesBetween(own bool, after, before expiryEntry, limit int, buf []expiredEntry) (_ []expiredEntry, more bool) {
 	start := len(buf)
 	for {
@@ -391,39 +390,46 @@ func (c *Container) entriesBetween(own bool, after, before expiryEntry, limit in
 // entriesPrefix is entriesBetween that may return fewer than limit entries
 // (at least one) while there are more: an exact prefix of them, which ends
 // at through. It reads each shard's tree under the shard's x lock in turn,
-// taking a few entries from each: the prefix ends at the least last entry
-// taken from a shard that had more (the bound), so it misses none before
-// it. Each shard's entries are in order, so those after the bound are
-// found from the end; when more than limit are left, a selection, not a
-// sort or a merge, finds the limit-th. The entries come grouped by shard,
-// each shard's in order.
+// taking a few entries from each (a run, in order), and merges the runs
+// (mergeExpired): a shard that had more than it gave ends the merge where
+// its run ends, since its next entry could come before the other runs'
+// rest. The entries come in order (lessEntry).
 func (c *Container) entriesPrefix(own bool, after, before expiryEntry, limit int, buf []expiredEntry) (_ []expiredEntry, through expiryEntry, more bool) {
 	start := len(buf)
 	per := min(limit, max(limit/shardCount*2, 4)) // entries taken from each shard (limit may be math.MaxInt)
-	var bound expiryEntry                         // the least last entry taken from a shard that had more
+	var bound mergeKey                            // the least last entry taken from a shard that had more
 	bounded := false
-	var runs [shardCount + 1]int // shard i's entries, sorted, are buf[start+runs[i]:start+runs[i+1]]
+	// The walk compares each entry with after, before and the bound as
+	// keys, reading its write sequence (16 hex digits) only when its
+	// instant is one of theirs, and then once.
+	afterKey, beforeKey := mergeKey{after.at, after.rec.seq()}, mergeKey{before.at, before.rec.seq()}
+	var runs [shardCount][]expiredEntry
+	var cut [shardCount]bool
 	for i := range c.shards {
-		runs[i] = len(buf) - start
+		from := len(buf)
 		sh := &c.shards[i]
 		t := &sh.expiry.inherit
 		if own {
 			t = &sh.expiry.own
 		}
-		n, cut := 0, false
+		n := 0
 		var last expiryEntry
 		sh.x.Lock()
 		t.t.AscendGreaterOrEqual(after, func(e expiryEntry) bool {
+			k := mergeKey{at: e.at}
+			if e.at == afterKey.at || e.at == beforeKey.at || bounded && e.at == bound.at {
+				k.seq = e.rec.seq()
+			}
 			switch {
-			case !lessEntry(after, e):
+			case !afterKey.less(k):
 				return true // after itself
-			case !lessEntry(e, before):
+			case !k.less(beforeKey):
 				return false
-			case bounded && lessEntry(bound, e):
-				more = true // past the prefix already
+			case bounded && bound.less(k):
+				more = true // past the prefix already: the merge stops before it
 				return false
 			case n == per:
-				cut = true
+				cut[i] = true
 				return false
 			}
 			buf = append(buf, expiredEntry{rec: e.rec, at: e.at, shard: uint8(i)})
@@ -432,93 +438,150 @@ func (c *Container) entriesPrefix(own bool, after, before expiryEntry, limit int
 			return true
 		})
 		sh.x.Unlock()
-		if cut && (!bounded || lessEntry(last, bound)) {
-			bound, bounded = last, true
-		}
-	}
-	runs[shardCount] = len(buf) - start
-	if bounded {
-		// Drop each shard's entries after the bound, from its end.
-		more = true
-		kept := start
-		for i := range shardCount {
-			from, to := start+runs[i], start+runs[i+1]
-			for to > from && lessEntry(bound, expiryEntry{at: buf[to-1].at, rec: buf[to-1].rec}) {
-				to--
-			}
-			kept += copy(buf[kept:], buf[from:to])
-		}
-		buf = buf[:kept]
-	}
-	if got := buf[start:]; len(got) > limit {
-		// Find the limit-th in a copy, in buf's spare capacity, and keep
-		// the entries up to it: each shard's stay in order.
-		sel := append(buf[len(buf):], got...)
-		selectFirst(sel, limit)
-		last := expiryEntry{at: sel[limit-1].at, rec: sel[limit-1].rec}
-		kept := start
-		for _, e := range got {
-			if !lessEntry(last, expiryEntry{at: e.at, rec: e.rec}) {
-				buf[kept] = e
-				kept++
+		if cut[i] {
+			if k := (mergeKey{last.at, last.rec.seq()}); !bounded || k.less(bound) {
+				bound, bounded = k, true
 			}
 		}
-		return buf[:kept], last, true
+		runs[i] = buf[from:len(buf):len(buf)]
 	}
-	return buf, bound, more
+	// Merge in buf's spare room, then move the merged entries down.
+	end := len(buf)
+	merged, left := mergeExpired(buf[end:end], runs[:], cut[:], limit)
+	buf = buf[:start+copy(buf[start:], merged)]
+	if !more && !left {
+		return buf, expiryEntry{}, false
+	}
+	last := buf[len(buf)-1]
+	return buf, expiryEntry{at: last.at, rec: last.rec}, true
 }
 
-// selectFirst reorders es so that es[:k] are its k first entries in the
-// order of their instants and records (lessEntry), es[k-1] the last of
-// them, for 0 < k <= len(es). It is a quickselect with pivots at
-// pseudo-random places: es is the shards' sorted runs laid end to end,
-// which a pivot at a fixed place (the middle) splits badly every time,
-// making the selection quadratic. Past selectRounds rounds it sorts what
-// is left, so no input makes it worse than a sort. It returns the rounds it
-// partitioned.
-func selectFirst(es []expiredEntry, k int) (rounds int) {
-	less := func(a, b *expiredEntry) bool {
-		if a.at != b.at {
-			return a.at < b.at
-		}
-		return a.rec.seq() < b.rec.seq()
-	}
-	r := uint64(len(es))*0x9e3779b97f4a7c15 | 1 // xorshift state
-	lo, hi := 0, len(es)-1                      // es[k-1]'s entry lies in es[lo:hi+1]
-	for ; lo < hi; rounds++ {
-		if rounds == selectRounds {
-			slices.SortFunc(es[lo:hi+1], compareExpired)
-			return rounds
-		}
-		r ^= r << 13
-		r ^= r >> 7
-		r ^= r << 17
-		m := lo + int(r%uint64(hi-lo+1))
-		es[m], es[hi] = es[hi], es[m]
-		i := lo // es[lo:i] are before the pivot, es[hi]
-		for j := lo; j < hi; j++ {
-			if less(&es[j], &es[hi]) {
-				es[i], es[j] = es[j], es[i]
-				i++
-			}
-		}
-		es[i], es[hi] = es[hi], es[i]
-		switch {
-		case i == k-1:
-			return rounds + 1
-		case i > k-1:
-			hi = i - 1
-		default:
-			lo = i + 1
-		}
-	}
-	return rounds
+// mergeKey is what merges order entries by: their instant, then their
+// record's write sequence number (unique across the store), as lessEntry
+// and compareExpired do.
+type mergeKey struct {
+	at  int64
+	seq uint64
 }
 
-// selectRounds bounds selectFirst's partitioning rounds: with random
-// pivots, about 2·log2 of the entries are expected (under 40 for a batch
-// of MaxReaperBatchSize), so 64 is met only by bad luck.
-const selectRounds = 64
+func (a mergeKey) less(b mergeKey) bool {
+	return a.at < b.at || a.at == b.at && a.seq < b.seq
+}
+
+// doneKey is the key of a run with nothing left: after every entry's (no
+// record has the largest sequence number, lastRecord's).
+var doneKey = mergeKey{at: 1<<63 - 1, seq: 1<<64 - 1}
+
+// maxMergeRuns is the most runs a runMerge merges: one per shard.
+const maxMergeRuns = shardCount
+
+// runMerge is the one k-way merge of sorted runs (the shards' runs of
+// expiry entries, or the two kinds of expired items): a loser tree over the
+// keys of the runs' first entries, so that taking an entry costs log2 of
+// the number of runs in comparisons of keys held here, without reading an
+// entry again. The caller keeps the runs: next says which run's first
+// entry comes next, and the caller takes it and gives advance that run's
+// next key.
+type runMerge struct {
+	leaves int                    // a power of two, at least the number of runs
+	keys   [maxMergeRuns]mergeKey // each run's first entry's key; doneKey once it is empty
+	tree   [maxMergeRuns]uint8    // tree[0] the run whose entry is next, tree[i] the loser at node i
+}
+
+// start begins a merge of n runs (at most maxMergeRuns), first(i) giving
+// run i's first key (doneKey if it is empty).
+func (m *runMerge) start(n int, first func(run int) mergeKey) {
+	m.leaves = 1
+	for m.leaves < n {
+		m.leaves *= 2
+	}
+	for i := range m.leaves {
+		m.keys[i] = doneKey
+		if i < n {
+			m.keys[i] = first(i)
+		}
+	}
+	// Play the tournament from the leaves up: win[j] is the winner at
+	// node j (leaf i is node leaves+i).
+	var win [2 * maxMergeRuns]uint8
+	for i := range m.leaves {
+		win[m.leaves+i] = uint8(i)
+	}
+	for j := m.leaves - 1; j >= 1; j-- {
+		a, b := win[2*j], win[2*j+1]
+		if m.keys[b].less(m.keys[a]) {
+			a, b = b, a
+		}
+		win[j], m.tree[j] = a, b
+	}
+	m.tree[0] = win[1]
+	if m.leaves == 1 {
+		m.tree[0] = 0
+	}
+}
+
+// next returns the run whose first entry comes next, and its key; ok is
+// false when every run is empty.
+func (m *runMerge) next() (run int, key mergeKey, ok bool) {
+	run = int(m.tree[0])
+	key = m.keys[run]
+	return run, key, key != doneKey
+}
+
+// advance gives the run next returned the key of its new first entry
+// (doneKey: it is empty), and plays that run's way up the tree.
+func (m *runMerge) advance(key mergeKey) {
+	w := m.tree[0]
+	m.keys[w] = key
+	for j := (m.leaves + int(w)) / 2; j >= 1; j /= 2 {
+		if l := m.tree[j]; m.keys[l].less(m.keys[w]) {
+			m.tree[j], w = w, l
+		}
+	}
+	m.tree[0] = w
+}
+
+// expiredKey is e's merge key.
+func expiredKey(e *expiredEntry) mergeKey { return mergeKey{at: e.at, seq: e.rec.seq()} }
+
+// mergeExpired appends to dst the first limit entries of runs, each sorted
+// (compareExpired), in that order, and reports whether entries are left
+// out. A run marked cut was cut short (its source holds entries after it,
+// not taken): the merge ends when it runs out, since the source's next
+// entry could come before any other run's rest.
+func mergeExpired(dst []expiredEntry, runs [][]expiredEntry, cut []bool, limit int) (_ []expiredEntry, left bool) {
+	for i := range runs {
+		if cut[i] && len(runs[i]) == 0 {
+			return dst, true
+		}
+	}
+	var m runMerge
+	m.start(len(runs), func(i int) mergeKey {
+		if len(runs[i]) == 0 {
+			return doneKey
+		}
+		return expiredKey(&runs[i][0])
+	})
+	for n := 0; ; n++ {
+		r, _, ok := m.next()
+		if !ok {
+			return dst, false
+		}
+		if n == limit {
+			return dst, true
+		}
+		dst = append(dst, runs[r][0])
+		runs[r] = runs[r][1:]
+		if len(runs[r]) == 0 {
+			if cut[r] {
+				return dst, true
+			}
+			m.advance(doneKey)
+			continue
+		}
+		m.advance(expiredKey(&runs[r][0]))
+	}
+}
 
 // firstAfter returns the first entry after after (lessEntry) of the own
 // (or the inheriting) trees of every shard, if there is one.
@@ -570,22 +633,16 @@ func (c *Container) itemCount() int {
 	return int(n)
 }
 
-// oldestExpired returns up to limit items expired at now under rule,
-// oldest expiry first, across every shard: the first of each tree, in the
-// order of the container's merged trees, merged by expiry (as far as both
-// lists reach: a list cut short may be followed by earlier expiries than
-// the other's rest), and whether there are more. The items are in order
-// only when they are of both kinds (inheriting and with their own ttl): a
-// batch of one kind is the first of its tree grouped by shard, each
-// shard's in order. It works in scratch (which it may grow), so that a
-// caller that keeps one makes no garbage; give it a capacity of
-// 5*limit+8*shardCount.
+// oldestExpired returns up to limit items expired at now under rule, in
+// the order of their expiry, ties by write sequence (compareExpired),
+// across every shard and both kinds (inheriting, with their own ttl): the
+// first of each kind's trees, merged, and whether there are more. It works
+// in scratch (which it may grow), so that a caller that keeps one makes no
+// garbage; give it a capacity of 5*limit+8*shardCount.
 func (c *Container) oldestExpired(rule *expiryRule, now int64, limit int, scratch []expiredEntry) (_ []expiredEntry, more bool) {
 	ci, co := cutoffs(rule, now)
 	buf, moreI := c.entriesBetween(false, beforeAll, ci, limit, scratch[:0])
-	for i := range buf {
-		buf[i].at = rule.expiredAt(TTLOff, buf[i].at)
-	}
+	inheritedExpiries(rule, buf)
 	na := len(buf)
 	buf, moreO := c.entriesBetween(true, beforeAll, co, limit, buf)
 	a, b := buf[:na], buf[na:]
@@ -595,19 +652,20 @@ func (c *Container) oldestExpired(rule *expiryRule, now int64, limit int, scratc
 	if len(b) == 0 && !moreO {
 		return a, moreI
 	}
-	// Both kinds expire: merge them, in order.
-	slices.SortFunc(a, compareExpired)
-	slices.SortFunc(b, compareExpired)
-	merged := buf[len(buf):]
-	for len(merged) < limit {
-		switch {
-		case len(a) > 0 && (len(b) == 0 && !moreO || len(b) > 0 && a[0].at <= b[0].at):
-			merged, a = append(merged, a[0]), a[1:]
-		case len(b) > 0 && (len(a) == 0 && !moreI || len(a) > 0):
-			merged, b = append(merged, b[0]), b[1:]
-		default:
-			return merged, moreI || moreO || len(a) > 0 || len(b) > 0
-		}
+	runs, cut := [2][]expiredEntry{a, b}, [2]bool{moreI, moreO}
+	return mergeExpired(buf[len(buf):], runs[:], cut[:], limit)
+}
+
+// inheritedExpiries replaces the instants of es, inheriting entries in the
+// order of their tree (by last write), by when each expired under rule
+// (expiryRule.expiredAt), and keeps es in the order of those. That is the
+// same order unless an earlier default expired some of them for good
+// (rule.past): then the entries are sorted again.
+func inheritedExpiries(rule *expiryRule, es []expiredEntry) {
+	for i := range es {
+		es[i].at = rule.expiredAt(TTLOff, es[i].at)
 	}
-	return merged, moreI || moreO || len(a) > 0 || len(b) > 0
+	if len(rule.past) > 0 {
+		slices.SortFunc(es, compareExpired)
+	}
 }

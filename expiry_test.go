@@ -12,17 +12,24 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// manualContainer opens a store on a manual clock with the reaper disabled
+// (closed when t ends) and makes a container with a default ttl of 10 s.
+func manualContainer(t *testing.T) (*Container, *ManualClock) {
+	clock := NewManualClock(time.Unix(1_700_000_000, 0))
+	s, err := Open(&Options{Clock: clock, Reaper: ReaperOptions{Disabled: true}})
+	require.NoError(t, err)
+	t.Cleanup(func() { s.Close() })
+	c, err := s.CreateContainer(context.Background(), ContainerProperties{ID: "c", DefaultTimeToLive: 10})
+	require.NoError(t, err)
+	return c, clock
+}
+
 // TestEntriesPrefixUnlimited: asked for every entry (limit math.MaxInt, as
 // the expiry watch asks), entriesPrefix takes each shard's entries in one
 // pass, not a few per shard per call (2*limit overflowed to a negative
 // share, and each call took 4 entries of each shard).
 func TestEntriesPrefixUnlimited(t *testing.T) {
-	clock := NewManualClock(time.Unix(1_700_000_000, 0))
-	s, err := Open(&Options{Clock: clock, Reaper: ReaperOptions{Disabled: true}})
-	require.NoError(t, err)
-	defer s.Close()
-	c, err := s.CreateContainer(context.Background(), ContainerProperties{ID: "c", DefaultTimeToLive: 10})
-	require.NoError(t, err)
+	c, _ := manualContainer(t)
 	const n = 2000
 	for i := range n {
 		_, err := c.CreateItem(context.Background(), NewPartitionKey(), fmt.Appendf(nil, `{"id":"%d"}`, i), nil)
@@ -37,19 +44,14 @@ func TestEntriesPrefixUnlimited(t *testing.T) {
 // call with nothing newly expired visits no entry, however many items are
 // pending purge; the first one visits each newly expired item once.
 func TestStatsCountsEachExpiryOnce(t *testing.T) {
-	clock := NewManualClock(time.Unix(1_700_000_000, 0))
-	s, err := Open(&Options{Clock: clock, Reaper: ReaperOptions{Disabled: true}})
-	require.NoError(t, err)
-	defer s.Close()
-	c, err := s.CreateContainer(context.Background(), ContainerProperties{ID: "c", DefaultTimeToLive: 10})
-	require.NoError(t, err)
+	c, clock := manualContainer(t)
 	for i := range 10_000 {
 		_, err := c.CreateItem(context.Background(), NewPartitionKey(), fmt.Appendf(nil, `{"id":"%d"}`, i), nil)
 		require.NoError(t, err)
 	}
 	clock.Advance(time.Minute)
 	require.Equal(t, int64(10_000), c.Stats().ExpiredPending)
-	now := s.clock.now()
+	now := c.store.clock.now()
 	for i := range c.shards {
 		sh := &c.shards[i]
 		sh.x.Lock()
@@ -60,59 +62,139 @@ func TestStatsCountsEachExpiryOnce(t *testing.T) {
 	require.Equal(t, int64(10_000), c.Stats().ExpiredPending)
 }
 
-// TestSelectFirstOnShardRuns: the reaper gives selectFirst the shards'
-// sorted runs laid end to end, over the same instants; a pivot at a fixed
-// place splits them badly every round (quadratic: 0.1 s for a batch of
-// MaxReaperBatchSize, over a second when every instant is the same). The
-// selection must finish in the rounds a random pivot needs, without the
-// sort it falls back to.
-func TestSelectFirstOnShardRuns(t *testing.T) {
+// testRecord returns a record with the write sequence number seq.
+func testRecord(seq uint64) record {
+	p := parsedItem{id: "x"}
+	return buildRecord([]byte(`{}`), &p, "", 0, seq, 1)
+}
+
+// TestMergeExpiredOnShardRuns: the reaper merges the shards' sorted runs,
+// up to MaxReaperBatchSize entries of twice as many, over few instants or
+// one (ties broken by write sequence throughout): the merge gives exactly
+// the first entries of all, in order. (selectFirst, which this merge
+// replaced, went quadratic on this input with a fixed pivot.)
+func TestMergeExpiredOnShardRuns(t *testing.T) {
 	for _, sameInstant := range []bool{false, true} {
 		const per = 2 * MaxReaperBatchSize / shardCount
-		es := make([]expiredEntry, 0, per*shardCount)
+		var runs [shardCount][]expiredEntry
+		var all []expiredEntry
 		for sh := range shardCount {
 			for i := range per {
-				p := parsedItem{id: "x"}
-				at := int64(i)
+				at := int64(i / 8)
 				if sameInstant {
 					at = 7
 				}
-				seq := uint64(i*shardCount + sh + 1)
-				es = append(es, expiredEntry{at: at, rec: buildRecord([]byte(`{}`), &p, "", 0, seq, 1)})
+				seq := uint64(i*shardCount + (sh*7)%shardCount + 1)
+				runs[sh] = append(runs[sh], expiredEntry{at: at, rec: testRecord(seq)})
 			}
+			all = append(all, runs[sh]...)
 		}
-		want := slices.Clone(es)
-		slices.SortFunc(want, compareExpired)
-		rounds := selectFirst(es, MaxReaperBatchSize)
-		require.Less(t, rounds, selectRounds, "same instant %v", sameInstant)
-		require.Equal(t, want[MaxReaperBatchSize-1], es[MaxReaperBatchSize-1])
-		first := es[:MaxReaperBatchSize]
-		slices.SortFunc(first, compareExpired)
-		require.Equal(t, want[:MaxReaperBatchSize], first)
+		slices.SortFunc(all, compareExpired)
+		var cut [shardCount]bool
+		got, left := mergeExpired(nil, runs[:], cut[:], MaxReaperBatchSize)
+		require.True(t, left)
+		require.Equal(t, all[:MaxReaperBatchSize], got, "same instant %v", sameInstant)
 	}
 }
 
-// TestSelectFirst: selectFirst puts the k first entries (by instant, then
-// write sequence) before the rest, the k-th at k-1, for random lists with
-// many equal instants, as the reaper's batches have.
-func TestSelectFirst(t *testing.T) {
+// TestMergeExpired: mergeExpired against a sort, for random runs (1 to
+// maxMergeRuns of them, some empty, instants with many ties, some runs cut
+// short) and limits: it gives the sorted entries up to the limit, or up to
+// where a cut run runs out, and says whether it left any out.
+func TestMergeExpired(t *testing.T) {
 	seed := rand.Uint64()
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, 5))
-	for range 500 {
-		n := 1 + rng.IntN(80)
-		es := make([]expiredEntry, n)
-		for i, seq := range rng.Perm(n) {
-			p := parsedItem{id: "x"}
-			es[i] = expiredEntry{at: int64(rng.IntN(5)), rec: buildRecord([]byte(`{}`), &p, "", 0, uint64(seq+1), 1)}
+	for round := range 2000 {
+		k := 1 + rng.IntN(maxMergeRuns)
+		runs := make([][]expiredEntry, k)
+		cut := make([]bool, k)
+		var all []expiredEntry
+		run := map[uint64]int{} // seq: its run
+		seq := uint64(1)
+		for i := range runs {
+			cut[i] = rng.IntN(4) == 0
+			for range rng.IntN(12) {
+				seq += 1 + uint64(rng.IntN(3))
+				e := expiredEntry{at: int64(rng.IntN(5)), rec: testRecord(seq)}
+				runs[i] = append(runs[i], e)
+				all = append(all, e)
+				run[seq] = i
+			}
+			slices.SortFunc(runs[i], compareExpired)
 		}
-		want := slices.Clone(es)
-		slices.SortFunc(want, compareExpired)
-		k := 1 + rng.IntN(n)
-		selectFirst(es, k)
-		require.Equal(t, want[k-1], es[k-1], "n %d k %d", n, k)
-		first := slices.Clone(es[:k])
-		slices.SortFunc(first, compareExpired)
-		require.Equal(t, want[:k], first, "n %d k %d", n, k)
+		slices.SortFunc(all, compareExpired)
+		limit := 1 + rng.IntN(len(all)+2)
+		// The reference: the sorted entries, up to the limit or the last
+		// entry of a cut run.
+		var want []expiredEntry
+		wantLeft := false
+		left := make([]int, k)
+		for i := range runs {
+			left[i] = len(runs[i])
+			if cut[i] && left[i] == 0 {
+				wantLeft = true
+			}
+		}
+		for _, e := range all {
+			if wantLeft {
+				break
+			}
+			if len(want) == limit {
+				wantLeft = true
+				break
+			}
+			want = append(want, e)
+			r := run[e.rec.seq()]
+			if left[r]--; left[r] == 0 && cut[r] {
+				wantLeft = true
+			}
+		}
+		got, gotLeft := mergeExpired(nil, slices.Clone(runs), cut, limit)
+		require.Equal(t, want, got, "round %d: %d runs, limit %d", round, k, limit)
+		require.Equal(t, wantLeft, gotLeft, "round %d: %d runs, limit %d", round, k, limit)
+	}
+}
+
+// TestOldestExpiredInOrder: the reaper's batch fetch gives, for any limit,
+// exactly the first items expired in the order of their expiry, ties by
+// write sequence, across shards and both kinds (many items share an
+// instant, an inheriting item and one with its own ttl among them), and
+// says whether there are more.
+func TestOldestExpiredInOrder(t *testing.T) {
+	seed := rand.Uint64()
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, 6))
+	c, clock := manualContainer(t)
+	const n = 3000
+	for i := range n {
+		clock.Advance(time.Duration(rng.IntN(2)) * time.Second)
+		ttl := []string{"", `,"ttl":-1`, fmt.Sprintf(`,"ttl":%d`, 8+rng.IntN(5))}[rng.IntN(3)]
+		_, err := c.CreateItem(context.Background(), NewPartitionKey(), fmt.Appendf(nil, `{"id":"%d"%s}`, i, ttl), nil)
+		require.NoError(t, err)
+	}
+	clock.Advance(10 * time.Second)
+	now := c.store.clock.now()
+	var all []expiredEntry
+	for i := range c.shards {
+		c.shards[i].items.all(func(rec record) bool {
+			if !c.rule.live(rec, now) {
+				all = append(all, expiredEntry{rec: rec, at: c.rule.expiredAt(rec.ttl(), rec.written())})
+			}
+			return true
+		})
+	}
+	slices.SortFunc(all, compareExpired)
+	require.Greater(t, len(all), MaxReaperBatchSize/64)
+	for _, limit := range []int{1, 2, 31, 256, 1000, len(all) - 1, len(all), MaxReaperBatchSize} {
+		got, more := c.oldestExpired(&c.rule, now, limit, nil)
+		require.Equal(t, min(limit, len(all)), len(got), "limit %d", limit)
+		for i := range got {
+			require.True(t, sameRecord(all[i].rec, got[i].rec), "limit %d: entry %d is %s, not %s", limit, i, got[i].rec.id(), all[i].rec.id())
+			require.Equal(t, all[i].at, got[i].at, "limit %d: entry %d", limit, i)
+		}
+		if limit < len(all) {
+			require.True(t, more, "limit %d of %d", limit, len(all))
+		}
 	}
 }

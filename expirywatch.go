@@ -1,9 +1,6 @@
 package lethe
 
-import (
-	"math"
-	"slices"
-)
+import "math"
 
 // expiryWatch finds a container's expiries as they happen, so that each is
 // reported once, in expiry order, at the instant it happened: to the change
@@ -31,6 +28,8 @@ type expiryWatch struct {
 	found      []expiryNote   // found for the subscribers, not yet delivered
 	scratch    []expiredEntry // reused by findSomeExpiriesLocked
 	scratchOwn []expiredEntry
+	// scratchMerged is findSomeExpiriesLocked's merge of the two.
+	scratchMerged []expiredEntry
 }
 
 // expiryNote is an expiry found: the version that expired, when, and its
@@ -89,10 +88,9 @@ func (c *Container) findSomeExpiriesLocked(now int64, force bool, limit int) (n 
 	}
 	c.settlePendingLocked() // the feed takes expiries after the changes logged before them
 	ci, co := cutoffs(&c.rule, now)
-	// Each tree's expired entries beyond its front, up to limit, put in
-	// order of expiry (entriesBetween gives them grouped by shard, and an
-	// inheriting item's instant moves with the default it expired under);
-	// then the earliest limit of both, merged. A tree whose
+	// Each tree's expired entries beyond its front, up to limit, in order
+	// of expiry (an inheriting item's instant moves with the default it
+	// expired under); then the earliest limit of both, merged. A tree whose
 	// list was cut short may hold earlier expiries than the other's rest,
 	// so the merge stops when such a list runs out.
 	collect := func(own bool, front, cutoff expiryEntry, buf []expiredEntry) ([]expiredEntry, bool) {
@@ -101,17 +99,21 @@ func (c *Container) findSomeExpiriesLocked(now int64, force bool, limit int) (n 
 		}
 		buf, cut := c.entriesBetween(own, front, cutoff, limit, buf)
 		if !own {
-			for i := range buf {
-				buf[i].at = c.rule.expiredAt(TTLOff, buf[i].at)
-			}
+			inheritedExpiries(&c.rule, buf)
 		}
-		slices.SortFunc(buf, compareExpired)
 		return buf, cut
 	}
 	inherit, cutI := collect(false, w.inherit, ci, w.scratch[:0])
 	own, cutO := collect(true, w.own, co, w.scratchOwn[:0])
+	runs, cut := [2][]expiredEntry{inherit, own}, [2]bool{cutI, cutO}
+	merged, left := mergeExpired(w.scratchMerged[:0], runs[:], cut[:], limit)
 	var lastI, lastO record
-	report := func(e expiredEntry) {
+	for _, e := range merged {
+		if e.rec.ttl() > 0 {
+			lastO = e.rec
+		} else {
+			lastI = e.rec
+		}
 		at := max(e.at, w.at) // a retroactive expiry happened now
 		var lsn uint64
 		if f := c.expiry.feed; f != nil {
@@ -125,25 +127,9 @@ func (c *Container) findSomeExpiriesLocked(now int64, force bool, limit int) (n 
 		if w.notify {
 			w.found = append(w.found, expiryNote{rec: e.rec, at: at, lsn: lsn})
 		}
-		n++
 	}
-	i, j := 0, 0
-	for n < limit {
-		switch {
-		case i < len(inherit) && (j == len(own) && !cutO || j < len(own) && compareExpired(inherit[i], own[j]) < 0):
-			lastI = inherit[i].rec
-			report(inherit[i])
-			i++
-		case j < len(own) && (i == len(inherit) && !cutI || i < len(inherit)):
-			lastO = own[j].rec
-			report(own[j])
-			j++
-		default:
-			goto merged
-		}
-	}
-merged:
-	done = i == len(inherit) && j == len(own) && !cutI && !cutO
+	n = len(merged)
+	done = !left
 	if done {
 		if lessEntry(w.inherit, ci) {
 			w.inherit = ci
@@ -162,7 +148,8 @@ merged:
 	}
 	clear(inherit)
 	clear(own)
-	w.scratch, w.scratchOwn = inherit[:0], own[:0]
+	clear(merged)
+	w.scratch, w.scratchOwn, w.scratchMerged = inherit[:0], own[:0], merged[:0]
 	w.due = c.nextUnreportedLocked()
 	return n, done
 }

@@ -137,7 +137,7 @@ func OldestExpired(c *Container, now time.Time, limit int) []Candidate {
 func PurgeCandidate(c *Container, e Candidate, now time.Time) bool {
 	si, h := c.shardIndex(e.rec.pk(), e.rec.id())
 	e.shard, e.h = uint8(si), h
-	n, _, _ := c.purgeShard(&c.shards[si], []Candidate{e}, now.UnixNano(), nil, nil)
+	n, _, _ := c.purgeShard(&c.shards[si], []Candidate{e}, now.UnixNano(), nil)
 	return n == 1
 }
 

@@ -190,14 +190,22 @@ func (r *reaper) round(now int64, turn int) (wakeAt int64, stopped bool) {
 // containers left); without, the budget is not consulted. scratch
 // (may be nil) is working memory for the batch.
 //
-// The batch is purged shard by shard: each shard's items under one hold of
-// its lock and of the expiry lock, so that the locks are taken once for
-// several items, and the id-table slots of a shard's items are looked up
-// together, their cache misses overlapping. Between shards it yields the
-// processor every reapCheckEvery items or so, so that on a machine with few
-// cores the Go scheduler runs other work (the garbage collector's, say) on
-// the reaper's core rather than taking the core of a reader, and it stops
-// when the batch has held the processor for MaxHold.
+// A batch cut short (by MaxHold, or by the spare budget running out) has
+// purged the items that expired first, in every shard: the batch comes in
+// order of expiry (oldestExpired) and is purged in parts, each a run of
+// that order, and it stops only between parts. Within a part, the items
+// are purged shard by shard: each shard's items under one hold of its lock
+// and of the expiry lock, so that the locks are taken once for several
+// items, and the id-table slots of a shard's items are looked up together,
+// their cache misses overlapping; each shard's still come in the order of
+// its trees, so each is its tree's first. A part is the whole batch when
+// MaxHold cannot cut it (nobody is served, or a synchronous Purge), and
+// reapCheckEvery items otherwise. A part's purges are paid for before it
+// is purged, in order, and the part ends before the first the spare budget
+// cannot pay for. Between shards the reaper yields the processor every
+// reapCheckEvery items or so, so that on a machine with few cores the Go
+// scheduler runs other work (the garbage collector's, say) on the reaper's
+// core rather than taking the core of a reader.
 func (c *Container) reap(now int64, o ReaperOptions, spend bool, scratch *reapScratch) (purged int, next int64) {
 	if c.deleted.Load() {
 		return 0, never
@@ -210,47 +218,68 @@ func (c *Container) reap(now int64, o ReaperOptions, spend bool, scratch *reapSc
 	rule := c.rule
 	c.expiry.mu.Unlock()
 	batch, more := c.oldestExpired(&rule, now, o.BatchSize, scratch.entries)
-
-	// Order the batch by shard, keeping expiry order within each shard.
-	var count [shardCount + 1]int32
 	for i := range batch {
 		e := &batch[i]
 		si, h := c.shardIndex(e.rec.pk(), e.rec.id())
 		e.shard, e.h = uint8(si), h
-		count[si+1]++
 	}
-	for i := 1; i <= shardCount; i++ {
-		count[i] += count[i-1]
-	}
-	ordered := slices.Grow(batch[len(batch):], len(batch))[:len(batch)]
-	pos := count
-	for _, e := range batch {
-		ordered[pos[e.shard]] = e
-		pos[e.shard]++
-	}
+	ordered := slices.Grow(batch[len(batch):], len(batch))[:len(batch)] // a part, grouped by shard
 
 	var b *budget // nil: purges are not paid for
 	if spend {
 		b = c.budget()
 	}
+	size := len(batch) // of a part
+	if o.MaxHold < MaxReaperMaxHold {
+		size = reapCheckEvery
+	}
 	start := time.Now()
 	ms := scratch.ms[:0]
-	sinceCheck := 0 // items looked at since the clock was last
-	for si := range shardCount {
-		group := ordered[count[si]:count[si+1]]
-		if len(group) == 0 {
-			continue
+	sinceYield := 0 // items purged since the reaper last yielded
+	for first := true; len(batch) > 0; first = false {
+		if !first && time.Since(start) > o.MaxHold {
+			return purged, now // out of time: the rest waits for the next turn
 		}
-		if sinceCheck >= reapCheckEvery {
-			if time.Since(start) > o.MaxHold {
-				return purged, now // out of time: the rest waits for the next turn
+		part := batch[:min(size, len(batch))]
+		batch = batch[len(part):]
+		var prepaid, unpaid int64
+		if b != nil {
+			part, prepaid, unpaid = prepay(b, part, now)
+		}
+		// Group the part by shard, keeping its order within each shard.
+		var count [shardCount + 1]int32
+		for i := range part {
+			count[part[i].shard+1]++
+		}
+		for i := 1; i <= shardCount; i++ {
+			count[i] += count[i-1]
+		}
+		pos := count
+		for _, e := range part {
+			ordered[pos[e.shard]] = e
+			pos[e.shard]++
+		}
+		var paid int64
+		failed := false
+		for si := range shardCount {
+			group := ordered[count[si]:count[si+1]]
+			if len(group) == 0 {
+				continue
 			}
-			runtime.Gosched()
-			sinceCheck = 0
+			if sinceYield >= reapCheckEvery {
+				runtime.Gosched()
+				sinceYield = 0
+			}
+			sinceYield += len(group)
+			n, cost, f := c.purgeShard(&c.shards[si], group, now, ms[:0])
+			purged, paid, failed = purged+n, paid+cost, f
+			if failed {
+				break
+			}
 		}
-		sinceCheck += len(group)
-		n, unpaid, failed := c.purgeShard(&c.shards[si], group, now, b, ms[:0])
-		purged += n
+		if prepaid > paid {
+			b.returnSpare(prepaid - paid) // for items rewritten since, or deleted
+		}
 		switch {
 		case failed:
 			return purged, never // the log has failed: nothing can be purged until the store reopens
@@ -264,6 +293,20 @@ func (c *Container) reap(now int64, o ReaperOptions, spend bool, scratch *reapSc
 	return purged, c.nextExpiry(&rule)
 }
 
+// prepay draws from b's spare budget the charges of the purges of part, in
+// order, and returns the items it paid for (a prefix of part), what it drew,
+// and the charge of the first item it could not pay for (0: none).
+func prepay(b *budget, part []expiredEntry, now int64) (paid []expiredEntry, drawn, unpaid int64) {
+	for i := range part {
+		cost := charge(opDelete, part[i].rec.chargeSize())
+		if !b.takeSpare(cost, now) {
+			return part[:i], drawn, cost
+		}
+		drawn += cost
+	}
+	return part, drawn, 0
+}
+
 // reapScratch is the working memory of reap: room for a batch, its merge
 // and its reordering (entries), and for the changes of one shard (ms).
 type reapScratch struct {
@@ -275,32 +318,25 @@ func newReapScratch(batchSize int) reapScratch {
 	return reapScratch{entries: make([]expiredEntry, 0, 5*batchSize+8*shardCount), ms: make([]mutation, 0, batchSize)}
 }
 
-// reapCheckEvery is how many items the reaper looks at between looks at
-// the clock (and yields).
+// reapCheckEvery is how many items the reaper purges between looks at the
+// clock while MaxHold can cut its batch, and between yields.
 const reapCheckEvery = 16
 
 // purgeShard deletes the items of group, all in shard sh, whose record is
 // still the item's current version and still expired (a rewrite after
-// expiry is a new life), and returns how many it deleted. unpaid is the
-// charge of the item it stopped at because the spare budget could not pay
-// for it (0: none); failed reports that the log has failed. Each purge is
-// paid from b's spare budget, unless b is nil. ms is working memory.
-func (c *Container) purgeShard(sh *shard, group []expiredEntry, now int64, b *budget, ms []mutation) (purged int, unpaid int64, failed bool) {
+// expiry is a new life), and returns how many it deleted and their charge
+// (the reaper's, whether or not a budget pays for it); failed reports that
+// the log has failed. ms is working memory.
+func (c *Container) purgeShard(sh *shard, group []expiredEntry, now int64, ms []mutation) (purged int, cost int64, failed bool) {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	sh.items.touch(group)
-	var paid int64
 	for i := range group {
 		e := &group[i]
 		if !sh.items.holds(e.h, e.rec) || c.rule.live(e.rec, now) {
 			continue
 		}
-		cost := charge(opDelete, e.rec.chargeSize())
-		if b != nil && !b.takeSpare(cost, now) {
-			unpaid = cost
-			break
-		}
-		paid += cost
+		cost += charge(opDelete, e.rec.chargeSize())
 		// Grown in place: a mutation is large, and most of it stays zero.
 		ms = slices.Grow(ms, 1)[:len(ms)+1]
 		m := &ms[len(ms)-1]
@@ -308,13 +344,13 @@ func (c *Container) purgeShard(sh *shard, group []expiredEntry, now int64, b *bu
 		m.cause, m.now, m.sh, m.h, m.old = causePurge, now, sh, e.h, e.rec
 	}
 	if len(ms) == 0 {
-		return 0, unpaid, false
+		return 0, 0, false
 	}
 	if _, err := c.applyItems(ms, false, 0); err != nil {
 		return 0, 0, true // the log has failed: nothing more can be purged
 	}
-	c.reaperCharge.Add(paid)
-	return len(ms), unpaid, false
+	c.reaperCharge.Add(cost)
+	return len(ms), cost, false
 }
 
 // Purge deletes every item of the container that has expired, now, in

@@ -516,3 +516,194 @@ func TestReaperBatchesRunToSizeAlone(t *testing.T) {
 	require.Eventually(t, func() bool { return c.Stats().Purged == n }, time.Minute, time.Millisecond)
 	assert.LessOrEqual(t, lethe.ReaperRounds(s)-rounds, int64(n/batch+2), "batches were cut short with nobody served")
 }
+
+// expiringItem is an item of the reaper's order tests: its id, when it
+// expires, and its place in write order (which breaks ties of expiry, as
+// the store's write sequence does).
+type expiringItem struct {
+	id    string
+	exp   time.Time
+	order int
+}
+
+// compareExpiring orders items as the reaper must purge them: by expiry,
+// then write order.
+func compareExpiring(a, b expiringItem) int {
+	if c := a.exp.Compare(b.exp); c != 0 {
+		return c
+	}
+	return a.order - b.order
+}
+
+// writeExpiring writes n items to c (default TTL def seconds), each
+// either inheriting or with its own ttl, the clock moving 0 or 1 ms
+// between writes so that many expire at the same instant (also an
+// inheriting item and one with its own ttl), and returns them in the order
+// the reaper must purge them.
+func writeExpiring(t *testing.T, rng *rand.Rand, c *lethe.Container, clock *lethe.ManualClock, n, def int) []expiringItem {
+	items := make([]expiringItem, n)
+	for i := range items {
+		clock.Advance(time.Duration(rng.IntN(2)) * time.Millisecond)
+		it := expiringItem{id: fmt.Sprintf("item-%d", i), exp: clock.Now().Add(time.Duration(def) * time.Second), order: i}
+		if rng.IntN(2) == 0 {
+			ttl := def - 2 + rng.IntN(5) // around the default: ties across the kinds
+			it.exp = clock.Now().Add(time.Duration(ttl) * time.Second)
+			upsert(t, c, fmt.Sprintf(`{"id":%q,"ttl":%d}`, it.id, ttl))
+		} else {
+			upsert(t, c, fmt.Sprintf(`{"id":%q}`, it.id))
+		}
+		items[i] = it
+	}
+	slices.SortFunc(items, compareExpiring)
+	return items
+}
+
+// requirePurgedInOrder reaps c by calling reap until every item is gone,
+// and checks after each call that exactly the first items, in the order
+// the reaper must purge them, are gone: a batch cut short has purged no
+// item that expired after one it left, in any shard. cut says what the
+// first call must do: purge some of the batch, not all of it.
+func requirePurgedInOrder(t *testing.T, c *lethe.Container, items []expiringItem, batch int, reap func() int) {
+	t.Helper()
+	gone := 0
+	for call := 0; gone < len(items); call++ {
+		k := reap()
+		if call == 0 {
+			require.Positive(t, k, "the first batch purged nothing")
+			require.Less(t, k, batch, "the first batch was not cut short: the test does not test")
+		}
+		gone += k
+		for i, it := range items {
+			require.Equal(t, i >= gone, lethe.Stored(c, it.id), "call %d, after %d purges: item %d in expiry order (%s, expires %v)", call, gone, i, it.id, it.exp)
+		}
+		require.Less(t, call, 100*len(items), "the purge does not progress")
+	}
+}
+
+// orderBatch is the batch size of the reaper's order tests.
+const orderBatch = 256
+
+// expiredBacklog opens a store on a manual clock (closed when t ends), its
+// reaper disabled and its batches of orderBatch cut by hold, writes 1000
+// items to a container with a default ttl of 100 s (writeExpiring), and
+// moves the clock on an hour: every item is expired, none purged.
+func expiredBacklog(t *testing.T, hold time.Duration) (*lethe.Container, *lethe.ManualClock, []expiringItem) {
+	seed := rand.Uint64()
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, 51))
+	clock := lethe.NewManualClock(time.Unix(1_700_000_000, 0))
+	s, err := lethe.Open(&lethe.Options{Clock: clock, Reaper: lethe.ReaperOptions{Disabled: true, BatchSize: orderBatch, MaxHold: hold}})
+	require.NoError(t, err)
+	t.Cleanup(func() { s.Close() })
+	c := mustContainer(t, s, lethe.ContainerProperties{ID: "c", DefaultTimeToLive: 100})
+	items := writeExpiring(t, rng, c, clock, 1000, 100)
+	clock.Advance(time.Hour)
+	return c, clock, items
+}
+
+// TestReaperCutByMaxHoldKeepsOrder: a batch cut short by MaxHold (1 ns
+// cuts every batch at its first look at the clock) has purged the items
+// that expired first, across every shard, not a shard's later items
+// before another's earlier ones (SPEC §5: oldest expiry first).
+func TestReaperCutByMaxHoldKeepsOrder(t *testing.T) {
+	c, clock, items := expiredBacklog(t, time.Nanosecond)
+	requirePurgedInOrder(t, c, items, orderBatch, func() int { return lethe.Reap(c, clock.Now(), false) })
+	lethe.CheckInvariants(t, c, "after the purge")
+}
+
+// TestReaperCutByBudgetKeepsOrder: a batch cut short because the spare
+// request units ran out has purged the items that expired first, across
+// every shard.
+func TestReaperCutByBudgetKeepsOrder(t *testing.T) {
+	c, clock, items := expiredBacklog(t, lethe.MaxReaperMaxHold)
+	// Throughput from now on: the bucket starts full, with nothing spare;
+	// every 100 ms then spills 100 RU to the reaper, enough for a few purges.
+	require.NoError(t, c.Replace(ctx, lethe.ContainerProperties{ID: "c", DefaultTimeToLive: 100, Throughput: 1000}))
+	requirePurgedInOrder(t, c, items, orderBatch, func() int {
+		clock.Advance(100 * time.Millisecond)
+		return lethe.Reap(c, clock.Now(), true)
+	})
+	assert.Positive(t, c.Stats().ReaperCharge)
+	lethe.CheckInvariants(t, c, "after the purge")
+}
+
+// TestReaperOrderModel: random writes (inheriting, own ttl, ttl -1;
+// rewrites), clock moves (some of none, so that expiries tie) and reaper
+// batches, some cut short by MaxHold or by the spare budget, against a
+// model of what is stored and when it expires. After each batch: it purged
+// only expired items, and none that expired after an expired item it
+// left (ties broken by write order).
+func TestReaperOrderModel(t *testing.T) {
+	seed := rand.Uint64()
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, 53))
+	type version struct {
+		exp   time.Time // zero: never
+		order int
+	}
+	for round := range 12 {
+		hold := []time.Duration{time.Nanosecond, lethe.MaxReaperMaxHold}[rng.IntN(2)]
+		spend := rng.IntN(2) == 0
+		def := 1 + rng.IntN(20)
+		clock := lethe.NewManualClock(time.Unix(1_700_000_000, 0))
+		s, err := lethe.Open(&lethe.Options{Clock: clock, Reaper: lethe.ReaperOptions{Disabled: true, BatchSize: 1 + rng.IntN(80), MaxHold: hold}})
+		require.NoError(t, err)
+		props := lethe.ContainerProperties{ID: "c", DefaultTimeToLive: lethe.TTL(def)}
+		if spend {
+			props.Throughput = 200 // spares a few purges a second
+		}
+		c := mustContainer(t, s, props)
+		model := map[string]version{} // what is stored
+		writes := 0
+		for step := range 1500 {
+			where := fmt.Sprintf("round %d (hold %v, spend %v) step %d", round, hold, spend, step)
+			switch rng.IntN(5) {
+			case 0, 1:
+				id := fmt.Sprintf("%d", rng.IntN(200))
+				v := version{exp: clock.Now().Add(time.Duration(def) * time.Second), order: writes}
+				doc := fmt.Sprintf(`{"id":%q}`, id)
+				switch rng.IntN(3) {
+				case 0:
+					v.exp = time.Time{}
+					doc = fmt.Sprintf(`{"id":%q,"ttl":-1}`, id)
+				case 1:
+					ttl := 1 + rng.IntN(30)
+					v.exp = clock.Now().Add(time.Duration(ttl) * time.Second)
+					doc = fmt.Sprintf(`{"id":%q,"ttl":%d}`, id, ttl)
+				}
+				if _, err := c.UpsertItem(ctx, lethe.NewPartitionKey(), []byte(doc), nil); err != nil {
+					require.ErrorIs(t, err, lethe.ErrTooManyRequests, where)
+					continue
+				}
+				model[id] = v
+				writes++
+			case 2:
+				clock.Advance(time.Duration(rng.IntN(3)) * time.Duration(rng.IntN(1000)) * time.Millisecond)
+			default:
+				now := clock.Now()
+				k := lethe.Reap(c, now, spend)
+				expired := func(v version) bool { return !v.exp.IsZero() && !now.Before(v.exp) }
+				key := func(v version) expiringItem { return expiringItem{exp: v.exp, order: v.order} }
+				var purged, left []expiringItem
+				for id, v := range model {
+					switch stored := lethe.Stored(c, id); {
+					case !stored:
+						require.True(t, expired(v), "%s: live item %s purged", where, id)
+						purged = append(purged, key(v))
+						delete(model, id)
+					case expired(v):
+						left = append(left, key(v))
+					}
+				}
+				require.Len(t, purged, k, where)
+				if len(purged) > 0 && len(left) > 0 {
+					last := slices.MaxFunc(purged, compareExpiring)
+					first := slices.MinFunc(left, compareExpiring)
+					require.Negative(t, compareExpiring(last, first), "%s: purged an item expiring %v (write %d), left one expiring %v (write %d)", where, last.exp, last.order, first.exp, first.order)
+				}
+			}
+		}
+		lethe.CheckInvariants(t, c, fmt.Sprintf("round %d", round))
+		require.NoError(t, s.Close())
+	}
+}

@@ -1596,51 +1596,33 @@ func compareEntries(a, b expiryEntry) int {
 // firstDup returns a record of es's entries of one kind (each shard's
 // sorted) that shares its entry with another, in its shard or any other,
 // or "": the shards' trees must merge into one order (expiry.go). It
-// merges the shards' lists with a heap of their fronts.
+// merges the shards' lists (runMerge).
 func firstDup(es *shardEntries, kind int) (dup record) {
-	type front struct {
-		es []expiryEntry // a shard's entries not merged yet
-	}
-	var h []front
-	less := func(i, j int) bool { return lessEntry(h[i].es[0], h[j].es[0]) }
-	down := func(i int) {
-		for {
-			m, l, r := i, 2*i+1, 2*i+2
-			if l < len(h) && less(l, m) {
-				m = l
-			}
-			if r < len(h) && less(r, m) {
-				m = r
-			}
-			if m == i {
-				return
-			}
-			h[i], h[m] = h[m], h[i]
-			i = m
-		}
-	}
+	var runs [shardCount][]expiryEntry
 	for i := range es {
-		if len(es[i][kind]) > 0 {
-			h = append(h, front{es[i][kind]})
-		}
+		runs[i] = es[i][kind]
 	}
-	for i := len(h)/2 - 1; i >= 0; i-- {
-		down(i)
-	}
-	var prev expiryEntry
-	for n := 0; len(h) > 0; n++ {
-		e := h[0].es[0]
-		if n > 0 && !lessEntry(prev, e) {
-			return e.rec
+	first := func(run []expiryEntry) mergeKey {
+		if len(run) == 0 {
+			return doneKey
 		}
-		prev = e
-		if h[0].es = h[0].es[1:]; len(h[0].es) == 0 {
-			h[0] = h[len(h)-1]
-			h = h[:len(h)-1]
-		}
-		down(0)
+		return mergeKey{at: run[0].at, seq: run[0].rec.seq()}
 	}
-	return ""
+	var m runMerge
+	m.start(shardCount, func(i int) mergeKey { return first(runs[i]) })
+	var prev mergeKey
+	for n := 0; ; n++ {
+		r, key, ok := m.next()
+		if !ok {
+			return ""
+		}
+		if n > 0 && !prev.less(key) {
+			return runs[r][0].rec
+		}
+		prev = key
+		runs[r] = runs[r][1:]
+		m.advance(first(runs[r]))
+	}
 }
 
 // dropExpired removes from c's shard of index i the items whose entries,

@@ -290,6 +290,16 @@ func (b *budget) takeSpare(cost, now int64) bool {
 	return false
 }
 
+// returnSpare gives back cost milli-RU that takeSpare drew for purges
+// that did not happen.
+func (b *budget) returnSpare(cost int64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.rate != 0 {
+		b.spare = min(b.capacity(), b.spare+cost)
+	}
+}
+
 // spareWait estimates how long until the reaper could draw cost milli-RU if
 // users spent nothing meanwhile.
 func (b *budget) spareWait(cost, now int64) time.Duration {
