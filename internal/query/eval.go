@@ -795,12 +795,8 @@ func (ev *evaluator) emit(rows []row, di, seq int) []row {
 	if !ok {
 		return rows
 	}
-	if len(rows) >= MaxRows {
-		ev.fail("the query would hold more than %d rows, the limit", MaxRows)
-	}
-	ev.hold(rowBytes)
+	ev.admit(len(rows), r, v)
 	if r.raw == nil {
-		ev.checkResult(v)
 		if ev.encode {
 			r.raw, r.enc = ev.keep(v), true
 		} else {
@@ -823,6 +819,20 @@ func (ev *evaluator) emit(rows []row, di, seq int) []row {
 		ev.full = true
 	}
 	return rows
+}
+
+// admit counts r, a row about to be held beside n others, against the
+// limits and the budget: MaxRows, then rowBytes and, when r.raw is nil,
+// its computed result v (checkResult). emit and offer (topk.go) hold rows
+// only through it.
+func (ev *evaluator) admit(n int, r row, v value) {
+	if n >= MaxRows {
+		ev.fail("the query would hold more than %d rows, the limit", MaxRows)
+	}
+	ev.hold(rowBytes)
+	if r.raw == nil {
+		ev.checkResult(v)
+	}
 }
 
 // result evaluates the result of the current bindings into r: its JSON
