@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -136,12 +138,14 @@ func ignore(err, allowed error) error {
 }
 
 // TestStatsOneInstant: each shard counts its own items, but Stats sums
-// them as of one instant. Each writer keeps at most one item of its own at a
-// time (it creates one, deletes it, creates the next, in other shards), so
-// at every instant the container holds between base and base+writers items:
-// a Stats that read the shards one after another could count a writer's
-// deleted item in one shard and its next in another, and say more. Stats
-// pauses after each shard, to give the writers time to do that.
+// them as of one instant. In the middle of each Stats, once it has summed
+// the first shard, a writer is handed a move of an item between shards: it
+// deletes an item of the first shard, then creates one in the last. At no
+// instant does the container hold more than base items, so a Stats that
+// let the writer in between two shards would count the deleted item (its
+// shard summed before) and the new one (its shard summed after), base+1,
+// every time. Stats waits for the writer until it has finished or waits
+// on a lock, which only Stats can hold.
 func TestStatsOneInstant(t *testing.T) {
 	s, err := lethe.Open(&lethe.Options{Reaper: lethe.ReaperOptions{Disabled: true}})
 	require.NoError(t, err)
@@ -149,40 +153,85 @@ func TestStatsOneInstant(t *testing.T) {
 	c, err := s.CreateContainer(ctx, lethe.ContainerProperties{ID: "c"})
 	require.NoError(t, err)
 	pk := lethe.NewPartitionKey()
-	const base, writers, stats = 50, 2, 100
+	const base, rounds = 50, 20
+	// from are items of the first shard, to ids of the last.
+	var from, to []string
+	for i := 0; len(from) < rounds || len(to) < rounds; i++ {
+		id := fmt.Sprintf("i%d", i)
+		switch lethe.ShardOf(c, pk, id) {
+		case 0:
+			from = append(from, id)
+		case lethe.ShardCount - 1:
+			to = append(to, id)
+		}
+	}
+	from, to = from[:rounds], to[:rounds]
 	for i := range base {
-		_, err := c.CreateItem(ctx, pk, fmt.Appendf(nil, `{"id":"base-%d"}`, i), nil)
+		id := fmt.Sprintf("base-%d", i)
+		if i < rounds {
+			id = from[i]
+		}
+		_, err := c.CreateItem(ctx, pk, fmt.Appendf(nil, `{"id":%q}`, id), nil)
 		require.NoError(t, err)
 	}
-	var done atomic.Bool
-	var wg sync.WaitGroup
-	for w := range writers {
-		wg.Go(func() {
-			for i := 0; !done.Load(); i++ {
-				id := fmt.Sprintf("w%d-%d", w, i)
-				if _, err := c.CreateItem(ctx, pk, fmt.Appendf(nil, `{"id":%q}`, id), nil); err != nil {
-					t.Error(err)
-					return
-				}
-				if _, err := c.DeleteItem(ctx, pk, id, nil); err != nil {
-					t.Error(err)
+	for round := range rounds {
+		calls := 0
+		moved := make(chan error, 1)
+		undo := lethe.DuringStats(func() {
+			if calls++; calls > 1 {
+				return // only after the first shard
+			}
+			go moveItem(c, pk, from[round], to[round], moved)
+			waitDoneOrLocked(t, moved)
+		})
+		st := c.Stats()
+		undo()
+		require.NoError(t, <-moved)
+		if st.Items < base-1 || st.Items > base {
+			t.Fatalf("round %d: Stats counts %d items: at no instant were there fewer than %d or more than %d", round, st.Items, base-1, base)
+		}
+	}
+	require.Equal(t, int64(base), c.Stats().Items)
+	require.Equal(t, int64(base), lethe.ExpiryIndexItems(c))
+	lethe.CheckInvariants(t, c, "after the moves")
+}
+
+// moveItem deletes the item (pk, from), then creates the item (pk, to),
+// and sends the first error, or nil, to done.
+func moveItem(c *lethe.Container, pk lethe.PartitionKey, from, to string, done chan<- error) {
+	if _, err := c.DeleteItem(ctx, pk, from, nil); err != nil {
+		done <- err
+		return
+	}
+	_, err := c.CreateItem(ctx, pk, fmt.Appendf(nil, `{"id":%q}`, to), nil)
+	done <- err
+}
+
+// waitDoneOrLocked waits until moveItem has sent to done (and puts what it
+// sent back) or its goroutine waits on a lock.
+func waitDoneOrLocked(t *testing.T, done chan error) {
+	deadline := time.Now().Add(time.Minute)
+	buf := make([]byte, 1<<20)
+	for {
+		select {
+		case err := <-done:
+			done <- err
+			return
+		default:
+		}
+		buf = buf[:runtime.Stack(buf[:cap(buf)], true)]
+		for g := range strings.SplitSeq(string(buf), "\n\n") {
+			if strings.Contains(g, "lethe_test.moveItem(") {
+				head, _, _ := strings.Cut(g, "\n")
+				if strings.Contains(head, "[sync.") || strings.Contains(head, "[semacquire") {
 					return
 				}
 			}
-		})
-	}
-	undo := lethe.SlowStats(func() { time.Sleep(time.Microsecond) })
-	for range stats {
-		if st := c.Stats(); st.Items < base || st.Items > base+writers {
-			t.Errorf("Stats counts %d items: at no instant were there fewer than %d or more than %d", st.Items, base, base+writers)
-			break
 		}
-		time.Sleep(100 * time.Microsecond) // let the writers in
+		if time.Now().After(deadline) {
+			t.Errorf("the writer neither finished nor waited on a lock in a minute:\n%s", buf)
+			return
+		}
+		time.Sleep(20 * time.Microsecond) // a poll, not a wait for correctness
 	}
-	undo()
-	done.Store(true)
-	wg.Wait()
-	require.Equal(t, int64(base), c.Stats().Items)
-	require.Equal(t, int64(base), lethe.ExpiryIndexItems(c))
-	lethe.CheckInvariants(t, c, "after the writers")
 }

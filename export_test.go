@@ -68,11 +68,21 @@ func LiveIDs(c *Container, now time.Time) map[string]bool {
 	return ids
 }
 
-// SlowStats makes Stats pause after it sums each shard's counts, until the
+// DuringStats makes Stats call during after it has summed each shard's
+// counts (in shard order, holding the shards summed so far), until the
 // function it returns is called.
-func SlowStats(pause func()) (undo func()) {
-	afterStatsShard = pause
+func DuringStats(during func()) (undo func()) {
+	afterStatsShard = during
 	return func() { afterStatsShard = nil }
+}
+
+// ShardCount is how many shards a container has.
+const ShardCount = shardCount
+
+// ShardOf returns the index of the shard of c that holds the item (pk, id).
+func ShardOf(c *Container, pk PartitionKey, id string) int {
+	i, _ := c.shardIndex(pk.enc, id)
+	return i
 }
 
 // ExpiryIndexItems returns how many items c's expiry index counts as

@@ -711,7 +711,9 @@ func TestIndexCountModel(t *testing.T) {
 // continuation token of either resumes the other with the same rows, and
 // OFFSET, LIMIT, TOP and MaxPageBytes apply as they do in a scan. Between
 // the pages of one pager, items are created, rewritten, deleted and
-// expire: no page holds an item not live at its instant, and no item twice.
+// expire: no page holds an item not live at its instant, no item twice,
+// and, without OFFSET, LIMIT or TOP, every item the filter matched that
+// stayed live and unwritten throughout.
 func TestIndexOrderPages(t *testing.T) {
 	seed := rand.Uint64()
 	t.Logf("seed %d", seed)
@@ -719,8 +721,10 @@ func TestIndexOrderPages(t *testing.T) {
 	s, clock := newStore(t)
 	c := mustContainer(t, s, lethe.ContainerProperties{ID: "c", DefaultTimeToLive: lethe.TTLNever,
 		PartitionKeyDefinition: lethe.PartitionKeyDefinition{Paths: []string{"/pk"}}})
+	groups := map[string]int{} // the model: each item's g, by id
 	write := func(i int) {
 		d := map[string]any{"id": fmt.Sprint("i", i), "pk": fmt.Sprint("p", i%2), "g": rng.IntN(4), "pad": strings.Repeat("x", rng.IntN(40))}
+		groups[d["id"].(string)] = d["g"].(int)
 		if rng.IntN(4) == 0 {
 			d["ttl"] = 1 + rng.IntN(4)
 		}
@@ -738,6 +742,12 @@ func TestIndexOrderPages(t *testing.T) {
 		`SELECT VALUE c FROM c WHERE c.g IN (0, 3)`,
 		`SELECT * FROM c WHERE c.g > 0 OFFSET 5 LIMIT 17`,
 		`SELECT TOP 23 * FROM c WHERE c.g < 3`,
+	}
+	// The filters of the unbounded queries, in the model.
+	matches := map[string]func(g int) bool{
+		queries[0]: func(g int) bool { return g == 1 },
+		queries[1]: func(g int) bool { return g >= 1 && g <= 2 },
+		queries[2]: func(g int) bool { return g == 0 || g == 3 },
 	}
 	type page struct {
 		items   []string
@@ -768,9 +778,10 @@ func TestIndexOrderPages(t *testing.T) {
 	}
 	for step := range 60 {
 		q := queries[rng.IntN(len(queries))]
-		pk := lethe.NewPartitionKey()
+		pk, pkValue := lethe.NewPartitionKey(), "" // "": every partition
 		if rng.IntN(3) == 0 {
-			pk = lethe.NewPartitionKeyString(fmt.Sprint("p", rng.IntN(2)))
+			pkValue = fmt.Sprint("p", rng.IntN(2))
+			pk = lethe.NewPartitionKeyString(pkValue)
 		}
 		o := lethe.QueryOptions{PageSizeHint: int32(1 + rng.IntN(9)), PopulateIndexMetrics: true}
 		if rng.IntN(4) == 0 {
@@ -804,6 +815,8 @@ func TestIndexOrderPages(t *testing.T) {
 		// One pager, with changes between its pages.
 		p := c.NewQueryItemsPager(q, pk, &o)
 		seen := map[string]bool{}
+		liveAtStart := lethe.LiveIDs(c, clock.Now())
+		touched := map[string]bool{} // deleted or written during the paging
 		for p.More() {
 			r, err := p.NextPage(ctx)
 			require.NoError(t, err, desc)
@@ -819,11 +832,27 @@ func TestIndexOrderPages(t *testing.T) {
 				switch rng.IntN(3) {
 				case 0:
 					i := rng.IntN(200)
+					touched[fmt.Sprint("i", i)] = true
 					_, _ = c.DeleteItem(ctx, lethe.NewPartitionKeyString(fmt.Sprint("p", i%2)), fmt.Sprint("i", i), nil)
 				case 1:
 					clock.Advance(time.Duration(rng.IntN(1500)) * time.Millisecond)
 				default:
-					write(200 + rng.IntN(50)) // new items only: a rewritten one may come again
+					i := 200 + rng.IntN(50)
+					touched[fmt.Sprint("i", i)] = true
+					write(i) // new items only: a rewritten one may come again
+				}
+			}
+		}
+		// Every stable item the filter matches was on a page.
+		if match := matches[q]; match != nil {
+			liveAtEnd := lethe.LiveIDs(c, clock.Now())
+			for id, g := range groups {
+				var i int
+				_, err := fmt.Sscanf(id, "i%d", &i)
+				require.NoError(t, err)
+				inPK := pkValue == "" || pkValue == fmt.Sprint("p", i%2)
+				if match(g) && inPK && liveAtStart[id] && liveAtEnd[id] && !touched[id] {
+					require.True(t, seen[id], "%s: %s, live and unwritten throughout, is on no page", desc, id)
 				}
 			}
 		}

@@ -1,7 +1,6 @@
 package lethe
 
 import (
-	"fmt"
 	"math"
 	"math/rand/v2"
 	"strconv"
@@ -36,26 +35,40 @@ func TestDecimal(t *testing.T) {
 	}
 }
 
-// TestAppendJSONRendering checks the document reads return against one
-// written with strconv: the body, then "_ts" (whole seconds, rounded down,
-// before 1970 too) and "_etag", appended after what dst holds, for an empty
-// and a non-empty body.
+// TestAppendJSONRendering checks the document reads return against
+// literal renderings: the body, then "_ts" (whole seconds, rounded down,
+// before 1970 too) and "_etag" (the sequence number, 0xabc, in 16 hex
+// digits), appended after what dst holds, for an empty and a non-empty
+// body.
 func TestAppendJSONRendering(t *testing.T) {
-	for _, body := range []string{`{}`, `{"id":"a","n":1}`} {
-		for _, written := range []int64{0, 1, 999_999_999, 1e9, -1, -1e9, -1e9 - 1, 1_700_000_000_123_456_789, math.MinInt64, math.MaxInt64} {
-			rec := buildRecordFrom([]byte(body), "a", TTLOff, len(body), "", written, 0xabc, 1)
-			ts := floorSeconds(written)
-			want := `prefix` + body[:len(body)-1]
-			if len(body) > 2 {
-				want += ","
-			}
-			want += `"_ts":` + strconv.FormatInt(ts, 10) + `,"_etag":"` + rec.etag() + `"}`
+	const etag = `"_etag":"0000000000000abc"}`
+	for _, body := range []struct{ json, open string }{
+		{`{}`, `{`},
+		{`{"id":"a","n":1}`, `{"id":"a","n":1,`},
+	} {
+		for _, tc := range []struct {
+			written int64 // nanoseconds since 1970
+			ts      string
+		}{
+			{0, "0"},
+			{1, "0"},
+			{999_999_999, "0"},
+			{1e9, "1"},
+			{-1, "-1"},
+			{-1e9, "-1"},
+			{-1e9 - 1, "-2"},
+			{1_700_000_000_123_456_789, "1700000000"},
+			{math.MinInt64, "-9223372037"},
+			{math.MaxInt64, "9223372036"},
+		} {
+			rec := buildRecordFrom([]byte(body.json), "a", TTLOff, len(body.json), "", tc.written, 0xabc, 1)
+			want := `prefix` + body.open + `"_ts":` + tc.ts + `,` + etag
 			got := rec.appendJSON([]byte("prefix"))
 			if string(got) != want {
-				t.Fatalf("written %d: appendJSON = %s, want %s", written, got, want)
+				t.Fatalf("written %d: appendJSON = %s, want %s", tc.written, got, want)
 			}
 			if rec.jsonLen() != len(want)-len("prefix") || string(rec.jsonBytes()) != want[len("prefix"):] {
-				t.Fatalf("written %d: jsonLen %d, jsonBytes %s, want %s", written, rec.jsonLen(), rec.jsonBytes(), want)
+				t.Fatalf("written %d: jsonLen %d, jsonBytes %s, want %s", tc.written, rec.jsonLen(), rec.jsonBytes(), want)
 			}
 		}
 	}
@@ -77,10 +90,20 @@ func BenchmarkAppendJSON(b *testing.B) {
 // TestRecordETagHex: the ETag is the sequence number in 16 lower-case hex
 // digits, and seq reads it back.
 func TestRecordETagHex(t *testing.T) {
-	for _, seq := range []uint64{0, 1, 0xab, 0x0123456789abcdef, 0xfedcba9876543210, 1<<64 - 1} {
-		r := buildRecordFrom([]byte(`{}`), "a", TTLOff, 0, "", 1, seq, 1)
-		if want := fmt.Sprintf("%016x", seq); r.etag() != want || r.seq() != seq {
-			t.Errorf("seq %#x: etag %q seq %#x, want %q", seq, r.etag(), r.seq(), want)
+	for _, tc := range []struct {
+		seq  uint64
+		etag string
+	}{
+		{0, "0000000000000000"},
+		{1, "0000000000000001"},
+		{0xab, "00000000000000ab"},
+		{0x0123456789abcdef, "0123456789abcdef"},
+		{0xfedcba9876543210, "fedcba9876543210"},
+		{1<<64 - 1, "ffffffffffffffff"},
+	} {
+		r := buildRecordFrom([]byte(`{}`), "a", TTLOff, 0, "", 1, tc.seq, 1)
+		if r.etag() != tc.etag || r.seq() != tc.seq {
+			t.Errorf("seq %#x: etag %q seq %#x, want %q", tc.seq, r.etag(), r.seq(), tc.etag)
 		}
 	}
 }

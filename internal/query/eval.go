@@ -329,11 +329,14 @@ func ExecFrom(ctx context.Context, q *Query, params map[string]any, docs []Doc, 
 	if inOrder && from.Need > 0 && slices.IsSortedFunc(docs, func(a, b Doc) int { return strings.Compare(a.ID, b.ID) }) {
 		ev.need = from.Need
 	}
-	if from == nil {
-		ev.startPruning(offset, top, limit, 0, nil)
-	} else {
-		ev.startPruning(min(offset, from.Offset), lessBy(top, from.Consumed), lessBy(limit, from.Consumed), from.Keep, &from.After)
+	keep, after := 0, (*Key)(nil)
+	if from != nil {
+		// What is left of OFFSET, TOP and LIMIT after the results
+		// returned before.
+		offset, top, limit = min(offset, from.Offset), lessBy(top, from.Consumed), lessBy(limit, from.Consumed)
+		keep, after = from.Keep, &from.After
 	}
+	ev.startPruning(offset, top, limit, keep, after)
 	if q.from == nil {
 		rows = ev.emit(rows, 0, 0)
 	} else {
@@ -376,13 +379,6 @@ func ExecFrom(ctx context.Context, q *Query, params map[string]any, docs []Doc, 
 		if res.canon != nil {
 			res.canon = res.canon[i:]
 		}
-		offset = min(offset, from.Offset)
-		if limit >= 0 {
-			limit = max(0, limit-from.Consumed)
-		}
-		if top >= 0 {
-			top = max(0, top-from.Consumed)
-		}
 	}
 	if offset > 0 {
 		k := min(offset, len(rows))
@@ -398,8 +394,8 @@ func ExecFrom(ctx context.Context, q *Query, params map[string]any, docs []Doc, 
 	if top >= 0 && top < len(rows) {
 		rows = rows[:top]
 	}
-	if from != nil && from.Keep > 0 && from.Keep < len(rows) {
-		rows = rows[:from.Keep]
+	if keep > 0 && keep < len(rows) {
+		rows = rows[:keep]
 	}
 	// All items share one buffer, each capped so that they stay
 	// independent: one allocation instead of one per row.
@@ -799,12 +795,8 @@ func (ev *evaluator) emit(rows []row, di, seq int) []row {
 	if !ok {
 		return rows
 	}
-	if len(rows) >= MaxRows {
-		ev.fail("the query would hold more than %d rows, the limit", MaxRows)
-	}
-	ev.hold(rowBytes)
+	ev.admit(len(rows), r, v)
 	if r.raw == nil {
-		ev.checkResult(v)
 		if ev.encode {
 			r.raw, r.enc = ev.keep(v), true
 		} else {
@@ -827,6 +819,20 @@ func (ev *evaluator) emit(rows []row, di, seq int) []row {
 		ev.full = true
 	}
 	return rows
+}
+
+// admit counts r, a row about to be held beside n others, against the
+// limits and the budget: MaxRows, then rowBytes and, when r.raw is nil,
+// its computed result v (checkResult). emit and offer (topk.go) hold rows
+// only through it.
+func (ev *evaluator) admit(n int, r row, v value) {
+	if n >= MaxRows {
+		ev.fail("the query would hold more than %d rows, the limit", MaxRows)
+	}
+	ev.hold(rowBytes)
+	if r.raw == nil {
+		ev.checkResult(v)
+	}
 }
 
 // result evaluates the result of the current bindings into r: its JSON

@@ -75,13 +75,9 @@ func (ev *evaluator) offer(rows []row, r row) []row {
 		ev.recycle(r)
 		return rows
 	}
-	if len(rows) >= MaxRows {
-		ev.fail("the query would hold more than %d rows, the limit", MaxRows)
-	}
 	h0 := ev.held
-	ev.hold(rowBytes)
+	ev.admit(len(rows), r, v)
 	if r.raw == nil {
-		ev.checkResult(v)
 		b := ev.spareRaw
 		if len(b) > 0 {
 			ev.spareRaw = b[:len(b)-1]

@@ -249,3 +249,55 @@ func BenchmarkTopKOrderBy(b *testing.B) {
 		}
 	}
 }
+
+// TestPrunedSortCountsHeldRowsOnce pins the budget of a bounded sort: a
+// row held counts rowBytes and its result's encoding, once (not also
+// checkResult's estimate), and a row turned away counts nothing. With
+// TOP 1 over rows that each come before all the earlier ones, so that
+// every row is held, the evaluation holds at most three rows at a time
+// (two, and the one being added): a budget of exactly three rows passes,
+// one byte less fails.
+func TestPrunedSortCountsHeldRowsOnce(t *testing.T) {
+	const size = 1000
+	s := strings.Repeat("s", size)
+	docs := make([]Doc, 50)
+	for i := range docs {
+		docs[i] = Doc{ID: fmt.Sprintf("d%02d", i), JSON: fmt.Appendf(nil, `{"id":"d%02d","x":%d,"s":%q}`, i, len(docs)-i, s)}
+	}
+	q, err := Parse(`SELECT TOP 1 VALUE {"s": c.s} FROM c ORDER BY c.x`)
+	require.NoError(t, err)
+	enc := len(`{"s":""}`) + size
+	exact := 3 * (rowBytes + enc)
+	got, err := execPruned(t, true, q, docs, nil, &Env{Budget: Budget{Bytes: exact}})
+	require.NoError(t, err)
+	require.Len(t, got.Items, 1)
+	require.Equal(t, `{"s":"`+s+`"}`, string(got.Items[0]))
+	_, err = execPruned(t, true, q, docs, nil, &Env{Budget: Budget{Bytes: exact - 1}})
+	var be *BudgetError
+	require.ErrorAs(t, err, &be)
+}
+
+// TestPrunedSortSkipsResultsTurnedAway: a bounded sort evaluates the
+// result of a row only if it holds the row, so a row turned away by its
+// ORDER BY values fails no limit of its result (here a number JSON cannot
+// write); a sort of every row fails.
+func TestPrunedSortSkipsResultsTurnedAway(t *testing.T) {
+	docs := make([]Doc, 20)
+	for i := range docs {
+		// The first three rows are held before the first cut, and hold
+		// finite results; every later row comes after them.
+		big := 0
+		if i >= 3 {
+			big = 1
+		}
+		docs[i] = Doc{ID: fmt.Sprintf("d%02d", i), JSON: fmt.Appendf(nil, `{"id":"d%02d","x":%d,"big":%d}`, i, i, big)}
+	}
+	q, err := Parse(`SELECT TOP 1 VALUE c.big * 1e308 * 10 FROM c ORDER BY c.x`)
+	require.NoError(t, err)
+	got, err := execPruned(t, true, q, docs, nil, nil)
+	require.NoError(t, err)
+	require.Len(t, got.Items, 1)
+	require.Equal(t, "0", string(got.Items[0]))
+	_, err = execPruned(t, false, q, docs, nil, nil)
+	require.ErrorContains(t, err, "NaN or Infinity")
+}
