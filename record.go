@@ -57,6 +57,14 @@ func (r record) id() string {
 	return string(r[recordHeader+r.pkLen() : recordHeader+r.pkLen()+r.idLen()])
 }
 
+// is reports whether r is the record of the item (pk, id). It compares
+// lengths first, and the partition key value's bytes only if it has any.
+func (r record) is(pk, id string) bool {
+	at := recordHeader + len(pk)
+	return r.pkLen() == len(pk) && r.idLen() == len(id) &&
+		string(r[at:at+len(id)]) == id && (pk == "" || string(r[recordHeader:at]) == pk)
+}
+
 // posKey returns the item's position as the 8 bytes that sort as it does:
 // the identity the query engine orders results without ORDER BY by.
 func (r record) posKey() string { return string(r[20:28]) }
