@@ -118,16 +118,13 @@ func (r record) appendJSON(dst []byte) []byte {
 	b := dst[n:]
 	k := copy(b, open)
 	b[k] = ','
-	k += comma
-	copy(b[k:k+len(tsName)], tsName)
-	k += len(tsName)
-	putDecimal(b[k:k+digits], ts)
-	k += digits
-	copy(b[k:k+len(etagName)], etagName)
-	k += len(etagName)
-	copy(b[k:k+etagLen], r[at:at+etagLen])
-	k += etagLen
-	b[k], b[k+1] = '"', '}'
+	t := b[k+comma:] // the tail, exactly as long as what follows
+	copy(t[:len(tsName)], tsName)
+	putDecimal(t[len(tsName):len(tsName)+digits], ts)
+	e := (*[len(etagName) + etagLen + 2]byte)(t[len(tsName)+digits:])
+	copy(e[:len(etagName)], etagName)
+	copy(e[len(etagName):], r[at:at+etagLen])
+	e[len(e)-2], e[len(e)-1] = '"', '}'
 	return dst
 }
 
@@ -186,6 +183,12 @@ func putDecimal(b []byte, n int64) {
 		u = -u
 	}
 	i := len(b)
+	if i == 10 && n > 0 { // every "_ts" from 2001 to 2286
+		hi := u / 1e8
+		b[0], b[1] = digitPairs[hi*2], digitPairs[hi*2+1]
+		binary.LittleEndian.PutUint64(b[2:], eightDigits(uint32(u-hi*1e8)))
+		return
+	}
 	for u >= 1e8 {
 		q := u / 1e8
 		i -= 8
