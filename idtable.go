@@ -67,7 +67,7 @@ func (t *idTable) find(pk, id string, h uint32) (int, bool) {
 			return i, false
 		}
 		if s.hash == h {
-			if rec := s.rec(); rec.id() == id && rec.pk() == pk {
+			if s.rec().is(pk, id) {
 				return i, true
 			}
 		}

@@ -151,3 +151,59 @@ func BenchmarkInsertW1(b *testing.B) {
 		i++
 	}
 }
+
+// BenchmarkReadW2 reads bench/ W2's items (perOpItems) at random from a
+// container of a million, one goroutine, as bench/ W2 does: "append" with
+// ReadItemAppend into one reused buffer, "fresh" with ReadItem. The keys are
+// read from an array in order, so that the loop's only random accesses are
+// the store's and the key's text. Run it as
+//
+//	go test -run '^$' -bench BenchmarkReadW2 -count 10
+//
+// (the million items are loaded once per process).
+func BenchmarkReadW2(b *testing.B) {
+	const n = 1_000_000
+	c := perOpContainer(b)
+	ids := perOpLoad(b, c, n)
+	rng := rand.New(rand.NewPCG(1, 2))
+	order := make([]string, 1<<21)
+	for i := range order {
+		order[i] = ids[rng.IntN(n)]
+	}
+	pk := lethe.NewPartitionKey()
+	b.Run("append", func(b *testing.B) {
+		b.ReportAllocs()
+		var buf []byte
+		i := 0
+		for b.Loop() {
+			r, err := c.ReadItemAppend(b.Context(), buf[:0], pk, order[i&(len(order)-1)], nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			buf = r.Value
+			i++
+		}
+	})
+	b.Run("fresh", func(b *testing.B) {
+		b.ReportAllocs()
+		i := 0
+		for b.Loop() {
+			if _, err := c.ReadItem(b.Context(), pk, order[i&(len(order)-1)], nil); err != nil {
+				b.Fatal(err)
+			}
+			i++
+		}
+	})
+}
+
+// perOpLoad creates n of W1's items (perOpItems) in c and returns their ids.
+func perOpLoad(tb testing.TB, c *lethe.Container, n int) []string {
+	ids, docs := perOpItems(n)
+	nc := &lethe.ItemOptions{NoContentResponseOnWrite: true}
+	for _, doc := range docs {
+		if _, err := c.CreateItem(context.Background(), lethe.NewPartitionKey(), doc, nc); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	return ids
+}

@@ -57,6 +57,14 @@ func (r record) id() string {
 	return string(r[recordHeader+r.pkLen() : recordHeader+r.pkLen()+r.idLen()])
 }
 
+// is reports whether r is the record of the item (pk, id). It compares
+// lengths first, and the partition key value's bytes only if it has any.
+func (r record) is(pk, id string) bool {
+	at := recordHeader + len(pk)
+	return r.pkLen() == len(pk) && r.idLen() == len(id) &&
+		string(r[at:at+len(id)]) == id && (pk == "" || string(r[recordHeader:at]) == pk)
+}
+
 // posKey returns the item's position as the 8 bytes that sort as it does:
 // the identity the query engine orders results without ORDER BY by.
 func (r record) posKey() string { return string(r[20:28]) }
@@ -92,43 +100,32 @@ func (r record) body() string { return string(r[recordHeader+r.pkLen()+r.idLen()
 func (r record) ts() int64 { return floorSeconds(r.written()) }
 
 // appendJSON appends the document as reads return it: the stored body with
-// "_ts" and "_etag" as its last members. The members it adds are put
-// together in a small array first, so that dst takes two copies: the body,
-// then them.
+// "_ts" and "_etag" as its last members. It grows dst once and writes the
+// members it adds in place, each of fixed size but the digits of "_ts".
 func (r record) appendJSON(dst []byte) []byte {
-	body := r.body()
-	var tail [jsonTailMax]byte
-	m := r.putTail(&tail)
-	from := 0
-	if len(body) == 2 {
-		from = 1 // no comma before "_ts" in an empty object
+	const tsName, etagName = `"_ts":`, `,"_etag":"`
+	at := recordHeader + r.pkLen() + r.idLen()
+	open := r[at+etagLen : len(r)-1] // the body without its closing brace
+	ts := r.ts()
+	digits := decimalLen(ts)
+	comma := 1
+	if len(open) == 1 {
+		comma = 0 // no comma before "_ts" in an empty object
 	}
 	n := len(dst)
-	size := len(body) - 1 + m - from
+	size := len(open) + comma + len(tsName) + digits + len(etagName) + etagLen + 2
 	dst = slices.Grow(dst, size)[:n+size]
-	k := n + copy(dst[n:], body[:len(body)-1])
-	copy(dst[k:], tail[from:m])
+	b := dst[n:]
+	k := copy(b, open)
+	b[k] = ','
+	t := b[k+comma:] // the tail, exactly as long as what follows
+	copy(t[:len(tsName)], tsName)
+	putDecimal(t[len(tsName):len(tsName)+digits], ts)
+	e := (*[len(etagName) + etagLen + 2]byte)(t[len(tsName)+digits:])
+	copy(e[:len(etagName)], etagName)
+	copy(e[len(etagName):], r[at:at+etagLen])
+	e[len(e)-2], e[len(e)-1] = '"', '}'
 	return dst
-}
-
-// jsonTailMax is the longest tail putTail writes.
-const jsonTailMax = len(`,"_ts":,"_etag":""}`) + 20 + etagLen
-
-// putTail writes `,"_ts":` and the digits of r's _ts, `,"_etag":"`, its
-// ETag and `"}` at the start of t, and returns their length.
-func (r record) putTail(t *[jsonTailMax]byte) int {
-	const tsPre, etagPre = `,"_ts":`, `,"_etag":"`
-	copy(t[:len(tsPre)], tsPre)
-	ts := r.ts()
-	k := len(tsPre) + decimalLen(ts)
-	putDecimal(t[len(tsPre):k], ts)
-	copy(t[k:k+len(etagPre)], etagPre)
-	k += len(etagPre)
-	at := recordHeader + r.pkLen() + r.idLen()
-	copy(t[k:k+etagLen], r[at:at+etagLen])
-	k += etagLen
-	t[k], t[k+1] = '"', '}'
-	return k + 2
 }
 
 // jsonLen returns the length of the document appendJSON writes.
@@ -177,7 +174,8 @@ var pow10 = func() (p [20]uint64) {
 
 // putDecimal writes n in decimal, as strconv.AppendInt does, filling b,
 // which is exactly decimalLen(n) long: in place, where AppendInt formats
-// into a scratch array and copies, on every read's "_ts".
+// into a scratch array and copies, on every read's "_ts". Eight digits at a
+// time where it can: a "_ts" of today is a pair and eight.
 func putDecimal(b []byte, n int64) {
 	u := uint64(n)
 	if n < 0 {
@@ -185,6 +183,18 @@ func putDecimal(b []byte, n int64) {
 		u = -u
 	}
 	i := len(b)
+	if i == 10 && n > 0 { // every "_ts" from 2001 to 2286
+		hi := u / 1e8
+		b[0], b[1] = digitPairs[hi*2], digitPairs[hi*2+1]
+		binary.LittleEndian.PutUint64(b[2:], eightDigits(uint32(u-hi*1e8)))
+		return
+	}
+	for u >= 1e8 {
+		q := u / 1e8
+		i -= 8
+		binary.LittleEndian.PutUint64(b[i:], eightDigits(uint32(u-q*1e8)))
+		u = q
+	}
 	for u >= 100 {
 		q := u / 100
 		d := (u - q*100) * 2
@@ -197,6 +207,21 @@ func putDecimal(b []byte, n int64) {
 	} else {
 		b[i-1] = byte('0' + u)
 	}
+}
+
+// eightDigits returns x, less than 1e8, as eight decimal digits with
+// leading zeros, the first in the lowest byte. It splits x into lanes of the
+// word, then every lane in two, three times (four digits and four, two and
+// two, one and one), with a multiplication and a shift in place of each
+// division: x*5243>>19 is x/100 for x < 10000, x*103>>10 is x/10 for x < 100.
+func eightDigits(x uint32) uint64 {
+	hi := x / 10000
+	v := uint64(hi) | uint64(x-hi*10000)<<32
+	q := v * 5243 >> 19 & 0x0000007f_0000007f
+	v = q | (v-q*100)<<16
+	q = v * 103 >> 10 & 0x000f000f_000f000f
+	v = q | (v-q*10)<<8
+	return v + 0x30303030_30303030
 }
 
 const digitPairs = "00010203040506070809" +

@@ -1,6 +1,8 @@
 package lethe
 
 import (
+	"encoding/binary"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strconv"
@@ -32,6 +34,27 @@ func TestDecimal(t *testing.T) {
 		if string(b) != want {
 			t.Fatalf("putDecimal(%d) = %q, want %q", n, b, want)
 		}
+	}
+}
+
+// TestEightDigits checks eightDigits against strconv with every four-digit
+// value in each of its two halves, and at random.
+func TestEightDigits(t *testing.T) {
+	check := func(x uint32) {
+		var b [8]byte
+		binary.LittleEndian.PutUint64(b[:], eightDigits(x))
+		if want := fmt.Sprintf("%08d", x); string(b[:]) != want {
+			t.Fatalf("eightDigits(%d) = %q, want %q", x, b, want)
+		}
+	}
+	for a := range uint32(10000) {
+		check(a*10000 + (a*7919)%10000)
+		check(a*10000 + 9999 - a)
+		check((a*7919)%10000*10000 + a)
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	for range 100000 {
+		check(rng.Uint32N(1e8))
 	}
 }
 
