@@ -390,15 +390,9 @@ func (c *Container) reportReplacedLocked(ms []mutation) (found int) {
 func (c *Container) indexItemsLocked(ms []mutation) (next int64) {
 	next = c.indexShards(ms)
 	x := &c.expiry
-	watching := x.watch.on
-	feed := x.feed
-	indexed := c.hasIndexesLocked()
-	for i := range ms {
-		m := &ms[i]
-		if m.rec != "" && watching {
-			c.watchAddedLocked(m.rec)
-		}
-		if indexed {
+	if c.hasIndexesLocked() {
+		for i := range ms {
+			m := &ms[i]
 			x.indexes.update(m.old, m.rec)
 			x.composites.update(m.old, m.rec)
 			x.vectors.update(m.old, m.rec)
@@ -406,11 +400,16 @@ func (c *Container) indexItemsLocked(ms []mutation) (next int64) {
 			x.positions.change(m.old, m.rec)
 			c.logForBuildsLocked(m.old, m.rec)
 		}
-		if m.cause != causePurge && feed != nil {
-			feed.add(m.cause.changeKind(), m.now, m.changed())
+	}
+	if feed := x.feed; feed != nil {
+		for i := range ms {
+			if m := &ms[i]; m.cause != causePurge {
+				feed.add(m.cause.changeKind(), m.now, m.changed(), m.old, m.h)
+			}
 		}
 	}
-	if watching {
+	if x.watch.on {
+		c.watchAddedLocked(next)
 		c.publishDueLocked()
 	}
 	return next
@@ -453,13 +452,16 @@ func (c *Container) indexShards(ms []mutation) (next int64) {
 	return next
 }
 
-// unindexLive takes the old versions that are live at their change's
-// instant out of their shards' expiry indexes, as indexShards would, and
-// marks them so. The caller holds the changes' shard locks.
+// unindexLive takes the old versions that the expiry watch need not
+// report out of their shards' expiry indexes, as indexShards would, and
+// marks them so: those live at their change's instant, and every one when
+// no expiry is due by then (the watch has reported those before it). The
+// caller holds the changes' shard locks.
 func (c *Container) unindexLive(ms []mutation) {
+	due := c.watchDue.Load()
 	for i := range ms {
 		m := &ms[i]
-		if m.old != "" && c.rule.live(m.old, m.now) {
+		if m.old != "" && m.cause != causePurge && (m.now < due || c.rule.live(m.old, m.now)) {
 			m.sh.x.Lock()
 			m.sh.expiry.remove(m.old, false)
 			m.sh.x.Unlock()
