@@ -287,8 +287,8 @@ func (st *feedState) appendEntries(b []byte, i int) ([]byte, int) {
 // when two retained items share a hash, the one whose change is not the
 // latest is found by its key in others.
 type latestTable struct {
-	slots  []latestSlot // a power of two long, or empty
-	used   int          // slots not empty
+	slots []latestSlot // a power of two long, or empty
+	used  int          // slots not empty
 	// others holds, by key, the latest change of items whose slot an item
 	// of the same hash took over with a later change.
 	others map[string]uint64
