@@ -2,7 +2,6 @@ package lethe
 
 import (
 	"slices"
-	"sync"
 	"unsafe"
 )
 
@@ -241,17 +240,17 @@ func (c *Container) applyItems(ms []mutation, batch bool, batchSeq uint64) (next
 		c.wakeNotifier(found)
 		return never, err
 	}
-	p := newPendingChange(ticket, ms)
+	p := c.newPendingChangeLocked(ticket, ms)
 	c.expiry.pending = append(c.expiry.pending, p)
 	c.expiry.mu.Unlock()
 	werr := w.wait(ticket)
 	c.expiry.mu.Lock()
 	c.applyPendingLocked()
-	made, next, done := p.made, p.next, p.done
-	c.expiry.mu.Unlock()
-	if done {
-		p.free()
+	made, next := p.made, p.next
+	if p.done {
+		c.freePendingChangeLocked(p)
 	}
+	c.expiry.mu.Unlock()
 	c.wakeNotifier(found)
 	if !made {
 		if werr == nil {
@@ -296,16 +295,21 @@ type pendingChange struct {
 	next   int64 // the earliest expiry it brought about
 }
 
-// pendingChanges recycles the pendingChanges of the writes that saw theirs
-// leave the queue, so that a write to a durable container with a change
-// feed allocates none.
-var pendingChanges = sync.Pool{New: func() any { return new(pendingChange) }}
-
-// newPendingChange returns a pending change of ms, logged with ticket: a
-// copy, as the queue must not keep ms, which is the caller's (often on its
-// stack); one change is copied into the pendingChange itself.
-func newPendingChange(ticket uint64, ms []mutation) *pendingChange {
-	p := pendingChanges.Get().(*pendingChange)
+// newPendingChangeLocked returns a pending change of ms, logged with
+// ticket, recycled from those whose writers saw them leave the queue
+// (expiry.spare), so that a write to a durable container with a change feed
+// allocates none: a copy, as the queue must not keep ms, which is the
+// caller's (often on its stack); one change is copied into the
+// pendingChange itself. The caller holds expiry.mu.
+func (c *Container) newPendingChangeLocked(ticket uint64, ms []mutation) *pendingChange {
+	var p *pendingChange
+	if n := len(c.expiry.spare); n > 0 {
+		p = c.expiry.spare[n-1]
+		c.expiry.spare[n-1] = nil
+		c.expiry.spare = c.expiry.spare[:n-1]
+	} else {
+		p = new(pendingChange)
+	}
 	p.ticket = ticket
 	if len(ms) == 1 {
 		p.one[0] = ms[0]
@@ -316,10 +320,12 @@ func newPendingChange(ticket uint64, ms []mutation) *pendingChange {
 	return p
 }
 
-// free recycles p, which has left the queue: nothing else refers to it.
-func (p *pendingChange) free() {
+// freePendingChangeLocked recycles p, which has left the queue: nothing
+// else refers to it. The spares are as many as the writers that waited at
+// once. The caller holds expiry.mu.
+func (c *Container) freePendingChangeLocked(p *pendingChange) {
 	*p = pendingChange{}
-	pendingChanges.Put(p)
+	c.expiry.spare = append(c.expiry.spare, p)
 }
 
 // applyPendingLocked makes the container's pending changes that the log
