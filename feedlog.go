@@ -236,8 +236,7 @@ func (f *changeFeed) resize(p ChangeFeedPolicy) {
 // buf (returned, perhaps grown) for pieces of it. It never holds the frame
 // whole, which would double the feed's retained versions in memory for a
 // moment: a first pass over the entries works out the frame's length and
-// checksum (from each record in place), a second writes them, some 64 KiB
-// at a time.
+// checksum, a second writes them, both some 64 KiB at a time.
 func (st *feedState) writeFrame(out *pacedWriter, buf []byte) []byte {
 	head := append(make([]byte, 0, 64), frameFeed)
 	head = appendStr(head, st.c.id)
@@ -247,15 +246,10 @@ func (st *feedState) writeFrame(out *pacedWriter, buf []byte) []byte {
 	head = binary.AppendVarint(head, st.found)
 	head = binary.AppendUvarint(head, uint64(len(st.entries)))
 	n, crc := len(head), crc32.Update(0, castagnoli, head)
-	var hb [32]byte
-	for i := range st.entries {
-		// The entry's bytes as appendEntries writes them, without copying
-		// its record.
-		e := &st.entries[i]
-		h := appendEntryHead(hb[:0], e)
-		n += len(h) + len(e.rec)
-		crc = crc32.Update(crc, castagnoli, h)
-		crc = crc32.Update(crc, castagnoli, unsafe.Slice(unsafe.StringData(string(e.rec)), len(e.rec)))
+	for i := 0; i < len(st.entries); {
+		buf, i = st.appendEntries(buf[:0], i)
+		n += len(buf)
+		crc = crc32.Update(crc, castagnoli, buf)
 	}
 	var h [frameHeader]byte
 	binary.LittleEndian.PutUint32(h[0:], uint32(n))
@@ -275,19 +269,13 @@ func (st *feedState) writeFrame(out *pacedWriter, buf []byte) []byte {
 // the index of the first entry left out.
 func (st *feedState) appendEntries(b []byte, i int) ([]byte, int) {
 	for ; i < len(st.entries) && len(b) < 64<<10; i++ {
-		b = appendEntryHead(b, &st.entries[i])
-		b = append(b, st.entries[i].rec...)
+		e := &st.entries[i]
+		b = binary.AppendUvarint(b, e.prev)
+		b = binary.AppendVarint(b, e.at)
+		b = append(b, byte(e.kind))
+		b = appendStr(b, string(e.rec))
 	}
 	return b, i
-}
-
-// appendEntryHead appends what precedes an entry's record in a snapshot's
-// feed frame: its prev, instant and kind, and the record's length.
-func appendEntryHead(b []byte, e *feedEntry) []byte {
-	b = binary.AppendUvarint(b, e.prev)
-	b = binary.AppendVarint(b, e.at)
-	b = append(b, byte(e.kind))
-	return binary.AppendUvarint(b, uint64(len(e.rec)))
 }
 
 // latestTable maps a slot hash (32 bits of an item's hash) to the lsn of
