@@ -140,6 +140,7 @@ type Container struct {
 		wanted     map[string]bool        // paths a filter asked for once, whose index is not made yet
 		nextLSN    uint64                 // the lsn a change feed turned on again starts at
 		pending    []*pendingChange       // logged, not made yet: with a feed, on a durable store (mutation.go)
+		spare      []*pendingChange       // out of pending, for newPendingChangeLocked to reuse
 	}
 	// watchDue is expiry.watch.due while the watch is on, never while it is
 	// off: the write path looks at it without the lock.

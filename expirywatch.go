@@ -117,7 +117,7 @@ func (c *Container) findSomeExpiriesLocked(now int64, force bool, limit int) (n 
 		at := max(e.at, w.at) // a retroactive expiry happened now
 		var lsn uint64
 		if f := c.expiry.feed; f != nil {
-			lsn = f.add(changeExpire, at, e.rec)
+			lsn = f.add(changeExpire, at, e.rec, e.rec, c.hashOf(e.rec))
 			if l := c.store.wal; l != nil {
 				// A failed log fails every write after it; the feed
 				// in memory has the expiry all the same.
@@ -204,11 +204,11 @@ func (c *Container) nextUnreportedLocked() int64 {
 	return max(due, w.at) // never before what has been looked at (expiredForGood)
 }
 
-// watchAddedLocked tells the watch that rec was written: its expiry may be
-// the earliest not yet found.
-func (c *Container) watchAddedLocked(rec record) {
+// watchAddedLocked tells the watch that versions were written whose
+// earliest expiry is at: it may be the earliest not yet found.
+func (c *Container) watchAddedLocked(at int64) {
 	w := &c.expiry.watch
-	if at := c.rule.expiresAt(rec.ttl(), rec.written()); at < w.due {
+	if at < w.due {
 		w.due = max(at, w.at)
 	}
 }

@@ -3,6 +3,7 @@ package lethe
 import (
 	"encoding/binary"
 	"hash/crc32"
+	"unsafe"
 )
 
 // changeFeed is the bounded history of a container's changes that its
@@ -26,13 +27,9 @@ type changeFeed struct {
 	first  uint64 // the lsn of the oldest retained change; next when none is
 	next   uint64 // the lsn the next change gets
 
-	// latest maps an item's key (record.key) to the lsn of its latest
-	// change: a change is the latest version of its item exactly when
-	// latest says so. Entries older than first are stale (their changes
-	// are forgotten) and are swept out in bulk, once they make up half the
-	// map, rather than one by one. Each lsn has a place of its own, so that
-	// a change to an item the map holds looks its key up once.
-	latest map[string]*uint64
+	// latest finds the latest change of an item: the one a new change
+	// names as its prev, and marks superseded.
+	latest latestTable
 }
 
 // feedChunk is the number of changes in a chunk of a feed.
@@ -54,51 +51,95 @@ type feedEntry struct {
 	prev uint64 // the lsn of the item's previous change, 0 if not retained
 	at   int64  // the instant of the change: the write's, or the expiry
 	kind changeKind
-	rec  record // the version written; for a delete or an expiry, the version removed
+	// superseded says that a later change of the item is retained: the
+	// entry is not the item's latest version.
+	superseded bool
+	rec        record // the version written; for a delete or an expiry, the version removed
 }
 
 // feedEntrySize is what the feed charges a retained entry against
-// MaxBytes beyond its record: the entry itself and its share of latest.
+// MaxBytes beyond its record: the entry itself and its share of latest
+// (whose table is smaller than that; the charge is older than the table,
+// and kept so that a policy keeps as many changes as it did).
 const feedEntrySize = 48 + 48
 
 func newChangeFeed(p ChangeFeedPolicy, next uint64) *changeFeed {
-	return &changeFeed{policy: p, first: next, next: next, latest: make(map[string]*uint64)}
+	return &changeFeed{policy: p, first: next, next: next}
 }
 
-// add appends a change and returns its lsn.
-func (f *changeFeed) add(kind changeKind, at int64, rec record) uint64 {
+// add appends a change to the item of hash h (its slot hash, as
+// Container.shardIndex gives it) and returns its lsn. rec is the version
+// written, or for a removal the version removed; old is the version the
+// change replaces or removes, "" if none or unknown (it only saves reading
+// the item's previous change's record).
+func (f *changeFeed) add(kind changeKind, at int64, rec, old record, h uint32) uint64 {
 	lsn := f.next
-	key := rec.key()
-	var prev uint64
-	if p := f.latest[key]; p != nil {
-		if *p >= f.first {
-			prev = *p
-		} // else forgotten
-		*p = lsn
-	} else {
-		p = new(uint64)
-		*p = lsn
-		f.latest[key] = p
-	}
+	prev := f.relink(h, rec, old, lsn)
 	f.push(feedEntry{lsn: lsn, prev: prev, at: at, kind: kind, rec: rec})
 	if f.n > f.policy.MaxChanges || f.bytes > f.policy.MaxBytes {
 		f.trim()
 	}
-	if len(f.latest) > 2*f.n+1024 {
-		f.sweep()
-	}
 	return lsn
 }
 
-// setLatest records lsn as the latest change of the item of key.
-func (f *changeFeed) setLatest(key string, lsn uint64) {
-	if p := f.latest[key]; p != nil {
-		*p = lsn
-		return
+// hashOf returns the hash bits the change feed knows rec's item by: its
+// id table's (mutation.h).
+func (c *Container) hashOf(rec record) uint32 {
+	_, h := c.shardIndex(rec.pk(), rec.id())
+	return h
+}
+
+// relink makes lsn, the change of rec (of hash h) about to be pushed, its
+// item's latest change. It returns the lsn of the item's previous change if
+// the feed still holds it (0 if not), which it marks superseded.
+func (f *changeFeed) relink(h uint32, rec, old record, lsn uint64) uint64 {
+	t := &f.latest
+	if 4*(t.used+1) > 3*len(t.slots) {
+		t.rebuild(f.first)
 	}
-	p := new(uint64)
-	*p = lsn
-	f.latest[key] = p
+	s := t.slot(h)
+	prev := s.lsn
+	if prev == 0 {
+		t.used++
+	}
+	s.hash, s.lsn = h, lsn
+	if prev < f.first {
+		// The latest change of every item of hash h is forgotten (the
+		// table's lsn is the latest of them all), or there is none.
+		return 0
+	}
+	e := f.entry(prev)
+	if !sameItem(e.rec, rec, old) {
+		// Another item of the same hash: it moves to others, and this
+		// item's latest change, if it was there, comes out.
+		if t.others == nil {
+			t.others = make(map[string]uint64)
+		}
+		t.others[e.rec.key()] = prev
+		key := rec.key()
+		prev = t.others[key]
+		delete(t.others, key)
+		if prev < f.first {
+			return 0
+		}
+		e = f.entry(prev)
+	}
+	e.superseded = true
+	return prev
+}
+
+// sameItem reports whether the record r is a version of the item of rec,
+// whose version before was old ("" if unknown): it is one of them (the
+// usual case, which reads no other record), or has the same key.
+func sameItem(r, rec, old record) bool {
+	p := unsafe.StringData(string(r))
+	return p == unsafe.StringData(string(old)) || p == unsafe.StringData(string(rec)) || r.key() == rec.key()
+}
+
+// entry returns the retained change lsn.
+func (f *changeFeed) entry(lsn uint64) *feedEntry {
+	i := uint64(f.head) + lsn - f.first
+	return &f.chunks[i/feedChunk][i%feedChunk]
 }
 
 // push appends e, whose lsn is next, without trimming.
@@ -135,15 +176,6 @@ func (f *changeFeed) trim() {
 			f.chunks[n] = nil
 			f.chunks = f.chunks[:n]
 			f.head = 0
-		}
-	}
-}
-
-// sweep drops the stale entries of latest.
-func (f *changeFeed) sweep() {
-	for key, lsn := range f.latest {
-		if *lsn < f.first {
-			delete(f.latest, key)
 		}
 	}
 }
@@ -192,12 +224,6 @@ func (f *changeFeed) all() []feedEntry {
 		return true
 	})
 	return out
-}
-
-// isLatest reports whether e is the latest retained change of its item.
-func (f *changeFeed) isLatest(e *feedEntry) bool {
-	p := f.latest[e.rec.key()]
-	return p != nil && *p == e.lsn
 }
 
 // resize applies a new policy (the container's settings changed).
@@ -250,4 +276,66 @@ func (st *feedState) appendEntries(b []byte, i int) ([]byte, int) {
 		b = appendStr(b, string(e.rec))
 	}
 	return b, i
+}
+
+// latestTable maps a slot hash (32 bits of an item's hash) to the lsn of
+// the latest change of the items of that hash, and so, usually, of the one
+// item of that hash. An open addressing table with linear probing, of
+// pointer-free slots: a write looks its item up with the hash it already
+// has, in a probe or two, and the collector never scans the table. The
+// entry at the lsn tells whether the change is the item's own (sameItem);
+// when two retained items share a hash, the one whose change is not the
+// latest is found by its key in others.
+type latestTable struct {
+	slots []latestSlot // a power of two long, or empty
+	used  int          // slots not empty
+	// others holds, by key, the latest change of items whose slot an item
+	// of the same hash took over with a later change.
+	others map[string]uint64
+}
+
+type latestSlot struct {
+	hash uint32
+	lsn  uint64 // 0: the slot is empty
+}
+
+// slot returns the slot of hash h, or the empty slot where it goes. The
+// table has an empty slot.
+func (t *latestTable) slot(h uint32) *latestSlot {
+	mask := uint32(len(t.slots) - 1)
+	for i := h & mask; ; i = (i + 1) & mask {
+		if s := &t.slots[i]; s.lsn == 0 || s.hash == h {
+			return s
+		}
+	}
+}
+
+// rebuild makes the table anew, at least half empty, with the slots of
+// lsns from first on (the feed's oldest), leaving out the rest; others
+// too. A table grows when more than three quarters full, and a slot whose
+// lsn the feed has forgotten stays until then: every change of every item
+// of its hash is forgotten too.
+func (t *latestTable) rebuild(first uint64) {
+	old, live := t.slots, 0
+	for i := range old {
+		if old[i].lsn >= first {
+			live++
+		}
+	}
+	n := 64
+	for n < 2*(live+1) {
+		n *= 2
+	}
+	t.slots, t.used = make([]latestSlot, n), live
+	for _, s := range old {
+		if s.lsn < first {
+			continue
+		}
+		*t.slot(s.hash) = s
+	}
+	for key, lsn := range t.others {
+		if lsn < first {
+			delete(t.others, key)
+		}
+	}
 }

@@ -3,8 +3,10 @@ package lethe
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"runtime"
 	"testing"
+	"time"
 )
 
 // TestChangeFeedReusesChunks: a full feed, forgetting its oldest change at
@@ -18,7 +20,7 @@ func TestChangeFeedReusesChunks(t *testing.T) {
 		recs[i] = buildRecordFrom([]byte(`{}`), fmt.Sprint("i", i), TTLOff, 2, "", 1, uint64(i+1), uint64(i+1))
 	}
 	i := 0
-	add := func() { f.add(changeReplace, int64(i), recs[i%len(recs)]); i++ }
+	add := func() { f.add(changeReplace, int64(i), recs[i%len(recs)], "", uint32(i%len(recs))); i++ }
 	for range 3 * feedChunk {
 		add()
 	}
@@ -52,5 +54,66 @@ func TestChangeFeedReusesChunks(t *testing.T) {
 	})
 	if want != f.next {
 		t.Fatalf("the scan stopped at %d, want %d", want, f.next)
+	}
+}
+
+// TestChangeFeedLatestModel checks the feed's links between an item's
+// changes (prev, and superseded, which the latest-version feed reads)
+// against a model that keeps every change, on random changes to items. In
+// every other round the items share a few hashes, so that most collide
+// with others in the feed's table of latest changes. The feed keeps few
+// changes, so that many
+// links point to forgotten ones; in every other round the items' hashes
+// are many, so that the table grows, and is rebuilt without the lsns the
+// feed forgot.
+func TestChangeFeedLatestModel(t *testing.T) {
+	seed := time.Now().UnixNano()
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(uint64(seed), 0))
+	for round := range 20 {
+		items, keep := 1+rng.IntN(200), 1+rng.IntN(100)
+		f := newChangeFeed(ChangeFeedPolicy{MaxChanges: keep, MaxBytes: 1 << 40}, 1+uint64(rng.IntN(3)))
+		hash := make([]uint32, items)
+		for i := range hash {
+			if round%2 == 0 {
+				hash[i] = uint32(rng.IntN(4)) * 64 // a few hashes, and one home slot
+			} else {
+				hash[i] = rng.Uint32() // many: the table grows and drops forgotten lsns
+			}
+		}
+		latest := make([]uint64, items) // the lsn of each item's latest change, in the model
+		version := make([]record, items)
+		itemOf := map[uint64]int{} // lsn → item
+		for step := range 1000 {
+			i := rng.IntN(items)
+			rec := buildRecordFrom([]byte(`{}`), fmt.Sprint("item", i), TTLOff, 2, "", 1, uint64(step+1), uint64(step+1))
+			old := version[i]
+			if rng.IntN(2) == 0 {
+				old = "" // a replayed change knows no old version
+			}
+			lsn := f.add(changeKind(1+rng.IntN(4)), int64(step), rec, old, hash[i])
+			wantPrev := latest[i]
+			latest[i], version[i], itemOf[lsn] = lsn, rec, i
+			var got *feedEntry
+			f.scan(lsn-1, func(e *feedEntry) bool { got = e; return false })
+			if got == nil || got.lsn != lsn {
+				t.Fatalf("round %d step %d: lsn %d not retained", round, step, lsn)
+			}
+			// The previous change counts if it was retained when this
+			// one came: it is at most keep changes older.
+			if wantPrev+uint64(keep) < lsn || wantPrev == 0 {
+				wantPrev = 0
+			}
+			if got.prev != wantPrev {
+				t.Fatalf("round %d step %d: item %d's change %d has prev %d, want %d", round, step, i, lsn, got.prev, wantPrev)
+			}
+			f.scan(0, func(e *feedEntry) bool {
+				j := itemOf[e.lsn]
+				if e.superseded != (latest[j] != e.lsn) {
+					t.Fatalf("round %d step %d: change %d of item %d: superseded %v, its latest is %d", round, step, e.lsn, j, e.superseded, latest[j])
+				}
+				return true
+			})
+		}
 	}
 }

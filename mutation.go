@@ -2,7 +2,6 @@ package lethe
 
 import (
 	"slices"
-	"sync"
 	"unsafe"
 )
 
@@ -247,17 +246,17 @@ func (c *Container) applyItems(ms []mutation, batch bool, batchSeq uint64) (next
 		c.wakeNotifier(found)
 		return never, err
 	}
-	p := newPendingChange(ticket, ms)
+	p := c.newPendingChangeLocked(ticket, ms)
 	c.expiry.pending = append(c.expiry.pending, p)
 	c.expiry.mu.Unlock()
 	werr := w.wait(ticket)
 	c.expiry.mu.Lock()
 	c.applyPendingLocked()
-	made, next, done := p.made, p.next, p.done
-	c.expiry.mu.Unlock()
-	if done {
-		p.free()
+	made, next := p.made, p.next
+	if p.done {
+		c.freePendingChangeLocked(p)
 	}
+	c.expiry.mu.Unlock()
 	c.wakeNotifier(found)
 	if !made {
 		if werr == nil {
@@ -302,16 +301,21 @@ type pendingChange struct {
 	next   int64 // the earliest expiry it brought about
 }
 
-// pendingChanges recycles the pendingChanges of the writes that saw theirs
-// leave the queue, so that a write to a durable container with a change
-// feed allocates none.
-var pendingChanges = sync.Pool{New: func() any { return new(pendingChange) }}
-
-// newPendingChange returns a pending change of ms, logged with ticket: a
-// copy, as the queue must not keep ms, which is the caller's (often on its
-// stack); one change is copied into the pendingChange itself.
-func newPendingChange(ticket uint64, ms []mutation) *pendingChange {
-	p := pendingChanges.Get().(*pendingChange)
+// newPendingChangeLocked returns a pending change of ms, logged with
+// ticket, recycled from those whose writers saw them leave the queue
+// (expiry.spare), so that a write to a durable container with a change feed
+// allocates none: a copy, as the queue must not keep ms, which is the
+// caller's (often on its stack); one change is copied into the
+// pendingChange itself. The caller holds expiry.mu.
+func (c *Container) newPendingChangeLocked(ticket uint64, ms []mutation) *pendingChange {
+	var p *pendingChange
+	if n := len(c.expiry.spare); n > 0 {
+		p = c.expiry.spare[n-1]
+		c.expiry.spare[n-1] = nil
+		c.expiry.spare = c.expiry.spare[:n-1]
+	} else {
+		p = new(pendingChange)
+	}
 	p.ticket = ticket
 	if len(ms) == 1 {
 		p.one[0] = ms[0]
@@ -322,10 +326,12 @@ func newPendingChange(ticket uint64, ms []mutation) *pendingChange {
 	return p
 }
 
-// free recycles p, which has left the queue: nothing else refers to it.
-func (p *pendingChange) free() {
+// freePendingChangeLocked recycles p, which has left the queue: nothing
+// else refers to it. The spares are as many as the writers that waited at
+// once. The caller holds expiry.mu.
+func (c *Container) freePendingChangeLocked(p *pendingChange) {
 	*p = pendingChange{}
-	pendingChanges.Put(p)
+	c.expiry.spare = append(c.expiry.spare, p)
 }
 
 // applyPendingLocked makes the container's pending changes that the log
@@ -396,15 +402,9 @@ func (c *Container) reportReplacedLocked(ms []mutation) (found int) {
 func (c *Container) indexItemsLocked(ms []mutation) (next int64) {
 	next = c.indexShards(ms)
 	x := &c.expiry
-	watching := x.watch.on
-	feed := x.feed
-	indexed := c.hasIndexesLocked()
-	for i := range ms {
-		m := &ms[i]
-		if m.rec != "" && watching {
-			c.watchAddedLocked(m.rec)
-		}
-		if indexed {
+	if c.hasIndexesLocked() {
+		for i := range ms {
+			m := &ms[i]
 			x.indexes.update(m.old, m.rec)
 			x.composites.update(m.old, m.rec)
 			x.vectors.update(m.old, m.rec)
@@ -412,11 +412,16 @@ func (c *Container) indexItemsLocked(ms []mutation) (next int64) {
 			x.positions.change(m.old, m.rec)
 			c.logForBuildsLocked(m.old, m.rec)
 		}
-		if m.cause != causePurge && feed != nil {
-			feed.add(m.cause.changeKind(), m.now, m.changed())
+	}
+	if feed := x.feed; feed != nil {
+		for i := range ms {
+			if m := &ms[i]; m.cause != causePurge {
+				feed.add(m.cause.changeKind(), m.now, m.changed(), m.old, m.h)
+			}
 		}
 	}
-	if watching {
+	if x.watch.on {
+		c.watchAddedLocked(next)
 		c.publishDueLocked()
 	}
 	return next
@@ -459,13 +464,16 @@ func (c *Container) indexShards(ms []mutation) (next int64) {
 	return next
 }
 
-// unindexLive takes the old versions that are live at their change's
-// instant out of their shards' expiry indexes, as indexShards would, and
-// marks them so. The caller holds the changes' shard locks.
+// unindexLive takes the old versions that the expiry watch need not
+// report out of their shards' expiry indexes, as indexShards would, and
+// marks them so: those live at their change's instant, and every one when
+// no expiry is due by then (the watch has reported those before it). The
+// caller holds the changes' shard locks.
 func (c *Container) unindexLive(ms []mutation) {
+	due := c.watchDue.Load()
 	for i := range ms {
 		m := &ms[i]
-		if m.old != "" && c.rule.live(m.old, m.now) {
+		if m.old != "" && m.cause != causePurge && (m.now < due || c.rule.live(m.old, m.now)) {
 			m.sh.x.Lock()
 			m.sh.expiry.remove(m.old, false)
 			m.sh.x.Unlock()

@@ -919,8 +919,8 @@ func (r *replayer) loadFeed(p []byte) error {
 	}
 	f := newChangeFeed(c.expiry.feed.policy, first)
 	for _, e := range entries {
+		f.relink(c.hashOf(e.rec), e.rec, "", e.lsn) // the snapshot's prev stays
 		f.push(e)
-		f.setLatest(e.rec.key(), e.lsn)
 	}
 	f.next = next
 	f.trim()
@@ -1110,7 +1110,7 @@ func (r *replayer) applyFeed(kind byte, d *decoder) error {
 		r.foundUpTo(c, now)
 	}
 	if f := c.expiry.feed; f != nil {
-		f.add(what, at, rec)
+		f.add(what, at, rec, "", c.hashOf(rec))
 	}
 	return nil
 }
@@ -1191,7 +1191,7 @@ func (r *replayer) applyBatch(d *decoder) error {
 	}
 	for _, ch := range changes {
 		if f := c.expiry.feed; f != nil && ch.kind != 0 {
-			f.add(ch.kind, ch.at, ch.rec)
+			f.add(ch.kind, ch.at, ch.rec, "", c.hashOf(ch.rec))
 		}
 		if ch.removed {
 			r.remove(c, ch.pk, ch.id)
