@@ -1,7 +1,6 @@
 package lethe
 
 import (
-	"slices"
 	"unsafe"
 
 	"github.com/google/btree"
@@ -635,37 +634,65 @@ func (c *Container) itemCount() int {
 
 // oldestExpired returns up to limit items expired at now under rule, in
 // the order of their expiry, ties by write sequence (compareExpired),
-// across every shard and both kinds (inheriting, with their own ttl): the
-// first of each kind's trees, merged, and whether there are more. It works
-// in scratch (which it may grow), so that a caller that keeps one makes no
-// garbage; give it a capacity of 5*limit+8*shardCount.
+// across every shard and both kinds (inheriting, with their own ttl), and
+// whether there are more. The inheriting tree, in order of last write, is
+// in order of expiry within each range of last writes that one default
+// expired (each of rule.past's, then the current default's), but not
+// across them after a default was shortened: an item written later under
+// the shorter one can have expired before one written earlier. So each
+// range is a run of its own, and the runs are merged (mergeExpired) with
+// the items that have their own ttl. It works in scratch (which it may
+// grow), so that a caller that keeps one makes no garbage; give it a
+// capacity of 5*limit+8*shardCount.
 func (c *Container) oldestExpired(rule *expiryRule, now int64, limit int, scratch []expiredEntry) (_ []expiredEntry, more bool) {
 	ci, co := cutoffs(rule, now)
-	buf, moreI := c.entriesBetween(false, beforeAll, ci, limit, scratch[:0])
+	var ends [4]int // where each run ends in buf
+	var cuts [4]bool
+	runEnds, runCut := ends[:0], cuts[:0]
+	buf := scratch[:0]
+	after := beforeAll
+	for _, p := range rule.past {
+		var more bool
+		buf, more = c.entriesBetween(false, after, upTo(p.cut), limit, buf)
+		runEnds, runCut = append(runEnds, len(buf)), append(runCut, more)
+		after = upTo(p.cut)
+	}
+	if lessEntry(after, ci) {
+		var more bool
+		buf, more = c.entriesBetween(false, after, ci, limit, buf)
+		runEnds, runCut = append(runEnds, len(buf)), append(runCut, more)
+	}
 	inheritedExpiries(rule, buf)
-	na := len(buf)
 	buf, moreO := c.entriesBetween(true, beforeAll, co, limit, buf)
-	a, b := buf[:na], buf[na:]
-	if len(a) == 0 {
-		return b, moreO
+	runEnds, runCut = append(runEnds, len(buf)), append(runCut, moreO)
+
+	var runsArr [4][]expiredEntry
+	runs := runsArr[:0]
+	from, last := 0, -1 // last: the one run with entries, -1 none, -2 several
+	for i, end := range runEnds {
+		runs = append(runs, buf[from:end])
+		switch {
+		case end == from:
+		case last == -1:
+			last = i
+		default:
+			last = -2
+		}
+		from = end
 	}
-	if len(b) == 0 && !moreO {
-		return a, moreI
+	switch {
+	case last == -1:
+		return buf[:0], false
+	case last >= 0: // one run has entries: no merge (an empty run is never cut short)
+		return runs[last], runCut[last]
 	}
-	runs, cut := [2][]expiredEntry{a, b}, [2]bool{moreI, moreO}
-	return mergeExpired(buf[len(buf):], runs[:], cut[:], limit)
+	return mergeExpired(buf[len(buf):], runs, runCut, limit)
 }
 
-// inheritedExpiries replaces the instants of es, inheriting entries in the
-// order of their tree (by last write), by when each expired under rule
-// (expiryRule.expiredAt), and keeps es in the order of those. That is the
-// same order unless an earlier default expired some of them for good
-// (rule.past): then the entries are sorted again.
+// inheritedExpiries replaces the instants of es, inheriting entries, by
+// when each expired under rule (expiryRule.expiredAt).
 func inheritedExpiries(rule *expiryRule, es []expiredEntry) {
 	for i := range es {
 		es[i].at = rule.expiredAt(TTLOff, es[i].at)
-	}
-	if len(rule.past) > 0 {
-		slices.SortFunc(es, compareExpired)
 	}
 }

@@ -174,6 +174,16 @@ func TestOldestExpiredInOrder(t *testing.T) {
 		require.NoError(t, err)
 	}
 	clock.Advance(10 * time.Second)
+	requireOldestExpired(t, c, MaxReaperBatchSize/64, 1, 2, 31, 256, 1000)
+}
+
+// requireOldestExpired checks oldestExpired at the container's clock, with
+// each of limits and with every expired item's count and one less, against
+// a sort of every expired item (compareExpired, instants from
+// expiryRule.expiredAt): the first limit of them, whether there are more.
+// At least least items must be expired.
+func requireOldestExpired(t *testing.T, c *Container, least int, limits ...int) {
+	t.Helper()
 	now := c.store.clock.now()
 	var all []expiredEntry
 	for i := range c.shards {
@@ -185,16 +195,62 @@ func TestOldestExpiredInOrder(t *testing.T) {
 		})
 	}
 	slices.SortFunc(all, compareExpired)
-	require.Greater(t, len(all), MaxReaperBatchSize/64)
-	for _, limit := range []int{1, 2, 31, 256, 1000, len(all) - 1, len(all), MaxReaperBatchSize} {
+	require.Greater(t, len(all), least)
+	for _, limit := range append(limits, len(all)-1, len(all), MaxReaperBatchSize) {
 		got, more := c.oldestExpired(&c.rule, now, limit, nil)
 		require.Equal(t, min(limit, len(all)), len(got), "limit %d", limit)
 		for i := range got {
-			require.True(t, sameRecord(all[i].rec, got[i].rec), "limit %d: entry %d is %s, not %s", limit, i, got[i].rec.id(), all[i].rec.id())
+			require.True(t, sameRecord(all[i].rec, got[i].rec), "limit %d: entry %d is %s (expired %d), not %s (expired %d)",
+				limit, i, got[i].rec.id(), got[i].at, all[i].rec.id(), all[i].at)
 			require.Equal(t, all[i].at, got[i].at, "limit %d: entry %d", limit, i)
 		}
-		if limit < len(all) {
-			require.True(t, more, "limit %d of %d", limit, len(all))
+		require.Equal(t, limit < len(all), more, "limit %d of %d", limit, len(all))
+	}
+}
+
+// TestOldestExpiredAfterShorterDefault: once the default is shortened, an
+// item written later can have expired before one written earlier (the
+// earlier default's range and the new one's interleave), so the batch is a
+// merge of the ranges, not a prefix of the tree sorted afterwards: the
+// batches are the first items by expiry at every limit, through two
+// shortenings, with items of their own ttl among them.
+func TestOldestExpiredAfterShorterDefault(t *testing.T) {
+	c, clock := manualContainer(t)
+	ctx := context.Background()
+	write := func(n int, prefix string) {
+		for i := range n {
+			clock.Advance(time.Second)
+			ttl := ""
+			if i%7 == 0 {
+				ttl = `,"ttl":15`
+			}
+			_, err := c.UpsertItem(ctx, NewPartitionKey(), fmt.Appendf(nil, `{"id":"%s%d"%s}`, prefix, i, ttl), nil)
+			require.NoError(t, err)
 		}
 	}
+	setDefault := func(def TTL) {
+		props, err := c.Read(ctx)
+		require.NoError(t, err)
+		props.DefaultTimeToLive = def
+		require.NoError(t, c.Replace(ctx, props))
+	}
+	setDefault(1000)
+	write(1500, "a")
+	setDefault(300) // items written in the last 300 s expire 300 s after their write
+	write(400, "b")
+	setDefault(20)
+	clock.Advance(5 * time.Second)
+	require.Len(t, c.rule.past, 3) // manualContainer's 10 s, then 1000 s and 300 s
+	requireOldestExpired(t, c, 1000, 1, 31, 256, 700)
+}
+
+// TestPartSize: a batch the reaper may cut short is purged in parts of
+// reapCheckEvery, between which it looks at the clock, whatever MaxHold a
+// user sets, the largest too; only a batch nothing cuts (uncut: nobody
+// served, or Purge) is one part.
+func TestPartSize(t *testing.T) {
+	for _, hold := range []time.Duration{time.Nanosecond, DefaultReaperMaxHold, MaxReaperMaxHold} {
+		require.Equal(t, reapCheckEvery, partSize(hold, 1000), "MaxHold %v", hold)
+	}
+	require.Equal(t, 1000, partSize(uncut, 1000))
 }

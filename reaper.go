@@ -155,6 +155,21 @@ func (r *reaper) run() {
 	}
 }
 
+// uncut is the MaxHold of a batch nothing cuts short: the reaper's when
+// nobody is served, Purge's. No option can set it (MaxReaperMaxHold bounds
+// MaxHold), so a MaxHold a user sets, even the largest, is kept.
+const uncut = time.Duration(1<<63 - 1)
+
+// partSize returns the size of the parts reap purges a batch of n in: the
+// whole batch when nothing can cut it short, otherwise reapCheckEvery
+// items, between which it looks at the clock.
+func partSize(maxHold time.Duration, n int) int {
+	if maxHold == uncut {
+		return n
+	}
+	return reapCheckEvery
+}
+
 // round gives every container one batch, starting with the turn-th so that
 // no container always goes first, and returns when the reaper is next
 // needed. It reports whether the reaper was stopped meanwhile.
@@ -166,7 +181,7 @@ func (r *reaper) round(now int64, turn int) (wakeAt int64, stopped bool) {
 		// Nobody served since the reaper last looked: nobody to be slowed
 		// by a batch that runs to its size, rather than being cut at
 		// MaxHold and its rest found again in the next.
-		o.MaxHold = MaxReaperMaxHold
+		o.MaxHold = uncut
 	}
 	wakeAt = never
 	for i := range cs {
@@ -229,10 +244,7 @@ func (c *Container) reap(now int64, o ReaperOptions, spend bool, scratch *reapSc
 	if spend {
 		b = c.budget()
 	}
-	size := len(batch) // of a part
-	if o.MaxHold < MaxReaperMaxHold {
-		size = reapCheckEvery
-	}
+	size := partSize(o.MaxHold, len(batch))
 	start := time.Now()
 	ms := scratch.ms[:0]
 	sinceYield := 0 // items purged since the reaper last yielded
@@ -295,7 +307,12 @@ func (c *Container) reap(now int64, o ReaperOptions, spend bool, scratch *reapSc
 
 // prepay draws from b's spare budget the charges of the purges of part, in
 // order, and returns the items it paid for (a prefix of part), what it drew,
-// and the charge of the first item it could not pay for (0: none).
+// and the charge of the first item it could not pay for (0: none). It pays
+// before purgeShard learns whether each item is still to be purged: one
+// rewritten or deleted since the batch was taken is paid for and the units
+// given back, and when it is the first the budget cannot pay, the part ends
+// there and the reaper waits for units it will not spend: a delay, never a
+// wrong order or units lost.
 func prepay(b *budget, part []expiredEntry, now int64) (paid []expiredEntry, drawn, unpaid int64) {
 	for i := range part {
 		cost := charge(opDelete, part[i].rec.chargeSize())
@@ -365,7 +382,7 @@ func (c *Container) Purge(ctx context.Context) (int, error) {
 	now := c.store.clock.now()
 	total := 0
 	o := c.store.opts.Reaper
-	o.MaxHold = time.Duration(1<<63 - 1)
+	o.MaxHold = uncut
 	scratch := newReapScratch(o.BatchSize)
 	for {
 		n, next := c.reap(now, o, false, &scratch)
