@@ -58,7 +58,8 @@ type mutation struct {
 	// probe; 0: not known.
 	slot int
 	// unindexed says that old has left its shard's expiry index already
-	// (applyItems does that early for a version still live).
+	// (applyItems does that early for a version the expiry watch need not
+	// report: see unindexLive).
 	unindexed bool
 
 	// A settings change: the new properties, and the write sequence number
@@ -213,9 +214,9 @@ func (c *Container) applyItems(ms []mutation, batch bool, batchSeq uint64) (next
 		// In memory, a change to a container with a feed takes expiry.mu
 		// only to number it and show it to the watch: the id tables, which
 		// the caller's shard locks hide until the feed has the change, and
-		// the removal from the expiry index of versions still live (the
-		// watch never reports those) are made before. An expired version
-		// stays in the index until the watch has reported it, and a new
+		// the removal from the expiry index of the old versions the watch
+		// need not report (unindexLive) are made before. Any other expired
+		// version stays in the index until the watch has reported it, and a new
 		// one joins it under expiry.mu, so that the watch never finds its
 		// expiry before the feed has its write.
 		c.putItems(ms)

@@ -561,8 +561,8 @@ func writeExpiring(t *testing.T, rng *rand.Rand, c *lethe.Container, clock *leth
 // requirePurgedInOrder reaps c by calling reap until every item is gone,
 // and checks after each call that exactly the first items, in the order
 // the reaper must purge them, are gone: a batch cut short has purged no
-// item that expired after one it left, in any shard. cut says what the
-// first call must do: purge some of the batch, not all of it.
+// item that expired after one it left, in any shard. The first call must
+// purge some of a batch of batch items, not all of it: cut short.
 func requirePurgedInOrder(t *testing.T, c *lethe.Container, items []expiringItem, batch int, reap func() int) {
 	t.Helper()
 	gone := 0
