@@ -686,6 +686,15 @@ func (c *Container) oldestExpired(rule *expiryRule, now int64, limit int, scratc
 	case last >= 0: // one run has entries: no merge (an empty run is never cut short)
 		return runs[last], runCut[last]
 	}
+	for len(runs) > maxMergeRuns {
+		// More defaults expired items than one merge takes runs (rare: a
+		// default shortened over and over while items waited): merge the
+		// first runs into one, the first limit of them, cut if they were.
+		merged, left := mergeExpired(nil, runs[:maxMergeRuns], runCut[:maxMergeRuns], limit)
+		runs = append(runs[:1], runs[maxMergeRuns:]...)
+		runCut = append(runCut[:1], runCut[maxMergeRuns:]...)
+		runs[0], runCut[0] = merged, left
+	}
 	return mergeExpired(buf[len(buf):], runs, runCut, limit)
 }
 

@@ -254,3 +254,27 @@ func TestPartSize(t *testing.T) {
 	}
 	require.Equal(t, 1000, partSize(uncut, 1000))
 }
+
+// TestOldestExpiredManyDefaults: with more ranges of expired items than
+// one merge takes runs (a default shortened 60 times while items waited),
+// the batches are still the first items by expiry.
+func TestOldestExpiredManyDefaults(t *testing.T) {
+	c, clock := manualContainer(t)
+	ctx := context.Background()
+	def := TTL(10_000)
+	for step := range 60 {
+		props, err := c.Read(ctx)
+		require.NoError(t, err)
+		props.DefaultTimeToLive = def
+		require.NoError(t, c.Replace(ctx, props))
+		for i := range 5 {
+			clock.Advance(200 * time.Second)
+			_, err := c.UpsertItem(ctx, NewPartitionKey(), fmt.Appendf(nil, `{"id":"%d-%d"}`, step, i), nil)
+			require.NoError(t, err)
+		}
+		def -= 150
+	}
+	clock.Advance(time.Duration(def) * time.Second)
+	require.Greater(t, len(c.rule.past), maxMergeRuns+10)
+	requireOldestExpired(t, c, 200, 1, 7, 50, 150)
+}
