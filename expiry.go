@@ -399,9 +399,8 @@ func (c *Container) entriesPrefix(own bool, after, before expiryEntry, limit int
 	var bound mergeKey                            // the least last entry taken from a shard that had more
 	bounded := false
 	// The walk compares each entry with after, before and the bound as
-	// keys, reading its write sequence (16 hex digits) only when its
-	// instant is one of theirs, and then once.
-	afterKey, beforeKey := mergeKey{after.at, after.rec.seq()}, mergeKey{before.at, before.rec.seq()}
+	// keys (mergeKey reads a write sequence only when instants tie).
+	afterKey, beforeKey := mergeKey{after.at, after.rec}, mergeKey{before.at, before.rec}
 	var runs [shardCount][]expiredEntry
 	var cut [shardCount]bool
 	for i := range c.shards {
@@ -415,10 +414,7 @@ func (c *Container) entriesPrefix(own bool, after, before expiryEntry, limit int
 		var last expiryEntry
 		sh.x.Lock()
 		t.t.AscendGreaterOrEqual(after, func(e expiryEntry) bool {
-			k := mergeKey{at: e.at}
-			if e.at == afterKey.at || e.at == beforeKey.at || bounded && e.at == bound.at {
-				k.seq = e.rec.seq()
-			}
+			k := mergeKey{e.at, e.rec}
 			switch {
 			case !afterKey.less(k):
 				return true // after itself
@@ -438,7 +434,7 @@ func (c *Container) entriesPrefix(own bool, after, before expiryEntry, limit int
 		})
 		sh.x.Unlock()
 		if cut[i] {
-			if k := (mergeKey{last.at, last.rec.seq()}); !bounded || k.less(bound) {
+			if k := (mergeKey{last.at, last.rec}); !bounded || k.less(bound) {
 				bound, bounded = k, true
 			}
 		}
@@ -457,19 +453,20 @@ func (c *Container) entriesPrefix(own bool, after, before expiryEntry, limit int
 
 // mergeKey is what merges order entries by: their instant, then their
 // record's write sequence number (unique across the store), as lessEntry
-// and compareExpired do.
+// and compareExpired do. The sequence is read from the record (its ETag's
+// 16 hex digits, a cache miss in a cold record) only when two instants tie.
 type mergeKey struct {
 	at  int64
-	seq uint64
+	rec record
 }
 
 func (a mergeKey) less(b mergeKey) bool {
-	return a.at < b.at || a.at == b.at && a.seq < b.seq
+	return a.at < b.at || a.at == b.at && a.rec.seq() < b.rec.seq()
 }
 
 // doneKey is the key of a run with nothing left: after every entry's (no
 // record has the largest sequence number, lastRecord's).
-var doneKey = mergeKey{at: 1<<63 - 1, seq: 1<<64 - 1}
+var doneKey = mergeKey{at: 1<<63 - 1, rec: lastRecord}
 
 // maxMergeRuns is the most runs a runMerge merges: one per shard.
 const maxMergeRuns = shardCount
@@ -541,7 +538,7 @@ func (m *runMerge) advance(key mergeKey) {
 }
 
 // expiredKey is e's merge key.
-func expiredKey(e *expiredEntry) mergeKey { return mergeKey{at: e.at, seq: e.rec.seq()} }
+func expiredKey(e *expiredEntry) mergeKey { return mergeKey{e.at, e.rec} }
 
 // mergeExpired appends to dst the first limit entries of runs, each sorted
 // (compareExpired), in that order, and reports whether entries are left
