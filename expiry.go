@@ -400,7 +400,7 @@ func (c *Container) entriesPrefix(own bool, after, before expiryEntry, limit int
 	bounded := false
 	// The walk compares each entry with after, before and the bound as
 	// keys (mergeKey reads a write sequence only when instants tie).
-	afterKey, beforeKey := mergeKey{after.at, after.rec}, mergeKey{before.at, before.rec}
+	afterKey, beforeKey := mergeKey(after), mergeKey(before)
 	var runs [shardCount][]expiredEntry
 	var cut [shardCount]bool
 	for i := range c.shards {
@@ -414,7 +414,7 @@ func (c *Container) entriesPrefix(own bool, after, before expiryEntry, limit int
 		var last expiryEntry
 		sh.x.Lock()
 		t.t.AscendGreaterOrEqual(after, func(e expiryEntry) bool {
-			k := mergeKey{e.at, e.rec}
+			k := mergeKey(e)
 			switch {
 			case !afterKey.less(k):
 				return true // after itself
@@ -434,7 +434,7 @@ func (c *Container) entriesPrefix(own bool, after, before expiryEntry, limit int
 		})
 		sh.x.Unlock()
 		if cut[i] {
-			if k := (mergeKey{last.at, last.rec}); !bounded || k.less(bound) {
+			if k := mergeKey(last); !bounded || k.less(bound) {
 				bound, bounded = k, true
 			}
 		}
@@ -455,6 +455,7 @@ func (c *Container) entriesPrefix(own bool, after, before expiryEntry, limit int
 // record's write sequence number (unique across the store), as lessEntry
 // and compareExpired do. The sequence is read from the record (its ETag's
 // 16 hex digits, a cache miss in a cold record) only when two instants tie.
+// Its fields are expiryEntry's, so an entry converts to its key.
 type mergeKey struct {
 	at  int64
 	rec record

@@ -1606,7 +1606,7 @@ func firstDup(es *shardEntries, kind int) (dup record) {
 		if len(run) == 0 {
 			return doneKey
 		}
-		return mergeKey{run[0].at, run[0].rec}
+		return mergeKey(run[0])
 	}
 	var m runMerge
 	m.start(shardCount, func(i int) mergeKey { return first(runs[i]) })
