@@ -278,3 +278,48 @@ func TestOldestExpiredManyDefaults(t *testing.T) {
 	require.Greater(t, len(c.rule.past), maxMergeRuns+10)
 	requireOldestExpired(t, c, 200, 1, 7, 50, 150)
 }
+
+// TestReapReturnsUnspentUnits: the reaper pays for a part's purges before
+// it makes them, so the units drawn for items rewritten between the batch's
+// fetch and their purge go back to the spare budget: it ends down by the
+// charges of the purges made, no more (the one place that charges request
+// units).
+func TestReapReturnsUnspentUnits(t *testing.T) {
+	clock := NewManualClock(time.Unix(1_700_000_000, 0))
+	s, err := Open(&Options{Clock: clock, Reaper: ReaperOptions{Disabled: true}})
+	require.NoError(t, err)
+	t.Cleanup(func() { s.Close() })
+	ctx := context.Background()
+	c, err := s.CreateContainer(ctx, ContainerProperties{ID: "c", DefaultTimeToLive: 10, Throughput: 10_000})
+	require.NoError(t, err)
+	for i := range 20 {
+		_, err := c.CreateItem(ctx, NewPartitionKey(), fmt.Appendf(nil, `{"id":"%d"}`, i), nil)
+		require.NoError(t, err)
+	}
+	clock.Advance(time.Minute) // every item expired, and the spare bucket full
+	b := c.budget()
+	var before, want int64
+	afterReapFetch = func(batch []expiredEntry) {
+		require.Len(t, batch, 20)
+		for i, e := range batch {
+			if i%4 == 0 { // rewritten: its purge will not happen
+				_, err := c.UpsertItem(ctx, NewPartitionKey(), fmt.Appendf(nil, `{"id":%q}`, e.rec.id()), nil)
+				require.NoError(t, err)
+				continue
+			}
+			want += charge(opDelete, e.rec.chargeSize())
+		}
+		b.mu.Lock()
+		before = b.spare
+		b.mu.Unlock()
+	}
+	t.Cleanup(func() { afterReapFetch = nil })
+	o := s.opts.Reaper
+	o.MaxHold = uncut
+	purged, _ := c.reap(s.clock.now(), o, true, nil)
+	require.Equal(t, 15, purged)
+	require.Positive(t, want)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	require.Equal(t, before-want, b.spare, "the spare budget paid for the 15 purges made, not for the 5 rewritten items")
+}

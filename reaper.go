@@ -155,6 +155,10 @@ func (r *reaper) run() {
 	}
 }
 
+// afterReapFetch, when set (by tests), runs in reap between taking a batch
+// and purging it, with no lock held: a test's writes land between the two.
+var afterReapFetch func(batch []expiredEntry)
+
 // uncut is the MaxHold of a batch nothing cuts short: the reaper's when
 // nobody is served, Purge's. No option can set it (MaxReaperMaxHold bounds
 // MaxHold), so a MaxHold a user sets, even the largest, is kept.
@@ -237,6 +241,9 @@ func (c *Container) reap(now int64, o ReaperOptions, spend bool, scratch *reapSc
 		e := &batch[i]
 		si, h := c.shardIndex(e.rec.pk(), e.rec.id())
 		e.shard, e.h = uint8(si), h
+	}
+	if afterReapFetch != nil {
+		afterReapFetch(batch)
 	}
 	ordered := slices.Grow(batch[len(batch):], len(batch))[:len(batch)] // a part, grouped by shard
 
