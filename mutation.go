@@ -223,8 +223,12 @@ func (c *Container) applyItems(ms []mutation, batch bool, batchSeq uint64) (next
 		c.unindexLive(ms)
 		return c.indexShared(ms), nil
 	}
+	if beforeFeedLog != nil {
+		beforeFeedLog()
+	}
 	c.expiry.mu.Lock()
 	found := c.reportReplacedLocked(ms)
+	c.recauseReportedLocked(ms)
 	if !wait {
 		if w != nil {
 			if _, err := c.logItems(w, ms, batch, batchSeq); err != nil {
@@ -267,6 +271,46 @@ func (c *Container) applyItems(ms []mutation, batch bool, batchSeq uint64) (next
 	}
 	return next, nil
 }
+
+// recauseReportedLocked makes each change whose old version the expiry
+// watch has reported expired since the change was decided (under its
+// shard's lock, at an instant before the expiry, from another goroutine
+// that held expiry.mu meanwhile) the change the item's state now calls
+// for: a replace of it a create, a delete of it a purge (no change in the
+// feed), so that the feed never shows an item changed after its expiry
+// as if it were still there. On a durable store the old version stays in
+// the expiry index until the change is made, so the watch's front having
+// passed it means it was reported. The caller holds expiry.mu.
+func (c *Container) recauseReportedLocked(ms []mutation) {
+	w := &c.expiry.watch
+	if !w.on {
+		return
+	}
+	for i := range ms {
+		m := &ms[i]
+		if m.old == "" || (m.cause != causeReplace && m.cause != causeDelete) {
+			continue
+		}
+		e, own, ok := entryFor(m.old)
+		front := w.inherit
+		if own {
+			front = w.own
+		}
+		if !ok || lessEntry(front, e) {
+			continue // not reported
+		}
+		if m.cause == causeReplace {
+			m.cause = causeCreate
+		} else {
+			m.cause = causePurge
+		}
+	}
+}
+
+// beforeFeedLog, when set (by tests), runs in applyItems between a
+// decided change to a container with a change feed and its taking
+// expiry.mu to log it, on a durable store or for a batch.
+var beforeFeedLog func()
 
 // indexShared makes item changes, already made in the id tables, in the
 // indexes under one hold of expiry.mu, having first found the expiries the
