@@ -123,14 +123,24 @@ func TestChangeFeedLatestModel(t *testing.T) {
 
 // TestChangeFeedExpiryBeforeChange: a replace or a delete decided while the
 // item was live, whose old version the expiry watch reports (for a feed
-// reader) before the change is logged, shows in the feed as what the
+// reader) before the change is made, shows in the feed as what the
 // item's state by then calls for: the expiry, then a create for the
 // replace, nothing for the delete; never a change of an item the feed has
 // already shown expired.
 func TestChangeFeedExpiryBeforeChange(t *testing.T) {
+	for _, durable := range []bool{false, true} {
+		t.Run(fmt.Sprint("durable=", durable), func(t *testing.T) { feedExpiryBeforeChange(t, durable) })
+	}
+}
+
+func feedExpiryBeforeChange(t *testing.T, durable bool) {
 	ctx := context.Background()
 	clock := NewManualClock(time.Unix(1_700_000_000, 0))
-	s, err := Open(&Options{Dir: t.TempDir(), Sync: SyncNever, Clock: clock, Reaper: ReaperOptions{Disabled: true}})
+	o := &Options{Clock: clock, Reaper: ReaperOptions{Disabled: true}}
+	if durable {
+		o.Dir, o.Sync = t.TempDir(), SyncNever
+	}
+	s, err := Open(o)
 	require.NoError(t, err)
 	defer s.Close()
 	c, err := s.CreateContainer(ctx, ContainerProperties{ID: "c", DefaultTimeToLive: TTLNever, ChangeFeedPolicy: &ChangeFeedPolicy{}})
@@ -142,17 +152,17 @@ func TestChangeFeedExpiryBeforeChange(t *testing.T) {
 	}
 	// Between each write's decision and its log, the clock passes the
 	// item's expiry and a reader brings the feed up to date.
-	beforeFeedLog = func() {
+	beforeFeedChange = func() {
 		clock.Advance(2 * time.Second)
 		_, err := c.ReadChangeFeed(ctx, &ChangeFeedOptions{Mode: ChangeFeedModeAllVersionsAndDeletes})
 		require.NoError(t, err)
 	}
-	defer func() { beforeFeedLog = nil }()
+	defer func() { beforeFeedChange = nil }()
 	_, err = c.UpsertItem(ctx, pk, []byte(`{"id":"r","v":2}`), nil)
 	require.NoError(t, err)
 	_, err = c.DeleteItem(ctx, pk, "d", nil)
 	require.NoError(t, err)
-	beforeFeedLog = nil
+	beforeFeedChange = nil
 	_, err = c.ReadItem(ctx, pk, "d", nil)
 	require.ErrorIs(t, err, ErrNotFound)
 
