@@ -142,7 +142,7 @@ func feedExpiryBeforeChange(t *testing.T, durable bool) {
 	}
 	s, err := Open(o)
 	require.NoError(t, err)
-	defer s.Close()
+	defer func() { s.Close() }()
 	c, err := s.CreateContainer(ctx, ContainerProperties{ID: "c", DefaultTimeToLive: TTLNever, ChangeFeedPolicy: &ChangeFeedPolicy{}})
 	require.NoError(t, err)
 	pk := NewPartitionKey()
@@ -166,18 +166,34 @@ func feedExpiryBeforeChange(t *testing.T, durable bool) {
 	_, err = c.ReadItem(ctx, pk, "d", nil)
 	require.ErrorIs(t, err, ErrNotFound)
 
-	var got []string
-	c.expiry.mu.Lock()
-	c.expiry.feed.scan(0, func(e *feedEntry) bool {
-		got = append(got, fmt.Sprintf("%d %s kind %d prev %d", e.lsn, e.rec.id(), e.kind, e.prev))
-		return true
-	})
-	c.expiry.mu.Unlock()
-	require.Equal(t, []string{
+	want := []string{
 		fmt.Sprintf("1 r kind %d prev 0", changeCreate),
 		fmt.Sprintf("2 d kind %d prev 0", changeCreate),
 		fmt.Sprintf("3 r kind %d prev 1", changeExpire),
 		fmt.Sprintf("4 r kind %d prev 3", changeCreate),
 		fmt.Sprintf("5 d kind %d prev 2", changeExpire),
-	}, got)
+	}
+	require.Equal(t, want, feedEntries(c))
+	if durable { // the log replays the same feed
+		require.NoError(t, s.Close())
+		s, err = Open(o)
+		require.NoError(t, err)
+		c, err = s.Container("c")
+		require.NoError(t, err)
+		require.Equal(t, want, feedEntries(c))
+		_, err = c.ReadItem(ctx, pk, "d", nil)
+		require.ErrorIs(t, err, ErrNotFound)
+	}
+}
+
+// feedEntries lists c's retained changes: lsn, id, kind and prev.
+func feedEntries(c *Container) []string {
+	var out []string
+	c.expiry.mu.Lock()
+	defer c.expiry.mu.Unlock()
+	c.expiry.feed.scan(0, func(e *feedEntry) bool {
+		out = append(out, fmt.Sprintf("%d %s kind %d prev %d", e.lsn, e.rec.id(), e.kind, e.prev))
+		return true
+	})
+	return out
 }
