@@ -145,7 +145,12 @@ type Container struct {
 	// watchDue is expiry.watch.due while the watch is on, never while it is
 	// off: the write path looks at it without the lock.
 	watchDue atomic.Int64
-	subs     subscriptions // the expiry subscribers (expiryevents.go)
+	// watchScan is the latest instant through which the expiry watch has
+	// begun to look for expiries: the write path takes an old version out
+	// of the expiry index early (unindexLive) only if it expires later,
+	// as the watch cannot have reported it.
+	watchScan atomic.Int64
+	subs      subscriptions // the expiry subscribers (expiryevents.go)
 
 	pkPaths pkPaths                // the parsed partition key paths; never change
 	props   ContainerProperties    // see the locking note above

@@ -412,7 +412,10 @@
 // feed at the instant the item expired by the store's clock, whatever the
 // reaper does: the feed is brought up to date before each page is read, so
 // replaying the all-versions-and-deletes feed always gives the container's
-// live items. The feed keeps what its policy allows (changes, bytes) and
+// live items. A write decided while its item was live that the feed has
+// seen expire by the time the write is numbered (a reader brought the feed
+// up to date meanwhile) follows the expiry as a create, or, for a delete,
+// not at all. The feed keeps what its policy allows (changes, bytes) and
 // forgets the oldest; a continuation that needs a forgotten change fails
 // with ErrChangeFeedTrimmed. A durable store keeps its feeds across
 // restarts, expiries that happened while it was closed included.

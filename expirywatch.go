@@ -87,6 +87,9 @@ func (c *Container) findSomeExpiriesLocked(now int64, force bool, limit int) (n 
 		return 0, true
 	}
 	c.settlePendingLocked() // the feed takes expiries after the changes logged before them
+	if now > c.watchScan.Load() {
+		c.watchScan.Store(now) // before any shard's index is read
+	}
 	ci, co := cutoffs(&c.rule, now)
 	// Each tree's expired entries beyond its front, up to limit, in order
 	// of expiry (an inheriting item's instant moves with the default it

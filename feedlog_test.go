@@ -1,12 +1,15 @@
 package lethe
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"runtime"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
 )
 
 // TestChangeFeedReusesChunks: a full feed, forgetting its oldest change at
@@ -116,4 +119,81 @@ func TestChangeFeedLatestModel(t *testing.T) {
 			})
 		}
 	}
+}
+
+// TestChangeFeedExpiryBeforeChange: a replace or a delete decided while the
+// item was live, whose old version the expiry watch reports (for a feed
+// reader) before the change is made, shows in the feed as what the
+// item's state by then calls for: the expiry, then a create for the
+// replace, nothing for the delete; never a change of an item the feed has
+// already shown expired.
+func TestChangeFeedExpiryBeforeChange(t *testing.T) {
+	for _, durable := range []bool{false, true} {
+		t.Run(fmt.Sprint("durable=", durable), func(t *testing.T) { feedExpiryBeforeChange(t, durable) })
+	}
+}
+
+func feedExpiryBeforeChange(t *testing.T, durable bool) {
+	ctx := context.Background()
+	clock := NewManualClock(time.Unix(1_700_000_000, 0))
+	o := &Options{Clock: clock, Reaper: ReaperOptions{Disabled: true}}
+	if durable {
+		o.Dir, o.Sync = t.TempDir(), SyncNever
+	}
+	s, err := Open(o)
+	require.NoError(t, err)
+	defer func() { s.Close() }()
+	c, err := s.CreateContainer(ctx, ContainerProperties{ID: "c", DefaultTimeToLive: TTLNever, ChangeFeedPolicy: &ChangeFeedPolicy{}})
+	require.NoError(t, err)
+	pk := NewPartitionKey()
+	for _, doc := range []string{`{"id":"r","ttl":1}`, `{"id":"d","ttl":3}`} {
+		_, err := c.UpsertItem(ctx, pk, []byte(doc), nil)
+		require.NoError(t, err)
+	}
+	// Between each write's decision and its log, the clock passes the
+	// item's expiry and a reader brings the feed up to date.
+	beforeFeedChange = func() {
+		clock.Advance(2 * time.Second)
+		_, err := c.ReadChangeFeed(ctx, &ChangeFeedOptions{Mode: ChangeFeedModeAllVersionsAndDeletes})
+		require.NoError(t, err)
+	}
+	defer func() { beforeFeedChange = nil }()
+	_, err = c.UpsertItem(ctx, pk, []byte(`{"id":"r","v":2}`), nil)
+	require.NoError(t, err)
+	_, err = c.DeleteItem(ctx, pk, "d", nil)
+	require.NoError(t, err)
+	beforeFeedChange = nil
+	_, err = c.ReadItem(ctx, pk, "d", nil)
+	require.ErrorIs(t, err, ErrNotFound)
+
+	want := []string{
+		fmt.Sprintf("1 r kind %d prev 0", changeCreate),
+		fmt.Sprintf("2 d kind %d prev 0", changeCreate),
+		fmt.Sprintf("3 r kind %d prev 1", changeExpire),
+		fmt.Sprintf("4 r kind %d prev 3", changeCreate),
+		fmt.Sprintf("5 d kind %d prev 2", changeExpire),
+	}
+	require.Equal(t, want, feedEntries(c))
+	if durable { // the log replays the same feed
+		require.NoError(t, s.Close())
+		s, err = Open(o)
+		require.NoError(t, err)
+		c, err = s.Container("c")
+		require.NoError(t, err)
+		require.Equal(t, want, feedEntries(c))
+		_, err = c.ReadItem(ctx, pk, "d", nil)
+		require.ErrorIs(t, err, ErrNotFound)
+	}
+}
+
+// feedEntries lists c's retained changes: lsn, id, kind and prev.
+func feedEntries(c *Container) []string {
+	var out []string
+	c.expiry.mu.Lock()
+	defer c.expiry.mu.Unlock()
+	c.expiry.feed.scan(0, func(e *feedEntry) bool {
+		out = append(out, fmt.Sprintf("%d %s kind %d prev %d", e.lsn, e.rec.id(), e.kind, e.prev))
+		return true
+	})
+	return out
 }

@@ -190,6 +190,9 @@ func (c *Container) applyItems(ms []mutation, batch bool, batchSeq uint64) (next
 	// made once logged, without waiting.
 	wait := w != nil && !purgesOnly(ms)
 	feed := c.expiry.feed // set only under every shard lock: the caller holds one
+	if feed != nil && beforeFeedChange != nil {
+		beforeFeedChange()
+	}
 	if feed == nil {
 		// Without a feed, the id tables change under the shard locks the
 		// caller holds; the expiry index too (indexShards), unless the
@@ -225,6 +228,7 @@ func (c *Container) applyItems(ms []mutation, batch bool, batchSeq uint64) (next
 	}
 	c.expiry.mu.Lock()
 	found := c.reportReplacedLocked(ms)
+	c.recauseReportedLocked(ms)
 	if !wait {
 		if w != nil {
 			if _, err := c.logItems(w, ms, batch, batchSeq); err != nil {
@@ -268,6 +272,47 @@ func (c *Container) applyItems(ms []mutation, batch bool, batchSeq uint64) (next
 	return next, nil
 }
 
+// recauseReportedLocked makes each change whose old version the expiry
+// watch has reported expired since the change was decided (under its
+// shard's lock, at an instant before the expiry, from another goroutine
+// that held expiry.mu meanwhile) the change the item's state now calls
+// for: a replace of it a create, a delete of it a purge (no change in the
+// feed), so that the feed never shows an item changed after its expiry
+// as if it were still there. On a durable store the old version stays in
+// the expiry index until the change is made, so the watch's front having
+// passed it means it was reported; in memory, so it does unless
+// unindexLive took it out before the watch could report it (m.unindexed).
+// The caller holds expiry.mu.
+func (c *Container) recauseReportedLocked(ms []mutation) {
+	w := &c.expiry.watch
+	if !w.on {
+		return
+	}
+	for i := range ms {
+		m := &ms[i]
+		if m.old == "" || m.unindexed || (m.cause != causeReplace && m.cause != causeDelete) {
+			continue
+		}
+		e, own, ok := entryFor(m.old)
+		front := w.inherit
+		if own {
+			front = w.own
+		}
+		if !ok || lessEntry(front, e) {
+			continue // not reported
+		}
+		if m.cause == causeReplace {
+			m.cause = causeCreate
+		} else {
+			m.cause = causePurge
+		}
+	}
+}
+
+// beforeFeedChange, when set (by tests), runs in applyItems for a decided
+// change to a container with a change feed, before it is made or logged.
+var beforeFeedChange func()
+
 // indexShared makes item changes, already made in the id tables, in the
 // indexes under one hold of expiry.mu, having first found the expiries the
 // changes replace (reportReplacedLocked), and returns the earliest expiry
@@ -275,6 +320,7 @@ func (c *Container) applyItems(ms []mutation, batch bool, batchSeq uint64) (next
 func (c *Container) indexShared(ms []mutation) (next int64) {
 	c.expiry.mu.Lock()
 	found := c.reportReplacedLocked(ms)
+	c.recauseReportedLocked(ms)
 	next = c.indexItemsLocked(ms)
 	c.expiry.mu.Unlock()
 	c.wakeNotifier(found)
@@ -468,18 +514,24 @@ func (c *Container) indexShards(ms []mutation) (next int64) {
 // unindexLive takes the old versions that the expiry watch need not
 // report out of their shards' expiry indexes, as indexShards would, and
 // marks them so: those live at their change's instant, and every one when
-// no expiry is due by then (the watch has reported those before it). The
-// caller holds the changes' shard locks.
+// no expiry is due by then (the watch has reported those before it);
+// but not one that the watch may have reported since the change was
+// decided, as it has begun to look past its expiry (watchScan): that one
+// stays for indexShared, which sees whether it was. The caller holds the
+// changes' shard locks.
 func (c *Container) unindexLive(ms []mutation) {
 	due := c.watchDue.Load()
 	for i := range ms {
 		m := &ms[i]
-		if m.old != "" && m.cause != causePurge && (m.now < due || c.rule.live(m.old, m.now)) {
-			m.sh.x.Lock()
+		if m.old == "" || m.cause == causePurge || (m.now >= due && !c.rule.live(m.old, m.now)) {
+			continue
+		}
+		m.sh.x.Lock()
+		if c.rule.expiresAt(m.old.ttl(), m.old.written()) > c.watchScan.Load() {
 			m.sh.expiry.remove(m.old, false)
-			m.sh.x.Unlock()
 			m.unindexed = true
 		}
+		m.sh.x.Unlock()
 	}
 }
 
