@@ -290,6 +290,7 @@ func (s *Store) recover(dir string, m *manifest, dry bool) (r *replayer, next ui
 		s.recovery.Segments++
 	}
 	r.from, r.segs = from, segs
+	r.sawSeqs()
 	if err := r.checkManifest(dir, m, from, segs); err != nil {
 		return nil, 0, 0, err
 	}
@@ -344,9 +345,14 @@ func fileNumber(name, prefix, suffix string) (uint64, bool) {
 
 // replayer rebuilds a store from its files.
 type replayer struct {
-	s       *Store
-	now     int64  // the store's clock when recovery began
-	maxSeq  uint64 // the highest write sequence number seen
+	s      *Store
+	now    int64  // the store's clock when recovery began
+	maxSeq uint64 // the highest write sequence number seen
+	// maxTag is the highest ETag of the item writes replayed (applyPut),
+	// which are 16 lowercase hex digits: compared as strings, they
+	// compare as the numbers they are, without parsing each (sawSeqs
+	// folds it into maxSeq).
+	maxTag  string
 	file    string // the file being read, for errors
 	version byte   // its format version
 	old     bool   // a file of an older format was read, and its items not placed yet (place)
@@ -1087,13 +1093,23 @@ func (r *replayer) applyPut(f *frame) error {
 			return nil
 		}
 	}
-	r.maxSeq = max(r.maxSeq, f.rec.seq())
+	if tag := f.rec.etag(); tag > r.maxTag {
+		r.maxTag = tag
+	}
 	if c == f.c {
 		r.putIn(c, f.si, f.h, f.rec)
 	} else {
 		r.put(c, f.rec)
 	}
 	return nil
+}
+
+// sawSeqs folds the highest ETag of the item writes replayed into maxSeq.
+func (r *replayer) sawSeqs() {
+	if r.maxTag != "" {
+		seq, _ := strconv.ParseUint(r.maxTag, 16, 64) // checked as it was read (wellFormed)
+		r.maxSeq = max(r.maxSeq, seq)
+	}
 }
 
 // applyFeed replays a change of a container with a change feed (after its

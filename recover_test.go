@@ -377,6 +377,34 @@ func TestSealedBytes(t *testing.T) {
 	}
 }
 
+// TestMaxTag: recovery finds the highest write sequence number of the
+// item writes it replays by comparing their ETags as strings
+// (replayer.maxTag), which orders them as their numbers: across digits and
+// letters, lengths of the hex number, and the extremes.
+func TestMaxTag(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	seqs := []uint64{0, 1, 9, 10, 15, 16, 0x9f, 0xa0, 0xff, 0x100, 1<<63 - 1, 1 << 63, math.MaxUint64}
+	for range 1000 {
+		seqs = append(seqs, rng.Uint64()>>rng.IntN(64))
+	}
+	tag := func(seq uint64) record { return sentinelRecord(seq) }
+	for _, a := range seqs {
+		for _, b := range seqs[:20] {
+			require.Equal(t, a < b, tag(a).etag() < tag(b).etag(), "%d < %d", a, b)
+		}
+	}
+	r := &replayer{maxSeq: 5}
+	r.sawSeqs()
+	require.Equal(t, uint64(5), r.maxSeq, "no item write: maxSeq stays")
+	for _, seq := range seqs {
+		if e := tag(seq).etag(); e > r.maxTag {
+			r.maxTag = e
+		}
+	}
+	r.sawSeqs()
+	require.Equal(t, uint64(math.MaxUint64), r.maxSeq)
+}
+
 // TestRecoveryAbsurdItemCount: a manifest whose checksum is right but
 // whose item count is absurd (1<<62, or negative) opens with its items, the
 // tables sized by at most maxItemsHint: the count is a hint, not trusted.
