@@ -122,6 +122,9 @@ func (s *Store) openDir() error {
 		r, next, snapSize, err = s.recover(dir, m, false)
 	}
 	if err == nil {
+		r.reading = recordArena{} // its blocks left over: a store that opens read-only keeps r
+	}
+	if err == nil {
 		s.recovery.Duration = time.Since(start)
 		s.checkpointer = newCheckpointer(s, snapSize)
 		if r.readOnly == nil {
