@@ -796,7 +796,11 @@ func truncateSynced(fsys vfs.FS, path string, size int64) error {
 // The collector, whose cycles come as the heap doubles, then runs them
 // while the heap is nearly all blocks, rather than over the tables as they
 // fill: a million items' recovery went from seven cycles and about 0.3 s
-// of their marking to none after the blocks'.
+// of their marking to none after the blocks'. Blocks left unused (the
+// bytes of frames that are not records, and of records over
+// arenaBlock/4, which get their own allocations) are not written, so
+// not resident when fresh from the system, and are garbage once Open
+// returns.
 func (r *replayer) reserveAhead(size int, sealed bool) {
 	n := r.ahead
 	if !sealed {
