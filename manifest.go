@@ -189,6 +189,26 @@ func (m *manifest) sealedSize(n uint64) (int64, bool) {
 	return 0, false
 }
 
+// sealedBytes returns the size m records for the segments segs that it
+// records sealed, together, and at most maxSealedHint: recovery allocates
+// ahead the room their records need (replayer.reserveAhead), so a
+// manifest that claims absurd sizes (its checksum right, its numbers not)
+// costs at most that much room, which Open then fails for.
+func (m *manifest) sealedBytes(segs []uint64) int64 {
+	var n int64
+	for _, seg := range segs {
+		if size, ok := m.sealedSize(seg); ok && size > 0 {
+			n += min(size, maxSealedHint)
+		}
+	}
+	return min(n, maxSealedHint)
+}
+
+// maxSealedHint bounds the room recovery allocates ahead for the log
+// segments a manifest records sealed: 4 GiB, some 14M items of 300 bytes;
+// the records of a larger log get their room as they are read.
+const maxSealedHint = 4 << 30
+
 // writeManifest replaces the directory's manifest with m, durably, and
 // keeps m as the store's.
 func (s *Store) writeManifest(m manifest) error {

@@ -122,6 +122,9 @@ func (s *Store) openDir() error {
 		r, next, snapSize, err = s.recover(dir, m, false)
 	}
 	if err == nil {
+		r.reading = recordArena{} // its blocks left over: a store that opens read-only keeps r
+	}
+	if err == nil {
 		s.recovery.Duration = time.Since(start)
 		s.checkpointer = newCheckpointer(s, snapSize)
 		if r.readOnly == nil {
@@ -261,6 +264,10 @@ func (s *Store) recover(dir string, m *manifest, dry bool) (r *replayer, next ui
 	from := uint64(0)
 	if len(snaps) > 0 {
 		from = snaps[len(snaps)-1]
+	}
+	segs = slices.DeleteFunc(segs, func(n uint64) bool { return n < from })
+	r.ahead = r.m.sealedBytes(segs)
+	if from > 0 {
 		name := snapshotName(from)
 		path := filepath.Join(dir, name)
 		if snapSize, err = r.loadSnapshot(path, from); err != nil {
@@ -268,7 +275,6 @@ func (s *Store) recover(dir string, m *manifest, dry bool) (r *replayer, next ui
 		}
 		s.recovery.Snapshot = name
 	}
-	segs = slices.DeleteFunc(segs, func(n uint64) bool { return n < from })
 	for i, n := range segs {
 		if i > 0 && n != segs[i-1]+1 {
 			return nil, 0, 0, &CorruptionError{File: filepath.Join(dir, segmentName(segs[i-1]+1)), Reason: "this log segment is missing"}
@@ -287,6 +293,7 @@ func (s *Store) recover(dir string, m *manifest, dry bool) (r *replayer, next ui
 		s.recovery.Segments++
 	}
 	r.from, r.segs = from, segs
+	r.sawSeqs()
 	if err := r.checkManifest(dir, m, from, segs); err != nil {
 		return nil, 0, 0, err
 	}
@@ -341,16 +348,27 @@ func fileNumber(name, prefix, suffix string) (uint64, bool) {
 
 // replayer rebuilds a store from its files.
 type replayer struct {
-	s       *Store
-	now     int64  // the store's clock when recovery began
-	maxSeq  uint64 // the highest write sequence number seen
+	s      *Store
+	now    int64  // the store's clock when recovery began
+	maxSeq uint64 // the highest write sequence number seen
+	// maxTag is the highest ETag of the item writes replayed (applyPut),
+	// which are 16 lowercase hex digits: compared as strings, they
+	// compare as the numbers they are, without parsing each (sawSeqs
+	// folds it into maxSeq).
+	maxTag  string
 	file    string // the file being read, for errors
 	version byte   // its format version
 	old     bool   // a file of an older format was read, and its items not placed yet (place)
 	// unplaced says that a record put since the last place has no
 	// position: one read from a file of an older format.
 	unplaced bool
-	arena    recordArena // holds the records read
+	arena    recordArena // holds the records the replaying goroutine reads
+	// reading holds the records that the reading goroutine of frames
+	// copies: it is that goroutine's while frames runs.
+	reading recordArena
+	// ahead is the size of the log segments that the manifest records
+	// sealed and that the arena has no blocks for yet (reserveAhead).
+	ahead int64
 	// sets holds, for each container, the expiry entries of the records
 	// put, for finish; last is the one used last.
 	sets map[*Container]*liveSet
@@ -513,8 +531,8 @@ func (r *replayer) readFrames(data []byte, tornOK bool, batches chan<- []frame, 
 		}
 	}()
 	var (
-		arena recordArena // the replaying goroutine has its own
-		cid   []byte      // of the last item write
+		arena = &r.reading
+		cid   []byte // of the last item write
 	)
 	batch := make([]frame, 0, framesPerBatch)
 	send := func() bool {
@@ -697,6 +715,7 @@ func (r *replayer) replaySegment(path string, n uint64, last bool) error {
 		return &CorruptionError{File: path, Offset: min(int64(len(data)), size), Reason: fmt.Sprintf("the log segment is %d bytes, MANIFEST records it sealed at %d: it was cut short or replaced", len(data), size)}
 	}
 	r.sizes[n] = int64(len(data))
+	r.reserveAhead(len(data), sealed)
 	if len(data) < fileHeader || len(data) < headerSize(r.version) {
 		// The store died between creating this segment and writing its
 		// header: nothing was logged to it. It gets its header, so that
@@ -769,6 +788,28 @@ func truncateSynced(fsys vfs.FS, path string, size int64) error {
 	return err
 }
 
+// reserveAhead allocates the reading arena's blocks for the records of a
+// file of size bytes just mapped, counted unless the manifest records it
+// sealed, and, when it is the first, of the sealed segments to come
+// (ahead): so the records' blocks, which the garbage collector does not
+// scan, are on the heap before the tables and entries that point at them.
+// The collector, whose cycles come as the heap doubles, then runs them
+// while the heap is nearly all blocks, rather than over the tables as they
+// fill: a million items' recovery went from seven cycles and about 0.3 s
+// of their marking to none after the blocks'. Blocks left unused (the
+// bytes of frames that are not records, and of records over
+// arenaBlock/4, which get their own allocations) are not written, so
+// not resident when fresh from the system, and are garbage once Open
+// returns.
+func (r *replayer) reserveAhead(size int, sealed bool) {
+	n := r.ahead
+	if !sealed {
+		n += int64(size)
+	}
+	r.ahead = 0
+	r.reading.reserve(n)
+}
+
 // loadSnapshot loads a snapshot and returns its size.
 func (r *replayer) loadSnapshot(path string, n uint64) (int64, error) {
 	data, release, err := r.readFile(path, snapMagic, n, false)
@@ -776,6 +817,7 @@ func (r *replayer) loadSnapshot(path string, n uint64) (int64, error) {
 		return 0, err
 	}
 	defer release()
+	r.reserveAhead(len(data), false)
 	if r.m == nil || r.m.Items == nil {
 		r.counts = countPuts(data[headerSize(r.version):])
 		defer func() { r.counts = nil }()
@@ -1058,13 +1100,23 @@ func (r *replayer) applyPut(f *frame) error {
 			return nil
 		}
 	}
-	r.maxSeq = max(r.maxSeq, f.rec.seq())
+	if tag := f.rec.etag(); tag > r.maxTag {
+		r.maxTag = tag
+	}
 	if c == f.c {
 		r.putIn(c, f.si, f.h, f.rec)
 	} else {
 		r.put(c, f.rec)
 	}
 	return nil
+}
+
+// sawSeqs folds the highest ETag of the item writes replayed into maxSeq.
+func (r *replayer) sawSeqs() {
+	if r.maxTag != "" {
+		seq, _ := strconv.ParseUint(r.maxTag, 16, 64) // checked as it was read (wellFormed)
+		r.maxSeq = max(r.maxSeq, seq)
+	}
 }
 
 // applyFeed replays a change of a container with a change feed (after its
@@ -1389,23 +1441,38 @@ func (a *recordArena) record(version byte, b []byte) (record, bool) {
 // are small so that few items, kept long, keep little else (64 KiB blocks
 // were no faster to recover with).
 type recordArena struct {
-	block strings.Builder // written only by appending: earlier records never move
+	block []byte   // the block being filled, only appended to: its records never move
+	free  [][]byte // empty blocks allocated ahead (reserve)
+	made  int      // blocks allocated when none was free (for tests)
 }
 
 const arenaBlock = 8 << 10
+
+// reserve allocates ahead the blocks for n more bytes of records.
+func (a *recordArena) reserve(n int64) {
+	k := int(n / arenaBlock)
+	a.free = slices.Grow(a.free, k)
+	for range k {
+		a.free = append(a.free, make([]byte, 0, arenaBlock))
+	}
+}
 
 // copy returns a copy of b as a record.
 func (a *recordArena) copy(b []byte) record {
 	if len(b) > arenaBlock/4 {
 		return record(b) // a large record gets its own allocation
 	}
-	if a.block.Cap()-a.block.Len() < len(b) {
-		a.block = strings.Builder{}
-		a.block.Grow(arenaBlock)
+	if cap(a.block)-len(a.block) < len(b) {
+		if n := len(a.free); n > 0 {
+			a.block, a.free = a.free[n-1], a.free[:n-1]
+		} else {
+			a.block = make([]byte, 0, arenaBlock)
+			a.made++
+		}
 	}
-	start := a.block.Len()
-	a.block.Write(b)
-	return record(a.block.String()[start:])
+	start := len(a.block)
+	a.block = append(a.block, b...)
+	return record(unsafe.String(&a.block[start], len(b)))
 }
 
 // wellFormed reports whether b, a record whose header is header bytes

@@ -285,6 +285,126 @@ func TestRecoverySizesTables(t *testing.T) {
 	}
 }
 
+// TestRecoveryReservesRecords: recovery allocates the blocks for the
+// records it reads before it reads them (replayer.reserveAhead), from the
+// snapshot's size and the sizes of the segments the manifest records
+// sealed, when it maps the first file, and from the size of a segment not
+// sealed (the store still ran) when it maps that one: no block is made as
+// records come, and few are left over.
+func TestRecoveryReservesRecords(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		checkpoint bool // a snapshot, then more writes
+		running    bool // the last segment not sealed: the store has not closed
+	}{
+		{"log of sessions", false, false},
+		{"snapshot and log", true, false},
+		{"log, last segment not sealed", false, true},
+		{"snapshot, segment not sealed", true, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			var s *Store
+			n := 0
+			for session := range 3 {
+				var err error
+				s, err = Open(&Options{Dir: dir, Sync: SyncNever, Reaper: ReaperOptions{Disabled: true}})
+				require.NoError(t, err)
+				if session == 0 {
+					_, err := s.CreateContainer(t.Context(), ContainerProperties{ID: "c", DefaultTimeToLive: 3600})
+					require.NoError(t, err)
+				}
+				c, err := s.Container("c")
+				require.NoError(t, err)
+				for range 3000 {
+					_, err := c.UpsertItem(t.Context(), NewPartitionKey(), fmt.Appendf(nil, `{"id":"%d","pad":"%0200d"}`, n, n), nil)
+					require.NoError(t, err)
+					n++
+				}
+				if tc.checkpoint && session == 1 {
+					require.NoError(t, s.Checkpoint(t.Context()))
+				}
+				if session < 2 || !tc.running {
+					require.NoError(t, s.Close())
+				}
+			}
+			if tc.running {
+				defer s.Close()
+			}
+			m, err := readManifest(vfs.OS, dir)
+			require.NoError(t, err)
+			o, err := Options{Dir: dir}.withDefaults()
+			require.NoError(t, err)
+			ds := &Store{clock: newStoreClock(nil), opts: o, containers: make(map[string]*Container), storeID: m.id()}
+			r, _, _, err := ds.recover(dir, m, true)
+			require.NoError(t, err)
+			require.Equal(t, int64(n), ds.recovery.Items)
+			assert.Zero(t, r.reading.made, "blocks made as the records came")
+			var read int64 // the bytes of the files read
+			if ds.recovery.Snapshot != "" {
+				fi, err := os.Stat(filepath.Join(dir, ds.recovery.Snapshot))
+				require.NoError(t, err)
+				read += fi.Size()
+			}
+			for _, size := range r.sizes {
+				read += size
+			}
+			assert.Less(t, int64(len(r.reading.free)*arenaBlock), read/8, "blocks left over, of %d bytes read", read)
+		})
+	}
+}
+
+// TestSealedBytes: the room recovery allocates ahead for the log is the
+// sizes the manifest records for the segments it replays, those sealed,
+// and at most maxSealedHint, however absurd the sizes a manifest whose
+// checksum is right records.
+func TestSealedBytes(t *testing.T) {
+	m := &manifest{Sealed: []sealed{{N: 3, Size: 100}, {N: 4, Size: 50}, {N: 6, Size: -7}}}
+	huge := &manifest{Sealed: []sealed{{N: 1, Size: 1 << 62}, {N: 2, Size: 1 << 62}, {N: 3, Size: math.MaxInt64}}}
+	for _, tc := range []struct {
+		m    *manifest
+		segs []uint64
+		want int64
+	}{
+		{nil, []uint64{1, 2}, 0},
+		{m, nil, 0},
+		{m, []uint64{3, 4, 5}, 150}, // 5 is not sealed
+		{m, []uint64{4}, 50},
+		{m, []uint64{6}, 0}, // a negative size counts nothing
+		{huge, []uint64{1, 2, 3}, maxSealedHint},
+	} {
+		assert.Equal(t, tc.want, tc.m.sealedBytes(tc.segs), "%v of %v", tc.segs, tc.m)
+	}
+}
+
+// TestMaxTag: recovery finds the highest write sequence number of the
+// item writes it replays by comparing their ETags as strings
+// (replayer.maxTag), which orders them as their numbers: across digits and
+// letters, lengths of the hex number, and the extremes.
+func TestMaxTag(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	seqs := []uint64{0, 1, 9, 10, 15, 16, 0x9f, 0xa0, 0xff, 0x100, 1<<63 - 1, 1 << 63, math.MaxUint64}
+	for range 1000 {
+		seqs = append(seqs, rng.Uint64()>>rng.IntN(64))
+	}
+	tag := func(seq uint64) record { return sentinelRecord(seq) }
+	for _, a := range seqs {
+		for _, b := range seqs[:20] {
+			require.Equal(t, a < b, tag(a).etag() < tag(b).etag(), "%d < %d", a, b)
+		}
+	}
+	r := &replayer{maxSeq: 5}
+	r.sawSeqs()
+	require.Equal(t, uint64(5), r.maxSeq, "no item write: maxSeq stays")
+	for _, seq := range seqs {
+		if e := tag(seq).etag(); e > r.maxTag {
+			r.maxTag = e
+		}
+	}
+	r.sawSeqs()
+	require.Equal(t, uint64(math.MaxUint64), r.maxSeq)
+}
+
 // TestRecoveryAbsurdItemCount: a manifest whose checksum is right but
 // whose item count is absurd (1<<62, or negative) opens with its items, the
 // tables sized by at most maxItemsHint: the count is a hint, not trusted.

@@ -78,4 +78,31 @@ func TestRecordArena(t *testing.T) {
 	big := make([]byte, arenaBlock)
 	rec := a.copy(big)
 	assert.Len(t, string(rec), arenaBlock)
+	assert.Equal(t, blocks, a.made, "blocks made as records came, none reserved")
+}
+
+// TestRecordArenaReserve: records copied after reserve land in the blocks
+// reserved, allocating nothing more, and read back as written.
+func TestRecordArenaReserve(t *testing.T) {
+	b := []byte(strings.Repeat("r", 300))
+	const size = 1000 * 300
+	blocks := size / arenaBlock
+	fits := blocks * (arenaBlock / len(b)) // the records the reserved blocks hold
+	recs := make([]record, fits)
+	var a recordArena
+	allocs := testing.AllocsPerRun(3, func() {
+		a = recordArena{}
+		a.reserve(size)
+		for i := range recs {
+			recs[i] = a.copy(b)
+		}
+	})
+	assert.InDelta(t, float64(blocks+1), allocs, 1, "the blocks and their list, then none for %d records", fits)
+	assert.Zero(t, a.made, "no block made on demand")
+	assert.Empty(t, a.free, "every block reserved used")
+	for _, rec := range recs {
+		require.Equal(t, string(b), string(rec))
+	}
+	a.copy(b)
+	assert.Equal(t, 1, a.made, "past the reserve, a block is made")
 }

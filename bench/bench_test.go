@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/metrics"
 	"slices"
 	"strconv"
 	"strings"
@@ -288,18 +289,22 @@ func BenchmarkLetheRecovery(b *testing.B) {
 			// that called Open, locked to it: its critical path, which
 			// its wall time would be with a core for each of its
 			// goroutines (recovery reads on one and builds on another).
+			// And the garbage collector's share: its cycles, and its CPU
+			// time (the runtime's estimate) while Open ran.
 			var cpu, thread time.Duration
+			var gc gcWork
 			runtime.LockOSThread()
 			defer runtime.UnlockOSThread()
 			for b.Loop() {
 				b.StopTimer()
 				settle()
-				before, beforeThread := cpuTime(), threadCPUTime()
+				before, beforeThread, beforeGC := cpuTime(), threadCPUTime(), readGCWork()
 				b.StartTimer()
 				st, err := lethe.Open(&lethe.Options{Dir: dir, Sync: lethe.SyncNever})
 				b.StopTimer()
 				cpu += cpuTime() - before
 				thread += threadCPUTime() - beforeThread
+				gc = gc.add(readGCWork().sub(beforeGC))
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -314,6 +319,8 @@ func BenchmarkLetheRecovery(b *testing.B) {
 			b.ReportMetric(float64(n), "items/op")
 			b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
 			b.ReportMetric(float64(thread.Nanoseconds())/float64(b.N), "thread-cpu-ns/op")
+			b.ReportMetric(float64(gc.cycles)/float64(b.N), "gc-cycles/op")
+			b.ReportMetric(gc.cpu*1e9/float64(b.N), "gc-cpu-ns/op")
 		})
 	}
 }
@@ -325,6 +332,23 @@ func cpuTime() time.Duration {
 		panic(err)
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// gcWork is what the garbage collector has done: its cycles, and its CPU
+// time in seconds (runtime/metrics' estimate, marking and pauses).
+type gcWork struct {
+	cycles uint64
+	cpu    float64
+}
+
+func (w gcWork) add(v gcWork) gcWork { return gcWork{w.cycles + v.cycles, w.cpu + v.cpu} }
+func (w gcWork) sub(v gcWork) gcWork { return gcWork{w.cycles - v.cycles, w.cpu - v.cpu} }
+
+// readGCWork returns the collector's work so far.
+func readGCWork() gcWork {
+	ms := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}, {Name: "/cpu/classes/gc/total:cpu-seconds"}}
+	metrics.Read(ms)
+	return gcWork{ms[0].Value.Uint64(), ms[1].Value.Float64()}
 }
 
 // threadCPUTime returns the CPU time (user and system) the calling thread
