@@ -197,3 +197,77 @@ func feedEntries(c *Container) []string {
 	})
 	return out
 }
+
+// TestChangeFeedExpiryOfLateWrite: a write decided before a feed reader
+// brings the feed up to date past the new version's expiry, and made
+// after, puts the version where the expiry watch has looked already: its
+// expiry is reported all the same, after its write, to the feed (and the
+// log, which replays it) and to expiry subscribers; never a version the
+// feed shows created and never expired.
+func TestChangeFeedExpiryOfLateWrite(t *testing.T) {
+	for _, durable := range []bool{false, true} {
+		t.Run(fmt.Sprint("durable=", durable), func(t *testing.T) { feedExpiryOfLateWrite(t, durable) })
+	}
+}
+
+func feedExpiryOfLateWrite(t *testing.T, durable bool) {
+	ctx := context.Background()
+	clock := NewManualClock(time.Unix(1_700_000_000, 0))
+	o := &Options{Clock: clock, Reaper: ReaperOptions{Disabled: true}}
+	if durable {
+		o.Dir, o.Sync = t.TempDir(), SyncNever
+	}
+	s, err := Open(o)
+	require.NoError(t, err)
+	defer func() { s.Close() }()
+	c, err := s.CreateContainer(ctx, ContainerProperties{ID: "c", DefaultTimeToLive: TTLNever, ChangeFeedPolicy: &ChangeFeedPolicy{}})
+	require.NoError(t, err)
+	sub, err := c.SubscribeExpiries(nil)
+	require.NoError(t, err)
+	pk := NewPartitionKey()
+	_, err = c.UpsertItem(ctx, pk, []byte(`{"id":"o","ttl":1}`), nil)
+	require.NoError(t, err)
+	clock.Advance(100 * time.Millisecond)
+	// Between x's decision and its numbering the clock passes its expiry
+	// and a reader catches up: o's expiry moves the watch past x's.
+	beforeFeedChange = func() {
+		beforeFeedChange = nil
+		clock.Advance(2 * time.Second)
+		_, err := c.ReadChangeFeed(ctx, &ChangeFeedOptions{Mode: ChangeFeedModeAllVersionsAndDeletes})
+		require.NoError(t, err)
+	}
+	defer func() { beforeFeedChange = nil }()
+	_, err = c.UpsertItem(ctx, pk, []byte(`{"id":"x","ttl":1}`), nil)
+	require.NoError(t, err)
+	clock.Advance(5 * time.Second)
+	_, err = c.ReadChangeFeed(ctx, &ChangeFeedOptions{Mode: ChangeFeedModeAllVersionsAndDeletes})
+	require.NoError(t, err)
+	_, err = c.ReadItem(ctx, pk, "x", nil)
+	require.ErrorIs(t, err, ErrNotFound)
+
+	want := []string{
+		fmt.Sprintf("1 o kind %d prev 0", changeCreate),
+		fmt.Sprintf("2 o kind %d prev 1", changeExpire),
+		fmt.Sprintf("3 x kind %d prev 0", changeCreate),
+		fmt.Sprintf("4 x kind %d prev 3", changeExpire),
+	}
+	require.Equal(t, want, feedEntries(c))
+	var got []string
+	for deadline := time.After(10 * time.Second); len(got) < 2; {
+		select {
+		case ev := <-sub.Events():
+			got = append(got, fmt.Sprintf("%s %d", ev.ID, ev.LSN))
+		case <-deadline:
+			t.Fatalf("expiry events: %v, want o's and x's", got)
+		}
+	}
+	require.Equal(t, []string{"o 2", "x 4"}, got)
+	if durable { // the log replays the same feed
+		require.NoError(t, s.Close())
+		s, err = Open(o)
+		require.NoError(t, err)
+		c, err = s.Container("c")
+		require.NoError(t, err)
+		require.Equal(t, want, feedEntries(c))
+	}
+}

@@ -273,33 +273,23 @@ func (c *Container) applyItems(ms []mutation, batch bool, batchSeq uint64) (next
 }
 
 // recauseReportedLocked makes each change whose old version the expiry
-// watch has reported expired since the change was decided (under its
-// shard's lock, at an instant before the expiry, from another goroutine
-// that held expiry.mu meanwhile) the change the item's state now calls
-// for: a replace of it a create, a delete of it a purge (no change in the
-// feed), so that the feed never shows an item changed after its expiry
-// as if it were still there. On a durable store the old version stays in
-// the expiry index until the change is made, so the watch's front having
-// passed it means it was reported; in memory, so it does unless
-// unindexLive took it out before the watch could report it (m.unindexed).
-// The caller holds expiry.mu.
+// watch has looked past since the change was decided (under its shard's
+// lock, at an instant before the expiry, from another goroutine that held
+// expiry.mu meanwhile) the change the item's state now calls for: a
+// replace of it a create, a delete of it a purge (no change in the feed),
+// so that the feed never shows an item changed after its expiry as if it
+// were still there. The old version stays in the expiry index until the
+// change is made, so the watch's front having passed it means it was
+// reported; in memory, so it does unless unindexLive took it out before
+// the watch could report it (m.unindexed). The caller holds expiry.mu.
 func (c *Container) recauseReportedLocked(ms []mutation) {
-	w := &c.expiry.watch
-	if !w.on {
+	if !c.expiry.watch.on {
 		return
 	}
 	for i := range ms {
 		m := &ms[i]
-		if m.old == "" || m.unindexed || (m.cause != causeReplace && m.cause != causeDelete) {
+		if m.old == "" || m.unindexed || (m.cause != causeReplace && m.cause != causeDelete) || !c.passedLocked(m.old) {
 			continue
-		}
-		e, own, ok := entryFor(m.old)
-		front := w.inherit
-		if own {
-			front = w.own
-		}
-		if !ok || lessEntry(front, e) {
-			continue // not reported
 		}
 		if m.cause == causeReplace {
 			m.cause = causeCreate
@@ -468,6 +458,16 @@ func (c *Container) indexItemsLocked(ms []mutation) (next int64) {
 		}
 	}
 	if x.watch.on {
+		// A version written at an instant the watch has since looked past
+		// its expiry (the write was decided before a feed reader's
+		// catch-up and is made after it) lands behind the front, where
+		// the watch never looks again: its expiry is reported now, after
+		// its write.
+		for i := range ms {
+			if r := ms[i].rec; r != "" && c.passedLocked(r) {
+				c.reportPassedLocked(r)
+			}
+		}
 		c.watchAddedLocked(next)
 		c.publishDueLocked()
 	}
