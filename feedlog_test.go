@@ -271,3 +271,57 @@ func feedExpiryOfLateWrite(t *testing.T, durable bool) {
 		require.Equal(t, want, feedEntries(c))
 	}
 }
+
+// TestChangeFeedExpiryUnindexedEarly: in memory, a replace or delete takes
+// its old version out of the expiry index before it is numbered
+// (unindexLive); if a feed reader brings the feed up past that version's
+// expiry meanwhile, the feed shows the version expire before the change
+// (a replace becomes a create, a delete nothing), as a durable store's
+// feed does: a replay never shows the old version after its expiry.
+func TestChangeFeedExpiryUnindexedEarly(t *testing.T) {
+	for _, replace := range []bool{true, false} {
+		t.Run(fmt.Sprint("replace=", replace), func(t *testing.T) {
+			ctx := context.Background()
+			clock := NewManualClock(time.Unix(1_700_000_000, 0))
+			s, err := Open(&Options{Clock: clock, Reaper: ReaperOptions{Disabled: true}})
+			require.NoError(t, err)
+			defer s.Close()
+			c, err := s.CreateContainer(ctx, ContainerProperties{ID: "c", DefaultTimeToLive: TTLNever, ChangeFeedPolicy: &ChangeFeedPolicy{}})
+			require.NoError(t, err)
+			pk := NewPartitionKey()
+			_, err = c.UpsertItem(ctx, pk, []byte(`{"id":"r","ttl":1}`), nil)
+			require.NoError(t, err)
+			clock.Advance(500 * time.Millisecond)
+			_, err = c.UpsertItem(ctx, pk, []byte(`{"id":"o","ttl":1}`), nil)
+			require.NoError(t, err)
+			clock.Advance(400 * time.Millisecond) // r is live for 100 ms more
+			afterUnindexLive = func() {
+				afterUnindexLive = nil
+				clock.Advance(2 * time.Second) // past r's and o's expiry
+				_, err := c.ReadChangeFeed(ctx, &ChangeFeedOptions{Mode: ChangeFeedModeAllVersionsAndDeletes})
+				require.NoError(t, err)
+			}
+			defer func() { afterUnindexLive = nil }()
+			want := []string{
+				fmt.Sprintf("1 r kind %d prev 0", changeCreate),
+				fmt.Sprintf("2 o kind %d prev 0", changeCreate),
+				fmt.Sprintf("3 o kind %d prev 2", changeExpire),
+				fmt.Sprintf("4 r kind %d prev 1", changeExpire),
+			}
+			if replace {
+				_, err = c.UpsertItem(ctx, pk, []byte(`{"id":"r","v":2}`), nil)
+				want = append(want, fmt.Sprintf("5 r kind %d prev 4", changeCreate))
+			} else {
+				_, err = c.DeleteItem(ctx, pk, "r", nil)
+			}
+			require.NoError(t, err)
+			require.Equal(t, want, feedEntries(c))
+			_, err = c.ReadItem(ctx, pk, "r", nil)
+			if replace {
+				require.NoError(t, err)
+			} else {
+				require.ErrorIs(t, err, ErrNotFound)
+			}
+		})
+	}
+}

@@ -224,6 +224,9 @@ func (c *Container) applyItems(ms []mutation, batch bool, batchSeq uint64) (next
 		// expiry before the feed has its write.
 		c.putItems(ms)
 		c.unindexLive(ms)
+		if afterUnindexLive != nil {
+			afterUnindexLive()
+		}
 		return c.indexShared(ms), nil
 	}
 	c.expiry.mu.Lock()
@@ -280,16 +283,21 @@ func (c *Container) applyItems(ms []mutation, batch bool, batchSeq uint64) (next
 // so that the feed never shows an item changed after its expiry as if it
 // were still there. The old version stays in the expiry index until the
 // change is made, so the watch's front having passed it means it was
-// reported; in memory, so it does unless unindexLive took it out before
-// the watch could report it (m.unindexed). The caller holds expiry.mu.
+// reported; unless unindexLive took it out early (m.unindexed, in
+// memory): the watch never saw it, and its expiry is reported here
+// (reportPassedLocked), so that the feed shows the item expire before the
+// change, as a durable store's does. The caller holds expiry.mu.
 func (c *Container) recauseReportedLocked(ms []mutation) {
 	if !c.expiry.watch.on {
 		return
 	}
 	for i := range ms {
 		m := &ms[i]
-		if m.old == "" || m.unindexed || (m.cause != causeReplace && m.cause != causeDelete) || !c.passedLocked(m.old) {
+		if m.old == "" || (m.cause != causeReplace && m.cause != causeDelete) || !c.passedLocked(m.old) {
 			continue
+		}
+		if m.unindexed {
+			c.reportPassedLocked(m.old)
 		}
 		if m.cause == causeReplace {
 			m.cause = causeCreate
@@ -302,6 +310,11 @@ func (c *Container) recauseReportedLocked(ms []mutation) {
 // beforeFeedChange, when set (by tests), runs in applyItems for a decided
 // change to a container with a change feed, before it is made or logged.
 var beforeFeedChange func()
+
+// afterUnindexLive, when set (by tests), runs in applyItems for a change to
+// an in-memory container with a change feed, between unindexLive and
+// indexShared.
+var afterUnindexLive func()
 
 // indexShared makes item changes, already made in the id tables, in the
 // indexes under one hold of expiry.mu, having first found the expiries the
