@@ -128,23 +128,14 @@ func TestChangeFeedLatestModel(t *testing.T) {
 // replace, nothing for the delete; never a change of an item the feed has
 // already shown expired.
 func TestChangeFeedExpiryBeforeChange(t *testing.T) {
-	for _, durable := range []bool{false, true} {
-		t.Run(fmt.Sprint("durable=", durable), func(t *testing.T) { feedExpiryBeforeChange(t, durable) })
-	}
+	inMemoryAndDurable(t, feedExpiryBeforeChange)
 }
 
 func feedExpiryBeforeChange(t *testing.T, durable bool) {
 	ctx := context.Background()
-	clock := NewManualClock(time.Unix(1_700_000_000, 0))
-	o := &Options{Clock: clock, Reaper: ReaperOptions{Disabled: true}}
-	if durable {
-		o.Dir, o.Sync = t.TempDir(), SyncNever
-	}
-	s, err := Open(o)
-	require.NoError(t, err)
+	clock, o, s, c := openFeedStore(t, durable)
 	defer func() { s.Close() }()
-	c, err := s.CreateContainer(ctx, ContainerProperties{ID: "c", DefaultTimeToLive: TTLNever, ChangeFeedPolicy: &ChangeFeedPolicy{}})
-	require.NoError(t, err)
+	var err error
 	pk := NewPartitionKey()
 	for _, doc := range []string{`{"id":"r","ttl":1}`, `{"id":"d","ttl":3}`} {
 		_, err := c.UpsertItem(ctx, pk, []byte(doc), nil)
@@ -186,6 +177,30 @@ func feedExpiryBeforeChange(t *testing.T, durable bool) {
 	}
 }
 
+// inMemoryAndDurable runs f as a subtest on an in-memory store, then on a
+// durable one.
+func inMemoryAndDurable(t *testing.T, f func(t *testing.T, durable bool)) {
+	for _, durable := range []bool{false, true} {
+		t.Run(fmt.Sprint("durable=", durable), func(t *testing.T) { f(t, durable) })
+	}
+}
+
+// openFeedStore opens a store on a manual clock with no reaper, durable
+// (o says where) or in memory, with a container "c" that keeps a change
+// feed.
+func openFeedStore(t *testing.T, durable bool) (clock *ManualClock, o *Options, s *Store, c *Container) {
+	clock = NewManualClock(time.Unix(1_700_000_000, 0))
+	o = &Options{Clock: clock, Reaper: ReaperOptions{Disabled: true}}
+	if durable {
+		o.Dir, o.Sync = t.TempDir(), SyncNever
+	}
+	s, err := Open(o)
+	require.NoError(t, err)
+	c, err = s.CreateContainer(context.Background(), ContainerProperties{ID: "c", DefaultTimeToLive: TTLNever, ChangeFeedPolicy: &ChangeFeedPolicy{}})
+	require.NoError(t, err)
+	return clock, o, s, c
+}
+
 // feedEntries lists c's retained changes: lsn, id, kind and prev.
 func feedEntries(c *Container) []string {
 	var out []string
@@ -205,23 +220,13 @@ func feedEntries(c *Container) []string {
 // log, which replays it) and to expiry subscribers; never a version the
 // feed shows created and never expired.
 func TestChangeFeedExpiryOfLateWrite(t *testing.T) {
-	for _, durable := range []bool{false, true} {
-		t.Run(fmt.Sprint("durable=", durable), func(t *testing.T) { feedExpiryOfLateWrite(t, durable) })
-	}
+	inMemoryAndDurable(t, feedExpiryOfLateWrite)
 }
 
 func feedExpiryOfLateWrite(t *testing.T, durable bool) {
 	ctx := context.Background()
-	clock := NewManualClock(time.Unix(1_700_000_000, 0))
-	o := &Options{Clock: clock, Reaper: ReaperOptions{Disabled: true}}
-	if durable {
-		o.Dir, o.Sync = t.TempDir(), SyncNever
-	}
-	s, err := Open(o)
-	require.NoError(t, err)
+	clock, o, s, c := openFeedStore(t, durable)
 	defer func() { s.Close() }()
-	c, err := s.CreateContainer(ctx, ContainerProperties{ID: "c", DefaultTimeToLive: TTLNever, ChangeFeedPolicy: &ChangeFeedPolicy{}})
-	require.NoError(t, err)
 	sub, err := c.SubscribeExpiries(nil)
 	require.NoError(t, err)
 	pk := NewPartitionKey()
@@ -282,12 +287,9 @@ func TestChangeFeedExpiryUnindexedEarly(t *testing.T) {
 	for _, replace := range []bool{true, false} {
 		t.Run(fmt.Sprint("replace=", replace), func(t *testing.T) {
 			ctx := context.Background()
-			clock := NewManualClock(time.Unix(1_700_000_000, 0))
-			s, err := Open(&Options{Clock: clock, Reaper: ReaperOptions{Disabled: true}})
-			require.NoError(t, err)
+			clock, _, s, c := openFeedStore(t, false)
 			defer s.Close()
-			c, err := s.CreateContainer(ctx, ContainerProperties{ID: "c", DefaultTimeToLive: TTLNever, ChangeFeedPolicy: &ChangeFeedPolicy{}})
-			require.NoError(t, err)
+			var err error
 			pk := NewPartitionKey()
 			_, err = c.UpsertItem(ctx, pk, []byte(`{"id":"r","ttl":1}`), nil)
 			require.NoError(t, err)
