@@ -475,10 +475,12 @@ func (c *Container) indexItemsLocked(ms []mutation) (next int64) {
 		// its expiry (the write was decided before a feed reader's
 		// catch-up and is made after it) lands behind the front, where
 		// the watch never looks again: its expiry is reported now, after
-		// its write.
+		// its write. Its expiry is after its write, so only a write
+		// decided before the watch's latest look (watchScan) can.
+		scan := c.watchScan.Load()
 		for i := range ms {
-			if r := ms[i].rec; r != "" && c.passedLocked(r) {
-				c.reportPassedLocked(r)
+			if m := &ms[i]; m.rec != "" && m.now < scan && c.passedLocked(m.rec) {
+				c.reportPassedLocked(m.rec)
 			}
 		}
 		c.watchAddedLocked(next)
