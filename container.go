@@ -340,7 +340,7 @@ type ContainerStats struct {
 	Items          int64         // live items
 	Bytes          int64         // their JSON size, with _ts and _etag
 	ExpiredPending int64         // expired, not yet purged
-	Purged         int64         // expired items removed since the store opened: by the reaper, Purge, or a batch that replaced one and deleted it
+	Purged         int64         // expired items removed since the store opened: by the reaper, Purge, a batch that replaced one and deleted it, or a delete decided while the item was live that a change feed saw expire first
 	PurgeLag       time.Duration // now minus the expiry of the oldest pending expired item; 0 if none
 	ReaperCharge   float64       // request units the reaper has spent
 	Throttled      int64         // user operations refused with 429

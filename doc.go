@@ -415,7 +415,15 @@
 // live items. A write decided while its item was live that the feed has
 // seen expire by the time the write is numbered (a reader brought the feed
 // up to date meanwhile) follows the expiry as a create, or, for a delete,
-// not at all. The feed keeps what its policy allows (changes, bytes) and
+// not at all; the write's answer is still the one decided (a replace
+// answers 200, a delete 204: the item was live when they were decided),
+// and the create keeps its write's instant as crts, which may be earlier
+// than the expiry before it. An expiry the feed's watch found only after
+// it had looked past its instant (a version written, or taken out of the
+// expiry index, while a reader brought the feed up to date) is stamped
+// with the instant the watch had reached, as is one that a shorter default
+// TTL brings about, so that the feed's expiries stay in order of instant.
+// The feed keeps what its policy allows (changes, bytes) and
 // forgets the oldest; a continuation that needs a forgotten change fails
 // with ErrChangeFeedTrimmed. A durable store keeps its feeds across
 // restarts, expiries that happened while it was closed included.

@@ -117,19 +117,7 @@ func (c *Container) findSomeExpiriesLocked(now int64, force bool, limit int) (n 
 		} else {
 			lastI = e.rec
 		}
-		at := max(e.at, w.at) // a retroactive expiry happened now
-		var lsn uint64
-		if f := c.expiry.feed; f != nil {
-			lsn = f.add(changeExpire, at, e.rec, e.rec, c.hashOf(e.rec))
-			if l := c.store.wal; l != nil {
-				// A failed log fails every write after it; the feed
-				// in memory has the expiry all the same.
-				_, _ = l.addExpire(c.id, now, at, e.rec)
-			}
-		}
-		if w.notify {
-			w.found = append(w.found, expiryNote{rec: e.rec, at: at, lsn: lsn})
-		}
+		c.reportExpiryLocked(e.rec, max(e.at, w.at), now) // a retroactive expiry happened now
 	}
 	n = len(merged)
 	done = !left
@@ -157,6 +145,57 @@ func (c *Container) findSomeExpiriesLocked(now int64, force bool, limit int) (n 
 	return n, done
 }
 
+// reportExpiryLocked reports that rec expired at at, found at now: to the
+// change feed (and the log, which replays it) and, for subscribers, to
+// found. The caller holds expiry.mu.
+func (c *Container) reportExpiryLocked(rec record, at, now int64) {
+	w := &c.expiry.watch
+	var lsn uint64
+	if f := c.expiry.feed; f != nil {
+		lsn = f.add(changeExpire, at, rec, rec, c.hashOf(rec))
+		if l := c.store.wal; l != nil {
+			// A failed log fails every write after it; the feed in
+			// memory has the expiry all the same.
+			_, _ = l.addExpire(c.id, now, at, rec)
+		}
+	}
+	if w.notify {
+		w.found = append(w.found, expiryNote{rec: rec, at: at, lsn: lsn})
+	}
+}
+
+// passedLocked reports whether the watch's front has passed rec's place in
+// the expiry index: an expiry there has been reported if rec was in the
+// index when the watch looked, and never will be otherwise. The caller
+// holds expiry.mu.
+func (c *Container) passedLocked(rec record) bool {
+	w := &c.expiry.watch
+	e, own, ok := entryFor(rec)
+	front := w.inherit
+	if own {
+		front = w.own
+	}
+	return w.on && ok && !lessEntry(front, e)
+}
+
+// reportPassedLocked reports the expiry of rec, which the watch's front
+// passed while rec was out of the expiry index, so that the watch never
+// saw it: a version indexed only after the watch had looked past its
+// expiry (a write decided before a feed reader's catch-up and numbered
+// after it, indexItemsLocked), or an old version that unindexLive took
+// out early and the watch looked past before its change was made
+// (recauseReportedLocked). It is reported now, where the feed stands,
+// stamped no earlier than the watch's instant (as a retroactive expiry
+// is), so that the feed's expiries stay in order of their instants. The
+// caller holds expiry.mu.
+func (c *Container) reportPassedLocked(rec record) {
+	w := &c.expiry.watch
+	c.reportExpiryLocked(rec, max(c.rule.expiresAt(rec.ttl(), rec.written()), w.at), w.at)
+	if w.notify {
+		c.wakeNotifier(1) // does not block: safe under expiry.mu
+	}
+}
+
 // compareExpired orders expired entries by expiry, then write sequence.
 func compareExpired(a, b expiredEntry) int {
 	if a.at != b.at {
@@ -175,15 +214,10 @@ func compareExpired(a, b expiredEntry) int {
 // expired by now, is reported (it may be already: it expired before the
 // watch began, or was found). It returns how many it found.
 func (c *Container) reportThroughLocked(rec record, now int64) (found int) {
-	e, own, ok := entryFor(rec)
-	if !ok {
+	if _, _, ok := entryFor(rec); !ok {
 		return 0
 	}
-	front := &c.expiry.watch.inherit
-	if own {
-		front = &c.expiry.watch.own
-	}
-	for c.expiry.watch.on && lessEntry(*front, e) {
+	for !c.passedLocked(rec) {
 		n, done := c.findSomeExpiriesLocked(now, true, deliverChunk)
 		found += n
 		if done {

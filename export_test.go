@@ -335,3 +335,41 @@ func SetAfterExactScan(fn func(pruned int)) { afterExactScan = fn }
 
 // FastVectors reports whether exact vector scans can prune (vector.Fast).
 func FastVectors() bool { return vector.Fast() }
+
+// SetFeedChangeHooks sets the hooks that run in a change to a container
+// with a change feed between its decision and its numbering: before it is
+// made or logged, and (in memory) after unindexLive. Set them only while
+// no write runs.
+func SetFeedChangeHooks(before, afterUnindex func()) {
+	beforeFeedChange, afterUnindexLive = before, afterUnindex
+}
+
+// FeedVersion is a change feed entry as the feed keeps it: its lsn, item,
+// kind (1 create, 2 replace, 3 delete, 4 expiry), instant, and when the
+// version it holds expires (for an expiry, when the version removed did).
+type FeedVersion struct {
+	LSN         uint64
+	ID          string
+	Kind        int
+	At, Expires time.Time
+}
+
+// FeedVersions returns c's retained change feed entries, oldest first.
+func FeedVersions(c *Container) []FeedVersion {
+	var out []FeedVersion
+	c.expiry.mu.Lock()
+	defer c.expiry.mu.Unlock()
+	c.expiry.feed.scan(0, func(e *feedEntry) bool {
+		out = append(out, FeedVersion{LSN: e.lsn, ID: e.rec.id(), Kind: int(e.kind), At: time.Unix(0, e.at),
+			Expires: time.Unix(0, c.rule.expiresAt(e.rec.ttl(), e.rec.written()))})
+		return true
+	})
+	return out
+}
+
+// FeedNext returns the lsn c's change feed gives its next change.
+func FeedNext(c *Container) uint64 {
+	c.expiry.mu.Lock()
+	defer c.expiry.mu.Unlock()
+	return c.expiry.feed.next
+}

@@ -1,11 +1,13 @@
 package lethe_test
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -22,7 +24,9 @@ import (
 // time. Every page goes on from the last lsn seen with the next one (no
 // gap, no reordering: a reader never sees lsn n before every lsn below
 // it), every acknowledged upsert is in the feed exactly once and every
-// acknowledged delete once, a write acknowledged before another began has
+// acknowledged delete once (as a delete, or as the expiry of the version
+// it deleted, when that expired before the delete was numbered: a reader
+// catches up between some changes' decisions and their numbering), a write acknowledged before another began has
 // the lower lsn (commit order), each change names its item's previous
 // change as previousImageLSN, and replaying the feed gives the container's
 // live items (the same as a serial replay). Interleavings differ from run
@@ -62,6 +66,41 @@ func feedConcurrentModel(t *testing.T, seed uint64, durable bool) {
 	defer s.Close()
 	c := mustContainer(t, s, lethe.ContainerProperties{ID: "c", DefaultTimeToLive: lethe.TTLNever,
 		ChangeFeedPolicy: &lethe.ChangeFeedPolicy{MaxChanges: 1 << 20}})
+
+	// Every 7th change, between its decision and its numbering (and, in
+	// memory, again after its old version has left the expiry index), the
+	// clock moves on past some expiries and a reader brings the feed up
+	// to date: the change's old version may expire meanwhile (the change
+	// then follows the expiry: a replace becomes a create, a delete
+	// leaves nothing), and its new one be written where the watch has
+	// looked already.
+	var hooks atomic.Int64
+	var marksMu sync.Mutex
+	var marks []feedMark
+	// caughtUp reads the feed and records that it had looked past every
+	// expiry up to the clock's instant before the read.
+	caughtUp := func(o *lethe.ChangeFeedOptions) (lethe.ChangeFeedResponse, error) {
+		at := clock.Now()
+		page, err := c.ReadChangeFeed(ctx, o)
+		if err == nil {
+			marksMu.Lock()
+			marks = append(marks, feedMark{lsn: lethe.FeedNext(c), at: at})
+			marksMu.Unlock()
+		}
+		return page, err
+	}
+	catchUp := func() {
+		n := hooks.Add(1)
+		if n%7 != 0 {
+			return
+		}
+		clock.Advance([]time.Duration{500 * time.Millisecond, 1100 * time.Millisecond}[n/7%2])
+		if _, err := caughtUp(&lethe.ChangeFeedOptions{Mode: lethe.ChangeFeedModeAllVersionsAndDeletes, MaxItemCount: 1}); err != nil {
+			t.Error(err)
+		}
+	}
+	lethe.SetFeedChangeHooks(catchUp, catchUp)
+	defer lethe.SetFeedChangeHooks(nil, nil)
 
 	var instant atomic.Int64 // orders begins and acknowledgements
 	acked := make([][]feedWrite, writers)
@@ -113,7 +152,7 @@ func feedConcurrentModel(t *testing.T, seed uint64, durable bool) {
 	// changes it had.
 	read := func(r *rand.Rand) (int, error) {
 		o := lethe.ChangeFeedOptions{Mode: lethe.ChangeFeedModeAllVersionsAndDeletes, Continuation: tok, MaxItemCount: int32(1 + r.IntN(7))}
-		page, err := c.ReadChangeFeed(ctx, &o)
+		page, err := caughtUp(&o)
 		if err != nil {
 			return 0, err
 		}
@@ -161,6 +200,7 @@ func feedConcurrentModel(t *testing.T, seed uint64, durable bool) {
 	// Every acknowledged write exactly once, in commit order.
 	lsnOf := map[string]uint64{} // an upsert's tag -> its lsn
 	deletes := map[string]int{}  // id -> deletes (not expiries) in the feed
+	expiries := map[string]int{} // id -> expiries in the feed
 	for _, x := range seen {
 		switch {
 		case x.Metadata.OperationType != "delete":
@@ -168,7 +208,9 @@ func feedConcurrentModel(t *testing.T, seed uint64, durable bool) {
 			_, dup := lsnOf[tag]
 			require.False(t, dup, "upsert %s twice in the feed", tag)
 			lsnOf[tag] = x.Metadata.LSN
-		case !x.Metadata.TimeToLiveExpired:
+		case x.Metadata.TimeToLiveExpired:
+			expiries[x.Metadata.ID]++
+		default:
 			deletes[x.Metadata.ID]++
 		}
 	}
@@ -186,7 +228,15 @@ func feedConcurrentModel(t *testing.T, seed uint64, durable bool) {
 		require.True(t, ok, "acknowledged upsert %s not in the feed", w.tag)
 	}
 	require.Equal(t, len(lsnOf), len(all)-countDeletes(all), "the feed has upserts nobody made")
-	require.Equal(t, wantDeletes, deletes)
+	// An acknowledged delete shows as a delete, or, if the version it
+	// deleted expired before the delete was numbered, as that expiry.
+	for id, n := range wantDeletes {
+		require.LessOrEqual(t, deletes[id], n, "deletes of %s in the feed", id)
+		require.LessOrEqual(t, n, deletes[id]+expiries[id], "acknowledged deletes of %s: a delete or an expiry each", id)
+	}
+	for id, n := range deletes {
+		require.LessOrEqual(t, n, wantDeletes[id], "the feed deletes %s more often than anybody did", id)
+	}
 	for _, a := range all {
 		for _, b := range all {
 			if a.tag != "" && b.tag != "" && a.acked < b.begin {
@@ -220,6 +270,36 @@ func feedConcurrentModel(t *testing.T, seed uint64, durable bool) {
 			delete(live, id)
 		}
 	}
+	// No change of a version whose expiry the feed has looked past: an
+	// expiry at T in the feed, or a read at T that left the feed's next
+	// lsn at n, means that every version that expired by T has been
+	// reported before it (before lsn n), so a replace or delete after it
+	// changes a version that expires later (one that expired first is
+	// reported first, and its change made a create, or nothing).
+	slices.SortFunc(marks, func(a, b feedMark) int { return cmp.Compare(a.lsn, b.lsn) })
+	var looked time.Time              // where the feed has looked so far
+	expires := map[string]time.Time{} // id -> when its live version expires
+	for _, v := range lethe.FeedVersions(c) {
+		for len(marks) > 0 && marks[0].lsn <= v.LSN {
+			if marks[0].at.After(looked) {
+				looked = marks[0].at
+			}
+			marks = marks[1:]
+		}
+		if v.Kind == 2 || v.Kind == 3 { // a replace or a delete
+			require.True(t, expires[v.ID].After(looked), "lsn %d: a change of %s, whose version expired at %v, after the feed's expiries up to %v",
+				v.LSN, v.ID, expires[v.ID], looked)
+		}
+		if v.Kind == 4 && v.At.After(looked) {
+			looked = v.At
+		}
+		if v.Kind <= 2 {
+			expires[v.ID] = v.Expires
+		} else {
+			delete(expires, v.ID)
+		}
+	}
+
 	want := map[string]string{}
 	for doc, err := range c.QueryItems(ctx, "SELECT c.id, c.tag FROM c", lethe.NewPartitionKey(), nil) {
 		require.NoError(t, err)
@@ -228,6 +308,13 @@ func feedConcurrentModel(t *testing.T, seed uint64, durable bool) {
 		want[m["id"]] = m["tag"]
 	}
 	require.Equal(t, want, live)
+}
+
+// feedMark is a read of the concurrent model's feed: the clock's instant
+// before it, and the feed's next lsn after it.
+type feedMark struct {
+	lsn uint64
+	at  time.Time
 }
 
 func countDeletes(ws []feedWrite) int {

@@ -128,23 +128,14 @@ func TestChangeFeedLatestModel(t *testing.T) {
 // replace, nothing for the delete; never a change of an item the feed has
 // already shown expired.
 func TestChangeFeedExpiryBeforeChange(t *testing.T) {
-	for _, durable := range []bool{false, true} {
-		t.Run(fmt.Sprint("durable=", durable), func(t *testing.T) { feedExpiryBeforeChange(t, durable) })
-	}
+	inMemoryAndDurable(t, feedExpiryBeforeChange)
 }
 
 func feedExpiryBeforeChange(t *testing.T, durable bool) {
 	ctx := context.Background()
-	clock := NewManualClock(time.Unix(1_700_000_000, 0))
-	o := &Options{Clock: clock, Reaper: ReaperOptions{Disabled: true}}
-	if durable {
-		o.Dir, o.Sync = t.TempDir(), SyncNever
-	}
-	s, err := Open(o)
-	require.NoError(t, err)
+	clock, o, s, c := openFeedStore(t, durable)
 	defer func() { s.Close() }()
-	c, err := s.CreateContainer(ctx, ContainerProperties{ID: "c", DefaultTimeToLive: TTLNever, ChangeFeedPolicy: &ChangeFeedPolicy{}})
-	require.NoError(t, err)
+	var err error
 	pk := NewPartitionKey()
 	for _, doc := range []string{`{"id":"r","ttl":1}`, `{"id":"d","ttl":3}`} {
 		_, err := c.UpsertItem(ctx, pk, []byte(doc), nil)
@@ -186,6 +177,30 @@ func feedExpiryBeforeChange(t *testing.T, durable bool) {
 	}
 }
 
+// inMemoryAndDurable runs f as a subtest on an in-memory store, then on a
+// durable one.
+func inMemoryAndDurable(t *testing.T, f func(t *testing.T, durable bool)) {
+	for _, durable := range []bool{false, true} {
+		t.Run(fmt.Sprint("durable=", durable), func(t *testing.T) { f(t, durable) })
+	}
+}
+
+// openFeedStore opens a store on a manual clock with no reaper, durable
+// (o says where) or in memory, with a container "c" that keeps a change
+// feed.
+func openFeedStore(t *testing.T, durable bool) (clock *ManualClock, o *Options, s *Store, c *Container) {
+	clock = NewManualClock(time.Unix(1_700_000_000, 0))
+	o = &Options{Clock: clock, Reaper: ReaperOptions{Disabled: true}}
+	if durable {
+		o.Dir, o.Sync = t.TempDir(), SyncNever
+	}
+	s, err := Open(o)
+	require.NoError(t, err)
+	c, err = s.CreateContainer(context.Background(), ContainerProperties{ID: "c", DefaultTimeToLive: TTLNever, ChangeFeedPolicy: &ChangeFeedPolicy{}})
+	require.NoError(t, err)
+	return clock, o, s, c
+}
+
 // feedEntries lists c's retained changes: lsn, id, kind and prev.
 func feedEntries(c *Container) []string {
 	var out []string
@@ -196,4 +211,119 @@ func feedEntries(c *Container) []string {
 		return true
 	})
 	return out
+}
+
+// TestChangeFeedExpiryOfLateWrite: a write decided before a feed reader
+// brings the feed up to date past the new version's expiry, and made
+// after, puts the version where the expiry watch has looked already: its
+// expiry is reported all the same, after its write, to the feed (and the
+// log, which replays it) and to expiry subscribers; never a version the
+// feed shows created and never expired.
+func TestChangeFeedExpiryOfLateWrite(t *testing.T) {
+	inMemoryAndDurable(t, feedExpiryOfLateWrite)
+}
+
+func feedExpiryOfLateWrite(t *testing.T, durable bool) {
+	ctx := context.Background()
+	clock, o, s, c := openFeedStore(t, durable)
+	defer func() { s.Close() }()
+	sub, err := c.SubscribeExpiries(nil)
+	require.NoError(t, err)
+	pk := NewPartitionKey()
+	_, err = c.UpsertItem(ctx, pk, []byte(`{"id":"o","ttl":1}`), nil)
+	require.NoError(t, err)
+	clock.Advance(100 * time.Millisecond)
+	// Between x's decision and its numbering the clock passes its expiry
+	// and a reader catches up: o's expiry moves the watch past x's.
+	beforeFeedChange = func() {
+		beforeFeedChange = nil
+		clock.Advance(2 * time.Second)
+		_, err := c.ReadChangeFeed(ctx, &ChangeFeedOptions{Mode: ChangeFeedModeAllVersionsAndDeletes})
+		require.NoError(t, err)
+	}
+	defer func() { beforeFeedChange = nil }()
+	_, err = c.UpsertItem(ctx, pk, []byte(`{"id":"x","ttl":1}`), nil)
+	require.NoError(t, err)
+	clock.Advance(5 * time.Second)
+	_, err = c.ReadChangeFeed(ctx, &ChangeFeedOptions{Mode: ChangeFeedModeAllVersionsAndDeletes})
+	require.NoError(t, err)
+	_, err = c.ReadItem(ctx, pk, "x", nil)
+	require.ErrorIs(t, err, ErrNotFound)
+
+	want := []string{
+		fmt.Sprintf("1 o kind %d prev 0", changeCreate),
+		fmt.Sprintf("2 o kind %d prev 1", changeExpire),
+		fmt.Sprintf("3 x kind %d prev 0", changeCreate),
+		fmt.Sprintf("4 x kind %d prev 3", changeExpire),
+	}
+	require.Equal(t, want, feedEntries(c))
+	var got []string
+	for deadline := time.After(10 * time.Second); len(got) < 2; {
+		select {
+		case ev := <-sub.Events():
+			got = append(got, fmt.Sprintf("%s %d", ev.ID, ev.LSN))
+		case <-deadline:
+			t.Fatalf("expiry events: %v, want o's and x's", got)
+		}
+	}
+	require.Equal(t, []string{"o 2", "x 4"}, got)
+	if durable { // the log replays the same feed
+		require.NoError(t, s.Close())
+		s, err = Open(o)
+		require.NoError(t, err)
+		c, err = s.Container("c")
+		require.NoError(t, err)
+		require.Equal(t, want, feedEntries(c))
+	}
+}
+
+// TestChangeFeedExpiryUnindexedEarly: in memory, a replace or delete takes
+// its old version out of the expiry index before it is numbered
+// (unindexLive); if a feed reader brings the feed up past that version's
+// expiry meanwhile, the feed shows the version expire before the change
+// (a replace becomes a create, a delete nothing), as a durable store's
+// feed does: a replay never shows the old version after its expiry.
+func TestChangeFeedExpiryUnindexedEarly(t *testing.T) {
+	for _, replace := range []bool{true, false} {
+		t.Run(fmt.Sprint("replace=", replace), func(t *testing.T) {
+			ctx := context.Background()
+			clock, _, s, c := openFeedStore(t, false)
+			defer s.Close()
+			var err error
+			pk := NewPartitionKey()
+			_, err = c.UpsertItem(ctx, pk, []byte(`{"id":"r","ttl":1}`), nil)
+			require.NoError(t, err)
+			clock.Advance(500 * time.Millisecond)
+			_, err = c.UpsertItem(ctx, pk, []byte(`{"id":"o","ttl":1}`), nil)
+			require.NoError(t, err)
+			clock.Advance(400 * time.Millisecond) // r is live for 100 ms more
+			afterUnindexLive = func() {
+				afterUnindexLive = nil
+				clock.Advance(2 * time.Second) // past r's and o's expiry
+				_, err := c.ReadChangeFeed(ctx, &ChangeFeedOptions{Mode: ChangeFeedModeAllVersionsAndDeletes})
+				require.NoError(t, err)
+			}
+			defer func() { afterUnindexLive = nil }()
+			want := []string{
+				fmt.Sprintf("1 r kind %d prev 0", changeCreate),
+				fmt.Sprintf("2 o kind %d prev 0", changeCreate),
+				fmt.Sprintf("3 o kind %d prev 2", changeExpire),
+				fmt.Sprintf("4 r kind %d prev 1", changeExpire),
+			}
+			if replace {
+				_, err = c.UpsertItem(ctx, pk, []byte(`{"id":"r","v":2}`), nil)
+				want = append(want, fmt.Sprintf("5 r kind %d prev 4", changeCreate))
+			} else {
+				_, err = c.DeleteItem(ctx, pk, "r", nil)
+			}
+			require.NoError(t, err)
+			require.Equal(t, want, feedEntries(c))
+			_, err = c.ReadItem(ctx, pk, "r", nil)
+			if replace {
+				require.NoError(t, err)
+			} else {
+				require.ErrorIs(t, err, ErrNotFound)
+			}
+		})
+	}
 }

@@ -224,6 +224,9 @@ func (c *Container) applyItems(ms []mutation, batch bool, batchSeq uint64) (next
 		// expiry before the feed has its write.
 		c.putItems(ms)
 		c.unindexLive(ms)
+		if afterUnindexLive != nil {
+			afterUnindexLive()
+		}
 		return c.indexShared(ms), nil
 	}
 	c.expiry.mu.Lock()
@@ -273,33 +276,28 @@ func (c *Container) applyItems(ms []mutation, batch bool, batchSeq uint64) (next
 }
 
 // recauseReportedLocked makes each change whose old version the expiry
-// watch has reported expired since the change was decided (under its
-// shard's lock, at an instant before the expiry, from another goroutine
-// that held expiry.mu meanwhile) the change the item's state now calls
-// for: a replace of it a create, a delete of it a purge (no change in the
-// feed), so that the feed never shows an item changed after its expiry
-// as if it were still there. On a durable store the old version stays in
-// the expiry index until the change is made, so the watch's front having
-// passed it means it was reported; in memory, so it does unless
-// unindexLive took it out before the watch could report it (m.unindexed).
-// The caller holds expiry.mu.
+// watch has looked past since the change was decided (under its shard's
+// lock, at an instant before the expiry, from another goroutine that held
+// expiry.mu meanwhile) the change the item's state now calls for: a
+// replace of it a create, a delete of it a purge (no change in the feed),
+// so that the feed never shows an item changed after its expiry as if it
+// were still there. The old version stays in the expiry index until the
+// change is made, so the watch's front having passed it means it was
+// reported; unless unindexLive took it out early (m.unindexed, in
+// memory): the watch never saw it, and its expiry is reported here
+// (reportPassedLocked), so that the feed shows the item expire before the
+// change, as a durable store's does. The caller holds expiry.mu.
 func (c *Container) recauseReportedLocked(ms []mutation) {
-	w := &c.expiry.watch
-	if !w.on {
+	if !c.expiry.watch.on {
 		return
 	}
 	for i := range ms {
 		m := &ms[i]
-		if m.old == "" || m.unindexed || (m.cause != causeReplace && m.cause != causeDelete) {
+		if m.old == "" || (m.cause != causeReplace && m.cause != causeDelete) || !c.passedLocked(m.old) {
 			continue
 		}
-		e, own, ok := entryFor(m.old)
-		front := w.inherit
-		if own {
-			front = w.own
-		}
-		if !ok || lessEntry(front, e) {
-			continue // not reported
+		if m.unindexed {
+			c.reportPassedLocked(m.old)
 		}
 		if m.cause == causeReplace {
 			m.cause = causeCreate
@@ -312,6 +310,11 @@ func (c *Container) recauseReportedLocked(ms []mutation) {
 // beforeFeedChange, when set (by tests), runs in applyItems for a decided
 // change to a container with a change feed, before it is made or logged.
 var beforeFeedChange func()
+
+// afterUnindexLive, when set (by tests), runs in applyItems for a change to
+// an in-memory container with a change feed, between unindexLive and
+// indexShared.
+var afterUnindexLive func()
 
 // indexShared makes item changes, already made in the id tables, in the
 // indexes under one hold of expiry.mu, having first found the expiries the
@@ -468,6 +471,18 @@ func (c *Container) indexItemsLocked(ms []mutation) (next int64) {
 		}
 	}
 	if x.watch.on {
+		// A version written at an instant the watch has since looked past
+		// its expiry (the write was decided before a feed reader's
+		// catch-up and is made after it) lands behind the front, where
+		// the watch never looks again: its expiry is reported now, after
+		// its write. Its expiry is after its write, so only a write
+		// decided before the watch's latest look (watchScan) can.
+		scan := c.watchScan.Load()
+		for i := range ms {
+			if m := &ms[i]; m.rec != "" && m.now < scan && c.passedLocked(m.rec) {
+				c.reportPassedLocked(m.rec)
+			}
+		}
 		c.watchAddedLocked(next)
 		c.publishDueLocked()
 	}
