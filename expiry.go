@@ -1,6 +1,7 @@
 package lethe
 
 import (
+	"slices"
 	"unsafe"
 
 	"github.com/google/btree"
@@ -440,7 +441,10 @@ func (c *Container) entriesPrefix(own bool, after, before expiryEntry, limit int
 		}
 		runs[i] = buf[from:len(buf):len(buf)]
 	}
-	// Merge in buf's spare room, then move the merged entries down.
+	// Merge in buf's spare room (grown to hold every entry taken, so that
+	// a caller that keeps buf grows it once), then move the merged entries
+	// down.
+	buf = slices.Grow(buf, len(buf)-start)
 	end := len(buf)
 	merged, left := mergeExpired(buf[end:end], runs[:], cut[:], limit)
 	buf = buf[:start+copy(buf[start:], merged)]
@@ -639,15 +643,23 @@ func (c *Container) itemCount() int {
 // across them after a default was shortened: an item written later under
 // the shorter one can have expired before one written earlier. So each
 // range is a run of its own, and the runs are merged (mergeExpired) with
-// the items that have their own ttl. It works in scratch (which it may
-// grow), so that a caller that keeps one makes no garbage; give it a
-// capacity of 5*limit+8*shardCount.
-func (c *Container) oldestExpired(rule *expiryRule, now int64, limit int, scratch []expiredEntry) (_ []expiredEntry, more bool) {
+// the items that have their own ttl. It works in *scratch (may be nil),
+// which it grows as it needs and leaves grown, so that a caller that keeps
+// one makes no garbage; give it a capacity of 5*limit+8*shardCount.
+func (c *Container) oldestExpired(rule *expiryRule, now int64, limit int, scratch *[]expiredEntry) (_ []expiredEntry, more bool) {
+	if scratch == nil {
+		scratch = new([]expiredEntry)
+	}
 	ci, co := cutoffs(rule, now)
-	var ends [4]int // where each run ends in buf
-	var cuts [4]bool
+	var ends [maxMergeRuns]int // where each run ends in buf
+	var cuts [maxMergeRuns]bool
 	runEnds, runCut := ends[:0], cuts[:0]
-	buf := scratch[:0]
+	buf := (*scratch)[:0]
+	defer func() {
+		if cap(buf) > cap(*scratch) {
+			*scratch = buf[:0] // grown: kept for the next batch
+		}
+	}()
 	after := beforeAll
 	for _, p := range rule.past {
 		var more bool
@@ -664,7 +676,7 @@ func (c *Container) oldestExpired(rule *expiryRule, now int64, limit int, scratc
 	buf, moreO := c.entriesBetween(true, beforeAll, co, limit, buf)
 	runEnds, runCut = append(runEnds, len(buf)), append(runCut, moreO)
 
-	var runsArr [4][]expiredEntry
+	var runsArr [maxMergeRuns][]expiredEntry
 	runs := runsArr[:0]
 	from, last := 0, -1 // last: the one run with entries, -1 none, -2 several
 	for i, end := range runEnds {
@@ -693,6 +705,7 @@ func (c *Container) oldestExpired(rule *expiryRule, now int64, limit int, scratc
 		runCut = append(runCut[:1], runCut[maxMergeRuns:]...)
 		runs[0], runCut[0] = merged, left
 	}
+	buf = slices.Grow(buf, min(limit, len(buf))) // room for the merge after the runs
 	return mergeExpired(buf[len(buf):], runs, runCut, limit)
 }
 

@@ -244,17 +244,6 @@ func TestOldestExpiredAfterShorterDefault(t *testing.T) {
 	requireOldestExpired(t, c, 1000, 1, 31, 256, 700)
 }
 
-// TestPartSize: a batch the reaper may cut short is purged in parts of
-// reapCheckEvery, between which it looks at the clock, whatever MaxHold a
-// user sets, the largest too; only a batch nothing cuts (uncut: nobody
-// served, or Purge) is one part.
-func TestPartSize(t *testing.T) {
-	for _, hold := range []time.Duration{time.Nanosecond, DefaultReaperMaxHold, MaxReaperMaxHold} {
-		require.Equal(t, reapCheckEvery, partSize(hold, 1000), "MaxHold %v", hold)
-	}
-	require.Equal(t, 1000, partSize(uncut, 1000))
-}
-
 // TestOldestExpiredManyDefaults: with more ranges of expired items than
 // one merge takes runs (a default shortened 60 times while items waited),
 // the batches are still the first items by expiry.

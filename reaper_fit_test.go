@@ -1,0 +1,115 @@
+package lethe
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestReapLearnsFit: a batch MaxHold bounds takes as many items as fit in
+// three quarters of MaxHold at the last batch's pace (the first at
+// reapItemGuess an item), at most twice the last's size, never fewer than
+// reapCheckEvery nor more than BatchSize, whatever MaxHold a user sets (the
+// largest too).
+func TestReapLearnsFit(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		hold    time.Duration
+		batch   int
+		fit     int           // before (0: none learnt)
+		elapsed time.Duration // of the last batch
+		n       int           // its items
+		want    int
+	}{
+		{"first batch, as guessed", 100 * time.Microsecond, 256, 0, 75 * time.Microsecond, 75, 75},
+		{"faster: doubles at most", 100 * time.Microsecond, 256, 20, 2 * time.Microsecond, 20, 40},
+		{"fits three quarters", 100 * time.Microsecond, 256, 64, 64 * time.Microsecond, 64, 75},
+		{"slower: shrinks at once", 100 * time.Microsecond, 256, 75, 225 * time.Microsecond, 75, 25},
+		{"much slower: the least", 100 * time.Microsecond, 256, 75, 10 * time.Millisecond, 75, reapCheckEvery},
+		{"1 ns MaxHold", time.Nanosecond, 256, 0, time.Microsecond, 16, reapCheckEvery},
+		{"no time taken", 100 * time.Microsecond, 256, 40, 0, 40, 80},
+		{"BatchSize bounds", MaxReaperMaxHold, 256, 200, 200 * time.Microsecond, 200, 256},
+		{"BatchSize under the least", 100 * time.Microsecond, 5, 0, time.Nanosecond, 5, 5},
+		{"nothing chosen: unchanged", 100 * time.Microsecond, 256, 50, time.Microsecond, 0, 50},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := reapScratch{fit: tc.fit}
+			o := ReaperOptions{BatchSize: tc.batch, MaxHold: tc.hold}
+			s.learn(tc.elapsed, tc.n, o)
+			require.Equal(t, tc.want, s.fitting(o))
+		})
+	}
+}
+
+// TestReapBatchFitsMaxHold: with users served (MaxHold bounds each batch)
+// and every purge taking 1 µs of the reaper's clock, each batch after the
+// first few takes close to three quarters of MaxHold and none more than
+// MaxHold: the bound holds inside a batch, not only between batches (a
+// batch of BatchSize items, or one chosen in full before the clock is
+// looked at, would take 256 µs), and the batches are not left at the
+// least size.
+func TestReapBatchFitsMaxHold(t *testing.T) {
+	c, clock := manualContainer(t)
+	ctx := context.Background()
+	const n = 3000
+	for i := range n {
+		_, err := c.CreateItem(ctx, NewPartitionKey(), fmt.Appendf(nil, `{"id":"%d"}`, i), nil)
+		require.NoError(t, err)
+	}
+	clock.Advance(time.Minute)
+	base := time.Unix(0, 0)
+	reapNow = func() time.Time { return base.Add(time.Duration(c.purged.Load()) * time.Microsecond) }
+	t.Cleanup(func() { reapNow = time.Now })
+	o := ReaperOptions{BatchSize: 256, MaxHold: 100 * time.Microsecond}
+	scratch := newReapScratch(o.BatchSize)
+	var sizes []int
+	for total := 0; total < n; {
+		k, _ := c.reap(c.store.clock.now(), o, false, &scratch)
+		require.Positive(t, k)
+		require.LessOrEqual(t, time.Duration(k)*time.Microsecond, o.MaxHold, "batch %d (sizes so far %v)", len(sizes), sizes)
+		sizes = append(sizes, k)
+		total += k
+	}
+	for i, k := range sizes[4 : len(sizes)-1] {
+		require.GreaterOrEqual(t, k, 70, "batch %d of %v", i+4, sizes)
+	}
+}
+
+// TestOldestExpiredKeepsScratch: with more earlier defaults holding expired
+// items than the scratch's first capacity allows for, oldestExpired grows
+// the caller's scratch once and keeps it grown: the batches after the
+// first allocate nothing.
+func TestOldestExpiredKeepsScratch(t *testing.T) {
+	c, clock := manualContainer(t)
+	ctx := context.Background()
+	def := TTL(100)
+	for step := range 8 {
+		props, err := c.Read(ctx)
+		require.NoError(t, err)
+		props.DefaultTimeToLive = def
+		require.NoError(t, c.Replace(ctx, props))
+		for i := range 300 {
+			clock.Advance(time.Second)
+			_, err := c.UpsertItem(ctx, NewPartitionKey(), fmt.Appendf(nil, `{"id":"%d-%d"}`, step, i), nil)
+			require.NoError(t, err)
+		}
+		def -= 10 // each change finds items expired under the last default
+	}
+	clock.Advance(time.Duration(def) * time.Second)
+	require.Greater(t, len(c.rule.past), 4)
+	const limit = 256
+	scratch := newReapScratch(limit).entries
+	first := cap(scratch)
+	now := c.store.clock.now()
+	batch, _ := c.oldestExpired(&c.rule, now, limit, &scratch)
+	require.Len(t, batch, limit)
+	require.Greater(t, cap(scratch), first, "the scratch did not need to grow: the test does not test")
+	allocs := testing.AllocsPerRun(20, func() {
+		batch, _ = c.oldestExpired(&c.rule, now, limit, &scratch)
+	})
+	require.Len(t, batch, limit)
+	require.Zero(t, allocs, "allocations per batch with a kept scratch")
+}
