@@ -466,7 +466,12 @@ type mergeKey struct {
 }
 
 func (a mergeKey) less(b mergeKey) bool {
-	return a.at < b.at || a.at == b.at && a.rec.seq() < b.rec.seq()
+	if a.at != b.at {
+		return a.at < b.at
+	}
+	// The same record ties with itself: most often doneKey, whose
+	// sequence every emptied run's place in a merge would read again.
+	return !sameRecord(a.rec, b.rec) && a.rec.seq() < b.rec.seq()
 }
 
 // doneKey is the key of a run with nothing left: after every entry's (no
