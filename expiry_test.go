@@ -244,25 +244,33 @@ func TestOldestExpiredAfterShorterDefault(t *testing.T) {
 	requireOldestExpired(t, c, 1000, 1, 31, 256, 700)
 }
 
+// shortenDefaults sets c's default to def, less step at each of steps
+// changes, and after each change writes n items, the clock moving every
+// apart between them; it returns the default a next change would set
+// (the last less step).
+func shortenDefaults(t *testing.T, c *Container, clock *ManualClock, steps, n int, every time.Duration, def, step TTL) TTL {
+	ctx := context.Background()
+	for k := range steps {
+		props, err := c.Read(ctx)
+		require.NoError(t, err)
+		props.DefaultTimeToLive = def
+		require.NoError(t, c.Replace(ctx, props))
+		for i := range n {
+			clock.Advance(every)
+			_, err := c.UpsertItem(ctx, NewPartitionKey(), fmt.Appendf(nil, `{"id":"%d-%d"}`, k, i), nil)
+			require.NoError(t, err)
+		}
+		def -= step
+	}
+	return def
+}
+
 // TestOldestExpiredManyDefaults: with more ranges of expired items than
 // one merge takes runs (a default shortened 60 times while items waited),
 // the batches are still the first items by expiry.
 func TestOldestExpiredManyDefaults(t *testing.T) {
 	c, clock := manualContainer(t)
-	ctx := context.Background()
-	def := TTL(10_000)
-	for step := range 60 {
-		props, err := c.Read(ctx)
-		require.NoError(t, err)
-		props.DefaultTimeToLive = def
-		require.NoError(t, c.Replace(ctx, props))
-		for i := range 5 {
-			clock.Advance(200 * time.Second)
-			_, err := c.UpsertItem(ctx, NewPartitionKey(), fmt.Appendf(nil, `{"id":"%d-%d"}`, step, i), nil)
-			require.NoError(t, err)
-		}
-		def -= 150
-	}
+	def := shortenDefaults(t, c, clock, 60, 5, 200*time.Second, 10_000, 150)
 	clock.Advance(time.Duration(def) * time.Second)
 	require.Greater(t, len(c.rule.past), maxMergeRuns+10)
 	requireOldestExpired(t, c, 200, 1, 7, 50, 150)

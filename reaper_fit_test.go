@@ -84,20 +84,8 @@ func TestReapBatchFitsMaxHold(t *testing.T) {
 // first allocate nothing.
 func TestOldestExpiredKeepsScratch(t *testing.T) {
 	c, clock := manualContainer(t)
-	ctx := context.Background()
-	def := TTL(100)
-	for step := range 8 {
-		props, err := c.Read(ctx)
-		require.NoError(t, err)
-		props.DefaultTimeToLive = def
-		require.NoError(t, c.Replace(ctx, props))
-		for i := range 300 {
-			clock.Advance(time.Second)
-			_, err := c.UpsertItem(ctx, NewPartitionKey(), fmt.Appendf(nil, `{"id":"%d-%d"}`, step, i), nil)
-			require.NoError(t, err)
-		}
-		def -= 10 // each change finds items expired under the last default
-	}
+	// Each change finds items expired under the default before.
+	def := shortenDefaults(t, c, clock, 8, 300, time.Second, 100, 10)
 	clock.Advance(time.Duration(def) * time.Second)
 	require.Greater(t, len(c.rule.past), 4)
 	const limit = 256
