@@ -3,6 +3,8 @@ package lethe
 import (
 	"context"
 	"fmt"
+	"os"
+	"strconv"
 	"testing"
 	"time"
 
@@ -100,4 +102,40 @@ func TestOldestExpiredKeepsScratch(t *testing.T) {
 	})
 	require.Len(t, batch, limit)
 	require.Zero(t, allocs, "allocations per batch with a kept scratch")
+}
+
+// TestPurgeCostTimed is not a check: it is TestPurgeCost's purge as the
+// reaper makes it while users are served, for counting instructions per
+// purged item under valgrind. n items expire at distinct instants, 1 µs
+// apart, and are purged in batches the default MaxHold bounds, timed by a
+// clock on which each purge takes 1 µs (so the batches' sizes do not
+// depend on valgrind's pace). It runs only with LETHE_PURGECOST=n; the
+// cost of a purge is Container.reap's inclusive count over n:
+//
+//	CGO_ENABLED=0 go test -c -o lethe.test . && LETHE_PURGECOST=200000 GOGC=off GOMAXPROCS=1 \
+//	  GODEBUG=asyncpreemptoff=1 valgrind --tool=callgrind ./lethe.test -test.run TestPurgeCostTimed &&
+//	callgrind_annotate --inclusive=yes callgrind.out.* | grep 'Container).reap '
+func TestPurgeCostTimed(t *testing.T) {
+	n, _ := strconv.Atoi(os.Getenv("LETHE_PURGECOST"))
+	if n <= 0 {
+		t.Skip("LETHE_PURGECOST=n not set")
+	}
+	c, clock := manualContainer(t)
+	ctx := context.Background()
+	for i := range n {
+		clock.Advance(time.Microsecond)
+		_, err := c.CreateItem(ctx, NewPartitionKey(), fmt.Appendf(nil, `{"id":"u%d","status":"pending","n":12345}`, i), nil)
+		require.NoError(t, err)
+	}
+	clock.Advance(time.Minute)
+	reapNow = func() time.Time { return time.Unix(0, 0).Add(time.Duration(c.purged.Load()) * time.Microsecond) }
+	t.Cleanup(func() { reapNow = time.Now })
+	o := ReaperOptions{BatchSize: DefaultReaperBatchSize, MaxHold: DefaultReaperMaxHold}
+	scratch := newReapScratch(o.BatchSize)
+	got, batches := 0, 0
+	for ; got < n; batches++ {
+		k, _ := c.reap(c.store.clock.now(), o, false, &scratch)
+		got += k
+	}
+	t.Logf("%d batches, %.1f items a batch", batches, float64(n)/float64(batches))
 }
