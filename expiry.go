@@ -396,8 +396,12 @@ func (c *Container) entriesBetween(own bool, after, before expiryEntry, limit in
 // rest. The entries come in order (lessEntry).
 func (c *Container) entriesPrefix(own bool, after, before expiryEntry, limit int, buf []expiredEntry) (_ []expiredEntry, through expiryEntry, more bool) {
 	start := len(buf)
-	per := min(limit, max(limit/shardCount*2, 4)) // entries taken from each shard (limit may be math.MaxInt)
-	var bound mergeKey                            // the least last entry taken from a shard that had more
+	// Entries taken from each shard (limit may be math.MaxInt): twice a
+	// shard's share, and at least 8, so that a small batch (the reaper's
+	// sized to MaxHold: 75 or so) is mostly found in one call, not two or
+	// three that each walk every shard's tree.
+	per := min(limit, max(limit/shardCount*2, 8))
+	var bound mergeKey // the least last entry taken from a shard that had more
 	bounded := false
 	// The walk compares each entry with after, before and the bound as
 	// keys (mergeKey reads a write sequence only when instants tie).
