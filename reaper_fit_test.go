@@ -83,7 +83,7 @@ func TestReapBatchFitsMaxHold(t *testing.T) {
 // TestOldestExpiredKeepsScratch: with more earlier defaults holding expired
 // items than the scratch's first capacity allows for, oldestExpired grows
 // the caller's scratch once and keeps it grown: the batches after the
-// first allocate nothing.
+// first allocate nothing, nor do the reaper's.
 func TestOldestExpiredKeepsScratch(t *testing.T) {
 	c, clock := manualContainer(t)
 	// Each change finds items expired under the default before.
@@ -102,6 +102,18 @@ func TestOldestExpiredKeepsScratch(t *testing.T) {
 	})
 	require.Len(t, batch, limit)
 	require.Zero(t, allocs, "allocations per batch with a kept scratch")
+
+	// The reaper's batches too: it keeps its scratch.
+	o := ReaperOptions{BatchSize: limit, MaxHold: uncut}
+	rs := newReapScratch(limit)
+	c.reap(now, o, true, &rs)
+	purged := 0
+	allocs = testing.AllocsPerRun(4, func() {
+		k, _ := c.reap(now, o, true, &rs)
+		purged += k
+	})
+	require.Equal(t, 5*limit, purged)
+	require.Zero(t, allocs, "allocations per reaper batch")
 }
 
 // TestPurgeCostTimed is not a check: it is TestPurgeCost's purge as the
