@@ -1,6 +1,7 @@
 package lethe
 
 import (
+	"slices"
 	"unsafe"
 
 	"github.com/google/btree"
@@ -395,8 +396,12 @@ func (c *Container) entriesBetween(own bool, after, before expiryEntry, limit in
 // rest. The entries come in order (lessEntry).
 func (c *Container) entriesPrefix(own bool, after, before expiryEntry, limit int, buf []expiredEntry) (_ []expiredEntry, through expiryEntry, more bool) {
 	start := len(buf)
-	per := min(limit, max(limit/shardCount*2, 4)) // entries taken from each shard (limit may be math.MaxInt)
-	var bound mergeKey                            // the least last entry taken from a shard that had more
+	// Entries taken from each shard (limit may be math.MaxInt): twice a
+	// shard's share, and at least 8, so that a small batch (the reaper's
+	// sized to MaxHold: 75 or so) is mostly found in one call, not two or
+	// three that each walk every shard's tree.
+	per := min(limit, max(limit/shardCount*2, 8))
+	var bound mergeKey // the least last entry taken from a shard that had more
 	bounded := false
 	// The walk compares each entry with after, before and the bound as
 	// keys (mergeKey reads a write sequence only when instants tie).
@@ -440,7 +445,10 @@ func (c *Container) entriesPrefix(own bool, after, before expiryEntry, limit int
 		}
 		runs[i] = buf[from:len(buf):len(buf)]
 	}
-	// Merge in buf's spare room, then move the merged entries down.
+	// Merge in buf's spare room (grown to hold every entry taken, so that
+	// a caller that keeps buf grows it once), then move the merged entries
+	// down.
+	buf = slices.Grow(buf, len(buf)-start)
 	end := len(buf)
 	merged, left := mergeExpired(buf[end:end], runs[:], cut[:], limit)
 	buf = buf[:start+copy(buf[start:], merged)]
@@ -462,7 +470,12 @@ type mergeKey struct {
 }
 
 func (a mergeKey) less(b mergeKey) bool {
-	return a.at < b.at || a.at == b.at && a.rec.seq() < b.rec.seq()
+	if a.at != b.at {
+		return a.at < b.at
+	}
+	// The same record ties with itself: most often doneKey, whose
+	// sequence every emptied run's place in a merge would read again.
+	return !sameRecord(a.rec, b.rec) && a.rec.seq() < b.rec.seq()
 }
 
 // doneKey is the key of a run with nothing left: after every entry's (no
@@ -639,15 +652,23 @@ func (c *Container) itemCount() int {
 // across them after a default was shortened: an item written later under
 // the shorter one can have expired before one written earlier. So each
 // range is a run of its own, and the runs are merged (mergeExpired) with
-// the items that have their own ttl. It works in scratch (which it may
-// grow), so that a caller that keeps one makes no garbage; give it a
-// capacity of 5*limit+8*shardCount.
-func (c *Container) oldestExpired(rule *expiryRule, now int64, limit int, scratch []expiredEntry) (_ []expiredEntry, more bool) {
+// the items that have their own ttl. It works in *scratch (may be nil),
+// which it grows as it needs and leaves grown, so that a caller that keeps
+// one makes no garbage; give it a capacity of 5*limit+8*shardCount.
+func (c *Container) oldestExpired(rule *expiryRule, now int64, limit int, scratch *[]expiredEntry) (_ []expiredEntry, more bool) {
+	if scratch == nil {
+		scratch = new([]expiredEntry)
+	}
 	ci, co := cutoffs(rule, now)
-	var ends [4]int // where each run ends in buf
-	var cuts [4]bool
+	var ends [maxMergeRuns]int // where each run ends in buf
+	var cuts [maxMergeRuns]bool
 	runEnds, runCut := ends[:0], cuts[:0]
-	buf := scratch[:0]
+	buf := (*scratch)[:0]
+	defer func() {
+		if cap(buf) > cap(*scratch) {
+			*scratch = buf[:0] // grown: kept for the next batch
+		}
+	}()
 	after := beforeAll
 	for _, p := range rule.past {
 		var more bool
@@ -664,7 +685,7 @@ func (c *Container) oldestExpired(rule *expiryRule, now int64, limit int, scratc
 	buf, moreO := c.entriesBetween(true, beforeAll, co, limit, buf)
 	runEnds, runCut = append(runEnds, len(buf)), append(runCut, moreO)
 
-	var runsArr [4][]expiredEntry
+	var runsArr [maxMergeRuns][]expiredEntry
 	runs := runsArr[:0]
 	from, last := 0, -1 // last: the one run with entries, -1 none, -2 several
 	for i, end := range runEnds {
@@ -693,6 +714,7 @@ func (c *Container) oldestExpired(rule *expiryRule, now int64, limit int, scratc
 		runCut = append(runCut[:1], runCut[maxMergeRuns:]...)
 		runs[0], runCut[0] = merged, left
 	}
+	buf = slices.Grow(buf, min(limit, len(buf))) // room for the merge after the runs
 	return mergeExpired(buf[len(buf):], runs, runCut, limit)
 }
 

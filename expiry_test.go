@@ -244,15 +244,25 @@ func TestOldestExpiredAfterShorterDefault(t *testing.T) {
 	requireOldestExpired(t, c, 1000, 1, 31, 256, 700)
 }
 
-// TestPartSize: a batch the reaper may cut short is purged in parts of
-// reapCheckEvery, between which it looks at the clock, whatever MaxHold a
-// user sets, the largest too; only a batch nothing cuts (uncut: nobody
-// served, or Purge) is one part.
-func TestPartSize(t *testing.T) {
-	for _, hold := range []time.Duration{time.Nanosecond, DefaultReaperMaxHold, MaxReaperMaxHold} {
-		require.Equal(t, reapCheckEvery, partSize(hold, 1000), "MaxHold %v", hold)
+// shortenDefaults sets c's default to def, less step at each of steps
+// changes, and after each change writes n items, the clock moving every
+// apart between them; it returns the default a next change would set
+// (the last less step).
+func shortenDefaults(t *testing.T, c *Container, clock *ManualClock, steps, n int, every time.Duration, def, step TTL) TTL {
+	ctx := context.Background()
+	for k := range steps {
+		props, err := c.Read(ctx)
+		require.NoError(t, err)
+		props.DefaultTimeToLive = def
+		require.NoError(t, c.Replace(ctx, props))
+		for i := range n {
+			clock.Advance(every)
+			_, err := c.UpsertItem(ctx, NewPartitionKey(), fmt.Appendf(nil, `{"id":"%d-%d"}`, k, i), nil)
+			require.NoError(t, err)
+		}
+		def -= step
 	}
-	require.Equal(t, 1000, partSize(uncut, 1000))
+	return def
 }
 
 // TestOldestExpiredManyDefaults: with more ranges of expired items than
@@ -260,20 +270,7 @@ func TestPartSize(t *testing.T) {
 // the batches are still the first items by expiry.
 func TestOldestExpiredManyDefaults(t *testing.T) {
 	c, clock := manualContainer(t)
-	ctx := context.Background()
-	def := TTL(10_000)
-	for step := range 60 {
-		props, err := c.Read(ctx)
-		require.NoError(t, err)
-		props.DefaultTimeToLive = def
-		require.NoError(t, c.Replace(ctx, props))
-		for i := range 5 {
-			clock.Advance(200 * time.Second)
-			_, err := c.UpsertItem(ctx, NewPartitionKey(), fmt.Appendf(nil, `{"id":"%d-%d"}`, step, i), nil)
-			require.NoError(t, err)
-		}
-		def -= 150
-	}
+	def := shortenDefaults(t, c, clock, 60, 5, 200*time.Second, 10_000, 150)
 	clock.Advance(time.Duration(def) * time.Second)
 	require.Greater(t, len(c.rule.past), maxMergeRuns+10)
 	requireOldestExpired(t, c, 200, 1, 7, 50, 150)

@@ -99,6 +99,23 @@ func Reap(c *Container, now time.Time, spend bool) (purged int) {
 	return purged
 }
 
+// ReapScratch is the reaper's working memory, which it keeps from batch to
+// batch.
+type ReapScratch = reapScratch
+
+// NewReapScratch returns working memory for ReapWith on s's containers.
+func NewReapScratch(s *Store) *ReapScratch {
+	scratch := newReapScratch(s.opts.Reaper.BatchSize)
+	return &scratch
+}
+
+// ReapWith is Reap in working memory kept from one call to the next, as
+// the reaper keeps it.
+func ReapWith(c *Container, now time.Time, spend bool, scratch *ReapScratch) (purged int) {
+	purged, _ = c.reap(now.UnixNano(), c.store.opts.Reaper, spend, scratch)
+	return purged
+}
+
 // ReaperRound runs one round of a new reaper of s, driven by hand (open s
 // with its own reaper disabled), at now, and returns when that reaper would
 // next be needed: at or before now if more is waiting.

@@ -14,9 +14,9 @@ import (
 // instant (BenchmarkPurge's) and purges them with Container.Purge, for
 // counting instructions per purged item under valgrind by the difference
 // of two runs' totals: with LETHE_PURGECOST_PART=setup it only writes
-// them; with =paced it purges them a batch at a time with a MaxHold that
-// can cut a batch (but is never reached), as the reaper does while users
-// are served. With LETHE_PURGECOST_SPREAD=1 the items are written 1 µs
+// them; with =paced it purges them a batch at a time, in working memory
+// kept from batch to batch, with a MaxHold that bounds each batch (as while
+// users are served; at a second, every batch is BatchSize). With LETHE_PURGECOST_SPREAD=1 the items are written 1 µs
 // apart, so that they expire at distinct instants, as bench/ W4's do. It
 // runs only with LETHE_PURGECOST=n:
 //
@@ -52,8 +52,9 @@ func TestPurgeCost(t *testing.T) {
 		return
 	case "paced":
 		got := 0
+		scratch := lethe.NewReapScratch(s) // kept, as the reaper keeps it
 		for got < n {
-			got += lethe.Reap(c, clock.Now(), false)
+			got += lethe.ReapWith(c, clock.Now(), false, scratch)
 		}
 		return
 	}

@@ -164,15 +164,9 @@ var afterReapFetch func(batch []expiredEntry)
 // MaxHold), so a MaxHold a user sets, even the largest, is kept.
 const uncut = time.Duration(1<<63 - 1)
 
-// partSize returns the size of the parts reap purges a batch of n in: the
-// whole batch when nothing can cut it short, otherwise reapCheckEvery
-// items, between which it looks at the clock.
-func partSize(maxHold time.Duration, n int) int {
-	if maxHold == uncut {
-		return n
-	}
-	return reapCheckEvery
-}
+// reapNow is the clock reap times its batches by against MaxHold (tests
+// replace it).
+var reapNow = time.Now
 
 // round gives every container one batch, starting with the turn-th so that
 // no container always goes first, and returns when the reaper is next
@@ -209,19 +203,19 @@ func (r *reaper) round(now int64, turn int) (wakeAt int64, stopped bool) {
 // containers left); without, the budget is not consulted. scratch
 // (may be nil) is working memory for the batch.
 //
-// A batch cut short (by MaxHold, or by the spare budget running out) has
+// While MaxHold can cut it (users are served), a batch is sized by time:
+// as many items as the batches before show fit well inside MaxHold, its
+// choice included (reapScratch.learn). It is never cut part way, so a
+// batch cut short, by MaxHold or by the spare budget running out, has
 // purged the items that expired first, in every shard: the batch comes in
-// order of expiry (oldestExpired) and is purged in parts, each a run of
-// that order, and it stops only between parts. Within a part, the items
-// are purged shard by shard: each shard's items under one hold of its lock
-// and of the expiry lock, so that the locks are taken once for several
-// items, and the id-table slots of a shard's items are looked up together,
-// their cache misses overlapping; each shard's still come in the order of
-// its trees, so each is its tree's first. A part is the whole batch when
-// MaxHold cannot cut it (nobody is served, or a synchronous Purge), and
-// reapCheckEvery items otherwise. A part's purges are paid for before it
-// is purged, in order, and the part ends before the first the spare budget
-// cannot pay for. Between shards the reaper yields the processor every
+// order of expiry (oldestExpired), its purges are paid for before it is
+// purged, in order, and it ends before the first the spare budget cannot
+// pay for. The batch is then purged shard by shard: each shard's items
+// under one hold of its lock and of its expiry index's, so that the locks
+// are taken once for several items, and the id-table slots of a shard's
+// items are looked up together, their cache misses overlapping; each
+// shard's still come in the order of its trees, so each is its tree's
+// first. Between shards the reaper yields the processor every
 // reapCheckEvery items or so, so that on a machine with few cores the Go
 // scheduler runs other work (the garbage collector's, say) on the reaper's
 // core rather than taking the core of a reader.
@@ -233,10 +227,17 @@ func (c *Container) reap(now int64, o ReaperOptions, spend bool, scratch *reapSc
 		s := newReapScratch(o.BatchSize)
 		scratch = &s
 	}
+	timed := o.MaxHold != uncut
+	var start time.Time
+	limit := o.BatchSize
+	if timed {
+		start = reapNow()
+		limit = scratch.fitting(o)
+	}
 	c.expiry.mu.Lock()
 	rule := c.rule
 	c.expiry.mu.Unlock()
-	batch, more := c.oldestExpired(&rule, now, o.BatchSize, scratch.entries)
+	batch, more := c.oldestExpired(&rule, now, limit, &scratch.entries)
 	for i := range batch {
 		e := &batch[i]
 		si, h := c.shardIndex(e.rec.pk(), e.rec.id())
@@ -245,105 +246,132 @@ func (c *Container) reap(now int64, o ReaperOptions, spend bool, scratch *reapSc
 	if afterReapFetch != nil {
 		afterReapFetch(batch)
 	}
-	ordered := slices.Grow(batch[len(batch):], len(batch))[:len(batch)] // a part, grouped by shard
-
+	chosen := len(batch)
 	var b *budget // nil: purges are not paid for
+	var prepaid, unpaid int64
 	if spend {
-		b = c.budget()
+		if b = c.budget(); b != nil {
+			batch, prepaid, unpaid = prepay(b, batch, now)
+		}
 	}
-	size := partSize(o.MaxHold, len(batch))
-	start := time.Now()
+	// Group the batch by shard, keeping its order within each shard.
+	ordered := slices.Grow(batch[len(batch):], len(batch))[:len(batch)]
+	var count [shardCount + 1]int32
+	for i := range batch {
+		count[batch[i].shard+1]++
+	}
+	for i := 1; i <= shardCount; i++ {
+		count[i] += count[i-1]
+	}
+	pos := count
+	for _, e := range batch {
+		ordered[pos[e.shard]] = e
+		pos[e.shard]++
+	}
 	ms := scratch.ms[:0]
+	var paid int64
+	failed := false
 	sinceYield := 0 // items purged since the reaper last yielded
-	for first := true; len(batch) > 0; first = false {
-		if !first && time.Since(start) > o.MaxHold {
-			return purged, now // out of time: the rest waits for the next turn
+	for si := range shardCount {
+		group := ordered[count[si]:count[si+1]]
+		if len(group) == 0 {
+			continue
 		}
-		part := batch[:min(size, len(batch))]
-		batch = batch[len(part):]
-		var prepaid, unpaid int64
-		if b != nil {
-			part, prepaid, unpaid = prepay(b, part, now)
+		if sinceYield >= reapCheckEvery {
+			runtime.Gosched()
+			sinceYield = 0
 		}
-		// Group the part by shard, keeping its order within each shard.
-		var count [shardCount + 1]int32
-		for i := range part {
-			count[part[i].shard+1]++
-		}
-		for i := 1; i <= shardCount; i++ {
-			count[i] += count[i-1]
-		}
-		pos := count
-		for _, e := range part {
-			ordered[pos[e.shard]] = e
-			pos[e.shard]++
-		}
-		var paid int64
-		failed := false
-		for si := range shardCount {
-			group := ordered[count[si]:count[si+1]]
-			if len(group) == 0 {
-				continue
-			}
-			if sinceYield >= reapCheckEvery {
-				runtime.Gosched()
-				sinceYield = 0
-			}
-			sinceYield += len(group)
-			n, cost, f := c.purgeShard(&c.shards[si], group, now, ms[:0])
-			purged, paid, failed = purged+n, paid+cost, f
-			if failed {
-				break
-			}
-		}
-		if prepaid > paid {
-			b.returnSpare(prepaid - paid) // for items rewritten since, or deleted
-		}
-		switch {
-		case failed:
-			return purged, never // the log has failed: nothing can be purged until the store reopens
-		case unpaid > 0:
-			return purged, now + int64(b.spareWait(unpaid, now))
+		sinceYield += len(group)
+		n, cost, f := c.purgeShard(&c.shards[si], group, now, ms[:0])
+		purged, paid, failed = purged+n, paid+cost, f
+		if failed {
+			break
 		}
 	}
-	if more {
+	if prepaid > paid {
+		b.returnSpare(prepaid - paid) // for items rewritten since, or deleted
+	}
+	if timed {
+		scratch.learn(reapNow().Sub(start), chosen, o)
+	}
+	switch {
+	case failed:
+		return purged, never // the log has failed: nothing can be purged until the store reopens
+	case unpaid > 0:
+		return purged, now + int64(b.spareWait(unpaid, now))
+	case more:
 		return purged, now
 	}
 	return purged, c.nextExpiry(&rule)
 }
 
-// prepay draws from b's spare budget the charges of the purges of part, in
-// order, and returns the items it paid for (a prefix of part), what it drew,
-// and the charge of the first item it could not pay for (0: none). It pays
-// before purgeShard learns whether each item is still to be purged: one
-// rewritten or deleted since the batch was taken is paid for and the units
-// given back, and when it is the first the budget cannot pay, the part ends
-// there and the reaper waits for units it will not spend: a delay, never a
-// wrong order or units lost.
-func prepay(b *budget, part []expiredEntry, now int64) (paid []expiredEntry, drawn, unpaid int64) {
-	for i := range part {
-		cost := charge(opDelete, part[i].rec.chargeSize())
+// prepay draws from b's spare budget the charges of the purges of batch, in
+// order, and returns the items it paid for (a prefix of batch), what it
+// drew, and the charge of the first item it could not pay for (0: none). It
+// pays before purgeShard learns whether each item is still to be purged:
+// one rewritten or deleted since the batch was taken is paid for and the
+// units given back, and when it is the first the budget cannot pay, the
+// batch ends there and the reaper waits for units it will not spend: a
+// delay, never a wrong order or units lost.
+func prepay(b *budget, batch []expiredEntry, now int64) (paid []expiredEntry, drawn, unpaid int64) {
+	for i := range batch {
+		cost := charge(opDelete, batch[i].rec.chargeSize())
 		if !b.takeSpare(cost, now) {
-			return part[:i], drawn, cost
+			return batch[:i], drawn, cost
 		}
 		drawn += cost
 	}
-	return part, drawn, 0
+	return batch, drawn, 0
 }
 
 // reapScratch is the working memory of reap: room for a batch, its merge
-// and its reordering (entries), and for the changes of one shard (ms).
+// and its reordering (entries, kept as oldestExpired grows it), and for the
+// changes of one shard (ms); and fit, the size of a batch MaxHold bounds.
 type reapScratch struct {
 	entries []expiredEntry
 	ms      []mutation
+	fit     int // items a batch MaxHold bounds takes (0: none timed yet)
 }
 
 func newReapScratch(batchSize int) reapScratch {
 	return reapScratch{entries: make([]expiredEntry, 0, 5*batchSize+8*shardCount), ms: make([]mutation, 0, batchSize)}
 }
 
-// reapCheckEvery is how many items the reaper purges between looks at the
-// clock while MaxHold can cut its batch, and between yields.
+// fitting returns how many items the next batch MaxHold bounds takes.
+// Before any batch is timed, it guesses reapItemGuess an item.
+func (s *reapScratch) fitting(o ReaperOptions) int {
+	if s.fit == 0 {
+		return fitIn(o, reapItemGuess)
+	}
+	return s.fit
+}
+
+// learn sizes the next batch MaxHold bounds from the last one, whose n items
+// (chosen, whether purged or not) took elapsed: as many as fit in three
+// quarters of MaxHold at that pace (fitIn), and at most twice the last's
+// size, so that a fast batch of items gone already (rewritten) cannot make
+// the next overrun by more than that.
+func (s *reapScratch) learn(elapsed time.Duration, n int, o ReaperOptions) {
+	if n == 0 {
+		return
+	}
+	s.fit = min(fitIn(o, elapsed/time.Duration(n)), 2*s.fitting(o))
+}
+
+// fitIn returns how many items taking perItem each fit in three quarters of
+// MaxHold (the rest is the margin for a batch slower than the last), within
+// reapCheckEvery and BatchSize.
+func fitIn(o ReaperOptions, perItem time.Duration) int {
+	fit := o.MaxHold * 3 / 4 / max(perItem, 1) // MaxHold is at most MaxReaperMaxHold: it fits an int
+	return min(max(int(fit), reapCheckEvery), o.BatchSize)
+}
+
+// reapItemGuess is the time a purge takes, as reap guesses it before it
+// has timed a batch (bench/ W4 purges 1-1.5M items a second).
+const reapItemGuess = time.Microsecond
+
+// reapCheckEvery is how many items the reaper purges between yields, and
+// the least a batch MaxHold bounds takes.
 const reapCheckEvery = 16
 
 // purgeShard deletes the items of group, all in shard sh, whose record is

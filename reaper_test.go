@@ -159,9 +159,8 @@ func TestReaperOldestFirst(t *testing.T) {
 // TestReaperOldestFirstAcrossShards: each shard keeps its own expiry index,
 // but the reaper's order stays the container's: after every batch, exactly
 // the items with the earliest expiries are gone, across shards and across
-// items that inherit and items with their own ttl. (A batch that runs out
-// of MaxHold stops part way, shard by shard: the test allows it all the
-// time it needs.)
+// items that inherit and items with their own ttl. (A batch MaxHold bounds
+// is sized to fit in it: the test allows it all the time it needs.)
 func TestReaperOldestFirstAcrossShards(t *testing.T) {
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
