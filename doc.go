@@ -104,12 +104,14 @@
 //
 // The reaper is one goroutine per store. It sleeps until the earliest expiry
 // of any container, or until a write brings an earlier one; then it purges
-// expired items oldest first, one batch (ReaperOptions.BatchSize, bounded in
-// time by MaxHold) per container per round, so that one container's backlog
-// never starves another's. It takes a lock only to delete one item, so
-// readers never wait behind a batch, and while it works through a backlog
-// it rests a millisecond after each millisecond of work in which users were
-// served, so that it never holds for long a core that readers need. Container.Purge purges on demand.
+// expired items oldest first, one batch (ReaperOptions.BatchSize, sized to
+// fit MaxHold while users are served) per container per round, so that one
+// container's backlog never starves another's. It holds a shard's lock only
+// while it deletes that shard's items of one batch, so readers never wait
+// behind a whole batch, and while it works through a backlog it rests a
+// millisecond after each millisecond of work in which users were served,
+// so that it never holds for long a core that readers need. Container.Purge
+// purges on demand.
 // Container.Stats reports the backlog (ExpiredPending, PurgeLag) and the work
 // done (Purged, ReaperCharge, Throttled).
 //

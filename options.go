@@ -66,11 +66,15 @@ type ReaperOptions struct {
 	// reaper moves on to the next; 0 means DefaultReaperBatchSize, and it
 	// may not exceed MaxReaperBatchSize.
 	BatchSize int
-	// MaxHold is the longest one batch may take while the store serves
-	// users (with nobody served since the reaper last looked, a batch
-	// runs to its size); 0 means DefaultReaperMaxHold, and it may not
-	// exceed MaxReaperMaxHold. The reaper holds a lock only while it deletes
-	// one item, so readers never wait behind a batch.
+	// MaxHold is how long one batch may take while the store serves users
+	// (with nobody served since the reaper last looked, a batch runs to its
+	// size); 0 means DefaultReaperMaxHold, and it may not exceed
+	// MaxReaperMaxHold. The reaper sizes each such batch to fit in three
+	// quarters of MaxHold at the pace its last batch took, and never cuts
+	// a batch part way (so that a batch cut short has purged the items
+	// that expired first): a batch slower than the last may run over.
+	// The reaper holds a shard's lock only while it deletes that shard's
+	// items of one batch, so a reader waits at most that long.
 	MaxHold time.Duration
 }
 
