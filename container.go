@@ -151,6 +151,7 @@ type Container struct {
 	// as the watch cannot have reported it.
 	watchScan atomic.Int64
 	subs      subscriptions // the expiry subscribers (expiryevents.go)
+	fit       batchFit      // the size of the reaper's batches while users are served (reaper.go)
 
 	pkPaths pkPaths                // the parsed partition key paths; never change
 	props   ContainerProperties    // see the locking note above

@@ -205,7 +205,7 @@ func (r *reaper) round(now int64, turn int) (wakeAt int64, stopped bool) {
 //
 // While MaxHold can cut it (users are served), a batch is sized by time:
 // as many items as the batches before show fit well inside MaxHold, its
-// choice included (reapScratch.learn). It is never cut part way, so a
+// choice included (batchFit.learn). It is never cut part way, so a
 // batch cut short, by MaxHold or by the spare budget running out, has
 // purged the items that expired first, in every shard: the batch comes in
 // order of expiry (oldestExpired), its purges are paid for before it is
@@ -232,7 +232,7 @@ func (c *Container) reap(now int64, o ReaperOptions, spend bool, scratch *reapSc
 	limit := o.BatchSize
 	if timed {
 		start = reapNow()
-		limit = scratch.fitting(o)
+		limit = c.fit.fitting(o)
 	}
 	c.expiry.mu.Lock()
 	rule := c.rule
@@ -291,8 +291,10 @@ func (c *Container) reap(now int64, o ReaperOptions, spend bool, scratch *reapSc
 	if prepaid > paid {
 		b.returnSpare(prepaid - paid) // for items rewritten since, or deleted
 	}
-	if timed {
-		scratch.learn(reapNow().Sub(start), chosen, o)
+	if timed && unpaid == 0 {
+		// A batch the spare budget cut short took the time of what it
+		// chose but purged less: it says nothing of the pace.
+		c.fit.learn(reapNow().Sub(start), chosen, o)
 	}
 	switch {
 	case failed:
@@ -326,24 +328,30 @@ func prepay(b *budget, batch []expiredEntry, now int64) (paid []expiredEntry, dr
 
 // reapScratch is the working memory of reap: room for a batch, its merge
 // and its reordering (entries, kept as oldestExpired grows it), and for the
-// changes of one shard (ms); and fit, the size of a batch MaxHold bounds.
+// changes of one shard (ms).
 type reapScratch struct {
 	entries []expiredEntry
 	ms      []mutation
-	fit     int // items a batch MaxHold bounds takes (0: none timed yet)
 }
 
 func newReapScratch(batchSize int) reapScratch {
 	return reapScratch{entries: make([]expiredEntry, 0, 5*batchSize+8*shardCount), ms: make([]mutation, 0, batchSize)}
 }
 
+// batchFit is the size of a container's next batch that MaxHold bounds,
+// learnt from its last: each container has its own, as its items' cost is
+// its own. Only the reaper's goroutine changes it.
+type batchFit struct {
+	n atomic.Int32 // items (0: no batch timed yet)
+}
+
 // fitting returns how many items the next batch MaxHold bounds takes.
 // Before any batch is timed, it guesses reapItemGuess an item.
-func (s *reapScratch) fitting(o ReaperOptions) int {
-	if s.fit == 0 {
-		return fitIn(o, reapItemGuess)
+func (f *batchFit) fitting(o ReaperOptions) int {
+	if n := f.n.Load(); n > 0 {
+		return int(n)
 	}
-	return s.fit
+	return fitIn(o, reapItemGuess)
 }
 
 // learn sizes the next batch MaxHold bounds from the last one, whose n items
@@ -351,11 +359,11 @@ func (s *reapScratch) fitting(o ReaperOptions) int {
 // quarters of MaxHold at that pace (fitIn), and at most twice the last's
 // size, so that a fast batch of items gone already (rewritten) cannot make
 // the next overrun by more than that.
-func (s *reapScratch) learn(elapsed time.Duration, n int, o ReaperOptions) {
+func (f *batchFit) learn(elapsed time.Duration, n int, o ReaperOptions) {
 	if n == 0 {
 		return
 	}
-	s.fit = min(fitIn(o, elapsed/time.Duration(n)), 2*s.fitting(o))
+	f.n.Store(int32(min(fitIn(o, elapsed/time.Duration(n)), 2*f.fitting(o)))) // at most BatchSize
 }
 
 // fitIn returns how many items taking perItem each fit in three quarters of

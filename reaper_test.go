@@ -600,11 +600,12 @@ func expiredBacklog(t *testing.T, hold time.Duration) (*lethe.Container, *lethe.
 	return c, clock, items
 }
 
-// TestReaperCutByMaxHoldKeepsOrder: a batch cut short by MaxHold (1 ns
-// cuts every batch at its first look at the clock) has purged the items
-// that expired first, across every shard, not a shard's later items
-// before another's earlier ones (SPEC §5: oldest expiry first).
-func TestReaperCutByMaxHoldKeepsOrder(t *testing.T) {
+// TestReaperSmallBatchesKeepOrder: batches made small by MaxHold (1 ns
+// sizes every batch at the least, reapCheckEvery items, as if each were
+// cut there) have purged the items that expired first, across every
+// shard, not a shard's later items before another's earlier ones (SPEC §5:
+// oldest expiry first).
+func TestReaperSmallBatchesKeepOrder(t *testing.T) {
 	c, clock, items := expiredBacklog(t, time.Nanosecond)
 	requirePurgedInOrder(t, c, items, orderBatch, func() int { return lethe.Reap(c, clock.Now(), false) })
 	lethe.CheckInvariants(t, c, "after the purge")
