@@ -70,8 +70,9 @@ type ReaperOptions struct {
 	// (with nobody served since the reaper last looked, a batch runs to its
 	// size); 0 means DefaultReaperMaxHold, and it may not exceed
 	// MaxReaperMaxHold. The reaper sizes each such batch to fit in three
-	// quarters of MaxHold at the pace its last batch took, and never cuts
-	// a batch part way (so that a batch cut short has purged the items
+	// quarters of MaxHold at the pace of the container's last one (not one
+	// the spare budget cut short), and never cuts a batch part way for
+	// time (so that a batch cut short by the budget has purged the items
 	// that expired first): a batch slower than the last may run over.
 	// The reaper holds a shard's lock only while it deletes that shard's
 	// items of one batch, so a reader waits at most that long.
