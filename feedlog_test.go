@@ -143,19 +143,17 @@ func feedExpiryBeforeChange(t *testing.T, durable bool) {
 	}
 	// Between each write's decision and its log, the clock passes the
 	// item's expiry and a reader brings the feed up to date.
-	beforeFeedChange = func() {
-		clock.Advance(2 * time.Second)
-		_, err := c.ReadChangeFeed(ctx, &ChangeFeedOptions{Mode: ChangeFeedModeAllVersionsAndDeletes})
-		require.NoError(t, err)
-	}
+	beforeFeedChange = func() { catchUpAfter(t, c, clock, 2*time.Second) }
 	defer func() { beforeFeedChange = nil }()
 	_, err = c.UpsertItem(ctx, pk, []byte(`{"id":"r","v":2}`), nil)
 	require.NoError(t, err)
+	require.Zero(t, c.Stats().Purged, "a replace that follows the expiry as a create purges nothing")
 	_, err = c.DeleteItem(ctx, pk, "d", nil)
 	require.NoError(t, err)
 	beforeFeedChange = nil
 	_, err = c.ReadItem(ctx, pk, "d", nil)
 	require.ErrorIs(t, err, ErrNotFound)
+	require.Equal(t, int64(1), c.Stats().Purged, "a delete the feed saw expire first counts as a purge (ContainerStats.Purged)")
 
 	want := []string{
 		fmt.Sprintf("1 r kind %d prev 0", changeCreate),
@@ -166,12 +164,7 @@ func feedExpiryBeforeChange(t *testing.T, durable bool) {
 	}
 	require.Equal(t, want, feedEntries(c))
 	if durable { // the log replays the same feed
-		require.NoError(t, s.Close())
-		s, err = Open(o)
-		require.NoError(t, err)
-		c, err = s.Container("c")
-		require.NoError(t, err)
-		require.Equal(t, want, feedEntries(c))
+		s, c = reopenFeedStore(t, s, o, want)
 		_, err = c.ReadItem(ctx, pk, "d", nil)
 		require.ErrorIs(t, err, ErrNotFound)
 	}
@@ -199,6 +192,26 @@ func openFeedStore(t *testing.T, durable bool) (clock *ManualClock, o *Options, 
 	c, err = s.CreateContainer(context.Background(), ContainerProperties{ID: "c", DefaultTimeToLive: TTLNever, ChangeFeedPolicy: &ChangeFeedPolicy{}})
 	require.NoError(t, err)
 	return clock, o, s, c
+}
+
+// catchUpAfter moves the clock on by d and reads c's feed, which brings it
+// up to date (the expiry watch looks through the new instant).
+func catchUpAfter(t *testing.T, c *Container, clock *ManualClock, d time.Duration) {
+	clock.Advance(d)
+	_, err := c.ReadChangeFeed(context.Background(), &ChangeFeedOptions{Mode: ChangeFeedModeAllVersionsAndDeletes})
+	require.NoError(t, err)
+}
+
+// reopenFeedStore closes the durable store s, opens it again with o, and
+// requires its container "c" to hold the feed want: the log replays it.
+func reopenFeedStore(t *testing.T, s *Store, o *Options, want []string) (*Store, *Container) {
+	require.NoError(t, s.Close())
+	s, err := Open(o)
+	require.NoError(t, err)
+	c, err := s.Container("c")
+	require.NoError(t, err)
+	require.Equal(t, want, feedEntries(c))
+	return s, c
 }
 
 // feedEntries lists c's retained changes: lsn, id, kind and prev.
@@ -237,16 +250,12 @@ func feedExpiryOfLateWrite(t *testing.T, durable bool) {
 	// and a reader catches up: o's expiry moves the watch past x's.
 	beforeFeedChange = func() {
 		beforeFeedChange = nil
-		clock.Advance(2 * time.Second)
-		_, err := c.ReadChangeFeed(ctx, &ChangeFeedOptions{Mode: ChangeFeedModeAllVersionsAndDeletes})
-		require.NoError(t, err)
+		catchUpAfter(t, c, clock, 2*time.Second)
 	}
 	defer func() { beforeFeedChange = nil }()
 	_, err = c.UpsertItem(ctx, pk, []byte(`{"id":"x","ttl":1}`), nil)
 	require.NoError(t, err)
-	clock.Advance(5 * time.Second)
-	_, err = c.ReadChangeFeed(ctx, &ChangeFeedOptions{Mode: ChangeFeedModeAllVersionsAndDeletes})
-	require.NoError(t, err)
+	catchUpAfter(t, c, clock, 5*time.Second)
 	_, err = c.ReadItem(ctx, pk, "x", nil)
 	require.ErrorIs(t, err, ErrNotFound)
 
@@ -268,12 +277,7 @@ func feedExpiryOfLateWrite(t *testing.T, durable bool) {
 	}
 	require.Equal(t, []string{"o 2", "x 4"}, got)
 	if durable { // the log replays the same feed
-		require.NoError(t, s.Close())
-		s, err = Open(o)
-		require.NoError(t, err)
-		c, err = s.Container("c")
-		require.NoError(t, err)
-		require.Equal(t, want, feedEntries(c))
+		s, _ = reopenFeedStore(t, s, o, want)
 	}
 }
 
@@ -299,9 +303,7 @@ func TestChangeFeedExpiryUnindexedEarly(t *testing.T) {
 			clock.Advance(400 * time.Millisecond) // r is live for 100 ms more
 			afterUnindexLive = func() {
 				afterUnindexLive = nil
-				clock.Advance(2 * time.Second) // past r's and o's expiry
-				_, err := c.ReadChangeFeed(ctx, &ChangeFeedOptions{Mode: ChangeFeedModeAllVersionsAndDeletes})
-				require.NoError(t, err)
+				catchUpAfter(t, c, clock, 2*time.Second) // past r's and o's expiry
 			}
 			defer func() { afterUnindexLive = nil }()
 			want := []string{
