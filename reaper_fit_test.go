@@ -159,7 +159,7 @@ func TestPurgeCostTimed(t *testing.T) {
 
 // reapFitStore opens a store on a manual clock with no reaper of its own
 // and n items in each of the containers props describes, all expired.
-func reapFitStore(t *testing.T, n int, props ...ContainerProperties) []*Container {
+func reapFitStore(t *testing.T, n int, props ...ContainerProperties) ([]*Container, *ManualClock) {
 	t.Helper()
 	clock := NewManualClock(time.Unix(1_700_000_000, 0))
 	s, err := Open(&Options{Clock: clock, Reaper: ReaperOptions{Disabled: true}})
@@ -177,7 +177,7 @@ func reapFitStore(t *testing.T, n int, props ...ContainerProperties) []*Containe
 		cs = append(cs, c)
 	}
 	clock.Advance(time.Minute)
-	return cs
+	return cs, clock
 }
 
 // TestReapFitPerContainer: each container's batches are sized by its own
@@ -186,7 +186,7 @@ func reapFitStore(t *testing.T, n int, props ...ContainerProperties) []*Containe
 // no batch of either runs past MaxHold (with one fit for both, every batch
 // of the slow one took 1.4 times MaxHold).
 func TestReapFitPerContainer(t *testing.T) {
-	cs := reapFitStore(t, 3000, ContainerProperties{ID: "fast", DefaultTimeToLive: 10}, ContainerProperties{ID: "slow", DefaultTimeToLive: 10})
+	cs, _ := reapFitStore(t, 3000, ContainerProperties{ID: "fast", DefaultTimeToLive: 10}, ContainerProperties{ID: "slow", DefaultTimeToLive: 10})
 	cost := [2]time.Duration{time.Microsecond, 4 * time.Microsecond}
 	reapNow = func() time.Time {
 		return time.Unix(0, 0).Add(time.Duration(cs[0].purged.Load())*cost[0] + time.Duration(cs[1].purged.Load())*cost[1])
@@ -212,7 +212,8 @@ func TestReapFitPerContainer(t *testing.T) {
 // size each time, so that when the spare came back one batch ran 2.6
 // times MaxHold.
 func TestReapFitNotFromStarvedBatch(t *testing.T) {
-	c := reapFitStore(t, 3000, ContainerProperties{ID: "c", DefaultTimeToLive: 10, Throughput: 100_000})[0]
+	cs, clock := reapFitStore(t, 3000, ContainerProperties{ID: "c", DefaultTimeToLive: 10, Throughput: 100_000})
+	c := cs[0]
 	reapNow = func() time.Time { return time.Unix(0, 0).Add(time.Duration(c.purged.Load()) * time.Microsecond) }
 	t.Cleanup(func() { reapNow = time.Now })
 	o := ReaperOptions{BatchSize: 256, MaxHold: 100 * time.Microsecond}
@@ -229,7 +230,7 @@ func TestReapFitNotFromStarvedBatch(t *testing.T) {
 		k, _ := c.reap(c.store.clock.now(), o, true, &scratch)
 		require.Zero(t, k, "the test does not starve the reaper")
 	}
-	c.store.clock.clock.(*ManualClock).Advance(time.Second) // the spare is back
+	clock.Advance(time.Second) // the spare is back
 	before := c.purged.Load()
 	c.reap(c.store.clock.now(), o, true, &scratch)
 	took := time.Duration(c.purged.Load()-before) * time.Microsecond
