@@ -231,7 +231,6 @@ func (c *Container) applyItems(ms []mutation, batch bool, batchSeq uint64) (next
 	}
 	c.expiry.mu.Lock()
 	found := c.reportReplacedLocked(ms)
-	c.recauseReportedLocked(ms)
 	if !wait {
 		if w != nil {
 			if _, err := c.logItems(w, ms, batch, batchSeq); err != nil {
@@ -323,7 +322,6 @@ var afterUnindexLive func()
 func (c *Container) indexShared(ms []mutation) (next int64) {
 	c.expiry.mu.Lock()
 	found := c.reportReplacedLocked(ms)
-	c.recauseReportedLocked(ms)
 	next = c.indexItemsLocked(ms)
 	c.expiry.mu.Unlock()
 	c.wakeNotifier(found)
@@ -431,17 +429,18 @@ func (c *Container) settlePendingLocked() {
 
 // reportReplacedLocked finds the expiries up to each expired version that
 // the changes replace or remove, if the expiry watch has not reported it
-// yet. It returns how many it found. The caller holds expiry.mu.
+// yet, and then recauses the changes whose old version the watch has
+// looked past since they were decided (recauseReportedLocked). It returns
+// how many expiries it found. The caller holds expiry.mu.
 func (c *Container) reportReplacedLocked(ms []mutation) (found int) {
-	now := ms[0].now
-	if now < c.watchDue.Load() {
-		return 0
-	}
-	for i := range ms {
-		if old := ms[i].old; old != "" && !c.rule.live(old, now) {
-			found += c.reportThroughLocked(old, now)
+	if now := ms[0].now; now >= c.watchDue.Load() {
+		for i := range ms {
+			if old := ms[i].old; old != "" && !c.rule.live(old, now) {
+				found += c.reportThroughLocked(old, now)
+			}
 		}
 	}
+	c.recauseReportedLocked(ms)
 	return found
 }
 
