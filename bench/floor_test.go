@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -37,8 +38,21 @@ import (
 //     ETag): the one cache line a write to a plain container still writes
 //     that another core's write also writes.
 //
+//   - alloc+log: alloc, and each rewrite appended to one log that all
+//     goroutines share, under one mutex, as a change feed must number its
+//     changes 1, 2, 3, ... in commit order: the entry (its number, its
+//     instant, its kind, the record) written at the log's tail, and the
+//     oldest forgotten once the log holds feedRing entries. It is the
+//     least a single ordered log costs a write: one lock and the tail's
+//     cache lines, written by every goroutine in turn.
+//
 //   - lethe: BenchmarkUpsertItemParallel's upserts (random rewrites of
 //     partItems items of about 300 bytes, each with a ttl), in the same run.
+//
+//   - lethe+feed: the same upserts to a container with a change feed that
+//     keeps feedRing changes, full before the timing starts. The feed's
+//     cost at 2 goroutines, lethe+feed minus lethe, is then to be read
+//     against what a single ordered log costs, alloc+log minus alloc.
 //
 // Each goroutine's table, records and counters are its own (allocated by
 // it, padded apart), so no cache line is written by two goroutines but the
@@ -73,45 +87,89 @@ func BenchmarkFloor(b *testing.B) {
 			}
 		})
 	})
-	b.Run("alloc", func(b *testing.B) { floorAlloc(b, nil) })
-	b.Run("lethe", func(b *testing.B) {
-		s, err := lethe.Open(&lethe.Options{Reaper: lethe.ReaperOptions{Disabled: true}})
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer s.Close()
-		ctx := context.Background()
-		c, err := s.CreateContainer(ctx, lethe.ContainerProperties{ID: "floor", DefaultTimeToLive: 3600})
-		if err != nil {
-			b.Fatal(err)
-		}
-		docs := make([][]byte, partItems)
-		for i := range docs {
-			docs[i] = fmt.Appendf(nil, `{"id":"user-%d","name":"ada lovelace","email":"ada%d@example.com","status":"active","city":"Berlin","tags":["cache","index"],"bio":"%s","ttl":600}`,
-				i, i, strings.Repeat("storage ", 22))
-			if _, err := c.UpsertItem(ctx, lethe.NewPartitionKey(), docs[i], nil); err != nil {
-				b.Fatal(err)
-			}
-		}
-		var seed atomic.Uint64
-		nc := &lethe.ItemOptions{NoContentResponseOnWrite: true}
-		runtime.GC()
-		parallelCPU(b, func(pb *testing.PB) {
-			t := &partTable{x: seed.Add(1)*0x9e3779b97f4a7c15 | 1}
-			for pb.Next() {
-				if _, err := c.UpsertItem(ctx, lethe.NewPartitionKey(), docs[t.next()], nc); err != nil {
-					b.Error(err)
-					return
-				}
-			}
-		})
-	})
-	b.Run("alloc+seq", func(b *testing.B) { floorAlloc(b, new(atomic.Uint64)) })
+	b.Run("alloc", func(b *testing.B) { floorAlloc(b, nil, nil) })
+	b.Run("lethe", func(b *testing.B) { floorLethe(b, false) })
+	b.Run("alloc+seq", func(b *testing.B) { floorAlloc(b, new(atomic.Uint64), nil) })
+	b.Run("alloc+log", func(b *testing.B) { floorAlloc(b, nil, newFloorLog()) })
+	b.Run("lethe+feed", func(b *testing.B) { floorLethe(b, true) })
 }
 
-// floorAlloc runs the alloc variant, and alloc+seq when seq, which every
-// goroutine adds to, is not nil.
-func floorAlloc(b *testing.B, seq *atomic.Uint64) {
+// floorLethe runs the lethe variant, or lethe+feed with feed.
+func floorLethe(b *testing.B, feed bool) {
+	s, err := lethe.Open(&lethe.Options{Reaper: lethe.ReaperOptions{Disabled: true}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	props := lethe.ContainerProperties{ID: "floor", DefaultTimeToLive: 3600}
+	if feed {
+		props.ChangeFeedPolicy = &lethe.ChangeFeedPolicy{MaxChanges: feedRing}
+	}
+	c, err := s.CreateContainer(ctx, props)
+	if err != nil {
+		b.Fatal(err)
+	}
+	docs := make([][]byte, partItems)
+	for i := range docs {
+		docs[i] = fmt.Appendf(nil, `{"id":"user-%d","name":"ada lovelace","email":"ada%d@example.com","status":"active","city":"Berlin","tags":["cache","index"],"bio":"%s","ttl":600}`,
+			i, i, strings.Repeat("storage ", 22))
+	}
+	for i := range max(partItems, feedRing) { // the feed full, as in a store that has run a while
+		if _, err := c.UpsertItem(ctx, lethe.NewPartitionKey(), docs[i%partItems], nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+	var seed atomic.Uint64
+	nc := &lethe.ItemOptions{NoContentResponseOnWrite: true}
+	runtime.GC()
+	parallelCPU(b, func(pb *testing.PB) {
+		t := &partTable{x: seed.Add(1)*0x9e3779b97f4a7c15 | 1}
+		for pb.Next() {
+			if _, err := c.UpsertItem(ctx, lethe.NewPartitionKey(), docs[t.next()], nc); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+}
+
+// feedRing is the changes lethe+feed's feed and alloc+log's log keep.
+const feedRing = 100_000
+
+// floorLogEntry is alloc+log's change: what lethe's feed keeps of one.
+type floorLogEntry struct {
+	lsn, prev uint64
+	at        int64
+	kind      uint8
+	rec       []byte
+}
+
+// floorLog is alloc+log's shared log: a ring of feedRing entries.
+type floorLog struct {
+	mu      sync.Mutex
+	entries []floorLogEntry
+	next    uint64 // the next change's number
+}
+
+func newFloorLog() *floorLog {
+	return &floorLog{entries: make([]floorLogEntry, feedRing), next: 1}
+}
+
+// add numbers a change of rec at the instant at and writes it at the
+// tail, over the oldest.
+func (l *floorLog) add(at int64, rec []byte) {
+	l.mu.Lock()
+	lsn := l.next
+	l.next++
+	l.entries[lsn%feedRing] = floorLogEntry{lsn: lsn, prev: lsn - 1, at: at, kind: 2, rec: rec}
+	l.mu.Unlock()
+}
+
+// floorAlloc runs the alloc variant; alloc+seq when seq, which every
+// goroutine adds to, is not nil; alloc+log when log, which every goroutine
+// appends to, is not nil.
+func floorAlloc(b *testing.B, seq *atomic.Uint64, log *floorLog) {
 	table := partTables()
 	parallelCPU(b, func(pb *testing.PB) {
 		t := table()
@@ -123,6 +181,9 @@ func floorAlloc(b *testing.B, seq *atomic.Uint64) {
 				rec[0] = byte(seq.Add(1))
 			}
 			t.slots[t.next()] = rec
+			if log != nil {
+				log.add(int64(t.x), rec)
+			}
 		}
 	})
 }
