@@ -306,30 +306,11 @@ func TestRecoveryReservesRecords(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
-			var s *Store
-			n := 0
-			for session := range 3 {
-				var err error
-				s, err = Open(&Options{Dir: dir, Sync: SyncNever, Reaper: ReaperOptions{Disabled: true}})
-				require.NoError(t, err)
-				if session == 0 {
-					_, err := s.CreateContainer(t.Context(), ContainerProperties{ID: "c", DefaultTimeToLive: 3600})
-					require.NoError(t, err)
-				}
-				c, err := s.Container("c")
-				require.NoError(t, err)
-				for range 3000 {
-					_, err := c.UpsertItem(t.Context(), NewPartitionKey(), fmt.Appendf(nil, `{"id":"%d","pad":"%0200d"}`, n, n), nil)
-					require.NoError(t, err)
-					n++
-				}
-				if tc.checkpoint && session == 1 {
-					require.NoError(t, s.Checkpoint(t.Context()))
-				}
-				if session < 2 || !tc.running {
-					require.NoError(t, s.Close())
-				}
+			checkpoint := -1
+			if tc.checkpoint {
+				checkpoint = 1
 			}
+			s, n := writeSessions(t, dir, 3, 3000, checkpoint, tc.running)
 			if tc.running {
 				defer s.Close()
 			}
@@ -363,6 +344,40 @@ func TestRecoveryReservesRecords(t *testing.T) {
 	}
 }
 
+// writeSessions writes a store in dir over sessions opens of it, each
+// upserting per items of some 300 bytes to container "c" (made in the
+// first), with a checkpoint at the end of session checkpoint (-1: none).
+// Each session closes the store, but for running the last, whose store it
+// returns open; it returns how many items it wrote.
+func writeSessions(t *testing.T, dir string, sessions, per, checkpoint int, running bool) (*Store, int) {
+	t.Helper()
+	var s *Store
+	n := 0
+	for session := range sessions {
+		var err error
+		s, err = Open(&Options{Dir: dir, Sync: SyncNever, Reaper: ReaperOptions{Disabled: true}})
+		require.NoError(t, err)
+		if session == 0 {
+			_, err := s.CreateContainer(t.Context(), ContainerProperties{ID: "c", DefaultTimeToLive: 3600})
+			require.NoError(t, err)
+		}
+		c, err := s.Container("c")
+		require.NoError(t, err)
+		for range per {
+			_, err := c.UpsertItem(t.Context(), NewPartitionKey(), fmt.Appendf(nil, `{"id":"%d","pad":"%0200d"}`, n, n), nil)
+			require.NoError(t, err)
+			n++
+		}
+		if session == checkpoint {
+			require.NoError(t, s.Checkpoint(t.Context()))
+		}
+		if session < sessions-1 || !running {
+			require.NoError(t, s.Close())
+		}
+	}
+	return s, n
+}
+
 // TestRecoveryLyingManifest: a manifest whose checksum is right but whose
 // numbers are absurd (a segment sealed at 1 TiB, the first after a snapshot
 // or the second of the log; a container of MaxInt items) costs Open and
@@ -383,26 +398,11 @@ func TestRecoveryLyingManifest(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
-			n := 0
-			for session := range 2 {
-				s, err := Open(&Options{Dir: dir, Sync: SyncNever, Reaper: ReaperOptions{Disabled: true}})
-				require.NoError(t, err)
-				if session == 0 {
-					_, err := s.CreateContainer(t.Context(), ContainerProperties{ID: "c"})
-					require.NoError(t, err)
-				}
-				c, err := s.Container("c")
-				require.NoError(t, err)
-				for range 2000 {
-					_, err := c.UpsertItem(t.Context(), NewPartitionKey(), fmt.Appendf(nil, `{"id":"%d","pad":"%0100d"}`, n, n), nil)
-					require.NoError(t, err)
-					n++
-				}
-				if tc.snapshot && session == 0 {
-					require.NoError(t, s.Checkpoint(t.Context()))
-				}
-				require.NoError(t, s.Close())
+			checkpoint := -1
+			if tc.snapshot {
+				checkpoint = 0
 			}
+			writeSessions(t, dir, 2, 2000, checkpoint, false)
 			var files int64
 			entries, err := os.ReadDir(dir)
 			require.NoError(t, err)
