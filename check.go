@@ -20,7 +20,9 @@ import (
 // snapshots it would remove). Damage Open would refuse is the
 // *CorruptionError Open would fail with. A directory in use by an open
 // store (one that has its LOCK file locked) fails with ErrLocked: what a
-// running store is writing cannot be checked.
+// running store is writing cannot be checked. Check holds the store's
+// items in memory while it runs, as Open does, but not the room Open
+// reserves ahead for their records: only what they take.
 func Check(dir string) (RecoveryInfo, error) {
 	if _, err := os.Stat(dir); err != nil {
 		return RecoveryInfo{}, fmt.Errorf("lethe: Check: %w", err)

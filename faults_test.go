@@ -197,25 +197,30 @@ func TestFaultOpenFullDisk(t *testing.T) {
 	assert.True(t, readable(t, c, lethe.NewPartitionKey(), "b"))
 }
 
-// TestFaultOpenRead: a file that cannot be read fails Open with the
+// TestFaultOpenRead: a file that cannot be read, or whose size cannot be
+// (recovery sizes what it reserves from the files'), fails Open with the
 // errno; nothing panics, and the directory is left as it was.
 func TestFaultOpenRead(t *testing.T) {
-	dir := t.TempDir()
-	s, efs := openFaulty(t, dir)
-	c := mustContainer(t, s, lethe.ContainerProperties{ID: "c"})
-	require.NoError(t, putDoc(c, "a"))
-	require.NoError(t, s.Close())
-	efs.Inject(vfstest.Fault{Op: vfstest.OpMap, N: 1, Err: syscall.EIO})
-	opts := &lethe.Options{Dir: dir}
-	vfs.SetOptionsFS(opts, efs)
-	_, err := lethe.Open(opts)
-	require.ErrorIs(t, err, syscall.EIO)
-	require.False(t, errors.Is(err, lethe.ErrLocked))
-	s = openDurable(t, dir, lethe.NewManualClock(t0))
-	defer s.Close()
-	c, err = s.Container("c")
-	require.NoError(t, err)
-	assert.True(t, readable(t, c, lethe.NewPartitionKey(), "a"))
+	for _, op := range []vfstest.Op{vfstest.OpMap, vfstest.OpSize} {
+		t.Run(op.String(), func(t *testing.T) {
+			dir := t.TempDir()
+			s, efs := openFaulty(t, dir)
+			c := mustContainer(t, s, lethe.ContainerProperties{ID: "c"})
+			require.NoError(t, putDoc(c, "a"))
+			require.NoError(t, s.Close())
+			efs.Inject(vfstest.Fault{Op: op, N: 1, Err: syscall.EIO})
+			opts := &lethe.Options{Dir: dir}
+			vfs.SetOptionsFS(opts, efs)
+			_, err := lethe.Open(opts)
+			require.ErrorIs(t, err, syscall.EIO)
+			require.False(t, errors.Is(err, lethe.ErrLocked))
+			s = openDurable(t, dir, lethe.NewManualClock(t0))
+			defer s.Close()
+			c, err = s.Container("c")
+			require.NoError(t, err)
+			assert.True(t, readable(t, c, lethe.NewPartitionKey(), "a"))
+		})
+	}
 }
 
 // TestFaultFailedWriteStaysGone: a write that failed (its log write or

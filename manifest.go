@@ -89,7 +89,8 @@ func (s *Store) itemCounts() []itemCount {
 // sequence number created held when m was written, 0 if m does not say,
 // and at most maxItemsHint: the count only sizes tables, so a manifest
 // that claims absurdly many (its checksum right, its numbers not) costs at
-// most that much room, never a failed allocation.
+// most that much room, never a failed allocation (and recovery bounds it
+// again by what the files can hold: replayer.reserve).
 func (m *manifest) expectedItems(id string, created uint64) int {
 	if m == nil {
 		return 0
@@ -188,26 +189,6 @@ func (m *manifest) sealedSize(n uint64) (int64, bool) {
 	}
 	return 0, false
 }
-
-// sealedBytes returns the size m records for the segments segs that it
-// records sealed, together, and at most maxSealedHint: recovery allocates
-// ahead the room their records need (replayer.reserveAhead), so a
-// manifest that claims absurd sizes (its checksum right, its numbers not)
-// costs at most that much room, which Open then fails for.
-func (m *manifest) sealedBytes(segs []uint64) int64 {
-	var n int64
-	for _, seg := range segs {
-		if size, ok := m.sealedSize(seg); ok && size > 0 {
-			n += min(size, maxSealedHint)
-		}
-	}
-	return min(n, maxSealedHint)
-}
-
-// maxSealedHint bounds the room recovery allocates ahead for the log
-// segments a manifest records sealed: 4 GiB, some 14M items of 300 bytes;
-// the records of a larger log get their room as they are read.
-const maxSealedHint = 4 << 30
 
 // writeManifest replaces the directory's manifest with m, durably, and
 // keeps m as the store's.

@@ -266,7 +266,9 @@ func (s *Store) recover(dir string, m *manifest, dry bool) (r *replayer, next ui
 		from = snaps[len(snaps)-1]
 	}
 	segs = slices.DeleteFunc(segs, func(n uint64) bool { return n < from })
-	r.ahead = r.m.sealedBytes(segs)
+	if err := r.sizeFiles(dir, from, segs, dry); err != nil {
+		return nil, 0, 0, err
+	}
 	if from > 0 {
 		name := snapshotName(from)
 		path := filepath.Join(dir, name)
@@ -366,9 +368,11 @@ type replayer struct {
 	// reading holds the records that the reading goroutine of frames
 	// copies: it is that goroutine's while frames runs.
 	reading recordArena
-	// ahead is the size of the log segments that the manifest records
-	// sealed and that the arena has no blocks for yet (reserveAhead).
-	ahead int64
+	// onDisk is the size of the files recovery reads, together, as the
+	// file system gives it (sizeFiles); ahead is the room reserveAhead
+	// allocates once the first is read: as much, at most maxReserve, or
+	// none for Check.
+	onDisk, ahead int64
 	// sets holds, for each container, the expiry entries of the records
 	// put, for finish; last is the one used last.
 	sets map[*Container]*liveSet
@@ -715,7 +719,7 @@ func (r *replayer) replaySegment(path string, n uint64, last bool) error {
 		return &CorruptionError{File: path, Offset: min(int64(len(data)), size), Reason: fmt.Sprintf("the log segment is %d bytes, MANIFEST records it sealed at %d: it was cut short or replaced", len(data), size)}
 	}
 	r.sizes[n] = int64(len(data))
-	r.reserveAhead(len(data), sealed)
+	r.reserveAhead()
 	if len(data) < fileHeader || len(data) < headerSize(r.version) {
 		// The store died between creating this segment and writing its
 		// header: nothing was logged to it. It gets its header, so that
@@ -788,26 +792,63 @@ func truncateSynced(fsys vfs.FS, path string, size int64) error {
 	return err
 }
 
-// reserveAhead allocates the reading arena's blocks for the records of a
-// file of size bytes just mapped, counted unless the manifest records it
-// sealed, and, when it is the first, of the sealed segments to come
-// (ahead): so the records' blocks, which the garbage collector does not
-// scan, are on the heap before the tables and entries that point at them.
-// The collector, whose cycles come as the heap doubles, then runs them
-// while the heap is nearly all blocks, rather than over the tables as they
+// sizeFiles finds the size of the files recovery is to read, the snapshot
+// from (0: none) and the segments segs, together (onDisk), from the file
+// system rather than from the manifest, whose sizes may be wrong (its
+// checksum right, its numbers not: a bug, a hand edit, another store's
+// file): what recovery sizes ahead from them, the records' blocks and the
+// containers' tables, is then at most what the files can hold, and a
+// manifest that lies costs nothing before the size check that fails it
+// (replaySegment). Open reserves that room (ahead, at most maxReserve);
+// Check, which keeps nothing, none: its blocks are made as its records
+// come.
+func (r *replayer) sizeFiles(dir string, from uint64, segs []uint64, dry bool) error {
+	names := make([]string, 0, len(segs)+1)
+	if from > 0 {
+		names = append(names, snapshotName(from))
+	}
+	for _, n := range segs {
+		names = append(names, segmentName(n))
+	}
+	for _, name := range names {
+		size, err := r.s.opts.fs.Size(filepath.Join(dir, name))
+		if err != nil {
+			return err
+		}
+		r.onDisk += size
+	}
+	if !dry {
+		r.ahead = min(r.onDisk, maxReserve)
+	}
+	return nil
+}
+
+// minRecordBytes is the fewest bytes an item's record takes in a file of
+// any format (format 2's: a 20-byte header, an ETag and "{}"): files of n
+// bytes hold at most n/minRecordBytes items.
+const minRecordBytes = 20 + etagLen + 2
+
+// maxReserve bounds the room recovery allocates ahead for records: 4 GiB,
+// some 14M items of 300 bytes, and an eighth of the address space on a
+// 32-bit build (512 MiB); the records past it get their blocks as they are
+// read.
+const maxReserve = min(4<<30, 1<<(mathbits.UintSize-3))
+
+// reserveAhead allocates the reading arena's blocks for the records of
+// every file recovery reads (ahead), once the first of them is read and
+// its header checked (and, a segment, its size against the manifest's):
+// so the records' blocks, which the garbage collector does not scan, are
+// on the heap before the tables and entries that point at them. The
+// collector, whose cycles come as the heap doubles, then runs them while
+// the heap is nearly all blocks, rather than over the tables as they
 // fill: a million items' recovery went from seven cycles and about 0.3 s
 // of their marking to none after the blocks'. Blocks left unused (the
 // bytes of frames that are not records, and of records over
-// arenaBlock/4, which get their own allocations) are not written, so
-// not resident when fresh from the system, and are garbage once Open
-// returns.
-func (r *replayer) reserveAhead(size int, sealed bool) {
-	n := r.ahead
-	if !sealed {
-		n += int64(size)
-	}
+// arenaBlock/4, which get their own allocations) are not written, so not
+// resident when fresh from the system, and are garbage once Open returns.
+func (r *replayer) reserveAhead() {
+	r.reading.reserve(r.ahead)
 	r.ahead = 0
-	r.reading.reserve(n)
 }
 
 // loadSnapshot loads a snapshot and returns its size.
@@ -817,7 +858,7 @@ func (r *replayer) loadSnapshot(path string, n uint64) (int64, error) {
 		return 0, err
 	}
 	defer release()
-	r.reserveAhead(len(data), false)
+	r.reserveAhead()
 	if r.m == nil || r.m.Items == nil {
 		r.counts = countPuts(data[headerSize(r.version):])
 		defer func() { r.counts = nil }()
@@ -991,11 +1032,12 @@ func (r *replayer) container(created uint64, text []byte) (*Container, error) {
 
 // reserve sizes c's tables for the items it is expected to hold: a
 // snapshot's count of them (countPuts) while one loads, or else its
-// manifest's, so that they do not grow again and again as they fill.
+// manifest's, at most as many as the files can hold (onDisk), so that they
+// do not grow again and again as they fill.
 func (r *replayer) reserve(c *Container) {
 	n, ok := r.counts[c.id]
 	if !ok {
-		n = r.m.expectedItems(c.id, c.created)
+		n = int(min(int64(r.m.expectedItems(c.id, c.created)), r.onDisk/minRecordBytes))
 	}
 	if n <= 0 {
 		return

@@ -11,8 +11,10 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/metrics"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -285,12 +287,12 @@ func TestRecoverySizesTables(t *testing.T) {
 	}
 }
 
-// TestRecoveryReservesRecords: recovery allocates the blocks for the
-// records it reads before it reads them (replayer.reserveAhead), from the
-// snapshot's size and the sizes of the segments the manifest records
-// sealed, when it maps the first file, and from the size of a segment not
-// sealed (the store still ran) when it maps that one: no block is made as
-// records come, and few are left over.
+// TestRecoveryReservesRecords: Open's recovery allocates the blocks for
+// the records it reads before it reads them (replayer.reserveAhead), from
+// the sizes of the snapshot and every segment, sealed or not (the store
+// still ran), as the file system gives them, when it reads the first
+// file: no block is made as records come, and few are left over. Check's
+// (dry) reserves none: its blocks are made as its records come.
 func TestRecoveryReservesRecords(t *testing.T) {
 	for _, tc := range []struct {
 		name       string
@@ -304,30 +306,11 @@ func TestRecoveryReservesRecords(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
-			var s *Store
-			n := 0
-			for session := range 3 {
-				var err error
-				s, err = Open(&Options{Dir: dir, Sync: SyncNever, Reaper: ReaperOptions{Disabled: true}})
-				require.NoError(t, err)
-				if session == 0 {
-					_, err := s.CreateContainer(t.Context(), ContainerProperties{ID: "c", DefaultTimeToLive: 3600})
-					require.NoError(t, err)
-				}
-				c, err := s.Container("c")
-				require.NoError(t, err)
-				for range 3000 {
-					_, err := c.UpsertItem(t.Context(), NewPartitionKey(), fmt.Appendf(nil, `{"id":"%d","pad":"%0200d"}`, n, n), nil)
-					require.NoError(t, err)
-					n++
-				}
-				if tc.checkpoint && session == 1 {
-					require.NoError(t, s.Checkpoint(t.Context()))
-				}
-				if session < 2 || !tc.running {
-					require.NoError(t, s.Close())
-				}
+			checkpoint := -1
+			if tc.checkpoint {
+				checkpoint = 1
 			}
+			s, n := writeSessions(t, dir, 3, 3000, checkpoint, tc.running)
 			if tc.running {
 				defer s.Close()
 			}
@@ -336,7 +319,14 @@ func TestRecoveryReservesRecords(t *testing.T) {
 			o, err := Options{Dir: dir}.withDefaults()
 			require.NoError(t, err)
 			ds := &Store{clock: newStoreClock(nil), opts: o, containers: make(map[string]*Container), storeID: m.id()}
-			r, _, _, err := ds.recover(dir, m, true)
+			dry, _, _, err := ds.recover(dir, m, true)
+			require.NoError(t, err)
+			require.Equal(t, int64(n), ds.recovery.Items)
+			assert.Empty(t, dry.reading.free, "blocks reserved by Check")
+			assert.Positive(t, dry.reading.made, "blocks made by Check as the records came")
+
+			ds = &Store{clock: newStoreClock(nil), opts: o, containers: make(map[string]*Container), storeID: m.id()}
+			r, _, _, err := ds.recover(dir, m, false) // nothing to repair or remove: it changes nothing
 			require.NoError(t, err)
 			require.Equal(t, int64(n), ds.recovery.Items)
 			assert.Zero(t, r.reading.made, "blocks made as the records came")
@@ -354,27 +344,123 @@ func TestRecoveryReservesRecords(t *testing.T) {
 	}
 }
 
-// TestSealedBytes: the room recovery allocates ahead for the log is the
-// sizes the manifest records for the segments it replays, those sealed,
-// and at most maxSealedHint, however absurd the sizes a manifest whose
-// checksum is right records.
-func TestSealedBytes(t *testing.T) {
-	m := &manifest{Sealed: []sealed{{N: 3, Size: 100}, {N: 4, Size: 50}, {N: 6, Size: -7}}}
-	huge := &manifest{Sealed: []sealed{{N: 1, Size: 1 << 62}, {N: 2, Size: 1 << 62}, {N: 3, Size: math.MaxInt64}}}
-	for _, tc := range []struct {
-		m    *manifest
-		segs []uint64
-		want int64
-	}{
-		{nil, []uint64{1, 2}, 0},
-		{m, nil, 0},
-		{m, []uint64{3, 4, 5}, 150}, // 5 is not sealed
-		{m, []uint64{4}, 50},
-		{m, []uint64{6}, 0}, // a negative size counts nothing
-		{huge, []uint64{1, 2, 3}, maxSealedHint},
-	} {
-		assert.Equal(t, tc.want, tc.m.sealedBytes(tc.segs), "%v of %v", tc.segs, tc.m)
+// writeSessions writes a store in dir over sessions opens of it, each
+// upserting per items of some 300 bytes to container "c" (made in the
+// first), with a checkpoint at the end of session checkpoint (-1: none).
+// Each session closes the store, but for running the last, whose store it
+// returns open; it returns how many items it wrote.
+func writeSessions(t *testing.T, dir string, sessions, per, checkpoint int, running bool) (*Store, int) {
+	t.Helper()
+	var s *Store
+	n := 0
+	for session := range sessions {
+		var err error
+		s, err = Open(&Options{Dir: dir, Sync: SyncNever, Reaper: ReaperOptions{Disabled: true}})
+		require.NoError(t, err)
+		if session == 0 {
+			_, err := s.CreateContainer(t.Context(), ContainerProperties{ID: "c", DefaultTimeToLive: 3600})
+			require.NoError(t, err)
+		}
+		c, err := s.Container("c")
+		require.NoError(t, err)
+		for range per {
+			_, err := c.UpsertItem(t.Context(), NewPartitionKey(), fmt.Appendf(nil, `{"id":"%d","pad":"%0200d"}`, n, n), nil)
+			require.NoError(t, err)
+			n++
+		}
+		if session == checkpoint {
+			require.NoError(t, s.Checkpoint(t.Context()))
+		}
+		if session < sessions-1 || !running {
+			require.NoError(t, s.Close())
+		}
 	}
+	return s, n
+}
+
+// TestRecoveryLyingManifest: a manifest whose checksum is right but whose
+// numbers are absurd (a segment sealed at 1 TiB, the first after a snapshot
+// or the second of the log; a container of MaxInt items) costs Open and
+// Check no more heap than the files can hold (replayer.sizeFiles): what a
+// lie about a size makes Open and Check allocate before the size check
+// fails them, and what a lie about a count makes them allocate for tables,
+// is bounded by the files' size, on top of what the honest manifest costs.
+// The lies about sizes still fail with their *CorruptionError.
+func TestRecoveryLyingManifest(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		snapshot bool
+		sealed   int // the index in the manifest's sealed segments of the one whose size it lies about; -1: it lies about the item count
+	}{
+		{"second segment", false, 1},
+		{"segment after a snapshot", true, 0},
+		{"item count", false, -1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			checkpoint := -1
+			if tc.snapshot {
+				checkpoint = 0
+			}
+			writeSessions(t, dir, 2, 2000, checkpoint, false)
+			var files int64
+			entries, err := os.ReadDir(dir)
+			require.NoError(t, err)
+			for _, e := range entries {
+				if strings.HasPrefix(e.Name(), "wal-") || strings.HasPrefix(e.Name(), "snap-") {
+					fi, err := e.Info()
+					require.NoError(t, err)
+					files += fi.Size()
+				}
+			}
+			open := func() error {
+				s, err := Open(&Options{Dir: dir, Sync: SyncNever, Reaper: ReaperOptions{Disabled: true}})
+				if err == nil {
+					err = s.Close()
+				}
+				return err
+			}
+			check := func() error { _, err := Check(dir); return err }
+			honest := [2]uint64{heapAllocated(t, open), heapAllocated(t, check)}
+			// Open rewrote the manifest: the lie goes into its own.
+			m, err := readManifest(vfs.OS, dir)
+			require.NoError(t, err)
+			require.Len(t, m.Sealed, 3, "the log's segments, sealed")
+			var file string // the file the error names
+			if tc.sealed >= 0 {
+				m.Sealed[tc.sealed].Size = 1 << 40
+				file = filepath.Join(dir, segmentName(m.Sealed[tc.sealed].N))
+			} else {
+				m.Items[0].N = math.MaxInt
+			}
+			writeManifestFile(t, dir, m)
+			for i, f := range []func() error{open, check} {
+				var err error
+				got := heapAllocated(t, func() error { err = f(); return nil })
+				if file == "" {
+					require.NoError(t, err)
+				} else {
+					var ce *CorruptionError
+					require.ErrorAs(t, err, &ce)
+					assert.Equal(t, file, ce.File)
+					assert.Contains(t, ce.Reason, "MANIFEST records it sealed at 1099511627776")
+				}
+				assert.Less(t, got, honest[i]+uint64(files)+1<<20, "%s: bytes allocated, %d honestly, files of %d bytes", []string{"Open", "Check"}[i], honest[i], files)
+			}
+		})
+	}
+}
+
+// heapAllocated returns the bytes f allocates on the heap (all goroutines'
+// while it runs: the tests that call it run alone), failing t if f fails.
+func heapAllocated(t *testing.T, f func() error) uint64 {
+	t.Helper()
+	sample := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}}
+	metrics.Read(sample)
+	before := sample[0].Value.Uint64()
+	require.NoError(t, f())
+	metrics.Read(sample)
+	return sample[0].Value.Uint64() - before
 }
 
 // TestMaxTag: recovery finds the highest write sequence number of the
@@ -406,10 +492,11 @@ func TestMaxTag(t *testing.T) {
 }
 
 // TestRecoveryAbsurdItemCount: a manifest whose checksum is right but
-// whose item count is absurd (1<<62, or negative) opens with its items, the
-// tables sized by at most maxItemsHint: the count is a hint, not trusted.
+// whose item count is absurd (MaxInt, or negative) opens with its items,
+// the tables sized by at most what the files can hold, here a few items:
+// the count is a hint, not trusted.
 func TestRecoveryAbsurdItemCount(t *testing.T) {
-	for _, n := range []int{1 << 62, -5} {
+	for _, n := range []int{math.MaxInt, -5} {
 		dir := t.TempDir()
 		s, err := Open(&Options{Dir: dir, Sync: SyncNever})
 		require.NoError(t, err)
@@ -430,7 +517,7 @@ func TestRecoveryAbsurdItemCount(t *testing.T) {
 		require.NoError(t, err)
 		assert.Contains(t, string(r.Value), `"id":"x"`)
 		for i := range s.containers["a"].shards {
-			assert.LessOrEqual(t, len(s.containers["a"].shards[i].items.slots), 2*maxItemsHint/shardCount, "count %d", n)
+			assert.LessOrEqual(t, len(s.containers["a"].shards[i].items.slots), minTableSize, "count %d", n)
 		}
 		require.NoError(t, s.Close())
 	}

@@ -668,7 +668,7 @@ func (ev *evaluator) rowsUnder(j int) int {
 		if ev.srcs == nil || ev.srcs[k].level < 0 || ev.srcs[k].level > j {
 			return -1
 		}
-		n = min(n*len(ev.source(k)), 1<<31)
+		n = min(n*len(ev.source(k)), min(1<<31, math.MaxInt))
 	}
 	return n
 }

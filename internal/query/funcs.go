@@ -158,14 +158,17 @@ func clamp(x, lo, hi int) int {
 // toInt converts a number argument to an int (truncating), saturating; NaN
 // is 0, as JavaScript's ToIntegerOrInfinity has it.
 func toInt(f float64) int {
+	// 2^40, beyond any string's length; on a 32-bit build a quarter of
+	// the int range, so that a sum of two stays an int.
+	const maxToInt = min(1<<40, math.MaxInt/4)
 	if math.IsNaN(f) {
 		return 0
 	}
-	if f > 1<<40 {
-		return 1 << 40
+	if f > maxToInt {
+		return maxToInt
 	}
-	if f < -(1 << 40) {
-		return -(1 << 40)
+	if f < -maxToInt {
+		return -maxToInt
 	}
 	return int(f)
 }

@@ -55,6 +55,9 @@ type FS interface {
 	// file system maps the file where it can, so a page it cannot read
 	// faults (the caller arranges to recover from that).
 	Map(name string) (data []byte, release func(), err error)
+	// Size returns a file's size in bytes, without reading it: what Map
+	// would return, as long as no one writes the file meanwhile.
+	Size(name string) (int64, error)
 	// List returns the names in a directory, sorted.
 	List(dir string) ([]string, error)
 	// Rename renames a file; within one directory, it replaces the file
@@ -103,6 +106,17 @@ func (f osFile) Gone() (bool, error) {
 }
 
 func (osFS) Map(name string) ([]byte, func(), error) { return mapFile(name) }
+
+func (osFS) Size(name string) (int64, error) {
+	fi, err := os.Stat(name)
+	if err != nil {
+		return 0, err
+	}
+	if fi.IsDir() {
+		return 0, &fs.PathError{Op: "read", Path: name, Err: syscall.EISDIR}
+	}
+	return fi.Size(), nil
+}
 
 func (osFS) List(dir string) ([]string, error) {
 	entries, err := os.ReadDir(dir)

@@ -23,10 +23,11 @@ const (
 	OpRename             // FS.Rename
 	OpRemove             // FS.Remove
 	OpMap                // FS.Map
+	OpSize               // FS.Size
 	opCount
 )
 
-var opNames = [opCount]string{"create", "write", "sync", "truncate", "syncdir", "rename", "remove", "map"}
+var opNames = [opCount]string{"create", "write", "sync", "truncate", "syncdir", "rename", "remove", "map", "size"}
 
 // String returns the operation's name, such as "sync".
 func (o Op) String() string {
@@ -183,6 +184,14 @@ func (e *ErrorFS) Map(name string) ([]byte, func(), error) {
 		return nil, nil, pathErr("read", name, f.Err)
 	}
 	return e.inner.Map(name)
+}
+
+// Size returns a file's size, or fails.
+func (e *ErrorFS) Size(name string) (int64, error) {
+	if f := e.fault(OpSize); f != nil {
+		return 0, pathErr("stat", name, f.Err)
+	}
+	return e.inner.Size(name)
 }
 
 // List lists a directory.

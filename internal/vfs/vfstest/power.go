@@ -380,8 +380,29 @@ func sameArray(a, b []byte) bool {
 func (p *PowerFS) Map(name string) ([]byte, func(), error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	n, err := p.file(name)
+	if err != nil {
+		return nil, nil, err
+	}
+	return slices.Clone(n.data), func() {}, nil
+}
+
+// Size returns a file's size: the size of its contents now, synced or
+// not, as Map returns them.
+func (p *PowerFS) Size(name string) (int64, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n, err := p.file(name)
+	if err != nil {
+		return 0, err
+	}
+	return int64(len(n.data)), nil
+}
+
+// file finds the file at name, for reading: not a directory. p.mu is held.
+func (p *PowerFS) file(name string) (*node, error) {
 	if p.off {
-		return nil, nil, ErrPowerCut
+		return nil, ErrPowerCut
 	}
 	_, _, n, err := p.lookup(name)
 	if err == nil && n == nil {
@@ -390,10 +411,7 @@ func (p *PowerFS) Map(name string) ([]byte, func(), error) {
 	if err == nil && n.isDir {
 		err = &fs.PathError{Op: "read", Path: name, Err: syscall.EISDIR}
 	}
-	if err != nil {
-		return nil, nil, err
-	}
-	return slices.Clone(n.data), func() {}, nil
+	return n, err
 }
 
 // List returns the names in a directory, sorted.
