@@ -1,6 +1,9 @@
 package lethe
 
-import "math"
+import (
+	"math"
+	"math/bits"
+)
 
 // expiryWatch finds a container's expiries as they happen, so that each is
 // reported once, in expiry order, at the instant it happened: to the change
@@ -24,6 +27,10 @@ type expiryWatch struct {
 	own     expiryEntry // front of the own tree
 	at      int64       // every expiry at or before at has been found
 	due     int64       // the earliest expiry not yet found; never if none
+	// pending has bit i set when shard i may have a pending version
+	// (expiryIndex.pending), which the watch adds to the index before it
+	// reads it (addPendingLocked).
+	pending uint32
 
 	found      []expiryNote   // found for the subscribers, not yet delivered
 	scratch    []expiredEntry // reused by findSomeExpiriesLocked
@@ -31,6 +38,10 @@ type expiryWatch struct {
 	// scratchMerged is findSomeExpiriesLocked's merge of the two.
 	scratchMerged []expiredEntry
 }
+
+// expiryWatch.pending has a bit for each shard: this fails to compile if
+// a container has more shards than it has bits.
+var _ [32 - shardCount]struct{}
 
 // expiryNote is an expiry found: the version that expired, when, and its
 // lsn in the change feed (0 without one).
@@ -87,6 +98,7 @@ func (c *Container) findSomeExpiriesLocked(now int64, force bool, limit int) (n 
 		return 0, true
 	}
 	c.settlePendingLocked() // the feed takes expiries after the changes logged before them
+	c.addPendingLocked()
 	if now > c.watchScan.Load() {
 		c.watchScan.Store(now) // before any shard's index is read
 	}
@@ -230,6 +242,7 @@ func (c *Container) reportThroughLocked(rec record, now int64) (found int) {
 // nextUnreportedLocked returns the earliest expiry of an entry beyond the
 // fronts: when findExpiriesLocked next has something to find.
 func (c *Container) nextUnreportedLocked() int64 {
+	c.addPendingLocked()
 	w := &c.expiry.watch
 	due := int64(never)
 	if e, ok := c.firstAfter(false, w.inherit); ok {
@@ -239,6 +252,21 @@ func (c *Container) nextUnreportedLocked() int64 {
 		due = min(due, c.rule.ownExpiry(e.at))
 	}
 	return max(due, w.at) // never before what has been looked at (expiredForGood)
+}
+
+// addPendingLocked adds to the expiry index the versions that writers
+// have numbered in the change feed and not added yet (numberLocked), each
+// under its shard's x lock, so that what the watch reads next holds every
+// version the feed has. The caller holds expiry.mu.
+func (c *Container) addPendingLocked() {
+	w := &c.expiry.watch
+	for p := w.pending; p != 0; p &= p - 1 {
+		sh := &c.shards[bits.TrailingZeros32(p)]
+		sh.x.Lock()
+		sh.expiry.addPending()
+		sh.x.Unlock()
+	}
+	w.pending = 0
 }
 
 // watchAddedLocked tells the watch that versions were written whose

@@ -329,3 +329,106 @@ func TestChangeFeedExpiryUnindexedEarly(t *testing.T) {
 		})
 	}
 }
+
+// TestChangeFeedExpiryOfPendingVersion: in memory, a write's new version
+// joins the expiry index after the write is numbered in the feed, outside
+// expiry.mu (numberLocked). If a feed reader brings the feed up to date
+// between the two, the expiry watch still sees the version: past its
+// expiry, it reports it, after its write (to the feed and to
+// subscribers); before it, it is due when the version expires, so that
+// the next page has it.
+func TestChangeFeedExpiryOfPendingVersion(t *testing.T) {
+	for _, past := range []bool{true, false} {
+		t.Run(fmt.Sprint("past=", past), func(t *testing.T) {
+			ctx := context.Background()
+			clock, _, s, c := openFeedStore(t, false)
+			defer s.Close()
+			sub, err := c.SubscribeExpiries(nil)
+			require.NoError(t, err)
+			pk := NewPartitionKey()
+			_, err = c.UpsertItem(ctx, pk, []byte(`{"id":"o","ttl":1}`), nil)
+			require.NoError(t, err)
+			clock.Advance(100 * time.Millisecond)
+			// x expires 3 s after its write; the reader's catch-up
+			// between its numbering and its indexing finds o's expiry,
+			// and, 5 s on, x's too.
+			skip := 2 * time.Second
+			if past {
+				skip = 5 * time.Second
+			}
+			afterFeedNumber = func() {
+				afterFeedNumber = nil
+				catchUpAfter(t, c, clock, skip)
+			}
+			defer func() { afterFeedNumber = nil }()
+			_, err = c.UpsertItem(ctx, pk, []byte(`{"id":"x","ttl":3}`), nil)
+			require.NoError(t, err)
+			require.Nil(t, afterFeedNumber, "the write went through numberLocked")
+			if !past {
+				catchUpAfter(t, c, clock, 2*time.Second) // x has expired now
+			}
+			want := []string{
+				fmt.Sprintf("1 o kind %d prev 0", changeCreate),
+				fmt.Sprintf("2 x kind %d prev 0", changeCreate),
+				fmt.Sprintf("3 o kind %d prev 1", changeExpire),
+				fmt.Sprintf("4 x kind %d prev 2", changeExpire),
+			}
+			require.Equal(t, want, feedEntries(c))
+			var got []string
+			for deadline := time.After(10 * time.Second); len(got) < 2; {
+				select {
+				case ev := <-sub.Events():
+					got = append(got, fmt.Sprintf("%s %d", ev.ID, ev.LSN))
+				case <-deadline:
+					t.Fatalf("expiry events: %v, want o's and x's", got)
+				}
+			}
+			require.Equal(t, []string{"o 3", "x 4"}, got)
+			_, err = c.ReadItem(ctx, pk, "x", nil)
+			require.ErrorIs(t, err, ErrNotFound)
+			require.Equal(t, int64(2), c.Stats().ExpiredPending, "x is in the expiry index once")
+		})
+	}
+}
+
+// TestChangeFeedReplaceAheadOfWatch: in memory, a replace decided while
+// its old version was live, whose old version the expiry watch has begun
+// to look past (a chunk of a backlog) without reaching it, takes the old
+// version out of the expiry index before the feed's lock is let go: a
+// reader catching up right after the replace is numbered never sees the
+// old version expire after it.
+func TestChangeFeedReplaceAheadOfWatch(t *testing.T) {
+	ctx := context.Background()
+	clock, _, s, c := openFeedStore(t, false)
+	defer s.Close()
+	pk := NewPartitionKey()
+	for _, doc := range []string{`{"id":"a","ttl":1}`, `{"id":"r","ttl":2}`} {
+		_, err := c.UpsertItem(ctx, pk, []byte(doc), nil)
+		require.NoError(t, err)
+	}
+	clock.Advance(1900 * time.Millisecond) // r is live for 100 ms more
+	beforeFeedChange = func() {
+		beforeFeedChange = nil
+		// The watch finds one expiry (a's) of those up to 3 s: it has
+		// begun to look past r's, and not reached it.
+		clock.Advance(1100 * time.Millisecond)
+		c.expiry.mu.Lock()
+		n, done := c.findSomeExpiriesLocked(c.store.clock.now(), true, 1)
+		c.expiry.mu.Unlock()
+		require.Equal(t, 1, n)
+		require.False(t, done)
+	}
+	afterFeedNumber = func() { catchUpAfter(t, c, clock, time.Second) }
+	defer func() { beforeFeedChange, afterFeedNumber = nil, nil }()
+	_, err := c.UpsertItem(ctx, pk, []byte(`{"id":"r","v":2}`), nil)
+	require.NoError(t, err)
+	afterFeedNumber = nil
+	catchUpAfter(t, c, clock, time.Second)
+	want := []string{
+		fmt.Sprintf("1 a kind %d prev 0", changeCreate),
+		fmt.Sprintf("2 r kind %d prev 0", changeCreate),
+		fmt.Sprintf("3 a kind %d prev 1", changeExpire),
+		fmt.Sprintf("4 r kind %d prev 2", changeReplace),
+	}
+	require.Equal(t, want, feedEntries(c))
+}
