@@ -193,8 +193,11 @@ func (c *Container) applyItems(ms []mutation, batch bool, batchSeq uint64) (next
 	// made once logged, without waiting.
 	wait := w != nil && !purgesOnly(ms)
 	feed := c.expiry.feed // set only under every shard lock: the caller holds one
-	if feed != nil && beforeFeedChange != nil {
-		beforeFeedChange()
+	if feed != nil {
+		if beforeFeedChange != nil {
+			beforeFeedChange()
+		}
+		feed.latest.touch(ms[0].h) // before the lock, not under it
 	}
 	if feed == nil {
 		// Without a feed, the id tables change under the shard locks the
