@@ -170,7 +170,8 @@ func (c *Container) applyBatch(ms []mutation, seq uint64) (next int64, err error
 // structures (a change feed, an expiry watch, indexes), are indexed under
 // one hold of expiry.mu, so that Stats sees all of a batch or none of it,
 // and what reads the expiry index with the container's other indexes sees
-// them agree. When a change replaces or removes an expired version
+// them agree; but an in-memory container with a change feed and no other
+// index changes its expiry index after the lock (numberLocked). When a change replaces or removes an expired version
 // that the expiry watch has not reported yet, the expiries up to it are
 // found first, so that the change feed and the expiry subscribers see an
 // item expire before it is written again or purged. It returns the
