@@ -266,19 +266,25 @@ func feedExpiryOfLateWrite(t *testing.T, durable bool) {
 		fmt.Sprintf("4 x kind %d prev 3", changeExpire),
 	}
 	require.Equal(t, want, feedEntries(c))
+	require.Equal(t, []string{"o 2", "x 4"}, expiryEvents(t, sub, 2))
+	if durable { // the log replays the same feed
+		s, _ = reopenFeedStore(t, s, o, want)
+	}
+}
+
+// expiryEvents waits (10 s at most) for n expiry events from sub and lists
+// each as its item's id and its lsn.
+func expiryEvents(t *testing.T, sub *ExpirySubscription, n int) []string {
 	var got []string
-	for deadline := time.After(10 * time.Second); len(got) < 2; {
+	for deadline := time.After(10 * time.Second); len(got) < n; {
 		select {
 		case ev := <-sub.Events():
 			got = append(got, fmt.Sprintf("%s %d", ev.ID, ev.LSN))
 		case <-deadline:
-			t.Fatalf("expiry events: %v, want o's and x's", got)
+			t.Fatalf("expiry events: %v, want %d", got, n)
 		}
 	}
-	require.Equal(t, []string{"o 2", "x 4"}, got)
-	if durable { // the log replays the same feed
-		s, _ = reopenFeedStore(t, s, o, want)
-	}
+	return got
 }
 
 // TestChangeFeedExpiryUnindexedEarly: in memory, a replace or delete takes
@@ -374,16 +380,7 @@ func TestChangeFeedExpiryOfPendingVersion(t *testing.T) {
 				fmt.Sprintf("4 x kind %d prev 2", changeExpire),
 			}
 			require.Equal(t, want, feedEntries(c))
-			var got []string
-			for deadline := time.After(10 * time.Second); len(got) < 2; {
-				select {
-				case ev := <-sub.Events():
-					got = append(got, fmt.Sprintf("%s %d", ev.ID, ev.LSN))
-				case <-deadline:
-					t.Fatalf("expiry events: %v, want o's and x's", got)
-				}
-			}
-			require.Equal(t, []string{"o 3", "x 4"}, got)
+			require.Equal(t, []string{"o 3", "x 4"}, expiryEvents(t, sub, 2))
 			_, err = c.ReadItem(ctx, pk, "x", nil)
 			require.ErrorIs(t, err, ErrNotFound)
 			require.Equal(t, int64(2), c.Stats().ExpiredPending, "x is in the expiry index once")
