@@ -94,7 +94,11 @@ func (c *Container) findExpiriesLocked(now int64, force bool) int {
 // each before it looks for the next.
 func (c *Container) findSomeExpiriesLocked(now int64, force bool, limit int) (n int, done bool) {
 	w := &c.expiry.watch
-	if !w.on || (!force && now < w.due) {
+	if !w.on {
+		return 0, true
+	}
+	if !force && now < w.due {
+		c.lookedThroughLocked(now)
 		return 0, true
 	}
 	c.settlePendingLocked() // the feed takes expiries after the changes logged before them
@@ -155,6 +159,34 @@ func (c *Container) findSomeExpiriesLocked(now int64, force bool, limit int) (n 
 	w.scratch, w.scratchOwn, w.scratchMerged = inherit[:0], own[:0], merged[:0]
 	w.due = c.nextUnreportedLocked()
 	return n, done
+}
+
+// lookedThroughLocked moves the watch through now when nothing in the
+// expiry index expires by then (now is before due), as a look that found
+// nothing would: its fronts to now's cutoffs, at and watchScan to now. So
+// a version out of the index meanwhile (an old version that unindexLive
+// took out, or a new one not yet added) is seen to have been passed
+// (passedLocked), and its writer reports its expiry, as it does after a
+// look: without it, a reader whose page skipped the look would be told
+// the feed is up to date at now, while a version that expired before now
+// (out of the index when due was worked out) waits unreported for a
+// change that follows it. The caller holds expiry.mu.
+func (c *Container) lookedThroughLocked(now int64) {
+	w := &c.expiry.watch
+	if now <= w.at {
+		return
+	}
+	if now > c.watchScan.Load() {
+		c.watchScan.Store(now)
+	}
+	ci, co := cutoffs(&c.rule, now)
+	if lessEntry(w.inherit, ci) {
+		w.inherit = ci
+	}
+	if lessEntry(w.own, co) {
+		w.own = co
+	}
+	w.at = now
 }
 
 // reportExpiryLocked reports that rec expired at at, found at now: to the

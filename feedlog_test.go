@@ -429,3 +429,39 @@ func TestChangeFeedReplaceAheadOfWatch(t *testing.T) {
 	}
 	require.Equal(t, want, feedEntries(c))
 }
+
+// TestChangeFeedReplaceAfterSkippedLook: in memory, a replace decided
+// while its old version was live takes that version out of the expiry
+// index early (unindexLive); a reader that then brings the feed up to date
+// (finding another expiry, so that nothing is due until much later) and a
+// second reader past the old version's expiry, both before the replace is
+// numbered, leave the feed showing the old version expire before the
+// replace, which follows it as a create: a replay at the second read never
+// shows the old version after its expiry.
+func TestChangeFeedReplaceAfterSkippedLook(t *testing.T) {
+	ctx := context.Background()
+	clock, _, s, c := openFeedStore(t, false)
+	defer s.Close()
+	pk := NewPartitionKey()
+	_, err := c.UpsertItem(ctx, pk, []byte(`{"id":"r","ttl":2}`), nil)
+	require.NoError(t, err)
+	clock.Advance(400 * time.Millisecond)
+	_, err = c.UpsertItem(ctx, pk, []byte(`{"id":"o","ttl":1}`), nil) // expires 0.6 s before r
+	require.NoError(t, err)
+	afterUnindexLive = func() {
+		afterUnindexLive = nil
+		catchUpAfter(t, c, clock, 1100*time.Millisecond) // past o's expiry, before r's
+		catchUpAfter(t, c, clock, 1100*time.Millisecond) // past r's
+	}
+	defer func() { afterUnindexLive = nil }()
+	_, err = c.UpsertItem(ctx, pk, []byte(`{"id":"r","v":2}`), nil)
+	require.NoError(t, err)
+	want := []string{
+		fmt.Sprintf("1 r kind %d prev 0", changeCreate),
+		fmt.Sprintf("2 o kind %d prev 0", changeCreate),
+		fmt.Sprintf("3 o kind %d prev 2", changeExpire),
+		fmt.Sprintf("4 r kind %d prev 1", changeExpire),
+		fmt.Sprintf("5 r kind %d prev 4", changeCreate),
+	}
+	require.Equal(t, want, feedEntries(c))
+}
