@@ -33,6 +33,13 @@ type expiryIndex struct {
 	own     expiryTree // ordered by last write + own ttl
 	items   int64      // items present, live or expired
 	bytes   int64      // their JSON size
+
+	// pending is a version that the shard's writer has numbered in the
+	// change feed, in memory, and not yet added (see applyItems): set
+	// under expiry.mu by the writer, which holds the shard's lock, and
+	// added (addPending) under x, by the writer or by the expiry watch,
+	// which holds expiry.mu too. "": none.
+	pending record
 }
 
 // expiryTree is one tree of the index with a running count of its prefix:
@@ -117,6 +124,14 @@ func (x *expiryIndex) add(rec record) {
 	if t, e := x.treeFor(rec); t != nil {
 		t.t.ReplaceOrInsert(e)
 		t.count(e, 1)
+	}
+}
+
+// addPending adds the pending version, if there is one.
+func (x *expiryIndex) addPending() {
+	if x.pending != "" {
+		x.add(x.pending)
+		x.pending = ""
 	}
 }
 

@@ -1,6 +1,9 @@
 package lethe
 
-import "math"
+import (
+	"math"
+	"math/bits"
+)
 
 // expiryWatch finds a container's expiries as they happen, so that each is
 // reported once, in expiry order, at the instant it happened: to the change
@@ -24,6 +27,10 @@ type expiryWatch struct {
 	own     expiryEntry // front of the own tree
 	at      int64       // every expiry at or before at has been found
 	due     int64       // the earliest expiry not yet found; never if none
+	// pending has bit i set when shard i may have a pending version
+	// (expiryIndex.pending), which the watch adds to the index before it
+	// reads it (addPendingLocked).
+	pending uint32
 
 	found      []expiryNote   // found for the subscribers, not yet delivered
 	scratch    []expiredEntry // reused by findSomeExpiriesLocked
@@ -31,6 +38,10 @@ type expiryWatch struct {
 	// scratchMerged is findSomeExpiriesLocked's merge of the two.
 	scratchMerged []expiredEntry
 }
+
+// expiryWatch.pending has a bit for each shard: this fails to compile if
+// a container has more shards than it has bits.
+var _ [32 - shardCount]struct{}
 
 // expiryNote is an expiry found: the version that expired, when, and its
 // lsn in the change feed (0 without one).
@@ -83,10 +94,15 @@ func (c *Container) findExpiriesLocked(now int64, force bool) int {
 // each before it looks for the next.
 func (c *Container) findSomeExpiriesLocked(now int64, force bool, limit int) (n int, done bool) {
 	w := &c.expiry.watch
-	if !w.on || (!force && now < w.due) {
+	if !w.on {
+		return 0, true
+	}
+	if !force && now < w.due {
+		c.lookedThroughLocked(now)
 		return 0, true
 	}
 	c.settlePendingLocked() // the feed takes expiries after the changes logged before them
+	c.addPendingLocked()
 	if now > c.watchScan.Load() {
 		c.watchScan.Store(now) // before any shard's index is read
 	}
@@ -143,6 +159,34 @@ func (c *Container) findSomeExpiriesLocked(now int64, force bool, limit int) (n 
 	w.scratch, w.scratchOwn, w.scratchMerged = inherit[:0], own[:0], merged[:0]
 	w.due = c.nextUnreportedLocked()
 	return n, done
+}
+
+// lookedThroughLocked moves the watch through now when nothing in the
+// expiry index expires by then (now is before due), as a look that found
+// nothing would: its fronts to now's cutoffs, at and watchScan to now. So
+// a version out of the index meanwhile (an old version that unindexLive
+// took out, or a new one not yet added) is seen to have been passed
+// (passedLocked), and its writer reports its expiry, as it does after a
+// look: without it, a reader whose page skipped the look would be told
+// the feed is up to date at now, while a version that expired before now
+// (out of the index when due was worked out) waits unreported for a
+// change that follows it. The caller holds expiry.mu.
+func (c *Container) lookedThroughLocked(now int64) {
+	w := &c.expiry.watch
+	if now <= w.at {
+		return
+	}
+	if now > c.watchScan.Load() {
+		c.watchScan.Store(now)
+	}
+	ci, co := cutoffs(&c.rule, now)
+	if lessEntry(w.inherit, ci) {
+		w.inherit = ci
+	}
+	if lessEntry(w.own, co) {
+		w.own = co
+	}
+	w.at = now
 }
 
 // reportExpiryLocked reports that rec expired at at, found at now: to the
@@ -230,6 +274,7 @@ func (c *Container) reportThroughLocked(rec record, now int64) (found int) {
 // nextUnreportedLocked returns the earliest expiry of an entry beyond the
 // fronts: when findExpiriesLocked next has something to find.
 func (c *Container) nextUnreportedLocked() int64 {
+	c.addPendingLocked()
 	w := &c.expiry.watch
 	due := int64(never)
 	if e, ok := c.firstAfter(false, w.inherit); ok {
@@ -239,6 +284,21 @@ func (c *Container) nextUnreportedLocked() int64 {
 		due = min(due, c.rule.ownExpiry(e.at))
 	}
 	return max(due, w.at) // never before what has been looked at (expiredForGood)
+}
+
+// addPendingLocked adds to the expiry index the versions that writers
+// have numbered in the change feed and not added yet (numberLocked), each
+// under its shard's x lock, so that what the watch reads next holds every
+// version the feed has. The caller holds expiry.mu.
+func (c *Container) addPendingLocked() {
+	w := &c.expiry.watch
+	for p := w.pending; p != 0; p &= p - 1 {
+		sh := &c.shards[bits.TrailingZeros32(p)]
+		sh.x.Lock()
+		sh.expiry.addPending()
+		sh.x.Unlock()
+	}
+	w.pending = 0
 }
 
 // watchAddedLocked tells the watch that versions were written whose

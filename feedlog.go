@@ -3,6 +3,7 @@ package lethe
 import (
 	"encoding/binary"
 	"hash/crc32"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -98,11 +99,12 @@ func (f *changeFeed) relink(h uint32, rec, old record, lsn uint64) uint64 {
 		t.rebuild(f.first)
 	}
 	s := t.slot(h)
-	prev := s.lsn
+	prev := s.lsn.Load()
 	if prev == 0 {
 		t.used++
 	}
-	s.hash, s.lsn = h, lsn
+	s.hash = h
+	s.lsn.Store(lsn)
 	if prev < f.first {
 		// The latest change of every item of hash h is forgotten (the
 		// table's lsn is the latest of them all), or there is none.
@@ -288,7 +290,9 @@ func (st *feedState) appendEntries(b []byte, i int) ([]byte, int) {
 // latest is found by its key in others.
 type latestTable struct {
 	slots []latestSlot // a power of two long, or empty
-	used  int          // slots not empty
+	// shown is slots, published for touch.
+	shown atomic.Pointer[[]latestSlot]
+	used  int // slots not empty
 	// others holds, by key, the latest change of items whose slot an item
 	// of the same hash took over with a later change.
 	others map[string]uint64
@@ -296,7 +300,19 @@ type latestTable struct {
 
 type latestSlot struct {
 	hash uint32
-	lsn  uint64 // 0: the slot is empty
+	lsn  atomic.Uint64 // 0: the slot is empty; atomic for touch
+}
+
+// touch reads the slot where the item of hash h most likely is, without
+// the expiry lock the table is under: a writer about to take the lock
+// reads it first, so that the cache miss of the cold slot (the table is
+// as large as the feed's items) is not taken while it holds the lock. It
+// changes nothing.
+func (t *latestTable) touch(h uint32) {
+	if p := t.shown.Load(); p != nil {
+		slots := *p
+		slots[h&uint32(len(slots)-1)].lsn.Load()
+	}
 }
 
 // slot returns the slot of hash h, or the empty slot where it goes. The
@@ -304,7 +320,7 @@ type latestSlot struct {
 func (t *latestTable) slot(h uint32) *latestSlot {
 	mask := uint32(len(t.slots) - 1)
 	for i := h & mask; ; i = (i + 1) & mask {
-		if s := &t.slots[i]; s.lsn == 0 || s.hash == h {
+		if s := &t.slots[i]; s.lsn.Load() == 0 || s.hash == h {
 			return s
 		}
 	}
@@ -318,7 +334,7 @@ func (t *latestTable) slot(h uint32) *latestSlot {
 func (t *latestTable) rebuild(first uint64) {
 	old, live := t.slots, 0
 	for i := range old {
-		if old[i].lsn >= first {
+		if old[i].lsn.Load() >= first {
 			live++
 		}
 	}
@@ -327,12 +343,16 @@ func (t *latestTable) rebuild(first uint64) {
 		n *= 2
 	}
 	t.slots, t.used = make([]latestSlot, n), live
-	for _, s := range old {
-		if s.lsn < first {
-			continue
+	for i := range old {
+		s := &old[i]
+		if lsn := s.lsn.Load(); lsn >= first {
+			to := t.slot(s.hash)
+			to.hash = s.hash
+			to.lsn.Store(lsn)
 		}
-		*t.slot(s.hash) = s
 	}
+	slots := t.slots
+	t.shown.Store(&slots)
 	for key, lsn := range t.others {
 		if lsn < first {
 			delete(t.others, key)

@@ -266,19 +266,25 @@ func feedExpiryOfLateWrite(t *testing.T, durable bool) {
 		fmt.Sprintf("4 x kind %d prev 3", changeExpire),
 	}
 	require.Equal(t, want, feedEntries(c))
+	require.Equal(t, []string{"o 2", "x 4"}, expiryEvents(t, sub, 2))
+	if durable { // the log replays the same feed
+		s, _ = reopenFeedStore(t, s, o, want)
+	}
+}
+
+// expiryEvents waits (10 s at most) for n expiry events from sub and lists
+// each as its item's id and its lsn.
+func expiryEvents(t *testing.T, sub *ExpirySubscription, n int) []string {
 	var got []string
-	for deadline := time.After(10 * time.Second); len(got) < 2; {
+	for deadline := time.After(10 * time.Second); len(got) < n; {
 		select {
 		case ev := <-sub.Events():
 			got = append(got, fmt.Sprintf("%s %d", ev.ID, ev.LSN))
 		case <-deadline:
-			t.Fatalf("expiry events: %v, want o's and x's", got)
+			t.Fatalf("expiry events: %v, want %d", got, n)
 		}
 	}
-	require.Equal(t, []string{"o 2", "x 4"}, got)
-	if durable { // the log replays the same feed
-		s, _ = reopenFeedStore(t, s, o, want)
-	}
+	return got
 }
 
 // TestChangeFeedExpiryUnindexedEarly: in memory, a replace or delete takes
@@ -328,4 +334,134 @@ func TestChangeFeedExpiryUnindexedEarly(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestChangeFeedExpiryOfPendingVersion: in memory, a write's new version
+// joins the expiry index after the write is numbered in the feed, outside
+// expiry.mu (numberLocked). If a feed reader brings the feed up to date
+// between the two, the expiry watch still sees the version: past its
+// expiry, it reports it, after its write (to the feed and to
+// subscribers); before it, it is due when the version expires, so that
+// the next page has it.
+func TestChangeFeedExpiryOfPendingVersion(t *testing.T) {
+	for _, past := range []bool{true, false} {
+		t.Run(fmt.Sprint("past=", past), func(t *testing.T) {
+			ctx := context.Background()
+			clock, _, s, c := openFeedStore(t, false)
+			defer s.Close()
+			sub, err := c.SubscribeExpiries(nil)
+			require.NoError(t, err)
+			pk := NewPartitionKey()
+			_, err = c.UpsertItem(ctx, pk, []byte(`{"id":"o","ttl":1}`), nil)
+			require.NoError(t, err)
+			clock.Advance(100 * time.Millisecond)
+			// x expires 3 s after its write; the reader's catch-up
+			// between its numbering and its indexing finds o's expiry,
+			// and, 5 s on, x's too.
+			skip := 2 * time.Second
+			if past {
+				skip = 5 * time.Second
+			}
+			afterFeedNumber = func() {
+				afterFeedNumber = nil
+				catchUpAfter(t, c, clock, skip)
+			}
+			defer func() { afterFeedNumber = nil }()
+			_, err = c.UpsertItem(ctx, pk, []byte(`{"id":"x","ttl":3}`), nil)
+			require.NoError(t, err)
+			require.Nil(t, afterFeedNumber, "the write went through numberLocked")
+			if !past {
+				catchUpAfter(t, c, clock, 2*time.Second) // x has expired now
+			}
+			want := []string{
+				fmt.Sprintf("1 o kind %d prev 0", changeCreate),
+				fmt.Sprintf("2 x kind %d prev 0", changeCreate),
+				fmt.Sprintf("3 o kind %d prev 1", changeExpire),
+				fmt.Sprintf("4 x kind %d prev 2", changeExpire),
+			}
+			require.Equal(t, want, feedEntries(c))
+			require.Equal(t, []string{"o 3", "x 4"}, expiryEvents(t, sub, 2))
+			_, err = c.ReadItem(ctx, pk, "x", nil)
+			require.ErrorIs(t, err, ErrNotFound)
+			require.Equal(t, int64(2), c.Stats().ExpiredPending, "x is in the expiry index once")
+		})
+	}
+}
+
+// TestChangeFeedReplaceAheadOfWatch: in memory, a replace decided while
+// its old version was live, whose old version the expiry watch has begun
+// to look past (a chunk of a backlog) without reaching it, takes the old
+// version out of the expiry index before the feed's lock is let go: a
+// reader catching up right after the replace is numbered never sees the
+// old version expire after it.
+func TestChangeFeedReplaceAheadOfWatch(t *testing.T) {
+	ctx := context.Background()
+	clock, _, s, c := openFeedStore(t, false)
+	defer s.Close()
+	pk := NewPartitionKey()
+	for _, doc := range []string{`{"id":"a","ttl":1}`, `{"id":"r","ttl":2}`} {
+		_, err := c.UpsertItem(ctx, pk, []byte(doc), nil)
+		require.NoError(t, err)
+	}
+	clock.Advance(1900 * time.Millisecond) // r is live for 100 ms more
+	beforeFeedChange = func() {
+		beforeFeedChange = nil
+		// The watch finds one expiry (a's) of those up to 3 s: it has
+		// begun to look past r's, and not reached it.
+		clock.Advance(1100 * time.Millisecond)
+		c.expiry.mu.Lock()
+		n, done := c.findSomeExpiriesLocked(c.store.clock.now(), true, 1)
+		c.expiry.mu.Unlock()
+		require.Equal(t, 1, n)
+		require.False(t, done)
+	}
+	afterFeedNumber = func() { catchUpAfter(t, c, clock, time.Second) }
+	defer func() { beforeFeedChange, afterFeedNumber = nil, nil }()
+	_, err := c.UpsertItem(ctx, pk, []byte(`{"id":"r","v":2}`), nil)
+	require.NoError(t, err)
+	afterFeedNumber = nil
+	catchUpAfter(t, c, clock, time.Second)
+	want := []string{
+		fmt.Sprintf("1 a kind %d prev 0", changeCreate),
+		fmt.Sprintf("2 r kind %d prev 0", changeCreate),
+		fmt.Sprintf("3 a kind %d prev 1", changeExpire),
+		fmt.Sprintf("4 r kind %d prev 2", changeReplace),
+	}
+	require.Equal(t, want, feedEntries(c))
+}
+
+// TestChangeFeedReplaceAfterSkippedLook: in memory, a replace decided
+// while its old version was live takes that version out of the expiry
+// index early (unindexLive); a reader that then brings the feed up to date
+// (finding another expiry, so that nothing is due until much later) and a
+// second reader past the old version's expiry, both before the replace is
+// numbered, leave the feed showing the old version expire before the
+// replace, which follows it as a create: a replay at the second read never
+// shows the old version after its expiry.
+func TestChangeFeedReplaceAfterSkippedLook(t *testing.T) {
+	ctx := context.Background()
+	clock, _, s, c := openFeedStore(t, false)
+	defer s.Close()
+	pk := NewPartitionKey()
+	_, err := c.UpsertItem(ctx, pk, []byte(`{"id":"r","ttl":2}`), nil)
+	require.NoError(t, err)
+	clock.Advance(400 * time.Millisecond)
+	_, err = c.UpsertItem(ctx, pk, []byte(`{"id":"o","ttl":1}`), nil) // expires 0.6 s before r
+	require.NoError(t, err)
+	afterUnindexLive = func() {
+		afterUnindexLive = nil
+		catchUpAfter(t, c, clock, 1100*time.Millisecond) // past o's expiry, before r's
+		catchUpAfter(t, c, clock, 1100*time.Millisecond) // past r's
+	}
+	defer func() { afterUnindexLive = nil }()
+	_, err = c.UpsertItem(ctx, pk, []byte(`{"id":"r","v":2}`), nil)
+	require.NoError(t, err)
+	want := []string{
+		fmt.Sprintf("1 r kind %d prev 0", changeCreate),
+		fmt.Sprintf("2 o kind %d prev 0", changeCreate),
+		fmt.Sprintf("3 o kind %d prev 2", changeExpire),
+		fmt.Sprintf("4 r kind %d prev 1", changeExpire),
+		fmt.Sprintf("5 r kind %d prev 4", changeCreate),
+	}
+	require.Equal(t, want, feedEntries(c))
 }

@@ -61,6 +61,9 @@ type mutation struct {
 	// (applyItems does that early for a version the expiry watch need not
 	// report: see unindexLive).
 	unindexed bool
+	// pending says that rec is its shard's pending version, numbered in
+	// the change feed and not yet in the expiry index (numberLocked).
+	pending bool
 
 	// A settings change: the new properties, and the write sequence number
 	// that orders it. (A pointer: a mutation's size is copied and cleared
@@ -167,7 +170,8 @@ func (c *Container) applyBatch(ms []mutation, seq uint64) (next int64, err error
 // structures (a change feed, an expiry watch, indexes), are indexed under
 // one hold of expiry.mu, so that Stats sees all of a batch or none of it,
 // and what reads the expiry index with the container's other indexes sees
-// them agree. When a change replaces or removes an expired version
+// them agree; but an in-memory container with a change feed and no other
+// index changes its expiry index after the lock (numberLocked). When a change replaces or removes an expired version
 // that the expiry watch has not reported yet, the expiries up to it are
 // found first, so that the change feed and the expiry subscribers see an
 // item expire before it is written again or purged. It returns the
@@ -190,8 +194,11 @@ func (c *Container) applyItems(ms []mutation, batch bool, batchSeq uint64) (next
 	// made once logged, without waiting.
 	wait := w != nil && !purgesOnly(ms)
 	feed := c.expiry.feed // set only under every shard lock: the caller holds one
-	if feed != nil && beforeFeedChange != nil {
-		beforeFeedChange()
+	if feed != nil {
+		if beforeFeedChange != nil {
+			beforeFeedChange()
+		}
+		feed.latest.touch(ms[0].h) // before the lock, not under it
 	}
 	if feed == nil {
 		// Without a feed, the id tables change under the shard locks the
@@ -218,16 +225,29 @@ func (c *Container) applyItems(ms []mutation, batch bool, batchSeq uint64) (next
 		// only to number it and show it to the watch: the id tables, which
 		// the caller's shard locks hide until the feed has the change, and
 		// the removal from the expiry index of the old versions the watch
-		// need not report (unindexLive) are made before. Any other expired
-		// version stays in the index until the watch has reported it, and a new
-		// one joins it under expiry.mu, so that the watch never finds its
-		// expiry before the feed has its write.
+		// need not report (unindexLive) are made before; the expiry index
+		// changes after, as numberLocked says, or, where it cannot, under
+		// expiry.mu (indexItemsLocked).
 		c.putItems(ms)
 		c.unindexLive(ms)
 		if afterUnindexLive != nil {
 			afterUnindexLive()
 		}
-		return c.indexShared(ms), nil
+		c.expiry.mu.Lock()
+		found := c.reportReplacedLocked(ms)
+		numbered := c.numberLocked(ms)
+		if !numbered {
+			next = c.indexItemsLocked(ms)
+		}
+		c.expiry.mu.Unlock()
+		c.wakeNotifier(found)
+		if numbered {
+			if afterFeedNumber != nil {
+				afterFeedNumber()
+			}
+			next = c.indexShards(ms)
+		}
+		return next, nil
 	}
 	c.expiry.mu.Lock()
 	found := c.reportReplacedLocked(ms)
@@ -312,8 +332,95 @@ var beforeFeedChange func()
 
 // afterUnindexLive, when set (by tests), runs in applyItems for a change to
 // an in-memory container with a change feed, between unindexLive and
-// indexShared.
+// its numbering.
 var afterUnindexLive func()
+
+// afterFeedNumber, when set (by tests), runs in applyItems for a change to
+// an in-memory container with a change feed that numberLocked numbered,
+// between the numbering and the change to the expiry index.
+var afterFeedNumber func()
+
+// numberLocked numbers in-memory item changes to a container with a
+// change feed, all in one shard (a single write, or the reaper's purges),
+// and leaves their shard's expiry index to the caller, who changes it
+// (indexShards) once it has let go of expiry.mu, so that the B-tree's work
+// runs outside it. It reports false, having done nothing, where that
+// cannot be: the container keeps other indexes, which must agree with the
+// expiry index under expiry.mu, or an old version the changes replace or
+// remove is in the index ahead of the watch's front (passedLocked), where
+// the watch could find it expire after the change, so it must leave the
+// index under the lock.
+//
+// An old version behind the front, or in neither tree, is one the watch
+// never reads again: it leaves the index whenever the caller gets to it.
+// The new version must reach the watch exactly when the feed has its
+// write: not before (its expiry would come before its write), and not
+// after the watch has looked past its place (its expiry would never be
+// found). So it becomes its shard's pending version here, after its
+// entry, and whoever adds it to the index does so under the shard's x
+// lock: the writer (indexShards), or the watch, which adds every pending
+// version (addPendingLocked) before it reads the index, holding
+// expiry.mu. Every read of the watch thus sees every version numbered
+// before it and none numbered after, whatever the clock does meanwhile.
+// A version whose place the watch had passed before it was numbered (its
+// write was decided before a feed reader's catch-up) is reported here, as
+// indexItemsLocked does. The caller holds expiry.mu and the changes'
+// shard lock.
+func (c *Container) numberLocked(ms []mutation) bool {
+	x := &c.expiry
+	if c.hasIndexesLocked() {
+		return false
+	}
+	recs := 0
+	for i := range ms {
+		m := &ms[i]
+		if m.old != "" && !m.unindexed && !c.behindWatchLocked(m.old) {
+			return false
+		}
+		if m.rec != "" {
+			recs++
+		}
+	}
+	if recs > 1 {
+		return false // one pending version a shard
+	}
+	for i := range ms {
+		if m := &ms[i]; m.cause != causePurge {
+			x.feed.add(m.cause.changeKind(), m.now, m.changed(), m.old, m.h)
+		}
+	}
+	for i := range ms {
+		m := &ms[i]
+		if m.rec == "" {
+			continue
+		}
+		if x.watch.on {
+			if m.now < c.watchScan.Load() && c.passedLocked(m.rec) {
+				c.reportPassedLocked(m.rec) // as in indexItemsLocked
+			}
+			c.watchAddedLocked(c.rule.expiresAt(m.rec.ttl(), m.rec.written()))
+			x.watch.pending |= 1 << c.shardNo(m.sh)
+		}
+		m.sh.expiry.pending, m.pending = m.rec, true
+	}
+	if x.watch.on {
+		c.publishDueLocked()
+	}
+	return true
+}
+
+// behindWatchLocked reports whether the expiry watch never reads rec's
+// entry again: it is at or behind the watch's front, or in neither tree of
+// the expiry index (ttl -1). The caller holds expiry.mu.
+func (c *Container) behindWatchLocked(rec record) bool {
+	_, _, ok := entryFor(rec)
+	return !ok || c.passedLocked(rec)
+}
+
+// shardNo returns the index of sh in c.shards.
+func (c *Container) shardNo(sh *shard) int {
+	return int((uintptr(unsafe.Pointer(sh)) - uintptr(unsafe.Pointer(&c.shards[0]))) / unsafe.Sizeof(c.shards[0]))
+}
 
 // indexShared makes item changes, already made in the id tables, in the
 // indexes under one hold of expiry.mu, having first found the expiries the
@@ -509,7 +616,11 @@ func (c *Container) indexShards(ms []mutation) (next int64) {
 			held.expiry.remove(m.old, m.cause == causePurge)
 		}
 		if m.rec != "" {
-			held.expiry.add(m.rec)
+			if m.pending {
+				held.expiry.addPending() // unless the watch has
+			} else {
+				held.expiry.add(m.rec)
+			}
 			next = min(next, c.rule.expiresAt(m.rec.ttl(), m.rec.written()))
 		}
 		if m.cause == causePurge {
