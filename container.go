@@ -96,7 +96,9 @@ const shardCount = 32
 // shard keeps the expiry index and the counts of its own items (expiry.go)
 // under a mutex of its own (x), the last lock taken: a writer takes it, for
 // an instant, while it holds its shard's lock, and the reaper, Stats and the
-// expiry watch take it to read the index, shard after shard. What is
+// expiry watch take it to read the index, shard after shard (the watch, and
+// Stats, also to add a version a writer has numbered in the change feed and
+// not yet added: numberLocked). What is
 // container-wide (the change feed, the expiry watch, the secondary,
 // composite, vector, full-text and position indexes and their builds) sits
 // under expiry.mu, taken after a shard lock and before any x. A write takes
@@ -121,7 +123,7 @@ type Container struct {
 	// writing): a query page read in steps ends early when it changes
 	// between two steps, so that no page sees part of a batch.
 	batches atomic.Uint64
-	shards  [shardCount]shard
+	shards  [shardCount]shard // shards[i].no is i
 
 	// shared says that item writes must take expiry.mu: the container has
 	// a change feed, an expiry watch, or indexes made or being made (see
@@ -184,6 +186,7 @@ type shard struct {
 	items  idTable
 	x      sync.Mutex  // guards expiry; taken last (see the locking note)
 	expiry expiryIndex // the shard's items that can expire, and its counts
+	no     uint8       // its index in its container's shards
 	_      [64]byte    // keep neighbouring shards' hot words on separate cache lines
 }
 
@@ -191,6 +194,7 @@ func newContainer(s *Store, props ContainerProperties, pp pkPaths, now int64) *C
 	c := &Container{store: s, id: props.ID, seed: maphash.MakeSeed(), pkPaths: pp, props: props, rule: newExpiryRule(props.DefaultTimeToLive)}
 	for i := range c.shards {
 		c.shards[i].expiry = newExpiryIndex()
+		c.shards[i].no = uint8(i)
 	}
 	c.expiry.nextLSN = 1
 	c.watchDue.Store(never)
@@ -386,7 +390,8 @@ func (c *Container) Stats() ContainerStats {
 	}
 	var st ContainerStats
 	c.expiry.mu.Lock()
-	rule = c.rule // the same, unless a settings change came meanwhile
+	c.addNumberedLocked() // so that the counts have every change the feed has
+	rule = c.rule         // the same, unless a settings change came meanwhile
 	oldest := int64(never)
 	for i := range c.shards {
 		sh := &c.shards[i]

@@ -34,12 +34,12 @@ type expiryIndex struct {
 	items   int64      // items present, live or expired
 	bytes   int64      // their JSON size
 
-	// pending is a version that the shard's writer has numbered in the
-	// change feed, in memory, and not yet added (see applyItems): set
-	// under expiry.mu by the writer, which holds the shard's lock, and
-	// added (addPending) under x, by the writer or by the expiry watch,
-	// which holds expiry.mu too. "": none.
-	pending record
+	// numbered is a version that the shard's writer has numbered in the
+	// change feed, in memory, and not yet added (numberLocked): set under
+	// expiry.mu by the writer, which holds the shard's lock, and added
+	// (addNumbered) under x, by the writer or by the expiry watch, which
+	// holds expiry.mu too. "": none.
+	numbered record
 }
 
 // expiryTree is one tree of the index with a running count of its prefix:
@@ -127,11 +127,11 @@ func (x *expiryIndex) add(rec record) {
 	}
 }
 
-// addPending adds the pending version, if there is one.
-func (x *expiryIndex) addPending() {
-	if x.pending != "" {
-		x.add(x.pending)
-		x.pending = ""
+// addNumbered adds the numbered version, if there is one.
+func (x *expiryIndex) addNumbered() {
+	if x.numbered != "" {
+		x.add(x.numbered)
+		x.numbered = ""
 	}
 }
 

@@ -27,10 +27,10 @@ type expiryWatch struct {
 	own     expiryEntry // front of the own tree
 	at      int64       // every expiry at or before at has been found
 	due     int64       // the earliest expiry not yet found; never if none
-	// pending has bit i set when shard i may have a pending version
-	// (expiryIndex.pending), which the watch adds to the index before it
-	// reads it (addPendingLocked).
-	pending uint32
+	// numbered has bit i set when shard i may have a numbered version
+	// (expiryIndex.numbered), which the watch adds to the index before it
+	// reads it (addNumberedLocked).
+	numbered uint32
 
 	found      []expiryNote   // found for the subscribers, not yet delivered
 	scratch    []expiredEntry // reused by findSomeExpiriesLocked
@@ -39,7 +39,7 @@ type expiryWatch struct {
 	scratchMerged []expiredEntry
 }
 
-// expiryWatch.pending has a bit for each shard: this fails to compile if
+// expiryWatch.numbered has a bit for each shard: this fails to compile if
 // a container has more shards than it has bits.
 var _ [32 - shardCount]struct{}
 
@@ -102,7 +102,7 @@ func (c *Container) findSomeExpiriesLocked(now int64, force bool, limit int) (n 
 		return 0, true
 	}
 	c.settlePendingLocked() // the feed takes expiries after the changes logged before them
-	c.addPendingLocked()
+	c.addNumberedLocked()
 	if now > c.watchScan.Load() {
 		c.watchScan.Store(now) // before any shard's index is read
 	}
@@ -173,7 +173,7 @@ func (c *Container) findSomeExpiriesLocked(now int64, force bool, limit int) (n 
 // change that follows it. The caller holds expiry.mu.
 func (c *Container) lookedThroughLocked(now int64) {
 	w := &c.expiry.watch
-	if now <= w.at {
+	if now <= w.at || c.store.wal != nil {
 		return
 	}
 	if now > c.watchScan.Load() {
@@ -274,7 +274,7 @@ func (c *Container) reportThroughLocked(rec record, now int64) (found int) {
 // nextUnreportedLocked returns the earliest expiry of an entry beyond the
 // fronts: when findExpiriesLocked next has something to find.
 func (c *Container) nextUnreportedLocked() int64 {
-	c.addPendingLocked()
+	c.addNumberedLocked()
 	w := &c.expiry.watch
 	due := int64(never)
 	if e, ok := c.firstAfter(false, w.inherit); ok {
@@ -286,19 +286,19 @@ func (c *Container) nextUnreportedLocked() int64 {
 	return max(due, w.at) // never before what has been looked at (expiredForGood)
 }
 
-// addPendingLocked adds to the expiry index the versions that writers
+// addNumberedLocked adds to the expiry index the versions that writers
 // have numbered in the change feed and not added yet (numberLocked), each
-// under its shard's x lock, so that what the watch reads next holds every
-// version the feed has. The caller holds expiry.mu.
-func (c *Container) addPendingLocked() {
+// under its shard's x lock, so that what the watch (or Stats) reads next
+// holds every version the feed has. The caller holds expiry.mu.
+func (c *Container) addNumberedLocked() {
 	w := &c.expiry.watch
-	for p := w.pending; p != 0; p &= p - 1 {
+	for p := w.numbered; p != 0; p &= p - 1 {
 		sh := &c.shards[bits.TrailingZeros32(p)]
 		sh.x.Lock()
-		sh.expiry.addPending()
+		sh.expiry.addNumbered()
 		sh.x.Unlock()
 	}
-	w.pending = 0
+	w.numbered = 0
 }
 
 // watchAddedLocked tells the watch that versions were written whose

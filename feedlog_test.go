@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lethedb/lethe/internal/vfs"
+	"github.com/lethedb/lethe/internal/vfs/vfstest"
 	"github.com/stretchr/testify/require"
 )
 
@@ -384,6 +386,7 @@ func TestChangeFeedExpiryOfPendingVersion(t *testing.T) {
 			_, err = c.ReadItem(ctx, pk, "x", nil)
 			require.ErrorIs(t, err, ErrNotFound)
 			require.Equal(t, int64(2), c.Stats().ExpiredPending, "x is in the expiry index once")
+			require.Equal(t, int64(0), c.Stats().Items, "x is in the expiry index once")
 		})
 	}
 }
@@ -464,4 +467,94 @@ func TestChangeFeedReplaceAfterSkippedLook(t *testing.T) {
 		fmt.Sprintf("5 r kind %d prev 4", changeCreate),
 	}
 	require.Equal(t, want, feedEntries(c))
+}
+
+// TestChangeFeedDurableSkippedLook: on a durable store, a feed read with
+// nothing due does not move the expiry watch past a write that is logged
+// and not yet made (waiting for its sync, with another write logged
+// behind it): the feed in memory stays the one the log replays, with the
+// write's expiry after both writes. (lookedThroughLocked moves the watch
+// only in memory, where the version it lets a writer find passed can be
+// out of the index; a durable store's are in the log's queue.) In "late",
+// the read comes before the write is logged.
+func TestChangeFeedDurableSkippedLook(t *testing.T) {
+	for _, late := range []bool{false, true} {
+		t.Run(fmt.Sprint("late=", late), func(t *testing.T) {
+			ctx := context.Background()
+			clock := NewManualClock(time.Unix(1_700_000_000, 0))
+			efs := vfstest.NewErrorFS(vfs.OS)
+			o := &Options{Dir: t.TempDir(), Clock: clock, Reaper: ReaperOptions{Disabled: true}}
+			o.fs = efs
+			s, err := Open(o)
+			require.NoError(t, err)
+			c, err := s.CreateContainer(ctx, ContainerProperties{ID: "c", DefaultTimeToLive: TTLNever, ChangeFeedPolicy: &ChangeFeedPolicy{}})
+			require.NoError(t, err)
+			pk := NewPartitionKey()
+			vShard, _ := c.shardIndex(pk.enc, "v")
+			wid := ""
+			for i := 0; wid == ""; i++ { // w in another shard, so that it is logged while v waits
+				if n, _ := c.shardIndex(pk.enc, fmt.Sprint("w", i)); n != vShard {
+					wid = fmt.Sprint("w", i)
+				}
+			}
+			if late {
+				beforeFeedChange = func() {
+					beforeFeedChange = nil
+					catchUpAfter(t, c, clock, 5*time.Second)
+				}
+				defer func() { beforeFeedChange = nil }()
+			}
+			h := efs.Hold(vfstest.OpSync)
+			v, w := make(chan error, 1), make(chan error, 1)
+			go func() {
+				_, err := c.UpsertItem(ctx, pk, []byte(`{"id":"v","ttl":1}`), nil)
+				v <- err
+			}()
+			<-h.Entered() // v is logged, waiting for its sync
+			go func() {
+				_, err := c.UpsertItem(ctx, pk, fmt.Appendf(nil, `{"id":%q}`, wid), nil)
+				w <- err
+			}()
+			require.Eventually(t, func() bool { // w logged and queued behind v
+				c.expiry.mu.Lock()
+				defer c.expiry.mu.Unlock()
+				return len(c.expiry.pending) == 2
+			}, 10*time.Second, time.Millisecond)
+			if !late {
+				catchUpAfter(t, c, clock, 5*time.Second) // nothing is due
+			}
+			h.Release()
+			require.NoError(t, <-v)
+			require.NoError(t, <-w)
+			catchUpAfter(t, c, clock, time.Second)
+			want := []string{
+				fmt.Sprintf("1 v kind %d prev 0", changeCreate),
+				fmt.Sprintf("2 %s kind %d prev 0", wid, changeCreate),
+				fmt.Sprintf("3 v kind %d prev 1", changeExpire),
+			}
+			require.Equal(t, want, feedEntries(c))
+			s, _ = reopenFeedStore(t, s, o, want)
+			require.NoError(t, s.Close())
+		})
+	}
+}
+
+// TestChangeFeedStatsOneInstant: Stats, taken between a write's numbering
+// in the change feed and its version's joining the expiry index, counts
+// the item the feed already has.
+func TestChangeFeedStatsOneInstant(t *testing.T) {
+	ctx := context.Background()
+	_, _, s, c := openFeedStore(t, false)
+	defer s.Close()
+	var st ContainerStats
+	afterFeedNumber = func() {
+		afterFeedNumber = nil
+		st = c.Stats()
+	}
+	defer func() { afterFeedNumber = nil }()
+	_, err := c.UpsertItem(ctx, NewPartitionKey(), []byte(`{"id":"x"}`), nil)
+	require.NoError(t, err)
+	require.Nil(t, afterFeedNumber, "the write went through numberLocked")
+	require.Equal(t, 1, st.FeedChanges)
+	require.Equal(t, int64(1), st.Items)
 }

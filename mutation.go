@@ -61,9 +61,9 @@ type mutation struct {
 	// (applyItems does that early for a version the expiry watch need not
 	// report: see unindexLive).
 	unindexed bool
-	// pending says that rec is its shard's pending version, numbered in
-	// the change feed and not yet in the expiry index (numberLocked).
-	pending bool
+	// numbered says that rec is its shard's numbered version: in the
+	// change feed and not yet in the expiry index (numberLocked).
+	numbered bool
 
 	// A settings change: the new properties, and the write sequence number
 	// that orders it. (A pointer: a mutation's size is copied and cleared
@@ -170,8 +170,9 @@ func (c *Container) applyBatch(ms []mutation, seq uint64) (next int64, err error
 // structures (a change feed, an expiry watch, indexes), are indexed under
 // one hold of expiry.mu, so that Stats sees all of a batch or none of it,
 // and what reads the expiry index with the container's other indexes sees
-// them agree; but an in-memory container with a change feed and no other
-// index changes its expiry index after the lock (numberLocked). When a change replaces or removes an expired version
+// them agree; but a single change to an in-memory container with a change
+// feed and no other index changes its expiry index after the lock
+// (numberLocked). When a change replaces or removes an expired version
 // that the expiry watch has not reported yet, the expiries up to it are
 // found first, so that the change feed and the expiry subscribers see an
 // item expire before it is written again or purged. It returns the
@@ -356,10 +357,10 @@ var afterFeedNumber func()
 // The new version must reach the watch exactly when the feed has its
 // write: not before (its expiry would come before its write), and not
 // after the watch has looked past its place (its expiry would never be
-// found). So it becomes its shard's pending version here, after its
+// found). So it becomes its shard's numbered version here, after its
 // entry, and whoever adds it to the index does so under the shard's x
-// lock: the writer (indexShards), or the watch, which adds every pending
-// version (addPendingLocked) before it reads the index, holding
+// lock: the writer (indexShards), or the watch, which adds every numbered
+// version (addNumberedLocked) before it reads the index, holding
 // expiry.mu. Every read of the watch thus sees every version numbered
 // before it and none numbered after, whatever the clock does meanwhile.
 // A version whose place the watch had passed before it was numbered (its
@@ -382,7 +383,7 @@ func (c *Container) numberLocked(ms []mutation) bool {
 		}
 	}
 	if recs > 1 {
-		return false // one pending version a shard
+		return false // one numbered version a shard
 	}
 	for i := range ms {
 		if m := &ms[i]; m.cause != causePurge {
@@ -399,9 +400,9 @@ func (c *Container) numberLocked(ms []mutation) bool {
 				c.reportPassedLocked(m.rec) // as in indexItemsLocked
 			}
 			c.watchAddedLocked(c.rule.expiresAt(m.rec.ttl(), m.rec.written()))
-			x.watch.pending |= 1 << c.shardNo(m.sh)
+			x.watch.numbered |= 1 << m.sh.no
 		}
-		m.sh.expiry.pending, m.pending = m.rec, true
+		m.sh.expiry.numbered, m.numbered = m.rec, true
 	}
 	if x.watch.on {
 		c.publishDueLocked()
@@ -415,11 +416,6 @@ func (c *Container) numberLocked(ms []mutation) bool {
 func (c *Container) behindWatchLocked(rec record) bool {
 	_, _, ok := entryFor(rec)
 	return !ok || c.passedLocked(rec)
-}
-
-// shardNo returns the index of sh in c.shards.
-func (c *Container) shardNo(sh *shard) int {
-	return int((uintptr(unsafe.Pointer(sh)) - uintptr(unsafe.Pointer(&c.shards[0]))) / unsafe.Sizeof(c.shards[0]))
 }
 
 // indexShared makes item changes, already made in the id tables, in the
@@ -616,8 +612,8 @@ func (c *Container) indexShards(ms []mutation) (next int64) {
 			held.expiry.remove(m.old, m.cause == causePurge)
 		}
 		if m.rec != "" {
-			if m.pending {
-				held.expiry.addPending() // unless the watch has
+			if m.numbered {
+				held.expiry.addNumbered() // unless the watch has
 			} else {
 				held.expiry.add(m.rec)
 			}
