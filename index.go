@@ -306,20 +306,6 @@ func (c *Container) indexFor(path []string, eager bool) (idx *pathIndex, indexed
 	return idx, idx != nil
 }
 
-// candidates returns the records an index finds for r, and the expiry rule
-// of the same instant; found is false when there is no index for its path
-// yet (indexFor), and indexed false when the policy does not index the path
-// (or the container has as many indexes as it may). The caller holds
-// c.batchMu for reading and no other lock.
-func (c *Container) candidates(r query.IndexRange) (recs []record, rule expiryRule, found, indexed bool) {
-	idx, indexed := c.indexFor(r.Path, false)
-	if idx == nil {
-		return nil, rule, false, indexed
-	}
-	recs, rule, found = c.rangeOf(idx, r)
-	return recs, rule, found, true
-}
-
 // madeIndex returns the index of path if it has been made, and nil
 // otherwise (without asking for it, as indexFor does).
 func (c *Container) madeIndex(path []string) *pathIndex {
@@ -328,26 +314,19 @@ func (c *Container) madeIndex(path []string) *pathIndex {
 	return c.expiry.indexes[strings.Join(path, "/")]
 }
 
-// rangeOf returns the records idx holds for r, and the expiry rule of the
-// same instant; found is false if a policy change has dropped the index
-// meanwhile. The caller holds c.batchMu for reading and no other lock.
-func (c *Container) rangeOf(idx *pathIndex, r query.IndexRange) (recs []record, rule expiryRule, found bool) {
+// rangeOf calls take with each record idx holds for r, in the index's
+// order, under the expiry lock (which it holds for no more than the walk:
+// the callers decide liveness after, from the records' headers, by rule,
+// the expiry rule of the same instant); found is false if a policy change
+// has dropped the index meanwhile. The caller holds c.batchMu for reading
+// and no other lock.
+func (c *Container) rangeOf(idx *pathIndex, r query.IndexRange, take func(record)) (rule expiryRule, found bool) {
 	c.expiry.mu.Lock()
 	defer c.expiry.mu.Unlock()
 	if c.expiry.indexes[idx.key] != idx {
-		return nil, rule, false // dropped meanwhile by a policy change
+		return rule, false // dropped meanwhile by a policy change
 	}
 	rule = c.rule
-	visit := func(e indexEntry) bool {
-		if r.Past(e.key) {
-			return false
-		}
-		if r.Contains(e.key) {
-			recs = append(recs, e.rec)
-		}
-		return true
-	}
-	// A range or a prefix: one walk from its start.
 	if r.Points != nil {
 		// Equality and IN: each value on its own (once), rather than the
 		// span between them.
@@ -359,14 +338,23 @@ func (c *Container) rangeOf(idx *pathIndex, r query.IndexRange) (recs []record, 
 				if e.key.Compare(p) != 0 {
 					return false
 				}
-				recs = append(recs, e.rec)
+				take(e.rec)
 				return true
 			})
 		}
-		return recs, rule, true
+		return rule, true
 	}
-	idx.t.AscendGreaterOrEqual(indexEntry{key: r.Start()}, visit)
-	return recs, rule, true
+	// A range or a prefix: one walk from its start.
+	idx.t.AscendGreaterOrEqual(indexEntry{key: r.Start()}, func(e indexEntry) bool {
+		if r.Past(e.key) {
+			return false
+		}
+		if r.Contains(e.key) {
+			take(e.rec)
+		}
+		return true
+	})
+	return rule, true
 }
 
 // buildIndex makes the index of path from the container's items while
@@ -473,29 +461,43 @@ func (c *Container) dropIndexesLocked(ip *IndexingPolicy) {
 	c.expiry.building = nil // cancelled: a build checks the policy again when it starts
 }
 
-// liveCandidates is candidates that keeps only the items live at now in
-// the partitions whose key begins with pk, in position order (the order of
-// results without ORDER BY). The caller holds c.batchMu for reading and no
-// other lock.
-func (c *Container) liveCandidates(r query.IndexRange, pk PartitionKey, now int64) (recs []record, found, indexed bool) {
-	all, rule, found, indexed := c.candidates(r)
-	if !found {
+// liveCandidates returns the records the index of r's path finds for r
+// that are live at now in the partitions whose key begins with pk, in
+// position order (the order of results without ORDER BY); found is false
+// when there is no index for the path yet (indexFor), and indexed false
+// when the policy does not index the path (or the container has as many
+// indexes as it may). The caller holds c.batchMu for reading and no other
+// lock.
+func (c *Container) liveCandidates(r query.IndexRange, pk PartitionKey, now int64) (recs []posRec, found, indexed bool) {
+	idx, indexed := c.indexFor(r.Path, false)
+	if idx == nil {
 		return nil, false, indexed
 	}
-	// Each record's position is read once, beside its liveness (the same
-	// header): comparing records would read two headers a comparison.
-	live := make([]posRec, 0, len(all))
-	for _, rec := range all {
-		if rule.live(rec, now) && strings.HasPrefix(rec.pk(), pk.enc) {
-			live = append(live, posRec{rec.pos(), rec})
+	// The candidates, then those live, each beside its position, read
+	// with its liveness (the same header): comparing records would read
+	// two headers a comparison.
+	var live []posRec
+	rule, found := c.rangeOf(idx, r, func(rec record) { live = append(live, posRec{rec: rec}) })
+	if !found {
+		return nil, false, true
+	}
+	n := 0
+	for _, p := range live {
+		if rule.live(p.rec, now) && strings.HasPrefix(p.rec.pk(), pk.enc) {
+			live[n] = posRec{p.rec.pos(), p.rec}
+			n++
 		}
 	}
-	live = sortByPos(live)
-	recs = all[:len(live)]
-	for i, p := range live {
-		recs[i] = p.rec
+	return sortByPos(live[:n]), true, true
+}
+
+// byPos returns recs beside their positions, sorted by position.
+func byPos(recs []record) []posRec {
+	rs := make([]posRec, len(recs))
+	for i, rec := range recs {
+		rs[i] = posRec{rec.pos(), rec}
 	}
-	return recs, true, true
+	return sortByPos(rs)
 }
 
 // posRec is a record beside its position.
@@ -570,7 +572,8 @@ func (c *Container) indexCount(q *query.Query, params map[string]any, pk Partiti
 		}
 		c.batchMu.RLock()
 		defer c.batchMu.RUnlock()
-		recs, rule, found := c.rangeOf(idx, r)
+		var recs []record
+		rule, found := c.rangeOf(idx, r, func(rec record) { recs = append(recs, rec) })
 		if !found {
 			return 0, false
 		}

@@ -694,13 +694,14 @@ func (c *Container) indexedDocs(q *query.Query, params map[string]any, pk Partit
 	if docs, recs, ok := c.textDocs(q, params, pk, now, plan); ok {
 		return docs, recs, q, true
 	}
-	recs, eval, ok := c.rangeRecs(q, params, pk, now, plan)
+	live, eval, ok := c.rangeRecs(q, params, pk, now, plan)
 	if !ok {
 		return nil, nil, nil, false
 	}
-	docs := make([]query.Doc, len(recs))
-	for i, rec := range recs {
-		docs[i] = rec.queryDoc()
+	docs := make([]query.Doc, len(live))
+	recs := make([]record, len(live))
+	for i, p := range live {
+		docs[i], recs[i] = p.rec.queryDoc(), p.rec
 	}
 	return docs, recs, eval, true
 }
@@ -713,7 +714,7 @@ func (c *Container) indexedDocs(q *query.Query, params map[string]any, pk Partit
 // index decided (query.Residual): evaluated on the items listed, it gives
 // q's results; without a WHERE clause left, every item listed passes. It
 // holds the batch lock for reading, as liveDocs does.
-func (c *Container) rangeRecs(q *query.Query, params map[string]any, pk PartitionKey, now int64, plan *indexPlan) (recs []record, eval *query.Query, ok bool) {
+func (c *Container) rangeRecs(q *query.Query, params map[string]any, pk PartitionKey, now int64, plan *indexPlan) (recs []posRec, eval *query.Query, ok bool) {
 	ranges := q.IndexRanges(params)
 	if len(ranges) == 0 {
 		return nil, nil, false
