@@ -32,7 +32,10 @@ import (
 // are those of a scan. When the index decided the whole clause, a SELECT *
 // copies each candidate out as its result, in position order, without
 // evaluating anything (itemPages.whole), and a count of the rows counts
-// the live candidates without reading a document (indexCount).
+// the live candidates without reading a document (indexCount). The later
+// pages of such a pager look each item up again only if an item of the
+// container has been replaced or removed since the first (indexGuard):
+// else each listed record is still its item's, and its header decides.
 
 // maxIndexes bounds the indexes one container makes, of paths and
 // composite: past it, queries on other paths scan.
@@ -47,6 +50,12 @@ type pathIndex struct {
 	key  string // its name in the container's map of indexes
 	path []string
 	t    *btree.BTreeG[indexEntry]
+	// gone counts the changes that replaced or removed an item (a
+	// write, delete or purge of a stored version), under the expiry lock,
+	// as every change of the container's items is made in its indexes:
+	// while it stays the same, a listed record is its item's current
+	// version (indexGuard).
+	gone uint64
 }
 
 // indexEntry is one item's value at the index's path. Entries of equal
@@ -138,6 +147,7 @@ func keyAt(rec record, path []string) query.IndexKey {
 func (idx *pathIndex) change(old, rec record) {
 	if old != "" {
 		idx.t.Delete(idx.entry(old))
+		idx.gone++
 	}
 	if rec != "" {
 		idx.t.ReplaceOrInsert(idx.entry(rec))
@@ -334,13 +344,13 @@ func (c *Container) madeIndex(path []string) *pathIndex {
 // the expiry rule of the same instant); found is false if a policy change
 // has dropped the index meanwhile. The caller holds c.batchMu for reading
 // and no other lock.
-func (c *Container) rangeOf(idx *pathIndex, r query.IndexRange, take func(record)) (rule expiryRule, found bool) {
+func (c *Container) rangeOf(idx *pathIndex, r query.IndexRange, take func(record)) (rule expiryRule, g indexGuard, found bool) {
 	c.expiry.mu.Lock()
 	defer c.expiry.mu.Unlock()
 	if c.expiry.indexes[idx.key] != idx {
-		return rule, false // dropped meanwhile by a policy change
+		return rule, g, false // dropped meanwhile by a policy change
 	}
-	rule = c.rule
+	rule, g = c.rule, indexGuard{idx, idx.gone}
 	if r.Points != nil {
 		// Equality and IN: each value on its own (once), rather than the
 		// span between them.
@@ -356,7 +366,7 @@ func (c *Container) rangeOf(idx *pathIndex, r query.IndexRange, take func(record
 				return true
 			})
 		}
-		return rule, true
+		return rule, g, true
 	}
 	// A range or a prefix: one walk from its start.
 	idx.t.AscendGreaterOrEqual(keyPivot(r.Start(), false), func(e indexEntry) bool {
@@ -368,7 +378,29 @@ func (c *Container) rangeOf(idx *pathIndex, r query.IndexRange, take func(record
 		}
 		return true
 	})
-	return rule, true
+	return rule, g, true
+}
+
+// indexGuard is what a list of records taken from an index (rangeOf) needs
+// to tell, later, that none of them has been replaced or removed since:
+// the index, and its count of such changes then.
+type indexGuard struct {
+	idx  *pathIndex
+	gone uint64
+}
+
+// unchanged reports whether no item of the container has been replaced or
+// removed since g was taken (the index is still the container's, and has
+// seen no such change), and returns the expiry rule now: then a record
+// listed then is its item's current version, live at now if live by that
+// rule. The caller holds no container lock.
+func (c *Container) unchanged(g indexGuard) (rule expiryRule, ok bool) {
+	if g.idx == nil {
+		return rule, false
+	}
+	c.expiry.mu.Lock()
+	defer c.expiry.mu.Unlock()
+	return c.rule, c.expiry.indexes[g.idx.key] == g.idx && g.idx.gone == g.gone
 }
 
 // buildIndex makes the index of path from the container's items while
@@ -482,18 +514,18 @@ func (c *Container) dropIndexesLocked(ip *IndexingPolicy) {
 // when the policy does not index the path (or the container has as many
 // indexes as it may). The caller holds c.batchMu for reading and no other
 // lock.
-func (c *Container) liveCandidates(r query.IndexRange, pk PartitionKey, now int64) (recs []posRec, found, indexed bool) {
+func (c *Container) liveCandidates(r query.IndexRange, pk PartitionKey, now int64) (recs []posRec, g indexGuard, found, indexed bool) {
 	idx, indexed := c.indexFor(r.Path, false)
 	if idx == nil {
-		return nil, false, indexed
+		return nil, g, false, indexed
 	}
 	// The candidates, then those live, each beside its position, read
 	// with its liveness (the same header): comparing records would read
 	// two headers a comparison.
 	var live []posRec
-	rule, found := c.rangeOf(idx, r, func(rec record) { live = append(live, posRec{rec: rec}) })
+	rule, g, found := c.rangeOf(idx, r, func(rec record) { live = append(live, posRec{rec: rec}) })
 	if !found {
-		return nil, false, true
+		return nil, g, false, true
 	}
 	n := 0
 	for _, p := range live {
@@ -502,7 +534,7 @@ func (c *Container) liveCandidates(r query.IndexRange, pk PartitionKey, now int6
 			n++
 		}
 	}
-	return sortByPos(live[:n]), true, true
+	return sortByPos(live[:n]), g, true, true
 }
 
 // byPos returns recs beside their positions, sorted by position.
@@ -588,7 +620,7 @@ func (c *Container) indexCount(q *query.Query, params map[string]any, pk Partiti
 		c.batchMu.RLock()
 		defer c.batchMu.RUnlock()
 		var recs []record
-		rule, found := c.rangeOf(idx, r, func(rec record) { recs = append(recs, rec) })
+		rule, _, found := c.rangeOf(idx, r, func(rec record) { recs = append(recs, rec) })
 		if !found {
 			return 0, false
 		}

@@ -243,7 +243,8 @@ type itemPages struct {
 	// position (the pager's first page lists them), or, when nil, the
 	// container's position index, walked from the resume point.
 	snap     []posRec
-	snapshot bool // the items are snap
+	snapshot bool       // the items are snap
+	guard    indexGuard // for a snap from an index: whether an item of it has been replaced or removed since
 	// whole says that each item of snap is one result, the item as
 	// stored: the index that found them decided the WHERE clause, and
 	// the query returns whole items (SELECT *). Pages copy them out
@@ -286,6 +287,14 @@ func (p *QueryItemsPager) nextItems(ip *itemPages, from uint64, n int, now int64
 		// Live at this page's instant: the snapshot's.
 		j = min(i+n, len(ip.snap))
 		recs = ip.snap[i:j:j]
+	} else if rule, ok := c.unchanged(ip.guard); ok {
+		// No item has been replaced or removed since the snapshot: each
+		// is its item's current version, live if its header says so.
+		for ; j < len(ip.snap) && len(recs) < n; j++ {
+			if rule.live(ip.snap[j].rec, now) {
+				recs = append(recs, ip.snap[j])
+			}
+		}
 	} else {
 		for ; j < len(ip.snap) && len(recs) < n; j++ {
 			if c.itemLive(ip.snap[j].rec, now) {
@@ -509,8 +518,8 @@ func (p *QueryItemsPager) startItemPages(ctx context.Context, q *query.Query, pa
 	if useIndexes {
 		if _, recs, ok := c.textDocs(q, params, p.pk, now, &p.plan); ok {
 			ip.snap, ip.snapshot, ip.first = byPos(recs), true, true
-		} else if recs, eval, ok := c.rangeRecs(q, params, p.pk, now, &p.plan); ok {
-			ip.snap, ip.snapshot, ip.first = recs, true, true
+		} else if recs, g, eval, ok := c.rangeRecs(q, params, p.pk, now, &p.plan); ok {
+			ip.snap, ip.snapshot, ip.first, ip.guard = recs, true, true, g
 			ip.q, ip.whole = eval, !eval.HasWhere() && q.ReturnsItems()
 		}
 		w = w.addTo(&p.plan.lookup)
