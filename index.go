@@ -338,17 +338,17 @@ func (c *Container) madeIndex(path []string) *pathIndex {
 	return c.expiry.indexes[strings.Join(path, "/")]
 }
 
-// rangeOf calls take with each record idx holds for r, in the index's
-// order, under the expiry lock (which it holds for no more than the walk:
-// the callers decide liveness after, from the records' headers, by rule,
-// the expiry rule of the same instant); found is false if a policy change
-// has dropped the index meanwhile. The caller holds c.batchMu for reading
-// and no other lock.
-func (c *Container) rangeOf(idx *pathIndex, r query.IndexRange, take func(record)) (rule expiryRule, g indexGuard, found bool) {
+// rangeOf appends to recs each record idx holds for r, in the index's
+// order, its position not read (the expiry lock is held for no more than
+// the walk: the callers decide liveness after, from the records' headers,
+// by rule, the expiry rule of the same instant); found is false if a
+// policy change has dropped the index meanwhile. The caller holds
+// c.batchMu for reading and no other lock.
+func (c *Container) rangeOf(idx *pathIndex, r query.IndexRange, recs []posRec) (_ []posRec, rule expiryRule, g indexGuard, found bool) {
 	c.expiry.mu.Lock()
 	defer c.expiry.mu.Unlock()
 	if c.expiry.indexes[idx.key] != idx {
-		return rule, g, false // dropped meanwhile by a policy change
+		return recs, rule, g, false // dropped meanwhile by a policy change
 	}
 	rule, g = c.rule, indexGuard{idx, idx.gone}
 	if r.Points != nil {
@@ -362,11 +362,11 @@ func (c *Container) rangeOf(idx *pathIndex, r query.IndexRange, take func(record
 				if e.key.Compare(p) != 0 {
 					return false
 				}
-				take(e.rec)
+				recs = append(recs, posRec{rec: e.rec})
 				return true
 			})
 		}
-		return rule, g, true
+		return recs, rule, g, true
 	}
 	// A range or a prefix: one walk from its start.
 	idx.t.AscendGreaterOrEqual(keyPivot(r.Start(), false), func(e indexEntry) bool {
@@ -374,11 +374,11 @@ func (c *Container) rangeOf(idx *pathIndex, r query.IndexRange, take func(record
 			return false
 		}
 		if r.Contains(e.key) {
-			take(e.rec)
+			recs = append(recs, posRec{rec: e.rec})
 		}
 		return true
 	})
-	return rule, g, true
+	return recs, rule, g, true
 }
 
 // indexGuard is what a list of records taken from an index (rangeOf) needs
@@ -522,8 +522,7 @@ func (c *Container) liveCandidates(r query.IndexRange, pk PartitionKey, now int6
 	// The candidates, then those live, each beside its position, read
 	// with its liveness (the same header): comparing records would read
 	// two headers a comparison.
-	var live []posRec
-	rule, g, found := c.rangeOf(idx, r, func(rec record) { live = append(live, posRec{rec: rec}) })
+	live, rule, g, found := c.rangeOf(idx, r, nil)
 	if !found {
 		return nil, g, false, true
 	}
@@ -619,14 +618,13 @@ func (c *Container) indexCount(q *query.Query, params map[string]any, pk Partiti
 		}
 		c.batchMu.RLock()
 		defer c.batchMu.RUnlock()
-		var recs []record
-		rule, _, found := c.rangeOf(idx, r, func(rec record) { recs = append(recs, rec) })
+		recs, rule, _, found := c.rangeOf(idx, r, nil)
 		if !found {
 			return 0, false
 		}
 		plan.used = indexSpec(r.Path)
-		for _, rec := range recs {
-			if rule.live(rec, now) && strings.HasPrefix(rec.pk(), pk.enc) {
+		for _, p := range recs {
+			if rule.live(p.rec, now) && strings.HasPrefix(p.rec.pk(), pk.enc) {
 				n++
 			}
 		}
