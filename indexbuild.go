@@ -21,11 +21,9 @@ import (
 // change to it either whole, or not at all. A change made before the build
 // registered is in the items read. A change made after is in the log; if
 // the reading saw it too, replaying it again is harmless, since removing an
-// entry that is not there and inserting one that is both change nothing
-// (where entries are told apart by position, as in a path's index, a
-// replay that removes the entry of the version read puts it back), and a
-// version the reading saw that a later change replaced is removed by that
-// change's replay.
+// entry that is not there and inserting one that is both change nothing,
+// and a version the reading saw that a later change replaced is removed by
+// that change's replay.
 
 // itemChange is one item change: the record before and after ("": none).
 type itemChange struct{ old, rec record }
