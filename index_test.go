@@ -561,13 +561,7 @@ func TestStreamedPagesNeverShowExpired(t *testing.T) {
 	for _, indexed := range []bool{true, false} {
 		s, clock := newStore(t)
 		c := mustContainer(t, s, lethe.ContainerProperties{ID: "c", DefaultTimeToLive: lethe.TTLNever})
-		for i := range 30 {
-			ttl := ""
-			if i%2 == 1 {
-				ttl = `,"ttl":5`
-			}
-			create(t, c, fmt.Sprintf(`{"id":"i%02d","n":%d%s}`, i, i, ttl))
-		}
+		createTTLEvery(t, c, 30, func(i int) string { return fmt.Sprintf(`"n":%d`, i) }, func(i int) bool { return i%2 == 1 })
 		const q = `SELECT VALUE c.id FROM c ORDER BY c.n`
 		queryAll(t, c, q, nil, lethe.NewPartitionKey()) // makes the index
 		was := lethe.SetUseIndexes(indexed)
@@ -870,13 +864,7 @@ func TestIndexPagesAfterChanges(t *testing.T) {
 		t.Run(change, func(t *testing.T) {
 			s, clock := newStore(t)
 			c := mustContainer(t, s, lethe.ContainerProperties{ID: "c", DefaultTimeToLive: lethe.TTLNever})
-			for i := range 30 {
-				ttl := ""
-				if i%3 == 0 {
-					ttl = `,"ttl":5`
-				}
-				create(t, c, fmt.Sprintf(`{"id":"i%02d","g":%d%s}`, i, i%2, ttl))
-			}
+			createTTLEvery(t, c, 30, func(i int) string { return fmt.Sprintf(`"g":%d`, i%2) }, func(i int) bool { return i%3 == 0 })
 			q := `SELECT VALUE c.id FROM c WHERE c.g = 0`
 			queryAll(t, c, q, nil, lethe.NewPartitionKey()) // the first filter scans,
 			queryAll(t, c, q, nil, lethe.NewPartitionKey()) // the second makes the index
@@ -930,5 +918,18 @@ func TestIndexPagesAfterChanges(t *testing.T) {
 			}
 			assert.Equal(t, want, got)
 		})
+	}
+}
+
+// createTTLEvery creates n items, "i00" on, each with the members
+// members(i) gives, and "ttl": 5 where withTTL(i).
+func createTTLEvery(t *testing.T, c *lethe.Container, n int, members func(i int) string, withTTL func(i int) bool) {
+	t.Helper()
+	for i := range n {
+		ttl := ""
+		if withTTL(i) {
+			ttl = `,"ttl":5`
+		}
+		create(t, c, fmt.Sprintf(`{"id":"i%02d",%s%s}`, i, members(i), ttl))
 	}
 }
