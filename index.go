@@ -31,7 +31,10 @@ import (
 // are those of a scan. When the index decided the whole clause, a SELECT *
 // copies each candidate out as its result, in position order, without
 // evaluating anything (itemPages.whole), and a count of the rows counts
-// the live candidates without reading a document (indexCount).
+// the live candidates without reading a document (indexCount). The later
+// pages of such a pager look each item up again only if an item of the
+// container has been replaced or removed since the first (indexGuard):
+// else each listed record is still its item's, and its header decides.
 
 // maxIndexes bounds the indexes one container makes, of paths and
 // composite: past it, queries on other paths scan.
@@ -46,11 +49,21 @@ type pathIndex struct {
 	key  string // its name in the container's map of indexes
 	path []string
 	t    *btree.BTreeG[indexEntry]
+	// gone counts the changes that replaced or removed an item (a
+	// write, delete or purge of a stored version), under the expiry lock,
+	// as every change of the container's items is made in its indexes:
+	// while it stays the same, a listed record is its item's current
+	// version (indexGuard).
+	gone uint64
 }
 
 // indexEntry is one item's value at the index's path. Entries of equal
 // values are told apart by their record's address, which is unique among
-// the live records and never read.
+// the live records and never read. (Told apart by position instead, an
+// equality's candidates would come in result order, with no sort; but the
+// position makes an entry 56 bytes rather than 48, and the btree's leaves
+// of 64 entries then take 4 KiB rather than 3: an index costs 135 bytes an
+// item rather than 102.)
 type indexEntry struct {
 	key query.IndexKey
 	rec record
@@ -124,6 +137,7 @@ func keyAt(rec record, path []string) query.IndexKey {
 func (idx *pathIndex) change(old, rec record) {
 	if old != "" {
 		idx.t.Delete(idx.entry(old))
+		idx.gone++
 	}
 	if rec != "" {
 		idx.t.ReplaceOrInsert(idx.entry(rec))
@@ -306,20 +320,6 @@ func (c *Container) indexFor(path []string, eager bool) (idx *pathIndex, indexed
 	return idx, idx != nil
 }
 
-// candidates returns the records an index finds for r, and the expiry rule
-// of the same instant; found is false when there is no index for its path
-// yet (indexFor), and indexed false when the policy does not index the path
-// (or the container has as many indexes as it may). The caller holds
-// c.batchMu for reading and no other lock.
-func (c *Container) candidates(r query.IndexRange) (recs []record, rule expiryRule, found, indexed bool) {
-	idx, indexed := c.indexFor(r.Path, false)
-	if idx == nil {
-		return nil, rule, false, indexed
-	}
-	recs, rule, found = c.rangeOf(idx, r)
-	return recs, rule, found, true
-}
-
 // madeIndex returns the index of path if it has been made, and nil
 // otherwise (without asking for it, as indexFor does).
 func (c *Container) madeIndex(path []string) *pathIndex {
@@ -328,26 +328,19 @@ func (c *Container) madeIndex(path []string) *pathIndex {
 	return c.expiry.indexes[strings.Join(path, "/")]
 }
 
-// rangeOf returns the records idx holds for r, and the expiry rule of the
-// same instant; found is false if a policy change has dropped the index
-// meanwhile. The caller holds c.batchMu for reading and no other lock.
-func (c *Container) rangeOf(idx *pathIndex, r query.IndexRange) (recs []record, rule expiryRule, found bool) {
+// rangeOf appends to recs each record idx holds for r, in the index's
+// order, its position not read (the expiry lock is held for no more than
+// the walk: the callers decide liveness after, from the records' headers,
+// by rule, the expiry rule of the same instant); found is false if a
+// policy change has dropped the index meanwhile. The caller holds
+// c.batchMu for reading and no other lock.
+func (c *Container) rangeOf(idx *pathIndex, r query.IndexRange, recs []posRec) (_ []posRec, rule expiryRule, g indexGuard, found bool) {
 	c.expiry.mu.Lock()
 	defer c.expiry.mu.Unlock()
 	if c.expiry.indexes[idx.key] != idx {
-		return nil, rule, false // dropped meanwhile by a policy change
+		return recs, rule, g, false // dropped meanwhile by a policy change
 	}
-	rule = c.rule
-	visit := func(e indexEntry) bool {
-		if r.Past(e.key) {
-			return false
-		}
-		if r.Contains(e.key) {
-			recs = append(recs, e.rec)
-		}
-		return true
-	}
-	// A range or a prefix: one walk from its start.
+	rule, g = c.rule, indexGuard{idx, idx.gone}
 	if r.Points != nil {
 		// Equality and IN: each value on its own (once), rather than the
 		// span between them.
@@ -359,14 +352,45 @@ func (c *Container) rangeOf(idx *pathIndex, r query.IndexRange) (recs []record, 
 				if e.key.Compare(p) != 0 {
 					return false
 				}
-				recs = append(recs, e.rec)
+				recs = append(recs, posRec{rec: e.rec})
 				return true
 			})
 		}
-		return recs, rule, true
+		return recs, rule, g, true
 	}
-	idx.t.AscendGreaterOrEqual(indexEntry{key: r.Start()}, visit)
-	return recs, rule, true
+	// A range or a prefix: one walk from its start.
+	idx.t.AscendGreaterOrEqual(indexEntry{key: r.Start()}, func(e indexEntry) bool {
+		if r.Past(e.key) {
+			return false
+		}
+		if r.Contains(e.key) {
+			recs = append(recs, posRec{rec: e.rec})
+		}
+		return true
+	})
+	return recs, rule, g, true
+}
+
+// indexGuard is what a list of records taken from an index (rangeOf) needs
+// to tell, later, that none of them has been replaced or removed since:
+// the index, and its count of such changes then.
+type indexGuard struct {
+	idx  *pathIndex
+	gone uint64
+}
+
+// unchanged reports whether no item of the container has been replaced or
+// removed since g was taken (the index is still the container's, and has
+// seen no such change), and returns the expiry rule now: then a record
+// listed then is its item's current version, live at now if live by that
+// rule. The caller holds no container lock.
+func (c *Container) unchanged(g indexGuard) (rule expiryRule, ok bool) {
+	if g.idx == nil {
+		return rule, false
+	}
+	c.expiry.mu.Lock()
+	defer c.expiry.mu.Unlock()
+	return c.rule, c.expiry.indexes[g.idx.key] == g.idx && g.idx.gone == g.gone
 }
 
 // buildIndex makes the index of path from the container's items while
@@ -473,29 +497,42 @@ func (c *Container) dropIndexesLocked(ip *IndexingPolicy) {
 	c.expiry.building = nil // cancelled: a build checks the policy again when it starts
 }
 
-// liveCandidates is candidates that keeps only the items live at now in
-// the partitions whose key begins with pk, in position order (the order of
-// results without ORDER BY). The caller holds c.batchMu for reading and no
-// other lock.
-func (c *Container) liveCandidates(r query.IndexRange, pk PartitionKey, now int64) (recs []record, found, indexed bool) {
-	all, rule, found, indexed := c.candidates(r)
-	if !found {
-		return nil, false, indexed
+// liveCandidates returns the records the index of r's path finds for r
+// that are live at now in the partitions whose key begins with pk, in
+// position order (the order of results without ORDER BY); found is false
+// when there is no index for the path yet (indexFor), and indexed false
+// when the policy does not index the path (or the container has as many
+// indexes as it may). The caller holds c.batchMu for reading and no other
+// lock.
+func (c *Container) liveCandidates(r query.IndexRange, pk PartitionKey, now int64) (recs []posRec, g indexGuard, found, indexed bool) {
+	idx, indexed := c.indexFor(r.Path, false)
+	if idx == nil {
+		return nil, g, false, indexed
 	}
-	// Each record's position is read once, beside its liveness (the same
-	// header): comparing records would read two headers a comparison.
-	live := make([]posRec, 0, len(all))
-	for _, rec := range all {
-		if rule.live(rec, now) && strings.HasPrefix(rec.pk(), pk.enc) {
-			live = append(live, posRec{rec.pos(), rec})
+	// The candidates, then those live, each beside its position, read
+	// with its liveness (the same header): comparing records would read
+	// two headers a comparison.
+	live, rule, g, found := c.rangeOf(idx, r, nil)
+	if !found {
+		return nil, g, false, true
+	}
+	n := 0
+	for _, p := range live {
+		if rule.live(p.rec, now) && strings.HasPrefix(p.rec.pk(), pk.enc) {
+			live[n] = posRec{p.rec.pos(), p.rec}
+			n++
 		}
 	}
-	live = sortByPos(live)
-	recs = all[:len(live)]
-	for i, p := range live {
-		recs[i] = p.rec
+	return sortByPos(live[:n]), g, true, true
+}
+
+// byPos returns recs beside their positions, sorted by position.
+func byPos(recs []record) []posRec {
+	rs := make([]posRec, len(recs))
+	for i, rec := range recs {
+		rs[i] = posRec{rec.pos(), rec}
 	}
-	return recs, true, true
+	return sortByPos(rs)
 }
 
 // posRec is a record beside its position.
@@ -570,13 +607,13 @@ func (c *Container) indexCount(q *query.Query, params map[string]any, pk Partiti
 		}
 		c.batchMu.RLock()
 		defer c.batchMu.RUnlock()
-		recs, rule, found := c.rangeOf(idx, r)
+		recs, rule, _, found := c.rangeOf(idx, r, nil)
 		if !found {
 			return 0, false
 		}
 		plan.used = indexSpec(r.Path)
-		for _, rec := range recs {
-			if rule.live(rec, now) && strings.HasPrefix(rec.pk(), pk.enc) {
+		for _, p := range recs {
+			if rule.live(p.rec, now) && strings.HasPrefix(p.rec.pk(), pk.enc) {
 				n++
 			}
 		}

@@ -561,13 +561,7 @@ func TestStreamedPagesNeverShowExpired(t *testing.T) {
 	for _, indexed := range []bool{true, false} {
 		s, clock := newStore(t)
 		c := mustContainer(t, s, lethe.ContainerProperties{ID: "c", DefaultTimeToLive: lethe.TTLNever})
-		for i := range 30 {
-			ttl := ""
-			if i%2 == 1 {
-				ttl = `,"ttl":5`
-			}
-			create(t, c, fmt.Sprintf(`{"id":"i%02d","n":%d%s}`, i, i, ttl))
-		}
+		createTTLEvery(t, c, 30, func(i int) string { return fmt.Sprintf(`"n":%d`, i) }, func(i int) bool { return i%2 == 1 })
 		const q = `SELECT VALUE c.id FROM c ORDER BY c.n`
 		queryAll(t, c, q, nil, lethe.NewPartitionKey()) // makes the index
 		was := lethe.SetUseIndexes(indexed)
@@ -856,5 +850,86 @@ func TestIndexOrderPages(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestIndexPagesAfterChanges: the later pages of a SELECT * whose filter
+// an index decides skip what is no longer live at their instant, whatever
+// made it so between the pages: time alone (an item's own ttl), a change
+// of the container's default ttl, a delete, a replace with a ttl that has
+// run out, or nothing but new items (which the pager does not return);
+// the rest come as they were listed, once each.
+func TestIndexPagesAfterChanges(t *testing.T) {
+	for _, change := range []string{"time", "default ttl", "delete", "replace", "create"} {
+		t.Run(change, func(t *testing.T) {
+			s, clock := newStore(t)
+			c := mustContainer(t, s, lethe.ContainerProperties{ID: "c", DefaultTimeToLive: lethe.TTLNever})
+			createTTLEvery(t, c, 30, func(i int) string { return fmt.Sprintf(`"g":%d`, i%2) }, func(i int) bool { return i%3 == 0 })
+			q := `SELECT VALUE c.id FROM c WHERE c.g = 0`
+			queryAll(t, c, q, nil, lethe.NewPartitionKey()) // the first filter scans,
+			queryAll(t, c, q, nil, lethe.NewPartitionKey()) // the second makes the index
+			p := c.NewQueryItemsPager(`SELECT * FROM c WHERE c.g = 0`, lethe.NewPartitionKey(), &lethe.QueryOptions{PageSizeHint: 4})
+			first, err := p.NextPage(ctx)
+			require.NoError(t, err)
+			require.Len(t, first.Items, 4)
+			// The items of g = 0 after the first page: i08, i10, ..., i28.
+			want := map[string]bool{}
+			for i := 8; i < 30; i += 2 {
+				want[fmt.Sprintf("i%02d", i)] = true
+			}
+			switch change {
+			case "time": // the items with "ttl": 5 expire: i12, i18, i24
+				clock.Advance(6 * time.Second)
+				delete(want, "i12")
+				delete(want, "i18")
+				delete(want, "i24")
+			case "default ttl": // every item written more than 3 s ago expires, but those of their own ttl
+				clock.Advance(4 * time.Second)
+				props, err := c.Read(ctx)
+				require.NoError(t, err)
+				props.DefaultTimeToLive = 3
+				require.NoError(t, c.Replace(ctx, props))
+				for id := range want {
+					if id != "i12" && id != "i18" && id != "i24" {
+						delete(want, id)
+					}
+				}
+			case "delete":
+				_, err := c.DeleteItem(ctx, lethe.NewPartitionKey(), "i10", nil)
+				require.NoError(t, err)
+				delete(want, "i10")
+			case "replace":
+				upsert(t, c, `{"id":"i14","g":0,"ttl":1}`)
+				clock.Advance(2 * time.Second)
+				delete(want, "i14")
+			case "create":
+				create(t, c, `{"id":"new","g":0}`)
+			}
+			got := map[string]bool{}
+			for p.More() {
+				r, err := p.NextPage(ctx)
+				require.NoError(t, err)
+				for _, item := range r.Items {
+					var d struct{ ID string }
+					require.NoError(t, json.Unmarshal(item, &d))
+					require.False(t, got[d.ID], "%s returned twice", d.ID)
+					got[d.ID] = true
+				}
+			}
+			assert.Equal(t, want, got)
+		})
+	}
+}
+
+// createTTLEvery creates n items, "i00" on, each with the members
+// members(i) gives, and "ttl": 5 where withTTL(i).
+func createTTLEvery(t *testing.T, c *lethe.Container, n int, members func(i int) string, withTTL func(i int) bool) {
+	t.Helper()
+	for i := range n {
+		ttl := ""
+		if withTTL(i) {
+			ttl = `,"ttl":5`
+		}
+		create(t, c, fmt.Sprintf(`{"id":"i%02d",%s%s}`, i, members(i), ttl))
 	}
 }

@@ -694,13 +694,14 @@ func (c *Container) indexedDocs(q *query.Query, params map[string]any, pk Partit
 	if docs, recs, ok := c.textDocs(q, params, pk, now, plan); ok {
 		return docs, recs, q, true
 	}
-	recs, eval, ok := c.rangeRecs(q, params, pk, now, plan)
+	live, _, eval, ok := c.rangeRecs(q, params, pk, now, plan)
 	if !ok {
 		return nil, nil, nil, false
 	}
-	docs := make([]query.Doc, len(recs))
-	for i, rec := range recs {
-		docs[i] = rec.queryDoc()
+	docs := make([]query.Doc, len(live))
+	recs := make([]record, len(live))
+	for i, p := range live {
+		docs[i], recs[i] = p.rec.queryDoc(), p.rec
 	}
 	return docs, recs, eval, true
 }
@@ -711,18 +712,19 @@ func (c *Container) indexedDocs(q *query.Query, params map[string]any, pk Partit
 // partitions whose key begins with pk, in position order; ok is false when
 // no such condition has an index (yet). eval is q less the conditions the
 // index decided (query.Residual): evaluated on the items listed, it gives
-// q's results; without a WHERE clause left, every item listed passes. It
-// holds the batch lock for reading, as liveDocs does.
-func (c *Container) rangeRecs(q *query.Query, params map[string]any, pk PartitionKey, now int64, plan *indexPlan) (recs []record, eval *query.Query, ok bool) {
+// q's results; without a WHERE clause left, every item listed passes. g
+// tells later whether an item listed has been replaced or removed since.
+// It holds the batch lock for reading, as liveDocs does.
+func (c *Container) rangeRecs(q *query.Query, params map[string]any, pk PartitionKey, now int64, plan *indexPlan) (recs []posRec, g indexGuard, eval *query.Query, ok bool) {
 	ranges := q.IndexRanges(params)
 	if len(ranges) == 0 {
-		return nil, nil, false
+		return nil, g, nil, false
 	}
 	slices.SortStableFunc(ranges, func(a, b query.IndexRange) int { return rangeRank(a) - rangeRank(b) })
 	c.batchMu.RLock()
 	defer c.batchMu.RUnlock()
 	for _, r := range ranges {
-		recs, found, indexed := c.liveCandidates(r, pk, now)
+		recs, g, found, indexed := c.liveCandidates(r, pk, now)
 		if !found {
 			if !indexed {
 				plan.potential = append(plan.potential, indexSpec(r.Path))
@@ -730,9 +732,9 @@ func (c *Container) rangeRecs(q *query.Query, params map[string]any, pk Partitio
 			continue
 		}
 		plan.used = indexSpec(r.Path)
-		return recs, q.Residual(params, r), true
+		return recs, g, q.Residual(params, r), true
 	}
-	return nil, nil, false
+	return nil, g, nil, false
 }
 
 // runOrdered evaluates a query ordered by paths an index can walk in order

@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -202,7 +201,7 @@ const maxWalkSkip = 4096
 // holds the batch lock for reading, so it sees all of a transactional
 // batch or none of it, and returns the count of batches (c.batches) its
 // view follows.
-func (c *Container) walkPositions(px *positionIndex, from uint64, n int, pk PartitionKey, now int64) (recs []record, next uint64, end bool, batches uint64) {
+func (c *Container) walkPositions(px *positionIndex, from uint64, n int, pk PartitionKey, now int64) (recs []posRec, next uint64, end bool, batches uint64) {
 	c.batchMu.RLock()
 	defer c.batchMu.RUnlock()
 	batches = c.batches.Load()
@@ -221,7 +220,7 @@ func (c *Container) walkPositions(px *positionIndex, from uint64, n int, pk Part
 		}
 		seen++
 		if rule.live(r, now) && strings.HasPrefix(r.pk(), pk.enc) {
-			recs = append(recs, r)
+			recs = append(recs, posRec{r.pos(), r})
 		}
 		return true
 	})
@@ -243,8 +242,9 @@ type itemPages struct {
 	// The items: a snapshot of the records to evaluate, sorted by
 	// position (the pager's first page lists them), or, when nil, the
 	// container's position index, walked from the resume point.
-	snap     []record
-	snapshot bool // the items are snap
+	snap     []posRec
+	snapshot bool       // the items are snap
+	guard    indexGuard // for a snap from an index: whether an item of it has been replaced or removed since
 	// whole says that each item of snap is one result, the item as
 	// stored: the index that found them decided the WHERE clause, and
 	// the query returns whole items (SELECT *). Pages copy them out
@@ -266,8 +266,9 @@ type itemCursor struct {
 
 // nextItems returns up to n records from st.from on, and where to go on.
 // batches is the count of transactional batches the records' view follows
-// (walkPositions); a snapshot's view is fixed, and its count is 0.
-func (p *QueryItemsPager) nextItems(ip *itemPages, from uint64, n int, now int64) (recs []record, next uint64, end bool, batches uint64, err error) {
+// (walkPositions); a snapshot's view is fixed, and its count is 0. On the
+// pager's first page, recs is a part of the snapshot, not to be changed.
+func (p *QueryItemsPager) nextItems(ip *itemPages, from uint64, n int, now int64) (recs []posRec, next uint64, end bool, batches uint64, err error) {
 	c := p.c
 	if !ip.snapshot {
 		if px := c.positionIndex(); px != nil {
@@ -280,25 +281,38 @@ func (p *QueryItemsPager) nextItems(ip *itemPages, from uint64, n int, now int64
 			return nil, from, false, 0, err
 		}
 	}
-	i := sort.Search(len(ip.snap), func(i int) bool { return ip.snap[i].pos() >= from })
+	i := sort.Search(len(ip.snap), func(i int) bool { return ip.snap[i].pos >= from })
 	j := i
-	for ; j < len(ip.snap) && len(recs) < n; j++ {
-		if ip.first || c.itemLive(ip.snap[j], now) {
-			recs = append(recs, ip.snap[j])
+	if ip.first {
+		// Live at this page's instant: the snapshot's.
+		j = min(i+n, len(ip.snap))
+		recs = ip.snap[i:j:j]
+	} else if rule, ok := c.unchanged(ip.guard); ok {
+		// No item has been replaced or removed since the snapshot: each
+		// is its item's current version, live if its header says so.
+		for ; j < len(ip.snap) && len(recs) < n; j++ {
+			if rule.live(ip.snap[j].rec, now) {
+				recs = append(recs, ip.snap[j])
+			}
+		}
+	} else {
+		for ; j < len(ip.snap) && len(recs) < n; j++ {
+			if c.itemLive(ip.snap[j].rec, now) {
+				recs = append(recs, ip.snap[j])
+			}
 		}
 	}
 	if j == len(ip.snap) {
 		return recs, 0, true, 0, nil
 	}
-	return recs, ip.snap[j].pos(), false, 0, nil
+	return recs, ip.snap[j].pos, false, 0, nil
 }
 
 // itemPage evaluates the next page of an item-order query: at most size
 // results, and, with maxBytes, none past maxBytes bytes but the first. It
-// returns the page, the records its results were made from, the cursor
-// after it (the pager's is left as it was, for the caller to commit), how
-// many items it examined, and its figures.
-func (p *QueryItemsPager) itemPage(ctx context.Context, size, maxBytes int) (page [][]byte, srcs []record, st itemCursor, examined int, m queryMetrics, err error) {
+// returns the page, the cursor after it (the pager's is left as it was,
+// for the caller to commit), how many items it examined, and its figures.
+func (p *QueryItemsPager) itemPage(ctx context.Context, size, maxBytes int) (page [][]byte, st itemCursor, examined int, m queryMetrics, err error) {
 	c, ip := p.c, p.ip
 	st = ip.st
 	now := c.store.clock.now()
@@ -321,7 +335,7 @@ func (p *QueryItemsPager) itemPage(ctx context.Context, size, maxBytes int) (pag
 		recs, next, end, batches, err := p.nextItems(ip, st.from, chunk, now)
 		w = w.addTo(&m.load)
 		if err != nil {
-			return nil, nil, st, examined, m, err
+			return nil, st, examined, m, err
 		}
 		if first {
 			first, pageBatches = false, batches
@@ -333,20 +347,20 @@ func (p *QueryItemsPager) itemPage(ctx context.Context, size, maxBytes int) (pag
 		}
 		if len(recs) > 0 && ip.whole {
 			var full bool
-			page, srcs, st, pageBytes, full = p.wholeItems(recs, page, srcs, st, pageBytes, size, maxBytes, &examined, &m)
+			page, st, pageBytes, full = p.wholeItems(recs, page, st, pageBytes, size, maxBytes, &examined, &m)
 			w.addTo(&m.exec)
 			if full {
-				return page, srcs, st, examined, m, nil
+				return page, st, examined, m, nil
 			}
 			if st.done {
 				break
 			}
 			progressed = true
-			st.after = query.ItemEnd(recs[len(recs)-1].posKey())
+			st.after = query.ItemEnd(recs[len(recs)-1].rec.posKey())
 		} else if len(recs) > 0 {
 			docs := make([]query.Doc, len(recs))
 			for i, r := range recs {
-				docs[i] = r.queryDoc()
+				docs[i] = r.rec.queryDoc()
 			}
 			// The evaluation may stop inside an item once it has the rest
 			// of the page and one more result (which says the page is
@@ -358,10 +372,10 @@ func (p *QueryItemsPager) itemPage(ctx context.Context, size, maxBytes int) (pag
 			w.addTo(&m.exec)
 			if err != nil {
 				if !outOfBudget(err) {
-					return nil, nil, st, examined, m, queryError(err)
+					return nil, st, examined, m, queryError(err)
 				}
 				if examined == 0 {
-					return nil, nil, st, examined, m, budgetError(err)
+					return nil, st, examined, m, budgetError(err)
 				}
 				break // the page ends with what it has; the next starts at this chunk
 			}
@@ -374,10 +388,10 @@ func (p *QueryItemsPager) itemPage(ctx context.Context, size, maxBytes int) (pag
 				if len(page) == size || maxBytes > 0 && len(page) > 0 && pageBytes+len(item)+p.opts.PageItemOverhead > maxBytes {
 					// Full: the next page starts at this result's item,
 					// after the last result returned.
-					st.from = recs[res.Sources[i]].pos()
-					return page, srcs, st, examined, m, nil
+					st.from = recs[res.Sources[i]].pos
+					return page, st, examined, m, nil
 				}
-				page, srcs = append(page, item), append(srcs, recs[res.Sources[i]])
+				page = append(page, item)
 				pageBytes += len(item) + p.opts.PageItemOverhead
 				st.consumed++
 				st.after = res.Key(i)
@@ -390,7 +404,7 @@ func (p *QueryItemsPager) itemPage(ctx context.Context, size, maxBytes int) (pag
 					break
 				}
 				if !outOfBudget(res.Stopped) {
-					return nil, nil, st, examined, m, queryError(res.Stopped)
+					return nil, st, examined, m, queryError(res.Stopped)
 				}
 				// The budget ran out inside an item: the page ends after
 				// the last row evaluated, and the next starts there.
@@ -398,9 +412,9 @@ func (p *QueryItemsPager) itemPage(ctx context.Context, size, maxBytes int) (pag
 					st.after = next
 					st.from = binary.BigEndian.Uint64([]byte(next.Item())) // the item's position (queryDoc)
 				} else if len(page) == 0 && !progressed {
-					return nil, nil, st, examined, m, budgetError(res.Stopped)
+					return nil, st, examined, m, budgetError(res.Stopped)
 				}
-				return page, srcs, st, examined, m, nil
+				return page, st, examined, m, nil
 			}
 			progressed = true
 			st.after = query.ItemEnd(docs[len(docs)-1].ID)
@@ -428,7 +442,7 @@ func (p *QueryItemsPager) itemPage(ctx context.Context, size, maxBytes int) (pag
 			chunk = min(need, 4096) // every item is a result
 		}
 	}
-	return page, srcs, st, examined, m, nil
+	return page, st, examined, m, nil
 }
 
 // wholeItemsChunk is the size of the chunks of bytes that the results of
@@ -444,15 +458,15 @@ const wholeItemsChunk = 64 << 10
 // evaluation would, and returns the page and its cursor; full says the
 // page is full (size results, or maxBytes), the next page starting at the
 // item that did not fit.
-func (p *QueryItemsPager) wholeItems(recs []record, page [][]byte, srcs []record, st itemCursor, pageBytes, size, maxBytes int, examined *int, m *queryMetrics) ([][]byte, []record, itemCursor, int, bool) {
+func (p *QueryItemsPager) wholeItems(recs []posRec, page [][]byte, st itemCursor, pageBytes, size, maxBytes int, examined *int, m *queryMetrics) ([][]byte, itemCursor, int, bool) {
 	ip, overhead := p.ip, p.opts.PageItemOverhead
 	after := st.after.Item()
 	if page == nil {
-		n := min(size, len(recs))
-		page, srcs = make([][]byte, 0, n), make([]record, 0, n)
+		page = make([][]byte, 0, min(size, len(recs)))
 	}
 	var buf []byte
-	for i, r := range recs {
+	for i, pr := range recs {
+		r := pr.rec
 		key := r.posKey()
 		if after != "" && key <= after {
 			continue // its result was returned before
@@ -469,8 +483,8 @@ func (p *QueryItemsPager) wholeItems(recs []record, page [][]byte, srcs []record
 		}
 		n := r.jsonLen()
 		if len(page) == size || maxBytes > 0 && len(page) > 0 && pageBytes+n+overhead > maxBytes {
-			st.from = r.pos()
-			return page, srcs, st, pageBytes, true
+			st.from = pr.pos
+			return page, st, pageBytes, true
 		}
 		if cap(buf)-len(buf) < n {
 			// A chunk for as many more results as this one, as far as
@@ -483,12 +497,12 @@ func (p *QueryItemsPager) wholeItems(recs []record, page [][]byte, srcs []record
 		}
 		start := len(buf)
 		buf = r.appendJSON(buf)
-		page, srcs = append(page, buf[start:len(buf):len(buf)]), append(srcs, r)
+		page = append(page, buf[start:len(buf):len(buf)])
 		pageBytes += n + overhead
 		st.consumed++
 		st.after = query.ItemKey(key)
 	}
-	return page, srcs, st, pageBytes, false
+	return page, st, pageBytes, false
 }
 
 // startItemPages sets p up to page through q in item order from the
@@ -503,10 +517,9 @@ func (p *QueryItemsPager) startItemPages(ctx context.Context, q *query.Query, pa
 	w := startWatch()
 	if useIndexes {
 		if _, recs, ok := c.textDocs(q, params, p.pk, now, &p.plan); ok {
-			slices.SortFunc(recs, func(a, b record) int { return cmp.Compare(a.pos(), b.pos()) })
-			ip.snap, ip.snapshot, ip.first = recs, true, true
-		} else if recs, eval, ok := c.rangeRecs(q, params, p.pk, now, &p.plan); ok {
-			ip.snap, ip.snapshot, ip.first = recs, true, true
+			ip.snap, ip.snapshot, ip.first = byPos(recs), true, true
+		} else if recs, g, eval, ok := c.rangeRecs(q, params, p.pk, now, &p.plan); ok {
+			ip.snap, ip.snapshot, ip.first, ip.guard = recs, true, true, g
 			ip.q, ip.whole = eval, !eval.HasWhere() && q.ReturnsItems()
 		}
 		w = w.addTo(&p.plan.lookup)
@@ -527,8 +540,7 @@ func (p *QueryItemsPager) snapshotItems(ctx context.Context, ip *itemPages, now 
 	if err != nil {
 		return err
 	}
-	slices.SortFunc(recs, func(a, b record) int { return cmp.Compare(a.pos(), b.pos()) })
-	ip.snap, ip.snapshot, ip.first = recs, true, true
+	ip.snap, ip.snapshot, ip.first = byPos(recs), true, true
 	return nil
 }
 
@@ -538,7 +550,7 @@ func (p *QueryItemsPager) snapshotItems(ctx context.Context, ip *itemPages, now 
 func (p *QueryItemsPager) nextItemPage(ctx context.Context, start time.Time, first bool, size int) (QueryItemsResponse, error) {
 	const op = "QueryItems"
 	c := p.c
-	page, _, st, examined, m, err := p.itemPage(ctx, size, p.opts.MaxPageBytes)
+	page, st, examined, m, err := p.itemPage(ctx, size, p.opts.MaxPageBytes)
 	if err != nil {
 		var e *Error
 		if !errors.As(err, &e) {
