@@ -860,7 +860,7 @@ func TestIndexOrderPages(t *testing.T) {
 // run out, or nothing but new items (which the pager does not return);
 // the rest come as they were listed, once each.
 func TestIndexPagesAfterChanges(t *testing.T) {
-	for _, change := range []string{"time", "default ttl", "delete", "replace", "create"} {
+	for _, change := range []string{"time", "default ttl", "delete", "replace", "create", "index dropped", "index rebuilt"} {
 		t.Run(change, func(t *testing.T) {
 			s, clock := newStore(t)
 			c := mustContainer(t, s, lethe.ContainerProperties{ID: "c", DefaultTimeToLive: lethe.TTLNever})
@@ -904,21 +904,85 @@ func TestIndexPagesAfterChanges(t *testing.T) {
 				delete(want, "i14")
 			case "create":
 				create(t, c, `{"id":"new","g":0}`)
+			case "index dropped", "index rebuilt": // the index the first page used goes; an item goes with it
+				props, err := c.Read(ctx)
+				require.NoError(t, err)
+				indexed := props.IndexingPolicy
+				props.IndexingPolicy = &lethe.IndexingPolicy{IndexingMode: lethe.IndexingModeConsistent, ExcludedPaths: []lethe.IndexPath{{Path: "/g/?"}}}
+				require.NoError(t, c.Replace(ctx, props))
+				_, err = c.DeleteItem(ctx, lethe.NewPartitionKey(), "i10", nil)
+				require.NoError(t, err)
+				delete(want, "i10")
+				if change == "index rebuilt" { // a new index of the same path, which has seen no change
+					props.IndexingPolicy = indexed
+					require.NoError(t, c.Replace(ctx, props))
+					queryAll(t, c, q, nil, lethe.NewPartitionKey())
+					queryAll(t, c, q, nil, lethe.NewPartitionKey())
+				}
 			}
 			got := map[string]bool{}
-			for p.More() {
-				r, err := p.NextPage(ctx)
-				require.NoError(t, err)
-				for _, item := range r.Items {
-					var d struct{ ID string }
-					require.NoError(t, json.Unmarshal(item, &d))
-					require.False(t, got[d.ID], "%s returned twice", d.ID)
-					got[d.ID] = true
-				}
+			for _, id := range restIDs(t, p) {
+				require.False(t, got[id], "%s returned twice", id)
+				got[id] = true
 			}
 			assert.Equal(t, want, got)
 		})
 	}
+}
+
+// TestQueryFirstPageRetried: a first page in item order refused (429, the
+// container's throughput spent) and retried later never returns an item
+// that expired or was deleted meanwhile, with an index and without.
+func TestQueryFirstPageRetried(t *testing.T) {
+	for _, indexed := range []bool{true, false} {
+		for _, change := range []string{"expire", "delete"} {
+			t.Run(fmt.Sprintf("indexed=%v/%s", indexed, change), func(t *testing.T) {
+				s, clock := newStore(t)
+				c := mustContainer(t, s, lethe.ContainerProperties{ID: "c", DefaultTimeToLive: lethe.TTLNever, Throughput: 1000})
+				create(t, c, `{"id":"b","g":0}`)
+				q := `SELECT VALUE c.id FROM c WHERE c.g = 0`
+				query := `SELECT * FROM c`
+				if indexed {
+					queryAll(t, c, q, nil, lethe.NewPartitionKey()) // the first filter scans,
+					queryAll(t, c, q, nil, lethe.NewPartitionKey()) // the second makes the index
+					query = `SELECT * FROM c WHERE c.g = 0`
+				}
+				if change == "expire" {
+					create(t, c, `{"id":"a","g":0,"ttl":1}`)
+				} else {
+					create(t, c, `{"id":"a","g":0}`)
+				}
+				c.ChargeScriptTime(2 * time.Second) // the second's budget spent
+				p := c.NewQueryItemsPager(query, lethe.NewPartitionKey(), nil)
+				_, err := p.NextPage(ctx)
+				require.ErrorIs(t, err, lethe.ErrTooManyRequests)
+				clock.Advance(5 * time.Second) // the budget back; a expires
+				want := []string{"b"}
+				if change == "delete" {
+					_, err := c.DeleteItem(ctx, lethe.NewPartitionKey(), "b", nil)
+					require.NoError(t, err)
+					want = []string{"a"}
+				}
+				assert.ElementsMatch(t, want, restIDs(t, p))
+			})
+		}
+	}
+}
+
+// restIDs reads p's pages to the end and returns the ids of their items,
+// in order.
+func restIDs(t *testing.T, p *lethe.QueryItemsPager) (ids []string) {
+	t.Helper()
+	for p.More() {
+		page, err := p.NextPage(ctx)
+		require.NoError(t, err)
+		for _, item := range page.Items {
+			var d struct{ ID string }
+			require.NoError(t, json.Unmarshal(item, &d))
+			ids = append(ids, d.ID)
+		}
+	}
+	return ids
 }
 
 // createTTLEvery creates n items, "i00" on, each with the members

@@ -284,7 +284,8 @@ func (p *QueryItemsPager) nextItems(ip *itemPages, from uint64, n int, now int64
 	i := sort.Search(len(ip.snap), func(i int) bool { return ip.snap[i].pos >= from })
 	j := i
 	if ip.first {
-		// Live at this page's instant: the snapshot's.
+		// Live at this page's instant: the snapshot's (a page that failed
+		// cleared first: its retry comes later).
 		j = min(i+n, len(ip.snap))
 		recs = ip.snap[i:j:j]
 	} else if rule, ok := c.unchanged(ip.guard); ok {
@@ -546,12 +547,16 @@ func (p *QueryItemsPager) snapshotItems(ctx context.Context, ip *itemPages, now 
 
 // nextItemPage is NextPage for a query in item order: it evaluates the
 // page, charges it, and only then moves the pager on (a 429 leaves it
-// where it was).
+// where it was). A page that fails leaves a snapshot of the items listed
+// at its instant (ip.first) as a later page's: its retry, at a later
+// instant, checks each item again (nextItems), so that it never returns
+// one that expired or was deleted meanwhile.
 func (p *QueryItemsPager) nextItemPage(ctx context.Context, start time.Time, first bool, size int) (QueryItemsResponse, error) {
 	const op = "QueryItems"
 	c := p.c
 	page, st, examined, m, err := p.itemPage(ctx, size, p.opts.MaxPageBytes)
 	if err != nil {
+		p.ip.first = false
 		var e *Error
 		if !errors.As(err, &e) {
 			return QueryItemsResponse{}, err
@@ -564,6 +569,7 @@ func (p *QueryItemsPager) nextItemPage(ctx context.Context, start time.Time, fir
 	w := startWatch()
 	cost := queryCharge(examined, len(page))
 	if err := c.draw(op, "", cost); err != nil {
+		p.ip.first = false
 		return QueryItemsResponse{}, err
 	}
 	p.ip.st, p.ip.first = st, false
