@@ -294,7 +294,7 @@ func (p *ChangeFeedPager) NextPage(ctx context.Context) (ChangeFeedResponse, err
 			if !strings.HasPrefix(e.rec.pk(), pk) {
 				return true
 			}
-			if latest && (e.kind == changeDelete || e.kind == changeExpire || e.superseded || !c.rule.live(e.rec, now)) {
+			if latest && (e.kind == changeDelete || e.kind == changeExpire || f.isSuperseded(e.lsn) || !c.rule.live(e.rec, now)) {
 				return true
 			}
 			page = append(page, *e)

@@ -22,11 +22,19 @@ type changeFeed struct {
 	// what it holds.
 	chunks [][]feedEntry
 	spare  []feedEntry // the last chunk trim emptied, for push to reuse
-	head   int
-	n      int    // changes retained
-	bytes  int64  // the records' size, retained entries only
-	first  uint64 // the lsn of the oldest retained change; next when none is
-	next   uint64 // the lsn the next change gets
+	// superseded has a bit for each entry of chunks (superseded[c] for
+	// chunks[c]), set when a later change of the entry's item is retained:
+	// the entry is not the item's latest version. Bits apart from the
+	// entries, so that marking an item's previous change, usually far back
+	// in the feed, writes a few hot kilobytes rather than the entry's cold
+	// line.
+	superseded [][]uint64
+	spareMarks []uint64 // the bits of spare, zeroed
+	head       int
+	n          int    // changes retained
+	bytes      int64  // the records' size, retained entries only
+	first      uint64 // the lsn of the oldest retained change; next when none is
+	next       uint64 // the lsn the next change gets
 
 	// latest finds the latest change of an item: the one a new change
 	// names as its prev, and marks superseded.
@@ -52,10 +60,7 @@ type feedEntry struct {
 	prev uint64 // the lsn of the item's previous change, 0 if not retained
 	at   int64  // the instant of the change: the write's, or the expiry
 	kind changeKind
-	// superseded says that a later change of the item is retained: the
-	// entry is not the item's latest version.
-	superseded bool
-	rec        record // the version written; for a delete or an expiry, the version removed
+	rec  record // the version written; for a delete or an expiry, the version removed
 }
 
 // feedEntrySize is what the feed charges a retained entry against
@@ -99,43 +104,60 @@ func (f *changeFeed) relink(h uint32, rec, old record, lsn uint64) uint64 {
 		t.rebuild(f.first)
 	}
 	s := t.slot(h)
-	prev := s.lsn.Load()
+	prev, prevAddr := s.lsn.Load(), s.rec
 	if prev == 0 {
 		t.used++
 	}
-	s.hash = h
+	s.hash, s.rec = h, recordAddr(rec)
 	s.lsn.Store(lsn)
 	if prev < f.first {
 		// The latest change of every item of hash h is forgotten (the
 		// table's lsn is the latest of them all), or there is none.
 		return 0
 	}
-	e := f.entry(prev)
-	if !sameItem(e.rec, rec, old) {
-		// Another item of the same hash: it moves to others, and this
-		// item's latest change, if it was there, comes out.
-		if t.others == nil {
-			t.others = make(map[string]uint64)
+	if prevAddr != recordAddr(old) && prevAddr != recordAddr(rec) {
+		// The usual case, the item's own latest change, holds the
+		// version this change replaces or removes: compared by address,
+		// without reading the change. Else the change is read.
+		if e := f.entry(prev); e.rec.key() != rec.key() {
+			// Another item of the same hash: it moves to others, and
+			// this item's latest change, if it was there, comes out.
+			if t.others == nil {
+				t.others = make(map[string]uint64)
+			}
+			t.others[e.rec.key()] = prev
+			key := rec.key()
+			prev = t.others[key]
+			delete(t.others, key)
+			if prev < f.first {
+				return 0
+			}
 		}
-		t.others[e.rec.key()] = prev
-		key := rec.key()
-		prev = t.others[key]
-		delete(t.others, key)
-		if prev < f.first {
-			return 0
-		}
-		e = f.entry(prev)
 	}
-	e.superseded = true
+	f.markSuperseded(prev)
 	return prev
 }
 
-// sameItem reports whether the record r is a version of the item of rec,
-// whose version before was old ("" if unknown): it is one of them (the
-// usual case, which reads no other record), or has the same key.
-func sameItem(r, rec, old record) bool {
-	p := unsafe.StringData(string(r))
-	return p == unsafe.StringData(string(old)) || p == unsafe.StringData(string(rec)) || r.key() == rec.key()
+// recordAddr returns the address of rec's bytes as a number (0 for ""): a
+// record the feed retains is alive, so no other record has its address.
+func recordAddr(rec record) uintptr {
+	if rec == "" {
+		return 0
+	}
+	return uintptr(unsafe.Pointer(unsafe.StringData(string(rec))))
+}
+
+// markSuperseded marks the retained change lsn as not its item's latest.
+func (f *changeFeed) markSuperseded(lsn uint64) {
+	i := uint64(f.head) + lsn - f.first
+	f.superseded[i/feedChunk][i%feedChunk/64] |= 1 << (i % 64)
+}
+
+// isSuperseded reports whether a later change of the item of the retained
+// change lsn is retained.
+func (f *changeFeed) isSuperseded(lsn uint64) bool {
+	i := uint64(f.head) + lsn - f.first
+	return f.superseded[i/feedChunk][i%feedChunk/64]&(1<<(i%64)) != 0
 }
 
 // entry returns the retained change lsn.
@@ -148,11 +170,12 @@ func (f *changeFeed) entry(lsn uint64) *feedEntry {
 func (f *changeFeed) push(e feedEntry) {
 	last := len(f.chunks) - 1
 	if last < 0 || len(f.chunks[last]) == feedChunk {
-		chunk := f.spare
+		chunk, marks := f.spare, f.spareMarks
 		if chunk == nil {
-			chunk = make([]feedEntry, 0, feedChunk)
+			chunk, marks = make([]feedEntry, 0, feedChunk), make([]uint64, feedChunk/64)
 		}
 		f.chunks, f.spare = append(f.chunks, chunk), nil
+		f.superseded, f.spareMarks = append(f.superseded, marks), nil
 		last++
 	}
 	f.chunks[last] = append(f.chunks[last], e)
@@ -172,11 +195,16 @@ func (f *changeFeed) trim() {
 		f.first++
 		if f.head++; f.head == feedChunk {
 			f.spare = f.chunks[0][:0] // every entry zeroed
+			f.spareMarks = f.superseded[0]
+			clear(f.spareMarks)
 			// Moved down rather than resliced, so that push reuses the
-			// slice's room.
+			// slices' room.
 			n := copy(f.chunks, f.chunks[1:])
 			f.chunks[n] = nil
 			f.chunks = f.chunks[:n]
+			copy(f.superseded, f.superseded[1:])
+			f.superseded[n] = nil
+			f.superseded = f.superseded[:n]
 			f.head = 0
 		}
 	}
@@ -301,6 +329,12 @@ type latestTable struct {
 type latestSlot struct {
 	hash uint32
 	lsn  atomic.Uint64 // 0: the slot is empty; atomic for touch
+	// rec is the address of the record of the change lsn (recordAddr),
+	// which tells, without reading the change, whether it is the change
+	// of the item a new change replaces: not a pointer, so that the
+	// collector never scans the table; the feed keeps the record alive
+	// while it retains the change.
+	rec uintptr
 }
 
 // touch reads the slot where the item of hash h most likely is, without
@@ -347,7 +381,7 @@ func (t *latestTable) rebuild(first uint64) {
 		s := &old[i]
 		if lsn := s.lsn.Load(); lsn >= first {
 			to := t.slot(s.hash)
-			to.hash = s.hash
+			to.hash, to.rec = s.hash, s.rec
 			to.lsn.Store(lsn)
 		}
 	}
