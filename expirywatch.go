@@ -133,7 +133,7 @@ func (c *Container) findSomeExpiriesLocked(now int64, force bool, limit int) (n 
 		} else {
 			lastI = e.rec
 		}
-		c.reportExpiryLocked(e.rec, max(e.at, w.at), now) // a retroactive expiry happened now
+		c.reportExpiryLocked(e.rec, max(e.at, w.at), now, false) // a retroactive expiry happened now
 	}
 	n = len(merged)
 	done = !left
@@ -190,14 +190,15 @@ func (c *Container) lookedThroughLocked(now int64) {
 }
 
 // reportExpiryLocked reports that rec expired at at, found at now: to the
-// change feed (and the log, which replays it) and, for subscribers, to
+// change feed (and the log, which replays it, unless logged says that it
+// holds the expiry already: logPassedLocked) and, for subscribers, to
 // found. The caller holds expiry.mu.
-func (c *Container) reportExpiryLocked(rec record, at, now int64) {
+func (c *Container) reportExpiryLocked(rec record, at, now int64, logged bool) {
 	w := &c.expiry.watch
 	var lsn uint64
 	if f := c.expiry.feed; f != nil {
 		lsn = f.add(changeExpire, at, rec, rec, c.hashOf(rec))
-		if l := c.store.wal; l != nil {
+		if l := c.store.wal; l != nil && !logged {
 			// A failed log fails every write after it; the feed in
 			// memory has the expiry all the same.
 			_, _ = l.addExpire(c.id, now, at, rec)
@@ -230,13 +231,42 @@ func (c *Container) passedLocked(rec record) bool {
 // out early and the watch looked past before its change was made
 // (recauseReportedLocked). It is reported now, where the feed stands,
 // stamped no earlier than the watch's instant (as a retroactive expiry
-// is), so that the feed's expiries stay in order of their instants. The
-// caller holds expiry.mu.
-func (c *Container) reportPassedLocked(rec record) {
+// is), so that the feed's expiries stay in order of their instants; logged
+// says that the log holds it already (logPassedLocked). The caller holds
+// expiry.mu.
+func (c *Container) reportPassedLocked(rec record, logged bool) {
 	w := &c.expiry.watch
-	c.reportExpiryLocked(rec, max(c.rule.expiresAt(rec.ttl(), rec.written()), w.at), w.at)
+	c.reportExpiryLocked(rec, c.passedAt(rec), w.at, logged)
 	if w.notify {
 		c.wakeNotifier(1) // does not block: safe under expiry.mu
+	}
+}
+
+// passedAt is the instant reportPassedLocked stamps rec's expiry with.
+// The caller holds expiry.mu.
+func (c *Container) passedAt(rec record) int64 {
+	return max(c.rule.expiresAt(rec.ttl(), rec.written()), c.expiry.watch.at)
+}
+
+// logPassedLocked logs, right after a durable store has logged the changes
+// of the pending change p, the expiry of each version they write whose
+// place the expiry watch has already looked past (a write decided before a
+// feed reader's catch-up past its expiry), and marks it so: applied,
+// indexItemsLocked reports it to the feed right after its write, as the
+// log holds it, rather than logging it then, after the changes logged
+// meanwhile. The watch cannot move while p waits (it settles the pending
+// changes before it looks), so the stamp and the report agree. The caller
+// holds expiry.mu.
+func (c *Container) logPassedLocked(p *pendingChange) {
+	if !c.expiry.watch.on {
+		return
+	}
+	scan := c.watchScan.Load()
+	for i := range p.ms {
+		if m := &p.ms[i]; m.rec != "" && m.now < scan && c.passedLocked(m.rec) {
+			_, _ = c.store.wal.addExpire(c.id, c.expiry.watch.at, c.passedAt(m.rec), m.rec)
+			m.passedLogged = true
+		}
 	}
 }
 

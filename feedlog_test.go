@@ -485,10 +485,14 @@ func TestChangeFeedReplaceAfterSkippedLook(t *testing.T) {
 // write's expiry after both writes. (lookedThroughLocked moves the watch
 // only in memory, where the version it lets a writer find passed can be
 // out of the index; a durable store's are in the log's queue.) In "late",
-// the read comes before the write is logged.
+// the read comes before the write is logged. In "late+due", an expiry is
+// due then, so the read looks, past the write's expiry: the log holds
+// that expiry right after the write (logPassedLocked), before the other
+// write, and so does the feed.
 func TestChangeFeedDurableSkippedLook(t *testing.T) {
-	for _, late := range []bool{false, true} {
-		t.Run(fmt.Sprint("late=", late), func(t *testing.T) {
+	for _, mode := range []string{"queued", "late", "late+due"} {
+		late, due := mode != "queued", mode == "late+due"
+		t.Run(mode, func(t *testing.T) {
 			ctx := context.Background()
 			clock := NewManualClock(time.Unix(1_700_000_000, 0))
 			efs := vfstest.NewErrorFS(vfs.OS)
@@ -499,6 +503,10 @@ func TestChangeFeedDurableSkippedLook(t *testing.T) {
 			c, err := s.CreateContainer(ctx, ContainerProperties{ID: "c", DefaultTimeToLive: TTLNever, ChangeFeedPolicy: &ChangeFeedPolicy{}})
 			require.NoError(t, err)
 			pk := NewPartitionKey()
+			if due {
+				_, err = c.UpsertItem(ctx, pk, []byte(`{"id":"o","ttl":1}`), nil)
+				require.NoError(t, err)
+			}
 			vShard, _ := c.shardIndex(pk.enc, "v")
 			wid := ""
 			for i := 0; wid == ""; i++ { // w in another shard, so that it is logged while v waits
@@ -540,6 +548,15 @@ func TestChangeFeedDurableSkippedLook(t *testing.T) {
 				fmt.Sprintf("1 v kind %d prev 0", changeCreate),
 				fmt.Sprintf("2 %s kind %d prev 0", wid, changeCreate),
 				fmt.Sprintf("3 v kind %d prev 1", changeExpire),
+			}
+			if due {
+				want = []string{
+					fmt.Sprintf("1 o kind %d prev 0", changeCreate),
+					fmt.Sprintf("2 o kind %d prev 1", changeExpire),
+					fmt.Sprintf("3 v kind %d prev 0", changeCreate),
+					fmt.Sprintf("4 v kind %d prev 3", changeExpire),
+					fmt.Sprintf("5 %s kind %d prev 0", wid, changeCreate),
+				}
 			}
 			require.Equal(t, want, feedEntries(c))
 			s, _ = reopenFeedStore(t, s, o, want)

@@ -64,6 +64,9 @@ type mutation struct {
 	// numbered says that rec is its shard's numbered version: in the
 	// change feed and not yet in the expiry index (numberLocked).
 	numbered bool
+	// passedLogged says that the log holds rec's expiry right after the
+	// change, the expiry watch having looked past it (logPassedLocked).
+	passedLogged bool
 
 	// A settings change: the new properties, and the write sequence number
 	// that orders it. (A pointer: a mutation's size is copied and cleared
@@ -275,6 +278,7 @@ func (c *Container) applyItems(ms []mutation, batch bool, batchSeq uint64) (next
 		return never, err
 	}
 	p := c.newPendingChangeLocked(ticket, ms)
+	c.logPassedLocked(p)
 	c.expiry.pending = append(c.expiry.pending, p)
 	c.expiry.mu.Unlock()
 	werr := w.wait(ticket)
@@ -317,7 +321,7 @@ func (c *Container) recauseReportedLocked(ms []mutation) {
 			continue
 		}
 		if m.unindexed {
-			c.reportPassedLocked(m.old)
+			c.reportPassedLocked(m.old, false)
 		}
 		if m.cause == causeReplace {
 			m.cause = causeCreate
@@ -397,7 +401,7 @@ func (c *Container) numberLocked(ms []mutation) bool {
 		}
 		if x.watch.on {
 			if m.now < c.watchScan.Load() && c.passedLocked(m.rec) {
-				c.reportPassedLocked(m.rec) // as in indexItemsLocked
+				c.reportPassedLocked(m.rec, false) // as in indexItemsLocked
 			}
 			c.watchAddedLocked(c.rule.expiresAt(m.rec.ttl(), m.rec.written()))
 			x.watch.numbered |= 1 << m.sh.no
@@ -581,8 +585,8 @@ func (c *Container) indexItemsLocked(ms []mutation) (next int64) {
 		// decided before the watch's latest look (watchScan) can.
 		scan := c.watchScan.Load()
 		for i := range ms {
-			if m := &ms[i]; m.rec != "" && m.now < scan && c.passedLocked(m.rec) {
-				c.reportPassedLocked(m.rec)
+			if m := &ms[i]; m.passedLogged || (m.rec != "" && m.now < scan && c.passedLocked(m.rec)) {
+				c.reportPassedLocked(m.rec, m.passedLogged)
 			}
 		}
 		c.watchAddedLocked(next)
