@@ -255,7 +255,9 @@ func (c *Container) passedAt(rec record) int64 {
 // indexItemsLocked reports it to the feed right after its write, as the
 // log holds it, rather than logging it then, after the changes logged
 // meanwhile. The watch cannot move while p waits (it settles the pending
-// changes before it looks), so the stamp and the report agree. The caller
+// changes before it looks), so the stamp and the report agree. An expiry
+// the log refuses (it has failed since the changes: addExpireAfter) is
+// not marked, and is logged when it is reported, as any other. The caller
 // holds expiry.mu.
 func (c *Container) logPassedLocked(p *pendingChange) {
 	if !c.expiry.watch.on {
@@ -264,8 +266,7 @@ func (c *Container) logPassedLocked(p *pendingChange) {
 	scan := c.watchScan.Load()
 	for i := range p.ms {
 		if m := &p.ms[i]; m.rec != "" && m.now < scan && c.passedLocked(m.rec) {
-			_, _ = c.store.wal.addExpire(c.id, c.expiry.watch.at, c.passedAt(m.rec), m.rec)
-			m.passedLogged = true
+			m.passedLogged = c.store.wal.addExpireAfter(p.ticket, c.id, c.expiry.watch.at, c.passedAt(m.rec), m.rec)
 		}
 	}
 }

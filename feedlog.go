@@ -313,8 +313,9 @@ func (st *feedState) appendEntries(b []byte, i int) ([]byte, int) {
 // item of that hash. An open addressing table with linear probing, of
 // pointer-free slots: a write looks its item up with the hash it already
 // has, in a probe or two, and the collector never scans the table. The
-// entry at the lsn tells whether the change is the item's own (sameItem);
-// when two retained items share a hash, the one whose change is not the
+// slot's record address tells whether the change is the item's own
+// (relink), or else the entry at the lsn does; when two retained items
+// share a hash, the one whose change is not the
 // latest is found by its key in others.
 type latestTable struct {
 	slots []latestSlot // a power of two long, or empty

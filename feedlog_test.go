@@ -205,6 +205,20 @@ func openFeedStore(t *testing.T, durable bool) (clock *ManualClock, o *Options, 
 	return clock, o, s, c
 }
 
+// openFaultyFeedStore is openFeedStore for a durable store (SyncAlways)
+// on a file system that fails as the test says.
+func openFaultyFeedStore(t *testing.T) (clock *ManualClock, o *Options, s *Store, c *Container, efs *vfstest.ErrorFS) {
+	clock = NewManualClock(time.Unix(1_700_000_000, 0))
+	efs = vfstest.NewErrorFS(vfs.OS)
+	o = &Options{Dir: t.TempDir(), Clock: clock, Reaper: ReaperOptions{Disabled: true}}
+	o.fs = efs
+	s, err := Open(o)
+	require.NoError(t, err)
+	c, err = s.CreateContainer(context.Background(), ContainerProperties{ID: "c", DefaultTimeToLive: TTLNever, ChangeFeedPolicy: &ChangeFeedPolicy{}})
+	require.NoError(t, err)
+	return clock, o, s, c, efs
+}
+
 // catchUpAfter moves the clock on by d and reads c's feed, which brings it
 // up to date (the expiry watch looks through the new instant).
 func catchUpAfter(t *testing.T, c *Container, clock *ManualClock, d time.Duration) {
@@ -494,17 +508,10 @@ func TestChangeFeedDurableSkippedLook(t *testing.T) {
 		late, due := mode != "queued", mode == "late+due"
 		t.Run(mode, func(t *testing.T) {
 			ctx := context.Background()
-			clock := NewManualClock(time.Unix(1_700_000_000, 0))
-			efs := vfstest.NewErrorFS(vfs.OS)
-			o := &Options{Dir: t.TempDir(), Clock: clock, Reaper: ReaperOptions{Disabled: true}}
-			o.fs = efs
-			s, err := Open(o)
-			require.NoError(t, err)
-			c, err := s.CreateContainer(ctx, ContainerProperties{ID: "c", DefaultTimeToLive: TTLNever, ChangeFeedPolicy: &ChangeFeedPolicy{}})
-			require.NoError(t, err)
+			clock, o, s, c, efs := openFaultyFeedStore(t)
 			pk := NewPartitionKey()
 			if due {
-				_, err = c.UpsertItem(ctx, pk, []byte(`{"id":"o","ttl":1}`), nil)
+				_, err := c.UpsertItem(ctx, pk, []byte(`{"id":"o","ttl":1}`), nil)
 				require.NoError(t, err)
 			}
 			vShard, _ := c.shardIndex(pk.enc, "v")
@@ -616,4 +623,46 @@ func BenchmarkFeedAddCold(b *testing.B) {
 		f.add(changeReplace, 0, rec, version[i], hash[i])
 		version[i] = rec
 	}
+}
+
+// TestChangeFeedPassedExpiryOfRefusedWrite: a durable write decided before
+// a feed reader's catch-up past its expiry, which the log then refuses
+// (the disk fills as it is flushed), leaves no expiry of it in the log,
+// even once the log heals: the feed replayed after a restart is the one
+// in memory, without a change of a version that never was.
+func TestChangeFeedPassedExpiryOfRefusedWrite(t *testing.T) {
+	ctx := context.Background()
+	clock, o, s, c, efs := openFaultyFeedStore(t)
+	w := c.store.wal
+	w.retryEvery = 0 // the log heals at the next write
+	pk := NewPartitionKey()
+	_, err := c.UpsertItem(ctx, pk, []byte(`{"id":"o","ttl":1}`), nil)
+	require.NoError(t, err)
+	beforeFeedChange = func() { // a catch-up past v's expiry, its expiry logged
+		beforeFeedChange = nil
+		catchUpAfter(t, c, clock, 5*time.Second)
+		w.mu.Lock()
+		end := w.appended
+		w.mu.Unlock()
+		require.NoError(t, w.wait(end))
+	}
+	afterLogItems = func() { // v's write refused as it is flushed
+		afterLogItems = nil
+		efs.SetFull(true)
+		require.Eventually(t, func() bool { return w.failure() != nil }, 5*time.Second, time.Millisecond)
+		efs.SetFull(false)
+	}
+	defer func() { beforeFeedChange, afterLogItems = nil, nil }()
+	_, err = c.UpsertItem(ctx, pk, []byte(`{"id":"v","ttl":1}`), nil)
+	require.ErrorIs(t, err, ErrUnavailable)
+	_, err = c.UpsertItem(ctx, pk, []byte(`{"id":"x"}`), nil) // the log heals
+	require.NoError(t, err)
+	want := []string{
+		fmt.Sprintf("1 o kind %d prev 0", changeCreate),
+		fmt.Sprintf("2 o kind %d prev 1", changeExpire),
+		fmt.Sprintf("3 x kind %d prev 0", changeCreate),
+	}
+	require.Equal(t, want, feedEntries(c))
+	s, _ = reopenFeedStore(t, s, o, want)
+	require.NoError(t, s.Close())
 }

@@ -277,6 +277,9 @@ func (c *Container) applyItems(ms []mutation, batch bool, batchSeq uint64) (next
 		c.wakeNotifier(found)
 		return never, err
 	}
+	if afterLogItems != nil {
+		afterLogItems()
+	}
 	p := c.newPendingChangeLocked(ticket, ms)
 	c.logPassedLocked(p)
 	c.expiry.pending = append(c.expiry.pending, p)
@@ -339,6 +342,11 @@ var beforeFeedChange func()
 // an in-memory container with a change feed, between unindexLive and
 // its numbering.
 var afterUnindexLive func()
+
+// afterLogItems, when set (by tests), runs in applyItems for a change to a
+// durable container with a change feed, once the change is logged and
+// before it waits for the log.
+var afterLogItems func()
 
 // afterFeedNumber, when set (by tests), runs in applyItems for a change to
 // an in-memory container with a change feed that numberLocked numbered,

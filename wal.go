@@ -397,6 +397,20 @@ func (w *wal) addExpire(cid string, now, at int64, rec record) (uint64, error) {
 	return w.appendExpireLocked(cid, now, at, rec), nil
 }
 
+// addExpireAfter appends an expiry, as addExpire does, right after the
+// write of ticket, and reports whether it did: not if the log has failed
+// since, whether or not the write is lost (it neither heals the log nor
+// waits), so that the expiry is never in the log without the write.
+func (w *wal) addExpireAfter(ticket uint64, cid string, now, at int64, rec record) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err != nil || lostIn(w.lost, ticket) != nil {
+		return false
+	}
+	w.appendExpireLocked(cid, now, at, rec)
+	return true
+}
+
 // appendExpireLocked appends an expiry (addExpire); w.mu is held.
 func (w *wal) appendExpireLocked(cid string, now, at int64, rec record) uint64 {
 	b, start := beginFrame(w.buf)
