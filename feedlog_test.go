@@ -534,7 +534,12 @@ func TestChangeFeedDurableSkippedLook(t *testing.T) {
 				_, err := c.UpsertItem(ctx, pk, []byte(`{"id":"v","ttl":1}`), nil)
 				v <- err
 			}()
-			<-h.Entered() // v is logged, waiting for its sync
+			<-h.Entered() // a sync held: v's, or (late+due) that of o's expiry, logged by the catch-up
+			require.Eventually(t, func() bool { // v logged and queued
+				c.expiry.mu.Lock()
+				defer c.expiry.mu.Unlock()
+				return len(c.expiry.pending) == 1
+			}, 10*time.Second, time.Millisecond)
 			go func() {
 				_, err := c.UpsertItem(ctx, pk, fmt.Appendf(nil, `{"id":%q}`, wid), nil)
 				w <- err
@@ -638,18 +643,18 @@ func TestChangeFeedPassedExpiryOfRefusedWrite(t *testing.T) {
 	pk := NewPartitionKey()
 	_, err := c.UpsertItem(ctx, pk, []byte(`{"id":"o","ttl":1}`), nil)
 	require.NoError(t, err)
-	beforeFeedChange = func() { // a catch-up past v's expiry, its expiry logged
+	beforeFeedChange = func() { // a catch-up past v's expiry, its expiry logged; then the disk fills
 		beforeFeedChange = nil
 		catchUpAfter(t, c, clock, 5*time.Second)
 		w.mu.Lock()
 		end := w.appended
 		w.mu.Unlock()
 		require.NoError(t, w.wait(end))
-	}
-	afterLogItems = func() { // v's write refused as it is flushed
-		afterLogItems = nil
 		efs.SetFull(true)
-		require.Eventually(t, func() bool { return w.failure() != nil }, 5*time.Second, time.Millisecond)
+	}
+	afterLogItems = func() { // v's write refused as it is flushed; then there is room again
+		afterLogItems = nil
+		require.Eventually(t, func() bool { return w.failure() != nil }, 10*time.Second, time.Millisecond)
 		efs.SetFull(false)
 	}
 	defer func() { beforeFeedChange, afterLogItems = nil, nil }()
