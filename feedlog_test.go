@@ -534,8 +534,10 @@ func TestChangeFeedDurableSkippedLook(t *testing.T) {
 				_, err := c.UpsertItem(ctx, pk, []byte(`{"id":"v","ttl":1}`), nil)
 				v <- err
 			}()
-			<-h.Entered() // a sync held: v's, or (late+due) that of o's expiry, logged by the catch-up
-			require.Eventually(t, func() bool { // v logged and queued
+			// A sync held: v's, or (late+due) that of o's expiry, logged
+			// by the catch-up; then v logged and queued.
+			<-h.Entered()
+			require.Eventually(t, func() bool {
 				c.expiry.mu.Lock()
 				defer c.expiry.mu.Unlock()
 				return len(c.expiry.pending) == 1
