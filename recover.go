@@ -842,7 +842,7 @@ const maxReserve = min(4<<30, 1<<(mathbits.UintSize-3))
 // collector, whose cycles come as the heap doubles, then runs them while
 // the heap is nearly all blocks, rather than over the tables as they
 // fill: a million items' recovery went from seven cycles and about 0.3 s
-// of their marking to none after the blocks'. Blocks left unused (the
+// of their marking to cycles that take 5-50 ms in all. Blocks left unused (the
 // bytes of frames that are not records, and of records over
 // arenaBlock/4, which get their own allocations) are not written, so not
 // resident when fresh from the system, and are garbage once Open returns.
