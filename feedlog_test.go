@@ -167,11 +167,11 @@ func feedExpiryBeforeChange(t *testing.T, durable bool) {
 	require.Equal(t, int64(1), c.Stats().Purged, "a delete the feed saw expire first counts as a purge (ContainerStats.Purged)")
 
 	want := []string{
-		fmt.Sprintf("1 r kind %d prev 0", changeCreate),
-		fmt.Sprintf("2 d kind %d prev 0", changeCreate),
-		fmt.Sprintf("3 r kind %d prev 1", changeExpire),
-		fmt.Sprintf("4 r kind %d prev 3", changeCreate),
-		fmt.Sprintf("5 d kind %d prev 2", changeExpire),
+		feedLine(1, "r", changeCreate, 0),
+		feedLine(2, "d", changeCreate, 0),
+		feedLine(3, "r", changeExpire, 1),
+		feedLine(4, "r", changeCreate, 3),
+		feedLine(5, "d", changeExpire, 2),
 	}
 	require.Equal(t, want, feedEntries(c))
 	if durable { // the log replays the same feed
@@ -245,10 +245,15 @@ func feedEntries(c *Container) []string {
 	c.expiry.mu.Lock()
 	defer c.expiry.mu.Unlock()
 	c.expiry.feed.scan(0, func(e *feedEntry) bool {
-		out = append(out, fmt.Sprintf("%d %s kind %d prev %d", e.lsn, e.rec.id(), e.kind, e.prev))
+		out = append(out, feedLine(e.lsn, e.rec.id(), e.kind, e.prev))
 		return true
 	})
 	return out
+}
+
+// feedLine is a change as feedEntries shows it.
+func feedLine(lsn uint64, id string, kind changeKind, prev uint64) string {
+	return fmt.Sprintf("%d %s kind %d prev %d", lsn, id, kind, prev)
 }
 
 // TestChangeFeedExpiryOfLateWrite: a write decided before a feed reader
@@ -285,10 +290,10 @@ func feedExpiryOfLateWrite(t *testing.T, durable bool) {
 	require.ErrorIs(t, err, ErrNotFound)
 
 	want := []string{
-		fmt.Sprintf("1 o kind %d prev 0", changeCreate),
-		fmt.Sprintf("2 o kind %d prev 1", changeExpire),
-		fmt.Sprintf("3 x kind %d prev 0", changeCreate),
-		fmt.Sprintf("4 x kind %d prev 3", changeExpire),
+		feedLine(1, "o", changeCreate, 0),
+		feedLine(2, "o", changeExpire, 1),
+		feedLine(3, "x", changeCreate, 0),
+		feedLine(4, "x", changeExpire, 3),
 	}
 	require.Equal(t, want, feedEntries(c))
 	require.Equal(t, []string{"o 2", "x 4"}, expiryEvents(t, sub, 2))
@@ -338,14 +343,14 @@ func TestChangeFeedExpiryUnindexedEarly(t *testing.T) {
 			}
 			defer func() { afterUnindexLive = nil }()
 			want := []string{
-				fmt.Sprintf("1 r kind %d prev 0", changeCreate),
-				fmt.Sprintf("2 o kind %d prev 0", changeCreate),
-				fmt.Sprintf("3 o kind %d prev 2", changeExpire),
-				fmt.Sprintf("4 r kind %d prev 1", changeExpire),
+				feedLine(1, "r", changeCreate, 0),
+				feedLine(2, "o", changeCreate, 0),
+				feedLine(3, "o", changeExpire, 2),
+				feedLine(4, "r", changeExpire, 1),
 			}
 			if replace {
 				_, err = c.UpsertItem(ctx, pk, []byte(`{"id":"r","v":2}`), nil)
-				want = append(want, fmt.Sprintf("5 r kind %d prev 4", changeCreate))
+				want = append(want, feedLine(5, "r", changeCreate, 4))
 			} else {
 				_, err = c.DeleteItem(ctx, pk, "r", nil)
 			}
@@ -399,10 +404,10 @@ func TestChangeFeedExpiryOfPendingVersion(t *testing.T) {
 				catchUpAfter(t, c, clock, 2*time.Second) // x has expired now
 			}
 			want := []string{
-				fmt.Sprintf("1 o kind %d prev 0", changeCreate),
-				fmt.Sprintf("2 x kind %d prev 0", changeCreate),
-				fmt.Sprintf("3 o kind %d prev 1", changeExpire),
-				fmt.Sprintf("4 x kind %d prev 2", changeExpire),
+				feedLine(1, "o", changeCreate, 0),
+				feedLine(2, "x", changeCreate, 0),
+				feedLine(3, "o", changeExpire, 1),
+				feedLine(4, "x", changeExpire, 2),
 			}
 			require.Equal(t, want, feedEntries(c))
 			require.Equal(t, []string{"o 3", "x 4"}, expiryEvents(t, sub, 2))
@@ -448,10 +453,10 @@ func TestChangeFeedReplaceAheadOfWatch(t *testing.T) {
 	afterFeedNumber = nil
 	catchUpAfter(t, c, clock, time.Second)
 	want := []string{
-		fmt.Sprintf("1 a kind %d prev 0", changeCreate),
-		fmt.Sprintf("2 r kind %d prev 0", changeCreate),
-		fmt.Sprintf("3 a kind %d prev 1", changeExpire),
-		fmt.Sprintf("4 r kind %d prev 2", changeReplace),
+		feedLine(1, "a", changeCreate, 0),
+		feedLine(2, "r", changeCreate, 0),
+		feedLine(3, "a", changeExpire, 1),
+		feedLine(4, "r", changeReplace, 2),
 	}
 	require.Equal(t, want, feedEntries(c))
 }
@@ -483,11 +488,11 @@ func TestChangeFeedReplaceAfterSkippedLook(t *testing.T) {
 	_, err = c.UpsertItem(ctx, pk, []byte(`{"id":"r","v":2}`), nil)
 	require.NoError(t, err)
 	want := []string{
-		fmt.Sprintf("1 r kind %d prev 0", changeCreate),
-		fmt.Sprintf("2 o kind %d prev 0", changeCreate),
-		fmt.Sprintf("3 o kind %d prev 2", changeExpire),
-		fmt.Sprintf("4 r kind %d prev 1", changeExpire),
-		fmt.Sprintf("5 r kind %d prev 4", changeCreate),
+		feedLine(1, "r", changeCreate, 0),
+		feedLine(2, "o", changeCreate, 0),
+		feedLine(3, "o", changeExpire, 2),
+		feedLine(4, "r", changeExpire, 1),
+		feedLine(5, "r", changeCreate, 4),
 	}
 	require.Equal(t, want, feedEntries(c))
 }
@@ -559,17 +564,17 @@ func TestChangeFeedDurableSkippedLook(t *testing.T) {
 			require.NoError(t, <-w)
 			catchUpAfter(t, c, clock, time.Second)
 			want := []string{
-				fmt.Sprintf("1 v kind %d prev 0", changeCreate),
-				fmt.Sprintf("2 %s kind %d prev 0", wid, changeCreate),
-				fmt.Sprintf("3 v kind %d prev 1", changeExpire),
+				feedLine(1, "v", changeCreate, 0),
+				feedLine(2, wid, changeCreate, 0),
+				feedLine(3, "v", changeExpire, 1),
 			}
 			if due {
 				want = []string{
-					fmt.Sprintf("1 o kind %d prev 0", changeCreate),
-					fmt.Sprintf("2 o kind %d prev 1", changeExpire),
-					fmt.Sprintf("3 v kind %d prev 0", changeCreate),
-					fmt.Sprintf("4 v kind %d prev 3", changeExpire),
-					fmt.Sprintf("5 %s kind %d prev 0", wid, changeCreate),
+					feedLine(1, "o", changeCreate, 0),
+					feedLine(2, "o", changeExpire, 1),
+					feedLine(3, "v", changeCreate, 0),
+					feedLine(4, "v", changeExpire, 3),
+					feedLine(5, wid, changeCreate, 0),
 				}
 			}
 			require.Equal(t, want, feedEntries(c))
@@ -665,9 +670,9 @@ func TestChangeFeedPassedExpiryOfRefusedWrite(t *testing.T) {
 	_, err = c.UpsertItem(ctx, pk, []byte(`{"id":"x"}`), nil) // the log heals
 	require.NoError(t, err)
 	want := []string{
-		fmt.Sprintf("1 o kind %d prev 0", changeCreate),
-		fmt.Sprintf("2 o kind %d prev 1", changeExpire),
-		fmt.Sprintf("3 x kind %d prev 0", changeCreate),
+		feedLine(1, "o", changeCreate, 0),
+		feedLine(2, "o", changeExpire, 1),
+		feedLine(3, "x", changeCreate, 0),
 	}
 	require.Equal(t, want, feedEntries(c))
 	s, _ = reopenFeedStore(t, s, o, want)
