@@ -17,24 +17,16 @@ import (
 // oldest changes.
 type changeFeed struct {
 	policy ChangeFeedPolicy // with its defaults filled in
-	// chunks hold the retained changes in lsn order, chunks[0][head:]
-	// the oldest: fixed-size chunks, so that a growing feed never copies
-	// what it holds.
-	chunks [][]feedEntry
-	spare  []feedEntry // the last chunk trim emptied, for push to reuse
-	// superseded has a bit for each entry of chunks (superseded[c] for
-	// chunks[c]), set when a later change of the entry's item is retained:
-	// the entry is not the item's latest version. Bits apart from the
-	// entries, so that marking an item's previous change, usually far back
-	// in the feed, writes a few hot kilobytes rather than the entry's cold
-	// line.
-	superseded [][]uint64
-	spareMarks []uint64 // the bits of spare, zeroed
-	head       int
-	n          int    // changes retained
-	bytes      int64  // the records' size, retained entries only
-	first      uint64 // the lsn of the oldest retained change; next when none is
-	next       uint64 // the lsn the next change gets
+	// chunks hold the retained changes in lsn order,
+	// chunks[0].entries[head:] the oldest: fixed-size chunks, so that a
+	// growing feed never copies what it holds.
+	chunks []*changeChunk
+	spare  *changeChunk // the last chunk trim emptied, for push to reuse
+	head   int
+	n      int    // changes retained
+	bytes  int64  // the records' size, retained entries only
+	first  uint64 // the lsn of the oldest retained change; next when none is
+	next   uint64 // the lsn the next change gets
 
 	// latest finds the latest change of an item: the one a new change
 	// names as its prev, and marks superseded.
@@ -43,6 +35,16 @@ type changeFeed struct {
 
 // feedChunk is the number of changes in a chunk of a feed.
 const feedChunk = 4096
+
+// changeChunk is a chunk of a feed: up to feedChunk changes, and a bit for
+// each, set when a later change of the entry's item is retained (the
+// entry is not the item's latest version). The bits are apart from the
+// entries, so that marking an item's previous change, usually far back in
+// the feed, writes a few hot bytes rather than the entry's cold line.
+type changeChunk struct {
+	entries    []feedEntry
+	superseded [feedChunk / 64]uint64
+}
 
 // changeKind is what a change did.
 type changeKind uint8
@@ -150,35 +152,35 @@ func recordAddr(rec record) uintptr {
 // markSuperseded marks the retained change lsn as not its item's latest.
 func (f *changeFeed) markSuperseded(lsn uint64) {
 	i := uint64(f.head) + lsn - f.first
-	f.superseded[i/feedChunk][i%feedChunk/64] |= 1 << (i % 64)
+	f.chunks[i/feedChunk].superseded[i%feedChunk/64] |= 1 << (i % 64)
 }
 
 // isSuperseded reports whether a later change of the item of the retained
 // change lsn is retained.
 func (f *changeFeed) isSuperseded(lsn uint64) bool {
 	i := uint64(f.head) + lsn - f.first
-	return f.superseded[i/feedChunk][i%feedChunk/64]&(1<<(i%64)) != 0
+	return f.chunks[i/feedChunk].superseded[i%feedChunk/64]&(1<<(i%64)) != 0
 }
 
 // entry returns the retained change lsn.
 func (f *changeFeed) entry(lsn uint64) *feedEntry {
 	i := uint64(f.head) + lsn - f.first
-	return &f.chunks[i/feedChunk][i%feedChunk]
+	return &f.chunks[i/feedChunk].entries[i%feedChunk]
 }
 
 // push appends e, whose lsn is next, without trimming.
 func (f *changeFeed) push(e feedEntry) {
 	last := len(f.chunks) - 1
-	if last < 0 || len(f.chunks[last]) == feedChunk {
-		chunk, marks := f.spare, f.spareMarks
+	if last < 0 || len(f.chunks[last].entries) == feedChunk {
+		chunk := f.spare
 		if chunk == nil {
-			chunk, marks = make([]feedEntry, 0, feedChunk), make([]uint64, feedChunk/64)
+			chunk = &changeChunk{entries: make([]feedEntry, 0, feedChunk)}
 		}
 		f.chunks, f.spare = append(f.chunks, chunk), nil
-		f.superseded, f.spareMarks = append(f.superseded, marks), nil
 		last++
 	}
-	f.chunks[last] = append(f.chunks[last], e)
+	chunk := f.chunks[last]
+	chunk.entries = append(chunk.entries, e)
 	f.n++
 	f.next = e.lsn + 1
 	f.bytes += int64(len(e.rec)) + feedEntrySize
@@ -188,23 +190,21 @@ func (f *changeFeed) push(e feedEntry) {
 // policy allows.
 func (f *changeFeed) trim() {
 	for f.n > 0 && (f.n > f.policy.MaxChanges || f.bytes > f.policy.MaxBytes) {
-		e := &f.chunks[0][f.head]
+		e := &f.chunks[0].entries[f.head]
 		f.bytes -= int64(len(e.rec)) + feedEntrySize
 		*e = feedEntry{}
 		f.n--
 		f.first++
 		if f.head++; f.head == feedChunk {
-			f.spare = f.chunks[0][:0] // every entry zeroed
-			f.spareMarks = f.superseded[0]
-			clear(f.spareMarks)
+			spare := f.chunks[0]
+			spare.entries = spare.entries[:0] // every entry zeroed
+			spare.superseded = [feedChunk / 64]uint64{}
+			f.spare = spare
 			// Moved down rather than resliced, so that push reuses the
-			// slices' room.
+			// slice's room.
 			n := copy(f.chunks, f.chunks[1:])
 			f.chunks[n] = nil
 			f.chunks = f.chunks[:n]
-			copy(f.superseded, f.superseded[1:])
-			f.superseded[n] = nil
-			f.superseded = f.superseded[:n]
 			f.head = 0
 		}
 	}
@@ -222,7 +222,7 @@ func (f *changeFeed) scan(lsn uint64, fn func(e *feedEntry) bool) {
 	}
 	i := f.head + skip // position in the chunks
 	for c := i / feedChunk; c < len(f.chunks); c++ {
-		chunk := f.chunks[c]
+		chunk := f.chunks[c].entries
 		for j := i - c*feedChunk; j < len(chunk); j++ {
 			if !fn(&chunk[j]) {
 				return
