@@ -288,17 +288,13 @@ func (p *QueryItemsPager) nextItems(ip *itemPages, from uint64, n int, now int64
 		// cleared first: its retry comes later).
 		j = min(i+n, len(ip.snap))
 		recs = ip.snap[i:j:j]
-	} else if rule, ok := c.unchanged(ip.guard); ok {
-		// No item has been replaced or removed since the snapshot: each
-		// is its item's current version, live if its header says so.
-		for ; j < len(ip.snap) && len(recs) < n; j++ {
-			if rule.live(ip.snap[j].rec, now) {
-				recs = append(recs, ip.snap[j])
-			}
-		}
 	} else {
+		// Where no item has been replaced or removed since the snapshot,
+		// each is its item's current version, live if its header says
+		// so; else each is looked up again.
+		rule, unchanged := c.unchanged(ip.guard)
 		for ; j < len(ip.snap) && len(recs) < n; j++ {
-			if c.itemLive(ip.snap[j].rec, now) {
+			if r := ip.snap[j].rec; unchanged && rule.live(r, now) || !unchanged && c.itemLive(r, now) {
 				recs = append(recs, ip.snap[j])
 			}
 		}
