@@ -303,9 +303,12 @@ func (c *Container) reportThroughLocked(rec record, now int64) (found int) {
 }
 
 // nextUnreportedLocked returns the earliest expiry of an entry beyond the
-// fronts: when findExpiriesLocked next has something to find.
+// fronts: when findExpiriesLocked next has something to find. Its callers
+// have the numbered versions in the index: findSomeExpiriesLocked added
+// them; a settings change and startWatchLocked hold every shard lock
+// (which no writer lets go of with its version numbered and not added),
+// and recovery is alone with the container.
 func (c *Container) nextUnreportedLocked() int64 {
-	c.addNumberedLocked()
 	w := &c.expiry.watch
 	due := int64(never)
 	if e, ok := c.firstAfter(false, w.inherit); ok {
