@@ -97,8 +97,8 @@ const shardCount = 32
 // under a mutex of its own (x), the last lock taken: a writer takes it, for
 // an instant, while it holds its shard's lock, and the reaper, Stats and the
 // expiry watch take it to read the index, shard after shard (the watch, and
-// Stats, also to add a version a writer has numbered in the change feed and
-// not yet added: numberLocked). What is
+// Stats, also to make a change a writer has numbered in the change feed and
+// not yet made in the index: numberLocked). What is
 // container-wide (the change feed, the expiry watch, the secondary,
 // composite, vector, full-text and position indexes and their builds) sits
 // under expiry.mu, taken after a shard lock and before any x. A write takes
@@ -148,9 +148,9 @@ type Container struct {
 	// off: the write path looks at it without the lock.
 	watchDue atomic.Int64
 	// watchScan is the latest instant through which the expiry watch has
-	// begun to look for expiries: the write path takes an old version out
-	// of the expiry index early (unindexLive) only if it expires later,
-	// as the watch cannot have reported it.
+	// begun to look for expiries: a version written at an instant before
+	// it may have had its place passed while it was out of the index
+	// (reportPassedLocked).
 	watchScan atomic.Int64
 	subs      subscriptions // the expiry subscribers (expiryevents.go)
 	fit       batchFit      // the size of the reaper's batches while users are served (reaper.go)

@@ -34,12 +34,19 @@ type expiryIndex struct {
 	items   int64      // items present, live or expired
 	bytes   int64      // their JSON size
 
-	// numbered is a version that the shard's writer has numbered in the
-	// change feed, in memory, and not yet added (numberLocked): set under
-	// expiry.mu by the writer, which holds the shard's lock, and added
-	// (addNumbered) under x, by the writer or by the expiry watch, which
-	// holds expiry.mu too. "": none.
-	numbered record
+	// numbered is a change that the shard's writer has numbered in the
+	// change feed, in memory, and not yet made in the index
+	// (numberLocked): set under expiry.mu by the writer, which holds the
+	// shard's lock, and made (addNumbered) under x, by the writer or by
+	// the expiry watch, which holds expiry.mu too. The zero value: none.
+	numbered numberedChange
+}
+
+// numberedChange is the expiry index's part of a change the feed has
+// numbered: the version it replaces or removes leaves the index, the
+// version it writes enters it ("": none).
+type numberedChange struct {
+	old, rec record
 }
 
 // expiryTree is one tree of the index with a running count of its prefix:
@@ -127,11 +134,16 @@ func (x *expiryIndex) add(rec record) {
 	}
 }
 
-// addNumbered adds the numbered version, if there is one.
+// addNumbered makes the numbered change in the index, if there is one.
 func (x *expiryIndex) addNumbered() {
-	if x.numbered != "" {
-		x.add(x.numbered)
-		x.numbered = ""
+	if n := x.numbered; n != (numberedChange{}) {
+		if n.old != "" {
+			x.remove(n.old, false)
+		}
+		if n.rec != "" {
+			x.add(n.rec)
+		}
+		x.numbered = numberedChange{}
 	}
 }
 

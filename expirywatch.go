@@ -27,9 +27,9 @@ type expiryWatch struct {
 	own     expiryEntry // front of the own tree
 	at      int64       // every expiry at or before at has been found
 	due     int64       // the earliest expiry not yet found; never if none
-	// numbered has bit i set when shard i may have a numbered version
-	// (expiryIndex.numbered), which the watch adds to the index before it
-	// reads it (addNumberedLocked).
+	// numbered has bit i set when shard i may have a numbered change
+	// (expiryIndex.numbered), which the watch makes in the index before
+	// it reads it (addNumberedLocked).
 	numbered uint32
 
 	found      []expiryNote   // found for the subscribers, not yet delivered
@@ -98,7 +98,6 @@ func (c *Container) findSomeExpiriesLocked(now int64, force bool, limit int) (n 
 		return 0, true
 	}
 	if !force && now < w.due {
-		c.lookedThroughLocked(now)
 		return 0, true
 	}
 	c.settlePendingLocked() // the feed takes expiries after the changes logged before them
@@ -161,34 +160,6 @@ func (c *Container) findSomeExpiriesLocked(now int64, force bool, limit int) (n 
 	return n, done
 }
 
-// lookedThroughLocked moves the watch through now when nothing in the
-// expiry index expires by then (now is before due), as a look that found
-// nothing would: its fronts to now's cutoffs, at and watchScan to now. So
-// a version out of the index meanwhile (an old version that unindexLive
-// took out, or a new one not yet added) is seen to have been passed
-// (passedLocked), and its writer reports its expiry, as it does after a
-// look: without it, a reader whose page skipped the look would be told
-// the feed is up to date at now, while a version that expired before now
-// (out of the index when due was worked out) waits unreported for a
-// change that follows it. The caller holds expiry.mu.
-func (c *Container) lookedThroughLocked(now int64) {
-	w := &c.expiry.watch
-	if now <= w.at || c.store.wal != nil {
-		return
-	}
-	if now > c.watchScan.Load() {
-		c.watchScan.Store(now)
-	}
-	ci, co := cutoffs(&c.rule, now)
-	if lessEntry(w.inherit, ci) {
-		w.inherit = ci
-	}
-	if lessEntry(w.own, co) {
-		w.own = co
-	}
-	w.at = now
-}
-
 // reportExpiryLocked reports that rec expired at at, found at now: to the
 // change feed (and the log, which replays it, unless logged says that it
 // holds the expiry already: logPassedLocked) and, for subscribers, to
@@ -227,9 +198,7 @@ func (c *Container) passedLocked(rec record) bool {
 // passed while rec was out of the expiry index, so that the watch never
 // saw it: a version indexed only after the watch had looked past its
 // expiry (a write decided before a feed reader's catch-up and numbered
-// after it, indexItemsLocked), or an old version that unindexLive took
-// out early and the watch looked past before its change was made
-// (recauseReportedLocked). It is reported now, where the feed stands,
+// after it, indexItemsLocked). It is reported now, where the feed stands,
 // stamped no earlier than the watch's instant (as a retroactive expiry
 // is), so that the feed's expiries stay in order of their instants; logged
 // says that the log holds it already (logPassedLocked). The caller holds
@@ -304,9 +273,9 @@ func (c *Container) reportThroughLocked(rec record, now int64) (found int) {
 
 // nextUnreportedLocked returns the earliest expiry of an entry beyond the
 // fronts: when findExpiriesLocked next has something to find. Its callers
-// have the numbered versions in the index: findSomeExpiriesLocked added
+// have the numbered changes in the index: findSomeExpiriesLocked made
 // them; a settings change and startWatchLocked hold every shard lock
-// (which no writer lets go of with its version numbered and not added),
+// (which no writer lets go of with its change numbered and not made),
 // and recovery is alone with the container.
 func (c *Container) nextUnreportedLocked() int64 {
 	w := &c.expiry.watch
@@ -320,10 +289,11 @@ func (c *Container) nextUnreportedLocked() int64 {
 	return max(due, w.at) // never before what has been looked at (expiredForGood)
 }
 
-// addNumberedLocked adds to the expiry index the versions that writers
-// have numbered in the change feed and not added yet (numberLocked), each
-// under its shard's x lock, so that what the watch (or Stats) reads next
-// holds every version the feed has. The caller holds expiry.mu.
+// addNumberedLocked makes in the expiry index the changes that writers
+// have numbered in the change feed and not made there yet (numberLocked),
+// each under its shard's x lock, so that what the watch (or Stats) reads
+// next agrees with the feed: every version it has written in, every
+// version it has replaced or removed out. The caller holds expiry.mu.
 func (c *Container) addNumberedLocked() {
 	w := &c.expiry.watch
 	for p := w.numbered; p != 0; p &= p - 1 {

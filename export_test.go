@@ -355,10 +355,10 @@ func FastVectors() bool { return vector.Fast() }
 
 // SetFeedChangeHooks sets the hooks that run in a change to a container
 // with a change feed between its decision and its numbering: before it is
-// made or logged, and (in memory) after unindexLive. Set them only while
-// no write runs.
-func SetFeedChangeHooks(before, afterUnindex func()) {
-	beforeFeedChange, afterUnindexLive = before, afterUnindex
+// made or logged, and (in memory) once the id tables have it. Set them
+// only while no write runs.
+func SetFeedChangeHooks(before, afterPut func()) {
+	beforeFeedChange, afterFeedPut = before, afterPut
 }
 
 // FeedVersion is a change feed entry as the feed keeps it: its lsn, item,

@@ -68,7 +68,7 @@ func feedConcurrentModel(t *testing.T, seed uint64, durable bool) {
 		ChangeFeedPolicy: &lethe.ChangeFeedPolicy{MaxChanges: 1 << 20}})
 
 	// Every 7th change, between its decision and its numbering (and, in
-	// memory, again after its old version has left the expiry index), the
+	// memory, again once the id tables have it), the
 	// clock moves on past some expiries and a reader brings the feed up
 	// to date: the change's old version may expire meanwhile (the change
 	// then follows the expiry: a replace becomes a create, a delete

@@ -317,13 +317,15 @@ func expiryEvents(t *testing.T, sub *ExpirySubscription, n int) []string {
 	return got
 }
 
-// TestChangeFeedExpiryUnindexedEarly: in memory, a replace or delete takes
-// its old version out of the expiry index before it is numbered
-// (unindexLive); if a feed reader brings the feed up past that version's
-// expiry meanwhile, the feed shows the version expire before the change
-// (a replace becomes a create, a delete nothing), as a durable store's
-// feed does: a replay never shows the old version after its expiry.
-func TestChangeFeedExpiryUnindexedEarly(t *testing.T) {
+// TestChangeFeedExpiryBeforeNumbering: in memory, a replace or delete
+// decided while its old version was live, and made in the id table, is
+// numbered only after a feed reader has brought the feed up past that
+// version's expiry: the old version is still in the expiry index (a
+// numbered change leaves it only with its number), so the feed shows it
+// expire, in order of the expiries, before the change (a replace becomes
+// a create, a delete nothing), as a durable store's feed does: a replay
+// never shows the old version after its expiry.
+func TestChangeFeedExpiryBeforeNumbering(t *testing.T) {
 	for _, replace := range []bool{true, false} {
 		t.Run(fmt.Sprint("replace=", replace), func(t *testing.T) {
 			ctx := context.Background()
@@ -337,20 +339,20 @@ func TestChangeFeedExpiryUnindexedEarly(t *testing.T) {
 			_, err = c.UpsertItem(ctx, pk, []byte(`{"id":"o","ttl":1}`), nil)
 			require.NoError(t, err)
 			clock.Advance(400 * time.Millisecond) // r is live for 100 ms more
-			afterUnindexLive = func() {
-				afterUnindexLive = nil
+			afterFeedPut = func() {
+				afterFeedPut = nil
 				catchUpAfter(t, c, clock, 2*time.Second) // past r's and o's expiry
 			}
-			defer func() { afterUnindexLive = nil }()
+			defer func() { afterFeedPut = nil }()
 			want := []string{
 				feedLine(1, "r", changeCreate, 0),
 				feedLine(2, "o", changeCreate, 0),
-				feedLine(3, "o", changeExpire, 2),
-				feedLine(4, "r", changeExpire, 1),
+				feedLine(3, "r", changeExpire, 1),
+				feedLine(4, "o", changeExpire, 2),
 			}
 			if replace {
 				_, err = c.UpsertItem(ctx, pk, []byte(`{"id":"r","v":2}`), nil)
-				want = append(want, feedLine(5, "r", changeCreate, 4))
+				want = append(want, feedLine(5, "r", changeCreate, 3))
 			} else {
 				_, err = c.DeleteItem(ctx, pk, "r", nil)
 			}
@@ -462,10 +464,9 @@ func TestChangeFeedReplaceAheadOfWatch(t *testing.T) {
 }
 
 // TestChangeFeedReplaceAfterSkippedLook: in memory, a replace decided
-// while its old version was live takes that version out of the expiry
-// index early (unindexLive); a reader that then brings the feed up to date
-// (finding another expiry, so that nothing is due until much later) and a
-// second reader past the old version's expiry, both before the replace is
+// while its old version was live, and made in the id table; a reader that
+// then brings the feed up to date (finding another expiry) and a second
+// reader past the old version's expiry, both before the replace is
 // numbered, leave the feed showing the old version expire before the
 // replace, which follows it as a create: a replay at the second read never
 // shows the old version after its expiry.
@@ -479,12 +480,12 @@ func TestChangeFeedReplaceAfterSkippedLook(t *testing.T) {
 	clock.Advance(400 * time.Millisecond)
 	_, err = c.UpsertItem(ctx, pk, []byte(`{"id":"o","ttl":1}`), nil) // expires 0.6 s before r
 	require.NoError(t, err)
-	afterUnindexLive = func() {
-		afterUnindexLive = nil
+	afterFeedPut = func() {
+		afterFeedPut = nil
 		catchUpAfter(t, c, clock, 1100*time.Millisecond) // past o's expiry, before r's
 		catchUpAfter(t, c, clock, 1100*time.Millisecond) // past r's
 	}
-	defer func() { afterUnindexLive = nil }()
+	defer func() { afterFeedPut = nil }()
 	_, err = c.UpsertItem(ctx, pk, []byte(`{"id":"r","v":2}`), nil)
 	require.NoError(t, err)
 	want := []string{
@@ -501,10 +502,8 @@ func TestChangeFeedReplaceAfterSkippedLook(t *testing.T) {
 // nothing due does not move the expiry watch past a write that is logged
 // and not yet made (waiting for its sync, with another write logged
 // behind it): the feed in memory stays the one the log replays, with the
-// write's expiry after both writes. (lookedThroughLocked moves the watch
-// only in memory, where the version it lets a writer find passed can be
-// out of the index; a durable store's are in the log's queue.) In "late",
-// the read comes before the write is logged. In "late+due", an expiry is
+// write's expiry after both writes. In "late", the read comes before the
+// write is logged. In "late+due", an expiry is
 // due then, so the read looks, past the write's expiry: the log holds
 // that expiry right after the write (logPassedLocked), before the other
 // write, and so does the feed.

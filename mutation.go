@@ -57,12 +57,9 @@ type mutation struct {
 	// still holds (idTable.lookup), so that rec takes it without a second
 	// probe; 0: not known.
 	slot int
-	// unindexed says that old has left its shard's expiry index already
-	// (applyItems does that early for a version the expiry watch need not
-	// report: see unindexLive).
-	unindexed bool
-	// numbered says that rec is its shard's numbered version: in the
-	// change feed and not yet in the expiry index (numberLocked).
+	// numbered says that the change is its shard's numbered change: in
+	// the change feed, and in the expiry index only once addNumbered has
+	// made it there (numberLocked).
 	numbered bool
 	// passedLogged says that the log holds rec's expiry right after the
 	// change, the expiry watch having looked past it (logPassedLocked).
@@ -227,15 +224,13 @@ func (c *Container) applyItems(ms []mutation, batch bool, batchSeq uint64) (next
 	if w == nil && !batch {
 		// In memory, a change to a container with a feed takes expiry.mu
 		// only to number it and show it to the watch: the id tables, which
-		// the caller's shard locks hide until the feed has the change, and
-		// the removal from the expiry index of the old versions the watch
-		// need not report (unindexLive) are made before; the expiry index
-		// changes after, as numberLocked says, or, where it cannot, under
+		// the caller's shard locks hide until the feed has the change, are
+		// changed before; the expiry index after, in one hold of its
+		// shard's lock, as numberLocked says, or, where it cannot, under
 		// expiry.mu (indexItemsLocked).
 		c.putItems(ms)
-		c.unindexLive(ms)
-		if afterUnindexLive != nil {
-			afterUnindexLive()
+		if afterFeedPut != nil {
+			afterFeedPut()
 		}
 		c.expiry.mu.Lock()
 		found := c.reportReplacedLocked(ms)
@@ -309,11 +304,9 @@ func (c *Container) applyItems(ms []mutation, batch bool, batchSeq uint64) (next
 // replace of it a create, a delete of it a purge (no change in the feed),
 // so that the feed never shows an item changed after its expiry as if it
 // were still there. The old version stays in the expiry index until the
-// change is made, so the watch's front having passed it means it was
-// reported; unless unindexLive took it out early (m.unindexed, in
-// memory): the watch never saw it, and its expiry is reported here
-// (reportPassedLocked), so that the feed shows the item expire before the
-// change, as a durable store's does. The caller holds expiry.mu.
+// change is made (or numbered: the watch makes a numbered change in the
+// index before it looks), so the watch's front having passed it means it
+// was reported. The caller holds expiry.mu.
 func (c *Container) recauseReportedLocked(ms []mutation) {
 	if !c.expiry.watch.on {
 		return
@@ -322,9 +315,6 @@ func (c *Container) recauseReportedLocked(ms []mutation) {
 		m := &ms[i]
 		if m.old == "" || (m.cause != causeReplace && m.cause != causeDelete) || !c.passedLocked(m.old) {
 			continue
-		}
-		if m.unindexed {
-			c.reportPassedLocked(m.old, false)
 		}
 		if m.cause == causeReplace {
 			m.cause = causeCreate
@@ -338,15 +328,15 @@ func (c *Container) recauseReportedLocked(ms []mutation) {
 // change to a container with a change feed, before it is made or logged.
 var beforeFeedChange func()
 
-// afterUnindexLive, when set (by tests), runs in applyItems for a change to
-// an in-memory container with a change feed, between unindexLive and
-// its numbering.
-var afterUnindexLive func()
-
 // afterLogItems, when set (by tests), runs in applyItems for a change to a
 // durable container with a change feed, once the change is logged and
 // before it waits for the log.
 var afterLogItems func()
+
+// afterFeedPut, when set (by tests), runs in applyItems for a change to an
+// in-memory container with a change feed, once the id tables have it and
+// before it is numbered.
+var afterFeedPut func()
 
 // afterFeedNumber, when set (by tests), runs in applyItems for a change to
 // an in-memory container with a change feed that numberLocked numbered,
@@ -357,64 +347,59 @@ var afterFeedNumber func()
 // change feed, all in one shard (a single write, or the reaper's purges),
 // and leaves their shard's expiry index to the caller, who changes it
 // (indexShards) once it has let go of expiry.mu, so that the B-tree's work
-// runs outside it. It reports false, having done nothing, where that
-// cannot be: the container keeps other indexes, which must agree with the
-// expiry index under expiry.mu, or an old version the changes replace or
-// remove is in the index ahead of the watch's front (passedLocked), where
-// the watch could find it expire after the change, so it must leave the
-// index under the lock.
+// runs outside it, in one hold of the shard's x lock. It reports false,
+// having done nothing, where that cannot be: the container keeps other
+// indexes, which must agree with the expiry index under expiry.mu, or more
+// than one change writes a version or removes one the watch may still read.
 //
-// An old version behind the front, or in neither tree, is one the watch
-// never reads again: it leaves the index whenever the caller gets to it.
-// The new version must reach the watch exactly when the feed has its
-// write: not before (its expiry would come before its write), and not
-// after the watch has looked past its place (its expiry would never be
-// found). So it becomes its shard's numbered version here, after its
-// entry, and whoever adds it to the index does so under the shard's x
-// lock: the writer (indexShards), or the watch, which adds every numbered
-// version (addNumberedLocked) before it reads the index, holding
-// expiry.mu. Every read of the watch thus sees every version numbered
-// before it and none numbered after, whatever the clock does meanwhile.
-// A version whose place the watch had passed before it was numbered (its
-// write was decided before a feed reader's catch-up) is reported here, as
-// indexItemsLocked does. The caller holds expiry.mu and the changes'
-// shard lock.
+// An old version behind the watch's front, or in neither tree, is one the
+// watch never reads again: it leaves the index whenever the caller gets to
+// it (the reaper's purges, whose expiries the watch reported). The others
+// must be out of the watch's sight exactly when the feed has their
+// change: an old version not after (the watch would find it expire after
+// its replace or delete), a new version not before (its expiry would come
+// before its write), nor after the watch has looked past its place (its
+// expiry would never be found). So the change that has one becomes its
+// shard's numbered change here, after its entry, and whoever makes it in
+// the index does so under the shard's x lock: the writer (indexShards), or
+// the watch, which makes every numbered change (addNumberedLocked) before
+// it reads the index, holding expiry.mu. Every read of the watch thus sees
+// every change numbered before it and none numbered after, whatever the
+// clock does meanwhile. A version whose place the watch had passed before
+// it was numbered (its write was decided before a feed reader's catch-up)
+// is reported here, as indexItemsLocked does. The caller holds expiry.mu
+// and the changes' shard lock.
 func (c *Container) numberLocked(ms []mutation) bool {
 	x := &c.expiry
 	if c.hasIndexesLocked() {
 		return false
 	}
-	recs := 0
+	var numbered *mutation
 	for i := range ms {
 		m := &ms[i]
-		if m.old != "" && !m.unindexed && !c.behindWatchLocked(m.old) {
-			return false
+		if m.rec != "" || (m.old != "" && !c.behindWatchLocked(m.old)) {
+			if numbered != nil {
+				return false // one numbered change a shard
+			}
+			numbered = m
 		}
-		if m.rec != "" {
-			recs++
-		}
-	}
-	if recs > 1 {
-		return false // one numbered version a shard
 	}
 	for i := range ms {
 		if m := &ms[i]; m.cause != causePurge {
 			x.feed.add(m.cause.changeKind(), m.now, m.changed(), m.old, m.h)
 		}
 	}
-	for i := range ms {
-		m := &ms[i]
-		if m.rec == "" {
-			continue
-		}
+	if m := numbered; m != nil {
 		if x.watch.on {
-			if m.now < c.watchScan.Load() && c.passedLocked(m.rec) {
-				c.reportPassedLocked(m.rec, false) // as in indexItemsLocked
+			if m.rec != "" {
+				if m.now < c.watchScan.Load() && c.passedLocked(m.rec) {
+					c.reportPassedLocked(m.rec, false) // as in indexItemsLocked
+				}
+				c.watchAddedLocked(c.rule.expiresAt(m.rec.ttl(), m.rec.written()))
 			}
-			c.watchAddedLocked(c.rule.expiresAt(m.rec.ttl(), m.rec.written()))
 			x.watch.numbered |= 1 << m.sh.no
 		}
-		m.sh.expiry.numbered, m.numbered = m.rec, true
+		m.sh.expiry.numbered, m.numbered = numberedChange{old: m.old, rec: m.rec}, true
 	}
 	if x.watch.on {
 		c.publishDueLocked()
@@ -620,15 +605,17 @@ func (c *Container) indexShards(ms []mutation) (next int64) {
 			held = m.sh
 			held.x.Lock()
 		}
-		if m.old != "" && !m.unindexed {
-			held.expiry.remove(m.old, m.cause == causePurge)
-		}
-		if m.rec != "" {
-			if m.numbered {
-				held.expiry.addNumbered() // unless the watch has
-			} else {
+		if m.numbered {
+			held.expiry.addNumbered() // unless the watch has
+		} else {
+			if m.old != "" {
+				held.expiry.remove(m.old, m.cause == causePurge)
+			}
+			if m.rec != "" {
 				held.expiry.add(m.rec)
 			}
+		}
+		if m.rec != "" {
 			next = min(next, c.rule.expiresAt(m.rec.ttl(), m.rec.written()))
 		}
 		if m.cause == causePurge {
@@ -642,30 +629,6 @@ func (c *Container) indexShards(ms []mutation) (next int64) {
 		c.purged.Add(purged)
 	}
 	return next
-}
-
-// unindexLive takes the old versions that the expiry watch need not
-// report out of their shards' expiry indexes, as indexShards would, and
-// marks them so: those live at their change's instant, and every one when
-// no expiry is due by then (the watch has reported those before it);
-// but not one that the watch may have reported since the change was
-// decided, as it has begun to look past its expiry (watchScan): that one
-// stays for indexShared, which sees whether it was. The caller holds the
-// changes' shard locks.
-func (c *Container) unindexLive(ms []mutation) {
-	due := c.watchDue.Load()
-	for i := range ms {
-		m := &ms[i]
-		if m.old == "" || m.cause == causePurge || (m.now >= due && !c.rule.live(m.old, m.now)) {
-			continue
-		}
-		m.sh.x.Lock()
-		if c.rule.expiresAt(m.old.ttl(), m.old.written()) > c.watchScan.Load() {
-			m.sh.expiry.remove(m.old, false)
-			m.unindexed = true
-		}
-		m.sh.x.Unlock()
-	}
 }
 
 // updateSharedLocked sets shared from what the container has. The caller
