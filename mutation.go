@@ -306,14 +306,18 @@ func (c *Container) applyItems(ms []mutation, batch bool, batchSeq uint64) (next
 // were still there. The old version stays in the expiry index until the
 // change is made (or numbered: the watch makes a numbered change in the
 // index before it looks), so the watch's front having passed it means it
-// was reported. The caller holds expiry.mu.
+// was reported. The watch can have reported a version live at the
+// change's instant only in a look through a later instant (watchScan),
+// which the usual change, with no look since its decision, need not read
+// its old version to rule out. The caller holds expiry.mu.
 func (c *Container) recauseReportedLocked(ms []mutation) {
 	if !c.expiry.watch.on {
 		return
 	}
+	scan := c.watchScan.Load()
 	for i := range ms {
 		m := &ms[i]
-		if m.old == "" || (m.cause != causeReplace && m.cause != causeDelete) || !c.passedLocked(m.old) {
+		if m.old == "" || m.now >= scan || (m.cause != causeReplace && m.cause != causeDelete) || !c.passedLocked(m.old) {
 			continue
 		}
 		if m.cause == causeReplace {
