@@ -70,7 +70,7 @@ func lessEntry(a, b expiryEntry) bool {
 	if a.at != b.at {
 		return a.at < b.at
 	}
-	return a.rec.seq() < b.rec.seq()
+	return a.rec.seqBefore(b.rec)
 }
 
 const btreeDegree = 32
@@ -502,7 +502,7 @@ func (a mergeKey) less(b mergeKey) bool {
 	}
 	// The same record ties with itself: most often doneKey, whose
 	// sequence every emptied run's place in a merge would read again.
-	return !sameRecord(a.rec, b.rec) && a.rec.seq() < b.rec.seq()
+	return !sameRecord(a.rec, b.rec) && a.rec.seqBefore(b.rec)
 }
 
 // doneKey is the key of a run with nothing left: after every entry's (no

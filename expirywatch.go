@@ -248,7 +248,7 @@ func compareExpired(a, b expiredEntry) int {
 		}
 		return 1
 	}
-	if a.rec.seq() < b.rec.seq() {
+	if a.rec.seqBefore(b.rec) {
 		return -1
 	}
 	return 1

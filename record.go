@@ -92,6 +92,20 @@ func (r record) seq() uint64 {
 	return n
 }
 
+// seqBefore reports whether r's write sequence number is below s's,
+// without decoding either: an ETag is its number in 16 lowercase
+// hexadecimal digits, whose bytes sort as the digits do, so two ETags read
+// as big-endian words compare as their numbers. An index compares two
+// versions of the same instant this way, which its every lookup of an
+// entry does (the entry ties with itself).
+func (r record) seqBefore(s record) bool {
+	a, b := r.etag(), s.etag()
+	if x, y := be64(a, 0), be64(b, 0); x != y {
+		return x < y
+	}
+	return be64(a, 8) < be64(b, 8)
+}
+
 // body returns the stored document: a JSON object without "_ts" and
 // "_etag".
 func (r record) body() string { return string(r[recordHeader+r.pkLen()+r.idLen()+etagLen:]) }
