@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/google/btree"
@@ -55,7 +56,15 @@ type pathIndex struct {
 	// while it stays the same, a listed record is its item's current
 	// version (indexGuard).
 	gone uint64
+	// gen tells this index from every other the process has made, of
+	// this path or another: a guard names its index by it, not by
+	// pointer, so that a pager kept after its index is dropped does not
+	// keep the dropped index's tree alive.
+	gen uint64
 }
+
+// indexGens numbers the path indexes the process makes (pathIndex.gen).
+var indexGens atomic.Uint64
 
 // indexEntry is one item's value at the index's path. Entries of equal
 // values are told apart by their record's address, which is unique among
@@ -340,7 +349,7 @@ func (c *Container) rangeOf(idx *pathIndex, r query.IndexRange, recs []posRec) (
 	if c.expiry.indexes[idx.key] != idx {
 		return recs, rule, g, false // dropped meanwhile by a policy change
 	}
-	rule, g = c.rule, indexGuard{idx, idx.gone}
+	rule, g = c.rule, indexGuard{idx.key, idx.gen, idx.gone}
 	if r.Points != nil {
 		// Equality and IN: each value on its own (once), rather than the
 		// span between them.
@@ -373,9 +382,12 @@ func (c *Container) rangeOf(idx *pathIndex, r query.IndexRange, recs []posRec) (
 
 // indexGuard is what a list of records taken from an index (rangeOf) needs
 // to tell, later, that none of them has been replaced or removed since:
-// the index, and its count of such changes then.
+// the index, by its name and generation (not a pointer: a pager may be
+// kept long after a policy change drops the index, and must not keep its
+// tree alive), and its count of such changes then.
 type indexGuard struct {
-	idx  *pathIndex
+	key  string
+	gen  uint64 // 0: no index
 	gone uint64
 }
 
@@ -385,12 +397,13 @@ type indexGuard struct {
 // listed then is its item's current version, live at now if live by that
 // rule. The caller holds no container lock.
 func (c *Container) unchanged(g indexGuard) (rule expiryRule, ok bool) {
-	if g.idx == nil {
+	if g.gen == 0 {
 		return rule, false
 	}
 	c.expiry.mu.Lock()
 	defer c.expiry.mu.Unlock()
-	return c.rule, c.expiry.indexes[g.idx.key] == g.idx && g.idx.gone == g.gone
+	idx := c.expiry.indexes[g.key]
+	return c.rule, idx != nil && idx.gen == g.gen && idx.gone == g.gone
 }
 
 // buildIndex makes the index of path from the container's items while
@@ -414,7 +427,7 @@ func (c *Container) buildIndex(key string, path []string) *pathIndex {
 	if b == nil {
 		return nil
 	}
-	idx := &pathIndex{key: key, path: path, t: btree.NewG(btreeDegree, lessIndexEntry)}
+	idx := &pathIndex{key: key, path: path, t: btree.NewG(btreeDegree, lessIndexEntry), gen: indexGens.Add(1)}
 	fill(c, b, n, idx.t, idx.entry, compareIndexEntries, idx.change)
 	defer c.expiry.mu.Unlock()
 	if !c.finishBuildLocked(bkey, b) || !indexable(c.props.IndexingPolicy, path) || c.indexCountLocked() >= maxIndexes {
