@@ -70,9 +70,9 @@ var indexGens atomic.Uint64
 // values are told apart by their record's address, which is unique among
 // the live records and never read. (Told apart by position instead, an
 // equality's candidates would come in result order, with no sort; but the
-// position makes an entry 56 bytes rather than 48, and the btree's leaves
-// of 64 entries then take 4 KiB rather than 3: an index costs 135 bytes an
-// item rather than 102.)
+// position makes an entry 56 bytes rather than 48: when a build left its
+// leaves half full in arrays of 64 entries (fill), an index cost 135
+// bytes an item rather than 102.)
 type indexEntry struct {
 	key query.IndexKey
 	rec record
