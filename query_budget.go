@@ -139,7 +139,7 @@ func budgetError(err error) *Error {
 // a continuation token starts where it stopped instead of listing every
 // item again. It is made the first time such a query resumes (as other
 // indexes are made, while writes go on: indexbuild.go), and kept by
-// applyItems after: one entry, about 40 bytes, per item.
+// applyItems after: one entry, about 19 bytes, per item (BenchmarkIndexMemory).
 type positionIndex struct{ t *btree.BTreeG[record] }
 
 func lessPosition(a, b record) bool { return a.pos() < b.pos() }
