@@ -1,0 +1,200 @@
+package lethe
+
+import (
+	"context"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/lethedb/lethe/internal/vfs/vfstest"
+	"github.com/stretchr/testify/require"
+)
+
+// The feed-heal tests: a change feed's expiries that the log failed to
+// keep (it refused them, or a failure dropped them before they were
+// durable) are the feed's all the same, and readers may have read them, so
+// the log writes them first when it heals, before any new write; a restart
+// then replays the feed readers saw, lsn for lsn. A log that fails for
+// good writes nothing more: the store's next Open finds those expiries
+// again, where the feed had them, since the log holds no change after them.
+
+// readWholeFeed reads c's change feed from the beginning, every change
+// with its metadata, as a reader would.
+func readWholeFeed(t *testing.T, c *Container) []string {
+	t.Helper()
+	p := c.NewChangeFeedPager(&ChangeFeedOptions{Mode: ChangeFeedModeAllVersionsAndDeletes, MaxItemCount: 1000})
+	var out []string
+	for {
+		resp, err := p.NextPage(context.Background())
+		require.NoError(t, err)
+		if len(resp.Items) == 0 {
+			return out
+		}
+		for _, it := range resp.Items {
+			out = append(out, string(it))
+		}
+	}
+}
+
+// reopenSameFeed closes s, opens it again with o (the disk healthy) and
+// requires its container "c" to show readers the feed want, read whole,
+// and the changes lines, as feedEntries lists them.
+func reopenSameFeed(t *testing.T, s *Store, o *Options, efs *vfstest.ErrorFS, want, lines []string) {
+	t.Helper()
+	s.Close() // a log failed for good fails the Close too
+	efs.SetFull(false)
+	s, err := Open(o)
+	require.NoError(t, err)
+	defer s.Close()
+	c, err := s.Container("c")
+	require.NoError(t, err)
+	require.Equal(t, lines, feedEntries(c))
+	require.Equal(t, want, readWholeFeed(t, c))
+}
+
+// waitFailed waits until s's log has failed.
+func waitFailed(t *testing.T, s *Store) {
+	t.Helper()
+	require.Eventually(t, func() bool { return s.wal.failure() != nil }, 10*time.Second, time.Millisecond)
+}
+
+// TestChangeFeedHealKeepsExpiries: an item's expiry found while the disk is
+// full, read by a feed reader, is in the feed after the disk heals and
+// after a restart, at the lsn the reader saw, and so is every later change:
+// "refused", the log had already failed when the expiry was found (it
+// refused the expiry); "dropped", the expiry's own flush failed (the heal
+// drops the frames past the log's durable end). A later expiry, logged
+// after the heal, moves the watch's restart point past the first one, so
+// that a restart cannot find it again.
+func TestChangeFeedHealKeepsExpiries(t *testing.T) {
+	for _, mode := range []string{"refused", "dropped"} {
+		t.Run(mode, func(t *testing.T) {
+			ctx := context.Background()
+			clock, o, s, c, efs := openFaultyFeedStore(t)
+			s.wal.retryEvery = 0 // the log heals at the next write
+			pk := NewPartitionKey()
+			for _, doc := range []string{`{"id":"o","ttl":1}`, `{"id":"q","ttl":10}`} {
+				_, err := c.UpsertItem(ctx, pk, []byte(doc), nil)
+				require.NoError(t, err)
+			}
+			efs.SetFull(true)
+			if mode == "refused" {
+				_, err := c.UpsertItem(ctx, pk, []byte(`{"id":"r"}`), nil)
+				require.ErrorIs(t, err, ErrUnavailable)
+			}
+			clock.Advance(2 * time.Second)
+			seen := readWholeFeed(t, c) // o's expiry: refused, or appended and its flush fails
+			require.Len(t, seen, 3)
+			require.Contains(t, seen[2], `"timeToLiveExpired":true,"id":"o"`)
+			waitFailed(t, s)
+			efs.SetFull(false)
+			_, err := c.UpsertItem(ctx, pk, []byte(`{"id":"x"}`), nil) // the log heals
+			require.NoError(t, err)
+			clock.Advance(10 * time.Second)
+			lines := []string{
+				feedLine(1, "o", changeCreate, 0),
+				feedLine(2, "q", changeCreate, 0),
+				feedLine(3, "o", changeExpire, 1),
+				feedLine(4, "x", changeCreate, 0),
+				feedLine(5, "q", changeExpire, 2),
+			}
+			all := readWholeFeed(t, c)
+			require.Equal(t, seen, all[:3], "the feed readers saw stays")
+			require.Equal(t, lines, feedEntries(c))
+			reopenSameFeed(t, s, o, efs, all, lines)
+		})
+	}
+}
+
+// TestChangeFeedHealKeepsPassedExpiry: a write decided before a feed
+// reader's catch-up past its expiry is made, and its expiry, logged right
+// after it (logPassedLocked), is dropped by the failure of its own flush:
+// the feed shows it, after the write, so the heal writes it too.
+func TestChangeFeedHealKeepsPassedExpiry(t *testing.T) {
+	ctx := context.Background()
+	clock, o, s, c, efs := openFaultyFeedStore(t)
+	w := s.wal
+	w.retryEvery = 0
+	pk := NewPartitionKey()
+	_, err := c.UpsertItem(ctx, pk, []byte(`{"id":"o","ttl":1}`), nil)
+	require.NoError(t, err)
+	_, err = c.UpsertItem(ctx, pk, []byte(`{"id":"q","ttl":20}`), nil)
+	require.NoError(t, err)
+	beforeFeedChange = func() { // a catch-up past v's expiry, its expiry durable
+		beforeFeedChange = nil
+		catchUpAfter(t, c, clock, 5*time.Second)
+		w.mu.Lock()
+		end := w.appended
+		w.mu.Unlock()
+		require.NoError(t, w.wait(end))
+	}
+	afterLogItems = func() { // v's write durable; then the disk fills, and v's expiry's flush fails
+		afterLogItems = nil
+		w.mu.Lock()
+		end := w.appended
+		w.mu.Unlock()
+		require.NoError(t, w.wait(end))
+		efs.SetFull(true)
+	}
+	defer func() { beforeFeedChange, afterLogItems = nil, nil }()
+	_, err = c.UpsertItem(ctx, pk, []byte(`{"id":"v","ttl":1}`), nil)
+	require.NoError(t, err)
+	waitFailed(t, s)
+	seen := readWholeFeed(t, c)
+	efs.SetFull(false)
+	_, err = c.UpsertItem(ctx, pk, []byte(`{"id":"x"}`), nil) // the log heals
+	require.NoError(t, err)
+	clock.Advance(20 * time.Second)
+	lines := []string{
+		feedLine(1, "o", changeCreate, 0),
+		feedLine(2, "q", changeCreate, 0),
+		feedLine(3, "o", changeExpire, 1),
+		feedLine(4, "v", changeCreate, 0),
+		feedLine(5, "v", changeExpire, 4),
+		feedLine(6, "x", changeCreate, 0),
+		feedLine(7, "q", changeExpire, 2),
+	}
+	all := readWholeFeed(t, c)
+	require.Equal(t, seen, all[:5], "the feed readers saw stays")
+	require.Equal(t, lines, feedEntries(c))
+	reopenSameFeed(t, s, o, efs, all, lines)
+}
+
+// TestChangeFeedFailedForGood: a log that fails for good (its fsync
+// fails) as an expiry is flushed, or before an expiry is found, writes
+// neither; the feed shows them, and the store's next Open finds them again
+// at the same lsns: the log holds no change after them.
+func TestChangeFeedFailedForGood(t *testing.T) {
+	for _, mode := range []string{"refused", "dropped"} {
+		t.Run(mode, func(t *testing.T) {
+			ctx := context.Background()
+			clock, o, s, c, efs := openFaultyFeedStore(t)
+			pk := NewPartitionKey()
+			for _, doc := range []string{`{"id":"o","ttl":1}`, `{"id":"p","ttl":2}`, `{"id":"q","ttl":10}`} {
+				_, err := c.UpsertItem(ctx, pk, []byte(doc), nil)
+				require.NoError(t, err)
+			}
+			efs.Inject(vfstest.Fault{Op: vfstest.OpSync, Err: syscall.EIO, Sticky: true})
+			if mode == "refused" {
+				_, err := c.UpsertItem(ctx, pk, []byte(`{"id":"r"}`), nil)
+				require.ErrorIs(t, err, ErrUnavailable)
+			}
+			clock.Advance(1500 * time.Millisecond)
+			readWholeFeed(t, c) // o's expiry
+			waitFailed(t, s)
+			clock.Advance(time.Second)
+			all := readWholeFeed(t, c) // and p's
+			_, err := c.UpsertItem(ctx, pk, []byte(`{"id":"x"}`), nil)
+			require.ErrorIs(t, err, ErrUnavailable)
+			lines := []string{
+				feedLine(1, "o", changeCreate, 0),
+				feedLine(2, "p", changeCreate, 0),
+				feedLine(3, "q", changeCreate, 0),
+				feedLine(4, "o", changeExpire, 1),
+				feedLine(5, "p", changeExpire, 2),
+			}
+			require.Equal(t, lines, feedEntries(c))
+			reopenSameFeed(t, s, o, efs, all, lines)
+		})
+	}
+}
