@@ -198,3 +198,50 @@ func TestChangeFeedFailedForGood(t *testing.T) {
 		})
 	}
 }
+
+// TestChangeFeedFailedForGoodPassedExpiry: as
+// TestChangeFeedHealKeepsPassedExpiry, but the log fails for good as the
+// expiry is flushed: the log ends with the write, behind the instant up to
+// which it had found expiries, where the watch, resumed, never looks; the
+// next Open reports the expiry all the same, where the feed had it, with
+// the same stamp (recover.go, owePassed).
+func TestChangeFeedFailedForGoodPassedExpiry(t *testing.T) {
+	ctx := context.Background()
+	clock, o, s, c, efs := openFaultyFeedStore(t)
+	w := s.wal
+	pk := NewPartitionKey()
+	_, err := c.UpsertItem(ctx, pk, []byte(`{"id":"o","ttl":1}`), nil)
+	require.NoError(t, err)
+	_, err = c.UpsertItem(ctx, pk, []byte(`{"id":"q","ttl":20}`), nil)
+	require.NoError(t, err)
+	beforeFeedChange = func() {
+		beforeFeedChange = nil
+		catchUpAfter(t, c, clock, 5*time.Second)
+		w.mu.Lock()
+		end := w.appended
+		w.mu.Unlock()
+		require.NoError(t, w.wait(end))
+	}
+	afterLogItems = func() {
+		afterLogItems = nil
+		w.mu.Lock()
+		end := w.appended
+		w.mu.Unlock()
+		require.NoError(t, w.wait(end))
+		efs.Inject(vfstest.Fault{Op: vfstest.OpSync, Err: syscall.EIO, Sticky: true})
+	}
+	defer func() { beforeFeedChange, afterLogItems = nil, nil }()
+	_, err = c.UpsertItem(ctx, pk, []byte(`{"id":"v","ttl":1}`), nil)
+	require.NoError(t, err)
+	waitFailed(t, s)
+	all := readWholeFeed(t, c)
+	lines := []string{
+		feedLine(1, "o", changeCreate, 0),
+		feedLine(2, "q", changeCreate, 0),
+		feedLine(3, "o", changeExpire, 1),
+		feedLine(4, "v", changeCreate, 0),
+		feedLine(5, "v", changeExpire, 4),
+	}
+	require.Equal(t, lines, feedEntries(c))
+	reopenSameFeed(t, s, o, efs, all, lines)
+}
