@@ -245,3 +245,98 @@ func TestChangeFeedFailedForGoodPassedExpiry(t *testing.T) {
 	require.Equal(t, lines, feedEntries(c))
 	reopenSameFeed(t, s, o, efs, all, lines)
 }
+
+// TestChangeFeedHealDropsPassedExpiryOfDroppedWrite: a write decided
+// before a feed reader's catch-up past its expiry, whose frame and whose
+// expiry's (logged right after it) are both dropped by one failure: the
+// write is refused, so the feed never shows it or its expiry, and the heal
+// writes neither (keepExpiriesLocked keeps only the expiries the feed
+// shows).
+func TestChangeFeedHealDropsPassedExpiryOfDroppedWrite(t *testing.T) {
+	ctx := context.Background()
+	clock, o, s, c, efs := openFaultyFeedStore(t)
+	w := s.wal
+	w.retryEvery = 0
+	pk := NewPartitionKey()
+	_, err := c.UpsertItem(ctx, pk, []byte(`{"id":"o","ttl":1}`), nil)
+	require.NoError(t, err)
+	var h *vfstest.Hold
+	beforeFeedChange = func() { // a catch-up past v's expiry, its expiry durable
+		beforeFeedChange = nil
+		catchUpAfter(t, c, clock, 5*time.Second)
+		w.mu.Lock()
+		end := w.appended
+		w.mu.Unlock()
+		require.NoError(t, w.wait(end))
+		h = efs.Hold(vfstest.OpWrite)
+	}
+	afterLogItems = func() { // v's write taken by the committer and held; its expiry appended behind it
+		afterLogItems = nil
+		<-h.Entered()
+		go func() {
+			require.Eventually(t, func() bool {
+				w.mu.Lock()
+				defer w.mu.Unlock()
+				return len(w.afters) == 1
+			}, 10*time.Second, time.Millisecond)
+			efs.SetFull(true) // the held write fails, and the expiry's after it
+			h.Release()
+		}()
+	}
+	defer func() { beforeFeedChange, afterLogItems = nil, nil }()
+	_, err = c.UpsertItem(ctx, pk, []byte(`{"id":"v","ttl":1}`), nil)
+	require.ErrorIs(t, err, ErrUnavailable)
+	waitFailed(t, s)
+	efs.SetFull(false)
+	_, err = c.UpsertItem(ctx, pk, []byte(`{"id":"x"}`), nil) // the log heals
+	require.NoError(t, err)
+	lines := []string{
+		feedLine(1, "o", changeCreate, 0),
+		feedLine(2, "o", changeExpire, 1),
+		feedLine(3, "x", changeCreate, 0),
+	}
+	require.Equal(t, lines, feedEntries(c))
+	reopenSameFeed(t, s, o, efs, readWholeFeed(t, c), lines)
+}
+
+// TestChangeFeedReadOnlyHealKeepsExpiries: a store opened read-only on a
+// full disk logs, when it heals, the expiries its Open found, then those
+// found while it was read-only, in that order, before any write.
+func TestChangeFeedReadOnlyHealKeepsExpiries(t *testing.T) {
+	ctx := context.Background()
+	clock, o, s, c, efs := openFaultyFeedStore(t)
+	pk := NewPartitionKey()
+	for _, doc := range []string{`{"id":"a","ttl":5}`, `{"id":"b","ttl":20}`, `{"id":"q","ttl":100}`} {
+		_, err := c.UpsertItem(ctx, pk, []byte(doc), nil)
+		require.NoError(t, err)
+	}
+	require.NoError(t, s.Close())
+	clock.Advance(10 * time.Second) // a expires while the store is closed
+	efs.SetFull(true)
+	s, err := Open(o)
+	require.NoError(t, err)
+	c, err = s.Container("c")
+	require.NoError(t, err)
+	_, err = c.UpsertItem(ctx, pk, []byte(`{"id":"r"}`), nil)
+	require.ErrorIs(t, err, ErrUnavailable, "read-only")
+	clock.Advance(20 * time.Second)
+	seen := readWholeFeed(t, c) // b's expiry, refused
+	SetDiskRetry(s, 0)
+	efs.SetFull(false)
+	_, err = c.UpsertItem(ctx, pk, []byte(`{"id":"x"}`), nil) // the log heals
+	require.NoError(t, err)
+	clock.Advance(100 * time.Second)
+	lines := []string{
+		feedLine(1, "a", changeCreate, 0),
+		feedLine(2, "b", changeCreate, 0),
+		feedLine(3, "q", changeCreate, 0),
+		feedLine(4, "a", changeExpire, 1),
+		feedLine(5, "b", changeExpire, 2),
+		feedLine(6, "x", changeCreate, 0),
+		feedLine(7, "q", changeExpire, 3),
+	}
+	all := readWholeFeed(t, c)
+	require.Equal(t, seen, all[:5], "the feed readers saw stays")
+	require.Equal(t, lines, feedEntries(c))
+	reopenSameFeed(t, s, o, efs, all, lines)
+}
