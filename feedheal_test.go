@@ -2,10 +2,16 @@ package lethe
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strconv"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/lethedb/lethe/internal/vfs"
 	"github.com/lethedb/lethe/internal/vfs/vfstest"
 	"github.com/stretchr/testify/require"
 )
@@ -339,4 +345,125 @@ func TestChangeFeedReadOnlyHealKeepsExpiries(t *testing.T) {
 	require.Equal(t, seen, all[:5], "the feed readers saw stays")
 	require.Equal(t, lines, feedEntries(c))
 	reopenSameFeed(t, s, o, efs, all, lines)
+}
+
+// TestChangeFeedHealModel runs random writes of items with and without a
+// ttl, deletes, feed reads, clock moves and checkpoints on a durable store
+// with a change feed while the disk fills up, cuts writes short and frees up
+// again at random, its fsync now and then fails for good, and the store is
+// closed and reopened (read-only on a full disk). Every read of the whole
+// feed begins with the one before it: no change a reader saw vanishes or
+// moves, not across a heal, nor a restart; and the feed read right before
+// a restart is the one read right after it. LETHE_FEEDHEAL_SOAK=n runs n
+// seeds.
+func TestChangeFeedHealModel(t *testing.T) {
+	seeds := 3
+	if n, err := strconv.Atoi(os.Getenv("LETHE_FEEDHEAL_SOAK")); err == nil && n > 0 {
+		seeds = n
+	}
+	base := uint64(time.Now().UnixNano())
+	for i := range seeds {
+		seed := base + uint64(i)
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			t.Logf("seed %d (replay: feedHealModel(t, %d))", seed, seed)
+			feedHealModel(t, seed)
+		})
+	}
+}
+
+func feedHealModel(t *testing.T, seed uint64) {
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(seed, 0))
+	clock := NewManualClock(time.Unix(1_700_000_000, 0))
+	efs := vfstest.NewErrorFS(vfs.OS)
+	o := &Options{Dir: t.TempDir(), Clock: clock, Reaper: ReaperOptions{Disabled: true}}
+	o.Sync = []SyncPolicy{SyncAlways, SyncEverySecond}[rng.IntN(2)]
+	o.fs = efs
+	s, err := Open(o)
+	require.NoError(t, err)
+	defer func() { s.Close() }()
+	c, err := s.CreateContainer(ctx, ContainerProperties{ID: "c", DefaultTimeToLive: TTLNever, ChangeFeedPolicy: &ChangeFeedPolicy{}})
+	require.NoError(t, err)
+	SetDiskRetry(s, 0)
+	var seen []string // the feed as last read
+	read := func(where string) {
+		t.Helper()
+		got := readWholeFeed(t, c)
+		require.GreaterOrEqual(t, len(got), len(seen), where)
+		if len(seen) > 0 {
+			require.Equal(t, seen, got[:len(seen)], "%s: the feed read before", where)
+		}
+		seen = got
+	}
+	full, forGood, refused, heals, restarts := false, false, 0, 0, 0
+	pk := NewPartitionKey()
+	for step := range 300 {
+		where := fmt.Sprint("step ", step)
+		switch r := rng.IntN(100); {
+		case r < 6:
+			full = !full
+			efs.SetFull(full)
+			if !full {
+				forGood = false // SetFull clears the faults
+			}
+		case r < 9:
+			efs.Inject(vfstest.Fault{Op: vfstest.OpWrite, N: 1, Err: syscall.ENOSPC, Short: rng.IntN(2) == 0})
+		case r < 10:
+			efs.Inject(vfstest.Fault{Op: vfstest.OpSync, N: 1, Err: syscall.EIO, Sticky: true})
+			forGood = true
+		case r < 14:
+			read(where + ", before the restart")
+			before := seen
+			s.Close() // fails if the log has
+			if forGood {
+				efs.SetFull(false)
+				full, forGood = false, false
+			}
+			s, err = Open(o)
+			require.NoError(t, err, where)
+			SetDiskRetry(s, 0)
+			c, err = s.Container("c")
+			require.NoError(t, err)
+			read(where + ", restarted")
+			require.Equal(t, before, seen, "%s: the feed read right after a restart", where)
+			restarts++
+		case r < 16:
+			if err := s.Checkpoint(ctx); err != nil {
+				require.ErrorIs(t, err, ErrUnavailable, where)
+			}
+		case r < 45:
+			clock.Advance(time.Duration(rng.IntN(2500)) * time.Millisecond)
+		case r < 60:
+			read(where)
+		default:
+			id := fmt.Sprint("i", rng.IntN(8))
+			failed := s.wal.failure() != nil
+			if rng.IntN(4) == 0 {
+				_, err = c.DeleteItem(ctx, pk, id, nil)
+				if errors.Is(err, ErrNotFound) {
+					err = nil
+				}
+			} else {
+				ttl := []string{"", `,"ttl":1`, `,"ttl":2`, `,"ttl":4`}[rng.IntN(4)]
+				_, err = c.UpsertItem(ctx, pk, fmt.Appendf(nil, `{"id":%q,"v":%d%s}`, id, step, ttl), nil)
+			}
+			if err != nil {
+				require.ErrorIs(t, err, ErrUnavailable, where)
+				refused++
+			} else if failed {
+				heals++
+			}
+		}
+	}
+	efs.SetFull(false)
+	read("the end")
+	before := seen
+	s.Close()
+	s, err = Open(o)
+	require.NoError(t, err)
+	c, err = s.Container("c")
+	require.NoError(t, err)
+	read("reopened at the end")
+	require.Equal(t, before, seen, "the feed read right after the last restart")
+	t.Logf("policy %v: %d changes, %d writes refused, %d heals, %d restarts", o.Sync, len(seen), refused, heals, restarts)
 }
