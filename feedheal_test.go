@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"runtime"
 	"strconv"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -466,4 +468,116 @@ func feedHealModel(t *testing.T, seed uint64) {
 	read("reopened at the end")
 	require.Equal(t, before, seen, "the feed read right after the last restart")
 	t.Logf("policy %v: %d changes, %d writes refused, %d heals, %d restarts", o.Sync, len(seen), refused, heals, restarts)
+}
+
+// TestChangeFeedHealConcurrent: writers write items with a ttl of a second
+// while a reader moves the clock and reads the whole feed, and the disk
+// fills up, cuts writes short and frees up again, so that writes decided
+// before a reader's catch-up past their expiry meet failures of the log:
+// every read of the feed begins with the one before it, and the feed read
+// at the end is the one a restart replays; in "forgood", the log's fsync
+// fails for good at the end, before the last read.
+func TestChangeFeedHealConcurrent(t *testing.T) {
+	for _, end := range []string{"healed", "forgood"} {
+		t.Run(end, func(t *testing.T) {
+			ctx := context.Background()
+			clock, o, s, c, efs := openFaultyFeedStore(t)
+			SetDiskRetry(s, 0)
+			seed := uint64(time.Now().UnixNano())
+			t.Logf("seed %d", seed)
+			var seen []string
+			read := func(where string) {
+				t.Helper()
+				got := readWholeFeed(t, c)
+				require.GreaterOrEqual(t, len(got), len(seen), where)
+				if len(seen) > 0 {
+					require.Equal(t, seen, got[:len(seen)], "%s: the feed read before", where)
+				}
+				seen = got
+			}
+			// Now and then, between a write's decision and its logging, the
+			// clock passes its expiry and a reader catches up: the log
+			// holds the write's expiry right after it (logPassedLocked).
+			beforeFeedChange = func() {
+				if rand.IntN(4) == 0 {
+					clock.Advance(1500 * time.Millisecond)
+					_, err := c.ReadChangeFeed(ctx, &ChangeFeedOptions{StartFrom: ChangeFeedStartFromNow()})
+					if err != nil {
+						panic(err)
+					}
+				}
+			}
+			defer func() { beforeFeedChange = nil }()
+			stop := make(chan struct{})
+			errs := make(chan error, 3)
+			var writes atomic.Int64
+			for w := range 2 {
+				go func() {
+					pk := NewPartitionKey()
+					for i := 0; ; i++ {
+						select {
+						case <-stop:
+							errs <- nil
+							return
+						default:
+						}
+						_, err := c.UpsertItem(ctx, pk, fmt.Appendf(nil, `{"id":"w%d-%d","ttl":1}`, w, i%5), nil)
+						writes.Add(1)
+						if err != nil && !errors.Is(err, ErrUnavailable) {
+							errs <- err
+							return
+						}
+					}
+				}()
+			}
+			go func() {
+				rng := rand.New(rand.NewPCG(seed, 1))
+				full := false
+				for {
+					select {
+					case <-stop:
+						errs <- nil
+						return
+					case <-time.After(time.Duration(rng.IntN(3000)) * time.Microsecond):
+					}
+					if rng.IntN(3) == 0 {
+						efs.Inject(vfstest.Fault{Op: vfstest.OpWrite, N: 1, Err: syscall.ENOSPC, Short: rng.IntN(2) == 0})
+						continue
+					}
+					full = !full
+					efs.SetFull(full)
+				}
+			}()
+			rng := rand.New(rand.NewPCG(seed, 2))
+			for i := range 150 {
+				for n := writes.Load(); writes.Load() < n+2; { // the writers' turn
+					runtime.Gosched()
+				}
+				clock.Advance(time.Duration(200+rng.IntN(1000)) * time.Millisecond)
+				read(fmt.Sprint("read ", i))
+			}
+			close(stop)
+			for range 3 {
+				require.NoError(t, <-errs)
+			}
+			beforeFeedChange = nil
+			efs.SetFull(false)
+			if end == "forgood" {
+				efs.Inject(vfstest.Fault{Op: vfstest.OpSync, Err: syscall.EIO, Sticky: true})
+				_, err := c.UpsertItem(ctx, NewPartitionKey(), []byte(`{"id":"last","ttl":1}`), nil)
+				require.ErrorIs(t, err, ErrUnavailable)
+			} else {
+				// A write appended while the flush of a reader's expiries
+				// fails is refused with them; the next heals the log.
+				require.Eventually(t, func() bool {
+					_, err := c.UpsertItem(ctx, NewPartitionKey(), []byte(`{"id":"last","ttl":1}`), nil)
+					return err == nil
+				}, 10*time.Second, time.Millisecond, "the log heals")
+			}
+			clock.Advance(2 * time.Second)
+			read("the end")
+			t.Logf("%d changes", len(seen))
+			reopenSameFeed(t, s, o, efs, seen, feedEntries(c))
+		})
+	}
 }
