@@ -406,6 +406,9 @@ type replayer struct {
 	// have been found (the change feed's 'R' frames, settings changes,
 	// snapshots); finish resumes the expiry watch there.
 	found map[*Container]int64
+	// foundMax is the latest instant in found: a version written at or
+	// after it owes nothing (owePassed), which most are.
+	foundMax int64
 	// recovered lists, for each container with a change feed, the
 	// expiries finish found, which the store logs once its log is open.
 	recovered map[*Container][]expiryNote
@@ -1197,8 +1200,9 @@ func (r *replayer) applyFeed(kind byte, d *decoder) error {
 	case framePutFeed:
 		r.maxSeq = max(r.maxSeq, rec.seq())
 		r.put(c, rec)
-		r.owePassed(c, rec)
-		at = rec.written()
+		if at = rec.written(); at < r.foundMax {
+			r.owePassed(c, rec)
+		}
 	case frameRemoveFeed:
 		r.remove(c, rec.pk(), rec.id())
 		if why == causePurge {
@@ -1207,7 +1211,9 @@ func (r *replayer) applyFeed(kind byte, d *decoder) error {
 		at = now
 	case frameExpire:
 		r.foundUpTo(c, now)
-		r.paid(c, rec)
+		if len(r.owed) > 0 {
+			r.paid(c, rec)
+		}
 	}
 	if f := c.expiry.feed; f != nil {
 		f.add(what, at, rec, "", c.hashOf(rec))
@@ -1225,10 +1231,13 @@ func (r *replayer) applyFeed(kind byte, d *decoder) error {
 // stopped, before it was durable lacks it, and ends there: finish reports
 // it then (reportOwed), where the feed had it, for the watch, resumed at
 // that instant, never finds it.
+//
+// Its callers call it only for a version written before foundMax: one
+// written after expires after it too, and owes nothing.
 func (r *replayer) owePassed(c *Container, rec record) {
 	found, ok := r.found[c]
 	if !ok || rec.written() >= found || c.expiry.feed == nil {
-		return // written after the instant: it expires after it too
+		return
 	}
 	e, own, ok := entryFor(rec)
 	if !ok {
@@ -1250,9 +1259,7 @@ func (r *replayer) owePassed(c *Container, rec record) {
 
 // paid notes that the log holds the expiry of rec, a version of c.
 func (r *replayer) paid(c *Container, rec record) {
-	if owed := r.owed[c]; len(owed) > 0 {
-		r.owed[c] = slices.DeleteFunc(owed, func(e expiryNote) bool { return e.rec.seq() == rec.seq() })
-	}
+	r.owed[c] = slices.DeleteFunc(r.owed[c], func(e expiryNote) bool { return e.rec.seq() == rec.seq() })
 }
 
 // reportOwed reports to c's change feed the expiries that the log lacks
@@ -1280,6 +1287,7 @@ func (r *replayer) foundUpTo(c *Container, now int64) {
 	if at, ok := r.found[c]; !ok || now > at {
 		r.found[c] = now
 	}
+	r.foundMax = max(r.foundMax, now)
 }
 
 // applyBatch replays a transactional batch's frame (after its kind byte):
@@ -1355,7 +1363,7 @@ func (r *replayer) applyBatch(d *decoder) error {
 			continue
 		}
 		r.put(c, ch.rec)
-		if ch.kind != 0 {
+		if ch.kind != 0 && ch.at < r.foundMax {
 			r.owePassed(c, ch.rec)
 		}
 	}
