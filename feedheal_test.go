@@ -581,3 +581,63 @@ func TestChangeFeedHealConcurrent(t *testing.T) {
 		})
 	}
 }
+
+// TestChangeFeedPowerCutPassedExpiry: as
+// TestChangeFeedFailedForGoodPassedExpiry, but the power is cut once the
+// write is synced, before its expiry, logged right after it, is: the feed
+// readers saw comes back whole after the restart (recover.go, owePassed).
+func TestChangeFeedPowerCutPassedExpiry(t *testing.T) {
+	ctx := context.Background()
+	clock := NewManualClock(time.Unix(1_700_000_000, 0))
+	pfs := vfstest.NewPowerFS(1)
+	o := &Options{Dir: "/db", Clock: clock, Reaper: ReaperOptions{Disabled: true}}
+	o.fs = pfs
+	s, err := Open(o)
+	require.NoError(t, err)
+	c, err := s.CreateContainer(ctx, ContainerProperties{ID: "c", DefaultTimeToLive: TTLNever, ChangeFeedPolicy: &ChangeFeedPolicy{}})
+	require.NoError(t, err)
+	w := s.wal
+	pk := NewPartitionKey()
+	for _, doc := range []string{`{"id":"o","ttl":1}`, `{"id":"q","ttl":20}`} {
+		_, err = c.UpsertItem(ctx, pk, []byte(doc), nil)
+		require.NoError(t, err)
+	}
+	synced := func() {
+		w.mu.Lock()
+		end := w.appended
+		w.mu.Unlock()
+		require.NoError(t, w.wait(end))
+	}
+	beforeFeedChange = func() { // a catch-up past v's expiry, its expiry synced
+		beforeFeedChange = nil
+		catchUpAfter(t, c, clock, 5*time.Second)
+		synced()
+	}
+	afterLogItems = func() { // v's write synced; then the power goes
+		afterLogItems = nil
+		synced()
+		pfs.Cut()
+	}
+	defer func() { beforeFeedChange, afterLogItems = nil, nil }()
+	_, err = c.UpsertItem(ctx, pk, []byte(`{"id":"v","ttl":1}`), nil)
+	require.NoError(t, err)
+	waitFailed(t, s)
+	lines := []string{
+		feedLine(1, "o", changeCreate, 0),
+		feedLine(2, "q", changeCreate, 0),
+		feedLine(3, "o", changeExpire, 1),
+		feedLine(4, "v", changeCreate, 0),
+		feedLine(5, "v", changeExpire, 4),
+	}
+	require.Equal(t, lines, feedEntries(c))
+	seen := readWholeFeed(t, c)
+	s.Close()
+	pfs.Restart()
+	s, err = Open(o)
+	require.NoError(t, err)
+	defer s.Close()
+	c, err = s.Container("c")
+	require.NoError(t, err)
+	require.Equal(t, lines, feedEntries(c))
+	require.Equal(t, seen, readWholeFeed(t, c))
+}
