@@ -60,6 +60,45 @@ func reopenSameFeed(t *testing.T, s *Store, o *Options, efs *vfstest.ErrorFS, wa
 	require.Equal(t, want, readWholeFeed(t, c))
 }
 
+// requireKeptFeed requires the change feed of s's container "c", read
+// whole, to begin with seen, what a reader read before, and to hold the
+// changes lines, and the same after a restart (reopenSameFeed).
+func requireKeptFeed(t *testing.T, s *Store, o *Options, efs *vfstest.ErrorFS, seen, lines []string) {
+	t.Helper()
+	c, err := s.Container("c")
+	require.NoError(t, err)
+	all := readWholeFeed(t, c)
+	require.GreaterOrEqual(t, len(all), len(seen))
+	require.Equal(t, seen, all[:len(seen)], "the feed readers saw stays")
+	require.Equal(t, lines, feedEntries(c))
+	reopenSameFeed(t, s, o, efs, all, lines)
+}
+
+// feedReader reads a container's whole change feed again and again, as a
+// reader from the beginning would, and requires each read to begin with
+// the one before: no change it saw vanishes or moves.
+type feedReader struct{ seen []string }
+
+func (r *feedReader) read(t *testing.T, c *Container, where string) {
+	t.Helper()
+	got := readWholeFeed(t, c)
+	require.GreaterOrEqual(t, len(got), len(r.seen), where)
+	if len(r.seen) > 0 {
+		require.Equal(t, r.seen, got[:len(r.seen)], "%s: the feed read before", where)
+	}
+	r.seen = got
+}
+
+// waitLogged waits until the log w holds durably what was appended to it
+// so far.
+func waitLogged(t *testing.T, w *wal) {
+	t.Helper()
+	w.mu.Lock()
+	end := w.appended
+	w.mu.Unlock()
+	require.NoError(t, w.wait(end))
+}
+
 // waitFailed waits until s's log has failed.
 func waitFailed(t *testing.T, s *Store) {
 	t.Helper()
@@ -106,66 +145,9 @@ func TestChangeFeedHealKeepsExpiries(t *testing.T) {
 				feedLine(4, "x", changeCreate, 0),
 				feedLine(5, "q", changeExpire, 2),
 			}
-			all := readWholeFeed(t, c)
-			require.Equal(t, seen, all[:3], "the feed readers saw stays")
-			require.Equal(t, lines, feedEntries(c))
-			reopenSameFeed(t, s, o, efs, all, lines)
+			requireKeptFeed(t, s, o, efs, seen, lines)
 		})
 	}
-}
-
-// TestChangeFeedHealKeepsPassedExpiry: a write decided before a feed
-// reader's catch-up past its expiry is made, and its expiry, logged right
-// after it (logPassedLocked), is dropped by the failure of its own flush:
-// the feed shows it, after the write, so the heal writes it too.
-func TestChangeFeedHealKeepsPassedExpiry(t *testing.T) {
-	ctx := context.Background()
-	clock, o, s, c, efs := openFaultyFeedStore(t)
-	w := s.wal
-	w.retryEvery = 0
-	pk := NewPartitionKey()
-	_, err := c.UpsertItem(ctx, pk, []byte(`{"id":"o","ttl":1}`), nil)
-	require.NoError(t, err)
-	_, err = c.UpsertItem(ctx, pk, []byte(`{"id":"q","ttl":20}`), nil)
-	require.NoError(t, err)
-	beforeFeedChange = func() { // a catch-up past v's expiry, its expiry durable
-		beforeFeedChange = nil
-		catchUpAfter(t, c, clock, 5*time.Second)
-		w.mu.Lock()
-		end := w.appended
-		w.mu.Unlock()
-		require.NoError(t, w.wait(end))
-	}
-	afterLogItems = func() { // v's write durable; then the disk fills, and v's expiry's flush fails
-		afterLogItems = nil
-		w.mu.Lock()
-		end := w.appended
-		w.mu.Unlock()
-		require.NoError(t, w.wait(end))
-		efs.SetFull(true)
-	}
-	defer func() { beforeFeedChange, afterLogItems = nil, nil }()
-	_, err = c.UpsertItem(ctx, pk, []byte(`{"id":"v","ttl":1}`), nil)
-	require.NoError(t, err)
-	waitFailed(t, s)
-	seen := readWholeFeed(t, c)
-	efs.SetFull(false)
-	_, err = c.UpsertItem(ctx, pk, []byte(`{"id":"x"}`), nil) // the log heals
-	require.NoError(t, err)
-	clock.Advance(20 * time.Second)
-	lines := []string{
-		feedLine(1, "o", changeCreate, 0),
-		feedLine(2, "q", changeCreate, 0),
-		feedLine(3, "o", changeExpire, 1),
-		feedLine(4, "v", changeCreate, 0),
-		feedLine(5, "v", changeExpire, 4),
-		feedLine(6, "x", changeCreate, 0),
-		feedLine(7, "q", changeExpire, 2),
-	}
-	all := readWholeFeed(t, c)
-	require.Equal(t, seen, all[:5], "the feed readers saw stays")
-	require.Equal(t, lines, feedEntries(c))
-	reopenSameFeed(t, s, o, efs, all, lines)
 }
 
 // TestChangeFeedFailedForGood: a log that fails for good (its fsync
@@ -207,51 +189,66 @@ func TestChangeFeedFailedForGood(t *testing.T) {
 	}
 }
 
-// TestChangeFeedFailedForGoodPassedExpiry: as
-// TestChangeFeedHealKeepsPassedExpiry, but the log fails for good as the
-// expiry is flushed: the log ends with the write, behind the instant up to
-// which it had found expiries, where the watch, resumed, never looks; the
-// next Open reports the expiry all the same, where the feed had it, with
-// the same stamp (recover.go, owePassed).
-func TestChangeFeedFailedForGoodPassedExpiry(t *testing.T) {
-	ctx := context.Background()
-	clock, o, s, c, efs := openFaultyFeedStore(t)
-	w := s.wal
-	pk := NewPartitionKey()
-	_, err := c.UpsertItem(ctx, pk, []byte(`{"id":"o","ttl":1}`), nil)
-	require.NoError(t, err)
-	_, err = c.UpsertItem(ctx, pk, []byte(`{"id":"q","ttl":20}`), nil)
-	require.NoError(t, err)
-	beforeFeedChange = func() {
-		beforeFeedChange = nil
-		catchUpAfter(t, c, clock, 5*time.Second)
-		w.mu.Lock()
-		end := w.appended
-		w.mu.Unlock()
-		require.NoError(t, w.wait(end))
+// TestChangeFeedPassedExpiryDropped: a write decided before a feed
+// reader's catch-up past its expiry is made, and its expiry, logged right
+// after it (logPassedLocked), is dropped by the failure of its own flush;
+// the feed shows it, after the write. "heal": the disk is full, and the
+// heal writes the expiry first. "forgood": the fsync fails for good, and
+// the log ends with the write, behind the instant up to which it had found
+// expiries, where the watch, resumed, never looks: the next Open reports
+// the expiry all the same, where the feed had it, with the same stamp
+// (recover.go, owePassed).
+func TestChangeFeedPassedExpiryDropped(t *testing.T) {
+	for _, forGood := range []bool{false, true} {
+		t.Run(map[bool]string{false: "heal", true: "forgood"}[forGood], func(t *testing.T) {
+			ctx := context.Background()
+			clock, o, s, c, efs := openFaultyFeedStore(t)
+			w := s.wal
+			w.retryEvery = 0
+			pk := NewPartitionKey()
+			_, err := c.UpsertItem(ctx, pk, []byte(`{"id":"o","ttl":1}`), nil)
+			require.NoError(t, err)
+			_, err = c.UpsertItem(ctx, pk, []byte(`{"id":"q","ttl":20}`), nil)
+			require.NoError(t, err)
+			beforeFeedChange = func() { // a catch-up past v's expiry, its expiry durable
+				beforeFeedChange = nil
+				catchUpAfter(t, c, clock, 5*time.Second)
+				waitLogged(t, w)
+			}
+			afterLogItems = func() { // v's write durable; then v's expiry's flush fails
+				afterLogItems = nil
+				waitLogged(t, w)
+				if forGood {
+					efs.Inject(vfstest.Fault{Op: vfstest.OpSync, Err: syscall.EIO, Sticky: true})
+				} else {
+					efs.SetFull(true)
+				}
+			}
+			defer func() { beforeFeedChange, afterLogItems = nil, nil }()
+			_, err = c.UpsertItem(ctx, pk, []byte(`{"id":"v","ttl":1}`), nil)
+			require.NoError(t, err)
+			waitFailed(t, s)
+			seen := readWholeFeed(t, c)
+			lines := []string{
+				feedLine(1, "o", changeCreate, 0),
+				feedLine(2, "q", changeCreate, 0),
+				feedLine(3, "o", changeExpire, 1),
+				feedLine(4, "v", changeCreate, 0),
+				feedLine(5, "v", changeExpire, 4),
+			}
+			if forGood {
+				require.Equal(t, lines, feedEntries(c))
+				reopenSameFeed(t, s, o, efs, seen, lines)
+				return
+			}
+			efs.SetFull(false)
+			_, err = c.UpsertItem(ctx, pk, []byte(`{"id":"x"}`), nil) // the log heals
+			require.NoError(t, err)
+			clock.Advance(20 * time.Second)
+			lines = append(lines, feedLine(6, "x", changeCreate, 0), feedLine(7, "q", changeExpire, 2))
+			requireKeptFeed(t, s, o, efs, seen, lines)
+		})
 	}
-	afterLogItems = func() {
-		afterLogItems = nil
-		w.mu.Lock()
-		end := w.appended
-		w.mu.Unlock()
-		require.NoError(t, w.wait(end))
-		efs.Inject(vfstest.Fault{Op: vfstest.OpSync, Err: syscall.EIO, Sticky: true})
-	}
-	defer func() { beforeFeedChange, afterLogItems = nil, nil }()
-	_, err = c.UpsertItem(ctx, pk, []byte(`{"id":"v","ttl":1}`), nil)
-	require.NoError(t, err)
-	waitFailed(t, s)
-	all := readWholeFeed(t, c)
-	lines := []string{
-		feedLine(1, "o", changeCreate, 0),
-		feedLine(2, "q", changeCreate, 0),
-		feedLine(3, "o", changeExpire, 1),
-		feedLine(4, "v", changeCreate, 0),
-		feedLine(5, "v", changeExpire, 4),
-	}
-	require.Equal(t, lines, feedEntries(c))
-	reopenSameFeed(t, s, o, efs, all, lines)
 }
 
 // TestChangeFeedHealDropsPassedExpiryOfDroppedWrite: a write decided
@@ -272,10 +269,7 @@ func TestChangeFeedHealDropsPassedExpiryOfDroppedWrite(t *testing.T) {
 	beforeFeedChange = func() { // a catch-up past v's expiry, its expiry durable
 		beforeFeedChange = nil
 		catchUpAfter(t, c, clock, 5*time.Second)
-		w.mu.Lock()
-		end := w.appended
-		w.mu.Unlock()
-		require.NoError(t, w.wait(end))
+		waitLogged(t, w)
 		h = efs.Hold(vfstest.OpWrite)
 	}
 	afterLogItems = func() { // v's write taken by the committer and held; its expiry appended behind it
@@ -343,10 +337,7 @@ func TestChangeFeedReadOnlyHealKeepsExpiries(t *testing.T) {
 		feedLine(6, "x", changeCreate, 0),
 		feedLine(7, "q", changeExpire, 3),
 	}
-	all := readWholeFeed(t, c)
-	require.Equal(t, seen, all[:5], "the feed readers saw stays")
-	require.Equal(t, lines, feedEntries(c))
-	reopenSameFeed(t, s, o, efs, all, lines)
+	requireKeptFeed(t, s, o, efs, seen, lines)
 }
 
 // TestChangeFeedHealModel runs random writes of items with and without a
@@ -387,16 +378,7 @@ func feedHealModel(t *testing.T, seed uint64) {
 	c, err := s.CreateContainer(ctx, ContainerProperties{ID: "c", DefaultTimeToLive: TTLNever, ChangeFeedPolicy: &ChangeFeedPolicy{}})
 	require.NoError(t, err)
 	SetDiskRetry(s, 0)
-	var seen []string // the feed as last read
-	read := func(where string) {
-		t.Helper()
-		got := readWholeFeed(t, c)
-		require.GreaterOrEqual(t, len(got), len(seen), where)
-		if len(seen) > 0 {
-			require.Equal(t, seen, got[:len(seen)], "%s: the feed read before", where)
-		}
-		seen = got
-	}
+	var fr feedReader
 	full, forGood, refused, heals, restarts := false, false, 0, 0, 0
 	pk := NewPartitionKey()
 	for step := range 300 {
@@ -414,8 +396,8 @@ func feedHealModel(t *testing.T, seed uint64) {
 			efs.Inject(vfstest.Fault{Op: vfstest.OpSync, N: 1, Err: syscall.EIO, Sticky: true})
 			forGood = true
 		case r < 14:
-			read(where + ", before the restart")
-			before := seen
+			fr.read(t, c, where+", before the restart")
+			before := fr.seen
 			s.Close() // fails if the log has
 			if forGood {
 				efs.SetFull(false)
@@ -426,8 +408,8 @@ func feedHealModel(t *testing.T, seed uint64) {
 			SetDiskRetry(s, 0)
 			c, err = s.Container("c")
 			require.NoError(t, err)
-			read(where + ", restarted")
-			require.Equal(t, before, seen, "%s: the feed read right after a restart", where)
+			fr.read(t, c, where+", restarted")
+			require.Equal(t, before, fr.seen, "%s: the feed read right after a restart", where)
 			restarts++
 		case r < 16:
 			if err := s.Checkpoint(ctx); err != nil {
@@ -436,7 +418,7 @@ func feedHealModel(t *testing.T, seed uint64) {
 		case r < 45:
 			clock.Advance(time.Duration(rng.IntN(2500)) * time.Millisecond)
 		case r < 60:
-			read(where)
+			fr.read(t, c, where)
 		default:
 			id := fmt.Sprint("i", rng.IntN(8))
 			failed := s.wal.failure() != nil
@@ -458,16 +440,16 @@ func feedHealModel(t *testing.T, seed uint64) {
 		}
 	}
 	efs.SetFull(false)
-	read("the end")
-	before := seen
+	fr.read(t, c, "the end")
+	before := fr.seen
 	s.Close()
 	s, err = Open(o)
 	require.NoError(t, err)
 	c, err = s.Container("c")
 	require.NoError(t, err)
-	read("reopened at the end")
-	require.Equal(t, before, seen, "the feed read right after the last restart")
-	t.Logf("policy %v: %d changes, %d writes refused, %d heals, %d restarts", o.Sync, len(seen), refused, heals, restarts)
+	fr.read(t, c, "reopened at the end")
+	require.Equal(t, before, fr.seen, "the feed read right after the last restart")
+	t.Logf("policy %v: %d changes, %d writes refused, %d heals, %d restarts", o.Sync, len(fr.seen), refused, heals, restarts)
 }
 
 // TestChangeFeedHealConcurrent: writers write items with a ttl of a second
@@ -485,16 +467,7 @@ func TestChangeFeedHealConcurrent(t *testing.T) {
 			SetDiskRetry(s, 0)
 			seed := uint64(time.Now().UnixNano())
 			t.Logf("seed %d", seed)
-			var seen []string
-			read := func(where string) {
-				t.Helper()
-				got := readWholeFeed(t, c)
-				require.GreaterOrEqual(t, len(got), len(seen), where)
-				if len(seen) > 0 {
-					require.Equal(t, seen, got[:len(seen)], "%s: the feed read before", where)
-				}
-				seen = got
-			}
+			var fr feedReader
 			// Now and then, between a write's decision and its logging, the
 			// clock passes its expiry and a reader catches up: the log
 			// holds the write's expiry right after it (logPassedLocked).
@@ -554,7 +527,7 @@ func TestChangeFeedHealConcurrent(t *testing.T) {
 					runtime.Gosched()
 				}
 				clock.Advance(time.Duration(200+rng.IntN(1000)) * time.Millisecond)
-				read(fmt.Sprint("read ", i))
+				fr.read(t, c, fmt.Sprint("read ", i))
 			}
 			close(stop)
 			for range 3 {
@@ -575,15 +548,15 @@ func TestChangeFeedHealConcurrent(t *testing.T) {
 				}, 10*time.Second, time.Millisecond, "the log heals")
 			}
 			clock.Advance(2 * time.Second)
-			read("the end")
-			t.Logf("%d changes", len(seen))
-			reopenSameFeed(t, s, o, efs, seen, feedEntries(c))
+			fr.read(t, c, "the end")
+			t.Logf("%d changes", len(fr.seen))
+			reopenSameFeed(t, s, o, efs, fr.seen, feedEntries(c))
 		})
 	}
 }
 
 // TestChangeFeedPowerCutPassedExpiry: as
-// TestChangeFeedFailedForGoodPassedExpiry, but the power is cut once the
+// TestChangeFeedPassedExpiryDropped/forgood, but the power is cut once the
 // write is synced, before its expiry, logged right after it, is: the feed
 // readers saw comes back whole after the restart (recover.go, owePassed).
 func TestChangeFeedPowerCutPassedExpiry(t *testing.T) {
@@ -602,20 +575,14 @@ func TestChangeFeedPowerCutPassedExpiry(t *testing.T) {
 		_, err = c.UpsertItem(ctx, pk, []byte(doc), nil)
 		require.NoError(t, err)
 	}
-	synced := func() {
-		w.mu.Lock()
-		end := w.appended
-		w.mu.Unlock()
-		require.NoError(t, w.wait(end))
-	}
 	beforeFeedChange = func() { // a catch-up past v's expiry, its expiry synced
 		beforeFeedChange = nil
 		catchUpAfter(t, c, clock, 5*time.Second)
-		synced()
+		waitLogged(t, w)
 	}
 	afterLogItems = func() { // v's write synced; then the power goes
 		afterLogItems = nil
-		synced()
+		waitLogged(t, w)
 		pfs.Cut()
 	}
 	defer func() { beforeFeedChange, afterLogItems = nil, nil }()
