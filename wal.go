@@ -237,7 +237,8 @@ type wal struct {
 	// held is the expiry frames that the log must write first when it
 	// heals (heal), in the order they were found: those it refused while
 	// it had failed (addExpire), and those a failure dropped that the
-	// change feed shows (keepExpiriesLocked). Empty while the log works.
+	// change feed shows (keepExpiriesLocked). Empty while the log works;
+	// while it is full, one frame an expiry found, as the feed grows.
 	held []byte
 	// afters is the expiries that addExpireAfter appended right after a
 	// write and that may not be durable yet: a failure that drops one
