@@ -1269,7 +1269,7 @@ func (r *replayer) reportOwed(c *Container) {
 	for _, e := range r.owed[c] {
 		i, h := c.shardIndex(e.rec.pk(), e.rec.id())
 		if c.shards[i].items.get(e.rec.pk(), e.rec.id(), h) != e.rec {
-			continue // changed after: its expiry was logged before (wal.heal)
+			continue // changed since: the log holds the expiry before the change (wal.heal), or an older lethe's log never will
 		}
 		e.lsn = c.expiry.feed.add(changeExpire, e.at, e.rec, "", h)
 		if r.recovered == nil {
