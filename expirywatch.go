@@ -170,8 +170,10 @@ func (c *Container) reportExpiryLocked(rec record, at, now int64, logged bool) {
 	if f := c.expiry.feed; f != nil {
 		lsn = f.add(changeExpire, at, rec, rec, c.hashOf(rec))
 		if l := c.store.wal; l != nil && !logged {
-			// A failed log fails every write after it; the feed in
-			// memory has the expiry all the same.
+			// A log that has failed keeps the expiry, and writes it
+			// first when it heals (wal.heal); one that failed for good
+			// writes nothing more, and the next Open finds the expiry
+			// again. The feed in memory has it either way.
 			_, _ = l.addExpire(c.id, now, at, rec)
 		}
 	}

@@ -406,9 +406,16 @@ type replayer struct {
 	// have been found (the change feed's 'R' frames, settings changes,
 	// snapshots); finish resumes the expiry watch there.
 	found map[*Container]int64
+	// foundMax is the latest instant in found: a version written at or
+	// after it owes nothing (owePassed), which most are.
+	foundMax int64
 	// recovered lists, for each container with a change feed, the
 	// expiries finish found, which the store logs once its log is open.
 	recovered map[*Container][]expiryNote
+	// owed lists, for each container with a change feed, the expiries of
+	// the versions replayed behind the instant found (owePassed) that the
+	// log has not replayed yet.
+	owed map[*Container][]expiryNote
 }
 
 // frame is a frame of a file read by frames: its offset and payload, and
@@ -1193,7 +1200,9 @@ func (r *replayer) applyFeed(kind byte, d *decoder) error {
 	case framePutFeed:
 		r.maxSeq = max(r.maxSeq, rec.seq())
 		r.put(c, rec)
-		at = rec.written()
+		if at = rec.written(); at < r.foundMax {
+			r.owePassed(c, rec)
+		}
 	case frameRemoveFeed:
 		r.remove(c, rec.pk(), rec.id())
 		if why == causePurge {
@@ -1202,11 +1211,72 @@ func (r *replayer) applyFeed(kind byte, d *decoder) error {
 		at = now
 	case frameExpire:
 		r.foundUpTo(c, now)
+		if len(r.owed) > 0 {
+			r.paid(c, rec)
+		}
 	}
 	if f := c.expiry.feed; f != nil {
 		f.add(what, at, rec, "", c.hashOf(rec))
 	}
 	return nil
+}
+
+// owePassed notes the expiry of rec, a version just replayed to c, if the
+// version lies behind the instant up to which c's expiries had been found
+// (foundUpTo): the store's expiry watch had looked past its place before
+// it was written, and reported its expiry right after its write
+// (reportPassedLocked), stamped no earlier than the watch's instant, which
+// the log then holds next (logPassedLocked), or held and wrote first when
+// it healed (wal.heal). Only a log that failed for good, or a store that
+// stopped, before it was durable lacks it, and ends there: finish reports
+// it then (reportOwed), where the feed had it, for the watch, resumed at
+// that instant, never finds it.
+//
+// Its callers call it only for a version written before foundMax: one
+// written after expires after it too, and owes nothing.
+func (r *replayer) owePassed(c *Container, rec record) {
+	found, ok := r.found[c]
+	if !ok || rec.written() >= found || c.expiry.feed == nil {
+		return
+	}
+	e, own, ok := entryFor(rec)
+	if !ok {
+		return
+	}
+	front, frontOwn := cutoffs(&c.rule, found)
+	if own {
+		front = frontOwn
+	}
+	if lessEntry(front, e) {
+		return
+	}
+	if r.owed == nil {
+		r.owed = make(map[*Container][]expiryNote)
+	}
+	at := max(c.rule.expiresAt(rec.ttl(), rec.written()), found)
+	r.owed[c] = append(r.owed[c], expiryNote{rec: rec, at: at})
+}
+
+// paid notes that the log holds the expiry of rec, a version of c.
+func (r *replayer) paid(c *Container, rec record) {
+	r.owed[c] = slices.DeleteFunc(r.owed[c], func(e expiryNote) bool { return e.rec.seq() == rec.seq() })
+}
+
+// reportOwed reports to c's change feed the expiries that the log lacks
+// (owePassed), of the versions still c's at the end of the log, for
+// logRecovered to log. The caller holds c.expiry.mu.
+func (r *replayer) reportOwed(c *Container) {
+	for _, e := range r.owed[c] {
+		i, h := c.shardIndex(e.rec.pk(), e.rec.id())
+		if c.shards[i].items.get(e.rec.pk(), e.rec.id(), h) != e.rec {
+			continue // changed since: the log holds the expiry before the change (wal.heal), or an older lethe's log never will
+		}
+		e.lsn = c.expiry.feed.add(changeExpire, e.at, e.rec, "", h)
+		if r.recovered == nil {
+			r.recovered = make(map[*Container][]expiryNote)
+		}
+		r.recovered[c] = append(r.recovered[c], e)
+	}
 }
 
 // foundUpTo records that c's expiries up to now had been found.
@@ -1217,6 +1287,7 @@ func (r *replayer) foundUpTo(c *Container, now int64) {
 	if at, ok := r.found[c]; !ok || now > at {
 		r.found[c] = now
 	}
+	r.foundMax = max(r.foundMax, now)
 }
 
 // applyBatch replays a transactional batch's frame (after its kind byte):
@@ -1292,6 +1363,9 @@ func (r *replayer) applyBatch(d *decoder) error {
 			continue
 		}
 		r.put(c, ch.rec)
+		if ch.kind != 0 && ch.at < r.foundMax {
+			r.owePassed(c, ch.rec)
+		}
 	}
 	return nil
 }
@@ -1771,6 +1845,7 @@ func tableItems(c *Container) int64 {
 func (r *replayer) findExpiries(c *Container, es *shardEntries, set *liveSet) {
 	c.expiry.mu.Lock()
 	defer c.expiry.mu.Unlock()
+	r.reportOwed(c)
 	c.addSortedEntries(es, set.bytes)
 	w := &c.expiry.watch
 	w.at = r.found[c]
@@ -1780,7 +1855,7 @@ func (r *replayer) findExpiries(c *Container, es *shardEntries, set *liveSet) {
 		if r.recovered == nil {
 			r.recovered = make(map[*Container][]expiryNote)
 		}
-		r.recovered[c] = w.found
+		r.recovered[c] = append(r.recovered[c], w.found...)
 	}
 	w.notify, w.found = false, nil
 }

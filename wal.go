@@ -105,7 +105,9 @@ import (
 // segment is cut back to its last acknowledged frame (cutBack), so that no
 // refused write comes back at a reopen, and the store refuses writes: for
 // good after a failed fsync or an I/O error, until there is room again
-// after a full disk (heal), when the log goes on in a new segment.
+// after a full disk (heal), when the log goes on in a new segment, which
+// begins with the change feeds' expiries that the failure dropped or that
+// were found meanwhile: the feeds show them already.
 // Recovery is in recover.go, snapshots in snapshot.go.
 
 const (
@@ -231,6 +233,17 @@ type wal struct {
 	lostBytes uint64 // their bytes, never written
 	grown     int64  // bytes written since the last checkpoint
 	grow      func(int64)
+
+	// held is the expiry frames that the log must write first when it
+	// heals (heal), in the order they were found: those it refused while
+	// it had failed (addExpire), and those a failure dropped that the
+	// change feed shows (keepExpiriesLocked). Empty while the log works;
+	// while it is full, one frame an expiry found, as the feed grows.
+	held []byte
+	// afters is the expiries that addExpireAfter appended right after a
+	// write and that may not be durable yet: a failure that drops one
+	// keeps it only if its write was made (is durable).
+	afters []afterExpire
 
 	ioMu    sync.Mutex // held while writing to f or switching segments
 	f       vfs.File
@@ -388,38 +401,88 @@ func (w *wal) addFeedChange(cid string, m *mutation) (uint64, error) {
 }
 
 // addExpire appends an expiry that a container with a change feed found
-// at now: rec expired at at.
+// at now: rec expired at at. The feed has it already, and readers may
+// have read it, so a log that refuses it for want of room keeps it (held)
+// and writes it first when it heals, before any write it takes then; it
+// returns the log's failure all the same.
 func (w *wal) addExpire(cid string, now, at int64, rec record) (uint64, error) {
-	if err := w.begin(); err != nil {
-		return 0, err
+	err := w.begin()
+	if err == nil {
+		defer w.mu.Unlock()
+		return w.appendExpireLocked(cid, now, at, rec), nil
 	}
+	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.appendExpireLocked(cid, now, at, rec), nil
+	switch {
+	case w.err == nil: // healed since begin looked
+		return w.appendExpireLocked(cid, now, at, rec), nil
+	case w.healable && !w.closing:
+		w.held = endFrame(expireFrame(w.held, cid, now, at, rec))
+	}
+	return 0, err
 }
 
 // addExpireAfter appends an expiry, as addExpire does, right after the
 // write of ticket, and reports whether it did: not if the log has failed
 // since, whether or not the write is lost (it neither heals the log nor
-// waits), so that the expiry is never in the log without the write.
+// waits), so that the expiry is never in the log without the write; and
+// it remembers the two (afters), so that a failure that drops the expiry
+// and not the write keeps the expiry, which the feed then shows, and one
+// that drops both keeps neither (keepExpiriesLocked).
 func (w *wal) addExpireAfter(ticket uint64, cid string, now, at int64, rec record) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.err != nil || lostIn(w.lost, ticket) != nil {
 		return false
 	}
-	w.appendExpireLocked(cid, now, at, rec)
+	durable := w.durableLocked()
+	w.afters = slices.DeleteFunc(w.afters, func(a afterExpire) bool { return a.end <= durable })
+	w.afters = append(w.afters, afterExpire{end: w.appendExpireLocked(cid, now, at, rec), write: ticket})
 	return true
 }
 
+// afterExpire is an expiry addExpireAfter appended: the ticket of its
+// frame (its end) and of the write it follows.
+type afterExpire struct{ end, write uint64 }
+
 // appendExpireLocked appends an expiry (addExpire); w.mu is held.
 func (w *wal) appendExpireLocked(cid string, now, at int64, rec record) uint64 {
-	b, start := beginFrame(w.buf)
+	return w.commitFrame(expireFrame(w.buf, cid, now, at, rec))
+}
+
+// expireFrame appends to b the frame of an expiry, all but its header
+// (endFrame), and returns where it starts.
+func expireFrame(b []byte, cid string, now, at int64, rec record) ([]byte, int) {
+	b, start := beginFrame(b)
 	b = append(b, frameExpire)
 	b = appendStr(b, cid)
 	b = binary.AppendVarint(b, now)
 	b = binary.AppendVarint(b, at)
-	b = append(b, rec...)
-	return w.commitFrame(b, start)
+	return append(b, rec...), start
+}
+
+// keepExpiriesLocked keeps in held, for heal to write, the expiry frames
+// among frames, which a failure for want of room refused, the first of
+// them starting after the ticket from: every expiry the change feed
+// shows, since the feed took it when it was appended; but not one
+// addExpireAfter appended after a write the failure refused too, which
+// the feed never shows (applyPendingLocked does not make that write, and
+// so does not report its expiry). w.mu is held.
+func (w *wal) keepExpiriesLocked(frames []byte, from uint64) {
+	durable := w.durableLocked()
+	for len(frames) >= frameHeader {
+		n := frameHeader + int(binary.LittleEndian.Uint32(frames))
+		frame := frames[:n]
+		frames = frames[n:]
+		from += uint64(n)
+		if from <= durable || frame[frameHeader] != frameExpire {
+			continue
+		}
+		i := slices.IndexFunc(w.afters, func(a afterExpire) bool { return a.end == from })
+		if i < 0 || w.afters[i].write <= durable {
+			w.held = append(w.held, frame...)
+		}
+	}
 }
 
 // addBatch appends the item changes of a transactional batch on the
@@ -656,6 +719,9 @@ func (w *wal) flushLocked(sync bool) error {
 	defer w.mu.Unlock()
 	if err != nil {
 		if w.err == nil || w.err == ErrClosed {
+			if full {
+				w.keepExpiriesLocked(data, end-uint64(len(data)))
+			}
 			w.failLocked(err, full)
 		}
 	} else {
@@ -705,6 +771,15 @@ func (w *wal) cutBack() error {
 // refused stay refused: their frames are dropped and their tickets
 // recorded as lost, so that no waiter, and no container's queue of
 // pending changes, takes them for durable once the log's end passes them.
+// But a change feed's expiries are not writes the store refused: the feed
+// took each when it was found, and readers may have read it. So the
+// expiry frames the failure dropped, or that the log refused while it had
+// failed, are kept (held) and written first, in the order they were found,
+// before any write the log takes from then on: the feed a restart replays
+// numbers its changes as the feed in memory did. (A log that fails for
+// good writes nothing more, and keeps nothing: no change follows those
+// expiries in it, so the next Open finds them again, where the feed had
+// them.)
 func (w *wal) heal() {
 	w.ioMu.Lock()
 	defer w.ioMu.Unlock()
@@ -748,6 +823,12 @@ func (w *wal) heal() {
 		w.resumed()
 		w.resumed = nil
 	}
+	if len(w.held) > 0 { // after what a read-only Open found, which came first
+		w.buf = append(w.buf, w.held...)
+		w.appended += uint64(len(w.held))
+		w.work.Signal()
+	}
+	w.held, w.afters = nil, nil
 	w.mu.Unlock()
 	if w.logger != nil {
 		w.logger.Info("lethe: the disk has room again: the store takes writes", "dir", w.dir, "file", segmentName(n))
@@ -859,10 +940,14 @@ func (e *diskFullError) Unwrap() error { return e.err }
 // failLocked makes err the log's failure, and logs it: from now on the
 // store refuses writes; for good, unless full says that the disk only
 // had no room for a write that left nothing behind (cutBack), which a
-// heal may then write past. The caller holds w.mu.
+// heal may then write past, having written the expiries kept from the
+// frames appended and not written (keepExpiriesLocked: the caller keeps
+// those of the frames it failed to write, failLocked those of w.buf). The
+// caller holds w.mu.
 func (w *wal) failLocked(err error, full bool) {
 	w.healable = full
 	if full {
+		w.keepExpiriesLocked(w.buf, w.appended-uint64(len(w.buf)))
 		w.err = &diskFullError{dir: w.dir, err: err}
 		w.retryAt = time.Now().Add(w.retryEvery)
 		if w.logger != nil {
@@ -872,6 +957,7 @@ func (w *wal) failLocked(err error, full bool) {
 		return
 	}
 	w.err = &logError{err}
+	w.held, w.afters = nil, nil // never written: see heal
 	if w.logger != nil {
 		w.logger.Error("lethe: the write-ahead log cannot be written: the store refuses writes until it is reopened",
 			"dir", w.dir, "err", err)
