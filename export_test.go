@@ -354,11 +354,12 @@ func SetAfterExactScan(fn func(pruned int)) { afterExactScan = fn }
 func FastVectors() bool { return vector.Fast() }
 
 // SetFeedChangeHooks sets the hooks that run in a change to a container
-// with a change feed between its decision and its numbering: before it is
-// made or logged, and (in memory) once the id tables have it. Set them
-// only while no write runs.
-func SetFeedChangeHooks(before, afterPut func()) {
-	beforeFeedChange, afterFeedPut = before, afterPut
+// with a change feed: between its decision and its numbering, before it is
+// made or logged and (in memory) once the id tables have it; and (in
+// memory) between its numbering and its change to the expiry index. Set
+// them only while no write runs.
+func SetFeedChangeHooks(before, afterPut, afterNumber func()) {
+	beforeFeedChange, afterFeedPut, afterFeedNumber = before, afterPut, afterNumber
 }
 
 // FeedVersion is a change feed entry as the feed keeps it: its lsn, item,

@@ -68,12 +68,13 @@ func feedConcurrentModel(t *testing.T, seed uint64, durable bool) {
 		ChangeFeedPolicy: &lethe.ChangeFeedPolicy{MaxChanges: 1 << 20}})
 
 	// Every 7th change, between its decision and its numbering (and, in
-	// memory, again once the id tables have it), the
-	// clock moves on past some expiries and a reader brings the feed up
-	// to date: the change's old version may expire meanwhile (the change
-	// then follows the expiry: a replace becomes a create, a delete
-	// leaves nothing), and its new one be written where the watch has
-	// looked already.
+	// memory, again once the id tables have it, and between its numbering
+	// and its change to the expiry index), the clock moves on past some
+	// expiries and a reader brings the feed up to date: the change's old
+	// version may expire meanwhile (the change then follows the expiry: a
+	// replace becomes a create, a delete leaves nothing), its new one be
+	// written where the watch has looked already, and the watch make a
+	// numbered change in the index before the writer does.
 	var hooks atomic.Int64
 	var marksMu sync.Mutex
 	var marks []feedMark
@@ -99,8 +100,8 @@ func feedConcurrentModel(t *testing.T, seed uint64, durable bool) {
 			t.Error(err)
 		}
 	}
-	lethe.SetFeedChangeHooks(catchUp, catchUp)
-	defer lethe.SetFeedChangeHooks(nil, nil)
+	lethe.SetFeedChangeHooks(catchUp, catchUp, catchUp)
+	defer lethe.SetFeedChangeHooks(nil, nil, nil)
 
 	var instant atomic.Int64 // orders begins and acknowledgements
 	acked := make([][]feedWrite, writers)

@@ -421,46 +421,73 @@ func TestChangeFeedExpiryOfPendingVersion(t *testing.T) {
 	}
 }
 
-// TestChangeFeedReplaceAheadOfWatch: in memory, a replace decided while
-// its old version was live, whose old version the expiry watch has begun
-// to look past (a chunk of a backlog) without reaching it, takes the old
-// version out of the expiry index before the feed's lock is let go: a
-// reader catching up right after the replace is numbered never sees the
-// old version expire after it.
-func TestChangeFeedReplaceAheadOfWatch(t *testing.T) {
-	ctx := context.Background()
-	clock, _, s, c := openFeedStore(t, false)
-	defer s.Close()
-	pk := NewPartitionKey()
-	for _, doc := range []string{`{"id":"a","ttl":1}`, `{"id":"r","ttl":2}`} {
-		_, err := c.UpsertItem(ctx, pk, []byte(doc), nil)
-		require.NoError(t, err)
+// TestChangeFeedChangeAheadOfWatch: in memory, a replace or delete
+// decided while its old version was live, whose old version is still ahead
+// of the expiry watch's front when the change is numbered (with "chunk",
+// the watch has begun to look past it, finding only a chunk of a backlog),
+// leaves the expiry index with its numbered change, which the watch makes
+// before it looks: a reader catching up right after the numbering never
+// sees the old version expire after the change, and Stats, there too,
+// counts the item once or not at all.
+func TestChangeFeedChangeAheadOfWatch(t *testing.T) {
+	for _, tc := range []struct {
+		delete, chunk bool
+		want          []string
+		items         int64
+	}{
+		{false, true, []string{feedLine(1, "a", changeCreate, 0), feedLine(2, "r", changeCreate, 0),
+			feedLine(3, "a", changeExpire, 1), feedLine(4, "r", changeReplace, 2)}, 1},
+		{true, true, []string{feedLine(1, "a", changeCreate, 0), feedLine(2, "r", changeCreate, 0),
+			feedLine(3, "a", changeExpire, 1), feedLine(4, "r", changeDelete, 2)}, 0},
+		{false, false, []string{feedLine(1, "a", changeCreate, 0), feedLine(2, "r", changeCreate, 0),
+			feedLine(3, "r", changeReplace, 2), feedLine(4, "a", changeExpire, 1)}, 1},
+		{true, false, []string{feedLine(1, "a", changeCreate, 0), feedLine(2, "r", changeCreate, 0),
+			feedLine(3, "r", changeDelete, 2), feedLine(4, "a", changeExpire, 1)}, 0},
+	} {
+		t.Run(fmt.Sprintf("delete=%v,chunk=%v", tc.delete, tc.chunk), func(t *testing.T) {
+			ctx := context.Background()
+			clock, _, s, c := openFeedStore(t, false)
+			defer s.Close()
+			pk := NewPartitionKey()
+			for _, doc := range []string{`{"id":"a","ttl":1}`, `{"id":"r","ttl":2}`} {
+				_, err := c.UpsertItem(ctx, pk, []byte(doc), nil)
+				require.NoError(t, err)
+			}
+			clock.Advance(1900 * time.Millisecond) // r is live for 100 ms more
+			if tc.chunk {
+				beforeFeedChange = func() {
+					beforeFeedChange = nil
+					// The watch finds one expiry (a's) of those up to 3 s:
+					// it has begun to look past r's, and not reached it.
+					clock.Advance(1100 * time.Millisecond)
+					c.expiry.mu.Lock()
+					n, done := c.findSomeExpiriesLocked(c.store.clock.now(), true, 1)
+					c.expiry.mu.Unlock()
+					require.Equal(t, 1, n)
+					require.False(t, done)
+				}
+			}
+			var st ContainerStats
+			afterFeedNumber = func() {
+				afterFeedNumber = nil
+				catchUpAfter(t, c, clock, time.Second)
+				st = c.Stats()
+			}
+			defer func() { beforeFeedChange, afterFeedNumber = nil, nil }()
+			var err error
+			if tc.delete {
+				_, err = c.DeleteItem(ctx, pk, "r", nil)
+			} else {
+				_, err = c.UpsertItem(ctx, pk, []byte(`{"id":"r","v":2}`), nil)
+			}
+			require.NoError(t, err)
+			require.Nil(t, afterFeedNumber, "the change was numbered")
+			catchUpAfter(t, c, clock, time.Second)
+			require.Equal(t, tc.want, feedEntries(c))
+			require.Equal(t, tc.items, st.Items, "Stats at the numbering: r counted once or not at all")
+			require.Equal(t, int64(1), st.ExpiredPending, "a, expired and not purged")
+		})
 	}
-	clock.Advance(1900 * time.Millisecond) // r is live for 100 ms more
-	beforeFeedChange = func() {
-		beforeFeedChange = nil
-		// The watch finds one expiry (a's) of those up to 3 s: it has
-		// begun to look past r's, and not reached it.
-		clock.Advance(1100 * time.Millisecond)
-		c.expiry.mu.Lock()
-		n, done := c.findSomeExpiriesLocked(c.store.clock.now(), true, 1)
-		c.expiry.mu.Unlock()
-		require.Equal(t, 1, n)
-		require.False(t, done)
-	}
-	afterFeedNumber = func() { catchUpAfter(t, c, clock, time.Second) }
-	defer func() { beforeFeedChange, afterFeedNumber = nil, nil }()
-	_, err := c.UpsertItem(ctx, pk, []byte(`{"id":"r","v":2}`), nil)
-	require.NoError(t, err)
-	afterFeedNumber = nil
-	catchUpAfter(t, c, clock, time.Second)
-	want := []string{
-		feedLine(1, "a", changeCreate, 0),
-		feedLine(2, "r", changeCreate, 0),
-		feedLine(3, "a", changeExpire, 1),
-		feedLine(4, "r", changeReplace, 2),
-	}
-	require.Equal(t, want, feedEntries(c))
 }
 
 // TestChangeFeedReplaceAfterSkippedLook: in memory, a replace decided
