@@ -302,10 +302,12 @@ const maxWanted = 64
 // only the second time one asks: making an index costs about one and a half
 // scans, more than a query that runs once saves, so the first filter on a
 // path scans. An ORDER BY with TOP (eager) makes it at once, since its scan
-// would sort every item. The caller holds c.batchMu for reading and no
-// other lock.
+// would sort every item. An index is known by its path's spec (indexSpec),
+// which quotes a name that is not plain: the property "a/b" and the path
+// a.b have indexes of their own. The caller holds c.batchMu for reading
+// and no other lock.
 func (c *Container) indexFor(path []string, eager bool) (idx *pathIndex, indexed bool) {
-	key := strings.Join(path, "/")
+	key := indexSpec(path)
 	c.expiry.mu.Lock()
 	idx = c.expiry.indexes[key]
 	policy, n := c.props.IndexingPolicy, c.indexCountLocked()
@@ -335,7 +337,7 @@ func (c *Container) indexFor(path []string, eager bool) (idx *pathIndex, indexed
 func (c *Container) madeIndex(path []string) *pathIndex {
 	c.expiry.mu.Lock()
 	defer c.expiry.mu.Unlock()
-	return c.expiry.indexes[strings.Join(path, "/")]
+	return c.expiry.indexes[indexSpec(path)]
 }
 
 // rangeOf appends to recs each record idx holds for r, in the index's

@@ -1,6 +1,7 @@
 package lethe_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -995,5 +996,63 @@ func createTTLEvery(t *testing.T, c *lethe.Container, n int, members func(i int)
 			ttl = `,"ttl":5`
 		}
 		create(t, c, fmt.Sprintf(`{"id":"i%02d",%s%s}`, i, members(i), ttl))
+	}
+}
+
+// TestIndexSlashInName: a property whose name holds a slash ("a/b") and the
+// nested path a.b are different paths, to a path index (made by either
+// query first) and to a full-text index the policy declares on /s/t, which
+// indexes s.t and not the property "s/t": each query returns the items of
+// its own path.
+func TestIndexSlashInName(t *testing.T) {
+	ctx := context.Background()
+	for _, nestedFirst := range []bool{true, false} {
+		t.Run(fmt.Sprint("nestedFirst=", nestedFirst), func(t *testing.T) {
+			s, err := lethe.Open(&lethe.Options{Reaper: lethe.ReaperOptions{Disabled: true}})
+			require.NoError(t, err)
+			defer s.Close()
+			c, err := s.CreateContainer(ctx, lethe.ContainerProperties{ID: "c",
+				FullTextPolicy: &lethe.FullTextPolicy{DefaultLanguage: "en-US", FullTextPaths: []lethe.FullTextPath{{Path: "/s/t"}}},
+				IndexingPolicy: &lethe.IndexingPolicy{FullTextIndexes: []lethe.FullTextIndex{{Path: "/s/t"}}}})
+			require.NoError(t, err)
+			for _, doc := range []string{
+				`{"id":"x","a":{"b":1},"a/b":2,"s":{"t":"apple"},"s/t":"pear"}`,
+				`{"id":"y","a":{"b":2},"a/b":1,"s":{"t":"pear"},"s/t":"apple"}`,
+			} {
+				_, err := c.CreateItem(ctx, lethe.NewPartitionKey(), []byte(doc), nil)
+				require.NoError(t, err)
+			}
+			run := func(q string) []string {
+				var ids []string
+				for item, err := range c.QueryItems(ctx, q, lethe.NewPartitionKey(), nil) {
+					require.NoError(t, err)
+					var id string
+					require.NoError(t, json.Unmarshal(item, &id))
+					ids = append(ids, id)
+				}
+				return ids
+			}
+			nested := map[string]string{
+				`SELECT VALUE c.id FROM c WHERE c.a.b = 1`:                        "x",
+				`SELECT VALUE c.id FROM c WHERE c.a.b > 1`:                        "y",
+				`SELECT VALUE c.id FROM c WHERE FullTextContains(c.s.t, "apple")`: "x",
+			}
+			slashed := map[string]string{
+				`SELECT VALUE c.id FROM c WHERE c["a/b"] = 1`:                        "y",
+				`SELECT VALUE c.id FROM c WHERE c["a/b"] > 1`:                        "x",
+				`SELECT VALUE c.id FROM c WHERE FullTextContains(c["s/t"], "apple")`: "y",
+			}
+			order := []map[string]string{slashed, nested}
+			if nestedFirst {
+				order = []map[string]string{nested, slashed}
+			}
+			for _, qs := range order {
+				for range 3 { // the second asking makes a path index
+					for q, want := range qs {
+						require.Equal(t, []string{want}, run(q), q)
+					}
+				}
+			}
+		})
 	}
 }

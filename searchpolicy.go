@@ -137,12 +137,25 @@ func (vp *VectorEmbeddingPolicy) embedding(path []string) (distanceFunction, dat
 // policyPathIs reports whether the policy path p ("/a/b") names path.
 func policyPathIs(p string, path []string) bool {
 	for _, name := range path {
-		if !strings.HasPrefix(p, "/") || !strings.HasPrefix(p[1:], name) {
+		if strings.Contains(name, "/") || !strings.HasPrefix(p, "/") || !strings.HasPrefix(p[1:], name) {
 			return false
 		}
 		p = p[1+len(name):]
 	}
 	return p == ""
+}
+
+// policyKey returns the key of path's vector or full-text index: the
+// policy path that names it, without its leading slash. ok is false when a
+// name in path holds a slash, which no policy path can name (policyPathIs):
+// the property "a/b" is not the path /a/b.
+func policyKey(path []string) (key string, ok bool) {
+	for _, name := range path {
+		if strings.Contains(name, "/") {
+			return "", false
+		}
+	}
+	return strings.Join(path, "/"), true
 }
 
 // The defaults and limits of the vector policies, as Cosmos DB documents them.
@@ -443,7 +456,10 @@ func (c *Container) dropTextsLocked(props *ContainerProperties) {
 // query is making it (this one scans meanwhile). The caller holds
 // c.batchMu for reading and no other lock.
 func (c *Container) textIndexFor(path []string) *textIndex {
-	key := strings.Join(path, "/")
+	key, ok := policyKey(path)
+	if !ok {
+		return nil
+	}
 	bkey := "t:" + key
 	c.expiry.mu.Lock()
 	if ti := c.expiry.texts[key]; ti != nil {
@@ -661,9 +677,13 @@ func (c *Container) indexedTextStats(path []string, lang string, terms []string,
 	if !useIndexes {
 		return st, false
 	}
+	key, ok := policyKey(path)
+	if !ok {
+		return st, false
+	}
 	c.expiry.mu.Lock()
 	defer c.expiry.mu.Unlock()
-	ti := c.expiry.texts[strings.Join(path, "/")]
+	ti := c.expiry.texts[key]
 	if ti == nil || ti.ix.Lang() != lang {
 		return st, false
 	}

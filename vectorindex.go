@@ -220,7 +220,10 @@ func (c *Container) startVectorBuildsLocked() {
 // policy declares none, or if it is being made (it starts that: the
 // caller scans meanwhile).
 func (c *Container) vectorIndexFor(path []string) *vecIndex {
-	key := strings.Join(path, "/")
+	key, ok := policyKey(path)
+	if !ok {
+		return nil
+	}
 	c.expiry.mu.Lock()
 	defer c.expiry.mu.Unlock()
 	if vi := c.expiry.vectors[key]; vi != nil {
