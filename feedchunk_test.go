@@ -1,0 +1,89 @@
+package lethe
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/lethedb/lethe/internal/vfs"
+	"github.com/lethedb/lethe/internal/vfs/vfstest"
+	"github.com/stretchr/testify/require"
+)
+
+func countExpires(lines []string) int {
+	n := 0
+	for _, l := range lines {
+		if strings.Contains(l, fmt.Sprintf("kind %d ", changeExpire)) {
+			n++
+		}
+	}
+	return n
+}
+
+// A write over an expired version finds the expiries through it a chunk at
+// a time (reportThroughLocked) and stops once it is passed: the 'R' frames
+// say "found up to now", the watch is not. A restart resumes at now.
+func TestChangeFeedChunkedLookRestart(t *testing.T) {
+	ctx := context.Background()
+	clock, o, s, c, _ := openFaultyFeedStore(t)
+	pk := NewPartitionKey()
+	_, err := c.UpsertItem(ctx, pk, []byte(`{"id":"x","ttl":5}`), nil)
+	require.NoError(t, err)
+	const n = 1100
+	for i := range n {
+		_, err := c.UpsertItem(ctx, pk, []byte(fmt.Sprintf(`{"id":"i%d","ttl":10}`, i)), nil)
+		require.NoError(t, err)
+	}
+	clock.Advance(20 * time.Second)
+	_, err = c.UpsertItem(ctx, pk, []byte(`{"id":"x"}`), nil) // replaces expired x
+	require.NoError(t, err)
+	before := countExpires(feedEntries(c))
+	t.Logf("expiries in the feed before Close: %d", before)
+	require.NoError(t, s.Close())
+	s, err = Open(o)
+	require.NoError(t, err)
+	defer s.Close()
+	c, err = s.Container("c")
+	require.NoError(t, err)
+	after := countExpires(feedEntries(c))
+	t.Logf("expiries in the feed after reopen: %d (items that expired: %d)", after, n+1)
+	require.Equal(t, n+1, after, "every expiry is in the feed after a restart")
+}
+
+// The same, with readers: after a failure for good, the expiries a reader
+// read past the chunk must come back at the next Open (the feed's promise).
+func TestChangeFeedChunkedLookFailedForGood(t *testing.T) {
+	ctx := context.Background()
+	clock, o, s, c, efs := openFaultyFeedStore(t)
+	pk := NewPartitionKey()
+	_, err := c.UpsertItem(ctx, pk, []byte(`{"id":"x","ttl":5}`), nil)
+	require.NoError(t, err)
+	const n = 1100
+	for i := range n {
+		_, err := c.UpsertItem(ctx, pk, []byte(fmt.Sprintf(`{"id":"i%d","ttl":10}`, i)), nil)
+		require.NoError(t, err)
+	}
+	clock.Advance(20 * time.Second)
+	_, err = c.UpsertItem(ctx, pk, []byte(`{"id":"x"}`), nil) // chunk 1, then x's write: durable
+	require.NoError(t, err)
+	efs.Inject(vfstest.Fault{Op: vfstest.OpSync, Err: syscall.EIO, Sticky: true})
+	_, err = c.UpsertItem(ctx, pk, []byte(`{"id":"r"}`), nil)
+	require.ErrorIs(t, err, ErrUnavailable)
+	seen := readWholeFeed(t, c) // the rest of the expiries: the log refuses them
+	t.Logf("a reader read %d changes, %d expiries in the feed", len(seen), countExpires(feedEntries(c)))
+	s.Close()
+	o2 := *o
+	o2.fs = vfs.OS
+	s, err = Open(&o2)
+	require.NoError(t, err)
+	defer s.Close()
+	c, err = s.Container("c")
+	require.NoError(t, err)
+	got := readWholeFeed(t, c)
+	t.Logf("after reopen: %d changes, %d expiries", len(got), countExpires(feedEntries(c)))
+	require.Equal(t, len(seen), len(got), "the feed a reader read comes back after a restart")
+}
+
