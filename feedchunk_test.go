@@ -87,3 +87,55 @@ func TestChangeFeedChunkedLookFailedForGood(t *testing.T) {
 	require.Equal(t, len(seen), len(got), "the feed a reader read comes back after a restart")
 }
 
+// TestChangeFeedSettingsLookFailedForGood: the expiries a settings change
+// finds are in the feed after a restart, at the instants and lsns a reader
+// read, when the log fails for good (a failed fsync, a full disk) around
+// the change: those due under the old rule ("due": items with their own
+// ttl, expired before the change) are logged before the change, and are
+// durable with it (recovery takes the change as found up to its instant
+// under the old rule); those the new rule brings about at once
+// ("retroactive": a shorter default) are logged after the change, which
+// recovery replays without them: the next Open finds them.
+func TestChangeFeedSettingsLookFailedForGood(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		docs  []string
+		fault vfstest.Fault
+	}{
+		{"due/fsync", []string{`{"id":"a","ttl":1}`, `{"id":"b","ttl":2}`}, vfstest.Fault{Op: vfstest.OpSync, N: 2, Err: syscall.EIO, Sticky: true}},
+		{"due/full", []string{`{"id":"a","ttl":1}`, `{"id":"b","ttl":2}`}, vfstest.Fault{Op: vfstest.OpWrite, N: 2, Err: syscall.ENOSPC, Sticky: true}},
+		{"retroactive/fsync", []string{`{"id":"a"}`, `{"id":"b"}`}, vfstest.Fault{Op: vfstest.OpSync, N: 2, Err: syscall.EIO, Sticky: true}},
+		{"retroactive/full", []string{`{"id":"a"}`, `{"id":"b"}`}, vfstest.Fault{Op: vfstest.OpWrite, N: 2, Err: syscall.ENOSPC, Sticky: true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			clock, o, s, c, efs := openFaultyFeedStore(t)
+			pk := NewPartitionKey()
+			for _, doc := range tc.docs {
+				_, err := c.UpsertItem(ctx, pk, []byte(doc), nil)
+				require.NoError(t, err)
+			}
+			clock.Advance(5 * time.Second)
+			efs.Inject(tc.fault)
+			props, err := c.Read(ctx)
+			require.NoError(t, err)
+			props.DefaultTimeToLive = 1
+			if err := c.Replace(ctx, props); err != nil { // the change's flush may be the one that fails
+				require.ErrorIs(t, err, ErrUnavailable)
+			}
+			_, _ = c.UpsertItem(ctx, pk, []byte(`{"id":"z"}`), nil) // refused, if the change's expiries were not
+			waitFailed(t, s)
+			seen := readWholeFeed(t, c)
+			require.Equal(t, 2, countExpires(feedEntries(c)), "both expiries are in the feed: %v", feedEntries(c))
+			s.Close()
+			o2 := *o
+			o2.fs = vfs.OS
+			s, err = Open(&o2)
+			require.NoError(t, err)
+			defer s.Close()
+			c, err = s.Container("c")
+			require.NoError(t, err)
+			require.Equal(t, seen, readWholeFeed(t, c), "the feed a reader read comes back after a restart")
+		})
+	}
+}

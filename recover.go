@@ -1107,11 +1107,23 @@ func (r *replayer) apply(f *frame) error {
 		if perr != nil {
 			return fmt.Errorf("the container properties are invalid: %s", perr.Message)
 		}
+		// The expiries due under the old rule were found, and logged,
+		// before the change (findBeforeSettings): up to now under that
+		// rule. Those the new rule brought about at once follow it, each
+		// found through its entry only (loggedAt): a log cut short among
+		// them leaves the rest for finish to find. A feed the change
+		// turns on starts now, under the new rule.
+		had := c.expiry.feed != nil
+		if had {
+			r.foundUpTo(c, now)
+		}
 		if props.DefaultTimeToLive != c.rule.def {
 			c.rule = c.rule.changed(props.DefaultTimeToLive, now)
 		}
 		c.setFeedPolicyLocked(props.ChangeFeedPolicy, now)
-		r.foundUpTo(c, now)
+		if !had {
+			r.foundUpTo(c, now)
+		}
 		c.props, c.settingsSeq = props, seq
 		replaceBudget(&c.own, props.Throughput, props.AutoscaleMaxThroughput, r.now)
 		return nil
