@@ -2,7 +2,11 @@ package lethe
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -138,4 +142,75 @@ func TestChangeFeedSettingsLookFailedForGood(t *testing.T) {
 			require.Equal(t, seen, readWholeFeed(t, c), "the feed a reader read comes back after a restart")
 		})
 	}
+}
+
+// TestChangeFeedLookCutShort: a look's expiries are in the feed after a
+// restart, once each and stamped as before, wherever the log ends among
+// their frames (a crash with the rest unsynced, or a log another
+// container's write made durable part of the way): each frame but the
+// look's last says that the look had found its expiry only, and recovery
+// finds the rest.
+func TestChangeFeedLookCutShort(t *testing.T) {
+	ctx := context.Background()
+	clock, o, s, c, _ := openFaultyFeedStore(t)
+	defer s.Close()
+	pk := NewPartitionKey()
+	const n = 6
+	for i := range n {
+		_, err := c.UpsertItem(ctx, pk, []byte(fmt.Sprintf(`{"id":"i%d","ttl":%d}`, i, 1+i%3)), nil)
+		require.NoError(t, err)
+	}
+	catchUpAfter(t, c, clock, 2*time.Second) // the watch stands at +2s
+	catchUpAfter(t, c, clock, 8*time.Second) // one look finds the rest
+	waitLogged(t, s.wal)
+	ends := expiryFrameEnds(t, o.Dir)
+	require.Len(t, ends, n)
+	reopen := func(cut int64) []string {
+		dir := t.TempDir()
+		require.NoError(t, os.CopyFS(dir, os.DirFS(o.Dir)))
+		if cut >= 0 {
+			require.NoError(t, os.Truncate(lastSegment(t, dir), cut))
+		}
+		o2 := *o
+		o2.Dir, o2.fs = dir, vfs.OS
+		s, err := Open(&o2)
+		require.NoError(t, err)
+		defer s.Close()
+		c, err := s.Container("c")
+		require.NoError(t, err)
+		return readWholeFeed(t, c)
+	}
+	whole := reopen(-1)
+	require.Equal(t, readWholeFeed(t, c), whole)
+	for k, end := range ends {
+		require.Equal(t, whole, reopen(end), "the log cut after expiry frame %d", k+1)
+	}
+}
+
+// lastSegment returns the path of the last log segment in dir.
+func lastSegment(t *testing.T, dir string) string {
+	t.Helper()
+	names, err := filepath.Glob(filepath.Join(dir, "wal-*.log"))
+	require.NoError(t, err)
+	require.NotEmpty(t, names)
+	slices.Sort(names)
+	return names[len(names)-1]
+}
+
+// expiryFrameEnds returns the offsets at which the expiry frames of the
+// last log segment in dir end.
+func expiryFrameEnds(t *testing.T, dir string) []int64 {
+	t.Helper()
+	b, err := os.ReadFile(lastSegment(t, dir))
+	require.NoError(t, err)
+	var ends []int64
+	for off := fileHeaderV4; off+frameHeader <= len(b); {
+		end := off + frameHeader + int(binary.LittleEndian.Uint32(b[off:]))
+		require.LessOrEqual(t, end, len(b))
+		if b[off+frameHeader] == frameExpire {
+			ends = append(ends, int64(end))
+		}
+		off = end
+	}
+	return ends
 }
