@@ -27,68 +27,64 @@ func countExpires(lines []string) int {
 	return n
 }
 
-// A write over an expired version finds the expiries through it a chunk at
-// a time (reportThroughLocked) and stops once it is passed: the 'R' frames
-// say "found up to now", the watch is not. A restart resumes at now.
-func TestChangeFeedChunkedLookRestart(t *testing.T) {
+// expireBacklog writes to c an item x that expires first and more items
+// than a chunk (deliverChunk) that expire after it, moves the clock past
+// them all and writes x again: the write finds the expiries through x's
+// (reportThroughLocked), a chunk, and leaves the rest for the next look.
+// It returns how many items expired.
+func expireBacklog(t *testing.T, c *Container, clock *ManualClock) int {
+	t.Helper()
 	ctx := context.Background()
-	clock, o, s, c, _ := openFaultyFeedStore(t)
 	pk := NewPartitionKey()
 	_, err := c.UpsertItem(ctx, pk, []byte(`{"id":"x","ttl":5}`), nil)
 	require.NoError(t, err)
-	const n = 1100
+	const n = deliverChunk + 76
 	for i := range n {
 		_, err := c.UpsertItem(ctx, pk, []byte(fmt.Sprintf(`{"id":"i%d","ttl":10}`, i)), nil)
 		require.NoError(t, err)
 	}
 	clock.Advance(20 * time.Second)
-	_, err = c.UpsertItem(ctx, pk, []byte(`{"id":"x"}`), nil) // replaces expired x
+	_, err = c.UpsertItem(ctx, pk, []byte(`{"id":"x"}`), nil)
 	require.NoError(t, err)
-	before := countExpires(feedEntries(c))
-	t.Logf("expiries in the feed before Close: %d", before)
-	require.NoError(t, s.Close())
-	s, err = Open(o)
-	require.NoError(t, err)
-	defer s.Close()
-	c, err = s.Container("c")
-	require.NoError(t, err)
-	after := countExpires(feedEntries(c))
-	t.Logf("expiries in the feed after reopen: %d (items that expired: %d)", after, n+1)
-	require.Equal(t, n+1, after, "every expiry is in the feed after a restart")
+	require.Equal(t, deliverChunk, countExpires(feedEntries(c)), "the write found one chunk")
+	return n + 1
 }
 
-// The same, with readers: after a failure for good, the expiries a reader
-// read past the chunk must come back at the next Open (the feed's promise).
-func TestChangeFeedChunkedLookFailedForGood(t *testing.T) {
-	ctx := context.Background()
-	clock, o, s, c, efs := openFaultyFeedStore(t)
-	pk := NewPartitionKey()
-	_, err := c.UpsertItem(ctx, pk, []byte(`{"id":"x","ttl":5}`), nil)
-	require.NoError(t, err)
-	const n = 1100
-	for i := range n {
-		_, err := c.UpsertItem(ctx, pk, []byte(fmt.Sprintf(`{"id":"i%d","ttl":10}`, i)), nil)
-		require.NoError(t, err)
+// TestChangeFeedChunkedLookRestart: after a look that found a chunk of a
+// backlog and stopped (its frames say the watch's instant, and recovery
+// moves the fronts only past their entries: loggedAt), a restart finds
+// the rest of the backlog, stamped as a reader read them; "closed": the
+// store closed; "failed": the log failed for good after the chunk, and a
+// reader read the rest, which the log refused.
+func TestChangeFeedChunkedLookRestart(t *testing.T) {
+	for _, failed := range []bool{false, true} {
+		t.Run(map[bool]string{false: "closed", true: "failed"}[failed], func(t *testing.T) {
+			clock, o, s, c, efs := openFaultyFeedStore(t)
+			expired := expireBacklog(t, c, clock)
+			var seen []string
+			if failed {
+				efs.Inject(vfstest.Fault{Op: vfstest.OpSync, Err: syscall.EIO, Sticky: true})
+				_, err := c.UpsertItem(context.Background(), NewPartitionKey(), []byte(`{"id":"r"}`), nil)
+				require.ErrorIs(t, err, ErrUnavailable)
+				seen = readWholeFeed(t, c)
+				require.Equal(t, expired, countExpires(feedEntries(c)))
+				s.Close()
+			} else {
+				require.NoError(t, s.Close())
+			}
+			o2 := *o
+			o2.fs = vfs.OS
+			s, err := Open(&o2)
+			require.NoError(t, err)
+			defer s.Close()
+			c, err = s.Container("c")
+			require.NoError(t, err)
+			require.Equal(t, expired, countExpires(feedEntries(c)), "every expiry is in the feed after a restart")
+			if failed {
+				require.Equal(t, seen, readWholeFeed(t, c), "the feed a reader read comes back after a restart")
+			}
+		})
 	}
-	clock.Advance(20 * time.Second)
-	_, err = c.UpsertItem(ctx, pk, []byte(`{"id":"x"}`), nil) // chunk 1, then x's write: durable
-	require.NoError(t, err)
-	efs.Inject(vfstest.Fault{Op: vfstest.OpSync, Err: syscall.EIO, Sticky: true})
-	_, err = c.UpsertItem(ctx, pk, []byte(`{"id":"r"}`), nil)
-	require.ErrorIs(t, err, ErrUnavailable)
-	seen := readWholeFeed(t, c) // the rest of the expiries: the log refuses them
-	t.Logf("a reader read %d changes, %d expiries in the feed", len(seen), countExpires(feedEntries(c)))
-	s.Close()
-	o2 := *o
-	o2.fs = vfs.OS
-	s, err = Open(&o2)
-	require.NoError(t, err)
-	defer s.Close()
-	c, err = s.Container("c")
-	require.NoError(t, err)
-	got := readWholeFeed(t, c)
-	t.Logf("after reopen: %d changes, %d expiries", len(got), countExpires(feedEntries(c)))
-	require.Equal(t, len(seen), len(got), "the feed a reader read comes back after a restart")
 }
 
 // TestChangeFeedSettingsLookFailedForGood: the expiries a settings change
