@@ -178,7 +178,8 @@ func loggedAt(at, now int64, last bool) int64 {
 	return at
 }
 
-// reportExpiryLocked reports that rec expired at at, found at now: to the
+// reportExpiryLocked reports that rec expired at at, found by a look that
+// had found every expiry up to now (loggedAt): to the
 // change feed (and the log, which replays it, unless logged says that it
 // holds the expiry already: logPassedLocked) and, for subscribers, to
 // found. The caller holds expiry.mu.
