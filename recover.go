@@ -1236,8 +1236,8 @@ func (r *replayer) applyFeed(kind byte, d *decoder) error {
 
 // owePassed notes the expiry of rec, a version just replayed to c, if the
 // version lies behind the fronts up to which c's expiries had been found
-// (foundUpTo, foundThrough): the store's expiry watch had looked past its place before
-// it was written, and reported its expiry right after its write
+// (foundUpTo, foundThrough): the store's expiry watch had looked past its
+// place before it was written, and reported its expiry right after its write
 // (reportPassedLocked), stamped no earlier than the watch's instant, which
 // the log then holds next (logPassedLocked), or held and wrote first when
 // it healed (wal.heal). Only a log that failed for good, or a store that
