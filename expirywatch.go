@@ -125,17 +125,17 @@ func (c *Container) findSomeExpiriesLocked(now int64, force bool, limit int) (n 
 	own, cutO := collect(true, w.own, co, w.scratchOwn[:0])
 	runs, cut := [2][]expiredEntry{inherit, own}, [2]bool{cutI, cutO}
 	merged, left := mergeExpired(w.scratchMerged[:0], runs[:], cut[:], limit)
+	done = !left
 	var lastI, lastO record
-	for _, e := range merged {
+	for i, e := range merged {
 		if e.rec.ttl() > 0 {
 			lastO = e.rec
 		} else {
 			lastI = e.rec
 		}
-		c.reportExpiryLocked(e.rec, max(e.at, w.at), now, false) // a retroactive expiry happened now
+		c.reportExpiryLocked(e.rec, max(e.at, w.at), loggedAt(w.at, now, done && i == len(merged)-1), false) // a retroactive expiry happened now
 	}
 	n = len(merged)
-	done = !left
 	if done {
 		if lessEntry(w.inherit, ci) {
 			w.inherit = ci
@@ -160,7 +160,26 @@ func (c *Container) findSomeExpiriesLocked(now int64, force bool, limit int) (n 
 	return n, done
 }
 
-// reportExpiryLocked reports that rec expired at at, found at now: to the
+// loggedAt is the instant an expiry's frame says its look had found every
+// expiry up to (wal.go's 'R'), for a look from the watch's instant at to
+// now: now for the last expiry of a look that got there, at for any other,
+// as the watch, interrupted there, would still stand at at with its fronts
+// at that expiry's entry. Recovery moves the fronts past each frame's entry
+// and, for a frame of a later instant than it had, to that instant's
+// cutoffs (replayer.foundUpTo), so that a log cut short after any frame of
+// a look, or a chunk that stopped short (findSomeExpiriesLocked's limit),
+// resumes the watch where it stood, never past an expiry it had not found.
+// (A lethe before this logged every frame of a look at now: its logs are
+// read as they were, found up to now.)
+func loggedAt(at, now int64, last bool) int64 {
+	if last {
+		return now
+	}
+	return at
+}
+
+// reportExpiryLocked reports that rec expired at at, found by a look that
+// had found every expiry up to now (loggedAt): to the
 // change feed (and the log, which replays it, unless logged says that it
 // holds the expiry already: logPassedLocked) and, for subscribers, to
 // found. The caller holds expiry.mu.

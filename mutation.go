@@ -83,12 +83,17 @@ type mutation struct {
 func (c *Container) apply(m *mutation) (next int64, err error) {
 	switch m.cause {
 	case causeSettings, causeDrop:
+		found := 0
+		if m.cause == causeSettings {
+			found = c.findBeforeSettings(m.now)
+		}
 		if w := c.store.wal; w != nil {
 			ticket, err := c.log(w, m)
 			if err == nil {
 				err = w.wait(ticket)
 			}
 			if err != nil {
+				c.wakeNotifier(found)
 				return never, err
 			}
 		}
@@ -96,17 +101,29 @@ func (c *Container) apply(m *mutation) (next int64, err error) {
 			c.drop()
 			return never, nil
 		}
-		return c.applySettings(m), nil
+		return c.applySettings(m, found), nil
 	}
 	return c.applyItems(unsafe.Slice(m, 1), false, 0)
 }
 
-// applySettings makes a settings change. The expiries due under the old
-// rule are found first, then those the new rule brings about at once (a
-// shorter default TTL expires items retroactively), which happen now.
-func (c *Container) applySettings(m *mutation) (next int64) {
+// findBeforeSettings finds the expiries due at now under the container's
+// rule, before a settings change at now is logged: a durable store logs
+// them before the change, and recovery, which replays them under the rule
+// they were found under, then takes the change's instant as found up to
+// (replayer.apply's 'S'), and the expiries the new rule brings about
+// after it. It returns how many it found, for the notifier.
+func (c *Container) findBeforeSettings(now int64) int {
 	c.expiry.mu.Lock()
-	found := c.findExpiriesLocked(m.now, true)
+	defer c.expiry.mu.Unlock()
+	return c.findExpiriesLocked(now, true)
+}
+
+// applySettings makes a settings change, the expiries due under the old
+// rule found (found of them: findBeforeSettings): it finds those the new
+// rule brings about at once (a shorter default TTL expires items
+// retroactively), which happen now.
+func (c *Container) applySettings(m *mutation, found int) (next int64) {
+	c.expiry.mu.Lock()
 	if m.props.DefaultTimeToLive != c.rule.def {
 		c.rule = c.rule.changed(m.props.DefaultTimeToLive, m.now)
 	}

@@ -402,12 +402,12 @@ type replayer struct {
 	// can: it then opens read-only.
 	readOnly error
 
-	// found is, for each container, the instant up to which its expiries
-	// have been found (the change feed's 'R' frames, settings changes,
-	// snapshots); finish resumes the expiry watch there.
-	found map[*Container]int64
-	// foundMax is the latest instant in found: a version written at or
-	// after it owes nothing (owePassed), which most are.
+	// found is, for each container, how far its expiry watch had got (the
+	// change feed's 'R' frames, settings changes, snapshots); finish
+	// resumes the watch there.
+	found map[*Container]watchFound
+	// foundMax is past every instant and front in found: a version
+	// written at or after it owes nothing (owePassed), which most are.
 	foundMax int64
 	// recovered lists, for each container with a change feed, the
 	// expiries finish found, which the store logs once its log is open.
@@ -1107,11 +1107,23 @@ func (r *replayer) apply(f *frame) error {
 		if perr != nil {
 			return fmt.Errorf("the container properties are invalid: %s", perr.Message)
 		}
+		// The expiries due under the old rule were found, and logged,
+		// before the change (findBeforeSettings): up to now under that
+		// rule. Those the new rule brought about at once follow it, each
+		// found through its entry only (loggedAt): a log cut short among
+		// them leaves the rest for finish to find. A feed the change
+		// turns on starts now, under the new rule.
+		had := c.expiry.feed != nil
+		if had {
+			r.foundUpTo(c, now)
+		}
 		if props.DefaultTimeToLive != c.rule.def {
 			c.rule = c.rule.changed(props.DefaultTimeToLive, now)
 		}
 		c.setFeedPolicyLocked(props.ChangeFeedPolicy, now)
-		r.foundUpTo(c, now)
+		if !had {
+			r.foundUpTo(c, now)
+		}
 		c.props, c.settingsSeq = props, seq
 		replaceBudget(&c.own, props.Throughput, props.AutoscaleMaxThroughput, r.now)
 		return nil
@@ -1211,6 +1223,7 @@ func (r *replayer) applyFeed(kind byte, d *decoder) error {
 		at = now
 	case frameExpire:
 		r.foundUpTo(c, now)
+		r.foundThrough(c, rec)
 		if len(r.owed) > 0 {
 			r.paid(c, rec)
 		}
@@ -1222,9 +1235,9 @@ func (r *replayer) applyFeed(kind byte, d *decoder) error {
 }
 
 // owePassed notes the expiry of rec, a version just replayed to c, if the
-// version lies behind the instant up to which c's expiries had been found
-// (foundUpTo): the store's expiry watch had looked past its place before
-// it was written, and reported its expiry right after its write
+// version lies behind the fronts up to which c's expiries had been found
+// (foundUpTo, foundThrough): the store's expiry watch had looked past its
+// place before it was written, and reported its expiry right after its write
 // (reportPassedLocked), stamped no earlier than the watch's instant, which
 // the log then holds next (logPassedLocked), or held and wrote first when
 // it healed (wal.heal). Only a log that failed for good, or a store that
@@ -1236,16 +1249,16 @@ func (r *replayer) applyFeed(kind byte, d *decoder) error {
 // written after expires after it too, and owes nothing.
 func (r *replayer) owePassed(c *Container, rec record) {
 	found, ok := r.found[c]
-	if !ok || rec.written() >= found || c.expiry.feed == nil {
+	if !ok || c.expiry.feed == nil {
 		return
 	}
 	e, own, ok := entryFor(rec)
 	if !ok {
 		return
 	}
-	front, frontOwn := cutoffs(&c.rule, found)
+	front := found.inherit
 	if own {
-		front = frontOwn
+		front = found.own
 	}
 	if lessEntry(front, e) {
 		return
@@ -1253,7 +1266,7 @@ func (r *replayer) owePassed(c *Container, rec record) {
 	if r.owed == nil {
 		r.owed = make(map[*Container][]expiryNote)
 	}
-	at := max(c.rule.expiresAt(rec.ttl(), rec.written()), found)
+	at := max(c.rule.expiresAt(rec.ttl(), rec.written()), found.at)
 	r.owed[c] = append(r.owed[c], expiryNote{rec: rec, at: at})
 }
 
@@ -1279,15 +1292,63 @@ func (r *replayer) reportOwed(c *Container) {
 	}
 }
 
-// foundUpTo records that c's expiries up to now had been found.
+// watchFound is how far a container's expiry watch had got, as the log
+// tells: every expiry up to at had been found, and every entry of the
+// expiry index at or before a front (expiryWatch's) reported.
+type watchFound struct {
+	at           int64
+	inherit, own expiryEntry
+}
+
+// foundUpTo records that c's expiries up to now had been found, under c's
+// rule as it stands, if now is later than the instant recorded: the fronts
+// move to now's cutoffs. A frame of the same instant moves nothing
+// (loggedAt: the frames of a look but its last carry the watch's instant).
 func (r *replayer) foundUpTo(c *Container, now int64) {
 	if r.found == nil {
-		r.found = make(map[*Container]int64)
+		r.found = make(map[*Container]watchFound)
 	}
-	if at, ok := r.found[c]; !ok || now > at {
-		r.found[c] = now
+	f, ok := r.found[c]
+	if ok && now <= f.at {
+		return
 	}
+	ci, co := cutoffs(&c.rule, now)
+	if !ok {
+		f.inherit, f.own = ci, co
+	}
+	f.at, f.inherit, f.own = now, maxEntry(f.inherit, ci), maxEntry(f.own, co)
+	r.found[c] = f
 	r.foundMax = max(r.foundMax, now)
+}
+
+// foundThrough records that c's expiry watch had reported the expiry of
+// rec: its front in rec's tree stood at rec's entry at least. The caller
+// has called foundUpTo for c.
+func (r *replayer) foundThrough(c *Container, rec record) {
+	e, own, ok := entryFor(rec)
+	if !ok {
+		return
+	}
+	f := r.found[c]
+	if own {
+		f.own = maxEntry(f.own, e)
+	} else {
+		f.inherit = maxEntry(f.inherit, e)
+	}
+	r.found[c] = f
+	// A version written after e's instant has its entry after e (an
+	// entry's instant is its last write, or later).
+	if e.at < math.MaxInt64 {
+		r.foundMax = max(r.foundMax, e.at+1)
+	}
+}
+
+// maxEntry returns the later of two entries (lessEntry).
+func maxEntry(a, b expiryEntry) expiryEntry {
+	if lessEntry(a, b) {
+		return b
+	}
+	return a
 }
 
 // applyBatch replays a transactional batch's frame (after its kind byte):
@@ -1848,8 +1909,12 @@ func (r *replayer) findExpiries(c *Container, es *shardEntries, set *liveSet) {
 	r.reportOwed(c)
 	c.addSortedEntries(es, set.bytes)
 	w := &c.expiry.watch
-	w.at = r.found[c]
-	w.inherit, w.own = cutoffs(&c.rule, w.at)
+	if f, ok := r.found[c]; ok {
+		w.at, w.inherit, w.own = f.at, f.inherit, f.own
+	} else {
+		w.at = 0
+		w.inherit, w.own = cutoffs(&c.rule, 0)
+	}
 	w.notify = true // collect what is found in w.found
 	if c.findExpiriesLocked(r.now, true) > 0 {
 		if r.recovered == nil {

@@ -75,6 +75,14 @@ import (
 //	'Y' item removed        str container id, byte cause, varint now, then the record removed
 //	'R' item expired        str container id, varint when found, varint when it expired, then the record
 //
+// An expiry's "when found" is the instant up to which its look had found
+// every expiry: the look's for its last expiry, the watch's instant before
+// the look for the others (loggedAt), so that recovery resumes the watch
+// past the expiries the log holds and no further, wherever the log ends
+// and wherever a look stopped (a lethe before this wrote the look's
+// instant on each). A settings change follows the expiries due under the
+// rule it replaces (findBeforeSettings).
+//
 // (a purge, which the feed does not show, is an 'X' there too).
 //
 // A batch's frame holds the net change of each item the batch changed (an

@@ -1,0 +1,212 @@
+package lethe
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/lethedb/lethe/internal/vfs"
+	"github.com/lethedb/lethe/internal/vfs/vfstest"
+	"github.com/stretchr/testify/require"
+)
+
+func countExpires(lines []string) int {
+	n := 0
+	for _, l := range lines {
+		if strings.Contains(l, fmt.Sprintf("kind %d ", changeExpire)) {
+			n++
+		}
+	}
+	return n
+}
+
+// expireBacklog writes to c an item x that expires first and more items
+// than a chunk (deliverChunk) that expire after it, moves the clock past
+// them all and writes x again: the write finds the expiries through x's
+// (reportThroughLocked), a chunk, and leaves the rest for the next look.
+// It returns how many items expired.
+func expireBacklog(t *testing.T, c *Container, clock *ManualClock) int {
+	t.Helper()
+	ctx := context.Background()
+	pk := NewPartitionKey()
+	_, err := c.UpsertItem(ctx, pk, []byte(`{"id":"x","ttl":5}`), nil)
+	require.NoError(t, err)
+	const n = deliverChunk + 76
+	for i := range n {
+		_, err := c.UpsertItem(ctx, pk, []byte(fmt.Sprintf(`{"id":"i%d","ttl":10}`, i)), nil)
+		require.NoError(t, err)
+	}
+	clock.Advance(20 * time.Second)
+	_, err = c.UpsertItem(ctx, pk, []byte(`{"id":"x"}`), nil)
+	require.NoError(t, err)
+	require.Equal(t, deliverChunk, countExpires(feedEntries(c)), "the write found one chunk")
+	return n + 1
+}
+
+// TestChangeFeedChunkedLookRestart: after a look that found a chunk of a
+// backlog and stopped (its frames say the watch's instant, and recovery
+// moves the fronts only past their entries: loggedAt), a restart finds
+// the rest of the backlog, stamped as a reader read them; "closed": the
+// store closed; "failed": the log failed for good after the chunk, and a
+// reader read the rest, which the log refused.
+func TestChangeFeedChunkedLookRestart(t *testing.T) {
+	for _, failed := range []bool{false, true} {
+		t.Run(map[bool]string{false: "closed", true: "failed"}[failed], func(t *testing.T) {
+			clock, o, s, c, efs := openFaultyFeedStore(t)
+			expired := expireBacklog(t, c, clock)
+			var seen []string
+			if failed {
+				efs.Inject(vfstest.Fault{Op: vfstest.OpSync, Err: syscall.EIO, Sticky: true})
+				_, err := c.UpsertItem(context.Background(), NewPartitionKey(), []byte(`{"id":"r"}`), nil)
+				require.ErrorIs(t, err, ErrUnavailable)
+				seen = readWholeFeed(t, c)
+				require.Equal(t, expired, countExpires(feedEntries(c)))
+				s.Close()
+			} else {
+				require.NoError(t, s.Close())
+			}
+			o2 := *o
+			o2.fs = vfs.OS
+			s, err := Open(&o2)
+			require.NoError(t, err)
+			defer s.Close()
+			c, err = s.Container("c")
+			require.NoError(t, err)
+			require.Equal(t, expired, countExpires(feedEntries(c)), "every expiry is in the feed after a restart")
+			if failed {
+				require.Equal(t, seen, readWholeFeed(t, c), "the feed a reader read comes back after a restart")
+			}
+		})
+	}
+}
+
+// TestChangeFeedSettingsLookFailedForGood: the expiries a settings change
+// finds are in the feed after a restart, at the instants and lsns a reader
+// read, when the log fails for good (a failed fsync, a full disk) around
+// the change: those due under the old rule ("due": items with their own
+// ttl, expired before the change) are logged before the change, and are
+// durable with it (recovery takes the change as found up to its instant
+// under the old rule); those the new rule brings about at once
+// ("retroactive": a shorter default) are logged after the change, which
+// recovery replays without them: the next Open finds them.
+func TestChangeFeedSettingsLookFailedForGood(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		docs  []string
+		fault vfstest.Fault
+	}{
+		{"due/fsync", []string{`{"id":"a","ttl":1}`, `{"id":"b","ttl":2}`}, vfstest.Fault{Op: vfstest.OpSync, N: 2, Err: syscall.EIO, Sticky: true}},
+		{"due/full", []string{`{"id":"a","ttl":1}`, `{"id":"b","ttl":2}`}, vfstest.Fault{Op: vfstest.OpWrite, N: 2, Err: syscall.ENOSPC, Sticky: true}},
+		{"retroactive/fsync", []string{`{"id":"a"}`, `{"id":"b"}`}, vfstest.Fault{Op: vfstest.OpSync, N: 2, Err: syscall.EIO, Sticky: true}},
+		{"retroactive/full", []string{`{"id":"a"}`, `{"id":"b"}`}, vfstest.Fault{Op: vfstest.OpWrite, N: 2, Err: syscall.ENOSPC, Sticky: true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			clock, o, s, c, efs := openFaultyFeedStore(t)
+			pk := NewPartitionKey()
+			for _, doc := range tc.docs {
+				_, err := c.UpsertItem(ctx, pk, []byte(doc), nil)
+				require.NoError(t, err)
+			}
+			clock.Advance(5 * time.Second)
+			efs.Inject(tc.fault)
+			props, err := c.Read(ctx)
+			require.NoError(t, err)
+			props.DefaultTimeToLive = 1
+			if err := c.Replace(ctx, props); err != nil { // the change's flush may be the one that fails
+				require.ErrorIs(t, err, ErrUnavailable)
+			}
+			_, _ = c.UpsertItem(ctx, pk, []byte(`{"id":"z"}`), nil) // refused, if the change's expiries were not
+			waitFailed(t, s)
+			seen := readWholeFeed(t, c)
+			require.Equal(t, 2, countExpires(feedEntries(c)), "both expiries are in the feed: %v", feedEntries(c))
+			s.Close()
+			o2 := *o
+			o2.fs = vfs.OS
+			s, err = Open(&o2)
+			require.NoError(t, err)
+			defer s.Close()
+			c, err = s.Container("c")
+			require.NoError(t, err)
+			require.Equal(t, seen, readWholeFeed(t, c), "the feed a reader read comes back after a restart")
+		})
+	}
+}
+
+// TestChangeFeedLookCutShort: a look's expiries are in the feed after a
+// restart, once each and stamped as before, wherever the log ends among
+// their frames (a crash with the rest unsynced, or a log another
+// container's write made durable part of the way): each frame but the
+// look's last says that the look had found its expiry only, and recovery
+// finds the rest.
+func TestChangeFeedLookCutShort(t *testing.T) {
+	ctx := context.Background()
+	clock, o, s, c, _ := openFaultyFeedStore(t)
+	defer s.Close()
+	pk := NewPartitionKey()
+	const n = 6
+	for i := range n {
+		_, err := c.UpsertItem(ctx, pk, []byte(fmt.Sprintf(`{"id":"i%d","ttl":%d}`, i, 1+i%3)), nil)
+		require.NoError(t, err)
+	}
+	catchUpAfter(t, c, clock, 2*time.Second) // the watch stands at +2s
+	catchUpAfter(t, c, clock, 8*time.Second) // one look finds the rest
+	waitLogged(t, s.wal)
+	ends := expiryFrameEnds(t, o.Dir)
+	require.Len(t, ends, n)
+	reopen := func(cut int64) []string {
+		dir := t.TempDir()
+		require.NoError(t, os.CopyFS(dir, os.DirFS(o.Dir)))
+		if cut >= 0 {
+			require.NoError(t, os.Truncate(lastSegment(t, dir), cut))
+		}
+		o2 := *o
+		o2.Dir, o2.fs = dir, vfs.OS
+		s, err := Open(&o2)
+		require.NoError(t, err)
+		defer s.Close()
+		c, err := s.Container("c")
+		require.NoError(t, err)
+		return readWholeFeed(t, c)
+	}
+	whole := reopen(-1)
+	require.Equal(t, readWholeFeed(t, c), whole)
+	for k, end := range ends {
+		require.Equal(t, whole, reopen(end), "the log cut after expiry frame %d", k+1)
+	}
+}
+
+// lastSegment returns the path of the last log segment in dir.
+func lastSegment(t *testing.T, dir string) string {
+	t.Helper()
+	names, err := filepath.Glob(filepath.Join(dir, "wal-*.log"))
+	require.NoError(t, err)
+	require.NotEmpty(t, names)
+	slices.Sort(names)
+	return names[len(names)-1]
+}
+
+// expiryFrameEnds returns the offsets at which the expiry frames of the
+// last log segment in dir end.
+func expiryFrameEnds(t *testing.T, dir string) []int64 {
+	t.Helper()
+	b, err := os.ReadFile(lastSegment(t, dir))
+	require.NoError(t, err)
+	var ends []int64
+	for off := fileHeaderV4; off+frameHeader <= len(b); {
+		end := off + frameHeader + int(binary.LittleEndian.Uint32(b[off:]))
+		require.LessOrEqual(t, end, len(b))
+		if b[off+frameHeader] == frameExpire {
+			ends = append(ends, int64(end))
+		}
+		off = end
+	}
+	return ends
+}
