@@ -31,6 +31,10 @@ type expiryWatch struct {
 	// (expiryIndex.numbered), which the watch makes in the index before
 	// it reads it (addNumberedLocked).
 	numbered uint32
+	// hold, while a settings change at that instant waits for the log,
+	// is how far a look may go (findBeforeSettings): the expiries after
+	// it follow the change's, which the change finds once made; 0: none.
+	hold int64
 
 	found      []expiryNote   // found for the subscribers, not yet delivered
 	scratch    []expiredEntry // reused by findSomeExpiriesLocked
@@ -96,6 +100,9 @@ func (c *Container) findSomeExpiriesLocked(now int64, force bool, limit int) (n 
 	w := &c.expiry.watch
 	if !w.on {
 		return 0, true
+	}
+	if w.hold != 0 {
+		now = min(now, w.hold)
 	}
 	if !force && now < w.due {
 		return 0, true

@@ -161,26 +161,31 @@ func TestChangeFeedLookCutShort(t *testing.T) {
 	waitLogged(t, s.wal)
 	ends := expiryFrameEnds(t, o.Dir)
 	require.Len(t, ends, n)
-	reopen := func(cut int64) []string {
-		dir := t.TempDir()
-		require.NoError(t, os.CopyFS(dir, os.DirFS(o.Dir)))
-		if cut >= 0 {
-			require.NoError(t, os.Truncate(lastSegment(t, dir), cut))
-		}
-		o2 := *o
-		o2.Dir, o2.fs = dir, vfs.OS
-		s, err := Open(&o2)
-		require.NoError(t, err)
-		defer s.Close()
-		c, err := s.Container("c")
-		require.NoError(t, err)
-		return readWholeFeed(t, c)
-	}
-	whole := reopen(-1)
+	whole := reopenCut(t, o, -1)
 	require.Equal(t, readWholeFeed(t, c), whole)
 	for k, end := range ends {
-		require.Equal(t, whole, reopen(end), "the log cut after expiry frame %d", k+1)
+		require.Equal(t, whole, reopenCut(t, o, end), "the log cut after expiry frame %d", k+1)
 	}
+}
+
+// reopenCut opens a copy of the store of o with its last log segment cut
+// at cut (whole if cut < 0), and returns the whole feed of its container
+// "c".
+func reopenCut(t *testing.T, o *Options, cut int64) []string {
+	t.Helper()
+	dir := t.TempDir()
+	require.NoError(t, os.CopyFS(dir, os.DirFS(o.Dir)))
+	if cut >= 0 {
+		require.NoError(t, os.Truncate(lastSegment(t, dir), cut))
+	}
+	o2 := *o
+	o2.Dir, o2.fs = dir, vfs.OS
+	s, err := Open(&o2)
+	require.NoError(t, err)
+	defer s.Close()
+	c, err := s.Container("c")
+	require.NoError(t, err)
+	return readWholeFeed(t, c)
 }
 
 // lastSegment returns the path of the last log segment in dir.
@@ -209,4 +214,56 @@ func expiryFrameEnds(t *testing.T, dir string) []int64 {
 		off = end
 	}
 	return ends
+}
+
+// TestChangeFeedReadDuringSettings: a feed reader that looks while a
+// settings change waits for its log (a look takes the expiry lock, which
+// the change lets go of while it waits) finds the expiries due under the
+// old rule up to the change's instant only: the retroactive ones the
+// change brings about come first, and a version that expires after the
+// change's instant after them, so that the log cut after any expiry frame
+// replays the feed a reader read. (Before, the reader's look logged the
+// later expiry as found up to its own instant, ahead of the retroactive
+// ones, and a restart after it skipped them.)
+func TestChangeFeedReadDuringSettings(t *testing.T) {
+	ctx := context.Background()
+	clock, o, s, c, efs := openFaultyFeedStore(t)
+	defer s.Close()
+	pk := NewPartitionKey()
+	for _, doc := range []string{`{"id":"a"}`, `{"id":"b"}`, `{"id":"c"}`, `{"id":"y","ttl":8}`} {
+		_, err := c.UpsertItem(ctx, pk, []byte(doc), nil)
+		require.NoError(t, err)
+	}
+	clock.Advance(5 * time.Second)
+	props, err := c.Read(ctx)
+	require.NoError(t, err)
+	props.DefaultTimeToLive = 1 // a, b and c expire at once
+	h := efs.Hold(vfstest.OpSync)
+	replaced := make(chan error, 1)
+	go func() { replaced <- c.Replace(ctx, props) }()
+	<-h.Entered()
+	clock.Advance(6 * time.Second) // past y's expiry
+	read := make(chan error, 1)
+	go func() {
+		_, err := c.ReadChangeFeed(ctx, &ChangeFeedOptions{Mode: ChangeFeedModeAllVersionsAndDeletes})
+		read <- err
+	}()
+	select {
+	case err := <-read:
+		require.NoError(t, err)
+	case <-time.After(5 * time.Second):
+		t.Fatal("a feed read waited for a settings change's log")
+	}
+	h.Release()
+	require.NoError(t, <-replaced)
+	catchUpAfter(t, c, clock, time.Second)
+	waitLogged(t, s.wal)
+	require.Equal(t, 4, countExpires(feedEntries(c)), "%v", feedEntries(c))
+	ends := expiryFrameEnds(t, o.Dir)
+	require.Len(t, ends, 4)
+	whole := reopenCut(t, o, -1)
+	require.Equal(t, readWholeFeed(t, c), whole)
+	for k, end := range ends {
+		require.Equal(t, whole, reopenCut(t, o, end), "the log cut after expiry frame %d", k+1)
+	}
 }

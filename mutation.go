@@ -93,6 +93,9 @@ func (c *Container) apply(m *mutation) (next int64, err error) {
 				err = w.wait(ticket)
 			}
 			if err != nil {
+				c.expiry.mu.Lock()
+				c.expiry.watch.hold = 0
+				c.expiry.mu.Unlock()
 				c.wakeNotifier(found)
 				return never, err
 			}
@@ -111,11 +114,19 @@ func (c *Container) apply(m *mutation) (next int64, err error) {
 // them before the change, and recovery, which replays them under the rule
 // they were found under, then takes the change's instant as found up to
 // (replayer.apply's 'S'), and the expiries the new rule brings about
-// after it. It returns how many it found, for the notifier.
+// after it. Until the change is made (or refused), no look goes past now
+// (expiryWatch.hold): a feed reader's look while the change waits for the
+// log would log a later expiry ahead of the ones the change brings about,
+// as found up to its own instant, and a restart after it would skip them.
+// It returns how many it found, for the notifier.
 func (c *Container) findBeforeSettings(now int64) int {
 	c.expiry.mu.Lock()
 	defer c.expiry.mu.Unlock()
-	return c.findExpiriesLocked(now, true)
+	found := c.findExpiriesLocked(now, true)
+	if c.expiry.watch.on {
+		c.expiry.watch.hold = now
+	}
+	return found
 }
 
 // applySettings makes a settings change, the expiries due under the old
@@ -124,6 +135,7 @@ func (c *Container) findBeforeSettings(now int64) int {
 // retroactively), which happen now.
 func (c *Container) applySettings(m *mutation, found int) (next int64) {
 	c.expiry.mu.Lock()
+	c.expiry.watch.hold = 0
 	if m.props.DefaultTimeToLive != c.rule.def {
 		c.rule = c.rule.changed(m.props.DefaultTimeToLive, m.now)
 	}
