@@ -147,13 +147,8 @@ type Container struct {
 	// watchDue is expiry.watch.due while the watch is on, never while it is
 	// off: the write path looks at it without the lock.
 	watchDue atomic.Int64
-	// watchScan is the latest instant through which the expiry watch has
-	// begun to look for expiries: a version written at an instant before
-	// it may have had its place passed while it was out of the index
-	// (reportPassedLocked).
-	watchScan atomic.Int64
-	subs      subscriptions // the expiry subscribers (expiryevents.go)
-	fit       batchFit      // the size of the reaper's batches while users are served (reaper.go)
+	subs     subscriptions // the expiry subscribers (expiryevents.go)
+	fit      batchFit      // the size of the reaper's batches while users are served (reaper.go)
 
 	pkPaths pkPaths                // the parsed partition key paths; never change
 	props   ContainerProperties    // see the locking note above

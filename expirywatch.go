@@ -26,7 +26,12 @@ type expiryWatch struct {
 	inherit expiryEntry // front of the inherit tree: entries at or before it are reported
 	own     expiryEntry // front of the own tree
 	at      int64       // every expiry at or before at has been found
-	due     int64       // the earliest expiry not yet found; never if none
+	// scan is the latest instant through which the watch has begun to
+	// look (at, once a look gets there): a version written at an instant
+	// before it may have had its place passed while it was out of the
+	// index (reportPassedLocked).
+	scan int64
+	due  int64 // the earliest expiry not yet found; never if none
 	// numbered has bit i set when shard i may have a numbered change
 	// (expiryIndex.numbered), which the watch makes in the index before
 	// it reads it (addNumberedLocked).
@@ -68,7 +73,7 @@ func (c *Container) startWatchLocked(now int64) {
 	w.on = true
 	c.updateSharedLocked()
 	w.inherit, w.own = cutoffs(&c.rule, now)
-	w.at = now
+	w.at, w.scan = now, now
 	w.due = c.nextUnreportedLocked()
 }
 
@@ -109,9 +114,7 @@ func (c *Container) findSomeExpiriesLocked(now int64, force bool, limit int) (n 
 	}
 	c.settlePendingLocked() // the feed takes expiries after the changes logged before them
 	c.addNumberedLocked()
-	if now > c.watchScan.Load() {
-		c.watchScan.Store(now) // before any shard's index is read
-	}
+	w.scan = max(w.scan, now)
 	ci, co := cutoffs(&c.rule, now)
 	// Each tree's expired entries beyond its front, up to limit, in order
 	// of expiry (an inheriting item's instant moves with the default it
@@ -260,7 +263,7 @@ func (c *Container) logPassedLocked(p *pendingChange) {
 	if !c.expiry.watch.on {
 		return
 	}
-	scan := c.watchScan.Load()
+	scan := c.expiry.watch.scan
 	for i := range p.ms {
 		if m := &p.ms[i]; m.rec != "" && m.now < scan && c.passedLocked(m.rec) {
 			m.passedLogged = c.store.wal.addExpireAfter(p.ticket, c.id, c.expiry.watch.at, c.passedAt(m.rec), m.rec)

@@ -336,14 +336,14 @@ func (c *Container) applyItems(ms []mutation, batch bool, batchSeq uint64) (next
 // change is made (or numbered: the watch makes a numbered change in the
 // index before it looks), so the watch's front having passed it means it
 // was reported. The watch can have reported a version live at the
-// change's instant only in a look through a later instant (watchScan),
+// change's instant only in a look through a later instant (watch.scan),
 // which the usual change, with no look since its decision, need not read
 // its old version to rule out. The caller holds expiry.mu.
 func (c *Container) recauseReportedLocked(ms []mutation) {
 	if !c.expiry.watch.on {
 		return
 	}
-	scan := c.watchScan.Load()
+	scan := c.expiry.watch.scan
 	for i := range ms {
 		m := &ms[i]
 		if m.old == "" || m.now >= scan || (m.cause != causeReplace && m.cause != causeDelete) || !c.passedLocked(m.old) {
@@ -425,7 +425,7 @@ func (c *Container) numberLocked(ms []mutation) bool {
 	if m := numbered; m != nil {
 		if x.watch.on {
 			if m.rec != "" {
-				if m.now < c.watchScan.Load() && c.passedLocked(m.rec) {
+				if m.now < x.watch.scan && c.passedLocked(m.rec) {
 					c.reportPassedLocked(m.rec, false) // as in indexItemsLocked
 				}
 				c.watchAddedLocked(c.rule.expiresAt(m.rec.ttl(), m.rec.written()))
@@ -608,8 +608,8 @@ func (c *Container) indexItemsLocked(ms []mutation) (next int64) {
 		// catch-up and is made after it) lands behind the front, where
 		// the watch never looks again: its expiry is reported now, after
 		// its write. Its expiry is after its write, so only a write
-		// decided before the watch's latest look (watchScan) can.
-		scan := c.watchScan.Load()
+		// decided before the watch's latest look (watch.scan) can.
+		scan := x.watch.scan
 		for i := range ms {
 			if m := &ms[i]; m.passedLogged || (m.rec != "" && m.now < scan && c.passedLocked(m.rec)) {
 				c.reportPassedLocked(m.rec, m.passedLogged)
