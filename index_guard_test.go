@@ -80,3 +80,50 @@ func TestIndexPagerDoesNotPinDroppedIndex(t *testing.T) {
 	require.Equal(t, []string{"i08", "i12", "i14", "i16", "i18", "i20", "i22", "i24", "i26", "i28"}, got)
 	runtime.KeepAlive(p)
 }
+
+// TestVectorIndexSlashInName: a vector index the policy declares on /s/v
+// indexes s.v, not the property "s/v": once it is built, a query ordered
+// by the distance of c["s/v"] is not answered from it. (y's vector at
+// "s/v" is the query's, and at s.v far from it; the others' the other way
+// round, and there are more of them than the index's candidates.)
+func TestVectorIndexSlashInName(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(&Options{Reaper: ReaperOptions{Disabled: true}})
+	require.NoError(t, err)
+	defer s.Close()
+	c, err := s.CreateContainer(ctx, ContainerProperties{ID: "c",
+		VectorEmbeddingPolicy: &VectorEmbeddingPolicy{VectorEmbeddings: []VectorEmbedding{
+			{Path: "/s/v", DataType: VectorDataTypeFloat32, DistanceFunction: VectorDistanceFunctionEuclidean, Dimensions: 2}}},
+		IndexingPolicy: &IndexingPolicy{VectorIndexes: []VectorIndex{{Path: "/s/v", Type: VectorIndexTypeFlat}}}})
+	require.NoError(t, err)
+	docs := []string{`{"id":"y","s":{"v":[0,1]},"s/v":[1,0]}`}
+	for i := range 100 { // more than the index's list of candidates
+		docs = append(docs, fmt.Sprintf(`{"id":"x%d","s":{"v":[1,0]},"s/v":[0,1]}`, i))
+	}
+	for _, doc := range docs {
+		_, err := c.CreateItem(ctx, NewPartitionKey(), []byte(doc), nil)
+		require.NoError(t, err)
+	}
+	top := func(q string) string {
+		o := &QueryOptions{QueryParameters: []QueryParameter{{Name: "@q", Value: []float64{1, 0}}}}
+		page, err := c.NewQueryItemsPager(q, NewPartitionKey(), o).NextPage(ctx)
+		require.NoError(t, err)
+		require.NotEmpty(t, page.Items)
+		return string(page.Items[0])
+	}
+	const nested = `SELECT TOP 1 VALUE c.id FROM c ORDER BY VectorDistance(c.s.v, @q)`
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		require.NotEqual(t, `"y"`, top(nested))
+		c.expiry.mu.Lock()
+		built := c.expiry.vectors["s/v"] != nil
+		c.expiry.mu.Unlock()
+		if built {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "the vector index of /s/v was not built")
+		time.Sleep(time.Millisecond)
+	}
+	require.Equal(t, `"y"`, top(`SELECT TOP 1 VALUE c.id FROM c ORDER BY VectorDistance(c["s/v"], @q)`))
+	require.NotEqual(t, `"y"`, top(nested))
+}
