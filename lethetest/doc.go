@@ -51,9 +51,14 @@
 // # Importing
 //
 // lethetest is a module of its own, so that the root module
-// (github.com/lethedb/lethe) needs no Azure SDK:
+// (github.com/lethedb/lethe) needs no Azure SDK. Until lethe is
+// published, a module outside this repository uses it through replace
+// lines (or a go.work) that name both it and github.com/lethedb/lethe:
+// docs/install.md in the repository gives them, and TestInstallDoc builds
+// a module from them. Once published, lethetest is tagged
+// lethetest/vX.Y.Z beside the library's vX.Y.Z:
 //
-//	go get github.com/lethedb/lethe/lethetest
+//	go get github.com/lethedb/lethe/lethetest@vX.Y.Z
 //
 // Inside this repository its go.mod replaces github.com/lethedb/lethe with
 // the working tree (../), so that both change together.
