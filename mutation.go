@@ -17,7 +17,7 @@ import (
 //
 // Callers: item writes (Container.write: create, replace, upsert, delete),
 // patches (Container.commitPatch), the reaper and Purge
-// (Container.purgeOne), Container.Replace and Store.DeleteContainer; a
+// (Container.purgeShard), Container.Replace and Store.DeleteContainer; a
 // transactional batch decides all its operations under the locks of every
 // shard it touches and applies their net item changes together with
 // applyBatch, the all-or-none variant of apply. Both make item changes

@@ -44,7 +44,8 @@ import (
 // (the same records and frames) adds the store's id and the file's number
 // to the header. A store reads the files of versions 1 to 3 too, converting their records and giving
 // their items positions in a deterministic order (recover.go, place), and
-// writes only version 3.
+// writes only version 4 (the repair of an older store's log, writeHeader
+// with legacy set, keeps that log's version 3).
 // Then come frames, each one change:
 //
 //	offset  size  field
