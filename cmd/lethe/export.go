@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"time"
@@ -71,11 +72,22 @@ func exportTool(args []string) error {
 		defer f.Close()
 		w = f
 	}
+	if err := exportDir(w, *dir, time.Now()); err != nil {
+		return err
+	}
+	if *out != "" {
+		return w.(*os.File).Close()
+	}
+	return nil
+}
+
+// exportDir writes the export of dir, as of the instant now, to w.
+func exportDir(w io.Writer, dir string, now time.Time) error {
 	bw := bufio.NewWriterSize(w, 1<<16)
 	// The stores are read as of one instant: a manual clock, moved on only
 	// when a container's throughput makes a read wait.
-	clock := lethe.NewManualClock(time.Now())
-	h, err := cosmosrest.New(cosmosrest.Config{Dir: *dir, Clock: clock, Reaper: lethe.ReaperOptions{Disabled: true}})
+	clock := lethe.NewManualClock(now)
+	h, err := cosmosrest.New(cosmosrest.Config{Dir: dir, Clock: clock, Reaper: lethe.ReaperOptions{Disabled: true}})
 	if err != nil {
 		return err
 	}
@@ -112,13 +124,7 @@ func exportTool(args []string) error {
 			}
 		}
 	}
-	if err := bw.Flush(); err != nil {
-		return err
-	}
-	if *out != "" {
-		return w.(*os.File).Close()
-	}
-	return nil
+	return bw.Flush()
 }
 
 // exportItems writes every live item of c.

@@ -33,7 +33,7 @@ func runTool(t *testing.T, args ...string) (string, error) {
 // fill makes, in dir, through a handler on clock, the database db (400
 // RU/s shared) with the container c (default TTL 100 s, partitioned by
 // /pk, 500 RU/s of its own) holding four items, and the container h
-// (hierarchical key, no TTL) holding one.
+// (hierarchical key, no TTL, an indexing policy) holding one.
 func fill(t *testing.T, dir string, clock *lethe.ManualClock) {
 	t.Helper()
 	if err := fillOpen(t, dir, clock).Close(); err != nil {
@@ -59,7 +59,9 @@ func fillOpen(t *testing.T, dir string, clock *lethe.ManualClock) *cosmosrest.Ha
 		t.Fatal(err)
 	}
 	hc, err := st.CreateContainer(ctx, lethe.ContainerProperties{ID: "h",
-		PartitionKeyDefinition: lethe.PartitionKeyDefinition{Paths: []string{"/t", "/u/v"}}})
+		PartitionKeyDefinition: lethe.PartitionKeyDefinition{Paths: []string{"/t", "/u/v"}},
+		IndexingPolicy: &lethe.IndexingPolicy{IndexingMode: lethe.IndexingModeConsistent, ExcludedPaths: []lethe.IndexPath{{Path: "/u/*"}},
+			CompositeIndexes: [][]lethe.CompositeIndex{{{Path: "/t"}, {Path: "/n", Order: lethe.CompositeIndexDescending}}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
