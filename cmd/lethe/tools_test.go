@@ -80,11 +80,12 @@ func fillOpen(t *testing.T, dir string, clock *lethe.ManualClock) *cosmosrest.Ha
 	return h
 }
 
-// snapshot describes what a data directory serves: each container's
-// properties, each item's JSON and expiry instant.
-func snapshot(t *testing.T, dir string) map[string]string {
+// snapshot describes what a data directory serves at clock's instant
+// (nil: now): each container's properties, each item's JSON and expiry
+// instant.
+func snapshot(t *testing.T, dir string, clock lethe.Clock) map[string]string {
 	t.Helper()
-	h, err := cosmosrest.New(cosmosrest.Config{Dir: dir, Reaper: lethe.ReaperOptions{Disabled: true}})
+	h, err := cosmosrest.New(cosmosrest.Config{Dir: dir, Clock: clock, Reaper: lethe.ReaperOptions{Disabled: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +132,7 @@ func TestExportImport(t *testing.T) {
 	src, dst := t.TempDir(), t.TempDir()
 	start := time.Now().Add(-10 * time.Second).Truncate(time.Second).Add(123456789) // a fraction of a second
 	fill(t, src, lethe.NewManualClock(start))
-	want := snapshot(t, src)
+	want := snapshot(t, src, nil)
 	if _, ok := want["db/c/gone"]; ok {
 		t.Fatal("the expired item is live")
 	}
@@ -144,6 +145,16 @@ func TestExportImport(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(string(text)), "\n")
 	if len(lines) != 1+1+2+4 || !strings.Contains(lines[0], `"kind":"lethe-export"`) {
 		t.Fatalf("export: %d lines:\n%s", len(lines), text)
+	}
+	// The containers in the names of Cosmos DB's REST resources.
+	for _, want := range []string{`"properties":{"id":"c","defaultTtl":100,"partitionKey":{"paths":["/pk"],"kind":"Hash","version":2}},"changeFeed":{"maxChanges":1048576,"maxBytes":268435456}`,
+		`"throughput":500`, `"indexingPolicy":{"indexingMode":"consistent","excludedPaths":[{"path":"/u/*"}],"compositeIndexes":[[{"path":"/t"},{"path":"/n","order":"descending"}]]}`} {
+		if !strings.Contains(string(text), want) {
+			t.Errorf("export lacks %s:\n%s", want, text)
+		}
+	}
+	if strings.Contains(string(text), `"ID"`) || strings.Contains(string(text), "DefaultTimeToLive") {
+		t.Errorf("export in Go's names:\n%s", text)
 	}
 	var own exportRecord
 	for _, l := range lines {
@@ -164,7 +175,7 @@ func TestExportImport(t *testing.T) {
 	if !strings.Contains(out, "imported 1 databases, 4 items") {
 		t.Errorf("import said %q", out)
 	}
-	got := snapshot(t, dst)
+	got := snapshot(t, dst, nil)
 	if len(got) != len(want) {
 		t.Errorf("imported %d things, want %d:\n%v\n%v", len(got), len(want), got, want)
 	}
@@ -190,17 +201,53 @@ func TestExportImport(t *testing.T) {
 	}
 }
 
+// TestImportVersion1: import reads the format export wrote before it
+// spoke the REST resources' names (version 1: lethe.ContainerProperties
+// with Go's names), testdata/export-v1.jsonl, which that export wrote of
+// what fill makes: it brings back what fill made.
+func TestImportVersion1(t *testing.T) {
+	start := time.Date(2026, 11, 25, 17, 0, 0, 123456789, time.UTC)
+	at := start.Add(2 * time.Second) // the file's "at"
+	src := t.TempDir()
+	fill(t, src, lethe.NewManualClock(start))
+	want := snapshot(t, src, lethe.NewManualClock(at))
+
+	f, err := os.Open(filepath.Join("testdata", "export-v1.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	dbs, items, err := readExport(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dst := t.TempDir()
+	if n, expired, err := importAll(dst, dbs, items, at); err != nil || n != 4 || expired != 0 {
+		t.Fatalf("import: %d written, %d expired, %v", n, expired, err)
+	}
+	got := snapshot(t, dst, lethe.NewManualClock(at))
+	if len(got) != len(want) {
+		t.Errorf("imported %d things, want %d:\n%v\n%v", len(got), len(want), got, want)
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s:\n got %s\nwant %s", k, got[k], v)
+		}
+	}
+}
+
 // TestImportBadInput: input that is not an export is refused, naming the
 // line.
 func TestImportBadInput(t *testing.T) {
 	for in, want := range map[string]string{
 		"":                             "empty",
 		`{"kind":"database","id":"d"}`: "header",
-		"{\"kind\":\"lethe-export\",\"version\":1}\nnot json":                                                                                         "line 2",
-		"{\"kind\":\"lethe-export\",\"version\":9}":                                                                                                   "version",
-		"{\"kind\":\"lethe-export\",\"version\":1}\n{\"kind\":\"container\",\"database\":\"x\",\"properties\":{}}":                                    "line 2 (container)",
-		"{\"kind\":\"lethe-export\",\"version\":1}\n{\"kind\":\"database\",\"id\":\"d\"}\n{\"kind\":\"item\",\"database\":\"d\",\"container\":\"c\"}": "line 3 (item)",
-		"{\"kind\":\"lethe-export\",\"version\":1}\n{\"kind\":\"table\"}":                                                                             "not a kind",
+		"{\"kind\":\"lethe-export\",\"version\":1}\nnot json":                                                                                            "line 2",
+		"{\"kind\":\"lethe-export\",\"version\":9}":                                                                                                      "version",
+		"{\"kind\":\"lethe-export\",\"version\":1}\n{\"kind\":\"container\",\"database\":\"x\",\"properties\":{}}":                                       "line 2 (container)",
+		"{\"kind\":\"lethe-export\",\"version\":1}\n{\"kind\":\"database\",\"id\":\"d\"}\n{\"kind\":\"item\",\"database\":\"d\",\"container\":\"c\"}":    "line 3 (item)",
+		"{\"kind\":\"lethe-export\",\"version\":1}\n{\"kind\":\"table\"}":                                                                                "not a kind",
+		"{\"kind\":\"lethe-export\",\"version\":2}\n{\"kind\":\"database\",\"id\":\"d\"}\n{\"kind\":\"container\",\"database\":\"d\",\"properties\":[]}": "line 3 (container): its properties",
 	} {
 		_, _, err := readExport(strings.NewReader(in))
 		if err == nil || !strings.Contains(err.Error(), want) {
