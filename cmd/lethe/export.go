@@ -83,7 +83,7 @@ func exportTool(args []string) error {
 		w = f
 	}
 	if err := exportDir(w, *dir, time.Now()); err != nil {
-		return err
+		return held("export", err)
 	}
 	if *out != "" {
 		return w.(*os.File).Close()

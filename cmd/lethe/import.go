@@ -43,7 +43,7 @@ func importTool(args []string) error {
 	}
 	n, expired, err := importAll(*dir, dbs, items, time.Now())
 	if err != nil {
-		return err
+		return held("import", err)
 	}
 	_, err = fmt.Fprintf(toolOutput, "imported %d databases, %d items into %s; left out %d items expired since the export\n", len(dbs), n, *dir, expired)
 	return err

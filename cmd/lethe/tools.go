@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -9,6 +10,7 @@ import (
 	"runtime/debug"
 	"strings"
 
+	"github.com/lethedb/lethe"
 	"github.com/lethedb/lethe/cosmosrest"
 )
 
@@ -91,7 +93,7 @@ func checkTool(args []string) error {
 	}
 	dbs, leftovers, err := cosmosrest.CheckDir(*dir)
 	if err != nil {
-		return err
+		return held("check", err)
 	}
 	w := toolOutput
 	damaged := 0
@@ -130,6 +132,16 @@ func checkTool(args []string) error {
 		return fmt.Errorf("check: %d of %d databases damaged", damaged, len(dbs))
 	}
 	return nil
+}
+
+// held returns err, a tool's error, saying what to do when it is that
+// the data directory is held: a tool runs on a directory no server (or
+// anything else) has open.
+func held(tool string, err error) error {
+	if errors.Is(err, lethe.ErrLocked) {
+		return fmt.Errorf("%s: %w: stop the server (or whatever else holds it) first", tool, err)
+	}
+	return err
 }
 
 // toolName returns the tool args name, if args start with one.

@@ -258,7 +258,7 @@ func TestImportBadInput(t *testing.T) {
 
 // TestCheckTool: check reports each database's recovery and what it would
 // repair, changes no file, fails on a damaged database and on a directory
-// in use.
+// in use, as export and import do, saying to stop the server.
 func TestCheckTool(t *testing.T) {
 	// A torn end is what a crash leaves (a segment a store closed is sealed
 	// in its manifest): check a copy of the directory taken while it runs.
@@ -311,8 +311,15 @@ func TestCheckTool(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer h.Close()
-	if _, err := runTool(t, "check", "-dir", dir); !errors.Is(err, lethe.ErrLocked) {
-		t.Errorf("a directory in use: %v", err)
+	// Each tool on it says to stop the server.
+	file := filepath.Join(t.TempDir(), "export.jsonl")
+	os.WriteFile(file, []byte("{\"kind\":\"lethe-export\",\"version\":2}\n"), 0o644)
+	for _, tool := range [][]string{{"check"}, {"export", "-o", os.DevNull}, {"import", "-i", file}} {
+		_, err := runTool(t, append(tool, "-dir", dir)...)
+		if !errors.Is(err, lethe.ErrLocked) || !strings.Contains(err.Error(), "stop the server (or whatever else holds it) first") ||
+			!strings.HasPrefix(err.Error(), tool[0]+": ") {
+			t.Errorf("%s on a directory in use: %v", tool[0], err)
+		}
 	}
 	if _, err := runTool(t, "check"); err == nil || !strings.Contains(err.Error(), "-dir is required") {
 		t.Errorf("no -dir: %v", err)
