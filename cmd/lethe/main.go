@@ -94,6 +94,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 	"time"
 
@@ -109,14 +110,23 @@ func main() {
 	}
 }
 
+// isSet reports whether the flag name of fs was set, on the command line
+// or in the environment.
+func isSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}
+
 func run(args []string) error {
 	if tool, ok := toolName(args); ok {
 		return tool(args[1:])
 	}
 	fs := flag.NewFlagSet("lethe", flag.ContinueOnError)
+	fs.SetOutput(helpOutput)
 	addr := fs.String("addr", "localhost:8081", "the address to listen on")
-	computeAddr := fs.String("compute-addr", "localhost:8903", "the address of the compute gateway, which reads ids in request paths as the emulator's port 8903 does (\"\": none)")
-	key := fs.String("key", cosmosrest.EmulatorKey, "the account's master key, base64 (default: the emulator's well-known key)")
+	computeAddr := fs.String("compute-addr", "", "the address of the compute gateway, which reads ids in request paths as the emulator's port 8903 does (default: -addr's host on port 8903 when -addr is on port 8081, else none; \"\": none)")
+	key := fs.String("key", cosmosrest.EmulatorKey, "the account's master key, base64 (default: the emulator's well-known key, "+cosmosrest.EmulatorKey+")")
 	dir := fs.String("dir", "", "a directory to keep the databases in, durably (default: in memory)")
 	plain := fs.Bool("http", false, "serve plain HTTP instead of HTTPS")
 	certPath := fs.String("cert", "", "the server's certificate (chain), PEM; with -certkey (default: one made by lethe, kept in -dir if given)")
@@ -144,6 +154,9 @@ func run(args []string) error {
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments: %v", fs.Args())
+	}
+	if !isSet(fs, "compute-addr") {
+		*computeAddr = computeDefault(*addr)
 	}
 
 	h, err := cosmosrest.New(cosmosrest.Config{Key: *key, Dir: *dir,
@@ -173,7 +186,7 @@ func run(args []string) error {
 		srv.Handler = withCertificate(srv.Handler, certPEM)
 		scheme = "https"
 	}
-	ln, err := net.Listen("tcp", *addr)
+	ln, err := listen("addr", *addr, "another server has it: set -addr to another address")
 	if err != nil {
 		return err
 	}
@@ -181,6 +194,7 @@ func run(args []string) error {
 	if o := logRequests(logger); o != nil {
 		obs = append(obs, o)
 	}
+	ban := banner{endpoint: displayURL(scheme, *addr, ln.Addr()), custom: *key != cosmosrest.EmulatorKey, tls: !*plain}
 	if *metricsAddr != "" {
 		m := newMetrics(h)
 		maddr, stopMetrics, err := m.serve(*metricsAddr, logger)
@@ -190,36 +204,36 @@ func run(args []string) error {
 		}
 		defer stopMetrics()
 		obs = append(obs, m.observe)
-		logger.Info(fmt.Sprintf("lethe: serving metrics on http://%s/metrics", maddr))
+		ban.metrics = displayURL("http", *metricsAddr, maddr) + "metrics"
 	}
 	srv.Handler = observe(srv.Handler, obs...)
 	// The compute gateway: the same data, its own reading of request paths.
 	var csrv *http.Server
 	var cln net.Listener
 	if *computeAddr != "" {
-		if cln, err = net.Listen("tcp", *computeAddr); err != nil {
+		if cln, err = listen("compute-addr", *computeAddr, `another server has it: set -compute-addr to another address, or -compute-addr "" for none`); err != nil {
 			ln.Close()
 			return err
 		}
+		ban.compute = displayURL(scheme, *computeAddr, cln.Addr())
 		csrv = &http.Server{Handler: observe(h.ComputeGateway(), obs...), IdleTimeout: srv.IdleTimeout, ErrorLog: srv.ErrorLog,
 			TLSConfig: srv.TLSConfig.Clone()} // each server sets up its own HTTP/2 in its TLS config
 		lim.apply(csrv)
 	}
 
-	keyKind := "custom"
-	if *key == cosmosrest.EmulatorKey {
-		keyKind = "default"
-	}
-	storage := "memory"
 	if *dir != "" {
-		storage = "dir " + *dir
+		ban.dir = absPath(*dir)
+	}
+	switch {
+	case *certPath != "":
+		ban.certFile = absPath(*certPath)
+	case *dir != "" && !*plain:
+		ban.certFile = filepath.Join(ban.dir, certFile)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	logger.Info(fmt.Sprintf("lethe: serving the Cosmos DB REST API on %s://%s/ (key: %s, storage: %s)", scheme, ln.Addr(), keyKind, storage))
 	servers, listeners := []*http.Server{srv}, []net.Listener{ln}
 	if csrv != nil {
-		logger.Info(fmt.Sprintf("lethe: serving the compute gateway on %s://%s/", scheme, cln.Addr()))
 		servers, listeners = append(servers, csrv), append(listeners, cln)
 	}
 	slots := newConnSlots(lim.maxConns) // one count over both gateways
@@ -236,6 +250,7 @@ func run(args []string) error {
 			}
 		}()
 	}
+	ban.log(logger)
 	select {
 	case err := <-errc:
 		for _, s := range servers {

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
@@ -351,15 +352,47 @@ func equalTrees(a, b map[string]string) bool {
 	return true
 }
 
-// TestVersion: lethe version names the Go release and the platform.
+// TestVersion: lethe version names the command's version, the Go release
+// and the platform.
 func TestVersion(t *testing.T) {
 	out, err := runTool(t, "version")
-	if err != nil || !strings.HasPrefix(out, "lethe ") || !strings.Contains(out, runtime.Version()+" "+runtime.GOOS+"/"+runtime.GOARCH) {
+	if err != nil || !strings.HasPrefix(out, "lethe ") || !strings.HasSuffix(out, " "+runtime.Version()+" "+runtime.GOOS+"/"+runtime.GOARCH+"\n") {
 		t.Errorf("version: %q %v", out, err)
 	}
 	version = "v9.9.9"
 	defer func() { version = "" }()
 	if out, _ := runTool(t, "version"); !strings.HasPrefix(out, "lethe v9.9.9 ") {
 		t.Errorf("version with -X: %q", out)
+	}
+}
+
+// TestVersionOf: the version, from Go's record of the build, or what -X
+// set, or both; "devel" only with a commit.
+func TestVersionOf(t *testing.T) {
+	const rev = "7c5e653abcdef0123456789abcdef0123456789a"
+	vcs := func(modified string) []debug.BuildSetting {
+		return []debug.BuildSetting{{Key: "vcs", Value: "git"}, {Key: "vcs.revision", Value: rev}, {Key: "vcs.modified", Value: modified}}
+	}
+	for _, tc := range []struct {
+		name              string
+		bi                *debug.BuildInfo
+		xVersion, xCommit string
+		want              string
+	}{
+		{"module version", &debug.BuildInfo{Main: debug.Module{Version: "v1.2.3"}}, "", "", "v1.2.3"},
+		{"checkout", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: vcs("false")}, "", "", "devel (commit 7c5e653abcde)"},
+		{"modified checkout", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: vcs("true")}, "", "", "devel (commit 7c5e653abcde, modified)"},
+		{"pseudo-version", &debug.BuildInfo{Main: debug.Module{Version: "v0.0.0-20261201220011-7c5e653abcde+dirty"}, Settings: vcs("true")}, "", "",
+			"v0.0.0-20261201220011-7c5e653abcde+dirty (commit 7c5e653abcde, modified)"},
+		{"go run, -X commit", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, "", rev, "devel (commit 7c5e653abcde)"},
+		{"-X version", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: vcs("false")}, "v2.0.0", "", "v2.0.0 (commit 7c5e653abcde)"},
+		{"-X devel", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, "devel", "", "(no version or commit recorded)"},
+		{"no build info, -X", nil, "v9.9.9", "", "v9.9.9"},
+		{"nothing", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, "", "", "(no version or commit recorded)"},
+		{"no build info", nil, "", "", "(no version or commit recorded)"},
+	} {
+		if got := versionOf(tc.bi, tc.xVersion, tc.xCommit); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
 	}
 }
