@@ -12,12 +12,24 @@
 //	go run . -changefeed=false                  # containers without a change feed
 //	go run . -cert c.pem -certkey k.pem         # your own certificate
 //	go run . -compute-addr ""                   # no compute gateway on :8903
+//	go run . -addr :9081 -compute-addr :9903    # a second server beside the first
 //	go run . -faults=false                      # no fault injection endpoint
 //	go run . -max-conns 512                     # at most 512 connections at once
 //
 // Like the emulator, it serves the same data twice: as the routing gateway on
-// -addr and as the compute gateway on -compute-addr (localhost:8903), which
-// read ids in request paths differently (see cosmosrest.Handler.ComputeGateway).
+// -addr and as the compute gateway on -compute-addr, which read ids in
+// request paths differently (see cosmosrest.Handler.ComputeGateway). The
+// compute gateway follows -addr: by default it is on -addr's host at port
+// 8903 when -addr is at port 8081 (as the emulator's are), and there is
+// none for another -addr unless -compute-addr gives one. An address taken
+// is an error naming the flag to set.
+//
+// At start it logs, a line each, where it serves (URLs to paste), the key
+// (the emulator's well-known key, or that one was given: never its value),
+// the storage, the data explorer's URL, the certificate's URL and file,
+// how to trust the certificate (system-wide, Node.js, Go), where the docs
+// are, and last "lethe: ready". Each line is a fixed message with its
+// values as attributes: in JSON (-log-format json), fields.
 //
 // Every container created keeps a change feed, as in Cosmos DB, bounded by
 // -changefeed-max-changes and -changefeed-max-bytes.
@@ -73,7 +85,15 @@
 //	lethe check -dir D     # every checksum; what the start would recover, cut or remove; changes nothing
 //	lethe export -dir D    # JSON lines: databases, containers, live items with _ts and expiry instants
 //	lethe import -dir D    # what export wrote, into a directory without databases
-//	lethe version
+//	lethe version          # the module's version, or the commit built ("devel (commit ...)")
+//
+// Export writes containers in the names of Cosmos DB's REST resources (id,
+// defaultTtl, partitionKey, indexingPolicy); import reads that and the
+// format of older exports, with Go's names. On a directory a server holds,
+// each tool says to stop the server first. A build Go does not stamp with
+// its commit (go run) takes it from -ldflags:
+//
+//	go run -ldflags "-X main.commit=$(git rev-parse HEAD)" . version
 //
 // The Dockerfile at the repository's root builds the static binary into a
 // distroless image, run as a non-root user, with the volume /data.
