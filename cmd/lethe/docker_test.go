@@ -145,7 +145,8 @@ func TestImageBinary(t *testing.T) {
 		}
 		close(lines)
 	}()
-	re := regexp.MustCompile(`serving the Cosmos DB REST API on (https://\S+/) \(key: default, storage: dir ` + regexp.QuoteMeta(data) + `\)`)
+	re := regexp.MustCompile(`serving the Cosmos DB REST API" endpoint=(https://\S+/) compute_gateway=https://\S+/ key="the emulator's well-known key" storage=durable dir=` +
+		regexp.QuoteMeta(data) + `$`)
 	var base string
 	timeout := time.After(20 * time.Second)
 	for base == "" {

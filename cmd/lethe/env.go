@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 )
 
@@ -30,6 +31,9 @@ func fromEnv(fs *flag.FlagSet, lookup func(string) (string, bool)) error {
 	return err
 }
 
+// helpOutput is where -help goes: standard error (tests replace it).
+var helpOutput io.Writer = os.Stderr
+
 // usage returns fs's -help: the synopsis, then every flag with its
 // environment variable, its meaning and its default.
 func usage(fs *flag.FlagSet, synopsis string) func() {
@@ -48,7 +52,9 @@ func printFlags(w io.Writer, fs *flag.FlagSet) {
 			head += " " + typ
 		}
 		fmt.Fprintf(w, "%s  (env %s)\n    \t%s", head, envName(f.Name), strings.ReplaceAll(text, "\n", "\n    \t"))
-		if def := f.DefValue; def != "" && def != "false" && def != "0" {
+		// A default that the usage says itself (the key's, in words) is
+		// not said again.
+		if def := f.DefValue; def != "" && def != "false" && def != "0" && !strings.Contains(text, "(default") {
 			if typ == "string" {
 				def = fmt.Sprintf("%q", def)
 			}

@@ -30,13 +30,13 @@ func TestEnv(t *testing.T) {
 	t.Setenv("LETHE_NOT_A_FLAG", "whatever")
 	base, logs, done := start(t)
 	stop(t, done)
-	if !strings.HasPrefix(base, "http://") || !strings.Contains(logs.String(), "key: custom") || !strings.Contains(logs.String(), "storage: dir ") {
+	if !strings.HasPrefix(base, "http://") || !strings.Contains(logs.String(), "key=\"the one given") || !strings.Contains(logs.String(), "storage=durable dir=") {
 		t.Errorf("the environment was not read: %s", logs.String())
 	}
 
 	base, logs, done = start(t, "-http=false", "-dir", "")
 	stop(t, done)
-	if !strings.HasPrefix(base, "https://") || !strings.Contains(logs.String(), "storage: memory") {
+	if !strings.HasPrefix(base, "https://") || !strings.Contains(logs.String(), "storage=memory") {
 		t.Errorf("the command line did not win: %s", logs.String())
 	}
 

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"time"
@@ -19,17 +20,24 @@ import (
 // "kind" says what it is. A header first, then each database, followed by
 // its containers, each followed by its live items:
 //
-//	{"kind":"lethe-export","version":1,"at":"2026-11-25T17:00:00.123456789Z"}
+//	{"kind":"lethe-export","version":2,"at":"2026-11-25T17:00:00.123456789Z"}
 //	{"kind":"database","id":"db","throughput":400}
-//	{"kind":"container","database":"db","properties":{"ID":"c","DefaultTimeToLive":60,...}}
+//	{"kind":"container","database":"db","properties":{"id":"c","defaultTtl":60,"partitionKey":{"paths":["/pk"],"kind":"Hash","version":2}},"throughput":500,"changeFeed":{}}
 //	{"kind":"item","database":"db","container":"c","ts":1795000000,"written":"...","expires":"...","ttlLeft":42.5,"item":{...}}
 //
-// A container's properties are lethe.ContainerProperties, whole. An
-// item's "item" is its JSON as stored, _ts and _etag included; "written"
-// is the instant of its last write, to the nanosecond, from which its
-// expiry counts, and "expires" the instant it expires (absent: never),
-// "ttlLeft" the seconds it had left at the export's instant "at". Import
-// writes each item as of "written", so that its _ts and its expiry
+// A container's "properties" are its resource as Cosmos DB's REST API
+// spells it (id, defaultTtl, partitionKey, indexingPolicy,
+// vectorEmbeddingPolicy, fullTextPolicy: see containerResource), without
+// system properties; its record says beside them its throughput
+// ("throughput" or "autoscaleMaxThroughput", absent: none of its own)
+// and its change feed ("changeFeed", with lethe's "maxChanges" and
+// "maxBytes", absent: none). Version 1 wrote lethe.ContainerProperties
+// with Go's names instead ("ID", "DefaultTimeToLive"); import reads both.
+// An item's "item" is its JSON as stored, _ts and _etag included;
+// "written" is the instant of its last write, to the nanosecond, from
+// which its expiry counts, and "expires" the instant it expires (absent:
+// never), "ttlLeft" the seconds it had left at the export's instant "at".
+// Import writes each item as of "written", so that its _ts and its expiry
 // instant are those it had.
 type exportRecord struct {
 	Kind string `json:"kind"`
@@ -41,8 +49,9 @@ type exportRecord struct {
 	Throughput             int32  `json:"throughput,omitempty"`
 	AutoscaleMaxThroughput int32  `json:"autoscaleMaxThroughput,omitempty"`
 
-	Database   string                     `json:"database,omitempty"` // container, item
-	Properties *lethe.ContainerProperties `json:"properties,omitempty"`
+	Database   string              `json:"database,omitempty"` // container (and throughput), item
+	Properties json.RawMessage     `json:"properties,omitempty"`
+	ChangeFeed *changeFeedResource `json:"changeFeed,omitempty"`
 
 	Container string          `json:"container,omitempty"` // item
 	TS        int64           `json:"ts,omitempty"`
@@ -52,7 +61,9 @@ type exportRecord struct {
 	Item      json.RawMessage `json:"item,omitempty"`
 }
 
-const exportVersion = 1
+// exportVersion is the version of the format export writes; import reads
+// it and every one before it (versions 1 and 2).
+const exportVersion = 2
 
 func exportTool(args []string) error {
 	fs, dir := toolFlags("export", "Usage: lethe export -dir D [-o FILE]\n"+
@@ -71,11 +82,22 @@ func exportTool(args []string) error {
 		defer f.Close()
 		w = f
 	}
+	if err := exportDir(w, *dir, time.Now()); err != nil {
+		return held("export", err)
+	}
+	if *out != "" {
+		return w.(*os.File).Close()
+	}
+	return nil
+}
+
+// exportDir writes the export of dir, as of the instant now, to w.
+func exportDir(w io.Writer, dir string, now time.Time) error {
 	bw := bufio.NewWriterSize(w, 1<<16)
 	// The stores are read as of one instant: a manual clock, moved on only
 	// when a container's throughput makes a read wait.
-	clock := lethe.NewManualClock(time.Now())
-	h, err := cosmosrest.New(cosmosrest.Config{Dir: *dir, Clock: clock, Reaper: lethe.ReaperOptions{Disabled: true}})
+	clock := lethe.NewManualClock(now)
+	h, err := cosmosrest.New(cosmosrest.Config{Dir: dir, Clock: clock, Reaper: lethe.ReaperOptions{Disabled: true}})
 	if err != nil {
 		return err
 	}
@@ -104,7 +126,13 @@ func exportTool(args []string) error {
 			if err != nil {
 				return err
 			}
-			if err := enc.Encode(exportRecord{Kind: "container", Database: id, Properties: &props}); err != nil {
+			res, feed := toResource(props)
+			text, err := json.Marshal(res)
+			if err != nil {
+				return err
+			}
+			if err := enc.Encode(exportRecord{Kind: "container", Database: id, Properties: text, ChangeFeed: feed,
+				Throughput: props.Throughput, AutoscaleMaxThroughput: props.AutoscaleMaxThroughput}); err != nil {
 				return err
 			}
 			if err := exportItems(ctx, enc, clock, id, c, props); err != nil {
@@ -112,13 +140,7 @@ func exportTool(args []string) error {
 			}
 		}
 	}
-	if err := bw.Flush(); err != nil {
-		return err
-	}
-	if *out != "" {
-		return w.(*os.File).Close()
-	}
-	return nil
+	return bw.Flush()
 }
 
 // exportItems writes every live item of c.

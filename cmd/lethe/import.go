@@ -43,7 +43,7 @@ func importTool(args []string) error {
 	}
 	n, expired, err := importAll(*dir, dbs, items, time.Now())
 	if err != nil {
-		return err
+		return held("import", err)
 	}
 	_, err = fmt.Fprintf(toolOutput, "imported %d databases, %d items into %s; left out %d items expired since the export\n", len(dbs), n, *dir, expired)
 	return err
@@ -62,7 +62,7 @@ func readExport(r io.Reader) ([]*importDatabase, []exportRecord, error) {
 	byID := map[string]*importDatabase{}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 1<<16), 64<<20)
-	line := 0
+	line, version := 0, 0
 	for sc.Scan() {
 		line++
 		if len(strings.TrimSpace(sc.Text())) == 0 {
@@ -77,9 +77,10 @@ func readExport(r io.Reader) ([]*importDatabase, []exportRecord, error) {
 		case line == 1 && rec.Kind != "lethe-export":
 			return nil, nil, errors.New("import: the input does not start with lethe export's header")
 		case rec.Kind == "lethe-export":
-			if line != 1 || rec.Version != exportVersion {
-				return nil, nil, bad(fmt.Sprintf("a header of version %d, not first or not %d", rec.Version, exportVersion))
+			if line != 1 || rec.Version < 1 || rec.Version > exportVersion {
+				return nil, nil, bad(fmt.Sprintf("a header of version %d, not first or not 1 to %d", rec.Version, exportVersion))
 			}
+			version = rec.Version
 		case rec.Kind == "database":
 			if rec.ID == "" || byID[rec.ID] != nil {
 				return nil, nil, bad("no id, or one seen before")
@@ -88,10 +89,14 @@ func readExport(r io.Reader) ([]*importDatabase, []exportRecord, error) {
 			dbs, byID[rec.ID] = append(dbs, db), db
 		case rec.Kind == "container":
 			db := byID[rec.Database]
-			if db == nil || rec.Properties == nil {
+			if db == nil || len(rec.Properties) == 0 {
 				return nil, nil, bad("no properties, or a database not seen before")
 			}
-			db.containers = append(db.containers, *rec.Properties)
+			p, err := containerOf(rec, version)
+			if err != nil {
+				return nil, nil, bad("its properties: " + err.Error())
+			}
+			db.containers = append(db.containers, p)
 		case rec.Kind == "item":
 			db := byID[rec.Database]
 			if db == nil || !slices.ContainsFunc(db.containers, func(p lethe.ContainerProperties) bool { return p.ID == rec.Container }) {

@@ -84,7 +84,7 @@ func TestRequestLog(t *testing.T) {
 	if strings.Contains(logs.String(), "msg=request") {
 		t.Errorf("request logged at info: %s", logs.String())
 	}
-	if !strings.Contains(logs.String(), `level=INFO msg="lethe: serving the Cosmos DB REST API on http://127.0.0.1:`) {
+	if !strings.Contains(logs.String(), `level=INFO msg="lethe: serving the Cosmos DB REST API" endpoint=http://127.0.0.1:`) {
 		t.Errorf("start line: %s", logs.String())
 	}
 }

@@ -12,12 +12,24 @@
 //	go run . -changefeed=false                  # containers without a change feed
 //	go run . -cert c.pem -certkey k.pem         # your own certificate
 //	go run . -compute-addr ""                   # no compute gateway on :8903
+//	go run . -addr :9081 -compute-addr :9903    # a second server beside the first
 //	go run . -faults=false                      # no fault injection endpoint
 //	go run . -max-conns 512                     # at most 512 connections at once
 //
 // Like the emulator, it serves the same data twice: as the routing gateway on
-// -addr and as the compute gateway on -compute-addr (localhost:8903), which
-// read ids in request paths differently (see cosmosrest.Handler.ComputeGateway).
+// -addr and as the compute gateway on -compute-addr, which read ids in
+// request paths differently (see cosmosrest.Handler.ComputeGateway). The
+// compute gateway follows -addr: by default it is on -addr's host at port
+// 8903 when -addr is at port 8081 (as the emulator's are), and there is
+// none for another -addr unless -compute-addr gives one. An address taken
+// is an error naming the flag to set.
+//
+// At start it logs, a line each, where it serves (URLs to paste), the key
+// (the emulator's well-known key, or that one was given: never its value),
+// the storage, the data explorer's URL, the certificate's URL and file,
+// how to trust the certificate (system-wide, Node.js, Go), where the docs
+// are, and last "lethe: ready". Each line is a fixed message with its
+// values as attributes: in JSON (-log-format json), fields.
 //
 // Every container created keeps a change feed, as in Cosmos DB, bounded by
 // -changefeed-max-changes and -changefeed-max-bytes.
@@ -73,7 +85,15 @@
 //	lethe check -dir D     # every checksum; what the start would recover, cut or remove; changes nothing
 //	lethe export -dir D    # JSON lines: databases, containers, live items with _ts and expiry instants
 //	lethe import -dir D    # what export wrote, into a directory without databases
-//	lethe version
+//	lethe version          # the module's version, or the commit built ("devel (commit ...)")
+//
+// Export writes containers in the names of Cosmos DB's REST resources (id,
+// defaultTtl, partitionKey, indexingPolicy); import reads that and the
+// format of older exports, with Go's names. On a directory a server holds,
+// each tool says to stop the server first. A build Go does not stamp with
+// its commit (go run) takes it from -ldflags:
+//
+//	go run -ldflags "-X main.commit=$(git rev-parse HEAD)" . version
 //
 // The Dockerfile at the repository's root builds the static binary into a
 // distroless image, run as a non-root user, with the volume /data.
@@ -94,6 +114,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 	"time"
 
@@ -109,14 +130,23 @@ func main() {
 	}
 }
 
+// isSet reports whether the flag name of fs was set, on the command line
+// or in the environment.
+func isSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}
+
 func run(args []string) error {
 	if tool, ok := toolName(args); ok {
 		return tool(args[1:])
 	}
 	fs := flag.NewFlagSet("lethe", flag.ContinueOnError)
+	fs.SetOutput(helpOutput)
 	addr := fs.String("addr", "localhost:8081", "the address to listen on")
-	computeAddr := fs.String("compute-addr", "localhost:8903", "the address of the compute gateway, which reads ids in request paths as the emulator's port 8903 does (\"\": none)")
-	key := fs.String("key", cosmosrest.EmulatorKey, "the account's master key, base64 (default: the emulator's well-known key)")
+	computeAddr := fs.String("compute-addr", "", "the address of the compute gateway, which reads ids in request paths as the emulator's port 8903 does (default: -addr's host on port 8903 when -addr is on port 8081, else none; \"\": none)")
+	key := fs.String("key", cosmosrest.EmulatorKey, "the account's master key, base64 (default: the emulator's well-known key, "+cosmosrest.EmulatorKey+")")
 	dir := fs.String("dir", "", "a directory to keep the databases in, durably (default: in memory)")
 	plain := fs.Bool("http", false, "serve plain HTTP instead of HTTPS")
 	certPath := fs.String("cert", "", "the server's certificate (chain), PEM; with -certkey (default: one made by lethe, kept in -dir if given)")
@@ -144,6 +174,9 @@ func run(args []string) error {
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments: %v", fs.Args())
+	}
+	if !isSet(fs, "compute-addr") {
+		*computeAddr = computeDefault(*addr)
 	}
 
 	h, err := cosmosrest.New(cosmosrest.Config{Key: *key, Dir: *dir,
@@ -173,7 +206,7 @@ func run(args []string) error {
 		srv.Handler = withCertificate(srv.Handler, certPEM)
 		scheme = "https"
 	}
-	ln, err := net.Listen("tcp", *addr)
+	ln, err := listen("addr", *addr, "another server has it: set -addr to another address")
 	if err != nil {
 		return err
 	}
@@ -181,6 +214,7 @@ func run(args []string) error {
 	if o := logRequests(logger); o != nil {
 		obs = append(obs, o)
 	}
+	ban := banner{endpoint: displayURL(scheme, *addr, ln.Addr()), custom: *key != cosmosrest.EmulatorKey, tls: !*plain}
 	if *metricsAddr != "" {
 		m := newMetrics(h)
 		maddr, stopMetrics, err := m.serve(*metricsAddr, logger)
@@ -190,36 +224,36 @@ func run(args []string) error {
 		}
 		defer stopMetrics()
 		obs = append(obs, m.observe)
-		logger.Info(fmt.Sprintf("lethe: serving metrics on http://%s/metrics", maddr))
+		ban.metrics = displayURL("http", *metricsAddr, maddr) + "metrics"
 	}
 	srv.Handler = observe(srv.Handler, obs...)
 	// The compute gateway: the same data, its own reading of request paths.
 	var csrv *http.Server
 	var cln net.Listener
 	if *computeAddr != "" {
-		if cln, err = net.Listen("tcp", *computeAddr); err != nil {
+		if cln, err = listen("compute-addr", *computeAddr, `another server has it: set -compute-addr to another address, or -compute-addr "" for none`); err != nil {
 			ln.Close()
 			return err
 		}
+		ban.compute = displayURL(scheme, *computeAddr, cln.Addr())
 		csrv = &http.Server{Handler: observe(h.ComputeGateway(), obs...), IdleTimeout: srv.IdleTimeout, ErrorLog: srv.ErrorLog,
 			TLSConfig: srv.TLSConfig.Clone()} // each server sets up its own HTTP/2 in its TLS config
 		lim.apply(csrv)
 	}
 
-	keyKind := "custom"
-	if *key == cosmosrest.EmulatorKey {
-		keyKind = "default"
-	}
-	storage := "memory"
 	if *dir != "" {
-		storage = "dir " + *dir
+		ban.dir = absPath(*dir)
+	}
+	switch {
+	case *certPath != "":
+		ban.certFile = absPath(*certPath)
+	case *dir != "" && !*plain:
+		ban.certFile = filepath.Join(ban.dir, certFile)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	logger.Info(fmt.Sprintf("lethe: serving the Cosmos DB REST API on %s://%s/ (key: %s, storage: %s)", scheme, ln.Addr(), keyKind, storage))
 	servers, listeners := []*http.Server{srv}, []net.Listener{ln}
 	if csrv != nil {
-		logger.Info(fmt.Sprintf("lethe: serving the compute gateway on %s://%s/", scheme, cln.Addr()))
 		servers, listeners = append(servers, csrv), append(listeners, cln)
 	}
 	slots := newConnSlots(lim.maxConns) // one count over both gateways
@@ -236,6 +270,7 @@ func run(args []string) error {
 			}
 		}()
 	}
+	ban.log(logger)
 	select {
 	case err := <-errc:
 		for _, s := range servers {

@@ -35,17 +35,30 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// start runs the command and returns its base URL and its result.
+// start runs the command on free ports of the loopback and returns its
+// base URL, its log and its result.
 func start(t *testing.T, args ...string) (string, *syncBuffer, chan error) {
+	t.Helper()
+	return startWith(t, append([]string{"-addr", "127.0.0.1:0", "-compute-addr", "127.0.0.1:0"}, args...)...)
+}
+
+// startWith is start with args alone; it returns once the server logged
+// that it is ready, in text or JSON, with its endpoint.
+func startWith(t *testing.T, args ...string) (string, *syncBuffer, chan error) {
 	t.Helper()
 	var logs syncBuffer
 	logOutput = &logs
 	t.Cleanup(func() { logOutput = io.Discard })
 	done := make(chan error, 1)
-	go func() { done <- run(append([]string{"-addr", "127.0.0.1:0", "-compute-addr", "127.0.0.1:0"}, args...)) }()
-	re := regexp.MustCompile(`on (https?://[^ ]+/) \(key: ([^)]*), storage: ([^)]*)\)`)
+	go func() { done <- run(args) }()
+	ready := regexp.MustCompile(`msg"?[=:]"lethe: ready"`)
+	endpoint := regexp.MustCompile(`"?endpoint"?[=:]"?(https?://[^ "]+/)`)
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		if m := re.FindStringSubmatch(logs.String()); m != nil {
+		if text := logs.String(); ready.MatchString(text) {
+			m := endpoint.FindStringSubmatch(text)
+			if m == nil {
+				t.Fatalf("no endpoint; log: %s", text)
+			}
 			return m[1], &logs, done
 		}
 		select {
@@ -76,7 +89,7 @@ func signed(t *testing.T, method, url, typ, link string, body io.Reader) *http.R
 
 func TestServeTLSAndShutDownGracefully(t *testing.T) {
 	base, logs, done := start(t)
-	if !strings.HasPrefix(base, "https://127.0.0.1:") || !strings.Contains(logs.String(), "key: default") || !strings.Contains(logs.String(), "storage: memory") {
+	if !strings.HasPrefix(base, "https://127.0.0.1:") || !strings.Contains(logs.String(), `key="the emulator's well-known key" storage=memory`) {
 		t.Fatalf("start line: %q", logs.String())
 	}
 	// The certificate is self-signed, for localhost and 127.0.0.1.
@@ -147,7 +160,7 @@ func TestServeTLSAndShutDownGracefully(t *testing.T) {
 // none with -compute-addr "".
 func TestComputeGateway(t *testing.T) {
 	base, logs, done := start(t, "-http")
-	m := regexp.MustCompile(`compute gateway on (http://[^ ]+/)`).FindStringSubmatch(logs.String())
+	m := regexp.MustCompile(`compute_gateway=(http://[^ ]+/)`).FindStringSubmatch(logs.String())
 	if m == nil {
 		t.Fatalf("no compute gateway line: %q", logs.String())
 	}
@@ -183,7 +196,7 @@ func TestComputeGateway(t *testing.T) {
 	}
 
 	_, logs, done = start(t, "-http", "-compute-addr", "")
-	if strings.Contains(logs.String(), "compute gateway") {
+	if strings.Contains(logs.String(), "compute_gateway") {
 		t.Errorf("-compute-addr \"\" served one: %q", logs.String())
 	}
 	if err := syscall.Kill(syscall.Getpid(), syscall.SIGTERM); err != nil {
@@ -196,7 +209,8 @@ func TestComputeGateway(t *testing.T) {
 
 func TestFlags(t *testing.T) {
 	base, logs, done := start(t, "-http", "-key", "dGhpcyBpcyBub3QgdGhlIGtleQ==", "-dir", t.TempDir())
-	if !strings.HasPrefix(base, "http://") || !strings.Contains(logs.String(), "key: custom") || !strings.Contains(logs.String(), "storage: dir ") {
+	if !strings.HasPrefix(base, "http://") || !strings.Contains(logs.String(), `key="the one given (-key, LETHE_KEY), not shown" storage=durable dir=/`) ||
+		strings.Contains(logs.String(), "dGhpcyBpcyBub3QgdGhlIGtleQ==") {
 		t.Fatalf("start line: %q", logs.String())
 	}
 	resp, err := http.DefaultClient.Do(signed(t, "GET", base+"dbs", "dbs", "", nil)) // signed with the emulator's key

@@ -64,7 +64,7 @@ func grepLethe(text string) string {
 // does not serve it, and without the flag there is no such listener.
 func TestMetricsEndpoint(t *testing.T) {
 	base, logs, done := start(t, "-http", "-metrics-addr", "127.0.0.1:0", "-dir", t.TempDir())
-	m := regexp.MustCompile(`serving metrics on (http://\S+/metrics)`).FindStringSubmatch(logs.String())
+	m := regexp.MustCompile(`msg="lethe: serving metrics" url=(http://\S+/metrics)`).FindStringSubmatch(logs.String())
 	if m == nil {
 		t.Fatalf("no metrics line: %s", logs.String())
 	}

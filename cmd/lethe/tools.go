@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -9,6 +10,7 @@ import (
 	"runtime/debug"
 	"strings"
 
+	"github.com/lethedb/lethe"
 	"github.com/lethedb/lethe/cosmosrest"
 )
 
@@ -27,13 +29,17 @@ var (
 	toolInput  io.Reader = os.Stdin
 )
 
-// version is the command's version, set at build time with
-// -ldflags "-X main.version=v1.2.3"; else the module's, as Go recorded it.
-var version = ""
+// version and commit are the command's version and the VCS commit it is
+// built from, for builds that Go does not stamp with them (go run, a build
+// outside a checkout): -ldflags "-X main.version=v1.2.3 -X
+// main.commit=$(git rev-parse HEAD)". Else Go's record of the build says
+// them (debug.ReadBuildInfo).
+var version, commit = "", ""
 
 // toolFlags returns the flag set of a tool, with -dir, and its usage.
 func toolFlags(name, synopsis string) (*flag.FlagSet, *string) {
 	fs := flag.NewFlagSet("lethe "+name, flag.ContinueOnError)
+	fs.SetOutput(helpOutput)
 	dir := fs.String("dir", "", "the data directory (as the server's -dir)")
 	fs.Usage = usage(fs, synopsis)
 	return fs, dir
@@ -59,26 +65,56 @@ func parseTool(fs *flag.FlagSet, dir *string, args []string) error {
 
 func versionTool(args []string) error {
 	fs := flag.NewFlagSet("lethe version", flag.ContinueOnError)
+	fs.SetOutput(helpOutput)
 	fs.Usage = usage(fs, "Usage: lethe version\nPrints the command's version, and the Go release and platform it was built with.")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	v, rev := version, ""
-	if bi, ok := debug.ReadBuildInfo(); ok {
+	bi, _ := debug.ReadBuildInfo()
+	_, err := fmt.Fprintf(toolOutput, "lethe %s %s %s/%s\n", versionOf(bi, version, commit), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	return err
+}
+
+// versionOf returns the command's version as bi (nil: none), and the
+// version and commit given with -X, say it: the module's version (-X's
+// first), then the commit, its first 12 digits, "modified" if the
+// checkout had changes (Go's vcs.revision and vcs.modified; -X's if Go
+// recorded none). A build of no version is "devel", never without its
+// commit.
+func versionOf(bi *debug.BuildInfo, xVersion, xCommit string) string {
+	v, rev, modified := xVersion, xCommit, false
+	if bi != nil {
 		if v == "" {
 			v = bi.Main.Version
 		}
 		for _, s := range bi.Settings {
-			if s.Key == "vcs.revision" {
-				rev = " " + s.Value
+			switch {
+			case s.Key == "vcs.revision" && s.Value != "":
+				rev = s.Value
+			case s.Key == "vcs.modified":
+				modified = s.Value == "true"
 			}
 		}
 	}
-	if v == "" {
-		v = "(devel)"
+	if v == "(devel)" || v == "devel" {
+		v = ""
 	}
-	_, err := fmt.Fprintf(toolOutput, "lethe %s%s %s %s/%s\n", v, rev, runtime.Version(), runtime.GOOS, runtime.GOARCH)
-	return err
+	if rev == "" {
+		if v == "" {
+			return "(no version or commit recorded)"
+		}
+		return v
+	}
+	if v == "" {
+		v = "devel"
+	}
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	if modified {
+		rev += ", modified"
+	}
+	return fmt.Sprintf("%s (commit %s)", v, rev)
 }
 
 // checkTool verifies a data directory without changing it.
@@ -91,7 +127,7 @@ func checkTool(args []string) error {
 	}
 	dbs, leftovers, err := cosmosrest.CheckDir(*dir)
 	if err != nil {
-		return err
+		return held("check", err)
 	}
 	w := toolOutput
 	damaged := 0
@@ -130,6 +166,16 @@ func checkTool(args []string) error {
 		return fmt.Errorf("check: %d of %d databases damaged", damaged, len(dbs))
 	}
 	return nil
+}
+
+// held returns err, a tool's error, saying what to do when it is that
+// the data directory is held: a tool runs on a directory no server (or
+// anything else) has open.
+func held(tool string, err error) error {
+	if errors.Is(err, lethe.ErrLocked) {
+		return fmt.Errorf("%s: %w: stop the server (or whatever else holds it) first", tool, err)
+	}
+	return err
 }
 
 // toolName returns the tool args name, if args start with one.

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
@@ -33,7 +34,7 @@ func runTool(t *testing.T, args ...string) (string, error) {
 // fill makes, in dir, through a handler on clock, the database db (400
 // RU/s shared) with the container c (default TTL 100 s, partitioned by
 // /pk, 500 RU/s of its own) holding four items, and the container h
-// (hierarchical key, no TTL) holding one.
+// (hierarchical key, no TTL, an indexing policy) holding one.
 func fill(t *testing.T, dir string, clock *lethe.ManualClock) {
 	t.Helper()
 	if err := fillOpen(t, dir, clock).Close(); err != nil {
@@ -59,7 +60,9 @@ func fillOpen(t *testing.T, dir string, clock *lethe.ManualClock) *cosmosrest.Ha
 		t.Fatal(err)
 	}
 	hc, err := st.CreateContainer(ctx, lethe.ContainerProperties{ID: "h",
-		PartitionKeyDefinition: lethe.PartitionKeyDefinition{Paths: []string{"/t", "/u/v"}}})
+		PartitionKeyDefinition: lethe.PartitionKeyDefinition{Paths: []string{"/t", "/u/v"}},
+		IndexingPolicy: &lethe.IndexingPolicy{IndexingMode: lethe.IndexingModeConsistent, ExcludedPaths: []lethe.IndexPath{{Path: "/u/*"}},
+			CompositeIndexes: [][]lethe.CompositeIndex{{{Path: "/t"}, {Path: "/n", Order: lethe.CompositeIndexDescending}}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,11 +81,12 @@ func fillOpen(t *testing.T, dir string, clock *lethe.ManualClock) *cosmosrest.Ha
 	return h
 }
 
-// snapshot describes what a data directory serves: each container's
-// properties, each item's JSON and expiry instant.
-func snapshot(t *testing.T, dir string) map[string]string {
+// snapshot describes what a data directory serves at clock's instant
+// (nil: now): each container's properties, each item's JSON and expiry
+// instant.
+func snapshot(t *testing.T, dir string, clock lethe.Clock) map[string]string {
 	t.Helper()
-	h, err := cosmosrest.New(cosmosrest.Config{Dir: dir, Reaper: lethe.ReaperOptions{Disabled: true}})
+	h, err := cosmosrest.New(cosmosrest.Config{Dir: dir, Clock: clock, Reaper: lethe.ReaperOptions{Disabled: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +133,7 @@ func TestExportImport(t *testing.T) {
 	src, dst := t.TempDir(), t.TempDir()
 	start := time.Now().Add(-10 * time.Second).Truncate(time.Second).Add(123456789) // a fraction of a second
 	fill(t, src, lethe.NewManualClock(start))
-	want := snapshot(t, src)
+	want := snapshot(t, src, nil)
 	if _, ok := want["db/c/gone"]; ok {
 		t.Fatal("the expired item is live")
 	}
@@ -142,6 +146,16 @@ func TestExportImport(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(string(text)), "\n")
 	if len(lines) != 1+1+2+4 || !strings.Contains(lines[0], `"kind":"lethe-export"`) {
 		t.Fatalf("export: %d lines:\n%s", len(lines), text)
+	}
+	// The containers in the names of Cosmos DB's REST resources.
+	for _, want := range []string{`"properties":{"id":"c","defaultTtl":100,"partitionKey":{"paths":["/pk"],"kind":"Hash","version":2}},"changeFeed":{"maxChanges":1048576,"maxBytes":268435456}`,
+		`"throughput":500`, `"indexingPolicy":{"indexingMode":"consistent","excludedPaths":[{"path":"/u/*"}],"compositeIndexes":[[{"path":"/t"},{"path":"/n","order":"descending"}]]}`} {
+		if !strings.Contains(string(text), want) {
+			t.Errorf("export lacks %s:\n%s", want, text)
+		}
+	}
+	if strings.Contains(string(text), `"ID"`) || strings.Contains(string(text), "DefaultTimeToLive") {
+		t.Errorf("export in Go's names:\n%s", text)
 	}
 	var own exportRecord
 	for _, l := range lines {
@@ -162,7 +176,7 @@ func TestExportImport(t *testing.T) {
 	if !strings.Contains(out, "imported 1 databases, 4 items") {
 		t.Errorf("import said %q", out)
 	}
-	got := snapshot(t, dst)
+	got := snapshot(t, dst, nil)
 	if len(got) != len(want) {
 		t.Errorf("imported %d things, want %d:\n%v\n%v", len(got), len(want), got, want)
 	}
@@ -188,17 +202,53 @@ func TestExportImport(t *testing.T) {
 	}
 }
 
+// TestImportVersion1: import reads the format export wrote before it
+// spoke the REST resources' names (version 1: lethe.ContainerProperties
+// with Go's names), testdata/export-v1.jsonl, which that export wrote of
+// what fill makes: it brings back what fill made.
+func TestImportVersion1(t *testing.T) {
+	start := time.Date(2026, 11, 25, 17, 0, 0, 123456789, time.UTC)
+	at := start.Add(2 * time.Second) // the file's "at"
+	src := t.TempDir()
+	fill(t, src, lethe.NewManualClock(start))
+	want := snapshot(t, src, lethe.NewManualClock(at))
+
+	f, err := os.Open(filepath.Join("testdata", "export-v1.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	dbs, items, err := readExport(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dst := t.TempDir()
+	if n, expired, err := importAll(dst, dbs, items, at); err != nil || n != 4 || expired != 0 {
+		t.Fatalf("import: %d written, %d expired, %v", n, expired, err)
+	}
+	got := snapshot(t, dst, lethe.NewManualClock(at))
+	if len(got) != len(want) {
+		t.Errorf("imported %d things, want %d:\n%v\n%v", len(got), len(want), got, want)
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s:\n got %s\nwant %s", k, got[k], v)
+		}
+	}
+}
+
 // TestImportBadInput: input that is not an export is refused, naming the
 // line.
 func TestImportBadInput(t *testing.T) {
 	for in, want := range map[string]string{
 		"":                             "empty",
 		`{"kind":"database","id":"d"}`: "header",
-		"{\"kind\":\"lethe-export\",\"version\":1}\nnot json":                                                                                         "line 2",
-		"{\"kind\":\"lethe-export\",\"version\":9}":                                                                                                   "version",
-		"{\"kind\":\"lethe-export\",\"version\":1}\n{\"kind\":\"container\",\"database\":\"x\",\"properties\":{}}":                                    "line 2 (container)",
-		"{\"kind\":\"lethe-export\",\"version\":1}\n{\"kind\":\"database\",\"id\":\"d\"}\n{\"kind\":\"item\",\"database\":\"d\",\"container\":\"c\"}": "line 3 (item)",
-		"{\"kind\":\"lethe-export\",\"version\":1}\n{\"kind\":\"table\"}":                                                                             "not a kind",
+		"{\"kind\":\"lethe-export\",\"version\":1}\nnot json":                                                                                            "line 2",
+		"{\"kind\":\"lethe-export\",\"version\":9}":                                                                                                      "version",
+		"{\"kind\":\"lethe-export\",\"version\":1}\n{\"kind\":\"container\",\"database\":\"x\",\"properties\":{}}":                                       "line 2 (container)",
+		"{\"kind\":\"lethe-export\",\"version\":1}\n{\"kind\":\"database\",\"id\":\"d\"}\n{\"kind\":\"item\",\"database\":\"d\",\"container\":\"c\"}":    "line 3 (item)",
+		"{\"kind\":\"lethe-export\",\"version\":1}\n{\"kind\":\"table\"}":                                                                                "not a kind",
+		"{\"kind\":\"lethe-export\",\"version\":2}\n{\"kind\":\"database\",\"id\":\"d\"}\n{\"kind\":\"container\",\"database\":\"d\",\"properties\":[]}": "line 3 (container): its properties",
 	} {
 		_, _, err := readExport(strings.NewReader(in))
 		if err == nil || !strings.Contains(err.Error(), want) {
@@ -209,7 +259,7 @@ func TestImportBadInput(t *testing.T) {
 
 // TestCheckTool: check reports each database's recovery and what it would
 // repair, changes no file, fails on a damaged database and on a directory
-// in use.
+// in use, as export and import do, saying to stop the server.
 func TestCheckTool(t *testing.T) {
 	// A torn end is what a crash leaves (a segment a store closed is sealed
 	// in its manifest): check a copy of the directory taken while it runs.
@@ -262,8 +312,15 @@ func TestCheckTool(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer h.Close()
-	if _, err := runTool(t, "check", "-dir", dir); !errors.Is(err, lethe.ErrLocked) {
-		t.Errorf("a directory in use: %v", err)
+	// Each tool on it says to stop the server.
+	file := filepath.Join(t.TempDir(), "export.jsonl")
+	os.WriteFile(file, []byte("{\"kind\":\"lethe-export\",\"version\":2}\n"), 0o644)
+	for _, tool := range [][]string{{"check"}, {"export", "-o", os.DevNull}, {"import", "-i", file}} {
+		_, err := runTool(t, append(tool, "-dir", dir)...)
+		if !errors.Is(err, lethe.ErrLocked) || !strings.Contains(err.Error(), "stop the server (or whatever else holds it) first") ||
+			!strings.HasPrefix(err.Error(), tool[0]+": ") {
+			t.Errorf("%s on a directory in use: %v", tool[0], err)
+		}
 	}
 	if _, err := runTool(t, "check"); err == nil || !strings.Contains(err.Error(), "-dir is required") {
 		t.Errorf("no -dir: %v", err)
@@ -295,15 +352,47 @@ func equalTrees(a, b map[string]string) bool {
 	return true
 }
 
-// TestVersion: lethe version names the Go release and the platform.
+// TestVersion: lethe version names the command's version, the Go release
+// and the platform.
 func TestVersion(t *testing.T) {
 	out, err := runTool(t, "version")
-	if err != nil || !strings.HasPrefix(out, "lethe ") || !strings.Contains(out, runtime.Version()+" "+runtime.GOOS+"/"+runtime.GOARCH) {
+	if err != nil || !strings.HasPrefix(out, "lethe ") || !strings.HasSuffix(out, " "+runtime.Version()+" "+runtime.GOOS+"/"+runtime.GOARCH+"\n") {
 		t.Errorf("version: %q %v", out, err)
 	}
 	version = "v9.9.9"
 	defer func() { version = "" }()
 	if out, _ := runTool(t, "version"); !strings.HasPrefix(out, "lethe v9.9.9 ") {
 		t.Errorf("version with -X: %q", out)
+	}
+}
+
+// TestVersionOf: the version, from Go's record of the build, or what -X
+// set, or both; "devel" only with a commit.
+func TestVersionOf(t *testing.T) {
+	const rev = "7c5e653abcdef0123456789abcdef0123456789a"
+	vcs := func(modified string) []debug.BuildSetting {
+		return []debug.BuildSetting{{Key: "vcs", Value: "git"}, {Key: "vcs.revision", Value: rev}, {Key: "vcs.modified", Value: modified}}
+	}
+	for _, tc := range []struct {
+		name              string
+		bi                *debug.BuildInfo
+		xVersion, xCommit string
+		want              string
+	}{
+		{"module version", &debug.BuildInfo{Main: debug.Module{Version: "v1.2.3"}}, "", "", "v1.2.3"},
+		{"checkout", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: vcs("false")}, "", "", "devel (commit 7c5e653abcde)"},
+		{"modified checkout", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: vcs("true")}, "", "", "devel (commit 7c5e653abcde, modified)"},
+		{"pseudo-version", &debug.BuildInfo{Main: debug.Module{Version: "v0.0.0-20261201220011-7c5e653abcde+dirty"}, Settings: vcs("true")}, "", "",
+			"v0.0.0-20261201220011-7c5e653abcde+dirty (commit 7c5e653abcde, modified)"},
+		{"go run, -X commit", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, "", rev, "devel (commit 7c5e653abcde)"},
+		{"-X version", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: vcs("false")}, "v2.0.0", "", "v2.0.0 (commit 7c5e653abcde)"},
+		{"-X devel", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, "devel", "", "(no version or commit recorded)"},
+		{"no build info, -X", nil, "v9.9.9", "", "v9.9.9"},
+		{"nothing", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, "", "", "(no version or commit recorded)"},
+		{"no build info", nil, "", "", "(no version or commit recorded)"},
+	} {
+		if got := versionOf(tc.bi, tc.xVersion, tc.xCommit); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
 	}
 }

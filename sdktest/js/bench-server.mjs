@@ -24,7 +24,7 @@ export async function startBenchServer() {
   const url = await new Promise((resolve, reject) => {
     proc.stderr.on("data", (chunk) => {
       stderr += chunk;
-      const m = /serving the Cosmos DB REST API on (\S+)/.exec(stderr);
+      const m = /serving the Cosmos DB REST API" endpoint=(\S+)/.exec(stderr);
       if (m) resolve(m[1]);
     });
     proc.once("exit", () => reject(new Error(stderr)));

@@ -67,12 +67,13 @@ async function startLethe(...args) {
       reject(new Error(`lethe printed no start line in 30 s: ${stderr}`));
     }, 30_000);
     const look = () => {
-      // The start line, in the command's log (log/slog's text format):
-      // level=INFO msg="lethe: serving the Cosmos DB REST API on URL (key: K, storage: S)"
-      const m = /level=INFO msg="lethe: serving the Cosmos DB REST API on (\S+) \(key: (\S+), storage: ([^)]+)\)"$/m.exec(stderr);
-      if (m) {
+      // The start line, in the command's log (log/slog's text format), then its ready line:
+      // level=INFO msg="lethe: serving the Cosmos DB REST API" endpoint=URL compute_gateway=URL key="K" storage=S [dir=D]
+      // level=INFO msg="lethe: ready"
+      const m = /level=INFO msg="lethe: serving the Cosmos DB REST API" endpoint=(\S+)(?: compute_gateway=\S+)? key="([^"]*)" storage=(\S+)(?: dir=(\S+))?$/m.exec(stderr);
+      if (m && /level=INFO msg="lethe: ready"$/m.test(stderr)) {
         clearTimeout(timer);
-        resolve({ url: m[1], key: m[2], storage: m[3] });
+        resolve({ url: m[1], key: m[2] === "the emulator's well-known key" ? "default" : "custom", storage: m[4] ? `dir ${m[4]}` : m[3] });
       }
     };
     proc.stderr.on("data", look);
