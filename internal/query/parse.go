@@ -59,11 +59,11 @@ func (e *Error) ServiceMessage() string {
 
 // The codes of the errors of Cosmos DB's query engine that lethe gives.
 // SC1001, SC1002, SC1012, SC2001 and SC2050 are the service's, with the
-// messages quoted in SDKs' issues; SC2005 is the one SDK threads give an
-// unknown function, whose message lethe writes as the service does;
-// SC2022 is the service's code of two select items with one name, whose
-// message is lethe's. lethe gives SC2000 to the other semantic errors,
-// whose code in the service it does not know.
+// messages quoted from it in SDKs' issues and tests. An unknown function's
+// message is the service's too (quoted in EF Core's tests), its code
+// SC2005 lethe's guess; SC2022 is the service's code for two select items
+// of one name, the message lethe's. lethe gives SC2000 to the other
+// semantic errors, whose codes in the service it does not know.
 const (
 	codeSyntax      = "SC1001" // Syntax error, incorrect syntax near 'X'.
 	codeEndOfQuery  = "SC1002" // Syntax error, unexpected end-of-file.
@@ -231,6 +231,7 @@ func (p *parser) next() token {
 		p.ntok++
 	}
 	if p.tok.typ == tError {
+		// The lexer's messages for strings end so (lex.go).
 		if strings.HasSuffix(p.tok.val, "string literal") {
 			// an unterminated string or a bad escape: the service
 			// names the character where it stopped
