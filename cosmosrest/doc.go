@@ -120,8 +120,12 @@
 //     key path to one value) is 400 without
 //     x-ms-documentdb-query-enablecrosspartition, 400 with substatus 1004
 //     and the query plan in additionalErrorInfo when it needs a client's
-//     work (ORDER BY, TOP, OFFSET LIMIT, DISTINCT, aggregates, GROUP BY),
-//     and 400 for an aggregate without VALUE; an ORDER BY of several paths
+//     work (ORDER BY, TOP, OFFSET LIMIT, DISTINCT, VALUE aggregates,
+//     GROUP BY), and 400 with substatus 0 and no plan for a SELECT with an
+//     aggregate without VALUE (GROUP BY with COUNT(1) AS n included); both
+//     keep the service's text first and add lethe's note (the client sent
+//     the query without a query plan, as azcosmos does, Cosmos DB refuses
+//     it the same way, and what works instead); an ORDER BY of several paths
 //     that no composite index serves is 400 unless
 //     Config.AllowOrderByWithoutCompositeIndex;
 //   - query metrics: x-ms-documentdb-query-metrics (lethe's measured
@@ -311,6 +315,21 @@
 // error occurred when processing this request."; 503 "Service is currently
 // unavailable, …". The operations of a batch or bulk request carry the
 // same statuses, substatuses and messages in their results.
+//
+// A bad query is 400 with the message Cosmos DB's gateway writes: "Message:
+// " and the query engine's list of errors as JSON,
+// {"errors":[{"severity":"Error","location":{"start":S,"end":E},"code":"SC1001","message":"Syntax
+// error, incorrect syntax near 'X'."}]}, the location in UTF-16 code units
+// of the query text; then "\r\nActivityId: " and the response's activity
+// id, and, where lethe's text says more, ", lethe: " and its explanation
+// with line and column (1:22: expected an expression, found end of query).
+// The codes: SC1001 a syntax error near a token, SC1002 the end of the
+// query ("Syntax error, unexpected end-of-file."), SC1012 an unterminated
+// string, SC2001 an identifier that could not be resolved, SC2005 an
+// unknown function, SC2050 a wrong count of arguments, SC2022 two select
+// items of one name, and lethe's SC2000 for the other semantic errors,
+// with lethe's text. A query plan request's message begins "Gateway Failed
+// to Retrieve Query Plan: ".
 //
 // One convention adds lethe's explanation: where the service's message
 // alone would mislead, or would not say what lethe refused (a limit, the

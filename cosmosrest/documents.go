@@ -461,7 +461,7 @@ func (q *request) queryPlan() {
 		return
 	}
 	if _, err := query.Parse(spec.Query); err != nil {
-		writeError(q.w, http.StatusBadRequest, err.Error(), 0, 0)
+		q.badQuery(err, msgQueryPlanFailed)
 		return
 	}
 	q.reply(http.StatusOK, queryPlanJSON(spec.Query), 0)

@@ -23,7 +23,8 @@ import (
 // path to one value) is one partition's: both are served whole. lethe
 // evaluates every query whole, so it could answer them all; it refuses as
 // the gateway does so that code that would fail against Cosmos DB fails
-// against lethe too.
+// against lethe too, with the service's text first (SDKs match on it) and
+// lethe's note after it.
 const (
 	msgCrossPartitionNotServable = "The provided cross partition query can not be directly served by the gateway. " +
 		"This is a first chance (internal) exception that all newer clients will know how to handle gracefully. " +
@@ -33,6 +34,24 @@ const (
 		"Please set x-ms-documentdb-query-enablecrosspartition to true, specify x-ms-documentdb-partitionkey, " +
 		"or revise your query to avoid this exception."
 	msgCrossPartitionAggregate = "Cross partition query only supports 'VALUE <AggregateFunc>' for aggregates."
+)
+
+// lethe's notes on the two refusals of a query that needs a client's work
+// across partitions, after the service's text (withDetail): the service's
+// 1004 text says to ignore it, and neither says what a client without a
+// cross-partition query pipeline (azcosmos, the Go SDK) can do instead.
+const (
+	noteCrossPartition = "the client sent this query across partitions without a query plan " +
+		"(no x-ms-cosmos-is-query-plan-request before it, no x-ms-documentdb-partitionkeyrangeid), " +
+		"as azcosmos, the Go SDK, does: it has no cross-partition query pipeline, and Cosmos DB refuses the query the same way. " +
+		whatWorks
+	noteCrossPartitionAggregate = "the client sent this query across partitions without a query plan, as azcosmos, the Go SDK, does, " +
+		"and its SELECT holds an aggregate without VALUE (GROUP BY with COUNT(1) AS n, say): " +
+		"Cosmos DB refuses it the same way, with substatus 0 and no plan. " +
+		whatWorks
+	whatWorks = "What works: name the partition key (azcosmos.NewPartitionKeyString(\"...\")); " +
+		"or run the query once per partition key value, or per partition key range (x-ms-documentdb-partitionkeyrangeid), " +
+		"and combine the results yourself; or use an SDK with a cross-partition query pipeline (.NET, Java, JavaScript, Python)"
 )
 
 // gatewayServes reports whether the gateway serves the query text as sent:
@@ -71,11 +90,11 @@ func (q *request) gatewayServes(text string, params map[string]json.RawMessage) 
 	f := parsed.Features()
 	switch {
 	case f.Aggregate && !f.SelectValue:
-		writeError(q.w, http.StatusBadRequest, msgCrossPartitionAggregate, 0, 0)
+		writeError(q.w, http.StatusBadRequest, withDetail(msgCrossPartitionAggregate, noteCrossPartitionAggregate), 0, 0)
 		return false
 	case f.Any():
 		writeErrorBody(q.w, http.StatusBadRequest, errorBody{
-			Message:             msgCrossPartitionNotServable,
+			Message:             withDetail(msgCrossPartitionNotServable, noteCrossPartition),
 			AdditionalErrorInfo: string(queryPlanJSON(text)),
 		}, subCrossPartitionNotServable, 0)
 		return false

@@ -121,3 +121,80 @@ func TestRoutingGatewaySignsWhatItRead(t *testing.T) {
 		}
 	}
 }
+
+// TestCrossPartitionTruthTable holds the gateway's answer to each shape of
+// query that needs a client's work across partitions, sent as azcosmos
+// sends it (x-ms-documentdb-query-enablecrosspartition, no query plan, no
+// range), and to the same query for one partition key: the service's status,
+// substatus and text, then lethe's note saying that the client sent it
+// without a query plan, that Cosmos DB refuses it the same way, and what
+// works. A SELECT with an aggregate and no VALUE, GROUP BY or not, is the
+// service's other refusal: substatus 0, no plan.
+func TestCrossPartitionTruthTable(t *testing.T) {
+	_, c := testServer(t, cosmosrest.Config{})
+	must(t, c.do("POST", "/dbs", map[string]any{"id": "db"}), http.StatusCreated)
+	must(t, c.do("POST", "/dbs/db/colls", map[string]any{"id": "c", "partitionKey": map[string]any{"paths": []string{"/pk"}}}), http.StatusCreated)
+	for i, pk := range []string{"a", "b", "a"} {
+		must(t, c.do("POST", "/dbs/db/colls/c/docs", map[string]any{"id": string(rune('1' + i)), "pk": pk, "n": i}, "x-ms-documentdb-partitionkey", `["`+pk+`"]`), http.StatusCreated)
+	}
+	const (
+		works = `What works: name the partition key (azcosmos.NewPartitionKeyString("...")); or run the query once per partition key value, ` +
+			"or per partition key range (x-ms-documentdb-partitionkeyrangeid), and combine the results yourself; " +
+			"or use an SDK with a cross-partition query pipeline (.NET, Java, JavaScript, Python)"
+		notServable = "The provided cross partition query can not be directly served by the gateway. " +
+			"This is a first chance (internal) exception that all newer clients will know how to handle gracefully. " +
+			"This exception is traced, but unless you see it bubble up as an exception (which only happens on older SDK clients), " +
+			"then you can safely ignore this message. (lethe: the client sent this query across partitions without a query plan " +
+			"(no x-ms-cosmos-is-query-plan-request before it, no x-ms-documentdb-partitionkeyrangeid), as azcosmos, the Go SDK, does: " +
+			"it has no cross-partition query pipeline, and Cosmos DB refuses the query the same way. " + works + ")"
+		onlyValue = "Cross partition query only supports 'VALUE <AggregateFunc>' for aggregates. (lethe: the client sent this query " +
+			"across partitions without a query plan, as azcosmos, the Go SDK, does, and its SELECT holds an aggregate without VALUE " +
+			"(GROUP BY with COUNT(1) AS n, say): Cosmos DB refuses it the same way, with substatus 0 and no plan. " + works + ")"
+	)
+	cross := []string{"x-ms-documentdb-query-enablecrosspartition", "True"}
+	for _, tc := range []struct {
+		shape, q string
+		sub      string // the substatus of the refusal across partitions
+		msg      string
+		onePK    string // the result for partition key "a"
+	}{
+		{"ORDER BY", "SELECT VALUE c.id FROM c ORDER BY c.n", "1004", notServable, `["1","3"]`},
+		{"ORDER BY DESC", "SELECT VALUE c.id FROM c ORDER BY c.n DESC", "1004", notServable, `["3","1"]`},
+		{"TOP", "SELECT TOP 1 VALUE c.id FROM c", "1004", notServable, `["1"]`},
+		{"OFFSET LIMIT", "SELECT VALUE c.id FROM c OFFSET 1 LIMIT 1", "1004", notServable, `["3"]`},
+		{"DISTINCT", "SELECT DISTINCT VALUE c.pk FROM c", "1004", notServable, `["a"]`},
+		{"VALUE COUNT", "SELECT VALUE COUNT(1) FROM c", "1004", notServable, `[2]`},
+		{"VALUE MAX", "SELECT VALUE MAX(c.n) FROM c", "1004", notServable, `[2]`},
+		{"GROUP BY", "SELECT c.pk FROM c GROUP BY c.pk", "1004", notServable, `[{"pk":"a"}]`},
+		{"GROUP BY, VALUE", "SELECT VALUE c.pk FROM c GROUP BY c.pk", "1004", notServable, `["a"]`},
+		{"GROUP BY, VALUE COUNT", "SELECT VALUE COUNT(1) FROM c GROUP BY c.pk", "1004", notServable, `[2]`},
+		{"GROUP BY with COUNT(1) AS n", "SELECT c.pk, COUNT(1) AS n FROM c GROUP BY c.pk", "0", onlyValue, `[{"pk":"a","n":2}]`},
+		{"aggregate with an alias", "SELECT COUNT(1) AS n FROM c", "0", onlyValue, `[{"n":2}]`},
+		{"aggregate without an alias", "SELECT MAX(c.n) FROM c", "0", onlyValue, `[{"$1":2}]`},
+		{"aggregates", "SELECT MIN(c.n) AS lo, MAX(c.n) AS hi FROM c", "0", onlyValue, `[{"lo":0,"hi":2}]`},
+	} {
+		t.Run(tc.shape, func(t *testing.T) {
+			r := must(t, c.query("/dbs/db/colls/c", tc.q, nil, cross...), http.StatusBadRequest)
+			body := r.json(t)
+			if got := r.header.Get("x-ms-substatus"); got != tc.sub {
+				t.Errorf("substatus %s, want %s", got, tc.sub)
+			}
+			if body["message"] != tc.msg {
+				t.Errorf("message\n%v\nwant\n%s", body["message"], tc.msg)
+			}
+			if _, plan := body["additionalErrorInfo"]; plan != (tc.sub == "1004") {
+				t.Errorf("additionalErrorInfo present: %v, want %v", plan, tc.sub == "1004")
+			}
+			for _, hdr := range [][]string{
+				{"x-ms-documentdb-partitionkey", `["a"]`},
+				append([]string{"x-ms-documentdb-partitionkey", `["a"]`}, cross...),
+			} {
+				r = must(t, c.query("/dbs/db/colls/c", tc.q, nil, hdr...), http.StatusOK)
+				got, _ := json.Marshal(documents(t, r, "Documents"))
+				if string(got) != tc.onePK {
+					t.Errorf("for one partition key %v: %s, want %s", hdr, got, tc.onePK)
+				}
+			}
+		})
+	}
+}

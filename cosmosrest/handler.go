@@ -733,7 +733,7 @@ func (q *request) errorStatus(err error, notFoundSub int) opError {
 	var le *lethe.Error
 	switch {
 	case errors.As(err, &le):
-		e := serviceError(le, notFoundSub)
+		e := serviceError(le, notFoundSub, q.w.Header().Get("x-ms-activity-id"))
 		if le.StatusCode == http.StatusTooManyRequests {
 			e.sub = subRUBudgetExceed
 			e.retryAfterMS = max(1, int64(math.Ceil(float64(le.RetryAfter)/float64(time.Millisecond))))

@@ -1,10 +1,14 @@
 package cosmosrest
 
 import (
+	"bytes"
+	"encoding/json"
+	"errors"
 	"net/http"
 	"strings"
 
 	"github.com/lethedb/lethe"
+	"github.com/lethedb/lethe/internal/query"
 )
 
 // The service's messages, as Cosmos DB's gateway writes them in the body of
@@ -68,12 +72,18 @@ func withDetail(service, detail string) string {
 // serviceError is how the front answers a failed lethe call whose error is
 // le: the service's status, substatus and message for what went wrong.
 // notFoundSub is the substatus of a 404 (subOwnerNotFound when the request
-// is for something in the missing resource).
-func serviceError(le *lethe.Error, notFoundSub int) opError {
+// is for something in the missing resource); activity is the response's
+// x-ms-activity-id, which the message of a bad query names.
+func serviceError(le *lethe.Error, notFoundSub int, activity string) opError {
 	e := opError{status: le.StatusCode}
 	item := le.ItemID != ""
 	switch le.StatusCode {
 	case http.StatusBadRequest:
+		var qe *query.Error
+		if errors.As(le.Err, &qe) && qe.Code != "" {
+			e.msg = queryErrorMessage(qe, activity)
+			break
+		}
 		e.msg, e.sub = badRequestMessage(le)
 	case http.StatusNotFound:
 		e.sub = notFoundSub
@@ -157,3 +167,73 @@ func bodyMessage(err error, want string) string {
 // msgTTLValidRange ends the service's message for an invalid ttl or
 // defaultTtl.
 const msgTTLValidRange = "Ensure to provide a nonzero positive integer less than or equal to '2147483647', or '-1' which means never expire."
+
+// queryErrorMessage is the message of a 400 for the bad query qe, as
+// Cosmos DB's gateway writes it: "Message: " and the query engine's list
+// of errors, as JSON, then a line of the response's ActivityId (activity;
+// none when "") and, where lethe's own text says more than the service's
+// (the service's "unexpected end-of-file" does not say what was expected
+// there), lethe's explanation with its line and column:
+//
+//	Message: {"errors":[{"severity":"Error","location":{"start":21,"end":21},"code":"SC1002","message":"Syntax error, unexpected end-of-file."}]}
+//	ActivityId: 6c0a…, lethe: 1:22: expected an expression, found end of query
+//
+// The location counts UTF-16 code units of the query text, from 0; an
+// error without one (a parameter's value) has no location.
+func queryErrorMessage(qe *query.Error, activity string) string {
+	type location struct {
+		Start int `json:"start"`
+		End   int `json:"end"`
+	}
+	type engineError struct {
+		Severity string    `json:"severity"`
+		Location *location `json:"location,omitempty"`
+		Code     string    `json:"code"`
+		Message  string    `json:"message"`
+	}
+	one := engineError{Severity: "Error", Code: qe.Code, Message: qe.ServiceMessage()}
+	if qe.Line > 0 {
+		one.Location = &location{qe.Start, qe.End}
+	}
+	var b bytes.Buffer
+	b.WriteString("Message: ")
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(struct {
+		Errors []engineError `json:"errors"`
+	}{[]engineError{one}})
+	b.Truncate(b.Len() - 1) // Encode's newline
+	note := qe.Error()
+	if note == qe.ServiceMessage() {
+		note = ""
+	}
+	switch {
+	case activity != "" && note != "":
+		b.WriteString("\r\nActivityId: " + activity + ", lethe: " + note)
+	case activity != "":
+		b.WriteString("\r\nActivityId: " + activity)
+	case note != "":
+		b.WriteString("\r\nlethe: " + note)
+	}
+	return b.String()
+}
+
+// msgQueryPlanFailed begins the message of a query plan request's 400, as
+// the gateway's begins (before the query engine's Message: ...).
+const msgQueryPlanFailed = "Gateway Failed to Retrieve Query Plan: "
+
+// badQuery answers 400 when err is a bad query (a *query.Error): its
+// message is queryErrorMessage's, after prefix. It reports whether it
+// answered.
+func (q *request) badQuery(err error, prefix string) bool {
+	var qe *query.Error
+	if !errors.As(err, &qe) {
+		return false
+	}
+	msg := err.Error()
+	if qe.Code != "" {
+		msg = prefix + queryErrorMessage(qe, q.w.Header().Get("x-ms-activity-id"))
+	}
+	writeError(q.w, http.StatusBadRequest, msg, 0, 0)
+	return true
+}

@@ -1,7 +1,6 @@
 package cosmosrest
 
 import (
-	"errors"
 	"net/http"
 	"strconv"
 
@@ -37,7 +36,7 @@ func (q *request) metaQuery(rid, name string, docs []metaDoc) {
 	}
 	parsed, err := query.Parse(spec.Query)
 	if err != nil {
-		writeError(q.w, http.StatusBadRequest, err.Error(), 0, 0)
+		q.badQuery(err, "")
 		return
 	}
 	qdocs := make([]query.Doc, len(docs))
@@ -46,12 +45,9 @@ func (q *request) metaQuery(rid, name string, docs []metaDoc) {
 	}
 	res, err := query.Exec(q.ctx(), parsed, spec.Values(), qdocs, q.h.now())
 	if err != nil {
-		var qe *query.Error
-		if errors.As(err, &qe) {
-			writeError(q.w, http.StatusBadRequest, err.Error(), 0, 0)
-			return
+		if !q.badQuery(err, "") {
+			q.fail(err, 0, 0)
 		}
-		q.fail(err, 0, 0)
 		return
 	}
 	items := res.Items

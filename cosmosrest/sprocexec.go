@@ -59,7 +59,7 @@ type partitionStore struct {
 func scriptOpError(err error) error {
 	var le *lethe.Error
 	if errors.As(err, &le) && le.StatusCode < 500 && le.StatusCode != http.StatusTooManyRequests {
-		return &script.OpError{Status: le.StatusCode, Message: serviceError(le, 0).msg}
+		return &script.OpError{Status: le.StatusCode, Message: serviceError(le, 0, "").msg}
 	}
 	return err
 }

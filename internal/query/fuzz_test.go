@@ -45,6 +45,11 @@ func FuzzParse(f *testing.F) {
 			if !errors.As(err, &qe) {
 				t.Fatalf("Parse(%q) returned a %T, not *Error", text, err)
 			}
+			// An error at a position is the service's too, with a span
+			// inside the text.
+			if qe.Line > 0 && (qe.Code == "" || qe.ServiceMessage() == "" || qe.Start < 0 || qe.Start > qe.End || qe.End > utf16Len(text)) {
+				t.Fatalf("Parse(%q): %v has code %q, message %q, span %d to %d", text, err, qe.Code, qe.ServiceMessage(), qe.Start, qe.End)
+			}
 			return
 		}
 		s := q.String()

@@ -24,9 +24,20 @@ const (
 // Error is a bad query: a syntax error or a semantic one (unknown function,
 // wrong argument count, missing parameter, TOP/OFFSET/LIMIT not a
 // non-negative integer, ...).
+//
+// Msg is lethe's explanation, Line and Col where it points. Code, Service,
+// Start and End are the error as Cosmos DB's query engine reports it, in
+// the list of errors of a 400: its code (SC1001 ...), its message, and
+// its span in the query text. Code is "" for the errors the service words
+// otherwise (the limits on the query's length and joins, a continuation
+// token that does not fit).
 type Error struct {
 	Line, Col int // 1-based position in the query text; 0 when not tied to a position
 	Msg       string
+
+	Code       string // the service's code, such as "SC1001"; "" when it has none for the error
+	Service    string // the service's message, when it is not Msg
+	Start, End int    // the span as the service counts it: offsets in UTF-16 code units of the query text
 }
 
 // Error returns "Line:Col: Msg", or just Msg when Line is 0.
@@ -37,11 +48,39 @@ func (e *Error) Error() string {
 	return strconv.Itoa(e.Line) + ":" + strconv.Itoa(e.Col) + ": " + e.Msg
 }
 
-// errAt makes an *Error at byte offset pos of text (pos < 0: no position).
+// ServiceMessage is the message of the error in the service's list of
+// errors: the service's wording where lethe knows it, else Msg.
+func (e *Error) ServiceMessage() string {
+	if e.Service != "" {
+		return e.Service
+	}
+	return e.Msg
+}
+
+// The codes of the errors of Cosmos DB's query engine that lethe gives.
+// SC1001, SC1002, SC1012, SC2001 and SC2050 are the service's, with the
+// messages quoted from it in SDKs' issues and tests. An unknown function's
+// message is the service's too (quoted in EF Core's tests), its code
+// SC2005 lethe's guess; SC2022 is the service's code for two select items
+// of one name, the message lethe's. lethe gives SC2000 to the other
+// semantic errors, whose codes in the service it does not know.
+const (
+	codeSyntax      = "SC1001" // Syntax error, incorrect syntax near 'X'.
+	codeEndOfQuery  = "SC1002" // Syntax error, unexpected end-of-file.
+	codeBadString   = "SC1012" // Syntax error, invalid string literal token 'X'.
+	codeSemantic    = "SC2000" // lethe's: a semantic error whose service code is not known
+	codeUnresolved  = "SC2001" // Identifier 'X' could not be resolved.
+	codeUnknownFunc = "SC2005" // 'X' is not a recognized built-in function name.
+	codeDupName     = "SC2022" // two select items with one name
+	codeArgCount    = "SC2050" // The X function requires N argument(s).
+)
+
+// errAt makes an *Error at byte offset pos of text (pos < 0: no position),
+// a semantic error (codeSemantic) whose span is the token at pos.
 func errAt(text string, pos int, format string, args ...any) *Error {
 	msg := fmt.Sprintf(format, args...)
 	if pos < 0 {
-		return &Error{Msg: msg}
+		return &Error{Msg: msg, Code: codeSemantic}
 	}
 	if pos > len(text) {
 		pos = len(text)
@@ -57,7 +96,72 @@ func errAt(text string, pos int, format string, args ...any) *Error {
 		}
 		i += n
 	}
-	return &Error{Line: line, Col: col, Msg: msg}
+	e := &Error{Line: line, Col: col, Msg: msg, Code: codeSemantic}
+	e.span(text, pos, pos+len(tokenText(text, pos)))
+	return e
+}
+
+// span sets the error's span to the bytes from pos to end of text, in
+// UTF-16 code units as the service counts.
+func (e *Error) span(text string, pos, end int) {
+	e.Start = utf16Len(text[:pos])
+	e.End = e.Start + utf16Len(text[pos:end])
+}
+
+// utf16Len is the length of s in UTF-16 code units.
+func utf16Len(s string) int {
+	n := 0
+	for _, r := range s {
+		n++
+		if r >= 0x10000 {
+			n++
+		}
+	}
+	return n
+}
+
+// tokenText is the source text of the token at byte offset pos of text:
+// "" at the end, one character where no token starts (a stray '!', an
+// unterminated string's quote), a number's characters where it is
+// malformed.
+func tokenText(text string, pos int) string {
+	if pos >= len(text) {
+		return ""
+	}
+	l := lexer{src: text, pos: pos}
+	if t := l.next(); t.typ != tError && t.typ != tEOF && t.pos == pos {
+		return text[pos:l.pos]
+	}
+	end := pos
+	if c := text[pos]; c >= '0' && c <= '9' || c == '.' {
+		for end < len(text) && (isIdentPart(rune(text[end])) || text[end] == '.') {
+			end++
+		}
+		return text[pos:end]
+	}
+	_, n := utf8.DecodeRuneInString(text[pos:])
+	return text[pos : pos+n]
+}
+
+// syntaxErr is a syntax error at byte offset pos of text, as the service
+// gives it: SC1002 at the end of the query, else SC1001 near the token
+// at pos.
+func syntaxErr(text string, pos int, msg string) *Error {
+	e := errAt(text, pos, "%s", msg)
+	if pos >= len(text) {
+		e.Code, e.Service = codeEndOfQuery, "Syntax error, unexpected end-of-file."
+		return e
+	}
+	e.Code, e.Service = codeSyntax, "Syntax error, incorrect syntax near '"+tokenText(text, pos)+"'."
+	return e
+}
+
+// atEnd moves e's span, as the service gives it, to the end of text: an
+// SC1002, for a parenthesis lethe reports where it opens.
+func (e *Error) atEnd(text string) *Error {
+	e.Code, e.Service = codeEndOfQuery, "Syntax error, unexpected end-of-file."
+	e.span(text, len(text), len(text))
+	return e
 }
 
 func quoteStr(s string) string { return strconv.Quote(s) }
@@ -110,9 +214,13 @@ func Parse(text string) (q *Query, err error) {
 	return p.q, nil
 }
 
+// fail stops the parse with a syntax error at byte offset pos.
 func (p *parser) fail(pos int, format string, args ...any) {
-	panic(bailout{errAt(p.lex.src, pos, format, args...)})
+	panic(bailout{syntaxErr(p.lex.src, pos, fmt.Sprintf(format, args...))})
 }
+
+// failWith stops the parse with e.
+func (p *parser) failWith(e *Error) { panic(bailout{e}) }
 
 // next consumes and returns the next token.
 func (p *parser) next() token {
@@ -123,6 +231,15 @@ func (p *parser) next() token {
 		p.ntok++
 	}
 	if p.tok.typ == tError {
+		// The lexer's messages for strings end so (lex.go).
+		if strings.HasSuffix(p.tok.val, "string literal") {
+			// an unterminated string or a bad escape: the service
+			// names the character where it stopped
+			e := errAt(p.lex.src, p.tok.pos, "%s", p.tok.val)
+			c := tokenText(p.lex.src, p.tok.pos)
+			e.Code, e.Service = codeBadString, "Syntax error, invalid string literal token '"+c+"'."
+			p.failWith(e)
+		}
 		p.fail(p.tok.pos, "%s", p.tok.val)
 	}
 	p.prev = p.tok
@@ -731,7 +848,7 @@ func (p *parser) parsePrimary() expr {
 		x := p.parseExpr()
 		if c := p.next(); c.typ != tRParen {
 			if c.typ == tEOF {
-				p.fail(t.pos, "unbalanced parentheses: \"(\" is never closed")
+				p.failWith(syntaxErr(p.lex.src, t.pos, "unbalanced parentheses: \"(\" is never closed").atEnd(p.lex.src))
 			}
 			p.unexpected(c, "\")\"")
 		}
@@ -782,7 +899,9 @@ func (p *parser) parseCall(name token) expr {
 	c := &call{pos: name.pos, name: name.val, agg: -1}
 	fn := lookupFunc(name.val)
 	if fn == nil {
-		p.fail(name.pos, "unknown function '%s'", name.val)
+		e := errAt(p.lex.src, name.pos, "unknown function '%s'", name.val)
+		e.Code, e.Service = codeUnknownFunc, "'"+name.val+"' is not a recognized built-in function name."
+		p.failWith(e)
 	}
 	c.fn = fn
 	c.args = p.parseArgs(name.pos+len(name.val), func() {
@@ -791,7 +910,12 @@ func (p *parser) parseCall(name token) expr {
 		}
 	})
 	if len(c.args) < fn.minArgs || (fn.maxArgs >= 0 && len(c.args) > fn.maxArgs) {
-		p.fail(name.pos, "function '%s' %s, found %d", name.val, fn.arity(), len(c.args))
+		e := errAt(p.lex.src, name.pos, "function '%s' %s, found %d", name.val, fn.arity(), len(c.args))
+		e.Code = codeArgCount
+		if fn.minArgs == fn.maxArgs {
+			e.Service = fmt.Sprintf("The %s function requires %d argument(s).", strings.ToUpper(name.val), fn.minArgs)
+		}
+		p.failWith(e)
 	}
 	return c
 }
@@ -813,7 +937,7 @@ func (p *parser) parseArgs(open int, before func()) []expr {
 	}
 	if t := p.next(); t.typ != tRParen {
 		if t.typ == tEOF {
-			p.fail(open, "unbalanced parentheses: \"(\" is never closed")
+			p.failWith(syntaxErr(p.lex.src, open, "unbalanced parentheses: \"(\" is never closed").atEnd(p.lex.src))
 		}
 		p.unexpected(t, "\",\"", "\")\"")
 	}
@@ -911,6 +1035,7 @@ func (p *parser) checkQuery(q *Query, outer map[string]int) *Error {
 					default:
 						err = errAt(text, x.pos, "identifier '%s' could not be resolved", x.name)
 					}
+					err.Code, err.Service = codeUnresolved, "Identifier '"+x.name+"' could not be resolved."
 					return false
 				}
 				x.slot = slot
@@ -1080,7 +1205,9 @@ func (p *parser) checkQuery(q *Query, outer map[string]int) *Error {
 				}
 			}
 			if names[name] {
-				return errAt(text, it.x.position(), "duplicate property name '%s' in the select list", name)
+				e := errAt(text, it.x.position(), "duplicate property name '%s' in the select list", name)
+				e.Code = codeDupName
+				return e
 			}
 			names[name] = true
 			it.name = name

@@ -113,7 +113,9 @@ func checkRank(text string, e expr) *Error {
 		y, ok := a.(*call)
 		switch {
 		case ok && y.fn.name == "RRF":
-			return errAt(text, y.pos, "'RRF' is not a recognized built-in function name.")
+			e := errAt(text, y.pos, "'RRF' is not a recognized built-in function name.")
+			e.Code = codeUnknownFunc
+			return e
 		case ok && y.fn.name == "FullTextScore":
 			if err := checkTextScore(text, y); err != nil {
 				return err

@@ -69,7 +69,9 @@ func (q *Query) CallsUDFs() bool { return len(q.udfs) > 0 }
 func (q *Query) CheckUDFs(funcs map[string]Func) error {
 	for _, u := range q.udfs {
 		if funcs[u.name] == nil {
-			return errAt(q.text, u.pos, "'udf.%s' is not a recognized user-defined function name.", u.name)
+			e := errAt(q.text, u.pos, "'udf.%s' is not a recognized user-defined function name.", u.name)
+			e.Code = codeUnknownFunc
+			return e
 		}
 	}
 	return nil

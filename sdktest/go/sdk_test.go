@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"reflect"
 	"slices"
@@ -127,6 +128,20 @@ func status(err error) int {
 		return re.StatusCode
 	}
 	return 0
+}
+
+// errorMessage is the message in the body of the response err carries.
+func errorMessage(t *testing.T, err error) string {
+	t.Helper()
+	var re *azcore.ResponseError
+	if !errors.As(err, &re) {
+		t.Fatalf("%v is not a response", err)
+	}
+	var body struct{ Message string }
+	if b, rerr := io.ReadAll(re.RawResponse.Body); rerr != nil || json.Unmarshal(b, &body) != nil {
+		t.Fatalf("the body of %v: %s, %v", err, b, rerr)
+	}
+	return body.Message
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -409,10 +424,23 @@ func TestQueries(t *testing.T) {
 		if got, _ := all(tc.q, a, nil); fmt.Sprint(got) != tc.want {
 			t.Errorf("%s: %v, want %s", tc.q, got, tc.want)
 		}
+		// The service's text, then lethe's note: what a Go program can do.
 		_, err := c.NewQueryItemsPager(tc.q, azcosmos.NewPartitionKey(), nil).NextPage(ctx)
-		if status(err) != http.StatusBadRequest || !strings.Contains(err.Error(), "cross partition query can not be directly served by the gateway") {
+		if status(err) != http.StatusBadRequest || !strings.Contains(err.Error(), "cross partition query can not be directly served by the gateway") ||
+			!strings.Contains(err.Error(), "as azcosmos, the Go SDK, does") || !strings.Contains(err.Error(), "azcosmos.NewPartitionKeyString") {
 			t.Errorf("%s across partitions: %v", tc.q, err)
 		}
+	}
+	// GROUP BY with an aggregate without VALUE: the service's other
+	// refusal across partitions (substatus 0), served for one partition.
+	groupBy := "SELECT c.tenant, COUNT(1) AS n FROM c GROUP BY c.tenant"
+	if _, err := c.NewQueryItemsPager(groupBy, azcosmos.NewPartitionKey(), nil).NextPage(ctx); status(err) != http.StatusBadRequest ||
+		!strings.HasPrefix(errorMessage(t, err), "Cross partition query only supports 'VALUE <AggregateFunc>' for aggregates. (lethe: ") ||
+		!strings.Contains(err.Error(), "azcosmos.NewPartitionKeyString") {
+		t.Errorf("GROUP BY across partitions: %v", err)
+	}
+	if got, _ := all(groupBy, a, nil); fmt.Sprint(got) != `[{"tenant":"a","n":7}]` {
+		t.Errorf("GROUP BY of one partition: %v", got)
 	}
 	if got, _ := all("SELECT VALUE AVG(c.total) FROM c WHERE c.tenant = 'a'", azcosmos.NewPartitionKey(), nil); fmt.Sprint(got) != "[9]" {
 		t.Errorf("an aggregate of the partition a filter names: %v", got)
@@ -439,9 +467,13 @@ func TestQueries(t *testing.T) {
 	if fmt.Sprint(rest) != `["o07" "o04" "o01"]` {
 		t.Errorf("resumed: %v", rest)
 	}
-	// A bad query is a 400.
+	// A bad query is a 400 whose message is the service's list of errors,
+	// with lethe's explanation after it.
 	_, err = c.NewQueryItemsPager("SELECT * FROM c WHERE", azcosmos.NewPartitionKey(), nil).NextPage(ctx)
-	if status(err) != http.StatusBadRequest {
+	const syntax = `Message: {"errors":[{"severity":"Error","location":{"start":21,"end":21},"code":"SC1002",` +
+		`"message":"Syntax error, unexpected end-of-file."}]}` + "\r\nActivityId: "
+	if msg := errorMessage(t, err); status(err) != http.StatusBadRequest || !strings.HasPrefix(msg, syntax) ||
+		!strings.HasSuffix(msg, ", lethe: 1:22: expected an expression, found end of query") {
 		t.Errorf("bad query: %v", err)
 	}
 }

@@ -560,8 +560,19 @@ describe("over HTTPS, with the SDK's default connection policy", { timeout: 120_
     const across = await c.items.query("SELECT VALUE c.id FROM c ORDER BY c.id", { maxItemCount: 15 }).fetchNext();
     assert.deepEqual(across.resources, ids.slice(0, 15));
 
-    // A bad query, or a missing parameter, is a 400.
+    // A bad query, or a missing parameter, is a 400: the query engine's
+    // list of errors (after the gateway's words for a failed query plan,
+    // when the SDK asked for one), then lethe's explanation.
     await rejectsWith(c.items.query("SELECT * FROM c WHERE").fetchAll(), 400, "bad query");
+    await assert.rejects(c.items.query("SELECT * FROM c WHERE").fetchAll(), (err) => {
+      const m = /^(?:Gateway Failed to Retrieve Query Plan: )?Message: (\{[^\r\n]*\})\r\nActivityId: [^,]+, lethe: (.*)$/.exec(err.body?.message ?? "");
+      assert.ok(m, `bad query: ${err.body?.message}`);
+      assert.deepEqual(JSON.parse(m[1]).errors, [
+        { severity: "Error", location: { start: 21, end: 21 }, code: "SC1002", message: "Syntax error, unexpected end-of-file." },
+      ]);
+      assert.equal(m[2], "1:22: expected an expression, found end of query");
+      return true;
+    });
     await rejectsWith(c.items.query("SELECT * FROM c WHERE c.total = @nope").fetchAll(), 400, "missing parameter");
   });
 
