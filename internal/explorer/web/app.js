@@ -86,51 +86,84 @@ function fmtRU(ru) {
 
 // ---- connecting ----
 
-async function showConnect() {
+// The key the user typed is remembered in this tab's session storage, so
+// that a reload connects again; Disconnect, or closing the tab, forgets it.
+// The emulator's well-known key is not remembered: the server gives it.
+const KEY_ITEM = "lethe-explorer-key";
+
+// showConnect shows the connect form, with the key filled in when the
+// server gives it (the emulator's well-known key, public anyway) or this
+// tab remembers it; with auto, a filled-in key connects at once, without a
+// click. Disconnect shows the form without auto, and stays there.
+async function showConnect({ auto = false } = {}) {
   stopTimers();
   client = null;
   $("#tree").replaceChildren();
   $("#account").replaceChildren(h("span", { class: "muted" }, "not connected"));
   const key = h("input", { id: "key", type: "password", autocomplete: "off", spellcheck: "false", size: 60 });
-  const go = h("button", { id: "connect", class: "primary", onclick: () => connect(key.value) }, "Connect");
-  key.addEventListener("keydown", (e) => e.key === "Enter" && go.click());
   const hint = h("p", { class: "muted" });
+  let served = "";
+  const go = h("button", { id: "connect", class: "primary", onclick: async () => {
+    go.disabled = true;
+    await connect(key.value, served);
+    go.disabled = false;
+  } }, "Connect");
+  key.addEventListener("keydown", (e) => e.key === "Enter" && !go.disabled && go.click());
   $("#view").replaceChildren(
     h("div", { id: "notice" }),
     h("section", { class: "card connect" },
       h("h2", {}, "Connect"),
-      h("p", {}, "The explorer calls the server's Cosmos DB REST API, as the SDKs do, and signs every request in this page with the account key. The key stays in the page."),
+      h("p", {}, "The explorer calls the server's Cosmos DB REST API, as the SDKs do, and signs every request in this page with the account key. The key stays in this browser tab."),
       h("label", {}, "Endpoint", h("input", { value: location.origin, readonly: true, size: 60 })),
       h("label", {}, "Key", key),
       h("div", { class: "actions" }, go),
       hint));
   try {
     const res = await fetch("config.json", { cache: "no-store" });
-    const cfg = await res.json();
-    if (cfg.key) {
-      key.value = cfg.key;
-      hint.textContent = "The server runs with the emulator's well-known key, filled in above.";
-    } else {
-      hint.textContent = "The server runs with its own key: type it (lethe -key).";
-    }
+    served = (await res.json()).key || "";
   } catch {
     // no config: the user types the key
   }
-  key.focus();
+  const remembered = sessionStorage.getItem(KEY_ITEM);
+  if (served) {
+    key.value = served;
+    hint.textContent = "The server runs with the emulator's well-known key, filled in above.";
+  } else if (remembered) {
+    key.value = remembered;
+    hint.textContent = "The key you gave in this tab, remembered until you disconnect or close the tab.";
+  } else {
+    hint.textContent = "The server runs with its own key: type it (lethe -key), then Enter.";
+  }
+  if (auto && key.value) go.click();
+  else key.focus();
 }
 
-async function connect(key) {
+// connect connects with key, and remembers it in this tab unless it is
+// served, the key the server gives the page; a key refused is forgotten.
+async function connect(key, served) {
   await guard(async () => {
     const c = new Client(key);
-    await c.init();
-    await c.request("GET", []); // the account: proves the key
+    try {
+      await c.init();
+      await c.request("GET", []); // the account: proves the key
+    } catch (err) {
+      sessionStorage.removeItem(KEY_ITEM);
+      throw err;
+    }
+    if (key !== served) sessionStorage.setItem(KEY_ITEM, key);
     client = c;
     $("#account").replaceChildren(
       h("span", { id: "connected" }, "connected to ", h("b", {}, location.host)),
-      h("button", { onclick: showConnect }, "Disconnect"));
+      h("button", { onclick: disconnect }, "Disconnect"));
     await loadTree();
     showHome();
   });
+}
+
+// disconnect forgets the key and shows the connect form.
+function disconnect() {
+  sessionStorage.removeItem(KEY_ITEM);
+  showConnect();
 }
 
 // ---- the tree of databases and containers ----
@@ -731,4 +764,4 @@ async function settingsTab(body, ctx) {
       }) }, "Delete container")));
 }
 
-showConnect();
+showConnect({ auto: true });
