@@ -6,9 +6,18 @@
 import { Client, expiryOf, parsePairs, partitionKeyOf } from "./cosmos.js";
 import { RANGES, bin, draw } from "./chart.js";
 
+// fill replaces the children of e with kids: nodes, strings and arrays of
+// them, at any depth; undefined, null and false are nothing (the DOM's own
+// append and replaceChildren would show them as text, "null"). Every list
+// of children on the page goes through fill, or through h, which uses it.
+function fill(e, ...kids) {
+  e.replaceChildren(...kids.flat(Infinity).filter((k) => k !== undefined && k !== null && k !== false));
+  return e;
+}
+
 // h makes an element: attrs sets attributes ("class", "data-…", …),
-// properties ("value", "checked") and listeners ("onclick"); kids are
-// nodes or strings.
+// properties ("value", "checked") and listeners ("onclick"); kids are as
+// fill takes them.
 function h(tag, attrs = {}, ...kids) {
   const e = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs)) {
@@ -17,8 +26,7 @@ function h(tag, attrs = {}, ...kids) {
     else if (k === "value" || k === "checked") e[k] = v;
     else e.setAttribute(k, v === true ? "" : v);
   }
-  for (const kid of kids.flat()) if (kid !== undefined && kid !== null) e.append(kid);
-  return e;
+  return fill(e, ...kids);
 }
 
 const $ = (sel, root = document) => root.querySelector(sel);
@@ -98,8 +106,8 @@ const KEY_ITEM = "lethe-explorer-key";
 async function showConnect({ auto = false } = {}) {
   stopTimers();
   client = null;
-  $("#tree").replaceChildren();
-  $("#account").replaceChildren(h("span", { class: "muted" }, "not connected"));
+  fill($("#tree"));
+  fill($("#account"), h("span", { class: "muted" }, "not connected"));
   const key = h("input", { id: "key", type: "password", autocomplete: "off", spellcheck: "false", size: 60 });
   const hint = h("p", { class: "muted" });
   let served = "";
@@ -109,7 +117,7 @@ async function showConnect({ auto = false } = {}) {
     go.disabled = false;
   } }, "Connect");
   key.addEventListener("keydown", (e) => e.key === "Enter" && !go.disabled && go.click());
-  $("#view").replaceChildren(
+  fill($("#view"),
     h("div", { id: "notice" }),
     h("section", { class: "card connect" },
       h("h2", {}, "Connect"),
@@ -152,7 +160,7 @@ async function connect(key, served) {
     }
     if (key !== served) sessionStorage.setItem(KEY_ITEM, key);
     client = c;
-    $("#account").replaceChildren(
+    fill($("#account"),
       h("span", { id: "connected" }, "connected to ", h("b", {}, location.host)),
       h("button", { onclick: disconnect }, "Disconnect"));
     await loadTree();
@@ -181,7 +189,7 @@ async function loadTree() {
 
 function drawTree() {
   const isSel = (db, coll) => selection && selection.db === db && selection.coll === coll;
-  $("#tree").replaceChildren(
+  fill($("#tree"),
     h("div", { class: "tree-head" },
       h("a", { href: "#", onclick: (e) => (e.preventDefault(), showHome()) }, "Databases"),
       h("button", { class: "small", title: "Reload", onclick: () => guard(loadTree) }, "↻")),
@@ -199,7 +207,7 @@ function showHome() {
   drawTree();
   const id = h("input", { id: "new-db-id", placeholder: "database id" });
   const tp = h("input", { id: "new-db-throughput", type: "number", min: 400, step: 100, placeholder: "none" });
-  $("#view").replaceChildren(
+  fill($("#view"),
     h("div", { id: "notice" }),
     h("h2", {}, "Databases"),
     databases.length === 0 ? null : h("table", { class: "grid" },
@@ -234,7 +242,7 @@ function showDatabase(dbId) {
   const pk = h("input", { id: "new-coll-pk", value: "/pk", title: "one path, or several separated by commas (hierarchical)" });
   const ttl = ttlInput("new-coll-ttl", undefined);
   const tp = h("input", { id: "new-coll-throughput", type: "number", min: 400, step: 100, placeholder: "none" });
-  $("#view").replaceChildren(
+  fill($("#view"),
     h("div", { id: "notice" }),
     h("h2", {}, h("span", { class: "muted" }, "database "), dbId),
     d.colls.length === 0 ? null : h("table", { class: "grid" },
@@ -314,7 +322,7 @@ async function showContainer(dbId, collId, tab = "items") {
   ctx.props = read.body;
   ctx.reaper = read.headers.get("x-ms-lethe-reaper");
   const body = h("div", { id: "tab-body" });
-  $("#view").replaceChildren(
+  fill($("#view"),
     h("div", { id: "notice" }),
     h("h2", {}, h("span", { class: "muted" }, dbId + " › "), collId,
       h("span", { class: "badge", id: "coll-ttl" }, "default TTL: " + fmtTTL(ctx.props.defaultTtl))),
@@ -384,7 +392,7 @@ async function itemsTab(body, ctx) {
     const res = await client.request("GET", [...ctx.segs, "docs"], { headers: { "x-ms-max-item-count": "100" } });
     more = !!res.headers.get("x-ms-continuation");
     rows.clear();
-    tbody.replaceChildren();
+    fill(tbody);
     for (const doc of res.body.Documents || []) {
       const pk = partitionKeyOf(doc, paths);
       const r = { key: doc.id + "\u0000" + pk, doc, pk, exp: expiryOf(doc, defaultTtl), checking: false };
@@ -424,7 +432,7 @@ async function itemsTab(body, ctx) {
     }
   }
 
-  body.replaceChildren(
+  fill(body,
     h("div", { class: "toolbar" },
       h("button", { id: "items-refresh", onclick: () => guard(load) }, "Refresh"),
       h("button", { id: "new-item", onclick: () => editor.classList.toggle("hidden") }, "New item"),
@@ -482,7 +490,7 @@ async function queryTab(body, ctx) {
     if (objects) for (const d of results) for (const k of Object.keys(d)) if (!cols.includes(k)) cols.push(k);
     const cell = (v) => (v === undefined ? "" : typeof v === "string" ? v : JSON.stringify(v));
     const m = parsePairs(metrics);
-    out.replaceChildren(
+    fill(out,
       h("p", { class: "stats" },
         h("span", { id: "query-count" }, `${total.count} result${total.count === 1 ? "" : "s"}`), " · ",
         h("span", { id: "query-charge" }, fmtRU(total.charge)), " · ",
@@ -500,7 +508,7 @@ async function queryTab(body, ctx) {
   text.addEventListener("keydown", (e) => {
     if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) run();
   });
-  body.replaceChildren(
+  fill(body,
     h("section", { class: "card" },
       text,
       h("div", { class: "actions" },
@@ -560,7 +568,7 @@ async function expiriesTab(body, ctx) {
     svg.dataset.bars = String(binned.counts.filter((n) => n > 0).length);
   }
 
-  body.replaceChildren(
+  fill(body,
     h("p", { class: "muted" }, "When the container's items will expire, from each item's _ts and time to live; each bar is an interval of the range ahead."),
     buttons,
     h("div", { class: "chart" }, svg),
@@ -605,7 +613,7 @@ async function reaperTab(body, ctx) {
     spark.setAttribute("viewBox", `0 0 ${W} ${H}`);
     const x0 = W - ((history.length - 1) / (n - 1)) * (W - left); // the newest sample on the right
     const pts = history.map((v, i) => `${x0 + (i / (n - 1)) * (W - left)},${y(v)}`).join(" ");
-    spark.replaceChildren(
+    fill(spark,
       svgEl("line", { x1: left, x2: W, y1: y(0), y2: y(0), class: "axis" }),
       svgEl("line", { x1: left, x2: W, y1: y(max), y2: y(max), class: "grid" }),
       svgEl("text", { x: left - 6, y: y(0) + 4, class: "tick", "text-anchor": "end" }, "0"),
@@ -618,7 +626,7 @@ async function reaperTab(body, ctx) {
     show(res.headers.get("x-ms-lethe-reaper"), res.headers.get("x-ms-resource-usage"));
   }
 
-  body.replaceChildren(
+  fill(body,
     h("p", { class: "muted" }, "An expired item is gone for every read at its instant; the reaper deletes it from storage later, on throughput the container is not using, oldest expiry first. From the x-ms-lethe-reaper header of container reads."),
     h("div", { class: "stats-row", id: "reaper" },
       card("items", "live items", "documentsCount of x-ms-resource-usage"),
@@ -666,7 +674,7 @@ async function feedTab(body, ctx) {
   }
 
   function drawFeed() {
-    tbody.replaceChildren(...entries.slice().reverse().map((e) => {
+    fill(tbody, ...entries.slice().reverse().map((e) => {
       const m = e.metadata || {};
       const doc = m.operationType === "delete" ? e.previous || {} : e.current || {};
       const expired = m.timeToLiveExpired === true;
@@ -682,7 +690,7 @@ async function feedTab(body, ctx) {
     status.textContent = `the latest ${entries.length} change${entries.length === 1 ? "" : "s"}, newest first; following`;
   }
 
-  body.replaceChildren(
+  fill(body,
     h("p", { class: "muted" }, "All versions and deletes (A-IM: Full-Fidelity Feed): creates, replaces, deletes, and expiries, which the feed records at the instant the item expired."),
     h("div", { class: "toolbar" }, status),
     h("table", { class: "grid", id: "feed" },
@@ -729,7 +737,7 @@ async function settingsTab(body, ctx) {
       ? `No throughput of its own: it shares its database's (${dbOffer.content.offerThroughput} RU/s).`
       : "No throughput of its own and none shared: lethe does not limit it.");
 
-  body.replaceChildren(
+  fill(body,
     h("section", { class: "card" },
       h("h3", {}, "Time to live"),
       h("p", { class: "muted" }, "Off: no item expires. On without a default (-1): only items with their own ttl expire. Seconds: every item without its own ttl expires that long after its last write."),
