@@ -455,8 +455,17 @@ async function queryTab(body, ctx) {
   const out = h("div", { id: "query-out" });
   let continuation = null;
   let total = { charge: 0, count: 0, pages: 0 };
+  // run runs the query, or reads its next page with next. A new run
+  // clears the results of the one before as it starts, so that a query
+  // that fails leaves only its error; a next page that fails keeps the
+  // pages read.
   const run = (next) => guard(async () => {
-    if (!next) total = { charge: 0, count: 0, pages: 0 };
+    if (!next) {
+      total = { charge: 0, count: 0, pages: 0 };
+      continuation = null;
+      results.length = 0;
+      fill(out);
+    }
     const headers = {
       "content-type": "application/query+json",
       "x-ms-documentdb-isquery": "True",
