@@ -3,7 +3,7 @@
 // change feed. Plain DOM code, no library; every request goes through
 // cosmos.js, signed with the key the user gives.
 
-import { Client, expiryOf, parsePairs, partitionKeyOf } from "./cosmos.js";
+import { Client, expiryOf, parsePairs, partitionKeyOf, ttlIgnored } from "./cosmos.js";
 import { RANGES, bin, draw } from "./chart.js";
 
 // fill replaces the children of e with kids: nodes, strings and arrays of
@@ -86,6 +86,17 @@ function fmtTTL(t) {
   if (t === undefined || t === null) return "off";
   if (t === -1) return "on, no default (-1)";
   return `${t} s`;
+}
+
+// ignoredHint is a tag element saying that doc's ttl is ignored by its
+// container (ttlIgnored), with the rule as its tooltip; null for any other
+// item.
+function ignoredHint(doc, defaultTtl, tag = "span", id = undefined) {
+  if (!ttlIgnored(doc, defaultTtl)) return null;
+  return h(tag, { class: "ttl-ignored", id,
+    title: "Time to live is off in this container (no default time to live): no item expires, whatever its own ttl says. " +
+      "The ttl is kept as written, and counts once time to live is turned on (Settings: on, no default, or seconds)." },
+  `ttl ${doc.ttl} ignored: the container's TTL is off`);
 }
 
 function fmtRU(ru) {
@@ -357,6 +368,12 @@ async function itemsTab(body, ctx) {
       }) }, "Create"),
       h("button", { onclick: () => editor.classList.add("hidden") }, "Close")));
   const viewer = h("pre", { class: "json hidden", id: "item-view" });
+  const viewerHint = h("div");
+  function view(doc) {
+    fill(viewerHint, ignoredHint(doc, defaultTtl, "p", "item-view-hint"));
+    viewer.textContent = JSON.stringify(doc, null, 2);
+    viewer.classList.remove("hidden");
+  }
 
   const setCount = () => (count.textContent = `${rows.size} item${rows.size === 1 ? "" : "s"}${more ? " shown (more in the container)" : ""}`);
   let more = false;
@@ -369,11 +386,11 @@ async function itemsTab(body, ctx) {
       h("td", {}, d.id),
       h("td", { class: "mono" }, r.pk),
       h("td", { title: `_ts ${d._ts}` }, fmtTime(d._ts * 1000)),
-      h("td", {}, ttl),
+      h("td", {}, ignoredHint(d, defaultTtl) || ttl),
       h("td", { title: "_ts is in whole seconds: the item goes within a second after" }, fmtTime(r.exp)),
       r.left,
       h("td", { class: "row-actions" },
-        h("button", { class: "small", onclick: () => ((viewer.textContent = JSON.stringify(r.doc, null, 2)), viewer.classList.remove("hidden")) }, "View"),
+        h("button", { class: "small", onclick: () => view(r.doc) }, "View"),
         h("button", { class: "small", onclick: () => guard(async () => {
           await client.request("DELETE", [...ctx.segs, "docs", d.id], { headers: { "x-ms-documentdb-partitionkey": r.pk }, allow: [404] });
           drop(r);
@@ -441,6 +458,7 @@ async function itemsTab(body, ctx) {
     h("table", { class: "grid", id: "items" },
       h("thead", {}, h("tr", {}, ["id", "partition key", "_ts", "ttl", "expires", "time left", ""].map((t) => h("th", {}, t)))),
       tbody),
+    viewerHint,
     viewer);
   await guard(load);
   every(250, tick);
