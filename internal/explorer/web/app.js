@@ -158,7 +158,8 @@ async function showConnect({ auto = false } = {}) {
 }
 
 // connect connects with key, and remembers it in this tab unless it is
-// served, the key the server gives the page; a key refused is forgotten.
+// served, the key the server gives the page, which needs no remembering;
+// a key refused is forgotten.
 async function connect(key, served) {
   await guard(async () => {
     const c = new Client(key);
@@ -169,7 +170,8 @@ async function connect(key, served) {
       sessionStorage.removeItem(KEY_ITEM);
       throw err;
     }
-    if (key !== served) sessionStorage.setItem(KEY_ITEM, key);
+    if (key === served) sessionStorage.removeItem(KEY_ITEM);
+    else sessionStorage.setItem(KEY_ITEM, key);
     client = c;
     fill($("#account"),
       h("span", { id: "connected" }, "connected to ", h("b", {}, location.host)),
