@@ -198,7 +198,7 @@ func TestExplorerTTLIgnoredHint(t *testing.T) {
 	const want = "ttl 60 ignored: the container's TTL is off"
 	open("off")
 	row, tip, view := hint("x")
-	b.screenshot("ttl-ignored")
+	b.screenshot("11-ttl-ignored")
 	if row != want || view != want {
 		t.Errorf("ttl 60, the container's TTL off: the row says %q and the view %q, want %q", row, view, want)
 	}
