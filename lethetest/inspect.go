@@ -21,6 +21,13 @@ type StoredItem struct {
 	Expires   bool
 	ExpiresAt time.Time
 	TimeLeft  time.Duration
+	// TTLIgnored reports whether the item's own positive ttl is ignored
+	// because its container's time to live is off (DefaultTimeToLive
+	// absent): then no item expires, whatever its own ttl says, and Expires
+	// is false. The ttl is kept as written and counts once time to live is
+	// turned on. It is the trap of an item written with "ttl": 60 that is
+	// still there after FastForward(61 * time.Second).
+	TTLIgnored bool
 }
 
 // container returns the lethe container behind db/coll, failing the test
@@ -40,8 +47,9 @@ func (a *Account) container(db, coll string) *lethe.Container {
 
 // Item returns item id of partition key pk (such as
 // lethe.NewPartitionKeyString("a")) in container coll of database db, as
-// stored, with when it expires; false if there is no such live item. It
-// charges no request units and passes no fault rule.
+// stored, with when it expires, or whether its own ttl is ignored; false
+// if there is no such live item. It charges no request units and passes
+// no fault rule.
 func (a *Account) Item(db, coll string, pk lethe.PartitionKey, id string) (StoredItem, bool) {
 	a.t.Helper()
 	c := a.container(db, coll)
@@ -61,12 +69,18 @@ func (a *Account) Item(db, coll string, pk lethe.PartitionKey, id string) (Store
 		a.t.Fatalf("lethetest: %v", err)
 	}
 	var sys struct {
-		TS int64 `json:"_ts"`
+		TS  int64    `json:"_ts"`
+		TTL *float64 `json:"ttl"` // validated on write: absent, null, -1 or a positive integer
 	}
 	if err := json.Unmarshal(r.Value, &sys); err != nil {
 		a.t.Fatalf("lethetest: the stored item is not JSON: %v", err)
 	}
-	it := StoredItem{JSON: r.Value, TS: time.Unix(sys.TS, 0), Expires: expires}
+	props, err := c.Read(ctx)
+	if err != nil {
+		a.t.Fatalf("lethetest: %v", err)
+	}
+	it := StoredItem{JSON: r.Value, TS: time.Unix(sys.TS, 0), Expires: expires,
+		TTLIgnored: props.DefaultTimeToLive == lethe.TTLOff && sys.TTL != nil && *sys.TTL > 0}
 	if expires {
 		it.ExpiresAt = at
 		it.TimeLeft = at.Sub(a.clock.Now())

@@ -18,8 +18,12 @@
 // it opens no path around the master key. The handler serves static files
 // and one of its own, config.json, which names the key only when the
 // server runs with the emulator's well-known key (cosmosrest.EmulatorKey),
-// public anyway, so that the page connects at once; with another key the
-// user types it.
+// public anyway, so that the page connects at once, without a click: that
+// gives no one anything, for whoever can reach the page could sign with
+// the public key anyway. With another key the user types it (Enter
+// connects), and the tab remembers it in its session storage, so that a
+// reload connects again, until Disconnect or the tab's end; the page
+// stores nothing else.
 //
 // The page is plain HTML, CSS and JavaScript (web/), with no library and
 // no build step: the chart is SVG drawn by hand. WebCrypto needs a secure

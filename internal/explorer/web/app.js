@@ -3,12 +3,21 @@
 // change feed. Plain DOM code, no library; every request goes through
 // cosmos.js, signed with the key the user gives.
 
-import { Client, expiryOf, parsePairs, partitionKeyOf } from "./cosmos.js";
+import { Client, expiryOf, parsePairs, partitionKeyOf, ttlIgnored } from "./cosmos.js";
 import { RANGES, bin, draw } from "./chart.js";
 
+// fill replaces the children of e with kids: nodes, strings and arrays of
+// them, at any depth; undefined, null and false are nothing (the DOM's own
+// append and replaceChildren would show them as text, "null"). Every list
+// of children on the page goes through fill, or through h, which uses it.
+function fill(e, ...kids) {
+  e.replaceChildren(...kids.flat(Infinity).filter((k) => k !== undefined && k !== null && k !== false));
+  return e;
+}
+
 // h makes an element: attrs sets attributes ("class", "data-…", …),
-// properties ("value", "checked") and listeners ("onclick"); kids are
-// nodes or strings.
+// properties ("value", "checked") and listeners ("onclick"); kids are as
+// fill takes them.
 function h(tag, attrs = {}, ...kids) {
   const e = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs)) {
@@ -17,8 +26,7 @@ function h(tag, attrs = {}, ...kids) {
     else if (k === "value" || k === "checked") e[k] = v;
     else e.setAttribute(k, v === true ? "" : v);
   }
-  for (const kid of kids.flat()) if (kid !== undefined && kid !== null) e.append(kid);
-  return e;
+  return fill(e, ...kids);
 }
 
 const $ = (sel, root = document) => root.querySelector(sel);
@@ -80,57 +88,103 @@ function fmtTTL(t) {
   return `${t} s`;
 }
 
+// ignoredHint is a tag element saying that doc's ttl is ignored by its
+// container (ttlIgnored), with the rule as its tooltip; null for any other
+// item.
+function ignoredHint(doc, defaultTtl, tag = "span", id = undefined) {
+  if (!ttlIgnored(doc, defaultTtl)) return null;
+  return h(tag, { class: "ttl-ignored", id,
+    title: "Time to live is off in this container (no default time to live): no item expires, whatever its own ttl says. " +
+      "The ttl is kept as written, and counts once time to live is turned on (Settings: on, no default, or seconds)." },
+  `ttl ${doc.ttl} ignored: the container's TTL is off`);
+}
+
 function fmtRU(ru) {
   return `${Math.round(ru * 100) / 100} RU`;
 }
 
 // ---- connecting ----
 
-async function showConnect() {
+// The key the user typed is remembered in this tab's session storage, so
+// that a reload connects again; Disconnect, or closing the tab, forgets it.
+// The emulator's well-known key is not remembered: the server gives it.
+const KEY_ITEM = "lethe-explorer-key";
+
+// showConnect shows the connect form, with the key filled in when the
+// server gives it (the emulator's well-known key, public anyway) or this
+// tab remembers it; with auto, a filled-in key connects at once, without a
+// click. Disconnect shows the form without auto, and stays there.
+async function showConnect({ auto = false } = {}) {
   stopTimers();
   client = null;
-  $("#tree").replaceChildren();
-  $("#account").replaceChildren(h("span", { class: "muted" }, "not connected"));
+  fill($("#tree"));
+  fill($("#account"), h("span", { class: "muted" }, "not connected"));
   const key = h("input", { id: "key", type: "password", autocomplete: "off", spellcheck: "false", size: 60 });
-  const go = h("button", { id: "connect", class: "primary", onclick: () => connect(key.value) }, "Connect");
-  key.addEventListener("keydown", (e) => e.key === "Enter" && go.click());
   const hint = h("p", { class: "muted" });
-  $("#view").replaceChildren(
+  let served = "";
+  const go = h("button", { id: "connect", class: "primary", onclick: async () => {
+    go.disabled = true;
+    await connect(key.value, served);
+    go.disabled = false;
+  } }, "Connect");
+  key.addEventListener("keydown", (e) => e.key === "Enter" && !go.disabled && go.click());
+  fill($("#view"),
     h("div", { id: "notice" }),
     h("section", { class: "card connect" },
       h("h2", {}, "Connect"),
-      h("p", {}, "The explorer calls the server's Cosmos DB REST API, as the SDKs do, and signs every request in this page with the account key. The key stays in the page."),
+      h("p", {}, "The explorer calls the server's Cosmos DB REST API, as the SDKs do, and signs every request in this page with the account key. The key stays in this browser tab."),
       h("label", {}, "Endpoint", h("input", { value: location.origin, readonly: true, size: 60 })),
       h("label", {}, "Key", key),
       h("div", { class: "actions" }, go),
       hint));
   try {
     const res = await fetch("config.json", { cache: "no-store" });
-    const cfg = await res.json();
-    if (cfg.key) {
-      key.value = cfg.key;
-      hint.textContent = "The server runs with the emulator's well-known key, filled in above.";
-    } else {
-      hint.textContent = "The server runs with its own key: type it (lethe -key).";
-    }
+    served = (await res.json()).key || "";
   } catch {
     // no config: the user types the key
   }
-  key.focus();
+  const remembered = sessionStorage.getItem(KEY_ITEM);
+  if (served) {
+    key.value = served;
+    hint.textContent = "The server runs with the emulator's well-known key, filled in above.";
+  } else if (remembered) {
+    key.value = remembered;
+    hint.textContent = "The key you gave in this tab, remembered until you disconnect or close the tab.";
+  } else {
+    hint.textContent = "The server runs with its own key: type it (lethe -key), then Enter.";
+  }
+  if (auto && key.value) go.click();
+  else key.focus();
 }
 
-async function connect(key) {
+// connect connects with key, and remembers it in this tab unless it is
+// served, the key the server gives the page, which needs no remembering;
+// a key refused is forgotten.
+async function connect(key, served) {
   await guard(async () => {
     const c = new Client(key);
-    await c.init();
-    await c.request("GET", []); // the account: proves the key
+    try {
+      await c.init();
+      await c.request("GET", []); // the account: proves the key
+    } catch (err) {
+      sessionStorage.removeItem(KEY_ITEM);
+      throw err;
+    }
+    if (key === served) sessionStorage.removeItem(KEY_ITEM);
+    else sessionStorage.setItem(KEY_ITEM, key);
     client = c;
-    $("#account").replaceChildren(
+    fill($("#account"),
       h("span", { id: "connected" }, "connected to ", h("b", {}, location.host)),
-      h("button", { onclick: showConnect }, "Disconnect"));
+      h("button", { onclick: disconnect }, "Disconnect"));
     await loadTree();
     showHome();
   });
+}
+
+// disconnect forgets the key and shows the connect form.
+function disconnect() {
+  sessionStorage.removeItem(KEY_ITEM);
+  showConnect();
 }
 
 // ---- the tree of databases and containers ----
@@ -148,7 +202,7 @@ async function loadTree() {
 
 function drawTree() {
   const isSel = (db, coll) => selection && selection.db === db && selection.coll === coll;
-  $("#tree").replaceChildren(
+  fill($("#tree"),
     h("div", { class: "tree-head" },
       h("a", { href: "#", onclick: (e) => (e.preventDefault(), showHome()) }, "Databases"),
       h("button", { class: "small", title: "Reload", onclick: () => guard(loadTree) }, "↻")),
@@ -166,7 +220,7 @@ function showHome() {
   drawTree();
   const id = h("input", { id: "new-db-id", placeholder: "database id" });
   const tp = h("input", { id: "new-db-throughput", type: "number", min: 400, step: 100, placeholder: "none" });
-  $("#view").replaceChildren(
+  fill($("#view"),
     h("div", { id: "notice" }),
     h("h2", {}, "Databases"),
     databases.length === 0 ? null : h("table", { class: "grid" },
@@ -201,7 +255,7 @@ function showDatabase(dbId) {
   const pk = h("input", { id: "new-coll-pk", value: "/pk", title: "one path, or several separated by commas (hierarchical)" });
   const ttl = ttlInput("new-coll-ttl", undefined);
   const tp = h("input", { id: "new-coll-throughput", type: "number", min: 400, step: 100, placeholder: "none" });
-  $("#view").replaceChildren(
+  fill($("#view"),
     h("div", { id: "notice" }),
     h("h2", {}, h("span", { class: "muted" }, "database "), dbId),
     d.colls.length === 0 ? null : h("table", { class: "grid" },
@@ -281,7 +335,7 @@ async function showContainer(dbId, collId, tab = "items") {
   ctx.props = read.body;
   ctx.reaper = read.headers.get("x-ms-lethe-reaper");
   const body = h("div", { id: "tab-body" });
-  $("#view").replaceChildren(
+  fill($("#view"),
     h("div", { id: "notice" }),
     h("h2", {}, h("span", { class: "muted" }, dbId + " › "), collId,
       h("span", { class: "badge", id: "coll-ttl" }, "default TTL: " + fmtTTL(ctx.props.defaultTtl))),
@@ -316,6 +370,12 @@ async function itemsTab(body, ctx) {
       }) }, "Create"),
       h("button", { onclick: () => editor.classList.add("hidden") }, "Close")));
   const viewer = h("pre", { class: "json hidden", id: "item-view" });
+  const viewerHint = h("div");
+  function view(doc) {
+    fill(viewerHint, ignoredHint(doc, defaultTtl, "p", "item-view-hint"));
+    viewer.textContent = JSON.stringify(doc, null, 2);
+    viewer.classList.remove("hidden");
+  }
 
   const setCount = () => (count.textContent = `${rows.size} item${rows.size === 1 ? "" : "s"}${more ? " shown (more in the container)" : ""}`);
   let more = false;
@@ -328,11 +388,11 @@ async function itemsTab(body, ctx) {
       h("td", {}, d.id),
       h("td", { class: "mono" }, r.pk),
       h("td", { title: `_ts ${d._ts}` }, fmtTime(d._ts * 1000)),
-      h("td", {}, ttl),
+      h("td", {}, ignoredHint(d, defaultTtl) || ttl),
       h("td", { title: "_ts is in whole seconds: the item goes within a second after" }, fmtTime(r.exp)),
       r.left,
       h("td", { class: "row-actions" },
-        h("button", { class: "small", onclick: () => ((viewer.textContent = JSON.stringify(r.doc, null, 2)), viewer.classList.remove("hidden")) }, "View"),
+        h("button", { class: "small", onclick: () => view(r.doc) }, "View"),
         h("button", { class: "small", onclick: () => guard(async () => {
           await client.request("DELETE", [...ctx.segs, "docs", d.id], { headers: { "x-ms-documentdb-partitionkey": r.pk }, allow: [404] });
           drop(r);
@@ -351,7 +411,7 @@ async function itemsTab(body, ctx) {
     const res = await client.request("GET", [...ctx.segs, "docs"], { headers: { "x-ms-max-item-count": "100" } });
     more = !!res.headers.get("x-ms-continuation");
     rows.clear();
-    tbody.replaceChildren();
+    fill(tbody);
     for (const doc of res.body.Documents || []) {
       const pk = partitionKeyOf(doc, paths);
       const r = { key: doc.id + "\u0000" + pk, doc, pk, exp: expiryOf(doc, defaultTtl), checking: false };
@@ -391,7 +451,7 @@ async function itemsTab(body, ctx) {
     }
   }
 
-  body.replaceChildren(
+  fill(body,
     h("div", { class: "toolbar" },
       h("button", { id: "items-refresh", onclick: () => guard(load) }, "Refresh"),
       h("button", { id: "new-item", onclick: () => editor.classList.toggle("hidden") }, "New item"),
@@ -400,6 +460,7 @@ async function itemsTab(body, ctx) {
     h("table", { class: "grid", id: "items" },
       h("thead", {}, h("tr", {}, ["id", "partition key", "_ts", "ttl", "expires", "time left", ""].map((t) => h("th", {}, t)))),
       tbody),
+    viewerHint,
     viewer);
   await guard(load);
   every(250, tick);
@@ -414,8 +475,17 @@ async function queryTab(body, ctx) {
   const out = h("div", { id: "query-out" });
   let continuation = null;
   let total = { charge: 0, count: 0, pages: 0 };
+  // run runs the query, or reads its next page with next. A new run
+  // clears the results of the one before as it starts, so that a query
+  // that fails leaves only its error; a next page that fails keeps the
+  // pages read.
   const run = (next) => guard(async () => {
-    if (!next) total = { charge: 0, count: 0, pages: 0 };
+    if (!next) {
+      total = { charge: 0, count: 0, pages: 0 };
+      continuation = null;
+      results.length = 0;
+      fill(out);
+    }
     const headers = {
       "content-type": "application/query+json",
       "x-ms-documentdb-isquery": "True",
@@ -449,7 +519,7 @@ async function queryTab(body, ctx) {
     if (objects) for (const d of results) for (const k of Object.keys(d)) if (!cols.includes(k)) cols.push(k);
     const cell = (v) => (v === undefined ? "" : typeof v === "string" ? v : JSON.stringify(v));
     const m = parsePairs(metrics);
-    out.replaceChildren(
+    fill(out,
       h("p", { class: "stats" },
         h("span", { id: "query-count" }, `${total.count} result${total.count === 1 ? "" : "s"}`), " · ",
         h("span", { id: "query-charge" }, fmtRU(total.charge)), " · ",
@@ -467,7 +537,7 @@ async function queryTab(body, ctx) {
   text.addEventListener("keydown", (e) => {
     if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) run();
   });
-  body.replaceChildren(
+  fill(body,
     h("section", { class: "card" },
       text,
       h("div", { class: "actions" },
@@ -527,7 +597,7 @@ async function expiriesTab(body, ctx) {
     svg.dataset.bars = String(binned.counts.filter((n) => n > 0).length);
   }
 
-  body.replaceChildren(
+  fill(body,
     h("p", { class: "muted" }, "When the container's items will expire, from each item's _ts and time to live; each bar is an interval of the range ahead."),
     buttons,
     h("div", { class: "chart" }, svg),
@@ -572,7 +642,7 @@ async function reaperTab(body, ctx) {
     spark.setAttribute("viewBox", `0 0 ${W} ${H}`);
     const x0 = W - ((history.length - 1) / (n - 1)) * (W - left); // the newest sample on the right
     const pts = history.map((v, i) => `${x0 + (i / (n - 1)) * (W - left)},${y(v)}`).join(" ");
-    spark.replaceChildren(
+    fill(spark,
       svgEl("line", { x1: left, x2: W, y1: y(0), y2: y(0), class: "axis" }),
       svgEl("line", { x1: left, x2: W, y1: y(max), y2: y(max), class: "grid" }),
       svgEl("text", { x: left - 6, y: y(0) + 4, class: "tick", "text-anchor": "end" }, "0"),
@@ -585,7 +655,7 @@ async function reaperTab(body, ctx) {
     show(res.headers.get("x-ms-lethe-reaper"), res.headers.get("x-ms-resource-usage"));
   }
 
-  body.replaceChildren(
+  fill(body,
     h("p", { class: "muted" }, "An expired item is gone for every read at its instant; the reaper deletes it from storage later, on throughput the container is not using, oldest expiry first. From the x-ms-lethe-reaper header of container reads."),
     h("div", { class: "stats-row", id: "reaper" },
       card("items", "live items", "documentsCount of x-ms-resource-usage"),
@@ -633,7 +703,7 @@ async function feedTab(body, ctx) {
   }
 
   function drawFeed() {
-    tbody.replaceChildren(...entries.slice().reverse().map((e) => {
+    fill(tbody, ...entries.slice().reverse().map((e) => {
       const m = e.metadata || {};
       const doc = m.operationType === "delete" ? e.previous || {} : e.current || {};
       const expired = m.timeToLiveExpired === true;
@@ -649,7 +719,7 @@ async function feedTab(body, ctx) {
     status.textContent = `the latest ${entries.length} change${entries.length === 1 ? "" : "s"}, newest first; following`;
   }
 
-  body.replaceChildren(
+  fill(body,
     h("p", { class: "muted" }, "All versions and deletes (A-IM: Full-Fidelity Feed): creates, replaces, deletes, and expiries, which the feed records at the instant the item expired."),
     h("div", { class: "toolbar" }, status),
     h("table", { class: "grid", id: "feed" },
@@ -696,7 +766,7 @@ async function settingsTab(body, ctx) {
       ? `No throughput of its own: it shares its database's (${dbOffer.content.offerThroughput} RU/s).`
       : "No throughput of its own and none shared: lethe does not limit it.");
 
-  body.replaceChildren(
+  fill(body,
     h("section", { class: "card" },
       h("h3", {}, "Time to live"),
       h("p", { class: "muted" }, "Off: no item expires. On without a default (-1): only items with their own ttl expire. Seconds: every item without its own ttl expires that long after its last write."),
@@ -731,4 +801,4 @@ async function settingsTab(body, ctx) {
       }) }, "Delete container")));
 }
 
-showConnect();
+showConnect({ auto: true });

@@ -172,3 +172,11 @@ export function expiryOf(doc, defaultTtl) {
   if (ttl === -1 || typeof doc._ts !== "number") return Infinity;
   return (doc._ts + ttl) * 1000;
 }
+
+// ttlIgnored reports whether a document's own ttl is one its container
+// ignores: a positive ttl while the container's time to live is off
+// (defaultTtl absent or null), where no item expires, whatever its own ttl
+// says. The ttl is kept as written and counts once time to live is on.
+export function ttlIgnored(doc, defaultTtl) {
+  return (defaultTtl === undefined || defaultTtl === null) && typeof doc.ttl === "number" && doc.ttl > 0;
+}
