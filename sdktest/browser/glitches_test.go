@@ -142,8 +142,9 @@ func TestExplorerFailedQuery(t *testing.T) {
 	b.do("run a bad query", chromedp.SetValue(chromedp.CSS("#query-text"), "SELECT c.id FROM c WHERE"), chromedp.Click(chromedp.CSS("#query-run")))
 	b.poll("the error", `document.querySelector("#notice").className === "error"`, 10*time.Second)
 	b.forgetProblems() // the refused request, logged by the browser
-	if n := b.notice(); !strings.HasPrefix(n, "error: 400") {
-		t.Errorf("a bad query: the page shows %q, want the REST API's 400", n)
+	const want = "error: 400: SC1002: Syntax error, unexpected end-of-file. (1:25: expected an expression, found end of query)"
+	if n := b.notice(); n != want {
+		t.Errorf("a bad query: the page shows %q, want the service's error, readable: %q", n, want)
 	}
 	if out := eval[string](b, `document.querySelector("#query-out").innerHTML`); out != "" {
 		b.screenshot("failed-query")

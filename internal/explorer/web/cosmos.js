@@ -6,11 +6,29 @@
 // message, as Cosmos DB gives them.
 export class CosmosError extends Error {
   constructor(status, substatus, message, activityId) {
-    super(`${status}${substatus ? "/" + substatus : ""}: ${message}`);
+    super(`${status}${substatus ? "/" + substatus : ""}: ${readableMessage(message)}`);
     this.status = status;
     this.substatus = substatus;
     this.activityId = activityId;
   }
+}
+
+// readableMessage gives a query error in the service's shape,
+// `Message: {"errors":[{code, message, ...}]}` then a line with the
+// ActivityId and lethe's line:column explanation, as its codes and messages
+// and that explanation; any other message as it is.
+export function readableMessage(message) {
+  const m = /^Message: (\{.*?\})\r?\n(.*)$/s.exec(message ?? "");
+  if (!m) return message;
+  let errors;
+  try {
+    errors = JSON.parse(m[1]).errors;
+  } catch {
+    return message;
+  }
+  if (!Array.isArray(errors) || errors.length === 0) return message;
+  const lethe = /, lethe: (.*)$/s.exec(m[2]);
+  return errors.map((e) => (e.code ? `${e.code}: ${e.message}` : e.message)).join("; ") + (lethe ? ` (${lethe[1].trim()})` : "");
 }
 
 function base64ToBytes(b64) {
