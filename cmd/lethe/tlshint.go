@@ -15,26 +15,31 @@ import (
 const certHintEvery = time.Minute
 
 // certHint is what the server logs when a client refused its certificate.
-const certHint = "lethe: a client refused the server's certificate: it does not trust it" +
-	" (or reached the server under a name the certificate does not hold)." +
+const certHint = "lethe: a client broke off the TLS handshake, most likely because it does not trust" +
+	" the server's certificate (or reached the server under a name the certificate does not hold)." +
 	" Have the client trust the certificate served at " + pemPath +
 	" (kept in -dir as " + certFile + "; in memory, new at every start):" +
 	" docs/connect.md shows how for each SDK"
 
-// certRefusals are the TLS alerts a client sends when it does not trust
-// the server's certificate, as the server's handshake error spells them:
-// Go's clients send "bad certificate"; OpenSSL's (Node, Python, curl,
-// .NET on Linux) "unknown certificate authority" and Java's "unknown
-// certificate", both of which the second covers.
+// certRefusals are how the server's handshake error spells a client's
+// refusal of the certificate: Go's clients send the alert "bad
+// certificate"; Java's "unknown certificate", and OpenSSL's (Python, curl,
+// .NET on Linux) over TLS 1.2 "unknown certificate authority", both of
+// which the second covers. Over TLS 1.3, OpenSSL sends its alert
+// unencrypted after the server's encrypted flight, which crypto/tls reads
+// as "bad record MAC" (go.dev/issue/76767). Node's clients close the
+// connection without an alert: EOF, as any probe that connects and hangs
+// up, so they get no hint (their own error says "self-signed certificate").
 var certRefusals = [][]byte{
 	[]byte("remote error: tls: bad certificate"),
 	[]byte("remote error: tls: unknown certificate"),
+	[]byte("local error: tls: bad record MAC"),
 }
 
 // serverErrorLog returns the log of the HTTP servers' own errors
 // (http.Server.ErrorLog): every line at warn on l, as slog.NewLogLogger
-// logs them, and after a handshake that a client ended because it refused
-// the certificate, certHint, at most once every certHintEvery.
+// logs them, and after a handshake that a client broke off as it does when
+// it refuses the certificate, certHint, at most once every certHintEvery.
 func serverErrorLog(l *slog.Logger) *log.Logger {
 	return log.New(&certHints{out: slog.NewLogLogger(l.Handler(), slog.LevelWarn).Writer(), log: l, now: time.Now}, "", 0)
 }
