@@ -25,10 +25,10 @@ func TestRefusedCertificate(t *testing.T) {
 		// OpenSSL's (Python, curl, .NET on Linux), over TLS 1.2 and 1.3.
 		{"http: TLS handshake error from 127.0.0.1:50413: remote error: tls: unknown certificate authority", true},
 		{"http: TLS handshake error from 127.0.0.1:50420: local error: tls: bad record MAC", true},
-		// Java's.
+		// The alert certificate_unknown.
 		{"http: TLS handshake error from [::1]:50414: remote error: tls: unknown certificate", true},
 		// Not about trusting the certificate.
-		// Node's, as well as any probe that hangs up: no hint.
+		// Node's and Java's, as well as any probe that hangs up: no hint.
 		{"http: TLS handshake error from 127.0.0.1:50415: EOF", false},
 		{"http: TLS handshake error from 127.0.0.1:50416: client sent an HTTP request to an HTTPS server", false},
 		{"http: TLS handshake error from 127.0.0.1:50417: remote error: tls: expired certificate", false},
