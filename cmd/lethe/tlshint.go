@@ -22,15 +22,15 @@ const certHint = "lethe: a client broke off the TLS handshake, most likely becau
 	" docs/connect.md shows how for each SDK"
 
 // certRefusals are how the server's handshake error spells a client's
-// refusal of the certificate: Go's clients send the alert "bad
-// certificate"; OpenSSL's (Python, curl, .NET on Linux) over TLS 1.2
-// "unknown certificate authority" (which the second covers, with the
-// alert "unknown certificate"). Over TLS 1.3, OpenSSL sends its alert
+// refusal of the certificate. Go's clients send the alert "bad
+// certificate". OpenSSL's (Python, curl, .NET on Linux) send "unknown
+// certificate authority" over TLS 1.2 (the second entry, which also
+// matches the alert "unknown certificate"), and over TLS 1.3 send it
 // unencrypted after the server's encrypted flight, which crypto/tls reads
 // as "bad record MAC" (go.dev/issue/76767). Node's and Java's clients
-// (Java 17's, here) close the connection without an alert: EOF, as any
-// probe that connects and hangs up, so they get no hint (their own errors
-// say "self-signed certificate" and "PKIX path building failed").
+// (Java 17's, here) hang up without an alert: EOF, as any probe that
+// connects and hangs up, so they get no hint (their own errors say
+// "self-signed certificate" and "PKIX path building failed").
 var certRefusals = [][]byte{
 	[]byte("remote error: tls: bad certificate"),
 	[]byte("remote error: tls: unknown certificate"),
