@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"bytes"
 	"crypto/tls"
+	"go/format"
 	"io"
 	"net/http"
 	"os"
@@ -29,6 +30,9 @@ func TestConnectDoc(t *testing.T) {
 		t.Skip("builds and runs cmd/lethe and a program")
 	}
 	src := docBlock(t, filepath.Join("..", "..", "docs", "connect.md"), "sdktest/go/connect_test.go", "go")
+	if formatted, err := format.Source([]byte(src)); err != nil || string(formatted) != src {
+		t.Fatalf("the program is not gofmt'd (%v):\n%s", err, formatted)
+	}
 	const endpoint = "https://localhost:8081/"
 	if strings.Count(src, endpoint) != 1 {
 		t.Fatalf("the program does not name %s once:\n%s", endpoint, src)
