@@ -1,6 +1,8 @@
 //go:build unix
 
-package sdktest
+// Package connectdoc holds TestConnectDoc, in a package of its own: it has
+// no in-process form, as the tests of package sdktest have.
+package connectdoc
 
 import (
 	"bufio"
@@ -29,7 +31,7 @@ func TestConnectDoc(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs cmd/lethe and a program")
 	}
-	src := docBlock(t, filepath.Join("..", "..", "docs", "connect.md"), "sdktest/go/connect_test.go", "go")
+	src := docBlock(t, filepath.Join("..", "..", "..", "docs", "connect.md"), "sdktest/go/connectdoc/connect_test.go", "go")
 	if formatted, err := format.Source([]byte(src)); err != nil || string(formatted) != src {
 		t.Fatalf("the program is not gofmt'd (%v):\n%s", err, formatted)
 	}
@@ -76,6 +78,19 @@ func TestConnectDoc(t *testing.T) {
 	if err != nil || strings.TrimSpace(out) != "created database hello" {
 		t.Fatalf("the document's program: %v: %s", err, out)
 	}
+}
+
+// buildLethe builds cmd/lethe (a module of its own) into a temporary
+// directory and returns the binary's path.
+func buildLethe(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "lethe")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	build.Dir = filepath.Join("..", "..", "..", "cmd", "lethe")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building cmd/lethe: %v\n%s", err, out)
+	}
+	return bin
 }
 
 // docBlock returns the code of the fenced block of language lang that
