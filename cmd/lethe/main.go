@@ -109,7 +109,6 @@ import (
 	"flag"
 	"fmt"
 	"log"
-	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -190,7 +189,7 @@ func run(args []string) error {
 	srv := &http.Server{
 		Handler:     explorer.Mount(h, *key), // the data explorer at /_explorer/
 		IdleTimeout: 2 * time.Minute,
-		ErrorLog:    slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+		ErrorLog:    serverErrorLog(logger), // with a hint when a client refuses the certificate
 	}
 	lim.apply(srv)
 	scheme := "http"
