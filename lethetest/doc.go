@@ -44,8 +44,9 @@
 //
 // # Looking inside
 //
-// Item reads an item as stored, with its _ts and time left; Expired lists
-// what expired in a container. Neither costs request units nor passes the
+// Item reads an item as stored, with its _ts, its time left, and whether
+// its own ttl is ignored because the container's time to live is off
+// (StoredItem.TTLIgnored); Expired lists what expired in a container. Neither costs request units nor passes the
 // fault rules.
 //
 // # Importing
