@@ -427,6 +427,11 @@ func TestCertDirBanner(t *testing.T) {
 		lines[3] != `msg="lethe: to keep the certificate across restarts" flag="-cert-dir /home/u/.config/lethe" env="LETHE_CERT_DIR=/home/u/.config/lethe"` {
 		t.Errorf("banner:\n%s", text.String())
 	}
+	var js bytes.Buffer
+	banner{endpoint: "https://localhost:8081/", tls: true, keepCert: "/home/u/.config/lethe"}.log(slog.New(slog.NewJSONHandler(&js, nil)))
+	if want := `"msg":"lethe: to keep the certificate across restarts","flag":"-cert-dir /home/u/.config/lethe","env":"LETHE_CERT_DIR=/home/u/.config/lethe"}`; !strings.Contains(js.String(), want) {
+		t.Errorf("JSON banner lacks %s:\n%s", want, js.String())
+	}
 
 	config := t.TempDir()
 	t.Setenv("XDG_CONFIG_HOME", config)
