@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"os"
 	"path/filepath"
 	"syscall"
 )
@@ -24,9 +25,10 @@ type banner struct {
 	dir      string // the data directory; "": in memory
 	tls      bool
 	certFile string // the certificate's file; "": none (made for this run)
+	keepCert string // a directory to suggest for -cert-dir; "": none
 }
 
-// log writes the banner to l, one record a line (about 8 of them): each a
+// log writes the banner to l, one record a line (about 9 of them): each a
 // fixed message and its values as attributes, so that the text format
 // shows URLs and commands to paste, and the JSON format the same as
 // fields. The last one, "lethe: ready", says that the server answers.
@@ -59,6 +61,9 @@ func (b banner) log(l *slog.Logger) {
 		} else {
 			l.Info("lethe: certificate", "url", pemURL, "file", file)
 		}
+		if b.keepCert != "" {
+			l.Info("lethe: to keep the certificate across restarts", "flag", "-cert-dir "+b.keepCert, "env", envName("cert-dir")+"="+b.keepCert)
+		}
 		const trust = "lethe: to trust the certificate"
 		l.Info(trust, "for", "Debian, Ubuntu (as root)", "run", "cp "+file+" /usr/local/share/ca-certificates/lethe.crt && update-ca-certificates")
 		l.Info(trust, "for", "Node.js", "env", "NODE_EXTRA_CA_CERTS="+file)
@@ -66,6 +71,16 @@ func (b banner) log(l *slog.Logger) {
 	}
 	l.Info("lethe: more on connecting", "docs", connectDocs)
 	l.Info("lethe: ready")
+}
+
+// configCertDir is the directory the banner suggests for -cert-dir: lethe
+// in the user's configuration directory (os.UserConfigDir), or
+// ~/.config/lethe if there is none.
+func configCertDir() string {
+	if d, err := os.UserConfigDir(); err == nil {
+		return filepath.Join(d, "lethe")
+	}
+	return "~/.config/lethe"
 }
 
 // displayURL is the URL of a listener on the address actual, opened for

@@ -19,9 +19,9 @@ import (
 	"time"
 )
 
-// The files in which a data directory keeps the server's certificate and
-// its private key, so that clients that trust the certificate once keep
-// trusting it across restarts.
+// The files in which a directory (-cert-dir, else -dir) keeps the
+// server's certificate and its private key, so that clients that trust
+// the certificate once keep trusting it across restarts.
 const (
 	certFile    = "lethe-cert.pem"
 	certKeyFile = "lethe-key.pem"
@@ -38,27 +38,54 @@ const certRenewBefore = 30 * 24 * time.Hour
 
 // loadCertificate returns the server's certificate and its PEM text:
 //   - certPath and keyPath given (-cert, -certkey): the user's own, as it is;
-//   - else dir given (-dir): the one kept in dir, made and kept there the
-//     first time (and again when it nears its end);
+//   - else certDir given (-cert-dir): the one kept in certDir, whether the
+//     databases are in memory or not;
+//   - else dir given (-dir): the one kept in dir;
 //   - else one made for this run.
-func loadCertificate(certPath, keyPath, dir string) (tls.Certificate, []byte, error) {
+//
+// See keptCertificate for how a directory keeps it.
+func loadCertificate(certPath, keyPath, certDir, dir string) (tls.Certificate, []byte, error) {
 	switch {
 	case (certPath == "") != (keyPath == ""):
 		return tls.Certificate{}, nil, errors.New("-cert and -certkey go together: give both or neither")
 	case certPath != "":
 		return readCertificate(certPath, keyPath)
-	case dir == "":
-		return newCertificate()
+	case certDir != "":
+		return keptCertificate(certDir, true)
+	case dir != "":
+		return keptCertificate(dir, false)
 	}
-	certPath, keyPath = filepath.Join(dir, certFile), filepath.Join(dir, certKeyFile)
+	return newCertificate()
+}
+
+// keptCertificate returns the certificate kept in dir, made and kept there
+// the first time (and again when it nears its end), dir made (0700) if
+// missing. Files that do not make a certificate and its key (one torn, or
+// one run's certificate beside another's key) are an error, or with
+// replace (a directory for the certificate alone) replaced by a new pair.
+//
+// Servers starting at once with one dir take turns (lockDir): each serves
+// the pair the files hold when it is done. Each file is written whole
+// and renamed into place, the key first, so that a reader never finds
+// part of a file, and finds a new certificate only beside its key.
+func keptCertificate(dir string, replace bool) (tls.Certificate, []byte, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return tls.Certificate{}, nil, fmt.Errorf("the certificate's directory: %w", err)
+	}
+	unlock, err := lockDir(dir)
+	if err != nil {
+		return tls.Certificate{}, nil, fmt.Errorf("the certificate's directory %s: %w", dir, err)
+	}
+	defer unlock()
+	certPath, keyPath := filepath.Join(dir, certFile), filepath.Join(dir, certKeyFile)
 	cert, certPEM, err := readCertificate(certPath, keyPath)
-	if err == nil && time.Until(cert.Leaf.NotAfter) > certRenewBefore {
+	var pairErr *pairError
+	switch {
+	case err == nil && time.Until(cert.Leaf.NotAfter) > certRenewBefore:
 		return cert, certPEM, nil
-	}
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return tls.Certificate{}, nil, err
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	case err == nil, errors.Is(err, fs.ErrNotExist), replace && errors.As(err, &pairErr):
+		// Made the first time, renewed, or replaced.
+	default:
 		return tls.Certificate{}, nil, err
 	}
 	cert, certPEM, keyPEM, err := makeCertificate()
@@ -75,6 +102,20 @@ func loadCertificate(certPath, keyPath, dir string) (tls.Certificate, []byte, er
 	return cert, certPEM, nil
 }
 
+// pairError is the error of readCertificate when the files it read do not
+// make a certificate and its key: either is not PEM, is torn, or the key
+// is not the certificate's.
+type pairError struct {
+	certPath, keyPath string
+	err               error
+}
+
+func (e *pairError) Error() string {
+	return fmt.Sprintf("the certificate %s and key %s: %v", e.certPath, e.keyPath, e.err)
+}
+
+func (e *pairError) Unwrap() error { return e.err }
+
 // readCertificate reads a PEM certificate (chain) and its private key.
 func readCertificate(certPath, keyPath string) (tls.Certificate, []byte, error) {
 	certPEM, err := os.ReadFile(certPath)
@@ -87,7 +128,7 @@ func readCertificate(certPath, keyPath string) (tls.Certificate, []byte, error) 
 	}
 	cert, err := tls.X509KeyPair(certPEM, keyPEM)
 	if err != nil {
-		return tls.Certificate{}, nil, fmt.Errorf("the certificate %s and key %s: %w", certPath, keyPath, err)
+		return tls.Certificate{}, nil, &pairError{certPath: certPath, keyPath: keyPath, err: err}
 	}
 	return cert, certPEM, nil
 }
@@ -140,27 +181,34 @@ func makeCertificate() (cert tls.Certificate, certPEM, keyPEM []byte, err error)
 	return cert, certPEM, keyPEM, err
 }
 
-// writeFileSynced writes a file whole, through a temporary file renamed
-// into place once synced, so that a crash leaves the old file or the new
-// one, never part of one.
-func writeFileSynced(path string, data []byte, perm os.FileMode) error {
-	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, perm)
+// writeFileSynced writes a file whole, through a temporary file of its
+// own (in the same directory) renamed into place once synced, so that a
+// crash, or another writer at once, leaves the old file or a new one,
+// never part of one.
+func writeFileSynced(path string, data []byte, perm os.FileMode) (err error) {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
 		return err
 	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}()
+	if err := f.Chmod(perm); err != nil {
+		return err
+	}
 	if _, err := f.Write(data); err != nil {
-		f.Close()
 		return err
 	}
 	if err := f.Sync(); err != nil {
-		f.Close()
 		return err
 	}
 	if err := f.Close(); err != nil {
 		return err
 	}
-	return os.Rename(tmp, path)
+	return os.Rename(f.Name(), path)
 }
 
 // withCertificate serves the certificate's PEM at pemPath, without

@@ -11,6 +11,7 @@
 //	go run . -key <base64 key>                  # another master key
 //	go run . -changefeed=false                  # containers without a change feed
 //	go run . -cert c.pem -certkey k.pem         # your own certificate
+//	go run . -cert-dir ~/.config/lethe          # in memory, the same certificate at every start
 //	go run . -compute-addr ""                   # no compute gateway on :8903
 //	go run . -addr :9081 -compute-addr :9903    # a second server beside the first
 //	go run . -faults=false                      # no fault injection endpoint
@@ -26,7 +27,8 @@
 //
 // At start it logs, a line each, where it serves (URLs to paste), the key
 // (the emulator's well-known key, or that one was given: never its value),
-// the storage, the data explorer's URL, the certificate's URL and file,
+// the storage, the data explorer's URL, the certificate's URL and file
+// (in memory without -cert-dir, how to keep it across restarts instead),
 // how to trust the certificate (system-wide, Node.js, Go), where the docs
 // are, and last "lethe: ready". Each line is a fixed message with its
 // values as attributes: in JSON (-log-format json), fields.
@@ -42,9 +44,13 @@
 //
 // With -dir, the certificate is kept in the directory (lethe-cert.pem,
 // lethe-key.pem) and served again at the next start, so that clients trust
-// it once; in memory, it is made anew at every start. -cert and -certkey
-// (PEM files) serve the user's own instead. The certificate names
-// localhost, 127.0.0.1, ::1 and the machine's host name.
+// it once; in memory, it is made anew at every start, unless -cert-dir
+// names a directory to keep it in (made, 0700, if missing; it wins over
+// -dir for the certificate, and files there that do not make a pair are
+// replaced). Servers starting at once with one such directory take turns
+// with it and serve the pair it holds. -cert and -certkey (PEM files)
+// serve the user's own instead, whatever -cert-dir says. The certificate
+// names localhost, 127.0.0.1, ::1 and the machine's host name.
 //
 // Authorization: requests signed with the master key (type=master), and
 // Microsoft Entra ID tokens as the emulator accepts them (type=aad, a JWT
@@ -148,8 +154,9 @@ func run(args []string) error {
 	key := fs.String("key", cosmosrest.EmulatorKey, "the account's master key, base64 (default: the emulator's well-known key, "+cosmosrest.EmulatorKey+")")
 	dir := fs.String("dir", "", "a directory to keep the databases in, durably (default: in memory)")
 	plain := fs.Bool("http", false, "serve plain HTTP instead of HTTPS")
-	certPath := fs.String("cert", "", "the server's certificate (chain), PEM; with -certkey (default: one made by lethe, kept in -dir if given)")
+	certPath := fs.String("cert", "", "the server's certificate (chain), PEM; with -certkey (default: one made by lethe, kept in -cert-dir or -dir if given)")
 	certKeyPath := fs.String("certkey", "", "the private key of -cert, PEM")
+	certDir := fs.String("cert-dir", "", "a directory to keep the certificate lethe makes in ("+certFile+", "+certKeyFile+"), made if missing, so that clients trust it once, in memory too; it wins over -dir for the certificate, -cert over it (default: -dir if given, else a new certificate at every start)")
 	feed := fs.Bool("changefeed", true, "give every container created a change feed, as Cosmos DB does")
 	feedChanges := fs.Int("changefeed-max-changes", 0, "how many changes each container's change feed keeps (0: lethe's default, 1048576)")
 	faults := fs.Bool("faults", true, "apply fault injection rules, set at /_lethe/faults with requests signed with the master key")
@@ -196,8 +203,11 @@ func run(args []string) error {
 	if *plain && (*certPath != "" || *certKeyPath != "") {
 		return errors.New("-cert and -certkey are for HTTPS: drop -http")
 	}
+	if *plain && *certDir != "" {
+		return errors.New("-cert-dir is for HTTPS: drop -http")
+	}
 	if !*plain {
-		cert, certPEM, err := loadCertificate(*certPath, *certKeyPath, *dir)
+		cert, certPEM, err := loadCertificate(*certPath, *certKeyPath, *certDir, *dir)
 		if err != nil {
 			return err
 		}
@@ -244,10 +254,15 @@ func run(args []string) error {
 		ban.dir = absPath(*dir)
 	}
 	switch {
+	case *plain:
 	case *certPath != "":
 		ban.certFile = absPath(*certPath)
-	case *dir != "" && !*plain:
+	case *certDir != "":
+		ban.certFile = filepath.Join(absPath(*certDir), certFile)
+	case *dir != "":
 		ban.certFile = filepath.Join(ban.dir, certFile)
+	default:
+		ban.keepCert = configCertDir()
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
