@@ -1,11 +1,14 @@
 package cosmosrest
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/lethedb/lethe"
 )
 
 // resetPath is the path of the reset endpoint (serveReset).
@@ -67,6 +70,10 @@ func (h *Handler) serveReset(w http.ResponseWriter, r *http.Request, deadline ti
 		return
 	}
 	dropped, err := h.Reset()
+	if errors.Is(err, lethe.ErrClosed) {
+		writeError(w, http.StatusServiceUnavailable, withDetail(msgUnavailable, msgShuttingDown), 0, 0)
+		return
+	}
 	if err != nil {
 		h.logFailure(r, http.StatusInternalServerError, err)
 		writeError(w, http.StatusInternalServerError, withDetail(msgInternal, "resetting: "+err.Error()), 0, 0)
@@ -90,12 +97,13 @@ func (h *Handler) serveReset(w http.ResponseWriter, r *http.Request, deadline ti
 // kept, and so are the databases that could not be opened at start (their
 // directories are their owner's to repair). A database that fails to be
 // dropped is gone from the handler all the same; Reset goes on with the
-// others and returns the first failure. After Close it fails.
+// others and returns the first failure. After Close it fails with
+// lethe.ErrClosed.
 func (h *Handler) Reset() ([]string, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed {
-		return nil, fmt.Errorf("cosmosrest: %s", msgShuttingDown)
+		return nil, fmt.Errorf("cosmosrest: the handler is closed: %w", lethe.ErrClosed)
 	}
 	ids := make([]string, 0, len(h.dbs))
 	for id := range h.dbs {
