@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -211,7 +212,7 @@ func TestResetFailure(t *testing.T) {
 	if ids := databaseIDs(t, c); len(ids) != 0 {
 		t.Errorf("after the failed reset: databases %v", ids)
 	}
-	if _, err := os.Stat(dir + "/" + dbDir("b")); !errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Stat(filepath.Join(dir, dbDir("b"))); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("b's directory: %v, want it removed", err)
 	}
 	if err := h.Close(); err != nil {
@@ -283,5 +284,38 @@ func TestResetDuringTraffic(t *testing.T) {
 	fillAccount(t, c)
 	if ids := databaseIDs(t, c); !slices.Equal(ids, []string{"a", "b"}) {
 		t.Errorf("after the traffic: %v", ids)
+	}
+}
+
+// TestResetLeavesUnavailable: a database that could not be opened at
+// start is not dropped: its directory is its owner's to repair; the
+// reset's answer names it, and its requests still get 503.
+func TestResetLeavesUnavailable(t *testing.T) {
+	dir := t.TempDir()
+	h, err := cosmosrest.New(cosmosrest.Config{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, c := serve(t, h)
+	createDB(t, c, "bad")
+	c.srv.Close()
+	if err := h.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, dbDir("bad"), "database.json"), []byte("{"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, c = testServer(t, cosmosrest.Config{Dir: dir})
+	createDB(t, c, "good")
+	var a struct{ Dropped, Unavailable []string }
+	if err := json.Unmarshal(must(t, c.reset(), http.StatusOK).body, &a); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(a.Dropped, []string{"good"}) || !slices.Equal(a.Unavailable, []string{dbDir("bad")}) {
+		t.Errorf("answer %+v, want good dropped and bad's directory unavailable", a)
+	}
+	must(t, c.do("GET", "/dbs/bad", nil), http.StatusServiceUnavailable)
+	if _, err := os.Stat(filepath.Join(dir, dbDir("bad"))); err != nil {
+		t.Errorf("the unavailable database's directory: %v", err)
 	}
 }
