@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -392,5 +393,69 @@ func TestBodyOfGET(t *testing.T) {
 	}
 	if r := c.do("GET", "/dbs/db", bytes.Repeat([]byte("x"), 100)); r.status != 200 {
 		t.Errorf("a GET with a small body: %d %s", r.status, r.body)
+	}
+}
+
+// TestRefusalDiscards: what the server reads of a refused body it
+// discards: eight clients sending 10 MB each, refused with 401, make the
+// process allocate a few MB in all, not the 80 MB they sent.
+func TestRefusalDiscards(t *testing.T) {
+	h, err := cosmosrest.New(cosmosrest.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Close() })
+	dial := rawServer(t, h, false)
+	const clients, size = 8, 10 << 20
+	req := rawRequest{method: "POST", path: "/dbs/db/colls/c/docs", resType: "docs", link: "dbs/db/colls/c", size: size, key: "b3RoZXIta2V5"}
+	body := bigItem(size)
+	conns := make([]net.Conn, clients)
+	heads := make([]string, clients)
+	for i := range conns {
+		conns[i], heads[i] = dial(), req.head(t)
+	}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	var wg sync.WaitGroup
+	errs := make([]error, clients)
+	for i, conn := range conns {
+		wg.Go(func() {
+			errs[i] = func() error {
+				if _, err := io.WriteString(conn, heads[i]); err != nil {
+					return err
+				}
+				if _, err := conn.Write(body); err != nil {
+					return err
+				}
+				br := bufio.NewReader(conn)
+				resp, err := http.ReadResponse(br, nil)
+				if err != nil {
+					return err
+				}
+				if _, err := io.ReadAll(resp.Body); err != nil {
+					return err
+				}
+				if resp.StatusCode != 401 {
+					return fmt.Errorf("status %d", resp.StatusCode)
+				}
+				if _, err := br.ReadByte(); err != io.EOF { // the server has read the whole body
+					return fmt.Errorf("after the answer: %v", err)
+				}
+				return nil
+			}()
+		})
+	}
+	wg.Wait()
+	runtime.ReadMemStats(&after)
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("client %d: %v", i, err)
+		}
+	}
+	alloc := after.TotalAlloc - before.TotalAlloc
+	t.Logf("%d clients sent %d MB each, refused: %d KB allocated", clients, size>>20, alloc>>10)
+	if alloc > 16<<20 {
+		t.Errorf("%d MB allocated while discarding %d MB", alloc>>20, clients*size>>20)
 	}
 }
