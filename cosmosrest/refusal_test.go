@@ -3,6 +3,7 @@ package cosmosrest_test
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
@@ -14,6 +15,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -299,7 +301,8 @@ func TestRefusalBeforeBody(t *testing.T) {
 // TestRefusalOverHTTP2: over HTTP/2 a refusal before the body needs no
 // drain: the answer is whole, then the stream is reset with NO_ERROR,
 // which the client takes as a request to stop sending. A Go client
-// writing 3 MB slowly gets the 413 and the 401.
+// writing 3 MB slowly gets the 413 and the 401 at once, long before it
+// has sent its body.
 func TestRefusalOverHTTP2(t *testing.T) {
 	h, err := cosmosrest.New(cosmosrest.Config{})
 	if err != nil {
@@ -331,9 +334,16 @@ func TestRefusalOverHTTP2(t *testing.T) {
 		}
 		req.Header.Set("x-ms-date", date)
 		req.Header.Set("Authorization", auth)
-		resp, err := srv.Client().Do(req)
+		// The answer, whole, comes long before the body's deadline (a
+		// minute): the server does not wait for the rest of the body.
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		resp, err := srv.Client().Do(req.WithContext(ctx))
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if sent := body.sent.Load(); sent >= 1<<20 {
+			t.Errorf("%s: the answer came once %d bytes of the body were sent, not at once", tc.name, sent)
 		}
 		b, err := io.ReadAll(resp.Body)
 		resp.Body.Close()
@@ -349,7 +359,10 @@ func TestRefusalOverHTTP2(t *testing.T) {
 
 // slowReader is a request body that arrives slowly, in small chunks with
 // pauses.
-type slowReader struct{ data []byte }
+type slowReader struct {
+	data []byte
+	sent atomic.Int64 // how much has been read
+}
 
 func (r *slowReader) Read(p []byte) (int, error) {
 	if len(r.data) == 0 {
@@ -358,6 +371,7 @@ func (r *slowReader) Read(p []byte) (int, error) {
 	time.Sleep(slowPause) // the pace of a slow client
 	n := copy(p[:min(len(p), slowChunk)], r.data)
 	r.data = r.data[n:]
+	r.sent.Add(int64(n))
 	return n, nil
 }
 
@@ -458,4 +472,51 @@ func TestRefusalDiscards(t *testing.T) {
 	if alloc > 16<<20 {
 		t.Errorf("%d MB allocated while discarding %d MB", alloc>>20, clients*size>>20)
 	}
+}
+
+// hidden hides the connection's writer from http.ResponseController, as
+// a middleware without Unwrap does.
+type hidden struct{ http.ResponseWriter }
+
+// TestRefusalBehindMiddleware: behind a middleware whose writer cannot
+// answer before the body is read (no Unwrap, so no full duplex), a
+// refusal is answered once the body has been read and discarded: a slow
+// writer still reads it.
+func TestRefusalBehindMiddleware(t *testing.T) {
+	h, err := cosmosrest.New(cosmosrest.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Close() })
+	dial := rawServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { h.ServeHTTP(hidden{w}, r) }), false)
+	var wg sync.WaitGroup
+	for _, tc := range []struct {
+		req    rawRequest
+		status int
+	}{
+		{rawRequest{method: "POST", path: "/dbs/db/colls/c/docs", resType: "docs", link: "dbs/db/colls/c", size: 3 << 20}, 413},
+		{rawRequest{method: "POST", path: "/dbs/db/colls/c/docs", resType: "docs", link: "dbs/db/colls/c", size: 3 << 20, key: "b3RoZXIta2V5"}, 401},
+	} {
+		conn := dial()
+		wg.Go(func() {
+			if _, err := io.WriteString(conn, tc.req.head(t)); err != nil {
+				t.Error(err)
+				return
+			}
+			if err := writeSlowly(conn, tc.req); err != nil {
+				t.Errorf("%d: writing the body: %v", tc.status, err)
+				return
+			}
+			resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+			if err != nil {
+				t.Errorf("%d: %v", tc.status, err)
+				return
+			}
+			b, _ := io.ReadAll(resp.Body)
+			if resp.StatusCode != tc.status {
+				t.Errorf("status %d, want %d: %s", resp.StatusCode, tc.status, b)
+			}
+		})
+	}
+	wg.Wait()
 }
