@@ -33,7 +33,9 @@ const EmulatorKey = "C2y6yDjf5/R+ob0N8A7Cgv30VRDJIWEHLM+4QDU5DE2nQ9nDuVTqobD4b8m
 // MaxRequestSize bounds a request body: a document of lethe.MaxItemSize
 // and some room for whitespace. A body that says it is longer
 // (Content-Length) is refused with 413 before any of it is read; one that
-// grows longer, as soon as it does.
+// grows longer, as soon as it does. What follows of a refused body is read
+// and discarded, so that the refusal reaches a client still writing it
+// (refuse).
 const MaxRequestSize = lethe.MaxItemSize + 64<<10
 
 // bodyReadTimeout bounds the reading of a request body, from the end of
