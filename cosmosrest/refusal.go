@@ -42,9 +42,9 @@ func refuse(w http.ResponseWriter, r *http.Request, deadline time.Time, begun bo
 		return
 	}
 	writeError(w, status, msg, 0, 0)
-	if rc.Flush() != nil {
-		return
-	}
+	// A writer that cannot flush sends the answer once the handler
+	// returns, after the body, as the fallback above does.
+	_ = rc.Flush()
 	drain(rc, r, deadline)
 }
 
