@@ -286,7 +286,39 @@
 // above it before any of the body is read, or as soon as a chunked body
 // passes it; a body that has not arrived within a minute of its header
 // gets 408. Query texts are bounded as the account advertises
-// (maxSqlQueryInputLength 512 KB, maxJoinsPerSqlQuery 5: 400 above).
+// (maxSqlQueryInputLength 512 KB, maxJoinsPerSqlQuery 5: 400 above). The
+// body of a GET or DELETE is read and dropped, within the same bounds.
+//
+// Every refusal made before the body has been read whole (400 for the
+// path, 401, 403, 413, and those of the control endpoints) reaches a
+// client that is still writing the body, whatever its speed: over HTTP/1
+// the refusal is sent at once, with Connection: close, and then the rest
+// of the body is read and discarded, up to 16 MB and no later than the
+// body's deadline (a minute from its header), before the connection is
+// closed. Closing with a body unread makes the kernel reset the
+// connection, and a client still writing saw the reset instead of the
+// answer (@azure/cosmos: ECONNRESET for a 3 MB item). Nothing of the
+// discarded body is kept. A body announced over 16 MB is not read, nor is
+// one whose client waits for 100 Continue: the connection closes after
+// the refusal. Over HTTP/2 the stream is reset with NO_ERROR once the
+// refusal is whole, which asks the client to stop sending.
+//
+// # Reset
+//
+// POST /_lethe/reset drops every database, for test suites that share one
+// server: each is dropped as DELETE on it drops it (with Config.Dir, its
+// directory is removed), and the answer is 200 with the ids dropped,
+// {"dropped":["a","b"]}, and, when some databases could not be opened at
+// start, "unavailable": their directories, which a reset leaves to their
+// owner. It is signed as any request of the REST API, for the resource
+// type "reset" and the resource link "", with the master key (or an
+// Entra ID token as the emulator accepts one); a resource token gets 403,
+// a wrong signature 401, another method 405, and none of them drops
+// anything. Fault rules (Config.Faults) are kept: they are cleared on
+// their own endpoint (DELETE /_lethe/faults), and those a server was
+// started with stay for its run. Requests under way on a database dropped
+// end as they would had it been deleted. Handler.Reset does the same in
+// process.
 //
 // # Errors
 //

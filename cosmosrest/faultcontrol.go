@@ -3,7 +3,6 @@ package cosmosrest
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -74,9 +73,8 @@ func (j *faultRuleJSON) rule() (FaultRule, error) {
 // package documentation): requests signed with the master key, as any
 // request of the REST API, for the resource type "faults" and the
 // resource link "" (the set) or the rule's id.
-func (h *Handler) serveFaults(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) serveFaults(w http.ResponseWriter, r *http.Request, deadline time.Time) {
 	f := h.cfg.Faults
-	w.Header().Set("x-ms-request-charge", "0")
 	rest := strings.TrimPrefix(r.URL.EscapedPath(), faultsPath)
 	id := ""
 	switch {
@@ -84,20 +82,15 @@ func (h *Handler) serveFaults(w http.ResponseWriter, r *http.Request) {
 	case rest[0] == '/' && !strings.Contains(rest[1:], "/"):
 		var err error
 		if id, err = url.PathUnescape(rest[1:]); err != nil {
-			writeError(w, http.StatusBadRequest, "the fault rule's id is not a valid path segment", 0, 0)
+			refuse(w, r, deadline, false, http.StatusBadRequest, "the fault rule's id is not a valid path segment")
 			return
 		}
 	default:
-		writeError(w, http.StatusNotFound, "no such control resource: "+clip(r.URL.Path), 0, 0)
+		refuse(w, r, deadline, false, http.StatusNotFound, "no such control resource: "+clip(r.URL.Path))
 		return
 	}
-	claims, ae := h.authenticate(r, route{resType: "faults", link: id}, time.Now())
-	if ae != nil {
-		writeError(w, ae.status, ae.msg, 0, 0)
-		return
-	}
-	if claims != nil {
-		writeError(w, http.StatusForbidden, "fault rules are set with the master key; a resource token cannot", 0, 0)
+	body, ok := h.controlRequest(w, r, deadline, "faults", id, "fault rules are set with the master key; a resource token cannot")
+	if !ok {
 		return
 	}
 	switch {
@@ -119,11 +112,6 @@ func (h *Handler) serveFaults(w http.ResponseWriter, r *http.Request) {
 		}
 		writeError(w, http.StatusNotFound, fmt.Sprintf("no fault rule %q", id), 0, 0)
 	case r.Method == http.MethodPost && id == "":
-		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 64<<10))
-		if err != nil {
-			writeError(w, http.StatusBadRequest, "the request body could not be read: "+err.Error(), 0, 0)
-			return
-		}
 		var j faultRuleJSON
 		if err := json.Unmarshal(body, &j); err != nil {
 			writeError(w, http.StatusBadRequest, "the fault rule is not valid JSON: "+err.Error(), 0, 0)

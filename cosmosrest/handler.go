@@ -16,7 +16,6 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -34,7 +33,9 @@ const EmulatorKey = "C2y6yDjf5/R+ob0N8A7Cgv30VRDJIWEHLM+4QDU5DE2nQ9nDuVTqobD4b8m
 // MaxRequestSize bounds a request body: a document of lethe.MaxItemSize
 // and some room for whitespace. A body that says it is longer
 // (Content-Length) is refused with 413 before any of it is read; one that
-// grows longer, as soon as it does.
+// grows longer, as soon as it does. What follows of a refused body is read
+// and discarded, so that the refusal reaches a client still writing it
+// (refuse).
 const MaxRequestSize = lethe.MaxItemSize + 64<<10
 
 // bodyReadTimeout bounds the reading of a request body, from the end of
@@ -288,35 +289,33 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, g gateway) {
 		}
 	}()
 
-	if h.cfg.Faults != nil && strings.HasPrefix(r.URL.Path, faultsPath) {
-		h.serveFaults(w, r)
+	// Every refusal before the body has been read whole goes through
+	// refuse, so that it reaches a client still writing the body.
+	deadline := time.Now().Add(h.bodyTimeout)
+	if isControlPath(r.URL.Path, resetPath) {
+		h.serveReset(w, r, deadline)
+		return
+	}
+	if h.cfg.Faults != nil && isControlPath(r.URL.Path, faultsPath) {
+		h.serveFaults(w, r, deadline)
 		return
 	}
 	rt, err := parsePath(r.URL.EscapedPath(), g)
 	if err != nil {
-		writeError(w, http.StatusBadRequest, err.Error(), 0, 0)
+		refuse(w, r, deadline, false, http.StatusBadRequest, err.Error())
 		return
 	}
 	claims, ae := h.authenticate(r, rt, time.Now())
 	if ae != nil {
-		writeError(w, ae.status, ae.msg, 0, 0)
+		refuse(w, r, deadline, false, ae.status, ae.msg)
 		return
 	}
-	var body []byte
-	if r.Method == http.MethodPost || r.Method == http.MethodPut || r.Method == http.MethodPatch {
-		if body, err = h.readBody(w, r); err != nil {
-			var mbe *http.MaxBytesError
-			switch {
-			case errors.As(err, &mbe):
-				writeError(w, http.StatusRequestEntityTooLarge, withDetail(msgRequestTooLarge, fmt.Sprintf("the request body is over the limit of %d bytes", MaxRequestSize)), 0, 0)
-			case errors.Is(err, os.ErrDeadlineExceeded):
-				w.Header().Set("Connection", "close")
-				writeError(w, http.StatusRequestTimeout, withDetail(msgRequestTimeout, fmt.Sprintf("the request body did not arrive within %v", h.bodyTimeout)), 0, 0)
-			default:
-				writeError(w, http.StatusBadRequest, "the request body could not be read: "+err.Error(), 0, 0)
-			}
-			return
-		}
+	// The body of a POST, PUT or PATCH is kept; any other method's is read
+	// and dropped, so that the answer does not leave it unread.
+	keep := r.Method == http.MethodPost || r.Method == http.MethodPut || r.Method == http.MethodPatch
+	body, ok := h.readBody(w, r, deadline, MaxRequestSize, keep)
+	if !ok {
+		return
 	}
 	t := classify(rt)
 	readOnly := false
@@ -337,18 +336,44 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, g gateway) {
 	req.serve()
 }
 
-// readBody reads r's body, at most MaxRequestSize bytes, within the
-// handler's body timeout. A Content-Length over the limit fails at once,
-// before any of the body is read (a *http.MaxBytesError); otherwise the
-// buffer grows as the body arrives, so that a slow client holds about what
-// it has sent.
-func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
-	if r.ContentLength > MaxRequestSize {
-		return nil, &http.MaxBytesError{Limit: MaxRequestSize}
+// readBody reads r's body, at most limit bytes, until deadline, and
+// returns it (nil unless keep: the body is then read and dropped). A
+// Content-Length over the limit is refused with 413 before any of the body
+// is read; otherwise the buffer grows as the body arrives, so that a slow
+// client holds about what it has sent, and a body that grows past the
+// limit is refused as soon as it does. When the body cannot be read, its
+// refusal is written and readBody reports false.
+func (h *Handler) readBody(w http.ResponseWriter, r *http.Request, deadline time.Time, limit int64, keep bool) ([]byte, bool) {
+	tooLarge := withDetail(msgRequestTooLarge, fmt.Sprintf("the request body is over the limit of %d bytes", limit))
+	if r.ContentLength > limit {
+		refuse(w, r, deadline, false, http.StatusRequestEntityTooLarge, tooLarge)
+		return nil, false
+	}
+	if !keep && (r.Body == nil || r.Body == http.NoBody) {
+		return nil, true
 	}
 	// A server that cannot set deadlines (ErrNotSupported) keeps its own.
-	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(h.bodyTimeout))
-	return io.ReadAll(http.MaxBytesReader(w, r.Body, MaxRequestSize))
+	_ = http.NewResponseController(w).SetReadDeadline(deadline)
+	var body []byte
+	var err error
+	if rd := http.MaxBytesReader(w, r.Body, limit); keep {
+		body, err = io.ReadAll(rd)
+	} else {
+		_, err = io.Copy(io.Discard, rd)
+	}
+	var mbe *http.MaxBytesError
+	switch {
+	case err == nil:
+		return body, true
+	case errors.As(err, &mbe):
+		refuse(w, r, deadline, true, http.StatusRequestEntityTooLarge, tooLarge)
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		w.Header().Set("Connection", "close")
+		writeError(w, http.StatusRequestTimeout, withDetail(msgRequestTimeout, fmt.Sprintf("the request body did not arrive within %v", h.bodyTimeout)), 0, 0)
+	default:
+		writeError(w, http.StatusBadRequest, "the request body could not be read: "+err.Error(), 0, 0)
+	}
+	return nil, false
 }
 
 // request is one request being served.

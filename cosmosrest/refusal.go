@@ -1,0 +1,70 @@
+package cosmosrest
+
+import (
+	"io"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// maxDrain bounds what the front reads, and discards, of the body of a
+// request it refuses before reading the body whole (refuse): a body
+// announced longer is not read at all.
+const maxDrain = 16 << 20
+
+// refuse answers r, whose body has not been read whole (begun: whether
+// any of it has been read), with an error, in a way that lets the answer
+// reach a client that is still writing the body. Closing a connection
+// with part of a body unread makes the kernel reset it, and a client
+// still writing then sees the reset instead of the answer (@azure/cosmos
+// got ECONNRESET for a 3 MB item, not 413). So over HTTP/1 the answer is
+// written and flushed at once, with Connection: close, and then the rest
+// of the body is read and discarded, at most maxDrain bytes, until
+// deadline (the request's body deadline): memory stays bounded, and a slow
+// client holds the connection no longer than a body it had to send whole.
+// A body announced longer than maxDrain, or one that the client waits to
+// send until told to (Expect: 100-continue) and has not begun, is not
+// read: net/http closes the connection after the answer. HTTP/2 needs
+// nothing: after a complete answer net/http ends the stream with
+// RST_STREAM NO_ERROR, which tells the client to stop sending.
+func refuse(w http.ResponseWriter, r *http.Request, deadline time.Time, begun bool, status int, msg string) {
+	if !drainable(r, begun) {
+		writeError(w, status, msg, 0, 0)
+		return
+	}
+	w.Header().Set("Connection", "close")
+	rc := http.NewResponseController(w)
+	if rc.EnableFullDuplex() != nil {
+		// A writer that cannot answer while the body is unread: read it
+		// first.
+		drain(rc, r, deadline)
+		writeError(w, status, msg, 0, 0)
+		return
+	}
+	writeError(w, status, msg, 0, 0)
+	// A writer that cannot flush sends the answer once the handler
+	// returns, after the body, as the fallback above does.
+	_ = rc.Flush()
+	drain(rc, r, deadline)
+}
+
+// drainable reports whether refuse reads what is left of r's body.
+func drainable(r *http.Request, begun bool) bool {
+	switch {
+	case r.Body == nil || r.Body == http.NoBody || r.ProtoMajor != 1:
+		return false
+	case r.ContentLength > maxDrain:
+		return false
+	case !begun && strings.EqualFold(r.Header.Get("Expect"), "100-continue"):
+		return false
+	}
+	return true
+}
+
+// drain reads and discards r's body, at most maxDrain bytes, until
+// deadline.
+func drain(rc *http.ResponseController, r *http.Request, deadline time.Time) {
+	// A server that cannot set deadlines (ErrNotSupported) keeps its own.
+	_ = rc.SetReadDeadline(deadline)
+	_, _ = io.CopyN(io.Discard, r.Body, maxDrain)
+}
