@@ -54,7 +54,7 @@ async function startLethe(...args) {
       reject(new Error(`lethe printed no start line in 30 s: ${stderr}`));
     }, 30_000);
     const look = () => {
-      const m = /level=INFO msg="lethe: serving the Cosmos DB REST API on (\S+) /m.exec(stderr);
+      const m = /level=INFO msg="lethe: serving the Cosmos DB REST API" endpoint=(\S+)/m.exec(stderr);
       if (m) {
         clearTimeout(timer);
         resolve(m[1]);
