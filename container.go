@@ -65,9 +65,10 @@ type IndexingPolicy struct {
 	// CompositeIndexes serve queries ordered by several paths (see
 	// CompositeIndex); each lists at least two.
 	CompositeIndexes [][]CompositeIndex `json:",omitempty"`
-	// VectorIndexes index paths of the container's VectorEmbeddingPolicy,
-	// FullTextIndexes paths of its FullTextPolicy (see searchpolicy.go's
-	// types). lethe keeps and checks them; it does not search with them yet.
+	// VectorIndexes index paths of the container's VectorEmbeddingPolicy
+	// (queries ordered by VectorDistance search them: vectorindex.go),
+	// FullTextIndexes paths of its FullTextPolicy (full-text predicates and
+	// ranking use them); see searchpolicy.go's types.
 	VectorIndexes   []VectorIndex   `json:",omitempty"`
 	FullTextIndexes []FullTextIndex `json:",omitempty"`
 }

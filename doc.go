@@ -344,8 +344,10 @@
 // written to the operating system (a machine crash loses at most the last
 // second; a process crash loses nothing), SyncNever likewise without the
 // periodic sync. If the log cannot be written or synced, the write fails
-// with ErrUnavailable and the store refuses every later write until it is
-// reopened, while reads go on. A write is made in memory, and so visible
+// with ErrUnavailable, while reads go on: after a full disk the store
+// refuses writes until the disk takes them again, then heals by itself and
+// takes them; after any other failure it refuses every later write until
+// it is reopened. A write is made in memory, and so visible
 // to readers, only once its log record is durable under the policy,
 // holding its item's shard lock meanwhile (readers of that shard wait for
 // it; writers to other shards share its fsync): a write that fails is
