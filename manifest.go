@@ -3,7 +3,6 @@ package lethe
 import (
 	"bytes"
 	"crypto/rand"
-	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -124,23 +123,6 @@ func newStoreID() storeID {
 }
 
 func (id storeID) String() string { return hex.EncodeToString(id[:]) }
-
-// appendHeader appends the header of a file of format walVersion: the
-// magic, the version, the store's id and the file's number.
-func appendHeader(b []byte, magic string, id storeID, n uint64) []byte {
-	b = append(b, magic...)
-	b = append(b, walVersion)
-	b = append(b, id[:]...)
-	return binary.LittleEndian.AppendUint64(b, n)
-}
-
-// headerSize is the size of the header of a file of format version v.
-func headerSize(v byte) int {
-	if v >= 4 {
-		return fileHeaderV4
-	}
-	return fileHeader
-}
 
 // readManifest reads the directory's manifest; it returns nil if there is
 // none.
