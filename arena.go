@@ -6,6 +6,9 @@ import (
 	"unsafe"
 )
 
+// The record arena: the records recovery reads, checked and copied into
+// blocks.
+
 // recordArena copies the records recovery reads into blocks of
 // arenaBlock bytes, some 25 records of 300 bytes to an allocation, instead
 // of one allocation each. A block stays in memory while any of its records

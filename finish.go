@@ -8,6 +8,10 @@ import (
 	"unsafe"
 )
 
+// The end of recovery: the expiry indexes built from the entries gathered
+// while replaying (liveSet), sorted on two cores, the expired items
+// dropped.
+
 // liveSet is what recovery gathers of a container's items for its expiry
 // index as it replays: the entry of every record put, by shard (made
 // while the record is in the cache, so that finish need not read the

@@ -10,7 +10,7 @@ import (
 	"github.com/lethedb/lethe/internal/vfs"
 )
 
-// The write-ahead log and the on-disk format of a durable store.
+// The on-disk format of a durable store.
 //
 // A durable store (Options.Dir) keeps its items in memory exactly as an
 // in-memory store does, and appends every change to a log before it
@@ -98,19 +98,7 @@ import (
 //	                        instant, byte kind, str record (after the container's items)
 //	'E' end                 uvarint items written, uvarint the store's write sequence
 //
-// A change is appended to the log under the locks that make it, and
-// applied in memory once the log holds it durably (mutation.go), so the
-// log holds every item's changes in the order they were made, and a
-// container's deletion after every change to it.
-// A write or fsync of the log that fails is never retried as if nothing
-// happened (flushLocked): before any writer hears of the failure the
-// segment is cut back to its last acknowledged frame (cutBack), so that no
-// refused write comes back at a reopen, and the store refuses writes: for
-// good after a failed fsync or an I/O error, until there is room again
-// after a full disk (heal), when the log goes on in a new segment, which
-// begins with the change feeds' expiries that the failure dropped or that
-// were found meanwhile: the feeds show them already.
-// Recovery is in recover.go, snapshots in snapshot.go.
+// Writing is in wal.go and snapshot.go, reading in recover.go and frames.go.
 
 const (
 	walMagic   = "LETHEWAL"

@@ -9,6 +9,10 @@ import (
 	"runtime/debug"
 )
 
+// The frame reader of recovery: one goroutine checks the frames of a file
+// and copies its records, while the replaying one prefetches what they
+// touch and replays them (replay.go).
+
 // frame is a frame of a file read by frames: its offset and payload, and
 // for an item write ('P'), its container id and record, decoded and copied
 // onto the heap by the goroutine that reads the frames.

@@ -7,6 +7,9 @@ import (
 	"strings"
 )
 
+// Files of formats 1 to 3: their records converted to the current layout,
+// and their items given positions (place).
+
 // place gives the items that have no position yet (their records were read
 // from files of format 1 or 2) theirs, after every other of their
 // container's, in the order of their partition key values and ids (the

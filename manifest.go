@@ -26,7 +26,7 @@ import (
 //
 //	store     the store's id: 32 hex digits, drawn at random when the
 //	          directory is first opened; every file of format 4 carries it
-//	          in its header, with its own number (wal.go)
+//	          in its header, with its own number (format.go)
 //	snapshot  the number of the newest snapshot, 0 for none: that snapshot
 //	          (or a newer one) must be there
 //	log       the number of a log segment that must be there, with every
@@ -49,7 +49,7 @@ import (
 // last segment sealed). So after a clean Close every byte of the log is
 // accounted for; after a crash, everything but the tail of the segment
 // written since the store last opened or took a snapshot, whose torn end
-// recovery cuts off (wal.go). A directory with no MANIFEST and files of
+// recovery cuts off (format.go). A directory with no MANIFEST and files of
 // format 4 is damaged (the manifest was removed); one with no MANIFEST and
 // only files of older formats is an older store's, given a manifest at
 // Open. While a store runs, its log checks at every commit that its

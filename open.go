@@ -11,6 +11,10 @@ import (
 	"github.com/lethedb/lethe/internal/vfs"
 )
 
+// Opening a durable store's directory: openDir takes it, recovers its
+// contents (recover.go) and starts the log, or, on a disk that takes no
+// writes, a read-only store that resumes once it does.
+
 // ErrLocked is the error of Open when another open store, in this process
 // or another, holds the directory.
 var ErrLocked = dirlock.ErrLocked

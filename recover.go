@@ -16,7 +16,7 @@ import (
 	"github.com/lethedb/lethe/internal/vfs"
 )
 
-// Recovery: how a durable store comes back (the format is in wal.go).
+// Recovery: how a durable store comes back (the format is in format.go; Open's side, openDir, in open.go).
 //
 //  1. Load the newest snapshot, snap-<n>.db, if there is one: it must be
 //     whole (end with its 'E' frame) and undamaged.

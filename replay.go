@@ -8,6 +8,9 @@ import (
 	"strconv"
 )
 
+// The replay of each kind of frame: snapshots' container states and
+// items, the log's container changes, item writes, removals and batches.
+
 // loadState makes a container from a snapshot's 'K' frame.
 func (r *replayer) loadState(p []byte) error {
 	d := decoder{b: p}

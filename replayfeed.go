@@ -6,6 +6,10 @@ import (
 	"slices"
 )
 
+// The change feed's side of recovery: the changes of containers with a
+// change feed, how far their expiry watches had got, and the expiries
+// that the log lacks.
+
 // applyFeed replays a change of a container with a change feed (after its
 // kind byte): the item change, and the feed's entry.
 func (r *replayer) applyFeed(kind byte, d *decoder) error {

@@ -16,6 +16,26 @@ import (
 	"github.com/lethedb/lethe/internal/vfs"
 )
 
+// The write-ahead log of a durable store. A durable store (Options.Dir)
+// keeps its items in memory exactly as an in-memory store does, and
+// appends every change to a log before it acknowledges it; snapshots
+// (Store.Checkpoint) keep the log short. The files' format is in
+// format.go.
+//
+// A change is appended to the log under the locks that make it, and
+// applied in memory once the log holds it durably (mutation.go), so the
+// log holds every item's changes in the order they were made, and a
+// container's deletion after every change to it.
+// A write or fsync of the log that fails is never retried as if nothing
+// happened (flushLocked): before any writer hears of the failure the
+// segment is cut back to its last acknowledged frame (cutBack), so that no
+// refused write comes back at a reopen, and the store refuses writes: for
+// good after a failed fsync or an I/O error, until there is room again
+// after a full disk (heal), when the log goes on in a new segment, which
+// begins with the change feeds' expiries that the failure dropped or that
+// were found meanwhile: the feeds show them already.
+// Recovery is in open.go and recover.go, snapshots in snapshot.go.
+
 // SyncPolicy says when a durable store's acknowledged writes are on stable
 // storage.
 type SyncPolicy int
