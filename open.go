@@ -65,82 +65,7 @@ func (s *Store) openDir() error {
 		}
 		return fmt.Errorf("lethe: Open: %w", err)
 	}
-	start := time.Now()
-	m, err := readManifest(fsys, dir)
-	var (
-		r        *replayer
-		next     uint64
-		snapSize int64
-	)
-	if err == nil {
-		s.storeID = newStoreID()
-		if m != nil {
-			s.storeID = m.id()
-		}
-		r, next, snapSize, err = s.recover(dir, m, false)
-	}
-	if err == nil {
-		r.reading = recordArena{} // its blocks left over: a store that opens read-only keeps r
-	}
-	if err == nil {
-		s.recovery.Duration = time.Since(start)
-		s.checkpointer = newCheckpointer(s, snapSize)
-		if r.readOnly == nil {
-			s.wal, err = openWAL(fsys, dir, s.storeID, next, s.opts.Sync, s.checkpointer.grew, s.opts.Logger)
-			if err == nil {
-				// The new segment is durable: the manifest names it, seals
-				// the segments recovered, and so says what the directory
-				// must hold from now on. If it cannot be written, the
-				// segment, still empty, goes.
-				if err = s.writeManifest(r.manifest(next)); err != nil {
-					s.wal.close()
-					s.wal = nil
-					fsys.Remove(filepath.Join(dir, segmentName(next)))
-				}
-			}
-			if err != nil && cannotWrite(err) {
-				r.readOnly, err = err, nil
-			}
-		}
-		if r.readOnly != nil {
-			// The disk is full (or read-only): the store serves what it
-			// recovered, and refuses writes, rather than nothing at all,
-			// until the disk takes writes again (wal.heal): then it does
-			// what Open could not.
-			resume := func(n uint64) (vfs.File, error) {
-				if r.repair != nil {
-					if err := r.repair(); err != nil {
-						return nil, err
-					}
-					r.repair = nil
-				}
-				f, err := createLogFile(fsys, dir, s.storeID, n, vfs.File.Sync)
-				if err != nil {
-					return nil, err
-				}
-				if err := s.writeManifest(r.manifest(n)); err != nil {
-					f.Close()
-					fsys.Remove(filepath.Join(dir, segmentName(n)))
-					return nil, err
-				}
-				return f, nil
-			}
-			resumed := func() { // as logRecovered, under the log's lock
-				for c, found := range r.recovered {
-					for _, e := range found {
-						s.wal.appendExpireLocked(c.id, r.now, e.at, e.rec)
-					}
-				}
-			}
-			s.wal = readOnlyWAL(fsys, dir, s.storeID, next, s.opts.Sync, s.checkpointer.grew, s.opts.Logger, r.readOnly, resume, resumed)
-		}
-	}
-	if err == nil && r.readOnly == nil {
-		err = s.logRecovered(r.recovered, r.now)
-		if err != nil {
-			s.wal.close()
-		}
-	}
+	readOnly, err := s.startDir()
 	if err != nil {
 		lock.Close()
 		var ce *CorruptionError
@@ -150,9 +75,118 @@ func (s *Store) openDir() error {
 		return fmt.Errorf("lethe: Open: %w", err)
 	}
 	s.dirLock = lock
-	s.logRecovery(r.readOnly)
+	s.logRecovery(readOnly)
 	go s.checkpointer.run()
 	return nil
+}
+
+// startDir recovers the contents of the directory, held, and starts the
+// log: on a disk that takes no writes (cannotWrite), one that refuses
+// them until it does, and returns why.
+func (s *Store) startDir() (readOnly, err error) {
+	start := time.Now()
+	m, err := readManifest(s.opts.fs, s.opts.Dir)
+	if err != nil {
+		return nil, err
+	}
+	s.storeID = newStoreID()
+	if m != nil {
+		s.storeID = m.id()
+	}
+	r, next, snapSize, err := s.recover(s.opts.Dir, m, false)
+	if err != nil {
+		return nil, err
+	}
+	r.reading = recordArena{} // its blocks left over: a store that opens read-only keeps r
+	s.recovery.Duration = time.Since(start)
+	s.checkpointer = newCheckpointer(s, snapSize)
+	if r.readOnly == nil {
+		if err := s.startLog(r, next); err != nil {
+			if !cannotWrite(err) {
+				return nil, err
+			}
+			r.readOnly = err
+		}
+	}
+	if r.readOnly != nil {
+		// The disk is full (or read-only): the store serves what it
+		// recovered, and refuses writes, rather than nothing at all,
+		// until the disk takes writes again (wal.heal): then it does
+		// what Open could not.
+		s.wal = s.newLog(next).startReadOnly(r.readOnly, &readOnlyOpen{s: s, r: r})
+		return r.readOnly, nil
+	}
+	if err := s.logRecovered(r.recovered, r.now); err != nil {
+		s.wal.close()
+		return nil, err
+	}
+	return nil, nil
+}
+
+// newLog makes the store's log, to start with the segment seg.
+func (s *Store) newLog(seg uint64) *wal {
+	return newWAL(s.opts.fs, s.opts.Dir, s.storeID, seg, s.opts.Sync, s.checkpointer.grew, s.opts.Logger)
+}
+
+// startLog starts the store's log in the new segment next, and writes the
+// manifest of the directory recovered (r) that names it. If the manifest
+// cannot be written, the segment, still empty, goes, and the store has no
+// log.
+func (s *Store) startLog(r *replayer, next uint64) error {
+	w, err := openWAL(s.opts.fs, s.opts.Dir, s.storeID, next, s.opts.Sync, s.checkpointer.grew, s.opts.Logger)
+	if err != nil {
+		return err
+	}
+	s.wal = w
+	// The new segment is durable: the manifest names it, seals the
+	// segments recovered, and so says what the directory must hold from
+	// now on.
+	if err := s.writeManifest(r.manifest(next)); err != nil {
+		w.close()
+		s.wal = nil
+		s.opts.fs.Remove(filepath.Join(s.opts.Dir, segmentName(next)))
+		return err
+	}
+	return nil
+}
+
+// readOnlyOpen finishes the Open of a store that opened read-only (r is
+// what it recovered), once its disk takes writes: it is the log's resumer.
+type readOnlyOpen struct {
+	s *Store
+	r *replayer
+}
+
+// resume repairs the end of the log that recovery could not, creates the
+// segment n and writes the manifest that names it.
+func (o *readOnlyOpen) resume(n uint64) (vfs.File, error) {
+	s, r := o.s, o.r
+	if r.repair != nil {
+		if err := r.repair(); err != nil {
+			return nil, err
+		}
+		r.repair = nil
+	}
+	f, err := createLogFile(s.opts.fs, s.opts.Dir, s.storeID, n, vfs.File.Sync)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.writeManifest(r.manifest(n)); err != nil {
+		f.Close()
+		s.opts.fs.Remove(filepath.Join(s.opts.Dir, segmentName(n)))
+		return nil, err
+	}
+	return f, nil
+}
+
+// resumed logs the expiries recovery found (as logRecovered does), under
+// the log's lock.
+func (o *readOnlyOpen) resumed() {
+	for c, found := range o.r.recovered {
+		for _, e := range found {
+			o.s.wal.appendExpireLocked(c.id, o.r.now, e.at, e.rec)
+		}
+	}
 }
 
 // logRecovery tells Options.Logger what Open repaired or could not do.

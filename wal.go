@@ -129,13 +129,9 @@ type wal struct {
 	stop     chan struct{}
 	exited   chan struct{}
 	readOnly bool // opened on a disk that takes no writes: has no segment yet
-	// resume, for a store opened read-only, finishes its Open once the
-	// disk takes writes (heal): it repairs what recovery could not, and
-	// creates the segment n and writes the manifest that names it.
-	// resumed then appends what recovery found that the log must hold,
-	// w.mu held, before any other write can.
-	resume  func(n uint64) (vfs.File, error)
-	resumed func()
+	// resumer, for a store opened read-only, finishes its Open once the
+	// disk takes writes (heal); nil once it has, and for any other store.
+	resumer resumer
 
 	logger *slog.Logger // Options.Logger: told of the log's first failure; nil: none
 	syncs  atomic.Int64 // fsyncs of the segments, for Store.Stats
@@ -159,14 +155,24 @@ func newWAL(fsys vfs.FS, dir string, id storeID, seg uint64, policy SyncPolicy, 
 	return w
 }
 
-// readOnlyWAL is the log of a store that Open found it cannot write to
-// (cannotWrite): it has failed from the start, with an error that says
-// why, until a heal finds that the disk takes writes and calls resume to
-// start the segment seg.
-func readOnlyWAL(fsys vfs.FS, dir string, id storeID, seg uint64, policy SyncPolicy, grow func(int64), logger *slog.Logger, cause error, resume func(uint64) (vfs.File, error), resumed func()) *wal {
-	w := newWAL(fsys, dir, id, seg, policy, grow, logger)
-	w.readOnly, w.resume, w.resumed = true, resume, resumed
-	w.err, w.healable = &readOnlyError{dir: dir, err: cause}, true
+// resumer finishes the Open of a store that opened read-only, once its
+// disk takes writes (wal.heal).
+type resumer interface {
+	// resume repairs what recovery could not, creates the segment n and
+	// writes the manifest that names it.
+	resume(n uint64) (vfs.File, error)
+	// resumed then appends what recovery found that the log must hold,
+	// w.mu held, before any other write can.
+	resumed()
+}
+
+// startReadOnly starts w, made by newWAL, as the log of a store that Open
+// found it cannot write to (cannotWrite), and returns it: it has failed
+// from the start, with an error that says why (cause), until a heal finds
+// that the disk takes writes and has r start the segment w.seg.
+func (w *wal) startReadOnly(cause error, r resumer) *wal {
+	w.readOnly, w.resumer = true, r
+	w.err, w.healable = &readOnlyError{dir: w.dir, err: cause}, true
 	w.retryAt = time.Now().Add(w.retryEvery)
 	go w.run()
 	return w
@@ -662,9 +668,9 @@ func (w *wal) heal() {
 	n := w.seg + 1
 	var f vfs.File
 	var err error
-	if w.resume != nil {
+	if w.resumer != nil {
 		n = w.seg
-		f, err = w.resume(n)
+		f, err = w.resumer.resume(n)
 	} else {
 		f, err = createLogFile(w.fs, w.dir, w.id, n, w.syncFile)
 	}
@@ -687,10 +693,10 @@ func (w *wal) heal() {
 	w.buf = w.buf[:0]
 	w.written, w.synced = w.appended, w.appended // the old segment is synced (cutBack), and the rest is lost
 	w.maxSeq = w.writtenSeq                      // and so are the write sequence numbers the rest used
-	w.err, w.healable, w.readOnly, w.resume = nil, false, false, nil
-	if w.resumed != nil {
-		w.resumed()
-		w.resumed = nil
+	w.err, w.healable, w.readOnly = nil, false, false
+	if w.resumer != nil {
+		w.resumer.resumed()
+		w.resumer = nil
 	}
 	if len(w.held) > 0 { // after what a read-only Open found, which came first
 		w.buf = append(w.buf, w.held...)
