@@ -3,10 +3,10 @@ package lethe
 import (
 	"encoding/binary"
 	"fmt"
-	"hash/crc32"
 	"os"
 	"path/filepath"
 
+	"github.com/lethedb/lethe/internal/logfile"
 	"github.com/lethedb/lethe/internal/vfs"
 )
 
@@ -98,21 +98,19 @@ import (
 //	                        instant, byte kind, str record (after the container's items)
 //	'E' end                 uvarint items written, uvarint the store's write sequence
 //
-// Writing is in wal.go and snapshot.go, reading in recover.go and frames.go.
+// Writing is in wal.go and snapshot.go, reading in recover.go and
+// frames.go; internal/logfile frames the payloads and reads the headers.
 
+// The framing, the files' headers and their sizes are internal/logfile's;
+// the store's package names them so.
 const (
-	walMagic   = "LETHEWAL"
-	snapMagic  = "LETHESNP"
-	walVersion = 4
-	fileHeader = len(walMagic) + 1 // the header of formats 1 to 3
-	// fileHeaderV4 is the header of format 4: the store's id (16 bytes)
-	// and the file's number (uint64, little endian) follow the version.
-	fileHeaderV4 = fileHeader + 16 + 8
-	frameHeader  = 12
-	// maxFramePayload bounds a frame: the largest transactional batch,
-	// MaxBatchOperations item records of at most a 2 MB document, its id
-	// and partition key each, with room to spare.
-	maxFramePayload = 256 << 20
+	walMagic        = logfile.WALMagic
+	snapMagic       = logfile.SnapMagic
+	walVersion      = logfile.Version
+	fileHeader      = logfile.BaseHeaderSize // the header of formats 1 to 3
+	fileHeaderV4    = logfile.HeaderSizeV4   // the store's id and the file's number follow the version
+	frameHeader     = logfile.FrameHeaderSize
+	maxFramePayload = logfile.MaxPayload
 )
 
 // The kinds of frame payloads.
@@ -132,22 +130,16 @@ const (
 	frameFeed       = 'F'
 )
 
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+// castagnoli is the CRC-32C table of the frames' and the manifest's
+// checksums.
+var castagnoli = logfile.Castagnoli
 
 // beginFrame appends the room for a frame header to b and returns where the
-// frame starts; endFrame fills the header in once the payload is appended.
-func beginFrame(b []byte) ([]byte, int) {
-	return append(b, make([]byte, frameHeader)...), len(b)
-}
+// frame starts; endFrame fills the header in once the payload is appended
+// (logfile.BeginFrame, logfile.EndFrame).
+func beginFrame(b []byte) ([]byte, int) { return logfile.BeginFrame(b) }
 
-func endFrame(b []byte, start int) []byte {
-	payload := b[start+frameHeader:]
-	n := uint32(len(payload))
-	binary.LittleEndian.PutUint32(b[start:], n)
-	binary.LittleEndian.PutUint32(b[start+4:], ^n)
-	binary.LittleEndian.PutUint32(b[start+8:], crc32.Checksum(payload, castagnoli))
-	return b
-}
+func endFrame(b []byte, start int) []byte { return logfile.EndFrame(b, start) }
 
 func appendStr(b []byte, s string) []byte {
 	b = binary.AppendUvarint(b, uint64(len(s)))
@@ -160,33 +152,21 @@ func snapshotName(n uint64) string { return fmt.Sprintf("snap-%016x.db", n) }
 // appendHeader appends the header of a file of format walVersion: the
 // magic, the version, the store's id and the file's number.
 func appendHeader(b []byte, magic string, id storeID, n uint64) []byte {
-	b = append(b, magic...)
-	b = append(b, walVersion)
-	b = append(b, id[:]...)
-	return binary.LittleEndian.AppendUint64(b, n)
-}
-
-// headerSize is the size of the header of a file of format version v.
-func headerSize(v byte) int {
-	if v >= 4 {
-		return fileHeaderV4
-	}
-	return fileHeader
+	return logfile.AppendHeader(b, magic, id, n)
 }
 
 // checkHeader checks the store id and the number in the header of a file
 // of format 4: the id must be the manifest's, the number n.
-func (r *replayer) checkHeader(path string, h []byte, n uint64) error {
-	var id storeID
-	copy(id[:], h)
+func (r *replayer) checkHeader(path string, h logfile.Header, n uint64) error {
+	id := storeID(h.ID)
 	if r.m == nil && id != r.s.storeID {
 		return &CorruptionError{File: filepath.Join(filepath.Dir(path), manifestName), Reason: fmt.Sprintf("the directory's MANIFEST is missing (%s names store %s)", filepath.Base(path), id)}
 	}
 	if id != r.s.storeID {
 		return &CorruptionError{File: path, Offset: int64(fileHeader), Reason: fmt.Sprintf("the file belongs to another store (%s; this directory's is %s)", id, r.s.storeID)}
 	}
-	if got := binary.LittleEndian.Uint64(h[len(id):]); got != n {
-		return &CorruptionError{File: path, Offset: int64(fileHeader + len(id)), Reason: fmt.Sprintf("the file's header names file number %d: it was renamed", got)}
+	if h.N != n {
+		return &CorruptionError{File: path, Offset: int64(fileHeader + len(id)), Reason: fmt.Sprintf("the file's header names file number %d: it was renamed", h.N)}
 	}
 	return nil
 }

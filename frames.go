@@ -2,11 +2,11 @@ package lethe
 
 import (
 	"bytes"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"runtime/debug"
+
+	"github.com/lethedb/lethe/internal/logfile"
 )
 
 // The frame reader of recovery: one goroutine checks the frames of a file
@@ -154,34 +154,14 @@ func (r *replayer) readFrames(data []byte, tornOK bool, batches chan<- []frame, 
 		}
 		return true
 	}
-	off := headerSize(r.version)
+	off := logfile.HeaderSize(r.version)
 	for off < len(data) {
-		rest := data[off:]
-		if len(rest) < frameHeader {
-			if !tornOK {
-				_, err = r.damaged(data, off, tornOK, "the file ends inside a frame header")
-			}
-			break
-		}
-		n := binary.LittleEndian.Uint32(rest)
-		if ^n != binary.LittleEndian.Uint32(rest[4:]) {
-			_, err = r.damaged(data, off, tornOK, "the frame's length is damaged")
-			break
-		}
-		if n == 0 || n > maxFramePayload {
-			_, err = r.damaged(data, off, tornOK, fmt.Sprintf("the frame's length %d is out of range", n))
-			break
-		}
-		if int64(len(rest)) < frameHeader+int64(n) {
-			if !tornOK {
-				_, err = r.damaged(data, off, tornOK, "the file ends inside a frame")
-			}
-			break
-		}
-		payload := rest[frameHeader : frameHeader+n]
-		if crc32.Checksum(payload, castagnoli) != binary.LittleEndian.Uint32(rest[8:]) {
-			if !tornOK || len(rest) != frameHeader+int(n) {
-				_, err = r.damaged(data, off, tornOK, "the frame's checksum does not match")
+		payload, ferr := logfile.ReadFrame(data[off:])
+		if ferr != nil {
+			// A torn frame at the end of the last segment is cut off;
+			// other damage, unless zeros end the file (damaged).
+			if !tornOK || !ferr.Torn {
+				_, err = r.damaged(data, off, tornOK, ferr.Reason)
 			}
 			break
 		}
@@ -200,7 +180,7 @@ func (r *replayer) readFrames(data []byte, tornOK bool, batches chan<- []frame, 
 		if batch = append(batch, f); len(batch) == framesPerBatch && !send() {
 			return int64(off), nil // stopped: the caller has its error
 		}
-		off += frameHeader + int(n)
+		off += frameHeader + len(payload)
 	}
 	// The frames before the end (or the damage) are replayed first: an
 	// error of theirs comes before it.
@@ -215,22 +195,8 @@ func (r *replayer) readFrames(data []byte, tornOK bool, batches chan<- []frame, 
 // power cut: whole sectors of it reached the disk, then the space the file
 // system gave it, zeros. frames ends there, without an error.
 func (r *replayer) damaged(data []byte, off int, tornOK bool, why string) (int64, error) {
-	if tornOK && zeroTail(data, off) {
+	if tornOK && logfile.ZeroTail(data, off) {
 		return int64(off), nil
 	}
 	return int64(off), &CorruptionError{File: r.file, Offset: int64(off), Reason: why}
-}
-
-// sectorSize is the smallest unit a disk writes whole.
-const sectorSize = 512
-
-// zeroTail reports whether data, after off, ends in zeros from a sector
-// boundary on (or is zeros after off): what a write torn by a power cut
-// leaves when the file's new size reached the disk and not all its data.
-func zeroTail(data []byte, off int) bool {
-	z := len(data)
-	for z > off && data[z-1] == 0 {
-		z--
-	}
-	return z <= off || (z+sectorSize-1)/sectorSize*sectorSize < len(data)
 }

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/lethedb/lethe/internal/logfile"
 	"github.com/lethedb/lethe/internal/vfs"
 )
 
@@ -264,40 +265,28 @@ func (r *replayer) readFile(path, magic string, n uint64, tornOK bool) (data []b
 	if afterMap != nil {
 		afterMap(path)
 	}
-	if len(data) < fileHeader {
-		if tornOK {
+	h, herr := logfile.ReadHeader(data, magic)
+	if h.Version != 0 {
+		r.version = h.Version
+		r.old = r.old || r.version < 3
+	}
+	if herr != nil {
+		if herr.Torn && tornOK {
 			return data, release, nil // created, then the store died before its header was synced
 		}
 		release()
-		return nil, nil, &CorruptionError{File: path, Reason: "the file is shorter than its header"}
+		return nil, nil, &CorruptionError{File: path, Offset: herr.Offset, Reason: herr.Reason}
 	}
-	if string(data[:len(magic)]) != magic {
-		release()
-		return nil, nil, &CorruptionError{File: path, Reason: fmt.Sprintf("the file does not start with %q", magic)}
-	}
-	if v := data[len(magic)]; v < 1 || v > walVersion {
-		release()
-		return nil, nil, &CorruptionError{File: path, Offset: int64(len(magic)), Reason: fmt.Sprintf("unknown format version %d (this lethe reads 1 to %d)", v, walVersion)}
-	}
-	r.version = data[len(magic)]
-	r.old = r.old || r.version < 3
 	if r.version < 4 {
 		return data, release, nil
-	}
-	if len(data) < fileHeaderV4 {
-		if tornOK {
-			return data, release, nil
-		}
-		release()
-		return nil, nil, &CorruptionError{File: path, Reason: "the file is shorter than its header"}
 	}
 	if r.m == nil && tornOK && magic == walMagic && len(data) == fileHeaderV4 {
 		// The last segment, empty, and no manifest: the store was cut
 		// off between starting its first segment and writing its first
 		// manifest. The store takes the segment's id.
-		copy(r.s.storeID[:], data[fileHeader:])
+		r.s.storeID = h.ID
 	}
-	if err := r.checkHeader(path, data[fileHeader:fileHeaderV4], n); err != nil {
+	if err := r.checkHeader(path, h, n); err != nil {
 		release()
 		return nil, nil, err
 	}
@@ -318,7 +307,7 @@ func (r *replayer) replaySegment(path string, n uint64, last bool) error {
 	}
 	r.sizes[n] = int64(len(data))
 	r.reserveAhead()
-	if len(data) < fileHeader || len(data) < headerSize(r.version) {
+	if len(data) < fileHeader || len(data) < logfile.HeaderSize(r.version) {
 		// The store died between creating this segment and writing its
 		// header: nothing was logged to it. It gets its header, so that
 		// it reads as the empty segment it is once others follow it.
@@ -438,7 +427,7 @@ func (r *replayer) loadSnapshot(path string, n uint64) (int64, error) {
 	defer release()
 	r.reserveAhead()
 	if r.m == nil || r.m.Items == nil {
-		r.counts = countPuts(data[headerSize(r.version):])
+		r.counts = countPuts(data[logfile.HeaderSize(r.version):])
 		defer func() { r.counts = nil }()
 	}
 	ended := false
