@@ -126,11 +126,17 @@ func BeginFrame(b []byte) ([]byte, int) {
 // whose payload is the rest of b, and returns b.
 func EndFrame(b []byte, start int) []byte {
 	payload := b[start+FrameHeaderSize:]
-	n := uint32(len(payload))
-	binary.LittleEndian.PutUint32(b[start:], n)
-	binary.LittleEndian.PutUint32(b[start+4:], ^n)
-	binary.LittleEndian.PutUint32(b[start+8:], crc32.Checksum(payload, Castagnoli))
+	PutFrameHeader(b[start:], len(payload), crc32.Checksum(payload, Castagnoli))
 	return b
+}
+
+// PutFrameHeader puts in h the header of a frame whose payload is n bytes
+// with the checksum crc (crc32.Update with Castagnoli): for a payload
+// written after it in pieces, never whole in memory.
+func PutFrameHeader(h []byte, n int, crc uint32) {
+	binary.LittleEndian.PutUint32(h, uint32(n))
+	binary.LittleEndian.PutUint32(h[4:], ^uint32(n))
+	binary.LittleEndian.PutUint32(h[8:], crc)
 }
 
 // ReadFrame checks the frame at the start of b, the rest of a file, and

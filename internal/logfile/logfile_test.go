@@ -2,6 +2,7 @@ package logfile
 
 import (
 	"encoding/binary"
+	"hash/crc32"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -54,6 +55,27 @@ func TestReadFrame(t *testing.T) {
 			assert.Equal(t, "offset 0: "+tc.reason, ferr.Error())
 		})
 	}
+}
+
+// TestPutFrameHeader: a frame whose header is put before its payload,
+// checksummed in pieces, reads back as the payload.
+func TestPutFrameHeader(t *testing.T) {
+	pieces := []string{"F", "container", "entries"}
+	var crc uint32
+	n := 0
+	for _, p := range pieces {
+		crc = crc32.Update(crc, Castagnoli, []byte(p))
+		n += len(p)
+	}
+	b := make([]byte, FrameHeaderSize)
+	PutFrameHeader(b, n, crc)
+	for _, p := range pieces {
+		b = append(b, p...)
+	}
+	assert.Equal(t, frameOf("Fcontainerentries"), b)
+	payload, ferr := ReadFrame(b)
+	require.Nil(t, ferr)
+	assert.Equal(t, "Fcontainerentries", string(payload))
 }
 
 // TestReadHeader: the header AppendHeader writes reads back; one of an
