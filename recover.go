@@ -70,40 +70,10 @@ func (s *Store) recover(dir string, m *manifest, dry bool) (r *replayer, next ui
 			r, next, snapSize, err = nil, 0, 0, fmt.Errorf("lethe: reading %s: %v", r.file, p)
 		}
 	}()
-	fsys := s.opts.fs
-	names, err := fsys.List(dir)
+	from, segs, err := s.listDir(dir, dry)
 	if err != nil {
 		return nil, 0, 0, err
 	}
-	var snaps, segs []uint64
-	for _, name := range names {
-		switch {
-		case strings.HasSuffix(name, ".tmp"):
-			s.recovery.Unfinished = append(s.recovery.Unfinished, name)
-			if dry {
-				continue
-			}
-			if err := fsys.Remove(filepath.Join(dir, name)); err != nil {
-				return nil, 0, 0, err
-			}
-		case name == manifestName:
-		case strings.HasPrefix(name, "snap-") && strings.HasSuffix(name, ".db"):
-			if n, ok := fileNumber(name, "snap-", ".db"); ok {
-				snaps = append(snaps, n)
-			}
-		case strings.HasPrefix(name, "wal-") && strings.HasSuffix(name, ".log"):
-			if n, ok := fileNumber(name, "wal-", ".log"); ok {
-				segs = append(segs, n)
-			}
-		}
-	}
-	slices.Sort(snaps)
-	slices.Sort(segs)
-	from := uint64(0)
-	if len(snaps) > 0 {
-		from = snaps[len(snaps)-1]
-	}
-	segs = slices.DeleteFunc(segs, func(n uint64) bool { return n < from })
 	if err := r.sizeFiles(dir, from, segs, dry); err != nil {
 		return nil, 0, 0, err
 	}
@@ -115,16 +85,8 @@ func (s *Store) recover(dir string, m *manifest, dry bool) (r *replayer, next ui
 		}
 		s.recovery.Snapshot = name
 	}
-	for i, n := range segs {
-		if i > 0 && n != segs[i-1]+1 {
-			return nil, 0, 0, &CorruptionError{File: filepath.Join(dir, segmentName(segs[i-1]+1)), Reason: "this log segment is missing"}
-		}
-	}
-	if from == 0 && len(segs) > 0 && segs[0] != 1 {
-		return nil, 0, 0, &CorruptionError{File: filepath.Join(dir, snapshotName(segs[0])), Reason: "the snapshot that the log segments follow is missing"}
-	}
-	if from > 0 && (len(segs) == 0 || segs[0] != from) {
-		return nil, 0, 0, &CorruptionError{File: filepath.Join(dir, segmentName(from)), Reason: "the log segment that follows the snapshot is missing"}
+	if err := checkSequence(dir, from, segs); err != nil {
+		return nil, 0, 0, err
 	}
 	for i, n := range segs {
 		if err := r.replaySegment(filepath.Join(dir, segmentName(n)), n, i == len(segs)-1); err != nil {
@@ -155,6 +117,64 @@ func (s *Store) recover(dir string, m *manifest, dry bool) (r *replayer, next ui
 		next = from
 	}
 	return r, next, snapSize, nil
+}
+
+// listDir lists the files of dir that recovery reads: the newest snapshot
+// (from, 0 if none) and the log segments numbered from on, in order. It
+// removes the files left unfinished (.tmp), and lists them in
+// s.recovery.Unfinished; with dry (Check), it only lists them.
+func (s *Store) listDir(dir string, dry bool) (from uint64, segs []uint64, err error) {
+	fsys := s.opts.fs
+	names, err := fsys.List(dir)
+	if err != nil {
+		return 0, nil, err
+	}
+	var snaps []uint64
+	for _, name := range names {
+		switch {
+		case strings.HasSuffix(name, ".tmp"):
+			s.recovery.Unfinished = append(s.recovery.Unfinished, name)
+			if dry {
+				continue
+			}
+			if err := fsys.Remove(filepath.Join(dir, name)); err != nil {
+				return 0, nil, err
+			}
+		case name == manifestName:
+		case strings.HasPrefix(name, "snap-") && strings.HasSuffix(name, ".db"):
+			if n, ok := fileNumber(name, "snap-", ".db"); ok {
+				snaps = append(snaps, n)
+			}
+		case strings.HasPrefix(name, "wal-") && strings.HasSuffix(name, ".log"):
+			if n, ok := fileNumber(name, "wal-", ".log"); ok {
+				segs = append(segs, n)
+			}
+		}
+	}
+	slices.Sort(snaps)
+	slices.Sort(segs)
+	if len(snaps) > 0 {
+		from = snaps[len(snaps)-1]
+	}
+	return from, slices.DeleteFunc(segs, func(n uint64) bool { return n < from }), nil
+}
+
+// checkSequence checks that the log segments segs follow the snapshot
+// from (0: none; then the first segment is 1) and each other without a
+// gap.
+func checkSequence(dir string, from uint64, segs []uint64) error {
+	for i, n := range segs {
+		if i > 0 && n != segs[i-1]+1 {
+			return &CorruptionError{File: filepath.Join(dir, segmentName(segs[i-1]+1)), Reason: "this log segment is missing"}
+		}
+	}
+	if from == 0 && len(segs) > 0 && segs[0] != 1 {
+		return &CorruptionError{File: filepath.Join(dir, snapshotName(segs[0])), Reason: "the snapshot that the log segments follow is missing"}
+	}
+	if from > 0 && (len(segs) == 0 || segs[0] != from) {
+		return &CorruptionError{File: filepath.Join(dir, segmentName(from)), Reason: "the log segment that follows the snapshot is missing"}
+	}
+	return nil
 }
 
 // manifest returns the manifest of the directory as recovered, for a store
