@@ -391,7 +391,7 @@
 // segment removed or replaced while the store runs stops its writes
 // (ErrUnavailable, naming the segment) at the next commit that syncs. One store at a time may have a directory
 // open: another Open, in this process or another, fails with ErrLocked.
-// The file formats are documented in the source (wal.go). Check verifies a
+// The file formats are documented in the source (format.go). Check verifies a
 // directory as Open would recover it, and changes nothing. Store.Stats
 // counts the log's bytes, fsyncs and snapshots; Options.Logger (log/slog)
 // is told what no call returns: a torn end cut off, a store opened

@@ -171,7 +171,7 @@ func (c *Container) findSomeExpiriesLocked(now int64, force bool, limit int) (n 
 }
 
 // loggedAt is the instant an expiry's frame says its look had found every
-// expiry up to (wal.go's 'R'), for a look from the watch's instant at to
+// expiry up to (format.go's 'R'), for a look from the watch's instant at to
 // now: now for the last expiry of a look that got there, at for any other,
 // as the watch, interrupted there, would still stand at at with its fronts
 // at that expiry's entry. Recovery moves the fronts past each frame's entry

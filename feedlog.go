@@ -5,6 +5,8 @@ import (
 	"hash/crc32"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/lethedb/lethe/internal/logfile"
 )
 
 // changeFeed is the bounded history of a container's changes that its
@@ -282,9 +284,7 @@ func (st *feedState) writeFrame(out *pacedWriter, buf []byte) []byte {
 		crc = crc32.Update(crc, castagnoli, buf)
 	}
 	var h [frameHeader]byte
-	binary.LittleEndian.PutUint32(h[0:], uint32(n))
-	binary.LittleEndian.PutUint32(h[4:], ^uint32(n))
-	binary.LittleEndian.PutUint32(h[8:], crc)
+	logfile.PutFrameHeader(h[:], n, crc)
 	out.write(h[:])
 	out.write(head)
 	for i := 0; i < len(st.entries); {

@@ -3,7 +3,6 @@ package lethe
 import (
 	"bytes"
 	"crypto/rand"
-	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -27,7 +26,7 @@ import (
 //
 //	store     the store's id: 32 hex digits, drawn at random when the
 //	          directory is first opened; every file of format 4 carries it
-//	          in its header, with its own number (wal.go)
+//	          in its header, with its own number (format.go)
 //	snapshot  the number of the newest snapshot, 0 for none: that snapshot
 //	          (or a newer one) must be there
 //	log       the number of a log segment that must be there, with every
@@ -50,7 +49,7 @@ import (
 // last segment sealed). So after a clean Close every byte of the log is
 // accounted for; after a crash, everything but the tail of the segment
 // written since the store last opened or took a snapshot, whose torn end
-// recovery cuts off (wal.go). A directory with no MANIFEST and files of
+// recovery cuts off (format.go). A directory with no MANIFEST and files of
 // format 4 is damaged (the manifest was removed); one with no MANIFEST and
 // only files of older formats is an older store's, given a manifest at
 // Open. While a store runs, its log checks at every commit that its
@@ -124,23 +123,6 @@ func newStoreID() storeID {
 }
 
 func (id storeID) String() string { return hex.EncodeToString(id[:]) }
-
-// appendHeader appends the header of a file of format walVersion: the
-// magic, the version, the store's id and the file's number.
-func appendHeader(b []byte, magic string, id storeID, n uint64) []byte {
-	b = append(b, magic...)
-	b = append(b, walVersion)
-	b = append(b, id[:]...)
-	return binary.LittleEndian.AppendUint64(b, n)
-}
-
-// headerSize is the size of the header of a file of format version v.
-func headerSize(v byte) int {
-	if v >= 4 {
-		return fileHeaderV4
-	}
-	return fileHeader
-}
 
 // readManifest reads the directory's manifest; it returns nil if there is
 // none.

@@ -30,7 +30,7 @@ import (
 //     snapshot is); the file is renamed to snap-<n>.db, the directory synced;
 //     then the segments before n and the older snapshots are removed.
 //
-// The format is in wal.go, recovery in recover.go.
+// The format is in format.go, recovery in recover.go.
 
 const (
 	checkpointMinGrowth = 64 << 20

@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -17,93 +16,11 @@ import (
 	"github.com/lethedb/lethe/internal/vfs"
 )
 
-// The write-ahead log and the on-disk format of a durable store.
-//
-// A durable store (Options.Dir) keeps its items in memory exactly as an
-// in-memory store does, and appends every change to a log before it
-// acknowledges it; snapshots (Store.Checkpoint) keep the log short. Its
-// directory holds:
-//
-//	LOCK              held (flock) by the one store that has the directory open
-//	MANIFEST          what the directory must hold: the store's id, its snapshot, its
-//	                  log segments, the sizes of those written to their end (manifest.go)
-//	wal-<n>.log       log segments, n in 16 hex digits, replayed in order of n
-//	snap-<n>.db       a snapshot: with the segments n and after, the whole store
-//	snap-<n>.db.tmp   a snapshot being written; removed when a store opens
-//	MANIFEST.tmp      a manifest being written; removed when a store opens
-//
-// Every file starts with an 8-byte magic, "LETHEWAL" or "LETHESNP", and a
-// version byte (walVersion); a reader refuses a version it does not know.
-// From version 4 the header goes on with the store's id (16 bytes, as in
-// its MANIFEST: manifest.go) and the file's own number (uint64, little
-// endian), so that a file moved from another store, or renamed, is found
-// out.
-// Version 2 stores records (record.go) without "_ts" and "_etag" in the
-// document; version 3 adds the item's position to the record's header and
-// the container's last position to its snapshot state ('K'); version 4
-// (the same records and frames) adds the store's id and the file's number
-// to the header. A store reads the files of versions 1 to 3 too, converting their records and giving
-// their items positions in a deterministic order (recover.go, place), and
-// writes only version 4 (the repair of an older store's log, writeHeader
-// with legacy set, keeps that log's version 3).
-// Then come frames, each one change:
-//
-//	offset  size  field
-//	0       4     n: the payload's length (uint32, little endian)
-//	4       4     n again, every bit inverted (a damaged length is detected)
-//	8       4     the CRC-32C (Castagnoli) of the payload
-//	12      n     the payload: a kind byte, then its fields
-//
-// In the payloads, uvarint is Go's unsigned varint, varint its zig-zag
-// signed one, and str a uvarint length followed by that many bytes:
-//
-//	'C' container created   uvarint seq, varint now, str properties (JSON)
-//	'S' settings changed    uvarint seq, varint now, str properties (JSON)
-//	'D' container deleted   uvarint seq of its creation, varint now, str id
-//	'P' item written        str container id, then the record (record.go) to the end
-//	'X' item removed        str container id, byte cause, str partition key (encoded), then the id to the end
-//	'B' transactional batch str container id, uvarint the highest write sequence number the batch
-//	                        used, uvarint n, then n item changes, each 'P' str record, or
-//	                        'X' byte cause, str partition key (encoded), str id; in a container
-//	                        with a change feed, 'Q' byte kind, str record, or 'Y' byte cause,
-//	                        varint now, str record removed
-//
-// A container with a change feed (ChangeFeedPolicy) logs its item changes
-// with what the feed needs, under its expiry lock, so the log holds them in
-// the feed's order, and its expiries as they are found:
-//
-//	'Q' item written        str container id, byte change kind (create, replace), then the record
-//	'Y' item removed        str container id, byte cause, varint now, then the record removed
-//	'R' item expired        str container id, varint when found, varint when it expired, then the record
-//
-// An expiry's "when found" is the instant up to which its look had found
-// every expiry: the look's for its last expiry, the watch's instant before
-// the look for the others (loggedAt), so that recovery resumes the watch
-// past the expiries the log holds and no further, wherever the log ends
-// and wherever a look stopped (a lethe before this wrote the look's
-// instant on each). A settings change follows the expiries due under the
-// rule it replaces (findBeforeSettings).
-//
-// (a purge, which the feed does not show, is an 'X' there too).
-//
-// A batch's frame holds the net change of each item the batch changed (an
-// item created and then patched in one batch appears once, as it was at
-// the end), and is replayed whole or, when torn at the end of the log, not
-// at all: a batch is never half recovered.
-//
-// A snapshot holds, for each container, a 'K' frame and then a 'P' frame
-// for each of its live items, and ends with an 'E' frame:
-//
-//	'K' container state     uvarint seq of its creation, uvarint seq of its last settings change,
-//	                        str properties (JSON), then its expiry rule: varint def,
-//	                        varint finalInherit, varint finalOwn, uvarint count of past
-//	                        defaults, and for each varint cut, varint def; then (version 3)
-//	                        uvarint the last position handed out
-//	'F' change feed         str container id, uvarint seq of its creation, uvarint first lsn,
-//	                        uvarint next lsn, varint the instant expiries were found up to,
-//	                        uvarint n, then n changes, each uvarint previous lsn, varint
-//	                        instant, byte kind, str record (after the container's items)
-//	'E' end                 uvarint items written, uvarint the store's write sequence
+// The write-ahead log of a durable store. A durable store (Options.Dir)
+// keeps its items in memory exactly as an in-memory store does, and
+// appends every change to a log before it acknowledges it; snapshots
+// (Store.Checkpoint) keep the log short. The files' format is in
+// format.go.
 //
 // A change is appended to the log under the locks that make it, and
 // applied in memory once the log holds it durably (mutation.go), so the
@@ -117,64 +34,7 @@ import (
 // after a full disk (heal), when the log goes on in a new segment, which
 // begins with the change feeds' expiries that the failure dropped or that
 // were found meanwhile: the feeds show them already.
-// Recovery is in recover.go, snapshots in snapshot.go.
-
-const (
-	walMagic   = "LETHEWAL"
-	snapMagic  = "LETHESNP"
-	walVersion = 4
-	fileHeader = len(walMagic) + 1 // the header of formats 1 to 3
-	// fileHeaderV4 is the header of format 4: the store's id (16 bytes)
-	// and the file's number (uint64, little endian) follow the version.
-	fileHeaderV4 = fileHeader + 16 + 8
-	frameHeader  = 12
-	// maxFramePayload bounds a frame: the largest transactional batch,
-	// MaxBatchOperations item records of at most a 2 MB document, its id
-	// and partition key each, with room to spare.
-	maxFramePayload = 256 << 20
-)
-
-// The kinds of frame payloads.
-const (
-	frameContainer = 'C'
-	frameSettings  = 'S'
-	frameDrop      = 'D'
-	framePut       = 'P'
-	frameRemove    = 'X'
-	frameBatch     = 'B'
-	frameState     = 'K'
-	frameEnd       = 'E'
-
-	framePutFeed    = 'Q'
-	frameRemoveFeed = 'Y'
-	frameExpire     = 'R'
-	frameFeed       = 'F'
-)
-
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
-
-// beginFrame appends the room for a frame header to b and returns where the
-// frame starts; endFrame fills the header in once the payload is appended.
-func beginFrame(b []byte) ([]byte, int) {
-	return append(b, make([]byte, frameHeader)...), len(b)
-}
-
-func endFrame(b []byte, start int) []byte {
-	payload := b[start+frameHeader:]
-	n := uint32(len(payload))
-	binary.LittleEndian.PutUint32(b[start:], n)
-	binary.LittleEndian.PutUint32(b[start+4:], ^n)
-	binary.LittleEndian.PutUint32(b[start+8:], crc32.Checksum(payload, castagnoli))
-	return b
-}
-
-func appendStr(b []byte, s string) []byte {
-	b = binary.AppendUvarint(b, uint64(len(s)))
-	return append(b, s...)
-}
-
-func segmentName(n uint64) string  { return fmt.Sprintf("wal-%016x.log", n) }
-func snapshotName(n uint64) string { return fmt.Sprintf("snap-%016x.db", n) }
+// Recovery is in open.go and recover.go, snapshots in snapshot.go.
 
 // SyncPolicy says when a durable store's acknowledged writes are on stable
 // storage.
@@ -269,13 +129,9 @@ type wal struct {
 	stop     chan struct{}
 	exited   chan struct{}
 	readOnly bool // opened on a disk that takes no writes: has no segment yet
-	// resume, for a store opened read-only, finishes its Open once the
-	// disk takes writes (heal): it repairs what recovery could not, and
-	// creates the segment n and writes the manifest that names it.
-	// resumed then appends what recovery found that the log must hold,
-	// w.mu held, before any other write can.
-	resume  func(n uint64) (vfs.File, error)
-	resumed func()
+	// resumer, for a store opened read-only, finishes its Open once the
+	// disk takes writes (heal); nil once it has, and for any other store.
+	resumer resumer
 
 	logger *slog.Logger // Options.Logger: told of the log's first failure; nil: none
 	syncs  atomic.Int64 // fsyncs of the segments, for Store.Stats
@@ -299,14 +155,24 @@ func newWAL(fsys vfs.FS, dir string, id storeID, seg uint64, policy SyncPolicy, 
 	return w
 }
 
-// readOnlyWAL is the log of a store that Open found it cannot write to
-// (cannotWrite): it has failed from the start, with an error that says
-// why, until a heal finds that the disk takes writes and calls resume to
-// start the segment seg.
-func readOnlyWAL(fsys vfs.FS, dir string, id storeID, seg uint64, policy SyncPolicy, grow func(int64), logger *slog.Logger, cause error, resume func(uint64) (vfs.File, error), resumed func()) *wal {
-	w := newWAL(fsys, dir, id, seg, policy, grow, logger)
-	w.readOnly, w.resume, w.resumed = true, resume, resumed
-	w.err, w.healable = &readOnlyError{dir: dir, err: cause}, true
+// resumer finishes the Open of a store that opened read-only, once its
+// disk takes writes (wal.heal).
+type resumer interface {
+	// resume repairs what recovery could not, creates the segment n and
+	// writes the manifest that names it.
+	resume(n uint64) (vfs.File, error)
+	// resumed then appends what recovery found that the log must hold,
+	// w.mu held, before any other write can.
+	resumed()
+}
+
+// startReadOnly starts w, made by newWAL, as the log of a store that Open
+// found it cannot write to (cannotWrite), and returns it: it has failed
+// from the start, with an error that says why (cause), until a heal finds
+// that the disk takes writes and has r start the segment w.seg.
+func (w *wal) startReadOnly(cause error, r resumer) *wal {
+	w.readOnly, w.resumer = true, r
+	w.err, w.healable = &readOnlyError{dir: w.dir, err: cause}, true
 	w.retryAt = time.Now().Add(w.retryEvery)
 	go w.run()
 	return w
@@ -802,9 +668,9 @@ func (w *wal) heal() {
 	n := w.seg + 1
 	var f vfs.File
 	var err error
-	if w.resume != nil {
+	if w.resumer != nil {
 		n = w.seg
-		f, err = w.resume(n)
+		f, err = w.resumer.resume(n)
 	} else {
 		f, err = createLogFile(w.fs, w.dir, w.id, n, w.syncFile)
 	}
@@ -827,10 +693,10 @@ func (w *wal) heal() {
 	w.buf = w.buf[:0]
 	w.written, w.synced = w.appended, w.appended // the old segment is synced (cutBack), and the rest is lost
 	w.maxSeq = w.writtenSeq                      // and so are the write sequence numbers the rest used
-	w.err, w.healable, w.readOnly, w.resume = nil, false, false, nil
-	if w.resumed != nil {
-		w.resumed()
-		w.resumed = nil
+	w.err, w.healable, w.readOnly = nil, false, false
+	if w.resumer != nil {
+		w.resumer.resumed()
+		w.resumer = nil
 	}
 	if len(w.held) > 0 { // after what a read-only Open found, which came first
 		w.buf = append(w.buf, w.held...)
