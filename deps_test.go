@@ -38,15 +38,15 @@ func TestNoPrometheusDependency(t *testing.T) {
 }
 
 // TestNoJavaScriptEngineDependency keeps goja, the JavaScript engine that
-// the REST front runs server-side scripts with (internal/script), out of
-// the packages a program that imports lethe must build.
+// the REST front runs server-side scripts with (cosmosrest/internal/script),
+// out of the packages a program that imports lethe must build.
 func TestNoJavaScriptEngineDependency(t *testing.T) {
 	out, err := exec.Command("go", "list", "-deps", ".").Output()
 	if err != nil {
 		t.Skipf("go list: %v", err)
 	}
 	for _, dep := range strings.Fields(string(out)) {
-		if strings.HasPrefix(dep, "github.com/dop251/") || strings.HasPrefix(dep, "github.com/dlclark/") || dep == "github.com/lethedb/lethe/internal/script" {
+		if strings.HasPrefix(dep, "github.com/dop251/") || strings.HasPrefix(dep, "github.com/dlclark/") || dep == "github.com/lethedb/lethe/cosmosrest/internal/script" {
 			t.Fatalf("package lethe depends on %s", dep)
 		}
 	}
