@@ -16,6 +16,7 @@ FROM golang:1.26-bookworm AS build
 WORKDIR /src
 # The modules first, so that a change of the source does not fetch them again.
 COPY go.mod go.sum ./
+COPY cosmosrest/go.mod cosmosrest/go.sum ./cosmosrest/
 COPY cmd/lethe/go.mod cmd/lethe/go.sum ./cmd/lethe/
 RUN cd cmd/lethe && go mod download
 COPY . .

@@ -9,7 +9,8 @@ require (
 	github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos v1.5.0
 	github.com/google/btree v1.1.3
 	github.com/jellydator/ttlcache/v3 v3.4.1
-	github.com/lethedb/lethe v0.0.0-00010101000000-000000000000
+	github.com/lethedb/lethe v0.0.0
+	github.com/lethedb/lethe/cosmosrest v0.0.0
 	github.com/patrickmn/go-cache v2.1.0+incompatible
 	github.com/tidwall/buntdb v1.3.0
 	github.com/tidwall/gjson v1.20.0
@@ -42,3 +43,5 @@ require (
 	golang.org/x/sys v0.45.0 // indirect
 	golang.org/x/text v0.35.0 // indirect
 )
+
+replace github.com/lethedb/lethe/cosmosrest => ../cosmosrest

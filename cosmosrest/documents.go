@@ -14,9 +14,9 @@ import (
 	"time"
 
 	"github.com/lethedb/lethe"
+	"github.com/lethedb/lethe/cosmosrest/internal/script"
 	"github.com/lethedb/lethe/internal/query"
 	"github.com/lethedb/lethe/internal/queryspec"
-	"github.com/lethedb/lethe/internal/script"
 )
 
 // defaultPageSize is the page size of a query without x-ms-max-item-count,

@@ -21,7 +21,7 @@ import (
 	"time"
 
 	"github.com/lethedb/lethe"
-	"github.com/lethedb/lethe/internal/script"
+	"github.com/lethedb/lethe/cosmosrest/internal/script"
 	"github.com/lethedb/lethe/internal/vfs"
 )
 

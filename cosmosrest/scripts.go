@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/lethedb/lethe/internal/script"
+	"github.com/lethedb/lethe/cosmosrest/internal/script"
 	"github.com/lethedb/lethe/internal/vfs"
 )
 

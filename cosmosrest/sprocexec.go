@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/lethedb/lethe"
+	"github.com/lethedb/lethe/cosmosrest/internal/script"
 	"github.com/lethedb/lethe/internal/query"
-	"github.com/lethedb/lethe/internal/script"
 )
 
 // Stored procedure execution: POST on a stored procedure, with the JSON

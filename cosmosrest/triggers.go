@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/lethedb/lethe"
-	"github.com/lethedb/lethe/internal/script"
+	"github.com/lethedb/lethe/cosmosrest/internal/script"
 )
 
 // Triggers run on a write of a document (create, upsert, replace, delete)

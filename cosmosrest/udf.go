@@ -4,7 +4,7 @@ import (
 	"strings"
 
 	"github.com/lethedb/lethe"
-	"github.com/lethedb/lethe/internal/script"
+	"github.com/lethedb/lethe/cosmosrest/internal/script"
 )
 
 // User-defined functions in queries: a query over a container's documents

@@ -14,7 +14,7 @@ import (
 // calling a small UDF with the same expression written with built-in
 // operators, through the REST front. It runs only with LETHE_UDF_BENCH=N:
 //
-//	LETHE_UDF_BENCH=100000 go test -run TestUDFQueryCost -v ./cosmosrest
+//	LETHE_UDF_BENCH=100000 go -C cosmosrest test -run TestUDFQueryCost -v .
 func TestUDFQueryCost(t *testing.T) {
 	n, _ := strconv.Atoi(os.Getenv("LETHE_UDF_BENCH"))
 	if n <= 0 {

@@ -6,6 +6,7 @@ require (
 	github.com/Azure/azure-sdk-for-go/sdk/azcore v1.21.0
 	github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos v1.5.0
 	github.com/lethedb/lethe v0.0.0
+	github.com/lethedb/lethe/cosmosrest v0.0.0
 )
 
 require (
@@ -20,3 +21,5 @@ require (
 )
 
 replace github.com/lethedb/lethe => ../
+
+replace github.com/lethedb/lethe/cosmosrest => ../cosmosrest

@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/lethedb/lethe v0.0.0
+	github.com/lethedb/lethe/cosmosrest v0.0.0
 	github.com/prometheus/client_golang v1.25.0
 )
 
@@ -25,3 +26,5 @@ require (
 )
 
 replace github.com/lethedb/lethe => ../..
+
+replace github.com/lethedb/lethe/cosmosrest => ../../cosmosrest

@@ -124,8 +124,8 @@ import (
 	"time"
 
 	"github.com/lethedb/lethe"
+	"github.com/lethedb/lethe/cmd/lethe/internal/explorer"
 	"github.com/lethedb/lethe/cosmosrest"
-	"github.com/lethedb/lethe/internal/explorer"
 )
 
 func main() {

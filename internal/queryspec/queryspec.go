@@ -4,8 +4,9 @@
 //
 //	{"query": "SELECT * FROM c WHERE c.n > @n", "parameters": [{"name": "@n", "value": 1}]}
 //
-// The REST front (cosmosrest) and the script runtime (internal/script)
-// both decode it here, and each words its own error.
+// The REST front (cosmosrest) and the script runtime
+// (cosmosrest/internal/script) both decode it here, and each words its own
+// error.
 package queryspec
 
 import (

@@ -7,6 +7,7 @@ require (
 	github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos v1.5.0
 	github.com/alicebob/miniredis/v2 v2.40.0
 	github.com/lethedb/lethe v0.0.0
+	github.com/lethedb/lethe/cosmosrest v0.0.0
 	github.com/lethedb/lethe/lethetest v0.0.0
 )
 
@@ -25,3 +26,5 @@ require (
 replace github.com/lethedb/lethe => ../../
 
 replace github.com/lethedb/lethe/lethetest => ../
+
+replace github.com/lethedb/lethe/cosmosrest => ../../cosmosrest
