@@ -389,231 +389,23 @@ type request struct {
 	readOnly bool
 }
 
+// serve answers the request by the routing table (routes): the first
+// operation of its target's kind that takes it, or 405.
 func (q *request) serve() {
-	m := q.r.Method
 	switch q.t.kind {
-	case tAccount:
-		if m == http.MethodGet {
-			q.account()
-			return
-		}
-	case tDatabases:
-		switch m {
-		case http.MethodGet:
-			q.listDatabases()
-			return
-		case http.MethodPost:
-			if q.isQuery() {
-				q.queryDatabases()
-			} else {
-				q.createDatabase()
-			}
-			return
-		}
-	case tDatabase:
-		switch m {
-		case http.MethodGet:
-			q.readDatabase()
-			return
-		case http.MethodDelete:
-			q.deleteDatabase()
-			return
-		}
-	case tContainers:
-		switch m {
-		case http.MethodGet:
-			q.listContainers()
-			return
-		case http.MethodPost:
-			if q.isQuery() {
-				q.queryContainers()
-			} else {
-				q.createContainer()
-			}
-			return
-		}
-	case tContainer:
-		switch m {
-		case http.MethodGet:
-			q.readContainer()
-			return
-		case http.MethodPut:
-			q.replaceContainer()
-			return
-		case http.MethodDelete:
-			q.deleteContainer()
-			return
-		}
-	case tDocuments:
-		switch m {
-		case http.MethodGet:
-			if q.r.Header.Get("A-IM") != "" {
-				q.changeFeed()
-				return
-			}
-			q.readFeed()
-			return
-		case http.MethodPost:
-			switch {
-			case headerTrue(q.r.Header.Get("x-ms-cosmos-is-query-plan-request")):
-				q.queryPlan()
-			case q.isQuery():
-				q.queryDocuments()
-			case headerTrue(q.r.Header.Get("x-ms-cosmos-is-batch-request")) && headerTrue(q.r.Header.Get("x-ms-cosmos-batch-atomic")):
-				q.batch()
-			case headerTrue(q.r.Header.Get("x-ms-cosmos-is-batch-request")):
-				q.bulk()
-			default:
-				q.createDocument()
-			}
-			return
-		}
-	case tDocument:
-		switch m {
-		case http.MethodGet:
-			q.readDocument()
-			return
-		case http.MethodPut:
-			q.replaceDocument()
-			return
-		case http.MethodDelete:
-			q.deleteDocument()
-			return
-		case http.MethodPatch:
-			q.patchDocument()
-			return
-		}
-	case tPKRanges, tPKRange:
-		if m == http.MethodGet {
-			q.partitionKeyRanges()
-			return
-		}
-	case tOffers:
-		switch m {
-		case http.MethodGet:
-			q.listOffers()
-			return
-		case http.MethodPost:
-			if q.isQuery() {
-				q.queryOffers()
-			} else {
-				q.unsupported("offers are made with their containers (x-ms-offer-throughput), not created alone")
-			}
-			return
-		}
-	case tOffer:
-		switch m {
-		case http.MethodGet:
-			q.readOffer()
-			return
-		case http.MethodPut:
-			q.replaceOffer()
-			return
-		}
-	case tUsers:
-		switch m {
-		case http.MethodGet:
-			q.listUsers()
-			return
-		case http.MethodPost:
-			if q.isQuery() {
-				q.queryUsers()
-			} else {
-				q.createUser()
-			}
-			return
-		}
-	case tUser:
-		switch m {
-		case http.MethodGet:
-			q.readUser()
-			return
-		case http.MethodPut:
-			q.replaceUser()
-			return
-		case http.MethodDelete:
-			q.deleteUser()
-			return
-		}
-	case tPermissions:
-		switch m {
-		case http.MethodGet:
-			q.listPermissions()
-			return
-		case http.MethodPost:
-			if q.isQuery() {
-				q.queryPermissions()
-			} else {
-				q.createPermission()
-			}
-			return
-		}
-	case tPermission:
-		switch m {
-		case http.MethodGet:
-			q.readPermission()
-			return
-		case http.MethodPut:
-			q.replacePermission()
-			return
-		case http.MethodDelete:
-			q.deletePermission()
-			return
-		}
-	case tConflicts:
-		switch m {
-		case http.MethodGet:
-			q.readConflicts()
-			return
-		case http.MethodPost:
-			if q.isQuery() {
-				q.queryConflicts()
-				return
-			}
-		}
-	case tConflict:
-		if m == http.MethodGet || m == http.MethodDelete {
-			q.conflict()
-			return
-		}
-	case tSprocs, tTriggers, tUDFs:
-		switch m {
-		case http.MethodGet:
-			q.listScripts()
-			return
-		case http.MethodPost:
-			if q.isQuery() {
-				q.queryScripts()
-			} else {
-				q.createScript()
-			}
-			return
-		}
-	case tSproc, tTrigger, tUDF:
-		switch m {
-		case http.MethodGet:
-			q.readScript()
-			return
-		case http.MethodPut:
-			q.replaceScript()
-			return
-		case http.MethodDelete:
-			q.deleteScript()
-			return
-		case http.MethodPost:
-			if q.t.kind == tSproc {
-				q.executeSproc()
-				return
-			}
-		}
 	case tUnsupported:
-		q.unsupported(fmt.Sprintf("%s resources (%s) are not supported by the lethe REST front", q.rt.resType, m))
+		q.unsupported(fmt.Sprintf("%s resources (%s) are not supported by the lethe REST front", q.rt.resType, q.r.Method))
 		return
 	case tUnknown:
 		writeError(q.w, http.StatusNotFound, withDetail(msgResourceNotFound, "no resource of the REST API has the path "+strconv.Quote(clip(q.r.URL.Path))), 0, 0)
 		return
 	}
-	q.w.Header().Set("Allow", allowed(q.t.kind))
+	rr := &routes[q.t.kind]
+	if op := rr.pick(q.r); op.serve != nil {
+		op.serve(q)
+		return
+	}
+	q.w.Header().Set("Allow", rr.allow)
 	writeError(q.w, http.StatusMethodNotAllowed, msgMethodNotAllowed, 0, 0)
 }
 
@@ -621,32 +413,9 @@ func (q *request) unsupported(msg string) {
 	writeError(q.w, http.StatusBadRequest, msg, 0, 0)
 }
 
-func allowed(k targetKind) string {
-	switch k {
-	case tAccount, tPKRanges, tPKRange:
-		return "GET"
-	case tDatabases, tContainers, tDocuments, tOffers, tConflicts, tUsers, tPermissions, tSprocs, tTriggers, tUDFs:
-		return "GET, POST"
-	case tOffer:
-		return "GET, PUT"
-	case tDatabase, tConflict:
-		return "GET, DELETE"
-	case tSproc:
-		return "GET, POST, PUT, DELETE"
-	case tContainer, tUser, tPermission, tTrigger, tUDF:
-		return "GET, PUT, DELETE"
-	case tDocument:
-		return "GET, PUT, PATCH, DELETE"
-	}
-	return ""
-}
-
-// isQuery reports whether a POST to a feed is a query: the SDKs mark it
-// with the content type application/query+json and x-ms-documentdb-isquery
-// (or x-ms-documentdb-query).
-func (q *request) isQuery() bool { return isQueryRequest(q.r) }
-
-// isQueryRequest is isQuery for any request.
+// isQueryRequest reports whether a POST to a feed is a query: the SDKs
+// mark it with the content type application/query+json and
+// x-ms-documentdb-isquery (or x-ms-documentdb-query).
 func isQueryRequest(r *http.Request) bool {
 	ct := r.Header.Get("Content-Type")
 	if len(ct) >= len("application/query+json") && equalFoldPrefix(ct, "application/query+json") {
