@@ -285,7 +285,7 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, g gateway) {
 				panic(v)
 			}
 			h.logFailure(r, http.StatusInternalServerError, fmt.Sprintf("panic: %v\n%s", v, debug.Stack()))
-			writeError(w, http.StatusInternalServerError, withDetail(msgInternal, fmt.Sprintf("internal error: %v", v)), 0, 0)
+			apiError{status: http.StatusInternalServerError, msg: withDetail(msgInternal, fmt.Sprintf("internal error: %v", v))}.write(w)
 		}
 	}()
 
@@ -321,7 +321,7 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, g gateway) {
 	readOnly := false
 	if claims != nil {
 		if ae := h.authorize(*claims, r, t, body); ae != nil {
-			writeError(w, ae.status, ae.msg, 0, 0)
+			apiError{status: ae.status, msg: ae.msg}.write(w)
 			return
 		}
 		s, _ := h.permissionScope(*claims)
@@ -369,9 +369,9 @@ func (h *Handler) readBody(w http.ResponseWriter, r *http.Request, deadline time
 		refuse(w, r, deadline, true, http.StatusRequestEntityTooLarge, tooLarge)
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		w.Header().Set("Connection", "close")
-		writeError(w, http.StatusRequestTimeout, withDetail(msgRequestTimeout, fmt.Sprintf("the request body did not arrive within %v", h.bodyTimeout)), 0, 0)
+		apiError{status: http.StatusRequestTimeout, msg: withDetail(msgRequestTimeout, fmt.Sprintf("the request body did not arrive within %v", h.bodyTimeout))}.write(w)
 	default:
-		writeError(w, http.StatusBadRequest, "the request body could not be read: "+err.Error(), 0, 0)
+		apiError{status: http.StatusBadRequest, msg: "the request body could not be read: " + err.Error()}.write(w)
 	}
 	return nil, false
 }
@@ -397,7 +397,7 @@ func (q *request) serve() {
 		q.unsupported(fmt.Sprintf("%s resources (%s) are not supported by the lethe REST front", q.rt.resType, q.r.Method))
 		return
 	case tUnknown:
-		writeError(q.w, http.StatusNotFound, withDetail(msgResourceNotFound, "no resource of the REST API has the path "+strconv.Quote(clip(q.r.URL.Path))), 0, 0)
+		q.answerError(http.StatusNotFound, withDetail(msgResourceNotFound, "no resource of the REST API has the path "+strconv.Quote(clip(q.r.URL.Path))))
 		return
 	}
 	rr := &routes[q.t.kind]
@@ -406,11 +406,11 @@ func (q *request) serve() {
 		return
 	}
 	q.w.Header().Set("Allow", rr.allow)
-	writeError(q.w, http.StatusMethodNotAllowed, msgMethodNotAllowed, 0, 0)
+	q.answerError(http.StatusMethodNotAllowed, msgMethodNotAllowed)
 }
 
 func (q *request) unsupported(msg string) {
-	writeError(q.w, http.StatusBadRequest, msg, 0, 0)
+	q.answerError(http.StatusBadRequest, msg)
 }
 
 // isQueryRequest reports whether a POST to a feed is a query: the SDKs
@@ -478,26 +478,42 @@ const (
 	subCrossPartitionNotServable = 1004
 )
 
-// writeError writes an error response.
-func writeError(w http.ResponseWriter, status int, msg string, substatus int, charge float64) {
-	writeErrorBody(w, status, errorBody{Message: msg}, substatus, charge)
+// apiError is an error answer of the REST API.
+type apiError struct {
+	status int     // the HTTP status, 400 to 599
+	sub    int     // x-ms-substatus, 0 when there is none
+	msg    string  // the body's message
+	charge float64 // x-ms-request-charge
+	// info is the body's additionalErrorInfo (JSON text), "" for none.
+	info string
+	// retryAfterMS is a 429's wait (x-ms-retry-after-ms), at least 1 ms;
+	// 0 for no such header.
+	retryAfterMS int64
 }
 
-// writeErrorBody writes an error response with body e, its code set from
-// status.
-func writeErrorBody(w http.ResponseWriter, status int, e errorBody, substatus int, charge float64) {
-	e.Code = codes[status]
-	if e.Code == "" {
-		e.Code = http.StatusText(status)
+// write writes e as the response on w: its body's code is its status's.
+func (e apiError) write(w http.ResponseWriter) {
+	body := errorBody{Code: codes[e.status], Message: e.msg, AdditionalErrorInfo: e.info}
+	if body.Code == "" {
+		body.Code = http.StatusText(e.status)
 	}
-	b, _ := json.Marshal(e)
+	b, _ := json.Marshal(body)
 	hdr := w.Header()
+	if e.retryAfterMS > 0 {
+		hdr.Set("x-ms-retry-after-ms", strconv.FormatInt(e.retryAfterMS, 10))
+	}
 	hdr.Set("Content-Type", "application/json")
 	hdr.Set("Content-Length", strconv.Itoa(len(b)))
-	hdr.Set("x-ms-request-charge", formatCharge(charge))
-	hdr.Set("x-ms-substatus", strconv.Itoa(substatus))
-	w.WriteHeader(status)
+	hdr.Set("x-ms-request-charge", formatCharge(e.charge))
+	hdr.Set("x-ms-substatus", strconv.Itoa(e.sub))
+	w.WriteHeader(e.status)
 	_, _ = w.Write(b)
+}
+
+// answerError answers the request with an error of status and message
+// msg, without a substatus or a charge.
+func (q *request) answerError(status int, msg string) {
+	apiError{status: status, msg: msg}.write(q.w)
 }
 
 // fail answers a failed lethe call. notFoundSub is the substatus of a 404.
@@ -508,22 +524,13 @@ func (q *request) fail(err error, charge float64, notFoundSub int) {
 	if e.status == http.StatusInternalServerError || (e.status == http.StatusServiceUnavailable && errors.Is(err, lethe.ErrUnavailable)) {
 		q.h.logFailure(q.r, e.status, err)
 	}
-	if e.retryAfterMS > 0 {
-		q.w.Header().Set("x-ms-retry-after-ms", strconv.FormatInt(e.retryAfterMS, 10))
-	}
-	writeError(q.w, e.status, e.msg, e.sub, charge)
-}
-
-// opError is how a failed lethe call is answered.
-type opError struct {
-	status, sub  int
-	msg          string
-	retryAfterMS int64 // a 429's wait, at least 1 ms
+	e.charge = charge
+	e.write(q.w)
 }
 
 // errorStatus maps a failed lethe call onto its answer. notFoundSub is
 // the substatus of a 404.
-func (q *request) errorStatus(err error, notFoundSub int) opError {
+func (q *request) errorStatus(err error, notFoundSub int) apiError {
 	var le *lethe.Error
 	switch {
 	case errors.As(err, &le):
@@ -535,14 +542,14 @@ func (q *request) errorStatus(err error, notFoundSub int) opError {
 		return e
 	case errors.Is(err, lethe.ErrClosed):
 		if q.h.isClosed() {
-			return opError{status: http.StatusServiceUnavailable, msg: withDetail(msgUnavailable, msgShuttingDown)}
+			return apiError{status: http.StatusServiceUnavailable, msg: withDetail(msgUnavailable, msgShuttingDown)}
 		}
 		// The database was deleted while the request was under way.
-		return opError{status: http.StatusNotFound, msg: msgOwnerNotFound, sub: subOwnerNotFound}
+		return apiError{status: http.StatusNotFound, msg: msgOwnerNotFound, sub: subOwnerNotFound}
 	case q.r.Context().Err() != nil:
-		return opError{status: http.StatusRequestTimeout, msg: withDetail(msgRequestTimeout, "the request was cancelled: "+err.Error())}
+		return apiError{status: http.StatusRequestTimeout, msg: withDetail(msgRequestTimeout, "the request was cancelled: "+err.Error())}
 	}
-	return opError{status: http.StatusInternalServerError, msg: withDetail(msgInternal, err.Error())}
+	return apiError{status: http.StatusInternalServerError, msg: withDetail(msgInternal, err.Error())}
 }
 
 // msgShuttingDown is lethe's explanation of a 503 from a closed handler.

@@ -187,27 +187,27 @@ func (q *request) readScriptBody(kind scriptKind) (*scriptRes, bool) {
 	}
 	noun := scriptKinds[kind].noun
 	if err := json.Unmarshal(q.body, &in); err != nil || in.ID == nil || in.Body == nil {
-		writeError(q.w, http.StatusBadRequest, bodyMessage(err, fmt.Sprintf("the body of a %s must be a JSON object with the strings \"id\" and \"body\"", noun)), 0, 0)
+		q.answerError(http.StatusBadRequest, bodyMessage(err, fmt.Sprintf("the body of a %s must be a JSON object with the strings \"id\" and \"body\"", noun)))
 		return nil, false
 	}
 	if err := validateResourceID(noun, *in.ID); err != nil {
-		writeError(q.w, http.StatusBadRequest, err.Error(), 0, 0)
+		q.answerError(http.StatusBadRequest, err.Error())
 		return nil, false
 	}
 	s := &scriptRes{Coll: q.t.coll, Kind: kind, ID: *in.ID, Body: *in.Body, TS: q.h.now().Unix(), Nonce: newNonce()}
 	if kind == kindTrigger {
 		var ok bool
 		if s.Type, ok = oneOf(in.Type, triggerTypes); !ok {
-			writeError(q.w, http.StatusBadRequest, fmt.Sprintf("the trigger's triggerType must be one of %s", strings.Join(triggerTypes, ", ")), 0, 0)
+			q.answerError(http.StatusBadRequest, fmt.Sprintf("the trigger's triggerType must be one of %s", strings.Join(triggerTypes, ", ")))
 			return nil, false
 		}
 		if s.Operation, ok = oneOf(in.Operation, triggerOperations); !ok {
-			writeError(q.w, http.StatusBadRequest, fmt.Sprintf("the trigger's triggerOperation must be one of %s", strings.Join(triggerOperations, ", ")), 0, 0)
+			q.answerError(http.StatusBadRequest, fmt.Sprintf("the trigger's triggerOperation must be one of %s", strings.Join(triggerOperations, ", ")))
 			return nil, false
 		}
 	}
 	if _, err := script.Compile(s.Body); err != nil {
-		writeError(q.w, http.StatusBadRequest, withDetail(msgPayloadInvalid, fmt.Sprintf("the %s's body: %v", noun, err)), 0, 0)
+		q.answerError(http.StatusBadRequest, withDetail(msgPayloadInvalid, fmt.Sprintf("the %s's body: %v", noun, err)))
 		return nil, false
 	}
 	return s, true
@@ -280,12 +280,12 @@ func (q *request) createScript() {
 		status := http.StatusCreated
 		if _, ok := scripts[s.key()]; ok {
 			if !upsert {
-				writeError(q.w, http.StatusConflict, msgResourceExists, 0, 0)
+				q.answerError(http.StatusConflict, msgResourceExists)
 				return 0, nil
 			}
 			status = http.StatusOK
 		} else if n := countScripts(scripts, s.Coll, kind); n >= scriptKinds[kind].quota {
-			writeError(q.w, http.StatusForbidden, fmt.Sprintf("The container has %d %ss, its quota (x-ms-resource-quota).", n, scriptKinds[kind].noun), 0, 0)
+			q.answerError(http.StatusForbidden, fmt.Sprintf("The container has %d %ss, its quota (x-ms-resource-quota).", n, scriptKinds[kind].noun))
 			return 0, nil
 		}
 		scripts[s.key()] = s
@@ -332,7 +332,7 @@ func (q *request) findScript() (*database, *scriptRes) {
 	}
 	s := db.lookupScript(q.t, scriptKindOf(q.t))
 	if s == nil {
-		writeError(q.w, http.StatusNotFound, msgResourceNotFound, 0, 0)
+		q.answerError(http.StatusNotFound, msgResourceNotFound)
 		return nil, nil
 	}
 	return db, s
@@ -362,7 +362,7 @@ func (q *request) replaceScript() {
 	q.changeScripts(func(db *database, scripts map[scriptKey]*scriptRes) (int, []byte) {
 		old := scripts[scriptKey{q.t.coll, kind, q.t.id}]
 		if old == nil {
-			writeError(q.w, http.StatusNotFound, msgResourceNotFound, 0, 0)
+			q.answerError(http.StatusNotFound, msgResourceNotFound)
 			return 0, nil
 		}
 		if !q.ifMatch(old.etag()) {
@@ -370,7 +370,7 @@ func (q *request) replaceScript() {
 		}
 		if s.ID != old.ID {
 			if _, taken := scripts[s.key()]; taken {
-				writeError(q.w, http.StatusConflict, msgResourceExists, 0, 0)
+				q.answerError(http.StatusConflict, msgResourceExists)
 				return 0, nil
 			}
 		}
@@ -387,7 +387,7 @@ func (q *request) deleteScript() {
 		k := scriptKey{q.t.coll, kind, q.t.id}
 		old := scripts[k]
 		if old == nil {
-			writeError(q.w, http.StatusNotFound, msgResourceNotFound, 0, 0)
+			q.answerError(http.StatusNotFound, msgResourceNotFound)
 			return 0, nil
 		}
 		if !q.ifMatch(old.etag()) {

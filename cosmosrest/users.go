@@ -197,7 +197,7 @@ func (q *request) changeSaved(db *database, what string, snapshot func() (restor
 		restore()
 		db.mu.Unlock()
 		q.h.logFailure(q.r, http.StatusInternalServerError, err)
-		writeError(q.w, http.StatusInternalServerError, withDetail(msgInternal, "saving the "+what+": "+err.Error()), 0, 0)
+		q.answerError(http.StatusInternalServerError, withDetail(msgInternal, "saving the "+what+": "+err.Error()))
 		return
 	}
 	db.mu.Unlock()
@@ -274,7 +274,7 @@ func (q *request) tokenExpiry() (time.Time, bool) {
 	if v := q.r.Header.Get("x-ms-documentdb-expiry-seconds"); v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || n < 10 || n > 18000 {
-			writeError(q.w, http.StatusBadRequest, fmt.Sprintf("x-ms-documentdb-expiry-seconds %q is not a validity period from 10 to 18000 seconds", clip(v)), 0, 0)
+			q.answerError(http.StatusBadRequest, fmt.Sprintf("x-ms-documentdb-expiry-seconds %q is not a validity period from 10 to 18000 seconds", clip(v)))
 			return time.Time{}, false
 		}
 		secs = n
@@ -292,11 +292,11 @@ func (q *request) readUserBody() (string, bool) {
 		ID *string `json:"id"`
 	}
 	if err := json.Unmarshal(q.body, &in); err != nil || in.ID == nil {
-		writeError(q.w, http.StatusBadRequest, bodyMessage(err, "the body must be a JSON object with a string \"id\""), 0, 0)
+		q.answerError(http.StatusBadRequest, bodyMessage(err, "the body must be a JSON object with a string \"id\""))
 		return "", false
 	}
 	if err := validateResourceID("user", *in.ID); err != nil {
-		writeError(q.w, http.StatusBadRequest, err.Error(), 0, 0)
+		q.answerError(http.StatusBadRequest, err.Error())
 		return "", false
 	}
 	return *in.ID, true
@@ -317,13 +317,13 @@ func (q *request) createUser() {
 	q.changeUsers(db, func(users map[string]*user) (int, []byte) {
 		if u, ok := users[id]; ok {
 			if !upsert {
-				writeError(q.w, http.StatusConflict, msgResourceExists, 0, 0)
+				q.answerError(http.StatusConflict, msgResourceExists)
 				return 0, nil
 			}
 			return http.StatusOK, u.json(db)
 		}
 		if len(users) >= maxUsersPerDatabase {
-			writeError(q.w, http.StatusBadRequest, fmt.Sprintf("the database has %d users, the most lethe keeps", maxUsersPerDatabase), 0, 0)
+			q.answerError(http.StatusBadRequest, fmt.Sprintf("the database has %d users, the most lethe keeps", maxUsersPerDatabase))
 			return 0, nil
 		}
 		u := &user{ID: id, TS: q.h.now().Unix(), Perms: map[string]*permission{}}
@@ -336,7 +336,7 @@ func (q *request) createUser() {
 func (q *request) findUserLocked(db *database) *user {
 	u := db.users[q.t.user]
 	if u == nil {
-		writeError(q.w, http.StatusNotFound, msgResourceNotFound, 0, 0)
+		q.answerError(http.StatusNotFound, msgResourceNotFound)
 	}
 	return u
 }
@@ -383,7 +383,7 @@ func (q *request) replaceUser() {
 		}
 		if id != u.ID {
 			if _, taken := users[id]; taken {
-				writeError(q.w, http.StatusConflict, msgResourceExists, 0, 0)
+				q.answerError(http.StatusConflict, msgResourceExists)
 				return 0, nil
 			}
 			delete(users, u.ID)
@@ -457,11 +457,11 @@ type permissionBody struct {
 func (q *request) readPermissionBody(db *database) (*permission, bool) {
 	var in permissionBody
 	if err := json.Unmarshal(q.body, &in); err != nil || in.ID == nil || in.Mode == nil || in.Resource == nil {
-		writeError(q.w, http.StatusBadRequest, "the body must be a JSON object with the strings \"id\", \"permissionMode\" (All or Read) and \"resource\"", 0, 0)
+		q.answerError(http.StatusBadRequest, "the body must be a JSON object with the strings \"id\", \"permissionMode\" (All or Read) and \"resource\"")
 		return nil, false
 	}
 	if err := validateResourceID("permission", *in.ID); err != nil {
-		writeError(q.w, http.StatusBadRequest, err.Error(), 0, 0)
+		q.answerError(http.StatusBadRequest, err.Error())
 		return nil, false
 	}
 	p := &permission{ID: *in.ID, TS: q.h.now().Unix(), Nonce: newNonce()}
@@ -471,19 +471,19 @@ func (q *request) readPermissionBody(db *database) (*permission, bool) {
 	case strings.EqualFold(*in.Mode, modeRead):
 		p.Mode = modeRead
 	default:
-		writeError(q.w, http.StatusBadRequest, fmt.Sprintf("the permissionMode %q is not All or Read", clip(*in.Mode)), 0, 0)
+		q.answerError(http.StatusBadRequest, fmt.Sprintf("the permissionMode %q is not All or Read", clip(*in.Mode)))
 		return nil, false
 	}
 	coll, doc, err := parsePermissionResource(*in.Resource, db.id)
 	if err != nil {
-		writeError(q.w, http.StatusBadRequest, err.Error(), 0, 0)
+		q.answerError(http.StatusBadRequest, err.Error())
 		return nil, false
 	}
 	p.Resource, p.Coll, p.Doc = strings.Trim(*in.Resource, "/"), coll, doc
 	if len(in.PK) > 0 && !bytes.Equal(in.PK, []byte("null")) {
 		pk, err := parsePKHeader(string(in.PK))
 		if err != nil {
-			writeError(q.w, http.StatusBadRequest, "the resourcePartitionKey is not a partition key value: "+err.Error(), 0, 0)
+			q.answerError(http.StatusBadRequest, "the resourcePartitionKey is not a partition key value: "+err.Error())
 			return nil, false
 		}
 		p.PK = json.RawMessage(pk.String())
@@ -494,11 +494,11 @@ func (q *request) readPermissionBody(db *database) (*permission, bool) {
 		// documents of that id in every partition.
 		c, err := db.store.Container(coll)
 		if err != nil {
-			writeError(q.w, http.StatusBadRequest, fmt.Sprintf("the resource %q is in no container of the database", clip(*in.Resource)), 0, 0)
+			q.answerError(http.StatusBadRequest, fmt.Sprintf("the resource %q is in no container of the database", clip(*in.Resource)))
 			return nil, false
 		}
 		if props, err := c.Read(q.ctx()); err != nil || len(props.PartitionKeyDefinition.Paths) > 0 {
-			writeError(q.w, http.StatusBadRequest, "a document's permission in a partitioned container names the document's partition key in resourcePartitionKey", 0, 0)
+			q.answerError(http.StatusBadRequest, "a document's permission in a partitioned container names the document's partition key in resourcePartitionKey")
 			return nil, false
 		}
 	}
@@ -547,7 +547,7 @@ func (q *request) createPermission() {
 		}
 		if old, ok := u.Perms[p.ID]; ok {
 			if !upsert {
-				writeError(q.w, http.StatusConflict, msgResourceExists, 0, 0)
+				q.answerError(http.StatusConflict, msgResourceExists)
 				return 0, nil
 			}
 			delete(u.Perms, old.ID)
@@ -555,12 +555,12 @@ func (q *request) createPermission() {
 		}
 		for _, other := range u.Perms {
 			if other.Coll == p.Coll && other.Doc == p.Doc {
-				writeError(q.w, http.StatusConflict, withDetail(msgResourceExists, fmt.Sprintf("the user already has a permission on %q (%q): one permission per resource", clip(p.Resource), clip(other.ID))), 0, 0)
+				q.answerError(http.StatusConflict, withDetail(msgResourceExists, fmt.Sprintf("the user already has a permission on %q (%q): one permission per resource", clip(p.Resource), clip(other.ID))))
 				return 0, nil
 			}
 		}
 		if len(u.Perms) >= maxPermissionsOfUser {
-			writeError(q.w, http.StatusBadRequest, fmt.Sprintf("the user has %d permissions, the most lethe keeps", maxPermissionsOfUser), 0, 0)
+			q.answerError(http.StatusBadRequest, fmt.Sprintf("the user has %d permissions, the most lethe keeps", maxPermissionsOfUser))
 			return 0, nil
 		}
 		u.Perms[p.ID] = p
@@ -577,7 +577,7 @@ func (q *request) findPermissionLocked(db *database) (*user, *permission) {
 	}
 	p := u.Perms[q.t.id]
 	if p == nil {
-		writeError(q.w, http.StatusNotFound, msgResourceNotFound, 0, 0)
+		q.answerError(http.StatusNotFound, msgResourceNotFound)
 		return nil, nil
 	}
 	return u, p
@@ -623,13 +623,13 @@ func (q *request) replacePermission() {
 		}
 		if p.ID != old.ID {
 			if _, taken := u.Perms[p.ID]; taken {
-				writeError(q.w, http.StatusConflict, msgResourceExists, 0, 0)
+				q.answerError(http.StatusConflict, msgResourceExists)
 				return 0, nil
 			}
 		}
 		for _, other := range u.Perms {
 			if other != old && other.Coll == p.Coll && other.Doc == p.Doc {
-				writeError(q.w, http.StatusConflict, withDetail(msgResourceExists, fmt.Sprintf("the user already has a permission on %q (%q): one permission per resource", clip(p.Resource), clip(other.ID))), 0, 0)
+				q.answerError(http.StatusConflict, withDetail(msgResourceExists, fmt.Sprintf("the user already has a permission on %q (%q): one permission per resource", clip(p.Resource), clip(other.ID))))
 				return 0, nil
 			}
 		}
