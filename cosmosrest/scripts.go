@@ -239,10 +239,10 @@ func scriptKindOf(t target) scriptKind {
 
 // changeScripts applies change to the database's scripts under db.mu,
 // after checking that the request's container exists, saves them and
-// answers the request with the status and body change returns. change
-// answers a refusal itself and returns status 0; when it does, or the
-// save fails, the scripts are as before.
-func (q *request) changeScripts(change func(db *database, scripts map[scriptKey]*scriptRes) (status int, body []byte)) {
+// answers the request with the success change returns. change answers a
+// refusal itself and reports false; when it does, or the save fails, the
+// scripts are as before.
+func (q *request) changeScripts(change func(db *database, scripts map[scriptKey]*scriptRes) (success, bool)) {
 	db, c := q.container(subOwnerNotFound)
 	if c == nil {
 		return
@@ -254,14 +254,14 @@ func (q *request) changeScripts(change func(db *database, scripts map[scriptKey]
 			before[k] = &cs
 		}
 		return func() { db.scripts = before }
-	}, func() (int, []byte) {
+	}, func() (success, bool) {
 		// The container is looked up again under db.mu: a delete that
 		// ran since the lookup above dropped its scripts (under db.mu,
 		// after the store let it go), and a script added now would
 		// outlive it.
 		if _, err := db.store.Container(q.t.coll); err != nil {
 			q.fail(err, 0, subOwnerNotFound)
-			return 0, nil
+			return success{}, false
 		}
 		return change(db, db.scripts)
 	}, db.saveScriptsLocked)
@@ -276,21 +276,21 @@ func (q *request) createScript() {
 		return
 	}
 	upsert := headerTrue(q.r.Header.Get("x-ms-documentdb-is-upsert"))
-	q.changeScripts(func(db *database, scripts map[scriptKey]*scriptRes) (int, []byte) {
+	q.changeScripts(func(db *database, scripts map[scriptKey]*scriptRes) (success, bool) {
 		status := http.StatusCreated
 		if _, ok := scripts[s.key()]; ok {
 			if !upsert {
 				q.answerError(http.StatusConflict, msgResourceExists)
-				return 0, nil
+				return success{}, false
 			}
 			status = http.StatusOK
 		} else if n := countScripts(scripts, s.Coll, kind); n >= scriptKinds[kind].quota {
 			q.answerError(http.StatusForbidden, fmt.Sprintf("The container has %d %ss, its quota (x-ms-resource-quota).", n, scriptKinds[kind].noun))
-			return 0, nil
+			return success{}, false
 		}
 		scripts[s.key()] = s
 		q.w.Header().Set("etag", quoteETag(s.etag()))
-		return status, s.json(db)
+		return success{status, s.json(db)}, true
 	})
 }
 
@@ -359,42 +359,42 @@ func (q *request) replaceScript() {
 	if !ok {
 		return
 	}
-	q.changeScripts(func(db *database, scripts map[scriptKey]*scriptRes) (int, []byte) {
+	q.changeScripts(func(db *database, scripts map[scriptKey]*scriptRes) (success, bool) {
 		old := scripts[scriptKey{q.t.coll, kind, q.t.id}]
 		if old == nil {
 			q.answerError(http.StatusNotFound, msgResourceNotFound)
-			return 0, nil
+			return success{}, false
 		}
 		if !q.ifMatch(old.etag()) {
-			return 0, nil
+			return success{}, false
 		}
 		if s.ID != old.ID {
 			if _, taken := scripts[s.key()]; taken {
 				q.answerError(http.StatusConflict, msgResourceExists)
-				return 0, nil
+				return success{}, false
 			}
 		}
 		delete(scripts, old.key())
 		scripts[s.key()] = s
 		q.w.Header().Set("etag", quoteETag(s.etag()))
-		return http.StatusOK, s.json(db)
+		return success{http.StatusOK, s.json(db)}, true
 	})
 }
 
 func (q *request) deleteScript() {
 	kind := scriptKindOf(q.t)
-	q.changeScripts(func(db *database, scripts map[scriptKey]*scriptRes) (int, []byte) {
+	q.changeScripts(func(db *database, scripts map[scriptKey]*scriptRes) (success, bool) {
 		k := scriptKey{q.t.coll, kind, q.t.id}
 		old := scripts[k]
 		if old == nil {
 			q.answerError(http.StatusNotFound, msgResourceNotFound)
-			return 0, nil
+			return success{}, false
 		}
 		if !q.ifMatch(old.etag()) {
-			return 0, nil
+			return success{}, false
 		}
 		delete(scripts, k)
-		return http.StatusNoContent, nil
+		return success{http.StatusNoContent, nil}, true
 	})
 }
 

@@ -169,26 +169,34 @@ func copyUsers(users map[string]*user) map[string]*user {
 }
 
 // changeUsers applies change to the database's users under db.mu, saves
-// them and answers the request with the status and body change returns.
-// change answers a refusal itself and returns status 0; when it does, or
-// the save fails, the users are as before.
-func (q *request) changeUsers(db *database, change func(users map[string]*user) (status int, body []byte)) {
+// them and answers the request with the success change returns. change
+// answers a refusal itself and reports false; when it does, or the save
+// fails, the users are as before.
+func (q *request) changeUsers(db *database, change func(users map[string]*user) (success, bool)) {
 	q.changeSaved(db, "users", func() func() {
 		before := copyUsers(db.users)
 		return func() { db.users = before }
-	}, func() (int, []byte) { return change(db.users) }, db.saveUsersLocked)
+	}, func() (success, bool) { return change(db.users) }, db.saveUsersLocked)
+}
+
+// success is a change's successful answer: its status and JSON body (nil
+// for none).
+type success struct {
+	status int
+	body   []byte
 }
 
 // changeSaved applies change to what a database keeps in a file of its
 // own (its users, its scripts) under db.mu, saves it with save, and
-// answers the request with the status and body change returns. snapshot,
+// answers the request with the success change returns. change reports
+// false when it refused and has answered the refusal itself. snapshot,
 // called first, returns what puts things back as they were: it is called
-// when change answers a refusal itself (status 0) or the save fails.
-func (q *request) changeSaved(db *database, what string, snapshot func() (restore func()), change func() (status int, body []byte), save func() error) {
+// when change refuses or the save fails.
+func (q *request) changeSaved(db *database, what string, snapshot func() (restore func()), change func() (success, bool), save func() error) {
 	db.mu.Lock()
 	restore := snapshot()
-	status, body := change()
-	if status == 0 {
+	done, ok := change()
+	if !ok {
 		restore()
 		db.mu.Unlock()
 		return
@@ -201,7 +209,7 @@ func (q *request) changeSaved(db *database, what string, snapshot func() (restor
 		return
 	}
 	db.mu.Unlock()
-	q.reply(status, body, 1)
+	q.reply(done.status, done.body, 1)
 }
 
 func newNonce() string {
@@ -314,21 +322,21 @@ func (q *request) createUser() {
 		return
 	}
 	upsert := headerTrue(q.r.Header.Get("x-ms-documentdb-is-upsert"))
-	q.changeUsers(db, func(users map[string]*user) (int, []byte) {
+	q.changeUsers(db, func(users map[string]*user) (success, bool) {
 		if u, ok := users[id]; ok {
 			if !upsert {
 				q.answerError(http.StatusConflict, msgResourceExists)
-				return 0, nil
+				return success{}, false
 			}
-			return http.StatusOK, u.json(db)
+			return success{http.StatusOK, u.json(db)}, true
 		}
 		if len(users) >= maxUsersPerDatabase {
 			q.answerError(http.StatusBadRequest, fmt.Sprintf("the database has %d users, the most lethe keeps", maxUsersPerDatabase))
-			return 0, nil
+			return success{}, false
 		}
 		u := &user{ID: id, TS: q.h.now().Unix(), Perms: map[string]*permission{}}
 		users[id] = u
-		return http.StatusCreated, u.json(db)
+		return success{http.StatusCreated, u.json(db)}, true
 	})
 }
 
@@ -346,21 +354,22 @@ func (q *request) readUser() {
 	if db == nil {
 		return
 	}
-	q.readUsers(db, func() []byte {
+	q.readUsers(db, func() ([]byte, bool) {
 		if u := q.findUserLocked(db); u != nil {
-			return u.json(db)
+			return u.json(db), true
 		}
-		return nil
+		return nil, false
 	})
 }
 
 // readUsers answers a read of a user or a permission: body, called under
-// db.mu, returns the resource's JSON, or nil when it answered itself.
-func (q *request) readUsers(db *database, body func() []byte) {
+// db.mu, returns the resource's JSON, or false when it has answered a
+// refusal itself.
+func (q *request) readUsers(db *database, body func() ([]byte, bool)) {
 	db.mu.Lock()
-	out := body()
+	out, ok := body()
 	db.mu.Unlock()
-	if out != nil {
+	if ok {
 		q.reply(http.StatusOK, out, 1)
 	}
 }
@@ -376,22 +385,22 @@ func (q *request) replaceUser() {
 	if !ok {
 		return
 	}
-	q.changeUsers(db, func(users map[string]*user) (int, []byte) {
+	q.changeUsers(db, func(users map[string]*user) (success, bool) {
 		u := q.findUserLocked(db)
 		if u == nil {
-			return 0, nil
+			return success{}, false
 		}
 		if id != u.ID {
 			if _, taken := users[id]; taken {
 				q.answerError(http.StatusConflict, msgResourceExists)
-				return 0, nil
+				return success{}, false
 			}
 			delete(users, u.ID)
 			u.ID = id
 			users[id] = u
 		}
 		u.TS = q.h.now().Unix()
-		return http.StatusOK, u.json(db)
+		return success{http.StatusOK, u.json(db)}, true
 	})
 }
 
@@ -402,12 +411,12 @@ func (q *request) deleteUser() {
 	if db == nil {
 		return
 	}
-	q.changeUsers(db, func(users map[string]*user) (int, []byte) {
+	q.changeUsers(db, func(users map[string]*user) (success, bool) {
 		if q.findUserLocked(db) == nil {
-			return 0, nil
+			return success{}, false
 		}
 		delete(users, q.t.user)
-		return http.StatusNoContent, nil
+		return success{http.StatusNoContent, nil}, true
 	})
 }
 
@@ -540,15 +549,15 @@ func (q *request) createPermission() {
 	}
 	upsert := headerTrue(q.r.Header.Get("x-ms-documentdb-is-upsert"))
 	status := http.StatusCreated
-	q.changeUsers(db, func(map[string]*user) (int, []byte) {
+	q.changeUsers(db, func(map[string]*user) (success, bool) {
 		u := q.findUserLocked(db)
 		if u == nil {
-			return 0, nil
+			return success{}, false
 		}
 		if old, ok := u.Perms[p.ID]; ok {
 			if !upsert {
 				q.answerError(http.StatusConflict, msgResourceExists)
-				return 0, nil
+				return success{}, false
 			}
 			delete(u.Perms, old.ID)
 			status = http.StatusOK
@@ -556,15 +565,15 @@ func (q *request) createPermission() {
 		for _, other := range u.Perms {
 			if other.Coll == p.Coll && other.Doc == p.Doc {
 				q.answerError(http.StatusConflict, withDetail(msgResourceExists, fmt.Sprintf("the user already has a permission on %q (%q): one permission per resource", clip(p.Resource), clip(other.ID))))
-				return 0, nil
+				return success{}, false
 			}
 		}
 		if len(u.Perms) >= maxPermissionsOfUser {
 			q.answerError(http.StatusBadRequest, fmt.Sprintf("the user has %d permissions, the most lethe keeps", maxPermissionsOfUser))
-			return 0, nil
+			return success{}, false
 		}
 		u.Perms[p.ID] = p
-		return status, q.permissionJSON(db, u, p, exp)
+		return success{status, q.permissionJSON(db, u, p, exp)}, true
 	})
 }
 
@@ -593,11 +602,11 @@ func (q *request) readPermission() {
 	if !ok {
 		return
 	}
-	q.readUsers(db, func() []byte {
+	q.readUsers(db, func() ([]byte, bool) {
 		if u, p := q.findPermissionLocked(db); p != nil {
-			return q.permissionJSON(db, u, p, exp)
+			return q.permissionJSON(db, u, p, exp), true
 		}
-		return nil
+		return nil, false
 	})
 }
 
@@ -616,26 +625,26 @@ func (q *request) replacePermission() {
 	if !ok {
 		return
 	}
-	q.changeUsers(db, func(map[string]*user) (int, []byte) {
+	q.changeUsers(db, func(map[string]*user) (success, bool) {
 		u, old := q.findPermissionLocked(db)
 		if old == nil {
-			return 0, nil
+			return success{}, false
 		}
 		if p.ID != old.ID {
 			if _, taken := u.Perms[p.ID]; taken {
 				q.answerError(http.StatusConflict, msgResourceExists)
-				return 0, nil
+				return success{}, false
 			}
 		}
 		for _, other := range u.Perms {
 			if other != old && other.Coll == p.Coll && other.Doc == p.Doc {
 				q.answerError(http.StatusConflict, withDetail(msgResourceExists, fmt.Sprintf("the user already has a permission on %q (%q): one permission per resource", clip(p.Resource), clip(other.ID))))
-				return 0, nil
+				return success{}, false
 			}
 		}
 		delete(u.Perms, old.ID)
 		u.Perms[p.ID] = p
-		return http.StatusOK, q.permissionJSON(db, u, p, exp)
+		return success{http.StatusOK, q.permissionJSON(db, u, p, exp)}, true
 	})
 }
 
@@ -644,13 +653,13 @@ func (q *request) deletePermission() {
 	if db == nil {
 		return
 	}
-	q.changeUsers(db, func(map[string]*user) (int, []byte) {
+	q.changeUsers(db, func(map[string]*user) (success, bool) {
 		u, p := q.findPermissionLocked(db)
 		if p == nil {
-			return 0, nil
+			return success{}, false
 		}
 		delete(u.Perms, p.ID)
-		return http.StatusNoContent, nil
+		return success{http.StatusNoContent, nil}, true
 	})
 }
 
