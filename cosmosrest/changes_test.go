@@ -12,8 +12,7 @@ import (
 // puts it back.
 func TestRefusedChangeKeepsUsers(t *testing.T) {
 	_, c := testServer(t, cosmosrest.Config{})
-	createDB(t, c, "db")
-	must(t, c.do("POST", "/dbs/db/colls", map[string]any{"id": "c", "partitionKey": map[string]any{"paths": []string{"/pk"}}}), 201)
+	createDBColl(t, c)
 	must(t, c.do("POST", "/dbs/db/colls", map[string]any{"id": "d", "partitionKey": map[string]any{"paths": []string{"/pk"}}}), 201)
 	must(t, c.do("POST", "/dbs/db/users", map[string]any{"id": "ada"}), 201)
 	must(t, c.do("POST", "/dbs/db/users/ada/permissions", map[string]any{"id": "p", "permissionMode": "Read", "resource": "dbs/db/colls/c"}), 201)

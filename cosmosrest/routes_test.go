@@ -14,8 +14,7 @@ import (
 // kind's Allow header, and a method it serves is not.
 func TestMethodNotAllowed(t *testing.T) {
 	_, c := testServer(t, cosmosrest.Config{})
-	createDB(t, c, "db")
-	must(t, c.do("POST", "/dbs/db/colls", map[string]any{"id": "c", "partitionKey": map[string]any{"paths": []string{"/pk"}}}), 201)
+	createDBColl(t, c)
 	tests := []struct {
 		path, allow string
 	}{
@@ -70,8 +69,7 @@ func TestMethodNotAllowed(t *testing.T) {
 // method's 405.
 func TestResourceTokenRoutes(t *testing.T) {
 	_, c := testServer(t, cosmosrest.Config{})
-	createDB(t, c, "db")
-	must(t, c.do("POST", "/dbs/db/colls", map[string]any{"id": "c", "partitionKey": map[string]any{"paths": []string{"/pk"}}}), 201)
+	createDBColl(t, c)
 	must(t, c.do("POST", "/dbs/db/users", map[string]any{"id": "ada"}), 201)
 	p := must(t, c.do("POST", "/dbs/db/users/ada/permissions", map[string]any{"id": "p", "permissionMode": "All", "resource": "dbs/db/colls/c", "resourcePartitionKey": []any{"a"}}), 201).json(t)
 	auth := url.QueryEscape(p["_token"].(string))
