@@ -535,15 +535,7 @@ func parsePermissionResource(res, db string) (coll, doc string, err error) {
 // createPermission answers POST on a user's permissions (an upsert with
 // x-ms-documentdb-is-upsert).
 func (q *request) createPermission() {
-	db := q.database(subOwnerNotFound)
-	if db == nil {
-		return
-	}
-	exp, ok := q.tokenExpiry()
-	if !ok {
-		return
-	}
-	p, ok := q.readPermissionBody(db)
+	db, exp, p, ok := q.permissionChange()
 	if !ok {
 		return
 	}
@@ -562,11 +554,8 @@ func (q *request) createPermission() {
 			delete(u.Perms, old.ID)
 			status = http.StatusOK
 		}
-		for _, other := range u.Perms {
-			if other.Coll == p.Coll && other.Doc == p.Doc {
-				q.answerError(http.StatusConflict, withDetail(msgResourceExists, fmt.Sprintf("the user already has a permission on %q (%q): one permission per resource", clip(p.Resource), clip(other.ID))))
-				return success{}, false
-			}
+		if q.permissionClashLocked(u, p, nil) {
+			return success{}, false
 		}
 		if len(u.Perms) >= maxPermissionsOfUser {
 			q.answerError(http.StatusBadRequest, fmt.Sprintf("the user has %d permissions, the most lethe keeps", maxPermissionsOfUser))
@@ -575,6 +564,38 @@ func (q *request) createPermission() {
 		u.Perms[p.ID] = p
 		return success{status, q.permissionJSON(db, u, p, exp)}, true
 	})
+}
+
+// permissionChange reads what a create or a replace of a permission
+// needs: the database, the expiry of the token it hands out and the
+// permission in the body; false when it has answered a refusal.
+func (q *request) permissionChange() (*database, time.Time, *permission, bool) {
+	db := q.database(subOwnerNotFound)
+	if db == nil {
+		return nil, time.Time{}, nil, false
+	}
+	exp, ok := q.tokenExpiry()
+	if !ok {
+		return nil, time.Time{}, nil, false
+	}
+	p, ok := q.readPermissionBody(db)
+	if !ok {
+		return nil, time.Time{}, nil, false
+	}
+	return db, exp, p, true
+}
+
+// permissionClashLocked answers 409, under db.mu, and reports true when a
+// permission of u other than except is on p's resource: a user has one
+// permission per resource.
+func (q *request) permissionClashLocked(u *user, p, except *permission) bool {
+	for _, other := range u.Perms {
+		if other != except && other.Coll == p.Coll && other.Doc == p.Doc {
+			q.answerError(http.StatusConflict, withDetail(msgResourceExists, fmt.Sprintf("the user already has a permission on %q (%q): one permission per resource", clip(p.Resource), clip(other.ID))))
+			return true
+		}
+	}
+	return false
 }
 
 // findPermissionLocked finds the request's permission under db.mu, or
@@ -613,15 +634,7 @@ func (q *request) readPermission() {
 // replacePermission answers PUT on a permission: the tokens handed out
 // before stop working, and a new one comes back.
 func (q *request) replacePermission() {
-	db := q.database(subOwnerNotFound)
-	if db == nil {
-		return
-	}
-	exp, ok := q.tokenExpiry()
-	if !ok {
-		return
-	}
-	p, ok := q.readPermissionBody(db)
+	db, exp, p, ok := q.permissionChange()
 	if !ok {
 		return
 	}
@@ -636,11 +649,8 @@ func (q *request) replacePermission() {
 				return success{}, false
 			}
 		}
-		for _, other := range u.Perms {
-			if other != old && other.Coll == p.Coll && other.Doc == p.Doc {
-				q.answerError(http.StatusConflict, withDetail(msgResourceExists, fmt.Sprintf("the user already has a permission on %q (%q): one permission per resource", clip(p.Resource), clip(other.ID))))
-				return success{}, false
-			}
+		if q.permissionClashLocked(u, p, old) {
+			return success{}, false
 		}
 		delete(u.Perms, old.ID)
 		u.Perms[p.ID] = p
