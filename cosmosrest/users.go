@@ -310,14 +310,22 @@ func (q *request) readUserBody() (string, bool) {
 	return *in.ID, true
 }
 
+// userChange reads what a create or a replace of a user needs: the
+// database and the user's id in the body; false when it has answered a
+// refusal.
+func (q *request) userChange() (*database, string, bool) {
+	db := q.database(subOwnerNotFound)
+	if db == nil {
+		return nil, "", false
+	}
+	id, ok := q.readUserBody()
+	return db, id, ok
+}
+
 // createUser answers POST on a database's users (an upsert with
 // x-ms-documentdb-is-upsert).
 func (q *request) createUser() {
-	db := q.database(subOwnerNotFound)
-	if db == nil {
-		return
-	}
-	id, ok := q.readUserBody()
+	db, id, ok := q.userChange()
 	if !ok {
 		return
 	}
@@ -377,11 +385,7 @@ func (q *request) readUsers(db *database, body func() ([]byte, bool)) {
 // replaceUser answers PUT on a user: its id may change (its permissions
 // go with it, and the tokens handed out under the old id stop working).
 func (q *request) replaceUser() {
-	db := q.database(subOwnerNotFound)
-	if db == nil {
-		return
-	}
-	id, ok := q.readUserBody()
+	db, id, ok := q.userChange()
 	if !ok {
 		return
 	}
@@ -673,33 +677,34 @@ func (q *request) deletePermission() {
 	})
 }
 
-// permissionDocs returns a user's permissions, by id, each with a new
-// token; ok is false when the answer (404, 400) was given.
-func (q *request) permissionDocs(db *database) ([]metaDoc, bool) {
+// permissionDocs returns the request's database and its user's
+// permissions, by id, each with a new token; ok is false when the answer
+// (404, 400) was given.
+func (q *request) permissionDocs() (*database, []metaDoc, bool) {
+	db := q.database(subOwnerNotFound)
+	if db == nil {
+		return nil, nil, false
+	}
 	exp, ok := q.tokenExpiry()
 	if !ok {
-		return nil, false
+		return nil, nil, false
 	}
 	db.mu.Lock()
 	defer db.mu.Unlock()
 	u := q.findUserLocked(db)
 	if u == nil {
-		return nil, false
+		return nil, nil, false
 	}
 	docs := make([]metaDoc, 0, len(u.Perms))
 	for _, p := range u.Perms {
 		docs = append(docs, metaDoc{p.ID, q.permissionJSON(db, u, p, exp)})
 	}
 	sort.Slice(docs, func(i, j int) bool { return docs[i].id < docs[j].id })
-	return docs, true
+	return db, docs, true
 }
 
 func (q *request) listPermissions() {
-	db := q.database(subOwnerNotFound)
-	if db == nil {
-		return
-	}
-	docs, ok := q.permissionDocs(db)
+	db, docs, ok := q.permissionDocs()
 	if !ok {
 		return
 	}
@@ -711,11 +716,7 @@ func (q *request) listPermissions() {
 }
 
 func (q *request) queryPermissions() {
-	db := q.database(subOwnerNotFound)
-	if db == nil {
-		return
-	}
-	docs, ok := q.permissionDocs(db)
+	db, docs, ok := q.permissionDocs()
 	if !ok {
 		return
 	}
