@@ -7,10 +7,10 @@ import (
 
 // routes is the REST front's routing table: for each kind of target, the
 // operations it serves, each with its handler and what a resource token
-// needs for it. serve and authorize both read it, so that what is served
-// and what a token may do cannot drift apart. The account, unsupported and
-// unknown paths are not in it beyond their row: serve answers the last two
-// itself.
+// needs for it. serve, the Allow header of a 405 and authorize all read
+// it, so that what is served and what a token may do cannot drift apart.
+// The rows of unsupported and unknown paths are empty: serve answers them
+// itself, and authorize refuses every token on them.
 var routes [tUnknown + 1]resourceRoutes
 
 func init() {
@@ -151,8 +151,9 @@ type tokenRule struct {
 }
 
 // pick returns the operation that takes r: its handler is nil when the
-// kind does not serve r, and its token rule then refuses every token
-// unless the row says otherwise.
+// kind does not serve r. Every row but the empty ones ends with an
+// operation that takes every request; in an empty row, pick's operation
+// refuses every token.
 func (rr *resourceRoutes) pick(r *http.Request) operation {
 	for _, op := range rr.ops {
 		if (op.method == "" || op.method == r.Method) && (op.when == nil || op.when(r)) {
