@@ -211,7 +211,7 @@ func (q *request) batch() {
 	}
 	b := c.NewTransactionalBatch(pk)
 	if err := parseBatch(q.body, &b, pk, len(p.PartitionKeyDefinition.Paths) > 0); err != nil {
-		writeError(q.w, http.StatusBadRequest, err.Error(), 0, 0)
+		q.answerError(http.StatusBadRequest, err.Error())
 		return
 	}
 	opts := &lethe.TransactionalBatchOptions{EnableContentResponseOnWrite: !q.itemOptions().NoContentResponseOnWrite}
@@ -219,7 +219,7 @@ func (q *request) batch() {
 	if err != nil {
 		if e := q.errorStatus(err, 0); e.status == http.StatusRequestEntityTooLarge && strings.Contains(e.msg, "batch's response") {
 			// as the service answers a batch whose response would pass 4 MB
-			writeError(q.w, e.status, e.msg, subBatchResponseSizeExceeded, resp.RequestCharge)
+			apiError{status: e.status, msg: e.msg, sub: subBatchResponseSizeExceeded, charge: resp.RequestCharge}.write(q.w)
 			return
 		}
 		q.fail(err, resp.RequestCharge, 0)

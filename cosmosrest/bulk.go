@@ -47,7 +47,7 @@ func (q *request) bulk() {
 	partitioned := len(p.PartitionKeyDefinition.Paths) > 0
 	ops, err := parseBulk(q.body, partitioned)
 	if err != nil {
-		writeError(q.w, http.StatusBadRequest, err.Error(), 0, 0)
+		q.answerError(http.StatusBadRequest, err.Error())
 		return
 	}
 	continueOnError := true

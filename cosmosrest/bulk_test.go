@@ -20,8 +20,7 @@ func bulkHeaders(more ...string) []string {
 func TestBulk(t *testing.T) {
 	clock := lethe.NewManualClock(time.Unix(1_700_000_000, 0))
 	_, c := testServer(t, cosmosrest.Config{Clock: clock})
-	createDB(t, c, "db")
-	must(t, c.do("POST", "/dbs/db/colls", map[string]any{"id": "c", "partitionKey": map[string]any{"paths": []string{"/pk"}}}), 201)
+	createDBColl(t, c)
 	coll := "/dbs/db/colls/c"
 	ada, bob := []string{"x-ms-documentdb-partitionkey", `["ada"]`}, []string{"x-ms-documentdb-partitionkey", `["bob"]`}
 	must(t, c.do("POST", coll+"/docs", `{"id":"1","pk":"ada","n":1}`, ada...), 201)

@@ -40,17 +40,17 @@ func (q *request) changeFeed() {
 	case strings.EqualFold(aim, aimAllVersions):
 		o.Mode = lethe.ChangeFeedModeAllVersionsAndDeletes
 	default:
-		writeError(q.w, http.StatusBadRequest, "A-IM must be \""+aimLatestVersion+"\" (latest version) or \""+aimAllVersions+"\" (all versions and deletes), not "+strconv.Quote(clip(aim)), 0, 0)
+		q.answerError(http.StatusBadRequest, "A-IM must be \""+aimLatestVersion+"\" (latest version) or \""+aimAllVersions+"\" (all versions and deletes), not "+strconv.Quote(clip(aim)))
 		return
 	}
 	if id := q.r.Header.Get("x-ms-documentdb-partitionkeyrangeid"); id != "" && id != "0" {
-		writeError(q.w, http.StatusBadRequest, "the container has no partition key range "+strconv.Quote(clip(id))+": it has one, \"0\"", 0, 0)
+		q.answerError(http.StatusBadRequest, "the container has no partition key range "+strconv.Quote(clip(id))+": it has one, \"0\"")
 		return
 	}
 	// The JavaScript SDK narrows a feed range within a partition key range
 	// with effective partition key bounds; lethe's one range is "" to "FF".
 	if lo, hi := q.r.Header.Get("x-ms-start-epk"), q.r.Header.Get("x-ms-end-epk"); lo != "" || (hi != "" && !strings.EqualFold(hi, "FF")) {
-		writeError(q.w, http.StatusBadRequest, "change feeds of a feed range narrower than the whole container are not supported: read the whole container's feed, or one partition key value's", 0, 0)
+		q.answerError(http.StatusBadRequest, "change feeds of a feed range narrower than the whole container are not supported: read the whole container's feed, or one partition key value's")
 		return
 	}
 	pk, ok := q.partitionKey(p, true)
@@ -81,7 +81,7 @@ func (q *request) changeFeed() {
 		if v := q.r.Header.Get("If-Modified-Since"); v != "" {
 			t, err := parseHTTPDate(v)
 			if err != nil {
-				writeError(q.w, http.StatusBadRequest, "If-Modified-Since must be an HTTP date, such as \"Mon, 02 Jan 2006 15:04:05 GMT\", not "+strconv.Quote(clip(v)), 0, 0)
+				q.answerError(http.StatusBadRequest, "If-Modified-Since must be an HTTP date, such as \"Mon, 02 Jan 2006 15:04:05 GMT\", not "+strconv.Quote(clip(v)))
 				return
 			}
 			o.StartFrom = lethe.ChangeFeedStartFromTime(t)

@@ -37,5 +37,5 @@ func (q *request) conflict() {
 	if _, c := q.container(subOwnerNotFound); c == nil {
 		return
 	}
-	writeError(q.w, http.StatusNotFound, msgEntityNotFound, 0, 1)
+	apiError{status: http.StatusNotFound, msg: msgEntityNotFound, charge: 1}.write(q.w)
 }

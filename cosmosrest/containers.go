@@ -212,7 +212,7 @@ func (q *request) createContainer() {
 	}
 	p.ChangeFeedPolicy = q.h.feedPolicy()
 	if err != nil {
-		writeError(q.w, http.StatusBadRequest, err.Error(), 0, 0)
+		q.answerError(http.StatusBadRequest, err.Error())
 		return
 	}
 	ts := q.h.now().Unix()
@@ -280,7 +280,7 @@ func (q *request) ifMatch(etag string) bool {
 	if v == "" || v == "*" || v == etag || v == quoteETag(etag) {
 		return true
 	}
-	writeError(q.w, http.StatusPreconditionFailed, msgPrecondition, 0, 0)
+	q.answerError(http.StatusPreconditionFailed, msgPrecondition)
 	return false
 }
 
@@ -297,7 +297,7 @@ func (q *request) replaceContainer() {
 		err = fmt.Errorf("the id in the body, %q, is not the container's, %q: a container cannot be renamed", clip(p.ID), clip(cur.ID))
 	}
 	if err != nil {
-		writeError(q.w, http.StatusBadRequest, err.Error(), 0, 0)
+		q.answerError(http.StatusBadRequest, err.Error())
 		return
 	}
 	p.ID = cur.ID
@@ -428,7 +428,7 @@ func (q *request) partitionKeyRanges() {
 		ridString(prid), strconv.Quote(etag), selfRID(db.rid), selfRID(coll), selfRID(prid), ts)
 	if q.t.kind == tPKRange {
 		if q.t.id != "0" {
-			writeError(q.w, http.StatusNotFound, msgResourceNotFound, 0, 0)
+			q.answerError(http.StatusNotFound, msgResourceNotFound)
 			return
 		}
 		q.reply(http.StatusOK, []byte(rng), 1)

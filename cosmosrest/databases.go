@@ -141,7 +141,7 @@ func (h *Handler) unavailableLocked(id string) error {
 // writeUnavailable answers a request on database id, which could not be
 // opened at start for cause, with 503.
 func writeUnavailable(w http.ResponseWriter, id string, cause error) {
-	writeError(w, http.StatusServiceUnavailable, withDetail(msgUnavailable, fmt.Sprintf("the database %q is unavailable: it could not be opened at start: %v", clip(id), cause)), 0, 0)
+	apiError{status: http.StatusServiceUnavailable, msg: withDetail(msgUnavailable, fmt.Sprintf("the database %q is unavailable: it could not be opened at start: %v", clip(id), cause))}.write(w)
 }
 
 // closeAll undoes a failed openDir.
@@ -190,7 +190,7 @@ func (q *request) database(sub int) *database {
 		return db
 	}
 	if q.h.isClosed() {
-		writeError(q.w, http.StatusServiceUnavailable, withDetail(msgUnavailable, msgShuttingDown), 0, 0)
+		q.answerError(http.StatusServiceUnavailable, withDetail(msgUnavailable, msgShuttingDown))
 		return nil
 	}
 	q.h.mu.RLock()
@@ -200,7 +200,7 @@ func (q *request) database(sub int) *database {
 		writeUnavailable(q.w, q.t.db, cause)
 		return nil
 	}
-	writeError(q.w, http.StatusNotFound, notFoundMessage(sub), sub, 0)
+	apiError{status: http.StatusNotFound, msg: notFoundMessage(sub), sub: sub}.write(q.w)
 	return nil
 }
 
@@ -229,7 +229,7 @@ func (q *request) createDatabase() {
 		ID *string `json:"id"`
 	}
 	if err := json.Unmarshal(q.body, &in); err != nil || in.ID == nil {
-		writeError(q.w, http.StatusBadRequest, bodyMessage(err, "the body must be a JSON object with a string \"id\""), 0, 0)
+		q.answerError(http.StatusBadRequest, bodyMessage(err, "the body must be a JSON object with a string \"id\""))
 		return
 	}
 	id := *in.ID
@@ -239,18 +239,18 @@ func (q *request) createDatabase() {
 		throughput, autoscaleMax, err = q.throughput()
 	}
 	if err != nil {
-		writeError(q.w, http.StatusBadRequest, err.Error(), 0, 0)
+		q.answerError(http.StatusBadRequest, err.Error())
 		return
 	}
 	h := q.h
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed {
-		writeError(q.w, http.StatusServiceUnavailable, withDetail(msgUnavailable, msgShuttingDown), 0, 0)
+		q.answerError(http.StatusServiceUnavailable, withDetail(msgUnavailable, msgShuttingDown))
 		return
 	}
 	if _, ok := h.dbs[id]; ok {
-		writeError(q.w, http.StatusConflict, msgResourceExists, 0, 0)
+		q.answerError(http.StatusConflict, msgResourceExists)
 		return
 	}
 	if cause := h.unavailableLocked(id); cause != nil { // its directory is there, kept for its owner to repair
@@ -278,12 +278,12 @@ func (q *request) createDatabase() {
 	}
 	if errors.Is(err, errDiskRefusesWrites) {
 		h.logFailure(q.r, http.StatusServiceUnavailable, err)
-		writeError(q.w, http.StatusServiceUnavailable, withDetail(msgUnavailable, "creating the database: "+err.Error()), 0, 0)
+		q.answerError(http.StatusServiceUnavailable, withDetail(msgUnavailable, "creating the database: "+err.Error()))
 		return
 	}
 	if err != nil {
 		h.logFailure(q.r, http.StatusInternalServerError, err)
-		writeError(q.w, http.StatusInternalServerError, withDetail(msgInternal, "creating the database: "+err.Error()), 0, 0)
+		q.answerError(http.StatusInternalServerError, withDetail(msgInternal, "creating the database: "+err.Error()))
 		return
 	}
 	h.dbs[id] = db
@@ -377,7 +377,7 @@ func (q *request) deleteDatabase() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed {
-		writeError(q.w, http.StatusServiceUnavailable, withDetail(msgUnavailable, msgShuttingDown), 0, 0)
+		q.answerError(http.StatusServiceUnavailable, withDetail(msgUnavailable, msgShuttingDown))
 		return
 	}
 	db, ok := h.dbs[q.t.db]
@@ -386,7 +386,7 @@ func (q *request) deleteDatabase() {
 		return
 	}
 	if !ok {
-		writeError(q.w, http.StatusNotFound, msgResourceNotFound, 0, 0)
+		q.answerError(http.StatusNotFound, msgResourceNotFound)
 		return
 	}
 	delete(h.dbs, db.id)
@@ -396,7 +396,7 @@ func (q *request) deleteDatabase() {
 	}
 	if err != nil {
 		h.logFailure(q.r, http.StatusInternalServerError, err)
-		writeError(q.w, http.StatusInternalServerError, withDetail(msgInternal, "deleting the database: "+err.Error()), 0, 0)
+		q.answerError(http.StatusInternalServerError, withDetail(msgInternal, "deleting the database: "+err.Error()))
 		return
 	}
 	q.reply(http.StatusNoContent, nil, 2)

@@ -35,14 +35,14 @@ func (q *request) partitionKey(p lethe.ContainerProperties, forQuery bool) (leth
 	partitioned := len(p.PartitionKeyDefinition.Paths) > 0
 	if v == "" {
 		if partitioned && !forQuery {
-			writeError(q.w, http.StatusBadRequest, msgPKMissing, 0, 0)
+			q.answerError(http.StatusBadRequest, msgPKMissing)
 			return lethe.PartitionKey{}, false
 		}
 		return lethe.NewPartitionKey(), true
 	}
 	pk, err := parsePKHeader(v)
 	if err != nil {
-		writeError(q.w, http.StatusBadRequest, err.Error(), 0, 0)
+		q.answerError(http.StatusBadRequest, err.Error())
 		return pk, false
 	}
 	if !partitioned && (pk == lethe.NonePartitionKey || pk == lethe.NewPartitionKey()) {
@@ -69,7 +69,7 @@ func (q *request) itemOptions() *lethe.ItemOptions {
 // run them: on a patch, a batch or a bulk request.
 func (q *request) checkTriggers() bool {
 	if q.hasTriggers() {
-		writeError(q.w, http.StatusBadRequest, "triggers run on a create, upsert, replace or delete of one document, not on a patch, batch or bulk request", 0, 0)
+		q.answerError(http.StatusBadRequest, "triggers run on a create, upsert, replace or delete of one document, not on a patch, batch or bulk request")
 		return false
 	}
 	return true
@@ -152,7 +152,7 @@ func (q *request) createDocument() {
 	}
 	doc, err := inputDocument(q.body)
 	if err != nil {
-		writeError(q.w, http.StatusBadRequest, err.Error(), 0, 0)
+		q.answerError(http.StatusBadRequest, err.Error())
 		return
 	}
 	upsert := headerTrue(q.r.Header.Get("x-ms-documentdb-is-upsert"))
@@ -202,7 +202,7 @@ func (q *request) replaceDocument() {
 	}
 	doc, err := inputDocument(q.body)
 	if err != nil {
-		writeError(q.w, http.StatusBadRequest, err.Error(), 0, 0)
+		q.answerError(http.StatusBadRequest, err.Error())
 		return
 	}
 	if q.hasTriggers() {
@@ -277,7 +277,7 @@ func (q *request) runQuery(text string, params map[string]json.RawMessage) {
 		return
 	}
 	if id := q.r.Header.Get("x-ms-documentdb-partitionkeyrangeid"); id != "" && id != "0" {
-		writeError(q.w, http.StatusBadRequest, fmt.Sprintf("the container has no partition key range %q: it has one, \"0\"", clip(id)), 0, 0)
+		q.answerError(http.StatusBadRequest, fmt.Sprintf("the container has no partition key range %q: it has one, \"0\"", clip(id)))
 		return
 	}
 	pk, ok := q.partitionKey(p, true)
@@ -292,7 +292,7 @@ func (q *request) runQuery(text string, params map[string]json.RawMessage) {
 	token := q.r.Header.Get("x-ms-continuation")
 	if strings.HasPrefix(token, endTokenPrefix) {
 		if token != end {
-			writeError(q.w, http.StatusBadRequest, "the continuation token belongs to another container, query, parameters or partition key", 0, 0)
+			q.answerError(http.StatusBadRequest, "the continuation token belongs to another container, query, parameters or partition key")
 			return
 		}
 		q.queryHeaders(db, c, emptyQueryMetrics, "")

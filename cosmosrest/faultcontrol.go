@@ -110,11 +110,11 @@ func (h *Handler) serveFaults(w http.ResponseWriter, r *http.Request, deadline t
 				return
 			}
 		}
-		writeError(w, http.StatusNotFound, fmt.Sprintf("no fault rule %q", id), 0, 0)
+		apiError{status: http.StatusNotFound, msg: fmt.Sprintf("no fault rule %q", id)}.write(w)
 	case r.Method == http.MethodPost && id == "":
 		var j faultRuleJSON
 		if err := json.Unmarshal(body, &j); err != nil {
-			writeError(w, http.StatusBadRequest, "the fault rule is not valid JSON: "+err.Error(), 0, 0)
+			apiError{status: http.StatusBadRequest, msg: "the fault rule is not valid JSON: " + err.Error()}.write(w)
 			return
 		}
 		rule, err := j.rule()
@@ -122,7 +122,7 @@ func (h *Handler) serveFaults(w http.ResponseWriter, r *http.Request, deadline t
 			err = f.Add(rule)
 		}
 		if err != nil {
-			writeError(w, http.StatusBadRequest, strings.TrimPrefix(err.Error(), "cosmosrest: "), 0, 0)
+			apiError{status: http.StatusBadRequest, msg: strings.TrimPrefix(err.Error(), "cosmosrest: ")}.write(w)
 			return
 		}
 		writeControlJSON(w, http.StatusCreated, faultRuleToJSON(FaultRuleStatus{Rule: rule}))
@@ -131,12 +131,12 @@ func (h *Handler) serveFaults(w http.ResponseWriter, r *http.Request, deadline t
 		w.WriteHeader(http.StatusNoContent)
 	case r.Method == http.MethodDelete:
 		if !f.Remove(id) {
-			writeError(w, http.StatusNotFound, fmt.Sprintf("no fault rule %q", id), 0, 0)
+			apiError{status: http.StatusNotFound, msg: fmt.Sprintf("no fault rule %q", id)}.write(w)
 			return
 		}
 		w.WriteHeader(http.StatusNoContent)
 	default:
-		writeError(w, http.StatusMethodNotAllowed, fmt.Sprintf("%s is not served on %s", r.Method, clip(r.URL.Path)), 0, 0)
+		apiError{status: http.StatusMethodNotAllowed, msg: fmt.Sprintf("%s is not served on %s", r.Method, clip(r.URL.Path))}.write(w)
 	}
 }
 

@@ -352,6 +352,6 @@ func (h *Handler) injectFault(w http.ResponseWriter, r *http.Request, t target) 
 	if msg == "" {
 		msg = http.StatusText(res.StatusCode) + "."
 	}
-	writeError(w, res.StatusCode, withDetail(msg, fmt.Sprintf("injected by the fault rule %q", id)), sub, 0)
+	apiError{status: res.StatusCode, msg: withDetail(msg, fmt.Sprintf("injected by the fault rule %q", id)), sub: sub}.write(w)
 	return true
 }

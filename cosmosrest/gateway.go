@@ -84,19 +84,21 @@ func (q *request) gatewayServes(text string, params map[string]json.RawMessage) 
 		return true // one partition, named by the filter
 	}
 	if !headerTrue(h.Get("x-ms-documentdb-query-enablecrosspartition")) {
-		writeError(q.w, http.StatusBadRequest, msgCrossPartitionDisabled, 0, 0)
+		q.answerError(http.StatusBadRequest, msgCrossPartitionDisabled)
 		return false
 	}
 	f := parsed.Features()
 	switch {
 	case f.Aggregate && !f.SelectValue:
-		writeError(q.w, http.StatusBadRequest, withDetail(msgCrossPartitionAggregate, noteCrossPartitionAggregate), 0, 0)
+		q.answerError(http.StatusBadRequest, withDetail(msgCrossPartitionAggregate, noteCrossPartitionAggregate))
 		return false
 	case f.Any():
-		writeErrorBody(q.w, http.StatusBadRequest, errorBody{
-			Message:             withDetail(msgCrossPartitionNotServable, noteCrossPartition),
-			AdditionalErrorInfo: string(queryPlanJSON(text)),
-		}, subCrossPartitionNotServable, 0)
+		apiError{
+			status: http.StatusBadRequest,
+			sub:    subCrossPartitionNotServable,
+			msg:    withDetail(msgCrossPartitionNotServable, noteCrossPartition),
+			info:   string(queryPlanJSON(text)),
+		}.write(q.w)
 		return false
 	}
 	return true

@@ -285,7 +285,7 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, g gateway) {
 				panic(v)
 			}
 			h.logFailure(r, http.StatusInternalServerError, fmt.Sprintf("panic: %v\n%s", v, debug.Stack()))
-			writeError(w, http.StatusInternalServerError, withDetail(msgInternal, fmt.Sprintf("internal error: %v", v)), 0, 0)
+			apiError{status: http.StatusInternalServerError, msg: withDetail(msgInternal, fmt.Sprintf("internal error: %v", v))}.write(w)
 		}
 	}()
 
@@ -321,7 +321,7 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, g gateway) {
 	readOnly := false
 	if claims != nil {
 		if ae := h.authorize(*claims, r, t, body); ae != nil {
-			writeError(w, ae.status, ae.msg, 0, 0)
+			apiError{status: ae.status, msg: ae.msg}.write(w)
 			return
 		}
 		s, _ := h.permissionScope(*claims)
@@ -369,9 +369,9 @@ func (h *Handler) readBody(w http.ResponseWriter, r *http.Request, deadline time
 		refuse(w, r, deadline, true, http.StatusRequestEntityTooLarge, tooLarge)
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		w.Header().Set("Connection", "close")
-		writeError(w, http.StatusRequestTimeout, withDetail(msgRequestTimeout, fmt.Sprintf("the request body did not arrive within %v", h.bodyTimeout)), 0, 0)
+		apiError{status: http.StatusRequestTimeout, msg: withDetail(msgRequestTimeout, fmt.Sprintf("the request body did not arrive within %v", h.bodyTimeout))}.write(w)
 	default:
-		writeError(w, http.StatusBadRequest, "the request body could not be read: "+err.Error(), 0, 0)
+		apiError{status: http.StatusBadRequest, msg: "the request body could not be read: " + err.Error()}.write(w)
 	}
 	return nil, false
 }
@@ -389,264 +389,33 @@ type request struct {
 	readOnly bool
 }
 
+// serve answers the request by the routing table (routes): the first
+// operation of its target's kind that takes it, or 405.
 func (q *request) serve() {
-	m := q.r.Method
 	switch q.t.kind {
-	case tAccount:
-		if m == http.MethodGet {
-			q.account()
-			return
-		}
-	case tDatabases:
-		switch m {
-		case http.MethodGet:
-			q.listDatabases()
-			return
-		case http.MethodPost:
-			if q.isQuery() {
-				q.queryDatabases()
-			} else {
-				q.createDatabase()
-			}
-			return
-		}
-	case tDatabase:
-		switch m {
-		case http.MethodGet:
-			q.readDatabase()
-			return
-		case http.MethodDelete:
-			q.deleteDatabase()
-			return
-		}
-	case tContainers:
-		switch m {
-		case http.MethodGet:
-			q.listContainers()
-			return
-		case http.MethodPost:
-			if q.isQuery() {
-				q.queryContainers()
-			} else {
-				q.createContainer()
-			}
-			return
-		}
-	case tContainer:
-		switch m {
-		case http.MethodGet:
-			q.readContainer()
-			return
-		case http.MethodPut:
-			q.replaceContainer()
-			return
-		case http.MethodDelete:
-			q.deleteContainer()
-			return
-		}
-	case tDocuments:
-		switch m {
-		case http.MethodGet:
-			if q.r.Header.Get("A-IM") != "" {
-				q.changeFeed()
-				return
-			}
-			q.readFeed()
-			return
-		case http.MethodPost:
-			switch {
-			case headerTrue(q.r.Header.Get("x-ms-cosmos-is-query-plan-request")):
-				q.queryPlan()
-			case q.isQuery():
-				q.queryDocuments()
-			case headerTrue(q.r.Header.Get("x-ms-cosmos-is-batch-request")) && headerTrue(q.r.Header.Get("x-ms-cosmos-batch-atomic")):
-				q.batch()
-			case headerTrue(q.r.Header.Get("x-ms-cosmos-is-batch-request")):
-				q.bulk()
-			default:
-				q.createDocument()
-			}
-			return
-		}
-	case tDocument:
-		switch m {
-		case http.MethodGet:
-			q.readDocument()
-			return
-		case http.MethodPut:
-			q.replaceDocument()
-			return
-		case http.MethodDelete:
-			q.deleteDocument()
-			return
-		case http.MethodPatch:
-			q.patchDocument()
-			return
-		}
-	case tPKRanges, tPKRange:
-		if m == http.MethodGet {
-			q.partitionKeyRanges()
-			return
-		}
-	case tOffers:
-		switch m {
-		case http.MethodGet:
-			q.listOffers()
-			return
-		case http.MethodPost:
-			if q.isQuery() {
-				q.queryOffers()
-			} else {
-				q.unsupported("offers are made with their containers (x-ms-offer-throughput), not created alone")
-			}
-			return
-		}
-	case tOffer:
-		switch m {
-		case http.MethodGet:
-			q.readOffer()
-			return
-		case http.MethodPut:
-			q.replaceOffer()
-			return
-		}
-	case tUsers:
-		switch m {
-		case http.MethodGet:
-			q.listUsers()
-			return
-		case http.MethodPost:
-			if q.isQuery() {
-				q.queryUsers()
-			} else {
-				q.createUser()
-			}
-			return
-		}
-	case tUser:
-		switch m {
-		case http.MethodGet:
-			q.readUser()
-			return
-		case http.MethodPut:
-			q.replaceUser()
-			return
-		case http.MethodDelete:
-			q.deleteUser()
-			return
-		}
-	case tPermissions:
-		switch m {
-		case http.MethodGet:
-			q.listPermissions()
-			return
-		case http.MethodPost:
-			if q.isQuery() {
-				q.queryPermissions()
-			} else {
-				q.createPermission()
-			}
-			return
-		}
-	case tPermission:
-		switch m {
-		case http.MethodGet:
-			q.readPermission()
-			return
-		case http.MethodPut:
-			q.replacePermission()
-			return
-		case http.MethodDelete:
-			q.deletePermission()
-			return
-		}
-	case tConflicts:
-		switch m {
-		case http.MethodGet:
-			q.readConflicts()
-			return
-		case http.MethodPost:
-			if q.isQuery() {
-				q.queryConflicts()
-				return
-			}
-		}
-	case tConflict:
-		if m == http.MethodGet || m == http.MethodDelete {
-			q.conflict()
-			return
-		}
-	case tSprocs, tTriggers, tUDFs:
-		switch m {
-		case http.MethodGet:
-			q.listScripts()
-			return
-		case http.MethodPost:
-			if q.isQuery() {
-				q.queryScripts()
-			} else {
-				q.createScript()
-			}
-			return
-		}
-	case tSproc, tTrigger, tUDF:
-		switch m {
-		case http.MethodGet:
-			q.readScript()
-			return
-		case http.MethodPut:
-			q.replaceScript()
-			return
-		case http.MethodDelete:
-			q.deleteScript()
-			return
-		case http.MethodPost:
-			if q.t.kind == tSproc {
-				q.executeSproc()
-				return
-			}
-		}
 	case tUnsupported:
-		q.unsupported(fmt.Sprintf("%s resources (%s) are not supported by the lethe REST front", q.rt.resType, m))
+		q.unsupported(fmt.Sprintf("%s resources (%s) are not supported by the lethe REST front", q.rt.resType, q.r.Method))
 		return
 	case tUnknown:
-		writeError(q.w, http.StatusNotFound, withDetail(msgResourceNotFound, "no resource of the REST API has the path "+strconv.Quote(clip(q.r.URL.Path))), 0, 0)
+		q.answerError(http.StatusNotFound, withDetail(msgResourceNotFound, "no resource of the REST API has the path "+strconv.Quote(clip(q.r.URL.Path))))
 		return
 	}
-	q.w.Header().Set("Allow", allowed(q.t.kind))
-	writeError(q.w, http.StatusMethodNotAllowed, msgMethodNotAllowed, 0, 0)
+	rr := &routes[q.t.kind]
+	if op := rr.pick(q.r); op.serve != nil {
+		op.serve(q)
+		return
+	}
+	q.w.Header().Set("Allow", rr.allow)
+	q.answerError(http.StatusMethodNotAllowed, msgMethodNotAllowed)
 }
 
 func (q *request) unsupported(msg string) {
-	writeError(q.w, http.StatusBadRequest, msg, 0, 0)
+	q.answerError(http.StatusBadRequest, msg)
 }
 
-func allowed(k targetKind) string {
-	switch k {
-	case tAccount, tPKRanges, tPKRange:
-		return "GET"
-	case tDatabases, tContainers, tDocuments, tOffers, tConflicts, tUsers, tPermissions, tSprocs, tTriggers, tUDFs:
-		return "GET, POST"
-	case tOffer:
-		return "GET, PUT"
-	case tDatabase, tConflict:
-		return "GET, DELETE"
-	case tSproc:
-		return "GET, POST, PUT, DELETE"
-	case tContainer, tUser, tPermission, tTrigger, tUDF:
-		return "GET, PUT, DELETE"
-	case tDocument:
-		return "GET, PUT, PATCH, DELETE"
-	}
-	return ""
-}
-
-// isQuery reports whether a POST to a feed is a query: the SDKs mark it
-// with the content type application/query+json and x-ms-documentdb-isquery
-// (or x-ms-documentdb-query).
-func (q *request) isQuery() bool { return isQueryRequest(q.r) }
-
-// isQueryRequest is isQuery for any request.
+// isQueryRequest reports whether a POST to a feed is a query: the SDKs
+// mark it with the content type application/query+json and
+// x-ms-documentdb-isquery (or x-ms-documentdb-query).
 func isQueryRequest(r *http.Request) bool {
 	ct := r.Header.Get("Content-Type")
 	if len(ct) >= len("application/query+json") && equalFoldPrefix(ct, "application/query+json") {
@@ -709,26 +478,42 @@ const (
 	subCrossPartitionNotServable = 1004
 )
 
-// writeError writes an error response.
-func writeError(w http.ResponseWriter, status int, msg string, substatus int, charge float64) {
-	writeErrorBody(w, status, errorBody{Message: msg}, substatus, charge)
+// apiError is an error answer of the REST API.
+type apiError struct {
+	status int     // the HTTP status, 400 to 599
+	sub    int     // x-ms-substatus, 0 when there is none
+	msg    string  // the body's message
+	charge float64 // x-ms-request-charge
+	// info is the body's additionalErrorInfo (JSON text), "" for none.
+	info string
+	// retryAfterMS is a 429's wait (x-ms-retry-after-ms), at least 1 ms;
+	// 0 for no such header.
+	retryAfterMS int64
 }
 
-// writeErrorBody writes an error response with body e, its code set from
-// status.
-func writeErrorBody(w http.ResponseWriter, status int, e errorBody, substatus int, charge float64) {
-	e.Code = codes[status]
-	if e.Code == "" {
-		e.Code = http.StatusText(status)
+// write writes e as the response on w: its body's code is its status's.
+func (e apiError) write(w http.ResponseWriter) {
+	body := errorBody{Code: codes[e.status], Message: e.msg, AdditionalErrorInfo: e.info}
+	if body.Code == "" {
+		body.Code = http.StatusText(e.status)
 	}
-	b, _ := json.Marshal(e)
+	b, _ := json.Marshal(body)
 	hdr := w.Header()
+	if e.retryAfterMS > 0 {
+		hdr.Set("x-ms-retry-after-ms", strconv.FormatInt(e.retryAfterMS, 10))
+	}
 	hdr.Set("Content-Type", "application/json")
 	hdr.Set("Content-Length", strconv.Itoa(len(b)))
-	hdr.Set("x-ms-request-charge", formatCharge(charge))
-	hdr.Set("x-ms-substatus", strconv.Itoa(substatus))
-	w.WriteHeader(status)
+	hdr.Set("x-ms-request-charge", formatCharge(e.charge))
+	hdr.Set("x-ms-substatus", strconv.Itoa(e.sub))
+	w.WriteHeader(e.status)
 	_, _ = w.Write(b)
+}
+
+// answerError answers the request with an error of status and message
+// msg, without a substatus or a charge.
+func (q *request) answerError(status int, msg string) {
+	apiError{status: status, msg: msg}.write(q.w)
 }
 
 // fail answers a failed lethe call. notFoundSub is the substatus of a 404.
@@ -739,22 +524,13 @@ func (q *request) fail(err error, charge float64, notFoundSub int) {
 	if e.status == http.StatusInternalServerError || (e.status == http.StatusServiceUnavailable && errors.Is(err, lethe.ErrUnavailable)) {
 		q.h.logFailure(q.r, e.status, err)
 	}
-	if e.retryAfterMS > 0 {
-		q.w.Header().Set("x-ms-retry-after-ms", strconv.FormatInt(e.retryAfterMS, 10))
-	}
-	writeError(q.w, e.status, e.msg, e.sub, charge)
-}
-
-// opError is how a failed lethe call is answered.
-type opError struct {
-	status, sub  int
-	msg          string
-	retryAfterMS int64 // a 429's wait, at least 1 ms
+	e.charge = charge
+	e.write(q.w)
 }
 
 // errorStatus maps a failed lethe call onto its answer. notFoundSub is
 // the substatus of a 404.
-func (q *request) errorStatus(err error, notFoundSub int) opError {
+func (q *request) errorStatus(err error, notFoundSub int) apiError {
 	var le *lethe.Error
 	switch {
 	case errors.As(err, &le):
@@ -766,14 +542,14 @@ func (q *request) errorStatus(err error, notFoundSub int) opError {
 		return e
 	case errors.Is(err, lethe.ErrClosed):
 		if q.h.isClosed() {
-			return opError{status: http.StatusServiceUnavailable, msg: withDetail(msgUnavailable, msgShuttingDown)}
+			return apiError{status: http.StatusServiceUnavailable, msg: withDetail(msgUnavailable, msgShuttingDown)}
 		}
 		// The database was deleted while the request was under way.
-		return opError{status: http.StatusNotFound, msg: msgOwnerNotFound, sub: subOwnerNotFound}
+		return apiError{status: http.StatusNotFound, msg: msgOwnerNotFound, sub: subOwnerNotFound}
 	case q.r.Context().Err() != nil:
-		return opError{status: http.StatusRequestTimeout, msg: withDetail(msgRequestTimeout, "the request was cancelled: "+err.Error())}
+		return apiError{status: http.StatusRequestTimeout, msg: withDetail(msgRequestTimeout, "the request was cancelled: "+err.Error())}
 	}
-	return opError{status: http.StatusInternalServerError, msg: withDetail(msgInternal, err.Error())}
+	return apiError{status: http.StatusInternalServerError, msg: withDetail(msgInternal, err.Error())}
 }
 
 // msgShuttingDown is lethe's explanation of a 503 from a closed handler.

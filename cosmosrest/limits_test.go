@@ -46,8 +46,7 @@ func TestQueryTextLimits(t *testing.T) {
 // the others 413/3402, not run, which the SDKs send again.
 func TestResponseLimitOfBatchAndBulk(t *testing.T) {
 	_, c := testServer(t, cosmosrest.Config{})
-	createDB(t, c, "db")
-	must(t, c.do("POST", "/dbs/db/colls", map[string]any{"id": "c", "partitionKey": map[string]any{"paths": []string{"/pk"}}}), 201)
+	createDBColl(t, c)
 	coll := "/dbs/db/colls/c"
 	pk := []string{"x-ms-documentdb-partitionkey", `["a"]`}
 	big := `{"id":"big","pk":"a","s":"` + strings.Repeat("x", 1900<<10) + `"}` // two fit in 4 MB, three do not
@@ -92,8 +91,7 @@ func TestResponseLimitOfBatchAndBulk(t *testing.T) {
 func TestRequestBodyBounds(t *testing.T) {
 	h, c := testServer(t, cosmosrest.Config{})
 	cosmosrest.SetBodyTimeout(h, 200*time.Millisecond)
-	createDB(t, c, "db")
-	must(t, c.do("POST", "/dbs/db/colls", map[string]any{"id": "c", "partitionKey": map[string]any{"paths": []string{"/pk"}}}), 201)
+	createDBColl(t, c)
 	for _, tc := range []struct {
 		name   string
 		length int64

@@ -74,8 +74,8 @@ func withDetail(service, detail string) string {
 // notFoundSub is the substatus of a 404 (subOwnerNotFound when the request
 // is for something in the missing resource); activity is the response's
 // x-ms-activity-id, which the message of a bad query names.
-func serviceError(le *lethe.Error, notFoundSub int, activity string) opError {
-	e := opError{status: le.StatusCode}
+func serviceError(le *lethe.Error, notFoundSub int, activity string) apiError {
+	e := apiError{status: le.StatusCode}
 	item := le.ItemID != ""
 	switch le.StatusCode {
 	case http.StatusBadRequest:
@@ -234,6 +234,6 @@ func (q *request) badQuery(err error, prefix string) bool {
 	if qe.Code != "" {
 		msg = prefix + queryErrorMessage(qe, q.w.Header().Get("x-ms-activity-id"))
 	}
-	writeError(q.w, http.StatusBadRequest, msg, 0, 0)
+	q.answerError(http.StatusBadRequest, msg)
 	return true
 }

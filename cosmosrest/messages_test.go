@@ -210,8 +210,7 @@ func TestServiceMessages(t *testing.T) {
 // result, as a request of its own would.
 func TestBatchOperationMessages(t *testing.T) {
 	_, c := testServer(t, cosmosrest.Config{})
-	createDB(t, c, "db")
-	must(t, c.do("POST", "/dbs/db/colls", map[string]any{"id": "c", "partitionKey": map[string]any{"paths": []string{"/pk"}}}), 201)
+	createDBColl(t, c)
 	pk := []string{"x-ms-documentdb-partitionkey", `["p"]`}
 	must(t, c.do("POST", "/dbs/db/colls/c/docs", `{"id":"a","pk":"p"}`, pk...), 201)
 	batch := append([]string{"x-ms-cosmos-is-batch-request", "True", "x-ms-cosmos-batch-atomic", "True"}, pk...)

@@ -20,7 +20,7 @@ type metaDoc struct {
 func (q *request) parseQueryBody() (queryspec.Spec, bool) {
 	spec, err := queryspec.Decode(q.body)
 	if err != nil {
-		writeError(q.w, http.StatusBadRequest, withDetail(msgPayloadInvalid, "the body of a query must be a JSON object "+queryspec.Shape), 0, 0)
+		q.answerError(http.StatusBadRequest, withDetail(msgPayloadInvalid, "the body of a query must be a JSON object "+queryspec.Shape))
 		return spec, false
 	}
 	return spec, true
@@ -55,7 +55,7 @@ func (q *request) metaQuery(rid, name string, docs []metaDoc) {
 	if tok := q.r.Header.Get("x-ms-continuation"); tok != "" {
 		n, err := strconv.Atoi(tok)
 		if err != nil || n < 0 {
-			writeError(q.w, http.StatusBadRequest, "the continuation token is not one this query returned", 0, 0)
+			q.answerError(http.StatusBadRequest, "the continuation token is not one this query returned")
 			return
 		}
 		from = min(n, len(items))
@@ -83,7 +83,7 @@ func (q *request) maxItemCount() (int, bool) {
 	}
 	n, err := strconv.ParseInt(v, 10, 32)
 	if err != nil || n < -1 {
-		writeError(q.w, http.StatusBadRequest, "x-ms-max-item-count must be -1 or a positive count", 0, 0)
+		q.answerError(http.StatusBadRequest, "x-ms-max-item-count must be -1 or a positive count")
 		return 0, false
 	}
 	return int(n), true

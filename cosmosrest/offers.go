@@ -128,7 +128,7 @@ func (q *request) findOffer() (offer, bool) {
 			return o, true
 		}
 	}
-	writeError(q.w, http.StatusNotFound, msgResourceNotFound, 0, 0)
+	q.answerError(http.StatusNotFound, msgResourceNotFound)
 	return offer{}, false
 }
 
@@ -218,7 +218,7 @@ func (q *request) replaceOffer() {
 		} `json:"content"`
 	}
 	if err := json.Unmarshal(q.body, &in); err != nil || in.Content == nil {
-		writeError(q.w, http.StatusBadRequest, withDetail(msgPayloadInvalid, "the body must be an offer with its content"), 0, 0)
+		q.answerError(http.StatusBadRequest, withDetail(msgPayloadInvalid, "the body must be an offer with its content"))
 		return
 	}
 	if q.r.Header.Get("x-ms-cosmos-migrate-offer-to-autopilot") != "" || q.r.Header.Get("x-ms-cosmos-migrate-offer-to-manual-throughput") != "" {
@@ -229,10 +229,10 @@ func (q *request) replaceOffer() {
 	ap := in.Content.Autopilot
 	switch {
 	case o.autoscaleMax == 0 && ap != nil:
-		writeError(q.w, http.StatusBadRequest, msgToAutoscale, 0, 0)
+		q.answerError(http.StatusBadRequest, msgToAutoscale)
 		return
 	case o.autoscaleMax > 0 && ap == nil:
-		writeError(q.w, http.StatusBadRequest, msgToManual, 0, 0)
+		q.answerError(http.StatusBadRequest, msgToManual)
 		return
 	case ap != nil:
 		if a = -1; ap.MaxThroughput != nil && *ap.MaxThroughput != 0 {
@@ -244,7 +244,7 @@ func (q *request) replaceOffer() {
 		m = *in.Content.OfferThroughput
 	}
 	if err := checkThroughput(m, a); err != nil {
-		writeError(q.w, http.StatusBadRequest, err.Error(), 0, 0)
+		q.answerError(http.StatusBadRequest, err.Error())
 		return
 	}
 	if o.c == nil {

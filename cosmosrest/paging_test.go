@@ -65,8 +65,7 @@ func pageThrough(t *testing.T, c *client, coll, text string, hdr ...string) (ids
 // other parameters, another partition key or a forged one is a 400.
 func TestQueryPages(t *testing.T) {
 	_, c := testServer(t, cosmosrest.Config{})
-	createDB(t, c, "db")
-	must(t, c.do("POST", "/dbs/db/colls", map[string]any{"id": "c", "partitionKey": map[string]any{"paths": []string{"/pk"}}}), 201)
+	createDBColl(t, c)
 	const coll = "/dbs/db/colls/c"
 	var want []string
 	for i := range 10 {
@@ -131,8 +130,7 @@ func TestQueryPages(t *testing.T) {
 // document that passes 4 MB alone would still be a page of its own.
 func TestQueryPageBytes(t *testing.T) {
 	_, c := testServer(t, cosmosrest.Config{})
-	createDB(t, c, "db")
-	must(t, c.do("POST", "/dbs/db/colls", map[string]any{"id": "c", "partitionKey": map[string]any{"paths": []string{"/pk"}}}), 201)
+	createDBColl(t, c)
 	const coll = "/dbs/db/colls/c"
 	pad := strings.Repeat("x", 1_500_000)
 	for i := range 7 {
@@ -169,8 +167,7 @@ func TestQueryJoinPagesREST(t *testing.T) {
 	t.Logf("seed %d (replay with -seed=%d)", seed, seed)
 	rng := rand.New(rand.NewPCG(seed, 4))
 	_, c := testServer(t, cosmosrest.Config{})
-	createDB(t, c, "db")
-	must(t, c.do("POST", "/dbs/db/colls", map[string]any{"id": "c", "partitionKey": map[string]any{"paths": []string{"/pk"}}}), 201)
+	createDBColl(t, c)
 	const coll = "/dbs/db/colls/c"
 	for i := range 6 {
 		xs := make([]int, 5+rng.IntN(20))
@@ -218,8 +215,7 @@ func TestQueryJoinPagesREST(t *testing.T) {
 // result).
 func TestQueryPageBytesSmallRows(t *testing.T) {
 	_, c := testServer(t, cosmosrest.Config{})
-	createDB(t, c, "db")
-	must(t, c.do("POST", "/dbs/db/colls", map[string]any{"id": "c", "partitionKey": map[string]any{"paths": []string{"/pk"}}}), 201)
+	createDBColl(t, c)
 	const coll = "/dbs/db/colls/c"
 	xs := make([]int, 60)
 	for i := range xs {

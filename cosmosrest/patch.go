@@ -168,7 +168,7 @@ func (q *request) patchDocument() {
 	}
 	ops, err := parsePatch(q.body)
 	if err != nil {
-		writeError(q.w, http.StatusBadRequest, err.Error(), 0, 0)
+		q.answerError(http.StatusBadRequest, err.Error())
 		return
 	}
 	resp, err := c.PatchItem(q.ctx(), pk, q.t.id, ops, q.itemOptions())

@@ -220,8 +220,7 @@ func TestOrderByCompositeIndex(t *testing.T) {
 // changes from one request to the next).
 func TestQueryPagesParameters(t *testing.T) {
 	_, c := testServer(t, cosmosrest.Config{})
-	createDB(t, c, "db")
-	must(t, c.do("POST", "/dbs/db/colls", map[string]any{"id": "c", "partitionKey": map[string]any{"paths": []string{"/pk"}}}), 201)
+	createDBColl(t, c)
 	const coll = "/dbs/db/colls/c"
 	pk := []string{"x-ms-documentdb-partitionkey", `["a"]`, "x-ms-max-item-count", "4"}
 	for i := range 10 {
@@ -251,8 +250,7 @@ func TestQueryPagesParameters(t *testing.T) {
 // a value is missing.
 func TestQueryBodyMalformed(t *testing.T) {
 	_, c := testServer(t, cosmosrest.Config{})
-	createDB(t, c, "db")
-	must(t, c.do("POST", "/dbs/db/colls", map[string]any{"id": "c", "partitionKey": map[string]any{"paths": []string{"/pk"}}}), 201)
+	createDBColl(t, c)
 	const coll = "/dbs/db/colls/c"
 	q := []string{"Content-Type", "application/query+json", "x-ms-documentdb-isquery", "True", "x-ms-documentdb-query-enablecrosspartition", "True"}
 	const want = `The request payload is invalid. Ensure to provide a valid request payload. (lethe: the body of a query must be a JSON object {"query": "...", "parameters": [{"name": "@p", "value": ...}]})`

@@ -29,7 +29,7 @@ const maxDrain = 16 << 20
 // RST_STREAM NO_ERROR, which tells the client to stop sending.
 func refuse(w http.ResponseWriter, r *http.Request, deadline time.Time, begun bool, status int, msg string) {
 	if !drainable(r, begun) {
-		writeError(w, status, msg, 0, 0)
+		apiError{status: status, msg: msg}.write(w)
 		return
 	}
 	w.Header().Set("Connection", "close")
@@ -38,10 +38,10 @@ func refuse(w http.ResponseWriter, r *http.Request, deadline time.Time, begun bo
 		// A writer that cannot answer while the body is unread: read it
 		// first.
 		drain(rc, r, deadline)
-		writeError(w, status, msg, 0, 0)
+		apiError{status: status, msg: msg}.write(w)
 		return
 	}
-	writeError(w, status, msg, 0, 0)
+	apiError{status: status, msg: msg}.write(w)
 	// A writer that cannot flush sends the answer once the handler
 	// returns, after the body, as the fallback above does.
 	_ = rc.Flush()

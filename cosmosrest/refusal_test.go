@@ -165,8 +165,7 @@ func checkErrorBody(t *testing.T, status int, b []byte, msgPrefix string) {
 // lost it.
 func TestRefusalReachesSlowWriter(t *testing.T) {
 	h, c := testServer(t, cosmosrest.Config{Faults: &cosmosrest.Faults{}})
-	createDB(t, c, "db")
-	must(t, c.do("POST", "/dbs/db/colls", map[string]any{"id": "c", "partitionKey": map[string]any{"paths": []string{"/pk"}}}), 201)
+	createDBColl(t, c)
 	docs := rawRequest{method: "POST", path: "/dbs/db/colls/c/docs", resType: "docs", link: "dbs/db/colls/c"}
 	with := func(q rawRequest, f func(*rawRequest)) rawRequest { f(&q); return q }
 	cases := []struct {

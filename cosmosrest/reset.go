@@ -71,12 +71,12 @@ func (h *Handler) serveReset(w http.ResponseWriter, r *http.Request, deadline ti
 	}
 	dropped, err := h.Reset()
 	if errors.Is(err, lethe.ErrClosed) {
-		writeError(w, http.StatusServiceUnavailable, withDetail(msgUnavailable, msgShuttingDown), 0, 0)
+		apiError{status: http.StatusServiceUnavailable, msg: withDetail(msgUnavailable, msgShuttingDown)}.write(w)
 		return
 	}
 	if err != nil {
 		h.logFailure(r, http.StatusInternalServerError, err)
-		writeError(w, http.StatusInternalServerError, withDetail(msgInternal, "resetting: "+err.Error()), 0, 0)
+		apiError{status: http.StatusInternalServerError, msg: withDetail(msgInternal, "resetting: "+err.Error())}.write(w)
 		return
 	}
 	out := resetAnswer{Dropped: dropped}

@@ -133,87 +133,29 @@ func (h *Handler) authorize(c tokenClaims, r *http.Request, t target, body []byt
 	deny := func(why string) *authError {
 		return &authError{http.StatusForbidden, withDetail(msgInsufficientPermissions, why)}
 	}
-	if t.kind == tAccount {
-		if r.Method != http.MethodGet {
-			return deny("a resource token reads the account, nothing more")
-		}
-		return nil
-	}
-	if t.db != s.db || t.coll != s.coll {
+	rr := &routes[t.kind]
+	if !rr.anyContainer && (t.db != s.db || t.coll != s.coll) {
 		return deny("the token's permission is on another resource")
 	}
-	h2 := r.Header
-	write := false
-	needPK := true
-	switch t.kind {
-	case tContainer, tPKRanges, tPKRange:
-		if r.Method != http.MethodGet {
-			return deny("a resource token does not change or delete a container")
+	if rr.docScope != nil {
+		if why := rr.docScope(s, t); why != "" {
+			return deny(why)
 		}
-		return nil
-	case tConflicts, tConflict:
-		if r.Method != http.MethodGet && !(r.Method == http.MethodPost && isQueryRequest(r)) {
-			return deny("a resource token reads conflicts, nothing more")
-		}
-		needPK = false
-	case tDocuments:
-		if s.document != "" {
-			return deny("the token's permission is on one document, not on the container's feed")
-		}
-		switch {
-		case r.Method == http.MethodGet:
-		case r.Method != http.MethodPost:
-			return deny("not a request on documents")
-		case headerTrue(h2.Get("x-ms-cosmos-is-query-plan-request")):
-			needPK = false // a plan reads no document
-		case isQueryRequest(r):
-		case headerTrue(h2.Get("x-ms-cosmos-is-batch-request")):
-			write = true
-			if !headerTrue(h2.Get("x-ms-cosmos-batch-atomic")) {
-				// A bulk request: each operation names its partition key.
-				if s.pk != nil {
-					if why := bulkOutsidePK(body, *s.pk); why != "" {
-						return deny(why)
-					}
-				}
-				needPK = false
-			}
-		default:
-			write = true
-		}
-	case tSprocs, tTriggers, tUDFs, tSproc, tTrigger, tUDF:
-		if s.document != "" {
-			return deny("the token's permission is on one document, not on the container's scripts")
-		}
-		// Reading scripts needs any permission on the container, changing
-		// them All; running a procedure needs any, and under Read its
-		// writes are refused (sprocexec.go).
-		switch {
-		case r.Method == http.MethodGet || r.Method == http.MethodPost && isQueryRequest(r):
-			needPK = false
-		case r.Method == http.MethodPost && t.kind == tSproc:
-		default:
-			// Scripts run in every partition: whoever changes them reaches
-			// every partition, so a permission on one does not.
-			if s.pk != nil {
-				return deny("the token's permission is on the partition key " + s.pk.String() + ", and a container's scripts run in all of its partitions: changing them needs a permission on the whole container")
-			}
-			write = true
-			needPK = false
-		}
-	case tDocument:
-		if s.document != "" && s.document != t.id {
-			return deny("the token's permission is on another document")
-		}
-		write = r.Method != http.MethodGet
-	default:
-		return deny("a resource token reaches only documents of its permission's container")
 	}
-	if write && s.mode != modeAll {
+	rule := rr.pick(r).token
+	if rule.deny != "" {
+		return deny(rule.deny)
+	}
+	if rule.check != nil {
+		if why := rule.check(s, body); why != "" {
+			return deny(why)
+		}
+	}
+	if rule.write && s.mode != modeAll {
 		return deny("the token's permission is Read: it does not write")
 	}
-	if needPK && s.pk != nil {
-		v := h2.Get("x-ms-documentdb-partitionkey")
+	if rule.pk && s.pk != nil {
+		v := r.Header.Get("x-ms-documentdb-partitionkey")
 		if v == "" {
 			return deny("the token's permission is on the partition key " + s.pk.String() + ": name it in x-ms-documentdb-partitionkey (no cross-partition request)")
 		}

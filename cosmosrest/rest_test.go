@@ -188,6 +188,14 @@ func createDB(t *testing.T, c *client, db string) {
 	must(t, c.do("POST", "/dbs", map[string]any{"id": db}), 201)
 }
 
+// createDBColl creates the database db and its container c, partitioned
+// on /pk.
+func createDBColl(t *testing.T, c *client) {
+	t.Helper()
+	createDB(t, c, "db")
+	must(t, c.do("POST", "/dbs/db/colls", map[string]any{"id": "c", "partitionKey": map[string]any{"paths": []string{"/pk"}}}), 201)
+}
+
 func TestContainers(t *testing.T) {
 	_, c := testServer(t, cosmosrest.Config{})
 	createDB(t, c, "db")
@@ -274,8 +282,7 @@ func TestContainers(t *testing.T) {
 
 func TestDocuments(t *testing.T) {
 	_, c := testServer(t, cosmosrest.Config{})
-	createDB(t, c, "db")
-	must(t, c.do("POST", "/dbs/db/colls", map[string]any{"id": "c", "partitionKey": map[string]any{"paths": []string{"/pk"}}}), 201)
+	createDBColl(t, c)
 	const coll = "/dbs/db/colls/c"
 	ada := []string{"x-ms-documentdb-partitionkey", `["ada"]`}
 

@@ -187,27 +187,27 @@ func (q *request) readScriptBody(kind scriptKind) (*scriptRes, bool) {
 	}
 	noun := scriptKinds[kind].noun
 	if err := json.Unmarshal(q.body, &in); err != nil || in.ID == nil || in.Body == nil {
-		writeError(q.w, http.StatusBadRequest, bodyMessage(err, fmt.Sprintf("the body of a %s must be a JSON object with the strings \"id\" and \"body\"", noun)), 0, 0)
+		q.answerError(http.StatusBadRequest, bodyMessage(err, fmt.Sprintf("the body of a %s must be a JSON object with the strings \"id\" and \"body\"", noun)))
 		return nil, false
 	}
 	if err := validateResourceID(noun, *in.ID); err != nil {
-		writeError(q.w, http.StatusBadRequest, err.Error(), 0, 0)
+		q.answerError(http.StatusBadRequest, err.Error())
 		return nil, false
 	}
 	s := &scriptRes{Coll: q.t.coll, Kind: kind, ID: *in.ID, Body: *in.Body, TS: q.h.now().Unix(), Nonce: newNonce()}
 	if kind == kindTrigger {
 		var ok bool
 		if s.Type, ok = oneOf(in.Type, triggerTypes); !ok {
-			writeError(q.w, http.StatusBadRequest, fmt.Sprintf("the trigger's triggerType must be one of %s", strings.Join(triggerTypes, ", ")), 0, 0)
+			q.answerError(http.StatusBadRequest, fmt.Sprintf("the trigger's triggerType must be one of %s", strings.Join(triggerTypes, ", ")))
 			return nil, false
 		}
 		if s.Operation, ok = oneOf(in.Operation, triggerOperations); !ok {
-			writeError(q.w, http.StatusBadRequest, fmt.Sprintf("the trigger's triggerOperation must be one of %s", strings.Join(triggerOperations, ", ")), 0, 0)
+			q.answerError(http.StatusBadRequest, fmt.Sprintf("the trigger's triggerOperation must be one of %s", strings.Join(triggerOperations, ", ")))
 			return nil, false
 		}
 	}
 	if _, err := script.Compile(s.Body); err != nil {
-		writeError(q.w, http.StatusBadRequest, withDetail(msgPayloadInvalid, fmt.Sprintf("the %s's body: %v", noun, err)), 0, 0)
+		q.answerError(http.StatusBadRequest, withDetail(msgPayloadInvalid, fmt.Sprintf("the %s's body: %v", noun, err)))
 		return nil, false
 	}
 	return s, true
@@ -239,10 +239,10 @@ func scriptKindOf(t target) scriptKind {
 
 // changeScripts applies change to the database's scripts under db.mu,
 // after checking that the request's container exists, saves them and
-// answers the request with the status and body change returns. change
-// answers a refusal itself and returns status 0; when it does, or the
-// save fails, the scripts are as before.
-func (q *request) changeScripts(change func(db *database, scripts map[scriptKey]*scriptRes) (status int, body []byte)) {
+// answers the request with the success change returns. change answers a
+// refusal itself and reports false; when it does, or the save fails, the
+// scripts are as before.
+func (q *request) changeScripts(change func(db *database, scripts map[scriptKey]*scriptRes) (success, bool)) {
 	db, c := q.container(subOwnerNotFound)
 	if c == nil {
 		return
@@ -254,14 +254,14 @@ func (q *request) changeScripts(change func(db *database, scripts map[scriptKey]
 			before[k] = &cs
 		}
 		return func() { db.scripts = before }
-	}, func() (int, []byte) {
+	}, func() (success, bool) {
 		// The container is looked up again under db.mu: a delete that
 		// ran since the lookup above dropped its scripts (under db.mu,
 		// after the store let it go), and a script added now would
 		// outlive it.
 		if _, err := db.store.Container(q.t.coll); err != nil {
 			q.fail(err, 0, subOwnerNotFound)
-			return 0, nil
+			return success{}, false
 		}
 		return change(db, db.scripts)
 	}, db.saveScriptsLocked)
@@ -276,21 +276,21 @@ func (q *request) createScript() {
 		return
 	}
 	upsert := headerTrue(q.r.Header.Get("x-ms-documentdb-is-upsert"))
-	q.changeScripts(func(db *database, scripts map[scriptKey]*scriptRes) (int, []byte) {
+	q.changeScripts(func(db *database, scripts map[scriptKey]*scriptRes) (success, bool) {
 		status := http.StatusCreated
 		if _, ok := scripts[s.key()]; ok {
 			if !upsert {
-				writeError(q.w, http.StatusConflict, msgResourceExists, 0, 0)
-				return 0, nil
+				q.answerError(http.StatusConflict, msgResourceExists)
+				return success{}, false
 			}
 			status = http.StatusOK
 		} else if n := countScripts(scripts, s.Coll, kind); n >= scriptKinds[kind].quota {
-			writeError(q.w, http.StatusForbidden, fmt.Sprintf("The container has %d %ss, its quota (x-ms-resource-quota).", n, scriptKinds[kind].noun), 0, 0)
-			return 0, nil
+			q.answerError(http.StatusForbidden, fmt.Sprintf("The container has %d %ss, its quota (x-ms-resource-quota).", n, scriptKinds[kind].noun))
+			return success{}, false
 		}
 		scripts[s.key()] = s
 		q.w.Header().Set("etag", quoteETag(s.etag()))
-		return status, s.json(db)
+		return success{status, s.json(db)}, true
 	})
 }
 
@@ -332,7 +332,7 @@ func (q *request) findScript() (*database, *scriptRes) {
 	}
 	s := db.lookupScript(q.t, scriptKindOf(q.t))
 	if s == nil {
-		writeError(q.w, http.StatusNotFound, msgResourceNotFound, 0, 0)
+		q.answerError(http.StatusNotFound, msgResourceNotFound)
 		return nil, nil
 	}
 	return db, s
@@ -359,42 +359,42 @@ func (q *request) replaceScript() {
 	if !ok {
 		return
 	}
-	q.changeScripts(func(db *database, scripts map[scriptKey]*scriptRes) (int, []byte) {
+	q.changeScripts(func(db *database, scripts map[scriptKey]*scriptRes) (success, bool) {
 		old := scripts[scriptKey{q.t.coll, kind, q.t.id}]
 		if old == nil {
-			writeError(q.w, http.StatusNotFound, msgResourceNotFound, 0, 0)
-			return 0, nil
+			q.answerError(http.StatusNotFound, msgResourceNotFound)
+			return success{}, false
 		}
 		if !q.ifMatch(old.etag()) {
-			return 0, nil
+			return success{}, false
 		}
 		if s.ID != old.ID {
 			if _, taken := scripts[s.key()]; taken {
-				writeError(q.w, http.StatusConflict, msgResourceExists, 0, 0)
-				return 0, nil
+				q.answerError(http.StatusConflict, msgResourceExists)
+				return success{}, false
 			}
 		}
 		delete(scripts, old.key())
 		scripts[s.key()] = s
 		q.w.Header().Set("etag", quoteETag(s.etag()))
-		return http.StatusOK, s.json(db)
+		return success{http.StatusOK, s.json(db)}, true
 	})
 }
 
 func (q *request) deleteScript() {
 	kind := scriptKindOf(q.t)
-	q.changeScripts(func(db *database, scripts map[scriptKey]*scriptRes) (int, []byte) {
+	q.changeScripts(func(db *database, scripts map[scriptKey]*scriptRes) (success, bool) {
 		k := scriptKey{q.t.coll, kind, q.t.id}
 		old := scripts[k]
 		if old == nil {
-			writeError(q.w, http.StatusNotFound, msgResourceNotFound, 0, 0)
-			return 0, nil
+			q.answerError(http.StatusNotFound, msgResourceNotFound)
+			return success{}, false
 		}
 		if !q.ifMatch(old.etag()) {
-			return 0, nil
+			return success{}, false
 		}
 		delete(scripts, k)
-		return http.StatusNoContent, nil
+		return success{http.StatusNoContent, nil}, true
 	})
 }
 

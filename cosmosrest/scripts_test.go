@@ -17,8 +17,7 @@ const echoSproc = `function echo(x) { getContext().getResponse().setBody(x); }`
 func TestScriptResources(t *testing.T) {
 	dir := t.TempDir()
 	h, c := testServer(t, cosmosrest.Config{Dir: dir})
-	createDB(t, c, "db")
-	must(t, c.do("POST", "/dbs/db/colls", map[string]any{"id": "c", "partitionKey": map[string]any{"paths": []string{"/pk"}}}), 201)
+	createDBColl(t, c)
 
 	sp := must(t, c.do("POST", "/dbs/db/colls/c/sprocs", map[string]any{"id": "echo", "body": echoSproc}), 201)
 	m := sp.json(t)

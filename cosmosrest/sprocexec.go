@@ -137,7 +137,7 @@ func (q *request) acquireScriptSlot() bool {
 		q.fail(q.ctx().Err(), 0, 0)
 	case <-t.C:
 		q.w.Header().Set("x-ms-retry-after-ms", "100")
-		writeError(q.w, http.StatusTooManyRequests, "Request rate is large: every script slot of the server was busy for twice a script's time limit", subRUBudgetExceed, 0)
+		apiError{status: http.StatusTooManyRequests, msg: "Request rate is large: every script slot of the server was busy for twice a script's time limit", sub: subRUBudgetExceed}.write(q.w)
 	}
 	return false
 }
@@ -172,19 +172,19 @@ func (q *request) executeSproc() {
 	}
 	s := db.lookupScript(q.t, kindSproc)
 	if s == nil {
-		writeError(q.w, http.StatusNotFound, msgResourceNotFound, 0, 0)
+		q.answerError(http.StatusNotFound, msgResourceNotFound)
 		return
 	}
 	prog, err := q.h.program(db, s)
 	if err != nil {
-		writeError(q.w, http.StatusBadRequest, err.Error(), 0, 0)
+		q.answerError(http.StatusBadRequest, err.Error())
 		return
 	}
 	args := q.body
 	if len(args) > 0 {
 		var arr []json.RawMessage
 		if json.Unmarshal(args, &arr) != nil {
-			writeError(q.w, http.StatusBadRequest, withDetail(msgPayloadInvalid, "the parameters of a stored procedure are a JSON array"), 0, 0)
+			q.answerError(http.StatusBadRequest, withDetail(msgPayloadInvalid, "the parameters of a stored procedure are a JSON array"))
 			return
 		}
 	}
@@ -216,7 +216,7 @@ func (q *request) executeSproc() {
 			continue
 		}
 		if conflict {
-			writeError(q.w, statusRetryWith, fmt.Sprintf("the stored procedure's writes met concurrent writes of the same items %d times in a row; retry it", maxSprocAttempts), 0, charge)
+			apiError{status: statusRetryWith, msg: fmt.Sprintf("the stored procedure's writes met concurrent writes of the same items %d times in a row; retry it", maxSprocAttempts), charge: charge}.write(q.w)
 			return
 		}
 		if err != nil {
@@ -306,10 +306,10 @@ func (q *request) scriptFailed(err error, charge float64) {
 	case script.Cancelled:
 		q.fail(context.Canceled, charge, 0)
 	case script.Forbidden:
-		writeError(q.w, http.StatusForbidden, msgInsufficientPermissions+" (the resource token's permission is Read: the stored procedure may not write)", 0, charge)
+		apiError{status: http.StatusForbidden, msg: msgInsufficientPermissions + " (the resource token's permission is Read: the stored procedure may not write)", charge: charge}.write(q.w)
 	case script.Timeout:
-		writeError(q.w, http.StatusRequestTimeout, msg(se.Message), 0, charge)
+		apiError{status: http.StatusRequestTimeout, msg: msg(se.Message), charge: charge}.write(q.w)
 	default:
-		writeError(q.w, http.StatusBadRequest, msg(se.Message), se.Number, charge)
+		apiError{status: http.StatusBadRequest, msg: msg(se.Message), sub: se.Number, charge: charge}.write(q.w)
 	}
 }

@@ -73,20 +73,20 @@ func (q *request) namedTriggers(db *database, h, typ string, k script.WriteKind)
 	for _, id := range triggerNames(q.r.Header.Get(h)) {
 		s := db.lookupScript(target{coll: q.t.coll, id: id}, kindTrigger)
 		if s == nil {
-			writeError(q.w, http.StatusNotFound, withDetail(msgResourceNotFound, fmt.Sprintf("the container has no trigger %q", clip(id))), 0, 0)
+			q.answerError(http.StatusNotFound, withDetail(msgResourceNotFound, fmt.Sprintf("the container has no trigger %q", clip(id))))
 			return nil, false
 		}
 		if s.Type != typ {
-			writeError(q.w, http.StatusBadRequest, fmt.Sprintf("The trigger %q is a %s-trigger: it cannot be named in %s.", clip(id), strings.ToLower(s.Type), h), 0, 0)
+			q.answerError(http.StatusBadRequest, fmt.Sprintf("The trigger %q is a %s-trigger: it cannot be named in %s.", clip(id), strings.ToLower(s.Type), h))
 			return nil, false
 		}
 		if !runsOn(s.Operation, k) {
-			writeError(q.w, http.StatusBadRequest, fmt.Sprintf("The trigger %q runs on %s operations: it cannot be invoked on a %s.", clip(id), s.Operation, triggerOp[k]), 0, 0)
+			q.answerError(http.StatusBadRequest, fmt.Sprintf("The trigger %q runs on %s operations: it cannot be invoked on a %s.", clip(id), s.Operation, triggerOp[k]))
 			return nil, false
 		}
 		prog, err := q.h.program(db, s)
 		if err != nil {
-			writeError(q.w, http.StatusBadRequest, err.Error(), 0, 0)
+			q.answerError(http.StatusBadRequest, err.Error())
 			return nil, false
 		}
 		out = append(out, namedTrigger{s, prog})
@@ -126,7 +126,7 @@ func (q *request) triggeredWrite(db *database, c *lethe.Container, p lethe.Conta
 		writeID := id
 		if k == script.WriteCreate || k == script.WriteUpsert {
 			if writeID, ok = stringMember(req.Body, "id"); !ok {
-				writeError(q.w, http.StatusBadRequest, msgIDMissing, 0, charge+tx.Charge())
+				apiError{status: http.StatusBadRequest, msg: msgIDMissing, charge: charge + tx.Charge()}.write(q.w)
 				return
 			}
 		}
@@ -134,7 +134,7 @@ func (q *request) triggeredWrite(db *database, c *lethe.Container, p lethe.Conta
 		if err != nil {
 			var oe *script.OpError
 			if errors.As(err, &oe) {
-				writeError(q.w, oe.Status, oe.Message, 0, charge+tx.Charge())
+				apiError{status: oe.Status, msg: oe.Message, charge: charge + tx.Charge()}.write(q.w)
 			} else {
 				q.fail(err, charge+tx.Charge(), 0)
 			}
@@ -157,7 +157,7 @@ func (q *request) triggeredWrite(db *database, c *lethe.Container, p lethe.Conta
 			continue
 		}
 		if conflict {
-			writeError(q.w, statusRetryWith, fmt.Sprintf("the write and its triggers met concurrent writes of the same items %d times in a row; retry it", maxSprocAttempts), 0, charge)
+			apiError{status: statusRetryWith, msg: fmt.Sprintf("the write and its triggers met concurrent writes of the same items %d times in a row; retry it", maxSprocAttempts), charge: charge}.write(q.w)
 			return
 		}
 		if err != nil {

@@ -169,26 +169,34 @@ func copyUsers(users map[string]*user) map[string]*user {
 }
 
 // changeUsers applies change to the database's users under db.mu, saves
-// them and answers the request with the status and body change returns.
-// change answers a refusal itself and returns status 0; when it does, or
-// the save fails, the users are as before.
-func (q *request) changeUsers(db *database, change func(users map[string]*user) (status int, body []byte)) {
+// them and answers the request with the success change returns. change
+// answers a refusal itself and reports false; when it does, or the save
+// fails, the users are as before.
+func (q *request) changeUsers(db *database, change func(users map[string]*user) (success, bool)) {
 	q.changeSaved(db, "users", func() func() {
 		before := copyUsers(db.users)
 		return func() { db.users = before }
-	}, func() (int, []byte) { return change(db.users) }, db.saveUsersLocked)
+	}, func() (success, bool) { return change(db.users) }, db.saveUsersLocked)
+}
+
+// success is a change's successful answer: its status and JSON body (nil
+// for none).
+type success struct {
+	status int
+	body   []byte
 }
 
 // changeSaved applies change to what a database keeps in a file of its
 // own (its users, its scripts) under db.mu, saves it with save, and
-// answers the request with the status and body change returns. snapshot,
+// answers the request with the success change returns. change reports
+// false when it refused and has answered the refusal itself. snapshot,
 // called first, returns what puts things back as they were: it is called
-// when change answers a refusal itself (status 0) or the save fails.
-func (q *request) changeSaved(db *database, what string, snapshot func() (restore func()), change func() (status int, body []byte), save func() error) {
+// when change refuses or the save fails.
+func (q *request) changeSaved(db *database, what string, snapshot func() (restore func()), change func() (success, bool), save func() error) {
 	db.mu.Lock()
 	restore := snapshot()
-	status, body := change()
-	if status == 0 {
+	done, ok := change()
+	if !ok {
 		restore()
 		db.mu.Unlock()
 		return
@@ -197,11 +205,11 @@ func (q *request) changeSaved(db *database, what string, snapshot func() (restor
 		restore()
 		db.mu.Unlock()
 		q.h.logFailure(q.r, http.StatusInternalServerError, err)
-		writeError(q.w, http.StatusInternalServerError, withDetail(msgInternal, "saving the "+what+": "+err.Error()), 0, 0)
+		q.answerError(http.StatusInternalServerError, withDetail(msgInternal, "saving the "+what+": "+err.Error()))
 		return
 	}
 	db.mu.Unlock()
-	q.reply(status, body, 1)
+	q.reply(done.status, done.body, 1)
 }
 
 func newNonce() string {
@@ -274,7 +282,7 @@ func (q *request) tokenExpiry() (time.Time, bool) {
 	if v := q.r.Header.Get("x-ms-documentdb-expiry-seconds"); v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || n < 10 || n > 18000 {
-			writeError(q.w, http.StatusBadRequest, fmt.Sprintf("x-ms-documentdb-expiry-seconds %q is not a validity period from 10 to 18000 seconds", clip(v)), 0, 0)
+			q.answerError(http.StatusBadRequest, fmt.Sprintf("x-ms-documentdb-expiry-seconds %q is not a validity period from 10 to 18000 seconds", clip(v)))
 			return time.Time{}, false
 		}
 		secs = n
@@ -292,43 +300,51 @@ func (q *request) readUserBody() (string, bool) {
 		ID *string `json:"id"`
 	}
 	if err := json.Unmarshal(q.body, &in); err != nil || in.ID == nil {
-		writeError(q.w, http.StatusBadRequest, bodyMessage(err, "the body must be a JSON object with a string \"id\""), 0, 0)
+		q.answerError(http.StatusBadRequest, bodyMessage(err, "the body must be a JSON object with a string \"id\""))
 		return "", false
 	}
 	if err := validateResourceID("user", *in.ID); err != nil {
-		writeError(q.w, http.StatusBadRequest, err.Error(), 0, 0)
+		q.answerError(http.StatusBadRequest, err.Error())
 		return "", false
 	}
 	return *in.ID, true
 }
 
+// userChange reads what a create or a replace of a user needs: the
+// database and the user's id in the body; false when it has answered a
+// refusal.
+func (q *request) userChange() (*database, string, bool) {
+	db := q.database(subOwnerNotFound)
+	if db == nil {
+		return nil, "", false
+	}
+	id, ok := q.readUserBody()
+	return db, id, ok
+}
+
 // createUser answers POST on a database's users (an upsert with
 // x-ms-documentdb-is-upsert).
 func (q *request) createUser() {
-	db := q.database(subOwnerNotFound)
-	if db == nil {
-		return
-	}
-	id, ok := q.readUserBody()
+	db, id, ok := q.userChange()
 	if !ok {
 		return
 	}
 	upsert := headerTrue(q.r.Header.Get("x-ms-documentdb-is-upsert"))
-	q.changeUsers(db, func(users map[string]*user) (int, []byte) {
+	q.changeUsers(db, func(users map[string]*user) (success, bool) {
 		if u, ok := users[id]; ok {
 			if !upsert {
-				writeError(q.w, http.StatusConflict, msgResourceExists, 0, 0)
-				return 0, nil
+				q.answerError(http.StatusConflict, msgResourceExists)
+				return success{}, false
 			}
-			return http.StatusOK, u.json(db)
+			return success{http.StatusOK, u.json(db)}, true
 		}
 		if len(users) >= maxUsersPerDatabase {
-			writeError(q.w, http.StatusBadRequest, fmt.Sprintf("the database has %d users, the most lethe keeps", maxUsersPerDatabase), 0, 0)
-			return 0, nil
+			q.answerError(http.StatusBadRequest, fmt.Sprintf("the database has %d users, the most lethe keeps", maxUsersPerDatabase))
+			return success{}, false
 		}
 		u := &user{ID: id, TS: q.h.now().Unix(), Perms: map[string]*permission{}}
 		users[id] = u
-		return http.StatusCreated, u.json(db)
+		return success{http.StatusCreated, u.json(db)}, true
 	})
 }
 
@@ -336,7 +352,7 @@ func (q *request) createUser() {
 func (q *request) findUserLocked(db *database) *user {
 	u := db.users[q.t.user]
 	if u == nil {
-		writeError(q.w, http.StatusNotFound, msgResourceNotFound, 0, 0)
+		q.answerError(http.StatusNotFound, msgResourceNotFound)
 	}
 	return u
 }
@@ -346,21 +362,22 @@ func (q *request) readUser() {
 	if db == nil {
 		return
 	}
-	q.readUsers(db, func() []byte {
+	q.readUsers(db, func() ([]byte, bool) {
 		if u := q.findUserLocked(db); u != nil {
-			return u.json(db)
+			return u.json(db), true
 		}
-		return nil
+		return nil, false
 	})
 }
 
 // readUsers answers a read of a user or a permission: body, called under
-// db.mu, returns the resource's JSON, or nil when it answered itself.
-func (q *request) readUsers(db *database, body func() []byte) {
+// db.mu, returns the resource's JSON, or false when it has answered a
+// refusal itself.
+func (q *request) readUsers(db *database, body func() ([]byte, bool)) {
 	db.mu.Lock()
-	out := body()
+	out, ok := body()
 	db.mu.Unlock()
-	if out != nil {
+	if ok {
 		q.reply(http.StatusOK, out, 1)
 	}
 }
@@ -368,30 +385,26 @@ func (q *request) readUsers(db *database, body func() []byte) {
 // replaceUser answers PUT on a user: its id may change (its permissions
 // go with it, and the tokens handed out under the old id stop working).
 func (q *request) replaceUser() {
-	db := q.database(subOwnerNotFound)
-	if db == nil {
-		return
-	}
-	id, ok := q.readUserBody()
+	db, id, ok := q.userChange()
 	if !ok {
 		return
 	}
-	q.changeUsers(db, func(users map[string]*user) (int, []byte) {
+	q.changeUsers(db, func(users map[string]*user) (success, bool) {
 		u := q.findUserLocked(db)
 		if u == nil {
-			return 0, nil
+			return success{}, false
 		}
 		if id != u.ID {
 			if _, taken := users[id]; taken {
-				writeError(q.w, http.StatusConflict, msgResourceExists, 0, 0)
-				return 0, nil
+				q.answerError(http.StatusConflict, msgResourceExists)
+				return success{}, false
 			}
 			delete(users, u.ID)
 			u.ID = id
 			users[id] = u
 		}
 		u.TS = q.h.now().Unix()
-		return http.StatusOK, u.json(db)
+		return success{http.StatusOK, u.json(db)}, true
 	})
 }
 
@@ -402,12 +415,12 @@ func (q *request) deleteUser() {
 	if db == nil {
 		return
 	}
-	q.changeUsers(db, func(users map[string]*user) (int, []byte) {
+	q.changeUsers(db, func(users map[string]*user) (success, bool) {
 		if q.findUserLocked(db) == nil {
-			return 0, nil
+			return success{}, false
 		}
 		delete(users, q.t.user)
-		return http.StatusNoContent, nil
+		return success{http.StatusNoContent, nil}, true
 	})
 }
 
@@ -457,11 +470,11 @@ type permissionBody struct {
 func (q *request) readPermissionBody(db *database) (*permission, bool) {
 	var in permissionBody
 	if err := json.Unmarshal(q.body, &in); err != nil || in.ID == nil || in.Mode == nil || in.Resource == nil {
-		writeError(q.w, http.StatusBadRequest, "the body must be a JSON object with the strings \"id\", \"permissionMode\" (All or Read) and \"resource\"", 0, 0)
+		q.answerError(http.StatusBadRequest, "the body must be a JSON object with the strings \"id\", \"permissionMode\" (All or Read) and \"resource\"")
 		return nil, false
 	}
 	if err := validateResourceID("permission", *in.ID); err != nil {
-		writeError(q.w, http.StatusBadRequest, err.Error(), 0, 0)
+		q.answerError(http.StatusBadRequest, err.Error())
 		return nil, false
 	}
 	p := &permission{ID: *in.ID, TS: q.h.now().Unix(), Nonce: newNonce()}
@@ -471,19 +484,19 @@ func (q *request) readPermissionBody(db *database) (*permission, bool) {
 	case strings.EqualFold(*in.Mode, modeRead):
 		p.Mode = modeRead
 	default:
-		writeError(q.w, http.StatusBadRequest, fmt.Sprintf("the permissionMode %q is not All or Read", clip(*in.Mode)), 0, 0)
+		q.answerError(http.StatusBadRequest, fmt.Sprintf("the permissionMode %q is not All or Read", clip(*in.Mode)))
 		return nil, false
 	}
 	coll, doc, err := parsePermissionResource(*in.Resource, db.id)
 	if err != nil {
-		writeError(q.w, http.StatusBadRequest, err.Error(), 0, 0)
+		q.answerError(http.StatusBadRequest, err.Error())
 		return nil, false
 	}
 	p.Resource, p.Coll, p.Doc = strings.Trim(*in.Resource, "/"), coll, doc
 	if len(in.PK) > 0 && !bytes.Equal(in.PK, []byte("null")) {
 		pk, err := parsePKHeader(string(in.PK))
 		if err != nil {
-			writeError(q.w, http.StatusBadRequest, "the resourcePartitionKey is not a partition key value: "+err.Error(), 0, 0)
+			q.answerError(http.StatusBadRequest, "the resourcePartitionKey is not a partition key value: "+err.Error())
 			return nil, false
 		}
 		p.PK = json.RawMessage(pk.String())
@@ -494,11 +507,11 @@ func (q *request) readPermissionBody(db *database) (*permission, bool) {
 		// documents of that id in every partition.
 		c, err := db.store.Container(coll)
 		if err != nil {
-			writeError(q.w, http.StatusBadRequest, fmt.Sprintf("the resource %q is in no container of the database", clip(*in.Resource)), 0, 0)
+			q.answerError(http.StatusBadRequest, fmt.Sprintf("the resource %q is in no container of the database", clip(*in.Resource)))
 			return nil, false
 		}
 		if props, err := c.Read(q.ctx()); err != nil || len(props.PartitionKeyDefinition.Paths) > 0 {
-			writeError(q.w, http.StatusBadRequest, "a document's permission in a partitioned container names the document's partition key in resourcePartitionKey", 0, 0)
+			q.answerError(http.StatusBadRequest, "a document's permission in a partitioned container names the document's partition key in resourcePartitionKey")
 			return nil, false
 		}
 	}
@@ -526,46 +539,67 @@ func parsePermissionResource(res, db string) (coll, doc string, err error) {
 // createPermission answers POST on a user's permissions (an upsert with
 // x-ms-documentdb-is-upsert).
 func (q *request) createPermission() {
-	db := q.database(subOwnerNotFound)
-	if db == nil {
-		return
-	}
-	exp, ok := q.tokenExpiry()
-	if !ok {
-		return
-	}
-	p, ok := q.readPermissionBody(db)
+	db, exp, p, ok := q.permissionChange()
 	if !ok {
 		return
 	}
 	upsert := headerTrue(q.r.Header.Get("x-ms-documentdb-is-upsert"))
 	status := http.StatusCreated
-	q.changeUsers(db, func(map[string]*user) (int, []byte) {
+	q.changeUsers(db, func(map[string]*user) (success, bool) {
 		u := q.findUserLocked(db)
 		if u == nil {
-			return 0, nil
+			return success{}, false
 		}
 		if old, ok := u.Perms[p.ID]; ok {
 			if !upsert {
-				writeError(q.w, http.StatusConflict, msgResourceExists, 0, 0)
-				return 0, nil
+				q.answerError(http.StatusConflict, msgResourceExists)
+				return success{}, false
 			}
 			delete(u.Perms, old.ID)
 			status = http.StatusOK
 		}
-		for _, other := range u.Perms {
-			if other.Coll == p.Coll && other.Doc == p.Doc {
-				writeError(q.w, http.StatusConflict, withDetail(msgResourceExists, fmt.Sprintf("the user already has a permission on %q (%q): one permission per resource", clip(p.Resource), clip(other.ID))), 0, 0)
-				return 0, nil
-			}
+		if q.permissionClashLocked(u, p, nil) {
+			return success{}, false
 		}
 		if len(u.Perms) >= maxPermissionsOfUser {
-			writeError(q.w, http.StatusBadRequest, fmt.Sprintf("the user has %d permissions, the most lethe keeps", maxPermissionsOfUser), 0, 0)
-			return 0, nil
+			q.answerError(http.StatusBadRequest, fmt.Sprintf("the user has %d permissions, the most lethe keeps", maxPermissionsOfUser))
+			return success{}, false
 		}
 		u.Perms[p.ID] = p
-		return status, q.permissionJSON(db, u, p, exp)
+		return success{status, q.permissionJSON(db, u, p, exp)}, true
 	})
+}
+
+// permissionChange reads what a create or a replace of a permission
+// needs: the database, the expiry of the token it hands out and the
+// permission in the body; false when it has answered a refusal.
+func (q *request) permissionChange() (*database, time.Time, *permission, bool) {
+	db := q.database(subOwnerNotFound)
+	if db == nil {
+		return nil, time.Time{}, nil, false
+	}
+	exp, ok := q.tokenExpiry()
+	if !ok {
+		return nil, time.Time{}, nil, false
+	}
+	p, ok := q.readPermissionBody(db)
+	if !ok {
+		return nil, time.Time{}, nil, false
+	}
+	return db, exp, p, true
+}
+
+// permissionClashLocked answers 409, under db.mu, and reports true when a
+// permission of u other than except is on p's resource: a user has one
+// permission per resource.
+func (q *request) permissionClashLocked(u *user, p, except *permission) bool {
+	for _, other := range u.Perms {
+		if other != except && other.Coll == p.Coll && other.Doc == p.Doc {
+			q.answerError(http.StatusConflict, withDetail(msgResourceExists, fmt.Sprintf("the user already has a permission on %q (%q): one permission per resource", clip(p.Resource), clip(other.ID))))
+			return true
+		}
+	}
+	return false
 }
 
 // findPermissionLocked finds the request's permission under db.mu, or
@@ -577,7 +611,7 @@ func (q *request) findPermissionLocked(db *database) (*user, *permission) {
 	}
 	p := u.Perms[q.t.id]
 	if p == nil {
-		writeError(q.w, http.StatusNotFound, msgResourceNotFound, 0, 0)
+		q.answerError(http.StatusNotFound, msgResourceNotFound)
 		return nil, nil
 	}
 	return u, p
@@ -593,49 +627,38 @@ func (q *request) readPermission() {
 	if !ok {
 		return
 	}
-	q.readUsers(db, func() []byte {
+	q.readUsers(db, func() ([]byte, bool) {
 		if u, p := q.findPermissionLocked(db); p != nil {
-			return q.permissionJSON(db, u, p, exp)
+			return q.permissionJSON(db, u, p, exp), true
 		}
-		return nil
+		return nil, false
 	})
 }
 
 // replacePermission answers PUT on a permission: the tokens handed out
 // before stop working, and a new one comes back.
 func (q *request) replacePermission() {
-	db := q.database(subOwnerNotFound)
-	if db == nil {
-		return
-	}
-	exp, ok := q.tokenExpiry()
+	db, exp, p, ok := q.permissionChange()
 	if !ok {
 		return
 	}
-	p, ok := q.readPermissionBody(db)
-	if !ok {
-		return
-	}
-	q.changeUsers(db, func(map[string]*user) (int, []byte) {
+	q.changeUsers(db, func(map[string]*user) (success, bool) {
 		u, old := q.findPermissionLocked(db)
 		if old == nil {
-			return 0, nil
+			return success{}, false
 		}
 		if p.ID != old.ID {
 			if _, taken := u.Perms[p.ID]; taken {
-				writeError(q.w, http.StatusConflict, msgResourceExists, 0, 0)
-				return 0, nil
+				q.answerError(http.StatusConflict, msgResourceExists)
+				return success{}, false
 			}
 		}
-		for _, other := range u.Perms {
-			if other != old && other.Coll == p.Coll && other.Doc == p.Doc {
-				writeError(q.w, http.StatusConflict, withDetail(msgResourceExists, fmt.Sprintf("the user already has a permission on %q (%q): one permission per resource", clip(p.Resource), clip(other.ID))), 0, 0)
-				return 0, nil
-			}
+		if q.permissionClashLocked(u, p, old) {
+			return success{}, false
 		}
 		delete(u.Perms, old.ID)
 		u.Perms[p.ID] = p
-		return http.StatusOK, q.permissionJSON(db, u, p, exp)
+		return success{http.StatusOK, q.permissionJSON(db, u, p, exp)}, true
 	})
 }
 
@@ -644,43 +667,44 @@ func (q *request) deletePermission() {
 	if db == nil {
 		return
 	}
-	q.changeUsers(db, func(map[string]*user) (int, []byte) {
+	q.changeUsers(db, func(map[string]*user) (success, bool) {
 		u, p := q.findPermissionLocked(db)
 		if p == nil {
-			return 0, nil
+			return success{}, false
 		}
 		delete(u.Perms, p.ID)
-		return http.StatusNoContent, nil
+		return success{http.StatusNoContent, nil}, true
 	})
 }
 
-// permissionDocs returns a user's permissions, by id, each with a new
-// token; ok is false when the answer (404, 400) was given.
-func (q *request) permissionDocs(db *database) ([]metaDoc, bool) {
+// permissionDocs returns the request's database and its user's
+// permissions, by id, each with a new token; ok is false when the answer
+// (404, 400) was given.
+func (q *request) permissionDocs() (*database, []metaDoc, bool) {
+	db := q.database(subOwnerNotFound)
+	if db == nil {
+		return nil, nil, false
+	}
 	exp, ok := q.tokenExpiry()
 	if !ok {
-		return nil, false
+		return nil, nil, false
 	}
 	db.mu.Lock()
 	defer db.mu.Unlock()
 	u := q.findUserLocked(db)
 	if u == nil {
-		return nil, false
+		return nil, nil, false
 	}
 	docs := make([]metaDoc, 0, len(u.Perms))
 	for _, p := range u.Perms {
 		docs = append(docs, metaDoc{p.ID, q.permissionJSON(db, u, p, exp)})
 	}
 	sort.Slice(docs, func(i, j int) bool { return docs[i].id < docs[j].id })
-	return docs, true
+	return db, docs, true
 }
 
 func (q *request) listPermissions() {
-	db := q.database(subOwnerNotFound)
-	if db == nil {
-		return
-	}
-	docs, ok := q.permissionDocs(db)
+	db, docs, ok := q.permissionDocs()
 	if !ok {
 		return
 	}
@@ -692,11 +716,7 @@ func (q *request) listPermissions() {
 }
 
 func (q *request) queryPermissions() {
-	db := q.database(subOwnerNotFound)
-	if db == nil {
-		return
-	}
-	docs, ok := q.permissionDocs(db)
+	db, docs, ok := q.permissionDocs()
 	if !ok {
 		return
 	}
