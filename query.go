@@ -212,7 +212,7 @@ type QueryItemsPager struct {
 	hash     uint64       // identifies the query, its parameters and partition key in tokens
 	plan     indexPlan    // the index the evaluation used, if any
 	met      queryMetrics // the figures of the evaluation, reported with the page that made it
-	ip       *itemPages   // a query in item order, evaluated page by page (query_budget.go); nil otherwise
+	ip       *itemPages   // a query in item order, evaluated page by page (itemorder.go); nil otherwise
 }
 
 // NewQueryItemsPager returns a pager over the results of query, in the
