@@ -598,41 +598,38 @@ func sortByPos(rs []posRec) []posRec {
 }
 
 // indexCount answers a query whose one result is a count of the rows that
-// pass its WHERE clause (query.CountsRows) from an index alone, reading no
-// document, when the index of the most selective of the clause's
-// conditions that has one decides the whole clause (query.Residual): the
-// count is of the items the index finds that are live at now (by the
-// expiry rule, from their records' headers) in the partitions whose key
-// begins with pk. ok is false when the query is not of that kind or no
-// such index has been made: indexCount does not ask for one, as the
-// query's evaluation then does (indexFor). It holds the batch lock for
-// reading, as liveDocs does.
-func (c *Container) indexCount(q *query.Query, params map[string]any, pk PartitionKey, now int64, plan *indexPlan) (n int, ok bool) {
-	if !q.CountsRows() || q.Joins() {
-		return 0, false
-	}
-	ranges := q.IndexRanges(params)
+// pass its WHERE clause (query.CountsRows, without JOIN: planCount) from
+// an index alone, reading no document, when the index of the most
+// selective of the clause's conditions that has one decides the whole
+// clause (query.Residual): the count is of the items the index finds that
+// are live at r.now (by the expiry rule, from their records' headers) in
+// r's partitions. ok is false when no such index has been made:
+// indexCount does not ask for one, as the query's evaluation then does
+// (indexFor). It holds the batch lock for reading, as liveDocs does.
+func (r *queryRun) indexCount() (n int, ok bool) {
+	c := r.c
+	ranges := r.q.IndexRanges(r.params)
 	slices.SortStableFunc(ranges, func(a, b query.IndexRange) int { return rangeRank(a) - rangeRank(b) })
-	for _, r := range ranges {
-		idx := c.madeIndex(r.Path)
+	for _, rg := range ranges {
+		idx := c.madeIndex(rg.Path)
 		if idx == nil {
 			continue
 		}
-		if q.Residual(params, r).HasWhere() {
+		if r.q.Residual(r.params, rg).HasWhere() {
 			return 0, false
 		}
 		c.batchMu.RLock()
 		defer c.batchMu.RUnlock()
 		buf := countBufs.Get().(*[]posRec)
 		defer putCountBuf(buf)
-		recs, rule, _, found := c.rangeOf(idx, r, (*buf)[:0])
+		recs, rule, _, found := c.rangeOf(idx, rg, (*buf)[:0])
 		*buf = recs
 		if !found {
 			return 0, false
 		}
-		plan.used = indexSpec(r.Path)
+		r.plan.used = indexSpec(rg.Path)
 		for _, p := range recs {
-			if rule.live(p.rec, now) && strings.HasPrefix(p.rec.pk(), pk.enc) {
+			if rule.live(p.rec, r.now) && strings.HasPrefix(p.rec.pk(), r.pk.enc) {
 				n++
 			}
 		}

@@ -384,30 +384,30 @@ func (p *QueryItemsPager) wholeItems(recs []posRec, page [][]byte, st itemCursor
 	return page, st, pageBytes, false
 }
 
-// startItemPages sets p up to page through q in item order from the
-// cursor st (the start, or a continuation token's), over the candidates
-// an index finds for its filter, or the snapshot of the container's items
-// (first pages), or its position index (resumed pages). The caller holds
-// no container lock.
-func (p *QueryItemsPager) startItemPages(ctx context.Context, q *query.Query, params map[string]any, need, full int, st itemCursor, env *query.Env) error {
+// startItemPages sets p up to page through r's query in item order from
+// the cursor st (the start, or a continuation token's), over the
+// candidates an index finds for its filter, or the snapshot of the
+// container's items (first pages), or its position index (resumed pages),
+// as the clock reads now. The caller holds no container lock.
+func (p *QueryItemsPager) startItemPages(ctx context.Context, r *queryRun, need, full int, st itemCursor) error {
 	c := p.c
-	ip := &itemPages{q: q, params: params, env: env, offset: need - full, full: full, st: st}
-	now := c.store.clock.now()
+	ip := &itemPages{q: r.q, params: r.params, env: r.env, offset: need - full, full: full, st: st}
+	r.now = c.store.clock.now()
 	w := startWatch()
 	if useIndexes {
-		if _, recs, ok := c.textDocs(q, params, p.pk, now, &p.plan); ok {
+		if _, recs, ok := r.textDocs(); ok {
 			ip.snap, ip.snapshot, ip.first = byPos(recs), true, true
-		} else if recs, g, eval, ok := c.rangeRecs(q, params, p.pk, now, &p.plan); ok {
+		} else if recs, g, eval, ok := r.rangeRecs(); ok {
 			ip.snap, ip.snapshot, ip.first, ip.guard = recs, true, true, g
-			ip.q, ip.whole = eval, !eval.HasWhere() && q.ReturnsItems()
+			ip.q, ip.whole = eval, !eval.HasWhere() && r.q.ReturnsItems()
 		}
-		w = w.addTo(&p.plan.lookup)
+		w = w.addTo(&r.plan.lookup)
 	}
 	if !ip.snapshot && st.after.Item() == "" {
-		if err := p.snapshotItems(ctx, ip, now); err != nil {
+		if err := p.snapshotItems(ctx, ip, r.now); err != nil {
 			return err
 		}
-		w.addTo(&p.plan.load)
+		w.addTo(&r.plan.load)
 	}
 	p.ip = ip
 	return nil

@@ -224,61 +224,60 @@ func (c *Container) bestTexts(ti *textIndex, terms []string, want int, pk Partit
 	return recs, st, rule, all, true
 }
 
-// runText evaluates a query ranked by FullTextScore (query.TextTopK) on
-// the items a full-text index scores best, when the container has one of
-// the path and the results fit in one page. ok is false, with no error,
-// when it cannot (the query is evaluated as usual).
-func (c *Container) runText(ctx context.Context, q *query.Query, params map[string]any, pk PartitionKey, now int64, from *query.Resume, page int, env *query.Env) (res query.Result, recs []record, ok bool, err error) {
-	if !useIndexes || from != nil {
-		return res, nil, false, nil
+// text evaluates a query ranked by FullTextScore (query.TextTopK) on the
+// items a full-text index scores best, when the container has one of the
+// path and the results fit in one page. ok is false, with no error, when
+// it cannot (the next plan evaluates it).
+func (r *queryRun) text(ctx context.Context) (ev evaluation, ok bool, err error) {
+	path, strs, need, full, ok := r.q.TextTopK(r.params)
+	if !ok || need == 0 || (r.page > 0 && need > r.page) {
+		return ev, false, nil
 	}
-	path, strs, need, full, ok := q.TextTopK(params)
-	if !ok || need == 0 || (page > 0 && need > page) {
-		return res, nil, false, nil
-	}
+	c := r.c
 	c.batchMu.RLock()
 	defer c.batchMu.RUnlock()
 	ti := c.textIndexFor(path)
 	if ti == nil {
-		return res, nil, false, nil
+		return ev, false, nil
 	}
 	lang := ti.ix.Lang()
-	if env.TextLanguage != nil && env.TextLanguage(path) != lang {
-		return res, nil, false, nil // the query began under another policy
+	if r.env.TextLanguage != nil && r.env.TextLanguage(path) != lang {
+		return ev, false, nil // the query began under another policy
 	}
 	terms := searchTerms(strs, lang)
 	for want := need; ; want *= 4 {
-		cands, st, rule, all, ok := c.bestTexts(ti, terms, want, pk, now)
+		cands, st, rule, all, ok := c.bestTexts(ti, terms, want, r.pk, r.now)
 		if !ok || all && len(cands) < need {
-			return res, nil, false, nil
+			return ev, false, nil
 		}
 		// The evaluation scores by the statistics the index scored by.
-		scanStats, qenv := env.TextStats, *env
+		scanStats, qenv := r.env.TextStats, *r.env
 		qenv.TextStats = func(p []string, l string, t []string) query.TextStats {
 			if slices.Equal(p, path) && l == lang && slices.Equal(t, terms) || scanStats == nil {
 				return st
 			}
 			return scanStats(p, l, t)
 		}
-		res, recs, err = execOn(ctx, q, params, pk, now, cands, rule, nil, &qenv)
-		if err != nil || len(res.Items) >= full {
-			return res, recs, true, err
+		ev.res, ev.recs, err = r.execOn(ctx, cands, rule, nil, &qenv)
+		if err != nil || len(ev.res.Items) >= full {
+			return ev, true, err
 		}
 		if all {
-			return res, nil, false, nil // fewer results than asked: unranked items follow
+			return evaluation{}, false, nil // fewer results than asked: unranked items follow
 		}
 	}
 }
 
-// textDocs is queryDocs through a full-text index, when q's WHERE clause
-// has a full-text filter (query.TextFilter) on a path the container's
-// policy indexes: the live items whose text holds the search terms. It
-// holds the batch lock for reading, as liveDocs does.
-func (c *Container) textDocs(q *query.Query, params map[string]any, pk PartitionKey, now int64, plan *indexPlan) ([]query.Doc, []record, bool) {
-	filters := q.TextFilters(params)
+// textDocs is docs through a full-text index, when r's WHERE clause has a
+// full-text filter (query.TextFilter) on a path the container's policy
+// indexes: the live items whose text holds the search terms. It holds the
+// batch lock for reading, as liveDocs does.
+func (r *queryRun) textDocs() ([]query.Doc, []record, bool) {
+	filters := r.q.TextFilters(r.params)
 	if len(filters) == 0 {
 		return nil, nil, false
 	}
+	c := r.c
 	c.batchMu.RLock()
 	defer c.batchMu.RUnlock()
 	for _, f := range filters {
@@ -317,8 +316,8 @@ func (c *Container) textDocs(q *query.Query, params map[string]any, pk Partition
 			recs[i] = ti.recs[d]
 		}
 		c.expiry.mu.Unlock()
-		plan.used = indexSpec(f.Path)
-		qdocs, live := liveOf(recs, rule, now, pk)
+		r.plan.used = indexSpec(f.Path)
+		qdocs, live := liveOf(recs, rule, r.now, r.pk)
 		return qdocs, live, true
 	}
 	return nil, nil, false
