@@ -415,32 +415,26 @@ func (c *Container) unchanged(g indexGuard) (rule expiryRule, ok bool) {
 // policy meanwhile so that the path is no longer indexed. The caller holds
 // no container lock but c.batchMu for reading.
 func (c *Container) buildIndex(key string, path []string) *pathIndex {
-	bkey := "p:" + key
-	c.expiry.mu.Lock()
-	if idx := c.expiry.indexes[key]; idx != nil {
-		c.expiry.mu.Unlock()
-		return idx // made meanwhile
-	}
-	if !indexable(c.props.IndexingPolicy, path) || c.indexCountLocked() >= maxIndexes {
-		c.expiry.mu.Unlock()
-		return nil
-	}
-	b, n := c.startBuildLocked(bkey)
-	c.expiry.mu.Unlock()
-	if b == nil {
-		return nil
-	}
-	idx := &pathIndex{key: key, path: path, t: btree.NewG(btreeDegree, lessIndexEntry), gen: indexGens.Add(1)}
-	fill(c, b, n, idx.t, idx.entry, compareIndexEntries, idx.change)
-	defer c.expiry.mu.Unlock()
-	if !c.finishBuildLocked(bkey, b) || !indexable(c.props.IndexingPolicy, path) || c.indexCountLocked() >= maxIndexes {
-		return nil
-	}
-	if c.expiry.indexes == nil {
-		c.expiry.indexes = indexes{}
-	}
-	c.expiry.indexes[key] = idx
-	return idx
+	may := func() bool { return indexable(c.props.IndexingPolicy, path) && c.indexCountLocked() < maxIndexes }
+	return buildOnce(c, "p:"+key, indexRecipe[*pathIndex]{
+		made: func() *pathIndex { return c.expiry.indexes[key] },
+		may:  may,
+		make: func(b *indexBuild, n int) *pathIndex {
+			idx := &pathIndex{key: key, path: path, t: btree.NewG(btreeDegree, lessIndexEntry), gen: indexGens.Add(1)}
+			fill(c, b, n, idx.t, idx.entry, compareIndexEntries, idx.change)
+			return idx
+		},
+		keep: func(idx *pathIndex) bool {
+			if !may() {
+				return false
+			}
+			if c.expiry.indexes == nil {
+				c.expiry.indexes = indexes{}
+			}
+			c.expiry.indexes[key] = idx
+			return true
+		},
+	})
 }
 
 // ordered walks the index of path in ORDER BY's order (desc: descending)

@@ -51,25 +51,19 @@ func positionPivot(pos uint64) record {
 // (nil if a policy change cancelled the build). The caller holds no
 // container lock.
 func (c *Container) positionIndex() *positionIndex {
-	const key = "o:"
-	c.expiry.mu.Lock()
-	if px := c.expiry.positions; px != nil {
-		c.expiry.mu.Unlock()
-		return px
-	}
-	b, n := c.startBuildLocked(key)
-	c.expiry.mu.Unlock()
-	if b == nil {
-		return nil
-	}
-	px := &positionIndex{t: btree.NewG(btreeDegree, lessPosition)}
-	fill(c, b, n, px.t, func(r record) record { return r }, func(a, b record) int { return cmp.Compare(a.pos(), b.pos()) }, px.change)
-	defer c.expiry.mu.Unlock()
-	if !c.finishBuildLocked(key, b) {
-		return nil
-	}
-	c.expiry.positions = px
-	return px
+	return buildOnce(c, "o:", indexRecipe[*positionIndex]{
+		made: func() *positionIndex { return c.expiry.positions },
+		may:  func() bool { return true },
+		make: func(b *indexBuild, n int) *positionIndex {
+			px := &positionIndex{t: btree.NewG(btreeDegree, lessPosition)}
+			fill(c, b, n, px.t, func(r record) record { return r }, func(a, b record) int { return cmp.Compare(a.pos(), b.pos()) }, px.change)
+			return px
+		},
+		keep: func(px *positionIndex) bool {
+			c.expiry.positions = px
+			return true
+		},
+	})
 }
 
 // maxWalkSkip bounds the entries one step of a walk of the position index

@@ -115,38 +115,32 @@ func (c *Container) textIndexFor(path []string) *textIndex {
 	if !ok {
 		return nil
 	}
-	bkey := "t:" + key
-	c.expiry.mu.Lock()
-	if ti := c.expiry.texts[key]; ti != nil {
-		c.expiry.mu.Unlock()
-		return ti
-	}
-	lang, ok := textSettings(&c.props, path)
-	if !ok {
-		c.expiry.mu.Unlock()
-		return nil
-	}
-	b, n := c.startBuildLocked(bkey)
-	c.expiry.mu.Unlock()
-	if b == nil {
-		return nil
-	}
-	n += n/8 + 16 // room for the writes made meanwhile and soon after
-	ti := &textIndex{key: key, path: path, ix: fulltext.NewIndex(lang), doc: make(map[*byte]int32, n), recs: make([]record, 0, n)}
-	c.scanForBuild(func(rec record) { ti.change("", rec) })
-	c.catchUp(b, ti.change)
-	defer c.expiry.mu.Unlock()
-	if !c.finishBuildLocked(bkey, b) {
-		return nil
-	}
-	if lang2, ok := textSettings(&c.props, path); !ok || lang2 != lang {
-		return nil
-	}
-	if c.expiry.texts == nil {
-		c.expiry.texts = textIndexes{}
-	}
-	c.expiry.texts[key] = ti
-	return ti
+	var lang string // the path's language, as the policy says when the build starts
+	return buildOnce(c, "t:"+key, indexRecipe[*textIndex]{
+		made: func() *textIndex { return c.expiry.texts[key] },
+		may: func() bool {
+			l, ok := textSettings(&c.props, path)
+			lang = l
+			return ok
+		},
+		make: func(b *indexBuild, n int) *textIndex {
+			n += n/8 + 16 // room for the writes made meanwhile and soon after
+			ti := &textIndex{key: key, path: path, ix: fulltext.NewIndex(lang), doc: make(map[*byte]int32, n), recs: make([]record, 0, n)}
+			c.scanForBuild(func(rec record) { ti.change("", rec) })
+			c.catchUp(b, ti.change)
+			return ti
+		},
+		keep: func(ti *textIndex) bool {
+			if now, ok := textSettings(&c.props, path); !ok || now != lang {
+				return false
+			}
+			if c.expiry.texts == nil {
+				c.expiry.texts = textIndexes{}
+			}
+			c.expiry.texts[key] = ti
+			return true
+		},
+	})
 }
 
 // textStatsLocked returns the statistics FullTextScore scores ti's text
