@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"encoding/binary"
-	"errors"
 	"sort"
 	"strings"
 	"time"
@@ -429,14 +428,7 @@ func (p *QueryItemsPager) nextItemPage(ctx context.Context, start time.Time, fir
 	page, st, examined, m, err := p.itemPage(ctx, size, p.opts.MaxPageBytes)
 	if err != nil {
 		p.ip.first = false
-		var e *Error
-		if !errors.As(err, &e) {
-			return QueryItemsResponse{}, err
-		}
-		if err := c.draw(op, "", chargeFailure); err != nil {
-			return QueryItemsResponse{}, err
-		}
-		return QueryItemsResponse{RequestCharge: ru(chargeFailure)}, withContext(e, op, c.id, "")
+		return p.fail(op, err)
 	}
 	w := startWatch()
 	cost := queryCharge(examined, len(page))

@@ -343,14 +343,7 @@ func (p *QueryItemsPager) NextPage(ctx context.Context) (QueryItemsResponse, err
 	first := !p.ran
 	if first {
 		if err := p.run(ctx); err != nil {
-			var e *Error
-			if !errors.As(err, &e) {
-				return QueryItemsResponse{}, err
-			}
-			if err := c.draw(op, "", chargeFailure); err != nil {
-				return QueryItemsResponse{}, err
-			}
-			return QueryItemsResponse{RequestCharge: ru(chargeFailure)}, withContext(e, op, c.id, "")
+			return p.fail(op, err)
 		}
 	}
 	size := int(p.opts.PageSizeHint)
@@ -423,6 +416,21 @@ func (p *QueryItemsPager) NextPage(ctx context.Context) (QueryItemsResponse, err
 	m.total = time.Since(start)
 	resp.QueryMetrics = m.String()
 	return resp, nil
+}
+
+// fail returns the response and error of a page whose query failed with
+// err: an *Error is charged a failed request's charge; another error (the
+// context's) is returned as it is, and charged nothing.
+func (p *QueryItemsPager) fail(op string, err error) (QueryItemsResponse, error) {
+	var e *Error
+	if !errors.As(err, &e) {
+		return QueryItemsResponse{}, err
+	}
+	charge, err := p.c.chargeFailed(op, "")
+	if err != nil {
+		return QueryItemsResponse{}, err
+	}
+	return QueryItemsResponse{RequestCharge: charge}, withContext(e, op, p.c.id, "")
 }
 
 // keepLive leaves out of a later page the results whose item has been
