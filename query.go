@@ -568,9 +568,10 @@ const (
 // allows (mayUse), in the order of their constants, each but planWhole
 // may find that it cannot after all (no index made or allowed yet, one a
 // policy change dropped, too few candidates), and the next is tried.
-// planCount, planVector, planText and planOrdered evaluate holding the
-// batch lock for reading: a query that calls user code is evaluated, with
-// no lock held, on the candidates an index finds for its filter.
+// planVector, planText and planOrdered evaluate holding the batch lock
+// for reading, so a query that calls user code never uses them: it is
+// evaluated, with no lock held, on the candidates an index finds for its
+// filter (planWhole).
 func (r *queryRun) evaluate(ctx context.Context) (evaluation, error) {
 	for plan := planCount; plan < planWhole; plan++ {
 		if !r.mayUse(plan) {
@@ -634,10 +635,10 @@ func (r *queryRun) mayUse(plan queryPlan) bool {
 
 // whole evaluates r on the candidates an index finds for its filter, or
 // on every item (docs); an error listing them is returned as it is.
-// Resumed, with a page to fill, a query whose
-// evaluation prunes (query.Query.Prunes) keeps the page and one more
-// result, to tell whether more follow: the pager's next page evaluates
-// the rest whole, once.
+// Resumed, with a page to fill, a query whose evaluation prunes
+// (query.Query.Prunes) keeps the page and one more result, to tell
+// whether more follow: the pager's next page evaluates the rest whole,
+// once.
 func (r *queryRun) whole(ctx context.Context) (evaluation, error) {
 	docs, recs, eval, err := r.docs(ctx)
 	if err != nil {
