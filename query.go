@@ -836,7 +836,7 @@ func (r *queryRun) ordered(ctx context.Context) (ev evaluation, ok bool, err err
 	}
 }
 
-// beforeOrderedWalk, when set (by tests), runs when ordered has chosen
+// beforeOrderedWalk, when set (by tests), runs when runOrdered has chosen
 // its index, holding the batch lock for reading alone.
 var beforeOrderedWalk func()
 
