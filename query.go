@@ -468,7 +468,6 @@ func (p *QueryItemsPager) run(ctx context.Context) error {
 	w = w.addTo(&p.met.bind)
 
 	now := p.c.store.clock.now()
-	p.plan = indexPlan{}
 	size := int(p.opts.PageSizeHint)
 	if size <= 0 {
 		size = DefaultPageSize
@@ -478,7 +477,7 @@ func (p *QueryItemsPager) run(ctx context.Context) error {
 	}
 	env := p.c.queryEnv(ctx, now)
 	env.UDFs = funcs
-	r := &queryRun{c: p.c, q: q, params: params, pk: p.pk, now: now, from: from, page: size, env: env, plan: &p.plan}
+	r := &queryRun{c: p.c, q: q, params: params, pk: p.pk, now: now, from: from, page: size, env: env}
 	if need, full, inOrder := q.InItemOrder(params); inOrder {
 		st := itemCursor{}
 		if from != nil {
@@ -493,7 +492,9 @@ func (p *QueryItemsPager) run(ctx context.Context) error {
 				}
 			}
 		}
-		if err := p.startItemPages(ctx, r, need, full, st); err != nil {
+		err := p.startItemPages(ctx, r, need, full, st)
+		p.plan = r.plan
+		if err != nil {
 			return err
 		}
 		p.ran = true
@@ -502,6 +503,7 @@ func (p *QueryItemsPager) run(ctx context.Context) error {
 	ctx = p.c.newPageCtx(ctx, now)
 	r.env = p.c.pageEnv(env, p.c.store.opts.QueryBudget.Rows, 0)
 	ev, err := r.evaluate(ctx)
+	p.plan = r.plan
 	if err != nil {
 		return err
 	}
@@ -538,7 +540,9 @@ type queryRun struct {
 	from   *query.Resume // resume after this result; nil: from the start
 	page   int           // the results of a page (0: every result, evaluated whole)
 	env    *query.Env
-	plan   *indexPlan
+	// plan records the indexes used, for the pager (a value, not the
+	// pager's: a pointer in a queryRun escapes, and the pager with it).
+	plan indexPlan
 }
 
 // evaluation is what a plan made of a query.
