@@ -482,7 +482,8 @@ func (c *Container) commitBatch(ctx context.Context, b TransactionalBatch, sc *b
 	}
 
 	if failed >= 0 {
-		if err := c.draw(op, "", chargeFailure); err != nil {
+		charge, err := c.chargeFailed(op, "")
+		if err != nil {
 			return TransactionalBatchResponse{}, err
 		}
 		for i := range results {
@@ -491,18 +492,19 @@ func (c *Container) commitBatch(ctx context.Context, b TransactionalBatch, sc *b
 		name := fmt.Sprintf("%s operation %d (%s)", op, failed, batchOpNames[b.ops[failed].kind])
 		results[failed] = TransactionalBatchResult{
 			StatusCode:    cause.StatusCode,
-			RequestCharge: ru(chargeFailure),
+			RequestCharge: charge,
 			Err:           withContext(cause, name, c.id, prep[failed].id),
 		}
-		return TransactionalBatchResponse{OperationResults: results, RequestCharge: ru(chargeFailure)}, nil
+		return TransactionalBatchResponse{OperationResults: results, RequestCharge: charge}, nil
 	}
 
 	withBody := o != nil && o.EnableContentResponseOnWrite
 	if size := batchResponseSize(b.ops, recs, withBody); size > maxBatchResponse {
-		if err := c.draw(op, "", chargeFailure); err != nil {
+		charge, err := c.chargeFailed(op, "")
+		if err != nil {
 			return TransactionalBatchResponse{}, err
 		}
-		return TransactionalBatchResponse{RequestCharge: ru(chargeFailure)}, withContext(&Error{StatusCode: statusRequestEntityTooLarge,
+		return TransactionalBatchResponse{RequestCharge: charge}, withContext(&Error{StatusCode: statusRequestEntityTooLarge,
 			Message: fmt.Sprintf("the transactional batch's response would hold %d bytes of items, over the limit of %d: nothing was applied", size, maxBatchResponse)}, op, c.id, "")
 	}
 	if err := c.drawAt(op, "", total, now); err != nil {

@@ -223,28 +223,25 @@ func (c *Container) compositeFor(paths [][]string, desc []bool) (ix *compositeIn
 // buildComposite makes a composite index from the container's items while
 // writes go on, as buildIndex does for one path.
 func (c *Container) buildComposite(key string, spec compositeSpec) *compositeIndex {
-	bkey := "c:" + key
-	c.expiry.mu.Lock()
-	if ix := c.expiry.composites[key]; ix != nil {
-		c.expiry.mu.Unlock()
-		return ix // made meanwhile
-	}
-	b, n := c.startBuildLocked(bkey)
-	c.expiry.mu.Unlock()
-	if b == nil {
-		return nil
-	}
-	ix := newCompositeIndex(spec)
-	fill(c, b, n, ix.t, ix.entry, func(a, b compositeEntry) int { return compareCompositeEntries(spec.desc, a, b) }, ix.change)
-	defer c.expiry.mu.Unlock()
-	if !c.finishBuildLocked(bkey, b) || !compositeDeclared(c.props.IndexingPolicy, key) || c.indexCountLocked() >= maxIndexes {
-		return nil
-	}
-	if c.expiry.composites == nil {
-		c.expiry.composites = composites{}
-	}
-	c.expiry.composites[key] = ix
-	return ix
+	return buildOnce(c, "c:"+key, indexRecipe[*compositeIndex]{
+		made: func() *compositeIndex { return c.expiry.composites[key] },
+		may:  func() bool { return true }, // compositeFor found it in the policy
+		make: func(b *indexBuild, n int) *compositeIndex {
+			ix := newCompositeIndex(spec)
+			fill(c, b, n, ix.t, ix.entry, func(a, b compositeEntry) int { return compareCompositeEntries(spec.desc, a, b) }, ix.change)
+			return ix
+		},
+		keep: func(ix *compositeIndex) bool {
+			if !compositeDeclared(c.props.IndexingPolicy, key) || c.indexCountLocked() >= maxIndexes {
+				return false
+			}
+			if c.expiry.composites == nil {
+				c.expiry.composites = composites{}
+			}
+			c.expiry.composites[key] = ix
+			return true
+		},
+	})
 }
 
 // compositeDeclared reports whether the policy declares the composite

@@ -137,8 +137,8 @@ type Container struct {
 		indexes    indexes                // the secondary indexes made so far (index.go)
 		composites composites             // the composite indexes made so far (composite.go)
 		vectors    vecIndexes             // the vector indexes made so far (vectorindex.go)
-		texts      textIndexes            // the full-text indexes made so far (searchpolicy.go)
-		positions  *positionIndex         // the items in position order, once a query resumed a scan (query_budget.go)
+		texts      textIndexes            // the full-text indexes made so far (textindex.go)
+		positions  *positionIndex         // the items in position order, once a query resumed a scan (itemorder.go)
 		building   map[string]*indexBuild // the index builds under way (indexbuild.go)
 		wanted     map[string]bool        // paths a filter asked for once, whose index is not made yet
 		nextLSN    uint64                 // the lsn a change feed turned on again starts at

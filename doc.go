@@ -168,8 +168,8 @@
 // or not the reaper has purged them. A query pager evaluates its query once,
 // when its first page is asked for, over the items live at one clock
 // reading (a query an index streams, ordered by indexed paths, is evaluated
-// page by page instead, each page resuming after the last: see
-// NewQueryItemsPager); each shard of the container is read under its lock in turn, so
+// page by page instead, each page resuming after the last: see Query
+// pages and continuation tokens, below); each shard of the container is read under its lock in turn, so
 // every item is seen exactly once, as it was either before or after any
 // concurrent write to it. Later pages drop results whose item has since been
 // deleted or has expired, and keep those whose item was rewritten. Results
@@ -479,4 +479,97 @@
 // '#'); a container id 1 to 255 characters without those four; an item
 // at most 2 MB of JSON (ErrRequestTooLarge above that) nested at most 128
 // levels.
+//
+// # Query pages and continuation tokens
+//
+// What NewQueryItemsPager's pages evaluate, and what they guarantee.
+//
+// Results come in the order of their keys: the ORDER BY values, then the
+// position of the item the result was made from, then the result's
+// position among the rows of that item (JOINs). An item's position is
+// given when it is created (by CreateItem, or UpsertItem of a missing or
+// expired item, alone or in a batch), after every other item's of its
+// container, and kept by every later write of it, as Cosmos DB's "_rid" is:
+// so results without ORDER BY come in the order the items were created,
+// across partitions, and results with equal ORDER BY values in that order
+// too. An item deleted, or expired, and created again is a new item, at
+// the end. DISTINCT results are ordered by
+// their ORDER BY values, then by their value itself; GROUP BY results by
+// their group's values (each group is one result, and keeps its place
+// whatever other groups come and go between pages); an aggregate without
+// GROUP BY, or a query without FROM, has at most one result.
+//
+// Each page runs under the store's QueryBudget (time, rows, memory): a
+// page that spends it ends early, possibly empty, with a continuation; a
+// query that cannot make progress within it fails with ErrRequestTimeout.
+// A query in item order (no ORDER BY, DISTINCT, aggregate or GROUP BY)
+// lists the items live at its first page's instant (their records, not
+// their results), and each page evaluates as many of them as it needs,
+// from where the last ended, each item with the content the list holds,
+// if it is still live at the instant of the page; resumed from a continuation token, it walks
+// the container's items in position order from the token's, so page n
+// costs what one page costs. Other queries are evaluated whole within one
+// page's budget.
+//
+// A pager of another query evaluates it once, on its first page, over the
+// items live at one instant: each of the container's shards is read under its lock in
+// turn, so every item is seen exactly once, either as it was before a
+// concurrent write or as it is after it, and an item that expires during
+// the query is seen by none of it. Later pages of the same pager come from
+// that evaluation, as it was, less the results whose item, looked up again
+// at the instant of the page, has been deleted or has expired since; a
+// result whose item was written again since is kept, with the content of
+// the evaluation. So one pager never returns a result twice, and never one
+// whose item is not live at the instant of the page; it does not return
+// items created after its first page.
+//
+// A query ordered by paths an index walks in order (one path, or the paths
+// of a composite index) that has more results than a page is streamed
+// instead: each page is evaluated on its own, at its own instant, by a
+// walk of the index that starts at the ORDER BY values of the last result
+// returned, exactly as a pager given the previous page's continuation token
+// would (below), so a streamed pager has a continuation token's guarantees
+// rather than those above (it may return items created after its first
+// page, and the result of an item rewritten with a later ORDER BY value
+// again). A page costs what its walk examines, not the whole container;
+// when a walk has to go far past its page (many items share a value), the
+// pager evaluates the rest whole, once. A query without ORDER BY whose
+// filter an index answers, with TOP or LIMIT, is evaluated on as few of the
+// index's candidates, taken in item order, as its results need. Whether a
+// query streams depends on the indexes the container has made so far.
+//
+// A continuation token holds the key of the last result of its page (its
+// ORDER BY values and its item's position) and how many results have been
+// counted against TOP and LIMIT. A pager given
+// one evaluates the query again, at its own instant, and returns only the
+// results whose keys come after that key, without applying OFFSET again and
+// with TOP and LIMIT reduced by the results already counted. So resuming
+// skips no result of an item that stayed live and unchanged, and repeats
+// none, whatever was written, deleted or expired in between; a result
+// whose item was written since may move: it is returned again if its new
+// ORDER BY values place it after the token, and not at all if they place
+// it before. DISTINCT results are keyed by their values: a value is
+// returned again on resumption only if its ORDER BY values changed. A token
+// is refused (ErrBadRequest) by another container (one deleted and created
+// again under the same id included), another query text, other parameters
+// or another partition key, and when malformed or written by a version of
+// lethe before positions. It holds the ORDER BY values in clear, so it
+// grows with them.
+//
+// A sorted evaluation (ORDER BY that no index walks) holds only the rows
+// its results need: with TOP or LIMIT, the first of them (and OFFSET's);
+// resumed from a token without DISTINCT, GROUP BY or aggregate, a page's
+// and one more, its first page then being evaluated as a streamed one is,
+// and the pager's later pages whole, once, from that page's key. Its
+// memory grows with those results, not with the items, and it evaluates
+// the select list of a row (user-defined functions included) only if the
+// row may be one of them: a row that passes WHERE but is turned away by
+// its ORDER BY values fails no limit of its results.
+//
+// Limits: an evaluation stops with its context's error soon after ctx is
+// done, even within one item, and fails with ErrBadRequest when it would
+// pass MaxQueryValueSize, MaxQueryJoinRows, MaxQueryRows or
+// MaxQueryBuiltBytes, or when one LIKE would need more than about 67
+// million character comparisons (LIKE is linear in the string for patterns
+// whose parts between % are literal text).
 package lethe

@@ -415,32 +415,26 @@ func (c *Container) unchanged(g indexGuard) (rule expiryRule, ok bool) {
 // policy meanwhile so that the path is no longer indexed. The caller holds
 // no container lock but c.batchMu for reading.
 func (c *Container) buildIndex(key string, path []string) *pathIndex {
-	bkey := "p:" + key
-	c.expiry.mu.Lock()
-	if idx := c.expiry.indexes[key]; idx != nil {
-		c.expiry.mu.Unlock()
-		return idx // made meanwhile
-	}
-	if !indexable(c.props.IndexingPolicy, path) || c.indexCountLocked() >= maxIndexes {
-		c.expiry.mu.Unlock()
-		return nil
-	}
-	b, n := c.startBuildLocked(bkey)
-	c.expiry.mu.Unlock()
-	if b == nil {
-		return nil
-	}
-	idx := &pathIndex{key: key, path: path, t: btree.NewG(btreeDegree, lessIndexEntry), gen: indexGens.Add(1)}
-	fill(c, b, n, idx.t, idx.entry, compareIndexEntries, idx.change)
-	defer c.expiry.mu.Unlock()
-	if !c.finishBuildLocked(bkey, b) || !indexable(c.props.IndexingPolicy, path) || c.indexCountLocked() >= maxIndexes {
-		return nil
-	}
-	if c.expiry.indexes == nil {
-		c.expiry.indexes = indexes{}
-	}
-	c.expiry.indexes[key] = idx
-	return idx
+	may := func() bool { return indexable(c.props.IndexingPolicy, path) && c.indexCountLocked() < maxIndexes }
+	return buildOnce(c, "p:"+key, indexRecipe[*pathIndex]{
+		made: func() *pathIndex { return c.expiry.indexes[key] },
+		may:  may,
+		make: func(b *indexBuild, n int) *pathIndex {
+			idx := &pathIndex{key: key, path: path, t: btree.NewG(btreeDegree, lessIndexEntry), gen: indexGens.Add(1)}
+			fill(c, b, n, idx.t, idx.entry, compareIndexEntries, idx.change)
+			return idx
+		},
+		keep: func(idx *pathIndex) bool {
+			if !may() {
+				return false
+			}
+			if c.expiry.indexes == nil {
+				c.expiry.indexes = indexes{}
+			}
+			c.expiry.indexes[key] = idx
+			return true
+		},
+	})
 }
 
 // ordered walks the index of path in ORDER BY's order (desc: descending)
@@ -598,41 +592,38 @@ func sortByPos(rs []posRec) []posRec {
 }
 
 // indexCount answers a query whose one result is a count of the rows that
-// pass its WHERE clause (query.CountsRows) from an index alone, reading no
-// document, when the index of the most selective of the clause's
-// conditions that has one decides the whole clause (query.Residual): the
-// count is of the items the index finds that are live at now (by the
-// expiry rule, from their records' headers) in the partitions whose key
-// begins with pk. ok is false when the query is not of that kind or no
-// such index has been made: indexCount does not ask for one, as the
-// query's evaluation then does (indexFor). It holds the batch lock for
-// reading, as liveDocs does.
-func (c *Container) indexCount(q *query.Query, params map[string]any, pk PartitionKey, now int64, plan *indexPlan) (n int, ok bool) {
-	if !q.CountsRows() || q.Joins() {
-		return 0, false
-	}
-	ranges := q.IndexRanges(params)
+// pass its WHERE clause (query.CountsRows, without JOIN: planCount) from
+// an index alone, reading no document, when the index of the most
+// selective of the clause's conditions that has one decides the whole
+// clause (query.Residual): the count is of the items the index finds that
+// are live at r.now (by the expiry rule, from their records' headers) in
+// r's partitions. ok is false when no such index has been made:
+// indexCount does not ask for one, as the query's evaluation then does
+// (indexFor). It holds the batch lock for reading, as liveDocs does.
+func (r *queryRun) indexCount() (n int, ok bool) {
+	c := r.c
+	ranges := r.q.IndexRanges(r.params)
 	slices.SortStableFunc(ranges, func(a, b query.IndexRange) int { return rangeRank(a) - rangeRank(b) })
-	for _, r := range ranges {
-		idx := c.madeIndex(r.Path)
+	for _, rg := range ranges {
+		idx := c.madeIndex(rg.Path)
 		if idx == nil {
 			continue
 		}
-		if q.Residual(params, r).HasWhere() {
+		if r.q.Residual(r.params, rg).HasWhere() {
 			return 0, false
 		}
 		c.batchMu.RLock()
 		defer c.batchMu.RUnlock()
 		buf := countBufs.Get().(*[]posRec)
 		defer putCountBuf(buf)
-		recs, rule, _, found := c.rangeOf(idx, r, (*buf)[:0])
+		recs, rule, _, found := c.rangeOf(idx, rg, (*buf)[:0])
 		*buf = recs
 		if !found {
 			return 0, false
 		}
-		plan.used = indexSpec(r.Path)
+		r.plan.used = indexSpec(rg.Path)
 		for _, p := range recs {
-			if rule.live(p.rec, now) && strings.HasPrefix(p.rec.pk(), pk.enc) {
+			if rule.live(p.rec, r.now) && strings.HasPrefix(p.rec.pk(), r.pk.enc) {
 				n++
 			}
 		}

@@ -48,6 +48,51 @@ func (c *Container) startBuildLocked(key string) (*indexBuild, int) {
 	return b, c.itemCount()
 }
 
+// indexRecipe is what buildOnce needs to know of one kind of index. Each
+// of its functions but make is called with the expiry lock held.
+type indexRecipe[I comparable] struct {
+	made func() I    // the index if the container has it already (the zero I if not)
+	may  func() bool // whether the container may make it now (its policy, its count of indexes)
+	// make makes the index of build b (n: about how many items there
+	// are) from the container's items and replays the changes logged
+	// meanwhile (fill, or scanForBuild and catchUp); it returns holding
+	// the expiry lock.
+	make func(b *indexBuild, n int) I
+	// keep records the index made in the container, if the policy still
+	// allows it, and reports whether it did.
+	keep func(I) bool
+}
+
+// buildOnce returns the index of build key, as the container has it, or
+// made while writes go on: the zero I when the container may not make it
+// (r.may), when another query is making it (this one scans meanwhile), or
+// when a policy change meanwhile cancelled the build or no longer allows
+// the index (r.keep). The caller holds no container lock but, for a
+// path's or a composite index, c.batchMu for reading.
+func buildOnce[I comparable](c *Container, key string, r indexRecipe[I]) I {
+	var none I
+	c.expiry.mu.Lock()
+	if ix := r.made(); ix != none {
+		c.expiry.mu.Unlock()
+		return ix // made meanwhile
+	}
+	if !r.may() {
+		c.expiry.mu.Unlock()
+		return none
+	}
+	b, n := c.startBuildLocked(key)
+	c.expiry.mu.Unlock()
+	if b == nil {
+		return none
+	}
+	ix := r.make(b, n)
+	defer c.expiry.mu.Unlock()
+	if !c.finishBuildLocked(key, b) || !r.keep(ix) {
+		return none
+	}
+	return ix
+}
+
 // fill makes the entries of build b's index (entry: a record's entry;
 // compare: their order; n: about how many items there are) from the
 // container's items, inserts them into t sorted, last first, and replays

@@ -310,8 +310,9 @@ func (c *Container) commit(op string, kind writeKind, pk PartitionKey, id string
 // fail returns a failed operation's response and error, charging the fixed
 // failure charge.
 func (c *Container) fail(op, id string, e *Error) (ItemResponse, error) {
-	if err := c.draw(op, id, chargeFailure); err != nil {
+	charge, err := c.chargeFailed(op, id)
+	if err != nil {
 		return ItemResponse{StatusCode: statusTooManyRequests}, err
 	}
-	return ItemResponse{RequestCharge: ru(chargeFailure), StatusCode: e.StatusCode}, withContext(e, op, c.id, id)
+	return ItemResponse{RequestCharge: charge, StatusCode: e.StatusCode}, withContext(e, op, c.id, id)
 }

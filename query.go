@@ -39,8 +39,9 @@ type QueryOptions struct {
 	RequireCompositeIndexes bool
 	// ContinuationToken resumes a query after the page that returned it. It
 	// is valid only for the same container, query text and parameters (else
-	// the query fails with ErrBadRequest). See NewQueryItemsPager for what
-	// resuming guarantees.
+	// the query fails with ErrBadRequest). The package documentation's
+	// section "Query pages and continuation tokens" says what resuming
+	// guarantees.
 	ContinuationToken string
 	// MaxPageBytes, when positive, ends a page before the result that
 	// would take its results past this many bytes of JSON (a first result
@@ -212,107 +213,41 @@ type QueryItemsPager struct {
 	hash     uint64       // identifies the query, its parameters and partition key in tokens
 	plan     indexPlan    // the index the evaluation used, if any
 	met      queryMetrics // the figures of the evaluation, reported with the page that made it
-	ip       *itemPages   // a query in item order, evaluated page by page (query_budget.go); nil otherwise
+	ip       *itemPages   // a query in item order, evaluated page by page (itemorder.go); nil otherwise
 }
 
 // NewQueryItemsPager returns a pager over the results of query, in the
 // Cosmos DB for NoSQL query language, over the items of the logical
 // partition pk: NewPartitionKey() queries every partition, and on a
 // hierarchical key the first one or two components query every partition
-// they begin. Errors (a bad query, a bad
-// continuation token) come from NextPage. Expired items never appear in any
-// result, count or aggregate.
-//
-// # Queries and paging
+// they begin. Errors (a bad query, a bad continuation token) come from
+// NextPage. Expired items never appear in any result, count or aggregate.
 //
 // Results come in the order of their keys: the ORDER BY values, then the
-// position of the item the result was made from, then the result's
-// position among the rows of that item (JOINs). An item's position is
-// given when it is created (by CreateItem, or UpsertItem of a missing or
-// expired item, alone or in a batch), after every other item's of its
-// container, and kept by every later write of it, as Cosmos DB's "_rid" is:
-// so results without ORDER BY come in the order the items were created,
-// across partitions, and results with equal ORDER BY values in that order
-// too. An item deleted, or expired, and created again is a new item, at
-// the end. DISTINCT results are ordered by
-// their ORDER BY values, then by their value itself; GROUP BY results by
-// their group's values (each group is one result, and keeps its place
-// whatever other groups come and go between pages); an aggregate without
-// GROUP BY, or a query without FROM, has at most one result.
+// position of the item they were made from (items are in the order they
+// were created), then their position among that item's rows. Each page
+// runs under the store's QueryBudget: it may end early, even empty, with
+// a continuation token, and a query that cannot make progress within one
+// page fails with ErrRequestTimeout. A pager evaluates most queries once,
+// on its first page, over the items live at that instant, and serves its
+// later pages from that evaluation, less the results whose item has been
+// deleted or has expired since; a query in item order, or one an index
+// streams in ORDER BY's order, is evaluated page by page instead, each
+// page resuming after the last as a continuation token does. A token
+// (QueryOptions.ContinuationToken) resumes after the key of the last
+// result of its page: it skips no result of an item that stayed live and
+// unchanged, and repeats none; another container, query text, parameters
+// or partition key refuse it (ErrBadRequest).
 //
-// Each page runs under the store's QueryBudget (time, rows, memory): a
-// page that spends it ends early, possibly empty, with a continuation; a
-// query that cannot make progress within it fails with ErrRequestTimeout.
-// A query in item order (no ORDER BY, DISTINCT, aggregate or GROUP BY)
-// lists the items live at its first page's instant (their records, not
-// their results), and each page evaluates as many of them as it needs,
-// from where the last ended, each item with the content the list holds,
-// if it is still live at the instant of the page; resumed from a continuation token, it walks
-// the container's items in position order from the token's, so page n
-// costs what one page costs. Other queries are evaluated whole within one
-// page's budget.
+// An evaluation stops with its context's error soon after ctx is done,
+// and fails with ErrBadRequest when it would pass MaxQueryValueSize,
+// MaxQueryJoinRows, MaxQueryRows or MaxQueryBuiltBytes, or when one LIKE
+// would need more than about 67 million character comparisons.
 //
-// A pager of another query evaluates it once, on its first page, over the
-// items live at one instant: each of the container's shards is read under its lock in
-// turn, so every item is seen exactly once, either as it was before a
-// concurrent write or as it is after it, and an item that expires during
-// the query is seen by none of it. Later pages of the same pager come from
-// that evaluation, as it was, less the results whose item, looked up again
-// at the instant of the page, has been deleted or has expired since; a
-// result whose item was written again since is kept, with the content of
-// the evaluation. So one pager never returns a result twice, and never one
-// whose item is not live at the instant of the page; it does not return
-// items created after its first page.
-//
-// A query ordered by paths an index walks in order (one path, or the paths
-// of a composite index) that has more results than a page is streamed
-// instead: each page is evaluated on its own, at its own instant, by a
-// walk of the index that starts at the ORDER BY values of the last result
-// returned, exactly as a pager given the previous page's continuation token
-// would (below), so a streamed pager has a continuation token's guarantees
-// rather than those above (it may return items created after its first
-// page, and the result of an item rewritten with a later ORDER BY value
-// again). A page costs what its walk examines, not the whole container;
-// when a walk has to go far past its page (many items share a value), the
-// pager evaluates the rest whole, once. A query without ORDER BY whose
-// filter an index answers, with TOP or LIMIT, is evaluated on as few of the
-// index's candidates, taken in item order, as its results need. Whether a
-// query streams depends on the indexes the container has made so far.
-//
-// A continuation token holds the key of the last result of its page (its
-// ORDER BY values and its item's position) and how many results have been
-// counted against TOP and LIMIT. A pager given
-// one evaluates the query again, at its own instant, and returns only the
-// results whose keys come after that key, without applying OFFSET again and
-// with TOP and LIMIT reduced by the results already counted. So resuming
-// skips no result of an item that stayed live and unchanged, and repeats
-// none, whatever was written, deleted or expired in between; a result
-// whose item was written since may move: it is returned again if its new
-// ORDER BY values place it after the token, and not at all if they place
-// it before. DISTINCT results are keyed by their values: a value is
-// returned again on resumption only if its ORDER BY values changed. A token
-// is refused (ErrBadRequest) by another container (one deleted and created
-// again under the same id included), another query text, other parameters
-// or another partition key, and when malformed or written by a version of
-// lethe before positions. It holds the ORDER BY values in clear, so it
-// grows with them.
-//
-// A sorted evaluation (ORDER BY that no index walks) holds only the rows
-// its results need: with TOP or LIMIT, the first of them (and OFFSET's);
-// resumed from a token without DISTINCT, GROUP BY or aggregate, a page's
-// and one more, its first page then being evaluated as a streamed one is,
-// and the pager's later pages whole, once, from that page's key. Its
-// memory grows with those results, not with the items, and it evaluates
-// the select list of a row (user-defined functions included) only if the
-// row may be one of them: a row that passes WHERE but is turned away by
-// its ORDER BY values fails no limit of its results.
-//
-// Limits: an evaluation stops with its context's error soon after ctx is
-// done, even within one item, and fails with ErrBadRequest when it would
-// pass MaxQueryValueSize, MaxQueryJoinRows, MaxQueryRows or
-// MaxQueryBuiltBytes, or when one LIKE would need more than about 67
-// million character comparisons (LIKE is linear in the string for patterns
-// whose parts between % are literal text).
+// The package documentation's section "Query pages and continuation
+// tokens" says in full what each page evaluates, at which instant, what
+// a pager and a token guarantee when items are written meanwhile, and
+// what a page costs.
 func (c *Container) NewQueryItemsPager(query string, pk PartitionKey, o *QueryOptions) *QueryItemsPager {
 	p := &QueryItemsPager{c: c, text: query, pk: pk, more: true}
 	if o != nil {
@@ -343,14 +278,7 @@ func (p *QueryItemsPager) NextPage(ctx context.Context) (QueryItemsResponse, err
 	first := !p.ran
 	if first {
 		if err := p.run(ctx); err != nil {
-			var e *Error
-			if !errors.As(err, &e) {
-				return QueryItemsResponse{}, err
-			}
-			if err := c.draw(op, "", chargeFailure); err != nil {
-				return QueryItemsResponse{}, err
-			}
-			return QueryItemsResponse{RequestCharge: ru(chargeFailure)}, withContext(e, op, c.id, "")
+			return p.fail(op, err)
 		}
 	}
 	size := int(p.opts.PageSizeHint)
@@ -423,6 +351,21 @@ func (p *QueryItemsPager) NextPage(ctx context.Context) (QueryItemsResponse, err
 	m.total = time.Since(start)
 	resp.QueryMetrics = m.String()
 	return resp, nil
+}
+
+// fail returns the response and error of a page whose query failed with
+// err: an *Error is charged a failed request's charge; another error (the
+// context's) is returned as it is, and charged nothing.
+func (p *QueryItemsPager) fail(op string, err error) (QueryItemsResponse, error) {
+	var e *Error
+	if !errors.As(err, &e) {
+		return QueryItemsResponse{}, err
+	}
+	charge, err := p.c.chargeFailed(op, "")
+	if err != nil {
+		return QueryItemsResponse{}, err
+	}
+	return QueryItemsResponse{RequestCharge: charge}, withContext(e, op, p.c.id, "")
 }
 
 // keepLive leaves out of a later page the results whose item has been
@@ -525,7 +468,6 @@ func (p *QueryItemsPager) run(ctx context.Context) error {
 	w = w.addTo(&p.met.bind)
 
 	now := p.c.store.clock.now()
-	p.plan = indexPlan{}
 	size := int(p.opts.PageSizeHint)
 	if size <= 0 {
 		size = DefaultPageSize
@@ -535,6 +477,7 @@ func (p *QueryItemsPager) run(ctx context.Context) error {
 	}
 	env := p.c.queryEnv(ctx, now)
 	env.UDFs = funcs
+	r := &queryRun{c: p.c, q: q, params: params, pk: p.pk, now: now, from: from, page: size, env: env}
 	if need, full, inOrder := q.InItemOrder(params); inOrder {
 		st := itemCursor{}
 		if from != nil {
@@ -549,90 +492,177 @@ func (p *QueryItemsPager) run(ctx context.Context) error {
 				}
 			}
 		}
-		if err := p.startItemPages(ctx, q, params, need, full, st, env); err != nil {
+		err := p.startItemPages(ctx, r, need, full, st)
+		p.plan = r.plan
+		if err != nil {
 			return err
 		}
 		p.ran = true
 		return nil
 	}
-	pctx := p.c.newPageCtx(ctx, now)
-	ctx = pctx
-	env = p.c.pageEnv(env, p.c.store.opts.QueryBudget.Rows, 0)
-	// runVector, runText and runOrdered evaluate holding the batch lock
-	// for reading: a query that calls user code is evaluated as others
-	// are, on the candidates an index finds for its filter, with no lock
-	// held.
-	var res query.Result
-	var recs []record
-	var ok, more bool
-	var walked int
-	if useIndexes && from == nil {
-		// A count an index answers alone.
-		lw := startWatch()
-		n, counted := p.c.indexCount(q, params, p.pk, now, &p.plan)
-		lw.addTo(&p.plan.lookup)
-		if counted {
-			res, ok = query.CountResult(q, n), true
-		}
-	}
-	if !ok && !q.CallsUDFs() {
-		res, recs, ok, err = p.c.runVector(ctx, q, params, p.pk, now, from, size, env)
-		if !ok && err == nil {
-			res, recs, ok, err = p.c.runText(ctx, q, params, p.pk, now, from, size, env)
-		}
-	}
-	if !ok && err == nil && !q.CallsUDFs() {
-		res, recs, ok, more, walked, err = p.c.runOrdered(ctx, q, params, p.pk, now, from, &p.plan, size, env)
-	}
-	if more && walked > 8*(size+1) {
-		// The walk had to go far past its page (many items share a
-		// value): the pages after this one are evaluated whole, once,
-		// rather than walking the same items again for each.
-		p.whole = true
-	}
-	if !ok && err == nil {
-		var docs []query.Doc
-		var eval *query.Query
-		docs, recs, eval, err = p.c.queryDocs(ctx, q, params, p.pk, now, &p.plan)
-		if err != nil {
-			return err
-		}
-		// (Queries in item order were paged above: startItemPages.)
-		keep := from != nil && size > 0 && eval.Prunes()
-		if keep {
-			// Resumed: the page and one more result, to tell whether
-			// more follow, are all it holds; the pager's next page
-			// evaluates the rest whole, once (p.whole).
-			from.Keep = size + 1
-		}
-		res, err = query.ExecFrom(ctx, eval, params, docs, time.Unix(0, now).UTC(), from, env)
-		if keep && len(res.Items) > size {
-			more, p.whole = true, true
-			res.Truncate(size)
-		}
-	}
+	ctx = p.c.newPageCtx(ctx, now)
+	r.env = p.c.pageEnv(env, p.c.store.opts.QueryBudget.Rows, 0)
+	ev, err := r.evaluate(ctx)
+	p.plan = r.plan
 	if err != nil {
-		if outOfBudget(err) {
-			return budgetError(err)
-		}
-		return queryError(err)
+		return err
 	}
+	res := ev.res
 	var eval time.Duration
 	w.addTo(&eval)
 	p.met.lookup, p.met.load = p.plan.lookup, p.plan.load
 	p.met.exec = max(0, eval-p.plan.lookup-p.plan.load)
 	p.met.retrieve, p.met.retBytes, p.met.matched = res.Examined, res.ExaminedBytes, res.Matched
-	p.ran, p.res, p.items, p.exam, p.next, p.streamed = true, res, res.Items, res.Examined, 0, more
+	p.ran, p.res, p.items, p.exam, p.next, p.streamed = true, res, res.Items, res.Examined, 0, ev.more
+	p.whole = p.whole || ev.whole
 	if from != nil {
 		p.consumed = from.Consumed
 	}
 	p.srcs = make([]record, len(res.Items))
 	for i, src := range res.Sources {
 		if src >= 0 {
-			p.srcs[i] = recs[src]
+			p.srcs[i] = ev.recs[src]
 		}
 	}
 	return nil
+}
+
+// queryRun is one evaluation of a query, what each step of its plan
+// needs: the query, its parameters, the partitions it reads (those whose
+// key begins with pk), its instant, where it resumes, the results a page
+// needs, its environment, and the record of the indexes it used.
+type queryRun struct {
+	c      *Container
+	q      *query.Query
+	params map[string]any
+	pk     PartitionKey
+	now    int64
+	from   *query.Resume // resume after this result; nil: from the start
+	page   int           // the results of a page (0: every result, evaluated whole)
+	env    *query.Env
+	// plan records the indexes used, for the pager (a value, not the
+	// pager's: a pointer in a queryRun escapes, and the pager with it).
+	plan indexPlan
+}
+
+// evaluation is what a plan made of a query.
+type evaluation struct {
+	res  query.Result
+	recs []record // the records res.Sources index
+	// more says that res is one page (streamed) and more results follow;
+	// whole, that the pages after this one are better evaluated whole,
+	// once, than page by page.
+	more, whole bool
+}
+
+// A queryPlan is one way to evaluate a query that is not in item order
+// (those are paged by itemorder.go).
+type queryPlan uint8
+
+// The plans, in the order evaluate tries them.
+const (
+	planCount   queryPlan = iota // a count an index answers alone, reading no item (indexCount)
+	planVector                   // TOP k by VectorDistance, on the items a vector index finds nearest (vector)
+	planText                     // TOP k by FullTextScore, on the items a full-text index scores best (text)
+	planOrdered                  // ORDER BY paths an index walks in order, as far as the page needs (ordered)
+	planWhole                    // the candidates an index finds for the filter, or every item, evaluated whole (whole)
+)
+
+// evaluate evaluates r by the first plan that can: of those r's shape
+// allows (mayUse), in the order of their constants, each but planWhole
+// may find that it cannot after all (no index made or allowed yet, one a
+// policy change dropped, too few candidates), and the next is tried.
+// planVector, planText and planOrdered evaluate holding the batch lock
+// for reading, so a query that calls user code never uses them: it is
+// evaluated, with no lock held, on the candidates an index finds for its
+// filter (planWhole).
+func (r *queryRun) evaluate(ctx context.Context) (evaluation, error) {
+	for plan := planCount; plan < planWhole; plan++ {
+		if !r.mayUse(plan) {
+			continue
+		}
+		var ev evaluation
+		var ok bool
+		var err error
+		switch plan {
+		case planCount:
+			w := startWatch()
+			var n int
+			n, ok = r.indexCount()
+			w.addTo(&r.plan.lookup)
+			if ok {
+				ev.res = query.CountResult(r.q, n)
+			}
+		case planVector:
+			ev, ok, err = r.vector(ctx)
+		case planText:
+			ev, ok, err = r.text(ctx)
+		case planOrdered:
+			ev, ok, err = r.ordered(ctx)
+		}
+		if ok || err != nil {
+			return ev, evalError(err)
+		}
+	}
+	return r.whole(ctx)
+}
+
+// evalError is the error of an evaluation that failed (nil if it did
+// not): a 408 when it ran out of its page's budget, a 400 when the query
+// is wrong, else the context's error.
+func evalError(err error) error {
+	if err == nil {
+		return nil
+	}
+	if outOfBudget(err) {
+		return budgetError(err)
+	}
+	return queryError(err)
+}
+
+// mayUse reports whether r's shape lets plan evaluate it: every plan but
+// planWhole needs the indexes (useIndexes); planCount, a count that starts
+// from the first result; planVector and planText, a query that starts
+// from the first result and calls no user-defined function; planOrdered,
+// one that calls none.
+func (r *queryRun) mayUse(plan queryPlan) bool {
+	switch plan {
+	case planCount:
+		return useIndexes && r.from == nil && r.q.CountsRows() && !r.q.Joins()
+	case planVector, planText:
+		return useIndexes && r.from == nil && !r.q.CallsUDFs()
+	case planOrdered:
+		return useIndexes && !r.q.CallsUDFs()
+	}
+	return true
+}
+
+// whole evaluates r on the candidates an index finds for its filter, or
+// on every item (docs); an error listing them is returned as it is.
+// Resumed, with a page to fill, a query whose evaluation prunes
+// (query.Query.Prunes) keeps the page and one more result, to tell
+// whether more follow: the pager's next page evaluates the rest whole,
+// once.
+func (r *queryRun) whole(ctx context.Context) (evaluation, error) {
+	docs, recs, eval, err := r.docs(ctx)
+	if err != nil {
+		return evaluation{}, err
+	}
+	from := r.from
+	keep := from != nil && r.page > 0 && eval.Prunes()
+	if keep {
+		from.Keep = r.page + 1
+	}
+	ev := evaluation{recs: recs}
+	ev.res, err = query.ExecFrom(ctx, eval, r.params, docs, time.Unix(0, r.now).UTC(), from, r.env)
+	if err != nil {
+		return evaluation{}, evalError(err)
+	}
+	if keep && len(ev.res.Items) > r.page {
+		ev.more, ev.whole = true, true
+		ev.res.Truncate(r.page)
+	}
+	return ev, nil
 }
 
 // queryEnv is what the container's queries at now know of it beyond their
@@ -667,34 +697,34 @@ func (c *Container) queryEnv(ctx context.Context, now int64) *query.Env {
 // compare with scans (export_test.go).
 var useIndexes = true
 
-// queryDocs lists the items q is evaluated on: the candidates an index
+// docs lists the items r's query is evaluated on: the candidates an index
 // finds for one of the conditions of its WHERE clause, when there is one
 // the container's policy lets it index, else every item (liveDocs); in
-// both cases only those live at now in the partitions whose key begins with
-// pk. eval is the query to evaluate on them, so that results are a scan's:
-// q, less the conditions the index decided (query.Residual).
-func (c *Container) queryDocs(ctx context.Context, q *query.Query, params map[string]any, pk PartitionKey, now int64, plan *indexPlan) (docs []query.Doc, recs []record, eval *query.Query, err error) {
+// both cases only those live at r.now in r's partitions. eval is the query
+// to evaluate on them, so that results are a scan's: r.q, less the
+// conditions the index decided (query.Residual).
+func (r *queryRun) docs(ctx context.Context) (docs []query.Doc, recs []record, eval *query.Query, err error) {
 	w := startWatch()
 	if useIndexes {
-		docs, recs, eval, ok := c.indexedDocs(q, params, pk, now, plan)
-		w = w.addTo(&plan.lookup)
+		docs, recs, eval, ok := r.indexedDocs()
+		w = w.addTo(&r.plan.lookup)
 		if ok {
 			return docs, recs, eval, ctx.Err()
 		}
 	}
-	defer w.addTo(&plan.load)
-	docs, recs, err = c.liveDocs(ctx, pk, now)
-	return docs, recs, q, err
+	defer w.addTo(&r.plan.load)
+	docs, recs, err = r.c.liveDocs(ctx, r.pk, r.now)
+	return docs, recs, r.q, err
 }
 
-// indexedDocs is queryDocs through an index, if q has a condition one can
-// answer: a full-text filter (textDocs), or a range (rangeRecs). It holds
-// the batch lock for reading, as liveDocs does.
-func (c *Container) indexedDocs(q *query.Query, params map[string]any, pk PartitionKey, now int64, plan *indexPlan) ([]query.Doc, []record, *query.Query, bool) {
-	if docs, recs, ok := c.textDocs(q, params, pk, now, plan); ok {
-		return docs, recs, q, true
+// indexedDocs is docs through an index, if r's query has a condition one
+// can answer: a full-text filter (textDocs), or a range (rangeRecs). It
+// holds the batch lock for reading, as liveDocs does.
+func (r *queryRun) indexedDocs() ([]query.Doc, []record, *query.Query, bool) {
+	if docs, recs, ok := r.textDocs(); ok {
+		return docs, recs, r.q, true
 	}
-	live, _, eval, ok := c.rangeRecs(q, params, pk, now, plan)
+	live, _, eval, ok := r.rangeRecs()
 	if !ok {
 		return nil, nil, nil, false
 	}
@@ -706,77 +736,78 @@ func (c *Container) indexedDocs(q *query.Query, params map[string]any, pk Partit
 	return docs, recs, eval, true
 }
 
-// rangeRecs lists, through the index of one of the conditions of q's
+// rangeRecs lists, through the index of one of the conditions of r's
 // WHERE clause that an index can answer (query.IndexRanges), the most
-// selective first, the items that satisfy it and are live at now in the
-// partitions whose key begins with pk, in position order; ok is false when
-// no such condition has an index (yet). eval is q less the conditions the
-// index decided (query.Residual): evaluated on the items listed, it gives
-// q's results; without a WHERE clause left, every item listed passes. g
-// tells later whether an item listed has been replaced or removed since.
-// It holds the batch lock for reading, as liveDocs does.
-func (c *Container) rangeRecs(q *query.Query, params map[string]any, pk PartitionKey, now int64, plan *indexPlan) (recs []posRec, g indexGuard, eval *query.Query, ok bool) {
-	ranges := q.IndexRanges(params)
+// selective first, the items that satisfy it and are live at r.now in
+// r's partitions, in position order; ok is false when no such condition
+// has an index (yet). eval is r.q less the conditions the index decided
+// (query.Residual): evaluated on the items listed, it gives r.q's
+// results; without a WHERE clause left, every item listed passes. g tells
+// later whether an item listed has been replaced or removed since. It
+// holds the batch lock for reading, as liveDocs does.
+func (r *queryRun) rangeRecs() (recs []posRec, g indexGuard, eval *query.Query, ok bool) {
+	ranges := r.q.IndexRanges(r.params)
 	if len(ranges) == 0 {
 		return nil, g, nil, false
 	}
 	slices.SortStableFunc(ranges, func(a, b query.IndexRange) int { return rangeRank(a) - rangeRank(b) })
+	c := r.c
 	c.batchMu.RLock()
 	defer c.batchMu.RUnlock()
-	for _, r := range ranges {
-		recs, g, found, indexed := c.liveCandidates(r, pk, now)
+	for _, rg := range ranges {
+		recs, g, found, indexed := c.liveCandidates(rg, r.pk, r.now)
 		if !found {
 			if !indexed {
-				plan.potential = append(plan.potential, indexSpec(r.Path))
+				r.plan.potential = append(r.plan.potential, indexSpec(rg.Path))
 			}
 			continue
 		}
-		plan.used = indexSpec(r.Path)
-		return recs, g, q.Residual(params, r), true
+		r.plan.used = indexSpec(rg.Path)
+		return recs, g, r.q.Residual(r.params, rg), true
 	}
 	return nil, g, nil, false
 }
 
-// runOrdered evaluates a query ordered by paths an index can walk in order
+// ordered evaluates a query ordered by paths an index can walk in order
 // (query.OrderedByPaths): one path's index, or a composite index of
 // several. It evaluates the query on the items the walk meets first,
 // walking four times further each time the results might depend on items
 // not met yet, and stops when the walk has reached the end or when the
 // last result it needs comes strictly before the last value the walk took
 // (so every item not met comes after every result). The results it needs
-// are TOP's or LIMIT's, or, when there are more than a page (page > 0),
-// a page's: then it returns that page alone, and more reports whether
-// results follow it. A query resuming after a result (from) starts its
-// walk at that result's values. ok is false, with no error, when the query
-// is not of that kind (it is evaluated as usual).
-func (c *Container) runOrdered(ctx context.Context, q *query.Query, params map[string]any, pk PartitionKey, now int64, from *query.Resume, plan *indexPlan, page int, env *query.Env) (res query.Result, recs []record, ok, more bool, walked int, err error) {
-	if !useIndexes {
-		return res, nil, false, false, 0, nil
-	}
-	paths, descs, need, full, ok := q.OrderedByPaths(params)
+// are TOP's or LIMIT's, or, when there are more than a page (r.page > 0),
+// a page's: then it returns that page alone, and ev.more reports whether
+// results follow it (ev.whole, that the walk went so far past the page
+// that the pages after it are better evaluated whole). A query resuming
+// after a result (r.from) starts its walk at that result's values. ok is
+// false, with no error, when the query is not of that kind (the next plan
+// evaluates it).
+func (r *queryRun) ordered(ctx context.Context) (ev evaluation, ok bool, err error) {
+	paths, descs, need, full, ok := r.q.OrderedByPaths(r.params)
 	if !ok {
-		return res, nil, false, false, 0, nil
+		return ev, false, nil
 	}
-	offset, target, paged := pageTarget(need, full, from, page)
+	offset, target, paged := pageTarget(need, full, r.from, r.page)
 	if target < 0 {
-		return res, nil, false, false, 0, nil
+		return ev, false, nil
 	}
 	var start []query.IndexKey
-	if from != nil {
-		start = from.OrderKeys()
+	if r.from != nil {
+		start = r.from.OrderKeys()
 	}
+	c := r.c
 	c.batchMu.RLock()
 	defer c.batchMu.RUnlock()
 	var walk func(want int) (recs []record, last []query.IndexKey, exhausted bool, rule expiryRule, current bool)
 	w := startWatch()
 	if len(paths) > 1 {
-		walk, ok = c.compositeWalk(q, params, paths, descs, start, plan)
+		walk, ok = r.compositeWalk(paths, descs, start)
 	} else {
-		walk, ok = c.pathWalk(q, params, paths[0], descs[0], start, plan)
+		walk, ok = r.pathWalk(paths[0], descs[0], start)
 	}
-	w.addTo(&plan.lookup)
+	w.addTo(&r.plan.lookup)
 	if !ok {
-		return res, nil, false, false, 0, nil
+		return ev, false, nil
 	}
 	if beforeOrderedWalk != nil {
 		beforeOrderedWalk()
@@ -784,23 +815,27 @@ func (c *Container) runOrdered(ctx context.Context, q *query.Query, params map[s
 	for want := max(2*(offset+target), 8); ; want *= 4 {
 		w := startWatch()
 		all, last, exhausted, rule, current := walk(want)
-		w.addTo(&plan.lookup)
+		w.addTo(&r.plan.lookup)
 		if !current {
 			// A policy change dropped the index: the query scans.
-			plan.used, plan.usedComposite = "", nil
-			return res, nil, false, false, 0, nil
+			r.plan.used, r.plan.usedComposite = "", nil
+			return ev, false, nil
 		}
-		res, recs, err = execOn(ctx, q, params, pk, now, all, rule, from, env)
+		ev.res, ev.recs, err = r.execOn(ctx, all, rule, r.from, r.env)
 		if err != nil {
-			return res, nil, true, false, len(all), err
+			return evaluation{}, true, err
 		}
-		n := len(res.Items)
-		if exhausted || target == 0 || n >= target && res.OrderKeysBefore(target-1, last, descs) {
+		n := len(ev.res.Items)
+		if exhausted || target == 0 || n >= target && ev.res.OrderKeysBefore(target-1, last, descs) {
 			if paged {
-				more = n > page
-				res.Truncate(page)
+				ev.more = n > r.page
+				ev.res.Truncate(r.page)
 			}
-			return res, recs, true, more, len(all), nil
+			// A walk far past its page (many items share a value): the
+			// pages after this one are evaluated whole, once, rather than
+			// walking the same items again for each.
+			ev.whole = ev.more && len(all) > 8*(r.page+1)
+			return ev, true, nil
 		}
 	}
 }
@@ -830,28 +865,29 @@ func pageTarget(need, full int, from *query.Resume, page int) (offset, target in
 	return offset, full, false
 }
 
-// pathWalk returns the walk of the index of path for runOrdered, making
-// the index if need be; ok is false when the query cannot use it. A filter
-// an index answers: on another path, its candidates are sorted instead (a
+// pathWalk returns the walk of the index of path for ordered, making the
+// index if need be; ok is false when the query cannot use it. A filter an
+// index answers: on another path, its candidates are sorted instead (a
 // walk in order would meet the items the filter drops); on this path,
 // ascending, it bounds the walk, which starts at its first value (the
 // filter drops undefined values anyway). The caller holds c.batchMu for
 // reading.
-func (c *Container) pathWalk(q *query.Query, params map[string]any, path []string, desc bool, start []query.IndexKey, plan *indexPlan) (walk func(int) ([]record, []query.IndexKey, bool, expiryRule, bool), ok bool) {
+func (r *queryRun) pathWalk(path []string, desc bool, start []query.IndexKey) (walk func(int) ([]record, []query.IndexKey, bool, expiryRule, bool), ok bool) {
 	var bound *query.IndexRange
-	for _, r := range q.IndexRanges(params) {
-		if !slices.Equal(r.Path, path) || desc || r.Points != nil {
+	for _, rg := range r.q.IndexRanges(r.params) {
+		if !slices.Equal(rg.Path, path) || desc || rg.Points != nil {
 			// Another path, or equality: the index's candidates, sorted.
 			return nil, false
 		}
-		bound = &r
+		bound = &rg
 	}
+	c := r.c
 	idx, _ := c.indexFor(path, true)
 	if idx == nil {
-		plan.potential = append(plan.potential, indexSpec(path))
+		r.plan.potential = append(r.plan.potential, indexSpec(path))
 		return nil, false
 	}
-	plan.used = indexSpec(path)
+	r.plan.used = indexSpec(path)
 	var from *query.IndexKey
 	if start != nil {
 		from = &start[0]
@@ -863,32 +899,33 @@ func (c *Container) pathWalk(q *query.Query, params map[string]any, path []strin
 }
 
 // compositeWalk returns the walk of the composite index that serves an
-// ORDER BY of several paths for runOrdered, when the policy has one and
-// the query has no filter an index answers (whose candidates are sorted
+// ORDER BY of several paths for ordered, when the policy has one and the
+// query has no filter an index answers (whose candidates are sorted
 // instead). The caller holds c.batchMu for reading.
-func (c *Container) compositeWalk(q *query.Query, params map[string]any, paths [][]string, descs []bool, start []query.IndexKey, plan *indexPlan) (walk func(int) ([]record, []query.IndexKey, bool, expiryRule, bool), ok bool) {
-	if len(q.IndexRanges(params)) > 0 {
+func (r *queryRun) compositeWalk(paths [][]string, descs []bool, start []query.IndexKey) (walk func(int) ([]record, []query.IndexKey, bool, expiryRule, bool), ok bool) {
+	if len(r.q.IndexRanges(r.params)) > 0 {
 		return nil, false
 	}
+	c := r.c
 	ix, reverse, potential := c.compositeFor(paths, descs)
 	if ix == nil {
 		if potential != nil {
-			plan.potentialComposite = append(plan.potentialComposite, potential.specs())
+			r.plan.potentialComposite = append(r.plan.potentialComposite, potential.specs())
 		}
 		return nil, false
 	}
-	plan.usedComposite = ix.spec.specs()
+	r.plan.usedComposite = ix.spec.specs()
 	return func(want int) ([]record, []query.IndexKey, bool, expiryRule, bool) {
 		return c.orderedComposite(ix, reverse, want, start)
 	}, true
 }
 
-// execOn evaluates q, resuming after from (nil: from the start), on those
-// of recs that are live at now (by rule) in the partitions whose key
-// begins with pk, and returns them beside the result.
-func execOn(ctx context.Context, q *query.Query, params map[string]any, pk PartitionKey, now int64, recs []record, rule expiryRule, from *query.Resume, env *query.Env) (query.Result, []record, error) {
-	docs, live := liveOf(recs, rule, now, pk)
-	res, err := query.ExecFrom(ctx, q, params, docs, time.Unix(0, now).UTC(), from, env)
+// execOn evaluates r's query in env, resuming after from (nil: from the
+// start), on those of recs that are live at r.now (by rule) in r's
+// partitions, and returns them beside the result.
+func (r *queryRun) execOn(ctx context.Context, recs []record, rule expiryRule, from *query.Resume, env *query.Env) (query.Result, []record, error) {
+	docs, live := liveOf(recs, rule, r.now, r.pk)
+	res, err := query.ExecFrom(ctx, r.q, r.params, docs, time.Unix(0, r.now).UTC(), from, env)
 	return res, live, err
 }
 

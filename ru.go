@@ -344,6 +344,16 @@ func (c *Container) draw(op, id string, cost int64) error {
 	return c.drawAt(op, id, cost, c.store.clock.now())
 }
 
+// chargeFailed draws the fixed charge of a failed request (op, on the item
+// id: "" for none) and returns it in request units; a container out of
+// throughput refuses it with ErrTooManyRequests.
+func (c *Container) chargeFailed(op, id string) (float64, error) {
+	if err := c.draw(op, id, chargeFailure); err != nil {
+		return 0, err
+	}
+	return ru(chargeFailure), nil
+}
+
 // drawAt is draw for a caller that has read the clock already.
 func (c *Container) drawAt(op, id string, cost, now int64) error {
 	b := c.budget()

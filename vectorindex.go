@@ -517,50 +517,48 @@ func (t *topK) records(s *vector.Store[record]) []record {
 	return recs
 }
 
-// runVector evaluates a query ordered by its VectorDistance to a constant
+// vector evaluates a query ordered by its VectorDistance to a constant
 // (query.VectorTopK) on the items a vector index finds nearest, when the
 // container has one of the path and the results fit in one page. ok is
-// false, with no error, when it cannot (the query is evaluated as usual).
-func (c *Container) runVector(ctx context.Context, q *query.Query, params map[string]any, pk PartitionKey, now int64, from *query.Resume, page int, env *query.Env) (res query.Result, recs []record, ok bool, err error) {
-	if !useIndexes || from != nil {
-		return res, nil, false, nil
+// false, with no error, when it cannot (the next plan evaluates it).
+func (r *queryRun) vector(ctx context.Context) (ev evaluation, ok bool, err error) {
+	vs, ok := r.q.VectorTopK(r.params)
+	if !ok || vs.Need == 0 || (r.page > 0 && vs.Need > r.page) {
+		return ev, false, nil
 	}
-	vs, ok := q.VectorTopK(params)
-	if !ok || vs.Need == 0 || (page > 0 && vs.Need > page) {
-		return res, nil, false, nil
-	}
+	c := r.c
 	c.batchMu.RLock()
 	defer c.batchMu.RUnlock()
 	vi := c.vectorIndexFor(vs.Path)
 	if vi == nil || len(vs.Vec) != vi.dims {
-		return res, nil, false, nil
+		return ev, false, nil
 	}
 	// The query compares as the policy it began with says, or as its
 	// options say.
 	dist, typ := vs.DistanceFunction, vs.DataType
-	if env.Vector != nil {
-		pd, pt := env.Vector(vs.Path)
+	if r.env.Vector != nil {
+		pd, pt := r.env.Vector(vs.Path)
 		dist, typ = cmp.Or(dist, pd), cmp.Or(typ, pt)
 	}
 	if m, _ := vector.ParseMetric(dist); dist != "" && m != vi.metric {
-		return res, nil, false, nil
+		return ev, false, nil
 	}
 	if t, _ := vector.ParseType(typ); typ != "" && t != vi.typ {
-		return res, nil, false, nil
+		return ev, false, nil
 	}
 	qf := make([]float32, len(vs.Vec))
 	for i, x := range vs.Vec {
 		if qf[i], ok = vi.typ.Element(x); !ok {
-			return res, nil, false, nil
+			return ev, false, nil
 		}
 	}
 	list := vs.Need * cmp.Or(vs.SearchListSizeMultiplier, defaultSearchListSizeMultiplier)
-	cands, rule, ok := c.nearest(vi, qf, vs.Need, list, vs.BruteForce, pk, now)
+	cands, rule, ok := c.nearest(vi, qf, vs.Need, list, vs.BruteForce, r.pk, r.now)
 	if !ok {
-		return res, nil, false, nil
+		return ev, false, nil
 	}
-	res, recs, err = execOn(ctx, q, params, pk, now, cands, rule, nil, env)
-	return res, recs, true, err
+	ev.res, ev.recs, err = r.execOn(ctx, cands, rule, nil, r.env)
+	return ev, true, err
 }
 
 // defaultSearchListSizeMultiplier is the service's default of
