@@ -89,3 +89,69 @@ func mdAnchors(path string) (map[string]bool, error) {
 	}
 	return anchors, nil
 }
+
+var (
+	archTicked = regexp.MustCompile("`([^`\n]+)`")
+	archGoFile = regexp.MustCompile(`\b[A-Za-z0-9_]+\.go\b`)
+	archIdent  = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?$`)
+	archDir    = regexp.MustCompile(`^(internal|cmd|cosmosrest|lethetest|sdktest|bench|examples|docs)(/[A-Za-z0-9_.-]+)*/?$`)
+)
+
+// TestArchitectureNames keeps docs/architecture.md true to the source:
+// every package, directory or path it names exists, every Go file it names is
+// in the repository, and every identifier it quotes (a function, a type, a
+// method as Type.method) is still a word of some Go file.
+func TestArchitectureNames(t *testing.T) {
+	doc, err := os.ReadFile("docs/architecture.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]bool{}
+	var source strings.Builder
+	err = filepath.WalkDir(".", func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == ".git" || d.Name() == "node_modules") {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() && strings.HasSuffix(path, ".go") {
+			files[d.Name()] = true
+			b, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			source.Write(b)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	words := map[string]bool{}
+	for _, w := range regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_]*`).FindAllString(source.String(), -1) {
+		words[w] = true
+	}
+	text := string(doc)
+	for _, f := range archGoFile.FindAllString(text, -1) {
+		if !files[f] {
+			t.Errorf("docs/architecture.md names %s: no such Go file", f)
+		}
+	}
+	for _, m := range archTicked.FindAllStringSubmatch(text, -1) {
+		name := m[1]
+		switch {
+		case archDir.MatchString(name):
+			if _, err := os.Stat(name); err != nil {
+				t.Errorf("docs/architecture.md names %s: no such file or directory", name)
+			}
+		case strings.HasSuffix(name, ".go"): // a file: checked above
+		case archIdent.MatchString(name):
+			for _, part := range strings.Split(name, ".") {
+				if !words[part] {
+					t.Errorf("docs/architecture.md names %s: %s is in no Go file", name, part)
+				}
+			}
+		}
+	}
+}
