@@ -177,7 +177,7 @@ func TestStatsOneInstant(t *testing.T) {
 	for round := range rounds {
 		calls := 0
 		moved := make(chan error, 1)
-		undo := lethe.DuringStats(func() {
+		undo := lethe.DuringStats(c, func() {
 			if calls++; calls > 1 {
 				return // only after the first shard
 			}

@@ -296,7 +296,7 @@ func TestReapReturnsUnspentUnits(t *testing.T) {
 	clock.Advance(time.Minute) // every item expired, and the spare bucket full
 	b := c.budget()
 	var before, want int64
-	afterReapFetch = func(batch []expiredEntry) {
+	hooksOf(c).afterReapFetch = func(batch []expiredEntry) {
 		require.Len(t, batch, 20)
 		for i, e := range batch {
 			if i%4 == 0 { // rewritten: its purge will not happen
@@ -310,7 +310,7 @@ func TestReapReturnsUnspentUnits(t *testing.T) {
 		before = b.spare
 		b.mu.Unlock()
 	}
-	t.Cleanup(func() { afterReapFetch = nil })
+	t.Cleanup(func() { hooksOf(c).afterReapFetch = nil })
 	o := s.opts.Reaper
 	o.MaxHold = uncut
 	purged, _ := c.reap(s.clock.now(), o, true, nil)

@@ -100,8 +100,8 @@ func feedConcurrentModel(t *testing.T, seed uint64, durable bool) {
 			t.Error(err)
 		}
 	}
-	lethe.SetFeedChangeHooks(catchUp, catchUp, catchUp)
-	defer lethe.SetFeedChangeHooks(nil, nil, nil)
+	lethe.SetFeedChangeHooks(c, catchUp, catchUp, catchUp)
+	defer lethe.SetFeedChangeHooks(c, nil, nil, nil)
 
 	var instant atomic.Int64 // orders begins and acknowledgements
 	acked := make([][]feedWrite, writers)

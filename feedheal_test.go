@@ -210,13 +210,13 @@ func TestChangeFeedPassedExpiryDropped(t *testing.T) {
 			require.NoError(t, err)
 			_, err = c.UpsertItem(ctx, pk, []byte(`{"id":"q","ttl":20}`), nil)
 			require.NoError(t, err)
-			beforeFeedChange = func() { // a catch-up past v's expiry, its expiry durable
-				beforeFeedChange = nil
+			hooksOf(c).beforeFeedChange = func() { // a catch-up past v's expiry, its expiry durable
+				hooksOf(c).beforeFeedChange = nil
 				catchUpAfter(t, c, clock, 5*time.Second)
 				waitLogged(t, w)
 			}
-			afterLogItems = func() { // v's write durable; then v's expiry's flush fails
-				afterLogItems = nil
+			hooksOf(c).afterLogItems = func() { // v's write durable; then v's expiry's flush fails
+				hooksOf(c).afterLogItems = nil
 				waitLogged(t, w)
 				if forGood {
 					efs.Inject(vfstest.Fault{Op: vfstest.OpSync, Err: syscall.EIO, Sticky: true})
@@ -224,7 +224,7 @@ func TestChangeFeedPassedExpiryDropped(t *testing.T) {
 					efs.SetFull(true)
 				}
 			}
-			defer func() { beforeFeedChange, afterLogItems = nil, nil }()
+			defer func() { hooksOf(c).beforeFeedChange, hooksOf(c).afterLogItems = nil, nil }()
 			_, err = c.UpsertItem(ctx, pk, []byte(`{"id":"v","ttl":1}`), nil)
 			require.NoError(t, err)
 			waitFailed(t, s)
@@ -266,14 +266,14 @@ func TestChangeFeedHealDropsPassedExpiryOfDroppedWrite(t *testing.T) {
 	_, err := c.UpsertItem(ctx, pk, []byte(`{"id":"o","ttl":1}`), nil)
 	require.NoError(t, err)
 	var h *vfstest.Hold
-	beforeFeedChange = func() { // a catch-up past v's expiry, its expiry durable
-		beforeFeedChange = nil
+	hooksOf(c).beforeFeedChange = func() { // a catch-up past v's expiry, its expiry durable
+		hooksOf(c).beforeFeedChange = nil
 		catchUpAfter(t, c, clock, 5*time.Second)
 		waitLogged(t, w)
 		h = efs.Hold(vfstest.OpWrite)
 	}
-	afterLogItems = func() { // v's write taken by the committer and held; its expiry appended behind it
-		afterLogItems = nil
+	hooksOf(c).afterLogItems = func() { // v's write taken by the committer and held; its expiry appended behind it
+		hooksOf(c).afterLogItems = nil
 		<-h.Entered()
 		go func() {
 			require.Eventually(t, func() bool {
@@ -285,7 +285,7 @@ func TestChangeFeedHealDropsPassedExpiryOfDroppedWrite(t *testing.T) {
 			h.Release()
 		}()
 	}
-	defer func() { beforeFeedChange, afterLogItems = nil, nil }()
+	defer func() { hooksOf(c).beforeFeedChange, hooksOf(c).afterLogItems = nil, nil }()
 	_, err = c.UpsertItem(ctx, pk, []byte(`{"id":"v","ttl":1}`), nil)
 	require.ErrorIs(t, err, ErrUnavailable)
 	waitFailed(t, s)
@@ -471,7 +471,7 @@ func TestChangeFeedHealConcurrent(t *testing.T) {
 			// Now and then, between a write's decision and its logging, the
 			// clock passes its expiry and a reader catches up: the log
 			// holds the write's expiry right after it (logPassedLocked).
-			beforeFeedChange = func() {
+			hooksOf(c).beforeFeedChange = func() {
 				if rand.IntN(4) == 0 {
 					clock.Advance(1500 * time.Millisecond)
 					_, err := c.ReadChangeFeed(ctx, &ChangeFeedOptions{StartFrom: ChangeFeedStartFromNow()})
@@ -480,7 +480,7 @@ func TestChangeFeedHealConcurrent(t *testing.T) {
 					}
 				}
 			}
-			defer func() { beforeFeedChange = nil }()
+			defer func() { hooksOf(c).beforeFeedChange = nil }()
 			stop := make(chan struct{})
 			errs := make(chan error, 3)
 			var writes atomic.Int64
@@ -533,7 +533,7 @@ func TestChangeFeedHealConcurrent(t *testing.T) {
 			for range 3 {
 				require.NoError(t, <-errs)
 			}
-			beforeFeedChange = nil
+			hooksOf(c).beforeFeedChange = nil
 			efs.SetFull(false)
 			if end == "forgood" {
 				efs.Inject(vfstest.Fault{Op: vfstest.OpSync, Err: syscall.EIO, Sticky: true})
@@ -575,17 +575,17 @@ func TestChangeFeedPowerCutPassedExpiry(t *testing.T) {
 		_, err = c.UpsertItem(ctx, pk, []byte(doc), nil)
 		require.NoError(t, err)
 	}
-	beforeFeedChange = func() { // a catch-up past v's expiry, its expiry synced
-		beforeFeedChange = nil
+	hooksOf(c).beforeFeedChange = func() { // a catch-up past v's expiry, its expiry synced
+		hooksOf(c).beforeFeedChange = nil
 		catchUpAfter(t, c, clock, 5*time.Second)
 		waitLogged(t, w)
 	}
-	afterLogItems = func() { // v's write synced; then the power goes
-		afterLogItems = nil
+	hooksOf(c).afterLogItems = func() { // v's write synced; then the power goes
+		hooksOf(c).afterLogItems = nil
 		waitLogged(t, w)
 		pfs.Cut()
 	}
-	defer func() { beforeFeedChange, afterLogItems = nil, nil }()
+	defer func() { hooksOf(c).beforeFeedChange, hooksOf(c).afterLogItems = nil, nil }()
 	_, err = c.UpsertItem(ctx, pk, []byte(`{"id":"v","ttl":1}`), nil)
 	require.NoError(t, err)
 	waitFailed(t, s)

@@ -154,14 +154,14 @@ func feedExpiryBeforeChange(t *testing.T, durable bool) {
 	}
 	// Between each write's decision and its log, the clock passes the
 	// item's expiry and a reader brings the feed up to date.
-	beforeFeedChange = func() { catchUpAfter(t, c, clock, 2*time.Second) }
-	defer func() { beforeFeedChange = nil }()
+	hooksOf(c).beforeFeedChange = func() { catchUpAfter(t, c, clock, 2*time.Second) }
+	defer func() { hooksOf(c).beforeFeedChange = nil }()
 	_, err = c.UpsertItem(ctx, pk, []byte(`{"id":"r","v":2}`), nil)
 	require.NoError(t, err)
 	require.Zero(t, c.Stats().Purged, "a replace that follows the expiry as a create purges nothing")
 	_, err = c.DeleteItem(ctx, pk, "d", nil)
 	require.NoError(t, err)
-	beforeFeedChange = nil
+	hooksOf(c).beforeFeedChange = nil
 	_, err = c.ReadItem(ctx, pk, "d", nil)
 	require.ErrorIs(t, err, ErrNotFound)
 	require.Equal(t, int64(1), c.Stats().Purged, "a delete the feed saw expire first counts as a purge (ContainerStats.Purged)")
@@ -278,11 +278,11 @@ func feedExpiryOfLateWrite(t *testing.T, durable bool) {
 	clock.Advance(100 * time.Millisecond)
 	// Between x's decision and its numbering the clock passes its expiry
 	// and a reader catches up: o's expiry moves the watch past x's.
-	beforeFeedChange = func() {
-		beforeFeedChange = nil
+	hooksOf(c).beforeFeedChange = func() {
+		hooksOf(c).beforeFeedChange = nil
 		catchUpAfter(t, c, clock, 2*time.Second)
 	}
-	defer func() { beforeFeedChange = nil }()
+	defer func() { hooksOf(c).beforeFeedChange = nil }()
 	_, err = c.UpsertItem(ctx, pk, []byte(`{"id":"x","ttl":1}`), nil)
 	require.NoError(t, err)
 	catchUpAfter(t, c, clock, 5*time.Second)
@@ -339,11 +339,11 @@ func TestChangeFeedExpiryBeforeNumbering(t *testing.T) {
 			_, err = c.UpsertItem(ctx, pk, []byte(`{"id":"o","ttl":1}`), nil)
 			require.NoError(t, err)
 			clock.Advance(400 * time.Millisecond) // r is live for 100 ms more
-			afterFeedPut = func() {
-				afterFeedPut = nil
+			hooksOf(c).afterFeedPut = func() {
+				hooksOf(c).afterFeedPut = nil
 				catchUpAfter(t, c, clock, 2*time.Second) // past r's and o's expiry
 			}
-			defer func() { afterFeedPut = nil }()
+			defer func() { hooksOf(c).afterFeedPut = nil }()
 			want := []string{
 				feedLine(1, "r", changeCreate, 0),
 				feedLine(2, "o", changeCreate, 0),
@@ -394,14 +394,14 @@ func TestChangeFeedExpiryOfPendingVersion(t *testing.T) {
 			if past {
 				skip = 5 * time.Second
 			}
-			afterFeedNumber = func() {
-				afterFeedNumber = nil
+			hooksOf(c).afterFeedNumber = func() {
+				hooksOf(c).afterFeedNumber = nil
 				catchUpAfter(t, c, clock, skip)
 			}
-			defer func() { afterFeedNumber = nil }()
+			defer func() { hooksOf(c).afterFeedNumber = nil }()
 			_, err = c.UpsertItem(ctx, pk, []byte(`{"id":"x","ttl":3}`), nil)
 			require.NoError(t, err)
-			require.Nil(t, afterFeedNumber, "the write went through numberLocked")
+			require.Nil(t, hooksOf(c).afterFeedNumber, "the write went through numberLocked")
 			if !past {
 				catchUpAfter(t, c, clock, 2*time.Second) // x has expired now
 			}
@@ -455,8 +455,8 @@ func TestChangeFeedChangeAheadOfWatch(t *testing.T) {
 			}
 			clock.Advance(1900 * time.Millisecond) // r is live for 100 ms more
 			if tc.chunk {
-				beforeFeedChange = func() {
-					beforeFeedChange = nil
+				hooksOf(c).beforeFeedChange = func() {
+					hooksOf(c).beforeFeedChange = nil
 					// The watch finds one expiry (a's) of those up to 3 s:
 					// it has begun to look past r's, and not reached it.
 					clock.Advance(1100 * time.Millisecond)
@@ -468,12 +468,12 @@ func TestChangeFeedChangeAheadOfWatch(t *testing.T) {
 				}
 			}
 			var st ContainerStats
-			afterFeedNumber = func() {
-				afterFeedNumber = nil
+			hooksOf(c).afterFeedNumber = func() {
+				hooksOf(c).afterFeedNumber = nil
 				catchUpAfter(t, c, clock, time.Second)
 				st = c.Stats()
 			}
-			defer func() { beforeFeedChange, afterFeedNumber = nil, nil }()
+			defer func() { hooksOf(c).beforeFeedChange, hooksOf(c).afterFeedNumber = nil, nil }()
 			var err error
 			if tc.delete {
 				_, err = c.DeleteItem(ctx, pk, "r", nil)
@@ -481,7 +481,7 @@ func TestChangeFeedChangeAheadOfWatch(t *testing.T) {
 				_, err = c.UpsertItem(ctx, pk, []byte(`{"id":"r","v":2}`), nil)
 			}
 			require.NoError(t, err)
-			require.Nil(t, afterFeedNumber, "the change was numbered")
+			require.Nil(t, hooksOf(c).afterFeedNumber, "the change was numbered")
 			catchUpAfter(t, c, clock, time.Second)
 			require.Equal(t, tc.want, feedEntries(c))
 			require.Equal(t, tc.items, st.Items, "Stats at the numbering: r counted once or not at all")
@@ -507,12 +507,12 @@ func TestChangeFeedReplaceAfterSkippedLook(t *testing.T) {
 	clock.Advance(400 * time.Millisecond)
 	_, err = c.UpsertItem(ctx, pk, []byte(`{"id":"o","ttl":1}`), nil) // expires 0.6 s before r
 	require.NoError(t, err)
-	afterFeedPut = func() {
-		afterFeedPut = nil
+	hooksOf(c).afterFeedPut = func() {
+		hooksOf(c).afterFeedPut = nil
 		catchUpAfter(t, c, clock, 1100*time.Millisecond) // past o's expiry, before r's
 		catchUpAfter(t, c, clock, 1100*time.Millisecond) // past r's
 	}
-	defer func() { afterFeedPut = nil }()
+	defer func() { hooksOf(c).afterFeedPut = nil }()
 	_, err = c.UpsertItem(ctx, pk, []byte(`{"id":"r","v":2}`), nil)
 	require.NoError(t, err)
 	want := []string{
@@ -553,11 +553,11 @@ func TestChangeFeedDurableSkippedLook(t *testing.T) {
 				}
 			}
 			if late {
-				beforeFeedChange = func() {
-					beforeFeedChange = nil
+				hooksOf(c).beforeFeedChange = func() {
+					hooksOf(c).beforeFeedChange = nil
 					catchUpAfter(t, c, clock, 5*time.Second)
 				}
-				defer func() { beforeFeedChange = nil }()
+				defer func() { hooksOf(c).beforeFeedChange = nil }()
 			}
 			h := efs.Hold(vfstest.OpSync)
 			v, w := make(chan error, 1), make(chan error, 1)
@@ -618,14 +618,14 @@ func TestChangeFeedStatsOneInstant(t *testing.T) {
 	_, _, s, c := openFeedStore(t, false)
 	defer s.Close()
 	var st ContainerStats
-	afterFeedNumber = func() {
-		afterFeedNumber = nil
+	hooksOf(c).afterFeedNumber = func() {
+		hooksOf(c).afterFeedNumber = nil
 		st = c.Stats()
 	}
-	defer func() { afterFeedNumber = nil }()
+	defer func() { hooksOf(c).afterFeedNumber = nil }()
 	_, err := c.UpsertItem(ctx, NewPartitionKey(), []byte(`{"id":"x"}`), nil)
 	require.NoError(t, err)
-	require.Nil(t, afterFeedNumber, "the write went through numberLocked")
+	require.Nil(t, hooksOf(c).afterFeedNumber, "the write went through numberLocked")
 	require.Equal(t, 1, st.FeedChanges)
 	require.Equal(t, int64(1), st.Items)
 }
@@ -676,8 +676,8 @@ func TestChangeFeedPassedExpiryOfRefusedWrite(t *testing.T) {
 	pk := NewPartitionKey()
 	_, err := c.UpsertItem(ctx, pk, []byte(`{"id":"o","ttl":1}`), nil)
 	require.NoError(t, err)
-	beforeFeedChange = func() { // a catch-up past v's expiry, its expiry logged; then the disk fills
-		beforeFeedChange = nil
+	hooksOf(c).beforeFeedChange = func() { // a catch-up past v's expiry, its expiry logged; then the disk fills
+		hooksOf(c).beforeFeedChange = nil
 		catchUpAfter(t, c, clock, 5*time.Second)
 		w.mu.Lock()
 		end := w.appended
@@ -685,12 +685,12 @@ func TestChangeFeedPassedExpiryOfRefusedWrite(t *testing.T) {
 		require.NoError(t, w.wait(end))
 		efs.SetFull(true)
 	}
-	afterLogItems = func() { // v's write refused as it is flushed; then there is room again
-		afterLogItems = nil
+	hooksOf(c).afterLogItems = func() { // v's write refused as it is flushed; then there is room again
+		hooksOf(c).afterLogItems = nil
 		require.Eventually(t, func() bool { return w.failure() != nil }, 10*time.Second, time.Millisecond)
 		efs.SetFull(false)
 	}
-	defer func() { beforeFeedChange, afterLogItems = nil, nil }()
+	defer func() { hooksOf(c).beforeFeedChange, hooksOf(c).afterLogItems = nil, nil }()
 	_, err = c.UpsertItem(ctx, pk, []byte(`{"id":"v","ttl":1}`), nil)
 	require.ErrorIs(t, err, ErrUnavailable)
 	_, err = c.UpsertItem(ctx, pk, []byte(`{"id":"x"}`), nil) // the log heals

@@ -103,7 +103,7 @@ func writeWhileBuilding(t *testing.T, c *lethe.Container, n int, doc func(id str
 	t.Helper()
 	var mu sync.Mutex
 	n0 := 0
-	lethe.SetAfterBuildShard(func(shard int) {
+	lethe.SetAfterBuildShard(c, func(shard int) {
 		if shard%4 != 0 {
 			return
 		}
@@ -129,7 +129,7 @@ func writeWhileBuilding(t *testing.T, c *lethe.Container, n int, doc func(id str
 			require.NoError(t, err)
 		}
 	})
-	t.Cleanup(func() { lethe.SetAfterBuildShard(nil) })
+	t.Cleanup(func() { lethe.SetAfterBuildShard(c, nil) })
 	return func() int {
 		mu.Lock()
 		defer mu.Unlock()

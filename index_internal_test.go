@@ -140,7 +140,7 @@ func TestIndexEntriesFollowItems(t *testing.T) {
 	for range 400 {
 		write()
 	}
-	afterBuildShard = func(int) {
+	hooksOf(c).afterBuildShard = func(int) {
 		done := make(chan struct{})
 		go func() { // a write may take the locks the build let go of
 			defer close(done)
@@ -150,10 +150,10 @@ func TestIndexEntriesFollowItems(t *testing.T) {
 		}()
 		<-done
 	}
-	defer func() { afterBuildShard = nil }()
+	defer func() { hooksOf(c).afterBuildShard = nil }()
 	ids(`SELECT * FROM c WHERE c.g = 1`) // the first filter scans,
 	ids(`SELECT * FROM c WHERE c.g = 1`) // the second makes the index, writes going on
-	afterBuildShard = nil
+	hooksOf(c).afterBuildShard = nil
 	if len(c.expiry.indexes) != 1 {
 		t.Fatalf("%d indexes made, want 1", len(c.expiry.indexes))
 	}
@@ -162,10 +162,9 @@ func TestIndexEntriesFollowItems(t *testing.T) {
 		for g := range 3 {
 			q := fmt.Sprintf(`SELECT * FROM c WHERE c.g = %d`, g)
 			got := ids(q)
-			was := useIndexes
-			useIndexes = false
+			hooksOf(c).noIndexes = true
 			want := ids(q)
-			useIndexes = was
+			hooksOf(c).noIndexes = false
 			if !slices.Equal(got, want) {
 				t.Fatalf("step %d (seed %d): %s through the index differs from a scan", step, seed, q)
 			}

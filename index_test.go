@@ -191,9 +191,9 @@ func TestIndexDifferential(t *testing.T) {
 			}
 		}
 		withIndex, metrics := queryAll(t, c, q, kept, pk)
-		was := lethe.SetUseIndexes(false)
+		was := lethe.SetUseIndexes(c, false)
 		scan, _ := queryAll(t, c, q, kept, pk)
-		lethe.SetUseIndexes(was)
+		lethe.SetUseIndexes(c, was)
 		require.Equal(t, scan, withIndex, "step %d: %s %v", step, q, kept)
 		if strings.Contains(metrics, `"UtilizedSingleIndexes":[{`) {
 			used[q] = true
@@ -384,16 +384,17 @@ func TestCompositeIndexes(t *testing.T) {
 func TestIndexBuildWhileWriting(t *testing.T) {
 	for _, kind := range []string{"path", "composite", "path, replayed in rounds", "composite, replayed in rounds"} {
 		t.Run(kind, func(t *testing.T) {
-			if strings.HasSuffix(kind, "rounds") {
-				// The changes logged during the build are replayed in
-				// rounds without the lock, all but the last few.
-				was := lethe.SetCatchUpFew(4)
-				t.Cleanup(func() { lethe.SetCatchUpFew(was) })
-				kind = strings.TrimSuffix(kind, ", replayed in rounds")
-			}
+			inRounds := strings.HasSuffix(kind, "rounds")
+			kind = strings.TrimSuffix(kind, ", replayed in rounds")
 			s, clock := newStore(t)
 			c := mustContainer(t, s, lethe.ContainerProperties{ID: "c", DefaultTimeToLive: lethe.TTLNever,
 				IndexingPolicy: &lethe.IndexingPolicy{CompositeIndexes: [][]lethe.CompositeIndex{{{Path: "/n"}, {Path: "/id"}}}}})
+			if inRounds {
+				// The changes logged during the build are replayed in
+				// rounds without the lock, all but the last few.
+				was := lethe.SetCatchUpFew(c, 4)
+				t.Cleanup(func() { lethe.SetCatchUpFew(c, was) })
+			}
 			const n = 2000
 			for i := range n {
 				create(t, c, fmt.Sprintf(`{"id":"i%04d","n":%d}`, i, i%10))
@@ -405,7 +406,7 @@ func TestIndexBuildWhileWriting(t *testing.T) {
 				queryAll(t, c, query, []lethe.QueryParameter{{Name: "@n", Value: 1}}, lethe.NewPartitionKey()) // the first scans
 			}
 			rounds := 0
-			lethe.SetAfterBuildShard(func(shard int) {
+			lethe.SetAfterBuildShard(c, func(shard int) {
 				if shard%4 != 0 {
 					return
 				}
@@ -437,9 +438,9 @@ func TestIndexBuildWhileWriting(t *testing.T) {
 					t.Error("a write waited for the index build")
 				}
 			})
-			t.Cleanup(func() { lethe.SetAfterBuildShard(nil) })
+			t.Cleanup(func() { lethe.SetAfterBuildShard(c, nil) })
 			queryAll(t, c, query, []lethe.QueryParameter{{Name: "@n", Value: 1}}, lethe.NewPartitionKey()) // makes the index
-			lethe.SetAfterBuildShard(nil)
+			lethe.SetAfterBuildShard(c, nil)
 			require.Positive(t, rounds)
 			if kind == "composite" {
 				require.Equal(t, 1, lethe.CompositeCount(c))
@@ -455,9 +456,9 @@ func TestIndexBuildWhileWriting(t *testing.T) {
 				} else {
 					assert.Contains(t, metrics, `"UtilizedSingleIndexes":[{`)
 				}
-				was := lethe.SetUseIndexes(false)
+				was := lethe.SetUseIndexes(c, false)
 				scan, _ := queryAll(t, c, query, params, lethe.NewPartitionKey())
-				lethe.SetUseIndexes(was)
+				lethe.SetUseIndexes(c, was)
 				require.Equal(t, scan, withIndex, "n = %d", v)
 			}
 			lethe.CheckInvariants(t, c, "end")
@@ -487,9 +488,9 @@ func TestCompositeSystemProperties(t *testing.T) {
 	} {
 		withIndex, metrics := queryAll(t, c, q, nil, lethe.NewPartitionKey())
 		assert.Contains(t, metrics, `"UtilizedCompositeIndexes":[{`, q)
-		was := lethe.SetUseIndexes(false)
+		was := lethe.SetUseIndexes(c, false)
 		scan, _ := queryAll(t, c, q, nil, lethe.NewPartitionKey())
-		lethe.SetUseIndexes(was)
+		lethe.SetUseIndexes(c, was)
 		require.Equal(t, scan, withIndex, q)
 	}
 }
@@ -506,7 +507,7 @@ func TestIndexDroppedDuringQuery(t *testing.T) {
 	const q = `SELECT TOP 3 VALUE c.id FROM c ORDER BY c.n`
 	queryAll(t, c, q, nil, lethe.NewPartitionKey()) // makes the index
 	once := false
-	lethe.SetBeforeOrderedWalk(func() {
+	lethe.SetBeforeOrderedWalk(c, func() {
 		if once {
 			return
 		}
@@ -519,7 +520,7 @@ func TestIndexDroppedDuringQuery(t *testing.T) {
 		require.NoError(t, err)
 		create(t, c, `{"id":"new","n":-1}`)
 	})
-	t.Cleanup(func() { lethe.SetBeforeOrderedWalk(nil) })
+	t.Cleanup(func() { lethe.SetBeforeOrderedWalk(c, nil) })
 	got, _ := queryAll(t, c, q, nil, lethe.NewPartitionKey())
 	require.True(t, once)
 	require.Equal(t, []string{`"new"`, `"i01"`, `"i02"`}, got)
@@ -549,9 +550,9 @@ func TestStreamedPagesManyTies(t *testing.T) {
 	queryAll(t, c, `SELECT TOP 1 c.id FROM c ORDER BY c.m`, nil, lethe.NewPartitionKey()) // makes the index
 	indexed, n := charge()
 	require.Equal(t, 2000, n)
-	was := lethe.SetUseIndexes(false)
+	was := lethe.SetUseIndexes(c, false)
 	scan, _ := charge()
-	lethe.SetUseIndexes(was)
+	lethe.SetUseIndexes(c, was)
 	assert.LessOrEqual(t, indexed, 2*scan, "paging through the index cost %.1f RU, a scan %.1f", indexed, scan)
 }
 
@@ -565,7 +566,7 @@ func TestStreamedPagesNeverShowExpired(t *testing.T) {
 		createTTLEvery(t, c, 30, func(i int) string { return fmt.Sprintf(`"n":%d`, i) }, func(i int) bool { return i%2 == 1 })
 		const q = `SELECT VALUE c.id FROM c ORDER BY c.n`
 		queryAll(t, c, q, nil, lethe.NewPartitionKey()) // makes the index
-		was := lethe.SetUseIndexes(indexed)
+		was := lethe.SetUseIndexes(c, indexed)
 		p := c.NewQueryItemsPager(q, lethe.NewPartitionKey(), &lethe.QueryOptions{PageSizeHint: 5, PopulateIndexMetrics: true})
 		first, err := p.NextPage(ctx)
 		require.NoError(t, err)
@@ -578,7 +579,7 @@ func TestStreamedPagesNeverShowExpired(t *testing.T) {
 			require.NoError(t, err)
 			later = append(later, texts(page.Items)...)
 		}
-		lethe.SetUseIndexes(was)
+		lethe.SetUseIndexes(c, was)
 		var even []string
 		for i := 6; i < 30; i += 2 {
 			even = append(even, fmt.Sprintf(`"i%02d"`, i))
@@ -693,9 +694,9 @@ func TestIndexCountModel(t *testing.T) {
 		if m := parseMetrics(t, r.QueryMetrics); strings.Contains(r.IndexMetrics, `"UtilizedSingleIndexes":[{`) && m["retrievedDocumentSize"] == 0 && m["retrievedDocumentCount"] == float64(want) {
 			indexOnly++ // counted, no document read
 		}
-		was := lethe.SetUseIndexes(false)
+		was := lethe.SetUseIndexes(c, false)
 		scan, _ := queryAll(t, c, q.text, nil, pk)
-		lethe.SetUseIndexes(was)
+		lethe.SetUseIndexes(c, was)
 		require.Equal(t, []string{got}, scan, "step %d (seed %d): %s in %q", step, seed, q.text, inPK)
 	}
 	assert.Greater(t, indexOnly, 400, "counts answered from the index alone")
@@ -785,9 +786,9 @@ func TestIndexOrderPages(t *testing.T) {
 		desc := fmt.Sprintf("step %d (seed %d): %s, %+v", step, seed, q, o)
 		tokens := rng.IntN(2) == 0
 		indexed := pages(q, pk, o, tokens)
-		was := lethe.SetUseIndexes(false)
+		was := lethe.SetUseIndexes(c, false)
 		scanned := pages(q, pk, o, tokens)
-		lethe.SetUseIndexes(was)
+		lethe.SetUseIndexes(c, was)
 		// The same pages; the tokens may differ where a scan's page
 		// passed over items the index never met (they resume alike).
 		require.Len(t, indexed, len(scanned), desc)
@@ -800,9 +801,9 @@ func TestIndexOrderPages(t *testing.T) {
 		for i, pg := range indexed[:len(indexed)-1] {
 			ro := o
 			ro.ContinuationToken = pg.token
-			lethe.SetUseIndexes(i%2 == 0)
+			lethe.SetUseIndexes(c, i%2 == 0)
 			r, err := c.NewQueryItemsPager(q, pk, &ro).NextPage(ctx)
-			lethe.SetUseIndexes(was)
+			lethe.SetUseIndexes(c, was)
 			require.NoError(t, err, desc)
 			require.Equal(t, indexed[i+1].items, texts(r.Items), "%s: page %d resumed", desc, i+1)
 		}

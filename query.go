@@ -566,7 +566,7 @@ func (p *QueryItemsPager) run(ctx context.Context) error {
 	var recs []record
 	var ok, more bool
 	var walked int
-	if useIndexes && from == nil {
+	if p.c.store.useIndexes() && from == nil {
 		// A count an index answers alone.
 		lw := startWatch()
 		n, counted := p.c.indexCount(q, params, p.pk, now, &p.plan)
@@ -663,10 +663,6 @@ func (c *Container) queryEnv(ctx context.Context, now int64) *query.Env {
 	return env
 }
 
-// useIndexes lets queries use secondary indexes; tests turn it off to
-// compare with scans (export_test.go).
-var useIndexes = true
-
 // queryDocs lists the items q is evaluated on: the candidates an index
 // finds for one of the conditions of its WHERE clause, when there is one
 // the container's policy lets it index, else every item (liveDocs); in
@@ -675,7 +671,7 @@ var useIndexes = true
 // q, less the conditions the index decided (query.Residual).
 func (c *Container) queryDocs(ctx context.Context, q *query.Query, params map[string]any, pk PartitionKey, now int64, plan *indexPlan) (docs []query.Doc, recs []record, eval *query.Query, err error) {
 	w := startWatch()
-	if useIndexes {
+	if c.store.useIndexes() {
 		docs, recs, eval, ok := c.indexedDocs(q, params, pk, now, plan)
 		w = w.addTo(&plan.lookup)
 		if ok {
@@ -750,7 +746,7 @@ func (c *Container) rangeRecs(q *query.Query, params map[string]any, pk Partitio
 // walk at that result's values. ok is false, with no error, when the query
 // is not of that kind (it is evaluated as usual).
 func (c *Container) runOrdered(ctx context.Context, q *query.Query, params map[string]any, pk PartitionKey, now int64, from *query.Resume, plan *indexPlan, page int, env *query.Env) (res query.Result, recs []record, ok, more bool, walked int, err error) {
-	if !useIndexes {
+	if !c.store.useIndexes() {
 		return res, nil, false, false, 0, nil
 	}
 	paths, descs, need, full, ok := q.OrderedByPaths(params)
@@ -778,8 +774,8 @@ func (c *Container) runOrdered(ctx context.Context, q *query.Query, params map[s
 	if !ok {
 		return res, nil, false, false, 0, nil
 	}
-	if beforeOrderedWalk != nil {
-		beforeOrderedWalk()
+	if h := c.store.testHooks(); h != nil && h.beforeOrderedWalk != nil {
+		h.beforeOrderedWalk()
 	}
 	for want := max(2*(offset+target), 8); ; want *= 4 {
 		w := startWatch()
@@ -804,10 +800,6 @@ func (c *Container) runOrdered(ctx context.Context, q *query.Query, params map[s
 		}
 	}
 }
-
-// beforeOrderedWalk, when set (by tests), runs when runOrdered has chosen
-// its index, holding the batch lock for reading alone.
-var beforeOrderedWalk func()
 
 // pageTarget returns, for a query whose results are decided by need
 // leading rows and number full (-1 and -1: every row is a result), resuming

@@ -512,7 +512,7 @@ func (p *QueryItemsPager) startItemPages(ctx context.Context, q *query.Query, pa
 	ip := &itemPages{q: q, params: params, env: env, offset: need - full, full: full, st: st}
 	now := c.store.clock.now()
 	w := startWatch()
-	if useIndexes {
+	if c.store.useIndexes() {
 		if _, recs, ok := c.textDocs(q, params, p.pk, now, &p.plan); ok {
 			ip.snap, ip.snapshot, ip.first = byPos(recs), true, true
 		} else if recs, g, eval, ok := c.rangeRecs(q, params, p.pk, now, &p.plan); ok {

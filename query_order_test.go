@@ -35,8 +35,8 @@ func queryIDsBoth(t testing.TB, c *lethe.Container, text string, size int32) []s
 	indexed := queryIDs(t, c, text, size)
 	queryIDs(t, c, text, size) // a filter's index is made the second time
 	indexed2 := queryIDs(t, c, text, size)
-	was := lethe.SetUseIndexes(false)
-	defer lethe.SetUseIndexes(was)
+	was := lethe.SetUseIndexes(c, false)
+	defer lethe.SetUseIndexes(c, was)
 	scanned := queryIDs(t, c, text, size)
 	require.Equal(t, scanned, indexed, "%s: before its indexes", text)
 	require.Equal(t, scanned, indexed2, "%s: with its indexes", text)

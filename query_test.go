@@ -123,7 +123,7 @@ func TestQueryPaging(t *testing.T) {
 
 	// One pager, many pages, evaluated in full (a scan): the first page
 	// pays for the items examined.
-	was := lethe.SetUseIndexes(false)
+	was := lethe.SetUseIndexes(c, false)
 	p := c.NewQueryItemsPager(q, lethe.NewPartitionKey(), &lethe.QueryOptions{QueryParameters: params, PageSizeHint: 20})
 	first, err := p.NextPage(ctx)
 	require.NoError(t, err)
@@ -137,7 +137,7 @@ func TestQueryPaging(t *testing.T) {
 	assert.Empty(t, third.ContinuationToken)
 	_, err = p.NextPage(ctx)
 	require.ErrorIs(t, err, lethe.ErrBadRequest)
-	lethe.SetUseIndexes(was)
+	lethe.SetUseIndexes(c, was)
 
 	// Streamed through the index of /n: each page walks the index from
 	// where the last ended, and pays for what its walk examined alone.

@@ -66,8 +66,8 @@ func TestReapBatchFitsMaxHold(t *testing.T) {
 	clock.Advance(time.Minute)
 	base := time.Unix(0, 0)
 	const perItem = 3 * time.Microsecond
-	reapNow = func() time.Time { return base.Add(time.Duration(c.purged.Load()) * perItem) }
-	t.Cleanup(func() { reapNow = time.Now })
+	hooksOf(c).reapNow = func() time.Time { return base.Add(time.Duration(c.purged.Load()) * perItem) }
+	t.Cleanup(func() { hooksOf(c).reapNow = nil })
 	o := ReaperOptions{BatchSize: 256, MaxHold: 100 * time.Microsecond}
 	scratch := newReapScratch(o.BatchSize)
 	var sizes []int
@@ -145,8 +145,8 @@ func TestPurgeCostTimed(t *testing.T) {
 		require.NoError(t, err)
 	}
 	clock.Advance(time.Minute)
-	reapNow = func() time.Time { return time.Unix(0, 0).Add(time.Duration(c.purged.Load()) * time.Microsecond) }
-	t.Cleanup(func() { reapNow = time.Now })
+	hooksOf(c).reapNow = func() time.Time { return time.Unix(0, 0).Add(time.Duration(c.purged.Load()) * time.Microsecond) }
+	t.Cleanup(func() { hooksOf(c).reapNow = nil })
 	o := ReaperOptions{BatchSize: DefaultReaperBatchSize, MaxHold: DefaultReaperMaxHold}
 	scratch := newReapScratch(o.BatchSize)
 	got, batches := 0, 0
@@ -188,10 +188,10 @@ func reapFitStore(t *testing.T, n int, props ...ContainerProperties) ([]*Contain
 func TestReapFitPerContainer(t *testing.T) {
 	cs, _ := reapFitStore(t, 3000, ContainerProperties{ID: "fast", DefaultTimeToLive: 10}, ContainerProperties{ID: "slow", DefaultTimeToLive: 10})
 	cost := [2]time.Duration{time.Microsecond, 4 * time.Microsecond}
-	reapNow = func() time.Time {
+	hooksOf(cs[0]).reapNow = func() time.Time {
 		return time.Unix(0, 0).Add(time.Duration(cs[0].purged.Load())*cost[0] + time.Duration(cs[1].purged.Load())*cost[1])
 	}
-	t.Cleanup(func() { reapNow = time.Now })
+	t.Cleanup(func() { hooksOf(cs[0]).reapNow = nil })
 	o := ReaperOptions{BatchSize: 256, MaxHold: 100 * time.Microsecond}
 	scratch := newReapScratch(o.BatchSize)
 	for round := range 20 {
@@ -214,8 +214,8 @@ func TestReapFitPerContainer(t *testing.T) {
 func TestReapFitNotFromStarvedBatch(t *testing.T) {
 	cs, clock := reapFitStore(t, 3000, ContainerProperties{ID: "c", DefaultTimeToLive: 10, Throughput: 100_000})
 	c := cs[0]
-	reapNow = func() time.Time { return time.Unix(0, 0).Add(time.Duration(c.purged.Load()) * time.Microsecond) }
-	t.Cleanup(func() { reapNow = time.Now })
+	hooksOf(c).reapNow = func() time.Time { return time.Unix(0, 0).Add(time.Duration(c.purged.Load()) * time.Microsecond) }
+	t.Cleanup(func() { hooksOf(c).reapNow = nil })
 	o := ReaperOptions{BatchSize: 256, MaxHold: 100 * time.Microsecond}
 	scratch := newReapScratch(o.BatchSize)
 	for range 5 {

@@ -574,7 +574,7 @@ func (c *Container) bestTexts(ti *textIndex, terms []string, want int, pk Partit
 // the path and the results fit in one page. ok is false, with no error,
 // when it cannot (the query is evaluated as usual).
 func (c *Container) runText(ctx context.Context, q *query.Query, params map[string]any, pk PartitionKey, now int64, from *query.Resume, page int, env *query.Env) (res query.Result, recs []record, ok bool, err error) {
-	if !useIndexes || from != nil {
+	if !c.store.useIndexes() || from != nil {
 		return res, nil, false, nil
 	}
 	path, strs, need, full, ok := q.TextTopK(params)
@@ -674,7 +674,7 @@ func (c *Container) textDocs(q *query.Query, params map[string]any, pk Partition
 // full-text index if one is made and analyzes lang; ok is false if none
 // is.
 func (c *Container) indexedTextStats(path []string, lang string, terms []string, now int64) (st query.TextStats, ok bool) {
-	if !useIndexes {
+	if !c.store.useIndexes() {
 		return st, false
 	}
 	key, ok := policyKey(path)

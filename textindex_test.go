@@ -173,9 +173,9 @@ func TestTextIndexDifferential(t *testing.T) {
 			`SELECT TOP @k VALUE c.id FROM c WHERE FullTextContainsAny(c.text, @a, @b) ORDER BY RANK FullTextScore(c.text, @a, @b)`,
 		} {
 			indexed := run(q, pk, params)
-			lethe.SetUseIndexes(false)
+			lethe.SetUseIndexes(c, false)
 			scanned := run(q, pk, params)
-			lethe.SetUseIndexes(true)
+			lethe.SetUseIndexes(c, true)
 			require.Equal(t, scanned, indexed, "round %d: %s %v", round, q, params)
 		}
 		if lethe.TextIndexCount(c) > 0 {
@@ -276,13 +276,13 @@ func TestTextIndexBuildWhileWriting(t *testing.T) {
 		_, err := c.CreateItem(ctx, lethe.NewPartitionKeyString("a"), doc(fmt.Sprintf("i%d", i), i, ""), nil)
 		require.NoError(t, err)
 	}
-	was := lethe.SetCatchUpFew(4)
-	t.Cleanup(func() { lethe.SetCatchUpFew(was) })
+	was := lethe.SetCatchUpFew(c, 4)
+	t.Cleanup(func() { lethe.SetCatchUpFew(c, was) })
 	rounds := writeWhileBuilding(t, c, n, doc)
 	query := `SELECT TOP 7 c.id, c.text FROM c ORDER BY RANK FullTextScore(c.text, @a, @b)`
 	params := []lethe.QueryParameter{{Name: "@a", Value: "search"}, {Name: "@b", Value: "cosmos"}}
 	queryAll(t, c, query, params, lethe.NewPartitionKey()) // makes the index
-	lethe.SetAfterBuildShard(nil)
+	lethe.SetAfterBuildShard(c, nil)
 	require.Positive(t, rounds())
 	require.Equal(t, 1, lethe.TextIndexCount(c))
 	clock.Advance(2 * time.Second) // the items written with "ttl": 1 expire
@@ -290,9 +290,9 @@ func TestTextIndexBuildWhileWriting(t *testing.T) {
 		params := []lethe.QueryParameter{{Name: "@a", Value: q[0]}, {Name: "@b", Value: q[1]}}
 		for _, text := range []string{query, `SELECT VALUE c.id FROM c WHERE FullTextContains(c.text, @a)`} {
 			withIndex, _ := queryAll(t, c, text, params, lethe.NewPartitionKey())
-			was := lethe.SetUseIndexes(false)
+			was := lethe.SetUseIndexes(c, false)
 			scan, _ := queryAll(t, c, text, params, lethe.NewPartitionKey())
-			lethe.SetUseIndexes(was)
+			lethe.SetUseIndexes(c, was)
 			require.Equal(t, scan, withIndex, "%v", q)
 		}
 		live, _ := queryAll(t, c, `SELECT c.id, c.text FROM c`, nil, lethe.NewPartitionKey())

@@ -116,9 +116,9 @@ func TestVectorIndexDifferential(t *testing.T) {
 				} {
 					text = fmt.Sprintf(text, k)
 					indexed := run(text, pk, q)
-					lethe.SetUseIndexes(false)
+					lethe.SetUseIndexes(c, false)
 					scanned := run(text, pk, q)
-					lethe.SetUseIndexes(true)
+					lethe.SetUseIndexes(c, true)
 					require.Equal(t, scanned, indexed, "round %d: %s", round, text)
 				}
 			}
@@ -192,7 +192,7 @@ func TestVectorIndexBuildWhileWriting(t *testing.T) {
 	props.IndexingPolicy.VectorIndexes = indexes
 	require.NoError(t, c.Replace(ctx, props)) // starts making the indexes
 	lethe.WaitVectorIndexes(c)
-	lethe.SetAfterBuildShard(nil)
+	lethe.SetAfterBuildShard(c, nil)
 	require.Positive(t, rounds())
 	require.Equal(t, 2, lethe.VectorIndexCount(c))
 	clock.Advance(2 * time.Second) // the items written with "ttl": 1 expire
@@ -200,9 +200,9 @@ func TestVectorIndexBuildWhileWriting(t *testing.T) {
 	for _, q := range [][]float64{{1, 2, 3}, {6, 0, 1}, {0, 4, 1}} {
 		params := []lethe.QueryParameter{{Name: "@q", Value: q}}
 		withIndex, _ := queryAll(t, c, query, params, lethe.NewPartitionKey())
-		was := lethe.SetUseIndexes(false)
+		was := lethe.SetUseIndexes(c, false)
 		scan, _ := queryAll(t, c, query, params, lethe.NewPartitionKey())
-		lethe.SetUseIndexes(was)
+		lethe.SetUseIndexes(c, was)
 		require.Equal(t, scan, withIndex, "%v", q)
 	}
 }
@@ -221,8 +221,8 @@ func TestVectorIndexApproximate(t *testing.T) {
 	s, clock := newStore(t)
 	c := mustContainer(t, s, oneVectorProps(lethe.VectorDataTypeFloat32, lethe.VectorDistanceFunctionCosine, dims, lethe.VectorIndexTypeDiskANN))
 	searches := 0
-	lethe.SetAfterGraphSearch(func(int) { searches++ })
-	t.Cleanup(func() { lethe.SetAfterGraphSearch(nil) })
+	lethe.SetAfterGraphSearch(c, func(int) { searches++ })
+	t.Cleanup(func() { lethe.SetAfterGraphSearch(c, nil) })
 	vec := func() string {
 		b := []byte{'['}
 		for d := range dims {
@@ -281,10 +281,10 @@ func TestVectorIndexApproximate(t *testing.T) {
 			pk = lethe.NewPartitionKeyString(strconv.Itoa(rng.IntN(3)))
 		}
 		// Every live item with its score, by a scan.
-		lethe.SetUseIndexes(false)
+		lethe.SetUseIndexes(c, false)
 		all := run(fmt.Sprintf(approx, 1000), pk, params)
 		brute := run(fmt.Sprintf(`SELECT TOP %d c.id, VectorDistance(c.v, @q, true) AS s FROM c ORDER BY VectorDistance(c.v, @q, true)`, k), pk, params)
-		lethe.SetUseIndexes(true)
+		lethe.SetUseIndexes(c, true)
 		live := map[string]int{}
 		for i, r := range all {
 			live[r] = i
@@ -319,9 +319,9 @@ func TestVectorIndexRenewal(t *testing.T) {
 			check := func() {
 				t.Helper()
 				indexed, _ := queryAll(t, c, query, params, lethe.NewPartitionKey())
-				lethe.SetUseIndexes(false)
+				lethe.SetUseIndexes(c, false)
 				scanned, _ := queryAll(t, c, query, params, lethe.NewPartitionKey())
-				lethe.SetUseIndexes(true)
+				lethe.SetUseIndexes(c, true)
 				require.Equal(t, scanned, indexed)
 			}
 			for round := range 30 {
@@ -355,7 +355,7 @@ func TestVectorQueryLetsWritesThrough(t *testing.T) {
 	}
 	lethe.WaitVectorIndexes(c)
 	wrote := false
-	lethe.SetAfterGraphSearch(func(int) {
+	lethe.SetAfterGraphSearch(c, func(int) {
 		if wrote {
 			return
 		}
@@ -365,7 +365,7 @@ func TestVectorQueryLetsWritesThrough(t *testing.T) {
 		_, err = c.DeleteItem(ctx, pk, "0", nil)
 		require.NoError(t, err)
 	})
-	t.Cleanup(func() { lethe.SetAfterGraphSearch(nil) })
+	t.Cleanup(func() { lethe.SetAfterGraphSearch(c, nil) })
 	query := `SELECT TOP 3 VALUE c.id FROM c ORDER BY VectorDistance(c.v, @q)`
 	params := []lethe.QueryParameter{{Name: "@q", Value: []int{0, 0}}}
 	got, _ := queryAll(t, c, query, params, lethe.NewPartitionKey())
@@ -402,9 +402,9 @@ func TestVectorIndexAtOpen(t *testing.T) {
 	query := `SELECT TOP 5 c.id, VectorDistance(c.embedding, @q) AS s FROM c ORDER BY VectorDistance(c.embedding, @q)`
 	params := []lethe.QueryParameter{{Name: "@q", Value: []float64{1, 2, 3}}}
 	indexed := queryPages(t, c, query, lethe.NewPartitionKey(), params, 10)
-	lethe.SetUseIndexes(false)
+	lethe.SetUseIndexes(c, false)
 	scanned := queryPages(t, c, query, lethe.NewPartitionKey(), params, 10)
-	lethe.SetUseIndexes(true)
+	lethe.SetUseIndexes(c, true)
 	require.Len(t, indexed, 5)
 	require.Equal(t, scanned, indexed)
 	_, present := lethe.VectorIndexSlots(c)
@@ -478,8 +478,8 @@ func TestVectorScanPruning(t *testing.T) {
 				}
 				lethe.WaitVectorIndexes(c)
 				pruned := 0
-				lethe.SetAfterExactScan(func(n int) { pruned += n })
-				defer lethe.SetAfterExactScan(nil)
+				lethe.SetAfterExactScan(c, func(n int) { pruned += n })
+				defer lethe.SetAfterExactScan(c, nil)
 				for round := range 12 {
 					for range 20 {
 						write(rng.IntN(450))
@@ -502,12 +502,12 @@ func TestVectorScanPruning(t *testing.T) {
 						return out
 					}
 					got := run()
-					lethe.SetPruneVectorScans(false)
+					lethe.SetPruneVectorScans(c, false)
 					exact := run()
-					lethe.SetPruneVectorScans(true)
-					lethe.SetUseIndexes(false)
+					lethe.SetPruneVectorScans(c, true)
+					lethe.SetUseIndexes(c, false)
 					scanned := run()
-					lethe.SetUseIndexes(true)
+					lethe.SetUseIndexes(c, true)
 					require.Equal(t, exact, got, "round %d: %s", round, text)
 					// (A scan refuses the query when any item's score is
 					// beyond float32's range, JSON having no Infinity, where
