@@ -28,6 +28,7 @@ func snapshotFiles(t *testing.T, dir string) map[string]string {
 // the expired ones, a torn end, an unfinished snapshot) and changes no
 // file; damage is Open's *CorruptionError; a store in use is ErrLocked.
 func TestCheck(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	clock := lethe.NewManualClock(time.Now().Add(-time.Hour)) // Check reads the system clock
 	s := openDurable(t, dir, clock)

@@ -63,6 +63,7 @@ func dirNames(t testing.TB, dir string) []string {
 }
 
 func TestDurableRoundTrip(t *testing.T) {
+	t.Parallel()
 	for _, checkpoint := range []bool{false, true} {
 		t.Run(fmt.Sprintf("checkpoint=%v", checkpoint), func(t *testing.T) {
 			dir := t.TempDir()
@@ -117,6 +118,7 @@ func TestDurableRoundTrip(t *testing.T) {
 // TestDurableExpiryWhileClosed: items whose expiry passes while the store
 // is closed are not brought back, and are counted as purged.
 func TestDurableExpiryWhileClosed(t *testing.T) {
+	t.Parallel()
 	for _, checkpoint := range []bool{false, true} {
 		t.Run(fmt.Sprintf("checkpoint=%v", checkpoint), func(t *testing.T) {
 			dir := t.TempDir()
@@ -167,6 +169,7 @@ func TestDurableExpiryWhileClosed(t *testing.T) {
 // TestDurableExpiryIsFinal: an item expired under an earlier default stays
 // expired after the default is raised, across restarts and snapshots.
 func TestDurableExpiryIsFinal(t *testing.T) {
+	t.Parallel()
 	for _, checkpoint := range []bool{false, true} {
 		t.Run(fmt.Sprintf("checkpoint=%v", checkpoint), func(t *testing.T) {
 			dir := t.TempDir()
@@ -201,6 +204,7 @@ func TestDurableExpiryIsFinal(t *testing.T) {
 // TestDurableCheckpointTrimsLog: a checkpoint leaves one snapshot and the
 // log after it.
 func TestDurableCheckpointTrimsLog(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	clock := lethe.NewManualClock(t0)
 	s := openDurable(t, dir, clock)
@@ -236,6 +240,7 @@ func TestDurableCheckpointTrimsLog(t *testing.T) {
 // TestDurableDirectoryLocked: a second Open of a directory in use fails at
 // once and touches nothing.
 func TestDurableDirectoryLocked(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	s := openDurable(t, dir, lethe.NewManualClock(t0))
 	defer s.Close()
@@ -255,6 +260,7 @@ func TestDurableDirectoryLocked(t *testing.T) {
 // refuses writes from then on while reads go on; after a reopen only
 // acknowledged writes are there.
 func TestDurableSyncFailure(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	clock := lethe.NewManualClock(t0)
 	s := openDurable(t, dir, clock)
@@ -288,6 +294,7 @@ func TestDurableSyncFailure(t *testing.T) {
 // TestDurableDeleteContainer: a deleted container does not come back, on
 // disk either, and one created again with its id starts empty.
 func TestDurableDeleteContainer(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	clock := lethe.NewManualClock(t0)
 	s := openDurable(t, dir, clock)
@@ -327,6 +334,7 @@ func TestDurableDeleteContainer(t *testing.T) {
 // TestDurableTornTail: cutting the log anywhere inside its last frame loses
 // that write alone, and the recovery reports it.
 func TestDurableTornTail(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	clock := lethe.NewManualClock(t0)
 	s := openDurable(t, dir, clock)
@@ -371,6 +379,7 @@ func TestDurableTornTail(t *testing.T) {
 // the frames cut are torn, not damage, wherever the cut falls in them. A
 // damaged frame followed by data is still damage.
 func TestDurableTornZeroTail(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	clock := lethe.NewManualClock(t0)
 	s := openDurable(t, dir, clock)
@@ -410,6 +419,7 @@ func TestDurableTornZeroTail(t *testing.T) {
 // ErrUnavailable, as writes do; it does not spin on the items it cannot
 // purge.
 func TestDurablePurgeLogFailed(t *testing.T) {
+	t.Parallel()
 	clock := lethe.NewManualClock(t0)
 	s := openDurable(t, t.TempDir(), clock)
 	defer s.Close()
@@ -435,6 +445,7 @@ func TestDurablePurgeLogFailed(t *testing.T) {
 // died before writing its header to holds nothing; it is not an error, at
 // the first Open or at any later one, once newer segments follow it.
 func TestDurableHeaderlessSegment(t *testing.T) {
+	t.Parallel()
 	for _, size := range []int{0, 1, 8} {
 		t.Run(fmt.Sprint("size=", size), func(t *testing.T) {
 			dir := t.TempDir()
@@ -473,6 +484,7 @@ func TestDurableHeaderlessSegment(t *testing.T) {
 // TestDurableCorruption: damage before the end of the log, or anywhere in a
 // snapshot, is an error naming the file and offset.
 func TestDurableCorruption(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	clock := lethe.NewManualClock(t0)
 	s := openDurable(t, dir, clock)
@@ -568,6 +580,7 @@ func copyDir(t testing.TB, from, to string) {
 // TestDurableMissingFiles: a snapshot, log segment or manifest that is
 // missing is an error naming it, not a silently smaller store.
 func TestDurableMissingFiles(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	clock := lethe.NewManualClock(t0)
 	s := openDurable(t, dir, clock)
@@ -601,6 +614,7 @@ func TestDurableMissingFiles(t *testing.T) {
 // TestDurableGroupCommit: under SyncAlways, concurrent writers share
 // fsyncs, and none is acknowledged before the fsync that covers it.
 func TestDurableGroupCommit(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	s := openDurable(t, dir, lethe.NewManualClock(t0))
 	defer s.Close()

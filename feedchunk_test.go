@@ -57,6 +57,7 @@ func expireBacklog(t *testing.T, c *Container, clock *ManualClock) int {
 // store closed; "failed": the log failed for good after the chunk, and a
 // reader read the rest, which the log refused.
 func TestChangeFeedChunkedLookRestart(t *testing.T) {
+	t.Parallel()
 	for _, failed := range []bool{false, true} {
 		t.Run(map[bool]string{false: "closed", true: "failed"}[failed], func(t *testing.T) {
 			clock, o, s, c, efs := openFaultyFeedStore(t)
@@ -97,6 +98,7 @@ func TestChangeFeedChunkedLookRestart(t *testing.T) {
 // ("retroactive": a shorter default) are logged after the change, which
 // recovery replays without them: the next Open finds them.
 func TestChangeFeedSettingsLookFailedForGood(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name  string
 		docs  []string
@@ -147,6 +149,7 @@ func TestChangeFeedSettingsLookFailedForGood(t *testing.T) {
 // look's last says that the look had found its expiry only, and recovery
 // finds the rest.
 func TestChangeFeedLookCutShort(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	clock, o, s, c, _ := openFaultyFeedStore(t)
 	defer s.Close()
@@ -226,6 +229,7 @@ func expiryFrameEnds(t *testing.T, dir string) []int64 {
 // later expiry as found up to its own instant, ahead of the retroactive
 // ones, and a restart after it skipped them.)
 func TestChangeFeedReadDuringSettings(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	clock, o, s, c, efs := openFaultyFeedStore(t)
 	defer s.Close()

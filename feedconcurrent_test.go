@@ -34,6 +34,7 @@ import (
 //
 //	LETHE_FEED_SOAK=50 go test -race -run TestChangeFeedConcurrentModel .
 func TestChangeFeedConcurrentModel(t *testing.T) {
+	t.Parallel()
 	seeds := uint64(1)
 	if n, err := strconv.Atoi(os.Getenv("LETHE_FEED_SOAK")); err == nil && n > 0 {
 		seeds = uint64(n)

@@ -114,6 +114,7 @@ func waitFailed(t *testing.T, s *Store) {
 // after the heal, moves the watch's restart point past the first one, so
 // that a restart cannot find it again.
 func TestChangeFeedHealKeepsExpiries(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []string{"refused", "dropped"} {
 		t.Run(mode, func(t *testing.T) {
 			ctx := context.Background()
@@ -155,6 +156,7 @@ func TestChangeFeedHealKeepsExpiries(t *testing.T) {
 // neither; the feed shows them, and the store's next Open finds them again
 // at the same lsns: the log holds no change after them.
 func TestChangeFeedFailedForGood(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []string{"refused", "dropped"} {
 		t.Run(mode, func(t *testing.T) {
 			ctx := context.Background()
@@ -199,6 +201,7 @@ func TestChangeFeedFailedForGood(t *testing.T) {
 // the expiry all the same, where the feed had it, with the same stamp
 // (recover.go, owePassed).
 func TestChangeFeedPassedExpiryDropped(t *testing.T) {
+	t.Parallel()
 	for _, forGood := range []bool{false, true} {
 		t.Run(map[bool]string{false: "heal", true: "forgood"}[forGood], func(t *testing.T) {
 			ctx := context.Background()
@@ -258,6 +261,7 @@ func TestChangeFeedPassedExpiryDropped(t *testing.T) {
 // writes neither (keepExpiriesLocked keeps only the expiries the feed
 // shows).
 func TestChangeFeedHealDropsPassedExpiryOfDroppedWrite(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	clock, o, s, c, efs := openFaultyFeedStore(t)
 	w := s.wal
@@ -305,6 +309,7 @@ func TestChangeFeedHealDropsPassedExpiryOfDroppedWrite(t *testing.T) {
 // full disk logs, when it heals, the expiries its Open found, then those
 // found while it was read-only, in that order, before any write.
 func TestChangeFeedReadOnlyHealKeepsExpiries(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	clock, o, s, c, efs := openFaultyFeedStore(t)
 	pk := NewPartitionKey()
@@ -350,6 +355,7 @@ func TestChangeFeedReadOnlyHealKeepsExpiries(t *testing.T) {
 // a restart is the one read right after it. LETHE_FEEDHEAL_SOAK=n runs n
 // seeds.
 func TestChangeFeedHealModel(t *testing.T) {
+	t.Parallel()
 	seeds := 3
 	if n, err := strconv.Atoi(os.Getenv("LETHE_FEEDHEAL_SOAK")); err == nil && n > 0 {
 		seeds = n
@@ -460,6 +466,7 @@ func feedHealModel(t *testing.T, seed uint64) {
 // at the end is the one a restart replays; in "forgood", the log's fsync
 // fails for good at the end, before the last read.
 func TestChangeFeedHealConcurrent(t *testing.T) {
+	t.Parallel()
 	for _, end := range []string{"healed", "forgood"} {
 		t.Run(end, func(t *testing.T) {
 			ctx := context.Background()
@@ -560,6 +567,7 @@ func TestChangeFeedHealConcurrent(t *testing.T) {
 // write is synced, before its expiry, logged right after it, is: the feed
 // readers saw comes back whole after the restart (recover.go, owePassed).
 func TestChangeFeedPowerCutPassedExpiry(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	clock := NewManualClock(time.Unix(1_700_000_000, 0))
 	pfs := vfstest.NewPowerFS(1)

@@ -72,6 +72,7 @@ func TestChangeFeedReusesChunks(t *testing.T) {
 // are many, so that the table grows, and is rebuilt without the lsns the
 // feed forgot.
 func TestChangeFeedLatestModel(t *testing.T) {
+	t.Parallel()
 	seed := time.Now().UnixNano()
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(uint64(seed), 0))
@@ -139,6 +140,7 @@ func TestChangeFeedLatestModel(t *testing.T) {
 // replace, nothing for the delete; never a change of an item the feed has
 // already shown expired.
 func TestChangeFeedExpiryBeforeChange(t *testing.T) {
+	t.Parallel()
 	inMemoryAndDurable(t, feedExpiryBeforeChange)
 }
 
@@ -263,6 +265,7 @@ func feedLine(lsn uint64, id string, kind changeKind, prev uint64) string {
 // log, which replays it) and to expiry subscribers; never a version the
 // feed shows created and never expired.
 func TestChangeFeedExpiryOfLateWrite(t *testing.T) {
+	t.Parallel()
 	inMemoryAndDurable(t, feedExpiryOfLateWrite)
 }
 
@@ -326,6 +329,7 @@ func expiryEvents(t *testing.T, sub *ExpirySubscription, n int) []string {
 // a create, a delete nothing), as a durable store's feed does: a replay
 // never shows the old version after its expiry.
 func TestChangeFeedExpiryBeforeNumbering(t *testing.T) {
+	t.Parallel()
 	for _, replace := range []bool{true, false} {
 		t.Run(fmt.Sprint("replace=", replace), func(t *testing.T) {
 			ctx := context.Background()
@@ -376,6 +380,7 @@ func TestChangeFeedExpiryBeforeNumbering(t *testing.T) {
 // subscribers); before it, it is due when the version expires, so that
 // the next page has it.
 func TestChangeFeedExpiryOfPendingVersion(t *testing.T) {
+	t.Parallel()
 	for _, past := range []bool{true, false} {
 		t.Run(fmt.Sprint("past=", past), func(t *testing.T) {
 			ctx := context.Background()
@@ -430,6 +435,7 @@ func TestChangeFeedExpiryOfPendingVersion(t *testing.T) {
 // sees the old version expire after the change, and Stats, there too,
 // counts the item once or not at all.
 func TestChangeFeedChangeAheadOfWatch(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		delete, chunk bool
 		want          []string
@@ -498,6 +504,7 @@ func TestChangeFeedChangeAheadOfWatch(t *testing.T) {
 // replace, which follows it as a create: a replay at the second read never
 // shows the old version after its expiry.
 func TestChangeFeedReplaceAfterSkippedLook(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	clock, _, s, c := openFeedStore(t, false)
 	defer s.Close()
@@ -535,6 +542,7 @@ func TestChangeFeedReplaceAfterSkippedLook(t *testing.T) {
 // that expiry right after the write (logPassedLocked), before the other
 // write, and so does the feed.
 func TestChangeFeedDurableSkippedLook(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []string{"queued", "late", "late+due"} {
 		late, due := mode != "queued", mode == "late+due"
 		t.Run(mode, func(t *testing.T) {
@@ -614,6 +622,7 @@ func TestChangeFeedDurableSkippedLook(t *testing.T) {
 // in the change feed and its version's joining the expiry index, counts
 // the item the feed already has.
 func TestChangeFeedStatsOneInstant(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	_, _, s, c := openFeedStore(t, false)
 	defer s.Close()
@@ -669,6 +678,7 @@ func BenchmarkFeedAddCold(b *testing.B) {
 // even once the log heals: the feed replayed after a restart is the one
 // in memory, without a change of a version that never was.
 func TestChangeFeedPassedExpiryOfRefusedWrite(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	clock, o, s, c, efs := openFaultyFeedStore(t)
 	w := c.store.wal

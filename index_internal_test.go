@@ -18,6 +18,7 @@ func comparePos(a, b posRec) int { return cmp.Compare(a.pos, b.pos) }
 // the top one), the length (below and above where it turns to a comparison
 // sort) and the order it is given them in (sorted, reversed, random).
 func TestSortByPos(t *testing.T) {
+	t.Parallel()
 	seed := rand.Uint64()
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, 3))
@@ -95,6 +96,7 @@ func checkPathIndexes(t *testing.T, c *Container, where string) {
 // per item, of its current version, and an equality through it returns
 // what a scan returns, in order.
 func TestIndexEntriesFollowItems(t *testing.T) {
+	t.Parallel()
 	seed := rand.Uint64()
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, 5))

@@ -39,6 +39,7 @@ func queryAll(t *testing.T, c *lethe.Container, q string, params []lethe.QueryPa
 // returns (items, order, pages), never an expired item, and the queries an
 // index can serve use one.
 func TestIndexDifferential(t *testing.T) {
+	t.Parallel()
 	seed := rand.Uint64()
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, 1))
@@ -231,6 +232,7 @@ func TestIndexDifferential(t *testing.T) {
 // excluded paths and the none mode are not indexed, and index metrics say
 // what was used and what could have been.
 func TestIndexingPolicy(t *testing.T) {
+	t.Parallel()
 	s, _ := newStore(t)
 	for _, bad := range []string{"status/?", "/status", "/a/b", "/?", `/"a/?`, "/a/[]/?"} {
 		_, err := s.CreateContainer(ctx, lethe.ContainerProperties{ID: "bad",
@@ -313,6 +315,7 @@ func TestIndexingPolicy(t *testing.T) {
 // would when there is none, and a policy change drops the composite
 // indexes it no longer declares.
 func TestCompositeIndexes(t *testing.T) {
+	t.Parallel()
 	s, _ := newStore(t)
 	for _, bad := range [][]lethe.CompositeIndex{
 		{{Path: "/a"}},
@@ -382,6 +385,7 @@ func TestCompositeIndexes(t *testing.T) {
 // the index made has every one of them: queries through it return what
 // scans return.
 func TestIndexBuildWhileWriting(t *testing.T) {
+	t.Parallel()
 	for _, kind := range []string{"path", "composite", "path, replayed in rounds", "composite, replayed in rounds"} {
 		t.Run(kind, func(t *testing.T) {
 			inRounds := strings.HasSuffix(kind, "rounds")
@@ -470,6 +474,7 @@ func TestIndexBuildWhileWriting(t *testing.T) {
 // which are kept apart from the stored document; it orders by them as a
 // scan does, for TOP and for streamed pages.
 func TestCompositeSystemProperties(t *testing.T) {
+	t.Parallel()
 	s, clock := newStore(t)
 	c := mustContainer(t, s, lethe.ContainerProperties{ID: "c", DefaultTimeToLive: lethe.TTLNever,
 		PartitionKeyDefinition: lethe.PartitionKeyDefinition{Paths: []string{"/pk"}},
@@ -499,6 +504,7 @@ func TestCompositeSystemProperties(t *testing.T) {
 // query has chosen, before the query walks it, makes the query scan: it
 // never returns what the index, no longer kept, would still hold.
 func TestIndexDroppedDuringQuery(t *testing.T) {
+	t.Parallel()
 	s, _ := newStore(t)
 	c := mustContainer(t, s, lethe.ContainerProperties{ID: "c", DefaultTimeToLive: lethe.TTLNever})
 	for i := range 10 {
@@ -530,6 +536,7 @@ func TestIndexDroppedDuringQuery(t *testing.T) {
 // pager stops walking the same items for every page: paging the whole
 // result through the index costs no more than twice a scan's pages.
 func TestStreamedPagesManyTies(t *testing.T) {
+	t.Parallel()
 	s, _ := newStore(t)
 	c := mustContainer(t, s, lethe.ContainerProperties{ID: "c", DefaultTimeToLive: lethe.TTLNever})
 	for i := range 2000 {
@@ -560,6 +567,7 @@ func TestStreamedPagesManyTies(t *testing.T) {
 // of a streamed query (each page a walk of the index at its own instant)
 // is on no later page, as with a pager evaluated once.
 func TestStreamedPagesNeverShowExpired(t *testing.T) {
+	t.Parallel()
 	for _, indexed := range []bool{true, false} {
 		s, clock := newStore(t)
 		c := mustContainer(t, s, lethe.ContainerProperties{ID: "c", DefaultTimeToLive: lethe.TTLNever})
@@ -596,6 +604,7 @@ func TestStreamedPagesNeverShowExpired(t *testing.T) {
 // expired items), with and without a partition key. Run with -count to
 // try more seeds; the seed is logged.
 func TestIndexCountModel(t *testing.T) {
+	t.Parallel()
 	seed := rand.Uint64()
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, 11))
@@ -711,6 +720,7 @@ func TestIndexCountModel(t *testing.T) {
 // and, without OFFSET, LIMIT or TOP, every item the filter matched that
 // stayed live and unwritten throughout.
 func TestIndexOrderPages(t *testing.T) {
+	t.Parallel()
 	seed := rand.Uint64()
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, 13))
@@ -862,6 +872,7 @@ func TestIndexOrderPages(t *testing.T) {
 // run out, or nothing but new items (which the pager does not return);
 // the rest come as they were listed, once each.
 func TestIndexPagesAfterChanges(t *testing.T) {
+	t.Parallel()
 	for _, change := range []string{"time", "default ttl", "delete", "replace", "create", "index dropped", "index rebuilt"} {
 		t.Run(change, func(t *testing.T) {
 			s, clock := newStore(t)
@@ -936,6 +947,7 @@ func TestIndexPagesAfterChanges(t *testing.T) {
 // container's throughput spent) and retried later never returns an item
 // that expired or was deleted meanwhile, with an index and without.
 func TestQueryFirstPageRetried(t *testing.T) {
+	t.Parallel()
 	for _, indexed := range []bool{true, false} {
 		for _, change := range []string{"expire", "delete"} {
 			t.Run(fmt.Sprintf("indexed=%v/%s", indexed, change), func(t *testing.T) {
@@ -1006,6 +1018,7 @@ func createTTLEvery(t *testing.T, c *lethe.Container, n int, members func(i int)
 // indexes s.t and not the property "s/t": each query returns the items of
 // its own path.
 func TestIndexSlashInName(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for _, nestedFirst := range []bool{true, false} {
 		t.Run(fmt.Sprint("nestedFirst=", nestedFirst), func(t *testing.T) {

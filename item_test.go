@@ -61,6 +61,7 @@ func mustRefuse(t *testing.T, c *lethe.Container, doc, msg string) {
 // surrogate is refused, so that two different ids (or names) can never
 // decode to the same U+FFFD text. Values are kept verbatim.
 func TestItemLoneSurrogates(t *testing.T) {
+	t.Parallel()
 	c := itemTestContainer(t)
 	for _, doc := range []string{
 		`{"id":"\ud800"}`, `{"id":"\udc00"}`, `{"id":"\udbff"}`, `{"id":"x\ud800\u0041"}`, `{"id":"\ud800\ud800"}`,
@@ -90,6 +91,7 @@ func TestItemLoneSurrogates(t *testing.T) {
 // TestItemNumberRange: a number whose magnitude is beyond a float64
 // anywhere in the item is refused; one that underflows reads as zero.
 func TestItemNumberRange(t *testing.T) {
+	t.Parallel()
 	c := itemTestContainer(t)
 	for _, doc := range []string{
 		`{"id":"b","n":1e400}`, `{"id":"b","n":-1e400}`, `{"id":"b","l":[1,2,1e309]}`, `{"id":"b","o":{"x":1.8e308}}`,
@@ -119,6 +121,7 @@ func TestItemNumberRange(t *testing.T) {
 // TestItemDuplicateMembers: an object with two members of the same name
 // (compared decoded) is refused at any depth.
 func TestItemDuplicateMembers(t *testing.T) {
+	t.Parallel()
 	c := itemTestContainer(t)
 	members := func(n int, prefix string) string {
 		var b strings.Builder

@@ -51,6 +51,7 @@ func (r *records) all() []string {
 // at warn, naming the directory, the segment and the bytes cut; a clean
 // open logs nothing.
 func TestLoggerTornTail(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	s := openDurable(t, dir, lethe.NewManualClock(t0))
 	c := mustContainer(t, s, lethe.ContainerProperties{ID: "c"})
@@ -91,6 +92,7 @@ func mustRead(t *testing.T, path string) []byte {
 // many writes it refuses after; a store opened read-only on a full disk is
 // logged at error; a background checkpoint that fails is logged at error.
 func TestLoggerFailures(t *testing.T) {
+	t.Parallel()
 	open := func(t *testing.T, dir string, efs *vfstest.ErrorFS, logs *records) *lethe.Store {
 		opts := &lethe.Options{Dir: dir, Clock: lethe.NewManualClock(t0), Reaper: lethe.ReaperOptions{Disabled: true}, Logger: slog.New(logs)}
 		vfs.SetOptionsFS(opts, efs)

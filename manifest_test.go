@@ -62,6 +62,7 @@ func segments(t *testing.T, dir string) []string {
 // reopened after a crash) fails Open naming it; the tail of the segment a
 // crashed store was writing is the torn end recovery cuts off.
 func TestManifestTruncated(t *testing.T) {
+	t.Parallel()
 	// closed: Open, write, Close: the last segment is sealed at its size.
 	closed := t.TempDir()
 	s := openDurable(t, closed, lethe.NewManualClock(t0))
@@ -120,6 +121,7 @@ func TestManifestTruncated(t *testing.T) {
 // Open naming it; so does a segment renamed to another number, and files
 // of format 4 without their manifest.
 func TestManifestSwapped(t *testing.T) {
+	t.Parallel()
 	a, b := t.TempDir(), t.TempDir()
 	for _, dir := range []string{a, b} {
 		s := openDurable(t, dir, lethe.NewManualClock(t0))
@@ -195,6 +197,7 @@ func TestManifestSwapped(t *testing.T) {
 // records as synced (here, the manifest's figure raised, its checksum
 // made again) fail Open.
 func TestManifestSequence(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	s := openDurable(t, dir, lethe.NewManualClock(t0))
 	writeSome(t, mustContainer(t, s, lethe.ContainerProperties{ID: "c"}), "a", 3)
@@ -218,6 +221,7 @@ func TestManifestSequence(t *testing.T) {
 // reads go on; the reopen fails naming the file instead of coming up
 // without the writes it held.
 func TestLogRemovedWhileRunning(t *testing.T) {
+	t.Parallel()
 	for _, how := range []string{"removed", "replaced"} {
 		for _, fsys := range []string{"os", "power"} {
 			t.Run(how+"/"+fsys, func(t *testing.T) {
@@ -279,6 +283,7 @@ func TestLogRemovedWhileRunning(t *testing.T) {
 // empty segment of format 4 and no manifest: Open takes the segment's id
 // and goes on, twice.
 func TestManifestFirstOpenCut(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	s := openDurable(t, dir, lethe.NewManualClock(t0))
 	require.NoError(t, s.Close())

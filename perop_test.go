@@ -29,6 +29,7 @@ import (
 // left on or off by Go's stack switches, so a count from them is checked
 // against TestInsertCost's difference of totals, which uses none.
 func TestPerOpCost(t *testing.T) {
+	t.Parallel()
 	n, _ := strconv.Atoi(os.Getenv("LETHE_PEROP"))
 	if n <= 0 {
 		t.Skip("LETHE_PEROP=n not set")
@@ -107,6 +108,7 @@ func perOpReads(t *testing.T, c *lethe.Container, order []string) {
 // fall on different numbers of GC cycles, and the difference swings by
 // some 3,000 instructions an insert from one build to the next.
 func TestInsertCost(t *testing.T) {
+	t.Parallel()
 	n, _ := strconv.Atoi(os.Getenv("LETHE_INSERTCOST"))
 	if n <= 0 {
 		t.Skip("LETHE_INSERTCOST=n not set")

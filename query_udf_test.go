@@ -51,6 +51,7 @@ func queryUDF(t *testing.T, c *lethe.Container, q string, size int32, funcs map[
 // QueryOptions.UserFunctions per row, across pages, in item order and
 // not; Undefined leaves a result out.
 func TestQueryUserFunctions(t *testing.T) {
+	t.Parallel()
 	c, _ := udfContainer(t, lethe.QueryBudget{})
 	funcs := map[string]lethe.UserFunction{
 		"tax":  func(a []any) (any, error) { return a[0].(float64) * 0.5, nil },
@@ -77,6 +78,7 @@ func TestQueryUserFunctions(t *testing.T) {
 // fails with ErrBadRequest, even on no items; a function's error or panic
 // fails it with ErrBadRequest wrapping a *UserFunctionError.
 func TestQueryUserFunctionErrors(t *testing.T) {
+	t.Parallel()
 	c, _ := udfContainer(t, lethe.QueryBudget{})
 	boom := errors.New("boom")
 	funcs := map[string]lethe.UserFunction{
@@ -114,6 +116,7 @@ func TestQueryUserFunctionErrors(t *testing.T) {
 // the index's candidates, in item order or not. (An index of a path is
 // made the second time a query filters on it: the first scans.)
 func TestQueryUserFunctionUsesIndex(t *testing.T) {
+	t.Parallel()
 	c, _ := udfContainer(t, lethe.QueryBudget{})
 	var calls atomic.Int64
 	funcs := map[string]lethe.UserFunction{"big": func(a []any) (any, error) {
@@ -149,6 +152,7 @@ func TestQueryUserFunctionUsesIndex(t *testing.T) {
 // inside the function, completes, whatever the shape of the query (an
 // ordered walk of an index, an index's candidates, a scan, GROUP BY).
 func TestQueryUserFunctionHoldsNoLock(t *testing.T) {
+	t.Parallel()
 	c, _ := udfContainer(t, lethe.QueryBudget{})
 	var n atomic.Int64
 	funcs := map[string]lethe.UserFunction{"write": func(a []any) (any, error) {
@@ -184,6 +188,7 @@ func TestQueryUserFunctionHoldsNoLock(t *testing.T) {
 // returns every result over them; one that must be evaluated whole fails
 // with ErrRequestTimeout.
 func TestQueryUserFunctionBudget(t *testing.T) {
+	t.Parallel()
 	c, clock := udfContainer(t, lethe.QueryBudget{Time: time.Second})
 	var calls atomic.Int64
 	funcs := map[string]lethe.UserFunction{"slow": func(a []any) (any, error) {
@@ -254,6 +259,7 @@ func BenchmarkQueryUDF(b *testing.B) {
 // TestPatchConditionUDF: a patch condition is given no user-defined
 // functions: one that calls one is a 400, and the item is unchanged.
 func TestPatchConditionUDF(t *testing.T) {
+	t.Parallel()
 	c, _ := newContainer(t, lethe.TTLOff)
 	before := create(t, c, `{"id":"x","n":3}`)
 	var p lethe.PatchOperations

@@ -295,6 +295,7 @@ func fuzzState(t *testing.T, s *lethe.Store) []string {
 // with intact checksums) would share one place in the expiry index: Open
 // refuses them rather than lose one from it.
 func TestRecoverDuplicateSequence(t *testing.T) {
+	t.Parallel()
 	files := makeFuzzFiles(t)
 	var payloads [][]byte
 	for rest := unframe(files.log); len(rest) > 0; {
@@ -348,6 +349,7 @@ func TestRecoverDuplicateSequence(t *testing.T) {
 // document: the items come back as they were, the store goes on writing in
 // the current format, and opens again with both.
 func TestRecoverFormat1(t *testing.T) {
+	t.Parallel()
 	written := t0.Add(-time.Minute).UnixNano()
 	v1record := func(id, doc string, ttl int32, seq uint64) []byte {
 		var h [28]byte

@@ -16,6 +16,7 @@ import (
 // TestIfMatchQuotedETag: azcosmos passes an azcore.ETag, which carries the
 // quotes of an HTTP entity tag.
 func TestIfMatchQuotedETag(t *testing.T) {
+	t.Parallel()
 	c, _ := newContainer(t, lethe.TTLOff)
 	r := create(t, c, `{"id":"a"}`)
 	quoted := &lethe.ItemOptions{IfMatchEtag: `"` + r.ETag + `"`}
@@ -32,6 +33,7 @@ func TestIfMatchQuotedETag(t *testing.T) {
 // TestIndexingModeAnyCase: azcosmos spells the modes "Consistent", "Lazy"
 // and "None"; they are kept in their canonical lower case.
 func TestIndexingModeAnyCase(t *testing.T) {
+	t.Parallel()
 	s, _ := newStore(t)
 	for i, mode := range []string{"Consistent", "LAZY", "consistent"} {
 		id := "c" + string(rune('0'+i))
@@ -53,6 +55,7 @@ func TestIndexingModeAnyCase(t *testing.T) {
 // TestErrorMessages: long ids are clipped, a container is named once, and
 // ReplaceItem calls an invalid id invalid rather than mismatched.
 func TestErrorMessages(t *testing.T) {
+	t.Parallel()
 	s, _ := newStore(t)
 	c, err := s.CreateContainer(ctx, lethe.ContainerProperties{ID: "box"})
 	require.NoError(t, err)
@@ -85,6 +88,7 @@ func TestErrorMessages(t *testing.T) {
 }
 
 func TestTTLFromDuration(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		d    time.Duration
 		want lethe.TTL

@@ -37,6 +37,7 @@ func textProps(lang string) lethe.ContainerProperties {
 // path's language; the index's BM25 scores are those of a reference
 // computed from the live items.
 func TestTextIndexDifferential(t *testing.T) {
+	t.Parallel()
 	seed := rand.Uint64()
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, 26))
@@ -265,6 +266,7 @@ func contains(list []string, s string) bool {
 // lock) are in it: afterwards, queries through it return what scans
 // return, and its scores are the reference's.
 func TestTextIndexBuildWhileWriting(t *testing.T) {
+	t.Parallel()
 	s, clock := newStore(t)
 	c := mustContainer(t, s, textProps("en-US"))
 	words := strings.Fields("search searching data index cosmos expire lethe go")
@@ -305,6 +307,7 @@ func TestTextIndexBuildWhileWriting(t *testing.T) {
 // hold a term than TOP asks for) is a scan's, the others last in item
 // order; an expired item is never a result, purged or not.
 func TestTextIndexUse(t *testing.T) {
+	t.Parallel()
 	s, clock := newStore(t)
 	props := textProps("en-US")
 	props.FullTextPolicy.FullTextPaths = append(props.FullTextPolicy.FullTextPaths, lethe.FullTextPath{Path: "/other"})
@@ -343,6 +346,7 @@ func TestTextIndexUse(t *testing.T) {
 // other goroutines write, under -race, and each ranking has the TOP it
 // asks for.
 func TestTextIndexConcurrent(t *testing.T) {
+	t.Parallel()
 	s, _ := newStore(t)
 	c := mustContainer(t, s, textProps("en-US"))
 	words := strings.Fields("search data index cosmos expire lethe go")

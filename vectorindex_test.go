@@ -22,6 +22,7 @@ import (
 // element type, while items are written, replaced, deleted and expire
 // between queries, purged or not; the index is made and used.
 func TestVectorIndexDifferential(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		dist lethe.VectorDistanceFunction
 		typ  lethe.VectorDataType
@@ -146,6 +147,7 @@ func queryPages(t *testing.T, c *lethe.Container, q string, pk lethe.PartitionKe
 // (fewer items with a comparable vector than TOP asks for) is evaluated as
 // a scan, undefined items last.
 func TestVectorIndexUse(t *testing.T) {
+	t.Parallel()
 	s, _ := newStore(t)
 	props := vectorProps("v")
 	c := mustContainer(t, s, props)
@@ -174,6 +176,7 @@ func TestVectorIndexUse(t *testing.T) {
 // policy of a container that has items) are in it: afterwards, queries
 // through it return what scans return.
 func TestVectorIndexBuildWhileWriting(t *testing.T) {
+	t.Parallel()
 	s, clock := newStore(t)
 	props := vectorProps("v")
 	props.DefaultTimeToLive = lethe.TTLNever
@@ -214,6 +217,7 @@ func TestVectorIndexBuildWhileWriting(t *testing.T) {
 // are written between queries and the graph is linked meanwhile. With
 // bruteForce it returns exactly what a scan returns.
 func TestVectorIndexApproximate(t *testing.T) {
+	t.Parallel()
 	seed := rand.Uint64()
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, 5))
@@ -310,6 +314,7 @@ func TestVectorIndexApproximate(t *testing.T) {
 // the old one serving meanwhile; queries return what scans return before,
 // during and after.
 func TestVectorIndexRenewal(t *testing.T) {
+	t.Parallel()
 	for _, typ := range []lethe.VectorIndexType{lethe.VectorIndexTypeFlat, lethe.VectorIndexTypeDiskANN} {
 		t.Run(string(typ), func(t *testing.T) {
 			s, _ := newStore(t)
@@ -346,6 +351,7 @@ func TestVectorIndexRenewal(t *testing.T) {
 // which would wait for ever if the query held the container's index
 // lock, goes through), and sees the items as they were when it began.
 func TestVectorQueryLetsWritesThrough(t *testing.T) {
+	t.Parallel()
 	s, _ := newStore(t)
 	c := mustContainer(t, s, oneVectorProps(lethe.VectorDataTypeFloat32, lethe.VectorDistanceFunctionEuclidean, 2, lethe.VectorIndexTypeDiskANN))
 	pk := lethe.NewPartitionKeyString("a")
@@ -382,6 +388,7 @@ func TestVectorQueryLetsWritesThrough(t *testing.T) {
 // TestVectorIndexAtOpen: a durable store makes its containers' vector
 // indexes in the background when it opens; they hold the items recovered.
 func TestVectorIndexAtOpen(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	clock := lethe.NewManualClock(t0)
 	s := openDurable(t, dir, clock)
@@ -420,6 +427,7 @@ func TestVectorIndexAtOpen(t *testing.T) {
 // zero vectors, values near float32's limits), with items expiring and
 // queries on one partition. Where the processor can prune, it does.
 func TestVectorScanPruning(t *testing.T) {
+	t.Parallel()
 	seed := rand.Uint64()
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, 11))
