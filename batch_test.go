@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/lethedb/lethe"
+	"github.com/lethedb/lethe/internal/lethetesting"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -572,7 +573,7 @@ func TestBatchDurable(t *testing.T) {
 	require.True(t, resp.Success)
 	crashed := crashCopy(t, s, dir) // a torn end is what a crash leaves
 
-	seg := lastSegment(t, crashed)
+	seg := lethetesting.LastSegment(t, crashed)
 	full, err := os.ReadFile(seg)
 	require.NoError(t, err)
 	frameLen := len(full) - withoutLast(t, full)

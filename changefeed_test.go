@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/lethedb/lethe"
+	"github.com/lethedb/lethe/internal/lethetesting"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -50,17 +51,14 @@ type change struct {
 // returns the changes and the last continuation.
 func readAll(t *testing.T, c *lethe.Container, o lethe.ChangeFeedOptions) ([][]byte, string) {
 	t.Helper()
-	var out [][]byte
-	for {
+	out := lethetesting.ReadAll(t, func() ([][]byte, error) {
 		page, err := c.ReadChangeFeed(ctx, &o)
 		require.NoError(t, err)
 		require.NotEmpty(t, page.ContinuationToken)
 		o.Continuation = page.ContinuationToken
-		if len(page.Items) == 0 {
-			return out, o.Continuation
-		}
-		out = append(out, page.Items...)
-	}
+		return page.Items, nil
+	})
+	return out, o.Continuation
 }
 
 func decodeChanges(t *testing.T, items [][]byte) []change {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/lethedb/lethe"
+	"github.com/lethedb/lethe/internal/lethetesting"
 	"github.com/lethedb/lethe/internal/vfs"
 	"github.com/lethedb/lethe/internal/vfs/vfstest"
 	"github.com/stretchr/testify/assert"
@@ -196,7 +197,7 @@ func TestDiskHealOpen(t *testing.T) {
 	require.NoError(t, putValue(c, "a", 1))
 	s.Close()
 	// A store that died right after creating its next segment: empty.
-	names := dirNames(t, dir)
+	names := lethetesting.DirNames(t, dir)
 	last := ""
 	for _, n := range names {
 		if filepath.Ext(n) == ".log" {

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"syscall"
@@ -16,6 +15,7 @@ import (
 	"time"
 
 	"github.com/lethedb/lethe"
+	"github.com/lethedb/lethe/internal/lethetesting"
 	"github.com/lethedb/lethe/internal/vfs"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -48,18 +48,6 @@ func dump(t testing.TB, s *lethe.Store) map[string]string {
 		}
 	}
 	return out
-}
-
-func dirNames(t testing.TB, dir string) []string {
-	t.Helper()
-	entries, err := os.ReadDir(dir)
-	require.NoError(t, err)
-	var names []string
-	for _, e := range entries {
-		names = append(names, e.Name())
-	}
-	sort.Strings(names)
-	return names
 }
 
 func TestDurableRoundTrip(t *testing.T) {
@@ -216,7 +204,7 @@ func TestDurableCheckpointTrimsLog(t *testing.T) {
 		}
 		require.NoError(t, s.Checkpoint(ctx))
 	}
-	names := dirNames(t, dir)
+	names := lethetesting.DirNames(t, dir)
 	var snaps, segs int
 	for _, n := range names {
 		switch {
@@ -245,11 +233,11 @@ func TestDurableDirectoryLocked(t *testing.T) {
 	s := openDurable(t, dir, lethe.NewManualClock(t0))
 	defer s.Close()
 	mustContainer(t, s, lethe.ContainerProperties{ID: "c"})
-	before := dirNames(t, dir)
+	before := lethetesting.DirNames(t, dir)
 	_, err := lethe.Open(&lethe.Options{Dir: dir})
 	require.ErrorIs(t, err, lethe.ErrLocked)
 	assert.Contains(t, err.Error(), dir)
-	assert.Equal(t, before, dirNames(t, dir))
+	assert.Equal(t, before, lethetesting.DirNames(t, dir))
 	require.NoError(t, s.Close())
 	s2, err := lethe.Open(&lethe.Options{Dir: dir})
 	require.NoError(t, err, "free again once the first store closed")
@@ -324,7 +312,7 @@ func TestDurableDeleteContainer(t *testing.T) {
 	require.Eventually(t, func() bool { return lethe.CheckpointsTaken(s) > 0 }, 10*time.Second, 10*time.Millisecond)
 	require.NoError(t, s.Checkpoint(ctx))
 	require.NoError(t, s.Close())
-	for _, name := range dirNames(t, dir) {
+	for _, name := range lethetesting.DirNames(t, dir) {
 		data, err := os.ReadFile(filepath.Join(dir, name))
 		require.NoError(t, err)
 		assert.NotContains(t, string(data), secret, name)
@@ -344,7 +332,7 @@ func TestDurableTornTail(t *testing.T) {
 		require.NoError(t, err)
 	}
 	dir = crashCopy(t, s, dir)
-	seg := lastSegment(t, dir)
+	seg := lethetesting.LastSegment(t, dir)
 	full, err := os.ReadFile(seg)
 	require.NoError(t, err)
 	// The last frame is i2's write: find where it starts by writing it alone.
@@ -390,7 +378,7 @@ func TestDurableTornZeroTail(t *testing.T) {
 		require.NoError(t, err)
 	}
 	dir = crashCopy(t, s, dir)
-	seg := lastSegment(t, dir)
+	seg := lethetesting.LastSegment(t, dir)
 	full, err := os.ReadFile(seg)
 	require.NoError(t, err)
 	for sector := 512; sector < len(full); sector += 512 {
@@ -499,7 +487,7 @@ func TestDurableCorruption(t *testing.T) {
 		require.NoError(t, err)
 	}
 	require.NoError(t, s.Close())
-	for _, name := range dirNames(t, dir) {
+	for _, name := range lethetesting.DirNames(t, dir) {
 		if name == "LOCK" {
 			continue
 		}
@@ -525,18 +513,6 @@ func TestDurableCorruption(t *testing.T) {
 			assert.Equal(t, filepath.Join(work, name), ce.File)
 		}
 	}
-}
-
-func lastSegment(t testing.TB, dir string) string {
-	t.Helper()
-	var last string
-	for _, n := range dirNames(t, dir) {
-		if strings.HasPrefix(n, "wal-") {
-			last = n
-		}
-	}
-	require.NotEmpty(t, last)
-	return filepath.Join(dir, last)
 }
 
 // withoutLast returns the offset of the last frame of a log file, reading
@@ -567,7 +543,7 @@ func crashCopy(t testing.TB, s *lethe.Store, dir string) string {
 
 func copyDir(t testing.TB, from, to string) {
 	t.Helper()
-	for _, n := range dirNames(t, from) {
+	for _, n := range lethetesting.DirNames(t, from) {
 		if n == "LOCK" {
 			continue
 		}
@@ -595,7 +571,7 @@ func TestDurableMissingFiles(t *testing.T) {
 	require.NoError(t, s.Close())
 	s = openDurable(t, dir, clock) // starts another segment
 	require.NoError(t, s.Close())
-	for _, name := range dirNames(t, dir) {
+	for _, name := range lethetesting.DirNames(t, dir) {
 		if name == "LOCK" {
 			continue
 		}

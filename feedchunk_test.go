@@ -5,13 +5,12 @@ import (
 	"encoding/binary"
 	"fmt"
 	"os"
-	"path/filepath"
-	"slices"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/lethedb/lethe/internal/lethetesting"
 	"github.com/lethedb/lethe/internal/vfs"
 	"github.com/lethedb/lethe/internal/vfs/vfstest"
 	"github.com/stretchr/testify/require"
@@ -179,7 +178,7 @@ func reopenCut(t *testing.T, o *Options, cut int64) []string {
 	dir := t.TempDir()
 	require.NoError(t, os.CopyFS(dir, os.DirFS(o.Dir)))
 	if cut >= 0 {
-		require.NoError(t, os.Truncate(lastSegment(t, dir), cut))
+		require.NoError(t, os.Truncate(lethetesting.LastSegment(t, dir), cut))
 	}
 	o2 := *o
 	o2.Dir, o2.fs = dir, vfs.OS
@@ -191,21 +190,11 @@ func reopenCut(t *testing.T, o *Options, cut int64) []string {
 	return readWholeFeed(t, c)
 }
 
-// lastSegment returns the path of the last log segment in dir.
-func lastSegment(t *testing.T, dir string) string {
-	t.Helper()
-	names, err := filepath.Glob(filepath.Join(dir, "wal-*.log"))
-	require.NoError(t, err)
-	require.NotEmpty(t, names)
-	slices.Sort(names)
-	return names[len(names)-1]
-}
-
 // expiryFrameEnds returns the offsets at which the expiry frames of the
 // last log segment in dir end.
 func expiryFrameEnds(t *testing.T, dir string) []int64 {
 	t.Helper()
-	b, err := os.ReadFile(lastSegment(t, dir))
+	b, err := os.ReadFile(lethetesting.LastSegment(t, dir))
 	require.NoError(t, err)
 	var ends []int64
 	for off := fileHeaderV4; off+frameHeader <= len(b); {

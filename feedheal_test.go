@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lethedb/lethe/internal/lethetesting"
 	"github.com/lethedb/lethe/internal/vfs"
 	"github.com/lethedb/lethe/internal/vfs/vfstest"
 	"github.com/stretchr/testify/require"
@@ -32,16 +33,13 @@ func readWholeFeed(t *testing.T, c *Container) []string {
 	t.Helper()
 	p := c.NewChangeFeedPager(&ChangeFeedOptions{Mode: ChangeFeedModeAllVersionsAndDeletes, MaxItemCount: 1000})
 	var out []string
-	for {
+	for _, it := range lethetesting.ReadAll(t, func() ([][]byte, error) {
 		resp, err := p.NextPage(context.Background())
-		require.NoError(t, err)
-		if len(resp.Items) == 0 {
-			return out
-		}
-		for _, it := range resp.Items {
-			out = append(out, string(it))
-		}
+		return resp.Items, err
+	}) {
+		out = append(out, string(it))
 	}
+	return out
 }
 
 // reopenSameFeed closes s, opens it again with o (the disk healthy) and

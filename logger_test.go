@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/lethedb/lethe"
+	"github.com/lethedb/lethe/internal/lethetesting"
 	"github.com/lethedb/lethe/internal/vfs"
 	"github.com/lethedb/lethe/internal/vfs/vfstest"
 	"github.com/stretchr/testify/assert"
@@ -68,7 +69,7 @@ func TestLoggerTornTail(t *testing.T) {
 	// sealed in its manifest): tear a copy taken while the store runs.
 	dir = crashCopy(t, s, dir)
 	opts.Dir = dir
-	seg := lastSegment(t, dir)
+	seg := lethetesting.LastSegment(t, dir)
 	require.NoError(t, os.WriteFile(seg, append(mustRead(t, seg), 1, 2, 3), 0o644))
 	s, err = lethe.Open(opts)
 	require.NoError(t, err)

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/lethedb/lethe"
+	"github.com/lethedb/lethe/internal/lethetesting"
 	"github.com/lethedb/lethe/internal/vfs"
 	"github.com/lethedb/lethe/internal/vfs/vfstest"
 	"github.com/stretchr/testify/assert"
@@ -49,7 +50,7 @@ func openErr(t *testing.T, dir string) *lethe.CorruptionError {
 func segments(t *testing.T, dir string) []string {
 	t.Helper()
 	var out []string
-	for _, n := range dirNames(t, dir) {
+	for _, n := range lethetesting.DirNames(t, dir) {
 		if strings.HasPrefix(n, "wal-") {
 			out = append(out, filepath.Join(dir, n))
 		}
@@ -142,7 +143,7 @@ func TestManifestSwapped(t *testing.T) {
 		return work
 	}
 	var snap string
-	for _, n := range dirNames(t, a) {
+	for _, n := range lethetesting.DirNames(t, a) {
 		if strings.HasPrefix(n, "snap-") {
 			snap = n
 		}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/lethedb/lethe"
+	"github.com/lethedb/lethe/internal/lethetesting"
 	"github.com/stretchr/testify/require"
 )
 
@@ -150,7 +151,7 @@ func makeFuzzFiles(t testing.TB) fuzzFiles {
 	require.NoError(t, s.Checkpoint(ctx))
 	upsert(t, c, `{"id":"later","ttl":100}`)
 	require.NoError(t, s.Close())
-	for _, name := range dirNames(t, dir) {
+	for _, name := range lethetesting.DirNames(t, dir) {
 		data, err := os.ReadFile(filepath.Join(dir, name))
 		require.NoError(t, err)
 		switch {
