@@ -1070,3 +1070,25 @@ func TestIndexSlashInName(t *testing.T) {
 		})
 	}
 }
+
+// TestIndexingModeAnyCase: azcosmos spells the modes "Consistent", "Lazy"
+// and "None"; they are kept in their canonical lower case.
+func TestIndexingModeAnyCase(t *testing.T) {
+	t.Parallel()
+	s, _ := newStore(t)
+	for i, mode := range []string{"Consistent", "LAZY", "consistent"} {
+		id := "c" + string(rune('0'+i))
+		c, err := s.CreateContainer(ctx, lethe.ContainerProperties{ID: id, DefaultTimeToLive: 10,
+			IndexingPolicy: &lethe.IndexingPolicy{IndexingMode: lethe.IndexingMode(mode)}})
+		require.NoError(t, err, mode)
+		p, err := c.Read(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, lethe.IndexingMode(strings.ToLower(mode)), p.IndexingPolicy.IndexingMode)
+	}
+	_, err := s.CreateContainer(ctx, lethe.ContainerProperties{ID: "n", DefaultTimeToLive: 10,
+		IndexingPolicy: &lethe.IndexingPolicy{IndexingMode: "None"}})
+	require.ErrorIs(t, err, lethe.ErrBadRequest, "None in any case is none: no default TTL")
+	_, err = s.CreateContainer(ctx, lethe.ContainerProperties{ID: "x",
+		IndexingPolicy: &lethe.IndexingPolicy{IndexingMode: "sometimes"}})
+	require.ErrorIs(t, err, lethe.ErrBadRequest)
+}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/lethedb/lethe"
+	"github.com/stretchr/testify/require"
 )
 
 // The item rules beyond JSON's grammar, seen through the public API (the
@@ -177,5 +178,22 @@ func TestParseItemAllocs(t *testing.T) {
 		if n := testing.AllocsPerRun(100, func() { lethe.ParseItem(doc) }); n != 0 {
 			t.Errorf("%.60s...: %v allocations", doc, n)
 		}
+	}
+}
+
+// TestIfMatchQuotedETag: azcosmos passes an azcore.ETag, which carries the
+// quotes of an HTTP entity tag.
+func TestIfMatchQuotedETag(t *testing.T) {
+	t.Parallel()
+	c, _ := newContainer(t, lethe.TTLOff)
+	r := create(t, c, `{"id":"a"}`)
+	quoted := &lethe.ItemOptions{IfMatchEtag: `"` + r.ETag + `"`}
+	r2, err := c.ReplaceItem(ctx, lethe.NewPartitionKey(), "a", []byte(`{"id":"a","v":1}`), quoted)
+	require.NoError(t, err)
+	_, err = c.UpsertItem(ctx, lethe.NewPartitionKey(), []byte(`{"id":"a","v":2}`), &lethe.ItemOptions{IfMatchEtag: `"` + r2.ETag + `"`})
+	require.NoError(t, err)
+	for _, bad := range []string{`"` + r.ETag + `"`, `"` + r.ETag, r.ETag + `"`, `""`, `"`} {
+		_, err = c.DeleteItem(ctx, lethe.NewPartitionKey(), "a", &lethe.ItemOptions{IfMatchEtag: bad})
+		require.ErrorIs(t, err, lethe.ErrPreconditionFailed, bad)
 	}
 }

@@ -434,3 +434,34 @@ func TestDefaultChangeTouchesNoItem(t *testing.T) {
 	assert.Less(t, elapsed, 50*time.Millisecond)
 	assert.False(t, exists(t, c, "123"))
 }
+
+// TestTTLFromDuration: a duration becomes the TTL of the whole seconds
+// that hold it, at least 1 and at most MaxTTL.
+func TestTTLFromDuration(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		d    time.Duration
+		want lethe.TTL
+	}{
+		{time.Second, 1},
+		{time.Nanosecond, 1},
+		{1200 * time.Millisecond, 2},
+		{2 * time.Second, 2},
+		{2*time.Second + 1, 3},
+		{time.Hour, 3600},
+		{0, 1},
+		{-time.Hour, 1},
+		{math.MinInt64, 1},
+		{time.Duration(lethe.MaxTTL) * time.Second, lethe.MaxTTL},
+		{time.Duration(lethe.MaxTTL)*time.Second + 1, lethe.MaxTTL},
+		{math.MaxInt64, lethe.MaxTTL},
+	} {
+		got := lethe.TTLFromDuration(tc.d)
+		assert.Equal(t, tc.want, got, "%v", tc.d)
+		assert.Positive(t, got, "never off or never-expire")
+		if tc.d > 0 && tc.d <= time.Duration(lethe.MaxTTL)*time.Second {
+			assert.GreaterOrEqual(t, got.Duration(), tc.d, "rounds up")
+			assert.Less(t, got.Duration()-tc.d, time.Second)
+		}
+	}
+}
