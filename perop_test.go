@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/lethedb/lethe"
-	"github.com/stretchr/testify/require"
 )
 
 // TestPerOpCost is not a check: it runs bench/ W1's inserts and W2's reads
@@ -49,9 +48,7 @@ func TestPerOpCost(t *testing.T) {
 // the reaper running), closed when tb ends, and makes W1's container.
 func perOpContainer(tb testing.TB) *lethe.Container {
 	tb.Helper()
-	s, err := lethe.Open(&lethe.Options{})
-	require.NoError(tb, err)
-	tb.Cleanup(func() { s.Close() })
+	s := openStore(tb, &lethe.Options{})
 	return mustContainer(tb, s, lethe.ContainerProperties{ID: "users", DefaultTimeToLive: lethe.TTLNever})
 }
 

@@ -37,9 +37,7 @@ func budgetContainer(t *testing.T, b lethe.QueryBudget, clock lethe.Clock, n, k 
 	if clock == nil {
 		clock = lethe.NewManualClock(time.Unix(1_700_000_000, 0))
 	}
-	s, err := lethe.Open(&lethe.Options{Clock: clock, Reaper: lethe.ReaperOptions{Disabled: true}, QueryBudget: b})
-	require.NoError(t, err)
-	t.Cleanup(func() { s.Close() })
+	s := openStore(t, &lethe.Options{Clock: clock, Reaper: lethe.ReaperOptions{Disabled: true}, QueryBudget: b})
 	c := mustContainer(t, s, lethe.ContainerProperties{ID: "c"})
 	for i := range n {
 		a := make([]string, k)

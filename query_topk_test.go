@@ -20,9 +20,7 @@ import (
 func unindexedContainer(t *testing.T, b lethe.QueryBudget) (*lethe.Container, *lethe.ManualClock) {
 	t.Helper()
 	clock := lethe.NewManualClock(t0)
-	s, err := lethe.Open(&lethe.Options{Clock: clock, Reaper: lethe.ReaperOptions{Disabled: true}, QueryBudget: b})
-	require.NoError(t, err)
-	t.Cleanup(func() { s.Close() })
+	s := openStore(t, &lethe.Options{Clock: clock, Reaper: lethe.ReaperOptions{Disabled: true}, QueryBudget: b})
 	return mustContainer(t, s, lethe.ContainerProperties{ID: "c", DefaultTimeToLive: lethe.TTLNever,
 		IndexingPolicy: &lethe.IndexingPolicy{ExcludedPaths: []lethe.IndexPath{{Path: "/*"}}, IncludedPaths: []lethe.IndexPath{{Path: "/id/?"}}}}), clock
 }

@@ -17,9 +17,7 @@ import (
 func udfContainer(t *testing.T, b lethe.QueryBudget) (*lethe.Container, *lethe.ManualClock) {
 	t.Helper()
 	clock := lethe.NewManualClock(time.Unix(1_700_000_000, 0))
-	s, err := lethe.Open(&lethe.Options{Clock: clock, Reaper: lethe.ReaperOptions{Disabled: true}, QueryBudget: b})
-	require.NoError(t, err)
-	t.Cleanup(func() { s.Close() })
+	s := openStore(t, &lethe.Options{Clock: clock, Reaper: lethe.ReaperOptions{Disabled: true}, QueryBudget: b})
 	c := mustContainer(t, s, lethe.ContainerProperties{ID: "c"})
 	for i := range 100 {
 		create(t, c, fmt.Sprintf(`{"id":"i%02d","k":%d,"x":%d}`, i, i%10, i))

@@ -17,10 +17,8 @@ import (
 func newSharedStore(t *testing.T, throughput, autoscaleMax int32) (*lethe.Store, *lethe.ManualClock) {
 	t.Helper()
 	clock := lethe.NewManualClock(t0)
-	s, err := lethe.Open(&lethe.Options{Clock: clock, Reaper: lethe.ReaperOptions{Disabled: true},
+	s := openStore(t, &lethe.Options{Clock: clock, Reaper: lethe.ReaperOptions{Disabled: true},
 		Throughput: throughput, AutoscaleMaxThroughput: autoscaleMax})
-	require.NoError(t, err)
-	t.Cleanup(func() { require.NoError(t, s.Close()) })
 	return s, clock
 }
 
@@ -266,8 +264,6 @@ func TestChargeScriptTime(t *testing.T) {
 // newStoreNoThroughput opens a store with unlimited throughput.
 func newStoreNoThroughput(t *testing.T) *lethe.Store {
 	t.Helper()
-	s, err := lethe.Open(nil)
-	require.NoError(t, err)
-	t.Cleanup(func() { require.NoError(t, s.Close()) })
+	s := openStore(t, nil)
 	return s
 }
