@@ -16,6 +16,11 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// The expiry watch (expirywatch.go) looks for a change feed's expiries in
+// chunks (deliverChunk): what a look cut short, failed or restarted leaves
+// in the feed.
+
+// countExpires counts the expiries among a feed's entries (feedEntries).
 func countExpires(lines []string) int {
 	n := 0
 	for _, l := range lines {
