@@ -5,8 +5,10 @@ import "time"
 // testHooks are the points where the package's tests step into a store's
 // work, or change how it works, one store at a time so that tests run in
 // parallel. A store's hooks (Store.hooks) are nil in production; tests set
-// them (export_test.go) by replacing the whole, never changing one that is
-// published. Each field's zero value is production's behaviour.
+// them through export_test.go, which replaces the whole (setTestHooks),
+// or change the fields of those they gave the store where the change is
+// ordered with the store's reads of them (hooksOf, in the package's own
+// tests). Each field's zero value is production's behaviour.
 type testHooks struct {
 	afterStatsShard func()          // runs after Stats has summed each shard's counts
 	afterBuildShard func(shard int) // runs after a build has read each shard, with no lock held
