@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/lethedb/lethe"
+	"github.com/lethedb/lethe/internal/lethetesting"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -39,6 +40,7 @@ func contents(t testing.TB, c *lethe.Container, pk lethe.PartitionKey) map[strin
 }
 
 func TestBatchOperations(t *testing.T) {
+	t.Parallel()
 	c, _ := newContainer(t, lethe.TTLOff)
 	pk := lethe.NewPartitionKey()
 	old := create(t, c, `{"id":"old","v":1}`)
@@ -108,6 +110,7 @@ func TestBatchOperations(t *testing.T) {
 // TestBatchFailure: when one operation fails, nothing is applied, the
 // error is nil, the failing operation has its status and every other 424.
 func TestBatchFailure(t *testing.T) {
+	t.Parallel()
 	c, _ := newContainer(t, lethe.TTLOff)
 	pk := lethe.NewPartitionKey()
 	exists := create(t, c, `{"id":"exists","v":1}`)
@@ -214,6 +217,7 @@ func TestBatchFailure(t *testing.T) {
 // TestBatchRefused: a batch refused as a whole is an error, and changes
 // nothing.
 func TestBatchRefused(t *testing.T) {
+	t.Parallel()
 	s, _ := newStore(t)
 	c := mustContainer(t, s, lethe.ContainerProperties{ID: "c", PartitionKeyDefinition: lethe.PartitionKeyDefinition{Paths: []string{"/t"}}})
 	pk := lethe.NewPartitionKeyString("t1")
@@ -271,6 +275,7 @@ func TestBatchRefused(t *testing.T) {
 // 4 MB of items fails whole with 413 before anything is applied; at the
 // limit it runs.
 func TestBatchResponseLimit(t *testing.T) {
+	t.Parallel()
 	s, _ := newStore(t)
 	c := mustContainer(t, s, lethe.ContainerProperties{ID: "c", PartitionKeyDefinition: lethe.PartitionKeyDefinition{Paths: []string{"/t"}}})
 	pk := lethe.NewPartitionKeyString("t1")
@@ -314,6 +319,7 @@ func TestBatchResponseLimit(t *testing.T) {
 
 // TestBatchExpiry: expired items behave in a batch as outside one.
 func TestBatchExpiry(t *testing.T) {
+	t.Parallel()
 	c, clock := newContainer(t, 10)
 	pk := lethe.NewPartitionKey()
 	for _, id := range []string{"a", "b", "c", "d", "e"} {
@@ -360,6 +366,7 @@ func TestBatchExpiry(t *testing.T) {
 // TestBatchThrottled: a batch whose charge the budget cannot cover is
 // refused whole with 429, and nothing is applied.
 func TestBatchThrottled(t *testing.T) {
+	t.Parallel()
 	s, clock := newStore(t)
 	c := mustContainer(t, s, lethe.ContainerProperties{ID: "c", Throughput: 100})
 	pk := lethe.NewPartitionKey()
@@ -397,6 +404,7 @@ func TestBatchThrottled(t *testing.T) {
 
 // TestBatchPartitions: a batch works in its own partition only.
 func TestBatchPartitions(t *testing.T) {
+	t.Parallel()
 	s, _ := newStore(t)
 	c := mustContainer(t, s, lethe.ContainerProperties{ID: "c", PartitionKeyDefinition: lethe.PartitionKeyDefinition{Paths: []string{"/t"}}})
 	a, b := lethe.NewPartitionKeyString("a"), lethe.NewPartitionKeyString("b")
@@ -417,6 +425,7 @@ func TestBatchPartitions(t *testing.T) {
 // replace one round of items by the next see either all of a batch or none
 // of it.
 func TestBatchAtomicQueries(t *testing.T) {
+	t.Parallel()
 	s, _ := newStore(t)
 	c := mustContainer(t, s, lethe.ContainerProperties{ID: "c", PartitionKeyDefinition: lethe.PartitionKeyDefinition{Paths: []string{"/t"}}})
 	pk := lethe.NewPartitionKeyString("t")
@@ -515,6 +524,7 @@ func TestBatchAtomicQueries(t *testing.T) {
 // reopen, and a batch whose frame is torn at the end of the log does not
 // come back at all.
 func TestBatchDurable(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	clock := lethe.NewManualClock(t0)
 	s := openDurable(t, dir, clock)
@@ -563,7 +573,7 @@ func TestBatchDurable(t *testing.T) {
 	require.True(t, resp.Success)
 	crashed := crashCopy(t, s, dir) // a torn end is what a crash leaves
 
-	seg := lastSegment(t, crashed)
+	seg := lethetesting.LastSegment(t, crashed)
 	full, err := os.ReadFile(seg)
 	require.NoError(t, err)
 	frameLen := len(full) - withoutLast(t, full)

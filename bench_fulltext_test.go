@@ -125,8 +125,8 @@ func BenchmarkFullTextScore(b *testing.B) {
 			b.ReportMetric(perItem, "B/item")
 		})
 		b.Run("terms="+tc.name+"/via=scan", func(b *testing.B) {
-			was := lethe.SetUseIndexes(false)
-			defer lethe.SetUseIndexes(was)
+			was := lethe.SetUseIndexes(c, false)
+			defer lethe.SetUseIndexes(c, was)
 			b.ReportAllocs()
 			for b.Loop() {
 				textQuery(b, c, textTopK, 10, params...)
@@ -155,8 +155,8 @@ func BenchmarkFullTextContains(b *testing.B) {
 		index   bool
 	}{{"index", ftc, true}, {"scan", ftc, false}, {"contains-lower", lower, false}} {
 		b.Run("via="+tc.name, func(b *testing.B) {
-			was := lethe.SetUseIndexes(tc.index)
-			defer lethe.SetUseIndexes(was)
+			was := lethe.SetUseIndexes(c, tc.index)
+			defer lethe.SetUseIndexes(c, was)
 			b.ReportAllocs()
 			for b.Loop() {
 				textQuery(b, c, tc.q, -1, w)

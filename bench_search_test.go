@@ -116,9 +116,9 @@ func BenchmarkVectorTopK(b *testing.B) {
 		})
 		// without times the query with a switch (which returns what it
 		// was) turned off.
-		without := func(set func(on bool) (was bool)) func(*testing.B) {
+		without := func(set func(c *lethe.Container, on bool) (was bool)) func(*testing.B) {
 			return func(b *testing.B) {
-				defer set(set(false))
+				defer set(c, set(c, false))
 				b.ReportAllocs()
 				for b.Loop() {
 					vectorQuery(b, c, q)
@@ -257,9 +257,9 @@ func BenchmarkVectorANN(b *testing.B) {
 	}
 	took, perVector := ab.index(b, lethe.VectorIndexTypeQuantizedFlat)
 	run("index=quantizedFlat", false, took, perVector)
-	was := lethe.SetPruneVectorScans(false)
+	was := lethe.SetPruneVectorScans(ab.c, false)
 	run("index=quantizedFlat/via=unpruned", false, took, perVector)
-	lethe.SetPruneVectorScans(was)
+	lethe.SetPruneVectorScans(ab.c, was)
 	ab.index(b, "")
 	took, perVector = ab.index(b, lethe.VectorIndexTypeDiskANN)
 	run("index=diskANN/via=graph", false, took, perVector)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/lethedb/lethe"
+	"github.com/lethedb/lethe/internal/lethetesting"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -50,17 +51,14 @@ type change struct {
 // returns the changes and the last continuation.
 func readAll(t *testing.T, c *lethe.Container, o lethe.ChangeFeedOptions) ([][]byte, string) {
 	t.Helper()
-	var out [][]byte
-	for {
+	out := lethetesting.ReadAll(t, func() ([][]byte, error) {
 		page, err := c.ReadChangeFeed(ctx, &o)
 		require.NoError(t, err)
 		require.NotEmpty(t, page.ContinuationToken)
 		o.Continuation = page.ContinuationToken
-		if len(page.Items) == 0 {
-			return out, o.Continuation
-		}
-		out = append(out, page.Items...)
-	}
+		return page.Items, nil
+	})
+	return out, o.Continuation
 }
 
 func decodeChanges(t *testing.T, items [][]byte) []change {
@@ -86,6 +84,7 @@ func ids(t *testing.T, items [][]byte) []string {
 }
 
 func TestChangeFeedLatestVersion(t *testing.T) {
+	t.Parallel()
 	c, _ := feedContainer(t, lethe.ContainerProperties{})
 	upsert(t, c, `{"id":"a","v":1}`)
 	upsert(t, c, `{"id":"b","v":1}`)
@@ -120,6 +119,7 @@ func TestChangeFeedLatestVersion(t *testing.T) {
 }
 
 func TestChangeFeedStartFromTime(t *testing.T) {
+	t.Parallel()
 	c, clock := feedContainer(t, lethe.ContainerProperties{})
 	upsert(t, c, `{"id":"old"}`)
 	mid := clock.Advance(time.Minute)
@@ -147,6 +147,7 @@ func TestChangeFeedStartFromTime(t *testing.T) {
 }
 
 func TestChangeFeedAllVersionsAndDeletes(t *testing.T) {
+	t.Parallel()
 	c, clock := feedContainer(t, lethe.ContainerProperties{
 		DefaultTimeToLive:      lethe.TTLNever,
 		PartitionKeyDefinition: lethe.PartitionKeyDefinition{Paths: []string{"/pk"}},
@@ -198,6 +199,7 @@ func TestChangeFeedAllVersionsAndDeletes(t *testing.T) {
 // has its expiry before its new life in the feed, even when the write is
 // what finds it; a purge adds nothing.
 func TestChangeFeedExpiryOrder(t *testing.T) {
+	t.Parallel()
 	c, clock := feedContainer(t, lethe.ContainerProperties{DefaultTimeToLive: 5})
 	upsert(t, c, `{"id":"a"}`)
 	clock.Advance(6 * time.Second)
@@ -223,6 +225,7 @@ func TestChangeFeedExpiryOrder(t *testing.T) {
 }
 
 func TestChangeFeedPartitionScope(t *testing.T) {
+	t.Parallel()
 	c, _ := feedContainer(t, lethe.ContainerProperties{
 		PartitionKeyDefinition: lethe.PartitionKeyDefinition{Paths: []string{"/t", "/u"}},
 	})
@@ -247,6 +250,7 @@ func TestChangeFeedPartitionScope(t *testing.T) {
 }
 
 func TestChangeFeedErrors(t *testing.T) {
+	t.Parallel()
 	s, _ := newStore(t)
 	plain := mustContainer(t, s, lethe.ContainerProperties{ID: "plain"})
 	_, err := plain.ReadChangeFeed(ctx, nil)
@@ -289,6 +293,7 @@ func TestChangeFeedErrors(t *testing.T) {
 // TestChangeFeedPolicyChange: a feed can be turned on, resized and off
 // with Replace; turned on again, its lsns go on from where they stopped.
 func TestChangeFeedPolicyChange(t *testing.T) {
+	t.Parallel()
 	s, _ := newStore(t)
 	c := mustContainer(t, s, lethe.ContainerProperties{ID: "c"})
 	upsert(t, c, `{"id":"before"}`)
@@ -346,6 +351,7 @@ func eventIDs(evs []lethe.ExpiryEvent) []string {
 // instant it happens (virtual time: synctest), whatever the reaper does;
 // rewrites and deletes before the expiry report nothing.
 func TestExpiryEvents(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		s, err := lethe.Open(&lethe.Options{Reaper: lethe.ReaperOptions{Disabled: true}})
 		require.NoError(t, err)
@@ -394,6 +400,7 @@ func TestExpiryEvents(t *testing.T) {
 // they are reported at the change. Turning TTL off stops expiry, and what
 // expired stays expired (and reported once).
 func TestExpiryEventsSettingsChange(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		s, err := lethe.Open(nil)
 		require.NoError(t, err)
@@ -447,6 +454,7 @@ func TestExpiryEventsSettingsChange(t *testing.T) {
 // blocks the store; what does not fit its queue is dropped and counted, and
 // the feed still has every expiry.
 func TestExpiryEventsSlowSubscriber(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		s, err := lethe.Open(nil)
 		require.NoError(t, err)
@@ -482,6 +490,7 @@ func TestExpiryEventsSlowSubscriber(t *testing.T) {
 // subscriptions' channels and stop the notifier (synctest fails the test
 // if a goroutine outlives its bubble).
 func TestExpirySubscriptionsEndOnClose(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		s, err := lethe.Open(nil)
 		require.NoError(t, err)
@@ -511,12 +520,14 @@ func TestExpirySubscriptionsEndOnClose(t *testing.T) {
 // checkpoints and restarts the store at random, and reads on with the same
 // continuation.
 func TestChangeFeedModel(t *testing.T) {
+	t.Parallel()
 	for seed := range uint64(20) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) { feedModel(t, seed, false) })
 	}
 }
 
 func TestChangeFeedModelDurable(t *testing.T) {
+	t.Parallel()
 	for seed := range uint64(12) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) { feedModel(t, seed, true) })
 	}
@@ -612,6 +623,7 @@ func feedModel(t *testing.T, seed uint64, durable bool) {
 // store is closed is in the feed once it reopens, at its instant, once,
 // however many times it reopens; the lsns go on.
 func TestChangeFeedDurableExpiryWhileClosed(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	clock := lethe.NewManualClock(t0)
 	s := openDurable(t, dir, clock)

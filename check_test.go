@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/lethedb/lethe"
+	"github.com/lethedb/lethe/internal/lethetesting"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -28,6 +29,7 @@ func snapshotFiles(t *testing.T, dir string) map[string]string {
 // the expired ones, a torn end, an unfinished snapshot) and changes no
 // file; damage is Open's *CorruptionError; a store in use is ErrLocked.
 func TestCheck(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	clock := lethe.NewManualClock(time.Now().Add(-time.Hour)) // Check reads the system clock
 	s := openDurable(t, dir, clock)
@@ -45,7 +47,7 @@ func TestCheck(t *testing.T) {
 	// sealed in its manifest): check a copy taken while it runs.
 	dir = crashCopy(t, s, dir)
 
-	seg := lastSegment(t, dir)
+	seg := lethetesting.LastSegment(t, dir)
 	require.NoError(t, os.WriteFile(seg, append(mustRead(t, seg), 7, 7, 7), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "snap-00000000000000ff.db.tmp"), []byte("half"), 0o644))
 	before := snapshotFiles(t, dir)
@@ -79,7 +81,7 @@ func TestCheck(t *testing.T) {
 	require.NoError(t, putDoc(c, "y"))
 	require.NoError(t, putDoc(c, "z"))
 	require.NoError(t, s.Close())
-	seg = lastSegment(t, dir)
+	seg = lethetesting.LastSegment(t, dir)
 	b := mustRead(t, seg)
 	b[20] ^= 0xff // inside the first frame, others after it
 	require.NoError(t, os.WriteFile(seg, b, 0o644))

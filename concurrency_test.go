@@ -21,6 +21,7 @@ import (
 // latest instant the item can expire; a reader that read the clock before
 // its read at or past that instant must not get the item.
 func TestConcurrent(t *testing.T) {
+	t.Parallel()
 	clock := lethe.NewManualClock(time.Unix(1_700_000_000, 0))
 	s, err := lethe.Open(&lethe.Options{Clock: clock, Reaper: lethe.ReaperOptions{BatchSize: 7}})
 	require.NoError(t, err)
@@ -147,6 +148,7 @@ func ignore(err, allowed error) error {
 // every time. Stats waits for the writer until it has finished or waits
 // on a lock, which only Stats can hold.
 func TestStatsOneInstant(t *testing.T) {
+	t.Parallel()
 	s, err := lethe.Open(&lethe.Options{Reaper: lethe.ReaperOptions{Disabled: true}})
 	require.NoError(t, err)
 	defer s.Close()
@@ -177,7 +179,7 @@ func TestStatsOneInstant(t *testing.T) {
 	for round := range rounds {
 		calls := 0
 		moved := make(chan error, 1)
-		undo := lethe.DuringStats(func() {
+		undo := lethe.DuringStats(c, func() {
 			if calls++; calls > 1 {
 				return // only after the first shard
 			}

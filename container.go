@@ -400,8 +400,8 @@ func (c *Container) Stats() ContainerStats {
 		if expired > 0 {
 			oldest = min(oldest, sh.expiry.oldestExpiry(&rule, now))
 		}
-		if afterStatsShard != nil {
-			afterStatsShard()
+		if h := c.store.testHooks(); h != nil && h.afterStatsShard != nil {
+			h.afterStatsShard()
 		}
 	}
 	for i := range c.shards {
@@ -420,10 +420,6 @@ func (c *Container) Stats() ContainerStats {
 	st.Throttled = c.throttled.Load()
 	return st
 }
-
-// afterStatsShard, when set (by tests), runs after Stats has summed each
-// shard's counts.
-var afterStatsShard func()
 
 // statsCountStep is how many newly expired items Stats counts per hold of
 // the index lock.

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/lethedb/lethe"
+	"github.com/lethedb/lethe/internal/lethetesting"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -131,6 +132,7 @@ func (o *crashOut) line(format string, args ...any) {
 // TestCrashChild is the child of TestCrash; it runs only when TestCrash
 // starts it, and never returns: it writes until it is killed.
 func TestCrashChild(t *testing.T) {
+	t.Parallel()
 	spec := os.Getenv(crashEnv)
 	if spec == "" {
 		t.Skip("the child process of TestCrash")
@@ -370,7 +372,10 @@ func (s crashStats) String() string {
 }
 
 // TestCrash kills a child writing to a durable store at a random moment and
-// checks what recovery brings back (see the top of this file).
+// checks what recovery brings back (see the top of this file). It runs
+// alone: a child forked while a parallel test closes a store holds the
+// store's LOCK flock until it execs, and the test's reopen finds the
+// directory in use (as the tests that run go list do, deps_test.go).
 func TestCrash(t *testing.T) {
 	if os.Getenv(crashEnv) != "" {
 		t.Skip("in the child")
@@ -521,7 +526,7 @@ func (s *crashStats) add(o crashStats) {
 // whole: the files, the containers' settings, the figures, the invariants.
 func crashRecover(t *testing.T, dir string, plan crashPlan, log *crashLog, seen map[crashKey]int, pass int) (*lethe.Store, lethe.RecoveryInfo) {
 	t.Helper()
-	before := dirNames(t, dir)
+	before := lethetesting.DirNames(t, dir)
 	var lastSeg string
 	var lastSize int64
 	for _, n := range before {
@@ -567,7 +572,7 @@ func crashRecover(t *testing.T, dir string, plan crashPlan, log *crashLog, seen 
 	case log.checkpointsAcked > 0:
 		assert.NotEmpty(t, rec.Snapshot, "a checkpoint was acknowledged: %s", where)
 	}
-	for _, n := range dirNames(t, dir) {
+	for _, n := range lethetesting.DirNames(t, dir) {
 		assert.False(t, strings.HasSuffix(n, ".tmp"), "%s left after recovery: %s", n, where)
 	}
 

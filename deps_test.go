@@ -8,6 +8,11 @@ import (
 	"testing"
 )
 
+// The tests of this file start go list, so they do not run in parallel: a
+// child forked while a parallel test closes a durable store holds its
+// LOCK flock until it execs, and that test's reopen finds the directory in
+// use.
+
 // TestNoHTTPDependency keeps net/http out of the packages a program that
 // imports lethe must build: it pulls in some 190 packages.
 func TestNoHTTPDependency(t *testing.T) {

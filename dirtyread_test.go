@@ -117,6 +117,7 @@ func view(t *testing.T, c *lethe.Container) string {
 // feed and the counts show the container as it was; a restart does not
 // bring it either when the failure kept it off the disk.
 func TestNoDirtyReadFailedWrite(t *testing.T) {
+	t.Parallel()
 	faults := []struct {
 		name  string
 		fault vfstest.Fault
@@ -158,6 +159,7 @@ func TestNoDirtyReadFailedWrite(t *testing.T) {
 // whether the fsync had returned when it got its answer, so a reader that
 // saw the write early fails the test whatever the timing.
 func TestNoReadBeforeDurable(t *testing.T) {
+	t.Parallel()
 	for _, props := range dirtyProps {
 		for _, w := range dirtyWrites {
 			t.Run(props.ID+"/"+w.name, func(t *testing.T) {
@@ -215,6 +217,7 @@ func TestNoReadBeforeDurable(t *testing.T) {
 // TestNoReadBeforeDurableGroup: writes in flight together (one group
 // commit, its fsync held up) are none visible until the fsync returns.
 func TestNoReadBeforeDurableGroup(t *testing.T) {
+	t.Parallel()
 	for _, props := range dirtyProps {
 		t.Run(props.ID, func(t *testing.T) {
 			s, efs := openFaulty(t, t.TempDir())
@@ -248,6 +251,7 @@ func TestNoReadBeforeDurableGroup(t *testing.T) {
 // fails are none visible (the queue of a change feed's container drops
 // them), and the container reads as it was.
 func TestFailedWriteAfterHeldSync(t *testing.T) {
+	t.Parallel()
 	for _, props := range dirtyProps {
 		t.Run(props.ID, func(t *testing.T) {
 			s, efs := openFaulty(t, t.TempDir())

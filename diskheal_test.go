@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/lethedb/lethe"
+	"github.com/lethedb/lethe/internal/lethetesting"
 	"github.com/lethedb/lethe/internal/vfs"
 	"github.com/lethedb/lethe/internal/vfs/vfstest"
 	"github.com/stretchr/testify/assert"
@@ -93,6 +94,7 @@ func ptr[T any](v T) *T { return &v }
 // on; once there is room the next write heals the store, and a reopen has
 // exactly the writes acknowledged.
 func TestDiskHealWrite(t *testing.T) {
+	t.Parallel()
 	for _, policy := range []lethe.SyncPolicy{lethe.SyncAlways, lethe.SyncEverySecond} {
 		for _, short := range []bool{false, true} {
 			for _, feed := range []bool{false, true} {
@@ -152,6 +154,7 @@ func TestDiskHealWrite(t *testing.T) {
 // writes come: the store refuses them without touching the disk again
 // until it is reopened.
 func TestDiskHealFsyncForGood(t *testing.T) {
+	t.Parallel()
 	for _, errno := range []syscall.Errno{syscall.EIO, syscall.ENOSPC} {
 		t.Run(errno.Error(), func(t *testing.T) {
 			dir := t.TempDir()
@@ -186,6 +189,7 @@ func TestDiskHealFsyncForGood(t *testing.T) {
 // write makes the repair, starts the log and writes, and a reopen finds
 // everything.
 func TestDiskHealOpen(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	efs := vfstest.NewErrorFS(vfs.OS)
 	s := openHealing(t, dir, efs, lethe.SyncAlways)
@@ -193,7 +197,7 @@ func TestDiskHealOpen(t *testing.T) {
 	require.NoError(t, putValue(c, "a", 1))
 	s.Close()
 	// A store that died right after creating its next segment: empty.
-	names := dirNames(t, dir)
+	names := lethetesting.DirNames(t, dir)
 	last := ""
 	for _, n := range names {
 		if filepath.Ext(n) == ".log" {
@@ -237,6 +241,7 @@ func TestDiskHealOpen(t *testing.T) {
 // and so does the store reopened at the end. LETHE_DISKHEAL_SOAK=n runs n
 // seeds.
 func TestDiskHealModel(t *testing.T) {
+	t.Parallel()
 	seeds := 4
 	if n, err := strconv.Atoi(os.Getenv("LETHE_DISKHEAL_SOAK")); err == nil && n > 0 {
 		seeds = n
@@ -361,6 +366,7 @@ func diskHealModel(t *testing.T, seed uint64) {
 // was refused is never seen, though the log's end passes its place (group
 // commit: a failed group's writers may be slow to wake).
 func TestDiskHealConcurrent(t *testing.T) {
+	t.Parallel()
 	for _, feed := range []bool{false, true} {
 		t.Run(fmt.Sprintf("feed=%v", feed), func(t *testing.T) {
 			dir := t.TempDir()
@@ -439,6 +445,7 @@ func TestDiskHealConcurrent(t *testing.T) {
 // store's did (without them, the next recovery finds them again, after the
 // writes made since).
 func TestDiskHealOpenExpiries(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	efs := vfstest.NewErrorFS(vfs.OS)
 	clock := lethe.NewManualClock(t0)
@@ -490,6 +497,7 @@ func TestDiskHealOpenExpiries(t *testing.T) {
 // writes come and however much room there is, it logs at error why, and
 // it reopens whole.
 func TestDiskHealCutFails(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	efs := vfstest.NewErrorFS(vfs.OS)
 	var logs records

@@ -22,6 +22,7 @@ var (
 // GitHub's rule for heading anchors. So moving a section or a file cannot
 // leave a dead link behind.
 func TestDocLinks(t *testing.T) {
+	t.Parallel()
 	files, err := filepath.Glob("docs/*.md")
 	if err != nil {
 		t.Fatal(err)

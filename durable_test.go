@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"syscall"
@@ -16,6 +15,7 @@ import (
 	"time"
 
 	"github.com/lethedb/lethe"
+	"github.com/lethedb/lethe/internal/lethetesting"
 	"github.com/lethedb/lethe/internal/vfs"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -50,19 +50,8 @@ func dump(t testing.TB, s *lethe.Store) map[string]string {
 	return out
 }
 
-func dirNames(t testing.TB, dir string) []string {
-	t.Helper()
-	entries, err := os.ReadDir(dir)
-	require.NoError(t, err)
-	var names []string
-	for _, e := range entries {
-		names = append(names, e.Name())
-	}
-	sort.Strings(names)
-	return names
-}
-
 func TestDurableRoundTrip(t *testing.T) {
+	t.Parallel()
 	for _, checkpoint := range []bool{false, true} {
 		t.Run(fmt.Sprintf("checkpoint=%v", checkpoint), func(t *testing.T) {
 			dir := t.TempDir()
@@ -117,6 +106,7 @@ func TestDurableRoundTrip(t *testing.T) {
 // TestDurableExpiryWhileClosed: items whose expiry passes while the store
 // is closed are not brought back, and are counted as purged.
 func TestDurableExpiryWhileClosed(t *testing.T) {
+	t.Parallel()
 	for _, checkpoint := range []bool{false, true} {
 		t.Run(fmt.Sprintf("checkpoint=%v", checkpoint), func(t *testing.T) {
 			dir := t.TempDir()
@@ -167,6 +157,7 @@ func TestDurableExpiryWhileClosed(t *testing.T) {
 // TestDurableExpiryIsFinal: an item expired under an earlier default stays
 // expired after the default is raised, across restarts and snapshots.
 func TestDurableExpiryIsFinal(t *testing.T) {
+	t.Parallel()
 	for _, checkpoint := range []bool{false, true} {
 		t.Run(fmt.Sprintf("checkpoint=%v", checkpoint), func(t *testing.T) {
 			dir := t.TempDir()
@@ -201,6 +192,7 @@ func TestDurableExpiryIsFinal(t *testing.T) {
 // TestDurableCheckpointTrimsLog: a checkpoint leaves one snapshot and the
 // log after it.
 func TestDurableCheckpointTrimsLog(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	clock := lethe.NewManualClock(t0)
 	s := openDurable(t, dir, clock)
@@ -212,7 +204,7 @@ func TestDurableCheckpointTrimsLog(t *testing.T) {
 		}
 		require.NoError(t, s.Checkpoint(ctx))
 	}
-	names := dirNames(t, dir)
+	names := lethetesting.DirNames(t, dir)
 	var snaps, segs int
 	for _, n := range names {
 		switch {
@@ -236,15 +228,16 @@ func TestDurableCheckpointTrimsLog(t *testing.T) {
 // TestDurableDirectoryLocked: a second Open of a directory in use fails at
 // once and touches nothing.
 func TestDurableDirectoryLocked(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	s := openDurable(t, dir, lethe.NewManualClock(t0))
 	defer s.Close()
 	mustContainer(t, s, lethe.ContainerProperties{ID: "c"})
-	before := dirNames(t, dir)
+	before := lethetesting.DirNames(t, dir)
 	_, err := lethe.Open(&lethe.Options{Dir: dir})
 	require.ErrorIs(t, err, lethe.ErrLocked)
 	assert.Contains(t, err.Error(), dir)
-	assert.Equal(t, before, dirNames(t, dir))
+	assert.Equal(t, before, lethetesting.DirNames(t, dir))
 	require.NoError(t, s.Close())
 	s2, err := lethe.Open(&lethe.Options{Dir: dir})
 	require.NoError(t, err, "free again once the first store closed")
@@ -255,6 +248,7 @@ func TestDurableDirectoryLocked(t *testing.T) {
 // refuses writes from then on while reads go on; after a reopen only
 // acknowledged writes are there.
 func TestDurableSyncFailure(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	clock := lethe.NewManualClock(t0)
 	s := openDurable(t, dir, clock)
@@ -288,6 +282,7 @@ func TestDurableSyncFailure(t *testing.T) {
 // TestDurableDeleteContainer: a deleted container does not come back, on
 // disk either, and one created again with its id starts empty.
 func TestDurableDeleteContainer(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	clock := lethe.NewManualClock(t0)
 	s := openDurable(t, dir, clock)
@@ -317,7 +312,7 @@ func TestDurableDeleteContainer(t *testing.T) {
 	require.Eventually(t, func() bool { return lethe.CheckpointsTaken(s) > 0 }, 10*time.Second, 10*time.Millisecond)
 	require.NoError(t, s.Checkpoint(ctx))
 	require.NoError(t, s.Close())
-	for _, name := range dirNames(t, dir) {
+	for _, name := range lethetesting.DirNames(t, dir) {
 		data, err := os.ReadFile(filepath.Join(dir, name))
 		require.NoError(t, err)
 		assert.NotContains(t, string(data), secret, name)
@@ -327,6 +322,7 @@ func TestDurableDeleteContainer(t *testing.T) {
 // TestDurableTornTail: cutting the log anywhere inside its last frame loses
 // that write alone, and the recovery reports it.
 func TestDurableTornTail(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	clock := lethe.NewManualClock(t0)
 	s := openDurable(t, dir, clock)
@@ -336,7 +332,7 @@ func TestDurableTornTail(t *testing.T) {
 		require.NoError(t, err)
 	}
 	dir = crashCopy(t, s, dir)
-	seg := lastSegment(t, dir)
+	seg := lethetesting.LastSegment(t, dir)
 	full, err := os.ReadFile(seg)
 	require.NoError(t, err)
 	// The last frame is i2's write: find where it starts by writing it alone.
@@ -371,6 +367,7 @@ func TestDurableTornTail(t *testing.T) {
 // the frames cut are torn, not damage, wherever the cut falls in them. A
 // damaged frame followed by data is still damage.
 func TestDurableTornZeroTail(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	clock := lethe.NewManualClock(t0)
 	s := openDurable(t, dir, clock)
@@ -381,7 +378,7 @@ func TestDurableTornZeroTail(t *testing.T) {
 		require.NoError(t, err)
 	}
 	dir = crashCopy(t, s, dir)
-	seg := lastSegment(t, dir)
+	seg := lethetesting.LastSegment(t, dir)
 	full, err := os.ReadFile(seg)
 	require.NoError(t, err)
 	for sector := 512; sector < len(full); sector += 512 {
@@ -410,6 +407,7 @@ func TestDurableTornZeroTail(t *testing.T) {
 // ErrUnavailable, as writes do; it does not spin on the items it cannot
 // purge.
 func TestDurablePurgeLogFailed(t *testing.T) {
+	t.Parallel()
 	clock := lethe.NewManualClock(t0)
 	s := openDurable(t, t.TempDir(), clock)
 	defer s.Close()
@@ -435,6 +433,7 @@ func TestDurablePurgeLogFailed(t *testing.T) {
 // died before writing its header to holds nothing; it is not an error, at
 // the first Open or at any later one, once newer segments follow it.
 func TestDurableHeaderlessSegment(t *testing.T) {
+	t.Parallel()
 	for _, size := range []int{0, 1, 8} {
 		t.Run(fmt.Sprint("size=", size), func(t *testing.T) {
 			dir := t.TempDir()
@@ -473,6 +472,7 @@ func TestDurableHeaderlessSegment(t *testing.T) {
 // TestDurableCorruption: damage before the end of the log, or anywhere in a
 // snapshot, is an error naming the file and offset.
 func TestDurableCorruption(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	clock := lethe.NewManualClock(t0)
 	s := openDurable(t, dir, clock)
@@ -487,7 +487,7 @@ func TestDurableCorruption(t *testing.T) {
 		require.NoError(t, err)
 	}
 	require.NoError(t, s.Close())
-	for _, name := range dirNames(t, dir) {
+	for _, name := range lethetesting.DirNames(t, dir) {
 		if name == "LOCK" {
 			continue
 		}
@@ -513,18 +513,6 @@ func TestDurableCorruption(t *testing.T) {
 			assert.Equal(t, filepath.Join(work, name), ce.File)
 		}
 	}
-}
-
-func lastSegment(t testing.TB, dir string) string {
-	t.Helper()
-	var last string
-	for _, n := range dirNames(t, dir) {
-		if strings.HasPrefix(n, "wal-") {
-			last = n
-		}
-	}
-	require.NotEmpty(t, last)
-	return filepath.Join(dir, last)
 }
 
 // withoutLast returns the offset of the last frame of a log file, reading
@@ -555,7 +543,7 @@ func crashCopy(t testing.TB, s *lethe.Store, dir string) string {
 
 func copyDir(t testing.TB, from, to string) {
 	t.Helper()
-	for _, n := range dirNames(t, from) {
+	for _, n := range lethetesting.DirNames(t, from) {
 		if n == "LOCK" {
 			continue
 		}
@@ -568,6 +556,7 @@ func copyDir(t testing.TB, from, to string) {
 // TestDurableMissingFiles: a snapshot, log segment or manifest that is
 // missing is an error naming it, not a silently smaller store.
 func TestDurableMissingFiles(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	clock := lethe.NewManualClock(t0)
 	s := openDurable(t, dir, clock)
@@ -582,7 +571,7 @@ func TestDurableMissingFiles(t *testing.T) {
 	require.NoError(t, s.Close())
 	s = openDurable(t, dir, clock) // starts another segment
 	require.NoError(t, s.Close())
-	for _, name := range dirNames(t, dir) {
+	for _, name := range lethetesting.DirNames(t, dir) {
 		if name == "LOCK" {
 			continue
 		}
@@ -601,6 +590,7 @@ func TestDurableMissingFiles(t *testing.T) {
 // TestDurableGroupCommit: under SyncAlways, concurrent writers share
 // fsyncs, and none is acknowledged before the fsync that covers it.
 func TestDurableGroupCommit(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	s := openDurable(t, dir, lethe.NewManualClock(t0))
 	defer s.Close()

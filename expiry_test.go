@@ -29,6 +29,7 @@ func manualContainer(t *testing.T) (*Container, *ManualClock) {
 // pass, not a few per shard per call (2*limit overflowed to a negative
 // share, and each call took 4 entries of each shard).
 func TestEntriesPrefixUnlimited(t *testing.T) {
+	t.Parallel()
 	c, _ := manualContainer(t)
 	const n = 2000
 	for i := range n {
@@ -44,6 +45,7 @@ func TestEntriesPrefixUnlimited(t *testing.T) {
 // call with nothing newly expired visits no entry, however many items are
 // pending purge; the first one visits each newly expired item once.
 func TestStatsCountsEachExpiryOnce(t *testing.T) {
+	t.Parallel()
 	c, clock := manualContainer(t)
 	for i := range 10_000 {
 		_, err := c.CreateItem(context.Background(), NewPartitionKey(), fmt.Appendf(nil, `{"id":"%d"}`, i), nil)
@@ -74,6 +76,7 @@ func testRecord(seq uint64) record {
 // the first entries of all, in order. (selectFirst, which this merge
 // replaced, went quadratic on this input with a fixed pivot.)
 func TestMergeExpiredOnShardRuns(t *testing.T) {
+	t.Parallel()
 	for _, sameInstant := range []bool{false, true} {
 		const per = 2 * MaxReaperBatchSize / shardCount
 		var runs [shardCount][]expiredEntry
@@ -102,6 +105,7 @@ func TestMergeExpiredOnShardRuns(t *testing.T) {
 // short) and limits: it gives the sorted entries up to the limit, or up to
 // where a cut run runs out, and says whether it left any out.
 func TestMergeExpired(t *testing.T) {
+	t.Parallel()
 	seed := rand.Uint64()
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, 5))
@@ -162,6 +166,7 @@ func TestMergeExpired(t *testing.T) {
 // instant, an inheriting item and one with its own ttl among them), and
 // says whether there are more.
 func TestOldestExpiredInOrder(t *testing.T) {
+	t.Parallel()
 	seed := rand.Uint64()
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, 6))
@@ -215,6 +220,7 @@ func requireOldestExpired(t *testing.T, c *Container, least int, limits ...int) 
 // batches are the first items by expiry at every limit, through two
 // shortenings, with items of their own ttl among them.
 func TestOldestExpiredAfterShorterDefault(t *testing.T) {
+	t.Parallel()
 	c, clock := manualContainer(t)
 	ctx := context.Background()
 	write := func(n int, prefix string) {
@@ -269,6 +275,7 @@ func shortenDefaults(t *testing.T, c *Container, clock *ManualClock, steps, n in
 // one merge takes runs (a default shortened 60 times while items waited),
 // the batches are still the first items by expiry.
 func TestOldestExpiredManyDefaults(t *testing.T) {
+	t.Parallel()
 	c, clock := manualContainer(t)
 	def := shortenDefaults(t, c, clock, 60, 5, 200*time.Second, 10_000, 150)
 	clock.Advance(time.Duration(def) * time.Second)
@@ -282,6 +289,7 @@ func TestOldestExpiredManyDefaults(t *testing.T) {
 // charges of the purges made, no more (the one place that charges request
 // units).
 func TestReapReturnsUnspentUnits(t *testing.T) {
+	t.Parallel()
 	clock := NewManualClock(time.Unix(1_700_000_000, 0))
 	s, err := Open(&Options{Clock: clock, Reaper: ReaperOptions{Disabled: true}})
 	require.NoError(t, err)
@@ -296,7 +304,7 @@ func TestReapReturnsUnspentUnits(t *testing.T) {
 	clock.Advance(time.Minute) // every item expired, and the spare bucket full
 	b := c.budget()
 	var before, want int64
-	afterReapFetch = func(batch []expiredEntry) {
+	hooksOf(c).afterReapFetch = func(batch []expiredEntry) {
 		require.Len(t, batch, 20)
 		for i, e := range batch {
 			if i%4 == 0 { // rewritten: its purge will not happen
@@ -310,7 +318,7 @@ func TestReapReturnsUnspentUnits(t *testing.T) {
 		before = b.spare
 		b.mu.Unlock()
 	}
-	t.Cleanup(func() { afterReapFetch = nil })
+	t.Cleanup(func() { hooksOf(c).afterReapFetch = nil })
 	o := s.opts.Reaper
 	o.MaxHold = uncut
 	purged, _ := c.reap(s.clock.now(), o, true, nil)

@@ -1,6 +1,7 @@
 package lethe
 
 import (
+	"cmp"
 	"strings"
 	"testing"
 	"time"
@@ -68,12 +69,12 @@ func LiveIDs(c *Container, now time.Time) map[string]bool {
 	return ids
 }
 
-// DuringStats makes Stats call during after it has summed each shard's
-// counts (in shard order, holding the shards summed so far), until the
-// function it returns is called.
-func DuringStats(during func()) (undo func()) {
-	afterStatsShard = during
-	return func() { afterStatsShard = nil }
+// DuringStats makes Stats of c's store's containers call during after it
+// has summed each shard's counts (in shard order, holding the shards summed
+// so far), until the function it returns is called.
+func DuringStats(c *Container, during func()) (undo func()) {
+	c.store.setTestHooks(func(h *testHooks) { h.afterStatsShard = during })
+	return func() { c.store.setTestHooks(func(h *testHooks) { h.afterStatsShard = nil }) }
 }
 
 // ShardCount is how many shards a container has.
@@ -208,10 +209,10 @@ func CheckpointsTaken(s *Store) int64 { return s.checkpointer.taken.Load() }
 // just mapped (nil: none), so that tests can change a file under it.
 func SetAfterMap(fn func(path string)) { afterMap = fn }
 
-// SetUseIndexes turns the use of secondary indexes by queries on or off,
-// and returns the previous setting.
-func SetUseIndexes(on bool) (was bool) {
-	was, useIndexes = useIndexes, on
+// SetUseIndexes turns the use of secondary indexes by the queries of c's
+// store on or off, and returns the previous setting.
+func SetUseIndexes(c *Container, on bool) (was bool) {
+	c.store.setTestHooks(func(h *testHooks) { was, h.noIndexes = !h.noIndexes, !on })
 	return was
 }
 
@@ -229,21 +230,28 @@ func CompositeCount(c *Container) int {
 	return len(c.expiry.composites)
 }
 
-// SetAfterBuildShard sets a function that an index build calls after
-// reading each shard, with no lock held (nil: none).
-func SetAfterBuildShard(fn func(shard int)) { afterBuildShard = fn }
+// SetAfterBuildShard sets a function that an index build of c's store
+// calls after reading each shard, with no lock held (nil: none).
+func SetAfterBuildShard(c *Container, fn func(shard int)) {
+	c.store.setTestHooks(func(h *testHooks) { h.afterBuildShard = fn })
+}
 
-// SetCatchUpFew sets how few logged changes an index build replays under
-// the expiry lock, and returns the previous setting.
-func SetCatchUpFew(n int) (was int) {
-	was, catchUpFew = catchUpFew, n
+// SetCatchUpFew sets how few logged changes an index build of c's store
+// replays under the expiry lock, and returns the previous setting.
+func SetCatchUpFew(c *Container, n int) (was int) {
+	c.store.setTestHooks(func(h *testHooks) {
+		was = cmp.Or(h.catchUpFew, catchUpFew)
+		h.catchUpFew = n
+	})
 	return was
 }
 
-// SetBeforeOrderedWalk sets a function that a query ordered through an
-// index calls once it has chosen the index, holding the batch lock for
-// reading alone (nil: none).
-func SetBeforeOrderedWalk(fn func()) { beforeOrderedWalk = fn }
+// SetBeforeOrderedWalk sets a function that a query of c's store ordered
+// through an index calls once it has chosen the index, holding the batch
+// lock for reading alone (nil: none).
+func SetBeforeOrderedWalk(c *Container, fn func()) {
+	c.store.setTestHooks(func(h *testHooks) { h.beforeOrderedWalk = fn })
+}
 
 // KickCheckpoint asks a durable store's checkpointer for a background
 // snapshot, as the log's growth does.
@@ -292,8 +300,11 @@ func WaitVectorIndexes(c *Container) {
 }
 
 // SetAfterGraphSearch sets a function called after each search of a
-// vector index's graph with the number of items it found (nil: none).
-func SetAfterGraphSearch(fn func(found int)) { afterGraphSearch = fn }
+// vector index's graph in c's store with the number of items it found
+// (nil: none).
+func SetAfterGraphSearch(c *Container, fn func(found int)) {
+	c.store.setTestHooks(func(h *testHooks) { h.afterGraphSearch = fn })
+}
 
 // VectorIndexSlots returns the slots of c's vector indexes that hold
 // removed versions, and those that hold present items.
@@ -339,27 +350,32 @@ func TextScores(c *Container, path []string, strs []string) map[string]float64 {
 	return out
 }
 
-// SetPruneVectorScans turns the pruning of exact vector scans on or off
-// and returns whether it was on.
-func SetPruneVectorScans(on bool) (was bool) {
-	was, pruneScans = pruneScans, on
+// SetPruneVectorScans turns the pruning of exact vector scans in c's store
+// on or off and returns whether it was on.
+func SetPruneVectorScans(c *Container, on bool) (was bool) {
+	c.store.setTestHooks(func(h *testHooks) { was, h.noPruneScans = !h.noPruneScans, !on })
 	return was
 }
 
 // SetAfterExactScan sets a function called after each exact scan of a
-// vector index with the number of items it pruned (nil: none).
-func SetAfterExactScan(fn func(pruned int)) { afterExactScan = fn }
+// vector index in c's store with the number of items it pruned (nil:
+// none).
+func SetAfterExactScan(c *Container, fn func(pruned int)) {
+	c.store.setTestHooks(func(h *testHooks) { h.afterExactScan = fn })
+}
 
 // FastVectors reports whether exact vector scans can prune (vector.Fast).
 func FastVectors() bool { return vector.Fast() }
 
 // SetFeedChangeHooks sets the hooks that run in a change to a container
-// with a change feed: between its decision and its numbering, before it is
-// made or logged and (in memory) once the id tables have it; and (in
-// memory) between its numbering and its change to the expiry index. Set
-// them only while no write runs.
-func SetFeedChangeHooks(before, afterPut, afterNumber func()) {
-	beforeFeedChange, afterFeedPut, afterFeedNumber = before, afterPut, afterNumber
+// of c's store with a change feed: between its decision and its
+// numbering, before it is made or logged and (in memory) once the id
+// tables have it; and (in memory) between its numbering and its change to
+// the expiry index.
+func SetFeedChangeHooks(c *Container, before, afterPut, afterNumber func()) {
+	c.store.setTestHooks(func(h *testHooks) {
+		h.beforeFeedChange, h.afterFeedPut, h.afterFeedNumber = before, afterPut, afterNumber
+	})
 }
 
 // FeedVersion is a change feed entry as the feed keeps it: its lsn, item,

@@ -43,6 +43,7 @@ func putDoc(c *lethe.Container, id string) error {
 // another attempt at the disk; reads go on; reopened, the store has what
 // was acknowledged and not the rest, a short write's torn frame cut off.
 func TestFaultLog(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name  string
 		fault vfstest.Fault
@@ -100,6 +101,7 @@ func TestFaultLog(t *testing.T) {
 // recovers whole. A failure of the log's own fsync, or to start the next
 // log segment, fails the log.
 func TestFaultCheckpoint(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name      string
 		fault     vfstest.Fault
@@ -147,6 +149,7 @@ func TestFaultCheckpoint(t *testing.T) {
 // work; every write fails with 503 and a message naming the disk; Close
 // succeeds. Once there is room, the store opens for writing, whole.
 func TestFaultOpenFullDisk(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	s, efs := openFaulty(t, dir)
 	c := mustContainer(t, s, lethe.ContainerProperties{ID: "c", ChangeFeedPolicy: &lethe.ChangeFeedPolicy{}})
@@ -201,6 +204,7 @@ func TestFaultOpenFullDisk(t *testing.T) {
 // (recovery sizes what it reserves from the files'), fails Open with the
 // errno; nothing panics, and the directory is left as it was.
 func TestFaultOpenRead(t *testing.T) {
+	t.Parallel()
 	for _, op := range []vfstest.Op{vfstest.OpMap, vfstest.OpSize} {
 		t.Run(op.String(), func(t *testing.T) {
 			dir := t.TempDir()
@@ -230,6 +234,7 @@ func TestFaultOpenRead(t *testing.T) {
 // of a group's write that got through (a short write), nothing (a write
 // that failed whole).
 func TestFaultFailedWriteStaysGone(t *testing.T) {
+	t.Parallel()
 	for _, policy := range []lethe.SyncPolicy{lethe.SyncAlways, lethe.SyncEverySecond, lethe.SyncNever} {
 		for _, tc := range []struct {
 			name  string

@@ -34,6 +34,7 @@ import (
 //
 //	LETHE_FEED_SOAK=50 go test -race -run TestChangeFeedConcurrentModel .
 func TestChangeFeedConcurrentModel(t *testing.T) {
+	t.Parallel()
 	seeds := uint64(1)
 	if n, err := strconv.Atoi(os.Getenv("LETHE_FEED_SOAK")); err == nil && n > 0 {
 		seeds = uint64(n)
@@ -100,8 +101,8 @@ func feedConcurrentModel(t *testing.T, seed uint64, durable bool) {
 			t.Error(err)
 		}
 	}
-	lethe.SetFeedChangeHooks(catchUp, catchUp, catchUp)
-	defer lethe.SetFeedChangeHooks(nil, nil, nil)
+	lethe.SetFeedChangeHooks(c, catchUp, catchUp, catchUp)
+	defer lethe.SetFeedChangeHooks(c, nil, nil, nil)
 
 	var instant atomic.Int64 // orders begins and acknowledgements
 	acked := make([][]feedWrite, writers)

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lethedb/lethe/internal/lethetesting"
 	"github.com/lethedb/lethe/internal/vfs"
 	"github.com/lethedb/lethe/internal/vfs/vfstest"
 	"github.com/stretchr/testify/require"
@@ -32,16 +33,13 @@ func readWholeFeed(t *testing.T, c *Container) []string {
 	t.Helper()
 	p := c.NewChangeFeedPager(&ChangeFeedOptions{Mode: ChangeFeedModeAllVersionsAndDeletes, MaxItemCount: 1000})
 	var out []string
-	for {
+	for _, it := range lethetesting.ReadAll(t, func() ([][]byte, error) {
 		resp, err := p.NextPage(context.Background())
-		require.NoError(t, err)
-		if len(resp.Items) == 0 {
-			return out
-		}
-		for _, it := range resp.Items {
-			out = append(out, string(it))
-		}
+		return resp.Items, err
+	}) {
+		out = append(out, string(it))
 	}
+	return out
 }
 
 // reopenSameFeed closes s, opens it again with o (the disk healthy) and
@@ -114,6 +112,7 @@ func waitFailed(t *testing.T, s *Store) {
 // after the heal, moves the watch's restart point past the first one, so
 // that a restart cannot find it again.
 func TestChangeFeedHealKeepsExpiries(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []string{"refused", "dropped"} {
 		t.Run(mode, func(t *testing.T) {
 			ctx := context.Background()
@@ -155,6 +154,7 @@ func TestChangeFeedHealKeepsExpiries(t *testing.T) {
 // neither; the feed shows them, and the store's next Open finds them again
 // at the same lsns: the log holds no change after them.
 func TestChangeFeedFailedForGood(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []string{"refused", "dropped"} {
 		t.Run(mode, func(t *testing.T) {
 			ctx := context.Background()
@@ -199,6 +199,7 @@ func TestChangeFeedFailedForGood(t *testing.T) {
 // the expiry all the same, where the feed had it, with the same stamp
 // (recover.go, owePassed).
 func TestChangeFeedPassedExpiryDropped(t *testing.T) {
+	t.Parallel()
 	for _, forGood := range []bool{false, true} {
 		t.Run(map[bool]string{false: "heal", true: "forgood"}[forGood], func(t *testing.T) {
 			ctx := context.Background()
@@ -210,13 +211,13 @@ func TestChangeFeedPassedExpiryDropped(t *testing.T) {
 			require.NoError(t, err)
 			_, err = c.UpsertItem(ctx, pk, []byte(`{"id":"q","ttl":20}`), nil)
 			require.NoError(t, err)
-			beforeFeedChange = func() { // a catch-up past v's expiry, its expiry durable
-				beforeFeedChange = nil
+			hooksOf(c).beforeFeedChange = func() { // a catch-up past v's expiry, its expiry durable
+				hooksOf(c).beforeFeedChange = nil
 				catchUpAfter(t, c, clock, 5*time.Second)
 				waitLogged(t, w)
 			}
-			afterLogItems = func() { // v's write durable; then v's expiry's flush fails
-				afterLogItems = nil
+			hooksOf(c).afterLogItems = func() { // v's write durable; then v's expiry's flush fails
+				hooksOf(c).afterLogItems = nil
 				waitLogged(t, w)
 				if forGood {
 					efs.Inject(vfstest.Fault{Op: vfstest.OpSync, Err: syscall.EIO, Sticky: true})
@@ -224,7 +225,7 @@ func TestChangeFeedPassedExpiryDropped(t *testing.T) {
 					efs.SetFull(true)
 				}
 			}
-			defer func() { beforeFeedChange, afterLogItems = nil, nil }()
+			defer func() { hooksOf(c).beforeFeedChange, hooksOf(c).afterLogItems = nil, nil }()
 			_, err = c.UpsertItem(ctx, pk, []byte(`{"id":"v","ttl":1}`), nil)
 			require.NoError(t, err)
 			waitFailed(t, s)
@@ -258,6 +259,7 @@ func TestChangeFeedPassedExpiryDropped(t *testing.T) {
 // writes neither (keepExpiriesLocked keeps only the expiries the feed
 // shows).
 func TestChangeFeedHealDropsPassedExpiryOfDroppedWrite(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	clock, o, s, c, efs := openFaultyFeedStore(t)
 	w := s.wal
@@ -266,14 +268,14 @@ func TestChangeFeedHealDropsPassedExpiryOfDroppedWrite(t *testing.T) {
 	_, err := c.UpsertItem(ctx, pk, []byte(`{"id":"o","ttl":1}`), nil)
 	require.NoError(t, err)
 	var h *vfstest.Hold
-	beforeFeedChange = func() { // a catch-up past v's expiry, its expiry durable
-		beforeFeedChange = nil
+	hooksOf(c).beforeFeedChange = func() { // a catch-up past v's expiry, its expiry durable
+		hooksOf(c).beforeFeedChange = nil
 		catchUpAfter(t, c, clock, 5*time.Second)
 		waitLogged(t, w)
 		h = efs.Hold(vfstest.OpWrite)
 	}
-	afterLogItems = func() { // v's write taken by the committer and held; its expiry appended behind it
-		afterLogItems = nil
+	hooksOf(c).afterLogItems = func() { // v's write taken by the committer and held; its expiry appended behind it
+		hooksOf(c).afterLogItems = nil
 		<-h.Entered()
 		go func() {
 			require.Eventually(t, func() bool {
@@ -285,7 +287,7 @@ func TestChangeFeedHealDropsPassedExpiryOfDroppedWrite(t *testing.T) {
 			h.Release()
 		}()
 	}
-	defer func() { beforeFeedChange, afterLogItems = nil, nil }()
+	defer func() { hooksOf(c).beforeFeedChange, hooksOf(c).afterLogItems = nil, nil }()
 	_, err = c.UpsertItem(ctx, pk, []byte(`{"id":"v","ttl":1}`), nil)
 	require.ErrorIs(t, err, ErrUnavailable)
 	waitFailed(t, s)
@@ -305,6 +307,7 @@ func TestChangeFeedHealDropsPassedExpiryOfDroppedWrite(t *testing.T) {
 // full disk logs, when it heals, the expiries its Open found, then those
 // found while it was read-only, in that order, before any write.
 func TestChangeFeedReadOnlyHealKeepsExpiries(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	clock, o, s, c, efs := openFaultyFeedStore(t)
 	pk := NewPartitionKey()
@@ -350,6 +353,7 @@ func TestChangeFeedReadOnlyHealKeepsExpiries(t *testing.T) {
 // a restart is the one read right after it. LETHE_FEEDHEAL_SOAK=n runs n
 // seeds.
 func TestChangeFeedHealModel(t *testing.T) {
+	t.Parallel()
 	seeds := 3
 	if n, err := strconv.Atoi(os.Getenv("LETHE_FEEDHEAL_SOAK")); err == nil && n > 0 {
 		seeds = n
@@ -460,6 +464,7 @@ func feedHealModel(t *testing.T, seed uint64) {
 // at the end is the one a restart replays; in "forgood", the log's fsync
 // fails for good at the end, before the last read.
 func TestChangeFeedHealConcurrent(t *testing.T) {
+	t.Parallel()
 	for _, end := range []string{"healed", "forgood"} {
 		t.Run(end, func(t *testing.T) {
 			ctx := context.Background()
@@ -471,7 +476,7 @@ func TestChangeFeedHealConcurrent(t *testing.T) {
 			// Now and then, between a write's decision and its logging, the
 			// clock passes its expiry and a reader catches up: the log
 			// holds the write's expiry right after it (logPassedLocked).
-			beforeFeedChange = func() {
+			hooksOf(c).beforeFeedChange = func() {
 				if rand.IntN(4) == 0 {
 					clock.Advance(1500 * time.Millisecond)
 					_, err := c.ReadChangeFeed(ctx, &ChangeFeedOptions{StartFrom: ChangeFeedStartFromNow()})
@@ -480,7 +485,7 @@ func TestChangeFeedHealConcurrent(t *testing.T) {
 					}
 				}
 			}
-			defer func() { beforeFeedChange = nil }()
+			defer func() { hooksOf(c).beforeFeedChange = nil }()
 			stop := make(chan struct{})
 			errs := make(chan error, 3)
 			var writes atomic.Int64
@@ -533,7 +538,7 @@ func TestChangeFeedHealConcurrent(t *testing.T) {
 			for range 3 {
 				require.NoError(t, <-errs)
 			}
-			beforeFeedChange = nil
+			hooksOf(c).beforeFeedChange = nil
 			efs.SetFull(false)
 			if end == "forgood" {
 				efs.Inject(vfstest.Fault{Op: vfstest.OpSync, Err: syscall.EIO, Sticky: true})
@@ -560,6 +565,7 @@ func TestChangeFeedHealConcurrent(t *testing.T) {
 // write is synced, before its expiry, logged right after it, is: the feed
 // readers saw comes back whole after the restart (recover.go, owePassed).
 func TestChangeFeedPowerCutPassedExpiry(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	clock := NewManualClock(time.Unix(1_700_000_000, 0))
 	pfs := vfstest.NewPowerFS(1)
@@ -575,17 +581,17 @@ func TestChangeFeedPowerCutPassedExpiry(t *testing.T) {
 		_, err = c.UpsertItem(ctx, pk, []byte(doc), nil)
 		require.NoError(t, err)
 	}
-	beforeFeedChange = func() { // a catch-up past v's expiry, its expiry synced
-		beforeFeedChange = nil
+	hooksOf(c).beforeFeedChange = func() { // a catch-up past v's expiry, its expiry synced
+		hooksOf(c).beforeFeedChange = nil
 		catchUpAfter(t, c, clock, 5*time.Second)
 		waitLogged(t, w)
 	}
-	afterLogItems = func() { // v's write synced; then the power goes
-		afterLogItems = nil
+	hooksOf(c).afterLogItems = func() { // v's write synced; then the power goes
+		hooksOf(c).afterLogItems = nil
 		waitLogged(t, w)
 		pfs.Cut()
 	}
-	defer func() { beforeFeedChange, afterLogItems = nil, nil }()
+	defer func() { hooksOf(c).beforeFeedChange, hooksOf(c).afterLogItems = nil, nil }()
 	_, err = c.UpsertItem(ctx, pk, []byte(`{"id":"v","ttl":1}`), nil)
 	require.NoError(t, err)
 	waitFailed(t, s)

@@ -72,6 +72,7 @@ func TestChangeFeedReusesChunks(t *testing.T) {
 // are many, so that the table grows, and is rebuilt without the lsns the
 // feed forgot.
 func TestChangeFeedLatestModel(t *testing.T) {
+	t.Parallel()
 	seed := time.Now().UnixNano()
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(uint64(seed), 0))
@@ -139,6 +140,7 @@ func TestChangeFeedLatestModel(t *testing.T) {
 // replace, nothing for the delete; never a change of an item the feed has
 // already shown expired.
 func TestChangeFeedExpiryBeforeChange(t *testing.T) {
+	t.Parallel()
 	inMemoryAndDurable(t, feedExpiryBeforeChange)
 }
 
@@ -154,14 +156,14 @@ func feedExpiryBeforeChange(t *testing.T, durable bool) {
 	}
 	// Between each write's decision and its log, the clock passes the
 	// item's expiry and a reader brings the feed up to date.
-	beforeFeedChange = func() { catchUpAfter(t, c, clock, 2*time.Second) }
-	defer func() { beforeFeedChange = nil }()
+	hooksOf(c).beforeFeedChange = func() { catchUpAfter(t, c, clock, 2*time.Second) }
+	defer func() { hooksOf(c).beforeFeedChange = nil }()
 	_, err = c.UpsertItem(ctx, pk, []byte(`{"id":"r","v":2}`), nil)
 	require.NoError(t, err)
 	require.Zero(t, c.Stats().Purged, "a replace that follows the expiry as a create purges nothing")
 	_, err = c.DeleteItem(ctx, pk, "d", nil)
 	require.NoError(t, err)
-	beforeFeedChange = nil
+	hooksOf(c).beforeFeedChange = nil
 	_, err = c.ReadItem(ctx, pk, "d", nil)
 	require.ErrorIs(t, err, ErrNotFound)
 	require.Equal(t, int64(1), c.Stats().Purged, "a delete the feed saw expire first counts as a purge (ContainerStats.Purged)")
@@ -263,6 +265,7 @@ func feedLine(lsn uint64, id string, kind changeKind, prev uint64) string {
 // log, which replays it) and to expiry subscribers; never a version the
 // feed shows created and never expired.
 func TestChangeFeedExpiryOfLateWrite(t *testing.T) {
+	t.Parallel()
 	inMemoryAndDurable(t, feedExpiryOfLateWrite)
 }
 
@@ -278,11 +281,11 @@ func feedExpiryOfLateWrite(t *testing.T, durable bool) {
 	clock.Advance(100 * time.Millisecond)
 	// Between x's decision and its numbering the clock passes its expiry
 	// and a reader catches up: o's expiry moves the watch past x's.
-	beforeFeedChange = func() {
-		beforeFeedChange = nil
+	hooksOf(c).beforeFeedChange = func() {
+		hooksOf(c).beforeFeedChange = nil
 		catchUpAfter(t, c, clock, 2*time.Second)
 	}
-	defer func() { beforeFeedChange = nil }()
+	defer func() { hooksOf(c).beforeFeedChange = nil }()
 	_, err = c.UpsertItem(ctx, pk, []byte(`{"id":"x","ttl":1}`), nil)
 	require.NoError(t, err)
 	catchUpAfter(t, c, clock, 5*time.Second)
@@ -326,6 +329,7 @@ func expiryEvents(t *testing.T, sub *ExpirySubscription, n int) []string {
 // a create, a delete nothing), as a durable store's feed does: a replay
 // never shows the old version after its expiry.
 func TestChangeFeedExpiryBeforeNumbering(t *testing.T) {
+	t.Parallel()
 	for _, replace := range []bool{true, false} {
 		t.Run(fmt.Sprint("replace=", replace), func(t *testing.T) {
 			ctx := context.Background()
@@ -339,11 +343,11 @@ func TestChangeFeedExpiryBeforeNumbering(t *testing.T) {
 			_, err = c.UpsertItem(ctx, pk, []byte(`{"id":"o","ttl":1}`), nil)
 			require.NoError(t, err)
 			clock.Advance(400 * time.Millisecond) // r is live for 100 ms more
-			afterFeedPut = func() {
-				afterFeedPut = nil
+			hooksOf(c).afterFeedPut = func() {
+				hooksOf(c).afterFeedPut = nil
 				catchUpAfter(t, c, clock, 2*time.Second) // past r's and o's expiry
 			}
-			defer func() { afterFeedPut = nil }()
+			defer func() { hooksOf(c).afterFeedPut = nil }()
 			want := []string{
 				feedLine(1, "r", changeCreate, 0),
 				feedLine(2, "o", changeCreate, 0),
@@ -376,6 +380,7 @@ func TestChangeFeedExpiryBeforeNumbering(t *testing.T) {
 // subscribers); before it, it is due when the version expires, so that
 // the next page has it.
 func TestChangeFeedExpiryOfPendingVersion(t *testing.T) {
+	t.Parallel()
 	for _, past := range []bool{true, false} {
 		t.Run(fmt.Sprint("past=", past), func(t *testing.T) {
 			ctx := context.Background()
@@ -394,14 +399,14 @@ func TestChangeFeedExpiryOfPendingVersion(t *testing.T) {
 			if past {
 				skip = 5 * time.Second
 			}
-			afterFeedNumber = func() {
-				afterFeedNumber = nil
+			hooksOf(c).afterFeedNumber = func() {
+				hooksOf(c).afterFeedNumber = nil
 				catchUpAfter(t, c, clock, skip)
 			}
-			defer func() { afterFeedNumber = nil }()
+			defer func() { hooksOf(c).afterFeedNumber = nil }()
 			_, err = c.UpsertItem(ctx, pk, []byte(`{"id":"x","ttl":3}`), nil)
 			require.NoError(t, err)
-			require.Nil(t, afterFeedNumber, "the write went through numberLocked")
+			require.Nil(t, hooksOf(c).afterFeedNumber, "the write went through numberLocked")
 			if !past {
 				catchUpAfter(t, c, clock, 2*time.Second) // x has expired now
 			}
@@ -430,6 +435,7 @@ func TestChangeFeedExpiryOfPendingVersion(t *testing.T) {
 // sees the old version expire after the change, and Stats, there too,
 // counts the item once or not at all.
 func TestChangeFeedChangeAheadOfWatch(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		delete, chunk bool
 		want          []string
@@ -455,8 +461,8 @@ func TestChangeFeedChangeAheadOfWatch(t *testing.T) {
 			}
 			clock.Advance(1900 * time.Millisecond) // r is live for 100 ms more
 			if tc.chunk {
-				beforeFeedChange = func() {
-					beforeFeedChange = nil
+				hooksOf(c).beforeFeedChange = func() {
+					hooksOf(c).beforeFeedChange = nil
 					// The watch finds one expiry (a's) of those up to 3 s:
 					// it has begun to look past r's, and not reached it.
 					clock.Advance(1100 * time.Millisecond)
@@ -468,12 +474,12 @@ func TestChangeFeedChangeAheadOfWatch(t *testing.T) {
 				}
 			}
 			var st ContainerStats
-			afterFeedNumber = func() {
-				afterFeedNumber = nil
+			hooksOf(c).afterFeedNumber = func() {
+				hooksOf(c).afterFeedNumber = nil
 				catchUpAfter(t, c, clock, time.Second)
 				st = c.Stats()
 			}
-			defer func() { beforeFeedChange, afterFeedNumber = nil, nil }()
+			defer func() { hooksOf(c).beforeFeedChange, hooksOf(c).afterFeedNumber = nil, nil }()
 			var err error
 			if tc.delete {
 				_, err = c.DeleteItem(ctx, pk, "r", nil)
@@ -481,7 +487,7 @@ func TestChangeFeedChangeAheadOfWatch(t *testing.T) {
 				_, err = c.UpsertItem(ctx, pk, []byte(`{"id":"r","v":2}`), nil)
 			}
 			require.NoError(t, err)
-			require.Nil(t, afterFeedNumber, "the change was numbered")
+			require.Nil(t, hooksOf(c).afterFeedNumber, "the change was numbered")
 			catchUpAfter(t, c, clock, time.Second)
 			require.Equal(t, tc.want, feedEntries(c))
 			require.Equal(t, tc.items, st.Items, "Stats at the numbering: r counted once or not at all")
@@ -498,6 +504,7 @@ func TestChangeFeedChangeAheadOfWatch(t *testing.T) {
 // replace, which follows it as a create: a replay at the second read never
 // shows the old version after its expiry.
 func TestChangeFeedReplaceAfterSkippedLook(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	clock, _, s, c := openFeedStore(t, false)
 	defer s.Close()
@@ -507,12 +514,12 @@ func TestChangeFeedReplaceAfterSkippedLook(t *testing.T) {
 	clock.Advance(400 * time.Millisecond)
 	_, err = c.UpsertItem(ctx, pk, []byte(`{"id":"o","ttl":1}`), nil) // expires 0.6 s before r
 	require.NoError(t, err)
-	afterFeedPut = func() {
-		afterFeedPut = nil
+	hooksOf(c).afterFeedPut = func() {
+		hooksOf(c).afterFeedPut = nil
 		catchUpAfter(t, c, clock, 1100*time.Millisecond) // past o's expiry, before r's
 		catchUpAfter(t, c, clock, 1100*time.Millisecond) // past r's
 	}
-	defer func() { afterFeedPut = nil }()
+	defer func() { hooksOf(c).afterFeedPut = nil }()
 	_, err = c.UpsertItem(ctx, pk, []byte(`{"id":"r","v":2}`), nil)
 	require.NoError(t, err)
 	want := []string{
@@ -535,6 +542,7 @@ func TestChangeFeedReplaceAfterSkippedLook(t *testing.T) {
 // that expiry right after the write (logPassedLocked), before the other
 // write, and so does the feed.
 func TestChangeFeedDurableSkippedLook(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []string{"queued", "late", "late+due"} {
 		late, due := mode != "queued", mode == "late+due"
 		t.Run(mode, func(t *testing.T) {
@@ -553,11 +561,11 @@ func TestChangeFeedDurableSkippedLook(t *testing.T) {
 				}
 			}
 			if late {
-				beforeFeedChange = func() {
-					beforeFeedChange = nil
+				hooksOf(c).beforeFeedChange = func() {
+					hooksOf(c).beforeFeedChange = nil
 					catchUpAfter(t, c, clock, 5*time.Second)
 				}
-				defer func() { beforeFeedChange = nil }()
+				defer func() { hooksOf(c).beforeFeedChange = nil }()
 			}
 			h := efs.Hold(vfstest.OpSync)
 			v, w := make(chan error, 1), make(chan error, 1)
@@ -614,18 +622,19 @@ func TestChangeFeedDurableSkippedLook(t *testing.T) {
 // in the change feed and its version's joining the expiry index, counts
 // the item the feed already has.
 func TestChangeFeedStatsOneInstant(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	_, _, s, c := openFeedStore(t, false)
 	defer s.Close()
 	var st ContainerStats
-	afterFeedNumber = func() {
-		afterFeedNumber = nil
+	hooksOf(c).afterFeedNumber = func() {
+		hooksOf(c).afterFeedNumber = nil
 		st = c.Stats()
 	}
-	defer func() { afterFeedNumber = nil }()
+	defer func() { hooksOf(c).afterFeedNumber = nil }()
 	_, err := c.UpsertItem(ctx, NewPartitionKey(), []byte(`{"id":"x"}`), nil)
 	require.NoError(t, err)
-	require.Nil(t, afterFeedNumber, "the write went through numberLocked")
+	require.Nil(t, hooksOf(c).afterFeedNumber, "the write went through numberLocked")
 	require.Equal(t, 1, st.FeedChanges)
 	require.Equal(t, int64(1), st.Items)
 }
@@ -669,6 +678,7 @@ func BenchmarkFeedAddCold(b *testing.B) {
 // even once the log heals: the feed replayed after a restart is the one
 // in memory, without a change of a version that never was.
 func TestChangeFeedPassedExpiryOfRefusedWrite(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	clock, o, s, c, efs := openFaultyFeedStore(t)
 	w := c.store.wal
@@ -676,8 +686,8 @@ func TestChangeFeedPassedExpiryOfRefusedWrite(t *testing.T) {
 	pk := NewPartitionKey()
 	_, err := c.UpsertItem(ctx, pk, []byte(`{"id":"o","ttl":1}`), nil)
 	require.NoError(t, err)
-	beforeFeedChange = func() { // a catch-up past v's expiry, its expiry logged; then the disk fills
-		beforeFeedChange = nil
+	hooksOf(c).beforeFeedChange = func() { // a catch-up past v's expiry, its expiry logged; then the disk fills
+		hooksOf(c).beforeFeedChange = nil
 		catchUpAfter(t, c, clock, 5*time.Second)
 		w.mu.Lock()
 		end := w.appended
@@ -685,12 +695,12 @@ func TestChangeFeedPassedExpiryOfRefusedWrite(t *testing.T) {
 		require.NoError(t, w.wait(end))
 		efs.SetFull(true)
 	}
-	afterLogItems = func() { // v's write refused as it is flushed; then there is room again
-		afterLogItems = nil
+	hooksOf(c).afterLogItems = func() { // v's write refused as it is flushed; then there is room again
+		hooksOf(c).afterLogItems = nil
 		require.Eventually(t, func() bool { return w.failure() != nil }, 10*time.Second, time.Millisecond)
 		efs.SetFull(false)
 	}
-	defer func() { beforeFeedChange, afterLogItems = nil, nil }()
+	defer func() { hooksOf(c).beforeFeedChange, hooksOf(c).afterLogItems = nil, nil }()
 	_, err = c.UpsertItem(ctx, pk, []byte(`{"id":"v","ttl":1}`), nil)
 	require.ErrorIs(t, err, ErrUnavailable)
 	_, err = c.UpsertItem(ctx, pk, []byte(`{"id":"x"}`), nil) // the log heals

@@ -22,10 +22,17 @@ var ctx = context.Background()
 func newStore(t testing.TB) (*lethe.Store, *lethe.ManualClock) {
 	t.Helper()
 	clock := lethe.NewManualClock(t0)
-	s, err := lethe.Open(&lethe.Options{Clock: clock, Reaper: lethe.ReaperOptions{Disabled: true}})
+	return openStore(t, &lethe.Options{Clock: clock, Reaper: lethe.ReaperOptions{Disabled: true}}), clock
+}
+
+// openStore opens a store with o, and closes it when the test ends: the
+// one place the tests that keep a store to the end open it.
+func openStore(t testing.TB, o *lethe.Options) *lethe.Store {
+	t.Helper()
+	s, err := lethe.Open(o)
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, s.Close()) })
-	return s, clock
+	return s
 }
 
 // newContainer opens a store and creates one container in it with the
@@ -103,7 +110,7 @@ func writeWhileBuilding(t *testing.T, c *lethe.Container, n int, doc func(id str
 	t.Helper()
 	var mu sync.Mutex
 	n0 := 0
-	lethe.SetAfterBuildShard(func(shard int) {
+	lethe.SetAfterBuildShard(c, func(shard int) {
 		if shard%4 != 0 {
 			return
 		}
@@ -129,7 +136,7 @@ func writeWhileBuilding(t *testing.T, c *lethe.Container, n int, doc func(id str
 			require.NoError(t, err)
 		}
 	})
-	t.Cleanup(func() { lethe.SetAfterBuildShard(nil) })
+	t.Cleanup(func() { lethe.SetAfterBuildShard(c, nil) })
 	return func() int {
 		mu.Lock()
 		defer mu.Unlock()

@@ -16,6 +16,7 @@ import (
 // key, id) pairs in which the same id comes under several partition keys,
 // with one hash for the id, so that only the partition key tells them apart.
 func TestIDTable(t *testing.T) {
+	t.Parallel()
 	seed := rand.Uint64()
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, 0))

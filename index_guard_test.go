@@ -87,6 +87,7 @@ func TestIndexPagerDoesNotPinDroppedIndex(t *testing.T) {
 // "s/v" is the query's, and at s.v far from it; the others' the other way
 // round, and there are more of them than the index's candidates.)
 func TestVectorIndexSlashInName(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s, err := Open(&Options{Reaper: ReaperOptions{Disabled: true}})
 	require.NoError(t, err)

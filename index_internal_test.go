@@ -18,6 +18,7 @@ func comparePos(a, b posRec) int { return cmp.Compare(a.pos, b.pos) }
 // the top one), the length (below and above where it turns to a comparison
 // sort) and the order it is given them in (sorted, reversed, random).
 func TestSortByPos(t *testing.T) {
+	t.Parallel()
 	seed := rand.Uint64()
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, 3))
@@ -95,6 +96,7 @@ func checkPathIndexes(t *testing.T, c *Container, where string) {
 // per item, of its current version, and an equality through it returns
 // what a scan returns, in order.
 func TestIndexEntriesFollowItems(t *testing.T) {
+	t.Parallel()
 	seed := rand.Uint64()
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, 5))
@@ -140,7 +142,7 @@ func TestIndexEntriesFollowItems(t *testing.T) {
 	for range 400 {
 		write()
 	}
-	afterBuildShard = func(int) {
+	hooksOf(c).afterBuildShard = func(int) {
 		done := make(chan struct{})
 		go func() { // a write may take the locks the build let go of
 			defer close(done)
@@ -150,10 +152,10 @@ func TestIndexEntriesFollowItems(t *testing.T) {
 		}()
 		<-done
 	}
-	defer func() { afterBuildShard = nil }()
+	defer func() { hooksOf(c).afterBuildShard = nil }()
 	ids(`SELECT * FROM c WHERE c.g = 1`) // the first filter scans,
 	ids(`SELECT * FROM c WHERE c.g = 1`) // the second makes the index, writes going on
-	afterBuildShard = nil
+	hooksOf(c).afterBuildShard = nil
 	if len(c.expiry.indexes) != 1 {
 		t.Fatalf("%d indexes made, want 1", len(c.expiry.indexes))
 	}
@@ -162,10 +164,9 @@ func TestIndexEntriesFollowItems(t *testing.T) {
 		for g := range 3 {
 			q := fmt.Sprintf(`SELECT * FROM c WHERE c.g = %d`, g)
 			got := ids(q)
-			was := useIndexes
-			useIndexes = false
+			hooksOf(c).noIndexes = true
 			want := ids(q)
-			useIndexes = was
+			hooksOf(c).noIndexes = false
 			if !slices.Equal(got, want) {
 				t.Fatalf("step %d (seed %d): %s through the index differs from a scan", step, seed, q)
 			}

@@ -111,6 +111,7 @@ func (q pmQuery) compareKeys(a, b pmItem) int {
 // every item live and unwritten throughout a query comes. Run with
 // -lethe.seed=N to replay a failure.
 func TestIndexPagesModel(t *testing.T) {
+	t.Parallel()
 	seed := rand.Uint64()
 	if f := flag.Lookup("lethe.seed"); f != nil && f.Value.String() != "0" {
 		seed, _ = strconv.ParseUint(f.Value.String(), 10, 64)

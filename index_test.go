@@ -39,6 +39,7 @@ func queryAll(t *testing.T, c *lethe.Container, q string, params []lethe.QueryPa
 // returns (items, order, pages), never an expired item, and the queries an
 // index can serve use one.
 func TestIndexDifferential(t *testing.T) {
+	t.Parallel()
 	seed := rand.Uint64()
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, 1))
@@ -191,9 +192,9 @@ func TestIndexDifferential(t *testing.T) {
 			}
 		}
 		withIndex, metrics := queryAll(t, c, q, kept, pk)
-		was := lethe.SetUseIndexes(false)
+		was := lethe.SetUseIndexes(c, false)
 		scan, _ := queryAll(t, c, q, kept, pk)
-		lethe.SetUseIndexes(was)
+		lethe.SetUseIndexes(c, was)
 		require.Equal(t, scan, withIndex, "step %d: %s %v", step, q, kept)
 		if strings.Contains(metrics, `"UtilizedSingleIndexes":[{`) {
 			used[q] = true
@@ -231,6 +232,7 @@ func TestIndexDifferential(t *testing.T) {
 // excluded paths and the none mode are not indexed, and index metrics say
 // what was used and what could have been.
 func TestIndexingPolicy(t *testing.T) {
+	t.Parallel()
 	s, _ := newStore(t)
 	for _, bad := range []string{"status/?", "/status", "/a/b", "/?", `/"a/?`, "/a/[]/?"} {
 		_, err := s.CreateContainer(ctx, lethe.ContainerProperties{ID: "bad",
@@ -313,6 +315,7 @@ func TestIndexingPolicy(t *testing.T) {
 // would when there is none, and a policy change drops the composite
 // indexes it no longer declares.
 func TestCompositeIndexes(t *testing.T) {
+	t.Parallel()
 	s, _ := newStore(t)
 	for _, bad := range [][]lethe.CompositeIndex{
 		{{Path: "/a"}},
@@ -382,18 +385,20 @@ func TestCompositeIndexes(t *testing.T) {
 // the index made has every one of them: queries through it return what
 // scans return.
 func TestIndexBuildWhileWriting(t *testing.T) {
+	t.Parallel()
 	for _, kind := range []string{"path", "composite", "path, replayed in rounds", "composite, replayed in rounds"} {
 		t.Run(kind, func(t *testing.T) {
-			if strings.HasSuffix(kind, "rounds") {
-				// The changes logged during the build are replayed in
-				// rounds without the lock, all but the last few.
-				was := lethe.SetCatchUpFew(4)
-				t.Cleanup(func() { lethe.SetCatchUpFew(was) })
-				kind = strings.TrimSuffix(kind, ", replayed in rounds")
-			}
+			inRounds := strings.HasSuffix(kind, "rounds")
+			kind = strings.TrimSuffix(kind, ", replayed in rounds")
 			s, clock := newStore(t)
 			c := mustContainer(t, s, lethe.ContainerProperties{ID: "c", DefaultTimeToLive: lethe.TTLNever,
 				IndexingPolicy: &lethe.IndexingPolicy{CompositeIndexes: [][]lethe.CompositeIndex{{{Path: "/n"}, {Path: "/id"}}}}})
+			if inRounds {
+				// The changes logged during the build are replayed in
+				// rounds without the lock, all but the last few.
+				was := lethe.SetCatchUpFew(c, 4)
+				t.Cleanup(func() { lethe.SetCatchUpFew(c, was) })
+			}
 			const n = 2000
 			for i := range n {
 				create(t, c, fmt.Sprintf(`{"id":"i%04d","n":%d}`, i, i%10))
@@ -405,7 +410,7 @@ func TestIndexBuildWhileWriting(t *testing.T) {
 				queryAll(t, c, query, []lethe.QueryParameter{{Name: "@n", Value: 1}}, lethe.NewPartitionKey()) // the first scans
 			}
 			rounds := 0
-			lethe.SetAfterBuildShard(func(shard int) {
+			lethe.SetAfterBuildShard(c, func(shard int) {
 				if shard%4 != 0 {
 					return
 				}
@@ -437,9 +442,9 @@ func TestIndexBuildWhileWriting(t *testing.T) {
 					t.Error("a write waited for the index build")
 				}
 			})
-			t.Cleanup(func() { lethe.SetAfterBuildShard(nil) })
+			t.Cleanup(func() { lethe.SetAfterBuildShard(c, nil) })
 			queryAll(t, c, query, []lethe.QueryParameter{{Name: "@n", Value: 1}}, lethe.NewPartitionKey()) // makes the index
-			lethe.SetAfterBuildShard(nil)
+			lethe.SetAfterBuildShard(c, nil)
 			require.Positive(t, rounds)
 			if kind == "composite" {
 				require.Equal(t, 1, lethe.CompositeCount(c))
@@ -455,9 +460,9 @@ func TestIndexBuildWhileWriting(t *testing.T) {
 				} else {
 					assert.Contains(t, metrics, `"UtilizedSingleIndexes":[{`)
 				}
-				was := lethe.SetUseIndexes(false)
+				was := lethe.SetUseIndexes(c, false)
 				scan, _ := queryAll(t, c, query, params, lethe.NewPartitionKey())
-				lethe.SetUseIndexes(was)
+				lethe.SetUseIndexes(c, was)
 				require.Equal(t, scan, withIndex, "n = %d", v)
 			}
 			lethe.CheckInvariants(t, c, "end")
@@ -469,6 +474,7 @@ func TestIndexBuildWhileWriting(t *testing.T) {
 // which are kept apart from the stored document; it orders by them as a
 // scan does, for TOP and for streamed pages.
 func TestCompositeSystemProperties(t *testing.T) {
+	t.Parallel()
 	s, clock := newStore(t)
 	c := mustContainer(t, s, lethe.ContainerProperties{ID: "c", DefaultTimeToLive: lethe.TTLNever,
 		PartitionKeyDefinition: lethe.PartitionKeyDefinition{Paths: []string{"/pk"}},
@@ -487,9 +493,9 @@ func TestCompositeSystemProperties(t *testing.T) {
 	} {
 		withIndex, metrics := queryAll(t, c, q, nil, lethe.NewPartitionKey())
 		assert.Contains(t, metrics, `"UtilizedCompositeIndexes":[{`, q)
-		was := lethe.SetUseIndexes(false)
+		was := lethe.SetUseIndexes(c, false)
 		scan, _ := queryAll(t, c, q, nil, lethe.NewPartitionKey())
-		lethe.SetUseIndexes(was)
+		lethe.SetUseIndexes(c, was)
 		require.Equal(t, scan, withIndex, q)
 	}
 }
@@ -498,6 +504,7 @@ func TestCompositeSystemProperties(t *testing.T) {
 // query has chosen, before the query walks it, makes the query scan: it
 // never returns what the index, no longer kept, would still hold.
 func TestIndexDroppedDuringQuery(t *testing.T) {
+	t.Parallel()
 	s, _ := newStore(t)
 	c := mustContainer(t, s, lethe.ContainerProperties{ID: "c", DefaultTimeToLive: lethe.TTLNever})
 	for i := range 10 {
@@ -506,7 +513,7 @@ func TestIndexDroppedDuringQuery(t *testing.T) {
 	const q = `SELECT TOP 3 VALUE c.id FROM c ORDER BY c.n`
 	queryAll(t, c, q, nil, lethe.NewPartitionKey()) // makes the index
 	once := false
-	lethe.SetBeforeOrderedWalk(func() {
+	lethe.SetBeforeOrderedWalk(c, func() {
 		if once {
 			return
 		}
@@ -519,7 +526,7 @@ func TestIndexDroppedDuringQuery(t *testing.T) {
 		require.NoError(t, err)
 		create(t, c, `{"id":"new","n":-1}`)
 	})
-	t.Cleanup(func() { lethe.SetBeforeOrderedWalk(nil) })
+	t.Cleanup(func() { lethe.SetBeforeOrderedWalk(c, nil) })
 	got, _ := queryAll(t, c, q, nil, lethe.NewPartitionKey())
 	require.True(t, once)
 	require.Equal(t, []string{`"new"`, `"i01"`, `"i02"`}, got)
@@ -529,6 +536,7 @@ func TestIndexDroppedDuringQuery(t *testing.T) {
 // pager stops walking the same items for every page: paging the whole
 // result through the index costs no more than twice a scan's pages.
 func TestStreamedPagesManyTies(t *testing.T) {
+	t.Parallel()
 	s, _ := newStore(t)
 	c := mustContainer(t, s, lethe.ContainerProperties{ID: "c", DefaultTimeToLive: lethe.TTLNever})
 	for i := range 2000 {
@@ -549,9 +557,9 @@ func TestStreamedPagesManyTies(t *testing.T) {
 	queryAll(t, c, `SELECT TOP 1 c.id FROM c ORDER BY c.m`, nil, lethe.NewPartitionKey()) // makes the index
 	indexed, n := charge()
 	require.Equal(t, 2000, n)
-	was := lethe.SetUseIndexes(false)
+	was := lethe.SetUseIndexes(c, false)
 	scan, _ := charge()
-	lethe.SetUseIndexes(was)
+	lethe.SetUseIndexes(c, was)
 	assert.LessOrEqual(t, indexed, 2*scan, "paging through the index cost %.1f RU, a scan %.1f", indexed, scan)
 }
 
@@ -559,13 +567,14 @@ func TestStreamedPagesManyTies(t *testing.T) {
 // of a streamed query (each page a walk of the index at its own instant)
 // is on no later page, as with a pager evaluated once.
 func TestStreamedPagesNeverShowExpired(t *testing.T) {
+	t.Parallel()
 	for _, indexed := range []bool{true, false} {
 		s, clock := newStore(t)
 		c := mustContainer(t, s, lethe.ContainerProperties{ID: "c", DefaultTimeToLive: lethe.TTLNever})
 		createTTLEvery(t, c, 30, func(i int) string { return fmt.Sprintf(`"n":%d`, i) }, func(i int) bool { return i%2 == 1 })
 		const q = `SELECT VALUE c.id FROM c ORDER BY c.n`
 		queryAll(t, c, q, nil, lethe.NewPartitionKey()) // makes the index
-		was := lethe.SetUseIndexes(indexed)
+		was := lethe.SetUseIndexes(c, indexed)
 		p := c.NewQueryItemsPager(q, lethe.NewPartitionKey(), &lethe.QueryOptions{PageSizeHint: 5, PopulateIndexMetrics: true})
 		first, err := p.NextPage(ctx)
 		require.NoError(t, err)
@@ -578,7 +587,7 @@ func TestStreamedPagesNeverShowExpired(t *testing.T) {
 			require.NoError(t, err)
 			later = append(later, texts(page.Items)...)
 		}
-		lethe.SetUseIndexes(was)
+		lethe.SetUseIndexes(c, was)
 		var even []string
 		for i := 6; i < 30; i += 2 {
 			even = append(even, fmt.Sprintf(`"i%02d"`, i))
@@ -595,6 +604,7 @@ func TestStreamedPagesNeverShowExpired(t *testing.T) {
 // expired items), with and without a partition key. Run with -count to
 // try more seeds; the seed is logged.
 func TestIndexCountModel(t *testing.T) {
+	t.Parallel()
 	seed := rand.Uint64()
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, 11))
@@ -693,9 +703,9 @@ func TestIndexCountModel(t *testing.T) {
 		if m := parseMetrics(t, r.QueryMetrics); strings.Contains(r.IndexMetrics, `"UtilizedSingleIndexes":[{`) && m["retrievedDocumentSize"] == 0 && m["retrievedDocumentCount"] == float64(want) {
 			indexOnly++ // counted, no document read
 		}
-		was := lethe.SetUseIndexes(false)
+		was := lethe.SetUseIndexes(c, false)
 		scan, _ := queryAll(t, c, q.text, nil, pk)
-		lethe.SetUseIndexes(was)
+		lethe.SetUseIndexes(c, was)
 		require.Equal(t, []string{got}, scan, "step %d (seed %d): %s in %q", step, seed, q.text, inPK)
 	}
 	assert.Greater(t, indexOnly, 400, "counts answered from the index alone")
@@ -710,6 +720,7 @@ func TestIndexCountModel(t *testing.T) {
 // and, without OFFSET, LIMIT or TOP, every item the filter matched that
 // stayed live and unwritten throughout.
 func TestIndexOrderPages(t *testing.T) {
+	t.Parallel()
 	seed := rand.Uint64()
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, 13))
@@ -785,9 +796,9 @@ func TestIndexOrderPages(t *testing.T) {
 		desc := fmt.Sprintf("step %d (seed %d): %s, %+v", step, seed, q, o)
 		tokens := rng.IntN(2) == 0
 		indexed := pages(q, pk, o, tokens)
-		was := lethe.SetUseIndexes(false)
+		was := lethe.SetUseIndexes(c, false)
 		scanned := pages(q, pk, o, tokens)
-		lethe.SetUseIndexes(was)
+		lethe.SetUseIndexes(c, was)
 		// The same pages; the tokens may differ where a scan's page
 		// passed over items the index never met (they resume alike).
 		require.Len(t, indexed, len(scanned), desc)
@@ -800,9 +811,9 @@ func TestIndexOrderPages(t *testing.T) {
 		for i, pg := range indexed[:len(indexed)-1] {
 			ro := o
 			ro.ContinuationToken = pg.token
-			lethe.SetUseIndexes(i%2 == 0)
+			lethe.SetUseIndexes(c, i%2 == 0)
 			r, err := c.NewQueryItemsPager(q, pk, &ro).NextPage(ctx)
-			lethe.SetUseIndexes(was)
+			lethe.SetUseIndexes(c, was)
 			require.NoError(t, err, desc)
 			require.Equal(t, indexed[i+1].items, texts(r.Items), "%s: page %d resumed", desc, i+1)
 		}
@@ -861,6 +872,7 @@ func TestIndexOrderPages(t *testing.T) {
 // run out, or nothing but new items (which the pager does not return);
 // the rest come as they were listed, once each.
 func TestIndexPagesAfterChanges(t *testing.T) {
+	t.Parallel()
 	for _, change := range []string{"time", "default ttl", "delete", "replace", "create", "index dropped", "index rebuilt"} {
 		t.Run(change, func(t *testing.T) {
 			s, clock := newStore(t)
@@ -935,6 +947,7 @@ func TestIndexPagesAfterChanges(t *testing.T) {
 // container's throughput spent) and retried later never returns an item
 // that expired or was deleted meanwhile, with an index and without.
 func TestQueryFirstPageRetried(t *testing.T) {
+	t.Parallel()
 	for _, indexed := range []bool{true, false} {
 		for _, change := range []string{"expire", "delete"} {
 			t.Run(fmt.Sprintf("indexed=%v/%s", indexed, change), func(t *testing.T) {
@@ -1005,6 +1018,7 @@ func createTTLEvery(t *testing.T, c *lethe.Container, n int, members func(i int)
 // indexes s.t and not the property "s/t": each query returns the items of
 // its own path.
 func TestIndexSlashInName(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for _, nestedFirst := range []bool{true, false} {
 		t.Run(fmt.Sprint("nestedFirst=", nestedFirst), func(t *testing.T) {
@@ -1055,4 +1069,26 @@ func TestIndexSlashInName(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestIndexingModeAnyCase: azcosmos spells the modes "Consistent", "Lazy"
+// and "None"; they are kept in their canonical lower case.
+func TestIndexingModeAnyCase(t *testing.T) {
+	t.Parallel()
+	s, _ := newStore(t)
+	for i, mode := range []string{"Consistent", "LAZY", "consistent"} {
+		id := "c" + string(rune('0'+i))
+		c, err := s.CreateContainer(ctx, lethe.ContainerProperties{ID: id, DefaultTimeToLive: 10,
+			IndexingPolicy: &lethe.IndexingPolicy{IndexingMode: lethe.IndexingMode(mode)}})
+		require.NoError(t, err, mode)
+		p, err := c.Read(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, lethe.IndexingMode(strings.ToLower(mode)), p.IndexingPolicy.IndexingMode)
+	}
+	_, err := s.CreateContainer(ctx, lethe.ContainerProperties{ID: "n", DefaultTimeToLive: 10,
+		IndexingPolicy: &lethe.IndexingPolicy{IndexingMode: "None"}})
+	require.ErrorIs(t, err, lethe.ErrBadRequest, "None in any case is none: no default TTL")
+	_, err = s.CreateContainer(ctx, lethe.ContainerProperties{ID: "x",
+		IndexingPolicy: &lethe.IndexingPolicy{IndexingMode: "sometimes"}})
+	require.ErrorIs(t, err, lethe.ErrBadRequest)
 }

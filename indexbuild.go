@@ -127,15 +127,11 @@ func (c *Container) scanForBuild(fn func(record)) {
 			return true
 		})
 		sh.mu.RUnlock()
-		if afterBuildShard != nil {
-			afterBuildShard(i)
+		if h := c.store.testHooks(); h != nil && h.afterBuildShard != nil {
+			h.afterBuildShard(i)
 		}
 	}
 }
-
-// afterBuildShard, when set (by tests), runs after a build has read each
-// shard, with no lock held.
-var afterBuildShard func(shard int)
 
 // finishBuildLocked ends build b of the index named key: it reports
 // whether b is still the container's build of it (a policy change or a
@@ -158,22 +154,27 @@ func (c *Container) logForBuildsLocked(old, rec record) {
 }
 
 // catchUpRounds bounds the rounds of replay without the lock; catchUpFew
-// is how few changes a round may leave to replay under it (a variable for
-// tests).
-const catchUpRounds = 8
-
-var catchUpFew = 1024
+// is how few changes a round may leave to replay under it (tests set
+// fewer: testHooks.catchUpFew).
+const (
+	catchUpRounds = 8
+	catchUpFew    = 1024
+)
 
 // catchUp replays the changes logged for b into the index being made, by
 // apply: round after round with the expiry lock let go while a round finds
 // more than a few, then the rest with it held. It returns holding the
 // expiry lock, every change made so far replayed.
 func (c *Container) catchUp(b *indexBuild, apply func(old, rec record)) {
+	few := catchUpFew
+	if h := c.store.testHooks(); h != nil && h.catchUpFew > 0 {
+		few = h.catchUpFew
+	}
 	for round := 0; ; round++ {
 		c.expiry.mu.Lock()
 		changes := b.changes
 		b.changes = nil
-		if len(changes) <= catchUpFew || round == catchUpRounds {
+		if len(changes) <= few || round == catchUpRounds {
 			for _, ch := range changes {
 				apply(ch.old, ch.rec)
 			}

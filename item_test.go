@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/lethedb/lethe"
+	"github.com/stretchr/testify/require"
 )
 
 // The item rules beyond JSON's grammar, seen through the public API (the
@@ -61,6 +62,7 @@ func mustRefuse(t *testing.T, c *lethe.Container, doc, msg string) {
 // surrogate is refused, so that two different ids (or names) can never
 // decode to the same U+FFFD text. Values are kept verbatim.
 func TestItemLoneSurrogates(t *testing.T) {
+	t.Parallel()
 	c := itemTestContainer(t)
 	for _, doc := range []string{
 		`{"id":"\ud800"}`, `{"id":"\udc00"}`, `{"id":"\udbff"}`, `{"id":"x\ud800\u0041"}`, `{"id":"\ud800\ud800"}`,
@@ -90,6 +92,7 @@ func TestItemLoneSurrogates(t *testing.T) {
 // TestItemNumberRange: a number whose magnitude is beyond a float64
 // anywhere in the item is refused; one that underflows reads as zero.
 func TestItemNumberRange(t *testing.T) {
+	t.Parallel()
 	c := itemTestContainer(t)
 	for _, doc := range []string{
 		`{"id":"b","n":1e400}`, `{"id":"b","n":-1e400}`, `{"id":"b","l":[1,2,1e309]}`, `{"id":"b","o":{"x":1.8e308}}`,
@@ -119,6 +122,7 @@ func TestItemNumberRange(t *testing.T) {
 // TestItemDuplicateMembers: an object with two members of the same name
 // (compared decoded) is refused at any depth.
 func TestItemDuplicateMembers(t *testing.T) {
+	t.Parallel()
 	c := itemTestContainer(t)
 	members := func(n int, prefix string) string {
 		var b strings.Builder
@@ -174,5 +178,22 @@ func TestParseItemAllocs(t *testing.T) {
 		if n := testing.AllocsPerRun(100, func() { lethe.ParseItem(doc) }); n != 0 {
 			t.Errorf("%.60s...: %v allocations", doc, n)
 		}
+	}
+}
+
+// TestIfMatchQuotedETag: azcosmos passes an azcore.ETag, which carries the
+// quotes of an HTTP entity tag.
+func TestIfMatchQuotedETag(t *testing.T) {
+	t.Parallel()
+	c, _ := newContainer(t, lethe.TTLOff)
+	r := create(t, c, `{"id":"a"}`)
+	quoted := &lethe.ItemOptions{IfMatchEtag: `"` + r.ETag + `"`}
+	r2, err := c.ReplaceItem(ctx, lethe.NewPartitionKey(), "a", []byte(`{"id":"a","v":1}`), quoted)
+	require.NoError(t, err)
+	_, err = c.UpsertItem(ctx, lethe.NewPartitionKey(), []byte(`{"id":"a","v":2}`), &lethe.ItemOptions{IfMatchEtag: `"` + r2.ETag + `"`})
+	require.NoError(t, err)
+	for _, bad := range []string{`"` + r.ETag + `"`, `"` + r.ETag, r.ETag + `"`, `""`, `"`} {
+		_, err = c.DeleteItem(ctx, lethe.NewPartitionKey(), "a", &lethe.ItemOptions{IfMatchEtag: bad})
+		require.ErrorIs(t, err, lethe.ErrPreconditionFailed, bad)
 	}
 }

@@ -13,6 +13,7 @@ import (
 // container's default, none under -1 or with TTL off, and ErrNotFound once
 // it has expired or for an item that never was.
 func TestItemExpiry(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name    string
 		def     lethe.TTL

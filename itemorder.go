@@ -387,7 +387,7 @@ func (p *QueryItemsPager) startItemPages(ctx context.Context, r *queryRun, need,
 	ip := &itemPages{q: r.q, params: r.params, env: r.env, offset: need - full, full: full, st: st}
 	r.now = c.store.clock.now()
 	w := startWatch()
-	if useIndexes {
+	if c.store.useIndexes() {
 		if _, recs, ok := r.textDocs(); ok {
 			ip.snap, ip.snapshot, ip.first = byPos(recs), true, true
 		} else if recs, g, eval, ok := r.rangeRecs(); ok {

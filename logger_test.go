@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/lethedb/lethe"
+	"github.com/lethedb/lethe/internal/lethetesting"
 	"github.com/lethedb/lethe/internal/vfs"
 	"github.com/lethedb/lethe/internal/vfs/vfstest"
 	"github.com/stretchr/testify/assert"
@@ -51,6 +52,7 @@ func (r *records) all() []string {
 // at warn, naming the directory, the segment and the bytes cut; a clean
 // open logs nothing.
 func TestLoggerTornTail(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	s := openDurable(t, dir, lethe.NewManualClock(t0))
 	c := mustContainer(t, s, lethe.ContainerProperties{ID: "c"})
@@ -67,7 +69,7 @@ func TestLoggerTornTail(t *testing.T) {
 	// sealed in its manifest): tear a copy taken while the store runs.
 	dir = crashCopy(t, s, dir)
 	opts.Dir = dir
-	seg := lastSegment(t, dir)
+	seg := lethetesting.LastSegment(t, dir)
 	require.NoError(t, os.WriteFile(seg, append(mustRead(t, seg), 1, 2, 3), 0o644))
 	s, err = lethe.Open(opts)
 	require.NoError(t, err)
@@ -91,6 +93,7 @@ func mustRead(t *testing.T, path string) []byte {
 // many writes it refuses after; a store opened read-only on a full disk is
 // logged at error; a background checkpoint that fails is logged at error.
 func TestLoggerFailures(t *testing.T) {
+	t.Parallel()
 	open := func(t *testing.T, dir string, efs *vfstest.ErrorFS, logs *records) *lethe.Store {
 		opts := &lethe.Options{Dir: dir, Clock: lethe.NewManualClock(t0), Reaper: lethe.ReaperOptions{Disabled: true}, Logger: slog.New(logs)}
 		vfs.SetOptionsFS(opts, efs)

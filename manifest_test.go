@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/lethedb/lethe"
+	"github.com/lethedb/lethe/internal/lethetesting"
 	"github.com/lethedb/lethe/internal/vfs"
 	"github.com/lethedb/lethe/internal/vfs/vfstest"
 	"github.com/stretchr/testify/assert"
@@ -49,7 +50,7 @@ func openErr(t *testing.T, dir string) *lethe.CorruptionError {
 func segments(t *testing.T, dir string) []string {
 	t.Helper()
 	var out []string
-	for _, n := range dirNames(t, dir) {
+	for _, n := range lethetesting.DirNames(t, dir) {
 		if strings.HasPrefix(n, "wal-") {
 			out = append(out, filepath.Join(dir, n))
 		}
@@ -62,6 +63,7 @@ func segments(t *testing.T, dir string) []string {
 // reopened after a crash) fails Open naming it; the tail of the segment a
 // crashed store was writing is the torn end recovery cuts off.
 func TestManifestTruncated(t *testing.T) {
+	t.Parallel()
 	// closed: Open, write, Close: the last segment is sealed at its size.
 	closed := t.TempDir()
 	s := openDurable(t, closed, lethe.NewManualClock(t0))
@@ -120,6 +122,7 @@ func TestManifestTruncated(t *testing.T) {
 // Open naming it; so does a segment renamed to another number, and files
 // of format 4 without their manifest.
 func TestManifestSwapped(t *testing.T) {
+	t.Parallel()
 	a, b := t.TempDir(), t.TempDir()
 	for _, dir := range []string{a, b} {
 		s := openDurable(t, dir, lethe.NewManualClock(t0))
@@ -140,7 +143,7 @@ func TestManifestSwapped(t *testing.T) {
 		return work
 	}
 	var snap string
-	for _, n := range dirNames(t, a) {
+	for _, n := range lethetesting.DirNames(t, a) {
 		if strings.HasPrefix(n, "snap-") {
 			snap = n
 		}
@@ -195,6 +198,7 @@ func TestManifestSwapped(t *testing.T) {
 // records as synced (here, the manifest's figure raised, its checksum
 // made again) fail Open.
 func TestManifestSequence(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	s := openDurable(t, dir, lethe.NewManualClock(t0))
 	writeSome(t, mustContainer(t, s, lethe.ContainerProperties{ID: "c"}), "a", 3)
@@ -218,6 +222,7 @@ func TestManifestSequence(t *testing.T) {
 // reads go on; the reopen fails naming the file instead of coming up
 // without the writes it held.
 func TestLogRemovedWhileRunning(t *testing.T) {
+	t.Parallel()
 	for _, how := range []string{"removed", "replaced"} {
 		for _, fsys := range []string{"os", "power"} {
 			t.Run(how+"/"+fsys, func(t *testing.T) {
@@ -279,6 +284,7 @@ func TestLogRemovedWhileRunning(t *testing.T) {
 // empty segment of format 4 and no manifest: Open takes the segment's id
 // and goes on, twice.
 func TestManifestFirstOpenCut(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	s := openDurable(t, dir, lethe.NewManualClock(t0))
 	require.NoError(t, s.Close())

@@ -73,6 +73,7 @@ func (m *refModel) liveCount(now int64) int64 {
 // reference model, comparing every result, and checks the store's
 // invariants after every operation. Replay a failure with -lethe.seed.
 func TestModel(t *testing.T) {
+	t.Parallel()
 	runModelRounds(t, 40, 10, 1000, false)
 }
 
@@ -80,6 +81,7 @@ func TestModel(t *testing.T) {
 // reopened, and checkpointed, at random steps: recovery must give back
 // exactly the model's live items, with their contents and ETags.
 func TestModelDurable(t *testing.T) {
+	t.Parallel()
 	runModelRounds(t, 12, 4, 400, true)
 }
 

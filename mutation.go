@@ -224,9 +224,10 @@ func (c *Container) applyItems(ms []mutation, batch bool, batchSeq uint64) (next
 	// made once logged, without waiting.
 	wait := w != nil && !purgesOnly(ms)
 	feed := c.expiry.feed // set only under every shard lock: the caller holds one
+	var hooks *testHooks
 	if feed != nil {
-		if beforeFeedChange != nil {
-			beforeFeedChange()
+		if hooks = c.store.testHooks(); hooks != nil && hooks.beforeFeedChange != nil {
+			hooks.beforeFeedChange()
 		}
 		feed.latest.touch(ms[0].h) // before the lock, not under it
 	}
@@ -258,8 +259,8 @@ func (c *Container) applyItems(ms []mutation, batch bool, batchSeq uint64) (next
 		// shard's lock, as numberLocked says, or, where it cannot, under
 		// expiry.mu (indexItemsLocked).
 		c.putItems(ms)
-		if afterFeedPut != nil {
-			afterFeedPut()
+		if hooks != nil && hooks.afterFeedPut != nil {
+			hooks.afterFeedPut()
 		}
 		c.expiry.mu.Lock()
 		found := c.reportReplacedLocked(ms)
@@ -270,8 +271,8 @@ func (c *Container) applyItems(ms []mutation, batch bool, batchSeq uint64) (next
 		c.expiry.mu.Unlock()
 		c.wakeNotifier(found)
 		if numbered {
-			if afterFeedNumber != nil {
-				afterFeedNumber()
+			if hooks != nil && hooks.afterFeedNumber != nil {
+				hooks.afterFeedNumber()
 			}
 			next = c.indexShards(ms)
 		}
@@ -301,8 +302,8 @@ func (c *Container) applyItems(ms []mutation, batch bool, batchSeq uint64) (next
 		c.wakeNotifier(found)
 		return never, err
 	}
-	if afterLogItems != nil {
-		afterLogItems()
+	if hooks != nil && hooks.afterLogItems != nil {
+		hooks.afterLogItems()
 	}
 	p := c.newPendingChangeLocked(ticket, ms)
 	c.logPassedLocked(p)
@@ -356,25 +357,6 @@ func (c *Container) recauseReportedLocked(ms []mutation) {
 		}
 	}
 }
-
-// beforeFeedChange, when set (by tests), runs in applyItems for a decided
-// change to a container with a change feed, before it is made or logged.
-var beforeFeedChange func()
-
-// afterLogItems, when set (by tests), runs in applyItems for a change to a
-// durable container with a change feed, once the change is logged and
-// before it waits for the log.
-var afterLogItems func()
-
-// afterFeedPut, when set (by tests), runs in applyItems for a change to an
-// in-memory container with a change feed, once the id tables have it and
-// before it is numbered.
-var afterFeedPut func()
-
-// afterFeedNumber, when set (by tests), runs in applyItems for a change to
-// an in-memory container with a change feed that numberLocked numbered,
-// between the numbering and the change to the expiry index.
-var afterFeedNumber func()
 
 // numberLocked numbers in-memory item changes to a container with a
 // change feed, all in one shard (a single write, or the reaper's purges),

@@ -37,6 +37,7 @@ func readable(t testing.TB, c *lethe.Container, pk lethe.PartitionKey, id string
 }
 
 func TestPartitionKeyDefinitionValidation(t *testing.T) {
+	t.Parallel()
 	s, _ := newStore(t)
 	valid := []struct {
 		def  lethe.PartitionKeyDefinition
@@ -94,6 +95,7 @@ func TestPartitionKeyDefinitionValidation(t *testing.T) {
 }
 
 func TestPartitionKeyDefinitionIsImmutable(t *testing.T) {
+	t.Parallel()
 	s, _ := newStore(t)
 	c := partitioned(t, s, "c", 10, "/tenant")
 	p, err := c.Read(ctx)
@@ -134,6 +136,7 @@ func TestPartitionKeyDefinitionIsImmutable(t *testing.T) {
 
 // TestSameIDInTwoPartitions: an item is (partition key, id).
 func TestSameIDInTwoPartitions(t *testing.T) {
+	t.Parallel()
 	s, _ := newStore(t)
 	c := partitioned(t, s, "c", lethe.TTLOff, "/tenant")
 	a, b := pkS("a"), pkS("b")
@@ -167,6 +170,7 @@ func TestSameIDInTwoPartitions(t *testing.T) {
 // TestPartitionKeyMismatch: a write whose document holds another value than
 // the call's is 400 with Cosmos DB's message and changes nothing.
 func TestPartitionKeyMismatch(t *testing.T) {
+	t.Parallel()
 	s, clock := newStore(t)
 	c := partitioned(t, s, "c", 100, "/tenant")
 	orig, err := c.CreateItem(ctx, pkS("a"), []byte(`{"id":"x","tenant":"a"}`), nil)
@@ -224,6 +228,7 @@ func TestPartitionKeyMismatch(t *testing.T) {
 // TestPartitionKeyValueKinds: string, number, bool, null and none values,
 // as the document holds them, and how calls address them.
 func TestPartitionKeyValueKinds(t *testing.T) {
+	t.Parallel()
 	s, _ := newStore(t)
 	c := partitioned(t, s, "c", lethe.TTLOff, "/k")
 	for _, tc := range []struct {
@@ -262,6 +267,7 @@ func TestPartitionKeyValueKinds(t *testing.T) {
 // TestPartitionKeyNestedPaths: a path reaches into objects; a path that
 // leads nowhere (a missing member, a scalar on the way) is none.
 func TestPartitionKeyNestedPaths(t *testing.T) {
+	t.Parallel()
 	s, _ := newStore(t)
 	c := partitioned(t, s, "c", lethe.TTLOff, `/a/"b/c"/d`)
 	for _, tc := range []struct {
@@ -285,6 +291,7 @@ func TestPartitionKeyNestedPaths(t *testing.T) {
 // TestHierarchicalPartitionKeys: two and three levels; point operations need
 // every level, queries take a prefix.
 func TestHierarchicalPartitionKeys(t *testing.T) {
+	t.Parallel()
 	s, _ := newStore(t)
 	c := partitioned(t, s, "c", lethe.TTLOff, "/tenant", "/user", "/session")
 	key := func(tenant, user, session string) lethe.PartitionKey {
@@ -340,6 +347,7 @@ func TestHierarchicalPartitionKeys(t *testing.T) {
 
 // TestPartitionKeyOnUnpartitionedContainer: the empty key, and only it.
 func TestPartitionKeyOnUnpartitionedContainer(t *testing.T) {
+	t.Parallel()
 	s, _ := newStore(t)
 	flat, err := s.CreateContainer(ctx, lethe.ContainerProperties{ID: "flat"})
 	require.NoError(t, err)
@@ -369,6 +377,7 @@ func TestPartitionKeyOnUnpartitionedContainer(t *testing.T) {
 // TestInvalidPartitionKeyValues: a key that cannot be valid fails every
 // call that uses it, naming why.
 func TestInvalidPartitionKeyValues(t *testing.T) {
+	t.Parallel()
 	s, _ := newStore(t)
 	c := partitioned(t, s, "c", lethe.TTLOff, "/a", "/b", "/c")
 	for _, tc := range []struct {
@@ -394,6 +403,7 @@ func TestInvalidPartitionKeyValues(t *testing.T) {
 }
 
 func TestPartitionKeyString(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		pk   lethe.PartitionKey
 		want string
@@ -424,6 +434,7 @@ func TestPartitionKeyString(t *testing.T) {
 // TestQueryScopedToPartition: a query with a key sees its partition only;
 // with the empty key, all of them.
 func TestQueryScopedToPartition(t *testing.T) {
+	t.Parallel()
 	s, _ := newStore(t)
 	c := partitioned(t, s, "c", lethe.TTLOff, "/tenant")
 	for i, tenant := range []string{"a", "a", "b", "c", "c", "c"} {
@@ -447,6 +458,7 @@ func TestQueryScopedToPartition(t *testing.T) {
 
 // TestExpiryWithinPartitions: TTL rules hold per item in every partition.
 func TestExpiryWithinPartitions(t *testing.T) {
+	t.Parallel()
 	s, clock := newStore(t)
 	c := partitioned(t, s, "c", 10, "/tenant")
 	a, b := pkS("a"), pkS("b")

@@ -78,6 +78,7 @@ func runPatchCases(t *testing.T, cases []patchCase) {
 const http200 = 200
 
 func TestPatchAdd(t *testing.T) {
+	t.Parallel()
 	runPatchCases(t, []patchCase{
 		{name: "new member", ops: func(p *lethe.PatchOperations) { p.AppendAdd("/b", "v") },
 			want: `{"id":"x","a":1,"arr":[1,2,3],"o":{"p":{"q":true}},"s":"str","e":[],"eo":{},"n":null,"b":"v"}`},
@@ -118,6 +119,7 @@ func TestPatchAdd(t *testing.T) {
 }
 
 func TestPatchSet(t *testing.T) {
+	t.Parallel()
 	runPatchCases(t, []patchCase{
 		{name: "new member", ops: func(p *lethe.PatchOperations) { p.AppendSet("/b", true) },
 			want: `{"id":"x","a":1,"arr":[1,2,3],"o":{"p":{"q":true}},"s":"str","e":[],"eo":{},"n":null,"b":true}`},
@@ -137,6 +139,7 @@ func TestPatchSet(t *testing.T) {
 }
 
 func TestPatchReplace(t *testing.T) {
+	t.Parallel()
 	runPatchCases(t, []patchCase{
 		{name: "member", ops: func(p *lethe.PatchOperations) { p.AppendReplace("/a", 2.5) },
 			want: `{"id":"x","a":2.5,"arr":[1,2,3],"o":{"p":{"q":true}},"s":"str","e":[],"eo":{},"n":null}`},
@@ -155,6 +158,7 @@ func TestPatchReplace(t *testing.T) {
 }
 
 func TestPatchRemove(t *testing.T) {
+	t.Parallel()
 	runPatchCases(t, []patchCase{
 		{name: "member", ops: func(p *lethe.PatchOperations) { p.AppendRemove("/a") },
 			want: `{"id":"x","arr":[1,2,3],"o":{"p":{"q":true}},"s":"str","e":[],"eo":{},"n":null}`},
@@ -179,6 +183,7 @@ func TestPatchRemove(t *testing.T) {
 }
 
 func TestPatchIncrement(t *testing.T) {
+	t.Parallel()
 	runPatchCases(t, []patchCase{
 		{name: "integer", ops: func(p *lethe.PatchOperations) { p.AppendIncrement("/a", 41) },
 			want: `{"id":"x","a":42,"arr":[1,2,3],"o":{"p":{"q":true}},"s":"str","e":[],"eo":{},"n":null}`},
@@ -208,6 +213,7 @@ func TestPatchIncrement(t *testing.T) {
 }
 
 func TestPatchMove(t *testing.T) {
+	t.Parallel()
 	runPatchCases(t, []patchCase{
 		{name: "rename", ops: func(p *lethe.PatchOperations) { p.AppendMove("/a", "/b") },
 			want: `{"id":"x","b":1,"arr":[1,2,3],"o":{"p":{"q":true}},"s":"str","e":[],"eo":{},"n":null}`},
@@ -233,6 +239,7 @@ func TestPatchMove(t *testing.T) {
 }
 
 func TestPatchPaths(t *testing.T) {
+	t.Parallel()
 	const doc = `{"id":"x","a/b":1,"m~n":2,"~1":3,"\u0063d":4,"":5,"ünï":6,"o":{"":{"x":1}}}`
 	runPatchCases(t, []patchCase{
 		{name: "~1 is a slash", doc: doc, ops: func(p *lethe.PatchOperations) { p.AppendReplace("/a~1b", 10) },
@@ -262,6 +269,7 @@ func TestPatchPaths(t *testing.T) {
 }
 
 func TestPatchValues(t *testing.T) {
+	t.Parallel()
 	type point struct {
 		X, Y int
 		Tag  string `json:"tag,omitempty"`
@@ -299,6 +307,7 @@ func TestPatchValues(t *testing.T) {
 // TestPatchSequence: the operations apply in order, each to the result of
 // the one before, and the first that fails undoes them all.
 func TestPatchSequence(t *testing.T) {
+	t.Parallel()
 	runPatchCases(t, []patchCase{
 		{name: "later operations see earlier ones", ops: func(p *lethe.PatchOperations) {
 			p.AppendAdd("/counter", 1)
@@ -332,6 +341,7 @@ func TestPatchSequence(t *testing.T) {
 // TestPatchCopies: a PatchOperations is a value, and values are encoded
 // when appended.
 func TestPatchCopies(t *testing.T) {
+	t.Parallel()
 	c, _ := newContainer(t, lethe.TTLOff)
 	create(t, c, `{"id":"x"}`)
 	m := map[string]any{"k": 1}
@@ -346,6 +356,7 @@ func TestPatchCopies(t *testing.T) {
 }
 
 func TestPatchSystemProperties(t *testing.T) {
+	t.Parallel()
 	for _, path := range []string{"/id", "/_ts", "/_etag", "/_rid", "/_self", "/_attachments", "/id/x"} {
 		for name, op := range map[string]func(p *lethe.PatchOperations){
 			"add":       func(p *lethe.PatchOperations) { p.AppendAdd(path, "v") },
@@ -366,6 +377,7 @@ func TestPatchSystemProperties(t *testing.T) {
 }
 
 func TestPatchPartitionKeyPaths(t *testing.T) {
+	t.Parallel()
 	s, _ := newStore(t)
 	c := mustContainer(t, s, lethe.ContainerProperties{ID: "c",
 		PartitionKeyDefinition: lethe.PartitionKeyDefinition{Paths: []string{"/tenant", "/a/b"}}})
@@ -398,6 +410,7 @@ func TestPatchPartitionKeyPaths(t *testing.T) {
 }
 
 func TestPatchCondition(t *testing.T) {
+	t.Parallel()
 	c, _ := newContainer(t, lethe.TTLOff)
 	before := create(t, c, `{"id":"x","n":3,"tags":["a"]}`)
 	patch := func(cond string) (lethe.ItemResponse, error) {
@@ -435,6 +448,7 @@ func TestPatchCondition(t *testing.T) {
 }
 
 func TestPatchIfMatch(t *testing.T) {
+	t.Parallel()
 	c, _ := newContainer(t, lethe.TTLOff)
 	first := create(t, c, `{"id":"x","n":1}`)
 	var p lethe.PatchOperations
@@ -459,6 +473,7 @@ func TestPatchIfMatch(t *testing.T) {
 // removes the item's own ttl (validated as any ttl), and never revives an
 // expired item.
 func TestPatchTTL(t *testing.T) {
+	t.Parallel()
 	c, clock := newContainer(t, 100)
 	pk := lethe.NewPartitionKey()
 	create(t, c, `{"id":"x","n":0}`)
@@ -536,6 +551,7 @@ func TestPatchTTL(t *testing.T) {
 }
 
 func TestPatchCharge(t *testing.T) {
+	t.Parallel()
 	s, clock := newStore(t)
 	c := mustContainer(t, s, lethe.ContainerProperties{ID: "c", Throughput: 20})
 	create(t, c, `{"id":"x","s":"`+strings.Repeat("a", 3000)+`"}`) // 5.5 + 1 = 6.5 RU
@@ -556,6 +572,7 @@ func TestPatchCharge(t *testing.T) {
 }
 
 func TestPatchClosedAndDeleted(t *testing.T) {
+	t.Parallel()
 	s, _ := newStore(t)
 	c := mustContainer(t, s, lethe.ContainerProperties{ID: "c"})
 	create(t, c, `{"id":"x"}`)
@@ -571,6 +588,7 @@ func TestPatchClosedAndDeleted(t *testing.T) {
 // TestPatchDurable: a patch is logged as the write it is, and comes back
 // after a reopen with its ttl.
 func TestPatchDurable(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	clock := lethe.NewManualClock(t0)
 	s := openDurable(t, dir, clock)

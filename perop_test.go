@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/lethedb/lethe"
-	"github.com/stretchr/testify/require"
 )
 
 // TestPerOpCost is not a check: it runs bench/ W1's inserts and W2's reads
@@ -29,6 +28,7 @@ import (
 // left on or off by Go's stack switches, so a count from them is checked
 // against TestInsertCost's difference of totals, which uses none.
 func TestPerOpCost(t *testing.T) {
+	t.Parallel()
 	n, _ := strconv.Atoi(os.Getenv("LETHE_PEROP"))
 	if n <= 0 {
 		t.Skip("LETHE_PEROP=n not set")
@@ -48,9 +48,7 @@ func TestPerOpCost(t *testing.T) {
 // the reaper running), closed when tb ends, and makes W1's container.
 func perOpContainer(tb testing.TB) *lethe.Container {
 	tb.Helper()
-	s, err := lethe.Open(&lethe.Options{})
-	require.NoError(tb, err)
-	tb.Cleanup(func() { s.Close() })
+	s := openStore(tb, &lethe.Options{})
 	return mustContainer(tb, s, lethe.ContainerProperties{ID: "users", DefaultTimeToLive: lethe.TTLNever})
 }
 
@@ -107,6 +105,7 @@ func perOpReads(t *testing.T, c *lethe.Container, order []string) {
 // fall on different numbers of GC cycles, and the difference swings by
 // some 3,000 instructions an insert from one build to the next.
 func TestInsertCost(t *testing.T) {
+	t.Parallel()
 	n, _ := strconv.Atoi(os.Getenv("LETHE_INSERTCOST"))
 	if n <= 0 {
 		t.Skip("LETHE_INSERTCOST=n not set")

@@ -61,6 +61,7 @@ type powerCutStats struct {
 }
 
 func TestPowerCut(t *testing.T) {
+	t.Parallel()
 	cuts := 40
 	if testing.Short() {
 		cuts = 10

@@ -26,6 +26,7 @@ import (
 //
 // (the second total less the first, over n, is the cost of one purge).
 func TestPurgeCost(t *testing.T) {
+	t.Parallel()
 	n, _ := strconv.Atoi(os.Getenv("LETHE_PURGECOST"))
 	if n <= 0 {
 		t.Skip("LETHE_PURGECOST=n not set")

@@ -621,18 +621,21 @@ func evalError(err error) error {
 }
 
 // mayUse reports whether r's shape lets plan evaluate it: every plan but
-// planWhole needs the indexes (useIndexes); planCount, a count that starts
+// planWhole needs the indexes (Store.useIndexes); planCount, a count that starts
 // from the first result; planVector and planText, a query that starts
 // from the first result and calls no user-defined function; planOrdered,
 // one that calls none.
 func (r *queryRun) mayUse(plan queryPlan) bool {
+	if plan != planWhole && !r.c.store.useIndexes() {
+		return false
+	}
 	switch plan {
 	case planCount:
-		return useIndexes && r.from == nil && r.q.CountsRows() && !r.q.Joins()
+		return r.from == nil && r.q.CountsRows() && !r.q.Joins()
 	case planVector, planText:
-		return useIndexes && r.from == nil && !r.q.CallsUDFs()
+		return r.from == nil && !r.q.CallsUDFs()
 	case planOrdered:
-		return useIndexes && !r.q.CallsUDFs()
+		return !r.q.CallsUDFs()
 	}
 	return true
 }
@@ -693,10 +696,6 @@ func (c *Container) queryEnv(ctx context.Context, now int64) *query.Env {
 	return env
 }
 
-// useIndexes lets queries use secondary indexes; tests turn it off to
-// compare with scans (export_test.go).
-var useIndexes = true
-
 // docs lists the items r's query is evaluated on: the candidates an index
 // finds for one of the conditions of its WHERE clause, when there is one
 // the container's policy lets it index, else every item (liveDocs); in
@@ -705,7 +704,7 @@ var useIndexes = true
 // conditions the index decided (query.Residual).
 func (r *queryRun) docs(ctx context.Context) (docs []query.Doc, recs []record, eval *query.Query, err error) {
 	w := startWatch()
-	if useIndexes {
+	if r.c.store.useIndexes() {
 		docs, recs, eval, ok := r.indexedDocs()
 		w = w.addTo(&r.plan.lookup)
 		if ok {
@@ -809,8 +808,8 @@ func (r *queryRun) ordered(ctx context.Context) (ev evaluation, ok bool, err err
 	if !ok {
 		return ev, false, nil
 	}
-	if beforeOrderedWalk != nil {
-		beforeOrderedWalk()
+	if h := c.store.testHooks(); h != nil && h.beforeOrderedWalk != nil {
+		h.beforeOrderedWalk()
 	}
 	for want := max(2*(offset+target), 8); ; want *= 4 {
 		w := startWatch()
@@ -839,10 +838,6 @@ func (r *queryRun) ordered(ctx context.Context) (ev evaluation, ok bool, err err
 		}
 	}
 }
-
-// beforeOrderedWalk, when set (by tests), runs when runOrdered has chosen
-// its index, holding the batch lock for reading alone.
-var beforeOrderedWalk func()
 
 // pageTarget returns, for a query whose results are decided by need
 // leading rows and number full (-1 and -1: every row is a result), resuming

@@ -17,6 +17,7 @@ import (
 // replacing two items far apart (first and last) in one batch with the
 // same version; every page that holds both must hold one version.
 func TestResumedPageNeverSplitsABatch(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	store, err := lethe.Open(nil)
 	if err != nil {

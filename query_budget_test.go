@@ -37,9 +37,7 @@ func budgetContainer(t *testing.T, b lethe.QueryBudget, clock lethe.Clock, n, k 
 	if clock == nil {
 		clock = lethe.NewManualClock(time.Unix(1_700_000_000, 0))
 	}
-	s, err := lethe.Open(&lethe.Options{Clock: clock, Reaper: lethe.ReaperOptions{Disabled: true}, QueryBudget: b})
-	require.NoError(t, err)
-	t.Cleanup(func() { s.Close() })
+	s := openStore(t, &lethe.Options{Clock: clock, Reaper: lethe.ReaperOptions{Disabled: true}, QueryBudget: b})
 	c := mustContainer(t, s, lethe.ContainerProperties{ID: "c"})
 	for i := range n {
 		a := make([]string, k)
@@ -78,6 +76,7 @@ func pagesOf(t *testing.T, c *lethe.Container, q string, size int32, maxBytes in
 // goes on from there; a GROUP BY that cannot finish at all fails with
 // 408.
 func TestQueryBudgetEndsPagesEarly(t *testing.T) {
+	t.Parallel()
 	const q = `SELECT VALUE [c.n, x, y] FROM c JOIN x IN c.a JOIN y IN c.a WHERE c.n % 5 = 0 AND x = y`
 	want := collect(t, budgetContainer(t, lethe.QueryBudget{}, nil, 40, 6), q)
 	require.Len(t, want, 8*6)
@@ -130,6 +129,7 @@ func TestQueryBudgetEndsPagesEarly(t *testing.T) {
 // through continuation tokens reads each item about once (the one after a
 // page, that tells more follow, twice), not the whole query per page.
 func TestQueryPagesResume(t *testing.T) {
+	t.Parallel()
 	c := budgetContainer(t, lethe.QueryBudget{}, nil, 600, 1)
 	for _, q := range []string{`SELECT VALUE c.n FROM c`, `SELECT VALUE c.n FROM c WHERE c.n % 3 = 0`, `SELECT VALUE c.n FROM c OFFSET 250 LIMIT 300`} {
 		want := collect(t, c, q)
@@ -143,6 +143,7 @@ func TestQueryPagesResume(t *testing.T) {
 // TestQueryPageBytes: MaxPageBytes ends a page before the result that
 // would pass it, whatever the page size; a larger result alone is a page.
 func TestQueryPageBytes(t *testing.T) {
+	t.Parallel()
 	c, _ := newContainer(t, lethe.TTLNever)
 	pad := strings.Repeat("x", 1000)
 	for i := range 10 {
@@ -275,6 +276,7 @@ func BenchmarkQueryWorstShapePages(b *testing.B) {
 // item of 400 rows is read in pages of 100 (it was 408, each page
 // evaluating the whole item). Run with -lethe.seed=N to replay a failure.
 func TestQueryJoinPages(t *testing.T) {
+	t.Parallel()
 	seed := cmp.Or(*seedFlag, rand.Uint64())
 	t.Logf("seed %d (replay with -lethe.seed=%d)", seed, seed)
 	rng := rand.New(rand.NewPCG(seed, 3))

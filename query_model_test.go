@@ -41,6 +41,7 @@ func (m *pagingModel) live(id string, now time.Time) bool {
 //
 // Run with -lethe.seed=N to replay a failure.
 func TestQueryPagingModel(t *testing.T) {
+	t.Parallel()
 	seed := rand.Uint64()
 	if f := flag.Lookup("lethe.seed"); f != nil && f.Value.String() != "0" {
 		seed, _ = strconv.ParseUint(f.Value.String(), 10, 64)

@@ -35,8 +35,8 @@ func queryIDsBoth(t testing.TB, c *lethe.Container, text string, size int32) []s
 	indexed := queryIDs(t, c, text, size)
 	queryIDs(t, c, text, size) // a filter's index is made the second time
 	indexed2 := queryIDs(t, c, text, size)
-	was := lethe.SetUseIndexes(false)
-	defer lethe.SetUseIndexes(was)
+	was := lethe.SetUseIndexes(c, false)
+	defer lethe.SetUseIndexes(c, was)
 	scanned := queryIDs(t, c, text, size)
 	require.Equal(t, scanned, indexed, "%s: before its indexes", text)
 	require.Equal(t, scanned, indexed2, "%s: with its indexes", text)
@@ -52,6 +52,7 @@ func queryIDsBoth(t testing.TB, c *lethe.Container, text string, size int32) []s
 // index evaluated in item order for TOP, and every page size follow the
 // same order.
 func TestQueryCreationOrder(t *testing.T) {
+	t.Parallel()
 	s, clock := newStore(t)
 	c := partitioned(t, s, "c", lethe.TTLNever, "/pk")
 	write := func(f func(lethe.PartitionKey, []byte, *lethe.ItemOptions) (lethe.ItemResponse, error), pk, id, rest string) {
@@ -115,6 +116,7 @@ func TestQueryCreationOrder(t *testing.T) {
 // an item deleted and created again comes again at the end, and a page's
 // item deleted after it is not returned again.
 func TestQueryTokenResumesByPosition(t *testing.T) {
+	t.Parallel()
 	c, _ := newContainer(t, lethe.TTLOff)
 	for _, id := range []string{"d", "c", "b", "a"} {
 		create(t, c, fmt.Sprintf(`{"id":%q}`, id))
@@ -157,6 +159,7 @@ func TestQueryTokenResumesByPosition(t *testing.T) {
 // positions, another container's, and one of a container deleted and
 // created again under the same id.
 func TestQueryTokenRefused(t *testing.T) {
+	t.Parallel()
 	s, _ := newStore(t)
 	c := mustContainer(t, s, lethe.ContainerProperties{ID: "c"})
 	other := mustContainer(t, s, lethe.ContainerProperties{ID: "other"})
@@ -204,6 +207,7 @@ func TestQueryTokenRefused(t *testing.T) {
 // snapshot: a token of a page that ended there then resumes with the items
 // created after it.
 func TestDurablePositions(t *testing.T) {
+	t.Parallel()
 	for _, checkpoint := range []bool{false, true} {
 		t.Run(fmt.Sprint("checkpoint=", checkpoint), func(t *testing.T) {
 			dir := t.TempDir()
@@ -243,6 +247,7 @@ func TestDurablePositions(t *testing.T) {
 // recovery, of the old files with the new log after them or of a
 // snapshot, gives the same positions.
 func TestRecoverFormat2Positions(t *testing.T) {
+	t.Parallel()
 	written := t0.Add(-time.Minute).UnixNano()
 	seq := uint64(1)
 	v2record := func(pk, id, body string) []byte {

@@ -37,6 +37,7 @@ func pageThrough(t *testing.T, c *lethe.Container, q string, size int32, between
 // an item that expires or is deleted before the resume point does not make
 // the next page skip a live item.
 func TestQueryTokenResumesByKey(t *testing.T) {
+	t.Parallel()
 	for _, q := range []string{
 		"SELECT VALUE c.id FROM c",
 		"SELECT VALUE c.id FROM c ORDER BY c.n DESC",
@@ -76,6 +77,7 @@ func TestQueryTokenResumesByKey(t *testing.T) {
 // TestQueryTokenTopOffsetLimit: paging with tokens neither applies OFFSET
 // again nor returns more than LIMIT or TOP results in all.
 func TestQueryTokenTopOffsetLimit(t *testing.T) {
+	t.Parallel()
 	c, _ := newContainer(t, lethe.TTLNever)
 	for i := range 20 {
 		create(t, c, fmt.Sprintf(`{"id":"i%02d","n":%d,"g":%d,"tags":["x","y"]}`, i, i, i%4))
@@ -112,6 +114,7 @@ func TestQueryTokenTopOffsetLimit(t *testing.T) {
 // TestQueryTokenBinding: a token works only for its container, query text
 // and parameters; a malformed one is refused. Each is a 400 saying which.
 func TestQueryTokenBinding(t *testing.T) {
+	t.Parallel()
 	s, _ := newStore(t)
 	var cs [2]*lethe.Container
 	for i := range cs {
@@ -162,6 +165,7 @@ func TestQueryTokenBinding(t *testing.T) {
 // because the item was written again since; they drop results whose item
 // has been deleted or has expired.
 func TestQueryPagerKeepsRewrittenItems(t *testing.T) {
+	t.Parallel()
 	c, clock := newContainer(t, lethe.TTLNever)
 	create(t, c, `{"id":"a"}`)
 	create(t, c, `{"id":"b","ttl":5}`)
@@ -189,6 +193,7 @@ func TestQueryPagerKeepsRewrittenItems(t *testing.T) {
 // group once, with one pager and with continuation tokens; a token resumes
 // after the last group returned, whatever groups came or went meanwhile.
 func TestQueryGroupByPages(t *testing.T) {
+	t.Parallel()
 	c, _ := newContainer(t, lethe.TTLNever)
 	for i := range 12 {
 		g := fmt.Sprintf(`,"g":"g%d"`, i%5)

@@ -42,6 +42,7 @@ func queryContainer(t *testing.T) (*lethe.Container, *lethe.ManualClock) {
 // TestQueryExcludesExpired: expired items never appear in results, counts
 // or aggregates, purged or not.
 func TestQueryExcludesExpired(t *testing.T) {
+	t.Parallel()
 	c, clock := queryContainer(t)
 	for _, tc := range []struct {
 		query         string
@@ -77,6 +78,7 @@ func repeat(s string, n int) []string {
 }
 
 func TestQuerySelectStar(t *testing.T) {
+	t.Parallel()
 	c, _ := queryContainer(t)
 	got := collect(t, c, "SELECT * FROM c WHERE c.id = @id", lethe.QueryParameter{Name: "@id", Value: "n4"})
 	require.Len(t, got, 1)
@@ -90,6 +92,7 @@ func TestQuerySelectStar(t *testing.T) {
 // TestQueryPaging: pages concatenate to the unpaged result, tokens resume
 // a new pager, and tokens of other queries are refused.
 func TestQueryPaging(t *testing.T) {
+	t.Parallel()
 	c, _ := newContainer(t, lethe.TTLNever)
 	for i := range 95 {
 		create(t, c, fmt.Sprintf(`{"id":"i%03d","n":%d}`, i, i))
@@ -123,7 +126,7 @@ func TestQueryPaging(t *testing.T) {
 
 	// One pager, many pages, evaluated in full (a scan): the first page
 	// pays for the items examined.
-	was := lethe.SetUseIndexes(false)
+	was := lethe.SetUseIndexes(c, false)
 	p := c.NewQueryItemsPager(q, lethe.NewPartitionKey(), &lethe.QueryOptions{QueryParameters: params, PageSizeHint: 20})
 	first, err := p.NextPage(ctx)
 	require.NoError(t, err)
@@ -137,7 +140,7 @@ func TestQueryPaging(t *testing.T) {
 	assert.Empty(t, third.ContinuationToken)
 	_, err = p.NextPage(ctx)
 	require.ErrorIs(t, err, lethe.ErrBadRequest)
-	lethe.SetUseIndexes(was)
+	lethe.SetUseIndexes(c, was)
 
 	// Streamed through the index of /n: each page walks the index from
 	// where the last ended, and pays for what its walk examined alone.
@@ -170,6 +173,7 @@ func TestQueryPaging(t *testing.T) {
 }
 
 func TestQueryErrors(t *testing.T) {
+	t.Parallel()
 	c, _ := queryContainer(t)
 	for _, tc := range []struct {
 		query  string
@@ -202,6 +206,7 @@ func TestQueryErrors(t *testing.T) {
 }
 
 func TestQueryContext(t *testing.T) {
+	t.Parallel()
 	c, _ := queryContainer(t)
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()
@@ -217,6 +222,7 @@ func TestQueryContext(t *testing.T) {
 }
 
 func TestQueryThrottled(t *testing.T) {
+	t.Parallel()
 	s, clock := newStore(t)
 	c, err := s.CreateContainer(ctx, lethe.ContainerProperties{ID: "c", Throughput: 10})
 	require.NoError(t, err)
@@ -236,6 +242,7 @@ func TestQueryThrottled(t *testing.T) {
 }
 
 func TestQueryParameterTypes(t *testing.T) {
+	t.Parallel()
 	c, _ := queryContainer(t)
 	for _, v := range []any{int64(3), uint8(3), 3.0, float32(3), json.RawMessage(`3`)} {
 		assert.Equal(t, []string{`"n3"`}, collect(t, c, "SELECT VALUE c.id FROM c WHERE c.n = @v", lethe.QueryParameter{Name: "@v", Value: v}), "%T", v)
@@ -249,6 +256,7 @@ func TestQueryParameterTypes(t *testing.T) {
 // are left out of later pages, and a first page retried after a 429 is
 // evaluated again.
 func TestQueryPagesAcrossExpiry(t *testing.T) {
+	t.Parallel()
 	c, clock := newContainer(t, lethe.TTLNever)
 	create(t, c, `{"id":"a"}`)
 	create(t, c, `{"id":"b","ttl":5}`)
@@ -267,6 +275,7 @@ func TestQueryPagesAcrossExpiry(t *testing.T) {
 }
 
 func TestQueryRetryAfterThrottle(t *testing.T) {
+	t.Parallel()
 	s, clock := newStore(t)
 	c, err := s.CreateContainer(ctx, lethe.ContainerProperties{ID: "t", DefaultTimeToLive: lethe.TTLNever, Throughput: 6})
 	require.NoError(t, err)

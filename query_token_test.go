@@ -13,6 +13,7 @@ import (
 // with the same parameters in any order (the REST front gives them in a
 // map's order), and still refuses other values.
 func TestQueryTokenParameterOrder(t *testing.T) {
+	t.Parallel()
 	c, _ := newContainer(t, lethe.TTLOff)
 	for i := range 10 {
 		create(t, c, fmt.Sprintf(`{"id":"i%d","n":%d}`, i, i))

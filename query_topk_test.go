@@ -20,9 +20,7 @@ import (
 func unindexedContainer(t *testing.T, b lethe.QueryBudget) (*lethe.Container, *lethe.ManualClock) {
 	t.Helper()
 	clock := lethe.NewManualClock(t0)
-	s, err := lethe.Open(&lethe.Options{Clock: clock, Reaper: lethe.ReaperOptions{Disabled: true}, QueryBudget: b})
-	require.NoError(t, err)
-	t.Cleanup(func() { s.Close() })
+	s := openStore(t, &lethe.Options{Clock: clock, Reaper: lethe.ReaperOptions{Disabled: true}, QueryBudget: b})
 	return mustContainer(t, s, lethe.ContainerProperties{ID: "c", DefaultTimeToLive: lethe.TTLNever,
 		IndexingPolicy: &lethe.IndexingPolicy{ExcludedPaths: []lethe.IndexPath{{Path: "/*"}}, IncludedPaths: []lethe.IndexPath{{Path: "/id/?"}}}}), clock
 }
@@ -33,6 +31,7 @@ func unindexedContainer(t *testing.T, b lethe.QueryBudget) (*lethe.Container, *l
 // failed with 408); so does each page of the same query without TOP
 // resumed from a continuation token, which holds a page's rows.
 func TestTopOrderByUnindexedFitsItsBudget(t *testing.T) {
+	t.Parallel()
 	// 4000 rows pass 64 KiB (96 bytes each, and their results); 2 × 11 fit.
 	c, _ := unindexedContainer(t, lethe.QueryBudget{Memory: 64 << 10})
 	const n = 4000
@@ -145,6 +144,7 @@ type modelItem struct {
 // past TOP or LIMIT; and one pager reading the rest from a token reads
 // what the model does. Replay a failure with -lethe.seed=N.
 func TestOrderByUnindexedModel(t *testing.T) {
+	t.Parallel()
 	seed := cmp.Or(*seedFlag, rand.Uint64())
 	t.Logf("seed %d (replay with -lethe.seed=%d)", seed, seed)
 	rng := rand.New(rand.NewPCG(seed, 5))

@@ -17,9 +17,7 @@ import (
 func udfContainer(t *testing.T, b lethe.QueryBudget) (*lethe.Container, *lethe.ManualClock) {
 	t.Helper()
 	clock := lethe.NewManualClock(time.Unix(1_700_000_000, 0))
-	s, err := lethe.Open(&lethe.Options{Clock: clock, Reaper: lethe.ReaperOptions{Disabled: true}, QueryBudget: b})
-	require.NoError(t, err)
-	t.Cleanup(func() { s.Close() })
+	s := openStore(t, &lethe.Options{Clock: clock, Reaper: lethe.ReaperOptions{Disabled: true}, QueryBudget: b})
 	c := mustContainer(t, s, lethe.ContainerProperties{ID: "c"})
 	for i := range 100 {
 		create(t, c, fmt.Sprintf(`{"id":"i%02d","k":%d,"x":%d}`, i, i%10, i))
@@ -51,6 +49,7 @@ func queryUDF(t *testing.T, c *lethe.Container, q string, size int32, funcs map[
 // QueryOptions.UserFunctions per row, across pages, in item order and
 // not; Undefined leaves a result out.
 func TestQueryUserFunctions(t *testing.T) {
+	t.Parallel()
 	c, _ := udfContainer(t, lethe.QueryBudget{})
 	funcs := map[string]lethe.UserFunction{
 		"tax":  func(a []any) (any, error) { return a[0].(float64) * 0.5, nil },
@@ -77,6 +76,7 @@ func TestQueryUserFunctions(t *testing.T) {
 // fails with ErrBadRequest, even on no items; a function's error or panic
 // fails it with ErrBadRequest wrapping a *UserFunctionError.
 func TestQueryUserFunctionErrors(t *testing.T) {
+	t.Parallel()
 	c, _ := udfContainer(t, lethe.QueryBudget{})
 	boom := errors.New("boom")
 	funcs := map[string]lethe.UserFunction{
@@ -114,6 +114,7 @@ func TestQueryUserFunctionErrors(t *testing.T) {
 // the index's candidates, in item order or not. (An index of a path is
 // made the second time a query filters on it: the first scans.)
 func TestQueryUserFunctionUsesIndex(t *testing.T) {
+	t.Parallel()
 	c, _ := udfContainer(t, lethe.QueryBudget{})
 	var calls atomic.Int64
 	funcs := map[string]lethe.UserFunction{"big": func(a []any) (any, error) {
@@ -149,6 +150,7 @@ func TestQueryUserFunctionUsesIndex(t *testing.T) {
 // inside the function, completes, whatever the shape of the query (an
 // ordered walk of an index, an index's candidates, a scan, GROUP BY).
 func TestQueryUserFunctionHoldsNoLock(t *testing.T) {
+	t.Parallel()
 	c, _ := udfContainer(t, lethe.QueryBudget{})
 	var n atomic.Int64
 	funcs := map[string]lethe.UserFunction{"write": func(a []any) (any, error) {
@@ -184,6 +186,7 @@ func TestQueryUserFunctionHoldsNoLock(t *testing.T) {
 // returns every result over them; one that must be evaluated whole fails
 // with ErrRequestTimeout.
 func TestQueryUserFunctionBudget(t *testing.T) {
+	t.Parallel()
 	c, clock := udfContainer(t, lethe.QueryBudget{Time: time.Second})
 	var calls atomic.Int64
 	funcs := map[string]lethe.UserFunction{"slow": func(a []any) (any, error) {
@@ -254,6 +257,7 @@ func BenchmarkQueryUDF(b *testing.B) {
 // TestPatchConditionUDF: a patch condition is given no user-defined
 // functions: one that calls one is a 400, and the item is unchanged.
 func TestPatchConditionUDF(t *testing.T) {
+	t.Parallel()
 	c, _ := newContainer(t, lethe.TTLOff)
 	before := create(t, c, `{"id":"x","n":3}`)
 	var p lethe.PatchOperations

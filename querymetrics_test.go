@@ -50,6 +50,7 @@ func parseMetrics(t *testing.T, s string) map[string]float64 {
 // page holds, and the share of the retrieved items that had a result; a
 // later page from the same evaluation retrieves nothing; the times add up.
 func TestQueryMetrics(t *testing.T) {
+	t.Parallel()
 	s, _ := newStore(t)
 	c := mustContainer(t, s, lethe.ContainerProperties{ID: "c"})
 	stored, s1 := 0.0, 0.0 // the stored JSON's bytes: of every item, of those with status s1
@@ -131,6 +132,7 @@ func TestQueryMetrics(t *testing.T) {
 // reversed), and is refused with Cosmos DB's message otherwise; without
 // it, every one runs.
 func TestRequireCompositeIndexes(t *testing.T) {
+	t.Parallel()
 	s, _ := newStore(t)
 	c := mustContainer(t, s, lethe.ContainerProperties{ID: "c", IndexingPolicy: &lethe.IndexingPolicy{
 		CompositeIndexes: [][]lethe.CompositeIndex{{{Path: "/name"}, {Path: "/age", Order: lethe.CompositeIndexDescending}}},

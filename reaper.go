@@ -155,18 +155,10 @@ func (r *reaper) run() {
 	}
 }
 
-// afterReapFetch, when set (by tests), runs in reap between taking a batch
-// and purging it, with no lock held: a test's writes land between the two.
-var afterReapFetch func(batch []expiredEntry)
-
 // uncut is the MaxHold of a batch nothing cuts short: the reaper's when
 // nobody is served, Purge's. No option can set it (MaxReaperMaxHold bounds
 // MaxHold), so a MaxHold a user sets, even the largest, is kept.
 const uncut = time.Duration(1<<63 - 1)
-
-// reapNow is the clock reap times its batches by against MaxHold (tests
-// replace it).
-var reapNow = time.Now
 
 // round gives every container one batch, starting with the turn-th so that
 // no container always goes first, and returns when the reaper is next
@@ -228,10 +220,15 @@ func (c *Container) reap(now int64, o ReaperOptions, spend bool, scratch *reapSc
 		scratch = &s
 	}
 	timed := o.MaxHold != uncut
+	hooks := c.store.testHooks()
+	timer := time.Now // the clock batches are timed by against MaxHold
+	if hooks != nil && hooks.reapNow != nil {
+		timer = hooks.reapNow
+	}
 	var start time.Time
 	limit := o.BatchSize
 	if timed {
-		start = reapNow()
+		start = timer()
 		limit = c.fit.fitting(o)
 	}
 	c.expiry.mu.Lock()
@@ -243,8 +240,8 @@ func (c *Container) reap(now int64, o ReaperOptions, spend bool, scratch *reapSc
 		si, h := c.shardIndex(e.rec.pk(), e.rec.id())
 		e.shard, e.h = uint8(si), h
 	}
-	if afterReapFetch != nil {
-		afterReapFetch(batch)
+	if hooks != nil && hooks.afterReapFetch != nil {
+		hooks.afterReapFetch(batch) // with no lock held: a test's writes land between fetch and purge
 	}
 	chosen := len(batch)
 	var b *budget // nil: purges are not paid for
@@ -294,7 +291,7 @@ func (c *Container) reap(now int64, o ReaperOptions, spend bool, scratch *reapSc
 	if timed && unpaid == 0 {
 		// A batch the spare budget cut short took the time of what it
 		// chose but purged less: it says nothing of the pace.
-		c.fit.learn(reapNow().Sub(start), chosen, o)
+		c.fit.learn(timer().Sub(start), chosen, o)
 	}
 	switch {
 	case failed:

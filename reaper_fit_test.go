@@ -17,6 +17,7 @@ import (
 // reapCheckEvery nor more than BatchSize, whatever MaxHold a user sets (the
 // largest too).
 func TestReapLearnsFit(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name    string
 		hold    time.Duration
@@ -56,6 +57,7 @@ func TestReapLearnsFit(t *testing.T) {
 // of the guess's size 225 µs), and the batches are not left at the least
 // size.
 func TestReapBatchFitsMaxHold(t *testing.T) {
+	t.Parallel()
 	c, clock := manualContainer(t)
 	ctx := context.Background()
 	const n = 3000
@@ -66,8 +68,8 @@ func TestReapBatchFitsMaxHold(t *testing.T) {
 	clock.Advance(time.Minute)
 	base := time.Unix(0, 0)
 	const perItem = 3 * time.Microsecond
-	reapNow = func() time.Time { return base.Add(time.Duration(c.purged.Load()) * perItem) }
-	t.Cleanup(func() { reapNow = time.Now })
+	hooksOf(c).reapNow = func() time.Time { return base.Add(time.Duration(c.purged.Load()) * perItem) }
+	t.Cleanup(func() { hooksOf(c).reapNow = nil })
 	o := ReaperOptions{BatchSize: 256, MaxHold: 100 * time.Microsecond}
 	scratch := newReapScratch(o.BatchSize)
 	var sizes []int
@@ -133,6 +135,7 @@ func TestOldestExpiredKeepsScratch(t *testing.T) {
 //	  GODEBUG=asyncpreemptoff=1 valgrind --tool=callgrind ./lethe.test -test.run TestPurgeCostTimed &&
 //	callgrind_annotate --inclusive=yes callgrind.out.* | grep 'Container).reap '
 func TestPurgeCostTimed(t *testing.T) {
+	t.Parallel()
 	n, _ := strconv.Atoi(os.Getenv("LETHE_PURGECOST"))
 	if n <= 0 {
 		t.Skip("LETHE_PURGECOST=n not set")
@@ -145,8 +148,8 @@ func TestPurgeCostTimed(t *testing.T) {
 		require.NoError(t, err)
 	}
 	clock.Advance(time.Minute)
-	reapNow = func() time.Time { return time.Unix(0, 0).Add(time.Duration(c.purged.Load()) * time.Microsecond) }
-	t.Cleanup(func() { reapNow = time.Now })
+	hooksOf(c).reapNow = func() time.Time { return time.Unix(0, 0).Add(time.Duration(c.purged.Load()) * time.Microsecond) }
+	t.Cleanup(func() { hooksOf(c).reapNow = nil })
 	o := ReaperOptions{BatchSize: DefaultReaperBatchSize, MaxHold: DefaultReaperMaxHold}
 	scratch := newReapScratch(o.BatchSize)
 	got, batches := 0, 0
@@ -186,12 +189,13 @@ func reapFitStore(t *testing.T, n int, props ...ContainerProperties) ([]*Contain
 // no batch of either runs past MaxHold (with one fit for both, every batch
 // of the slow one took 1.4 times MaxHold).
 func TestReapFitPerContainer(t *testing.T) {
+	t.Parallel()
 	cs, _ := reapFitStore(t, 3000, ContainerProperties{ID: "fast", DefaultTimeToLive: 10}, ContainerProperties{ID: "slow", DefaultTimeToLive: 10})
 	cost := [2]time.Duration{time.Microsecond, 4 * time.Microsecond}
-	reapNow = func() time.Time {
+	hooksOf(cs[0]).reapNow = func() time.Time {
 		return time.Unix(0, 0).Add(time.Duration(cs[0].purged.Load())*cost[0] + time.Duration(cs[1].purged.Load())*cost[1])
 	}
-	t.Cleanup(func() { reapNow = time.Now })
+	t.Cleanup(func() { hooksOf(cs[0]).reapNow = nil })
 	o := ReaperOptions{BatchSize: 256, MaxHold: 100 * time.Microsecond}
 	scratch := newReapScratch(o.BatchSize)
 	for round := range 20 {
@@ -212,10 +216,11 @@ func TestReapFitPerContainer(t *testing.T) {
 // size each time, so that when the spare came back one batch ran 2.6
 // times MaxHold.
 func TestReapFitNotFromStarvedBatch(t *testing.T) {
+	t.Parallel()
 	cs, clock := reapFitStore(t, 3000, ContainerProperties{ID: "c", DefaultTimeToLive: 10, Throughput: 100_000})
 	c := cs[0]
-	reapNow = func() time.Time { return time.Unix(0, 0).Add(time.Duration(c.purged.Load()) * time.Microsecond) }
-	t.Cleanup(func() { reapNow = time.Now })
+	hooksOf(c).reapNow = func() time.Time { return time.Unix(0, 0).Add(time.Duration(c.purged.Load()) * time.Microsecond) }
+	t.Cleanup(func() { hooksOf(c).reapNow = nil })
 	o := ReaperOptions{BatchSize: 256, MaxHold: 100 * time.Microsecond}
 	scratch := newReapScratch(o.BatchSize)
 	for range 5 {

@@ -20,6 +20,7 @@ import (
 // before, purges, and stops on Close (synctest fails the test if its
 // goroutine outlives the bubble).
 func TestReaperSleepsUntilExpiry(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		s, err := lethe.Open(nil)
 		require.NoError(t, err)
@@ -52,6 +53,7 @@ func TestReaperSleepsUntilExpiry(t *testing.T) {
 // TestReaperWokenByEarlierWrite: a write that brings an earlier expiry wakes
 // the sleeping reaper.
 func TestReaperWokenByEarlierWrite(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		s, err := lethe.Open(nil)
 		require.NoError(t, err)
@@ -78,6 +80,7 @@ func TestReaperWokenByEarlierWrite(t *testing.T) {
 
 // TestReaperStopsOnClose: Close waits for the reaper, even mid-backlog.
 func TestReaperStopsOnClose(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		s, err := lethe.Open(&lethe.Options{Reaper: lethe.ReaperOptions{BatchSize: 1}})
 		require.NoError(t, err)
@@ -97,6 +100,7 @@ func TestReaperStopsOnClose(t *testing.T) {
 // TestReaperRealTime runs the reaper on the system clock, with generous
 // bounds: every expired item goes, no live one does.
 func TestReaperRealTime(t *testing.T) {
+	t.Parallel()
 	s, err := lethe.Open(nil)
 	require.NoError(t, err)
 	defer s.Close()
@@ -116,6 +120,7 @@ func TestReaperRealTime(t *testing.T) {
 // TestReaperFairness: one round serves every container, so a huge backlog
 // in one does not delay another's purge.
 func TestReaperFairness(t *testing.T) {
+	t.Parallel()
 	clock := lethe.NewManualClock(time.Unix(1_700_000_000, 0))
 	s, err := lethe.Open(&lethe.Options{Clock: clock, Reaper: lethe.ReaperOptions{Disabled: true, BatchSize: 100, MaxHold: lethe.MaxReaperMaxHold}})
 	require.NoError(t, err)
@@ -138,6 +143,7 @@ func TestReaperFairness(t *testing.T) {
 // TestReaperOldestFirst: within a container, the oldest expiry goes first,
 // across items that inherit and items with their own ttl.
 func TestReaperOldestFirst(t *testing.T) {
+	t.Parallel()
 	clock := lethe.NewManualClock(time.Unix(1_700_000_000, 0))
 	s, err := lethe.Open(&lethe.Options{Clock: clock, Reaper: lethe.ReaperOptions{Disabled: true, BatchSize: 1}})
 	require.NoError(t, err)
@@ -162,6 +168,7 @@ func TestReaperOldestFirst(t *testing.T) {
 // items that inherit and items with their own ttl. (A batch MaxHold bounds
 // is sized to fit in it: the test allows it all the time it needs.)
 func TestReaperOldestFirstAcrossShards(t *testing.T) {
+	t.Parallel()
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, 28))
@@ -204,6 +211,7 @@ func TestReaperOldestFirstAcrossShards(t *testing.T) {
 // TestReaperNeverPurgesRewritten: a candidate rewritten after it was
 // chosen is a new life and stays.
 func TestReaperNeverPurgesRewritten(t *testing.T) {
+	t.Parallel()
 	c, clock := newContainer(t, 5)
 	upsert(t, c, `{"id":"a"}`)
 	clock.Advance(5 * time.Second)
@@ -220,6 +228,7 @@ func TestReaperNeverPurgesRewritten(t *testing.T) {
 // every expired item is purged and no live item ever is, and the indexes
 // agree after every batch.
 func TestReaperRandomWorkloads(t *testing.T) {
+	t.Parallel()
 	seed := rand.Uint64()
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, 0))
@@ -323,6 +332,7 @@ func runUserWorkload(t *testing.T, seed uint64, withReaper, shared bool) ([]user
 // runs or not; also when two containers share their store's throughput and
 // the reaper purges either.
 func TestSpareBudgetNeverThrottlesUsers(t *testing.T) {
+	t.Parallel()
 	t.Run("own", func(t *testing.T) { testSpareBudgetNeverThrottlesUsers(t, false) })
 	t.Run("shared", func(t *testing.T) { testSpareBudgetNeverThrottlesUsers(t, true) })
 }
@@ -342,6 +352,7 @@ func testSpareBudgetNeverThrottlesUsers(t *testing.T, shared bool) {
 // TestSpareBudgetFullLoad: property (b): under a workload that uses all of
 // the throughput the reaper purges nothing, and it resumes when load drops.
 func TestSpareBudgetFullLoad(t *testing.T) {
+	t.Parallel()
 	s, clock := newStore(t)
 	c := mustContainer(t, s, lethe.ContainerProperties{ID: "c", DefaultTimeToLive: lethe.TTLNever, Throughput: 100})
 	for i := range 10 {
@@ -370,6 +381,7 @@ func TestSpareBudgetFullLoad(t *testing.T) {
 // TestThrottling: an operation that would overdraw the budget gets a 429
 // with RetryAfter and changes nothing; after RetryAfter it succeeds.
 func TestThrottling(t *testing.T) {
+	t.Parallel()
 	s, clock := newStore(t)
 	c := mustContainer(t, s, lethe.ContainerProperties{ID: "c", Throughput: 10})
 	create(t, c, `{"id":"a"}`)                                                      // 5.5 of 10
@@ -415,6 +427,7 @@ func TestThrottling(t *testing.T) {
 // TestThrottleLargeOperation: an operation costing more than a second of
 // throughput runs when the bucket is full rather than never.
 func TestThrottleLargeOperation(t *testing.T) {
+	t.Parallel()
 	s, clock := newStore(t)
 	c := mustContainer(t, s, lethe.ContainerProperties{ID: "c", Throughput: 5})
 	big := `{"id":"big","pad":"` + strings.Repeat("x", 20000) + `"}`
@@ -429,6 +442,7 @@ func TestThrottleLargeOperation(t *testing.T) {
 // TestManualClockWakesReaper: moving a ManualClock wakes the reaper at once,
 // rather than at its next poll of a custom clock; Close stops the watching.
 func TestManualClockWakesReaper(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		clock := lethe.NewManualClock(time.Unix(1_700_000_000, 0))
 		s, err := lethe.Open(&lethe.Options{Clock: clock})
@@ -453,6 +467,7 @@ func TestManualClockWakesReaper(t *testing.T) {
 // timings, so the test does not depend on the machine's speed beyond the
 // purge taking more than one stretch (a few milliseconds).
 func TestReaperPacesOnlyForUsers(t *testing.T) {
+	t.Parallel()
 	const n = 20_000
 	for _, reading := range []bool{false, true} {
 		t.Run(fmt.Sprintf("reader=%v", reading), func(t *testing.T) {
@@ -501,6 +516,7 @@ func TestReaperPacesOnlyForUsers(t *testing.T) {
 // at MaxHold (here 1 ns, which cuts every batch after its first few
 // items) but runs to BatchSize, so the purge takes one round per batch.
 func TestReaperBatchesRunToSizeAlone(t *testing.T) {
+	t.Parallel()
 	const n, batch = 5000, 100
 	clock := lethe.NewManualClock(time.Unix(1_700_000_000, 0))
 	s, err := lethe.Open(&lethe.Options{Clock: clock, Reaper: lethe.ReaperOptions{BatchSize: batch, MaxHold: time.Nanosecond}})
@@ -591,9 +607,7 @@ func expiredBacklog(t *testing.T, hold time.Duration) (*lethe.Container, *lethe.
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, 51))
 	clock := lethe.NewManualClock(time.Unix(1_700_000_000, 0))
-	s, err := lethe.Open(&lethe.Options{Clock: clock, Reaper: lethe.ReaperOptions{Disabled: true, BatchSize: orderBatch, MaxHold: hold}})
-	require.NoError(t, err)
-	t.Cleanup(func() { s.Close() })
+	s := openStore(t, &lethe.Options{Clock: clock, Reaper: lethe.ReaperOptions{Disabled: true, BatchSize: orderBatch, MaxHold: hold}})
 	c := mustContainer(t, s, lethe.ContainerProperties{ID: "c", DefaultTimeToLive: 100})
 	items := writeExpiring(t, rng, c, clock, 1000, 100)
 	clock.Advance(time.Hour)
@@ -606,6 +620,7 @@ func expiredBacklog(t *testing.T, hold time.Duration) (*lethe.Container, *lethe.
 // shard, not a shard's later items before another's earlier ones (SPEC §5:
 // oldest expiry first).
 func TestReaperSmallBatchesKeepOrder(t *testing.T) {
+	t.Parallel()
 	c, clock, items := expiredBacklog(t, time.Nanosecond)
 	requirePurgedInOrder(t, c, items, orderBatch, func() int { return lethe.Reap(c, clock.Now(), false) })
 	lethe.CheckInvariants(t, c, "after the purge")
@@ -615,6 +630,7 @@ func TestReaperSmallBatchesKeepOrder(t *testing.T) {
 // request units ran out has purged the items that expired first, across
 // every shard.
 func TestReaperCutByBudgetKeepsOrder(t *testing.T) {
+	t.Parallel()
 	c, clock, items := expiredBacklog(t, lethe.MaxReaperMaxHold)
 	// Throughput from now on: the bucket starts full, with nothing spare;
 	// every 100 ms then spills 100 RU to the reaper, enough for a few purges.
@@ -634,6 +650,7 @@ func TestReaperCutByBudgetKeepsOrder(t *testing.T) {
 // only expired items, and none that expired after an expired item it
 // left (ties broken by write order).
 func TestReaperOrderModel(t *testing.T) {
+	t.Parallel()
 	seed := rand.Uint64()
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, 53))

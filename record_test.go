@@ -12,6 +12,7 @@ import (
 // TestDecimal checks decimalLen and putDecimal against strconv at every
 // power of ten and its neighbours, at the ends of int64, and at random.
 func TestDecimal(t *testing.T) {
+	t.Parallel()
 	var ns []int64
 	for p := int64(1); ; p *= 10 {
 		ns = append(ns, p-1, p, p+1, -p+1, -p, -p-1)
@@ -40,6 +41,7 @@ func TestDecimal(t *testing.T) {
 // TestEightDigits checks eightDigits against strconv with every four-digit
 // value in each of its two halves, and at random.
 func TestEightDigits(t *testing.T) {
+	t.Parallel()
 	check := func(x uint32) {
 		var b [8]byte
 		binary.LittleEndian.PutUint64(b[:], eightDigits(x))
@@ -64,6 +66,7 @@ func TestEightDigits(t *testing.T) {
 // digits), appended after what dst holds, for an empty and a non-empty
 // body.
 func TestAppendJSONRendering(t *testing.T) {
+	t.Parallel()
 	const etag = `"_etag":"0000000000000abc"}`
 	for _, body := range []struct{ json, open string }{
 		{`{}`, `{`},
@@ -113,6 +116,7 @@ func BenchmarkAppendJSON(b *testing.B) {
 // TestRecordETagHex: the ETag is the sequence number in 16 lower-case hex
 // digits, and seq reads it back.
 func TestRecordETagHex(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		seq  uint64
 		etag string
@@ -135,6 +139,7 @@ func TestRecordETagHex(t *testing.T) {
 // as their sequence numbers do, for numbers that differ in either half,
 // in one digit's letter or figure, and at the extremes.
 func TestRecordSeqBefore(t *testing.T) {
+	t.Parallel()
 	seqs := []uint64{0, 1, 9, 0xa, 0xf, 0x10, 0x9f, 0xa0, 1 << 32, 1<<32 - 1, 0x9_0000_0000, 0xa_0000_0000,
 		0x0123456789abcdef, 0xfedcba9876543210, 1<<63 - 1, 1 << 63, 1<<64 - 1}
 	r := rand.New(rand.NewPCG(1, 2))

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/lethedb/lethe"
+	"github.com/lethedb/lethe/internal/lethetesting"
 	"github.com/stretchr/testify/require"
 )
 
@@ -150,7 +151,7 @@ func makeFuzzFiles(t testing.TB) fuzzFiles {
 	require.NoError(t, s.Checkpoint(ctx))
 	upsert(t, c, `{"id":"later","ttl":100}`)
 	require.NoError(t, s.Close())
-	for _, name := range dirNames(t, dir) {
+	for _, name := range lethetesting.DirNames(t, dir) {
 		data, err := os.ReadFile(filepath.Join(dir, name))
 		require.NoError(t, err)
 		switch {
@@ -295,6 +296,7 @@ func fuzzState(t *testing.T, s *lethe.Store) []string {
 // with intact checksums) would share one place in the expiry index: Open
 // refuses them rather than lose one from it.
 func TestRecoverDuplicateSequence(t *testing.T) {
+	t.Parallel()
 	files := makeFuzzFiles(t)
 	var payloads [][]byte
 	for rest := unframe(files.log); len(rest) > 0; {
@@ -348,6 +350,7 @@ func TestRecoverDuplicateSequence(t *testing.T) {
 // document: the items come back as they were, the store goes on writing in
 // the current format, and opens again with both.
 func TestRecoverFormat1(t *testing.T) {
+	t.Parallel()
 	written := t0.Add(-time.Minute).UnixNano()
 	v1record := func(id, doc string, ttl int32, seq uint64) []byte {
 		var h [28]byte

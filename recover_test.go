@@ -45,6 +45,7 @@ func randomEntries(rng *rand.Rand, n int, base, spread int64, extremes bool) []e
 // lessEntry does, for every span of instants (one pass of digits to all
 // of them, odd and even counts of passes) and with ties.
 func TestSortEntries(t *testing.T) {
+	t.Parallel()
 	seed := rand.Uint64()
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, 0))
@@ -95,6 +96,7 @@ func BenchmarkSortEntries(b *testing.B) {
 // the log alone, from a snapshot, and from a snapshot with a log after it.
 // The store holds what it held, live, and its indexes agree.
 func TestRecoverMany(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for _, mode := range []string{"log", "snapshot", "snapshot+log"} {
 		t.Run(mode, func(t *testing.T) {
@@ -220,6 +222,7 @@ func TestFramesStopsOnError(t *testing.T) {
 // older store whose manifest keeps none, from a snapshot's items counted
 // per container first (countPuts). Each container's count is its own.
 func TestRecoverySizesTables(t *testing.T) {
+	t.Parallel()
 	want := map[string]int{"a": 3000, "b": 40}
 	for _, tc := range []struct {
 		name       string
@@ -294,6 +297,7 @@ func TestRecoverySizesTables(t *testing.T) {
 // file: no block is made as records come, and few are left over. Check's
 // (dry) reserves none: its blocks are made as its records come.
 func TestRecoveryReservesRecords(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name       string
 		checkpoint bool // a snapshot, then more writes
@@ -468,6 +472,7 @@ func heapAllocated(t *testing.T, f func() error) uint64 {
 // (replayer.maxTag), which orders them as their numbers: across digits and
 // letters, lengths of the hex number, and the extremes.
 func TestMaxTag(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(1, 2))
 	seqs := []uint64{0, 1, 9, 10, 15, 16, 0x9f, 0xa0, 0xff, 0x100, 1<<63 - 1, 1 << 63, math.MaxUint64}
 	for range 1000 {
@@ -496,6 +501,7 @@ func TestMaxTag(t *testing.T) {
 // the tables sized by at most what the files can hold, here a few items:
 // the count is a hint, not trusted.
 func TestRecoveryAbsurdItemCount(t *testing.T) {
+	t.Parallel()
 	for _, n := range []int{math.MaxInt, -5} {
 		dir := t.TempDir()
 		s, err := Open(&Options{Dir: dir, Sync: SyncNever})
@@ -538,6 +544,7 @@ func writeManifestFile(t *testing.T, dir string, m *manifest) {
 // (framesPerBatch): the write after is the new container's, not the one
 // prefetch found.
 func TestRecoverDropInBatch(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	s, err := Open(&Options{Dir: dir, Sync: SyncNever, Reaper: ReaperOptions{Disabled: true}})
 	require.NoError(t, err)
@@ -576,6 +583,7 @@ func TestRecoverDropInBatch(t *testing.T) {
 
 // TestIsLowerHex: every byte value, alone and among digits.
 func TestIsLowerHex(t *testing.T) {
+	t.Parallel()
 	for c := range 256 {
 		want := '0' <= c && c <= '9' || 'a' <= c && c <= 'f'
 		require.Equal(t, want, isLowerHex([]byte{byte(c)}), "byte %#x", c)

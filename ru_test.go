@@ -13,6 +13,7 @@ import (
 // balances whether or not refills (by the reaper) happen in between, across
 // debts, long idle gaps and odd rates.
 func TestBudgetIndependentOfRefills(t *testing.T) {
+	t.Parallel()
 	seed := rand.Uint64()
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, 0))
@@ -48,6 +49,7 @@ func TestBudgetIndependentOfRefills(t *testing.T) {
 // than the bucket held at the start plus the refill since, and the reaper
 // gets only what overflowed.
 func TestBudgetConservation(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(7, 7))
 	var b budget
 	now := int64(0)
@@ -70,6 +72,7 @@ func TestBudgetConservation(t *testing.T) {
 // that refill repays second by second, however long the wait; RetryAfter
 // tells exactly when the next operation fits.
 func TestBudgetDebt(t *testing.T) {
+	t.Parallel()
 	var b budget
 	now := int64(0)
 	b.setRate(10, now)

@@ -235,6 +235,7 @@ func hasLoneSurrogate(raw []byte) bool {
 // TestParseItemAcceptsValid: valid objects with a good id are accepted,
 // whatever their whitespace and escapes.
 func TestParseItemAcceptsValid(t *testing.T) {
+	t.Parallel()
 	for _, doc := range []string{
 		`{"id":"a"}`, " \t\n{ \"id\" : \"a\" , \"x\" : [ ] , \"y\" : { } }\r\n", `{"i\u0064":"a"}`,
 		`{"id":"a","n":[0,-0,1.25e+10,1E-5,-12.5,true,false,null,"\u0041"]}`, `{"id":"a","ttl":-1}`,
@@ -282,6 +283,7 @@ func TestItemTTLLongSpellings(t *testing.T) {
 // TestParseItemTTL: integral values in any spelling are accepted, others
 // refused, as an exact decimal reading (math/big) decides.
 func TestParseItemTTL(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		ttl  string
 		want TTL // 0: refused
@@ -337,6 +339,7 @@ func TestParseItemTTL(t *testing.T) {
 // among up to 40 others (the listed names and their slots, then the map),
 // at the top level and nested, and accepts the same objects without it.
 func TestDuplicateNameAnywhere(t *testing.T) {
+	t.Parallel()
 	for n := 1; n <= 40; n++ {
 		names := make([]string, n)
 		for i := range names {

@@ -16,6 +16,7 @@ import (
 // the policy (Cosmos DB does not refuse them; VectorDistance is undefined
 // for them), and never returns an expired item, purged or not.
 func TestVectorQueries(t *testing.T) {
+	t.Parallel()
 	s, clock := newStore(t)
 	props := vectorProps("vectors")
 	props.DefaultTimeToLive = lethe.TTLNever
@@ -67,6 +68,7 @@ func TestVectorQueries(t *testing.T) {
 // whatever partition the query reads (a term common in another partition
 // weighs less), and expired items are neither results nor counted.
 func TestRankQueries(t *testing.T) {
+	t.Parallel()
 	s, clock := newStore(t)
 	props := vectorProps("ranked")
 	props.DefaultTimeToLive = lethe.TTLNever

@@ -40,6 +40,7 @@ func vectorProps(id string) lethe.ContainerProperties {
 // and the ones it refuses, each refusal a bad request naming what was wrong
 // and creating nothing.
 func TestSearchPolicyRules(t *testing.T) {
+	t.Parallel()
 	type change func(p *lethe.ContainerProperties)
 	emb := func(f func(e *lethe.VectorEmbedding)) change {
 		return func(p *lethe.ContainerProperties) { f(&p.VectorEmbeddingPolicy.VectorEmbeddings[0]) }
@@ -138,6 +139,7 @@ func TestSearchPolicyRules(t *testing.T) {
 // TestSearchPolicyDefaults: what a policy leaves out is filled in as Cosmos
 // DB documents it, and names in any case are kept in their canonical form.
 func TestSearchPolicyDefaults(t *testing.T) {
+	t.Parallel()
 	s, _ := newStore(t)
 	c := mustContainer(t, s, lethe.ContainerProperties{ID: "c",
 		VectorEmbeddingPolicy: &lethe.VectorEmbeddingPolicy{VectorEmbeddings: []lethe.VectorEmbedding{{Path: "/v"}, {Path: "/w", DataType: "INT8", DistanceFunction: "DotProduct", Dimensions: 8}}},
@@ -167,6 +169,7 @@ func TestSearchPolicyDefaults(t *testing.T) {
 // change the full-text policy, but not change a vector embedding's settings
 // or a vector index's type; a refused change leaves the container as it was.
 func TestSearchPolicyReplace(t *testing.T) {
+	t.Parallel()
 	s, _ := newStore(t)
 	c := mustContainer(t, s, vectorProps("c"))
 	before, err := c.Read(ctx)
@@ -236,6 +239,7 @@ func TestSearchPolicyReplace(t *testing.T) {
 // TestSearchPolicyDurable: the policies are container properties, kept by
 // the log and by snapshots, and a replacement of them too.
 func TestSearchPolicyDurable(t *testing.T) {
+	t.Parallel()
 	for _, checkpoint := range []bool{false, true} {
 		t.Run(fmt.Sprintf("checkpoint=%v", checkpoint), func(t *testing.T) {
 			dir := t.TempDir()
@@ -281,6 +285,7 @@ func TestSearchPolicyDurable(t *testing.T) {
 // holding container "snap", a log creating and replacing "logged"). It
 // opens, its containers have no such policies, and they can be given some.
 func TestDurableOpensStoreWithoutSearchPolicies(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	copyDir(t, "testdata/store-v1", dir)
 	clock := lethe.NewManualClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
@@ -335,6 +340,7 @@ func TestDurableOpensStoreWithoutSearchPolicies(t *testing.T) {
 // (a scan, an index's candidates, an ordered walk), and never return an
 // expired item.
 func TestFullTextQueries(t *testing.T) {
+	t.Parallel()
 	s, clock := newStore(t)
 	props := vectorProps("texts")
 	props.DefaultTimeToLive = lethe.TTLNever
@@ -404,6 +410,7 @@ func TestFullTextQueries(t *testing.T) {
 // index there (create, replace, and turning shared throughput on under
 // one), and changes nothing.
 func TestVectorIndexesRefusedOnSharedThroughput(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	vectors := &lethe.VectorEmbeddingPolicy{VectorEmbeddings: []lethe.VectorEmbedding{{Path: "/v", DataType: lethe.VectorDataTypeFloat32, DistanceFunction: lethe.VectorDistanceFunctionCosine, Dimensions: 3}}}
 	indexed := lethe.ContainerProperties{ID: "c", VectorEmbeddingPolicy: vectors,
@@ -453,6 +460,7 @@ func TestVectorIndexesRefusedOnSharedThroughput(t *testing.T) {
 // and a ReplaceThroughput that turns shared throughput on, run at the same
 // time, never both succeed: the store never ends with both.
 func TestVectorIndexSharedThroughputRace(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	vectors := &lethe.VectorEmbeddingPolicy{VectorEmbeddings: []lethe.VectorEmbedding{{Path: "/v", DataType: lethe.VectorDataTypeFloat32, DistanceFunction: lethe.VectorDistanceFunctionCosine, Dimensions: 3}}}
 	plain := lethe.ContainerProperties{ID: "c", VectorEmbeddingPolicy: vectors}

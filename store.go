@@ -67,6 +67,8 @@ type Store struct {
 	bgStop   chan struct{}
 	bgClosed bool
 	bg       sync.WaitGroup
+
+	hooks atomic.Pointer[testHooks] // nil but in the package's tests (testhooks.go)
 }
 
 // Open opens a store. A nil opts means the defaults: in memory, the system

@@ -16,6 +16,7 @@ import (
 )
 
 func TestOpenDefaults(t *testing.T) {
+	t.Parallel()
 	s, err := lethe.Open(nil)
 	require.NoError(t, err)
 	c, err := s.CreateContainer(ctx, lethe.ContainerProperties{ID: "c"})
@@ -33,6 +34,7 @@ func TestOpenDefaults(t *testing.T) {
 }
 
 func TestOpenRefusesInvalidOptions(t *testing.T) {
+	t.Parallel()
 	var nilClock *lethe.ManualClock
 	for _, tc := range []struct {
 		opts   lethe.Options
@@ -66,6 +68,7 @@ func TestOpenRefusesInvalidOptions(t *testing.T) {
 }
 
 func TestItemCRUD(t *testing.T) {
+	t.Parallel()
 	c, clock := newContainer(t, lethe.TTLOff)
 
 	r, err := c.CreateItem(ctx, lethe.NewPartitionKey(), []byte(`{"id":"a","n":1}`), nil)
@@ -118,6 +121,7 @@ func TestItemCRUD(t *testing.T) {
 
 // TestSystemProperties: client values of _ts and _etag are ignored.
 func TestSystemProperties(t *testing.T) {
+	t.Parallel()
 	c, _ := newContainer(t, lethe.TTLOff)
 	r := create(t, c, `{"_ts": 12, "id":"a", "_etag": "mine", "x": {"_ts": 1}}`)
 	var doc map[string]any
@@ -131,6 +135,7 @@ func TestSystemProperties(t *testing.T) {
 }
 
 func TestIfMatch(t *testing.T) {
+	t.Parallel()
 	c, _ := newContainer(t, lethe.TTLOff)
 	r := create(t, c, `{"id":"a"}`)
 	stale := &lethe.ItemOptions{IfMatchEtag: `"stale"`}
@@ -161,6 +166,7 @@ func TestIfMatch(t *testing.T) {
 
 // TestCopies: the store never shares memory with its callers.
 func TestCopies(t *testing.T) {
+	t.Parallel()
 	c, _ := newContainer(t, lethe.TTLOff)
 	in := []byte(`{"id":"a","v":"xxxx"}`)
 	r, err := c.CreateItem(ctx, lethe.NewPartitionKey(), in, nil)
@@ -182,6 +188,7 @@ func TestCopies(t *testing.T) {
 // TestBadItems: every kind of bad document is a 400 (413 for size) naming
 // the problem, and the store is exactly as before.
 func TestBadItems(t *testing.T) {
+	t.Parallel()
 	deep := strings.Repeat("[", lethe.MaxDepth) + strings.Repeat("]", lethe.MaxDepth)
 	deepOK := strings.Repeat("[", lethe.MaxDepth-1) + strings.Repeat("]", lethe.MaxDepth-1)
 	big := `{"id":"big","x":"` + strings.Repeat("a", lethe.MaxItemSize) + `"}`
@@ -287,6 +294,7 @@ func TestBadItems(t *testing.T) {
 }
 
 func TestContainers(t *testing.T) {
+	t.Parallel()
 	s, _ := newStore(t)
 	c, err := s.CreateContainer(ctx, lethe.ContainerProperties{ID: "b", DefaultTimeToLive: 60, Throughput: 400})
 	require.NoError(t, err)
@@ -332,6 +340,7 @@ func TestContainers(t *testing.T) {
 }
 
 func TestBadContainerIDs(t *testing.T) {
+	t.Parallel()
 	s, _ := newStore(t)
 	for _, id := range []string{"", "a/b", `a\b`, "a?b", "a#b", strings.Repeat("é", 256), "\xff"} {
 		_, err := s.CreateContainer(ctx, lethe.ContainerProperties{ID: id})
@@ -346,6 +355,7 @@ func TestBadContainerIDs(t *testing.T) {
 
 // TestClosed: after Close every call fails with ErrClosed.
 func TestClosed(t *testing.T) {
+	t.Parallel()
 	s, err := lethe.Open(&lethe.Options{Clock: lethe.NewManualClock(t0)})
 	require.NoError(t, err)
 	c, err := s.CreateContainer(ctx, lethe.ContainerProperties{ID: "c"})
@@ -371,6 +381,7 @@ func TestClosed(t *testing.T) {
 }
 
 func TestContextCancelled(t *testing.T) {
+	t.Parallel()
 	c, _ := newContainer(t, lethe.TTLOff)
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()
@@ -384,6 +395,7 @@ func TestContextCancelled(t *testing.T) {
 
 // TestErrors: the error type maps status codes onto the sentinels.
 func TestErrors(t *testing.T) {
+	t.Parallel()
 	sentinels := map[int]error{400: lethe.ErrBadRequest, 404: lethe.ErrNotFound, 409: lethe.ErrConflict,
 		412: lethe.ErrPreconditionFailed, 413: lethe.ErrRequestTooLarge, 429: lethe.ErrTooManyRequests}
 	for code, want := range sentinels {
@@ -404,6 +416,7 @@ func TestErrors(t *testing.T) {
 
 // TestCharges: the documented table, deterministic, and TTL costs nothing.
 func TestCharges(t *testing.T) {
+	t.Parallel()
 	c, _ := newContainer(t, 100)
 	r := create(t, c, `{"id":"a","ttl":50,"pad":"`+strings.Repeat("x", 900)+`"}`)
 	r2 := create(t, c, `{"id":"b","pad":"`+strings.Repeat("x", 900)+`"}`)
@@ -435,6 +448,7 @@ func TestCharges(t *testing.T) {
 }
 
 func TestStats(t *testing.T) {
+	t.Parallel()
 	c, clock := newContainer(t, 10)
 	a := create(t, c, `{"id":"a"}`)
 	b := create(t, c, `{"id":"b","ttl":-1}`)
@@ -453,6 +467,7 @@ func TestStats(t *testing.T) {
 
 // TestConcurrentClose: every Close returns only once the reaper has stopped.
 func TestConcurrentClose(t *testing.T) {
+	t.Parallel()
 	s, err := lethe.Open(nil)
 	require.NoError(t, err)
 	c, err := s.CreateContainer(ctx, lethe.ContainerProperties{ID: "c", DefaultTimeToLive: 1})
@@ -474,6 +489,7 @@ func TestConcurrentClose(t *testing.T) {
 
 // TestZeroValues: values not made by the library fail cleanly, never panic.
 func TestZeroValues(t *testing.T) {
+	t.Parallel()
 	var s lethe.Store
 	_, err := s.CreateContainer(ctx, lethe.ContainerProperties{ID: "c"})
 	require.ErrorIs(t, err, lethe.ErrBadRequest)
@@ -502,6 +518,7 @@ func TestZeroValues(t *testing.T) {
 // TestDeletedContainer: every call on a deleted container's handle is a 404
 // with the Cosmos wording.
 func TestDeletedContainer(t *testing.T) {
+	t.Parallel()
 	s, _ := newStore(t)
 	c, err := s.CreateContainer(ctx, lethe.ContainerProperties{ID: "c"})
 	require.NoError(t, err)
@@ -523,6 +540,7 @@ func TestDeletedContainer(t *testing.T) {
 
 // TestLimitsExactly: the limits themselves are allowed.
 func TestLimitsExactly(t *testing.T) {
+	t.Parallel()
 	c, _ := newContainer(t, lethe.TTLOff)
 	id := strings.Repeat("i", lethe.MaxIDLength)
 	create(t, c, `{"id":"`+id+`"}`)
@@ -562,6 +580,7 @@ func TestReadItemAppend(t *testing.T) {
 // TestManyMembers: documents with many top-level members keep them all, in
 // order.
 func TestManyMembers(t *testing.T) {
+	t.Parallel()
 	c, _ := newContainer(t, lethe.TTLOff)
 	var b strings.Builder
 	b.WriteString(`{"id":"m"`)
@@ -575,6 +594,7 @@ func TestManyMembers(t *testing.T) {
 }
 
 func TestNoContentResponseOnWrite(t *testing.T) {
+	t.Parallel()
 	c, _ := newContainer(t, lethe.TTLOff)
 	o := &lethe.ItemOptions{NoContentResponseOnWrite: true}
 	r, err := c.CreateItem(ctx, lethe.NewPartitionKey(), []byte(`{"id":"a"}`), o)
@@ -593,6 +613,7 @@ func TestNoContentResponseOnWrite(t *testing.T) {
 // TestPurgeLagAfterDefaultChange: an item that expired for good under an
 // earlier default keeps the expiry it had, whatever the new default says.
 func TestPurgeLagAfterDefaultChange(t *testing.T) {
+	t.Parallel()
 	c, clock := newContainer(t, 1)
 	create(t, c, `{"id":"a"}`)
 	clock.Advance(1500 * time.Millisecond) // a expired 0.5 s ago

@@ -15,6 +15,7 @@ import (
 // one at a time) and its snapshots, and says when its log failed; a store
 // in memory reports zeros.
 func TestStoreStats(t *testing.T) {
+	t.Parallel()
 	mem, _ := newStore(t)
 	mustContainer(t, mem, lethe.ContainerProperties{ID: "c"})
 	assert.Equal(t, lethe.StoreStats{}, mem.Stats())

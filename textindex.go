@@ -322,7 +322,7 @@ func (r *queryRun) textDocs() ([]query.Doc, []record, bool) {
 // full-text index if one is made and analyzes lang; ok is false if none
 // is.
 func (c *Container) indexedTextStats(path []string, lang string, terms []string, now int64) (st query.TextStats, ok bool) {
-	if !useIndexes {
+	if !c.store.useIndexes() {
 		return st, false
 	}
 	key, ok := policyKey(path)

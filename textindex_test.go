@@ -37,6 +37,7 @@ func textProps(lang string) lethe.ContainerProperties {
 // path's language; the index's BM25 scores are those of a reference
 // computed from the live items.
 func TestTextIndexDifferential(t *testing.T) {
+	t.Parallel()
 	seed := rand.Uint64()
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, 26))
@@ -173,9 +174,9 @@ func TestTextIndexDifferential(t *testing.T) {
 			`SELECT TOP @k VALUE c.id FROM c WHERE FullTextContainsAny(c.text, @a, @b) ORDER BY RANK FullTextScore(c.text, @a, @b)`,
 		} {
 			indexed := run(q, pk, params)
-			lethe.SetUseIndexes(false)
+			lethe.SetUseIndexes(c, false)
 			scanned := run(q, pk, params)
-			lethe.SetUseIndexes(true)
+			lethe.SetUseIndexes(c, true)
 			require.Equal(t, scanned, indexed, "round %d: %s %v", round, q, params)
 		}
 		if lethe.TextIndexCount(c) > 0 {
@@ -265,6 +266,7 @@ func contains(list []string, s string) bool {
 // lock) are in it: afterwards, queries through it return what scans
 // return, and its scores are the reference's.
 func TestTextIndexBuildWhileWriting(t *testing.T) {
+	t.Parallel()
 	s, clock := newStore(t)
 	c := mustContainer(t, s, textProps("en-US"))
 	words := strings.Fields("search searching data index cosmos expire lethe go")
@@ -276,13 +278,13 @@ func TestTextIndexBuildWhileWriting(t *testing.T) {
 		_, err := c.CreateItem(ctx, lethe.NewPartitionKeyString("a"), doc(fmt.Sprintf("i%d", i), i, ""), nil)
 		require.NoError(t, err)
 	}
-	was := lethe.SetCatchUpFew(4)
-	t.Cleanup(func() { lethe.SetCatchUpFew(was) })
+	was := lethe.SetCatchUpFew(c, 4)
+	t.Cleanup(func() { lethe.SetCatchUpFew(c, was) })
 	rounds := writeWhileBuilding(t, c, n, doc)
 	query := `SELECT TOP 7 c.id, c.text FROM c ORDER BY RANK FullTextScore(c.text, @a, @b)`
 	params := []lethe.QueryParameter{{Name: "@a", Value: "search"}, {Name: "@b", Value: "cosmos"}}
 	queryAll(t, c, query, params, lethe.NewPartitionKey()) // makes the index
-	lethe.SetAfterBuildShard(nil)
+	lethe.SetAfterBuildShard(c, nil)
 	require.Positive(t, rounds())
 	require.Equal(t, 1, lethe.TextIndexCount(c))
 	clock.Advance(2 * time.Second) // the items written with "ttl": 1 expire
@@ -290,9 +292,9 @@ func TestTextIndexBuildWhileWriting(t *testing.T) {
 		params := []lethe.QueryParameter{{Name: "@a", Value: q[0]}, {Name: "@b", Value: q[1]}}
 		for _, text := range []string{query, `SELECT VALUE c.id FROM c WHERE FullTextContains(c.text, @a)`} {
 			withIndex, _ := queryAll(t, c, text, params, lethe.NewPartitionKey())
-			was := lethe.SetUseIndexes(false)
+			was := lethe.SetUseIndexes(c, false)
 			scan, _ := queryAll(t, c, text, params, lethe.NewPartitionKey())
-			lethe.SetUseIndexes(was)
+			lethe.SetUseIndexes(c, was)
 			require.Equal(t, scan, withIndex, "%v", q)
 		}
 		live, _ := queryAll(t, c, `SELECT c.id, c.text FROM c`, nil, lethe.NewPartitionKey())
@@ -305,6 +307,7 @@ func TestTextIndexBuildWhileWriting(t *testing.T) {
 // hold a term than TOP asks for) is a scan's, the others last in item
 // order; an expired item is never a result, purged or not.
 func TestTextIndexUse(t *testing.T) {
+	t.Parallel()
 	s, clock := newStore(t)
 	props := textProps("en-US")
 	props.FullTextPolicy.FullTextPaths = append(props.FullTextPolicy.FullTextPaths, lethe.FullTextPath{Path: "/other"})
@@ -343,6 +346,7 @@ func TestTextIndexUse(t *testing.T) {
 // other goroutines write, under -race, and each ranking has the TOP it
 // asks for.
 func TestTextIndexConcurrent(t *testing.T) {
+	t.Parallel()
 	s, _ := newStore(t)
 	c := mustContainer(t, s, textProps("en-US"))
 	words := strings.Fields("search data index cosmos expire lethe go")

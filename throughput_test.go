@@ -17,10 +17,8 @@ import (
 func newSharedStore(t *testing.T, throughput, autoscaleMax int32) (*lethe.Store, *lethe.ManualClock) {
 	t.Helper()
 	clock := lethe.NewManualClock(t0)
-	s, err := lethe.Open(&lethe.Options{Clock: clock, Reaper: lethe.ReaperOptions{Disabled: true},
+	s := openStore(t, &lethe.Options{Clock: clock, Reaper: lethe.ReaperOptions{Disabled: true},
 		Throughput: throughput, AutoscaleMaxThroughput: autoscaleMax})
-	require.NoError(t, err)
-	t.Cleanup(func() { require.NoError(t, s.Close()) })
 	return s, clock
 }
 
@@ -28,6 +26,7 @@ func newSharedStore(t *testing.T, throughput, autoscaleMax int32) (*lethe.Store,
 // draw on one budget, the store's: the sum of their traffic is throttled;
 // a container with its own throughput is not part of it.
 func TestSharedThroughput(t *testing.T) {
+	t.Parallel()
 	s, clock := newSharedStore(t, 10, 0)
 	assert.True(t, s.SharedThroughput())
 	a := mustContainer(t, s, lethe.ContainerProperties{ID: "a"})
@@ -70,6 +69,7 @@ func TestSharedThroughput(t *testing.T) {
 // a load on one container that uses the whole budget, the other's expired
 // items wait; when the load stops, they are purged.
 func TestSharedThroughputReaper(t *testing.T) {
+	t.Parallel()
 	s, clock := newSharedStore(t, 100, 0)
 	busy := mustContainer(t, s, lethe.ContainerProperties{ID: "busy", DefaultTimeToLive: lethe.TTLNever})
 	idle := mustContainer(t, s, lethe.ContainerProperties{ID: "idle", DefaultTimeToLive: lethe.TTLNever})
@@ -98,6 +98,7 @@ func TestSharedThroughputReaper(t *testing.T) {
 // TestReplaceStoreThroughput: the shared throughput changes at run time;
 // invalid settings are refused and change nothing.
 func TestReplaceStoreThroughput(t *testing.T) {
+	t.Parallel()
 	s, _ := newSharedStore(t, 0, 0)
 	c := mustContainer(t, s, lethe.ContainerProperties{ID: "c"})
 	for i := range 5 {
@@ -135,6 +136,7 @@ func TestReplaceStoreThroughput(t *testing.T) {
 // the current or the previous whole second, at least a tenth of the
 // maximum, at most the maximum.
 func TestAutoscaleThroughput(t *testing.T) {
+	t.Parallel()
 	clock := lethe.NewManualClock(time.Unix(1_700_000_000, 0)) // on a whole second
 	s, err := lethe.Open(&lethe.Options{Clock: clock, Reaper: lethe.ReaperOptions{Disabled: true}, AutoscaleMaxThroughput: 1000})
 	require.NoError(t, err)
@@ -185,6 +187,7 @@ func TestAutoscaleThroughput(t *testing.T) {
 // checked: never negative, never both a throughput and an autoscale
 // maximum. The refusal changes nothing.
 func TestThroughputSettingsRefused(t *testing.T) {
+	t.Parallel()
 	s, _ := newStore(t)
 	c := mustContainer(t, s, lethe.ContainerProperties{ID: "c", AutoscaleMaxThroughput: 4000})
 	for _, tc := range []lethe.ContainerProperties{
@@ -206,6 +209,7 @@ func TestThroughputSettingsRefused(t *testing.T) {
 // TestAutoscaleDurable: a durable store keeps a container's autoscale
 // maximum, in its log and in its snapshots.
 func TestAutoscaleDurable(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for _, checkpoint := range []bool{false, true} {
 		s, err := lethe.Open(&lethe.Options{Dir: dir})
@@ -233,6 +237,7 @@ func TestAutoscaleDurable(t *testing.T) {
 // bucket holds (the time is spent), so the operations after it are refused
 // until refill repays it; a shared budget pays for its containers' scripts.
 func TestChargeScriptTime(t *testing.T) {
+	t.Parallel()
 	s, clock := newSharedStore(t, 100, 0)
 	c := mustContainer(t, s, lethe.ContainerProperties{ID: "c"})
 	for _, tc := range []struct {
@@ -259,8 +264,6 @@ func TestChargeScriptTime(t *testing.T) {
 // newStoreNoThroughput opens a store with unlimited throughput.
 func newStoreNoThroughput(t *testing.T) *lethe.Store {
 	t.Helper()
-	s, err := lethe.Open(nil)
-	require.NoError(t, err)
-	t.Cleanup(func() { require.NoError(t, s.Close()) })
+	s := openStore(t, nil)
 	return s
 }

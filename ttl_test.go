@@ -15,6 +15,7 @@ import (
 // TestTTLMatrix pins the nine cells of SPEC §2 at the boundary: one
 // nanosecond before expiry the item is visible, at expiry it is gone.
 func TestTTLMatrix(t *testing.T) {
+	t.Parallel()
 	const neverExpires = 0
 	containers := []struct {
 		name string
@@ -53,6 +54,7 @@ func TestTTLMatrix(t *testing.T) {
 // TestTTLFullPrecision: lastWrite keeps full precision, _ts shows seconds,
 // and a ttl of 1 lives one second, not until the next whole second.
 func TestTTLFullPrecision(t *testing.T) {
+	t.Parallel()
 	c, clock := newContainer(t, lethe.TTLNever)
 	clock.Set(t0.Add(900 * time.Millisecond))
 	r := create(t, c, `{"id":"x","ttl":1}`)
@@ -72,6 +74,7 @@ var invalidTTLs = []string{"0", "-2", "-1000", "1.5", `"10"`, "true", "false", "
 // TestInvalidItemTTL: an invalid ttl is rejected with 400 under every
 // container setting, by create, replace and upsert, and changes nothing.
 func TestInvalidItemTTL(t *testing.T) {
+	t.Parallel()
 	for _, def := range []lethe.TTL{lethe.TTLOff, lethe.TTLNever, 1000} {
 		for _, v := range invalidTTLs {
 			t.Run(fmt.Sprintf("container %v/ttl %s", def, v), func(t *testing.T) {
@@ -109,6 +112,7 @@ func TestInvalidItemTTL(t *testing.T) {
 // TestValidItemTTLSpellings: integral values are accepted in any JSON
 // spelling, null inherits, and the ttl is stored as written.
 func TestValidItemTTLSpellings(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		ttl  string
 		life time.Duration // 0: never
@@ -137,6 +141,7 @@ func TestValidItemTTLSpellings(t *testing.T) {
 // TestTTLKeptWhileOff: with TTL off an item's ttl is stored and returned
 // as written, still validated, and interpreted once TTL is turned on.
 func TestTTLKeptWhileOff(t *testing.T) {
+	t.Parallel()
 	c, clock := newContainer(t, lethe.TTLOff)
 	r := create(t, c, `{"id":"x","ttl":5}`)
 	assert.Contains(t, string(r.Value), `"ttl":5`)
@@ -151,6 +156,7 @@ func TestTTLKeptWhileOff(t *testing.T) {
 // TestInvalidContainerTTL: negative defaults other than -1 are rejected,
 // and a failed replace leaves the container as it was.
 func TestInvalidContainerTTL(t *testing.T) {
+	t.Parallel()
 	for _, def := range []lethe.TTL{-2, -3, -1000, math.MinInt32} {
 		t.Run(def.String(), func(t *testing.T) {
 			s, _ := newStore(t)
@@ -172,6 +178,7 @@ func TestInvalidContainerTTL(t *testing.T) {
 
 // TestIndexingNoneWithTTL: SPEC §4.
 func TestIndexingNoneWithTTL(t *testing.T) {
+	t.Parallel()
 	s, _ := newStore(t)
 	none := &lethe.IndexingPolicy{IndexingMode: lethe.IndexingModeNone}
 	for _, def := range []lethe.TTL{lethe.TTLNever, 10} {
@@ -198,6 +205,7 @@ func TestIndexingNoneWithTTL(t *testing.T) {
 // TestExpiredItemOperations: an expired item that is still present does
 // not exist for any operation (SPEC §3).
 func TestExpiredItemOperations(t *testing.T) {
+	t.Parallel()
 	setup := func(t *testing.T) (*lethe.Container, lethe.ItemResponse) {
 		c, clock := newContainer(t, 10)
 		r := create(t, c, `{"id":"x","v":1}`)
@@ -252,6 +260,7 @@ func TestExpiredItemOperations(t *testing.T) {
 // TestWriteResetsCountdown: every write sets _ts and restarts the countdown;
 // a read does not.
 func TestWriteResetsCountdown(t *testing.T) {
+	t.Parallel()
 	for _, write := range []string{"replace", "upsert"} {
 		t.Run(write, func(t *testing.T) {
 			c, clock := newContainer(t, 10)
@@ -279,6 +288,7 @@ func TestWriteResetsCountdown(t *testing.T) {
 // TestChangingItemTTL: writing the item with another ttl, removing it, or
 // setting -1.
 func TestChangingItemTTL(t *testing.T) {
+	t.Parallel()
 	c, clock := newContainer(t, 100)
 	create(t, c, `{"id":"x","ttl":5}`)
 	_, err := c.ReplaceItem(ctx, lethe.NewPartitionKey(), "x", []byte(`{"id":"x","ttl":-1}`), nil)
@@ -294,6 +304,7 @@ func TestChangingItemTTL(t *testing.T) {
 // TestRetroactiveDefaultChange: a change of the container default applies at
 // once to every item, computed from each item's last write.
 func TestRetroactiveDefaultChange(t *testing.T) {
+	t.Parallel()
 	type check struct {
 		at      time.Duration // since the write
 		visible bool
@@ -337,6 +348,7 @@ func TestRetroactiveDefaultChange(t *testing.T) {
 // TestExpiryIsFinal: an item that expired under the settings before a
 // change stays gone after it, purged or not.
 func TestExpiryIsFinal(t *testing.T) {
+	t.Parallel()
 	for _, to := range []lethe.TTL{lethe.TTLOff, lethe.TTLNever, 1000} {
 		t.Run("10 to "+to.String(), func(t *testing.T) {
 			c, clock := newContainer(t, 10)
@@ -370,6 +382,7 @@ func TestExpiryIsFinal(t *testing.T) {
 
 // TestTTLDuration covers the TTL helpers.
 func TestTTLDuration(t *testing.T) {
+	t.Parallel()
 	assert.Equal(t, time.Duration(0), lethe.TTLOff.Duration())
 	assert.Equal(t, time.Duration(0), lethe.TTLNever.Duration())
 	assert.Equal(t, 90*time.Second, lethe.TTL(90).Duration())
@@ -381,6 +394,7 @@ func TestTTLDuration(t *testing.T) {
 
 // TestTTLNullInherits: "ttl": null inherits under every container setting.
 func TestTTLNullInherits(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		def  lethe.TTL
 		life time.Duration // 0: never
@@ -419,4 +433,35 @@ func TestDefaultChangeTouchesNoItem(t *testing.T) {
 	assert.Equal(t, int64(0), st.Items)
 	assert.Less(t, elapsed, 50*time.Millisecond)
 	assert.False(t, exists(t, c, "123"))
+}
+
+// TestTTLFromDuration: a duration becomes the TTL of the whole seconds
+// that hold it, at least 1 and at most MaxTTL.
+func TestTTLFromDuration(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		d    time.Duration
+		want lethe.TTL
+	}{
+		{time.Second, 1},
+		{time.Nanosecond, 1},
+		{1200 * time.Millisecond, 2},
+		{2 * time.Second, 2},
+		{2*time.Second + 1, 3},
+		{time.Hour, 3600},
+		{0, 1},
+		{-time.Hour, 1},
+		{math.MinInt64, 1},
+		{time.Duration(lethe.MaxTTL) * time.Second, lethe.MaxTTL},
+		{time.Duration(lethe.MaxTTL)*time.Second + 1, lethe.MaxTTL},
+		{math.MaxInt64, lethe.MaxTTL},
+	} {
+		got := lethe.TTLFromDuration(tc.d)
+		assert.Equal(t, tc.want, got, "%v", tc.d)
+		assert.Positive(t, got, "never off or never-expire")
+		if tc.d > 0 && tc.d <= time.Duration(lethe.MaxTTL)*time.Second {
+			assert.GreaterOrEqual(t, got.Duration(), tc.d, "rounds up")
+			assert.Less(t, got.Duration()-tc.d, time.Second)
+		}
+	}
 }

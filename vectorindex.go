@@ -360,8 +360,9 @@ func (c *Container) nearest(vi *vecIndex, q []float32, need, list int, exact boo
 	ours := func(rec record) bool { return rule.live(rec, now) && strings.HasPrefix(rec.pk(), pk.enc) }
 	// With AVX2 a scan skips the items whose float32 score shows that they
 	// can neither enter the top nor tie with it (prune).
+	hooks := c.store.testHooks()
 	var bounds *vector.Bounds
-	if pruneScans && vector.Fast() {
+	if (hooks == nil || !hooks.noPruneScans) && vector.Fast() {
 		bounds = vector.NewBounds(vi.metric, q)
 	}
 	scan := func(top *topK, from uint32) {
@@ -380,8 +381,8 @@ func (c *Container) nearest(vi *vecIndex, q []float32, need, list int, exact boo
 		ids := vi.graph.Search(q, max(need, list), func(i uint32) bool {
 			return i < linked && s.Has(view, i) && ours(s.Payload(i))
 		})
-		if afterGraphSearch != nil {
-			afterGraphSearch(len(ids))
+		if hooks != nil && hooks.afterGraphSearch != nil {
+			hooks.afterGraphSearch(len(ids))
 		}
 		for _, i := range ids {
 			if k, ok := key(s.Vector(i), s.SumSquares(i)); ok {
@@ -395,27 +396,14 @@ func (c *Container) nearest(vi *vecIndex, q []float32, need, list int, exact boo
 	}
 	top.reset(need)
 	scan(&top, 0)
-	if afterExactScan != nil {
-		afterExactScan(top.pruned)
+	if hooks != nil && hooks.afterExactScan != nil {
+		hooks.afterExactScan(top.pruned)
 	}
 	if !top.full() {
 		return nil, rule, false
 	}
 	return top.records(s), rule, true
 }
-
-// afterGraphSearch, when set (by tests), is called after each search of a
-// graph with the number of items it found.
-var afterGraphSearch func(found int)
-
-// pruneScans is whether an exact scan prunes (topK.prune) where the
-// processor can; tests turn it off to compare. afterExactScan, when set
-// (by tests), is called after each exact scan with the number of items it
-// pruned.
-var (
-	pruneScans     = true
-	afterExactScan func(pruned int)
-)
 
 // topK keeps the need smallest keys it is given, and the slots tied with
 // the largest of them that did not fit.

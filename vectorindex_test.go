@@ -22,6 +22,7 @@ import (
 // element type, while items are written, replaced, deleted and expire
 // between queries, purged or not; the index is made and used.
 func TestVectorIndexDifferential(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		dist lethe.VectorDistanceFunction
 		typ  lethe.VectorDataType
@@ -116,9 +117,9 @@ func TestVectorIndexDifferential(t *testing.T) {
 				} {
 					text = fmt.Sprintf(text, k)
 					indexed := run(text, pk, q)
-					lethe.SetUseIndexes(false)
+					lethe.SetUseIndexes(c, false)
 					scanned := run(text, pk, q)
-					lethe.SetUseIndexes(true)
+					lethe.SetUseIndexes(c, true)
 					require.Equal(t, scanned, indexed, "round %d: %s", round, text)
 				}
 			}
@@ -146,6 +147,7 @@ func queryPages(t *testing.T, c *lethe.Container, q string, pk lethe.PartitionKe
 // (fewer items with a comparable vector than TOP asks for) is evaluated as
 // a scan, undefined items last.
 func TestVectorIndexUse(t *testing.T) {
+	t.Parallel()
 	s, _ := newStore(t)
 	props := vectorProps("v")
 	c := mustContainer(t, s, props)
@@ -174,6 +176,7 @@ func TestVectorIndexUse(t *testing.T) {
 // policy of a container that has items) are in it: afterwards, queries
 // through it return what scans return.
 func TestVectorIndexBuildWhileWriting(t *testing.T) {
+	t.Parallel()
 	s, clock := newStore(t)
 	props := vectorProps("v")
 	props.DefaultTimeToLive = lethe.TTLNever
@@ -192,7 +195,7 @@ func TestVectorIndexBuildWhileWriting(t *testing.T) {
 	props.IndexingPolicy.VectorIndexes = indexes
 	require.NoError(t, c.Replace(ctx, props)) // starts making the indexes
 	lethe.WaitVectorIndexes(c)
-	lethe.SetAfterBuildShard(nil)
+	lethe.SetAfterBuildShard(c, nil)
 	require.Positive(t, rounds())
 	require.Equal(t, 2, lethe.VectorIndexCount(c))
 	clock.Advance(2 * time.Second) // the items written with "ttl": 1 expire
@@ -200,9 +203,9 @@ func TestVectorIndexBuildWhileWriting(t *testing.T) {
 	for _, q := range [][]float64{{1, 2, 3}, {6, 0, 1}, {0, 4, 1}} {
 		params := []lethe.QueryParameter{{Name: "@q", Value: q}}
 		withIndex, _ := queryAll(t, c, query, params, lethe.NewPartitionKey())
-		was := lethe.SetUseIndexes(false)
+		was := lethe.SetUseIndexes(c, false)
 		scan, _ := queryAll(t, c, query, params, lethe.NewPartitionKey())
-		lethe.SetUseIndexes(was)
+		lethe.SetUseIndexes(c, was)
 		require.Equal(t, scan, withIndex, "%v", q)
 	}
 }
@@ -214,6 +217,7 @@ func TestVectorIndexBuildWhileWriting(t *testing.T) {
 // are written between queries and the graph is linked meanwhile. With
 // bruteForce it returns exactly what a scan returns.
 func TestVectorIndexApproximate(t *testing.T) {
+	t.Parallel()
 	seed := rand.Uint64()
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, 5))
@@ -221,8 +225,8 @@ func TestVectorIndexApproximate(t *testing.T) {
 	s, clock := newStore(t)
 	c := mustContainer(t, s, oneVectorProps(lethe.VectorDataTypeFloat32, lethe.VectorDistanceFunctionCosine, dims, lethe.VectorIndexTypeDiskANN))
 	searches := 0
-	lethe.SetAfterGraphSearch(func(int) { searches++ })
-	t.Cleanup(func() { lethe.SetAfterGraphSearch(nil) })
+	lethe.SetAfterGraphSearch(c, func(int) { searches++ })
+	t.Cleanup(func() { lethe.SetAfterGraphSearch(c, nil) })
 	vec := func() string {
 		b := []byte{'['}
 		for d := range dims {
@@ -281,10 +285,10 @@ func TestVectorIndexApproximate(t *testing.T) {
 			pk = lethe.NewPartitionKeyString(strconv.Itoa(rng.IntN(3)))
 		}
 		// Every live item with its score, by a scan.
-		lethe.SetUseIndexes(false)
+		lethe.SetUseIndexes(c, false)
 		all := run(fmt.Sprintf(approx, 1000), pk, params)
 		brute := run(fmt.Sprintf(`SELECT TOP %d c.id, VectorDistance(c.v, @q, true) AS s FROM c ORDER BY VectorDistance(c.v, @q, true)`, k), pk, params)
-		lethe.SetUseIndexes(true)
+		lethe.SetUseIndexes(c, true)
 		live := map[string]int{}
 		for i, r := range all {
 			live[r] = i
@@ -310,6 +314,7 @@ func TestVectorIndexApproximate(t *testing.T) {
 // the old one serving meanwhile; queries return what scans return before,
 // during and after.
 func TestVectorIndexRenewal(t *testing.T) {
+	t.Parallel()
 	for _, typ := range []lethe.VectorIndexType{lethe.VectorIndexTypeFlat, lethe.VectorIndexTypeDiskANN} {
 		t.Run(string(typ), func(t *testing.T) {
 			s, _ := newStore(t)
@@ -319,9 +324,9 @@ func TestVectorIndexRenewal(t *testing.T) {
 			check := func() {
 				t.Helper()
 				indexed, _ := queryAll(t, c, query, params, lethe.NewPartitionKey())
-				lethe.SetUseIndexes(false)
+				lethe.SetUseIndexes(c, false)
 				scanned, _ := queryAll(t, c, query, params, lethe.NewPartitionKey())
-				lethe.SetUseIndexes(true)
+				lethe.SetUseIndexes(c, true)
 				require.Equal(t, scanned, indexed)
 			}
 			for round := range 30 {
@@ -346,6 +351,7 @@ func TestVectorIndexRenewal(t *testing.T) {
 // which would wait for ever if the query held the container's index
 // lock, goes through), and sees the items as they were when it began.
 func TestVectorQueryLetsWritesThrough(t *testing.T) {
+	t.Parallel()
 	s, _ := newStore(t)
 	c := mustContainer(t, s, oneVectorProps(lethe.VectorDataTypeFloat32, lethe.VectorDistanceFunctionEuclidean, 2, lethe.VectorIndexTypeDiskANN))
 	pk := lethe.NewPartitionKeyString("a")
@@ -355,7 +361,7 @@ func TestVectorQueryLetsWritesThrough(t *testing.T) {
 	}
 	lethe.WaitVectorIndexes(c)
 	wrote := false
-	lethe.SetAfterGraphSearch(func(int) {
+	lethe.SetAfterGraphSearch(c, func(int) {
 		if wrote {
 			return
 		}
@@ -365,7 +371,7 @@ func TestVectorQueryLetsWritesThrough(t *testing.T) {
 		_, err = c.DeleteItem(ctx, pk, "0", nil)
 		require.NoError(t, err)
 	})
-	t.Cleanup(func() { lethe.SetAfterGraphSearch(nil) })
+	t.Cleanup(func() { lethe.SetAfterGraphSearch(c, nil) })
 	query := `SELECT TOP 3 VALUE c.id FROM c ORDER BY VectorDistance(c.v, @q)`
 	params := []lethe.QueryParameter{{Name: "@q", Value: []int{0, 0}}}
 	got, _ := queryAll(t, c, query, params, lethe.NewPartitionKey())
@@ -382,6 +388,7 @@ func TestVectorQueryLetsWritesThrough(t *testing.T) {
 // TestVectorIndexAtOpen: a durable store makes its containers' vector
 // indexes in the background when it opens; they hold the items recovered.
 func TestVectorIndexAtOpen(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	clock := lethe.NewManualClock(t0)
 	s := openDurable(t, dir, clock)
@@ -402,9 +409,9 @@ func TestVectorIndexAtOpen(t *testing.T) {
 	query := `SELECT TOP 5 c.id, VectorDistance(c.embedding, @q) AS s FROM c ORDER BY VectorDistance(c.embedding, @q)`
 	params := []lethe.QueryParameter{{Name: "@q", Value: []float64{1, 2, 3}}}
 	indexed := queryPages(t, c, query, lethe.NewPartitionKey(), params, 10)
-	lethe.SetUseIndexes(false)
+	lethe.SetUseIndexes(c, false)
 	scanned := queryPages(t, c, query, lethe.NewPartitionKey(), params, 10)
-	lethe.SetUseIndexes(true)
+	lethe.SetUseIndexes(c, true)
 	require.Len(t, indexed, 5)
 	require.Equal(t, scanned, indexed)
 	_, present := lethe.VectorIndexSlots(c)
@@ -420,6 +427,7 @@ func TestVectorIndexAtOpen(t *testing.T) {
 // zero vectors, values near float32's limits), with items expiring and
 // queries on one partition. Where the processor can prune, it does.
 func TestVectorScanPruning(t *testing.T) {
+	t.Parallel()
 	seed := rand.Uint64()
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, 11))
@@ -478,8 +486,8 @@ func TestVectorScanPruning(t *testing.T) {
 				}
 				lethe.WaitVectorIndexes(c)
 				pruned := 0
-				lethe.SetAfterExactScan(func(n int) { pruned += n })
-				defer lethe.SetAfterExactScan(nil)
+				lethe.SetAfterExactScan(c, func(n int) { pruned += n })
+				defer lethe.SetAfterExactScan(c, nil)
 				for round := range 12 {
 					for range 20 {
 						write(rng.IntN(450))
@@ -502,12 +510,12 @@ func TestVectorScanPruning(t *testing.T) {
 						return out
 					}
 					got := run()
-					lethe.SetPruneVectorScans(false)
+					lethe.SetPruneVectorScans(c, false)
 					exact := run()
-					lethe.SetPruneVectorScans(true)
-					lethe.SetUseIndexes(false)
+					lethe.SetPruneVectorScans(c, true)
+					lethe.SetUseIndexes(c, false)
 					scanned := run()
-					lethe.SetUseIndexes(true)
+					lethe.SetUseIndexes(c, true)
 					require.Equal(t, exact, got, "round %d: %s", round, text)
 					// (A scan refuses the query when any item's score is
 					// beyond float32's range, JSON having no Infinity, where

@@ -19,6 +19,7 @@ import (
 // (durable, lostIn): a heal never turns a refused write into a durable
 // one.
 func TestWALLostTickets(t *testing.T) {
+	t.Parallel()
 	efs := vfstest.NewErrorFS(vfs.OS)
 	w, err := openWAL(efs, t.TempDir(), newStoreID(), 1, SyncAlways, nil, nil)
 	require.NoError(t, err)
@@ -55,6 +56,7 @@ func TestWALLostTickets(t *testing.T) {
 // after many more, and lie side by side, many to a block; a large one is
 // copied on its own.
 func TestRecordArena(t *testing.T) {
+	t.Parallel()
 	var a recordArena
 	var recs []record
 	var want []string

@@ -5,18 +5,22 @@ import (
 	"encoding/binary"
 	"fmt"
 	"os"
-	"path/filepath"
-	"slices"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/lethedb/lethe/internal/lethetesting"
 	"github.com/lethedb/lethe/internal/vfs"
 	"github.com/lethedb/lethe/internal/vfs/vfstest"
 	"github.com/stretchr/testify/require"
 )
 
+// The expiry watch (expirywatch.go) looks for a change feed's expiries in
+// chunks (deliverChunk): what a look cut short, failed or restarted leaves
+// in the feed.
+
+// countExpires counts the expiries among a feed's entries (feedEntries).
 func countExpires(lines []string) int {
 	n := 0
 	for _, l := range lines {
@@ -57,6 +61,7 @@ func expireBacklog(t *testing.T, c *Container, clock *ManualClock) int {
 // store closed; "failed": the log failed for good after the chunk, and a
 // reader read the rest, which the log refused.
 func TestChangeFeedChunkedLookRestart(t *testing.T) {
+	t.Parallel()
 	for _, failed := range []bool{false, true} {
 		t.Run(map[bool]string{false: "closed", true: "failed"}[failed], func(t *testing.T) {
 			clock, o, s, c, efs := openFaultyFeedStore(t)
@@ -97,6 +102,7 @@ func TestChangeFeedChunkedLookRestart(t *testing.T) {
 // ("retroactive": a shorter default) are logged after the change, which
 // recovery replays without them: the next Open finds them.
 func TestChangeFeedSettingsLookFailedForGood(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name  string
 		docs  []string
@@ -147,6 +153,7 @@ func TestChangeFeedSettingsLookFailedForGood(t *testing.T) {
 // look's last says that the look had found its expiry only, and recovery
 // finds the rest.
 func TestChangeFeedLookCutShort(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	clock, o, s, c, _ := openFaultyFeedStore(t)
 	defer s.Close()
@@ -176,7 +183,7 @@ func reopenCut(t *testing.T, o *Options, cut int64) []string {
 	dir := t.TempDir()
 	require.NoError(t, os.CopyFS(dir, os.DirFS(o.Dir)))
 	if cut >= 0 {
-		require.NoError(t, os.Truncate(lastSegment(t, dir), cut))
+		require.NoError(t, os.Truncate(lethetesting.LastSegment(t, dir), cut))
 	}
 	o2 := *o
 	o2.Dir, o2.fs = dir, vfs.OS
@@ -188,21 +195,11 @@ func reopenCut(t *testing.T, o *Options, cut int64) []string {
 	return readWholeFeed(t, c)
 }
 
-// lastSegment returns the path of the last log segment in dir.
-func lastSegment(t *testing.T, dir string) string {
-	t.Helper()
-	names, err := filepath.Glob(filepath.Join(dir, "wal-*.log"))
-	require.NoError(t, err)
-	require.NotEmpty(t, names)
-	slices.Sort(names)
-	return names[len(names)-1]
-}
-
 // expiryFrameEnds returns the offsets at which the expiry frames of the
 // last log segment in dir end.
 func expiryFrameEnds(t *testing.T, dir string) []int64 {
 	t.Helper()
-	b, err := os.ReadFile(lastSegment(t, dir))
+	b, err := os.ReadFile(lethetesting.LastSegment(t, dir))
 	require.NoError(t, err)
 	var ends []int64
 	for off := fileHeaderV4; off+frameHeader <= len(b); {
@@ -226,6 +223,7 @@ func expiryFrameEnds(t *testing.T, dir string) []int64 {
 // later expiry as found up to its own instant, ahead of the retroactive
 // ones, and a restart after it skipped them.)
 func TestChangeFeedReadDuringSettings(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	clock, o, s, c, efs := openFaultyFeedStore(t)
 	defer s.Close()
