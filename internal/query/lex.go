@@ -225,8 +225,8 @@ func (l *lexer) number() token {
 		}
 	}
 	if l.pos < len(l.src) {
-		if r, _ := utf8.DecodeRuneInString(l.src[l.pos:]); isIdentStart(r) {
-			return token{typ: tError, pos: start, val: "malformed number " + quoteStr(l.src[start:l.pos+1])}
+		if r, n := utf8.DecodeRuneInString(l.src[l.pos:]); isIdentStart(r) {
+			return token{typ: tError, pos: start, val: "malformed number " + quoteStr(l.src[start:l.pos+n])}
 		}
 	}
 	return token{typ: tNumber, pos: start, val: l.src[start:l.pos]}

@@ -134,8 +134,12 @@ func tokenText(text string, pos int) string {
 	}
 	end := pos
 	if c := text[pos]; c >= '0' && c <= '9' || c == '.' {
-		for end < len(text) && (isIdentPart(rune(text[end])) || text[end] == '.') {
-			end++
+		for end < len(text) {
+			r, n := utf8.DecodeRuneInString(text[end:])
+			if !isIdentPart(r) && r != '.' {
+				break
+			}
+			end += n
 		}
 		return text[pos:end]
 	}
