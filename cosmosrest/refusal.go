@@ -12,6 +12,12 @@ import (
 // announced longer is not read at all.
 const maxDrain = 16 << 20
 
+// smallBody is the most of a body, announced by its Content-Length, that
+// net/http reads and discards itself before it answers a handler that
+// left the body unread (its maxPostHandlerReadBytes): refuse leaves such a
+// body to it, and the connection stays open for the client's next request.
+const smallBody = 256 << 10
+
 // refuse answers r, whose body has not been read whole (begun: whether
 // any of it has been read), with an error, in a way that lets the answer
 // reach a client that is still writing the body. Closing a connection
@@ -24,7 +30,9 @@ const maxDrain = 16 << 20
 // client holds the connection no longer than a body it had to send whole.
 // A body announced longer than maxDrain, or one that the client waits to
 // send until told to (Expect: 100-continue) and has not begun, is not
-// read: net/http closes the connection after the answer. HTTP/2 needs
+// read: net/http closes the connection after the answer. A body announced
+// no longer than smallBody is net/http's to read before the answer, and
+// the connection stays open. HTTP/2 needs
 // nothing: after a complete answer net/http ends the stream with
 // RST_STREAM NO_ERROR, which tells the client to stop sending.
 func refuse(w http.ResponseWriter, r *http.Request, deadline time.Time, begun bool, status int, msg string) {
@@ -53,7 +61,7 @@ func drainable(r *http.Request, begun bool) bool {
 	switch {
 	case r.Body == nil || r.Body == http.NoBody || r.ProtoMajor != 1:
 		return false
-	case r.ContentLength > maxDrain:
+	case r.ContentLength > maxDrain, r.ContentLength >= 0 && r.ContentLength <= smallBody:
 		return false
 	case !begun && strings.EqualFold(r.Header.Get("Expect"), "100-continue"):
 		return false

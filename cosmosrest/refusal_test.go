@@ -519,3 +519,39 @@ func TestRefusalBehindMiddleware(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// TestRefusalOfSmallBodyKeepsConnection: a refusal of a request whose body
+// is small (a 1 KB document signed with another key) leaves the connection
+// open, as before refusals closed it: the client's next request on it is
+// answered.
+func TestRefusalOfSmallBodyKeepsConnection(t *testing.T) {
+	t.Parallel()
+	const path, resType, link, otherKey = "/dbs/db/colls/c/docs", "docs", "dbs/db/colls/c", "b3RoZXIta2V5"
+	h, err := cosmosrest.New(cosmosrest.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Close() })
+	conn := rawServer(t, h, false)()
+	br := bufio.NewReader(conn)
+	for i := range 2 {
+		q := rawRequest{method: "POST", path: path, resType: resType, link: link, size: 1 << 10, key: otherKey, noConnectionEnd: true}
+		if _, err := io.WriteString(conn, q.head(t)); err != nil {
+			t.Fatal(err)
+		}
+		if err := writeSlowly(conn, q); err != nil {
+			t.Fatalf("request %d: %v", i, err)
+		}
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatalf("request %d on one connection: %v", i, err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != http.StatusUnauthorized {
+			t.Fatalf("request %d: status %d, want 401: %s", i, resp.StatusCode, b)
+		}
+		if resp.Close {
+			t.Fatalf("request %d: a refusal of a 1 KB body closes the connection", i)
+		}
+	}
+}
