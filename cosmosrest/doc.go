@@ -300,7 +300,8 @@
 // answer (@azure/cosmos: ECONNRESET for a 3 MB item). Nothing of the
 // discarded body is kept. A body announced over 16 MB is not read, nor is
 // one whose client waits for 100 Continue: the connection closes after
-// the refusal. Over HTTP/2 the stream is reset with NO_ERROR once the
+// the refusal. A body announced no longer than 256 KB is read by net/http
+// before the refusal is sent, and the connection stays open. Over HTTP/2 the stream is reset with NO_ERROR once the
 // refusal is whole, which asks the client to stop sending.
 //
 // # Reset
