@@ -14,7 +14,10 @@ import (
 // The manifest: what a durable store's directory must contain, so that a
 // file that goes missing, is cut short or is swapped for another store's
 // fails Open with a *CorruptionError naming it, instead of opening as a
-// store that silently lacks what the file held.
+// store that silently lacks what the file held. Its encoding and the
+// checks of its own bytes are internal/manifest's (whose *manifest.Error
+// readManifest turns into a *CorruptionError naming the file); what the
+// store checks the directory's files against is here.
 //
 // MANIFEST is a small JSON document on one line, then the CRC-32C
 // (Castagnoli) of that line in 8 hex digits on the next, replaced whole
