@@ -68,6 +68,8 @@ func TestDecodeDamage(t *testing.T) {
 		{"a field of the wrong type", withSum(`{"store":"00112233445566778899aabbccddeeff","log":"1"}`), "the manifest is not readable: json: cannot unmarshal string into Go struct field Manifest.log of type uint64"},
 		{"no store id", withSum(`{"log":1}`), `the manifest's store id "" is not 32 hex digits`},
 		{"a short store id", withSum(`{"store":"0011"}`), `the manifest's store id "0011" is not 32 hex digits`},
+		{"a store id of 15 bytes", withSum(`{"store":"00112233445566778899aabbccddee"}`), `the manifest's store id "00112233445566778899aabbccddee" is not 32 hex digits`},
+		{"a store id of 17 bytes", withSum(`{"store":"00112233445566778899aabbccddeeff00"}`), `the manifest's store id "00112233445566778899aabbccddeeff00" is not 32 hex digits`},
 		{"a store id not hex", withSum(`{"store":"0011223344556677889900aabbccddzz"}`), `the manifest's store id "0011223344556677889900aabbccddzz" is not 32 hex digits`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
