@@ -49,7 +49,7 @@ func Check(dir string) (RecoveryInfo, error) {
 	m, err := readManifest(o.fs, dir)
 	if err == nil {
 		if m != nil {
-			s.storeID = m.id()
+			s.storeID = m.ID()
 		}
 		_, _, _, err = s.recover(dir, m, true)
 	}

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"unsafe"
+
+	"github.com/lethedb/lethe/internal/manifest"
 )
 
 // The end of recovery: the expiry indexes built from the entries gathered
@@ -141,9 +143,9 @@ func (r *replayer) finish(dir string) error {
 		}
 		c.expiry.mu.Unlock()
 		s.recovery.Items += items
-		r.items = append(r.items, itemCount{ID: c.id, Created: c.created, N: int(items)})
+		r.items = append(r.items, manifest.ItemCount{ID: c.id, Created: c.created, N: int(items)})
 	}
-	slices.SortFunc(r.items, func(a, b itemCount) int { return strings.Compare(a.ID, b.ID) })
+	slices.SortFunc(r.items, func(a, b manifest.ItemCount) int { return strings.Compare(a.ID, b.ID) })
 	r.sets, r.last.c, r.last.set = nil, nil, nil
 	s.relistLocked()
 	s.seq.Store(r.maxSeq)

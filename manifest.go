@@ -1,24 +1,23 @@
 package lethe
 
 import (
-	"bytes"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"hash/crc32"
-	"io/fs"
 	"path/filepath"
 	"slices"
 
+	"github.com/lethedb/lethe/internal/manifest"
 	"github.com/lethedb/lethe/internal/vfs"
 )
 
 // The manifest: what a durable store's directory must contain, so that a
 // file that goes missing, is cut short or is swapped for another store's
 // fails Open with a *CorruptionError naming it, instead of opening as a
-// store that silently lacks what the file held.
+// store that silently lacks what the file held. Its encoding and the
+// checks of its own bytes are internal/manifest's (whose *manifest.Error
+// readManifest turns into a *CorruptionError naming the file); what the
+// store checks the directory's files against is here.
 //
 // MANIFEST is a small JSON document on one line, then the CRC-32C
 // (Castagnoli) of that line in 8 hex digits on the next, replaced whole
@@ -56,61 +55,16 @@ import (
 // segment still has its name (vfs.File.Gone): a segment removed or
 // replaced stops the writes, which fail with ErrUnavailable naming it.
 
-const manifestName = "MANIFEST"
-
-// manifest is the contents of MANIFEST.
-type manifest struct {
-	Store    string      `json:"store"`
-	Snapshot uint64      `json:"snapshot"`
-	Log      uint64      `json:"log"`
-	Sealed   []sealed    `json:"sealed,omitempty"`
-	Seq      uint64      `json:"seq"`
-	Items    []itemCount `json:"items,omitempty"`
-}
-
-// itemCount is how many items a container held, for the manifest.
-type itemCount struct {
-	ID      string `json:"id"`
-	Created uint64 `json:"created"` // the container's creation sequence number: one created again under the id gets no hint
-	N       int    `json:"n"`
-}
+// manifestName is the manifest's file name (internal/manifest).
+const manifestName = manifest.Name
 
 // itemCounts returns how many items each container holds now.
-func (s *Store) itemCounts() []itemCount {
-	var counts []itemCount
+func (s *Store) itemCounts() []manifest.ItemCount {
+	var counts []manifest.ItemCount
 	for _, c := range s.containerList() {
-		counts = append(counts, itemCount{ID: c.id, Created: c.created, N: c.itemCount()})
+		counts = append(counts, manifest.ItemCount{ID: c.id, Created: c.created, N: c.itemCount()})
 	}
 	return counts
-}
-
-// expectedItems returns how many items the container id created at
-// sequence number created held when m was written, 0 if m does not say,
-// and at most maxItemsHint: the count only sizes tables, so a manifest
-// that claims absurdly many (its checksum right, its numbers not) costs at
-// most that much room, never a failed allocation (and recovery bounds it
-// again by what the files can hold: replayer.reserve).
-func (m *manifest) expectedItems(id string, created uint64) int {
-	if m == nil {
-		return 0
-	}
-	for _, ic := range m.Items {
-		if ic.ID == id && ic.Created == created {
-			return min(ic.N, maxItemsHint)
-		}
-	}
-	return 0
-}
-
-// maxItemsHint bounds the tables recovery sizes ahead from a manifest's
-// count: 16M items, a few hundred MB of room; a larger container's tables
-// grow as its items arrive, as without a count.
-const maxItemsHint = 1 << 24
-
-// sealed is a log segment written to its end, and its size.
-type sealed struct {
-	N    uint64 `json:"n"`
-	Size int64  `json:"size"`
 }
 
 // storeID is a store's identity, in its manifest and its files' headers.
@@ -125,63 +79,24 @@ func newStoreID() storeID {
 func (id storeID) String() string { return hex.EncodeToString(id[:]) }
 
 // readManifest reads the directory's manifest; it returns nil if there is
-// none.
-func readManifest(fsys vfs.FS, dir string) (*manifest, error) {
-	path := filepath.Join(dir, manifestName)
-	data, err := vfs.ReadFile(fsys, path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+// none, and a *CorruptionError naming it if it is damaged.
+func readManifest(fsys vfs.FS, dir string) (*manifest.Manifest, error) {
+	m, err := manifest.Read(fsys, dir)
+	if me, ok := err.(*manifest.Error); ok {
+		return nil, &CorruptionError{File: filepath.Join(dir, manifestName), Reason: me.Reason}
 	}
-	if err != nil {
-		return nil, err
-	}
-	body, sum, ok := bytes.Cut(bytes.TrimSuffix(data, []byte("\n")), []byte("\n"))
-	if !ok || string(sum) != fmt.Sprintf("%08x", crc32.Checksum(body, castagnoli)) {
-		return nil, &CorruptionError{File: path, Reason: "the manifest's checksum does not match"}
-	}
-	var m manifest
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&m); err != nil {
-		return nil, &CorruptionError{File: path, Reason: fmt.Sprintf("the manifest is not readable: %v", err)}
-	}
-	if b, err := hex.DecodeString(m.Store); err != nil || len(b) != len(storeID{}) {
-		return nil, &CorruptionError{File: path, Reason: fmt.Sprintf("the manifest's store id %q is not 32 hex digits", m.Store)}
-	}
-	return &m, nil
-}
-
-// id returns the manifest's store id.
-func (m *manifest) id() storeID {
-	var id storeID
-	hex.Decode(id[:], []byte(m.Store))
-	return id
-}
-
-// sealedSize returns the size the manifest records for segment n, if it
-// records it sealed.
-func (m *manifest) sealedSize(n uint64) (int64, bool) {
-	if m == nil {
-		return 0, false
-	}
-	for _, s := range m.Sealed {
-		if s.N == n {
-			return s.Size, true
-		}
-	}
-	return 0, false
+	return m, err
 }
 
 // writeManifest replaces the directory's manifest with m, durably, and
 // keeps m as the store's.
-func (s *Store) writeManifest(m manifest) error {
+func (s *Store) writeManifest(m manifest.Manifest) error {
 	m.Store = s.storeID.String()
-	m.Sealed = slices.DeleteFunc(m.Sealed, func(x sealed) bool { return x.N < m.Snapshot })
-	data, err := json.Marshal(&m)
+	m.Sealed = slices.DeleteFunc(m.Sealed, func(x manifest.Sealed) bool { return x.N < m.Snapshot })
+	data, err := m.Encode()
 	if err != nil {
 		return err
 	}
-	data = fmt.Appendf(data, "\n%08x\n", crc32.Checksum(data, castagnoli))
 	if err := vfs.WriteFileAtomic(s.opts.fs, filepath.Join(s.opts.Dir, manifestName), data); err != nil {
 		return err
 	}
@@ -194,7 +109,7 @@ func (s *Store) writeManifest(m manifest) error {
 func (s *Store) sealManifest() error {
 	w := s.wal
 	m := s.manifest
-	m.Sealed = append(slices.Clone(m.Sealed), sealed{N: w.seg, Size: w.segSize})
+	m.Sealed = append(slices.Clone(m.Sealed), manifest.Sealed{N: w.seg, Size: w.segSize})
 	m.Log = w.seg
 	m.Seq = max(m.Seq, w.writtenSeq)
 	m.Items = s.itemCounts()
@@ -205,7 +120,7 @@ func (s *Store) sealManifest() error {
 // none): the snapshot it names, the segments up to its log, and the write
 // sequence it records. from is the snapshot loaded (0: none) and segs the
 // segments replayed.
-func (r *replayer) checkManifest(dir string, m *manifest, from uint64, segs []uint64) error {
+func (r *replayer) checkManifest(dir string, m *manifest.Manifest, from uint64, segs []uint64) error {
 	if m == nil {
 		return nil
 	}

@@ -91,7 +91,7 @@ func (s *Store) startDir() (readOnly, err error) {
 	}
 	s.storeID = newStoreID()
 	if m != nil {
-		s.storeID = m.id()
+		s.storeID = m.ID()
 	}
 	r, next, snapSize, err := s.recover(s.opts.Dir, m, false)
 	if err != nil {

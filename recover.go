@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/lethedb/lethe/internal/logfile"
+	"github.com/lethedb/lethe/internal/manifest"
 	"github.com/lethedb/lethe/internal/vfs"
 )
 
@@ -56,7 +57,7 @@ import (
 // returns the number of the segment to start, and the snapshot's size.
 // With dry (Check), it changes nothing: what it would remove or repair is
 // only reported in s.recovery.
-func (s *Store) recover(dir string, m *manifest, dry bool) (r *replayer, next uint64, snapSize int64, err error) {
+func (s *Store) recover(dir string, m *manifest.Manifest, dry bool) (r *replayer, next uint64, snapSize int64, err error) {
 	r = &replayer{s: s, now: s.clock.now(), m: m, sizes: map[uint64]int64{}}
 	// The files are mapped (mapFile): a page that cannot be read (a disk
 	// error, or a file cut short by a process that ignored the lock) would
@@ -181,10 +182,10 @@ func checkSequence(dir string, from uint64, segs []uint64) error {
 // that has started the segment next: the snapshot loaded, the segments
 // replayed sealed at their sizes, next, and the highest write sequence
 // read.
-func (r *replayer) manifest(next uint64) manifest {
-	m := manifest{Snapshot: r.from, Log: next, Seq: r.maxSeq, Items: r.items}
+func (r *replayer) manifest(next uint64) manifest.Manifest {
+	m := manifest.Manifest{Snapshot: r.from, Log: next, Seq: r.maxSeq, Items: r.items}
 	for _, n := range r.segs {
-		m.Sealed = append(m.Sealed, sealed{N: n, Size: r.sizes[n]})
+		m.Sealed = append(m.Sealed, manifest.Sealed{N: n, Size: r.sizes[n]})
 	}
 	return m
 }
@@ -237,7 +238,7 @@ type replayer struct {
 	counts map[string]int
 	// items is how many items each container holds once recovered, for
 	// the manifest.
-	items   []itemCount
+	items   []manifest.ItemCount
 	touched uint32 // written by prefetch, so that its loads are not elided
 	// changes counts the changes to the store's containers (made or
 	// dropped), prefetched its count when prefetch found the containers
@@ -245,10 +246,10 @@ type replayer struct {
 	changes, prefetched uint64
 	repair              func() error // repairs the end of the log, once all is read
 
-	m     *manifest        // the directory's manifest, nil if none
-	from  uint64           // the snapshot loaded, 0 if none
-	segs  []uint64         // the segments replayed
-	sizes map[uint64]int64 // their sizes, as repaired
+	m     *manifest.Manifest // the directory's manifest, nil if none
+	from  uint64             // the snapshot loaded, 0 if none
+	segs  []uint64           // the segments replayed
+	sizes map[uint64]int64   // their sizes, as repaired
 	// readOnly is why the store cannot write (the disk is full), nil if it
 	// can: it then opens read-only.
 	readOnly error
@@ -316,13 +317,13 @@ func (r *replayer) readFile(path, magic string, n uint64, tornOK bool) (data []b
 // replaySegment replays one log segment; in the last one a torn end is cut
 // off.
 func (r *replayer) replaySegment(path string, n uint64, last bool) error {
-	_, sealed := r.m.sealedSize(n)
+	_, sealed := r.m.SealedSize(n)
 	data, release, err := r.readFile(path, walMagic, n, last && !sealed)
 	if err != nil {
 		return err
 	}
 	defer release()
-	if size, ok := r.m.sealedSize(n); ok && int64(len(data)) != size {
+	if size, ok := r.m.SealedSize(n); ok && int64(len(data)) != size {
 		return &CorruptionError{File: path, Offset: min(int64(len(data)), size), Reason: fmt.Sprintf("the log segment is %d bytes, MANIFEST records it sealed at %d: it was cut short or replaced", len(data), size)}
 	}
 	r.sizes[n] = int64(len(data))

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lethedb/lethe/internal/manifest"
 	"github.com/lethedb/lethe/internal/vfs"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -322,14 +323,14 @@ func TestRecoveryReservesRecords(t *testing.T) {
 			require.NoError(t, err)
 			o, err := Options{Dir: dir}.withDefaults()
 			require.NoError(t, err)
-			ds := &Store{clock: newStoreClock(nil), opts: o, containers: make(map[string]*Container), storeID: m.id()}
+			ds := &Store{clock: newStoreClock(nil), opts: o, containers: make(map[string]*Container), storeID: m.ID()}
 			dry, _, _, err := ds.recover(dir, m, true)
 			require.NoError(t, err)
 			require.Equal(t, int64(n), ds.recovery.Items)
 			assert.Empty(t, dry.reading.free, "blocks reserved by Check")
 			assert.Positive(t, dry.reading.made, "blocks made by Check as the records came")
 
-			ds = &Store{clock: newStoreClock(nil), opts: o, containers: make(map[string]*Container), storeID: m.id()}
+			ds = &Store{clock: newStoreClock(nil), opts: o, containers: make(map[string]*Container), storeID: m.ID()}
 			r, _, _, err := ds.recover(dir, m, false) // nothing to repair or remove: it changes nothing
 			require.NoError(t, err)
 			require.Equal(t, int64(n), ds.recovery.Items)
@@ -531,7 +532,7 @@ func TestRecoveryAbsurdItemCount(t *testing.T) {
 
 // writeManifestFile replaces dir's manifest with m, as a store of
 // another version might have written it.
-func writeManifestFile(t *testing.T, dir string, m *manifest) {
+func writeManifestFile(t *testing.T, dir string, m *manifest.Manifest) {
 	t.Helper()
 	data, err := json.Marshal(m)
 	require.NoError(t, err)

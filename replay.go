@@ -108,7 +108,7 @@ func (r *replayer) container(created uint64, text []byte) (*Container, error) {
 func (r *replayer) reserve(c *Container) {
 	n, ok := r.counts[c.id]
 	if !ok {
-		n = int(min(int64(r.m.expectedItems(c.id, c.created)), r.onDisk/minRecordBytes))
+		n = int(min(int64(r.m.ExpectedItems(c.id, c.created)), r.onDisk/minRecordBytes))
 	}
 	if n <= 0 {
 		return

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/lethedb/lethe/internal/manifest"
 )
 
 // Snapshots (checkpoints) keep a durable store's log short. A snapshot is
@@ -151,7 +153,7 @@ func (cp *checkpointer) take(ctx context.Context, pace int64) error {
 	}
 	// The manifest names the snapshot before what it replaces goes: a
 	// manifest that named those files would find them missing.
-	if err := s.writeManifest(manifest{Snapshot: n, Log: n, Seq: max(s.manifest.Seq, seq), Items: s.itemCounts()}); err != nil {
+	if err := s.writeManifest(manifest.Manifest{Snapshot: n, Log: n, Seq: max(s.manifest.Seq, seq), Items: s.itemCounts()}); err != nil {
 		return checkpointError(err)
 	}
 	cp.lastSize.Store(size)

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/lethedb/lethe/internal/manifest"
 )
 
 // A Store is an in-process document store of containers whose items expire.
@@ -51,8 +53,8 @@ type Store struct {
 	wal          *wal
 	checkpointer *checkpointer
 	recovery     RecoveryInfo
-	storeID      storeID  // the directory's id (manifest.go)
-	manifest     manifest // the directory's MANIFEST as last written
+	storeID      storeID           // the directory's id (manifest.go)
+	manifest     manifest.Manifest // the directory's MANIFEST as last written
 
 	// The expiry notifier (expiryevents.go), started by the first
 	// subscription; notifierMu orders its start against Close.
