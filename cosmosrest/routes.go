@@ -2,6 +2,7 @@ package cosmosrest
 
 import (
 	"net/http"
+	"slices"
 	"strings"
 )
 
@@ -101,8 +102,9 @@ func init() {
 		tSproc: {docScope: scriptsScope, ops: []operation{
 			{method: "GET", serve: (*request).readScript},
 			// Running a procedure needs any permission on the container,
-			// and under Read its writes are refused (sprocexec.go).
-			{method: "POST", when: isQueryRequest, serve: (*request).executeSproc},
+			// and under Read its writes are refused (sprocexec.go); a
+			// permission scoped to a partition key, the request's partition
+			// (query headers or not: they do not make it a read).
 			{method: "POST", serve: (*request).executeSproc, token: tokenRule{pk: true}},
 			{method: "PUT", serve: (*request).replaceScript, token: scriptsChange},
 			{method: "DELETE", serve: (*request).deleteScript, token: scriptsChange},
@@ -167,20 +169,11 @@ func (rr *resourceRoutes) pick(r *http.Request) operation {
 func (rr *resourceRoutes) allowed() string {
 	var ms []string
 	for _, op := range rr.ops {
-		if op.serve != nil && !contains(ms, op.method) {
+		if op.serve != nil && !slices.Contains(ms, op.method) {
 			ms = append(ms, op.method)
 		}
 	}
 	return strings.Join(ms, ", ")
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 // noToken is the rule of what only the master key reaches.

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -101,7 +102,10 @@ func TestResourceTokenRoutes(t *testing.T) {
 		{"POST", "/dbs/db/colls/c/triggers/t", nil, 403, "changing them needs a permission on the whole container"},
 		{"PATCH", "/dbs/db/colls/c/sprocs", nil, 403, "changing them needs a permission on the whole container"},
 		{"GET", "/dbs/db/colls/c/sprocs", nil, 200, ""},
-		{"POST", "/dbs/db/colls/c/sprocs/s", query, 400, "PartitionKey value must be supplied"},
+		{"POST", "/dbs/db/colls/c/sprocs/s", query, 403, "name it in x-ms-documentdb-partitionkey"},
+		// Query headers do not make a procedure's run a read: a token scoped
+		// to ["a"] runs none in ["b"] (before, it ran, and wrote there).
+		{"POST", "/dbs/db/colls/c/sprocs/s", append(slices.Clone(query), "x-ms-documentdb-partitionkey", `["b"]`), 403, "not on"},
 		{"POST", "/dbs/db/colls/c/sprocs/s", nil, 403, "name it in x-ms-documentdb-partitionkey"},
 		{"GET", "/dbs/db/colls/c/media", nil, 403, "on another resource"},
 	}
