@@ -344,9 +344,12 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, g gateway) {
 // limit is refused as soon as it does. When the body cannot be read, its
 // refusal is written and readBody reports false.
 func (h *Handler) readBody(w http.ResponseWriter, r *http.Request, deadline time.Time, limit int64, keep bool) ([]byte, bool) {
-	tooLarge := withDetail(msgRequestTooLarge, fmt.Sprintf("the request body is over the limit of %d bytes", limit))
+	// Made only for a refusal: readBody runs for every request.
+	tooLarge := func() string {
+		return withDetail(msgRequestTooLarge, fmt.Sprintf("the request body is over the limit of %d bytes", limit))
+	}
 	if r.ContentLength > limit {
-		refuse(w, r, deadline, false, http.StatusRequestEntityTooLarge, tooLarge)
+		refuse(w, r, deadline, false, http.StatusRequestEntityTooLarge, tooLarge())
 		return nil, false
 	}
 	if !keep && (r.Body == nil || r.Body == http.NoBody) {
@@ -366,7 +369,7 @@ func (h *Handler) readBody(w http.ResponseWriter, r *http.Request, deadline time
 	case err == nil:
 		return body, true
 	case errors.As(err, &mbe):
-		refuse(w, r, deadline, true, http.StatusRequestEntityTooLarge, tooLarge)
+		refuse(w, r, deadline, true, http.StatusRequestEntityTooLarge, tooLarge())
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		w.Header().Set("Connection", "close")
 		apiError{status: http.StatusRequestTimeout, msg: withDetail(msgRequestTimeout, fmt.Sprintf("the request body did not arrive within %v", h.bodyTimeout))}.write(w)
