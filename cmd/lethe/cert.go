@@ -43,19 +43,24 @@ const certRenewBefore = 30 * 24 * time.Hour
 //   - else dir given (-dir): the one kept in dir;
 //   - else one made for this run.
 //
-// See keptCertificate for how a directory keeps it.
-func loadCertificate(certPath, keyPath, certDir, dir string) (tls.Certificate, []byte, error) {
+// file is the certificate's file, "" for one made for this run (the
+// banner names it). See keptCertificate for how a directory keeps it.
+func loadCertificate(certPath, keyPath, certDir, dir string) (cert tls.Certificate, certPEM []byte, file string, err error) {
 	switch {
 	case (certPath == "") != (keyPath == ""):
-		return tls.Certificate{}, nil, errors.New("-cert and -certkey go together: give both or neither")
+		return tls.Certificate{}, nil, "", errors.New("-cert and -certkey go together: give both or neither")
 	case certPath != "":
-		return readCertificate(certPath, keyPath)
+		cert, certPEM, err = readCertificate(certPath, keyPath)
+		return cert, certPEM, certPath, err
 	case certDir != "":
-		return keptCertificate(certDir, true)
+		cert, certPEM, err = keptCertificate(certDir, true)
+		return cert, certPEM, filepath.Join(certDir, certFile), err
 	case dir != "":
-		return keptCertificate(dir, false)
+		cert, certPEM, err = keptCertificate(dir, false)
+		return cert, certPEM, filepath.Join(dir, certFile), err
 	}
-	return newCertificate()
+	cert, certPEM, err = newCertificate()
+	return cert, certPEM, "", err
 }
 
 // keptCertificate returns the certificate kept in dir, made and kept there

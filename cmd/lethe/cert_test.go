@@ -243,10 +243,10 @@ func TestCertDirReplacesDamaged(t *testing.T) {
 			dir := t.TempDir()
 			writeFile(t, filepath.Join(dir, certFile), tc.cert)
 			writeFile(t, filepath.Join(dir, certKeyFile), tc.key)
-			if _, _, err := loadCertificate("", "", "", dir); err == nil {
+			if _, _, _, err := loadCertificate("", "", "", dir); err == nil {
 				t.Error("-dir served a damaged pair")
 			}
-			_, served, err := loadCertificate("", "", dir, "")
+			_, served, _, err := loadCertificate("", "", dir, "")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -276,7 +276,7 @@ func TestCertDirReplacesDamaged(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(dir, certKeyFile), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := loadCertificate("", "", dir, ""); err == nil || !strings.Contains(err.Error(), "key") {
+	if _, _, _, err := loadCertificate("", "", dir, ""); err == nil || !strings.Contains(err.Error(), "key") {
 		t.Errorf("an unreadable key: %v", err)
 	}
 	if got, err := os.ReadFile(filepath.Join(dir, certFile)); err != nil || !bytes.Equal(got, certA) {
@@ -298,7 +298,7 @@ func TestCertDirConcurrent(t *testing.T) {
 	for round := range 5 {
 		dir := filepath.Join(t.TempDir(), "certs")
 		if round%2 == 1 { // a pair to renew: all of them replace it at once
-			if _, _, err := loadCertificate("", "", dir, ""); err != nil {
+			if _, _, _, err := loadCertificate("", "", dir, ""); err != nil {
 				t.Fatal(err)
 			}
 			writeFile(t, filepath.Join(dir, certFile), []byte("junk"))
@@ -310,7 +310,7 @@ func TestCertDirConcurrent(t *testing.T) {
 		for i := range loads {
 			wg.Go(func() {
 				<-begin
-				_, served[i], errs[i] = loadCertificate("", "", dir, "")
+				_, served[i], _, errs[i] = loadCertificate("", "", dir, "")
 			})
 		}
 		close(begin)

@@ -119,7 +119,6 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"syscall"
 	"time"
 
@@ -206,11 +205,13 @@ func run(args []string) error {
 	if *plain && *certDir != "" {
 		return errors.New("-cert-dir is for HTTPS: drop -http")
 	}
+	servedCert := "" // the certificate's file, "" for one made for this run
 	if !*plain {
-		cert, certPEM, err := loadCertificate(*certPath, *certKeyPath, *certDir, *dir)
+		cert, certPEM, file, err := loadCertificate(*certPath, *certKeyPath, *certDir, *dir)
 		if err != nil {
 			return err
 		}
+		servedCert = file
 		srv.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 		srv.Handler = withCertificate(srv.Handler, certPEM)
 		scheme = "https"
@@ -255,12 +256,8 @@ func run(args []string) error {
 	}
 	switch {
 	case *plain:
-	case *certPath != "":
-		ban.certFile = absPath(*certPath)
-	case *certDir != "":
-		ban.certFile = filepath.Join(absPath(*certDir), certFile)
-	case *dir != "":
-		ban.certFile = filepath.Join(ban.dir, certFile)
+	case servedCert != "":
+		ban.certFile = absPath(servedCert)
 	default:
 		ban.keepCert = configCertDir()
 	}

@@ -18,8 +18,8 @@ const certHintEvery = time.Minute
 const certHint = "lethe: a client broke off the TLS handshake, most likely because it does not trust" +
 	" the server's certificate (or reached the server under a name the certificate does not hold)." +
 	" Have the client trust the certificate served at " + pemPath +
-	" (kept in -dir as " + certFile + "; in memory, new at every start):" +
-	" docs/connect.md shows how for each SDK"
+	" (kept as " + certFile + " in -cert-dir or -dir; without either, new at every start, unless -cert gives one):" +
+	" " + connectDocs + " shows how for each SDK"
 
 // certRefusals are how the server's handshake error spells a client's
 // refusal of the certificate. Go's clients send the alert "bad
