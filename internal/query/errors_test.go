@@ -27,7 +27,8 @@ func TestServiceErrors(t *testing.T) {
 		{"SELECT VALUE c.n FROM c ORDER BY RANK RRF(RRF(FullTextScore(c.s, 'a')))", "SC2005", "'RRF' is not a recognized built-in function name.", 42, 45, "1:43: 'RRF' is not a recognized built-in function name."},
 		{"SELECT VALUE LOWER() FROM c", "SC2050", "The LOWER function requires 1 argument(s).", 13, 18, "1:14: function 'LOWER' takes 1 argument, found 0"},
 		{"SELECT VALUE 😀x FROM c", "SC1001", "Syntax error, incorrect syntax near '😀'.", 13, 15, "1:14: unexpected character '😀'"},
-		{"SELECT VALUE 0婢 FROM c", "SC1001", "Syntax error, incorrect syntax near '0婢'.", 13, 15, `1:14: malformed number "0婢"`}, // a multi-byte letter after a number: whole characters (FuzzParse)
+		{`SELECT * FROM c WHERE c.s = "a\éb"`, "SC1012", `Syntax error, invalid string literal token '\'.`, 30, 31, `1:31: invalid escape sequence "\\é" in string literal`}, // a multi-byte character after a backslash: whole
+		{"SELECT VALUE 0婢 FROM c", "SC1001", "Syntax error, incorrect syntax near '0婢'.", 13, 15, `1:14: malformed number "0婢"`},                                             // a multi-byte letter after a number: whole characters (FuzzParse)
 		{"SELECT VALUE d FROM c", "SC2001", "Identifier 'd' could not be resolved.", 13, 14, "1:14: identifier 'd' could not be resolved"},
 		{"SELECT VALUE d", "SC2001", "Identifier 'd' could not be resolved.", 13, 14, "1:14: identifier 'd' could not be resolved (the query has no FROM clause)"},
 		{"SELECT c.n AS x, c.m AS x FROM c", "SC2022", "duplicate property name 'x' in the select list", 17, 18, "1:18: duplicate property name 'x' in the select list"},

@@ -239,7 +239,7 @@ func (l *lexer) str(q byte) token {
 	var sb strings.Builder
 	for {
 		if l.pos >= len(l.src) {
-			return token{typ: tError, pos: start, val: "unterminated string literal"}
+			return token{typ: tError, pos: start, val: "unterminated string literal", badString: true}
 		}
 		c := l.src[l.pos]
 		if c == q {
@@ -252,14 +252,15 @@ func (l *lexer) str(q byte) token {
 			continue
 		}
 		if l.pos+1 >= len(l.src) {
-			return token{typ: tError, pos: start, val: "unterminated string literal"}
+			return token{typ: tError, pos: start, val: "unterminated string literal", badString: true}
 		}
 		r, n, ok := decodeEscape(l.src[l.pos:])
 		switch {
 		case !ok && l.src[l.pos+1] == 'u':
-			return token{typ: tError, pos: l.pos, val: "invalid \\u escape in string literal"}
+			return token{typ: tError, pos: l.pos, val: "invalid \\u escape in string literal", badString: true}
 		case !ok:
-			return token{typ: tError, pos: l.pos, val: "invalid escape sequence " + quoteStr(l.src[l.pos:l.pos+2]) + " in string literal"}
+			_, n := utf8.DecodeRuneInString(l.src[l.pos+1:])
+			return token{typ: tError, pos: l.pos, val: "invalid escape sequence " + quoteStr(l.src[l.pos:l.pos+1+n]) + " in string literal", badString: true}
 		}
 		sb.WriteRune(r)
 		l.pos += n

@@ -235,8 +235,7 @@ func (p *parser) next() token {
 		p.ntok++
 	}
 	if p.tok.typ == tError {
-		// The lexer's messages for strings end so (lex.go).
-		if strings.HasSuffix(p.tok.val, "string literal") {
+		if p.tok.badString {
 			// an unterminated string or a bad escape: the service
 			// names the character where it stopped
 			e := errAt(p.lex.src, p.tok.pos, "%s", p.tok.val)

@@ -140,4 +140,7 @@ type token struct {
 	typ tokType
 	pos int
 	val string // source text (identifier, number); decoded text for strings; message for tError
+	// badString marks a tError of a string literal (unterminated, or a bad
+	// escape), which the service reports as SC1012.
+	badString bool
 }
