@@ -389,17 +389,26 @@ func (q *request) deleteDatabase() {
 		q.answerError(http.StatusNotFound, msgResourceNotFound)
 		return
 	}
-	delete(h.dbs, db.id)
-	err := db.store.Close()
-	if err == nil && db.path != "" {
-		err = removeDatabaseDir(h.fs, h.cfg.Dir, db.path)
-	}
-	if err != nil {
+	if err := h.dropLocked(db); err != nil {
 		h.logFailure(q.r, http.StatusInternalServerError, err)
 		q.answerError(http.StatusInternalServerError, withDetail(msgInternal, "deleting the database: "+err.Error()))
 		return
 	}
 	q.reply(http.StatusNoContent, nil, 2)
+}
+
+// dropLocked drops db from the handler (h.mu held): it is gone for every
+// request at once, its store is closed and a durable one's directory
+// removed. The error is the close's or the removal's; db is gone either way.
+func (h *Handler) dropLocked(db *database) error {
+	delete(h.dbs, db.id)
+	if err := db.store.Close(); err != nil {
+		return err
+	}
+	if db.path != "" {
+		return removeDatabaseDir(h.fs, h.cfg.Dir, db.path)
+	}
+	return nil
 }
 
 // databases returns the databases, by id.

@@ -112,13 +112,7 @@ func (h *Handler) Reset() ([]string, error) {
 	sort.Strings(ids)
 	var first error
 	for _, id := range ids {
-		db := h.dbs[id]
-		delete(h.dbs, id)
-		err := db.store.Close()
-		if err == nil && db.path != "" {
-			err = removeDatabaseDir(h.fs, h.cfg.Dir, db.path)
-		}
-		if err != nil && first == nil {
+		if err := h.dropLocked(h.dbs[id]); err != nil && first == nil {
 			first = fmt.Errorf("cosmosrest: dropping the database %q: %w", id, err)
 		}
 	}
