@@ -142,7 +142,7 @@ func (s *Store) Close() error {
 		if s.wal != nil {
 			s.checkpointer.close()
 			err = s.wal.close()
-			if err == nil && !s.wal.readOnly {
+			if err == nil && !s.wal.readOnly() {
 				// Every byte of the log is synced: the manifest seals the
 				// last segment, so that a reopen finds it whole.
 				err = s.sealManifest()

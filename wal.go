@@ -126,11 +126,11 @@ type wal struct {
 	// clean close records in the manifest.
 	maxSeq, writtenSeq uint64
 
-	stop     chan struct{}
-	exited   chan struct{}
-	readOnly bool // opened on a disk that takes no writes: has no segment yet
-	// resumer, for a store opened read-only, finishes its Open once the
-	// disk takes writes (heal); nil once it has, and for any other store.
+	stop   chan struct{}
+	exited chan struct{}
+	// resumer, for a store opened read-only (on a disk that takes no
+	// writes: the log has no segment yet), finishes its Open once the disk
+	// takes writes (heal); nil once it has, and for any other store.
 	resumer resumer
 
 	logger *slog.Logger // Options.Logger: told of the log's first failure; nil: none
@@ -166,12 +166,16 @@ type resumer interface {
 	resumed()
 }
 
+// readOnly reports whether the log was opened read-only and has not
+// healed since: it has no segment.
+func (w *wal) readOnly() bool { return w.resumer != nil }
+
 // startReadOnly starts w, made by newWAL, as the log of a store that Open
 // found it cannot write to (cannotWrite), and returns it: it has failed
 // from the start, with an error that says why (cause), until a heal finds
 // that the disk takes writes and has r start the segment w.seg.
 func (w *wal) startReadOnly(cause error, r resumer) *wal {
-	w.readOnly, w.resumer = true, r
+	w.resumer = r
 	w.err, w.healable = &readOnlyError{dir: w.dir, err: cause}, true
 	w.retryAt = time.Now().Add(w.retryEvery)
 	go w.run()
@@ -693,7 +697,7 @@ func (w *wal) heal() {
 	w.buf = w.buf[:0]
 	w.written, w.synced = w.appended, w.appended // the old segment is synced (cutBack), and the rest is lost
 	w.maxSeq = w.writtenSeq                      // and so are the write sequence numbers the rest used
-	w.err, w.healable, w.readOnly = nil, false, false
+	w.err, w.healable = nil, false
 	if w.resumer != nil {
 		w.resumer.resumed()
 		w.resumer = nil
@@ -786,7 +790,7 @@ func (w *wal) close() error {
 	w.ioMu.Unlock()
 	close(w.stop)
 	<-w.exited
-	if w.readOnly {
+	if w.readOnly() {
 		return nil // nothing was written: nothing is lost
 	}
 	if cerr := w.f.Close(); err == nil {
