@@ -17,43 +17,9 @@ import (
 // store that silently lacks what the file held. Its encoding and the
 // checks of its own bytes are internal/manifest's (whose *manifest.Error
 // readManifest turns into a *CorruptionError naming the file); what the
-// store checks the directory's files against is here.
-//
-// MANIFEST is a small JSON document on one line, then the CRC-32C
-// (Castagnoli) of that line in 8 hex digits on the next, replaced whole
-// (vfs.WriteFileAtomic):
-//
-//	store     the store's id: 32 hex digits, drawn at random when the
-//	          directory is first opened; every file of format 4 carries it
-//	          in its header, with its own number (format.go)
-//	snapshot  the number of the newest snapshot, 0 for none: that snapshot
-//	          (or a newer one) must be there
-//	log       the number of a log segment that must be there, with every
-//	          segment from the snapshot's on
-//	sealed    the segments that are written to their end, each with its
-//	          size: they must have exactly that size
-//	seq       the highest write sequence number the files held: recovery
-//	          must reach it
-//	items     how many items (live or expired) each container held when
-//	          the manifest was written, with its id and creation sequence
-//	          number: recovery sizes the container's tables from it before
-//	          its items arrive (a hint only: a log after it may add or
-//	          remove items; a manifest without it, of an older store,
-//	          sizes them from a snapshot's items counted first, or not at
-//	          all from a log)
-//
-// It is written when a store opens (once its new segment is durable: the
-// segments recovered are then sealed), after each snapshot (before the
-// files the snapshot replaces are removed) and when a store closes (its
-// last segment sealed). So after a clean Close every byte of the log is
-// accounted for; after a crash, everything but the tail of the segment
-// written since the store last opened or took a snapshot, whose torn end
-// recovery cuts off (format.go). A directory with no MANIFEST and files of
-// format 4 is damaged (the manifest was removed); one with no MANIFEST and
-// only files of older formats is an older store's, given a manifest at
-// Open. While a store runs, its log checks at every commit that its
-// segment still has its name (vfs.File.Gone): a segment removed or
-// replaced stops the writes, which fail with ErrUnavailable naming it.
+// store checks the directory's files against, and when it writes the
+// manifest, is here. Its fields and the rules they carry are in
+// docs/file-format.md, "The MANIFEST".
 
 // manifestName is the manifest's file name (internal/manifest).
 const manifestName = manifest.Name
