@@ -1114,47 +1114,10 @@ func (ev *evaluator) eval(e expr) value {
 	case *unary:
 		return evalUnary(x.op, ev.eval(x.x))
 	case *binary:
-		switch x.op {
-		case tAnd:
-			l := ev.eval(x.l)
-			if l.k == kBool && !l.b {
-				return falseV
-			}
-			r := ev.eval(x.r)
-			if r.k == kBool && !r.b {
-				return falseV
-			}
-			if l.isTrue() && r.isTrue() {
-				return trueVal
-			}
-			return undef
-		case tOr:
-			l := ev.eval(x.l)
-			if l.isTrue() {
-				return trueVal
-			}
-			r := ev.eval(x.r)
-			if r.isTrue() {
-				return trueVal
-			}
-			if l.k == kBool && r.k == kBool {
-				return falseV
-			}
-			return undef
-		case tCoalesce:
-			if l := ev.eval(x.l); l.k != kUndef {
-				return l
-			}
-			return ev.eval(x.r)
-		case tConcat:
-			l, r := ev.eval(x.l), ev.eval(x.r)
-			if l.k != kStr || r.k != kStr {
-				return undef
-			}
-			ev.checkSize("||", len(l.s)+len(r.s))
-			return strVal(l.s + r.s)
+		if l, ok := x.l.(*binary); ok {
+			return ev.evalChain(x, l)
 		}
-		return evalBinary(x.op, ev.eval(x.l), ev.eval(x.r))
+		return ev.evalBinaryWith(x, ev.eval(x.l))
 	case *between:
 		v := ev.eval(x.x)
 		lo := compareOp(tGe, v, ev.eval(x.lo))
@@ -1296,6 +1259,79 @@ func toInt32(f float64) int32 {
 		f += 1 << 32
 	}
 	return int32(uint32(f))
+}
+
+// evalChain evaluates x, whose left operand l is a binary expression too,
+// without a level of recursion for each link of the chain: a query such as
+// c.a + c.a + ... (a left-deep tree as deep as the query is long) would
+// otherwise grow the goroutine's stack by a frame of eval per term, some
+// hundreds of megabytes for a query of the largest length allowed. The
+// spine's nodes are taken from the root down to the first operand that is
+// not a binary expression, which is evaluated first; then each node, from
+// the innermost out, applies its operator to the value so far and its own
+// right operand, as the recursion would, in the same order.
+func (ev *evaluator) evalChain(x, l *binary) value {
+	var buf [16]*binary
+	spine := append(buf[:0], x, l)
+	e := l.l
+	for {
+		b, ok := e.(*binary)
+		if !ok {
+			break
+		}
+		spine = append(spine, b)
+		e = b.l
+	}
+	v := ev.eval(e)
+	for i := len(spine) - 1; i >= 0; i-- {
+		v = ev.evalBinaryWith(spine[i], v)
+	}
+	return v
+}
+
+// evalBinaryWith evaluates the binary expression x whose left operand has
+// the value l (evaluated by the caller), evaluating its right operand only
+// when the operator needs it (AND, OR and ?? stop early).
+func (ev *evaluator) evalBinaryWith(x *binary, l value) value {
+	switch x.op {
+	case tAnd:
+		if l.k == kBool && !l.b {
+			return falseV
+		}
+		r := ev.eval(x.r)
+		if r.k == kBool && !r.b {
+			return falseV
+		}
+		if l.isTrue() && r.isTrue() {
+			return trueVal
+		}
+		return undef
+	case tOr:
+		if l.isTrue() {
+			return trueVal
+		}
+		r := ev.eval(x.r)
+		if r.isTrue() {
+			return trueVal
+		}
+		if l.k == kBool && r.k == kBool {
+			return falseV
+		}
+		return undef
+	case tCoalesce:
+		if l.k != kUndef {
+			return l
+		}
+		return ev.eval(x.r)
+	case tConcat:
+		r := ev.eval(x.r)
+		if l.k != kStr || r.k != kStr {
+			return undef
+		}
+		ev.checkSize("||", len(l.s)+len(r.s))
+		return strVal(l.s + r.s)
+	}
+	return evalBinary(x.op, l, ev.eval(x.r))
 }
 
 func evalBinary(op tokType, l, r value) value {
