@@ -642,6 +642,7 @@ func TestDurableGroupCommit(t *testing.T) {
 // cut short under it (a process that ignored the lock, or a page the disk
 // cannot read) makes Open fail with an error, not kill the process.
 func TestDurableFileCutWhileMapped(t *testing.T) {
+	t.Parallel()
 	if runtime.GOOS != "linux" {
 		t.Skip("recovery maps its files on Linux only")
 	}
@@ -657,14 +658,13 @@ func TestDurableFileCutWhileMapped(t *testing.T) {
 	require.NoError(t, s.Close())
 
 	cut := 0
-	lethe.SetAfterMap(func(path string) {
+	opts := lethe.WithAfterMap(&lethe.Options{Dir: dir, Clock: clock, Reaper: lethe.ReaperOptions{Disabled: true}}, func(path string) {
 		if strings.HasPrefix(path, dir) && cut == 0 {
 			cut++
 			require.NoError(t, os.Truncate(path, 4096))
 		}
 	})
-	defer lethe.SetAfterMap(nil)
-	_, err = lethe.Open(&lethe.Options{Dir: dir, Clock: clock, Reaper: lethe.ReaperOptions{Disabled: true}})
+	_, err = lethe.Open(opts)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "reading "+dir)
 	assert.Equal(t, 1, cut)

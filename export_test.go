@@ -205,9 +205,13 @@ func SetLogSync(s *Store, sync func(vfs.File) error) {
 // since it opened.
 func CheckpointsTaken(s *Store) int64 { return s.checkpointer.taken.Load() }
 
-// SetAfterMap sets a function that recovery calls with each file it has
-// just mapped (nil: none), so that tests can change a file under it.
-func SetAfterMap(fn func(path string)) { afterMap = fn }
+// WithAfterMap sets, in opts, a function that the recovery of the store
+// opened with them calls with each file it has just mapped, so that tests
+// can change a file under it.
+func WithAfterMap(opts *Options, fn func(path string)) *Options {
+	opts.afterMap = fn
+	return opts
+}
 
 // SetUseIndexes turns the use of secondary indexes by the queries of c's
 // store on or off, and returns the previous setting.

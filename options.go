@@ -50,6 +50,9 @@ type Options struct {
 	// test sets another (through vfs.SetOptionsFS; see vfs's doc for why
 	// it is not an option of the API).
 	fs vfs.FS
+	// afterMap, when set (by tests: WithAfterMap), is called with each file
+	// recovery has just mapped, so that a test can change it under it.
+	afterMap func(path string)
 }
 
 func init() {

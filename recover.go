@@ -270,10 +270,6 @@ type replayer struct {
 	owed map[*Container][]expiryNote
 }
 
-// afterMap, when set (by tests), is called with each file recovery has
-// just mapped.
-var afterMap func(path string)
-
 // readFile reads a whole file (mapFile) and checks its header: of format
 // 4, its store id must be the manifest's and its number n. The caller
 // releases the contents when it is done with them.
@@ -283,8 +279,8 @@ func (r *replayer) readFile(path, magic string, n uint64, tornOK bool) (data []b
 	if err != nil {
 		return nil, nil, err
 	}
-	if afterMap != nil {
-		afterMap(path)
+	if r.s.opts.afterMap != nil {
+		r.s.opts.afterMap(path)
 	}
 	h, herr := logfile.ReadHeader(data, magic)
 	if h.Version != 0 {

@@ -8,7 +8,9 @@ import "time"
 // them through export_test.go, which replaces the whole (setTestHooks),
 // or change the fields of those they gave the store where the change is
 // ordered with the store's reads of them (hooksOf, in the package's own
-// tests). Each field's zero value is production's behaviour.
+// tests). Each field's zero value is production's behaviour. Recovery,
+// which runs before a test can set a store's hooks, has its one hook in
+// the store's Options (afterMap).
 type testHooks struct {
 	afterStatsShard func()          // runs after Stats has summed each shard's counts
 	afterBuildShard func(shard int) // runs after a build has read each shard, with no lock held
