@@ -95,14 +95,14 @@ const shardCount = 32
 //
 // Locking: items live in shards, each guarded by its own RWMutex (mu). Each
 // shard keeps the expiry index and the counts of its own items (expiry.go)
-// under a mutex of its own (x), the last lock taken: a writer takes it, for
+// under a mutex of its own (expiryMu), the last lock taken: a writer takes it, for
 // an instant, while it holds its shard's lock, and the reaper, Stats and the
 // expiry watch take it to read the index, shard after shard (the watch, and
 // Stats, also to make a change a writer has numbered in the change feed and
 // not yet made in the index: numberLocked). What is
 // container-wide (the change feed, the expiry watch, the secondary,
 // composite, vector, full-text and position indexes and their builds) sits
-// under expiry.mu, taken after a shard lock and before any x. A write takes
+// under expiry.mu, taken after a shard lock and before any expiryMu. A write takes
 // expiry.mu only while the container has some of these (shared), so that
 // writers to different shards of a plain container never meet. shared
 // rises under expiry.mu: with every shard lock held too (a feed, a watch),
@@ -178,12 +178,12 @@ type Container struct {
 }
 
 type shard struct {
-	mu     sync.RWMutex
-	items  idTable
-	x      sync.Mutex  // guards expiry; taken last (see the locking note)
-	expiry expiryIndex // the shard's items that can expire, and its counts
-	no     uint8       // its index in its container's shards
-	_      [64]byte    // keep neighbouring shards' hot words on separate cache lines
+	mu       sync.RWMutex
+	items    idTable
+	expiryMu sync.Mutex  // guards expiry; taken last (see the locking note)
+	expiry   expiryIndex // the shard's items that can expire, and its counts
+	no       uint8       // its index in its container's shards
+	_        [64]byte    // keep neighbouring shards' hot words on separate cache lines
 }
 
 func newContainer(s *Store, props ContainerProperties, pp pkPaths, now int64) *Container {
@@ -377,12 +377,12 @@ func (c *Container) Stats() ContainerStats {
 	// counts as of one instant.
 	for i := range c.shards {
 		sh := &c.shards[i]
-		sh.x.Lock()
+		sh.expiryMu.Lock()
 		for !sh.expiry.countExpired(&rule, now, statsCountStep) {
-			sh.x.Unlock()
-			sh.x.Lock()
+			sh.expiryMu.Unlock()
+			sh.expiryMu.Lock()
 		}
-		sh.x.Unlock()
+		sh.expiryMu.Unlock()
 	}
 	var st ContainerStats
 	c.expiry.mu.Lock()
@@ -391,7 +391,7 @@ func (c *Container) Stats() ContainerStats {
 	oldest := int64(never)
 	for i := range c.shards {
 		sh := &c.shards[i]
-		sh.x.Lock()
+		sh.expiryMu.Lock()
 		sh.expiry.countExpired(&rule, now, math.MaxInt)
 		expired, expiredBytes := sh.expiry.expired()
 		st.Items += sh.expiry.items - expired
@@ -405,7 +405,7 @@ func (c *Container) Stats() ContainerStats {
 		}
 	}
 	for i := range c.shards {
-		c.shards[i].x.Unlock()
+		c.shards[i].expiryMu.Unlock()
 	}
 	if st.ExpiredPending > 0 {
 		st.PurgeLag = time.Duration(now - oldest)

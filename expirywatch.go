@@ -322,16 +322,16 @@ func (c *Container) nextUnreportedLocked() int64 {
 
 // addNumberedLocked makes in the expiry index the changes that writers
 // have numbered in the change feed and not made there yet (numberLocked),
-// each under its shard's x lock, so that what the watch (or Stats) reads
+// each under its shard's expiryMu, so that what the watch (or Stats) reads
 // next agrees with the feed: every version it has written in, every
 // version it has replaced or removed out. The caller holds expiry.mu.
 func (c *Container) addNumberedLocked() {
 	w := &c.expiry.watch
 	for p := w.numbered; p != 0; p &= p - 1 {
 		sh := &c.shards[bits.TrailingZeros32(p)]
-		sh.x.Lock()
+		sh.expiryMu.Lock()
 		sh.expiry.addNumbered()
-		sh.x.Unlock()
+		sh.expiryMu.Unlock()
 	}
 	w.numbered = 0
 }

@@ -102,11 +102,11 @@ func (c *Container) freeze() (thaw func()) {
 	}
 	c.expiry.mu.Lock()
 	for i := range c.shards {
-		c.shards[i].x.Lock()
+		c.shards[i].expiryMu.Lock()
 	}
 	return func() {
 		for i := range c.shards {
-			c.shards[i].x.Unlock()
+			c.shards[i].expiryMu.Unlock()
 		}
 		c.expiry.mu.Unlock()
 		for i := range c.shards {

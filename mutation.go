@@ -362,7 +362,7 @@ func (c *Container) recauseReportedLocked(ms []mutation) {
 // change feed, all in one shard (a single write, or the reaper's purges),
 // and leaves their shard's expiry index to the caller, who changes it
 // (indexShards) once it has let go of expiry.mu, so that the B-tree's work
-// runs outside it, in one hold of the shard's x lock. It reports false,
+// runs outside it, in one hold of the shard's expiryMu. It reports false,
 // having done nothing, where that cannot be: the container keeps other
 // indexes, which must agree with the expiry index under expiry.mu, or more
 // than one change writes a version or removes one the watch may still read.
@@ -376,7 +376,7 @@ func (c *Container) recauseReportedLocked(ms []mutation) {
 // before its write), nor after the watch has looked past its place (its
 // expiry would never be found). So the change that has one becomes its
 // shard's numbered change here, after its entry, and whoever makes it in
-// the index does so under the shard's x lock: the writer (indexShards), or
+// the index does so under the shard's expiryMu: the writer (indexShards), or
 // the watch, which makes every numbered change (addNumberedLocked) before
 // it reads the index, holding expiry.mu. Every read of the watch thus sees
 // every change numbered before it and none numbered after, whatever the
@@ -604,21 +604,21 @@ func (c *Container) indexItemsLocked(ms []mutation) (next int64) {
 }
 
 // indexShards makes item changes, already made in the id tables, in their
-// shards' expiry indexes, each under its shard's x lock, and counts the
+// shards' expiry indexes, each under its shard's expiryMu, and counts the
 // purges. It returns the earliest expiry they bring about. The caller
 // holds the changes' shard locks.
 func (c *Container) indexShards(ms []mutation) (next int64) {
 	next = never
 	purged := int64(0)
-	var held *shard // whose x lock is held
+	var held *shard // whose expiryMu is held
 	for i := range ms {
 		m := &ms[i]
 		if m.sh != held {
 			if held != nil {
-				held.x.Unlock()
+				held.expiryMu.Unlock()
 			}
 			held = m.sh
-			held.x.Lock()
+			held.expiryMu.Lock()
 		}
 		if m.numbered {
 			held.expiry.addNumbered() // unless the watch has
@@ -638,7 +638,7 @@ func (c *Container) indexShards(ms []mutation) (next int64) {
 		}
 	}
 	if held != nil {
-		held.x.Unlock()
+		held.expiryMu.Unlock()
 	}
 	if purged > 0 {
 		c.purged.Add(purged)

@@ -169,10 +169,10 @@ func (c *Container) textStatsLocked(ti *textIndex, terms []string, rule *expiryR
 	}
 	for i := range c.shards {
 		sh := &c.shards[i]
-		sh.x.Lock()
+		sh.expiryMu.Lock()
 		sh.expiry.inherit.t.AscendLessThan(ci, expired)
 		sh.expiry.own.t.AscendLessThan(co, expired)
-		sh.x.Unlock()
+		sh.expiryMu.Unlock()
 	}
 	return st
 }
