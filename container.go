@@ -102,13 +102,13 @@ const shardCount = 32
 // not yet made in the index: numberLocked). What is
 // container-wide (the change feed, the expiry watch, the secondary,
 // composite, vector, full-text and position indexes and their builds) sits
-// under expiry.mu, taken after a shard lock and before any expiryMu. A write takes
-// expiry.mu only while the container has some of these (shared), so that
+// under c.mu, taken after a shard lock and before any expiryMu. A write takes
+// c.mu only while the container has some of these (shared), so that
 // writers to different shards of a plain container never meet. shared
-// rises under expiry.mu: with every shard lock held too (a feed, a watch),
+// rises under c.mu: with every shard lock held too (a feed, a watch),
 // or before a scan that takes every shard lock (an index build), so that a
 // writer, which reads it once while it holds its shard's lock, cannot miss
-// it. props and rule are written only with every shard lock and expiry.mu
+// it. props and rule are written only with every shard lock and c.mu
 // held, so holding any one of them is enough to read them.
 // batchMu, taken before any shard lock, makes transactional batches atomic
 // for queries: a batch decides and applies holding it for writing (and its
@@ -126,26 +126,27 @@ type Container struct {
 	batches atomic.Uint64
 	shards  [shardCount]shard // shards[i].no is i
 
-	// shared says that item writes must take expiry.mu: the container has
+	// shared says that item writes must take c.mu: the container has
 	// a change feed, an expiry watch, or indexes made or being made (see
 	// the locking note, and updateSharedLocked).
 	shared atomic.Bool
-	expiry struct {
-		mu         sync.Mutex
-		watch      expiryWatch            // finds expiries as they happen (expirywatch.go)
-		feed       *changeFeed            // the change feed's history; nil without a ChangeFeedPolicy
-		indexes    indexes                // the secondary indexes made so far (index.go)
-		composites composites             // the composite indexes made so far (composite.go)
-		vectors    vecIndexes             // the vector indexes made so far (vectorindex.go)
-		texts      textIndexes            // the full-text indexes made so far (textindex.go)
-		positions  *positionIndex         // the items in position order, once a query resumed a scan (itemorder.go)
-		building   map[string]*indexBuild // the index builds under way (indexbuild.go)
-		wanted     map[string]bool        // paths a filter asked for once, whose index is not made yet
-		nextLSN    uint64                 // the lsn a change feed turned on again starts at
-		pending    []*pendingChange       // logged, not made yet: with a feed, on a durable store (mutation.go)
-		spare      []*pendingChange       // out of pending, for newPendingChangeLocked to reuse
+	// mu guards the state the container's shards share, grouped by what
+	// it serves: the change feed, the expiry watch and the indexes. One
+	// lock for the three, as a change is numbered, put in the feed and
+	// made in the indexes and the watch's sight at once (see the locking
+	// note).
+	mu struct {
+		sync.Mutex
+		feed struct {
+			history *changeFeed      // the change feed's history; nil without a ChangeFeedPolicy (feedlog.go)
+			nextLSN uint64           // the lsn a change feed turned on again starts at
+			pending []*pendingChange // logged, not made yet: with a feed, on a durable store (mutation.go)
+			spare   []*pendingChange // out of pending, for newPendingChangeLocked to reuse
+		}
+		watch   expiryWatch // finds expiries as they happen (expirywatch.go)
+		indexes indexSet    // the indexes beside the expiry index, and their builds (indexset.go)
 	}
-	// watchDue is expiry.watch.due while the watch is on, never while it is
+	// watchDue is mu.watch.due while the watch is on, never while it is
 	// off: the write path looks at it without the lock.
 	watchDue atomic.Int64
 	subs     subscriptions // the expiry subscribers (expiryevents.go)
@@ -192,7 +193,7 @@ func newContainer(s *Store, props ContainerProperties, pp pkPaths, now int64) *C
 		c.shards[i].expiry = newExpiryIndex()
 		c.shards[i].no = uint8(i)
 	}
-	c.expiry.nextLSN = 1
+	c.mu.feed.nextLSN = 1
 	c.watchDue.Store(never)
 	c.setFeedPolicyLocked(props.ChangeFeedPolicy, now)
 	c.publishDueLocked()
@@ -259,8 +260,8 @@ func (c *Container) Read(ctx context.Context) (ContainerProperties, error) {
 	if err := c.check(ctx, "ReadContainer", ""); err != nil {
 		return ContainerProperties{}, err
 	}
-	c.expiry.mu.Lock()
-	defer c.expiry.mu.Unlock()
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	return cloneProps(c.props), nil
 }
 
@@ -368,12 +369,12 @@ func (c *Container) Stats() ContainerStats {
 		return ContainerStats{}
 	}
 	now := c.store.clock.now()
-	c.expiry.mu.Lock()
+	c.mu.Lock()
 	rule := c.rule
-	c.expiry.mu.Unlock()
+	c.mu.Unlock()
 	// Count the newly expired items shard by shard, letting go of each
 	// shard's index every few thousand; then, holding every index at once
-	// (and expiry.mu, which a batch holds across its shards), sum them:
+	// (and c.mu, which a batch holds across its shards), sum them:
 	// counts as of one instant.
 	for i := range c.shards {
 		sh := &c.shards[i]
@@ -385,7 +386,7 @@ func (c *Container) Stats() ContainerStats {
 		sh.expiryMu.Unlock()
 	}
 	var st ContainerStats
-	c.expiry.mu.Lock()
+	c.mu.Lock()
 	c.addNumberedLocked() // so that the counts have every change the feed has
 	rule = c.rule         // the same, unless a settings change came meanwhile
 	oldest := int64(never)
@@ -410,10 +411,10 @@ func (c *Container) Stats() ContainerStats {
 	if st.ExpiredPending > 0 {
 		st.PurgeLag = time.Duration(now - oldest)
 	}
-	if f := c.expiry.feed; f != nil {
+	if f := c.mu.feed.history; f != nil {
 		st.FeedChanges, st.FeedBytes = f.retained(), f.bytes
 	}
-	c.expiry.mu.Unlock()
+	c.mu.Unlock()
 	st.ExpiryEventsDropped = c.subs.dropped.Load()
 	st.Purged = c.purged.Load()
 	st.ReaperCharge = ru(c.reaperCharge.Load())

@@ -36,9 +36,9 @@ type expiryIndex struct {
 
 	// numbered is a change that the shard's writer has numbered in the
 	// change feed, in memory, and not yet made in the index
-	// (numberLocked): set under expiry.mu by the writer, which holds the
+	// (numberLocked): set under c.mu by the writer, which holds the
 	// shard's lock, and made (addNumbered) under x, by the writer or by
-	// the expiry watch, which holds expiry.mu too. The zero value: none.
+	// the expiry watch, which holds c.mu too. The zero value: none.
 	numbered numberedChange
 }
 
@@ -237,7 +237,7 @@ func (c *Container) addSortedEntries(es *shardEntries, bytes func(shard int) int
 }
 
 // resetExpiryIndex empties every shard's index, under each shard's expiryMu
-// in turn. The caller holds expiry.mu, or is alone with the container.
+// in turn. The caller holds c.mu, or is alone with the container.
 func (c *Container) resetExpiryIndex() {
 	for i := range c.shards {
 		sh := &c.shards[i]

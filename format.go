@@ -62,7 +62,7 @@ import (
 //	                        varint now, str record removed
 //
 // A container with a change feed (ChangeFeedPolicy) logs its item changes
-// with what the feed needs, under its expiry lock, so the log holds them in
+// with what the feed needs, under the container's mu, so the log holds them in
 // the feed's order, and its expiries as they are found:
 //
 //	'Q' item written        str container id, byte change kind (create, replace), then the record

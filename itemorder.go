@@ -51,7 +51,7 @@ func positionPivot(pos uint64) record {
 // container lock.
 func (c *Container) positionIndex() *positionIndex {
 	return buildOnce(c, "o:", indexRecipe[*positionIndex]{
-		made: func() *positionIndex { return c.expiry.positions },
+		made: func() *positionIndex { return c.mu.indexes.position },
 		may:  func() bool { return true },
 		make: func(b *indexBuild, n int) *positionIndex {
 			px := &positionIndex{t: btree.NewG(btreeDegree, lessPosition)}
@@ -59,7 +59,7 @@ func (c *Container) positionIndex() *positionIndex {
 			return px
 		},
 		keep: func(px *positionIndex) bool {
-			c.expiry.positions = px
+			c.mu.indexes.position = px
 			return true
 		},
 	})
@@ -80,9 +80,9 @@ func (c *Container) walkPositions(px *positionIndex, from uint64, n int, pk Part
 	c.batchMu.RLock()
 	defer c.batchMu.RUnlock()
 	batches = c.batches.Load()
-	c.expiry.mu.Lock()
-	defer c.expiry.mu.Unlock()
-	if c.expiry.positions != px {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.mu.indexes.position != px {
 		return nil, from, true, batches // dropped with its container
 	}
 	rule := c.rule
