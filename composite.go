@@ -166,9 +166,9 @@ func (ix *compositeIndex) change(old, rec record) {
 	}
 }
 
-// update makes the composite indexes follow one item change, as
-// indexes.update does. The caller holds c.mu.
-func (cs composites) update(old, rec record) {
+// itemChanged makes the composite indexes follow one item change, as
+// indexes.itemChanged does. The caller holds c.mu.
+func (cs composites) itemChanged(old, rec record) {
 	for _, ix := range cs {
 		ix.change(old, rec)
 	}

@@ -299,7 +299,7 @@ func (c *Container) deliverExpiries(now int64) (due int64) {
 }
 
 // deliverChunk is how many expiries the notifier finds per hold of a
-// container's expiry lock.
+// container's mu.
 const deliverChunk = 1024
 
 // deliver sends found expiries to every subscriber, dropping (and

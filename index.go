@@ -17,8 +17,8 @@ import (
 // indexed (by default every path, as in Cosmos DB); an index of a path is
 // made from the container's items the second time a query filters on the
 // path (the first scans), or the first time one orders by it, and kept up
-// to date by every change after (applyItems, under the expiry
-// lock), so a container pays, in memory and on writes, only for the paths
+// to date by every change after (applyItems, under
+// c.mu), so a container pays, in memory and on writes, only for the paths
 // its queries filter on or order by. An index maps the value at its path
 // to the records that hold it, expired or not: scalar values (null, a
 // boolean, a number or a string) in full, and undefined, arrays and objects
@@ -156,9 +156,9 @@ func (idx *pathIndex) change(old, rec record) {
 	}
 }
 
-// update makes the indexes follow one item change. The caller holds the
-// expiry lock.
-func (ix indexes) update(old, rec record) {
+// itemChanged makes the indexes follow one item change. The caller holds
+// c.mu.
+func (ix indexes) itemChanged(old, rec record) {
 	for _, idx := range ix {
 		idx.change(old, rec)
 	}

@@ -6,8 +6,8 @@ import (
 	"github.com/google/btree"
 )
 
-// Making an index while writes go on. A build registers itself, under the
-// expiry lock, before it reads any item; from then on applyItems appends
+// Making an index while writes go on. A build registers itself, under
+// c.mu, before it reads any item; from then on applyItems appends
 // every item change to the build's log as well. The build reads the items
 // shard by shard, each under that shard's read lock alone, so a write waits
 // at most for the reading of one shard. It then sorts the entries and makes
@@ -135,8 +135,8 @@ func (c *Container) scanForBuild(fn func(record)) {
 
 // finishBuildLocked ends build b of the index named key: it reports
 // whether b is still the container's build of it (a policy change or a
-// drop cancels every build) and forgets it. The caller holds the expiry
-// lock, and has replayed every change logged for b (catchUp).
+// drop cancels every build) and forgets it. The caller holds
+// c.mu, and has replayed every change logged for b (catchUp).
 func (c *Container) finishBuildLocked(key string, b *indexBuild) (ok bool) {
 	if c.mu.indexes.building[key] != b {
 		return false
@@ -163,8 +163,8 @@ const (
 
 // catchUp replays the changes logged for b into the index being made, by
 // apply: round after round with c.mu let go while a round finds
-// more than a few, then the rest with it held. It returns holding the
-// expiry lock, every change made so far replayed.
+// more than a few, then the rest with it held. It returns holding
+// c.mu, every change made so far replayed.
 func (c *Container) catchUp(b *indexBuild, apply func(old, rec record)) {
 	few := catchUpFew
 	if h := c.store.testHooks(); h != nil && h.catchUpFew > 0 {

@@ -25,8 +25,8 @@ type positionIndex struct{ t *btree.BTreeG[record] }
 
 func lessPosition(a, b record) bool { return a.pos() < b.pos() }
 
-// change makes px follow one item change; a nil px ignores it.
-func (px *positionIndex) change(old, rec record) {
+// itemChanged makes px follow one item change; a nil px ignores it.
+func (px *positionIndex) itemChanged(old, rec record) {
 	if px == nil {
 		return
 	}
@@ -55,7 +55,7 @@ func (c *Container) positionIndex() *positionIndex {
 		may:  func() bool { return true },
 		make: func(b *indexBuild, n int) *positionIndex {
 			px := &positionIndex{t: btree.NewG(btreeDegree, lessPosition)}
-			fill(c, b, n, px.t, func(r record) record { return r }, func(a, b record) int { return cmp.Compare(a.pos(), b.pos()) }, px.change)
+			fill(c, b, n, px.t, func(r record) record { return r }, func(a, b record) int { return cmp.Compare(a.pos(), b.pos()) }, px.itemChanged)
 			return px
 		},
 		keep: func(px *positionIndex) bool {

@@ -567,11 +567,9 @@ func (c *Container) indexItemsLocked(ms []mutation) (next int64) {
 	if c.hasIndexesLocked() {
 		for i := range ms {
 			m := &ms[i]
-			x.indexes.secondary.update(m.old, m.rec)
-			x.indexes.composite.update(m.old, m.rec)
-			x.indexes.vector.update(m.old, m.rec)
-			x.indexes.text.update(m.old, m.rec)
-			x.indexes.position.change(m.old, m.rec)
+			for _, ix := range x.indexes.kinds() {
+				ix.itemChanged(m.old, m.rec)
+			}
 			c.logForBuildsLocked(m.old, m.rec)
 		}
 	}
@@ -654,11 +652,7 @@ func (c *Container) updateSharedLocked() {
 // hasIndexesLocked reports whether a write must keep indexes beside the
 // expiry index: secondary, composite, vector, full-text or position
 // indexes, or one being built. The caller holds c.mu.
-func (c *Container) hasIndexesLocked() bool {
-	x := &c.mu
-	return len(x.indexes.secondary) > 0 || len(x.indexes.composite) > 0 || len(x.indexes.vector) > 0 || len(x.indexes.text) > 0 ||
-		x.indexes.position != nil || len(x.indexes.building) > 0
-}
+func (c *Container) hasIndexesLocked() bool { return c.mu.indexes.any() }
 
 // putItems makes the changes in the shards' id tables. A purge's old
 // version, which the reaper found by its identity (idTable.holds) under the

@@ -268,7 +268,7 @@ type feedState struct {
 
 // rotateWithFeeds starts a new log segment and returns its number, with
 // every container and the state of its change feed at that point: every
-// container's expiry lock is held across the rotation (and the store's
+// container's mu is held across the rotation (and the store's
 // lock, so that none is made meanwhile), and a container with a feed logs
 // its changes under that lock, so the states hold exactly the changes
 // logged before the new segment. The expiries due are found first, so

@@ -78,9 +78,9 @@ func (ti *textIndex) change(old, rec record) {
 	ti.doc[recAddr(rec)] = d
 }
 
-// update makes the full-text indexes follow one item change. The caller
+// itemChanged makes the full-text indexes follow one item change. The caller
 // holds c.mu.
-func (ts textIndexes) update(old, rec record) {
+func (ts textIndexes) itemChanged(old, rec record) {
 	for _, ti := range ts {
 		ti.change(old, rec)
 	}

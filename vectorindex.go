@@ -20,7 +20,7 @@ import (
 // (buildVector) when the container is created or opened with the index, or
 // its policy gains it (or a query asks, if none is being made); the
 // queries made meanwhile scan. From then on every change keeps it current
-// (update, from the one write path, under c.mu): a change
+// (itemChanged, from the one write path, under c.mu): a change
 // removes the old version's slot (a tombstone) and appends the new one's,
 // and publishes both at once.
 //
@@ -68,8 +68,8 @@ type vecIndex struct {
 	store  *vector.Store[record]
 	graph  *vector.Graph // diskANN alone; nil for the exact types
 
-	// The writer's (the build's, then the write path's under the expiry
-	// lock).
+	// The writer's (the build's, then the write path's under
+	// c.mu).
 	slot map[*byte]uint32 // the slot of each record present, by the address of its bytes
 	buf  []float32        // scratch for reading a vector
 
@@ -126,11 +126,10 @@ func (vi *vecIndex) change(old, rec record) {
 	vi.slot[recAddr(rec)] = vi.store.Add(v, rec)
 }
 
-// update makes the vector indexes follow one item change, publishes it,
-// and wakes a graph's linking; it starts making anew an index whose
-// removed slots outnumber its present ones. The caller holds the expiry
-// lock.
-func (vs vecIndexes) update(old, rec record) {
+// itemChanged makes the vector indexes follow one item change, publishes
+// it, and wakes a graph's linking; it starts making anew an index whose
+// removed slots outnumber its present ones. The caller holds c.mu.
+func (vs vecIndexes) itemChanged(old, rec record) {
 	for _, vi := range vs {
 		vi.change(old, rec)
 		vi.store.Publish()
