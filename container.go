@@ -93,27 +93,37 @@ const shardCount = 32
 // any number of goroutines; reads run in parallel with each other and with
 // writes to items in other shards.
 //
-// Locking: items live in shards, each guarded by its own RWMutex (mu). Each
-// shard keeps the expiry index and the counts of its own items (expiry.go)
-// under a mutex of its own (expiryMu), the last lock taken: a writer takes it, for
-// an instant, while it holds its shard's lock, and the reaper, Stats and the
-// expiry watch take it to read the index, shard after shard (the watch, and
-// Stats, also to make a change a writer has numbered in the change feed and
-// not yet made in the index: numberLocked). What is
-// container-wide (the change feed, the expiry watch, the secondary,
-// composite, vector, full-text and position indexes and their builds) sits
-// under c.mu, taken after a shard lock and before any expiryMu. A write takes
-// c.mu only while the container has some of these (shared), so that
-// writers to different shards of a plain container never meet. shared
-// rises under c.mu: with every shard lock held too (a feed, a watch),
-// or before a scan that takes every shard lock (an index build), so that a
-// writer, which reads it once while it holds its shard's lock, cannot miss
-// it. props and rule are written only with every shard lock and c.mu
-// held, so holding any one of them is enough to read them.
-// batchMu, taken before any shard lock, makes transactional batches atomic
-// for queries: a batch decides and applies holding it for writing (and its
-// shards' locks, in ascending order, as lockAll takes them), and a query's
-// scan holds it for reading, so a scan sees all of a batch or none of it.
+// Locking. A container's locks, in the order they are taken (a lock is
+// never taken while one after it is held):
+//
+//  1. batchMu makes transactional batches atomic for queries: a batch
+//     decides and applies holding it for writing, and a query's scan holds
+//     it for reading, so a scan sees all of a batch or none of it.
+//  2. shards[i].mu, each shard's RWMutex, guards the shard's items (its id
+//     table); who takes several takes them in ascending order, as lockAll
+//     does.
+//  3. mu guards the state the shards share, grouped by what it serves:
+//     mu.feed (the change feed's history, the lsn it starts at again, the
+//     durable writes queued for it), mu.watch (the expiry watch) and
+//     mu.indexes (the secondary, composite, vector, full-text and
+//     position indexes, their builds: indexset.go). The three share one
+//     lock because a write numbers its change, adds it to the feed, makes
+//     it in the indexes and in the watch's sight in one hold of it, so
+//     that whoever reads one of them sees the others agree.
+//  4. shards[i].expiryMu, the last, guards the shard's expiry index and
+//     counts (expiry.go): a writer takes it, for an instant, while it
+//     holds its shard's lock, and the reaper, Stats and the expiry watch
+//     take it to read the index, shard after shard (the watch, and Stats,
+//     also to make a change a writer has numbered in the feed and not yet
+//     made in the index: numberLocked).
+//
+// A write takes mu only while the container has some of that shared state
+// (shared), so that writers to different shards of a plain container never
+// meet. shared rises under mu: with every shard lock held too (a feed, a
+// watch), or before a scan that takes every shard lock (an index build),
+// so that a writer, which reads it once while it holds its shard's lock,
+// cannot miss it. props and rule are written only with every shard lock
+// and mu held, so holding any one of them is enough to read them.
 type Container struct {
 	store *Store
 	id    string
@@ -126,15 +136,12 @@ type Container struct {
 	batches atomic.Uint64
 	shards  [shardCount]shard // shards[i].no is i
 
-	// shared says that item writes must take c.mu: the container has
-	// a change feed, an expiry watch, or indexes made or being made (see
-	// the locking note, and updateSharedLocked).
+	// shared says that item writes must take mu: the container has a
+	// change feed, an expiry watch, or indexes made or being made (see the
+	// locking note, and updateSharedLocked).
 	shared atomic.Bool
-	// mu guards the state the container's shards share, grouped by what
-	// it serves: the change feed, the expiry watch and the indexes. One
-	// lock for the three, as a change is numbered, put in the feed and
-	// made in the indexes and the watch's sight at once (see the locking
-	// note).
+	// mu guards the state the shards share: the change feed's, the expiry
+	// watch's and the indexes' (see the locking note).
 	mu struct {
 		sync.Mutex
 		feed struct {
