@@ -192,8 +192,8 @@ func (c *Container) applyBatch(ms []mutation, seq uint64) (next int64, err error
 // then its highest write sequence number): each record replaces its
 // old version in its shard's id table (or the old one goes), and the
 // shard's expiry index follows. A plain container's single change takes no
-// container-wide lock: its shard's index alone changes, under the shard's x
-// lock. A batch's changes, and every change to a container with shared
+// container-wide lock: its shard's index alone changes, under the shard's
+// expiryMu. A batch's changes, and every change to a container with shared
 // structures (a change feed, an expiry watch, indexes), are indexed under
 // one hold of c.mu, so that Stats sees all of a batch or none of it,
 // and what reads the expiry index with the container's other indexes sees
