@@ -167,7 +167,7 @@ func (ix *compositeIndex) change(old, rec record) {
 }
 
 // itemChanged makes the composite indexes follow one item change, as
-// indexes.itemChanged does. The caller holds c.mu.
+// indexes.itemChanged does. The caller holds the container's mu.
 func (cs composites) itemChanged(old, rec record) {
 	for _, ix := range cs {
 		ix.change(old, rec)

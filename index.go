@@ -157,7 +157,7 @@ func (idx *pathIndex) change(old, rec record) {
 }
 
 // itemChanged makes the indexes follow one item change. The caller holds
-// c.mu.
+// the container's mu.
 func (ix indexes) itemChanged(old, rec record) {
 	for _, idx := range ix {
 		idx.change(old, rec)

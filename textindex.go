@@ -79,7 +79,7 @@ func (ti *textIndex) change(old, rec record) {
 }
 
 // itemChanged makes the full-text indexes follow one item change. The caller
-// holds c.mu.
+// holds the container's mu.
 func (ts textIndexes) itemChanged(old, rec record) {
 	for _, ti := range ts {
 		ti.change(old, rec)

@@ -128,7 +128,8 @@ func (vi *vecIndex) change(old, rec record) {
 
 // itemChanged makes the vector indexes follow one item change, publishes
 // it, and wakes a graph's linking; it starts making anew an index whose
-// removed slots outnumber its present ones. The caller holds c.mu.
+// removed slots outnumber its present ones. The caller holds the
+// container's mu.
 func (vs vecIndexes) itemChanged(old, rec record) {
 	for _, vi := range vs {
 		vi.change(old, rec)
