@@ -47,17 +47,17 @@ func (p *ChangeFeedPolicy) normalize() *Error {
 }
 
 // setFeedPolicyLocked turns the change feed on, off or resizes it, at now.
-// The caller holds expiry.mu, and every shard lock unless the container is
+// The caller holds c.mu, and every shard lock unless the container is
 // being made.
 func (c *Container) setFeedPolicyLocked(p *ChangeFeedPolicy, now int64) {
-	f := c.expiry.feed
+	f := c.mu.feed.history
 	switch {
 	case p == nil && f != nil:
-		c.expiry.nextLSN = f.next
-		c.expiry.feed = nil
+		c.mu.feed.nextLSN = f.next
+		c.mu.feed.history = nil
 		c.stopWatchLocked()
 	case p != nil && f == nil:
-		c.expiry.feed = newChangeFeed(*p, c.expiry.nextLSN)
+		c.mu.feed.history = newChangeFeed(*p, c.mu.feed.nextLSN)
 		c.startWatchLocked(now)
 	case p != nil:
 		f.resize(*p)
@@ -214,7 +214,7 @@ func (c *Container) ReadChangeFeed(ctx context.Context, o *ChangeFeedOptions) (C
 	return c.NewChangeFeedPager(o).NextPage(ctx)
 }
 
-// feedScanStep is how many changes a page looks at under the expiry lock
+// feedScanStep is how many changes a page looks at under c.mu
 // at a time, so that a feed read never holds writers for long.
 const feedScanStep = 4096
 
@@ -253,10 +253,10 @@ func (p *ChangeFeedPager) NextPage(ctx context.Context) (ChangeFeedResponse, err
 	lsn := p.lsn
 	var page []feedEntry
 	for {
-		c.expiry.mu.Lock()
-		f := c.expiry.feed
+		c.mu.Lock()
+		f := c.mu.feed.history
 		if f == nil {
-			c.expiry.mu.Unlock()
+			c.mu.Unlock()
 			return ChangeFeedResponse{}, withContext(badRequest("the container keeps no change feed: give it a ChangeFeedPolicy"), op, c.id, "")
 		}
 		found := c.findExpiriesLocked(now, false)
@@ -271,13 +271,13 @@ func (p *ChangeFeedPager) NextPage(ctx context.Context) (ChangeFeedResponse, err
 			p.started = true
 		}
 		if lsn >= f.next {
-			c.expiry.mu.Unlock()
+			c.mu.Unlock()
 			c.wakeNotifier(found)
 			return ChangeFeedResponse{}, withContext(badRequest("the change feed continuation is ahead of the feed (lsn %d; the next change is %d): the store lost changes it had not made durable", lsn, f.next), op, c.id, "")
 		}
 		if lsn != 0 && lsn+1 < f.first {
 			first := f.first
-			c.expiry.mu.Unlock()
+			c.mu.Unlock()
 			c.wakeNotifier(found)
 			return ChangeFeedResponse{}, withContext(&Error{StatusCode: statusBadRequest, Err: ErrChangeFeedTrimmed,
 				Message: "the change feed no longer holds the changes after lsn " + strconv.FormatUint(lsn, 10) +
@@ -301,7 +301,7 @@ func (p *ChangeFeedPager) NextPage(ctx context.Context) (ChangeFeedResponse, err
 			return true
 		})
 		done := !more || len(page) == size
-		c.expiry.mu.Unlock()
+		c.mu.Unlock()
 		c.wakeNotifier(found)
 		if done {
 			break

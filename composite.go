@@ -166,9 +166,9 @@ func (ix *compositeIndex) change(old, rec record) {
 	}
 }
 
-// update makes the composite indexes follow one item change, as
-// indexes.update does. The caller holds the expiry lock.
-func (cs composites) update(old, rec record) {
+// itemChanged makes the composite indexes follow one item change, as
+// indexes.itemChanged does. The caller holds the container's mu.
+func (cs composites) itemChanged(old, rec record) {
 	for _, ix := range cs {
 		ix.change(old, rec)
 	}
@@ -180,12 +180,12 @@ func (cs composites) update(old, rec record) {
 // the policy has none (nil when it has one). The caller holds
 // c.batchMu for reading and no other lock.
 func (c *Container) compositeFor(paths [][]string, desc []bool) (ix *compositeIndex, reverse bool, potential *compositeSpec) {
-	c.expiry.mu.Lock()
+	c.mu.Lock()
 	// The indexes made so far are all declared by the policy (a policy
 	// change drops the others): most queries find theirs without parsing it.
-	for _, made := range c.expiry.composites {
+	for _, made := range c.mu.indexes.composite {
 		if r, ok := made.spec.serves(paths, desc); ok {
-			c.expiry.mu.Unlock()
+			c.mu.Unlock()
 			return made, r, nil
 		}
 	}
@@ -205,18 +205,18 @@ func (c *Container) compositeFor(paths [][]string, desc []bool) (ix *compositeIn
 		}
 	}
 	if !found {
-		c.expiry.mu.Unlock()
+		c.mu.Unlock()
 		if policy != nil && policy.IndexingMode == IndexingModeNone {
 			return nil, false, nil
 		}
 		return nil, false, &compositeSpec{paths, desc}
 	}
 	key := spec.key()
-	if ix = c.expiry.composites[key]; ix != nil || c.indexCountLocked() >= maxIndexes {
-		c.expiry.mu.Unlock()
+	if ix = c.mu.indexes.composite[key]; ix != nil || c.indexCountLocked() >= maxIndexes {
+		c.mu.Unlock()
 		return ix, reverse, nil
 	}
-	c.expiry.mu.Unlock()
+	c.mu.Unlock()
 	return c.buildComposite(key, spec), reverse, nil
 }
 
@@ -224,7 +224,7 @@ func (c *Container) compositeFor(paths [][]string, desc []bool) (ix *compositeIn
 // writes go on, as buildIndex does for one path.
 func (c *Container) buildComposite(key string, spec compositeSpec) *compositeIndex {
 	return buildOnce(c, "c:"+key, indexRecipe[*compositeIndex]{
-		made: func() *compositeIndex { return c.expiry.composites[key] },
+		made: func() *compositeIndex { return c.mu.indexes.composite[key] },
 		may:  func() bool { return true }, // compositeFor found it in the policy
 		make: func(b *indexBuild, n int) *compositeIndex {
 			ix := newCompositeIndex(spec)
@@ -235,10 +235,10 @@ func (c *Container) buildComposite(key string, spec compositeSpec) *compositeInd
 			if !compositeDeclared(c.props.IndexingPolicy, key) || c.indexCountLocked() >= maxIndexes {
 				return false
 			}
-			if c.expiry.composites == nil {
-				c.expiry.composites = composites{}
+			if c.mu.indexes.composite == nil {
+				c.mu.indexes.composite = composites{}
 			}
-			c.expiry.composites[key] = ix
+			c.mu.indexes.composite[key] = ix
 			return true
 		},
 	})
@@ -266,9 +266,9 @@ func compositeDeclared(ip *IndexingPolicy, key string) bool {
 // and nothing else is returned, if a policy change has dropped the index
 // meanwhile. The caller holds c.batchMu for reading.
 func (c *Container) orderedComposite(ix *compositeIndex, reverse bool, want int, from []query.IndexKey) (recs []record, last []query.IndexKey, exhausted bool, rule expiryRule, current bool) {
-	c.expiry.mu.Lock()
-	defer c.expiry.mu.Unlock()
-	if c.expiry.composites[ix.spec.key()] != ix {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.mu.indexes.composite[ix.spec.key()] != ix {
 		return nil, nil, false, rule, false
 	}
 	rule = c.rule
@@ -317,9 +317,9 @@ func (c *Container) checkOrderByIndex(q *query.Query) error {
 	if !ok || len(paths) < 2 {
 		return nil
 	}
-	c.expiry.mu.Lock()
+	c.mu.Lock()
 	policy := c.props.IndexingPolicy
-	c.expiry.mu.Unlock()
+	c.mu.Unlock()
 	if policy != nil && policy.IndexingMode != IndexingModeNone {
 		for _, ci := range policy.CompositeIndexes {
 			if s, err := parseComposite(ci); err == nil {

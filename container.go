@@ -93,27 +93,37 @@ const shardCount = 32
 // any number of goroutines; reads run in parallel with each other and with
 // writes to items in other shards.
 //
-// Locking: items live in shards, each guarded by its own RWMutex (mu). Each
-// shard keeps the expiry index and the counts of its own items (expiry.go)
-// under a mutex of its own (x), the last lock taken: a writer takes it, for
-// an instant, while it holds its shard's lock, and the reaper, Stats and the
-// expiry watch take it to read the index, shard after shard (the watch, and
-// Stats, also to make a change a writer has numbered in the change feed and
-// not yet made in the index: numberLocked). What is
-// container-wide (the change feed, the expiry watch, the secondary,
-// composite, vector, full-text and position indexes and their builds) sits
-// under expiry.mu, taken after a shard lock and before any x. A write takes
-// expiry.mu only while the container has some of these (shared), so that
-// writers to different shards of a plain container never meet. shared
-// rises under expiry.mu: with every shard lock held too (a feed, a watch),
-// or before a scan that takes every shard lock (an index build), so that a
-// writer, which reads it once while it holds its shard's lock, cannot miss
-// it. props and rule are written only with every shard lock and expiry.mu
-// held, so holding any one of them is enough to read them.
-// batchMu, taken before any shard lock, makes transactional batches atomic
-// for queries: a batch decides and applies holding it for writing (and its
-// shards' locks, in ascending order, as lockAll takes them), and a query's
-// scan holds it for reading, so a scan sees all of a batch or none of it.
+// Locking. A container's locks, in the order they are taken (a lock is
+// never taken while one after it is held):
+//
+//  1. batchMu makes transactional batches atomic for queries: a batch
+//     decides and applies holding it for writing, and a query's scan holds
+//     it for reading, so a scan sees all of a batch or none of it.
+//  2. shards[i].mu, each shard's RWMutex, guards the shard's items (its id
+//     table); who takes several takes them in ascending order, as lockAll
+//     does.
+//  3. mu guards the state the shards share, grouped by what it serves:
+//     mu.feed (the change feed's history, the lsn it starts at again, the
+//     durable writes queued for it), mu.watch (the expiry watch) and
+//     mu.indexes (the secondary, composite, vector, full-text and
+//     position indexes, their builds: indexset.go). The three share one
+//     lock because a write numbers its change, adds it to the feed, makes
+//     it in the indexes and in the watch's sight in one hold of it, so
+//     that whoever reads one of them sees the others agree.
+//  4. shards[i].expiryMu, the last, guards the shard's expiry index and
+//     counts (expiry.go): a writer takes it, for an instant, while it
+//     holds its shard's lock, and the reaper, Stats and the expiry watch
+//     take it to read the index, shard after shard (the watch, and Stats,
+//     also to make a change a writer has numbered in the feed and not yet
+//     made in the index: numberLocked).
+//
+// A write takes mu only while the container has some of that shared state
+// (shared), so that writers to different shards of a plain container never
+// meet. shared rises under mu: with every shard lock held too (a feed, a
+// watch), or before a scan that takes every shard lock (an index build),
+// so that a writer, which reads it once while it holds its shard's lock,
+// cannot miss it. props and rule are written only with every shard lock
+// and mu held, so holding any one of them is enough to read them.
 type Container struct {
 	store *Store
 	id    string
@@ -126,26 +136,24 @@ type Container struct {
 	batches atomic.Uint64
 	shards  [shardCount]shard // shards[i].no is i
 
-	// shared says that item writes must take expiry.mu: the container has
-	// a change feed, an expiry watch, or indexes made or being made (see
-	// the locking note, and updateSharedLocked).
+	// shared says that item writes must take mu: the container has a
+	// change feed, an expiry watch, or indexes made or being made (see the
+	// locking note, and updateSharedLocked).
 	shared atomic.Bool
-	expiry struct {
-		mu         sync.Mutex
-		watch      expiryWatch            // finds expiries as they happen (expirywatch.go)
-		feed       *changeFeed            // the change feed's history; nil without a ChangeFeedPolicy
-		indexes    indexes                // the secondary indexes made so far (index.go)
-		composites composites             // the composite indexes made so far (composite.go)
-		vectors    vecIndexes             // the vector indexes made so far (vectorindex.go)
-		texts      textIndexes            // the full-text indexes made so far (textindex.go)
-		positions  *positionIndex         // the items in position order, once a query resumed a scan (itemorder.go)
-		building   map[string]*indexBuild // the index builds under way (indexbuild.go)
-		wanted     map[string]bool        // paths a filter asked for once, whose index is not made yet
-		nextLSN    uint64                 // the lsn a change feed turned on again starts at
-		pending    []*pendingChange       // logged, not made yet: with a feed, on a durable store (mutation.go)
-		spare      []*pendingChange       // out of pending, for newPendingChangeLocked to reuse
+	// mu guards the state the shards share: the change feed's, the expiry
+	// watch's and the indexes' (see the locking note).
+	mu struct {
+		sync.Mutex
+		feed struct {
+			history *changeFeed      // the change feed's history; nil without a ChangeFeedPolicy (feedlog.go)
+			nextLSN uint64           // the lsn a change feed turned on again starts at
+			pending []*pendingChange // logged, not made yet: with a feed, on a durable store (mutation.go)
+			spare   []*pendingChange // out of pending, for newPendingChangeLocked to reuse
+		}
+		watch   expiryWatch // finds expiries as they happen (expirywatch.go)
+		indexes indexSet    // the indexes beside the expiry index, and their builds (indexset.go)
 	}
-	// watchDue is expiry.watch.due while the watch is on, never while it is
+	// watchDue is mu.watch.due while the watch is on, never while it is
 	// off: the write path looks at it without the lock.
 	watchDue atomic.Int64
 	subs     subscriptions // the expiry subscribers (expiryevents.go)
@@ -178,12 +186,12 @@ type Container struct {
 }
 
 type shard struct {
-	mu     sync.RWMutex
-	items  idTable
-	x      sync.Mutex  // guards expiry; taken last (see the locking note)
-	expiry expiryIndex // the shard's items that can expire, and its counts
-	no     uint8       // its index in its container's shards
-	_      [64]byte    // keep neighbouring shards' hot words on separate cache lines
+	mu       sync.RWMutex
+	items    idTable
+	expiryMu sync.Mutex  // guards expiry; taken last (see the locking note)
+	expiry   expiryIndex // the shard's items that can expire, and its counts
+	no       uint8       // its index in its container's shards
+	_        [64]byte    // keep neighbouring shards' hot words on separate cache lines
 }
 
 func newContainer(s *Store, props ContainerProperties, pp pkPaths, now int64) *Container {
@@ -192,7 +200,7 @@ func newContainer(s *Store, props ContainerProperties, pp pkPaths, now int64) *C
 		c.shards[i].expiry = newExpiryIndex()
 		c.shards[i].no = uint8(i)
 	}
-	c.expiry.nextLSN = 1
+	c.mu.feed.nextLSN = 1
 	c.watchDue.Store(never)
 	c.setFeedPolicyLocked(props.ChangeFeedPolicy, now)
 	c.publishDueLocked()
@@ -259,8 +267,8 @@ func (c *Container) Read(ctx context.Context) (ContainerProperties, error) {
 	if err := c.check(ctx, "ReadContainer", ""); err != nil {
 		return ContainerProperties{}, err
 	}
-	c.expiry.mu.Lock()
-	defer c.expiry.mu.Unlock()
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	return cloneProps(c.props), nil
 }
 
@@ -368,30 +376,30 @@ func (c *Container) Stats() ContainerStats {
 		return ContainerStats{}
 	}
 	now := c.store.clock.now()
-	c.expiry.mu.Lock()
+	c.mu.Lock()
 	rule := c.rule
-	c.expiry.mu.Unlock()
+	c.mu.Unlock()
 	// Count the newly expired items shard by shard, letting go of each
 	// shard's index every few thousand; then, holding every index at once
-	// (and expiry.mu, which a batch holds across its shards), sum them:
+	// (and c.mu, which a batch holds across its shards), sum them:
 	// counts as of one instant.
 	for i := range c.shards {
 		sh := &c.shards[i]
-		sh.x.Lock()
+		sh.expiryMu.Lock()
 		for !sh.expiry.countExpired(&rule, now, statsCountStep) {
-			sh.x.Unlock()
-			sh.x.Lock()
+			sh.expiryMu.Unlock()
+			sh.expiryMu.Lock()
 		}
-		sh.x.Unlock()
+		sh.expiryMu.Unlock()
 	}
 	var st ContainerStats
-	c.expiry.mu.Lock()
+	c.mu.Lock()
 	c.addNumberedLocked() // so that the counts have every change the feed has
 	rule = c.rule         // the same, unless a settings change came meanwhile
 	oldest := int64(never)
 	for i := range c.shards {
 		sh := &c.shards[i]
-		sh.x.Lock()
+		sh.expiryMu.Lock()
 		sh.expiry.countExpired(&rule, now, math.MaxInt)
 		expired, expiredBytes := sh.expiry.expired()
 		st.Items += sh.expiry.items - expired
@@ -405,15 +413,15 @@ func (c *Container) Stats() ContainerStats {
 		}
 	}
 	for i := range c.shards {
-		c.shards[i].x.Unlock()
+		c.shards[i].expiryMu.Unlock()
 	}
 	if st.ExpiredPending > 0 {
 		st.PurgeLag = time.Duration(now - oldest)
 	}
-	if f := c.expiry.feed; f != nil {
+	if f := c.mu.feed.history; f != nil {
 		st.FeedChanges, st.FeedBytes = f.retained(), f.bytes
 	}
-	c.expiry.mu.Unlock()
+	c.mu.Unlock()
 	st.ExpiryEventsDropped = c.subs.dropped.Load()
 	st.Purged = c.purged.Load()
 	st.ReaperCharge = ru(c.reaperCharge.Load())

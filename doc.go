@@ -451,13 +451,17 @@
 // A Store and its Containers are safe for concurrent use by any number of
 // goroutines. A container's items are split into shards, each under its own
 // read-write lock: reads run in parallel with each other and with writes to
-// other shards. A container's expiry index and counts have a lock of their
-// own, taken briefly by every write. A transactional batch holds the write
-// locks of the shards its items are in, and a container-wide batch lock
-// that the scans of queries share, so a query sees all of a batch or none
-// of it: the scans of a container's queries and the application of its
-// batches wait for one another. Store.Close stops the reaper
-// and waits for it; afterwards every call fails with ErrClosed.
+// other shards. Each shard's expiry index and counts have a lock of their
+// own, taken briefly by every write. What the shards share (the change
+// feed, the expiry watch, the indexes beside the expiry index) has one lock
+// per container, which a write takes only while the container has some of
+// it, so that the feed, the watch and the indexes always agree. A
+// transactional batch holds the write locks of the shards its items are
+// in, and a container-wide batch lock that the scans of queries share, so
+// a query sees all of a batch or none of it: the scans of a container's
+// queries and the application of its batches wait for one another.
+// Store.Close stops the reaper and waits for it; afterwards every call
+// fails with ErrClosed.
 //
 // Item bodies are copied in and out: a caller that changes a slice it passed
 // or received never changes the store.

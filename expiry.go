@@ -22,7 +22,7 @@ import (
 // It also counts the items and bytes present (live or expired).
 //
 // Each shard of a container keeps its own index of its own items, guarded
-// by the shard's x lock (see the container's locking note), so that writers
+// by the shard's expiryMu (see the container's locking note), so that writers
 // to different shards never meet on it. Every tree of every shard orders
 // its entries the same way (lessEntry, whose write sequence numbers are
 // unique across the store), so the container's trees are the merge of its
@@ -36,9 +36,9 @@ type expiryIndex struct {
 
 	// numbered is a change that the shard's writer has numbered in the
 	// change feed, in memory, and not yet made in the index
-	// (numberLocked): set under expiry.mu by the writer, which holds the
+	// (numberLocked): set under c.mu by the writer, which holds the
 	// shard's lock, and made (addNumbered) under x, by the writer or by
-	// the expiry watch, which holds expiry.mu too. The zero value: none.
+	// the expiry watch, which holds c.mu too. The zero value: none.
 	numbered numberedChange
 }
 
@@ -236,14 +236,14 @@ func (c *Container) addSortedEntries(es *shardEntries, bytes func(shard int) int
 	both(n/2, n/2, func() { build(0) }, func() { build(1) })
 }
 
-// resetExpiryIndex empties every shard's index, under each shard's x lock
-// in turn. The caller holds expiry.mu, or is alone with the container.
+// resetExpiryIndex empties every shard's index, under each shard's expiryMu
+// in turn. The caller holds c.mu, or is alone with the container.
 func (c *Container) resetExpiryIndex() {
 	for i := range c.shards {
 		sh := &c.shards[i]
-		sh.x.Lock()
+		sh.expiryMu.Lock()
 		sh.expiry = newExpiryIndex()
-		sh.x.Unlock()
+		sh.expiryMu.Unlock()
 	}
 }
 
@@ -416,7 +416,7 @@ func (c *Container) entriesBetween(own bool, after, before expiryEntry, limit in
 
 // entriesPrefix is entriesBetween that may return fewer than limit entries
 // (at least one) while there are more: an exact prefix of them, which ends
-// at through. It reads each shard's tree under the shard's x lock in turn,
+// at through. It reads each shard's tree under the shard's expiryMu in turn,
 // taking a few entries from each (a run, in order), and merges the runs
 // (mergeExpired): a shard that had more than it gave ends the merge where
 // its run ends, since its next entry could come before the other runs'
@@ -444,7 +444,7 @@ func (c *Container) entriesPrefix(own bool, after, before expiryEntry, limit int
 		}
 		n := 0
 		var last expiryEntry
-		sh.x.Lock()
+		sh.expiryMu.Lock()
 		t.t.AscendGreaterOrEqual(after, func(e expiryEntry) bool {
 			k := mergeKey(e)
 			switch {
@@ -464,7 +464,7 @@ func (c *Container) entriesPrefix(own bool, after, before expiryEntry, limit int
 			last = e
 			return true
 		})
-		sh.x.Unlock()
+		sh.expiryMu.Unlock()
 		if cut[i] {
 			if k := mergeKey(last); !bounded || k.less(bound) {
 				bound, bounded = k, true
@@ -629,7 +629,7 @@ func (c *Container) firstAfter(own bool, after expiryEntry) (first expiryEntry, 
 		if own {
 			t = &sh.expiry.own
 		}
-		sh.x.Lock()
+		sh.expiryMu.Lock()
 		t.t.AscendGreaterOrEqual(after, func(e expiryEntry) bool {
 			if !lessEntry(after, e) {
 				return true
@@ -639,7 +639,7 @@ func (c *Container) firstAfter(own bool, after expiryEntry) (first expiryEntry, 
 			}
 			return false
 		})
-		sh.x.Unlock()
+		sh.expiryMu.Unlock()
 	}
 	return first, ok
 }
@@ -650,9 +650,9 @@ func (c *Container) nextExpiry(rule *expiryRule) int64 {
 	next := int64(never)
 	for i := range c.shards {
 		sh := &c.shards[i]
-		sh.x.Lock()
+		sh.expiryMu.Lock()
 		next = min(next, sh.expiry.next(rule))
-		sh.x.Unlock()
+		sh.expiryMu.Unlock()
 	}
 	return next
 }
@@ -663,9 +663,9 @@ func (c *Container) itemCount() int {
 	n := int64(0)
 	for i := range c.shards {
 		sh := &c.shards[i]
-		sh.x.Lock()
+		sh.expiryMu.Lock()
 		n += sh.expiry.items
-		sh.x.Unlock()
+		sh.expiryMu.Unlock()
 	}
 	return int(n)
 }

@@ -56,9 +56,9 @@ func TestStatsCountsEachExpiryOnce(t *testing.T) {
 	now := c.store.clock.now()
 	for i := range c.shards {
 		sh := &c.shards[i]
-		sh.x.Lock()
+		sh.expiryMu.Lock()
 		done := sh.expiry.countExpired(&c.rule, now, 0)
-		sh.x.Unlock()
+		sh.expiryMu.Unlock()
 		require.True(t, done, "a second count had entries left to visit in shard %d", i)
 	}
 	require.Equal(t, int64(10_000), c.Stats().ExpiredPending)

@@ -66,12 +66,12 @@ func (s *ExpirySubscription) Close() {
 	notify := len(c.subs.list) > 0
 	c.subs.mu.Unlock()
 	if !notify {
-		c.expiry.mu.Lock()
-		c.expiry.watch.notify = false
-		c.expiry.watch.found = nil
+		c.mu.Lock()
+		c.mu.watch.notify = false
+		c.mu.watch.found = nil
 		c.stopWatchLocked()
 		c.publishDueLocked()
-		c.expiry.mu.Unlock()
+		c.mu.Unlock()
 	}
 }
 
@@ -144,14 +144,14 @@ func (c *Container) SubscribeExpiries(o *ExpirySubscriptionOptions) (*ExpirySubs
 	c.subs.mu.Unlock()
 	now := c.store.clock.now()
 	c.lockAll() // the watch may start: see startWatchLocked
-	c.expiry.mu.Lock()
-	if !c.expiry.watch.notify {
+	c.mu.Lock()
+	if !c.mu.watch.notify {
 		c.findExpiriesLocked(now, false) // what expired before is not for s
 		c.startWatchLocked(now)
-		c.expiry.watch.notify = true
+		c.mu.watch.notify = true
 	}
 	c.publishDueLocked()
-	c.expiry.mu.Unlock()
+	c.mu.Unlock()
 	c.unlockAll()
 	c.store.startNotifier()
 	return s, nil
@@ -160,7 +160,7 @@ func (c *Container) SubscribeExpiries(o *ExpirySubscriptionOptions) (*ExpirySubs
 // publishDueLocked makes the watch's next due instant visible to the write
 // path, and to the notifier, which it wakes if it sleeps past it.
 func (c *Container) publishDueLocked() {
-	w := &c.expiry.watch
+	w := &c.mu.watch
 	due := int64(never)
 	if w.on {
 		due = w.due
@@ -275,14 +275,14 @@ func (n *notifier) run() {
 
 // deliverExpiries finds the container's expiries up to now and delivers
 // them, and what the write path found, to its subscribers, a chunk at a
-// time, letting go of the expiry lock to deliver each. It returns when the
+// time, letting go of c.mu to deliver each. It returns when the
 // next one is due.
 func (c *Container) deliverExpiries(now int64) (due int64) {
 	for {
-		c.expiry.mu.Lock()
-		w := &c.expiry.watch
+		c.mu.Lock()
+		w := &c.mu.watch
 		if !w.notify {
-			c.expiry.mu.Unlock()
+			c.mu.Unlock()
 			return never
 		}
 		_, done := c.findSomeExpiriesLocked(now, false, deliverChunk)
@@ -290,7 +290,7 @@ func (c *Container) deliverExpiries(now int64) (due int64) {
 		found := w.found
 		w.found = nil
 		due = w.due
-		c.expiry.mu.Unlock()
+		c.mu.Unlock()
 		c.deliver(found)
 		if done {
 			return due
@@ -299,7 +299,7 @@ func (c *Container) deliverExpiries(now int64) (due int64) {
 }
 
 // deliverChunk is how many expiries the notifier finds per hold of a
-// container's expiry lock.
+// container's mu.
 const deliverChunk = 1024
 
 // deliver sends found expiries to every subscriber, dropping (and

@@ -19,7 +19,7 @@ import (
 // expiry crossed first. Because the cutoffs never go back (expiry is final),
 // neither do the fronts.
 //
-// The container's expiry.mu guards it.
+// The container's mu guards it.
 type expiryWatch struct {
 	on      bool
 	notify  bool        // there are subscribers: keep what is found for them
@@ -62,11 +62,11 @@ type expiryNote struct {
 
 // startWatchLocked turns the watch on at now: what expired before now is
 // not reported (nobody was watching), what expires after is. The caller
-// holds expiry.mu and every shard lock (the container's writers must take
-// expiry.mu from now on: see the locking note), or is alone with the
+// holds c.mu and every shard lock (the container's writers must take
+// c.mu from now on: see the locking note), or is alone with the
 // container.
 func (c *Container) startWatchLocked(now int64) {
-	w := &c.expiry.watch
+	w := &c.mu.watch
 	if w.on {
 		return
 	}
@@ -79,8 +79,8 @@ func (c *Container) startWatchLocked(now int64) {
 
 // stopWatchLocked turns the watch off if nothing needs it any more.
 func (c *Container) stopWatchLocked() {
-	w := &c.expiry.watch
-	if c.expiry.feed == nil && !w.notify {
+	w := &c.mu.watch
+	if c.mu.feed.history == nil && !w.notify {
 		*w = expiryWatch{}
 		c.updateSharedLocked()
 	}
@@ -102,7 +102,7 @@ func (c *Container) findExpiriesLocked(now int64, force bool) int {
 // notifier finds a large backlog this way, a chunk at a time, delivering
 // each before it looks for the next.
 func (c *Container) findSomeExpiriesLocked(now int64, force bool, limit int) (n int, done bool) {
-	w := &c.expiry.watch
+	w := &c.mu.watch
 	if !w.on {
 		return 0, true
 	}
@@ -192,11 +192,11 @@ func loggedAt(at, now int64, last bool) int64 {
 // had found every expiry up to now (loggedAt): to the
 // change feed (and the log, which replays it, unless logged says that it
 // holds the expiry already: logPassedLocked) and, for subscribers, to
-// found. The caller holds expiry.mu.
+// found. The caller holds c.mu.
 func (c *Container) reportExpiryLocked(rec record, at, now int64, logged bool) {
-	w := &c.expiry.watch
+	w := &c.mu.watch
 	var lsn uint64
-	if f := c.expiry.feed; f != nil {
+	if f := c.mu.feed.history; f != nil {
 		lsn = f.add(changeExpire, at, rec, rec, c.hashOf(rec))
 		if l := c.store.wal; l != nil && !logged {
 			// A log that has failed keeps the expiry, and writes it
@@ -214,9 +214,9 @@ func (c *Container) reportExpiryLocked(rec record, at, now int64, logged bool) {
 // passedLocked reports whether the watch's front has passed rec's place in
 // the expiry index: an expiry there has been reported if rec was in the
 // index when the watch looked, and never will be otherwise. The caller
-// holds expiry.mu.
+// holds c.mu.
 func (c *Container) passedLocked(rec record) bool {
-	w := &c.expiry.watch
+	w := &c.mu.watch
 	e, own, ok := entryFor(rec)
 	front := w.inherit
 	if own {
@@ -233,19 +233,19 @@ func (c *Container) passedLocked(rec record) bool {
 // stamped no earlier than the watch's instant (as a retroactive expiry
 // is), so that the feed's expiries stay in order of their instants; logged
 // says that the log holds it already (logPassedLocked). The caller holds
-// expiry.mu.
+// c.mu.
 func (c *Container) reportPassedLocked(rec record, logged bool) {
-	w := &c.expiry.watch
+	w := &c.mu.watch
 	c.reportExpiryLocked(rec, c.passedAt(rec), w.at, logged)
 	if w.notify {
-		c.wakeNotifier(1) // does not block: safe under expiry.mu
+		c.wakeNotifier(1) // does not block: safe under c.mu
 	}
 }
 
 // passedAt is the instant reportPassedLocked stamps rec's expiry with.
-// The caller holds expiry.mu.
+// The caller holds c.mu.
 func (c *Container) passedAt(rec record) int64 {
-	return max(c.rule.expiresAt(rec.ttl(), rec.written()), c.expiry.watch.at)
+	return max(c.rule.expiresAt(rec.ttl(), rec.written()), c.mu.watch.at)
 }
 
 // logPassedLocked logs, right after a durable store has logged the changes
@@ -258,15 +258,15 @@ func (c *Container) passedAt(rec record) int64 {
 // changes before it looks), so the stamp and the report agree. An expiry
 // the log refuses (it has failed since the changes: addExpireAfter) is
 // not marked, and is logged when it is reported, as any other. The caller
-// holds expiry.mu.
+// holds c.mu.
 func (c *Container) logPassedLocked(p *pendingChange) {
-	if !c.expiry.watch.on {
+	if !c.mu.watch.on {
 		return
 	}
-	scan := c.expiry.watch.scan
+	scan := c.mu.watch.scan
 	for i := range p.ms {
 		if m := &p.ms[i]; m.rec != "" && m.now < scan && c.passedLocked(m.rec) {
-			m.passedLogged = c.store.wal.addExpireAfter(p.ticket, c.id, c.expiry.watch.at, c.passedAt(m.rec), m.rec)
+			m.passedLogged = c.store.wal.addExpireAfter(p.ticket, c.id, c.mu.watch.at, c.passedAt(m.rec), m.rec)
 		}
 	}
 }
@@ -309,7 +309,7 @@ func (c *Container) reportThroughLocked(rec record, now int64) (found int) {
 // (which no writer lets go of with its change numbered and not made),
 // and recovery is alone with the container.
 func (c *Container) nextUnreportedLocked() int64 {
-	w := &c.expiry.watch
+	w := &c.mu.watch
 	due := int64(never)
 	if e, ok := c.firstAfter(false, w.inherit); ok {
 		due = min(due, c.rule.inheritExpiry(e.at))
@@ -322,16 +322,16 @@ func (c *Container) nextUnreportedLocked() int64 {
 
 // addNumberedLocked makes in the expiry index the changes that writers
 // have numbered in the change feed and not made there yet (numberLocked),
-// each under its shard's x lock, so that what the watch (or Stats) reads
+// each under its shard's expiryMu, so that what the watch (or Stats) reads
 // next agrees with the feed: every version it has written in, every
-// version it has replaced or removed out. The caller holds expiry.mu.
+// version it has replaced or removed out. The caller holds c.mu.
 func (c *Container) addNumberedLocked() {
-	w := &c.expiry.watch
+	w := &c.mu.watch
 	for p := w.numbered; p != 0; p &= p - 1 {
 		sh := &c.shards[bits.TrailingZeros32(p)]
-		sh.x.Lock()
+		sh.expiryMu.Lock()
 		sh.expiry.addNumbered()
-		sh.x.Unlock()
+		sh.expiryMu.Unlock()
 	}
 	w.numbered = 0
 }
@@ -339,7 +339,7 @@ func (c *Container) addNumberedLocked() {
 // watchAddedLocked tells the watch that versions were written whose
 // earliest expiry is at: it may be the earliest not yet found.
 func (c *Container) watchAddedLocked(at int64) {
-	w := &c.expiry.watch
+	w := &c.mu.watch
 	if at < w.due {
 		w.due = max(at, w.at)
 	}

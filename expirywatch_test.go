@@ -214,7 +214,7 @@ func expiryFrameEnds(t *testing.T, dir string) []int64 {
 }
 
 // TestChangeFeedReadDuringSettings: a feed reader that looks while a
-// settings change waits for its log (a look takes the expiry lock, which
+// settings change waits for its log (a look takes c.mu, which
 // the change lets go of while it waits) finds the expiries due under the
 // old rule up to the change's instant only: the retroactive ones the
 // change brings about come first, and a version that expires after the

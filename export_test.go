@@ -152,9 +152,9 @@ type Candidate = expiredEntry
 // OldestExpired returns up to limit of c's items expired at now, oldest
 // expiry first, as the reaper chooses a batch.
 func OldestExpired(c *Container, now time.Time, limit int) []Candidate {
-	c.expiry.mu.Lock()
+	c.mu.Lock()
 	rule := c.rule
-	c.expiry.mu.Unlock()
+	c.mu.Unlock()
 	batch, _ := c.oldestExpired(&rule, now.UnixNano(), limit, nil)
 	return batch
 }
@@ -222,16 +222,16 @@ func SetUseIndexes(c *Container, on bool) (was bool) {
 
 // IndexCount returns how many secondary indexes c has made.
 func IndexCount(c *Container) int {
-	c.expiry.mu.Lock()
-	defer c.expiry.mu.Unlock()
-	return len(c.expiry.indexes)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.mu.indexes.secondary)
 }
 
 // CompositeCount returns how many composite indexes c has made.
 func CompositeCount(c *Container) int {
-	c.expiry.mu.Lock()
-	defer c.expiry.mu.Unlock()
-	return len(c.expiry.composites)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.mu.indexes.composite)
 }
 
 // SetAfterBuildShard sets a function that an index build of c's store
@@ -241,7 +241,7 @@ func SetAfterBuildShard(c *Container, fn func(shard int)) {
 }
 
 // SetCatchUpFew sets how few logged changes an index build of c's store
-// replays under the expiry lock, and returns the previous setting.
+// replays under c.mu, and returns the previous setting.
 func SetCatchUpFew(c *Container, n int) (was int) {
 	c.store.setTestHooks(func(h *testHooks) {
 		was = cmp.Or(h.catchUpFew, catchUpFew)
@@ -263,9 +263,9 @@ func KickCheckpoint(s *Store) { s.checkpointer.kick() }
 
 // VectorIndexCount returns how many vector indexes c has made.
 func VectorIndexCount(c *Container) int {
-	c.expiry.mu.Lock()
-	defer c.expiry.mu.Unlock()
-	return len(c.expiry.vectors)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.mu.indexes.vector)
 }
 
 // SetDiskRetry sets how often at most a durable store whose disk was full
@@ -287,15 +287,15 @@ func LogFailed(s *Store) bool {
 // and linked every vector of its graphs.
 func WaitVectorIndexes(c *Container) {
 	for {
-		c.expiry.mu.Lock()
+		c.mu.Lock()
 		busy := false
-		for k := range c.expiry.building {
+		for k := range c.mu.indexes.building {
 			busy = busy || strings.HasPrefix(k, "v:")
 		}
-		for _, vi := range c.expiry.vectors {
+		for _, vi := range c.mu.indexes.vector {
 			busy = busy || vi.graph != nil && vi.graph.Len() < vi.store.Len()
 		}
-		c.expiry.mu.Unlock()
+		c.mu.Unlock()
 		if !busy {
 			return
 		}
@@ -313,9 +313,9 @@ func SetAfterGraphSearch(c *Container, fn func(found int)) {
 // VectorIndexSlots returns the slots of c's vector indexes that hold
 // removed versions, and those that hold present items.
 func VectorIndexSlots(c *Container) (removed, present int) {
-	c.expiry.mu.Lock()
-	defer c.expiry.mu.Unlock()
-	for _, vi := range c.expiry.vectors {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, vi := range c.mu.indexes.vector {
 		removed += vi.store.Removed()
 		present += len(vi.slot)
 	}
@@ -324,9 +324,9 @@ func VectorIndexSlots(c *Container) (removed, present int) {
 
 // TextIndexCount returns how many full-text indexes c has made.
 func TextIndexCount(c *Container) int {
-	c.expiry.mu.Lock()
-	defer c.expiry.mu.Unlock()
-	return len(c.expiry.texts)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.mu.indexes.text)
 }
 
 // TextScores returns the BM25 score, by item id, that c's full-text index
@@ -334,15 +334,15 @@ func TextIndexCount(c *Container) int {
 // partitions), or nil if c has no such index made.
 func TextScores(c *Container, path []string, strs []string) map[string]float64 {
 	now := c.store.clock.now()
-	c.expiry.mu.Lock()
-	ti := c.expiry.texts[strings.Join(path, "/")]
-	c.expiry.mu.Unlock()
+	c.mu.Lock()
+	ti := c.mu.indexes.text[strings.Join(path, "/")]
+	c.mu.Unlock()
 	if ti == nil {
 		return nil
 	}
 	terms := searchTerms(strs, ti.ix.Lang())
-	c.expiry.mu.Lock()
-	defer c.expiry.mu.Unlock()
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	rule := c.rule
 	st := c.textStatsLocked(ti, terms, &rule, now)
 	idf, avg := fulltext.Weights(st.Docs, st.Terms, st.DF, len(terms))
@@ -395,9 +395,9 @@ type FeedVersion struct {
 // FeedVersions returns c's retained change feed entries, oldest first.
 func FeedVersions(c *Container) []FeedVersion {
 	var out []FeedVersion
-	c.expiry.mu.Lock()
-	defer c.expiry.mu.Unlock()
-	c.expiry.feed.scan(0, func(e *feedEntry) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.mu.feed.history.scan(0, func(e *feedEntry) bool {
 		out = append(out, FeedVersion{LSN: e.lsn, ID: e.rec.id(), Kind: int(e.kind), At: time.Unix(0, e.at),
 			Expires: time.Unix(0, c.rule.expiresAt(e.rec.ttl(), e.rec.written()))})
 		return true
@@ -407,7 +407,7 @@ func FeedVersions(c *Container) []FeedVersion {
 
 // FeedNext returns the lsn c's change feed gives its next change.
 func FeedNext(c *Container) uint64 {
-	c.expiry.mu.Lock()
-	defer c.expiry.mu.Unlock()
-	return c.expiry.feed.next
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.mu.feed.history.next
 }

@@ -12,7 +12,7 @@ import (
 // changeFeed is the bounded history of a container's changes that its
 // change feed is read from: every create, replace, delete and expiry, each
 // with its log sequence number (lsn: 1, 2, 3, ... in commit order, with no
-// gaps), oldest first. It lives under the container's expiry.mu, where
+// gaps), oldest first. It lives under the container's mu, where
 // applyItems appends the changes it makes and the expiry watch appends the
 // expiries it finds, so its order is the order in which the container's
 // state changed. When it holds more than its policy allows it forgets its
@@ -339,7 +339,7 @@ type latestSlot struct {
 }
 
 // touch reads the slot where the item of hash h most likely is, without
-// the expiry lock the table is under: a writer about to take the lock
+// the container's mu, which the table is under: a writer about to take it
 // reads it first, so that the cache miss of the cold slot (the table is
 // as large as the feed's items) is not taken while it holds the lock. It
 // changes nothing.

@@ -244,9 +244,9 @@ func reopenFeedStore(t *testing.T, s *Store, o *Options, want []string) (*Store,
 // feedEntries lists c's retained changes: lsn, id, kind and prev.
 func feedEntries(c *Container) []string {
 	var out []string
-	c.expiry.mu.Lock()
-	defer c.expiry.mu.Unlock()
-	c.expiry.feed.scan(0, func(e *feedEntry) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.mu.feed.history.scan(0, func(e *feedEntry) bool {
 		out = append(out, feedLine(e.lsn, e.rec.id(), e.kind, e.prev))
 		return true
 	})
@@ -374,7 +374,7 @@ func TestChangeFeedExpiryBeforeNumbering(t *testing.T) {
 
 // TestChangeFeedExpiryOfPendingVersion: in memory, a write's new version
 // joins the expiry index after the write is numbered in the feed, outside
-// expiry.mu (numberLocked). If a feed reader brings the feed up to date
+// c.mu (numberLocked). If a feed reader brings the feed up to date
 // between the two, the expiry watch still sees the version: past its
 // expiry, it reports it, after its write (to the feed and to
 // subscribers); before it, it is due when the version expires, so that
@@ -466,9 +466,9 @@ func TestChangeFeedChangeAheadOfWatch(t *testing.T) {
 					// The watch finds one expiry (a's) of those up to 3 s:
 					// it has begun to look past r's, and not reached it.
 					clock.Advance(1100 * time.Millisecond)
-					c.expiry.mu.Lock()
+					c.mu.Lock()
 					n, done := c.findSomeExpiriesLocked(c.store.clock.now(), true, 1)
-					c.expiry.mu.Unlock()
+					c.mu.Unlock()
 					require.Equal(t, 1, n)
 					require.False(t, done)
 				}
@@ -577,18 +577,18 @@ func TestChangeFeedDurableSkippedLook(t *testing.T) {
 			// by the catch-up; then v logged and queued.
 			<-h.Entered()
 			require.Eventually(t, func() bool {
-				c.expiry.mu.Lock()
-				defer c.expiry.mu.Unlock()
-				return len(c.expiry.pending) == 1
+				c.mu.Lock()
+				defer c.mu.Unlock()
+				return len(c.mu.feed.pending) == 1
 			}, 10*time.Second, time.Millisecond)
 			go func() {
 				_, err := c.UpsertItem(ctx, pk, fmt.Appendf(nil, `{"id":%q}`, wid), nil)
 				w <- err
 			}()
 			require.Eventually(t, func() bool { // w logged and queued behind v
-				c.expiry.mu.Lock()
-				defer c.expiry.mu.Unlock()
-				return len(c.expiry.pending) == 2
+				c.mu.Lock()
+				defer c.mu.Unlock()
+				return len(c.mu.feed.pending) == 2
 			}, 10*time.Second, time.Millisecond)
 			if !late {
 				catchUpAfter(t, c, clock, 5*time.Second) // nothing is due

@@ -125,7 +125,7 @@ func (r *replayer) finish(dir string) error {
 				return dupError(dir, c, dup)
 			}
 		}
-		if c.expiry.feed != nil {
+		if c.mu.feed.history != nil {
 			r.findExpiries(c, &es, set)
 		}
 		ci, co := cutoffs(&c.rule, r.now)
@@ -134,14 +134,14 @@ func (r *replayer) finish(dir string) error {
 			es[i][1] = r.dropExpired(c, set, i, es[i][1], co)
 		}
 		items := tableItems(c)
-		c.expiry.mu.Lock()
+		c.mu.Lock()
 		c.resetExpiryIndex()
 		c.addSortedEntries(&es, set.bytes)
-		if c.expiry.watch.on {
-			c.expiry.watch.due = c.nextUnreportedLocked()
+		if c.mu.watch.on {
+			c.mu.watch.due = c.nextUnreportedLocked()
 			c.publishDueLocked()
 		}
-		c.expiry.mu.Unlock()
+		c.mu.Unlock()
 		s.recovery.Items += items
 		r.items = append(r.items, manifest.ItemCount{ID: c.id, Created: c.created, N: int(items)})
 	}

@@ -17,8 +17,8 @@ import (
 // indexed (by default every path, as in Cosmos DB); an index of a path is
 // made from the container's items the second time a query filters on the
 // path (the first scans), or the first time one orders by it, and kept up
-// to date by every change after (applyItems, under the expiry
-// lock), so a container pays, in memory and on writes, only for the paths
+// to date by every change after (applyItems, under
+// c.mu), so a container pays, in memory and on writes, only for the paths
 // its queries filter on or order by. An index maps the value at its path
 // to the records that hold it, expired or not: scalar values (null, a
 // boolean, a number or a string) in full, and undefined, arrays and objects
@@ -43,8 +43,10 @@ import (
 const maxIndexes = 16
 
 // indexCountLocked returns how many indexes the container has made. The
-// caller holds the expiry lock.
-func (c *Container) indexCountLocked() int { return len(c.expiry.indexes) + len(c.expiry.composites) }
+// caller holds c.mu.
+func (c *Container) indexCountLocked() int {
+	return len(c.mu.indexes.secondary) + len(c.mu.indexes.composite)
+}
 
 // pathIndex is the index of one path.
 type pathIndex struct {
@@ -52,7 +54,7 @@ type pathIndex struct {
 	path []string
 	t    *btree.BTreeG[indexEntry]
 	// gone counts the changes that replaced or removed an item (a
-	// write, delete or purge of a stored version), under the expiry lock,
+	// write, delete or purge of a stored version), under c.mu,
 	// as every change of the container's items is made in its indexes:
 	// while it stays the same, a listed record is its item's current
 	// version (indexGuard).
@@ -154,9 +156,9 @@ func (idx *pathIndex) change(old, rec record) {
 	}
 }
 
-// update makes the indexes follow one item change. The caller holds the
-// expiry lock.
-func (ix indexes) update(old, rec record) {
+// itemChanged makes the indexes follow one item change. The caller holds
+// the container's mu.
+func (ix indexes) itemChanged(old, rec record) {
 	for _, idx := range ix {
 		idx.change(old, rec)
 	}
@@ -308,11 +310,11 @@ const maxWanted = 64
 // and no other lock.
 func (c *Container) indexFor(path []string, eager bool) (idx *pathIndex, indexed bool) {
 	key := indexSpec(path)
-	c.expiry.mu.Lock()
-	idx = c.expiry.indexes[key]
+	c.mu.Lock()
+	idx = c.mu.indexes.secondary[key]
 	policy, n := c.props.IndexingPolicy, c.indexCountLocked()
-	asked := eager || c.expiry.wanted[key]
-	c.expiry.mu.Unlock()
+	asked := eager || c.mu.indexes.wanted[key]
+	c.mu.Unlock()
 	if idx != nil {
 		return idx, true
 	}
@@ -320,12 +322,12 @@ func (c *Container) indexFor(path []string, eager bool) (idx *pathIndex, indexed
 		return nil, false
 	}
 	if !asked {
-		c.expiry.mu.Lock()
-		if c.expiry.wanted == nil || len(c.expiry.wanted) >= maxWanted {
-			c.expiry.wanted = map[string]bool{}
+		c.mu.Lock()
+		if c.mu.indexes.wanted == nil || len(c.mu.indexes.wanted) >= maxWanted {
+			c.mu.indexes.wanted = map[string]bool{}
 		}
-		c.expiry.wanted[key] = true
-		c.expiry.mu.Unlock()
+		c.mu.indexes.wanted[key] = true
+		c.mu.Unlock()
 		return nil, true
 	}
 	idx = c.buildIndex(key, path)
@@ -335,21 +337,21 @@ func (c *Container) indexFor(path []string, eager bool) (idx *pathIndex, indexed
 // madeIndex returns the index of path if it has been made, and nil
 // otherwise (without asking for it, as indexFor does).
 func (c *Container) madeIndex(path []string) *pathIndex {
-	c.expiry.mu.Lock()
-	defer c.expiry.mu.Unlock()
-	return c.expiry.indexes[indexSpec(path)]
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.mu.indexes.secondary[indexSpec(path)]
 }
 
 // rangeOf appends to recs each record idx holds for r, in the index's
-// order, its position not read (the expiry lock is held for no more than
+// order, its position not read (c.mu is held for no more than
 // the walk: the callers decide liveness after, from the records' headers,
 // by rule, the expiry rule of the same instant); found is false if a
 // policy change has dropped the index meanwhile. The caller holds
 // c.batchMu for reading and no other lock.
 func (c *Container) rangeOf(idx *pathIndex, r query.IndexRange, recs []posRec) (_ []posRec, rule expiryRule, g indexGuard, found bool) {
-	c.expiry.mu.Lock()
-	defer c.expiry.mu.Unlock()
-	if c.expiry.indexes[idx.key] != idx {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.mu.indexes.secondary[idx.key] != idx {
 		return recs, rule, g, false // dropped meanwhile by a policy change
 	}
 	rule, g = c.rule, indexGuard{idx.key, idx.gen, idx.gone}
@@ -403,9 +405,9 @@ func (c *Container) unchanged(g indexGuard) (rule expiryRule, ok bool) {
 	if g.gen == 0 {
 		return rule, false
 	}
-	c.expiry.mu.Lock()
-	defer c.expiry.mu.Unlock()
-	idx := c.expiry.indexes[g.key]
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	idx := c.mu.indexes.secondary[g.key]
 	return c.rule, idx != nil && idx.gen == g.gen && idx.gone == g.gone
 }
 
@@ -417,7 +419,7 @@ func (c *Container) unchanged(g indexGuard) (rule expiryRule, ok bool) {
 func (c *Container) buildIndex(key string, path []string) *pathIndex {
 	may := func() bool { return indexable(c.props.IndexingPolicy, path) && c.indexCountLocked() < maxIndexes }
 	return buildOnce(c, "p:"+key, indexRecipe[*pathIndex]{
-		made: func() *pathIndex { return c.expiry.indexes[key] },
+		made: func() *pathIndex { return c.mu.indexes.secondary[key] },
 		may:  may,
 		make: func(b *indexBuild, n int) *pathIndex {
 			idx := &pathIndex{key: key, path: path, t: btree.NewG(btreeDegree, lessIndexEntry), gen: indexGens.Add(1)}
@@ -428,10 +430,10 @@ func (c *Container) buildIndex(key string, path []string) *pathIndex {
 			if !may() {
 				return false
 			}
-			if c.expiry.indexes == nil {
-				c.expiry.indexes = indexes{}
+			if c.mu.indexes.secondary == nil {
+				c.mu.indexes.secondary = indexes{}
 			}
-			c.expiry.indexes[key] = idx
+			c.mu.indexes.secondary[key] = idx
 			return true
 		},
 	})
@@ -450,9 +452,9 @@ func (c *Container) buildIndex(key string, path []string) *pathIndex {
 // current is false, and nothing else is returned, if a policy change has
 // dropped the index meanwhile. The caller holds c.batchMu for reading.
 func (c *Container) ordered(idx *pathIndex, desc bool, want int, bound *query.IndexRange, from *query.IndexKey) (recs []record, last query.IndexKey, exhausted bool, rule expiryRule, current bool) {
-	c.expiry.mu.Lock()
-	defer c.expiry.mu.Unlock()
-	if c.expiry.indexes[idx.key] != idx {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.mu.indexes.secondary[idx.key] != idx {
 		return nil, last, false, rule, false
 	}
 	rule = c.rule
@@ -492,19 +494,19 @@ func (c *Container) ordered(idx *pathIndex, desc bool, want int, bound *query.In
 }
 
 // dropIndexes forgets the indexes the policy no longer allows. The caller
-// holds the expiry lock.
+// holds c.mu.
 func (c *Container) dropIndexesLocked(ip *IndexingPolicy) {
-	for k, idx := range c.expiry.indexes {
+	for k, idx := range c.mu.indexes.secondary {
 		if !indexable(ip, idx.path) {
-			delete(c.expiry.indexes, k)
+			delete(c.mu.indexes.secondary, k)
 		}
 	}
-	for k := range c.expiry.composites {
+	for k := range c.mu.indexes.composite {
 		if !compositeDeclared(ip, k) {
-			delete(c.expiry.composites, k)
+			delete(c.mu.indexes.composite, k)
 		}
 	}
-	c.expiry.building = nil // cancelled: a build checks the policy again when it starts
+	c.mu.indexes.building = nil // cancelled: a build checks the policy again when it starts
 }
 
 // liveCandidates returns the records the index of r's path finds for r

@@ -116,9 +116,9 @@ func TestVectorIndexSlashInName(t *testing.T) {
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		require.NotEqual(t, `"y"`, top(nested))
-		c.expiry.mu.Lock()
-		built := c.expiry.vectors["s/v"] != nil
-		c.expiry.mu.Unlock()
+		c.mu.Lock()
+		built := c.mu.indexes.vector["s/v"] != nil
+		c.mu.Unlock()
 		if built {
 			break
 		}

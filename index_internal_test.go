@@ -66,7 +66,7 @@ func checkPathIndexes(t *testing.T, c *Container, where string) {
 			return true
 		})
 	}
-	for key, idx := range c.expiry.indexes {
+	for key, idx := range c.mu.indexes.secondary {
 		n := 0
 		var prev *indexEntry
 		idx.t.Ascend(func(e indexEntry) bool {
@@ -156,8 +156,8 @@ func TestIndexEntriesFollowItems(t *testing.T) {
 	ids(`SELECT * FROM c WHERE c.g = 1`) // the first filter scans,
 	ids(`SELECT * FROM c WHERE c.g = 1`) // the second makes the index, writes going on
 	hooksOf(c).afterBuildShard = nil
-	if len(c.expiry.indexes) != 1 {
-		t.Fatalf("%d indexes made, want 1", len(c.expiry.indexes))
+	if len(c.mu.indexes.secondary) != 1 {
+		t.Fatalf("%d indexes made, want 1", len(c.mu.indexes.secondary))
 	}
 	for step := range 30 {
 		checkPathIndexes(t, c, fmt.Sprint("step ", step))

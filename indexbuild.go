@@ -6,14 +6,14 @@ import (
 	"github.com/google/btree"
 )
 
-// Making an index while writes go on. A build registers itself, under the
-// expiry lock, before it reads any item; from then on applyItems appends
+// Making an index while writes go on. A build registers itself, under
+// c.mu, before it reads any item; from then on applyItems appends
 // every item change to the build's log as well. The build reads the items
 // shard by shard, each under that shard's read lock alone, so a write waits
 // at most for the reading of one shard. It then sorts the entries and makes
 // the tree with no lock held. It replays the logged changes into the tree,
 // in order, with no lock held either, round after round while a round has
-// many, and at last, under the expiry lock, replays the few left and
+// many, and at last, under c.mu, replays the few left and
 // publishes the index.
 //
 // Why that is exact: a write holds its shard's write lock through both its
@@ -34,29 +34,29 @@ type indexBuild struct{ changes []itemChange }
 // startBuild registers a build of the index named key ("p:" and a path,
 // or "c:" and a composite spec), and returns it with the number of items
 // the container holds, or nil if a build of the same index is already
-// under way. The caller holds the expiry lock.
+// under way. The caller holds c.mu.
 func (c *Container) startBuildLocked(key string) (*indexBuild, int) {
-	if c.expiry.building[key] != nil {
+	if c.mu.indexes.building[key] != nil {
 		return nil, 0
 	}
-	if c.expiry.building == nil {
-		c.expiry.building = map[string]*indexBuild{}
+	if c.mu.indexes.building == nil {
+		c.mu.indexes.building = map[string]*indexBuild{}
 	}
 	b := &indexBuild{}
-	c.expiry.building[key] = b
+	c.mu.indexes.building[key] = b
 	c.shared.Store(true) // before the build's scan: see the locking note
 	return b, c.itemCount()
 }
 
 // indexRecipe is what buildOnce needs to know of one kind of index. Each
-// of its functions but make is called with the expiry lock held.
+// of its functions but make is called with c.mu held.
 type indexRecipe[I comparable] struct {
 	made func() I    // the index if the container has it already (the zero I if not)
 	may  func() bool // whether the container may make it now (its policy, its count of indexes)
 	// make makes the index of build b (n: about how many items there
 	// are) from the container's items and replays the changes logged
 	// meanwhile (fill, or scanForBuild and catchUp); it returns holding
-	// the expiry lock.
+	// c.mu.
 	make func(b *indexBuild, n int) I
 	// keep records the index made in the container, if the policy still
 	// allows it, and reports whether it did.
@@ -71,22 +71,22 @@ type indexRecipe[I comparable] struct {
 // path's or a composite index, c.batchMu for reading.
 func buildOnce[I comparable](c *Container, key string, r indexRecipe[I]) I {
 	var none I
-	c.expiry.mu.Lock()
+	c.mu.Lock()
 	if ix := r.made(); ix != none {
-		c.expiry.mu.Unlock()
+		c.mu.Unlock()
 		return ix // made meanwhile
 	}
 	if !r.may() {
-		c.expiry.mu.Unlock()
+		c.mu.Unlock()
 		return none
 	}
 	b, n := c.startBuildLocked(key)
-	c.expiry.mu.Unlock()
+	c.mu.Unlock()
 	if b == nil {
 		return none
 	}
 	ix := r.make(b, n)
-	defer c.expiry.mu.Unlock()
+	defer c.mu.Unlock()
 	if !c.finishBuildLocked(key, b) || !r.keep(ix) {
 		return none
 	}
@@ -97,7 +97,7 @@ func buildOnce[I comparable](c *Container, key string, r indexRecipe[I]) I {
 // compare: their order; n: about how many items there are) from the
 // container's items, inserts them into t sorted, last first, and replays
 // the changes logged meanwhile (change: one change made to the index). It
-// returns holding the expiry lock.
+// returns holding c.mu.
 //
 // Last first, each entry goes to the front of the first leaf, and a leaf
 // that fills splits into itself and a new node of its upper half, made to
@@ -135,20 +135,20 @@ func (c *Container) scanForBuild(fn func(record)) {
 
 // finishBuildLocked ends build b of the index named key: it reports
 // whether b is still the container's build of it (a policy change or a
-// drop cancels every build) and forgets it. The caller holds the expiry
-// lock, and has replayed every change logged for b (catchUp).
+// drop cancels every build) and forgets it. The caller holds
+// c.mu, and has replayed every change logged for b (catchUp).
 func (c *Container) finishBuildLocked(key string, b *indexBuild) (ok bool) {
-	if c.expiry.building[key] != b {
+	if c.mu.indexes.building[key] != b {
 		return false
 	}
-	delete(c.expiry.building, key)
+	delete(c.mu.indexes.building, key)
 	return true
 }
 
 // logForBuildsLocked appends an item change to every build under way. The
-// caller holds the expiry lock.
+// caller holds c.mu.
 func (c *Container) logForBuildsLocked(old, rec record) {
-	for _, b := range c.expiry.building {
+	for _, b := range c.mu.indexes.building {
 		b.changes = append(b.changes, itemChange{old, rec})
 	}
 }
@@ -162,16 +162,16 @@ const (
 )
 
 // catchUp replays the changes logged for b into the index being made, by
-// apply: round after round with the expiry lock let go while a round finds
-// more than a few, then the rest with it held. It returns holding the
-// expiry lock, every change made so far replayed.
+// apply: round after round with c.mu let go while a round finds
+// more than a few, then the rest with it held. It returns holding
+// c.mu, every change made so far replayed.
 func (c *Container) catchUp(b *indexBuild, apply func(old, rec record)) {
 	few := catchUpFew
 	if h := c.store.testHooks(); h != nil && h.catchUpFew > 0 {
 		few = h.catchUpFew
 	}
 	for round := 0; ; round++ {
-		c.expiry.mu.Lock()
+		c.mu.Lock()
 		changes := b.changes
 		b.changes = nil
 		if len(changes) <= few || round == catchUpRounds {
@@ -180,7 +180,7 @@ func (c *Container) catchUp(b *indexBuild, apply func(old, rec record)) {
 			}
 			return
 		}
-		c.expiry.mu.Unlock()
+		c.mu.Unlock()
 		for _, ch := range changes {
 			apply(ch.old, ch.rec)
 		}

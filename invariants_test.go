@@ -93,22 +93,22 @@ func checkInvariants(t testing.TB, c *Container, where string) {
 	}
 }
 
-// freeze holds every shard's lock for reading, then the expiry lock, then
+// freeze holds every shard's lock for reading, then c.mu, then
 // every shard's expiry index lock, so that no change is made until the
 // function it returns is called.
 func (c *Container) freeze() (thaw func()) {
 	for i := range c.shards {
 		c.shards[i].mu.RLock()
 	}
-	c.expiry.mu.Lock()
+	c.mu.Lock()
 	for i := range c.shards {
-		c.shards[i].x.Lock()
+		c.shards[i].expiryMu.Lock()
 	}
 	return func() {
 		for i := range c.shards {
-			c.shards[i].x.Unlock()
+			c.shards[i].expiryMu.Unlock()
 		}
-		c.expiry.mu.Unlock()
+		c.mu.Unlock()
 		for i := range c.shards {
 			c.shards[i].mu.RUnlock()
 		}

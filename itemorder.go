@@ -25,8 +25,8 @@ type positionIndex struct{ t *btree.BTreeG[record] }
 
 func lessPosition(a, b record) bool { return a.pos() < b.pos() }
 
-// change makes px follow one item change; a nil px ignores it.
-func (px *positionIndex) change(old, rec record) {
+// itemChanged makes px follow one item change; a nil px ignores it.
+func (px *positionIndex) itemChanged(old, rec record) {
 	if px == nil {
 		return
 	}
@@ -51,15 +51,15 @@ func positionPivot(pos uint64) record {
 // container lock.
 func (c *Container) positionIndex() *positionIndex {
 	return buildOnce(c, "o:", indexRecipe[*positionIndex]{
-		made: func() *positionIndex { return c.expiry.positions },
+		made: func() *positionIndex { return c.mu.indexes.position },
 		may:  func() bool { return true },
 		make: func(b *indexBuild, n int) *positionIndex {
 			px := &positionIndex{t: btree.NewG(btreeDegree, lessPosition)}
-			fill(c, b, n, px.t, func(r record) record { return r }, func(a, b record) int { return cmp.Compare(a.pos(), b.pos()) }, px.change)
+			fill(c, b, n, px.t, func(r record) record { return r }, func(a, b record) int { return cmp.Compare(a.pos(), b.pos()) }, px.itemChanged)
 			return px
 		},
 		keep: func(px *positionIndex) bool {
-			c.expiry.positions = px
+			c.mu.indexes.position = px
 			return true
 		},
 	})
@@ -80,9 +80,9 @@ func (c *Container) walkPositions(px *positionIndex, from uint64, n int, pk Part
 	c.batchMu.RLock()
 	defer c.batchMu.RUnlock()
 	batches = c.batches.Load()
-	c.expiry.mu.Lock()
-	defer c.expiry.mu.Unlock()
-	if c.expiry.positions != px {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.mu.indexes.position != px {
 		return nil, from, true, batches // dropped with its container
 	}
 	rule := c.rule

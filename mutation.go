@@ -93,9 +93,9 @@ func (c *Container) apply(m *mutation) (next int64, err error) {
 				err = w.wait(ticket)
 			}
 			if err != nil {
-				c.expiry.mu.Lock()
-				c.expiry.watch.hold = 0
-				c.expiry.mu.Unlock()
+				c.mu.Lock()
+				c.mu.watch.hold = 0
+				c.mu.Unlock()
 				c.wakeNotifier(found)
 				return never, err
 			}
@@ -120,11 +120,11 @@ func (c *Container) apply(m *mutation) (next int64, err error) {
 // as found up to its own instant, and a restart after it would skip them.
 // It returns how many it found, for the notifier.
 func (c *Container) findBeforeSettings(now int64) int {
-	c.expiry.mu.Lock()
-	defer c.expiry.mu.Unlock()
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	found := c.findExpiriesLocked(now, true)
-	if c.expiry.watch.on {
-		c.expiry.watch.hold = now
+	if c.mu.watch.on {
+		c.mu.watch.hold = now
 	}
 	return found
 }
@@ -134,8 +134,8 @@ func (c *Container) findBeforeSettings(now int64) int {
 // rule brings about at once (a shorter default TTL expires items
 // retroactively), which happen now.
 func (c *Container) applySettings(m *mutation, found int) (next int64) {
-	c.expiry.mu.Lock()
-	c.expiry.watch.hold = 0
+	c.mu.Lock()
+	c.mu.watch.hold = 0
 	if m.props.DefaultTimeToLive != c.rule.def {
 		c.rule = c.rule.changed(m.props.DefaultTimeToLive, m.now)
 	}
@@ -149,10 +149,10 @@ func (c *Container) applySettings(m *mutation, found int) (next int64) {
 	c.updateSharedLocked()
 	c.settingsSeq = m.seq
 	replaceBudget(&c.own, m.props.Throughput, m.props.AutoscaleMaxThroughput, m.now)
-	c.expiry.watch.due = c.nextUnreportedLocked()
+	c.mu.watch.due = c.nextUnreportedLocked()
 	c.publishDueLocked()
 	next = c.nextExpiry(&c.rule)
-	c.expiry.mu.Unlock()
+	c.mu.Unlock()
 	c.wakeNotifier(found)
 	return next
 }
@@ -160,17 +160,15 @@ func (c *Container) applySettings(m *mutation, found int) (next int64) {
 // drop empties a deleted container.
 func (c *Container) drop() {
 	c.deleted.Store(true)
-	c.expiry.mu.Lock()
+	c.mu.Lock()
 	c.resetExpiryIndex()
-	c.expiry.feed = nil
+	c.mu.feed.history = nil
 	c.stopVectorsLocked()
-	c.expiry.indexes, c.expiry.composites, c.expiry.vectors, c.expiry.wanted, c.expiry.building = nil, nil, nil, nil, nil
-	c.expiry.texts = nil
-	c.expiry.positions = nil
-	c.expiry.watch = expiryWatch{}
+	c.mu.indexes = indexSet{}
+	c.mu.watch = expiryWatch{}
 	c.updateSharedLocked()
 	c.publishDueLocked()
-	c.expiry.mu.Unlock()
+	c.mu.Unlock()
 	for i := range c.shards {
 		c.shards[i].items = idTable{}
 	}
@@ -194,10 +192,10 @@ func (c *Container) applyBatch(ms []mutation, seq uint64) (next int64, err error
 // then its highest write sequence number): each record replaces its
 // old version in its shard's id table (or the old one goes), and the
 // shard's expiry index follows. A plain container's single change takes no
-// container-wide lock: its shard's index alone changes, under the shard's x
-// lock. A batch's changes, and every change to a container with shared
+// container-wide lock: its shard's index alone changes, under the shard's
+// expiryMu. A batch's changes, and every change to a container with shared
 // structures (a change feed, an expiry watch, indexes), are indexed under
-// one hold of expiry.mu, so that Stats sees all of a batch or none of it,
+// one hold of c.mu, so that Stats sees all of a batch or none of it,
 // and what reads the expiry index with the container's other indexes sees
 // them agree; but a single change to an in-memory container with a change
 // feed and no other index changes its expiry index after the lock
@@ -213,9 +211,9 @@ func (c *Container) applyBatch(ms []mutation, seq uint64) (next int64, err error
 // held meanwhile, so no other write decides on the item's old state and no
 // reader of its shard sees the new one early; writers to other shards
 // share the wait (group commit). A container with a change feed logs its
-// changes under the expiry lock, so that the log holds them in the feed's
+// changes under c.mu, so that the log holds them in the feed's
 // order, but does not hold that lock while it waits: the change joins the
-// container's queue of pending changes (expiry.pending), which whoever
+// container's queue of pending changes (mu.feed.pending), which whoever
 // next holds the lock applies, in log order, as far as the log is
 // durable. A change the log fails to keep is never made.
 func (c *Container) applyItems(ms []mutation, batch bool, batchSeq uint64) (next int64, err error) {
@@ -223,7 +221,7 @@ func (c *Container) applyItems(ms []mutation, batch bool, batchSeq uint64) (next
 	// Purges remove what readers no longer see (expired items): they are
 	// made once logged, without waiting.
 	wait := w != nil && !purgesOnly(ms)
-	feed := c.expiry.feed // set only under every shard lock: the caller holds one
+	feed := c.mu.feed.history // set only under every shard lock: the caller holds one
 	var hooks *testHooks
 	if feed != nil {
 		if hooks = c.store.testHooks(); hooks != nil && hooks.beforeFeedChange != nil {
@@ -252,23 +250,23 @@ func (c *Container) applyItems(ms []mutation, batch bool, batchSeq uint64) (next
 		return c.indexShared(ms), nil
 	}
 	if w == nil && !batch {
-		// In memory, a change to a container with a feed takes expiry.mu
+		// In memory, a change to a container with a feed takes c.mu
 		// only to number it and show it to the watch: the id tables, which
 		// the caller's shard locks hide until the feed has the change, are
 		// changed before; the expiry index after, in one hold of its
 		// shard's lock, as numberLocked says, or, where it cannot, under
-		// expiry.mu (indexItemsLocked).
+		// c.mu (indexItemsLocked).
 		c.putItems(ms)
 		if hooks != nil && hooks.afterFeedPut != nil {
 			hooks.afterFeedPut()
 		}
-		c.expiry.mu.Lock()
+		c.mu.Lock()
 		found := c.reportReplacedLocked(ms)
 		numbered := c.numberLocked(ms)
 		if !numbered {
 			next = c.indexItemsLocked(ms)
 		}
-		c.expiry.mu.Unlock()
+		c.mu.Unlock()
 		c.wakeNotifier(found)
 		if numbered {
 			if hooks != nil && hooks.afterFeedNumber != nil {
@@ -278,27 +276,27 @@ func (c *Container) applyItems(ms []mutation, batch bool, batchSeq uint64) (next
 		}
 		return next, nil
 	}
-	c.expiry.mu.Lock()
+	c.mu.Lock()
 	found := c.reportReplacedLocked(ms)
 	if !wait {
 		if w != nil {
 			if _, err := c.logItems(w, ms, batch, batchSeq); err != nil {
 				c.publishDueLocked()
-				c.expiry.mu.Unlock()
+				c.mu.Unlock()
 				c.wakeNotifier(found)
 				return never, err
 			}
 		}
 		c.putItems(ms)
 		next = c.indexItemsLocked(ms)
-		c.expiry.mu.Unlock()
+		c.mu.Unlock()
 		c.wakeNotifier(found)
 		return next, nil
 	}
 	ticket, err := c.logItems(w, ms, batch, batchSeq)
 	if err != nil {
 		c.publishDueLocked()
-		c.expiry.mu.Unlock()
+		c.mu.Unlock()
 		c.wakeNotifier(found)
 		return never, err
 	}
@@ -307,16 +305,16 @@ func (c *Container) applyItems(ms []mutation, batch bool, batchSeq uint64) (next
 	}
 	p := c.newPendingChangeLocked(ticket, ms)
 	c.logPassedLocked(p)
-	c.expiry.pending = append(c.expiry.pending, p)
-	c.expiry.mu.Unlock()
+	c.mu.feed.pending = append(c.mu.feed.pending, p)
+	c.mu.Unlock()
 	werr := w.wait(ticket)
-	c.expiry.mu.Lock()
+	c.mu.Lock()
 	c.applyPendingLocked()
 	made, next := p.made, p.next
 	if p.done {
 		c.freePendingChangeLocked(p)
 	}
-	c.expiry.mu.Unlock()
+	c.mu.Unlock()
 	c.wakeNotifier(found)
 	if !made {
 		if werr == nil {
@@ -330,7 +328,7 @@ func (c *Container) applyItems(ms []mutation, batch bool, batchSeq uint64) (next
 // recauseReportedLocked makes each change whose old version the expiry
 // watch has looked past since the change was decided (under its shard's
 // lock, at an instant before the expiry, from another goroutine that held
-// expiry.mu meanwhile) the change the item's state now calls for: a
+// c.mu meanwhile) the change the item's state now calls for: a
 // replace of it a create, a delete of it a purge (no change in the feed),
 // so that the feed never shows an item changed after its expiry as if it
 // were still there. The old version stays in the expiry index until the
@@ -339,12 +337,12 @@ func (c *Container) applyItems(ms []mutation, batch bool, batchSeq uint64) (next
 // was reported. The watch can have reported a version live at the
 // change's instant only in a look through a later instant (watch.scan),
 // which the usual change, with no look since its decision, need not read
-// its old version to rule out. The caller holds expiry.mu.
+// its old version to rule out. The caller holds c.mu.
 func (c *Container) recauseReportedLocked(ms []mutation) {
-	if !c.expiry.watch.on {
+	if !c.mu.watch.on {
 		return
 	}
-	scan := c.expiry.watch.scan
+	scan := c.mu.watch.scan
 	for i := range ms {
 		m := &ms[i]
 		if m.old == "" || m.now >= scan || (m.cause != causeReplace && m.cause != causeDelete) || !c.passedLocked(m.old) {
@@ -361,10 +359,10 @@ func (c *Container) recauseReportedLocked(ms []mutation) {
 // numberLocked numbers in-memory item changes to a container with a
 // change feed, all in one shard (a single write, or the reaper's purges),
 // and leaves their shard's expiry index to the caller, who changes it
-// (indexShards) once it has let go of expiry.mu, so that the B-tree's work
-// runs outside it, in one hold of the shard's x lock. It reports false,
+// (indexShards) once it has let go of c.mu, so that the B-tree's work
+// runs outside it, in one hold of the shard's expiryMu. It reports false,
 // having done nothing, where that cannot be: the container keeps other
-// indexes, which must agree with the expiry index under expiry.mu, or more
+// indexes, which must agree with the expiry index under c.mu, or more
 // than one change writes a version or removes one the watch may still read.
 //
 // An old version behind the watch's front, or in neither tree, is one the
@@ -376,16 +374,16 @@ func (c *Container) recauseReportedLocked(ms []mutation) {
 // before its write), nor after the watch has looked past its place (its
 // expiry would never be found). So the change that has one becomes its
 // shard's numbered change here, after its entry, and whoever makes it in
-// the index does so under the shard's x lock: the writer (indexShards), or
+// the index does so under the shard's expiryMu: the writer (indexShards), or
 // the watch, which makes every numbered change (addNumberedLocked) before
-// it reads the index, holding expiry.mu. Every read of the watch thus sees
+// it reads the index, holding c.mu. Every read of the watch thus sees
 // every change numbered before it and none numbered after, whatever the
 // clock does meanwhile. A version whose place the watch had passed before
 // it was numbered (its write was decided before a feed reader's catch-up)
-// is reported here, as indexItemsLocked does. The caller holds expiry.mu
+// is reported here, as indexItemsLocked does. The caller holds c.mu
 // and the changes' shard lock.
 func (c *Container) numberLocked(ms []mutation) bool {
-	x := &c.expiry
+	x := &c.mu
 	if c.hasIndexesLocked() {
 		return false
 	}
@@ -401,7 +399,7 @@ func (c *Container) numberLocked(ms []mutation) bool {
 	}
 	for i := range ms {
 		if m := &ms[i]; m.cause != causePurge {
-			x.feed.add(m.cause.changeKind(), m.now, m.changed(), m.old, m.h)
+			x.feed.history.add(m.cause.changeKind(), m.now, m.changed(), m.old, m.h)
 		}
 	}
 	if m := numbered; m != nil {
@@ -424,21 +422,21 @@ func (c *Container) numberLocked(ms []mutation) bool {
 
 // behindWatchLocked reports whether the expiry watch never reads rec's
 // entry again: it is at or behind the watch's front, or in neither tree of
-// the expiry index (ttl -1). The caller holds expiry.mu.
+// the expiry index (ttl -1). The caller holds c.mu.
 func (c *Container) behindWatchLocked(rec record) bool {
 	_, _, ok := entryFor(rec)
 	return !ok || c.passedLocked(rec)
 }
 
 // indexShared makes item changes, already made in the id tables, in the
-// indexes under one hold of expiry.mu, having first found the expiries the
+// indexes under one hold of c.mu, having first found the expiries the
 // changes replace (reportReplacedLocked), and returns the earliest expiry
 // they bring about.
 func (c *Container) indexShared(ms []mutation) (next int64) {
-	c.expiry.mu.Lock()
+	c.mu.Lock()
 	found := c.reportReplacedLocked(ms)
 	next = c.indexItemsLocked(ms)
-	c.expiry.mu.Unlock()
+	c.mu.Unlock()
 	c.wakeNotifier(found)
 	return next
 }
@@ -459,23 +457,23 @@ type pendingChange struct {
 	ms     []mutation
 	one    [1]mutation // ms's storage for a single change
 	ticket uint64
-	made   bool  // applied, by whoever held the expiry lock
+	made   bool  // applied, by whoever held c.mu
 	done   bool  // out of the queue (made, or never to be): its writer may free it
 	next   int64 // the earliest expiry it brought about
 }
 
 // newPendingChangeLocked returns a pending change of ms, logged with
 // ticket, recycled from those whose writers saw them leave the queue
-// (expiry.spare), so that a write to a durable container with a change feed
+// (mu.feed.spare), so that a write to a durable container with a change feed
 // allocates none: a copy, as the queue must not keep ms, which is the
 // caller's (often on its stack); one change is copied into the
-// pendingChange itself. The caller holds expiry.mu.
+// pendingChange itself. The caller holds c.mu.
 func (c *Container) newPendingChangeLocked(ticket uint64, ms []mutation) *pendingChange {
 	var p *pendingChange
-	if n := len(c.expiry.spare); n > 0 {
-		p = c.expiry.spare[n-1]
-		c.expiry.spare[n-1] = nil
-		c.expiry.spare = c.expiry.spare[:n-1]
+	if n := len(c.mu.feed.spare); n > 0 {
+		p = c.mu.feed.spare[n-1]
+		c.mu.feed.spare[n-1] = nil
+		c.mu.feed.spare = c.mu.feed.spare[:n-1]
 	} else {
 		p = new(pendingChange)
 	}
@@ -491,19 +489,19 @@ func (c *Container) newPendingChangeLocked(ticket uint64, ms []mutation) *pendin
 
 // freePendingChangeLocked recycles p, which has left the queue: nothing
 // else refers to it. The spares are as many as the writers that waited at
-// once. The caller holds expiry.mu.
+// once. The caller holds c.mu.
 func (c *Container) freePendingChangeLocked(p *pendingChange) {
 	*p = pendingChange{}
-	c.expiry.spare = append(c.expiry.spare, p)
+	c.mu.feed.spare = append(c.mu.feed.spare, p)
 }
 
 // applyPendingLocked makes the container's pending changes that the log
 // holds durably, oldest first, and drops those it never will (the log has
 // failed). The changes' writers hold their shards' locks until they see
 // theirs made, so this may change their id tables for them. The caller
-// holds expiry.mu.
+// holds c.mu.
 func (c *Container) applyPendingLocked() {
-	q := c.expiry.pending
+	q := c.mu.feed.pending
 	if len(q) == 0 {
 		return
 	}
@@ -526,15 +524,15 @@ func (c *Container) applyPendingLocked() {
 	}
 	n := copy(q, q[i:])
 	clear(q[n:])
-	c.expiry.pending = q[:n]
+	c.mu.feed.pending = q[:n]
 }
 
-// settlePendingLocked waits, holding expiry.mu, until the log holds the
+// settlePendingLocked waits, holding c.mu, until the log holds the
 // container's pending changes durably (or has failed), and applies them:
 // whatever appends to the change feed outside applyItems (the expiries
 // found) does so first, so that the feed's order stays the log's.
 func (c *Container) settlePendingLocked() {
-	q := c.expiry.pending
+	q := c.mu.feed.pending
 	if len(q) == 0 {
 		return
 	}
@@ -546,7 +544,7 @@ func (c *Container) settlePendingLocked() {
 // the changes replace or remove, if the expiry watch has not reported it
 // yet, and then recauses the changes whose old version the watch has
 // looked past since they were decided (recauseReportedLocked). It returns
-// how many expiries it found. The caller holds expiry.mu.
+// how many expiries it found. The caller holds c.mu.
 func (c *Container) reportReplacedLocked(ms []mutation) (found int) {
 	if now := ms[0].now; now >= c.watchDue.Load() {
 		for i := range ms {
@@ -562,22 +560,20 @@ func (c *Container) reportReplacedLocked(ms []mutation) (found int) {
 // indexItemsLocked makes item changes, already made in the id tables, in
 // the expiry index, the secondary indexes, the index builds and the change
 // feed. It returns the earliest expiry they bring about. The caller holds
-// expiry.mu.
+// c.mu.
 func (c *Container) indexItemsLocked(ms []mutation) (next int64) {
 	next = c.indexShards(ms)
-	x := &c.expiry
+	x := &c.mu
 	if c.hasIndexesLocked() {
 		for i := range ms {
 			m := &ms[i]
-			x.indexes.update(m.old, m.rec)
-			x.composites.update(m.old, m.rec)
-			x.vectors.update(m.old, m.rec)
-			x.texts.update(m.old, m.rec)
-			x.positions.change(m.old, m.rec)
+			for _, ix := range x.indexes.kinds() {
+				ix.itemChanged(m.old, m.rec)
+			}
 			c.logForBuildsLocked(m.old, m.rec)
 		}
 	}
-	if feed := x.feed; feed != nil {
+	if feed := x.feed.history; feed != nil {
 		for i := range ms {
 			if m := &ms[i]; m.cause != causePurge {
 				feed.add(m.cause.changeKind(), m.now, m.changed(), m.old, m.h)
@@ -604,21 +600,21 @@ func (c *Container) indexItemsLocked(ms []mutation) (next int64) {
 }
 
 // indexShards makes item changes, already made in the id tables, in their
-// shards' expiry indexes, each under its shard's x lock, and counts the
+// shards' expiry indexes, each under its shard's expiryMu, and counts the
 // purges. It returns the earliest expiry they bring about. The caller
 // holds the changes' shard locks.
 func (c *Container) indexShards(ms []mutation) (next int64) {
 	next = never
 	purged := int64(0)
-	var held *shard // whose x lock is held
+	var held *shard // whose expiryMu is held
 	for i := range ms {
 		m := &ms[i]
 		if m.sh != held {
 			if held != nil {
-				held.x.Unlock()
+				held.expiryMu.Unlock()
 			}
 			held = m.sh
-			held.x.Lock()
+			held.expiryMu.Lock()
 		}
 		if m.numbered {
 			held.expiry.addNumbered() // unless the watch has
@@ -638,7 +634,7 @@ func (c *Container) indexShards(ms []mutation) (next int64) {
 		}
 	}
 	if held != nil {
-		held.x.Unlock()
+		held.expiryMu.Unlock()
 	}
 	if purged > 0 {
 		c.purged.Add(purged)
@@ -647,20 +643,16 @@ func (c *Container) indexShards(ms []mutation) (next int64) {
 }
 
 // updateSharedLocked sets shared from what the container has. The caller
-// holds expiry.mu; where shared may rise, it also holds every shard lock, or
+// holds c.mu; where shared may rise, it also holds every shard lock, or
 // is about to scan every shard under its lock (see the locking note).
 func (c *Container) updateSharedLocked() {
-	c.shared.Store(c.expiry.feed != nil || c.expiry.watch.on || c.hasIndexesLocked())
+	c.shared.Store(c.mu.feed.history != nil || c.mu.watch.on || c.hasIndexesLocked())
 }
 
 // hasIndexesLocked reports whether a write must keep indexes beside the
 // expiry index: secondary, composite, vector, full-text or position
-// indexes, or one being built. The caller holds expiry.mu.
-func (c *Container) hasIndexesLocked() bool {
-	x := &c.expiry
-	return len(x.indexes) > 0 || len(x.composites) > 0 || len(x.vectors) > 0 || len(x.texts) > 0 ||
-		x.positions != nil || len(x.building) > 0
-}
+// indexes, or one being built. The caller holds c.mu.
+func (c *Container) hasIndexesLocked() bool { return c.mu.indexes.any() }
 
 // putItems makes the changes in the shards' id tables. A purge's old
 // version, which the reaper found by its identity (idTable.holds) under the
@@ -683,7 +675,7 @@ func (c *Container) putItems(ms []mutation) {
 // record, other changes (the reaper purges several at once) one by one.
 func (c *Container) logItems(w *wal, ms []mutation, batch bool, batchSeq uint64) (ticket uint64, err error) {
 	if batch {
-		return w.addBatch(c.id, batchSeq, ms, c.expiry.feed != nil)
+		return w.addBatch(c.id, batchSeq, ms, c.mu.feed.history != nil)
 	}
 	for i := range ms {
 		if ticket, err = c.log(w, &ms[i]); err != nil {
@@ -722,7 +714,7 @@ func (c *Container) log(w *wal, m *mutation) (uint64, error) {
 	case causeDrop:
 		return w.addContainer(frameDrop, c.created, m.now, []byte(c.id))
 	}
-	if c.expiry.feed != nil && m.cause != causePurge {
+	if c.mu.feed.history != nil && m.cause != causePurge {
 		return w.addFeedChange(c.id, m)
 	}
 	if m.rec != "" {

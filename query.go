@@ -674,9 +674,9 @@ func (r *queryRun) whole(ctx context.Context) (evaluation, error) {
 // statistics, those of all its items live at now, in every partition (from
 // the path's full-text index when it has one).
 func (c *Container) queryEnv(ctx context.Context, now int64) *query.Env {
-	c.expiry.mu.Lock()
+	c.mu.Lock()
 	fp, vp := c.props.FullTextPolicy, c.props.VectorEmbeddingPolicy // replaced whole, never changed in place
-	c.expiry.mu.Unlock()
+	c.mu.Unlock()
 	env := &query.Env{TextStats: func(path []string, lang string, terms []string) query.TextStats {
 		if st, ok := c.indexedTextStats(path, lang, terms, now); ok {
 			return st

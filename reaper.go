@@ -231,9 +231,9 @@ func (c *Container) reap(now int64, o ReaperOptions, spend bool, scratch *reapSc
 		start = timer()
 		limit = c.fit.fitting(o)
 	}
-	c.expiry.mu.Lock()
+	c.mu.Lock()
 	rule := c.rule
-	c.expiry.mu.Unlock()
+	c.mu.Unlock()
 	batch, more := c.oldestExpired(&rule, now, limit, &scratch.entries)
 	for i := range batch {
 		e := &batch[i]

@@ -67,18 +67,18 @@ func (r *replayer) loadFeed(p []byte) error {
 		return errors.New("the change feed state is malformed")
 	}
 	r.foundUpTo(c, found)
-	c.expiry.nextLSN = next
-	if c.expiry.feed == nil {
+	c.mu.feed.nextLSN = next
+	if c.mu.feed.history == nil {
 		return nil
 	}
-	f := newChangeFeed(c.expiry.feed.policy, first)
+	f := newChangeFeed(c.mu.feed.history.policy, first)
 	for _, e := range entries {
 		f.relink(c.hashOf(e.rec), e.rec, "", e.lsn) // the snapshot's prev stays
 		f.push(e)
 	}
 	f.next = next
 	f.trim()
-	c.expiry.feed = f
+	c.mu.feed.history = f
 	return nil
 }
 
@@ -177,7 +177,7 @@ func (r *replayer) apply(f *frame) error {
 		// found through its entry only (loggedAt): a log cut short among
 		// them leaves the rest for finish to find. A feed the change
 		// turns on starts now, under the new rule.
-		had := c.expiry.feed != nil
+		had := c.mu.feed.history != nil
 		if had {
 			r.foundUpTo(c, now)
 		}
@@ -309,7 +309,7 @@ func (r *replayer) applyBatch(d *decoder) error {
 		return nil
 	}
 	for _, ch := range changes {
-		if f := c.expiry.feed; f != nil && ch.kind != 0 {
+		if f := c.mu.feed.history; f != nil && ch.kind != 0 {
 			f.add(ch.kind, ch.at, ch.rec, "", c.hashOf(ch.rec))
 		}
 		if ch.removed {

@@ -58,7 +58,7 @@ func (r *replayer) applyFeed(kind byte, d *decoder) error {
 			r.paid(c, rec)
 		}
 	}
-	if f := c.expiry.feed; f != nil {
+	if f := c.mu.feed.history; f != nil {
 		f.add(what, at, rec, "", c.hashOf(rec))
 	}
 	return nil
@@ -79,7 +79,7 @@ func (r *replayer) applyFeed(kind byte, d *decoder) error {
 // written after expires after it too, and owes nothing.
 func (r *replayer) owePassed(c *Container, rec record) {
 	found, ok := r.found[c]
-	if !ok || c.expiry.feed == nil {
+	if !ok || c.mu.feed.history == nil {
 		return
 	}
 	e, own, ok := entryFor(rec)
@@ -107,14 +107,14 @@ func (r *replayer) paid(c *Container, rec record) {
 
 // reportOwed reports to c's change feed the expiries that the log lacks
 // (owePassed), of the versions still c's at the end of the log, for
-// logRecovered to log. The caller holds c.expiry.mu.
+// logRecovered to log. The caller holds c.mu.
 func (r *replayer) reportOwed(c *Container) {
 	for _, e := range r.owed[c] {
 		i, h := c.shardIndex(e.rec.pk(), e.rec.id())
 		if c.shards[i].items.get(e.rec.pk(), e.rec.id(), h) != e.rec {
 			continue // changed since: the log holds the expiry before the change (wal.heal), or an older lethe's log never will
 		}
-		e.lsn = c.expiry.feed.add(changeExpire, e.at, e.rec, "", h)
+		e.lsn = c.mu.feed.history.add(changeExpire, e.at, e.rec, "", h)
 		if r.recovered == nil {
 			r.recovered = make(map[*Container][]expiryNote)
 		}
@@ -187,11 +187,11 @@ func maxEntry(a, b expiryEntry) expiryEntry {
 // no expiry is lost to a restart, and none is found twice. es are the
 // entries of all its items, sorted; set gathered them.
 func (r *replayer) findExpiries(c *Container, es *shardEntries, set *liveSet) {
-	c.expiry.mu.Lock()
-	defer c.expiry.mu.Unlock()
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	r.reportOwed(c)
 	c.addSortedEntries(es, set.bytes)
-	w := &c.expiry.watch
+	w := &c.mu.watch
 	if f, ok := r.found[c]; ok {
 		w.at, w.inherit, w.own = f.at, f.inherit, f.own
 	} else {

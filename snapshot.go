@@ -210,9 +210,9 @@ func (cp *checkpointer) write(ctx context.Context, path string, n uint64, pace i
 		// Any one shard lock keeps settings changes out (they take them
 		// all), so the state read matches the log up to the rotation.
 		c.shards[0].mu.RLock()
-		c.expiry.mu.Lock()
+		c.mu.Lock()
 		props, rule, created, settingsSeq := c.props, c.rule, c.created, c.settingsSeq
-		c.expiry.mu.Unlock()
+		c.mu.Unlock()
 		c.shards[0].mu.RUnlock()
 		frame = appendStateFrame(frame[:0], created, settingsSeq, props, &rule, c.positions.Load())
 		out.write(frame)
@@ -268,7 +268,7 @@ type feedState struct {
 
 // rotateWithFeeds starts a new log segment and returns its number, with
 // every container and the state of its change feed at that point: every
-// container's expiry lock is held across the rotation (and the store's
+// container's mu is held across the rotation (and the store's
 // lock, so that none is made meanwhile), and a container with a feed logs
 // its changes under that lock, so the states hold exactly the changes
 // logged before the new segment. The expiries due are found first, so
@@ -280,11 +280,11 @@ func (s *Store) rotateWithFeeds() (uint64, []feedState, error) {
 	now := s.clock.now()
 	cs := s.list
 	for _, c := range cs {
-		c.expiry.mu.Lock()
+		c.mu.Lock()
 	}
 	var found int
 	for _, c := range cs {
-		if c.expiry.feed != nil {
+		if c.mu.feed.history != nil {
 			found += c.findExpiriesLocked(now, true)
 			c.publishDueLocked()
 		}
@@ -293,15 +293,15 @@ func (s *Store) rotateWithFeeds() (uint64, []feedState, error) {
 	states := make([]feedState, len(cs))
 	for i, c := range cs {
 		c.applyPendingLocked() // rotate synced them (none is left after findExpiriesLocked, but for certain)
-		st := feedState{c: c, first: c.expiry.nextLSN, next: c.expiry.nextLSN}
-		if f := c.expiry.feed; f != nil {
-			st.found, st.first, st.next = c.expiry.watch.at, f.first, f.next
+		st := feedState{c: c, first: c.mu.feed.nextLSN, next: c.mu.feed.nextLSN}
+		if f := c.mu.feed.history; f != nil {
+			st.found, st.first, st.next = c.mu.watch.at, f.first, f.next
 			st.entries = f.all()
 		}
 		states[i] = st
 	}
 	for _, c := range cs {
-		c.expiry.mu.Unlock()
+		c.mu.Unlock()
 		c.wakeNotifier(found)
 	}
 	return n, states, err

@@ -14,7 +14,7 @@ import "time"
 type testHooks struct {
 	afterStatsShard func()          // runs after Stats has summed each shard's counts
 	afterBuildShard func(shard int) // runs after a build has read each shard, with no lock held
-	catchUpFew      int             // how few changes a build replays under the expiry lock (0: catchUpFew)
+	catchUpFew      int             // how few changes a build replays under c.mu (0: catchUpFew)
 
 	// Run in applyItems for a change to a container with a change feed:
 	// beforeFeedChange once it is decided, before it is made or logged;

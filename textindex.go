@@ -15,7 +15,7 @@ import (
 // (fulltext.Index) of the text of every item whose value at the path is a
 // string, analyzed in the path's language: made the first time a query
 // asks, as the other indexes are (indexbuild.go), and kept up to date by
-// every change after (indexItemsLocked, under the expiry lock). Like the
+// every change after (indexItemsLocked, under c.mu). Like the
 // expiry index, it holds expired items until the reaper purges them;
 // queries leave them out.
 //
@@ -33,7 +33,7 @@ import (
 // results, their projection and their order are a scan's. When a WHERE
 // clause drops some, it scores four times as many, and so on; when fewer
 // items than k hold a term (the others come last, in item order), the
-// query scans. The scoring holds the expiry lock, as a vector index's
+// query scans. The scoring holds c.mu, as a vector index's
 // comparison does, so the container's writes wait for it.
 
 // textIndex is the full-text index of one path.
@@ -78,9 +78,9 @@ func (ti *textIndex) change(old, rec record) {
 	ti.doc[recAddr(rec)] = d
 }
 
-// update makes the full-text indexes follow one item change. The caller
-// holds the expiry lock.
-func (ts textIndexes) update(old, rec record) {
+// itemChanged makes the full-text indexes follow one item change. The caller
+// holds the container's mu.
+func (ts textIndexes) itemChanged(old, rec record) {
 	for _, ti := range ts {
 		ti.change(old, rec)
 	}
@@ -97,11 +97,11 @@ func textSettings(props *ContainerProperties, path []string) (lang string, ok bo
 }
 
 // dropTextsLocked forgets the full-text indexes that props no longer
-// declares as they were made. The caller holds the expiry lock.
+// declares as they were made. The caller holds c.mu.
 func (c *Container) dropTextsLocked(props *ContainerProperties) {
-	for k, ti := range c.expiry.texts {
+	for k, ti := range c.mu.indexes.text {
 		if lang, ok := textSettings(props, ti.path); !ok || lang != ti.ix.Lang() {
-			delete(c.expiry.texts, k)
+			delete(c.mu.indexes.text, k)
 		}
 	}
 }
@@ -117,7 +117,7 @@ func (c *Container) textIndexFor(path []string) *textIndex {
 	}
 	var lang string // the path's language, as the policy says when the build starts
 	return buildOnce(c, "t:"+key, indexRecipe[*textIndex]{
-		made: func() *textIndex { return c.expiry.texts[key] },
+		made: func() *textIndex { return c.mu.indexes.text[key] },
 		may: func() bool {
 			l, ok := textSettings(&c.props, path)
 			lang = l
@@ -134,10 +134,10 @@ func (c *Container) textIndexFor(path []string) *textIndex {
 			if now, ok := textSettings(&c.props, path); !ok || now != lang {
 				return false
 			}
-			if c.expiry.texts == nil {
-				c.expiry.texts = textIndexes{}
+			if c.mu.indexes.text == nil {
+				c.mu.indexes.text = textIndexes{}
 			}
-			c.expiry.texts[key] = ti
+			c.mu.indexes.text[key] = ti
 			return true
 		},
 	})
@@ -146,7 +146,7 @@ func (c *Container) textIndexFor(path []string) *textIndex {
 // textStatsLocked returns the statistics FullTextScore scores ti's text
 // by, for terms: those of the items live at now by rule, which are the
 // index's less those of the expired items it holds (the expired prefix of
-// the expiry index). The caller holds the expiry lock.
+// the expiry index). The caller holds c.mu.
 func (c *Container) textStatsLocked(ti *textIndex, terms []string, rule *expiryRule, now int64) query.TextStats {
 	st := query.TextStats{Docs: ti.ix.Docs(), Terms: int(ti.ix.TotalTerms()), DF: make([]int, len(terms))}
 	for i, t := range terms {
@@ -169,10 +169,10 @@ func (c *Container) textStatsLocked(ti *textIndex, terms []string, rule *expiryR
 	}
 	for i := range c.shards {
 		sh := &c.shards[i]
-		sh.x.Lock()
+		sh.expiryMu.Lock()
 		sh.expiry.inherit.t.AscendLessThan(ci, expired)
 		sh.expiry.own.t.AscendLessThan(co, expired)
-		sh.x.Unlock()
+		sh.expiryMu.Unlock()
 	}
 	return st
 }
@@ -199,9 +199,9 @@ func searchTerms(strs []string, lang string) []string {
 // change has dropped the index meanwhile. The caller holds c.batchMu for
 // reading.
 func (c *Container) bestTexts(ti *textIndex, terms []string, want int, pk PartitionKey, now int64) (recs []record, st query.TextStats, rule expiryRule, all, ok bool) {
-	c.expiry.mu.Lock()
-	defer c.expiry.mu.Unlock()
-	if c.expiry.texts[ti.key] != ti {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.mu.indexes.text[ti.key] != ti {
 		return nil, st, rule, false, false
 	}
 	rule = c.rule
@@ -279,9 +279,9 @@ func (r *queryRun) textDocs() ([]query.Doc, []record, bool) {
 		if ti == nil {
 			continue
 		}
-		c.expiry.mu.Lock()
-		if c.expiry.texts[ti.key] != ti {
-			c.expiry.mu.Unlock()
+		c.mu.Lock()
+		if c.mu.indexes.text[ti.key] != ti {
+			c.mu.Unlock()
 			continue // dropped meanwhile by a policy change
 		}
 		rule := c.rule
@@ -309,7 +309,7 @@ func (r *queryRun) textDocs() ([]query.Doc, []record, bool) {
 		for i, d := range docs {
 			recs[i] = ti.recs[d]
 		}
-		c.expiry.mu.Unlock()
+		c.mu.Unlock()
 		r.plan.used = indexSpec(f.Path)
 		qdocs, live := liveOf(recs, rule, r.now, r.pk)
 		return qdocs, live, true
@@ -329,9 +329,9 @@ func (c *Container) indexedTextStats(path []string, lang string, terms []string,
 	if !ok {
 		return st, false
 	}
-	c.expiry.mu.Lock()
-	defer c.expiry.mu.Unlock()
-	ti := c.expiry.texts[key]
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ti := c.mu.indexes.text[key]
 	if ti == nil || ti.ix.Lang() != lang {
 		return st, false
 	}

@@ -20,7 +20,7 @@ import (
 // (buildVector) when the container is created or opened with the index, or
 // its policy gains it (or a query asks, if none is being made); the
 // queries made meanwhile scan. From then on every change keeps it current
-// (update, from the one write path, under the expiry lock): a change
+// (itemChanged, from the one write path, under c.mu): a change
 // removes the old version's slot (a tombstone) and appends the new one's,
 // and publishes both at once.
 //
@@ -68,8 +68,8 @@ type vecIndex struct {
 	store  *vector.Store[record]
 	graph  *vector.Graph // diskANN alone; nil for the exact types
 
-	// The writer's (the build's, then the write path's under the expiry
-	// lock).
+	// The writer's (the build's, then the write path's under
+	// c.mu).
 	slot map[*byte]uint32 // the slot of each record present, by the address of its bytes
 	buf  []float32        // scratch for reading a vector
 
@@ -126,11 +126,11 @@ func (vi *vecIndex) change(old, rec record) {
 	vi.slot[recAddr(rec)] = vi.store.Add(v, rec)
 }
 
-// update makes the vector indexes follow one item change, publishes it,
-// and wakes a graph's linking; it starts making anew an index whose
-// removed slots outnumber its present ones. The caller holds the expiry
-// lock.
-func (vs vecIndexes) update(old, rec record) {
+// itemChanged makes the vector indexes follow one item change, publishes
+// it, and wakes a graph's linking; it starts making anew an index whose
+// removed slots outnumber its present ones. The caller holds the
+// container's mu.
+func (vs vecIndexes) itemChanged(old, rec record) {
 	for _, vi := range vs {
 		vi.change(old, rec)
 		vi.store.Publish()
@@ -176,41 +176,41 @@ func (vi *vecIndex) sameSettings(props *ContainerProperties) bool {
 }
 
 // dropVectorsLocked forgets the vector indexes that props no longer
-// declares as they were made. The caller holds the expiry lock.
+// declares as they were made. The caller holds c.mu.
 func (c *Container) dropVectorsLocked(props *ContainerProperties) {
-	for k, vi := range c.expiry.vectors {
+	for k, vi := range c.mu.indexes.vector {
 		if !vi.sameSettings(props) {
 			close(vi.stop)
-			delete(c.expiry.vectors, k)
+			delete(c.mu.indexes.vector, k)
 		}
 	}
 }
 
 // stopVectorsLocked stops the goroutines of every vector index, and
-// forgets them. The caller holds the expiry lock.
+// forgets them. The caller holds c.mu.
 func (c *Container) stopVectorsLocked() {
-	for _, vi := range c.expiry.vectors {
+	for _, vi := range c.mu.indexes.vector {
 		close(vi.stop)
 	}
-	c.expiry.vectors = nil
+	c.mu.indexes.vector = nil
 }
 
 // startVectorBuilds starts making, in the background, each vector index
 // that the container's policy declares and that it has neither made nor
 // begun to make.
 func (c *Container) startVectorBuilds() {
-	c.expiry.mu.Lock()
+	c.mu.Lock()
 	c.startVectorBuildsLocked()
-	c.expiry.mu.Unlock()
+	c.mu.Unlock()
 }
 
-// startVectorBuildsLocked is startVectorBuilds with the expiry lock held.
+// startVectorBuildsLocked is startVectorBuilds with c.mu held.
 func (c *Container) startVectorBuildsLocked() {
 	if c.props.IndexingPolicy == nil {
 		return
 	}
 	for _, x := range c.props.IndexingPolicy.VectorIndexes {
-		if key := strings.TrimPrefix(x.Path, "/"); c.expiry.vectors[key] == nil {
+		if key := strings.TrimPrefix(x.Path, "/"); c.mu.indexes.vector[key] == nil {
 			c.startVectorBuildLocked(key, strings.Split(key, "/"))
 		}
 	}
@@ -224,9 +224,9 @@ func (c *Container) vectorIndexFor(path []string) *vecIndex {
 	if !ok {
 		return nil
 	}
-	c.expiry.mu.Lock()
-	defer c.expiry.mu.Unlock()
-	if vi := c.expiry.vectors[key]; vi != nil {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if vi := c.mu.indexes.vector[key]; vi != nil {
 		return vi
 	}
 	c.startVectorBuildLocked(key, path)
@@ -235,9 +235,9 @@ func (c *Container) vectorIndexFor(path []string) *vecIndex {
 
 // startVectorBuildLocked starts making the vector index of path in the
 // background, if the policy declares one and none is being made. The
-// caller holds the expiry lock.
+// caller holds c.mu.
 func (c *Container) startVectorBuildLocked(key string, path []string) {
-	if c.expiry.building["v:"+key] != nil {
+	if c.mu.indexes.building["v:"+key] != nil {
 		return
 	}
 	t, m, dims, approx, ok := vectorSettings(&c.props, path)
@@ -248,13 +248,13 @@ func (c *Container) startVectorBuildLocked(key string, path []string) {
 	vi := newVecIndex(c, key, path, t, m, dims, approx)
 	// A new store of an index the container has copies the old one's
 	// vectors as they are now, rather than read the items again.
-	old := c.expiry.vectors[key]
+	old := c.mu.indexes.vector[key]
 	var view vector.View
 	if old != nil {
 		view = old.store.View()
 	}
 	if !c.store.goBackground(func(stop <-chan struct{}) { c.buildVector(vi, old, view, b, n, stop) }) {
-		delete(c.expiry.building, "v:"+key) // the store is closed
+		delete(c.mu.indexes.building, "v:"+key) // the store is closed
 	}
 }
 
@@ -275,25 +275,25 @@ func (c *Container) buildVector(vi, old *vecIndex, view vector.View, b *indexBui
 		c.scanForBuild(func(rec record) { vi.change("", rec) })
 	}
 	if old != nil && vi.graph != nil && !vi.linkAll(stop) {
-		c.expiry.mu.Lock()
+		c.mu.Lock()
 		c.finishBuildLocked("v:"+vi.key, b)
-		c.expiry.mu.Unlock()
+		c.mu.Unlock()
 		return
 	}
 	c.catchUp(b, vi.change)
 	if !c.finishBuildLocked("v:"+vi.key, b) || !vi.sameSettings(&c.props) {
-		c.expiry.mu.Unlock()
+		c.mu.Unlock()
 		return
 	}
 	vi.store.Publish()
-	if prev := c.expiry.vectors[vi.key]; prev != nil {
+	if prev := c.mu.indexes.vector[vi.key]; prev != nil {
 		close(prev.stop)
 	}
-	if c.expiry.vectors == nil {
-		c.expiry.vectors = vecIndexes{}
+	if c.mu.indexes.vector == nil {
+		c.mu.indexes.vector = vecIndexes{}
 	}
-	c.expiry.vectors[vi.key] = vi
-	c.expiry.mu.Unlock()
+	c.mu.indexes.vector[vi.key] = vi
+	c.mu.Unlock()
 	if vi.graph == nil {
 		return
 	}
@@ -332,10 +332,10 @@ func (vi *vecIndex) linkAll(stop <-chan struct{}) bool {
 // need items have a vector that can be compared with q. It holds no lock
 // but for an instant.
 func (c *Container) nearest(vi *vecIndex, q []float32, need, list int, exact bool, pk PartitionKey, now int64) (recs []record, rule expiryRule, ok bool) {
-	c.expiry.mu.Lock()
+	c.mu.Lock()
 	rule = c.rule
 	view := vi.store.View()
-	c.expiry.mu.Unlock()
+	c.mu.Unlock()
 	s := vi.store
 	qn := vector.SumSquares(q)
 	higher := vi.metric.HigherIsCloser()
