@@ -487,7 +487,11 @@ func (q *request) readPermissionBody(db *database) (*permission, bool) {
 		q.answerError(http.StatusBadRequest, fmt.Sprintf("the permissionMode %q is not All or Read", clip(*in.Mode)))
 		return nil, false
 	}
-	coll, doc, err := parsePermissionResource(*in.Resource, db.id)
+	res, ok := q.permissionResourceByName(db, *in.Resource)
+	if !ok {
+		return nil, false
+	}
+	coll, doc, err := parsePermissionResource(res, db.id)
 	if err != nil {
 		q.answerError(http.StatusBadRequest, err.Error())
 		return nil, false
