@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
-	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
@@ -134,28 +133,30 @@ func (q *request) namesOf(rids []string) (segs []string, at int, f found) {
 // permissionResourceByName returns res, the resource of a permission
 // being created or replaced in db, as a path by name: a path by resource
 // ids (the _self of a container or a document, as the legacy SDKs give
-// it) is resolved as a request's path is. When it identifies nothing, or
-// its lookup failed, it answers and reports false.
-func (q *request) permissionResourceByName(db *database, res string) (string, bool) {
+// it) is resolved as a request's path is. foundNone says that res is the
+// path by resource ids of a container or document that db does not have:
+// the service accepts a permission on any (the legacy Python SDK's suite
+// makes one on "a random one"), which then reaches nothing. foundFailed
+// says that the lookup failed, and its failure was answered.
+func (q *request) permissionResourceByName(db *database, res string) (string, found) {
 	rt, err := parsePath("/"+strings.Trim(res, "/"), computeGateway)
 	if err != nil {
-		return res, true // parsePermissionResource says what is wrong
+		return res, foundOne // parsePermissionResource says what is wrong
 	}
-	if _, byRID := q.h.addressedByRID(rt); !byRID {
-		return res, true
+	if _, byRID := q.h.addressedByRID(rt); !byRID || rt.segs[2] != "colls" || (len(rt.segs) == 6 && rt.segs[4] != "docs") {
+		return res, foundOne
 	}
 	segs, _, f := q.namesOf(rt.segs)
 	switch {
 	case f == foundFailed:
-		return "", false
+		return "", f
 	case f == foundNone || segs[1] != db.id:
-		q.answerError(http.StatusBadRequest, fmt.Sprintf("the resource %q is no container or document of the database %q of the user", clip(res), clip(db.id)))
-		return "", false
+		return "", foundNone
 	}
 	for i, s := range segs {
 		segs[i] = url.PathEscape(s)
 	}
-	return strings.Join(segs, "/"), true
+	return strings.Join(segs, "/"), foundOne
 }
 
 // resolveContainerChild resolves segs[5], the resource id of a container's
