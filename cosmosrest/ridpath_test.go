@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/lethedb/lethe"
 	"github.com/lethedb/lethe/cosmosrest"
@@ -83,6 +84,7 @@ func TestResourceIDPaths(t *testing.T) {
 		{"stored procedure", "/dbs/db/colls/c/sprocs/s", nil},
 		{"trigger", "/dbs/db/colls/c/triggers/tr", nil},
 		{"user-defined function", "/dbs/db/colls/c/udfs/f", nil},
+		{"partition key range", "/dbs/db/colls/c/pkranges/0", nil},
 	} {
 		t.Run(tc.kind, func(t *testing.T) {
 			self, rid := selfOf(t, c, tc.path, tc.hdr...)
@@ -384,4 +386,69 @@ func TestResourceIDAlphabet(t *testing.T) {
 	if dashes == 0 {
 		t.Fatal("no _rid held a '-': the test did not look at one")
 	}
+}
+
+// TestDocumentResourceIDsUnpartitioned: in a container without partition
+// key paths, a document's resource id is read with no partition key
+// header, or with the empty one.
+func TestDocumentResourceIDsUnpartitioned(t *testing.T) {
+	_, c := testServer(t, cosmosrest.Config{})
+	createDB(t, c, "db")
+	must(t, c.do("POST", "/dbs/db/colls", map[string]any{"id": "plain"}), 201)
+	self := must(t, c.do("POST", "/dbs/db/colls/plain/docs", map[string]any{"id": "d"}), 201).json(t)["_self"].(string)
+	for _, hdr := range [][]string{nil, {"x-ms-documentdb-partitionkey", "[]"}, {"x-ms-documentdb-partitionkey", "[{}]"}} {
+		if got := must(t, c.doRID("GET", "/"+self, nil, hdr...), 200).json(t); got["id"] != "d" {
+			t.Errorf("with %v: %v", hdr, got)
+		}
+	}
+	must(t, c.doRID("GET", "/"+self, nil, "x-ms-documentdb-partitionkey", `["d"]`), 404)
+}
+
+// TestDocumentResourceIDsOfRecreatedContainer: a container deleted drops
+// its index of documents by resource id, and one made again under its id
+// (the same resource ids) has its own.
+func TestDocumentResourceIDsOfRecreatedContainer(t *testing.T) {
+	h, c := testServer(t, cosmosrest.Config{})
+	createDBColl(t, c)
+	create := func(id string) string {
+		return must(t, c.do("POST", "/dbs/db/colls/c/docs", map[string]any{"id": id, "pk": "p1"}, p1...), 201).json(t)["_self"].(string)
+	}
+	old := create("old")
+	must(t, c.doRID("GET", "/"+old, nil, p1...), 200)
+	if n := cosmosrest.DocRIDIndexes(h, "db"); n != 1 {
+		t.Fatalf("%d indexes after a read by resource id, want 1", n)
+	}
+	must(t, c.do("DELETE", "/dbs/db/colls/c", nil), 204)
+	if n := cosmosrest.DocRIDIndexes(h, "db"); n != 0 {
+		t.Errorf("%d indexes after the container's delete, want 0", n)
+	}
+	must(t, c.do("POST", "/dbs/db/colls", map[string]any{"id": "c", "partitionKey": map[string]any{"paths": []string{"/pk"}}}), 201)
+	must(t, c.doRID("GET", "/"+old, nil, p1...), 404)
+	must(t, c.doRID("GET", "/"+create("new"), nil, p1...), 200)
+}
+
+// TestDocumentResourceIDsThrottled: the index of a container is made with
+// the container's throughput; when that is spent, a read by resource id
+// gets the service's 429, and succeeds once the throughput is back.
+func TestDocumentResourceIDsThrottled(t *testing.T) {
+	clock := lethe.NewManualClock(time.Unix(1_700_000_000, 0))
+	_, c := testServer(t, cosmosrest.Config{Clock: clock})
+	createDB(t, c, "db")
+	must(t, c.do("POST", "/dbs/db/colls", map[string]any{"id": "c", "partitionKey": map[string]any{"paths": []string{"/pk"}}}, "x-ms-offer-throughput", "400"), 201)
+	self := must(t, c.do("POST", "/dbs/db/colls/c/docs", map[string]any{"id": "a", "pk": "p1"}, p1...), 201).json(t)["_self"].(string)
+	for i := 0; ; i++ {
+		r := c.do("POST", "/dbs/db/colls/c/docs", map[string]any{"id": fmt.Sprint(i), "pk": "p1"}, p1...)
+		if r.status == 429 {
+			break
+		}
+		if i == 1000 {
+			t.Fatal("the throughput was never spent")
+		}
+	}
+	r := c.doRID("GET", "/"+self, nil, p1...)
+	if r.status != 429 || r.header.Get("x-ms-retry-after-ms") == "" {
+		t.Fatalf("a read by resource id with the throughput spent: %d %s, want 429 with x-ms-retry-after-ms", r.status, r.body)
+	}
+	clock.Advance(10 * time.Second)
+	must(t, c.doRID("GET", "/"+self, nil, p1...), 200)
 }
