@@ -305,8 +305,17 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, g gateway) {
 		refuse(w, r, deadline, false, http.StatusBadRequest, err.Error())
 		return
 	}
+	named := rt
 	rt, byRID := h.addressedByRID(rt)
 	claims, ae := h.authenticate(r, rt, time.Now())
+	if ae != nil && byRID {
+		// A database not yet created may have a name that reads as a
+		// resource id: a request signed over its path by name is one by
+		// name.
+		if c, nae := h.authenticate(r, named, time.Now()); nae == nil {
+			rt, byRID, claims, ae = named, false, c, nil
+		}
+	}
 	if ae != nil {
 		refuse(w, r, deadline, false, ae.status, ae.msg)
 		return
