@@ -11,3 +11,11 @@ func DocRIDIndexes(h *Handler, db string) int {
 	defer d.docRIDs.mu.Unlock()
 	return len(d.docRIDs.m)
 }
+
+// ForgetDocRIDs drops the document index by resource id of the container
+// coll of the database db, as a delete of the container does.
+func ForgetDocRIDs(h *Handler, db, coll string) {
+	if d, ok := h.lookup(db); ok {
+		d.docRIDs.forget(coll)
+	}
+}

@@ -3,7 +3,10 @@ package cosmosrest_test
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -456,4 +459,83 @@ func TestDocumentResourceIDsThrottled(t *testing.T) {
 	}
 	clock.Advance(10 * time.Second)
 	must(t, c.doRID("GET", "/"+self, nil, p1...), 200)
+}
+
+// BenchmarkDocumentByRID measures a read of a document by resource id in a
+// container of 100,000: the first (the container's index is made), the
+// next ones, and one just after the document's create (the index reads the
+// change feed), each beside the same by name.
+func BenchmarkDocumentByRID(b *testing.B) {
+	h, err := cosmosrest.New(cosmosrest.Config{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer h.Close()
+	serve := func(method, path, typ, link, body string, want int) []byte {
+		req := httptest.NewRequest(method, path, strings.NewReader(body))
+		date := time.Now().UTC().Format(http.TimeFormat)
+		auth, err := cosmosrest.SignRequest(cosmosrest.EmulatorKey, method, typ, link, date)
+		if err != nil {
+			b.Fatal(err)
+		}
+		req.Header.Set("x-ms-date", date)
+		req.Header.Set("Authorization", auth)
+		req.Header.Set("x-ms-documentdb-partitionkey", `["a"]`)
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		if w.Code != want {
+			b.Fatalf("%s %s: %d %s", method, path, w.Code, w.Body)
+		}
+		return w.Body.Bytes()
+	}
+	create := func(id string) string {
+		body := serve("POST", "/dbs/db/colls/c/docs", "docs", "dbs/db/colls/c", `{"id":"`+id+`","pk":"a","n":1}`, 201)
+		var m map[string]any
+		if err := json.Unmarshal(body, &m); err != nil {
+			b.Fatal(err)
+		}
+		return m["_self"].(string)
+	}
+	byRID := func(self string) {
+		typ, link := ridResource(self)
+		serve("GET", "/"+self, typ, link, "", 200)
+	}
+	serve("POST", "/dbs", "dbs", "", `{"id":"db"}`, 201)
+	serve("POST", "/dbs/db/colls", "colls", "dbs/db", `{"id":"c","partitionKey":{"paths":["/pk"]}}`, 201)
+	const n = 100_000
+	var self string
+	for i := range n {
+		self = create(strconv.Itoa(i))
+	}
+	b.Run("first", func(b *testing.B) {
+		for range b.N {
+			cosmosrest.ForgetDocRIDs(h, "db", "c")
+			byRID(self)
+		}
+	})
+	b.Run("next", func(b *testing.B) {
+		for range b.N {
+			byRID(self)
+		}
+	})
+	b.Run("next by name", func(b *testing.B) {
+		for range b.N {
+			serve("GET", "/dbs/db/colls/c/docs/0", "docs", "dbs/db/colls/c/docs/0", "", 200)
+		}
+	})
+	m := n
+	b.Run("after its create", func(b *testing.B) {
+		for range b.N {
+			byRID(create(strconv.Itoa(m)))
+			m++
+		}
+	})
+	b.Run("after its create by name", func(b *testing.B) {
+		for range b.N {
+			id := strconv.Itoa(m)
+			create(id)
+			serve("GET", "/dbs/db/colls/c/docs/"+id, "docs", "dbs/db/colls/c/docs/"+id, "", 200)
+			m++
+		}
+	})
 }
