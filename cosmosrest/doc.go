@@ -252,9 +252,11 @@
 // an index of its container's documents, made by a scan of the container
 // the first time one of them is read so (about a second for 100,000
 // documents, drawn from the container's throughput; 8 bytes and the id of
-// each document kept) and kept current through the container's change
-// feed; without one (Config.NoChangeFeed), a resource id it does not know
-// costs a new scan.
+// each document kept, about 5 MB for 100,000) and kept current by noting
+// every document the front returns and, for those it never returned
+// (written by a procedure, or with Prefer: return=minimal), through the
+// container's change feed; without one (Config.NoChangeFeed), a resource
+// id it does not know costs a new scan.
 //
 // # Time to live
 //

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/lethedb/lethe"
 )
@@ -293,8 +294,9 @@ func (q *request) documentByRID(db *database, coll string, crid []byte, s string
 
 // docRIDIndexes are a database's document indexes, by container id.
 type docRIDIndexes struct {
-	mu sync.Mutex
+	mu sync.Mutex // guards m; never held while the store is called
 	m  map[string]*docRIDIndex
+	n  atomic.Int32 // len(m), read without mu by note
 }
 
 // index returns the index of container c, whose id is coll: a new one
@@ -311,6 +313,7 @@ func (x *docRIDIndexes) index(coll string, c *lethe.Container) *docRIDIndex {
 	}
 	i := &docRIDIndex{c: c}
 	x.m[coll] = i
+	x.n.Store(int32(len(x.m)))
 	return i
 }
 
@@ -319,7 +322,36 @@ func (x *docRIDIndexes) forget(coll string) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	delete(x.m, coll)
+	x.n.Store(int32(len(x.m)))
 }
+
+// note records that the front returned the document id, of resource id
+// rid, of the container coll (withSelf), in the container's index if it
+// has one: a client that reads a document by the _self it was given finds
+// it without a look at the change feed, or a scan where there is none.
+// It costs an atomic load while no container of the database has an
+// index.
+func (x *docRIDIndexes) note(coll string, rid []byte, id string) {
+	if x.n.Load() == 0 {
+		return
+	}
+	x.mu.Lock()
+	i := x.m[coll]
+	x.mu.Unlock()
+	if i == nil {
+		return
+	}
+	i.notesMu.Lock()
+	defer i.notesMu.Unlock()
+	if i.noted == nil {
+		i.noted = map[uint64]string{}
+	}
+	i.noted[ridKey(rid)] = id
+}
+
+// ridKey is what a document index keys a document's resource id by: the
+// 8 bytes of its own.
+func ridKey(rid []byte) uint64 { return binary.LittleEndian.Uint64(rid[8:]) }
 
 // docRIDIndex maps the resource ids of a container's documents to their
 // ids. It is made the first time a document of the container is addressed
@@ -329,7 +361,8 @@ func (x *docRIDIndexes) forget(coll string) {
 // document created since is found at the cost of the changes, not of a
 // scan. Without a change feed (Config.NoChangeFeed), or when the feed has
 // forgotten changes it did not read (ErrChangeFeedTrimmed), an unknown
-// resource id costs a new scan. Deleted and expired documents may stay in
+// resource id costs a new scan (but for the documents the front returned
+// meanwhile, which it notes). Deleted and expired documents may stay in
 // the map: the request that reads one by id answers 404, as it should. It
 // holds 8 bytes and the id of each document, about 50 bytes for short
 // ids: 50 MB for a million documents, once one of them is read by resource
@@ -345,6 +378,14 @@ type docRIDIndex struct {
 	// container has no change feed.
 	feed  *lethe.ChangeFeedPager
 	built bool
+	scans int // the scans begun, for tests
+
+	// noted are the documents the front returned since the last lookup
+	// (docRIDIndexes.note). notesMu guards it alone and is never held
+	// while the store is called: a procedure's documents are noted while
+	// it runs, and a lookup may be scanning the container then.
+	notesMu sync.Mutex
+	noted   map[uint64]string
 }
 
 // lookup returns the id of the document of resource id rid in the
@@ -352,7 +393,8 @@ type docRIDIndex struct {
 func (x *docRIDIndex) lookup(ctx context.Context, p lethe.ContainerProperties, crid, rid []byte) (string, bool, error) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	key := binary.LittleEndian.Uint64(rid[8:])
+	x.takeNoted()
+	key := ridKey(rid)
 	if x.built {
 		if id, ok := x.ids[key]; ok {
 			return id, true, nil
@@ -370,11 +412,27 @@ func (x *docRIDIndex) lookup(ctx context.Context, p lethe.ContainerProperties, c
 	return id, ok, nil
 }
 
+// takeNoted moves the documents noted since the last lookup into the
+// index; before the index is begun, the scan that begins it finds them.
+func (x *docRIDIndex) takeNoted() {
+	x.notesMu.Lock()
+	noted := x.noted
+	x.noted = nil
+	x.notesMu.Unlock()
+	if x.ids == nil {
+		return
+	}
+	for k, id := range noted {
+		x.ids[k] = id
+	}
+}
+
 // build reads every item of the container into the index, resuming a
 // scan a failure stopped.
 func (x *docRIDIndex) build(ctx context.Context, p lethe.ContainerProperties, crid []byte) error {
 	if x.scan == nil {
 		x.ids, x.feed = map[uint64]string{}, nil
+		x.scans++
 		if p.ChangeFeedPolicy != nil {
 			// The feed's position is taken before the scan, so that
 			// what is written while it runs is read after it.
@@ -428,7 +486,6 @@ func (x *docRIDIndex) add(docs [][]byte, paths []string, crid []byte) {
 		if !ok {
 			continue
 		}
-		rid := documentRID(crid, docPartitionKey(doc, paths).String(), id)
-		x.ids[binary.LittleEndian.Uint64(rid[8:])] = id
+		x.ids[ridKey(documentRID(crid, docPartitionKey(doc, paths).String(), id))] = id
 	}
 }

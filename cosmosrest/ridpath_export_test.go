@@ -19,3 +19,21 @@ func ForgetDocRIDs(h *Handler, db, coll string) {
 		d.docRIDs.forget(coll)
 	}
 }
+
+// DocRIDScans returns how many scans the document index by resource id of
+// the container coll of the database db has begun.
+func DocRIDScans(h *Handler, db, coll string) int {
+	d, ok := h.lookup(db)
+	if !ok {
+		return 0
+	}
+	d.docRIDs.mu.Lock()
+	i := d.docRIDs.m[coll]
+	d.docRIDs.mu.Unlock()
+	if i == nil {
+		return 0
+	}
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	return i.scans
+}

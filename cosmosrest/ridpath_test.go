@@ -320,31 +320,47 @@ func TestResourceIDsAfterRestart(t *testing.T) {
 
 // TestDocumentResourceIDsOfNewDocuments: a document created after its
 // container's documents were first read by resource id is found by its
-// own: through the change feed, or by a new scan of the container when it
-// keeps no feed or the feed has forgotten changes.
+// own. The front notes every document it returns, so one whose _self a
+// client was given is found without another scan; one it never returned
+// (created with Prefer: return=minimal) through the change feed, or by a
+// new scan when the container keeps no feed or the feed has forgotten
+// changes.
 func TestDocumentResourceIDsOfNewDocuments(t *testing.T) {
 	for _, tc := range []struct {
-		name string
-		cfg  cosmosrest.Config
+		name  string
+		cfg   cosmosrest.Config
+		scans int // after the read of a document the front never returned
 	}{
-		{"change feed", cosmosrest.Config{}},
-		{"no change feed", cosmosrest.Config{NoChangeFeed: true}},
-		{"trimmed change feed", cosmosrest.Config{ChangeFeed: &lethe.ChangeFeedPolicy{MaxChanges: 2}}},
+		{"change feed", cosmosrest.Config{}, 1},
+		{"no change feed", cosmosrest.Config{NoChangeFeed: true}, 2},
+		{"trimmed change feed", cosmosrest.Config{ChangeFeed: &lethe.ChangeFeedPolicy{MaxChanges: 2}}, 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, c := testServer(t, tc.cfg)
+			h, c := testServer(t, tc.cfg)
 			createDBColl(t, c)
-			create := func(id string) string {
-				return must(t, c.do("POST", "/dbs/db/colls/c/docs", map[string]any{"id": id, "pk": "p1"}, p1...), 201).json(t)["_self"].(string)
+			create := func(id string, hdr ...string) response {
+				return must(t, c.do("POST", "/dbs/db/colls/c/docs", map[string]any{"id": id, "pk": "p1"}, append(hdr, p1...)...), 201)
 			}
-			first := create("a")
+			// unseen's _self, before the container has an index.
+			unseen := create("unseen").json(t)["_self"].(string)
+			must(t, c.do("DELETE", "/dbs/db/colls/c/docs/unseen", nil, p1...), 204)
+
+			first := create("a").json(t)["_self"].(string)
 			must(t, c.doRID("GET", "/"+first, nil, p1...), 200)
 			var later []string
 			for i := range 5 {
-				later = append(later, create(fmt.Sprint("b", i)))
+				later = append(later, create(fmt.Sprint("b", i)).json(t)["_self"].(string))
 			}
 			for _, self := range later {
 				must(t, c.doRID("GET", "/"+self, nil, p1...), 200)
+			}
+			if n := cosmosrest.DocRIDScans(h, "db", "c"); n != 1 {
+				t.Errorf("%d scans after reads of documents the front returned, want 1", n)
+			}
+			create("unseen", "Prefer", "return=minimal")
+			must(t, c.doRID("GET", "/"+unseen, nil, p1...), 200)
+			if n := cosmosrest.DocRIDScans(h, "db", "c"); n != tc.scans {
+				t.Errorf("%d scans after a read of a document the front never returned, want %d", n, tc.scans)
 			}
 			must(t, c.doRID("GET", "/"+first, nil, p1...), 200)
 		})
