@@ -357,6 +357,7 @@ func (q *request) deleteContainer() {
 		return
 	}
 	q.setCollTS(db, q.t.coll, -1)
+	db.docRIDs.forget(q.t.coll)
 	if err := db.dropScripts(q.t.coll); err != nil {
 		// The container is gone; its scripts stay in the file until the
 		// next change of the database's scripts saves it again, and are

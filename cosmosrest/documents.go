@@ -80,7 +80,8 @@ func (q *request) checkTriggers() bool {
 // lethe does not: _rid, _self and _attachments. They are derived from the
 // document's id and partition key value (read from the document at the
 // container's partition key paths), so they are the same wherever the
-// front returns the document.
+// front returns the document; the container's index of documents by
+// resource id, if it has one, notes it (ridpath.go).
 func (db *database) withSelf(coll string, paths []string, doc []byte) []byte {
 	id, ok := stringMember(doc, "id")
 	if !ok {
@@ -88,6 +89,7 @@ func (db *database) withSelf(coll string, paths []string, doc []byte) []byte {
 	}
 	crid := containerRID(db.id, coll)
 	drid := documentRID(crid, docPartitionKey(doc, paths).String(), id)
+	db.docRIDs.note(coll, drid, id)
 	return withSystemProperties(doc, ridString(drid), "dbs/"+selfRID(db.rid)+"/colls/"+selfRID(crid)+"/docs/"+selfRID(drid)+"/")
 }
 

@@ -300,12 +300,22 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, g gateway) {
 		h.serveFaults(w, r, deadline)
 		return
 	}
-	rt, err := parsePath(r.URL.EscapedPath(), g)
+	rt, err := parsePath(requestPath(r.URL), g)
 	if err != nil {
 		refuse(w, r, deadline, false, http.StatusBadRequest, err.Error())
 		return
 	}
+	named := rt
+	rt, byRID := h.addressedByRID(rt)
 	claims, ae := h.authenticate(r, rt, time.Now())
+	if ae != nil && byRID {
+		// A database not yet created may have a name that reads as a
+		// resource id: a request signed over its path by name is one by
+		// name.
+		if c, nae := h.authenticate(r, named, time.Now()); nae == nil {
+			rt, byRID, claims, ae = named, false, c, nil
+		}
+	}
 	if ae != nil {
 		refuse(w, r, deadline, false, ae.status, ae.msg)
 		return
@@ -316,6 +326,13 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, g gateway) {
 	body, ok := h.readBody(w, r, deadline, MaxRequestSize, keep)
 	if !ok {
 		return
+	}
+	if byRID {
+		q := &request{h: h, w: w, r: r, body: body, rt: rt}
+		if !q.resolveRIDs() {
+			return
+		}
+		rt = q.rt
 	}
 	t := classify(rt)
 	readOnly := false

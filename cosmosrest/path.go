@@ -83,6 +83,19 @@ func parsePath(escaped string, g gateway) (route, error) {
 	return rt, nil
 }
 
+// requestPath is the escaped path of a request's URL u as the gateways read
+// it: with its query, if it has one. The REST API has no query parameters,
+// and the JavaScript SDK does not escape '?' in ids (it writes paths with
+// encodeURI), so an id holding one reaches the server as a path and a
+// query; the emulator reads the two together as the path, and so does
+// lethe.
+func requestPath(u *url.URL) string {
+	if u.RawQuery == "" && !u.ForceQuery {
+		return u.EscapedPath()
+	}
+	return u.EscapedPath() + "?" + u.RawQuery
+}
+
 // computeSegments splits an escaped path at '/' and unescapes each segment
 // on its own, so an id may hold any character the client escaped: the
 // compute gateway's reading, and the one the SDKs (which escape each id

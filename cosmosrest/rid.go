@@ -11,8 +11,11 @@ import (
 // of a durable handler. They have the shapes of Cosmos DB's: a database's
 // is 4 bytes, a container's 8 (its database's, then 4 of its own, the top
 // bit set), a document's 16 (its container's, then 8 of its own, the type
-// nibble of the last byte 0), each in standard base64. In _self links the
-// base64 '/' is written '-', as Cosmos DB does.
+// nibble of the last byte 0), each in base64 with '-' for '/', in _rid as
+// in _self links and request paths, as Cosmos DB writes them (the SDKs
+// decode them so: the legacy Python SDK tells a database's resource id
+// from its name by decoding it with '-' read as '/'). A request may
+// address every resource by these ids as well as by name (ridpath.go).
 
 func hash64(parts ...string) uint64 {
 	h := fnv.New64a()
@@ -54,7 +57,22 @@ func pkRangeRID(coll []byte) []byte {
 	return append(r, 1, 0, 0, 0, 0, 0, 0, 0x50)
 }
 
-func ridString(b []byte) string { return base64.StdEncoding.EncodeToString(b) }
+// ridString is a resource id as _rid writes it.
+func ridString(b []byte) string {
+	return strings.ReplaceAll(base64.StdEncoding.EncodeToString(b), "/", "-")
+}
 
-// selfRID is a _rid as _self links write it.
-func selfRID(b []byte) string { return strings.ReplaceAll(ridString(b), "/", "-") }
+// selfRID is a resource id as _self links and request paths write it: as
+// _rid does.
+func selfRID(b []byte) string { return ridString(b) }
+
+// parseRID decodes s, a resource id as ridString writes it, and reports
+// whether it is one of n bytes. The decoding is strict (padding, no stray
+// bits), so that each resource id has one spelling.
+func parseRID(s string, n int) ([]byte, bool) {
+	if len(s) != base64.StdEncoding.EncodedLen(n) || strings.Contains(s, "/") {
+		return nil, false
+	}
+	b, err := base64.StdEncoding.Strict().DecodeString(strings.ReplaceAll(s, "-", "/"))
+	return b, err == nil && len(b) == n
+}

@@ -487,7 +487,18 @@ func (q *request) readPermissionBody(db *database) (*permission, bool) {
 		q.answerError(http.StatusBadRequest, fmt.Sprintf("the permissionMode %q is not All or Read", clip(*in.Mode)))
 		return nil, false
 	}
-	coll, doc, err := parsePermissionResource(*in.Resource, db.id)
+	res, f := q.permissionResourceByName(db, *in.Resource)
+	switch f {
+	case foundFailed:
+		return nil, false
+	case foundNone:
+		// No container has an id with a '/': the permission reaches
+		// nothing, and clashes only with one on the same resource.
+		p.Resource = strings.Trim(*in.Resource, "/")
+		p.Coll, p.Orphaned = p.Resource, true
+		return p, true
+	}
+	coll, doc, err := parsePermissionResource(res, db.id)
 	if err != nil {
 		q.answerError(http.StatusBadRequest, err.Error())
 		return nil, false
