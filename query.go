@@ -15,6 +15,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/lethedb/lethe/internal/geo"
 	"github.com/lethedb/lethe/internal/query"
 )
 
@@ -670,12 +671,14 @@ func (r *queryRun) whole(ctx context.Context) (evaluation, error) {
 
 // queryEnv is what the container's queries at now know of it beyond their
 // items: the languages of its full-text policy, the distance functions and
-// element types of its vector embedding policy, and FullTextScore's
-// statistics, those of all its items live at now, in every partition (from
-// the path's full-text index when it has one).
+// element types of its vector embedding policy, the model of its
+// geospatialConfig, and FullTextScore's statistics, those of all its items
+// live at now, in every partition (from the path's full-text index when it
+// has one).
 func (c *Container) queryEnv(ctx context.Context, now int64) *query.Env {
 	c.expiry.mu.Lock()
 	fp, vp := c.props.FullTextPolicy, c.props.VectorEmbeddingPolicy // replaced whole, never changed in place
+	model := c.props.geoModel()
 	c.expiry.mu.Unlock()
 	env := &query.Env{TextStats: func(path []string, lang string, terms []string) query.TextStats {
 		if st, ok := c.indexedTextStats(path, lang, terms, now); ok {
@@ -693,6 +696,7 @@ func (c *Container) queryEnv(ctx context.Context, now int64) *query.Env {
 	if vp != nil {
 		env.Vector = vp.embedding
 	}
+	env.Geometry = model == geo.Geometry
 	return env
 }
 
