@@ -145,6 +145,7 @@ type Container struct {
 		composites composites             // the composite indexes made so far (composite.go)
 		vectors    vecIndexes             // the vector indexes made so far (vectorindex.go)
 		texts      textIndexes            // the full-text indexes made so far (textindex.go)
+		spatials   spatialIndexes         // the spatial indexes made so far (spatialindex.go)
 		positions  *positionIndex         // the items in position order, once a query resumed a scan (itemorder.go)
 		building   map[string]*indexBuild // the index builds under way (indexbuild.go)
 		wanted     map[string]bool        // paths a filter asked for once, whose index is not made yet

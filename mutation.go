@@ -144,6 +144,7 @@ func (c *Container) applySettings(m *mutation, found int) (next int64) {
 	c.dropIndexesLocked(m.props.IndexingPolicy)
 	c.dropVectorsLocked(m.props)
 	c.dropTextsLocked(m.props)
+	c.dropSpatialsLocked(m.props)
 	c.props = *m.props
 	c.startVectorBuildsLocked()
 	c.updateSharedLocked()
@@ -573,6 +574,7 @@ func (c *Container) indexItemsLocked(ms []mutation) (next int64) {
 			x.composites.update(m.old, m.rec)
 			x.vectors.update(m.old, m.rec)
 			x.texts.update(m.old, m.rec)
+			x.spatials.update(m.old, m.rec)
 			x.positions.change(m.old, m.rec)
 			c.logForBuildsLocked(m.old, m.rec)
 		}
@@ -654,12 +656,12 @@ func (c *Container) updateSharedLocked() {
 }
 
 // hasIndexesLocked reports whether a write must keep indexes beside the
-// expiry index: secondary, composite, vector, full-text or position
-// indexes, or one being built. The caller holds expiry.mu.
+// expiry index: secondary, composite, vector, full-text, spatial or
+// position indexes, or one being built. The caller holds expiry.mu.
 func (c *Container) hasIndexesLocked() bool {
 	x := &c.expiry
 	return len(x.indexes) > 0 || len(x.composites) > 0 || len(x.vectors) > 0 || len(x.texts) > 0 ||
-		x.positions != nil || len(x.building) > 0
+		len(x.spatials) > 0 || x.positions != nil || len(x.building) > 0
 }
 
 // putItems makes the changes in the shards' id tables. A purge's old

@@ -721,10 +721,14 @@ func (r *queryRun) docs(ctx context.Context) (docs []query.Doc, recs []record, e
 }
 
 // indexedDocs is docs through an index, if r's query has a condition one
-// can answer: a full-text filter (textDocs), or a range (rangeRecs). It
+// can answer: a full-text filter (textDocs), a spatial one (spatialDocs),
+// or a range (rangeRecs). It
 // holds the batch lock for reading, as liveDocs does.
 func (r *queryRun) indexedDocs() ([]query.Doc, []record, *query.Query, bool) {
 	if docs, recs, ok := r.textDocs(); ok {
+		return docs, recs, r.q, true
+	}
+	if docs, recs, ok := r.spatialDocs(); ok {
 		return docs, recs, r.q, true
 	}
 	live, _, eval, ok := r.rangeRecs()

@@ -18,9 +18,10 @@ const (
 // sphereShape is a Shape on the sphere: its S2 shapes in one index, for
 // the distance and crossing queries, and its polygons, for containment.
 type sphereShape struct {
-	index *s2.ShapeIndex
-	polys []*s2.Polygon
-	line  []s2.Point // a Point's one point or a LineString's vertices
+	index    *s2.ShapeIndex
+	polys    []*s2.Polygon
+	line     []s2.Point   // a Point's one point or a LineString's vertices
+	polyline *s2.Polyline // a LineString's
 }
 
 // point returns the S2 point of a position.
@@ -31,25 +32,38 @@ func point(p Pos) s2.Point {
 // checkSphere makes s's sphereShape and returns "" or the reason s is not
 // a valid shape on the sphere: a ring of fewer than three distinct
 // positions, or rings that cross.
-func (s *Shape) checkSphere() (reason string) {
+func (s *Shape) checkSphere() string {
+	if s.Kind == Point {
+		return "" // its S2 shape is made when a function needs it (sphereOf)
+	}
+	ss, reason := buildSphere(s, point, true)
+	s.sphere = ss
+	return reason
+}
+
+// buildSphere makes the sphereShape of s, its positions mapped to the
+// sphere by pt, or returns the reason it cannot. oriented says whether a
+// ring's orientation says which side is inside (else the smaller side is).
+func buildSphere(s *Shape, pt func(Pos) s2.Point, oriented bool) (*sphereShape, string) {
 	ss := &sphereShape{index: s2.NewShapeIndex()}
 	switch s.Kind {
 	case Point:
-		ss.line = []s2.Point{point(s.Line[0])}
+		ss.line = []s2.Point{pt(s.Line[0])}
 		pv := s2.PointVector(ss.line)
 		ss.index.Add(&pv)
 	case LineString:
 		for _, p := range s.Line {
-			q := point(p)
+			q := pt(p)
 			if n := len(ss.line); n > 0 && ss.line[n-1] == q {
 				continue
 			}
 			ss.line = append(ss.line, q)
 		}
 		if len(ss.line) < 2 {
-			return "The LineString input is not valid because it has fewer than two distinct points. A LineString must have at least two points."
+			return nil, "The LineString input is not valid because it has fewer than two distinct points. A LineString must have at least two points."
 		}
 		pl := s2.Polyline(ss.line)
+		ss.polyline = &pl
 		ss.index.Add(&pl)
 	default:
 		var edges [][2]s2.Point
@@ -58,7 +72,7 @@ func (s *Shape) checkSphere() (reason string) {
 			for i, r := range rings {
 				var pts []s2.Point
 				for _, p := range r[:len(r)-1] {
-					q := point(p)
+					q := pt(p)
 					if n := len(pts); n > 0 && pts[n-1] == q {
 						continue
 					}
@@ -68,29 +82,37 @@ func (s *Shape) checkSphere() (reason string) {
 					pts = pts[:len(pts)-1]
 				}
 				if len(pts) < 3 {
-					return "The " + s.Kind.String() + " input is not valid because the ring number " + strconv.Itoa(i+1) + " has fewer than three distinct points. Each ring of a Polygon must have at least three distinct points."
+					return nil, "The " + s.Kind.String() + " input is not valid because the ring number " + strconv.Itoa(i+1) + " has fewer than three distinct points. Each ring of a Polygon must have at least three distinct points."
 				}
 				for j := range pts {
 					edges = append(edges, [2]s2.Point{pts[j], pts[(j+1)%len(pts)]})
 				}
-				loops = append(loops, s2.LoopFromPoints(pts))
+				l := s2.LoopFromPoints(pts)
+				if !oriented {
+					l.Normalize()
+				}
+				loops = append(loops, l)
 			}
 			if crossing(edges) {
-				return selfIntersection(s.Kind)
+				return nil, selfIntersection(s.Kind)
 			}
-			p := s2.PolygonFromOrientedLoops(loops)
+			var p *s2.Polygon
+			if oriented {
+				p = s2.PolygonFromOrientedLoops(loops)
+			} else {
+				p = s2.PolygonFromLoops(loops)
+			}
 			if p.Validate() != nil {
-				return selfIntersection(s.Kind)
+				return nil, selfIntersection(s.Kind)
 			}
 			ss.polys = append(ss.polys, p)
 			ss.index.Add(p)
 		}
 		if s.Kind == MultiPolygon && polygonsCross(ss.polys) {
-			return "The MultiPolygon input is not valid because its polygons overlap. The polygons of a MultiPolygon must not have any common area."
+			return nil, "The MultiPolygon input is not valid because its polygons overlap. The polygons of a MultiPolygon must not have any common area."
 		}
 	}
-	s.sphere = ss
-	return ""
+	return ss, ""
 }
 
 // crossing reports whether two edges of a set cross at a point interior to
@@ -152,7 +174,7 @@ func onBoundary(a *s2.Polygon, v s2.Point) bool {
 // sphereOf returns s's sphereShape, making it if Check has not.
 func sphereOf(s *Shape) *sphereShape {
 	if s.sphere == nil {
-		s.checkSphere()
+		s.sphere, _ = buildSphere(s, point, true)
 	}
 	return s.sphere
 }
