@@ -72,7 +72,7 @@ func parseContainer(body []byte) (lethe.ContainerProperties, *collBody, error) {
 	if ip := in.IndexingPolicy; ip != nil && (ip.IndexingMode != "" || len(ip.IncludedPaths) > 0 || len(ip.ExcludedPaths) > 0 ||
 		len(ip.Composite) > 0 || len(ip.Vector) > 0 || len(ip.FullText) > 0 || len(ip.Spatial) > 0) {
 		p.IndexingPolicy = &lethe.IndexingPolicy{IndexingMode: lethe.IndexingMode(strings.ToLower(ip.IndexingMode)),
-			IncludedPaths: ip.IncludedPaths, ExcludedPaths: ip.ExcludedPaths, CompositeIndexes: ip.Composite,
+			IncludedPaths: legacyRoot(ip.IncludedPaths), ExcludedPaths: legacyRoot(ip.ExcludedPaths), CompositeIndexes: ip.Composite,
 			VectorIndexes: ip.Vector, FullTextIndexes: ip.FullText, SpatialIndexes: ip.Spatial}
 	}
 	p.VectorEmbeddingPolicy, p.FullTextPolicy, p.GeospatialConfig = in.VectorEmbeddingPolicy, in.FullTextPolicy, in.GeospatialConfig
@@ -80,6 +80,18 @@ func parseContainer(body []byte) (lethe.ContainerProperties, *collBody, error) {
 		return p, nil, errors.New("unique key policies are not supported by lethe")
 	}
 	return p, &in, nil
+}
+
+// legacyRoot returns paths with "/", the spelling of every path in the
+// indexing policies of Cosmos DB's first API versions (which the service
+// still takes: @azure/cosmos's spatial spec sends it), as "/*".
+func legacyRoot(paths []lethe.IndexPath) []lethe.IndexPath {
+	for i, p := range paths {
+		if p.Path == "/" {
+			paths[i].Path = "/*"
+		}
+	}
+	return paths
 }
 
 // containerJSON writes a container's properties as Cosmos DB does; the

@@ -83,3 +83,25 @@ func TestContainerSpatialPolicy(t *testing.T) {
 	}
 	must(t, c.do("GET", "/dbs/db/colls/x", nil), 404)
 }
+
+// TestLegacySpatialIncludedPath: a policy of Cosmos DB's first API
+// versions, a spatial index in includedPaths and the root spelled "/", as
+// @azure/cosmos's spatial spec sends it, makes a container whose root is
+// "/*", and ST_DISTANCE filters its items (an invalid Point is none).
+func TestLegacySpatialIncludedPath(t *testing.T) {
+	_, c := testServer(t, cosmosrest.Config{})
+	createDB(t, c, "db")
+	created := must(t, c.do("POST", "/dbs/db/colls", `{"id":"legacy","indexingPolicy":{"includedPaths":[
+		{"path":"/\"Location\"/?","indexes":[{"kind":"Spatial","dataType":"Point"}]},{"path":"/"}]}}`), 201)
+	if !strings.Contains(string(created.body), `{"path":"/*"}`) {
+		t.Errorf("the root path: %s", created.body)
+	}
+	for _, doc := range []string{`{"id":"location1","Location":{"type":"Point","coordinates":[20,20]}}`, `{"id":"location2","Location":{"type":"Point","coordinates":[100,100]}}`} {
+		must(t, c.do("POST", "/dbs/db/colls/legacy/docs", doc), 201)
+	}
+	q := c.do("POST", "/dbs/db/colls/legacy/docs", map[string]any{"query": `SELECT VALUE root.id FROM root WHERE (ST_DISTANCE(root.Location, {type: 'Point', coordinates: [20.1, 20]}) < 20000)`},
+		"Content-Type", "application/query+json", "x-ms-documentdb-isquery", "True")
+	if q.status != 200 || !strings.Contains(string(q.body), `"Documents":["location1"]`) {
+		t.Errorf("query: %d %s", q.status, q.body)
+	}
+}
