@@ -252,3 +252,34 @@ func TestSpatialIndexTightRadius(t *testing.T) {
 		assert.Contains(t, got, `"`+tg.id+`"`, "radius %v around %v", dist, tg.center)
 	}
 }
+
+// TestSpatialIndexPolicyChange: a replacement of the geospatialConfig
+// drops the index made in the old model; the next query makes one in the
+// new model and returns what the scan returns in it.
+func TestSpatialIndexPolicyChange(t *testing.T) {
+	t.Parallel()
+	s, _ := newStore(t)
+	c := mustContainer(t, s, lethe.ContainerProperties{ID: "c",
+		IndexingPolicy: &lethe.IndexingPolicy{SpatialIndexes: []lethe.SpatialIndex{{Path: "/*"}}}})
+	for i, p := range [][]float64{{0, 0}, {0.5, 0}, {3, 4}, {30, 140}} {
+		b, _ := json.Marshal(map[string]any{"id": fmt.Sprint("i", i), "loc": map[string]any{"type": "Point", "coordinates": p}})
+		_, err := c.CreateItem(ctx, lethe.NewPartitionKey(), b, nil)
+		require.NoError(t, err)
+	}
+	const q = `SELECT VALUE c.id FROM c WHERE ST_DISTANCE(c.loc, {"type": "Point", "coordinates": [0, 0]}) < 60000`
+	got, metrics := queryAll(t, c, q, nil, lethe.NewPartitionKey())
+	assert.Equal(t, []string{`"i0"`, `"i1"`}, got, "meters on the earth")
+	assert.Contains(t, metrics, `"UtilizedSingleIndexes":[{`)
+
+	p, err := c.Read(ctx)
+	require.NoError(t, err)
+	p.GeospatialConfig = &lethe.GeospatialConfig{Type: lethe.GeospatialGeometry}
+	p.IndexingPolicy.SpatialIndexes[0].BoundingBox = &lethe.BoundingBox{Xmin: -10, Ymin: -10, Xmax: 10, Ymax: 10}
+	require.NoError(t, c.Replace(ctx, p))
+	const plane = `SELECT VALUE c.id FROM c WHERE ST_DISTANCE(c.loc, {"type": "Point", "coordinates": [0, 0]}) <= 5`
+	got, metrics = queryAll(t, c, plane, nil, lethe.NewPartitionKey())
+	assert.Equal(t, []string{`"i0"`, `"i1"`, `"i2"`}, got, "units of the plane; [30, 140], outside the box, is a candidate and too far")
+	assert.Contains(t, metrics, `"UtilizedSingleIndexes":[{`)
+	got, _ = queryAll(t, c, strings.Replace(plane, "<= 5", "< 200", 1), nil, lethe.NewPartitionKey())
+	assert.Equal(t, []string{`"i0"`, `"i1"`, `"i2"`, `"i3"`}, got, "a shape outside the box is found")
+}
