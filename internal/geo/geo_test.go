@@ -1,6 +1,7 @@
 package geo
 
 import (
+	"math/rand/v2"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -89,4 +90,58 @@ func TestCells(t *testing.T) {
 	_, ok = Cells(pt(150, 50), Geometry, b)
 	assert.False(t, ok)
 	assert.Nil(t, QueryCells(pt(150, 50), 10, Geometry, b), "nothing in the box is that near")
+}
+
+// TestNoPanic: random shapes, valid and not, about the poles, the
+// antimeridian and antipodes included, through every function in both
+// models: none panics.
+func TestNoPanic(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	coords := []float64{0, 90, -90, 180, -180, 1e-12, 45, 89.9999999, 179.999999, -45}
+	c := func() float64 {
+		if rng.IntN(2) == 0 {
+			return coords[rng.IntN(len(coords))]
+		}
+		return rng.Float64()*360 - 180
+	}
+	pos := func() Pos { return Pos{c(), c() / 2} }
+	shape := func() *Shape {
+		switch rng.IntN(4) {
+		case 0:
+			return &Shape{Kind: Point, Line: []Pos{pos()}}
+		case 1:
+			n := 2 + rng.IntN(3)
+			l := make([]Pos, n)
+			for i := range l {
+				l[i] = pos()
+			}
+			return &Shape{Kind: LineString, Line: l}
+		default:
+			n := 3 + rng.IntN(4)
+			r := make(Ring, n)
+			for i := range r {
+				r[i] = pos()
+			}
+			r = append(r, r[0])
+			k := Polygon
+			if rng.IntN(3) == 0 {
+				k = MultiPolygon
+			}
+			return &Shape{Kind: k, Polys: [][]Ring{{r}}}
+		}
+	}
+	for range 3000 {
+		for _, m := range []Model{Geography, Geometry} {
+			a, b := shape(), shape()
+			if a.Check(m) != "" || b.Check(m) != "" {
+				continue
+			}
+			Distance(a, b, m)
+			Within(a, b, m)
+			Intersects(a, b, m)
+			Area(a, m)
+			Cells(a, m, Box{-180, -90, 180, 90})
+			QueryCells(a, rng.Float64()*1e7, m, Box{-180, -90, 180, 90})
+		}
+	}
 }
