@@ -49,6 +49,10 @@ type ContainerProperties struct {
 	// FullTextPolicy declares the paths that hold text to search, and its
 	// language; IndexingPolicy.FullTextIndexes index them.
 	FullTextPolicy *FullTextPolicy `json:",omitempty"`
+	// GeospatialConfig says how the container reads GeoJSON: nil or
+	// Geography on the earth, Geometry in the plane (spatialpolicy.go);
+	// IndexingPolicy.SpatialIndexes index it.
+	GeospatialConfig *GeospatialConfig `json:",omitempty"`
 }
 
 // IndexingPolicy says how a container keeps its indexes: its mode, and
@@ -71,6 +75,9 @@ type IndexingPolicy struct {
 	// ranking use them); see searchpolicy.go's types.
 	VectorIndexes   []VectorIndex   `json:",omitempty"`
 	FullTextIndexes []FullTextIndex `json:",omitempty"`
+	// SpatialIndexes index GeoJSON shapes for the spatial filters of
+	// queries (spatialpolicy.go, spatialindex.go).
+	SpatialIndexes []SpatialIndex `json:",omitempty"`
 }
 
 // IndexingMode is consistent, lazy or none. A container whose mode is none
@@ -274,7 +281,8 @@ func (c *Container) Read(ctx context.Context) (ContainerProperties, error) {
 
 // Replace changes the container's DefaultTimeToLive, IndexingPolicy,
 // Throughput, AutoscaleMaxThroughput (a budget whose setting changes
-// starts full), ChangeFeedPolicy, VectorEmbeddingPolicy and FullTextPolicy;
+// starts full), ChangeFeedPolicy, VectorEmbeddingPolicy, FullTextPolicy and
+// GeospatialConfig;
 // props.ID and props.PartitionKeyDefinition must be the container's (after
 // filling in defaults), and a vector embedding or vector index the container
 // has keeps its settings (paths may be added and removed). A change of
@@ -446,6 +454,7 @@ func cloneProps(p ContainerProperties) ContainerProperties {
 		p.IndexingPolicy = &ip
 	}
 	cloneSearchPolicies(&p)
+	cloneSpatialPolicy(&p)
 	if p.ChangeFeedPolicy != nil {
 		cp := *p.ChangeFeedPolicy
 		p.ChangeFeedPolicy = &cp
@@ -468,6 +477,9 @@ func normalizeProps(p ContainerProperties) (ContainerProperties, pkPaths, *Error
 		return p, pkPaths{}, err
 	}
 	if err := normalizeSearchPolicies(&p); err != nil {
+		return p, pkPaths{}, err
+	}
+	if err := normalizeSpatialPolicy(&p); err != nil {
 		return p, pkPaths{}, err
 	}
 	if cp := p.ChangeFeedPolicy; cp != nil {

@@ -11,6 +11,7 @@ type indexSet struct {
 	composite composites             // the composite indexes made so far (composite.go)
 	vector    vecIndexes             // the vector indexes made so far (vectorindex.go)
 	text      textIndexes            // the full-text indexes made so far (textindex.go)
+	spatial   spatialIndexes         // the spatial indexes made so far (spatialindex.go)
 	position  *positionIndex         // the items in position order, once a query resumed a scan (itemorder.go)
 	building  map[string]*indexBuild // the index builds under way (indexbuild.go)
 	wanted    map[string]bool        // paths a filter asked for once, whose index is not made yet
@@ -25,13 +26,13 @@ type itemIndex interface {
 
 // kinds returns the set's kinds of index, in the order a change is made
 // in them. An empty kind (a nil map or position index) ignores changes.
-func (s *indexSet) kinds() [5]itemIndex {
-	return [...]itemIndex{s.secondary, s.composite, s.vector, s.text, s.position}
+func (s *indexSet) kinds() [6]itemIndex {
+	return [...]itemIndex{s.secondary, s.composite, s.vector, s.text, s.spatial, s.position}
 }
 
 // any reports whether the set holds an index or a build, which a write
 // must keep beside the expiry index.
 func (s *indexSet) any() bool {
 	return len(s.secondary) > 0 || len(s.composite) > 0 || len(s.vector) > 0 || len(s.text) > 0 ||
-		s.position != nil || len(s.building) > 0
+		len(s.spatial) > 0 || s.position != nil || len(s.building) > 0
 }

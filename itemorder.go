@@ -390,6 +390,8 @@ func (p *QueryItemsPager) startItemPages(ctx context.Context, r *queryRun, need,
 	if c.store.useIndexes() {
 		if _, recs, ok := r.textDocs(); ok {
 			ip.snap, ip.snapshot, ip.first = byPos(recs), true, true
+		} else if _, recs, ok := r.spatialDocs(); ok {
+			ip.snap, ip.snapshot, ip.first = byPos(recs), true, true
 		} else if recs, g, eval, ok := r.rangeRecs(); ok {
 			ip.snap, ip.snapshot, ip.first, ip.guard = recs, true, true, g
 			ip.q, ip.whole = eval, !eval.HasWhere() && r.q.ReturnsItems()

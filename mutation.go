@@ -144,6 +144,7 @@ func (c *Container) applySettings(m *mutation, found int) (next int64) {
 	c.dropIndexesLocked(m.props.IndexingPolicy)
 	c.dropVectorsLocked(m.props)
 	c.dropTextsLocked(m.props)
+	c.dropSpatialsLocked(m.props)
 	c.props = *m.props
 	c.startVectorBuildsLocked()
 	c.updateSharedLocked()
@@ -650,7 +651,7 @@ func (c *Container) updateSharedLocked() {
 }
 
 // hasIndexesLocked reports whether a write must keep indexes beside the
-// expiry index: secondary, composite, vector, full-text or position
+// expiry index: secondary, composite, vector, full-text, spatial or position
 // indexes, or one being built. The caller holds c.mu.
 func (c *Container) hasIndexesLocked() bool { return c.mu.indexes.any() }
 

@@ -15,6 +15,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/lethedb/lethe/internal/geo"
 	"github.com/lethedb/lethe/internal/query"
 )
 
@@ -670,12 +671,14 @@ func (r *queryRun) whole(ctx context.Context) (evaluation, error) {
 
 // queryEnv is what the container's queries at now know of it beyond their
 // items: the languages of its full-text policy, the distance functions and
-// element types of its vector embedding policy, and FullTextScore's
-// statistics, those of all its items live at now, in every partition (from
-// the path's full-text index when it has one).
+// element types of its vector embedding policy, the model of its
+// geospatialConfig, and FullTextScore's statistics, those of all its items
+// live at now, in every partition (from the path's full-text index when it
+// has one).
 func (c *Container) queryEnv(ctx context.Context, now int64) *query.Env {
 	c.mu.Lock()
 	fp, vp := c.props.FullTextPolicy, c.props.VectorEmbeddingPolicy // replaced whole, never changed in place
+	model := c.props.geoModel()
 	c.mu.Unlock()
 	env := &query.Env{TextStats: func(path []string, lang string, terms []string) query.TextStats {
 		if st, ok := c.indexedTextStats(path, lang, terms, now); ok {
@@ -693,6 +696,7 @@ func (c *Container) queryEnv(ctx context.Context, now int64) *query.Env {
 	if vp != nil {
 		env.Vector = vp.embedding
 	}
+	env.Geometry = model == geo.Geometry
 	return env
 }
 
@@ -717,10 +721,14 @@ func (r *queryRun) docs(ctx context.Context) (docs []query.Doc, recs []record, e
 }
 
 // indexedDocs is docs through an index, if r's query has a condition one
-// can answer: a full-text filter (textDocs), or a range (rangeRecs). It
+// can answer: a full-text filter (textDocs), a spatial one (spatialDocs),
+// or a range (rangeRecs). It
 // holds the batch lock for reading, as liveDocs does.
 func (r *queryRun) indexedDocs() ([]query.Doc, []record, *query.Query, bool) {
 	if docs, recs, ok := r.textDocs(); ok {
+		return docs, recs, r.q, true
+	}
+	if docs, recs, ok := r.spatialDocs(); ok {
 		return docs, recs, r.q, true
 	}
 	live, _, eval, ok := r.rangeRecs()

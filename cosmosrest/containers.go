@@ -29,7 +29,9 @@ type collBody struct {
 		Composite     [][]lethe.CompositeIndex `json:"compositeIndexes"`
 		Vector        []lethe.VectorIndex      `json:"vectorIndexes"`
 		FullText      []lethe.FullTextIndex    `json:"fullTextIndexes"`
+		Spatial       []lethe.SpatialIndex     `json:"spatialIndexes"`
 	} `json:"indexingPolicy"`
+	GeospatialConfig      *lethe.GeospatialConfig      `json:"geospatialConfig"`
 	VectorEmbeddingPolicy *lethe.VectorEmbeddingPolicy `json:"vectorEmbeddingPolicy"`
 	FullTextPolicy        *lethe.FullTextPolicy        `json:"fullTextPolicy"`
 	UniqueKeyPolicy       *struct {
@@ -68,16 +70,28 @@ func parseContainer(body []byte) (lethe.ContainerProperties, *collBody, error) {
 		}
 	}
 	if ip := in.IndexingPolicy; ip != nil && (ip.IndexingMode != "" || len(ip.IncludedPaths) > 0 || len(ip.ExcludedPaths) > 0 ||
-		len(ip.Composite) > 0 || len(ip.Vector) > 0 || len(ip.FullText) > 0) {
+		len(ip.Composite) > 0 || len(ip.Vector) > 0 || len(ip.FullText) > 0 || len(ip.Spatial) > 0) {
 		p.IndexingPolicy = &lethe.IndexingPolicy{IndexingMode: lethe.IndexingMode(strings.ToLower(ip.IndexingMode)),
-			IncludedPaths: ip.IncludedPaths, ExcludedPaths: ip.ExcludedPaths, CompositeIndexes: ip.Composite,
-			VectorIndexes: ip.Vector, FullTextIndexes: ip.FullText}
+			IncludedPaths: legacyRoot(ip.IncludedPaths), ExcludedPaths: legacyRoot(ip.ExcludedPaths), CompositeIndexes: ip.Composite,
+			VectorIndexes: ip.Vector, FullTextIndexes: ip.FullText, SpatialIndexes: ip.Spatial}
 	}
-	p.VectorEmbeddingPolicy, p.FullTextPolicy = in.VectorEmbeddingPolicy, in.FullTextPolicy
+	p.VectorEmbeddingPolicy, p.FullTextPolicy, p.GeospatialConfig = in.VectorEmbeddingPolicy, in.FullTextPolicy, in.GeospatialConfig
 	if in.UniqueKeyPolicy != nil && len(in.UniqueKeyPolicy.UniqueKeys) > 0 {
 		return p, nil, errors.New("unique key policies are not supported by lethe")
 	}
 	return p, &in, nil
+}
+
+// legacyRoot returns paths with "/", the spelling of every path in the
+// indexing policies of Cosmos DB's first API versions (which the service
+// still takes: @azure/cosmos's spatial spec sends it), as "/*".
+func legacyRoot(paths []lethe.IndexPath) []lethe.IndexPath {
+	for i, p := range paths {
+		if p.Path == "/" {
+			paths[i].Path = "/*"
+		}
+	}
+	return paths
 }
 
 // containerJSON writes a container's properties as Cosmos DB does; the
@@ -111,6 +125,7 @@ func containerJSON(db *database, p lethe.ContainerProperties, ts int64) []byte {
 			writeJSONField(&b, "compositeIndexes", ip.CompositeIndexes, len(ip.CompositeIndexes) > 0)
 			writeJSONField(&b, "vectorIndexes", ip.VectorIndexes, len(ip.VectorIndexes) > 0)
 			writeJSONField(&b, "fullTextIndexes", ip.FullTextIndexes, len(ip.FullTextIndexes) > 0)
+			writeJSONField(&b, "spatialIndexes", ip.SpatialIndexes, len(ip.SpatialIndexes) > 0)
 		}
 		b.WriteByte('}')
 	}
@@ -140,7 +155,11 @@ func containerJSON(db *database, p lethe.ContainerProperties, ts int64) []byte {
 		fmt.Fprintf(&b, `,"defaultTtl":%d`, p.DefaultTimeToLive)
 	}
 	b.WriteString(`,"conflictResolutionPolicy":{"mode":"LastWriterWins","conflictResolutionPath":"/_ts","conflictResolutionProcedure":""}`)
-	b.WriteString(`,"geospatialConfig":{"type":"Geography"}`)
+	geoType := lethe.GeospatialGeography
+	if p.GeospatialConfig != nil {
+		geoType = p.GeospatialConfig.Type
+	}
+	writeJSONField(&b, "geospatialConfig", lethe.GeospatialConfig{Type: geoType}, true)
 	fmt.Fprintf(&b, `,"_rid":%q,"_ts":%d,"_self":"dbs/%s/colls/%s/","_etag":%s`,
 		ridString(rid), ts, selfRID(db.rid), selfRID(rid), strconv.Quote(quoteETag(containerETag(db, p, ts))))
 	b.WriteString(`,"_docs":"docs/","_sprocs":"sprocs/","_triggers":"triggers/","_udfs":"udfs/","_conflicts":"conflicts/"}`)

@@ -54,8 +54,13 @@
 // SELECT *; aggregates, subqueries or aliases in GROUP BY; GROUP BY in a
 // subquery; a subquery in the select list of a GROUP BY or aggregate
 // query except inside an aggregate's argument; FROM (SELECT ...) at the
-// top level; the operator form c.x IN (SELECT ...) (use EXISTS); the
-// spatial (ST_*) functions (an error when a row evaluates them).
+// top level; the operator form c.x IN (SELECT ...) (use EXISTS).
+//
+// The spatial functions ST_DISTANCE, ST_WITHIN, ST_INTERSECTS, ST_AREA,
+// ST_ISVALID and ST_ISVALIDDETAILED take GeoJSON Points, LineStrings,
+// Polygons and MultiPolygons, on the WGS-84 earth or, when Env.Geometry
+// says so, in the plane (spatial.go, on internal/geo); an invalid shape
+// makes them undefined.
 //
 // User-defined functions, udf.<name>(args) (the prefix in lower case, the
 // name case-sensitive), stand anywhere an expression may; the caller gives

@@ -194,6 +194,11 @@ type evaluator struct {
 	textScores map[*call]*textScore // the settings of each FullTextScore call (rank.go)
 	docs       []Doc                // the documents evaluated
 	udfs       []Func               // the user-defined functions of q.udfs (udf.go)
+
+	// The spatial call being evaluated, and the constant arguments of
+	// spatial calls, read once (spatial.go).
+	spatialCall *call
+	shapes      map[expr]checkedShape
 }
 
 // group is one group of a GROUP BY query.
@@ -1192,6 +1197,9 @@ func (ev *evaluator) eval(e expr) value {
 		}
 		if x.fn.text {
 			ev.textCall = x
+		}
+		if x.fn.spatial {
+			ev.spatialCall = x
 		}
 		return x.fn.fn(ev, args)
 	case *objectLit:

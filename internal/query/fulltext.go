@@ -35,6 +35,10 @@ type Env struct {
 	// container's live items. When nil, those of the documents the query
 	// is given (CorpusStats).
 	TextStats func(path []string, lang string, terms []string) TextStats
+	// Geometry says that the container's geospatialConfig is Geometry:
+	// the spatial functions compute in the plane. Else they compute on
+	// the earth (Geography, the default; spatial.go).
+	Geometry bool
 	// Budget bounds the evaluation's work and memory (limits.go).
 	Budget Budget
 	// UDFs are the user-defined functions a query may call, by name

@@ -19,6 +19,7 @@ type funcDef struct {
 	text             bool // a full-text function: it reads the call (evaluator.textCall)
 	vector           bool // VectorDistance: evaluated by evaluator.vectorDistance, on the call
 	rank             bool // FullTextScore or RRF: only in ORDER BY RANK (rank.go)
+	spatial          bool // an ST_ function: it reads the call (evaluator.spatialCall)
 	fn               func(ev *evaluator, args []value) value
 }
 

@@ -12,9 +12,8 @@ import (
 
 // More built-in functions of the Cosmos DB for NoSQL function reference:
 // conditional, integer math, string conversion, regular expressions, set
-// functions and the date and time functions. Spatial and vector functions,
-// and the full-text scoring ones, are registered only to refuse them
-// clearly.
+// functions and the date and time functions. DocumentId is registered only
+// to refuse it clearly.
 
 // isInt64 reports whether x is a number with an integral value in the
 // range of a 64-bit signed integer; 2^63 is accepted (it is how the
@@ -910,14 +909,7 @@ func init() {
 	def("TicksToDateTime", 1, 1, func(_ *evaluator, a []value) value { return fromEpoch(a[0], 1) })
 	def("TimestampToDateTime", 1, 1, func(_ *evaluator, a []value) value { return fromEpoch(a[0], ticksPerSec/1000) })
 
-	// Refused: they need indexes or data lethe does not keep.
-	const spatial = "lethe has no spatial (GeoJSON) support"
-	refuse("ST_AREA", 1, 1, spatial)
-	refuse("ST_DISTANCE", 2, 2, spatial)
-	refuse("ST_INTERSECTS", 2, 2, spatial)
-	refuse("ST_ISVALID", 1, 1, spatial)
-	refuse("ST_ISVALIDDETAILED", 1, 1, spatial)
-	refuse("ST_WITHIN", 2, 2, spatial)
+	// Refused: it needs data lethe does not keep.
 	refuse("DocumentId", 1, 1, "lethe items have no _rid")
 }
 
