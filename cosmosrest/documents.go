@@ -1,7 +1,6 @@
 package cosmosrest
 
 import (
-	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -324,6 +323,17 @@ func (q *request) runQuery(text string, params map[string]json.RawMessage) {
 		opts.PageSizeHint = int32(limit)
 	}
 	pq, perr := query.Parse(text)
+	// A query that selects c._rid (the service's rewritten queries do)
+	// runs with the item in its place, from which its _rid is derived.
+	var rids []string
+	var itemFields [][]string
+	run := text
+	if perr == nil {
+		if names, t := pq.RIDFields(); names != nil {
+			rids, run = names, t
+		}
+		itemFields = pq.ItemFields()
+	}
 	// The page's 4 MB counts the response's bytes: the comma before each
 	// document, and the feed around them (feedEnvelope).
 	opts.PageItemOverhead = 1
@@ -349,7 +359,7 @@ func (q *request) runQuery(text string, params map[string]json.RawMessage) {
 			break // full to the byte; the token resumes after it
 		}
 		pageStart := time.Now()
-		page, err := c.NewQueryItemsPager(text, pk, opts).NextPage(q.ctx())
+		page, err := c.NewQueryItemsPager(run, pk, opts).NextPage(q.ctx())
 		busy += time.Since(pageStart)
 		charge += page.RequestCharge
 		if err != nil {
@@ -382,6 +392,11 @@ func (q *request) runQuery(text string, params map[string]json.RawMessage) {
 	if perr == nil && pq.ReturnsItems() {
 		for i, it := range items {
 			items[i] = db.withSelf(c.ID(), p.PartitionKeyDefinition.Paths, it)
+		}
+	}
+	if rids != nil || itemFields != nil {
+		for i, it := range items {
+			items[i] = db.withItemFields(c.ID(), p.PartitionKeyDefinition.Paths, it, rids, itemFields)
 		}
 	}
 	if next == "" && limit > 0 && len(items) == limit && perr == nil && readsInOrder(pq, params) {
@@ -449,57 +464,3 @@ const emptyQueryMetrics = "totalExecutionTimeInMs=0.00;queryCompileTimeInMs=0.00
 	"queryPhysicalPlanBuildTimeInMs=0.00;queryOptimizationTimeInMs=0.00;VMExecutionTimeInMs=0.00;indexLookupTimeInMs=0.00;" +
 	"documentLoadTimeInMs=0.00;systemFunctionExecuteTimeInMs=0.00;userFunctionExecuteTimeInMs=0.00;retrievedDocumentCount=0;" +
 	"retrievedDocumentSize=0;outputDocumentCount=0;outputDocumentSize=0;writeOutputTimeInMs=0.00;indexUtilizationRatio=0.00"
-
-// queryPlan answers a query plan request (x-ms-cosmos-is-query-plan-request)
-// with queryPlanJSON.
-func (q *request) queryPlan() {
-	if _, _, _, ok := q.documentContainer(); !ok {
-		return
-	}
-	spec, ok := q.parseQueryBody()
-	if !ok {
-		return
-	}
-	if _, err := query.Parse(spec.Query); err != nil {
-		q.badQuery(err, msgQueryPlanFailed)
-		return
-	}
-	q.reply(http.StatusOK, queryPlanJSON(spec.Query), 0)
-}
-
-// queryPlanJSON is the query plan of text, as a query plan request answers
-// it and a refused cross-partition query carries it: a plan that asks the
-// SDK for nothing of its own: one range, the whole container, and no ORDER
-// BY, TOP, OFFSET, LIMIT, DISTINCT, aggregates or GROUP BY to apply on the
-// client, since lethe evaluates the whole query over the container (when
-// the SDK sends it for the range) and the SDK passes its results through
-// unchanged.
-func queryPlanJSON(text string) []byte {
-	var b bytes.Buffer
-	b.WriteString(`{"partitionedQueryExecutionInfoVersion":2,"queryInfo":{"distinctType":"None","top":null,"offset":null,"limit":null,"orderBy":[],"orderByExpressions":[],"groupByExpressions":[],"groupByAliases":[],"aggregates":[],"groupByAliasToAggregateType":{},"rewrittenQuery":"","hasSelectValue":`)
-	if selectValue(text) {
-		b.WriteString("true")
-	} else {
-		b.WriteString("false")
-	}
-	b.WriteString(`,"dCountInfo":null,"hasNonStreamingOrderBy":false},"queryRanges":[{"min":"","max":"FF","isMinInclusive":true,"isMaxInclusive":false}]}`)
-	return b.Bytes()
-}
-
-// selectValue reports whether a query's SELECT clause is SELECT VALUE (or
-// SELECT DISTINCT VALUE, SELECT TOP n VALUE), for the plan's hasSelectValue.
-func selectValue(text string) bool {
-	f := strings.Fields(strings.ToUpper(text))
-	for i := 1; i < len(f) && i < 5; i++ {
-		switch f[i] {
-		case "VALUE":
-			return f[0] == "SELECT"
-		case "DISTINCT", "TOP":
-		default:
-			if f[i-1] != "TOP" {
-				return false
-			}
-		}
-	}
-	return false
-}

@@ -1,0 +1,208 @@
+package cosmosrest
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/lethedb/lethe"
+	"github.com/lethedb/lethe/internal/query"
+	"github.com/lethedb/lethe/internal/queryspec"
+)
+
+// The service's query plans, and the backend's answers to the queries they
+// rewrite. An SDK with a cross-partition query pipeline (JavaScript,
+// .NET, Java, Python) asks for a query's plan (x-ms-cosmos-is-query-plan-
+// request), sends each partition key range the plan's rewritten query (or
+// the query itself when the plan rewrote none), with the range's id
+// (x-ms-documentdb-partitionkeyrangeid), and merges what the ranges return
+// as the plan says. The plan is the service's (query.ServicePlan): ORDER
+// BY queries return each result's _rid, its ORDER BY items and its
+// payload; aggregates their partial values, GROUP BY its groups' items;
+// ORDER BY VectorDistance is a non-streaming ORDER BY; ORDER BY RANK a
+// hybrid search, with its global statistics query and its components'
+// queries. The backend evaluates those queries as it does any other, and
+// gives their results the item's system properties where they hold the
+// item: its _rid where they select c._rid, and _rid, _self and
+// _attachments where the payload is the item itself, as SELECT * has
+// them. A shape the plan does not rewrite gets a plan that asks the SDK
+// for nothing (queryPlanJSON's fallback): lethe evaluates the whole query
+// for the range and the SDK passes its results through.
+
+// featureSkipOrderByRewrite is the query feature (x-ms-cosmos-supported-
+// query-features) of the SDKs that read the service's optimized hybrid
+// search plan.
+const featureSkipOrderByRewrite = "HybridSearchSkipOrderByRewrite"
+
+// queryPlan answers a query plan request (x-ms-cosmos-is-query-plan-request)
+// with queryPlanJSON.
+func (q *request) queryPlan() {
+	_, _, p, ok := q.documentContainer()
+	if !ok {
+		return
+	}
+	spec, ok := q.parseQueryBody()
+	if !ok {
+		return
+	}
+	plan, err := queryPlanJSON(spec, p, q.r.Header.Get("x-ms-cosmos-supported-query-features"))
+	if err != nil {
+		if !q.badQuery(err, msgQueryPlanFailed) {
+			q.answerError(http.StatusBadRequest, msgQueryPlanFailed+err.Error())
+		}
+		return
+	}
+	q.reply(http.StatusOK, plan, 0)
+}
+
+// planRanges are the plan's query ranges: the whole space of effective
+// partition keys.
+const planRanges = `[{"min":"","max":"FF","isMinInclusive":true,"isMaxInclusive":false}]`
+
+// queryPlanJSON is the service's query plan of the query spec over a
+// container of properties p, for a client of the query features features,
+// as a query plan request answers it and a refused cross-partition query
+// carries it. Its error is the query's (a syntax error, a missing
+// parameter).
+func queryPlanJSON(spec queryspec.Spec, p lethe.ContainerProperties, features string) ([]byte, error) {
+	pq, err := query.Parse(spec.Query)
+	if err != nil {
+		return nil, err
+	}
+	o := query.PlanOptions{
+		Params:             spec.Values(),
+		SkipOrderByRewrite: hasFeature(features, featureSkipOrderByRewrite),
+	}
+	if vp := p.VectorEmbeddingPolicy; vp != nil {
+		o.Vector = func(path []string) (string, string) {
+			for _, e := range vp.VectorEmbeddings {
+				if e.Path == "/"+strings.Join(path, "/") {
+					return string(e.DistanceFunction), string(e.DataType)
+				}
+			}
+			return "", ""
+		}
+	}
+	qi, h, err := pq.ServicePlan(o)
+	if errors.Is(err, query.ErrNoServicePlan) {
+		qi, h, err = passThrough(pq), nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	b.WriteString(`{"partitionedQueryExecutionInfoVersion":2,`)
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if h != nil {
+		b.WriteString(`"hybridSearchQueryInfo":`)
+		err = enc.Encode(h)
+	} else {
+		b.WriteString(`"queryInfo":`)
+		err = enc.Encode(qi)
+	}
+	if err != nil {
+		return nil, err
+	}
+	b.Truncate(b.Len() - 1) // the encoder's newline
+	b.WriteString(`,"queryRanges":` + planRanges + `}`)
+	return b.Bytes(), nil
+}
+
+// hasFeature reports whether the comma-separated list of query features
+// features names feature.
+func hasFeature(features, feature string) bool {
+	for _, f := range strings.Split(features, ",") {
+		if strings.TrimSpace(f) == feature {
+			return true
+		}
+	}
+	return false
+}
+
+// passThrough is the plan of a query whose shape the service's plan does
+// not rewrite: one that asks the SDK for nothing (no ORDER BY, TOP, OFFSET
+// LIMIT, DISTINCT, aggregates or GROUP BY of its own), since lethe
+// evaluates the whole query for the range and the SDK passes its results
+// through unchanged.
+func passThrough(pq *query.Query) *query.QueryInfo {
+	qi := query.QueryInfo{
+		DistinctType:                "None",
+		OrderBy:                     []string{},
+		OrderByExpressions:          []string{},
+		GroupByExpressions:          []string{},
+		GroupByAliases:              []string{},
+		Aggregates:                  []string{},
+		GroupByAliasToAggregateType: map[string]*string{},
+		HasSelectValue:              pq.Features().SelectValue,
+	}
+	return &qi
+}
+
+// itemRID is the _rid of the item doc of container coll (partition key
+// paths paths), as withSelf gives it.
+func (db *database) itemRID(coll string, paths []string, doc []byte) (string, bool) {
+	id, ok := stringMember(doc, "id")
+	if !ok {
+		return "", false
+	}
+	return ridString(documentRID(containerRID(db.id, coll), docPartitionKey(doc, paths).String(), id)), true
+}
+
+// withItemFields returns res, a result of a query whose results hold the
+// item whole at fields of theirs (query.ItemFields) and in place of its
+// _rid at rids (query.RIDFields), with the item's _rid at rids and its
+// system properties at fields. A result that is not an object is returned
+// as it is.
+func (db *database) withItemFields(coll string, paths []string, res []byte, rids []string, fields [][]string) []byte {
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(res, &obj) != nil {
+		return res
+	}
+	for _, name := range rids {
+		if doc, ok := obj[name]; ok {
+			if rid, ok := db.itemRID(coll, paths, doc); ok {
+				obj[name], _ = json.Marshal(rid)
+			} else {
+				delete(obj, name)
+			}
+		}
+	}
+	for _, f := range fields {
+		switch len(f) {
+		case 1:
+			if doc, ok := obj[f[0]]; ok {
+				obj[f[0]] = db.withSelf(coll, paths, doc)
+			}
+		case 2:
+			var inner map[string]json.RawMessage
+			if json.Unmarshal(obj[f[0]], &inner) != nil {
+				continue
+			}
+			if doc, ok := inner[f[1]]; ok {
+				inner[f[1]] = db.withSelf(coll, paths, doc)
+				if b := marshalRaw(inner); b != nil {
+					obj[f[0]] = b
+				}
+			}
+		}
+	}
+	if b := marshalRaw(obj); b != nil {
+		return b
+	}
+	return res
+}
+
+// marshalRaw encodes an object of raw values, without escaping HTML (nil
+// if it cannot).
+func marshalRaw(obj map[string]json.RawMessage) []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if enc.Encode(obj) != nil {
+		return nil
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+}
