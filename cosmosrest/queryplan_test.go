@@ -1,0 +1,108 @@
+package cosmosrest_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/lethedb/lethe/cosmosrest"
+)
+
+// TestRewrittenQueries runs the queries of the service's plans as an SDK
+// does: the plan, then the rewritten query for the range with its
+// placeholders replaced. An ORDER BY query's results carry the item's _rid
+// (the one a point read gives) and a payload with the item's system
+// properties; the partial aggregates, GROUP BY items, global statistics
+// and hybrid components come in the service's shapes.
+func TestRewrittenQueries(t *testing.T) {
+	_, c := testServer(t, cosmosrest.Config{})
+	createDB(t, c, "db")
+	must(t, c.do("POST", "/dbs/db/colls", searchContainer), 201)
+	const coll = "/dbs/db/colls/search"
+	for _, doc := range []map[string]any{
+		{"id": "1", "pk": "a", "n": 3, "title": "red fox", "embedding": []float64{1, 0, 0}},
+		{"id": "2", "pk": "a", "n": 1, "title": "brown bear", "embedding": []float64{0, 1, 0}},
+		{"id": "3", "pk": "b", "n": 2, "title": "red apples and red cherries", "embedding": []float64{0.9, 0.1, 0}},
+	} {
+		must(t, c.do("POST", coll+"/docs", doc, "x-ms-documentdb-partitionkey", `["`+doc["pk"].(string)+`"]`), 201)
+	}
+	var read map[string]any
+	if err := json.Unmarshal(must(t, c.do("GET", coll+"/docs/1", nil, "x-ms-documentdb-partitionkey", `["a"]`), 200).body, &read); err != nil {
+		t.Fatal(err)
+	}
+	plan := func(text string, features string) map[string]json.RawMessage {
+		t.Helper()
+		r := must(t, c.query(coll, text, nil, "x-ms-cosmos-is-query-plan-request", "True", "x-ms-cosmos-supported-query-features", features), 200)
+		var p map[string]json.RawMessage
+		if err := json.Unmarshal(r.body, &p); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	rewritten := func(info json.RawMessage) string {
+		t.Helper()
+		var qi struct{ RewrittenQuery string }
+		if err := json.Unmarshal(info, &qi); err != nil {
+			t.Fatal(err)
+		}
+		r := strings.NewReplacer("{documentdb-formattableorderbyquery-filter}", "true",
+			"{documentdb-formattablehybridsearchquery-totaldocumentcount}", "3",
+			"{documentdb-formattablehybridsearchquery-totalwordcount-0}", "8",
+			"{documentdb-formattablehybridsearchquery-hitcountsarray-0}", "[2]")
+		return r.Replace(qi.RewrittenQuery)
+	}
+	run := func(text string) []map[string]any {
+		t.Helper()
+		var out []map[string]any
+		for _, d := range documents(t, must(t, c.query(coll, text, nil, "x-ms-documentdb-partitionkeyrangeid", "0"), 200), "Documents") {
+			var m map[string]any
+			if err := json.Unmarshal(d, &m); err != nil {
+				t.Fatalf("%s: %s", d, err)
+			}
+			out = append(out, m)
+		}
+		return out
+	}
+
+	res := run(rewritten(plan(`SELECT * FROM c ORDER BY c.n DESC`, "")["queryInfo"]))
+	if len(res) != 3 || res[0]["_rid"] != read["_rid"] {
+		t.Fatalf("ORDER BY: %v, want the _rid %v first", res, read["_rid"])
+	}
+	payload := res[0]["payload"].(map[string]any)
+	for _, name := range []string{"_rid", "_self", "_etag", "_ts", "_attachments"} {
+		if payload[name] != read[name] {
+			t.Errorf("ORDER BY payload's %s: %v, want %v", name, payload[name], read[name])
+		}
+	}
+	if items := res[0]["orderByItems"].([]any); len(items) != 1 || items[0].(map[string]any)["item"] != 3.0 {
+		t.Errorf("ORDER BY items: %v", res[0]["orderByItems"])
+	}
+
+	res = run(rewritten(plan(`SELECT c.pk, COUNT(1) AS n, MIN(c.n) AS least FROM c GROUP BY c.pk`, "")["queryInfo"]))
+	got, _ := json.Marshal(res)
+	want := `[{"groupByItems":[{"item":"a"}],"payload":{"least":{"item":1,"item2":{"count":2,"min":1}},"n":{"item":2},"pk":"a"}},` +
+		`{"groupByItems":[{"item":"b"}],"payload":{"least":{"item":2,"item2":{"count":1,"min":2}},"n":{"item":1},"pk":"b"}}]`
+	if string(got) != want {
+		t.Errorf("GROUP BY: %s\nwant %s", got, want)
+	}
+
+	h := plan(`SELECT TOP 2 c.id FROM c ORDER BY RANK RRF(FullTextScore(c.title, "red"), VectorDistance(c.embedding, [1, 0, 0]))`, "HybridSearch,HybridSearchSkipOrderByRewrite")["hybridSearchQueryInfo"]
+	var hi struct {
+		GlobalStatisticsQuery string
+		ComponentQueryInfos   []json.RawMessage
+	}
+	if err := json.Unmarshal(h, &hi); err != nil {
+		t.Fatal(err)
+	}
+	got, _ = json.Marshal(run(hi.GlobalStatisticsQuery))
+	if string(got) != `[{"documentCount":3,"fullTextStatistics":[{"hitCounts":[2],"totalWordCount":8}]}]` {
+		t.Errorf("global statistics: %s", got)
+	}
+	if len(hi.ComponentQueryInfos) != 2 {
+		t.Fatalf("components: %s", h)
+	}
+	res = run(rewritten(hi.ComponentQueryInfos[1]))
+	if len(res) != 3 || res[0]["_rid"] != read["_rid"] || res[0]["payload"].(map[string]any)["id"] != "1" || len(res[0]["componentScores"].([]any)) != 2 {
+		t.Errorf("vector component: %v", res)
+	}
+}
