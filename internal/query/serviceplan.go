@@ -85,7 +85,8 @@ type HybridSearchQueryInfo struct {
 
 // ErrNoServicePlan is ServicePlan's error for a query whose shape it does
 // not rewrite (a FROM over a path with ORDER BY, an aggregate inside an
-// expression of the select list, ...).
+// expression of the select list, SELECT VALUE with ORDER BY RANK: the
+// SDKs' hybrid search reads only payloads that are objects).
 var ErrNoServicePlan = errors.New("query: no service plan for this shape of query")
 
 // hybridTopFactor: each component of a hybrid search returns this many
@@ -499,7 +500,9 @@ func (p *planner) aggregates(qi *QueryInfo) error {
 // hybrid is the plan of an ORDER BY RANK query.
 func (p *planner) hybrid() (*HybridSearchQueryInfo, error) {
 	q := p.q
-	if !p.itemQuery() {
+	if !p.itemQuery() || q.valueSel {
+		// A payload that may be no object (SELECT VALUE) is none the
+		// SDKs' hybrid search reads.
 		return nil, ErrNoServicePlan
 	}
 	h := &HybridSearchQueryInfo{

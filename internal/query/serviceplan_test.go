@@ -106,6 +106,7 @@ func TestServicePlanRefusals(t *testing.T) {
 		`SELECT * FROM c.children ch ORDER BY ch.age`,
 		`SELECT VALUE COUNT(1) + 1 FROM c`,
 		`SELECT COUNT(1) + 1 AS n FROM c`,
+		`SELECT TOP 10 VALUE c.id FROM c ORDER BY RANK FullTextScore(c.title, "red")`,
 	} {
 		q, err := Parse(text)
 		require.NoError(t, err)
