@@ -334,6 +334,10 @@ func (q *request) runQuery(text string, params map[string]json.RawMessage) {
 		}
 		itemFields = pq.ItemFields()
 	}
+	orderBy := rids != nil && pq.Features().OrderBy
+	if orderBy {
+		opts.ContinuationToken = orderByResume(token, queryKey(db.id, c.ID(), run, params, pk))
+	}
 	// The page's 4 MB counts the response's bytes: the comma before each
 	// document, and the feed around them (feedEnvelope).
 	opts.PageItemOverhead = 1
@@ -402,6 +406,9 @@ func (q *request) runQuery(text string, params map[string]json.RawMessage) {
 	if next == "" && limit > 0 && len(items) == limit && perr == nil && readsInOrder(pq, params) {
 		next = end // a full page: the service's backend does not look ahead
 	}
+	if orderBy && next != "" {
+		next = orderByTokenPrefix + queryKey(db.id, c.ID(), run, params, pk) + ":" + next
+	}
 	q.queryHeaders(db, c, metrics, indexMetrics)
 	q.replyFeed(ridString(containerRID(db.id, c.ID())), "Documents", items, next, charge)
 }
@@ -439,6 +446,12 @@ const endTokenPrefix = "end:"
 // which no result follows: endTokenPrefix and a hash of them, so that it
 // answers only the same query (the empty page it brings reads nothing).
 func endToken(dbid, cid, text string, params map[string]json.RawMessage, pk lethe.PartitionKey) string {
+	return endTokenPrefix + queryKey(dbid, cid, text, params, pk)
+}
+
+// queryKey is a hash of the query text with params over the partition pk
+// of container cid of database dbid, in hexadecimal.
+func queryKey(dbid, cid, text string, params map[string]json.RawMessage, pk lethe.PartitionKey) string {
 	h := fnv.New64a()
 	for _, s := range []string{dbid, cid, text, pk.String()} {
 		h.Write([]byte(s))
@@ -450,7 +463,7 @@ func endToken(dbid, cid, text string, params map[string]json.RawMessage, pk leth
 		h.Write(params[name])
 		h.Write([]byte{0})
 	}
-	return fmt.Sprintf("%s%016x", endTokenPrefix, h.Sum64())
+	return fmt.Sprintf("%016x", h.Sum64())
 }
 
 // endPageCharge is the request charge of the empty page an end token

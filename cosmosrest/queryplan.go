@@ -206,3 +206,27 @@ func marshalRaw(obj map[string]json.RawMessage) []byte {
 	}
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
 }
+
+// orderByTokenPrefix begins the continuation of a rewritten ORDER BY query
+// (one that selects c._rid): the queryKey of the query it continues, ':',
+// and lethe's continuation.
+const orderByTokenPrefix = "ob:"
+
+// orderByResume returns lethe's continuation in token, a continuation of
+// the rewritten ORDER BY query of key: "" (from the start) when token is
+// one of another query. An SDK resumes such a query with its continuation
+// and the query rewritten with the filter of the results after the last it
+// returned (the plan's placeholder), which from the start gives what
+// follows, less ties the SDK skips itself. A token without the prefix is
+// lethe's, which it checks.
+func orderByResume(token, key string) string {
+	rest, ok := strings.CutPrefix(token, orderByTokenPrefix)
+	if !ok {
+		return token
+	}
+	k, inner, _ := strings.Cut(rest, ":")
+	if k != key {
+		return ""
+	}
+	return inner
+}

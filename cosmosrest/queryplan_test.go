@@ -106,3 +106,45 @@ func TestRewrittenQueries(t *testing.T) {
 		t.Errorf("vector component: %v", res)
 	}
 }
+
+// TestRewrittenOrderByResumes: the continuation of a rewritten ORDER BY
+// query resumes it, and resumes the query the SDK rewrites with the filter
+// of what follows its last result (a text of its own) from the start of
+// that filter, as the service's does, where lethe's own token would be
+// refused for another query's.
+func TestRewrittenOrderByResumes(t *testing.T) {
+	_, c := testServer(t, cosmosrest.Config{})
+	createDBColl(t, c)
+	const coll = "/dbs/db/colls/c"
+	for i := range 5 {
+		must(t, c.do("POST", coll+"/docs", map[string]any{"id": string(rune('a' + i)), "pk": "p", "n": i}, "x-ms-documentdb-partitionkey", `["p"]`), 201)
+	}
+	const rewritten = "SELECT c._rid, [{\"item\": c.n}] AS orderByItems, c.id AS payload\nFROM c\nWHERE (%s)\nORDER BY c.n"
+	page := func(filter, token string) ([]string, string) {
+		t.Helper()
+		hdr := []string{"x-ms-documentdb-partitionkeyrangeid", "0", "x-ms-max-item-count", "2"}
+		if token != "" {
+			hdr = append(hdr, "x-ms-continuation", token)
+		}
+		r := must(t, c.query(coll, strings.Replace(rewritten, "%s", filter, 1), nil, hdr...), 200)
+		var ids []string
+		for _, d := range documents(t, r, "Documents") {
+			var m struct{ Payload string }
+			if err := json.Unmarshal(d, &m); err != nil {
+				t.Fatal(err)
+			}
+			ids = append(ids, m.Payload)
+		}
+		return ids, r.header.Get("x-ms-continuation")
+	}
+	first, token := page("true", "")
+	if strings.Join(first, ",") != "a,b" || !strings.HasPrefix(token, "ob:") {
+		t.Fatalf("first page: %v, token %q", first, token)
+	}
+	if next, _ := page("true", token); strings.Join(next, ",") != "c,d" {
+		t.Errorf("the same query resumed: %v", next)
+	}
+	if next, _ := page("(c.n >= 1)", token); strings.Join(next, ",") != "b,c" {
+		t.Errorf("the query with the SDK's filter: %v, want its first page", next)
+	}
+}
