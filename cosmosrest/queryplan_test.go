@@ -101,6 +101,13 @@ func TestRewrittenQueries(t *testing.T) {
 	if len(hi.ComponentQueryInfos) != 2 {
 		t.Fatalf("components: %s", h)
 	}
+	// A shape the service's plan does not rewrite for the SDKs (their
+	// hybrid search reads only payloads that are objects) gets a plan that
+	// asks nothing of them: lethe answers it whole for the range.
+	if p := plan(`SELECT TOP 2 VALUE c.id FROM c ORDER BY RANK FullTextScore(c.title, "red")`, "HybridSearch"); p["hybridSearchQueryInfo"] != nil ||
+		!strings.Contains(string(p["queryInfo"]), `"orderBy":[],`) || !strings.Contains(string(p["queryInfo"]), `"rewrittenQuery":""`) {
+		t.Errorf("the plan of a ranked SELECT VALUE: %v", p)
+	}
 	res = run(rewritten(hi.ComponentQueryInfos[1]))
 	if len(res) != 3 || res[0]["_rid"] != read["_rid"] || res[0]["payload"].(map[string]any)["id"] != "1" || len(res[0]["componentScores"].([]any)) != 2 {
 		t.Errorf("vector component: %v", res)
