@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/lethedb/lethe"
+	"github.com/lethedb/lethe/internal/jsontext"
 	"github.com/lethedb/lethe/internal/query"
 	"github.com/lethedb/lethe/internal/queryspec"
 )
@@ -154,57 +156,61 @@ func (db *database) itemRID(coll string, paths []string, doc []byte) (string, bo
 // withItemFields returns res, a result of a query whose results hold the
 // item whole at fields of theirs (query.ItemFields) and in place of its
 // _rid at rids (query.RIDFields), with the item's _rid at rids and its
-// system properties at fields. A result that is not an object is returned
-// as it is.
+// system properties at fields, its members in their order. A result that
+// is not an object is returned as it is.
 func (db *database) withItemFields(coll string, paths []string, res []byte, rids []string, fields [][]string) []byte {
-	var obj map[string]json.RawMessage
-	if json.Unmarshal(res, &obj) != nil {
-		return res
-	}
-	for _, name := range rids {
-		if doc, ok := obj[name]; ok {
-			if rid, ok := db.itemRID(coll, paths, doc); ok {
-				obj[name], _ = json.Marshal(rid)
-			} else {
-				delete(obj, name)
+	return mapMembers(res, func(name string, v []byte) []byte {
+		if slices.Contains(rids, name) {
+			rid, ok := db.itemRID(coll, paths, v)
+			if !ok {
+				return nil // no _rid: undefined
+			}
+			return jsontext.AppendString(nil, rid)
+		}
+		for _, f := range fields {
+			switch {
+			case f[0] != name:
+			case len(f) == 1:
+				return db.withSelf(coll, paths, v)
+			default:
+				return mapMembers(v, func(inner string, iv []byte) []byte {
+					if inner == f[1] {
+						return db.withSelf(coll, paths, iv)
+					}
+					return iv
+				})
 			}
 		}
-	}
-	for _, f := range fields {
-		switch len(f) {
-		case 1:
-			if doc, ok := obj[f[0]]; ok {
-				obj[f[0]] = db.withSelf(coll, paths, doc)
-			}
-		case 2:
-			var inner map[string]json.RawMessage
-			if json.Unmarshal(obj[f[0]], &inner) != nil {
-				continue
-			}
-			if doc, ok := inner[f[1]]; ok {
-				inner[f[1]] = db.withSelf(coll, paths, doc)
-				if b := marshalRaw(inner); b != nil {
-					obj[f[0]] = b
-				}
-			}
-		}
-	}
-	if b := marshalRaw(obj); b != nil {
-		return b
-	}
-	return res
+		return v
+	})
 }
 
-// marshalRaw encodes an object of raw values, without escaping HTML (nil
-// if it cannot).
-func marshalRaw(obj map[string]json.RawMessage) []byte {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if enc.Encode(obj) != nil {
-		return nil
+// mapMembers returns the JSON object obj with the value v of each of its
+// top-level members replaced by edit(name, v), the member dropped when
+// that is nil; obj itself when it is no object.
+func mapMembers(obj []byte, edit func(name string, v []byte) []byte) []byte {
+	ms, ok := topMembers(obj)
+	if !ok {
+		return obj
 	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+	out := make([]byte, 0, len(obj)+128)
+	out = append(out, '{')
+	for _, m := range ms {
+		v := obj[m.valStart:m.valEnd]
+		if name, ok := memberName(obj, m); ok {
+			v = edit(name, v)
+		}
+		if v == nil {
+			continue
+		}
+		if len(out) > 1 {
+			out = append(out, ',')
+		}
+		out = append(out, obj[m.nameStart:m.nameEnd]...)
+		out = append(out, ':')
+		out = append(out, v...)
+	}
+	return append(out, '}')
 }
 
 // orderByTokenPrefix begins the continuation of a rewritten ORDER BY query

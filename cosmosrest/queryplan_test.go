@@ -78,6 +78,14 @@ func TestRewrittenQueries(t *testing.T) {
 		t.Errorf("ORDER BY items: %v", res[0]["orderByItems"])
 	}
 
+	// A query of the user's that selects c._rid and the item: in the
+	// order of its select list.
+	raw := documents(t, must(t, c.query(coll, `SELECT c.id, c AS doc, c._rid FROM c WHERE c.id = "1"`, nil, "x-ms-documentdb-partitionkey", `["a"]`), 200), "Documents")
+	if len(raw) != 1 || !strings.HasPrefix(string(raw[0]), `{"id":"1","doc":{`) || !strings.HasSuffix(string(raw[0]), `,"_rid":"`+read["_rid"].(string)+`"}`) ||
+		!strings.Contains(string(raw[0]), `"_self":"`+read["_self"].(string)+`"`) {
+		t.Errorf("c.id, c AS doc, c._rid: %s", raw)
+	}
+
 	res = run(rewritten(plan(`SELECT c.pk, COUNT(1) AS n, MIN(c.n) AS least FROM c GROUP BY c.pk`, "")["queryInfo"]))
 	got, _ := json.Marshal(res)
 	want := `[{"groupByItems":[{"item":"a"}],"payload":{"least":{"item":1,"item2":{"count":2,"min":1}},"n":{"item":2},"pk":"a"}},` +
