@@ -324,12 +324,17 @@ func (q *request) runQuery(text string, params map[string]json.RawMessage) {
 	}
 	pq, perr := query.Parse(text)
 	// A query that selects c._rid (the service's rewritten queries do)
-	// runs with the item in its place, from which its _rid is derived.
+	// runs with the item's id and partition key in its place, from which
+	// its _rid is derived.
 	var rids []string
 	var itemFields [][]string
 	run := text
 	if perr == nil {
-		if names, t := pq.RIDFields(); names != nil {
+		keyPaths := make([][]string, len(p.PartitionKeyDefinition.Paths))
+		for i, path := range p.PartitionKeyDefinition.Paths {
+			keyPaths[i] = pathSegments(path)
+		}
+		if names, t := pq.RIDFields(keyPaths); names != nil {
 			rids, run = names, t
 		}
 		itemFields = pq.ItemFields()

@@ -144,7 +144,7 @@ func passThrough(pq *query.Query) *query.QueryInfo {
 }
 
 // itemRID is the _rid of the item doc of container coll (partition key
-// paths paths), as withSelf gives it.
+// paths paths), as withSelf gives it: from its id and partition key.
 func (db *database) itemRID(coll string, paths []string, doc []byte) (string, bool) {
 	id, ok := stringMember(doc, "id")
 	if !ok {
@@ -154,8 +154,9 @@ func (db *database) itemRID(coll string, paths []string, doc []byte) (string, bo
 }
 
 // withItemFields returns res, a result of a query whose results hold the
-// item whole at fields of theirs (query.ItemFields) and in place of its
-// _rid at rids (query.RIDFields), with the item's _rid at rids and its
+// item whole at fields of theirs (query.ItemFields) and the item's id and
+// partition key in place of its _rid at rids (query.RIDFields), with the
+// item's _rid at rids and its
 // system properties at fields, its members in their order. A result that
 // is not an object is returned as it is.
 func (db *database) withItemFields(coll string, paths []string, res []byte, rids []string, fields [][]string) []byte {

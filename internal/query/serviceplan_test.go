@@ -130,16 +130,16 @@ func TestSystemFields(t *testing.T) {
 		{`SELECT VALUE c._rid FROM c`, "", nil, nil},
 		{`SELECT c.id, c.x._rid FROM c`, "", nil, nil},
 		{`SELECT c._rid, [{"item": c.n}] AS orderByItems, c AS payload FROM c WHERE (true) ORDER BY c.n`,
-			`SELECT c AS _rid, [{"item": c["n"]}] AS orderByItems, c AS payload FROM c AS c WHERE true ORDER BY c["n"]`,
+			`SELECT {"id": c["id"], "a": {"b": c["a"]["b"], "c": c["a"]["c"]}, "k": c["k"]} AS _rid, [{"item": c["n"]}] AS orderByItems, c AS payload FROM c AS c WHERE true ORDER BY c["n"]`,
 			[]string{"_rid"}, [][]string{{"payload"}}},
 		{`SELECT r._rid AS id, {"payload": r, "s": [1]} AS payload FROM root r`,
-			`SELECT r AS id, {"payload": r, "s": [1]} AS payload FROM root AS r`,
+			`SELECT {"id": r["id"], "a": {"b": r["a"]["b"], "c": r["a"]["c"]}, "k": r["k"]} AS id, {"payload": r, "s": [1]} AS payload FROM root AS r`,
 			[]string{"id"}, [][]string{{"payload", "payload"}}},
 		{`SELECT ch._rid, ch AS payload FROM c.children ch`, "", nil, nil},
 	} {
 		q, err := Parse(tc.query)
 		require.NoError(t, err)
-		names, text := q.RIDFields()
+		names, text := q.RIDFields([][]string{{"a", "b"}, {"k"}, {"a", "c"}})
 		assert.Equal(t, tc.rids, names, tc.query)
 		assert.Equal(t, tc.text, text, tc.query)
 		assert.Equal(t, tc.items, q.ItemFields(), tc.query)

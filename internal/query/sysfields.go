@@ -15,11 +15,12 @@ func (q *Query) isItem(e expr) bool {
 }
 
 // RIDFields returns the output names of the items of q's select list that
-// read the item's _rid (c._rid), and the text of q with the item itself in
-// their place (c AS _rid): run instead of q, its results hold the item
-// where q's hold its _rid, for the front to derive the _rid from. names is
-// nil when q reads no _rid there.
-func (q *Query) RIDFields() (names []string, text string) {
+// read the item's _rid (c._rid), and the text of q with, in their place,
+// an object of the item's id and of its values at keyPaths (the partition
+// key paths' property names), shaped as the item: run instead of q, its
+// results hold what the front derives the _rid from where q's hold the
+// _rid. names is nil when q reads no _rid there.
+func (q *Query) RIDFields(keyPaths [][]string) (names []string, text string) {
 	if q.star || q.valueSel {
 		return nil, ""
 	}
@@ -32,7 +33,7 @@ func (q *Query) RIDFields() (names []string, text string) {
 		if items == nil {
 			items = slices.Clone(q.items)
 		}
-		items[i] = selectItem{x: m.x, alias: it.name, name: it.name}
+		items[i] = selectItem{x: keyObject(m.x, append([][]string{{"id"}}, keyPaths...)), alias: it.name, name: it.name}
 		names = append(names, it.name)
 	}
 	if names == nil {
@@ -41,6 +42,34 @@ func (q *Query) RIDFields() (names []string, text string) {
 	cp := *q
 	cp.items = items
 	return names, cp.String()
+}
+
+// keyObject is an object literal of the values of base at paths, nested
+// as they are in base: {"id": c.id, "a": {"b": c.a.b}} for id and a/b. A
+// path that is a prefix of another takes the whole value.
+func keyObject(base expr, paths [][]string) expr {
+	o := &objectLit{}
+	for _, p := range paths {
+		if len(p) == 0 || slices.Contains(o.keys, p[0]) {
+			continue
+		}
+		var rest [][]string
+		leaf := false
+		for _, r := range paths {
+			if len(r) > 0 && r[0] == p[0] {
+				leaf = leaf || len(r) == 1
+				rest = append(rest, r[1:])
+			}
+		}
+		m := &member{x: base, name: p[0]}
+		o.keys = append(o.keys, p[0])
+		if leaf {
+			o.vals = append(o.vals, m)
+		} else {
+			o.vals = append(o.vals, keyObject(m, rest))
+		}
+	}
+	return o
 }
 
 // ItemFields returns where q's results hold the item whole: the output
