@@ -160,6 +160,19 @@ const queries = [
     ordered: true,
     context: "HybridQueryExecutionContext",
   },
+  {
+    name: "FullTextScore with a filter",
+    query: `SELECT TOP 5 c.id FROM c WHERE c.n > 4 ORDER BY RANK FullTextScore(c.text, "swim")`,
+    ordered: true,
+    context: "HybridQueryExecutionContext",
+  },
+  {
+    name: "RRF, the plan without the hybrid search optimization",
+    query: `SELECT TOP 8 c.id, c.n FROM c ORDER BY RANK RRF(FullTextScore(c.text, "run"), VectorDistance(c.v, ${vector}))`,
+    ordered: true,
+    context: "HybridQueryExecutionContext",
+    options: { disableHybridSearchQueryPlanOptimization: true },
+  },
 ];
 
 // plain drops what differs between the two containers from results that
@@ -206,12 +219,12 @@ describe("the SDK's pipeline over the service's query plans", { timeout: 180_000
     if (server) await stopLethe(server);
   });
 
-  for (const { name, query, ordered, endpoint, context } of queries) {
+  for (const { name, query, ordered, endpoint, context, options } of queries) {
     test(name, async () => {
       const { resources: want } = await whole.items.query(query, { partitionKey: "one" }).fetchAll();
       const plans = agent.plans;
       const rangeQueries = agent.rangeQueries;
-      const iterator = spread.items.query(query, { maxItemCount: 4 });
+      const iterator = spread.items.query(query, { maxItemCount: 4, ...options });
       const { resources: got } = await iterator.fetchAll();
       assert.ok(agent.plans > plans, "the SDK asked for the plan");
       assert.ok(agent.rangeQueries > rangeQueries, "the SDK sent the query to the ranges");
