@@ -339,7 +339,7 @@ func (q *request) runQuery(text string, params map[string]json.RawMessage) {
 		}
 		itemFields = pq.ItemFields()
 	}
-	orderBy := rids != nil && pq.Features().OrderBy
+	orderBy := rids != nil && pq.Features().OrderBy && pq.Selects("orderByItems")
 	if orderBy {
 		opts.ContinuationToken = orderByResume(token, queryKey(db.id, c.ID(), run, params, pk))
 	}

@@ -215,8 +215,8 @@ func mapMembers(obj []byte, edit func(name string, v []byte) []byte) []byte {
 }
 
 // orderByTokenPrefix begins the continuation of a rewritten ORDER BY query
-// (one that selects c._rid): the queryKey of the query it continues, ':',
-// and lethe's continuation.
+// (one that selects c._rid and orderByItems): the queryKey of the query it
+// continues, ':', and lethe's continuation.
 const orderByTokenPrefix = "ob:"
 
 // orderByResume returns lethe's continuation in token, a continuation of

@@ -162,4 +162,9 @@ func TestRewrittenOrderByResumes(t *testing.T) {
 	if next, _ := page("(c.n >= 1)", token); strings.Join(next, ",") != "b,c" {
 		t.Errorf("the query with the SDK's filter: %v, want its first page", next)
 	}
+	// A query of the user's that selects c._rid keeps lethe's check of its
+	// tokens.
+	hdr := []string{"x-ms-documentdb-partitionkeyrangeid", "0", "x-ms-max-item-count", "2"}
+	r := must(t, c.query(coll, "SELECT c._rid, c.id FROM c ORDER BY c.n", nil, hdr...), 200)
+	must(t, c.query(coll, "SELECT c._rid, c.id FROM c WHERE c.n > 0 ORDER BY c.n", nil, append(hdr, "x-ms-continuation", r.header.Get("x-ms-continuation"))...), 400)
 }

@@ -143,6 +143,7 @@ func TestSystemFields(t *testing.T) {
 		assert.Equal(t, tc.rids, names, tc.query)
 		assert.Equal(t, tc.text, text, tc.query)
 		assert.Equal(t, tc.items, q.ItemFields(), tc.query)
+		assert.Equal(t, strings.Contains(tc.query, "AS orderByItems"), q.Selects("orderByItems"), tc.query)
 		if text != "" {
 			_, err := Parse(text)
 			assert.NoError(t, err, text)

@@ -96,3 +96,17 @@ func (q *Query) ItemFields() [][]string {
 	}
 	return fields
 }
+
+// Selects reports whether an item of q's select list has the output name
+// name (SELECT ... AS name).
+func (q *Query) Selects(name string) bool {
+	if q.star || q.valueSel {
+		return false
+	}
+	for _, it := range q.items {
+		if it.name == name {
+			return true
+		}
+	}
+	return false
+}
