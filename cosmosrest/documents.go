@@ -323,25 +323,9 @@ func (q *request) runQuery(text string, params map[string]json.RawMessage) {
 		opts.PageSizeHint = int32(limit)
 	}
 	pq, perr := query.Parse(text)
-	// A query that selects c._rid (the service's rewritten queries do)
-	// runs with the item's id and partition key in its place, from which
-	// its _rid is derived.
-	var rids []string
-	var itemFields [][]string
-	run := text
-	if perr == nil {
-		keyPaths := make([][]string, len(p.PartitionKeyDefinition.Paths))
-		for i, path := range p.PartitionKeyDefinition.Paths {
-			keyPaths[i] = pathSegments(path)
-		}
-		if names, t := pq.RIDFields(keyPaths); names != nil {
-			rids, run = names, t
-		}
-		itemFields = pq.ItemFields()
-	}
-	orderBy := rids != nil && pq.Features().OrderBy && pq.Selects("orderByItems")
-	if orderBy {
-		opts.ContinuationToken = orderByResume(token, queryKey(db.id, c.ID(), run, params, pk))
+	rw := rewrittenRun(text, pq, perr, p)
+	if rw.orderBy {
+		opts.ContinuationToken = orderByResume(token, queryKey(db.id, c.ID(), rw.text, params, pk))
 	}
 	// The page's 4 MB counts the response's bytes: the comma before each
 	// document, and the feed around them (feedEnvelope).
@@ -368,7 +352,7 @@ func (q *request) runQuery(text string, params map[string]json.RawMessage) {
 			break // full to the byte; the token resumes after it
 		}
 		pageStart := time.Now()
-		page, err := c.NewQueryItemsPager(run, pk, opts).NextPage(q.ctx())
+		page, err := c.NewQueryItemsPager(rw.text, pk, opts).NextPage(q.ctx())
 		busy += time.Since(pageStart)
 		charge += page.RequestCharge
 		if err != nil {
@@ -403,16 +387,16 @@ func (q *request) runQuery(text string, params map[string]json.RawMessage) {
 			items[i] = db.withSelf(c.ID(), p.PartitionKeyDefinition.Paths, it)
 		}
 	}
-	if rids != nil || itemFields != nil {
+	if rw.rids != nil || rw.fields != nil {
 		for i, it := range items {
-			items[i] = db.withItemFields(c.ID(), p.PartitionKeyDefinition.Paths, it, rids, itemFields)
+			items[i] = db.withItemFields(c.ID(), p.PartitionKeyDefinition.Paths, it, rw.rids, rw.fields)
 		}
 	}
 	if next == "" && limit > 0 && len(items) == limit && perr == nil && readsInOrder(pq, params) {
 		next = end // a full page: the service's backend does not look ahead
 	}
-	if orderBy && next != "" {
-		next = orderByTokenPrefix + queryKey(db.id, c.ID(), run, params, pk) + ":" + next
+	if rw.orderBy && next != "" {
+		next = orderByTokenPrefix + queryKey(db.id, c.ID(), rw.text, params, pk) + ":" + next
 	}
 	q.queryHeaders(db, c, metrics, indexMetrics)
 	q.replyFeed(ridString(containerRID(db.id, c.ID())), "Documents", items, next, charge)

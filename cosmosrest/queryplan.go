@@ -153,6 +153,39 @@ func (db *database) itemRID(coll string, paths []string, doc []byte) (string, bo
 	return ridString(documentRID(containerRID(db.id, coll), docPartitionKey(doc, paths).String(), id)), true
 }
 
+// rewritten is how the backend runs a query: the text it evaluates, where
+// its results need the item's _rid (query.RIDFields) and system properties
+// (query.ItemFields), and whether it is the SDK's rewritten ORDER BY query
+// (orderByResume).
+type rewritten struct {
+	text    string
+	rids    []string
+	fields  [][]string
+	orderBy bool
+}
+
+// rewrittenRun is how the backend runs the query text (parsed pq, or the
+// parse error perr) over a container of properties p. A query that
+// selects c._rid (the service's rewritten queries do) runs with the
+// item's id and partition key in its place, from which its _rid is
+// derived.
+func rewrittenRun(text string, pq *query.Query, perr error, p lethe.ContainerProperties) rewritten {
+	rw := rewritten{text: text}
+	if perr != nil {
+		return rw
+	}
+	keyPaths := make([][]string, len(p.PartitionKeyDefinition.Paths))
+	for i, path := range p.PartitionKeyDefinition.Paths {
+		keyPaths[i] = pathSegments(path)
+	}
+	if names, t := pq.RIDFields(keyPaths); names != nil {
+		rw.rids, rw.text = names, t
+		rw.orderBy = pq.Features().OrderBy && pq.Selects("orderByItems")
+	}
+	rw.fields = pq.ItemFields()
+	return rw
+}
+
 // withItemFields returns res, a result of a query whose results hold the
 // item whole at fields of theirs (query.ItemFields) and the item's id and
 // partition key in place of its _rid at rids (query.RIDFields), with the
