@@ -51,11 +51,15 @@
 //     without one (1 RU, zero query metrics); the full-text functions
 //     (FullTextContains, FullTextContainsAll, FullTextContainsAny) read
 //     the container's full-text policy for each path's language,
-//     VectorDistance its vector embedding policy; ORDER BY VectorDistance
-//     and ORDER BY RANK (FullTextScore, RRF) are ordered by lethe, and
-//     the query plan (queryPlanJSON) has no hybridSearchQueryInfo, so an
-//     SDK that reads plans sends the whole ranked query for the one range
-//     and passes its results through;
+//     VectorDistance its vector embedding policy; a query plan request
+//     (x-ms-cosmos-is-query-plan-request) gets the service's plan
+//     (queryPlanJSON, queryplan.go): rewritten queries with ORDER BY
+//     items, partial aggregates and GROUP BY items, a non-streaming ORDER
+//     BY for VectorDistance, a hybrid search (global statistics, then
+//     component queries) for ORDER BY RANK, so that an SDK runs its own
+//     pipeline over the ranges as against the service; their results
+//     carry the item's _rid and, where they hold the item, its system
+//     properties;
 //   - partial document update, PATCH on a document: the body
 //     {"operations":[…],"condition":"FROM c WHERE …"} (or the bare array
 //     of operations), each {"op":"add"|"set"|"replace"|"remove"|"incr"|

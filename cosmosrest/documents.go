@@ -1,7 +1,6 @@
 package cosmosrest
 
 import (
-	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -326,6 +325,10 @@ func (q *request) runQuery(text string, params map[string]json.RawMessage) {
 		opts.PageSizeHint = int32(limit)
 	}
 	pq, perr := query.Parse(text)
+	rw := rewrittenRun(text, pq, perr, p)
+	if rw.orderBy {
+		opts.ContinuationToken = orderByResume(token, queryKey(db.id, c.ID(), rw.text, params, pk))
+	}
 	// The page's 4 MB counts the response's bytes: the comma before each
 	// document, and the feed around them (feedEnvelope).
 	opts.PageItemOverhead = 1
@@ -351,7 +354,7 @@ func (q *request) runQuery(text string, params map[string]json.RawMessage) {
 			break // full to the byte; the token resumes after it
 		}
 		pageStart := time.Now()
-		page, err := c.NewQueryItemsPager(text, pk, opts).NextPage(q.ctx())
+		page, err := c.NewQueryItemsPager(rw.text, pk, opts).NextPage(q.ctx())
 		busy += time.Since(pageStart)
 		charge += page.RequestCharge
 		if err != nil {
@@ -386,8 +389,16 @@ func (q *request) runQuery(text string, params map[string]json.RawMessage) {
 			items[i] = db.withSelf(c.ID(), p.PartitionKeyDefinition.Paths, it)
 		}
 	}
+	if rw.rids != nil || rw.fields != nil {
+		for i, it := range items {
+			items[i] = db.withItemFields(c.ID(), p.PartitionKeyDefinition.Paths, it, rw.rids, rw.fields)
+		}
+	}
 	if next == "" && limit > 0 && len(items) == limit && perr == nil && readsInOrder(pq, params) {
 		next = end // a full page: the service's backend does not look ahead
+	}
+	if rw.orderBy && next != "" {
+		next = orderByTokenPrefix + queryKey(db.id, c.ID(), rw.text, params, pk) + ":" + next
 	}
 	q.queryHeaders(db, c, metrics, indexMetrics)
 	q.replyFeed(ridString(containerRID(db.id, c.ID())), "Documents", items, next, charge)
@@ -426,6 +437,12 @@ const endTokenPrefix = "end:"
 // which no result follows: endTokenPrefix and a hash of them, so that it
 // answers only the same query (the empty page it brings reads nothing).
 func endToken(dbid, cid, text string, params map[string]json.RawMessage, pk lethe.PartitionKey) string {
+	return endTokenPrefix + queryKey(dbid, cid, text, params, pk)
+}
+
+// queryKey is a hash of the query text with params over the partition pk
+// of container cid of database dbid, in hexadecimal.
+func queryKey(dbid, cid, text string, params map[string]json.RawMessage, pk lethe.PartitionKey) string {
 	h := fnv.New64a()
 	for _, s := range []string{dbid, cid, text, pk.String()} {
 		h.Write([]byte(s))
@@ -437,7 +454,7 @@ func endToken(dbid, cid, text string, params map[string]json.RawMessage, pk leth
 		h.Write(params[name])
 		h.Write([]byte{0})
 	}
-	return fmt.Sprintf("%s%016x", endTokenPrefix, h.Sum64())
+	return fmt.Sprintf("%016x", h.Sum64())
 }
 
 // endPageCharge is the request charge of the empty page an end token
@@ -451,57 +468,3 @@ const emptyQueryMetrics = "totalExecutionTimeInMs=0.00;queryCompileTimeInMs=0.00
 	"queryPhysicalPlanBuildTimeInMs=0.00;queryOptimizationTimeInMs=0.00;VMExecutionTimeInMs=0.00;indexLookupTimeInMs=0.00;" +
 	"documentLoadTimeInMs=0.00;systemFunctionExecuteTimeInMs=0.00;userFunctionExecuteTimeInMs=0.00;retrievedDocumentCount=0;" +
 	"retrievedDocumentSize=0;outputDocumentCount=0;outputDocumentSize=0;writeOutputTimeInMs=0.00;indexUtilizationRatio=0.00"
-
-// queryPlan answers a query plan request (x-ms-cosmos-is-query-plan-request)
-// with queryPlanJSON.
-func (q *request) queryPlan() {
-	if _, _, _, ok := q.documentContainer(); !ok {
-		return
-	}
-	spec, ok := q.parseQueryBody()
-	if !ok {
-		return
-	}
-	if _, err := query.Parse(spec.Query); err != nil {
-		q.badQuery(err, msgQueryPlanFailed)
-		return
-	}
-	q.reply(http.StatusOK, queryPlanJSON(spec.Query), 0)
-}
-
-// queryPlanJSON is the query plan of text, as a query plan request answers
-// it and a refused cross-partition query carries it: a plan that asks the
-// SDK for nothing of its own: one range, the whole container, and no ORDER
-// BY, TOP, OFFSET, LIMIT, DISTINCT, aggregates or GROUP BY to apply on the
-// client, since lethe evaluates the whole query over the container (when
-// the SDK sends it for the range) and the SDK passes its results through
-// unchanged.
-func queryPlanJSON(text string) []byte {
-	var b bytes.Buffer
-	b.WriteString(`{"partitionedQueryExecutionInfoVersion":2,"queryInfo":{"distinctType":"None","top":null,"offset":null,"limit":null,"orderBy":[],"orderByExpressions":[],"groupByExpressions":[],"groupByAliases":[],"aggregates":[],"groupByAliasToAggregateType":{},"rewrittenQuery":"","hasSelectValue":`)
-	if selectValue(text) {
-		b.WriteString("true")
-	} else {
-		b.WriteString("false")
-	}
-	b.WriteString(`,"dCountInfo":null,"hasNonStreamingOrderBy":false},"queryRanges":[{"min":"","max":"FF","isMinInclusive":true,"isMaxInclusive":false}]}`)
-	return b.Bytes()
-}
-
-// selectValue reports whether a query's SELECT clause is SELECT VALUE (or
-// SELECT DISTINCT VALUE, SELECT TOP n VALUE), for the plan's hasSelectValue.
-func selectValue(text string) bool {
-	f := strings.Fields(strings.ToUpper(text))
-	for i := 1; i < len(f) && i < 5; i++ {
-		switch f[i] {
-		case "VALUE":
-			return f[0] == "SELECT"
-		case "DISTINCT", "TOP":
-		default:
-			if f[i-1] != "TOP" {
-				return false
-			}
-		}
-	}
-	return false
-}

@@ -93,11 +93,15 @@ func (q *request) gatewayServes(text string, params map[string]json.RawMessage) 
 		q.answerError(http.StatusBadRequest, withDetail(msgCrossPartitionAggregate, noteCrossPartitionAggregate))
 		return false
 	case f.Any():
+		plan, err := queryPlanJSON(queryspec.Spec{Query: text, Params: params}, props, h.Get("x-ms-cosmos-supported-query-features"))
+		if err != nil {
+			return true // the query answers its error
+		}
 		apiError{
 			status: http.StatusBadRequest,
 			sub:    subCrossPartitionNotServable,
 			msg:    withDetail(msgCrossPartitionNotServable, noteCrossPartition),
-			info:   string(queryPlanJSON(text)),
+			info:   string(plan),
 		}.write(q.w)
 		return false
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -513,14 +514,14 @@ func TestQueries(t *testing.T) {
 		t.Errorf("read feed of b: %d documents", len(d))
 	}
 
-	// The query plan leaves everything to the server: one range, no client-side work.
+	// The service's plan: each range counts its own, the SDK sums them,
+	// over the whole space of effective partition keys.
 	r = must(t, c.query(coll, "SELECT VALUE COUNT(1) FROM c", nil, "x-ms-cosmos-is-query-plan-request", "True"), 200)
 	var plan struct {
 		QueryInfo struct {
-			OrderBy        []any `json:"orderBy"`
-			Aggregates     []any `json:"aggregates"`
-			Top            any   `json:"top"`
-			HasSelectValue bool  `json:"hasSelectValue"`
+			Aggregates     []string `json:"aggregates"`
+			RewrittenQuery string   `json:"rewrittenQuery"`
+			HasSelectValue bool     `json:"hasSelectValue"`
 		} `json:"queryInfo"`
 		QueryRanges []struct {
 			Min, Max string
@@ -529,9 +530,13 @@ func TestQueries(t *testing.T) {
 	if err := json.Unmarshal(r.body, &plan); err != nil {
 		t.Fatal(err)
 	}
-	if len(plan.QueryInfo.OrderBy) != 0 || len(plan.QueryInfo.Aggregates) != 0 || plan.QueryInfo.Top != nil || !plan.QueryInfo.HasSelectValue ||
+	if !slices.Equal(plan.QueryInfo.Aggregates, []string{"Count"}) || plan.QueryInfo.RewrittenQuery != "SELECT VALUE [{\"item\": COUNT(1)}]\nFROM c" || !plan.QueryInfo.HasSelectValue ||
 		len(plan.QueryRanges) != 1 || plan.QueryRanges[0].Min != "" || plan.QueryRanges[0].Max != "FF" {
 		t.Errorf("plan: %s", r.body)
+	}
+	r = must(t, c.query(coll, plan.QueryInfo.RewrittenQuery, nil, "x-ms-documentdb-partitionkeyrangeid", "0"), 200)
+	if d := documents(t, r, "Documents"); len(d) != 1 || string(d[0]) != `[{"item":25}]` {
+		t.Errorf("the rewritten count over range 0: %s", r.body)
 	}
 	must(t, c.query(coll, "SELECT FROM", nil, "x-ms-cosmos-is-query-plan-request", "True"), 400)
 	// A query routed to the one range.

@@ -181,8 +181,8 @@ func TestFullTextQuery(t *testing.T) {
 // through the REST front, partition-scoped and cross-partition: most
 // similar and most relevant first, the policy's distance function for the
 // path; FullTextScore outside ORDER BY RANK is a 400 with the service's
-// message; the query plan asks the SDK for nothing of its own, so that it
-// passes the front's ordered results through.
+// message; the query plan is a hybrid search's (queryplan_test.go runs
+// its queries).
 func TestSearchQueries(t *testing.T) {
 	_, c := testServer(t, cosmosrest.Config{})
 	createDB(t, c, "db")
@@ -234,7 +234,7 @@ func TestSearchQueries(t *testing.T) {
 	}
 	plan := must(t, c.query("/dbs/db/colls/search", `SELECT TOP 10 c.id FROM c ORDER BY RANK RRF(FullTextScore(c.title, "red"), VectorDistance(c.embedding, @q))`, params,
 		"x-ms-cosmos-is-query-plan-request", "True", "x-ms-cosmos-supported-query-features", "NonValueAggregate, HybridSearch"), 200)
-	if s := string(plan.body); !strings.Contains(s, `"orderBy":[]`) || !strings.Contains(s, `"top":null`) || strings.Contains(s, "hybridSearchQueryInfo") {
+	if s := string(plan.body); !strings.Contains(s, `"hybridSearchQueryInfo":{"globalStatisticsQuery":`) || strings.Count(s, "_VectorScore(c.embedding, @q)") != 5 {
 		t.Errorf("query plan: %s", plan.body)
 	}
 }

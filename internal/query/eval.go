@@ -976,6 +976,10 @@ func (a *aggState) add(fn string, v value) {
 	switch fn {
 	case "COUNT":
 		a.n++
+	case "COUNTIF":
+		if v.k == kBool && v.b {
+			a.n++
+		}
 	case "SUM", "AVG":
 		if v.k != kNum {
 			a.bad = true
@@ -1001,7 +1005,7 @@ func (a *aggState) add(fn string, v value) {
 
 func (a *aggState) result(fn string) value {
 	switch fn {
-	case "COUNT":
+	case "COUNT", "COUNTIF":
 		return numVal(float64(a.n))
 	case "SUM":
 		if a.bad {

@@ -599,8 +599,8 @@ describe("over HTTPS, with the SDK's default connection policy", { timeout: 120_
     }
     const parameters = [{ name: "@q", value: [1, 0, 0] }];
     const run = async (query, options) => (await c.items.query({ query, parameters }, options).fetchAll()).resources;
-    // The SDK asks for the query plan, which leaves ORDER BY to the server,
-    // and passes the ordered results through: across partitions too.
+    // The SDK asks for the query plan, the service's: it runs its own
+    // non-streaming ORDER BY and hybrid search over the ranges.
     assert.deepEqual(await run("SELECT TOP 2 c.id, VectorDistance(c.embedding, @q) AS score FROM c ORDER BY VectorDistance(c.embedding, @q)"), [
       { id: "1", score: 1 },
       { id: "3", score: 0.9938837 },

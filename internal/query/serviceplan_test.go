@@ -1,0 +1,152 @@
+package query
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// planJSON is the service plan of text as the plan endpoint writes it: the
+// queryInfo, or the hybridSearchQueryInfo.
+func planJSON(t *testing.T, text string, o PlanOptions) string {
+	t.Helper()
+	q, err := Parse(text)
+	require.NoError(t, err)
+	qi, h, err := q.ServicePlan(o)
+	require.NoError(t, err)
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if h != nil {
+		err = enc.Encode(h)
+	} else {
+		err = enc.Encode(qi)
+	}
+	require.NoError(t, err)
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// TestServicePlan compares the plans with the service's own, as the SDKs'
+// tests carry them (the .NET SDK's QueryPlanRetrieverTests, whose
+// expected plans come from the service's query engine), and with the
+// shapes the SDKs' pipelines read for the others.
+func TestServicePlan(t *testing.T) {
+	const none = `"distinctType":"None","top":null,"offset":null,"limit":null,`
+	const empty = `"orderBy":[],"orderByExpressions":[],"groupByExpressions":[],"groupByAliases":[],"aggregates":[],"groupByAliasToAggregateType":{},`
+	const tail = `"dCountInfo":null,"hasNonStreamingOrderBy":false}`
+	euclidean := func([]string) (string, string) { return "euclidean", "float32" }
+	for _, tc := range []struct {
+		name, query string
+		o           PlanOptions
+		want        string
+	}{
+		{"plain", `SELECT * FROM c WHERE FullTextContains(c.abstract, 'calculation')`, PlanOptions{},
+			`{` + none + empty + `"rewrittenQuery":"","hasSelectValue":false,` + tail},
+		{"ORDER BY", `SELECT * FROM c ORDER BY c.id`, PlanOptions{},
+			`{` + none + `"orderBy":["Ascending"],"orderByExpressions":["c.id"],"groupByExpressions":[],"groupByAliases":[],"aggregates":[],"groupByAliasToAggregateType":{},` +
+				`"rewrittenQuery":"SELECT c._rid, [{\"item\": c.id}] AS orderByItems, c AS payload\nFROM c\nWHERE ({documentdb-formattableorderbyquery-filter})\nORDER BY c.id","hasSelectValue":false,` + tail},
+		{"ORDER BY several, a filter, TOP", `SELECT TOP 3 c.id, c["a b"] AS ab FROM c WHERE c.n > 1 ORDER BY c.n DESC, c.id`, PlanOptions{},
+			`{"distinctType":"None","top":3,"offset":null,"limit":null,"orderBy":["Descending","Ascending"],"orderByExpressions":["c.n","c.id"],"groupByExpressions":[],"groupByAliases":[],"aggregates":[],"groupByAliasToAggregateType":{},` +
+				`"rewrittenQuery":"SELECT TOP 3 c._rid, [{\"item\": c.n}, {\"item\": c.id}] AS orderByItems, {\"id\": c.id, \"ab\": c[\"a b\"]} AS payload\nFROM c\nWHERE ((c.n > 1) AND ({documentdb-formattableorderbyquery-filter}))\nORDER BY c.n DESC, c.id","hasSelectValue":false,` + tail},
+		{"GROUP BY", `SELECT c.id FROM c GROUP BY c.id`, PlanOptions{},
+			`{` + none + `"orderBy":[],"orderByExpressions":[],"groupByExpressions":["c.id"],"groupByAliases":["id"],"aggregates":[],"groupByAliasToAggregateType":{"id":null},` +
+				`"rewrittenQuery":"SELECT [{\"item\": c.id}] AS groupByItems, {\"id\": c.id} AS payload\nFROM c\nGROUP BY c.id","hasSelectValue":false,` + tail},
+		{"GROUP BY with MIN and MAX", `SELECT c.region, c.zipcode, MIN(c.age) AS min_age, MAX(c.age) AS max_age FROM c GROUP BY c.region, c.zipcode`, PlanOptions{},
+			`{` + none + `"orderBy":[],"orderByExpressions":[],"groupByExpressions":["c.region","c.zipcode"],"groupByAliases":["region","zipcode","min_age","max_age"],"aggregates":[],"groupByAliasToAggregateType":{"max_age":"Max","min_age":"Min","region":null,"zipcode":null},` +
+				`"rewrittenQuery":"SELECT [{\"item\": c.region}, {\"item\": c.zipcode}] AS groupByItems, {\"region\": c.region, \"zipcode\": c.zipcode, \"min_age\": {\"item\": MIN(c.age), \"item2\": {\"min\": MIN(c.age), \"count\": COUNT(c.age)}}, \"max_age\": {\"item\": MAX(c.age), \"item2\": {\"max\": MAX(c.age), \"count\": COUNT(c.age)}}} AS payload\nFROM c\nGROUP BY c.region, c.zipcode","hasSelectValue":false,` + tail},
+		{"GROUP BY with COUNTIF", `SELECT c.zipcode, COUNTIF(c.valid) AS valid_count FROM c GROUP BY c.zipcode`, PlanOptions{},
+			`{` + none + `"orderBy":[],"orderByExpressions":[],"groupByExpressions":["c.zipcode"],"groupByAliases":["zipcode","valid_count"],"aggregates":[],"groupByAliasToAggregateType":{"valid_count":"CountIf","zipcode":null},` +
+				`"rewrittenQuery":"SELECT [{\"item\": c.zipcode}] AS groupByItems, {\"zipcode\": c.zipcode, \"valid_count\": {\"item\": COUNTIF(c.valid)}} AS payload\nFROM c\nGROUP BY c.zipcode","hasSelectValue":false,` + tail},
+		{"GROUP BY VALUE", `SELECT VALUE COUNT(1) FROM c GROUP BY c.k`, PlanOptions{},
+			`{` + none + `"orderBy":[],"orderByExpressions":[],"groupByExpressions":["c.k"],"groupByAliases":[],"aggregates":["Count"],"groupByAliasToAggregateType":{},` +
+				`"rewrittenQuery":"SELECT [{\"item\": c.k}] AS groupByItems, [{\"item\": COUNT(1)}] AS payload\nFROM c\nGROUP BY c.k","hasSelectValue":true,` + tail},
+		{"VALUE COUNTIF", `SELECT VALUE COUNTIF(c.valid) FROM c`, PlanOptions{},
+			`{` + none + `"orderBy":[],"orderByExpressions":[],"groupByExpressions":[],"groupByAliases":[],"aggregates":["CountIf"],"groupByAliasToAggregateType":{},` +
+				`"rewrittenQuery":"SELECT VALUE [{\"item\": COUNTIF(c.valid)}]\nFROM c","hasSelectValue":true,` + tail},
+		{"VALUE AVG", `SELECT VALUE AVG(c.n) FROM c WHERE c.n > 0`, PlanOptions{},
+			`{` + none + `"orderBy":[],"orderByExpressions":[],"groupByExpressions":[],"groupByAliases":[],"aggregates":["Average"],"groupByAliasToAggregateType":{},` +
+				`"rewrittenQuery":"SELECT VALUE [{\"item\": {\"sum\": SUM(c.n), \"count\": COUNT(c.n)}}]\nFROM c\nWHERE (c.n > 0)","hasSelectValue":true,` + tail},
+		{"aggregates without VALUE", `SELECT COUNTIF(_FullTextWordCount(c.abstract) > 10), COUNTIF(FullTextContains(c.abstract, 'inspiration')) FROM c`, PlanOptions{},
+			`{` + none + `"orderBy":[],"orderByExpressions":[],"groupByExpressions":[],"groupByAliases":["$1","$2"],"aggregates":[],"groupByAliasToAggregateType":{"$1":"CountIf","$2":"CountIf"},` +
+				`"rewrittenQuery":"SELECT {\"$1\": {\"item\": COUNTIF((_FullTextWordCount(c.abstract) > 10))}, \"$2\": {\"item\": COUNTIF(FullTextContains(c.abstract, \"inspiration\"))}} AS payload\nFROM c","hasSelectValue":false,` + tail},
+		{"DISTINCT", `SELECT DISTINCT VALUE c.id FROM c`, PlanOptions{},
+			`{"distinctType":"Unordered","top":null,"offset":null,"limit":null,` + empty + `"rewrittenQuery":"","hasSelectValue":true,` + tail},
+		{"OFFSET LIMIT", `SELECT c.id FROM c OFFSET @o LIMIT 7`, PlanOptions{Params: map[string]any{"@o": 5}},
+			`{"distinctType":"None","top":null,"offset":5,"limit":7,` + empty + `"rewrittenQuery":"SELECT c.id\nFROM c\nOFFSET 0 LIMIT 12","hasSelectValue":false,` + tail},
+		{"VectorDistance, dot product", `SELECT c.id, VectorDistance([-0.008861,0.097097], c.vector1, true, {dataType:'Float32', distanceFunction:'DotProduct'}) AS VectorDistance FROM c ORDER BY VectorDistance([-0.008861,0.097097], c.vector1, true, {dataType:'Float32', distanceFunction:'DotProduct'})`, PlanOptions{},
+			`{` + none + `"orderBy":["Descending"],"orderByExpressions":["VectorDistance([-0.008861, 0.097097], c.vector1, true, {\"dataType\": \"Float32\", \"distanceFunction\": \"DotProduct\"})"],"groupByExpressions":[],"groupByAliases":[],"aggregates":[],"groupByAliasToAggregateType":{},` +
+				`"rewrittenQuery":"SELECT c._rid, [{\"item\": VectorDistance([-0.008861, 0.097097], c.vector1, true, {\"dataType\": \"Float32\", \"distanceFunction\": \"DotProduct\"})}] AS orderByItems, {\"id\": c.id, \"VectorDistance\": VectorDistance([-0.008861, 0.097097], c.vector1, true, {\"dataType\": \"Float32\", \"distanceFunction\": \"DotProduct\"})} AS payload\nFROM c\nWHERE ({documentdb-formattableorderbyquery-filter})\nORDER BY VectorDistance([-0.008861, 0.097097], c.vector1, true, {\"dataType\": \"Float32\", \"distanceFunction\": \"DotProduct\"})","hasSelectValue":false,"dCountInfo":null,"hasNonStreamingOrderBy":true}`},
+		{"VectorDistance, euclidean by policy, OFFSET LIMIT", `SELECT c._ts FROM c ORDER BY VectorDistance([0.66178012, -0.37191326], c.vector1) OFFSET 5 LIMIT 7`, PlanOptions{Vector: euclidean},
+			`{"distinctType":"None","top":null,"offset":5,"limit":7,"orderBy":["Ascending"],"orderByExpressions":["VectorDistance([0.66178012, -0.37191326], c.vector1)"],"groupByExpressions":[],"groupByAliases":[],"aggregates":[],"groupByAliasToAggregateType":{},` +
+				`"rewrittenQuery":"SELECT c._rid, [{\"item\": VectorDistance([0.66178012, -0.37191326], c.vector1)}] AS orderByItems, {\"_ts\": c._ts} AS payload\nFROM c\nWHERE ({documentdb-formattableorderbyquery-filter})\nORDER BY VectorDistance([0.66178012, -0.37191326], c.vector1)\nOFFSET 0 LIMIT 12","hasSelectValue":false,"dCountInfo":null,"hasNonStreamingOrderBy":true}`},
+		{"FullTextScore", `SELECT TOP 10 * FROM c ORDER BY RANK FullTextScore(c.text, "swim", "run")`, PlanOptions{},
+			`{"globalStatisticsQuery":"SELECT COUNT(1) AS documentCount, [{\"totalWordCount\": SUM(_FullTextWordCount(c.text)), \"hitCounts\": [COUNTIF(FullTextContains(c.text, \"swim\")), COUNTIF(FullTextContains(c.text, \"run\"))]}] AS fullTextStatistics\nFROM c",` +
+				`"componentQueryInfos":[{"distinctType":"None","top":120,"offset":null,"limit":null,"orderBy":["Descending"],"orderByExpressions":["_FullTextScore(c.text, [\"swim\", \"run\"], {documentdb-formattablehybridsearchquery-totaldocumentcount}, {documentdb-formattablehybridsearchquery-totalwordcount-0}, {documentdb-formattablehybridsearchquery-hitcountsarray-0})"],"groupByExpressions":[],"groupByAliases":[],"aggregates":[],"groupByAliasToAggregateType":{},` +
+				`"rewrittenQuery":"SELECT TOP 120 c._rid, [{\"item\": _FullTextScore(c.text, [\"swim\", \"run\"], {documentdb-formattablehybridsearchquery-totaldocumentcount}, {documentdb-formattablehybridsearchquery-totalwordcount-0}, {documentdb-formattablehybridsearchquery-hitcountsarray-0})}] AS orderByItems, {\"payload\": c, \"componentScores\": [(_FullTextScore(c.text, [\"swim\", \"run\"], {documentdb-formattablehybridsearchquery-totaldocumentcount}, {documentdb-formattablehybridsearchquery-totalwordcount-0}, {documentdb-formattablehybridsearchquery-hitcountsarray-0}) ?? -1)]} AS payload\nFROM c\nWHERE ({documentdb-formattableorderbyquery-filter})\nORDER BY _FullTextScore(c.text, [\"swim\", \"run\"], {documentdb-formattablehybridsearchquery-totaldocumentcount}, {documentdb-formattablehybridsearchquery-totalwordcount-0}, {documentdb-formattablehybridsearchquery-hitcountsarray-0}) DESC","hasSelectValue":false,"dCountInfo":null,"hasNonStreamingOrderBy":true}],` +
+				`"componentWithoutPayloadQueryInfos":[],"projectionQueryInfo":null,"componentWeights":[],"skip":null,"take":10,"requiresGlobalStatistics":true}`},
+		{"RRF optimized, weighted", `SELECT TOP 10 * FROM c ORDER BY RANK RRF(VectorDistance(c.backup_image, [0.5, 0.2, 0.33]), VectorDistance(c.image, [1, 2, 3]), [1, -0.3])`, PlanOptions{SkipOrderByRewrite: true},
+			`{"globalStatisticsQuery":"SELECT COUNT(1) AS documentCount, [] AS fullTextStatistics\nFROM c","componentQueryInfos":[` +
+				`{` + none + empty + `"rewrittenQuery":"SELECT TOP 120 c._rid, c AS payload, [(_VectorScore(c.backup_image, [0.5, 0.2, 0.33]) ?? -1.79769e+308), (-1 * (_VectorScore(c.image, [1, 2, 3]) ?? 1.79769e+308))] AS componentScores\nFROM c\nORDER BY _VectorScore(c.backup_image, [0.5, 0.2, 0.33])","hasSelectValue":false,` + tail + `,` +
+				`{` + none + empty + `"rewrittenQuery":"SELECT TOP 120 c._rid, c AS payload, [(_VectorScore(c.backup_image, [0.5, 0.2, 0.33]) ?? -1.79769e+308), (-1 * (_VectorScore(c.image, [1, 2, 3]) ?? 1.79769e+308))] AS componentScores\nFROM c\nORDER BY _VectorScore(c.image, [1, 2, 3]) ASC","hasSelectValue":false,` + tail + `],` +
+				`"componentWithoutPayloadQueryInfos":[],"projectionQueryInfo":null,"componentWeights":[1,0.3],"skip":null,"take":10,"requiresGlobalStatistics":false}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, planJSON(t, tc.query, tc.o))
+		})
+	}
+}
+
+// TestServicePlanRefusals: shapes without a rewrite, and a missing
+// parameter.
+func TestServicePlanRefusals(t *testing.T) {
+	for _, text := range []string{
+		`SELECT * FROM c.children ch ORDER BY ch.age`,
+		`SELECT VALUE COUNT(1) + 1 FROM c`,
+		`SELECT COUNT(1) + 1 AS n FROM c`,
+		`SELECT TOP 10 VALUE c.id FROM c ORDER BY RANK FullTextScore(c.title, "red")`,
+	} {
+		q, err := Parse(text)
+		require.NoError(t, err)
+		_, _, err = q.ServicePlan(PlanOptions{})
+		assert.ErrorIs(t, err, ErrNoServicePlan, text)
+	}
+	q, err := Parse(`SELECT TOP @n * FROM c ORDER BY c.id`)
+	require.NoError(t, err)
+	_, _, err = q.ServicePlan(PlanOptions{})
+	var qe *Error
+	assert.ErrorAs(t, err, &qe)
+}
+
+func TestSystemFields(t *testing.T) {
+	for _, tc := range []struct {
+		query, text string
+		rids        []string
+		items       [][]string
+	}{
+		{`SELECT * FROM c`, "", nil, nil},
+		{`SELECT VALUE c._rid FROM c`, "", nil, nil},
+		{`SELECT c.id, c.x._rid FROM c`, "", nil, nil},
+		{`SELECT c._rid, [{"item": c.n}] AS orderByItems, c AS payload FROM c WHERE (true) ORDER BY c.n`,
+			`SELECT {"id": c["id"], "a": {"b": c["a"]["b"], "c": c["a"]["c"]}, "k": c["k"]} AS _rid, [{"item": c["n"]}] AS orderByItems, c AS payload FROM c AS c WHERE true ORDER BY c["n"]`,
+			[]string{"_rid"}, [][]string{{"payload"}}},
+		{`SELECT r._rid AS id, {"payload": r, "s": [1]} AS payload FROM root r`,
+			`SELECT {"id": r["id"], "a": {"b": r["a"]["b"], "c": r["a"]["c"]}, "k": r["k"]} AS id, {"payload": r, "s": [1]} AS payload FROM root AS r`,
+			[]string{"id"}, [][]string{{"payload", "payload"}}},
+		{`SELECT ch._rid, ch AS payload FROM c.children ch`, "", nil, nil},
+	} {
+		q, err := Parse(tc.query)
+		require.NoError(t, err)
+		names, text := q.RIDFields([][]string{{"a", "b"}, {"k"}, {"a", "c"}})
+		assert.Equal(t, tc.rids, names, tc.query)
+		assert.Equal(t, tc.text, text, tc.query)
+		assert.Equal(t, tc.items, q.ItemFields(), tc.query)
+		assert.Equal(t, strings.Contains(tc.query, "AS orderByItems"), q.Selects("orderByItems"), tc.query)
+		if text != "" {
+			_, err := Parse(text)
+			assert.NoError(t, err, text)
+		}
+	}
+}
