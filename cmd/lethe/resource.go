@@ -10,7 +10,7 @@ import (
 // them: with the names of Cosmos DB's REST resource for a container (as
 // cosmosrest renders one), without its system properties (_rid, _ts,
 // _self, _etag and the like, which the server derives) or what lethe does
-// not keep (automatic, conflictResolutionPolicy, geospatialConfig). What
+// not keep (automatic, conflictResolutionPolicy). What
 // a container has outside its resource (throughput, lethe's change feed
 // bounds) are members of the export's record beside it.
 type containerResource struct {
@@ -20,6 +20,7 @@ type containerResource struct {
 	IndexingPolicy        *indexingPolicyResource      `json:"indexingPolicy,omitempty"`
 	VectorEmbeddingPolicy *lethe.VectorEmbeddingPolicy `json:"vectorEmbeddingPolicy,omitempty"`
 	FullTextPolicy        *lethe.FullTextPolicy        `json:"fullTextPolicy,omitempty"`
+	GeospatialConfig      *lethe.GeospatialConfig      `json:"geospatialConfig,omitempty"`
 }
 
 // partitionKeyResource is a container's partitionKey.
@@ -37,6 +38,7 @@ type indexingPolicyResource struct {
 	CompositeIndexes [][]lethe.CompositeIndex `json:"compositeIndexes,omitempty"`
 	VectorIndexes    []lethe.VectorIndex      `json:"vectorIndexes,omitempty"`
 	FullTextIndexes  []lethe.FullTextIndex    `json:"fullTextIndexes,omitempty"`
+	SpatialIndexes   []lethe.SpatialIndex     `json:"spatialIndexes,omitempty"`
 }
 
 // changeFeedResource is lethe's change feed policy of a container: how
@@ -50,14 +52,14 @@ type changeFeedResource struct {
 // none).
 func toResource(p lethe.ContainerProperties) (containerResource, *changeFeedResource) {
 	r := containerResource{ID: p.ID, DefaultTTL: p.DefaultTimeToLive,
-		VectorEmbeddingPolicy: p.VectorEmbeddingPolicy, FullTextPolicy: p.FullTextPolicy}
+		VectorEmbeddingPolicy: p.VectorEmbeddingPolicy, FullTextPolicy: p.FullTextPolicy, GeospatialConfig: p.GeospatialConfig}
 	if d := p.PartitionKeyDefinition; len(d.Paths) > 0 || d.Kind != "" || d.Version != 0 {
 		r.PartitionKey = &partitionKeyResource{Paths: d.Paths, Kind: d.Kind, Version: d.Version}
 	}
 	if ip := p.IndexingPolicy; ip != nil {
 		r.IndexingPolicy = &indexingPolicyResource{IndexingMode: ip.IndexingMode, IncludedPaths: ip.IncludedPaths,
 			ExcludedPaths: ip.ExcludedPaths, CompositeIndexes: ip.CompositeIndexes, VectorIndexes: ip.VectorIndexes,
-			FullTextIndexes: ip.FullTextIndexes}
+			FullTextIndexes: ip.FullTextIndexes, SpatialIndexes: ip.SpatialIndexes}
 	}
 	var feed *changeFeedResource
 	if cf := p.ChangeFeedPolicy; cf != nil {
@@ -70,14 +72,14 @@ func toResource(p lethe.ContainerProperties) (containerResource, *changeFeedReso
 // policy feed and its throughput say.
 func (r containerResource) properties(feed *changeFeedResource, throughput, autoscale int32) lethe.ContainerProperties {
 	p := lethe.ContainerProperties{ID: r.ID, DefaultTimeToLive: r.DefaultTTL, Throughput: throughput, AutoscaleMaxThroughput: autoscale,
-		VectorEmbeddingPolicy: r.VectorEmbeddingPolicy, FullTextPolicy: r.FullTextPolicy}
+		VectorEmbeddingPolicy: r.VectorEmbeddingPolicy, FullTextPolicy: r.FullTextPolicy, GeospatialConfig: r.GeospatialConfig}
 	if pk := r.PartitionKey; pk != nil {
 		p.PartitionKeyDefinition = lethe.PartitionKeyDefinition{Paths: pk.Paths, Kind: pk.Kind, Version: pk.Version}
 	}
 	if ip := r.IndexingPolicy; ip != nil {
 		p.IndexingPolicy = &lethe.IndexingPolicy{IndexingMode: ip.IndexingMode, IncludedPaths: ip.IncludedPaths,
 			ExcludedPaths: ip.ExcludedPaths, CompositeIndexes: ip.CompositeIndexes, VectorIndexes: ip.VectorIndexes,
-			FullTextIndexes: ip.FullTextIndexes}
+			FullTextIndexes: ip.FullTextIndexes, SpatialIndexes: ip.SpatialIndexes}
 	}
 	if feed != nil {
 		p.ChangeFeedPolicy = &lethe.ChangeFeedPolicy{MaxChanges: feed.MaxChanges, MaxBytes: feed.MaxBytes}
