@@ -73,6 +73,12 @@ func parsePath(escaped string, g gateway) (route, error) {
 		rt.resType, rt.link = "offers", strings.ToLower(segs[1])
 		return rt, nil
 	}
+	if len(segs) == 6 && segs[0] == "dbs" && segs[2] == "colls" && segs[4] == "operations" {
+		// An operation on a container (operations/partitionkeydelete) is
+		// signed as a request on the container.
+		rt.resType, rt.link = "colls", strings.Join(segs[:4], "/")
+		return rt, nil
+	}
 	if len(segs)%2 == 0 {
 		rt.resType = segs[len(segs)-2]
 		rt.link = strings.Join(segs, "/")
@@ -225,6 +231,7 @@ const (
 	tTrigger
 	tUDFs
 	tUDF
+	tPartitionDelete // a container's operations/partitionkeydelete
 	tUnsupported // a resource of the REST API that lethe does not serve
 	tUnknown     // not a resource of the REST API at all
 )
@@ -306,6 +313,10 @@ func classify(rt route) target {
 			return target{kind: tUnsupported}
 		}
 		return target{kind: tUnknown}
+	}
+	if n == 6 && s[4] == "operations" && s[5] == "partitionkeydelete" {
+		t.kind = tPartitionDelete
+		return t
 	}
 	switch s[4] {
 	case "schemas", "partitionkeydeletes":

@@ -114,6 +114,10 @@ func init() {
 		tTrigger:  scriptItemRoutes,
 		tUDFs:     scriptFeedRoutes,
 		tUDF:      scriptItemRoutes,
+		tPartitionDelete: {ops: []operation{
+			{method: "POST", serve: (*request).deletePartition, token: tokenRule{write: true, pk: true}},
+			{token: tokenRule{write: true, pk: true}},
+		}},
 	}
 	for k := range routes {
 		routes[k].allow = routes[k].allowed()

@@ -307,6 +307,21 @@ describe("over HTTPS, with the SDK's default connection policy", { timeout: 120_
     assert.equal((await typed.item("id-7", "7").read()).statusCode, 404, "the string \"7\" is not the number 7");
   });
 
+  test("deleteAllItemsForPartitionKey: every item of one partition, none of another", async () => {
+    const c = await container("items", { id: "bypk", partitionKey: { paths: ["/tenant"] } });
+    for (const tenant of ["acme", "globex"]) {
+      for (let i = 0; i < 5; i++) await c.items.create({ id: `${i}`, tenant });
+    }
+    const r = await c.deleteAllItemsForPartitionKey("acme");
+    assert.equal(r.statusCode, 200);
+    assert.ok(r.headers["x-ms-request-charge"] > 0, "no request charge");
+    const count = async (tenant) =>
+      (await c.items.query("SELECT VALUE COUNT(1) FROM c", { partitionKey: tenant }).fetchAll()).resources[0];
+    assert.equal(await count("acme"), 0);
+    assert.equal(await count("globex"), 5);
+    assert.equal((await c.item("0", "acme").read()).statusCode, 404);
+  });
+
   test("patch and transactional batch", async () => {
     const c = await container("patches", { id: "c", partitionKey: { paths: ["/tenant"] } });
     await c.items.create({ id: "1", tenant: "acme", n: 1, tags: ["a"] });
