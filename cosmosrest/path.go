@@ -232,8 +232,8 @@ const (
 	tUDFs
 	tUDF
 	tPartitionDelete // a container's operations/partitionkeydelete
-	tUnsupported // a resource of the REST API that lethe does not serve
-	tUnknown     // not a resource of the REST API at all
+	tUnsupported     // a resource of the REST API that lethe does not serve
+	tUnknown         // not a resource of the REST API at all
 )
 
 // containerChildren are the kinds of the feeds a container has, and of
