@@ -509,7 +509,7 @@ func (e apiError) write(w http.ResponseWriter) {
 	hdr.Set("Content-Length", strconv.Itoa(len(b)))
 	hdr.Set("x-ms-request-charge", formatCharge(e.charge))
 	hdr.Set("x-ms-substatus", strconv.Itoa(e.sub))
-	w.WriteHeader(e.status)
+	writeHeader(w, e.status)
 	_, _ = w.Write(b)
 }
 
@@ -585,7 +585,7 @@ func (q *request) reply(status int, body []byte, charge float64) {
 	} else if status != http.StatusNoContent && status != http.StatusNotModified {
 		hdr.Set("Content-Length", "0")
 	}
-	q.w.WriteHeader(status)
+	writeHeader(q.w, status)
 	if body != nil {
 		_, _ = q.w.Write(body)
 	}
