@@ -236,8 +236,8 @@
 // # Time to live
 //
 // A container's defaultTtl maps onto lethe's DefaultTimeToLive exactly:
-// absent (or null) is off, -1 is on without a default, n > 0 is n seconds;
-// a document's ttl is lethe's, but for an explicit "ttl": null, which
+// absent is off, -1 is on without a default, n > 0 is n seconds; null,
+// like 0 and other negatives, is the service's 400; a document's ttl is lethe's, but for an explicit "ttl": null, which
 // lethe's library takes as inheriting the container's default (as the
 // original TTL tables say) and Cosmos DB refuses: the front refuses it
 // with the service's 400 and message, in creates, upserts, replaces,
@@ -261,9 +261,10 @@
 // from the document, so it is the same on every path. A
 // container's _ts is when this handler created or last replaced it (when it
 // started, for containers it found on disk), and its _etag a hash of its
-// properties: lethe keeps neither. ETag headers are in double quotes, as
-// HTTP and Cosmos DB write them; _etag in bodies is lethe's, 16 hex digits
-// without quotes (lethe's If-Match takes either).
+// properties: lethe keeps neither. ETags are in double quotes, as HTTP
+// and Cosmos DB write them, in etag headers and in _etag in bodies alike,
+// a document's too (lethe's 16 hex digits, "_etag":"\"…\""); lethe's
+// If-Match takes them with or without the quotes.
 //
 // # Security
 //

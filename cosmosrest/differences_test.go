@@ -1,0 +1,179 @@
+package cosmosrest_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/lethedb/lethe/cosmosrest"
+)
+
+// TestContainerWithoutPartitionKey: a container created without a
+// partition key (or with no paths) comes back without partitionKey, as
+// the service writes it (the legacy Python SDK fails on "paths": [] with
+// "Unsupported paths count"); one with a partition key keeps it.
+func TestContainerWithoutPartitionKey(t *testing.T) {
+	_, c := testServer(t, cosmosrest.Config{})
+	createDB(t, c, "db")
+	tests := []struct {
+		body map[string]any
+		want bool
+	}{
+		{map[string]any{"id": "none"}, false},
+		{map[string]any{"id": "empty", "partitionKey": map[string]any{"paths": []string{}, "kind": "Hash"}}, false},
+		{map[string]any{"id": "pk", "partitionKey": map[string]any{"paths": []string{"/pk"}}}, true},
+	}
+	for _, tt := range tests {
+		id := tt.body["id"].(string)
+		for _, r := range []response{
+			must(t, c.do("POST", "/dbs/db/colls", tt.body), 201),
+			must(t, c.do("GET", "/dbs/db/colls/"+id, nil), 200),
+		} {
+			if _, ok := r.json(t)["partitionKey"]; ok != tt.want {
+				t.Errorf("%s: partitionKey present %v, want %v: %s", id, ok, tt.want, r.body)
+			}
+		}
+	}
+	// Documents of the container without one are served as before.
+	must(t, c.do("POST", "/dbs/db/colls/none/docs", map[string]any{"id": "a"}, "x-ms-documentdb-partitionkey", "[{}]"), 201)
+	must(t, c.do("GET", "/dbs/db/colls/none/docs/a", nil, "x-ms-documentdb-partitionkey", "[{}]"), 200)
+}
+
+// TestDefaultTTLNull: defaultTtl null is refused on a create and on a
+// replace, as the service refuses it (valid values are -1 and positive
+// numbers of seconds); absent is TTL off.
+func TestDefaultTTLNull(t *testing.T) {
+	_, c := testServer(t, cosmosrest.Config{})
+	createDB(t, c, "db")
+	r := c.do("POST", "/dbs/db/colls", `{"id":"c","defaultTtl":null,"partitionKey":{"paths":["/pk"]}}`)
+	if r.status != 400 || !strings.Contains(string(r.body), "defaultTtl 'null' is invalid") {
+		t.Errorf("create: %d %s", r.status, r.body)
+	}
+	must(t, c.do("GET", "/dbs/db/colls/c", nil), 404)
+	must(t, c.do("POST", "/dbs/db/colls", `{"id":"c","defaultTtl":5,"partitionKey":{"paths":["/pk"]}}`), 201)
+	must(t, c.do("PUT", "/dbs/db/colls/c", `{"id":"c","defaultTtl":null,"partitionKey":{"paths":["/pk"]}}`), 400)
+	if m := must(t, c.do("GET", "/dbs/db/colls/c", nil), 200).json(t); m["defaultTtl"] != 5.0 {
+		t.Errorf("after a refused replace: defaultTtl %v", m["defaultTtl"])
+	}
+}
+
+// TestIndexingPolicyServiceDefaults: the service excludes /"_etag"/? from
+// every consistent indexing policy, given or not, after the paths given
+// (the JS SDK's specs count one excluded path for {} and for
+// includedPaths alone, two for one excluded path); the legacy root path
+// "/" is read as "/*" (the JS SDK's aggregate and cross-partition specs
+// create their containers with it).
+func TestIndexingPolicyServiceDefaults(t *testing.T) {
+	_, c := testServer(t, cosmosrest.Config{})
+	createDB(t, c, "db")
+	tests := []struct {
+		name, policy string
+		inc, exc     string
+	}{
+		{"none given", ``, `[{"path":"/*"}]`, `[{"path":"/\"_etag\"/?"}]`},
+		{"empty", `{}`, `[{"path":"/*"}]`, `[{"path":"/\"_etag\"/?"}]`},
+		{"included only", `{"includedPaths":[{"path":"/*"}]}`, `[{"path":"/*"}]`, `[{"path":"/\"_etag\"/?"}]`},
+		{"excluded", `{"includedPaths":[{"path":"/*"}],"excludedPaths":[{"path":"/\"systemMetadata\"/*"}]}`,
+			`[{"path":"/*"}]`, `[{"path":"/\"systemMetadata\"/*"},{"path":"/\"_etag\"/?"}]`},
+		{"etag given", `{"excludedPaths":[{"path":"/\"_etag\"/?"},{"path":"/a/?"}]}`,
+			`[]`, `[{"path":"/\"_etag\"/?"},{"path":"/a/?"}]`},
+		{"legacy root", `{"includedPaths":[{"path":"/","indexes":[{"kind":"Range","dataType":"Number","precision":-1}]}]}`,
+			`[{"path":"/*"}]`, `[{"path":"/\"_etag\"/?"}]`},
+		{"none mode", `{"indexingMode":"none","automatic":false}`, `[]`, `[]`},
+	}
+	for i, tt := range tests {
+		body := `{"id":"c` + string(rune('a'+i)) + `","partitionKey":{"paths":["/pk"]}`
+		if tt.policy != "" {
+			body += `,"indexingPolicy":` + tt.policy
+		}
+		r := c.do("POST", "/dbs/db/colls", body+"}")
+		if r.status != 201 {
+			t.Errorf("%s: %d %s", tt.name, r.status, r.body)
+			continue
+		}
+		var m struct {
+			IndexingPolicy struct{ IncludedPaths, ExcludedPaths json.RawMessage }
+		}
+		if err := json.Unmarshal(r.body, &m); err != nil {
+			t.Fatal(err)
+		}
+		if string(m.IndexingPolicy.IncludedPaths) != tt.inc || string(m.IndexingPolicy.ExcludedPaths) != tt.exc {
+			t.Errorf("%s: included %s, excluded %s; want %s, %s", tt.name, m.IndexingPolicy.IncludedPaths, m.IndexingPolicy.ExcludedPaths, tt.inc, tt.exc)
+		}
+	}
+}
+
+// TestDocumentETagQuoted: a document's body carries its _etag in double
+// quotes, the very string of its etag header and of every other
+// resource's body (the service's "_etag":"\"…\""), on every path that
+// returns documents; sending it back in If-Match works.
+func TestDocumentETagQuoted(t *testing.T) {
+	_, c := testServer(t, cosmosrest.Config{})
+	createDB(t, c, "db")
+	must(t, c.do("POST", "/dbs/db/colls", map[string]any{"id": "c", "partitionKey": map[string]any{"paths": []string{"/pk"}}}), 201)
+	pk := []string{"x-ms-documentdb-partitionkey", `["a"]`}
+	created := must(t, c.do("POST", "/dbs/db/colls/c/docs", map[string]any{"id": "d", "pk": "a"}, pk...), 201)
+	etag := created.header.Get("etag")
+	if !strings.HasPrefix(etag, `"`) || created.json(t)["_etag"] != etag {
+		t.Errorf("created: etag header %q, body %s", etag, created.body)
+	}
+	read := must(t, c.do("GET", "/dbs/db/colls/c/docs/d", nil, pk...), 200)
+	if read.json(t)["_etag"] != etag || read.header.Get("etag") != etag {
+		t.Errorf("read: etag header %q, body %s", read.header.Get("etag"), read.body)
+	}
+	for name, r := range map[string]response{
+		"feed":        must(t, c.do("GET", "/dbs/db/colls/c/docs", nil), 200),
+		"query":       must(t, c.query("/dbs/db/colls/c", "SELECT * FROM c", nil, pk...), 200),
+		"change feed": must(t, c.do("GET", "/dbs/db/colls/c/docs", nil, "A-IM", "Incremental feed", "x-ms-documentdb-partitionkeyrangeid", "0"), 200),
+	} {
+		docs := documents(t, r, "Documents")
+		var d map[string]any
+		if len(docs) != 1 || json.Unmarshal(docs[0], &d) != nil || d["_etag"] != etag {
+			t.Errorf("%s: %s, want _etag %s", name, r.body, etag)
+		}
+	}
+	replaced := must(t, c.do("PUT", "/dbs/db/colls/c/docs/d", map[string]any{"id": "d", "pk": "a", "n": 1}, append(pk, "If-Match", etag)...), 200)
+	if e := replaced.json(t)["_etag"]; e != replaced.header.Get("etag") || e == etag {
+		t.Errorf("replaced: etag header %q, body %s", replaced.header.Get("etag"), replaced.body)
+	}
+	must(t, c.do("PUT", "/dbs/db/colls/c/docs/d", map[string]any{"id": "d", "pk": "a"}, append(pk, "If-Match", etag)...), 412)
+}
+
+// TestSpellingAsSent: a trigger's triggerType and triggerOperation and a
+// permission's permissionMode come back as the client spelled them (the
+// JS SDK sends "pre", "all"), as the service returns them, and keep their
+// meaning.
+func TestSpellingAsSent(t *testing.T) {
+	_, c := testServer(t, cosmosrest.Config{})
+	createDB(t, c, "db")
+	must(t, c.do("POST", "/dbs/db/colls", map[string]any{"id": "c", "partitionKey": map[string]any{"paths": []string{"/pk"}}}), 201)
+	trig := map[string]any{"id": "stamp", "triggerType": "pre", "triggerOperation": "create",
+		"body": "function () { var r = getContext().getRequest(); var d = r.getBody(); d.stamped = true; r.setBody(d); }"}
+	for _, r := range []response{
+		must(t, c.do("POST", "/dbs/db/colls/c/triggers", trig), 201),
+		must(t, c.do("GET", "/dbs/db/colls/c/triggers/stamp", nil), 200),
+	} {
+		if m := r.json(t); m["triggerType"] != "pre" || m["triggerOperation"] != "create" {
+			t.Errorf("trigger: %s", r.body)
+		}
+	}
+	doc := must(t, c.do("POST", "/dbs/db/colls/c/docs", map[string]any{"id": "d", "pk": "a"},
+		"x-ms-documentdb-partitionkey", `["a"]`, "x-ms-documentdb-pre-trigger-include", "stamp"), 201)
+	if doc.json(t)["stamped"] != true {
+		t.Errorf("the trigger did not run: %s", doc.body)
+	}
+
+	must(t, c.do("POST", "/dbs/db/users", map[string]any{"id": "u"}), 201)
+	perm := map[string]any{"id": "p", "permissionMode": "read", "resource": "dbs/db/colls/c"}
+	for _, r := range []response{
+		must(t, c.do("POST", "/dbs/db/users/u/permissions", perm), 201),
+		must(t, c.do("GET", "/dbs/db/users/u/permissions/p", nil), 200),
+	} {
+		if m := r.json(t); m["permissionMode"] != "read" {
+			t.Errorf("permission: %s", r.body)
+		}
+	}
+	token := must(t, c.do("GET", "/dbs/db/users/u/permissions/p", nil), 200).json(t)["_token"].(string)
+	must(t, c.do("GET", "/dbs/db/colls/c/docs/d", nil, "Authorization", token, "x-ms-documentdb-partitionkey", `["a"]`), 200)
+	must(t, c.do("DELETE", "/dbs/db/colls/c/docs/d", nil, "Authorization", token, "x-ms-documentdb-partitionkey", `["a"]`), 403)
+}
