@@ -177,3 +177,34 @@ func TestSpellingAsSent(t *testing.T) {
 	must(t, c.do("GET", "/dbs/db/colls/c/docs/d", nil, "Authorization", token, "x-ms-documentdb-partitionkey", `["a"]`), 200)
 	must(t, c.do("DELETE", "/dbs/db/colls/c/docs/d", nil, "Authorization", token, "x-ms-documentdb-partitionkey", `["a"]`), 403)
 }
+
+// TestBadContinuationToken: a continuation token the front cannot resume
+// from is a 400 whose message holds the service's "Invalid Continuation
+// Token", which the SDKs' tests look for, on every feed that takes one.
+func TestBadContinuationToken(t *testing.T) {
+	_, c := testServer(t, cosmosrest.Config{})
+	createDB(t, c, "db")
+	must(t, c.do("POST", "/dbs/db/colls", map[string]any{"id": "c", "partitionKey": map[string]any{"paths": []string{"/pk"}}}), 201)
+	must(t, c.do("POST", "/dbs/db/colls/c/docs", map[string]any{"id": "a", "pk": "a"}, "x-ms-documentdb-partitionkey", `["a"]`), 201)
+	// A full page's token after which nothing follows, for another query.
+	pk := []string{"x-ms-documentdb-partitionkey", `["a"]`}
+	full := must(t, c.query("/dbs/db/colls/c", "SELECT * FROM c", nil, append(pk, "x-ms-max-item-count", "1")...), 200).header.Get("x-ms-continuation")
+	tests := []struct {
+		name string
+		r    response
+	}{
+		{"malformed, query", c.query("/dbs/db/colls/c", "SELECT * FROM c", nil, append(pk, "x-ms-continuation", "garbage")...)},
+		{"malformed, feed", c.do("GET", "/dbs/db/colls/c/docs", nil, append(pk, "x-ms-continuation", "garbage")...)},
+		{"another query's end", c.query("/dbs/db/colls/c", "SELECT * FROM c WHERE c.pk = 'a'", nil, append(pk, "x-ms-continuation", full)...)},
+		{"metadata query", c.do("POST", "/dbs", map[string]any{"query": "SELECT * FROM r"},
+			"Content-Type", "application/query+json", "x-ms-documentdb-isquery", "True", "x-ms-continuation", "x")},
+	}
+	if full == "" {
+		t.Fatal("no continuation on a full page")
+	}
+	for _, tt := range tests {
+		if tt.r.status != 400 || !strings.Contains(string(tt.r.body), "Invalid Continuation Token") {
+			t.Errorf("%s: %d %s", tt.name, tt.r.status, tt.r.body)
+		}
+	}
+}

@@ -292,7 +292,7 @@ func (q *request) runQuery(text string, params map[string]json.RawMessage) {
 	token := q.r.Header.Get("x-ms-continuation")
 	if strings.HasPrefix(token, endTokenPrefix) {
 		if token != end {
-			q.answerError(http.StatusBadRequest, "the continuation token belongs to another container, query, parameters or partition key")
+			q.answerError(http.StatusBadRequest, withDetail(msgBadToken, "the continuation token belongs to another container, query, parameters or partition key"))
 			return
 		}
 		q.queryHeaders(db, c, emptyQueryMetrics, "")

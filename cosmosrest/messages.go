@@ -23,6 +23,7 @@ const (
 	msgPKDefinition   = "Partition key provided either doesn't correspond to definition in the collection or doesn't match partition key field values specified in the document."
 	msgIDMissing      = "The input content is invalid because the required properties - 'id; ' - are missing"
 	msgPayloadInvalid = "The request payload is invalid. Ensure to provide a valid request payload."
+	msgBadToken       = "Invalid Continuation Token" // the SDKs' tests look for it
 	// 401
 	msgAuthMissing = "Required Header authorization is missing. Ensure a valid Authorization token is passed."
 	msgBadMAC      = "The input authorization token can't serve the request. The wrong key is being used or the expected payload is not built as per the protocol. " +
@@ -138,6 +139,8 @@ func badRequestMessage(le *lethe.Error) (string, int) {
 		strings.HasPrefix(m, "the item is empty"), strings.HasPrefix(m, "the item has the property"),
 		strings.HasPrefix(m, "the property 'id' must be a string"):
 		return withDetail(msgPayloadInvalid, m), 0
+	case strings.HasPrefix(m, "the continuation token "):
+		return withDetail(msgBadToken, m), 0
 	case strings.HasPrefix(m, "the partition key ") && (strings.Contains(m, " components, ") || strings.Contains(m, "must be empty")),
 		strings.HasPrefix(m, "the container is partitioned by"), strings.HasPrefix(m, "the container is not partitioned"):
 		return withDetail(msgPKDefinition, m), subPKMismatch
