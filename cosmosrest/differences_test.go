@@ -208,3 +208,26 @@ func TestBadContinuationToken(t *testing.T) {
 		}
 	}
 }
+
+// TestRequestTooLargeMessage: a 413 carries the gateway's form of the
+// message, `Message: {"Errors":["Request size is too large"]}` and a line
+// end, which the JS SDK's bulk tests look for: for a bulk request over 4
+// MB, refused before it is read, and for an item over lethe's 2 MB.
+func TestRequestTooLargeMessage(t *testing.T) {
+	_, c := testServer(t, cosmosrest.Config{})
+	createDB(t, c, "db")
+	must(t, c.do("POST", "/dbs/db/colls", map[string]any{"id": "c", "partitionKey": map[string]any{"paths": []string{"/pk"}}}), 201)
+	big := strings.Repeat("x", 5<<20)
+	bulk := `[{"operationType":"Create","partitionKey":"[\"a\"]","resourceBody":{"id":"1","pk":"a","v":"` + big + `"}}]`
+	item := `{"id":"2","pk":"a","v":"` + big[:(2<<20)+10] + `"}`
+	for name, r := range map[string]response{
+		"bulk": c.do("POST", "/dbs/db/colls/c/docs", bulk, "x-ms-cosmos-is-batch-request", "True"),
+		"item": c.do("POST", "/dbs/db/colls/c/docs", item, "x-ms-documentdb-partitionkey", `["a"]`),
+	} {
+		var e struct{ Message string }
+		if err := json.Unmarshal(r.body, &e); err != nil || r.status != 413 ||
+			!strings.HasPrefix(e.Message, `Message: {"Errors":["Request size is too large"]}`+"\r\nActivityId: "+r.header.Get("x-ms-activity-id")+", lethe: ") {
+			t.Errorf("%s: %d %s", name, r.status, r.body)
+		}
+	}
+}

@@ -344,7 +344,9 @@
 // authorization token is not valid at the current time. …" and, for a
 // resource token, "Insufficient permissions provided in the authorization
 // header …"; 405 "The requested verb is not supported."; 408 "Request
-// timed out."; 413 "Request size is too large"; 429 substatus 3200
+// timed out."; 413 `Message: {"Errors":["Request size is too large"]}`
+// and a line "ActivityId: …, lethe: " with lethe's reason, as the gateway
+// writes it; 429 substatus 3200
 // "Request rate is large. …" with x-ms-retry-after-ms; 500 "Unknown server
 // error occurred when processing this request."; 503 "Service is currently
 // unavailable, …". The operations of a batch or bulk request carry the
@@ -369,8 +371,8 @@
 // alone would mislead, or would not say what lethe refused (a limit, the
 // cause of a 500 or 503, the offset of invalid JSON, a patch's condition
 // behind a 412, an injected fault), the explanation follows the service's
-// message in parentheses: "Request size is too large (lethe: the item is
-// 2097200 bytes, over the limit of 2097152)". A plain not-found, conflict
+// message in parentheses: "PartitionKey value must be supplied for this
+// operation. (lethe: …)". A plain not-found, conflict
 // or failed precondition gets the service's message alone. What the
 // service has no message for (what lethe does not support, its own
 // limits, query errors) gets lethe's own message.

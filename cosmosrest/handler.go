@@ -346,7 +346,7 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, g gateway) {
 func (h *Handler) readBody(w http.ResponseWriter, r *http.Request, deadline time.Time, limit int64, keep bool) ([]byte, bool) {
 	// Made only for a refusal: readBody runs for every request.
 	tooLarge := func() string {
-		return withDetail(msgRequestTooLarge, fmt.Sprintf("the request body is over the limit of %d bytes", limit))
+		return tooLargeMessage(w.Header().Get("x-ms-activity-id"), fmt.Sprintf("the request body is over the limit of %d bytes", limit))
 	}
 	if r.ContentLength > limit {
 		refuse(w, r, deadline, false, http.StatusRequestEntityTooLarge, tooLarge())
