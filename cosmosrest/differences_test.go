@@ -231,3 +231,32 @@ func TestRequestTooLargeMessage(t *testing.T) {
 		}
 	}
 }
+
+// TestOfferReplaceWrongRID: an offer's replace whose body names another
+// _rid is the service's 400 and changes nothing; its own _rid, or none,
+// is replaced.
+func TestOfferReplaceWrongRID(t *testing.T) {
+	_, c := testServer(t, cosmosrest.Config{})
+	createDB(t, c, "db")
+	coll := must(t, c.do("POST", "/dbs/db/colls", map[string]any{"id": "c", "partitionKey": map[string]any{"paths": []string{"/pk"}}},
+		"x-ms-offer-throughput", "400"), 201).json(t)
+	offer := offerOf(t, c, coll["_rid"].(string))
+	path := "/" + strings.TrimSuffix(offer["_self"].(string), "/")
+	offer["content"].(map[string]any)["offerThroughput"] = 500
+	good := offer["_rid"]
+	offer["_rid"] = "NotAllowed"
+	if r := c.do("PUT", path, offer); r.status != 400 || !strings.Contains(string(r.body), "NotAllowed") {
+		t.Errorf("a wrong _rid: %d %s", r.status, r.body)
+	}
+	if th, _ := offerFigures(offerOf(t, c, coll["_rid"].(string))); th != 400 {
+		t.Errorf("after the refusal: %v RU/s, want 400", th)
+	}
+	offer["_rid"] = good
+	must(t, c.do("PUT", path, offer), 200)
+	delete(offer, "_rid")
+	offer["content"].(map[string]any)["offerThroughput"] = 600
+	must(t, c.do("PUT", path, offer), 200)
+	if th, _ := offerFigures(offerOf(t, c, coll["_rid"].(string))); th != 600 {
+		t.Errorf("after the replaces: %v RU/s, want 600", th)
+	}
+}
