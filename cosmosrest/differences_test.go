@@ -260,3 +260,32 @@ func TestOfferReplaceWrongRID(t *testing.T) {
 		t.Errorf("after the replaces: %v RU/s, want 600", th)
 	}
 }
+
+// TestTokenChangesItsContainer: a resource token of a permission with All
+// on a whole container may replace and delete that container, as the
+// service allows; under Read, or on one partition key, it may not.
+func TestTokenChangesItsContainer(t *testing.T) {
+	_, c := testServer(t, cosmosrest.Config{})
+	createDB(t, c, "db")
+	def := map[string]any{"id": "c", "partitionKey": map[string]any{"paths": []string{"/pk"}}}
+	must(t, c.do("POST", "/dbs/db/colls", def), 201)
+	token := func(id, mode string, pk any) string { // one user each: a user has one permission per resource
+		must(t, c.do("POST", "/dbs/db/users", map[string]any{"id": id}), 201)
+		p := map[string]any{"id": "p", "permissionMode": mode, "resource": "dbs/db/colls/c"}
+		if pk != nil {
+			p["resourcePartitionKey"] = pk
+		}
+		return must(t, c.do("POST", "/dbs/db/users/"+id+"/permissions", p), 201).json(t)["_token"].(string)
+	}
+	read, onA, all := token("read", "Read", nil), token("a", "All", []any{"a"}), token("all", "All", nil)
+	def["defaultTtl"] = 60
+	for _, tok := range []string{read, onA} {
+		must(t, c.do("PUT", "/dbs/db/colls/c", def, "Authorization", tok), 403)
+		must(t, c.do("DELETE", "/dbs/db/colls/c", nil, "Authorization", tok), 403)
+	}
+	if m := must(t, c.do("PUT", "/dbs/db/colls/c", def, "Authorization", all), 200).json(t); m["defaultTtl"] != 60.0 {
+		t.Errorf("replaced under All: %v", m)
+	}
+	must(t, c.do("DELETE", "/dbs/db/colls/c", nil, "Authorization", all), 204)
+	must(t, c.do("GET", "/dbs/db/colls/c", nil), 404)
+}
