@@ -2,6 +2,8 @@ package cosmosrest_test
 
 import (
 	"encoding/json"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -288,4 +290,34 @@ func TestTokenChangesItsContainer(t *testing.T) {
 	}
 	must(t, c.do("DELETE", "/dbs/db/colls/c", nil, "Authorization", all), 204)
 	must(t, c.do("GET", "/dbs/db/colls/c", nil), 404)
+}
+
+// TestNonPartitionedLastPage: in a container without a partition key, a
+// full last page carries no continuation, as the service's (the JS SDK's
+// specs count 12 pages where lethe gave 18); in a partitioned container
+// it still does, and its continuation brings an empty page.
+func TestNonPartitionedLastPage(t *testing.T) {
+	_, c := testServer(t, cosmosrest.Config{})
+	createDB(t, c, "db")
+	must(t, c.do("POST", "/dbs/db/colls", map[string]any{"id": "flat"}), 201)
+	must(t, c.do("POST", "/dbs/db/colls", map[string]any{"id": "pk", "partitionKey": map[string]any{"paths": []string{"/pk"}}}), 201)
+	for i := range 4 {
+		must(t, c.do("POST", "/dbs/db/colls/flat/docs", map[string]any{"id": strconv.Itoa(i)}, "x-ms-documentdb-partitionkey", "[{}]"), 201)
+		must(t, c.do("POST", "/dbs/db/colls/pk/docs", map[string]any{"id": strconv.Itoa(i), "pk": "a"}, "x-ms-documentdb-partitionkey", `["a"]`), 201)
+	}
+	tests := []struct {
+		coll, text string
+		hdr        []string
+		pages      []int
+	}{
+		{"/dbs/db/colls/flat", "SELECT * FROM c", nil, []int{2, 2}},
+		{"/dbs/db/colls/flat", "", nil, []int{2, 2}},
+		{"/dbs/db/colls/pk", "SELECT * FROM c", []string{"x-ms-documentdb-partitionkey", `["a"]`}, []int{2, 2, 0}},
+	}
+	for _, tt := range tests {
+		_, pages := pageThrough(t, c, tt.coll, tt.text, append([]string{"x-ms-max-item-count", "2"}, tt.hdr...)...)
+		if !slices.Equal(pages, tt.pages) {
+			t.Errorf("%s %q: pages %v, want %v", tt.coll, tt.text, pages, tt.pages)
+		}
+	}
 }

@@ -48,7 +48,9 @@
 //     LIMIT) that reaches x-ms-max-item-count carries a continuation even
 //     when nothing follows, as the service's backend cuts such pages
 //     without looking ahead; that continuation brings an empty page
-//     without one (1 RU, zero query metrics); the full-text functions
+//     without one (1 RU, zero query metrics); in a container without a
+//     partition key, as in the service's, the last page carries none,
+//     full or not; the full-text functions
 //     (FullTextContains, FullTextContainsAll, FullTextContainsAny) read
 //     the container's full-text policy for each path's language,
 //     VectorDistance its vector embedding policy; ORDER BY VectorDistance

@@ -384,8 +384,11 @@ func (q *request) runQuery(text string, params map[string]json.RawMessage) {
 			items[i] = db.withSelf(c.ID(), p.PartitionKeyDefinition.Paths, it)
 		}
 	}
-	if next == "" && limit > 0 && len(items) == limit && perr == nil && readsInOrder(pq, params) {
-		next = end // a full page: the service's backend does not look ahead
+	if next == "" && limit > 0 && len(items) == limit && perr == nil && readsInOrder(pq, params) && len(p.PartitionKeyDefinition.Paths) > 0 {
+		// A full page of a partitioned container: the service's backend
+		// does not look ahead (a container without a partition key's
+		// does: its last page, full or not, has no continuation).
+		next = end
 	}
 	q.queryHeaders(db, c, metrics, indexMetrics)
 	q.replyFeed(ridString(containerRID(db.id, c.ID())), "Documents", items, next, charge)
