@@ -264,8 +264,9 @@ func valueAt(doc []byte, path string) ([]byte, bool) {
 }
 
 // pathSegments splits a partition key path into its member names, as
-// lethe reads it: a segment in double quotes is a JSON string. The path is
-// a container's, which lethe validated.
+// lethe reads it: a segment in double quotes is a JSON string, one in
+// single quotes the name as it is. The path is a container's, which lethe
+// validated.
 func pathSegments(path string) []string {
 	var segs []string
 	for rest := path; len(rest) > 1; {
@@ -277,6 +278,14 @@ func pathSegments(path string) []string {
 			}
 			seg, _ := jsontext.Unquote([]byte(rest[1 : end-1]))
 			segs, rest = append(segs, seg), rest[end:]
+			continue
+		}
+		if rest[0] == '\'' {
+			end := strings.IndexByte(rest[1:], '\'')
+			if end < 0 {
+				return append(segs, rest)
+			}
+			segs, rest = append(segs, rest[1:1+end]), rest[2+end:]
 			continue
 		}
 		i := strings.IndexByte(rest, '/')
