@@ -342,3 +342,28 @@ func TestSingleQuotedPartitionKeyPath(t *testing.T) {
 	}
 	must(t, c.do("POST", "/dbs/db/colls/c/docs", `{"id":"2","level\" 1*()":{"le/vel2":"v"}}`, "x-ms-documentdb-partitionkey", `["w"]`), 400)
 }
+
+// TestScriptBodyCheckedWhenRun: a stored procedure's or a trigger's body
+// that is not JavaScript is stored, as the service stores it (the JS
+// SDK's trigger specs create "serverScript() { … }"), and refused with
+// 400 when it runs, a write it would run before changing nothing; a UDF's
+// is still refused when stored.
+func TestScriptBodyCheckedWhenRun(t *testing.T) {
+	_, c := testServer(t, cosmosrest.Config{})
+	createDB(t, c, "db")
+	must(t, c.do("POST", "/dbs/db/colls", map[string]any{"id": "c", "partitionKey": map[string]any{"paths": []string{"/pk"}}}), 201)
+	pk := []string{"x-ms-documentdb-partitionkey", `["a"]`}
+	must(t, c.do("POST", "/dbs/db/colls/c/sprocs", map[string]any{"id": "bad", "body": "function ( {"}), 201)
+	if r := c.do("POST", "/dbs/db/colls/c/sprocs/bad", `[]`, pk...); r.status != 400 || !strings.Contains(string(r.body), "SyntaxError") {
+		t.Errorf("running it: %d %s", r.status, r.body)
+	}
+	trig := map[string]any{"id": "t", "body": "serverScript() { var x = 10; }", "triggerType": "Pre", "triggerOperation": "All"}
+	must(t, c.do("POST", "/dbs/db/colls/c/triggers", trig), 201)
+	withTrigger := append(slices.Clone(pk), "x-ms-documentdb-pre-trigger-include", "t")
+	must(t, c.do("POST", "/dbs/db/colls/c/docs", map[string]any{"id": "d", "pk": "a"}, withTrigger...), 400)
+	must(t, c.do("GET", "/dbs/db/colls/c/docs/d", nil, pk...), 404)
+	trig["body"] = "function () { var x = 20; }"
+	must(t, c.do("PUT", "/dbs/db/colls/c/triggers/t", trig), 200)
+	must(t, c.do("POST", "/dbs/db/colls/c/docs", map[string]any{"id": "d", "pk": "a"}, withTrigger...), 201)
+	must(t, c.do("POST", "/dbs/db/colls/c/udfs", map[string]any{"id": "f", "body": "function ( {"}), 400)
+}

@@ -41,7 +41,7 @@ func TestScriptResources(t *testing.T) {
 		path string
 		body any
 	}{
-		{"/dbs/db/colls/c/sprocs", map[string]any{"id": "bad", "body": "function ( {"}},
+		{"/dbs/db/colls/c/udfs", map[string]any{"id": "bad", "body": "function ( {"}}, // a sproc's is refused when it runs
 		{"/dbs/db/colls/c/sprocs", map[string]any{"id": "bad"}},
 		{"/dbs/db/colls/c/sprocs", map[string]any{"id": "a/b", "body": echoSproc}},
 		{"/dbs/db/colls/c/sprocs", `not json`},
