@@ -165,7 +165,10 @@
 // runtime of its own, made for it (so nothing an execution changes is seen
 // by another), with ECMAScript's built-ins and the service's server-side
 // API, nothing of the host: no require or modules, no timers, no file
-// system or network. A script's body is compiled once per version.
+// system or network. A script's body is compiled once per version, when
+// it first runs: a stored procedure or trigger whose body is not
+// JavaScript is stored, as the service stores it, and refused with 400
+// when it runs (a UDF's is refused when stored).
 //
 // A stored procedure runs in the partition key of its request
 // (x-ms-documentdb-partitionkey) as a transaction: getContext(), its
@@ -174,7 +177,9 @@
 // queryDocuments (callbacks (err, resource, options), run after the
 // script's own code returns, in order; a call returns false when the
 // operation is not accepted), getSelfLink, getAltLink, and
-// getResponse().setBody/getBody. Its reads see its own writes and never an
+// getResponse().setBody/getBody (and setValue/getValue), appendBody(v)
+// and appendValue("Body", v), which append to the body as a string. Its
+// reads see its own writes and never an
 // expired item, nor any item of another partition. Its writes are kept
 // until it ends, then committed as one transactional batch (the one write
 // path), or dropped when it throws or passes a budget: so a procedure
@@ -202,7 +207,9 @@
 // error, thrown on, carries its status there). The charge is the sum of
 // the operations' charges plus 1 RU per millisecond of execution. With
 // x-ms-documentdb-script-enable-logging: true, what console.log wrote comes
-// back URL-encoded in x-ms-documentdb-script-log-results.
+// back URL-encoded in x-ms-documentdb-script-log-results: its arguments
+// formatted as Node's util.format does ("The value of %s is %s."), one
+// entry after another with CRLF between them and none after the last.
 //
 // Under a resource token whose permission is Read, scripts can be read and
 // procedures run, but a procedure that writes is stopped with 403 and
