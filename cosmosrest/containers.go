@@ -269,6 +269,10 @@ func (q *request) containerHeaders(db *database, c *lethe.Container) {
 	udfs, sprocs, triggers := db.scriptCounts(c.ID())
 	hdr.Set("x-ms-resource-usage", fmt.Sprintf("functions=%d;storedProcedures=%d;triggers=%d;documentSize=%d;documentsSize=%d;documentsCount=%d;collectionSize=%d;", udfs, sprocs, triggers, kb/1024, kb, st.Items, kb))
 	hdr.Set(reaperHeader, reaperState(st))
+	// A policy is in effect as soon as it is set (queries are answered
+	// whole while an index is built), so its transformation is done, as
+	// the service's header says once it is: the SDKs' specs look for it.
+	hdr.Set("x-ms-documentdb-collection-index-transformation-progress", "100")
 	hdr.Set("x-ms-alt-content-path", "dbs/"+db.id)
 	hdr.Set("x-ms-content-path", selfRID(db.rid))
 }

@@ -41,6 +41,28 @@ func TestContainerWithoutPartitionKey(t *testing.T) {
 	must(t, c.do("GET", "/dbs/db/colls/none/docs/a", nil, "x-ms-documentdb-partitionkey", "[{}]"), 200)
 }
 
+// TestIndexTransformationProgress: a container's create, read and replace
+// say its indexing policy's transformation is done (100), as the
+// service's do once it is; the JS SDK's container specs look for the
+// header.
+func TestIndexTransformationProgress(t *testing.T) {
+	_, c := testServer(t, cosmosrest.Config{})
+	createDB(t, c, "db")
+	def := map[string]any{"id": "c", "partitionKey": map[string]any{"paths": []string{"/pk"}}}
+	for name, r := range map[string]response{
+		"create": must(t, c.do("POST", "/dbs/db/colls", def), 201),
+		"read":   must(t, c.do("GET", "/dbs/db/colls/c", nil), 200),
+	} {
+		if got := r.header.Get("x-ms-documentdb-collection-index-transformation-progress"); got != "100" {
+			t.Errorf("%s: progress %q, want 100", name, got)
+		}
+	}
+	def["indexingPolicy"] = map[string]any{"excludedPaths": []any{map[string]any{"path": "/a/?"}}}
+	if got := must(t, c.do("PUT", "/dbs/db/colls/c", def), 200).header.Get("x-ms-documentdb-collection-index-transformation-progress"); got != "100" {
+		t.Errorf("replace: progress %q, want 100", got)
+	}
+}
+
 // TestDefaultTTLNull: defaultTtl null is refused on a create and on a
 // replace, as the service refuses it (valid values are -1 and positive
 // numbers of seconds); absent is TTL off.

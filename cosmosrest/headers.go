@@ -23,6 +23,7 @@ var serviceNames = []string{
 	"x-ms-databaseaccount-consumed-mb",
 	"x-ms-databaseaccount-provisioned-mb",
 	"x-ms-databaseaccount-reserved-mb",
+	"x-ms-documentdb-collection-index-transformation-progress",
 	"x-ms-documentdb-is-upsert",
 	"x-ms-documentdb-query-metrics",
 	"x-ms-documentdb-script-log-results",
