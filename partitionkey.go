@@ -359,6 +359,17 @@ func parsePKPath(path string) ([]string, *Error) {
 			if rest != "" && rest[0] != '/' {
 				return nil, bad("a quoted segment must be followed by '/' or the end")
 			}
+		} else if strings.HasPrefix(rest, "'") {
+			// The service's other quoting: a name up to the next single
+			// quote, as it is (/'a"b'/'c/d' names a"b, then c/d).
+			end := strings.IndexByte(rest[1:], '\'')
+			if end < 0 {
+				return nil, bad("a segment in single quotes has no closing quote")
+			}
+			seg, rest = rest[1:1+end], rest[2+end:]
+			if rest != "" && rest[0] != '/' {
+				return nil, bad("a quoted segment must be followed by '/' or the end")
+			}
 		} else {
 			i := strings.IndexByte(rest, '/')
 			if i < 0 {

@@ -75,6 +75,10 @@ func TestPartitionKeyDefinitionValidation(t *testing.T) {
 		{lethe.PartitionKeyDefinition{Paths: []string{"/a[]"}}, "quoted segment"},
 		{lethe.PartitionKeyDefinition{Paths: []string{`/"a`}}, "quoted segment"},
 		{lethe.PartitionKeyDefinition{Paths: []string{`/"a"b`}}, "quoted segment"},
+		{lethe.PartitionKeyDefinition{Paths: []string{`/'a`}}, "no closing quote"},
+		{lethe.PartitionKeyDefinition{Paths: []string{`/'a'b`}}, "quoted segment"},
+		{lethe.PartitionKeyDefinition{Paths: []string{`/''`}}, "empty segment"},
+		{lethe.PartitionKeyDefinition{Paths: []string{`/"a"`, "/'a'"}}, "twice"},
 		{lethe.PartitionKeyDefinition{Paths: []string{"/a", "/b", "/c", "/d"}}, "over the limit of 3"},
 		{lethe.PartitionKeyDefinition{Paths: []string{"/a", "/b"}, Kind: lethe.PartitionKeyKindHash}, "MultiHash"},
 		{lethe.PartitionKeyDefinition{Paths: []string{"/a"}, Kind: "Range"}, "unknown partition key kind"},
@@ -285,6 +289,14 @@ func TestPartitionKeyNestedPaths(t *testing.T) {
 		require.NoError(t, err, tc.doc)
 	}
 	_, err := c.CreateItem(ctx, pkS("deep"), []byte(`{"id":"7","a":{"b/c":{"d":"other"}}}`), nil)
+	require.ErrorIs(t, err, lethe.ErrBadRequest)
+
+	// Segments in single quotes, as the SDKs' specs write them: a name up
+	// to the next single quote, double quotes and slashes in it as they are.
+	q := partitioned(t, s, "q", lethe.TTLOff, `/'level" 1*()'/'le/vel2'`)
+	_, err = q.CreateItem(ctx, pkS("v"), []byte(`{"id":"1","level\" 1*()":{"le/vel2":"v"}}`), nil)
+	require.NoError(t, err)
+	_, err = q.CreateItem(ctx, pkS("w"), []byte(`{"id":"2","level\" 1*()":{"le/vel2":"v"}}`), nil)
 	require.ErrorIs(t, err, lethe.ErrBadRequest)
 }
 

@@ -58,7 +58,7 @@ func TestBulk(t *testing.T) {
 		t.Errorf("request charge %s, want the operations' sum %v", got, sum)
 	}
 	read := res[3]["resourceBody"].(map[string]any)
-	if read["id"] != "1" || read["_rid"] == nil || read["_self"] == nil || read["_etag"] != etag || res[3]["eTag"] != `"`+etag+`"` {
+	if read["id"] != "1" || read["_rid"] == nil || read["_self"] == nil || read["_etag"] != etag || res[3]["eTag"] != etag {
 		t.Errorf("read result: %v", res[3])
 	}
 	if res[5]["resourceBody"].(map[string]any)["n"] != 6.0 {

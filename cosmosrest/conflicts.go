@@ -32,9 +32,19 @@ func (q *request) queryConflicts() {
 	q.metaQuery(ridString(containerRID(db.id, c.ID())), "Conflicts", nil)
 }
 
-// conflict answers a read or delete of one conflict: there is none.
+// conflict answers a read or delete of one conflict: there is none. A
+// delete on a partitioned container needs the conflict's partition key
+// (x-ms-documentdb-partitionkey), as the service's does: 400 without.
 func (q *request) conflict() {
-	if _, c := q.container(subOwnerNotFound); c == nil {
+	if q.r.Method == http.MethodDelete {
+		_, _, p, ok := q.containerProps(subOwnerNotFound)
+		if ok {
+			_, ok = q.partitionKey(p, false)
+		}
+		if !ok {
+			return
+		}
+	} else if _, c := q.container(subOwnerNotFound); c == nil {
 		return
 	}
 	apiError{status: http.StatusNotFound, msg: msgEntityNotFound, charge: 1}.write(q.w)

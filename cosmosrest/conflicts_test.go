@@ -1,6 +1,7 @@
 package cosmosrest_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/lethedb/lethe/cosmosrest"
@@ -28,9 +29,13 @@ func TestConflictsFeed(t *testing.T) {
 		"Content-Type", "application/query+json", "x-ms-documentdb-isquery", "True"), 400)
 	// No conflict exists, to read or to delete.
 	for _, m := range []string{"GET", "DELETE"} {
-		if r := must(t, c.do(m, "/dbs/db/colls/c/conflicts/x", nil), 404); r.header.Get("x-ms-substatus") != "0" {
+		if r := must(t, c.do(m, "/dbs/db/colls/c/conflicts/x", nil, "x-ms-documentdb-partitionkey", `["a"]`), 404); r.header.Get("x-ms-substatus") != "0" {
 			t.Errorf("%s conflict: substatus %s", m, r.header.Get("x-ms-substatus"))
 		}
+	}
+	// A delete names the conflict's partition key, as the service's must.
+	if r := c.do("DELETE", "/dbs/db/colls/c/conflicts/x", nil); r.status != 400 || !strings.Contains(string(r.body), "PartitionKey value must be supplied") {
+		t.Errorf("delete without a partition key: %d %s", r.status, r.body)
 	}
 	// The container must exist.
 	for _, p := range []string{"/dbs/db/colls/none/conflicts", "/dbs/none/colls/c/conflicts", "/dbs/db/colls/none/conflicts/x"} {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -40,9 +41,11 @@ type collBody struct {
 }
 
 // parseContainer reads a container's properties from a create or replace
-// body. defaultTtl maps onto lethe's TTL exactly: absent or null is off,
-// -1 is on without a default, n > 0 is n seconds; 0 and other negatives
-// are refused, as Cosmos DB refuses them.
+// body. defaultTtl maps onto lethe's TTL exactly: absent is off, -1 is on
+// without a default, n > 0 is n seconds; null, 0 and other negatives are
+// refused, as Cosmos DB refuses them. An index path "/", the legacy
+// syntax for the whole document, is read as "/*", as the service reads
+// it.
 func parseContainer(body []byte) (lethe.ContainerProperties, *collBody, error) {
 	var in collBody
 	if err := json.Unmarshal(body, &in); err != nil {
@@ -52,7 +55,7 @@ func parseContainer(body []byte) (lethe.ContainerProperties, *collBody, error) {
 	if in.ID != nil {
 		p.ID = *in.ID
 	}
-	if raw := bytes.TrimSpace(in.DefaultTTL); len(raw) > 0 && string(raw) != "null" {
+	if raw := bytes.TrimSpace(in.DefaultTTL); len(raw) > 0 {
 		n, err := strconv.ParseInt(string(raw), 10, 64)
 		if err != nil || n == 0 || n < -1 || n > math.MaxInt32 {
 			return p, nil, messageError(fmt.Sprintf("The input defaultTtl '%s' is invalid. %s", clip(string(raw)), msgTTLValidRange))
@@ -94,8 +97,13 @@ func legacyRoot(paths []lethe.IndexPath) []lethe.IndexPath {
 	return paths
 }
 
+// etagPath is the path the service excludes from every consistent
+// indexing policy, given or not.
+const etagPath = `/"_etag"/?`
+
 // containerJSON writes a container's properties as Cosmos DB does; the
-// system properties are derived, never stored.
+// system properties are derived, never stored. A container without a
+// partition key has no partitionKey, as the service writes it.
 func containerJSON(db *database, p lethe.ContainerProperties, ts int64) []byte {
 	rid := containerRID(db.id, p.ID)
 	var b bytes.Buffer
@@ -108,15 +116,12 @@ func containerJSON(db *database, p lethe.ContainerProperties, ts int64) []byte {
 	if mode == lethe.IndexingModeNone {
 		b.WriteString(`,"indexingPolicy":{"indexingMode":"none","automatic":false,"includedPaths":[],"excludedPaths":[]}`)
 	} else {
-		inc, exc := []lethe.IndexPath{{Path: "/*"}}, []lethe.IndexPath{{Path: `/"_etag"/?`}}
+		inc, exc := []lethe.IndexPath{{Path: "/*"}}, []lethe.IndexPath{}
 		if ip := p.IndexingPolicy; ip != nil && (len(ip.IncludedPaths) > 0 || len(ip.ExcludedPaths) > 0) {
-			inc, exc = ip.IncludedPaths, ip.ExcludedPaths
-			if inc == nil {
-				inc = []lethe.IndexPath{}
-			}
-			if exc == nil {
-				exc = []lethe.IndexPath{}
-			}
+			inc, exc = nonNil(ip.IncludedPaths), slices.Clone(ip.ExcludedPaths)
+		}
+		if !slices.ContainsFunc(exc, func(x lethe.IndexPath) bool { return x.Path == etagPath }) {
+			exc = append(exc, lethe.IndexPath{Path: etagPath})
 		}
 		incJSON, _ := json.Marshal(inc)
 		excJSON, _ := json.Marshal(exc)
@@ -135,22 +140,18 @@ func containerJSON(db *database, p lethe.ContainerProperties, ts int64) []byte {
 	if fp := p.FullTextPolicy; fp != nil {
 		writeJSONField(&b, "fullTextPolicy", lethe.FullTextPolicy{DefaultLanguage: fp.DefaultLanguage, FullTextPaths: nonNil(fp.FullTextPaths)}, true)
 	}
-	def := p.PartitionKeyDefinition
-	b.WriteString(`,"partitionKey":{"paths":`)
-	paths, _ := json.Marshal(def.Paths)
-	if def.Paths == nil {
-		paths = []byte("[]")
+	if def := p.PartitionKeyDefinition; len(def.Paths) > 0 {
+		paths, _ := json.Marshal(def.Paths)
+		kind := def.Kind
+		if kind == "" {
+			kind = lethe.PartitionKeyKindHash
+		}
+		version := def.Version
+		if version == 0 {
+			version = 2
+		}
+		fmt.Fprintf(&b, `,"partitionKey":{"paths":%s,"kind":%q,"version":%d}`, paths, kind, version)
 	}
-	b.Write(paths)
-	kind := def.Kind
-	if kind == "" {
-		kind = lethe.PartitionKeyKindHash
-	}
-	version := def.Version
-	if version == 0 {
-		version = 2
-	}
-	fmt.Fprintf(&b, `,"kind":%q,"version":%d}`, kind, version)
 	if p.DefaultTimeToLive != lethe.TTLOff {
 		fmt.Fprintf(&b, `,"defaultTtl":%d`, p.DefaultTimeToLive)
 	}
@@ -277,6 +278,10 @@ func (q *request) containerHeaders(db *database, c *lethe.Container) {
 	udfs, sprocs, triggers := db.scriptCounts(c.ID())
 	hdr.Set("x-ms-resource-usage", fmt.Sprintf("functions=%d;storedProcedures=%d;triggers=%d;documentSize=%d;documentsSize=%d;documentsCount=%d;collectionSize=%d;", udfs, sprocs, triggers, kb/1024, kb, st.Items, kb))
 	hdr.Set(reaperHeader, reaperState(st))
+	// A policy is in effect as soon as it is set (queries are answered
+	// whole while an index is built), so its transformation is done, as
+	// the service's header says once it is: the SDKs' specs look for it.
+	hdr.Set("x-ms-documentdb-collection-index-transformation-progress", "100")
 	hdr.Set("x-ms-alt-content-path", "dbs/"+db.id)
 	hdr.Set("x-ms-content-path", selfRID(db.rid))
 }

@@ -48,7 +48,9 @@
 //     LIMIT) that reaches x-ms-max-item-count carries a continuation even
 //     when nothing follows, as the service's backend cuts such pages
 //     without looking ahead; that continuation brings an empty page
-//     without one (1 RU, zero query metrics); the full-text functions
+//     without one (1 RU, zero query metrics); in a container without a
+//     partition key, as in the service's, the last page carries none,
+//     full or not; the full-text functions
 //     (FullTextContains, FullTextContainsAll, FullTextContainsAny) read
 //     the container's full-text policy for each path's language,
 //     VectorDistance its vector embedding policy; a query plan request
@@ -167,7 +169,10 @@
 // runtime of its own, made for it (so nothing an execution changes is seen
 // by another), with ECMAScript's built-ins and the service's server-side
 // API, nothing of the host: no require or modules, no timers, no file
-// system or network. A script's body is compiled once per version.
+// system or network. A script's body is compiled once per version, when
+// it first runs: a stored procedure or trigger whose body is not
+// JavaScript is stored, as the service stores it, and refused with 400
+// when it runs (a UDF's is refused when stored).
 //
 // A stored procedure runs in the partition key of its request
 // (x-ms-documentdb-partitionkey) as a transaction: getContext(), its
@@ -176,7 +181,9 @@
 // queryDocuments (callbacks (err, resource, options), run after the
 // script's own code returns, in order; a call returns false when the
 // operation is not accepted), getSelfLink, getAltLink, and
-// getResponse().setBody/getBody. Its reads see its own writes and never an
+// getResponse().setBody/getBody (and setValue/getValue), appendBody(v)
+// and appendValue("Body", v), which append to the body as a string. Its
+// reads see its own writes and never an
 // expired item, nor any item of another partition. Its writes are kept
 // until it ends, then committed as one transactional batch (the one write
 // path), or dropped when it throws or passes a budget: so a procedure
@@ -204,7 +211,9 @@
 // error, thrown on, carries its status there). The charge is the sum of
 // the operations' charges plus 1 RU per millisecond of execution. With
 // x-ms-documentdb-script-enable-logging: true, what console.log wrote comes
-// back URL-encoded in x-ms-documentdb-script-log-results.
+// back URL-encoded in x-ms-documentdb-script-log-results: its arguments
+// formatted as Node's util.format does ("The value of %s is %s."), one
+// entry after another with CRLF between them and none after the last.
 //
 // Under a resource token whose permission is Read, scripts can be read and
 // procedures run, but a procedure that writes is stopped with 403 and
@@ -265,8 +274,8 @@
 // # Time to live
 //
 // A container's defaultTtl maps onto lethe's DefaultTimeToLive exactly:
-// absent (or null) is off, -1 is on without a default, n > 0 is n seconds;
-// a document's ttl is lethe's, but for an explicit "ttl": null, which
+// absent is off, -1 is on without a default, n > 0 is n seconds; null,
+// like 0 and other negatives, is the service's 400; a document's ttl is lethe's, but for an explicit "ttl": null, which
 // lethe's library takes as inheriting the container's default (as the
 // original TTL tables say) and Cosmos DB refuses: the front refuses it
 // with the service's 400 and message, in creates, upserts, replaces,
@@ -290,9 +299,10 @@
 // from the document, so it is the same on every path. A
 // container's _ts is when this handler created or last replaced it (when it
 // started, for containers it found on disk), and its _etag a hash of its
-// properties: lethe keeps neither. ETag headers are in double quotes, as
-// HTTP and Cosmos DB write them; _etag in bodies is lethe's, 16 hex digits
-// without quotes (lethe's If-Match takes either).
+// properties: lethe keeps neither. ETags are in double quotes, as HTTP
+// and Cosmos DB write them, in etag headers and in _etag in bodies alike,
+// a document's too (lethe's 16 hex digits, "_etag":"\"…\""); lethe's
+// If-Match takes them with or without the quotes.
 //
 // # Security
 //
@@ -372,7 +382,9 @@
 // authorization token is not valid at the current time. …" and, for a
 // resource token, "Insufficient permissions provided in the authorization
 // header …"; 405 "The requested verb is not supported."; 408 "Request
-// timed out."; 413 "Request size is too large"; 429 substatus 3200
+// timed out."; 413 `Message: {"Errors":["Request size is too large"]}`
+// and a line "ActivityId: …, lethe: " with lethe's reason, as the gateway
+// writes it; 429 substatus 3200
 // "Request rate is large. …" with x-ms-retry-after-ms; 500 "Unknown server
 // error occurred when processing this request."; 503 "Service is currently
 // unavailable, …". The operations of a batch or bulk request carry the
@@ -397,8 +409,8 @@
 // alone would mislead, or would not say what lethe refused (a limit, the
 // cause of a 500 or 503, the offset of invalid JSON, a patch's condition
 // behind a 412, an injected fault), the explanation follows the service's
-// message in parentheses: "Request size is too large (lethe: the item is
-// 2097200 bytes, over the limit of 2097152)". A plain not-found, conflict
+// message in parentheses: "PartitionKey value must be supplied for this
+// operation. (lethe: …)". A plain not-found, conflict
 // or failed precondition gets the service's message alone. What the
 // service has no message for (what lethe does not support, its own
 // limits, query errors) gets lethe's own message.

@@ -293,7 +293,7 @@ func (q *request) runQuery(text string, params map[string]json.RawMessage) {
 	token := q.r.Header.Get("x-ms-continuation")
 	if strings.HasPrefix(token, endTokenPrefix) {
 		if token != end {
-			q.answerError(http.StatusBadRequest, "the continuation token belongs to another container, query, parameters or partition key")
+			q.answerError(http.StatusBadRequest, withDetail(msgBadToken, "the continuation token belongs to another container, query, parameters or partition key"))
 			return
 		}
 		q.queryHeaders(db, c, emptyQueryMetrics, "")
@@ -394,8 +394,11 @@ func (q *request) runQuery(text string, params map[string]json.RawMessage) {
 			items[i] = db.withItemFields(c.ID(), p.PartitionKeyDefinition.Paths, it, rw.rids, rw.fields)
 		}
 	}
-	if next == "" && limit > 0 && len(items) == limit && perr == nil && readsInOrder(pq, params) {
-		next = end // a full page: the service's backend does not look ahead
+	if next == "" && limit > 0 && len(items) == limit && perr == nil && readsInOrder(pq, params) && len(p.PartitionKeyDefinition.Paths) > 0 {
+		// A full page of a partitioned container: the service's backend
+		// does not look ahead (a container without a partition key's
+		// does: its last page, full or not, has no continuation).
+		next = end
 	}
 	if rw.orderBy && next != "" {
 		next = orderByTokenPrefix + queryKey(db.id, c.ID(), rw.text, params, pk) + ":" + next

@@ -363,7 +363,7 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, g gateway) {
 func (h *Handler) readBody(w http.ResponseWriter, r *http.Request, deadline time.Time, limit int64, keep bool) ([]byte, bool) {
 	// Made only for a refusal: readBody runs for every request.
 	tooLarge := func() string {
-		return withDetail(msgRequestTooLarge, fmt.Sprintf("the request body is over the limit of %d bytes", limit))
+		return tooLargeMessage(w.Header().Get("x-ms-activity-id"), fmt.Sprintf("the request body is over the limit of %d bytes", limit))
 	}
 	if r.ContentLength > limit {
 		refuse(w, r, deadline, false, http.StatusRequestEntityTooLarge, tooLarge())
@@ -526,7 +526,7 @@ func (e apiError) write(w http.ResponseWriter) {
 	hdr.Set("Content-Length", strconv.Itoa(len(b)))
 	hdr.Set("x-ms-request-charge", formatCharge(e.charge))
 	hdr.Set("x-ms-substatus", strconv.Itoa(e.sub))
-	w.WriteHeader(e.status)
+	writeHeader(w, e.status)
 	_, _ = w.Write(b)
 }
 
@@ -602,7 +602,7 @@ func (q *request) reply(status int, body []byte, charge float64) {
 	} else if status != http.StatusNoContent && status != http.StatusNotModified {
 		hdr.Set("Content-Length", "0")
 	}
-	q.w.WriteHeader(status)
+	writeHeader(q.w, status)
 	if body != nil {
 		_, _ = q.w.Write(body)
 	}

@@ -164,8 +164,14 @@ func stringMember(doc []byte, name string) (string, bool) {
 	return "", false
 }
 
+// etagMember begins a document's _etag as lethe writes it, after the
+// document's own members: 16 hex digits without quotes.
+const etagMember = `,"_etag":"`
+
 // withSystemProperties returns doc, a JSON object as lethe stores it, with
-// the members _rid, _self and _attachments added at its end.
+// the members _rid, _self and _attachments added at its end, and its
+// _etag in double quotes, as the service writes it in bodies and as the
+// etag header holds it ("_etag":"\"…\"").
 func withSystemProperties(doc []byte, rid, self string) []byte {
 	end := len(doc) - 1
 	for end >= 0 && doc[end] != '}' {
@@ -174,8 +180,21 @@ func withSystemProperties(doc []byte, rid, self string) []byte {
 	if end < 1 {
 		return doc
 	}
-	out := make([]byte, 0, len(doc)+len(rid)+len(self)+64)
-	out = append(out, doc[:end]...)
+	out := make([]byte, 0, len(doc)+len(rid)+len(self)+68)
+	rest := doc[:end]
+	if i := bytes.LastIndex(rest, []byte(etagMember)); i >= 0 {
+		// Lethe writes the top-level _etag after every member of the
+		// document (a nested one comes before it): 16 hex digits.
+		v := i + len(etagMember)
+		if j := bytes.IndexByte(rest[v:], '"'); j >= 0 && bytes.IndexByte(rest[v:v+j], '\\') < 0 {
+			out = append(out, rest[:v]...)
+			out = append(out, `\"`...)
+			out = append(out, rest[v:v+j]...)
+			out = append(out, `\"`...)
+			rest = rest[v+j:]
+		}
+	}
+	out = append(out, rest...)
 	if bytes.IndexByte(bytes.TrimSpace(doc[1:end]), '"') >= 0 {
 		out = append(out, ',')
 	}
@@ -245,8 +264,9 @@ func valueAt(doc []byte, path string) ([]byte, bool) {
 }
 
 // pathSegments splits a partition key path into its member names, as
-// lethe reads it: a segment in double quotes is a JSON string. The path is
-// a container's, which lethe validated.
+// lethe reads it: a segment in double quotes is a JSON string, one in
+// single quotes the name as it is. The path is a container's, which lethe
+// validated.
 func pathSegments(path string) []string {
 	var segs []string
 	for rest := path; len(rest) > 1; {
@@ -258,6 +278,14 @@ func pathSegments(path string) []string {
 			}
 			seg, _ := jsontext.Unquote([]byte(rest[1 : end-1]))
 			segs, rest = append(segs, seg), rest[end:]
+			continue
+		}
+		if rest[0] == '\'' {
+			end := strings.IndexByte(rest[1:], '\'')
+			if end < 0 {
+				return append(segs, rest)
+			}
+			segs, rest = append(segs, rest[1:1+end]), rest[2+end:]
 			continue
 		}
 		i := strings.IndexByte(rest, '/')

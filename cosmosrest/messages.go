@@ -23,6 +23,7 @@ const (
 	msgPKDefinition   = "Partition key provided either doesn't correspond to definition in the collection or doesn't match partition key field values specified in the document."
 	msgIDMissing      = "The input content is invalid because the required properties - 'id; ' - are missing"
 	msgPayloadInvalid = "The request payload is invalid. Ensure to provide a valid request payload."
+	msgBadToken       = "Invalid Continuation Token" // the SDKs' tests look for it
 	// 401
 	msgAuthMissing = "Required Header authorization is missing. Ensure a valid Authorization token is passed."
 	msgBadMAC      = "The input authorization token can't serve the request. The wrong key is being used or the expected payload is not built as per the protocol. " +
@@ -43,8 +44,9 @@ const (
 	msgResourceExists = "Resource with specified id or name already exists."
 	// 412
 	msgPrecondition = "One of the specified pre-condition is not met. Learn more: https://aka.ms/CosmosDB/sql/errors/precondition-failed"
-	// 413
-	msgRequestTooLarge = "Request size is too large"
+	// 413, as the gateway writes it (then "\r\nActivityId: …"): the JS
+	// SDK's bulk tests look for it with the line's end
+	msgRequestTooLarge = `Message: {"Errors":["Request size is too large"]}`
 	// 429
 	msgRequestRateLarge = "Request rate is large. More Request Units may be needed, so no changes were made. " +
 		"Please retry this request later. Learn more: http://aka.ms/cosmosdb-error-429"
@@ -108,7 +110,7 @@ func serviceError(le *lethe.Error, notFoundSub int, activity string) apiError {
 			e.msg = withDetail(msgPrecondition, detail)
 		}
 	case http.StatusRequestEntityTooLarge:
-		e.msg = withDetail(msgRequestTooLarge, le.Message)
+		e.msg = tooLargeMessage(activity, le.Message)
 	case http.StatusTooManyRequests:
 		e.msg = msgRequestRateLarge
 	case http.StatusServiceUnavailable:
@@ -138,6 +140,8 @@ func badRequestMessage(le *lethe.Error) (string, int) {
 		strings.HasPrefix(m, "the item is empty"), strings.HasPrefix(m, "the item has the property"),
 		strings.HasPrefix(m, "the property 'id' must be a string"):
 		return withDetail(msgPayloadInvalid, m), 0
+	case strings.HasPrefix(m, "the continuation token "):
+		return withDetail(msgBadToken, m), 0
 	case strings.HasPrefix(m, "the partition key ") && (strings.Contains(m, " components, ") || strings.Contains(m, "must be empty")),
 		strings.HasPrefix(m, "the container is partitioned by"), strings.HasPrefix(m, "the container is not partitioned"):
 		return withDetail(msgPKDefinition, m), subPKMismatch
@@ -216,6 +220,16 @@ func queryErrorMessage(qe *query.Error, activity string) string {
 		b.WriteString("\r\nlethe: " + note)
 	}
 	return b.String()
+}
+
+// tooLargeMessage is the message of a 413, as the gateway writes it: the
+// service's errors, then a line of the response's ActivityId (activity)
+// and lethe's explanation (why):
+//
+//	Message: {"Errors":["Request size is too large"]}
+//	ActivityId: 6c0a…, lethe: the item is 2097200 bytes, over the limit of 2097152
+func tooLargeMessage(activity, why string) string {
+	return msgRequestTooLarge + "\r\nActivityId: " + activity + ", lethe: " + why
 }
 
 // msgQueryPlanFailed begins the message of a query plan request's 400, as

@@ -55,7 +55,7 @@ func (q *request) metaQuery(rid, name string, docs []metaDoc) {
 	if tok := q.r.Header.Get("x-ms-continuation"); tok != "" {
 		n, err := strconv.Atoi(tok)
 		if err != nil || n < 0 {
-			q.answerError(http.StatusBadRequest, "the continuation token is not one this query returned")
+			q.answerError(http.StatusBadRequest, withDetail(msgBadToken, "the continuation token is not one this query returned"))
 			return
 		}
 		from = min(n, len(items))

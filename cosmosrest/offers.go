@@ -203,13 +203,15 @@ func (q *request) throughput() (manual, autoscaleMax int32, err error) {
 // content.offerAutopilotSettings.maxThroughput of an autoscale one (whose
 // offerThroughput, the figure it scaled to, is not a setting: a client
 // that sends back what it read is not refused for it). A value the
-// service refuses is a 400 that changes nothing.
+// service refuses is a 400 that changes nothing, and so is a body whose
+// _rid is another offer's: the service replaces an offer at its own.
 func (q *request) replaceOffer() {
 	o, ok := q.findOffer()
 	if !ok {
 		return
 	}
 	var in struct {
+		RID     *string `json:"_rid"`
 		Content *struct {
 			OfferThroughput *int64 `json:"offerThroughput"`
 			Autopilot       *struct {
@@ -219,6 +221,10 @@ func (q *request) replaceOffer() {
 	}
 	if err := json.Unmarshal(q.body, &in); err != nil || in.Content == nil {
 		q.answerError(http.StatusBadRequest, withDetail(msgPayloadInvalid, "the body must be an offer with its content"))
+		return
+	}
+	if in.RID != nil && *in.RID != o.id() {
+		q.answerError(http.StatusBadRequest, fmt.Sprintf("the offer's _rid %q is not the _rid of the offer %q: an offer is replaced with its own", clip(*in.RID), o.id()))
 		return
 	}
 	if q.r.Header.Get("x-ms-cosmos-migrate-offer-to-autopilot") != "" || q.r.Header.Get("x-ms-cosmos-migrate-offer-to-manual-throughput") != "" {

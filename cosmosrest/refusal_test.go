@@ -174,16 +174,16 @@ func TestRefusalReachesSlowWriter(t *testing.T) {
 		status int
 		msg    string // the start of the answer's message
 	}{
-		{"3 MB item", with(docs, func(q *rawRequest) { q.size = 3 << 20 }), 413, "Request size is too large"},
-		{"10 MB item", with(docs, func(q *rawRequest) { q.size = 10 << 20 }), 413, "Request size is too large"},
-		{"3 MB item, chunked", with(docs, func(q *rawRequest) { q.size, q.chunked = 3<<20, true }), 413, "Request size is too large"},
-		{"10 MB item, chunked", with(docs, func(q *rawRequest) { q.size, q.chunked = 10<<20, true }), 413, "Request size is too large"},
+		{"3 MB item", with(docs, func(q *rawRequest) { q.size = 3 << 20 }), 413, `Message: {"Errors":["Request size is too large"]}`},
+		{"10 MB item", with(docs, func(q *rawRequest) { q.size = 10 << 20 }), 413, `Message: {"Errors":["Request size is too large"]}`},
+		{"3 MB item, chunked", with(docs, func(q *rawRequest) { q.size, q.chunked = 3<<20, true }), 413, `Message: {"Errors":["Request size is too large"]}`},
+		{"10 MB item, chunked", with(docs, func(q *rawRequest) { q.size, q.chunked = 10<<20, true }), 413, `Message: {"Errors":["Request size is too large"]}`},
 		{"3 MB item, wrong key", with(docs, func(q *rawRequest) { q.size, q.key = 3<<20, "b3RoZXIta2V5" }), 401, "The input authorization token can't serve the request"},
 		{"3 MB item, chunked, wrong key", with(docs, func(q *rawRequest) { q.size, q.chunked, q.key = 3<<20, true, "b3RoZXIta2V5" }), 401, "The input authorization token"},
 		{"3 MB item, signed for another link", with(docs, func(q *rawRequest) { q.size, q.link = 3<<20, "dbs/db/colls/other" }), 401, "The input authorization token"},
 		{"3 MB item, dated an hour ago", with(docs, func(q *rawRequest) { q.size, q.date = 3<<20, time.Now().Add(-time.Hour) }), 403, "The authorization token is not valid at the current time"},
 		{"3 MB body, control character in the path", with(docs, func(q *rawRequest) { q.size, q.path = 3<<20, "/dbs/db/colls/c/docs/a%01b" }), 400, ""},
-		{"3 MB body, fault rules", with(docs, func(q *rawRequest) { q.size, q.path, q.resType, q.link = 3<<20, "/_lethe/faults", "faults", "" }), 413, "Request size is too large"},
+		{"3 MB body, fault rules", with(docs, func(q *rawRequest) { q.size, q.path, q.resType, q.link = 3<<20, "/_lethe/faults", "faults", "" }), 413, `Message: {"Errors":["Request size is too large"]}`},
 		{"3 MB body, fault rules, wrong key", with(docs, func(q *rawRequest) {
 			q.size, q.path, q.resType, q.link, q.key = 3<<20, "/_lethe/faults", "faults", "", "b3RoZXIta2V5"
 		}), 401, "The input authorization token"},
@@ -191,7 +191,7 @@ func TestRefusalReachesSlowWriter(t *testing.T) {
 		{"3 MB body, reset, wrong key", with(docs, func(q *rawRequest) {
 			q.size, q.path, q.resType, q.link, q.key = 3<<20, "/_lethe/reset", "reset", "", "b3RoZXIta2V5"
 		}), 401, "The input authorization token"},
-		{"3 MB body, reset", with(docs, func(q *rawRequest) { q.size, q.path, q.resType, q.link = 3<<20, "/_lethe/reset", "reset", "" }), 413, "Request size is too large"},
+		{"3 MB body, reset", with(docs, func(q *rawRequest) { q.size, q.path, q.resType, q.link = 3<<20, "/_lethe/reset", "reset", "" }), 413, `Message: {"Errors":["Request size is too large"]}`},
 		{"3 MB body, reset, GET", with(docs, func(q *rawRequest) {
 			q.size, q.method, q.path, q.resType, q.link = 3<<20, "GET", "/_lethe/reset", "reset", ""
 		}), 405, ""},

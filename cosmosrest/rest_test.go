@@ -301,7 +301,7 @@ func TestDocuments(t *testing.T) {
 		t.Errorf("duplicate _rid: %s", r.body)
 	}
 	etag := r.header.Get("etag")
-	if etag != `"`+doc["_etag"].(string)+`"` {
+	if etag != doc["_etag"] {
 		t.Errorf("etag header %q, _etag %v", etag, doc["_etag"])
 	}
 	if tok := r.header.Get("x-ms-session-token"); !strings.HasPrefix(tok, "0:-1#") {
@@ -737,7 +737,7 @@ func TestPatch(t *testing.T) {
 	if got["_rid"] == nil || got["_self"] == nil || got["_attachments"] != "attachments/" || got["_etag"] == nil {
 		t.Errorf("system properties: %s", r.body)
 	}
-	if r.header.Get("etag") == etag || r.header.Get("etag") != `"`+got["_etag"].(string)+`"` {
+	if r.header.Get("etag") == etag || r.header.Get("etag") != got["_etag"] {
 		t.Errorf("etag %q (before %q), _etag %v", r.header.Get("etag"), etag, got["_etag"])
 	}
 	if ch, err := strconv.ParseFloat(r.header.Get("x-ms-request-charge"), 64); err != nil || ch <= 0 {
@@ -879,7 +879,7 @@ func TestBatch(t *testing.T) {
 			t.Errorf("result %d: resourceBody %v", i, x["resourceBody"])
 			continue
 		}
-		if x["eTag"] != `"`+body["_etag"].(string)+`"` {
+		if x["eTag"] != body["_etag"] {
 			t.Errorf("result %d: eTag %v, _etag %v", i, x["eTag"], body["_etag"])
 		}
 	}

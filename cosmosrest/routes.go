@@ -31,8 +31,8 @@ func init() {
 		tContainers: keyOnly(feedOps((*request).listContainers, (*request).queryContainers, (*request).createContainer)...),
 		tContainer: {ops: []operation{
 			{method: "GET", serve: (*request).readContainer},
-			{method: "PUT", serve: (*request).replaceContainer, token: containerReadOnly},
-			{method: "DELETE", serve: (*request).deleteContainer, token: containerReadOnly},
+			{method: "PUT", serve: (*request).replaceContainer, token: containerChange},
+			{method: "DELETE", serve: (*request).deleteContainer, token: containerChange},
 			{token: containerReadOnly},
 		}},
 		tDocuments: {
@@ -187,6 +187,17 @@ func denyToken(why string) tokenRule { return tokenRule{deny: why} }
 
 var (
 	containerReadOnly = denyToken("a resource token does not change or delete a container")
+	// containerChange is the rule of replacing or deleting a container:
+	// All on the whole container, as the service allows.
+	containerChange = tokenRule{write: true, check: func(s scope, _ []byte) string {
+		switch {
+		case s.pk != nil:
+			return "the token's permission is on the partition key " + s.pk.String() + ": replacing or deleting the container needs a permission on the whole container"
+		case s.document != "":
+			return "the token's permission is on one document: replacing or deleting the container needs a permission on the whole container"
+		}
+		return ""
+	}}
 	conflictsReadOnly = denyToken("a resource token reads conflicts, nothing more")
 	// scriptsChange is the rule of changing scripts: they run in every
 	// partition, so whoever changes them reaches every partition, and a

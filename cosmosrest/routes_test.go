@@ -88,7 +88,7 @@ func TestResourceTokenRoutes(t *testing.T) {
 		{"POST", "/", nil, 403, "reads the account"},
 		{"GET", "/dbs", nil, 403, "on another resource"},
 		{"GET", "/dbs/db/colls/c", nil, 200, ""},
-		{"DELETE", "/dbs/db/colls/c", nil, 403, "does not change or delete a container"},
+		{"DELETE", "/dbs/db/colls/c", nil, 403, "needs a permission on the whole container"},
 		{"GET", "/dbs/db/colls/c/pkranges", nil, 200, ""},
 		{"POST", "/dbs/db/colls/c/pkranges", nil, 403, "does not change or delete a container"},
 		{"PUT", "/dbs/db/colls/c/docs", nil, 403, "not a request on documents"},

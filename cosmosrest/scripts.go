@@ -2,6 +2,7 @@ package cosmosrest
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -63,7 +64,12 @@ type scriptRes struct {
 	Body      string     `json:"body"`
 	Type      string     `json:"triggerType,omitempty"`
 	Operation string     `json:"triggerOperation,omitempty"`
-	TS        int64      `json:"ts"`
+	// SentType and SentOperation are Type and Operation as the client
+	// spelled them ("pre" for Pre): the service returns what was sent.
+	// Empty in files written before they were kept.
+	SentType      string `json:"sentTriggerType,omitempty"`
+	SentOperation string `json:"sentTriggerOperation,omitempty"`
+	TS            int64  `json:"ts"`
 	// Nonce is new for every create and replace: the script's version,
 	// which its ETag and its compiled program's cache key derive from.
 	Nonce string `json:"nonce"`
@@ -167,9 +173,9 @@ func (s *scriptRes) json(db *database) []byte {
 	writeJSONString(&b, s.Body)
 	if s.Kind == kindTrigger {
 		b.WriteString(`,"triggerType":`)
-		writeJSONString(&b, s.Type)
+		writeJSONString(&b, cmp.Or(s.SentType, s.Type))
 		b.WriteString(`,"triggerOperation":`)
-		writeJSONString(&b, s.Operation)
+		writeJSONString(&b, cmp.Or(s.SentOperation, s.Operation))
 	}
 	fmt.Fprintf(&b, `,"_rid":%q,"_self":"dbs/%s/colls/%s/%s/%s/","_etag":%s,"_ts":%d}`,
 		ridString(rid), selfRID(db.rid), selfRID(containerRID(db.id, s.Coll)), s.Kind, selfRID(rid), strconv.Quote(quoteETag(s.etag())), s.TS)
@@ -177,7 +183,10 @@ func (s *scriptRes) json(db *database) []byte {
 }
 
 // readScriptBody reads and checks the body of a script's create or
-// replace; the body must compile.
+// replace. A UDF's body must compile; a stored procedure's or a trigger's
+// need not, as the service refuses such a body when it runs (then 400),
+// not when it is stored ("serverScript() { … }" in the JS SDK's trigger
+// specs): only its size is checked.
 func (q *request) readScriptBody(kind scriptKind) (*scriptRes, bool) {
 	var in struct {
 		ID        *string `json:"id"`
@@ -205,8 +214,13 @@ func (q *request) readScriptBody(kind scriptKind) (*scriptRes, bool) {
 			q.answerError(http.StatusBadRequest, fmt.Sprintf("the trigger's triggerOperation must be one of %s", strings.Join(triggerOperations, ", ")))
 			return nil, false
 		}
+		s.SentType, s.SentOperation = *in.Type, *in.Operation
 	}
-	if _, err := script.Compile(s.Body); err != nil {
+	check := script.CheckSize
+	if kind == kindUDF {
+		check = func(body string) error { _, err := script.Compile(body); return err }
+	}
+	if err := check(s.Body); err != nil {
 		q.answerError(http.StatusBadRequest, withDetail(msgPayloadInvalid, fmt.Sprintf("the %s's body: %v", noun, err)))
 		return nil, false
 	}

@@ -2,6 +2,7 @@ package cosmosrest
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -68,6 +69,10 @@ type permission struct {
 	// container created again under the same id is another resource: an
 	// orphaned permission reaches nothing until it is replaced.
 	Orphaned bool `json:"orphaned,omitempty"`
+	// SentMode is Mode as the client spelled it ("all" for All): the
+	// service returns what was sent. Empty in files written before it was
+	// kept.
+	SentMode string `json:"sentMode,omitempty"`
 }
 
 // Permission modes.
@@ -260,7 +265,7 @@ func (q *request) permissionJSON(db *database, u *user, p *permission, exp time.
 	b.WriteString(`{"id":`)
 	writeJSONString(&b, p.ID)
 	b.WriteString(`,"permissionMode":`)
-	writeJSONString(&b, p.Mode)
+	writeJSONString(&b, cmp.Or(p.SentMode, p.Mode))
 	b.WriteString(`,"resource":`)
 	writeJSONString(&b, p.Resource)
 	if p.PK != nil {
@@ -477,7 +482,7 @@ func (q *request) readPermissionBody(db *database) (*permission, bool) {
 		q.answerError(http.StatusBadRequest, err.Error())
 		return nil, false
 	}
-	p := &permission{ID: *in.ID, TS: q.h.now().Unix(), Nonce: newNonce()}
+	p := &permission{ID: *in.ID, SentMode: *in.Mode, TS: q.h.now().Unix(), Nonce: newNonce()}
 	switch {
 	case strings.EqualFold(*in.Mode, modeAll):
 		p.Mode = modeAll

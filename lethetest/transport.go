@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync/atomic"
 )
@@ -82,11 +83,9 @@ func (t *Transport) Do(req *http.Request) (resp *http.Response, err error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if w.status == 0 {
-		w.status = http.StatusOK
-	}
-	if w.header.Get("Content-Length") == "" {
-		w.header.Set("Content-Length", strconv.Itoa(w.body.Len()))
+	w.WriteHeader(http.StatusOK) // when the handler did not
+	if w.sent.Get("Content-Length") == "" {
+		w.sent.Set("Content-Length", strconv.Itoa(w.body.Len()))
 	}
 	return &http.Response{
 		Status:        strconv.Itoa(w.status) + " " + http.StatusText(w.status),
@@ -94,7 +93,7 @@ func (t *Transport) Do(req *http.Request) (resp *http.Response, err error) {
 		Proto:         "HTTP/1.1",
 		ProtoMajor:    1,
 		ProtoMinor:    1,
-		Header:        w.header,
+		Header:        w.sent,
 		Body:          w,
 		ContentLength: int64(w.body.Len()),
 		Request:       req,
@@ -107,7 +106,13 @@ func (t *Transport) Do(req *http.Request) (resp *http.Response, err error) {
 type recorder struct {
 	header http.Header
 	status int
-	body   bytes.Buffer
+	// sent is the header as a client reads it: copied when the status is
+	// written, as a server sends it then, with each name in Go's canonical
+	// form, as net/http's client reads names off the wire (cosmosrest
+	// writes x-ms-* names in lower case, and http.Header.Get looks up the
+	// canonical form).
+	sent http.Header
+	body bytes.Buffer
 }
 
 func (w *recorder) Header() http.Header { return w.header }
@@ -118,13 +123,15 @@ func (w *recorder) WriteHeader(code int) {
 			panic(fmt.Sprintf("lethetest: invalid status code %d", code))
 		}
 		w.status = code
+		w.sent = make(http.Header, len(w.header))
+		for k, v := range w.header {
+			w.sent[http.CanonicalHeaderKey(k)] = slices.Clone(v)
+		}
 	}
 }
 
 func (w *recorder) Write(b []byte) (int, error) {
-	if w.status == 0 {
-		w.status = http.StatusOK
-	}
+	w.WriteHeader(http.StatusOK) // when the handler did not
 	return w.body.Write(b)
 }
 

@@ -1098,7 +1098,7 @@ func TestTransactionalBatch(t *testing.T) {
 			t.Errorf("result %d: etag %q body %s", i, r.ETag, r.ResourceBody)
 			continue
 		}
-		if d := decode(t, r.ResourceBody); d["_rid"] == nil || d["_self"] == nil || azcore.ETag(`"`+d["_etag"].(string)+`"`) != r.ETag {
+		if d := decode(t, r.ResourceBody); d["_rid"] == nil || d["_self"] == nil || azcore.ETag(d["_etag"].(string)) != r.ETag {
 			t.Errorf("result %d: etag %q body %s", i, r.ETag, r.ResourceBody)
 		}
 	}

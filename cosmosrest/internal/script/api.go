@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/dop251/goja"
@@ -105,16 +107,71 @@ func (x *execution) bindAPI() {
 		if !x.env.Logging {
 			return goja.Undefined()
 		}
-		for i, a := range call.Arguments {
-			if i > 0 {
-				x.logString(" ")
-			}
-			x.logString(a.String())
+		if x.logged {
+			x.logString("\r\n") // between entries, none after the last
 		}
-		x.logString("\r\n")
+		x.logged = true
+		x.logString(x.format(call.Arguments))
 		return goja.Undefined()
 	})
 	_ = vm.Set("console", console)
+}
+
+// format writes console.log's arguments as Node's util.format does, which
+// the service's log follows: a first string's %s, %d, %i, %f, %j, %o and
+// %O take the arguments in turn (%% is a %, %c takes one and writes
+// nothing), and the arguments left follow, each after a space.
+func (x *execution) format(args []goja.Value) string {
+	var b strings.Builder
+	rest := args
+	if len(args) > 0 {
+		if f, ok := args[0].Export().(string); ok {
+			rest = args[1:]
+			for i := 0; i < len(f); i++ {
+				if f[i] != '%' || i+1 == len(f) {
+					b.WriteByte(f[i])
+					continue
+				}
+				c := f[i+1]
+				if c == '%' {
+					b.WriteByte('%')
+					i++
+					continue
+				}
+				if !strings.ContainsRune("sdifjoOc", rune(c)) || len(rest) == 0 {
+					b.WriteByte('%')
+					continue
+				}
+				a := rest[0]
+				rest, i = rest[1:], i+1
+				switch c {
+				case 's':
+					b.WriteString(a.String())
+				case 'd', 'f':
+					b.WriteString(a.ToNumber().String())
+				case 'i':
+					if n := a.ToFloat(); math.IsNaN(n) || math.IsInf(n, 0) {
+						b.WriteString("NaN")
+					} else {
+						b.WriteString(x.vm.ToValue(math.Trunc(n)).String())
+					}
+				case 'j', 'o', 'O':
+					if j, err := x.toJSON(a); err == nil {
+						b.Write(j)
+					} else {
+						b.WriteString(a.String())
+					}
+				}
+			}
+		}
+	}
+	for i, a := range rest {
+		if i > 0 || len(rest) < len(args) {
+			b.WriteByte(' ')
+		}
+		b.WriteString(a.String())
+	}
+	return b.String()
 }
 
 func (x *execution) logString(s string) {
@@ -133,10 +190,37 @@ func (x *execution) message(m *Message) func(goja.FunctionCall) goja.Value {
 		m.Body = x.mustJSON(call.Argument(0), "the body")
 		return goja.Undefined()
 	}
+	// appendBody(v) and appendValue("Body", v) append v (a string as it
+	// is, any other value as JSON) to the body read as a string: none is
+	// "", a string is itself, another value its JSON.
+	appendTo := func(v goja.Value) goja.Value {
+		s := ""
+		if cur := x.value(m.Body); !goja.IsUndefined(cur) {
+			if str, ok := cur.Export().(string); ok {
+				s = str
+			} else {
+				s = string(m.Body)
+			}
+		}
+		if str, ok := v.Export().(string); ok {
+			s += str
+		} else {
+			s += string(x.mustJSON(v, "the value appended"))
+		}
+		m.Body = x.mustJSON(vm.ToValue(s), "the body")
+		return goja.Undefined()
+	}
 	_ = o.Set("getBody", get)
 	_ = o.Set("setBody", set)
 	_ = o.Set("getValue", get)
 	_ = o.Set("setValue", set)
+	_ = o.Set("appendBody", func(call goja.FunctionCall) goja.Value { return appendTo(call.Argument(0)) })
+	_ = o.Set("appendValue", func(call goja.FunctionCall) goja.Value {
+		if name := call.Argument(0).String(); name != "Body" {
+			panic(vm.NewTypeError(fmt.Sprintf("appendValue appends to \"Body\", not to %q", name)))
+		}
+		return appendTo(call.Argument(1))
+	})
 	_ = o.Set("getOperationType", func(goja.FunctionCall) goja.Value { return vm.ToValue(m.OperationType) })
 	return func(goja.FunctionCall) goja.Value { return o }
 }

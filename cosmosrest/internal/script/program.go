@@ -26,13 +26,22 @@ type Program struct {
 	declarations bool
 }
 
+// CheckSize checks a script body's size, as Compile does first: over
+// MaxBodySize is an ErrCompile.
+func CheckSize(body string) error {
+	if len(body) > MaxBodySize {
+		return fmt.Errorf("%w: it is %d bytes, over the limit of %d", ErrCompile, len(body), MaxBodySize)
+	}
+	return nil
+}
+
 // Compile compiles a script body: a function, named or not (the service's
 // bodies are "function name(args) {...}"), perhaps with other declarations
 // after it. The function called is the first function declared, or the
 // body itself when it is a function expression.
 func Compile(body string) (*Program, error) {
-	if len(body) > MaxBodySize {
-		return nil, fmt.Errorf("%w: it is %d bytes, over the limit of %d", ErrCompile, len(body), MaxBodySize)
+	if err := CheckSize(body); err != nil {
+		return nil, err
 	}
 	src := ""
 	declarations := false

@@ -188,6 +188,7 @@ type execution struct {
 	limits  Limits
 	start   time.Time
 	log     strings.Builder
+	logged  bool // console.log has written an entry
 	queue   []func() error
 	parse   goja.Callable
 	strfy   goja.Callable

@@ -291,6 +291,48 @@ func TestLogging(t *testing.T) {
 	}
 }
 
+// TestLogFormat: console.log formats as Node's util.format, as the
+// service's log does ("The value of %s is %s." in the SDKs' specs), and
+// separates its entries with CRLF, with none after the last.
+func TestLogFormat(t *testing.T) {
+	tests := []struct{ call, want string }{
+		{`console.log("The value of %s is %s.", "x", 1)`, "The value of x is 1."},
+		{`console.log("%d and %i and %f", "42", 3.7, "1.5")`, "42 and 3 and 1.5"},
+		{`console.log("%j %o", {a: [1]}, "s")`, `{"a":[1]} "s"`},
+		{`console.log("100%% %s", "sure", "and", 2)`, "100% sure and 2"},
+		{`console.log("%s and %s", "one")`, "one and %s"},
+		{`console.log("%x %c.", "css")`, "%x ."},
+		{`console.log(1, "%s", true)`, "1 %s true"},
+		{`console.log("a"); console.log("b")`, "a\r\nb"},
+		{`console.log()`, ""},
+	}
+	for _, tt := range tests {
+		_, _, res, err := run(t, newMemStore(), `function f() { `+tt.call+`; }`, ``, Limits{}, TxOptions{})
+		if err != nil || res.Log != tt.want {
+			t.Errorf("%s: log %q, %v; want %q", tt.call, res.Log, err, tt.want)
+		}
+	}
+}
+
+// TestAppendToBody: getResponse().appendValue("Body", v) and appendBody(v)
+// append to the body as a string (the SDKs' specs: ten appends of 0 to 9
+// make "0123456789"); another name than "Body" is a TypeError.
+func TestAppendToBody(t *testing.T) {
+	tests := []struct{ body, want string }{
+		{`for (var i = 0; i < 10; i++) getContext().getResponse().appendValue("Body", i);`, `"0123456789"`},
+		{`var r = getContext().getResponse(); r.setBody("a"); r.appendBody("b"); r.appendBody({c: 1});`, `"ab{\"c\":1}"`},
+		{`var r = getContext().getResponse(); r.setBody(7); r.appendBody(8);`, `"78"`},
+		{`try { getContext().getResponse().appendValue("Other", 1); } catch (e) { getContext().getResponse().setBody(e instanceof TypeError && String(e)); }`,
+			`"TypeError: appendValue appends to \"Body\", not to \"Other\""`},
+	}
+	for _, tt := range tests {
+		out, _, _, err := run(t, newMemStore(), `function f() { `+tt.body+` }`, ``, Limits{}, TxOptions{})
+		if err != nil || out != tt.want {
+			t.Errorf("%s: body %s, %v; want %s", tt.body, out, err, tt.want)
+		}
+	}
+}
+
 // The attacker's tests: what a script may try to get out of its sandbox,
 // or to take down the server.
 
