@@ -35,6 +35,8 @@ type database struct {
 	offerTS int64                    // when the database's offer was made or last replaced
 	users   map[string]*user         // its users and their permissions (users.go)
 	scripts map[scriptKey]*scriptRes // its containers' scripts (scripts.go)
+
+	ranges sync.Map // container id → its *rangeLayout (pkranges.go)
 }
 
 // metaFile is the file, in a durable database's directory, that names it.

@@ -138,6 +138,10 @@ type Config struct {
 	// documentation, Server-side JavaScript). 0 means 128 MiB.
 	ScriptMaxHeapGrowth uint64
 
+	// Ranges says how many partition key ranges the containers the front
+	// creates have (see RangeConfig); the zero value follows the service.
+	Ranges RangeConfig
+
 	// fs is the file system of Dir and its stores: vfs.OS unless a test
 	// sets another (vfs.SetConfigFS), as lethe.Options does.
 	fs vfs.FS
