@@ -203,6 +203,9 @@ func New(cfg Config) (*Handler, error) {
 	if f := cfg.ChangeFeed; f != nil && (f.MaxChanges < 0 || f.MaxBytes < 0) {
 		return nil, fmt.Errorf("cosmosrest: the change feed retention must not be negative (MaxChanges %d, MaxBytes %d); 0 means lethe's default", f.MaxChanges, f.MaxBytes)
 	}
+	if err := cfg.Ranges.check(); err != nil {
+		return nil, err
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}

@@ -41,6 +41,15 @@ type RangeConfig struct {
 	Min int
 }
 
+// check refuses a configuration that cannot be followed.
+func (rc RangeConfig) check() error {
+	if rc.Throughput < 0 || rc.Min < 0 || rc.Min > maxRanges {
+		return fmt.Errorf("cosmosrest: the range configuration must have a throughput of at least 0 (%d; 0 means %d RU/s a range) and a minimum of 0 to %d ranges (%d)",
+			rc.Throughput, defaultRangeThroughput, maxRanges, rc.Min)
+	}
+	return nil
+}
+
 // Defaults of RangeConfig, and the most ranges a container has.
 const (
 	defaultRangeThroughput = 10_000

@@ -349,3 +349,18 @@ func TestAllVersionsFromBeginningRefused(t *testing.T) {
 		t.Errorf("latest version from the beginning: %d %s", r.status, r.body)
 	}
 }
+
+// TestRangeConfigRefused: a negative throughput a range, or a minimum
+// below 0 or above 1024, is refused by New.
+func TestRangeConfigRefused(t *testing.T) {
+	for _, rc := range []cosmosrest.RangeConfig{{Throughput: -1}, {Min: -1}, {Min: 1025}} {
+		if _, err := cosmosrest.New(cosmosrest.Config{Ranges: rc}); err == nil || !strings.Contains(err.Error(), "range") {
+			t.Errorf("%+v: %v", rc, err)
+		}
+	}
+	h, err := cosmosrest.New(cosmosrest.Config{Ranges: cosmosrest.RangeConfig{Min: 1024, Throughput: 400}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Close()
+}
