@@ -66,6 +66,7 @@ type pkRange struct {
 	id      string
 	lo, hi  string
 	parents []string // the ranges it was split from
+	header  []string // []string{id}: the value of rangeIDHeader, made once
 }
 
 // rangeLayout is a container's partition key ranges, in the order of the
@@ -98,13 +99,18 @@ func newLayout(p lethe.ContainerProperties, cfg RangeConfig) *rangeLayout {
 	}
 	bounds := append(append([]string{epk.Min}, epk.Bounds(l.version, l.multi, n)...), epk.Max)
 	for i := range n {
-		l.ranges = append(l.ranges, pkRange{id: strconv.Itoa(i), lo: bounds[i], hi: bounds[i+1], parents: []string{}})
+		id := strconv.Itoa(i)
+		l.ranges = append(l.ranges, pkRange{id: id, lo: bounds[i], hi: bounds[i+1], parents: []string{}, header: []string{id}})
 	}
 	return l
 }
 
-// byID returns the range of id.
+// byID returns the range of id: at its index while no split has
+// renumbered the ranges, else looked for.
 func (l *rangeLayout) byID(id string) (pkRange, bool) {
+	if i, err := strconv.Atoi(id); err == nil && i >= 0 && i < len(l.ranges) && l.ranges[i].id == id {
+		return l.ranges[i], true
+	}
 	for _, r := range l.ranges {
 		if r.id == id {
 			return r, true
@@ -218,7 +224,11 @@ func (q *request) rangeHeaders(l *rangeLayout, id string, write bool) {
 	tok := q.h.sessionToken(write)
 	switch {
 	case id != "":
-		hdr[rangeIDHeader] = []string{id}
+		// The range's own value, shared by its responses: net/http and
+		// the front only ever replace a header's slice, never write in it.
+		if r, ok := l.byID(id); ok {
+			hdr[rangeIDHeader] = r.header
+		}
 		if id != "0" {
 			tok = id + tok[strings.IndexByte(tok, ':'):]
 		}
