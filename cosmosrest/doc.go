@@ -340,6 +340,24 @@
 // end as they would had it been deleted. Handler.Reset does the same in
 // process.
 //
+// # Splits
+//
+// POST /_lethe/split, with the body {"database": "db", "container": "c",
+// "range": "0"}, splits that partition key range of the container in two,
+// as the service splits a range that grows, and answers 200 with the
+// children's ids, {"children":["4","5"]}: they take the container's next
+// ids, divide the range at the middle of its share of the hash space, and
+// list it as their parent; requests naming it then get 410 with substatus
+// 1002, and the SDKs read the ranges again and resume their queries and
+// change feeds over the children with the continuations they had
+// (lethe's continuations are positions in the container's items or feed,
+// good in any range). A range is metadata over the container's one set of
+// items: a split moves nothing and waits for nothing, whatever the
+// container holds. It is signed as a reset is, for the resource type
+// "split"; a missing database, container or range is 404, a range too
+// narrow to divide 400. Handler.SplitPartitionKeyRange does the same in
+// process.
+//
 // # Errors
 //
 // Error responses have Cosmos DB's body, {"code":"NotFound","message":…},

@@ -307,6 +307,10 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, g gateway) {
 		h.serveFaults(w, r, deadline)
 		return
 	}
+	if isControlPath(r.URL.Path, splitPath) {
+		h.serveSplit(w, r, deadline)
+		return
+	}
 	rt, err := parsePath(r.URL.EscapedPath(), g)
 	if err != nil {
 		refuse(w, r, deadline, false, http.StatusBadRequest, err.Error())

@@ -75,6 +75,7 @@ type pkRange struct {
 type rangeLayout struct {
 	ranges  []pkRange
 	lsn     uint64 // the layout's version, the /pkranges feed's etag
+	next    int    // the id of the next range a split makes
 	version int    // the partition key's hash version
 	multi   bool   // a hierarchical key (MultiHash)
 }
@@ -98,6 +99,7 @@ func newLayout(p lethe.ContainerProperties, cfg RangeConfig) *rangeLayout {
 		n = min(n, maxRanges)
 	}
 	bounds := append(append([]string{epk.Min}, epk.Bounds(l.version, l.multi, n)...), epk.Max)
+	l.next = n
 	for i := range n {
 		id := strconv.Itoa(i)
 		l.ranges = append(l.ranges, pkRange{id: id, lo: bounds[i], hi: bounds[i+1], parents: []string{}, header: []string{id}})

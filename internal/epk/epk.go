@@ -335,3 +335,42 @@ func Bounds(version int, multi bool, n int) []string {
 func InRange(key, minInclusive, maxExclusive string) bool {
 	return key >= minInclusive && key < maxExclusive
 }
+
+// Mid returns a key that divides [lo, hi) in two, halving the share of
+// the hash space between them: version 2 keys (and hierarchical ones, by
+// their first component) lie below "40", version 1 keys between "05" and
+// "06", and a bound is read as its first 16 hexadecimal digits (a key as
+// long as a 64-bit number). ok is false when no such key lies strictly
+// between lo and hi.
+func Mid(version int, multi bool, lo, hi string) (mid string, ok bool) {
+	floor, ceil := uint64(0), uint64(1)<<62
+	if version == 1 && !multi {
+		floor, ceil = 0x05<<56, 0x06<<56
+	}
+	a, b := max(prefix64(lo), floor), ceil
+	if hi != Max {
+		b = min(prefix64(hi), ceil)
+	}
+	if b <= a+1 {
+		return "", false
+	}
+	var out [8]byte
+	binary.BigEndian.PutUint64(out[:], a+(b-a)/2)
+	mid = strings.ToUpper(hex.EncodeToString(out[:]))
+	return mid, lo < mid && (hi == Max || mid < hi)
+}
+
+// prefix64 reads the first 16 hexadecimal digits of key (padded with
+// zeros) as a number.
+func prefix64(key string) uint64 {
+	var buf [16]byte
+	for i := range buf {
+		buf[i] = '0'
+	}
+	copy(buf[:], key)
+	var b [8]byte
+	if _, err := hex.Decode(b[:], buf[:]); err != nil {
+		return 0
+	}
+	return binary.BigEndian.Uint64(b[:])
+}

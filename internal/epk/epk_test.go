@@ -159,3 +159,41 @@ func randString(r *rand.Rand) string {
 	}
 	return string(b)
 }
+
+// TestMid: a split's key lies strictly inside its range and halves the
+// hash space (random keys fall half on each side), in every version, and a
+// range too narrow to divide has none.
+func TestMid(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, tc := range []struct {
+		version int
+		multi   bool
+	}{{2, false}, {2, true}, {1, false}} {
+		for _, n := range []int{1, 2, 3} {
+			all := append(append([]string{Min}, Bounds(tc.version, tc.multi, n)...), Max)
+			for i := range n {
+				lo, hi := all[i], all[i+1]
+				mid, ok := Mid(tc.version, tc.multi, lo, hi)
+				if !ok || !(lo < mid) || !(mid < hi) {
+					t.Fatalf("v%d multi %v: Mid(%q, %q) = %q, %v", tc.version, tc.multi, lo, hi, mid, ok)
+				}
+				below, in := 0, 0
+				for range 20000 {
+					k := Hash(tc.version, tc.multi, []Value{{Kind: String, String: randString(r)}})
+					if InRange(k, lo, hi) {
+						in++
+						if k < mid {
+							below++
+						}
+					}
+				}
+				if tc.version == 2 && (below < in*4/10 || below > in*6/10) {
+					t.Errorf("v%d multi %v: [%q, %q) split at %s: %d of %d keys below", tc.version, tc.multi, lo, hi, mid, below, in)
+				}
+			}
+		}
+	}
+	if mid, ok := Mid(2, false, "1000000000000000", "1000000000000001"); ok {
+		t.Errorf("a range of one point split at %q", mid)
+	}
+}
