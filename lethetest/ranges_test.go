@@ -96,3 +96,72 @@ func TestRangesAzcosmos(t *testing.T) {
 		}
 	}
 }
+
+// TestSplitAzcosmos: after SplitPartitionKeyRange, azcosmos's change feed
+// continuation taken before the split resumes over the children (the
+// parent's 410/1002 refreshes its ranges), and every change is read once;
+// ReadManyItems and point reads go on; ReadFeedRanges lists the children.
+func TestSplitAzcosmos(t *testing.T) {
+	a := lethetest.NewWithOptions(t, lethetest.Options{Ranges: lethetest.RangeConfig{Min: 2}})
+	c := sessions(t, a)
+	var want []azcosmos.ItemIdentity
+	write := func(from, to int) {
+		for i := from; i < to; i++ {
+			user := fmt.Sprintf("u%d", i%16)
+			id := fmt.Sprintf("s%d", i)
+			put(t, c, user, id, nil)
+			want = append(want, azcosmos.ItemIdentity{ID: id, PartitionKey: azcosmos.NewPartitionKeyString(user)})
+		}
+	}
+	write(0, 20)
+	seen := map[string]int{}
+	read := func(o *azcosmos.ChangeFeedOptions) string {
+		t.Helper()
+		for {
+			resp, err := c.ReadChangeFeed(ctx, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, item := range resp.Items {
+				var doc struct{ ID string }
+				if err := json.Unmarshal(item, &doc); err != nil {
+					t.Fatal(err)
+				}
+				seen[doc.ID]++
+			}
+			o.Continuation = &resp.ContinuationToken
+			if len(resp.Items) == 0 {
+				return resp.ContinuationToken
+			}
+		}
+	}
+	whole := azcosmos.FeedRange{MinInclusive: "", MaxExclusive: "FF"}
+	token := read(&azcosmos.ChangeFeedOptions{MaxItemCount: 7, FeedRange: &whole})
+	if got := a.SplitPartitionKeyRange("app", "sessions", "0"); len(got) != 2 || got[0] != "2" || got[1] != "3" {
+		t.Fatalf("children %v", got)
+	}
+	write(20, 40)
+	read(&azcosmos.ChangeFeedOptions{MaxItemCount: 7, Continuation: &token})
+	if len(seen) != 40 {
+		t.Errorf("the change feed across the split read %d of 40 items", len(seen))
+	}
+	for id, n := range seen {
+		if n != 1 {
+			t.Errorf("item %s read %d times", id, n)
+		}
+	}
+	many, err := c.ReadManyItems(ctx, want, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(many.Items) != len(want) {
+		t.Errorf("ReadManyItems after the split found %d of %d", len(many.Items), len(want))
+	}
+	ranges, err := c.ReadFeedRanges(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ranges) != 3 {
+		t.Errorf("%d feed ranges after splitting one of 2", len(ranges))
+	}
+}
