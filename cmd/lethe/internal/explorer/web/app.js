@@ -572,8 +572,9 @@ async function expiriesTab(body, ctx) {
       const headers = {
         "content-type": "application/query+json",
         "x-ms-documentdb-isquery": "True",
+        // Across partitions, whole: the gateway serves a plain SELECT so,
+        // whatever the container's partition key ranges.
         "x-ms-documentdb-query-enablecrosspartition": "True",
-        "x-ms-documentdb-partitionkeyrangeid": "0",
         "x-ms-max-item-count": "1000",
       };
       if (next) headers["x-ms-continuation"] = next;
