@@ -53,7 +53,10 @@ func (h *Handler) SplitPartitionKeyRange(db, coll, rangeID string) ([]string, er
 		return nil, err
 	}
 	for {
-		cur, _ := d.ranges.LoadOrStore(coll, newLayout(p, h.cfg.Ranges))
+		cur, ok := d.ranges.Load(coll)
+		if !ok {
+			cur, _ = d.ranges.LoadOrStore(coll, newLayout(p, h.cfg.Ranges))
+		}
 		old := cur.(*rangeLayout)
 		next, children, err := old.split(rangeID)
 		if err != nil {

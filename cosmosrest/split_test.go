@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"slices"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/lethedb/lethe"
 	"github.com/lethedb/lethe/cosmosrest"
@@ -212,4 +215,45 @@ func TestSplitRefused(t *testing.T) {
 		id = children[0]
 	}
 	t.Error("a range split 70 times is still splittable")
+}
+
+// BenchmarkSplitPartitionKeyRange: a split of one range of a container
+// of 1,024 ranges, the most a container has: metadata only, whatever the
+// container holds (it reads no item).
+func BenchmarkSplitPartitionKeyRange(b *testing.B) {
+	h, err := cosmosrest.New(cosmosrest.Config{Ranges: cosmosrest.RangeConfig{Min: 1024}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer h.Close()
+	create := func(path, typ, link, body string) {
+		req := httptest.NewRequest("POST", path, strings.NewReader(body))
+		date := time.Now().UTC().Format(http.TimeFormat)
+		auth, err := cosmosrest.SignRequest(cosmosrest.EmulatorKey, "POST", typ, link, date)
+		if err != nil {
+			b.Fatal(err)
+		}
+		req.Header.Set("x-ms-date", date)
+		req.Header.Set("Authorization", auth)
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		if w.Code != http.StatusCreated {
+			b.Fatalf("%s: %d %s", path, w.Code, w.Body)
+		}
+	}
+	create("/dbs", "dbs", "", `{"id":"db"}`)
+	n, coll := 0, ""
+	b.ReportAllocs()
+	for b.Loop() {
+		if n%1024 == 0 {
+			b.StopTimer()
+			coll = fmt.Sprint("c", n)
+			create("/dbs/db/colls", "colls", "dbs/db", `{"id":"`+coll+`","partitionKey":{"paths":["/pk"]}}`)
+			b.StartTimer()
+		}
+		if _, err := h.SplitPartitionKeyRange("db", coll, fmt.Sprint(n%1024)); err != nil {
+			b.Fatal(err)
+		}
+		n++
+	}
 }
