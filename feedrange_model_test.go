@@ -35,7 +35,9 @@ type rangeModelItem struct {
 	expires time.Time // zero: never
 }
 
-func (m rangeModelItem) liveAt(now time.Time) bool { return m.expires.IsZero() || now.Before(m.expires) }
+func (m rangeModelItem) liveAt(now time.Time) bool {
+	return m.expires.IsZero() || now.Before(m.expires)
+}
 
 // feedReader reads the change feed of one range of a lineage.
 type feedReader struct {
