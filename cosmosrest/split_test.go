@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -255,5 +256,55 @@ func BenchmarkSplitPartitionKeyRange(b *testing.B) {
 			b.Fatal(err)
 		}
 		n++
+	}
+}
+
+// TestSplitConcurrent: splits while requests run (point reads, queries of
+// ranges, the ranges' listing) are safe under -race: every request is
+// answered 200, or 410/1002 for a range split meanwhile.
+func TestSplitConcurrent(t *testing.T) {
+	h, c := testServer(t, cosmosrest.Config{Ranges: cosmosrest.RangeConfig{Min: 2}})
+	createDB(t, c, "db")
+	must(t, c.do("POST", "/dbs/db/colls", map[string]any{"id": "c", "partitionKey": map[string]any{"paths": []string{"/pk"}}}), http.StatusCreated)
+	must(t, c.do("POST", "/dbs/db/colls/c/docs", `{"id":"a","pk":"a"}`, "x-ms-documentdb-partitionkey", `["a"]`), http.StatusCreated)
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var bad []int
+	for g := range 4 {
+		wg.Go(func() {
+			for i := 0; ; i++ {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				var status int
+				switch (g + i) % 3 {
+				case 0:
+					status = c.do("GET", "/dbs/db/colls/c/docs/a", nil, "x-ms-documentdb-partitionkey", `["a"]`).status
+				case 1:
+					status = c.query("/dbs/db/colls/c", "SELECT * FROM c", nil, "x-ms-documentdb-partitionkeyrangeid", fmt.Sprint(i%8)).status
+				default:
+					status = c.do("GET", "/dbs/db/colls/c/pkranges", nil).status
+				}
+				if status != http.StatusOK && status != http.StatusGone {
+					mu.Lock()
+					bad = append(bad, status)
+					mu.Unlock()
+					return
+				}
+			}
+		})
+	}
+	for _, id := range []string{"0", "1", "2", "3", "4", "5"} {
+		if _, err := h.SplitPartitionKeyRange("db", "c", id); err != nil {
+			t.Error(err)
+		}
+	}
+	close(done)
+	wg.Wait()
+	if len(bad) > 0 {
+		t.Errorf("statuses during the splits: %v", bad)
 	}
 }
