@@ -109,6 +109,11 @@ type ChangeFeedOptions struct {
 	// PartitionKey scopes the feed to one logical partition (or, on a
 	// hierarchical key, to the partitions a prefix begins); nil: every one.
 	PartitionKey *PartitionKey
+	// FeedRange, when set, narrows the feed to the changes of items whose
+	// effective partition key lies in it (feedrange.go). A continuation
+	// is a position in the container's one feed: it resumes over any feed
+	// range, as Cosmos DB's resume over the ranges a split makes.
+	FeedRange *FeedRange
 	// StartFrom is where the feed begins when there is no Continuation.
 	StartFrom ChangeFeedStartFrom
 	// MaxItemCount is the most changes a page holds; 0 (or less) means
@@ -237,6 +242,10 @@ func (p *ChangeFeedPager) NextPage(ctx context.Context) (ChangeFeedResponse, err
 		}
 		pk = p.opts.PartitionKey.enc
 	}
+	scope, serr := c.scope(p.opts.FeedRange)
+	if serr != nil {
+		return ChangeFeedResponse{}, withContext(serr, op, c.id, "")
+	}
 	if !p.started && p.opts.Continuation != "" {
 		lsn, err := c.decodeFeedToken(p.opts.Continuation, p.opts.Mode, pk)
 		if err != nil {
@@ -291,7 +300,7 @@ func (p *ChangeFeedPager) NextPage(ctx context.Context) (ChangeFeedResponse, err
 			}
 			n++
 			lsn = e.lsn
-			if !strings.HasPrefix(e.rec.pk(), pk) {
+			if !strings.HasPrefix(e.rec.pk(), pk) || !scope.has(e.rec.pk()) {
 				return true
 			}
 			if latest && (e.kind == changeDelete || e.kind == changeExpire || f.isSuperseded(e.lsn) || !c.rule.live(e.rec, now)) {

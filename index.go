@@ -530,7 +530,7 @@ func (c *Container) liveCandidates(r query.IndexRange, pk PartitionKey, now int6
 	}
 	n := 0
 	for _, p := range live {
-		if rule.live(p.rec, now) && strings.HasPrefix(p.rec.pk(), pk.enc) {
+		if rule.live(p.rec, now) && pk.holds(p.rec.pk()) {
 			live[n] = posRec{p.rec.pos(), p.rec}
 			n++
 		}
@@ -625,7 +625,7 @@ func (r *queryRun) indexCount() (n int, ok bool) {
 		}
 		r.plan.used = indexSpec(rg.Path)
 		for _, p := range recs {
-			if rule.live(p.rec, r.now) && strings.HasPrefix(p.rec.pk(), r.pk.enc) {
+			if rule.live(p.rec, r.now) && r.pk.holds(p.rec.pk()) {
 				n++
 			}
 		}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/binary"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/google/btree"
@@ -94,7 +93,7 @@ func (c *Container) walkPositions(px *positionIndex, from uint64, n int, pk Part
 			return false
 		}
 		seen++
-		if rule.live(r, now) && strings.HasPrefix(r.pk(), pk.enc) {
+		if rule.live(r, now) && pk.holds(r.pk()) {
 			recs = append(recs, posRec{r.pos(), r})
 		}
 		return true

@@ -48,6 +48,9 @@ type PartitionKey struct {
 	enc string // the components, each self-delimiting: see the tags below
 	n   uint8  // the number of components
 	bad string // why the key is invalid; "" when it is valid
+	// scope narrows the partitions a query reads to a feed range
+	// (feedrange.go); nil in every key a caller makes.
+	scope *epkScope
 }
 
 // The encoding of one component: a tag byte, then for a number the 8 bytes
@@ -269,8 +272,9 @@ type PartitionKeyDefinition struct {
 
 // pkPaths is a container's partition key definition, parsed for use.
 type pkPaths struct {
-	segs [][]string // per path, its segments; empty: not partitioned
-	byID bool       // the definition is the one path "/id"
+	segs    [][]string // per path, its segments; empty: not partitioned
+	byID    bool       // the definition is the one path "/id"
+	version int        // the hash version, 1 or 2 (feedrange.go)
 }
 
 // systemProperties are the top-level properties the store owns, which no
@@ -328,6 +332,7 @@ func normalizePKDef(d PartitionKeyDefinition) (PartitionKeyDefinition, pkPaths, 
 		pp.segs = append(pp.segs, segs)
 	}
 	pp.byID = len(pp.segs) == 1 && len(pp.segs[0]) == 1 && pp.segs[0][0] == "id"
+	pp.version = d.Version
 	return d, pp, nil
 }
 

@@ -58,6 +58,11 @@ type QueryOptions struct {
 	// calls one missing here fails with ErrBadRequest before evaluating
 	// anything. See UserFunction.
 	UserFunctions map[string]UserFunction
+	// FeedRange, when set, narrows the query to the items whose effective
+	// partition key lies in it (feedrange.go), within the partitions the
+	// partition key names. A continuation token resumes over any feed
+	// range, as Cosmos DB's resume over the ranges a split makes.
+	FeedRange *FeedRange
 }
 
 // UserFunction is a user-defined function that a query calls as
@@ -417,6 +422,11 @@ func (p *QueryItemsPager) run(ctx context.Context) error {
 	if err := p.c.pkPaths.check(p.pk, true); err != nil {
 		return err
 	}
+	scope, serr := p.c.scope(p.opts.FeedRange)
+	if serr != nil {
+		return serr
+	}
+	p.pk.scope = scope
 	p.met = queryMetrics{}
 	w := startWatch()
 	q, err := query.Parse(p.text)
@@ -939,7 +949,7 @@ func liveOf(recs []record, rule expiryRule, now int64, pk PartitionKey) ([]query
 	docs := make([]query.Doc, 0, len(recs))
 	live := recs[:0]
 	for _, rec := range recs {
-		if rule.live(rec, now) && strings.HasPrefix(rec.pk(), pk.enc) {
+		if rule.live(rec, now) && pk.holds(rec.pk()) {
 			docs = append(docs, rec.queryDoc())
 			live = append(live, rec)
 		}
@@ -1065,7 +1075,7 @@ func (c *Container) liveDocsUnbatched(ctx context.Context, pk PartitionKey, now 
 		sh.mu.RLock()
 		rule := c.rule
 		sh.items.all(func(rec record) bool {
-			if rule.live(rec, now) && strings.HasPrefix(rec.pk(), pk.enc) {
+			if rule.live(rec, now) && pk.holds(rec.pk()) {
 				docs = append(docs, rec.queryDoc())
 				recs = append(recs, rec)
 			}

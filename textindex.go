@@ -3,7 +3,6 @@ package lethe
 import (
 	"context"
 	"slices"
-	"strings"
 	"unsafe"
 
 	"github.com/lethedb/lethe/internal/fulltext"
@@ -209,7 +208,7 @@ func (c *Container) bestTexts(ti *textIndex, terms []string, want int, pk Partit
 	idf, avg := fulltext.Weights(st.Docs, st.Terms, st.DF, len(terms))
 	best, all := ti.ix.TopK(terms, idf, avg, want, func(d int32) bool {
 		rec := ti.recs[d]
-		return rule.live(rec, now) && strings.HasPrefix(rec.pk(), pk.enc)
+		return rule.live(rec, now) && pk.holds(rec.pk())
 	})
 	recs = make([]record, len(best))
 	for i, b := range best {

@@ -357,7 +357,7 @@ func (c *Container) nearest(vi *vecIndex, q []float32, need, list int, exact boo
 	}
 	// ours reports whether an item is one of the query's: live at its
 	// instant, in its partitions.
-	ours := func(rec record) bool { return rule.live(rec, now) && strings.HasPrefix(rec.pk(), pk.enc) }
+	ours := func(rec record) bool { return rule.live(rec, now) && pk.holds(rec.pk()) }
 	// With AVX2 a scan skips the items whose float32 score shows that they
 	// can neither enter the top nor tie with it (prune).
 	hooks := c.store.testHooks()

@@ -17,6 +17,11 @@ const (
 	maxChangeFeedPageSize = 1000                 // a page when x-ms-max-item-count is -1
 )
 
+// msgAllVersionsFromBeginning is the service's answer (400) to an
+// all-versions-and-deletes feed read from the beginning.
+const msgAllVersionsFromBeginning = "Reading the change feed in all versions and deletes mode from the beginning is not supported. " +
+	"You must read the change feed from within the retention period. Start from now, from a point in time, or from a continuation."
+
 // changeFeed answers GET on a container's documents with an A-IM header:
 // a page of the container's change feed, as Cosmos DB serves it.
 //
@@ -25,8 +30,13 @@ const (
 // format, {"current", "previous", "metadata"}). If-None-Match is the
 // continuation, the etag of the previous page; "*" starts from now, and
 // without it the feed starts from the beginning, or from If-Modified-Since
-// when the request has one. x-ms-documentdb-partitionkey scopes the feed to
-// one partition key value. A page with changes is 200 with the documents;
+// when the request has one; the all-versions-and-deletes feed never starts
+// from the beginning (400, msgAllVersionsFromBeginning, as the service's:
+// it keeps versions and deletes for a retention period only).
+// x-ms-documentdb-partitionkey scopes the feed to one partition key value,
+// x-ms-documentdb-partitionkeyrangeid to one partition key range, and
+// x-ms-start-epk with x-ms-end-epk to a part of one (pkranges.go); the
+// response names its range. A page with changes is 200 with the documents;
 // one without is 304 Not Modified. Both carry the continuation in etag.
 func (q *request) changeFeed() {
 	db, c, p, ok := q.documentContainer()
@@ -43,16 +53,6 @@ func (q *request) changeFeed() {
 		q.answerError(http.StatusBadRequest, "A-IM must be \""+aimLatestVersion+"\" (latest version) or \""+aimAllVersions+"\" (all versions and deletes), not "+strconv.Quote(clip(aim)))
 		return
 	}
-	if id := q.r.Header.Get("x-ms-documentdb-partitionkeyrangeid"); id != "" && id != "0" {
-		q.answerError(http.StatusBadRequest, "the container has no partition key range "+strconv.Quote(clip(id))+": it has one, \"0\"")
-		return
-	}
-	// The JavaScript SDK narrows a feed range within a partition key range
-	// with effective partition key bounds; lethe's one range is "" to "FF".
-	if lo, hi := q.r.Header.Get("x-ms-start-epk"), q.r.Header.Get("x-ms-end-epk"); lo != "" || (hi != "" && !strings.EqualFold(hi, "FF")) {
-		q.answerError(http.StatusBadRequest, "change feeds of a feed range narrower than the whole container are not supported: read the whole container's feed, or one partition key value's")
-		return
-	}
 	pk, ok := q.partitionKey(p, true)
 	if !ok {
 		return
@@ -60,6 +60,15 @@ func (q *request) changeFeed() {
 	if pk != lethe.NewPartitionKey() {
 		o.PartitionKey = &pk
 	}
+	l := q.layout(db, c, p)
+	rangeID, feedRange, ok := q.requestRange(l)
+	if !ok {
+		return
+	}
+	if rangeID == "" {
+		rangeID = l.keyRange(pk)
+	}
+	o.FeedRange = feedRange
 	limit, ok := q.maxItemCount()
 	if !ok {
 		return
@@ -78,7 +87,12 @@ func (q *request) changeFeed() {
 	case inm != "":
 		o.Continuation = inm
 	default:
-		if v := q.r.Header.Get("If-Modified-Since"); v != "" {
+		v := q.r.Header.Get("If-Modified-Since")
+		if v == "" && o.Mode == lethe.ChangeFeedModeAllVersionsAndDeletes {
+			q.answerError(http.StatusBadRequest, msgAllVersionsFromBeginning)
+			return
+		}
+		if v != "" {
 			t, err := parseHTTPDate(v)
 			if err != nil {
 				q.answerError(http.StatusBadRequest, "If-Modified-Since must be an HTTP date, such as \"Mon, 02 Jan 2006 15:04:05 GMT\", not "+strconv.Quote(clip(v)))
@@ -95,7 +109,7 @@ func (q *request) changeFeed() {
 	hdr := q.w.Header()
 	hdr.Set("etag", quoteETag(resp.ContinuationToken))
 	hdr.Set("lsn", strconv.FormatUint(resp.LSN, 10))
-	hdr.Set("x-ms-session-token", q.h.sessionToken(false))
+	q.rangeHeaders(l, rangeID, false)
 	hdr.Set("x-ms-alt-content-path", "dbs/"+db.id+"/colls/"+c.ID())
 	hdr.Set("x-ms-content-path", selfRID(containerRID(db.id, c.ID())))
 	if len(resp.Items) == 0 {

@@ -109,7 +109,10 @@ func TestChangeFeed(t *testing.T) {
 	// All versions and deletes: the expiry of b at its instant, marked.
 	clock.Advance(10 * time.Second)
 	must(t, c.do("DELETE", coll+"/docs/a", nil, pk("x")...), 204)
-	avad := readFeed(t, c, coll, "A-IM", "Full-Fidelity Feed", "x-ms-cosmos-changefeed-wire-format-version", "2021-09-15")
+	// (From a point in time: the service refuses to start this mode from
+	// the beginning, TestAllVersionsFromBeginningRefused.)
+	avad := readFeed(t, c, coll, "A-IM", "Full-Fidelity Feed", "x-ms-cosmos-changefeed-wire-format-version", "2021-09-15",
+		"If-Modified-Since", time.Unix(1_700_000_000, 0).UTC().Format(http.TimeFormat))
 	var ops []string
 	for _, d := range avad.docs {
 		md := d["metadata"].(map[string]any)
@@ -151,8 +154,6 @@ func TestChangeFeed(t *testing.T) {
 		{[]string{"A-IM", "Everything"}, "A-IM"},
 		{[]string{"If-None-Match", `"garbage"`}, "continuation"},
 		{[]string{"If-Modified-Since", "yesterday"}, "If-Modified-Since"},
-		{[]string{"x-ms-documentdb-partitionkeyrangeid", "7"}, "partition key range"},
-		{[]string{"x-ms-start-epk", "05C1"}, "feed range"},
 		{[]string{"A-IM", "Full-Fidelity Feed", "If-None-Match", now.etag}, "mode"},
 	} {
 		r := c.do("GET", coll+"/docs", nil, append([]string{"A-IM", "Incremental Feed"}, tc.hdr...)...)

@@ -247,6 +247,7 @@ func (q *request) createContainer() {
 		q.fail(err, 0, 0)
 		return
 	}
+	db.ranges.Store(p.ID, newLayout(got, q.h.cfg.Ranges))
 	q.containerHeaders(db, c)
 	q.w.Header().Set("etag", quoteETag(containerETag(db, got, ts)))
 	q.reply(http.StatusCreated, containerJSON(db, got, ts), 2)
@@ -382,6 +383,7 @@ func (q *request) deleteContainer() {
 	}
 	q.setCollTS(db, q.t.coll, -1)
 	db.docRIDs.forget(q.t.coll)
+	db.ranges.Delete(q.t.coll)
 	if err := db.dropScripts(q.t.coll); err != nil {
 		// The container is gone; its scripts stay in the file until the
 		// next change of the database's scripts saves it again, and are
@@ -428,38 +430,47 @@ func (q *request) queryContainers() {
 	q.metaQuery(ridString(db.rid), "DocumentCollections", q.containerDocs(db))
 }
 
-// partitionKeyRanges answers the partition key ranges of a container: one
-// range, "" to "FF", id "0", since lethe evaluates every query over the
-// whole container. The SDKs read the ranges as a change feed (A-IM:
-// Incremental Feed) until 304 Not Modified, so a request whose
-// If-None-Match names the ranges' ETag gets 304.
+// partitionKeyRanges answers the partition key ranges of a container
+// (pkranges.go), or one of them by id. The SDKs read the ranges as a
+// change feed (A-IM: Incremental Feed) until 304 Not Modified, so a
+// request whose If-None-Match names the ranges' ETag, their layout's
+// version, gets 304.
 func (q *request) partitionKeyRanges() {
 	db, c := q.container(subOwnerNotFound)
 	if c == nil {
 		return
 	}
+	p, err := c.Read(q.ctx())
+	if err != nil {
+		q.fail(err, 0, subOwnerNotFound)
+		return
+	}
+	l := q.layout(db, c, p)
 	coll := containerRID(db.id, c.ID())
-	const etag = `"1"`
+	etag := `"` + strconv.FormatUint(l.lsn, 10) + `"`
 	q.w.Header().Set("etag", etag)
 	q.w.Header().Set("x-ms-alt-content-path", "dbs/"+db.id+"/colls/"+c.ID())
 	q.w.Header().Set("x-ms-content-path", selfRID(coll))
-	if inm := q.r.Header.Get("If-None-Match"); inm == etag || inm == "1" {
+	if inm := q.r.Header.Get("If-None-Match"); inm == etag || inm == strings.Trim(etag, `"`) {
 		q.reply(http.StatusNotModified, nil, 1)
 		return
 	}
-	prid := pkRangeRID(coll)
 	ts := q.collTS(db, c.ID())
-	rng := fmt.Sprintf(`{"_rid":%q,"id":"0","_etag":%s,"minInclusive":"","maxExclusive":"FF","ridPrefix":0,"_self":"dbs/%s/colls/%s/pkranges/%s/","throughputFraction":1,"status":"online","parents":[],"ownedArchivalPKRangeIds":[],"_ts":%d,"lsn":1,"_lsn":1}`,
-		ridString(prid), strconv.Quote(etag), selfRID(db.rid), selfRID(coll), selfRID(prid), ts)
 	if q.t.kind == tPKRange {
-		if q.t.id != "0" {
-			q.answerError(http.StatusNotFound, msgResourceNotFound)
-			return
+		for i, r := range l.ranges {
+			if r.id == q.t.id {
+				q.reply(http.StatusOK, rangeJSON(db, coll, l, i, ts), 1)
+				return
+			}
 		}
-		q.reply(http.StatusOK, []byte(rng), 1)
+		q.answerError(http.StatusNotFound, msgResourceNotFound)
 		return
 	}
-	q.replyFeed(ridString(coll), "PartitionKeyRanges", [][]byte{[]byte(rng)}, "", 1)
+	docs := make([][]byte, len(l.ranges))
+	for i := range l.ranges {
+		docs[i] = rangeJSON(db, coll, l, i, ts)
+	}
+	q.replyFeed(ridString(coll), "PartitionKeyRanges", docs, "", 1)
 }
 
 // reaperHeader is lethe's own header on container responses (create, read,

@@ -37,6 +37,7 @@ type database struct {
 	scripts map[scriptKey]*scriptRes // its containers' scripts (scripts.go)
 
 	docRIDs docRIDIndexes // its containers' documents by resource id (ridpath.go)
+	ranges  sync.Map      // container id → its *rangeLayout (pkranges.go)
 }
 
 // metaFile is the file, in a durable database's directory, that names it.

@@ -89,11 +89,15 @@
 //     TTL expiries marked "timeToLiveExpired": true and dated when the item
 //     expired). If-None-Match is the continuation (the previous page's
 //     etag); "*" starts from now; without it the feed starts from the
-//     beginning, or from If-Modified-Since. A page is scoped to the whole
-//     container (partition key range "0") or to the value of
-//     x-ms-documentdb-partitionkey; feed ranges narrower than the one
-//     range (x-ms-start-epk, x-ms-end-epk, as the JavaScript SDK sends for
-//     a prefix of a hierarchical key) are refused. 200 carries changes,
+//     beginning, or from If-Modified-Since, but all versions and deletes
+//     never start from the beginning (400, the service's "You must read
+//     the change feed from within the retention period."). A page is
+//     scoped to the whole container, to the value of
+//     x-ms-documentdb-partitionkey (or the prefix of a hierarchical key),
+//     to the partition key range of x-ms-documentdb-partitionkeyrangeid,
+//     or to a feed range within it (x-ms-start-epk, x-ms-end-epk, as the
+//     SDKs send for a feed range or a hierarchical key's prefix), and
+//     names its range. 200 carries changes,
 //     304 Not Modified says the reader has caught up; both carry the
 //     continuation in etag. Every container the front creates keeps a
 //     change feed (Config.ChangeFeed sets its retention, by count and
@@ -108,7 +112,22 @@
 //     expired, the items purged since the store opened and the request
 //     units the reaper spent (lethe's ContainerStats). It is read-only and
 //     signed like the read that carries it; the SDKs ignore it;
-//   - partition key ranges, /pkranges: one range, "" to "FF";
+//   - partition key ranges, /pkranges: the ranges of the container's
+//     effective partition key space (pkranges.go, internal/epk), with
+//     ids, minInclusive and maxExclusive, parents, _rid, _etag and _lsn,
+//     as the service lists them: a partitioned container with throughput
+//     of its own has one a 10,000 RU/s of it (manual, or the autoscale
+//     maximum: 4 at 40,000), any other container one (Config.Ranges sets
+//     a per-range throughput and a minimum count for tests). Ranges are
+//     metadata: the container's items are one set, a range a filter on
+//     their effective partition keys. Every response about a document
+//     names its range
+//     (x-ms-documentdb-partitionkeyrangeid) and carries that range's
+//     session token ({range}:-1#{lsn}; a response about the whole
+//     container, one per range, comma-separated); a query or change feed
+//     naming a range is served from it alone, and one naming a range the
+//     container does not have is 410 with substatus 1002
+//     (PartitionKeyRangeGone), as after a split;
 //   - offers, /offers: a database's or a container's throughput, manual or
 //     autoscale, read and replaced (the SDKs' ReadThroughput and
 //     ReplaceThroughput), checked as Cosmos DB checks it (manual 400 to
@@ -358,6 +377,24 @@
 // their own endpoint (DELETE /_lethe/faults), and those a server was
 // started with stay for its run. Requests under way on a database dropped
 // end as they would had it been deleted. Handler.Reset does the same in
+// process.
+//
+// # Splits
+//
+// POST /_lethe/split, with the body {"database": "db", "container": "c",
+// "range": "0"}, splits that partition key range of the container in two,
+// as the service splits a range that grows, and answers 200 with the
+// children's ids, {"children":["4","5"]}: they take the container's next
+// ids, divide the range at the middle of its share of the hash space, and
+// list it as their parent; requests naming it then get 410 with substatus
+// 1002, and the SDKs read the ranges again and resume their queries and
+// change feeds over the children with the continuations they had
+// (lethe's continuations are positions in the container's items or feed,
+// good in any range). A range is metadata over the container's one set of
+// items: a split moves nothing and waits for nothing, whatever the
+// container holds. It is signed as a reset is, for the resource type
+// "split"; a missing database, container or range is 404, a range too
+// narrow to divide 400. Handler.SplitPartitionKeyRange does the same in
 // process.
 //
 // # Errors

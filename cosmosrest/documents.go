@@ -95,11 +95,12 @@ func (db *database) withSelf(coll string, paths []string, doc []byte) []byte {
 // replyItem writes the response of a point operation on a document of
 // container c (properties p).
 func (q *request) replyItem(db *database, c *lethe.Container, p lethe.ContainerProperties, resp lethe.ItemResponse, write bool) {
+	l := q.layout(db, c, p)
 	hdr := q.w.Header()
 	if resp.ETag != "" {
 		hdr.Set("etag", quoteETag(resp.ETag))
 	}
-	hdr.Set("x-ms-session-token", q.h.sessionToken(write))
+	q.rangeHeaders(l, q.itemRange(l), write)
 	hdr.Set("x-ms-alt-content-path", "dbs/"+db.id+"/colls/"+c.ID())
 	hdr.Set("x-ms-content-path", selfRID(containerRID(db.id, c.ID())))
 	var body []byte
@@ -277,13 +278,17 @@ func (q *request) runQuery(text string, params map[string]json.RawMessage) {
 	if !ok {
 		return
 	}
-	if id := q.r.Header.Get("x-ms-documentdb-partitionkeyrangeid"); id != "" && id != "0" {
-		q.answerError(http.StatusBadRequest, fmt.Sprintf("the container has no partition key range %q: it has one, \"0\"", clip(id)))
-		return
-	}
 	pk, ok := q.partitionKey(p, true)
 	if !ok {
 		return
+	}
+	l := q.layout(db, c, p)
+	rangeID, feedRange, ok := q.requestRange(l)
+	if !ok {
+		return
+	}
+	if rangeID == "" {
+		rangeID = l.keyRange(pk)
 	}
 	limit, ok := q.maxItemCount()
 	if !ok {
@@ -297,6 +302,7 @@ func (q *request) runQuery(text string, params map[string]json.RawMessage) {
 			return
 		}
 		q.queryHeaders(db, c, emptyQueryMetrics, "")
+		q.rangeHeaders(l, rangeID, false)
 		q.replyFeed(ridString(containerRID(db.id, c.ID())), "Documents", nil, "", endPageCharge)
 		return
 	}
@@ -304,6 +310,7 @@ func (q *request) runQuery(text string, params map[string]json.RawMessage) {
 		ContinuationToken:       token,
 		PopulateIndexMetrics:    headerTrue(q.r.Header.Get("x-ms-cosmos-populateindexmetrics")),
 		RequireCompositeIndexes: !q.h.cfg.AllowOrderByWithoutCompositeIndex,
+		FeedRange:               feedRange,
 	}
 	for name, v := range params {
 		opts.QueryParameters = append(opts.QueryParameters, lethe.QueryParameter{Name: name, Value: v})
@@ -404,6 +411,7 @@ func (q *request) runQuery(text string, params map[string]json.RawMessage) {
 		next = orderByTokenPrefix + queryKey(db.id, c.ID(), rw.text, params, pk) + ":" + next
 	}
 	q.queryHeaders(db, c, metrics, indexMetrics)
+	q.rangeHeaders(l, rangeID, false)
 	q.replyFeed(ridString(containerRID(db.id, c.ID())), "Documents", items, next, charge)
 }
 

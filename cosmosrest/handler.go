@@ -138,6 +138,10 @@ type Config struct {
 	// documentation, Server-side JavaScript). 0 means 128 MiB.
 	ScriptMaxHeapGrowth uint64
 
+	// Ranges says how many partition key ranges the containers the front
+	// creates have (see RangeConfig); the zero value follows the service.
+	Ranges RangeConfig
+
 	// fs is the file system of Dir and its stores: vfs.OS unless a test
 	// sets another (vfs.SetConfigFS), as lethe.Options does.
 	fs vfs.FS
@@ -198,6 +202,9 @@ func New(cfg Config) (*Handler, error) {
 	}
 	if f := cfg.ChangeFeed; f != nil && (f.MaxChanges < 0 || f.MaxBytes < 0) {
 		return nil, fmt.Errorf("cosmosrest: the change feed retention must not be negative (MaxChanges %d, MaxBytes %d); 0 means lethe's default", f.MaxChanges, f.MaxBytes)
+	}
+	if err := cfg.Ranges.check(); err != nil {
+		return nil, err
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -298,6 +305,10 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, g gateway) {
 	}
 	if h.cfg.Faults != nil && isControlPath(r.URL.Path, faultsPath) {
 		h.serveFaults(w, r, deadline)
+		return
+	}
+	if isControlPath(r.URL.Path, splitPath) {
+		h.serveSplit(w, r, deadline)
 		return
 	}
 	rt, err := parsePath(requestPath(r.URL), g)

@@ -38,7 +38,17 @@ type Options struct {
 	// ClientOptions are the options of the account's client; its
 	// Transport is always the account's in-process one.
 	ClientOptions *azcosmos.ClientOptions
+	// Ranges says how many partition key ranges the account's containers
+	// have (RangeConfig): with Ranges.Min, a test exercises an
+	// SDK's paths over several ranges without asking for throughput. The
+	// zero value follows the service: one range a 10,000 RU/s of a
+	// container's own throughput.
+	Ranges RangeConfig
 }
+
+// RangeConfig is cosmosrest.RangeConfig: how many partition key ranges a
+// container has (Min, at least; one a Throughput RU/s of its own).
+type RangeConfig = cosmosrest.RangeConfig
 
 // Account is a Cosmos DB account in the test's own process: a
 // cosmosrest.Handler (the very handler cmd/lethe serves) over in-memory
@@ -80,7 +90,7 @@ func NewWithOptions(t testing.TB, o Options) *Account {
 	if a.clock == nil {
 		a.clock = lethe.NewManualClock(time.Now().Truncate(time.Second))
 	}
-	h, err := cosmosrest.New(cosmosrest.Config{Key: a.key, Dir: o.Dir, Clock: a.clock, Faults: a.faults})
+	h, err := cosmosrest.New(cosmosrest.Config{Key: a.key, Dir: o.Dir, Clock: a.clock, Faults: a.faults, Ranges: o.Ranges})
 	if err != nil {
 		t.Fatalf("lethetest: %v", err)
 	}

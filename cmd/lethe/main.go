@@ -16,6 +16,7 @@
 //	go run . -addr :9081 -compute-addr :9903    # a second server beside the first
 //	go run . -faults=false                      # no fault injection endpoint
 //	go run . -max-conns 512                     # at most 512 connections at once
+//	go run . -min-ranges 4                      # every partitioned container in 4 ranges
 //
 // Like the emulator, it serves the same data twice: as the routing gateway on
 // -addr and as the compute gateway on -compute-addr, which read ids in
@@ -35,6 +36,12 @@
 //
 // Every container created keeps a change feed, as in Cosmos DB, bounded by
 // -changefeed-max-changes and -changefeed-max-bytes.
+//
+// A partitioned container has partition key ranges as the service gives
+// them: one a 10,000 RU/s of its own throughput (-range-throughput), one
+// without; -min-ranges gives every partitioned container at least that
+// many, so that tests exercise the SDKs' cross-range paths
+// (cosmosrest.RangeConfig).
 //
 // SDK clients must trust the server's certificate, which it serves, as the
 // emulator does, at /_explorer/emulator.pem:
@@ -115,6 +122,7 @@ import (
 	"flag"
 	"fmt"
 	"log"
+	"math"
 	"net"
 	"net/http"
 	"os"
@@ -160,6 +168,8 @@ func run(args []string) error {
 	feedChanges := fs.Int("changefeed-max-changes", 0, "how many changes each container's change feed keeps (0: lethe's default, 1048576)")
 	faults := fs.Bool("faults", true, "apply fault injection rules, set at /_lethe/faults with requests signed with the master key")
 	feedBytes := fs.Int64("changefeed-max-bytes", 0, "how many bytes of changes each container's change feed keeps (0: lethe's default, 256 MiB)")
+	minRanges := fs.Int("min-ranges", 0, "the fewest partition key ranges a partitioned container has, whatever its throughput, to exercise several ranges in tests (0: 1)")
+	rangeRU := fs.Int("range-throughput", 0, "the RU/s of one partition key range when a container with throughput of its own is created: its throughput divided by this, rounded up, ranges (0: the service's 10000)")
 	lim := limitFlags(fs)
 	logf := addLogFlags(fs)
 	metricsAddr := fs.String("metrics-addr", "", "an address to serve Prometheus metrics on, at /metrics, plain HTTP without the master key (\"\": none); never the API's")
@@ -186,7 +196,8 @@ func run(args []string) error {
 
 	h, err := cosmosrest.New(cosmosrest.Config{Key: *key, Dir: *dir,
 		ChangeFeed:   &lethe.ChangeFeedPolicy{MaxChanges: *feedChanges, MaxBytes: *feedBytes},
-		NoChangeFeed: !*feed, Faults: faultRules(*faults), Logger: logger})
+		NoChangeFeed: !*feed, Faults: faultRules(*faults), Logger: logger,
+		Ranges: cosmosrest.RangeConfig{Min: *minRanges, Throughput: int32(min(*rangeRU, math.MaxInt32))}})
 	if err != nil {
 		return err
 	}

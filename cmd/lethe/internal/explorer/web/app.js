@@ -572,8 +572,9 @@ async function expiriesTab(body, ctx) {
       const headers = {
         "content-type": "application/query+json",
         "x-ms-documentdb-isquery": "True",
+        // Across partitions, whole: the gateway serves a plain SELECT so,
+        // whatever the container's partition key ranges.
         "x-ms-documentdb-query-enablecrosspartition": "True",
-        "x-ms-documentdb-partitionkeyrangeid": "0",
         "x-ms-max-item-count": "1000",
       };
       if (next) headers["x-ms-continuation"] = next;
@@ -679,13 +680,16 @@ async function feedTab(body, ctx) {
   const tbody = h("tbody");
   const status = h("span", { class: "muted", id: "feed-status" });
   const headers = () => {
+    // The whole container's feed (no partition key range named). All
+    // versions and deletes do not start from the beginning, as on the
+    // service: the first read starts from the earliest point in time.
     const hd = {
       "a-im": "Full-Fidelity Feed",
       "x-ms-cosmos-changefeed-wire-format-version": "2021-09-15",
-      "x-ms-documentdb-partitionkeyrangeid": "0",
       "x-ms-max-item-count": "1000",
     };
     if (etag) hd["if-none-match"] = etag;
+    else hd["if-modified-since"] = new Date(0).toUTCString();
     return hd;
   };
 

@@ -1,0 +1,310 @@
+package cosmosrest_test
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/lethedb/lethe"
+	"github.com/lethedb/lethe/cosmosrest"
+)
+
+// split sends a signed POST /_lethe/split.
+func split(c *client, db, coll, rangeID string) response {
+	c.t.Helper()
+	return c.doAs("POST", "/_lethe/split", "split", "", map[string]string{"database": db, "container": coll, "range": rangeID})
+}
+
+// queryPages reads every page of a query over a range (or part of one,
+// lo and hi), from the continuation token, and returns the ids.
+func queryPages(t *testing.T, c *client, rangeID, lo, hi, token string) []string {
+	t.Helper()
+	var ids []string
+	for {
+		hdr := []string{"x-ms-documentdb-partitionkeyrangeid", rangeID, "x-ms-max-item-count", "7", "x-ms-continuation", token}
+		if lo != "" || hi != "" {
+			hdr = append(hdr, "x-ms-start-epk", lo, "x-ms-end-epk", hi)
+		}
+		r := must(t, c.query("/dbs/db/colls/c", "SELECT * FROM c", nil, hdr...), http.StatusOK)
+		for id := range docIDsAndKeys(t, r) {
+			ids = append(ids, id)
+		}
+		if token = r.header.Get("x-ms-continuation"); token == "" {
+			return ids
+		}
+	}
+}
+
+// feedPages reads a range's change feed from etag until it has caught up,
+// and returns the ids.
+func feedPages(t *testing.T, c *client, rangeID, etag string) []string {
+	t.Helper()
+	var ids []string
+	for {
+		r := c.do("GET", "/dbs/db/colls/c/docs", nil, "A-IM", "Incremental Feed", "x-ms-documentdb-partitionkeyrangeid", rangeID,
+			"If-None-Match", etag, "x-ms-max-item-count", "7")
+		if r.status == http.StatusNotModified {
+			return ids
+		}
+		must(t, r, http.StatusOK)
+		for id := range docIDsAndKeys(t, r) {
+			ids = append(ids, id)
+		}
+		etag = r.header.Get("etag")
+	}
+}
+
+// exactlyOnce reports the ids of want missing from got or in it twice.
+func exactlyOnce(t *testing.T, what string, got, want []string) {
+	t.Helper()
+	count := map[string]int{}
+	for _, id := range got {
+		count[id]++
+	}
+	for _, id := range want {
+		if count[id] != 1 {
+			t.Errorf("%s: item %s seen %d times", what, id, count[id])
+		}
+		delete(count, id)
+	}
+	for id := range count {
+		t.Errorf("%s: item %s is not the range's", what, id)
+	}
+}
+
+// TestSplit: a split replaces a range by two children that divide it and
+// name it as their parent; the range is gone (410/1002) for queries and
+// change feeds; a query's continuation and a change feed's etag taken
+// from it before the split resume over the children (as the SDKs resume
+// them, with the children's ids and the range's bounds), and together
+// the children return every item of the range once, the writes after the
+// split included.
+func TestSplit(t *testing.T) {
+	c, ranges := rangedServer(t, 200)
+	parent := ranges[0]
+	var want []string
+	for i := range 200 {
+		if rangeOfKey(t, ranges, fmt.Sprintf("p%d", i%20)) == parent.ID {
+			want = append(want, fmt.Sprint(i))
+		}
+	}
+	if len(want) == 0 {
+		t.Fatal("range 0 holds no item")
+	}
+	first := must(t, c.query("/dbs/db/colls/c", "SELECT * FROM c", nil, "x-ms-documentdb-partitionkeyrangeid", parent.ID, "x-ms-max-item-count", "3"), http.StatusOK)
+	token := first.header.Get("x-ms-continuation")
+	feed := must(t, c.do("GET", "/dbs/db/colls/c/docs", nil, "A-IM", "Incremental Feed", "x-ms-documentdb-partitionkeyrangeid", parent.ID, "x-ms-max-item-count", "3"), http.StatusOK)
+	etagBefore := must(t, c.do("GET", "/dbs/db/colls/c/pkranges", nil), http.StatusOK).header.Get("etag")
+
+	r := must(t, split(c, "db", "c", parent.ID), http.StatusOK)
+	var answer struct{ Children []string }
+	if err := json.Unmarshal(r.body, &answer); err != nil || !slices.Equal(answer.Children, []string{"4", "5"}) {
+		t.Fatalf("split: %s", r.body)
+	}
+	after := listRanges(t, c, "/dbs/db/colls/c")
+	if len(after) != 5 {
+		t.Fatalf("%d ranges after the split: %+v", len(after), after)
+	}
+	a, b := after[0], after[1]
+	if a.ID != "4" || b.ID != "5" || a.MinInclusive != parent.MinInclusive || a.MaxExclusive != b.MinInclusive || b.MaxExclusive != parent.MaxExclusive ||
+		!slices.Equal(a.Parents, []string{"0"}) || !slices.Equal(b.Parents, []string{"0"}) {
+		t.Fatalf("children: %+v %+v of %+v", a, b, parent)
+	}
+	if got := must(t, c.do("GET", "/dbs/db/colls/c/pkranges", nil), http.StatusOK).header.Get("etag"); got == etagBefore {
+		t.Errorf("the ranges' etag %s did not change", got)
+	}
+	must(t, c.do("GET", "/dbs/db/colls/c/pkranges", nil, "A-IM", "Incremental Feed", "If-None-Match", etagBefore), http.StatusOK)
+
+	// The parent is gone.
+	for _, r := range []response{
+		c.query("/dbs/db/colls/c", "SELECT * FROM c", nil, "x-ms-documentdb-partitionkeyrangeid", parent.ID),
+		c.do("GET", "/dbs/db/colls/c/docs", nil, "A-IM", "Incremental Feed", "x-ms-documentdb-partitionkeyrangeid", parent.ID),
+	} {
+		if r.status != http.StatusGone || r.header.Get("x-ms-substatus") != "1002" {
+			t.Errorf("the parent after its split: %d/%s %s", r.status, r.header.Get("x-ms-substatus"), r.body)
+		}
+	}
+
+	// Writes after the split, in the parent's space.
+	for i := 200; i < 240; i++ {
+		pk := fmt.Sprintf("p%d", i%20)
+		must(t, c.do("POST", "/dbs/db/colls/c/docs", fmt.Sprintf(`{"id":"%d","pk":%q}`, i, pk), "x-ms-documentdb-partitionkey", `["`+pk+`"]`), http.StatusCreated)
+		if rangeOfKey(t, ranges, pk) == parent.ID {
+			want = append(want, fmt.Sprint(i))
+		}
+	}
+
+	// The query resumes over the children, with the parent's bounds (as
+	// the JavaScript SDK sends them) and without (as a child's own query).
+	var got []string
+	for id := range docIDsAndKeys(t, first) {
+		got = append(got, id)
+	}
+	for _, ch := range []pkRange{a, b} {
+		got = append(got, queryPages(t, c, ch.ID, parent.MinInclusive, parent.MaxExclusive, token)...)
+	}
+	// The query's first page was read before the writes after the split;
+	// those the continuation reaches come after the first page's items.
+	exactlyOnce(t, "query resumed over the children", got, want)
+
+	var changes []string
+	for id := range docIDsAndKeys(t, feed) {
+		changes = append(changes, id)
+	}
+	for _, ch := range []pkRange{a, b} {
+		changes = append(changes, feedPages(t, c, ch.ID, feed.header.Get("etag"))...)
+	}
+	exactlyOnce(t, "change feed resumed over the children", changes, want)
+
+	// A child splits again: its children name both ancestors.
+	r = must(t, split(c, "db", "c", "5"), http.StatusOK)
+	if err := json.Unmarshal(r.body, &answer); err != nil || !slices.Equal(answer.Children, []string{"6", "7"}) {
+		t.Fatalf("second split: %s", r.body)
+	}
+	for _, rg := range listRanges(t, c, "/dbs/db/colls/c") {
+		if (rg.ID == "6" || rg.ID == "7") && !slices.Equal(rg.Parents, []string{"0", "5"}) {
+			t.Errorf("range %s: parents %v", rg.ID, rg.Parents)
+		}
+	}
+}
+
+// TestSplitRefused: a split of a database, container or range that does
+// not exist is 404, of a bad body 400, unsigned 401, and not a POST 405;
+// the Go call wraps lethe.ErrNotFound, or ErrRangeNotSplittable for a
+// range of one point.
+func TestSplitRefused(t *testing.T) {
+	h, c := testServer(t, cosmosrest.Config{})
+	createDB(t, c, "db")
+	must(t, c.do("POST", "/dbs/db/colls", map[string]any{"id": "c", "partitionKey": map[string]any{"paths": []string{"/pk"}}}), http.StatusCreated)
+	for _, tc := range []struct {
+		r    response
+		want int
+	}{
+		{split(c, "none", "c", "0"), http.StatusNotFound},
+		{split(c, "db", "none", "0"), http.StatusNotFound},
+		{split(c, "db", "c", "3"), http.StatusNotFound},
+		{c.doAs("POST", "/_lethe/split", "split", "", `{"database":"db"}`), http.StatusBadRequest},
+		{c.doAs("POST", "/_lethe/split", "split", "", `[]`), http.StatusBadRequest},
+		{c.doAs("POST", "/_lethe/split", "split", "", nil, "Authorization", ""), http.StatusUnauthorized},
+		{c.doAs("GET", "/_lethe/split", "split", "", nil), http.StatusMethodNotAllowed},
+		{c.doAs("POST", "/_lethe/split/x", "split", "", nil), http.StatusNotFound},
+	} {
+		if tc.r.status != tc.want {
+			t.Errorf("%d %s, want %d", tc.r.status, tc.r.body, tc.want)
+		}
+	}
+	if _, err := h.SplitPartitionKeyRange("db", "c", "9"); !errors.Is(err, lethe.ErrNotFound) {
+		t.Errorf("a missing range: %v", err)
+	}
+	// Split the first range until it is one point wide.
+	id := "0"
+	for range 70 {
+		children, err := h.SplitPartitionKeyRange("db", "c", id)
+		if errors.Is(err, cosmosrest.ErrRangeNotSplittable) {
+			return
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		id = children[0]
+	}
+	t.Error("a range split 70 times is still splittable")
+}
+
+// BenchmarkSplitPartitionKeyRange: a split of one range of a container
+// of 1,024 ranges, the most a container has: metadata only, whatever the
+// container holds (it reads no item).
+func BenchmarkSplitPartitionKeyRange(b *testing.B) {
+	h, err := cosmosrest.New(cosmosrest.Config{Ranges: cosmosrest.RangeConfig{Min: 1024}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer h.Close()
+	create := func(path, typ, link, body string) {
+		req := httptest.NewRequest("POST", path, strings.NewReader(body))
+		date := time.Now().UTC().Format(http.TimeFormat)
+		auth, err := cosmosrest.SignRequest(cosmosrest.EmulatorKey, "POST", typ, link, date)
+		if err != nil {
+			b.Fatal(err)
+		}
+		req.Header.Set("x-ms-date", date)
+		req.Header.Set("Authorization", auth)
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		if w.Code != http.StatusCreated {
+			b.Fatalf("%s: %d %s", path, w.Code, w.Body)
+		}
+	}
+	create("/dbs", "dbs", "", `{"id":"db"}`)
+	n, coll := 0, ""
+	b.ReportAllocs()
+	for b.Loop() {
+		if n%1024 == 0 {
+			b.StopTimer()
+			coll = fmt.Sprint("c", n)
+			create("/dbs/db/colls", "colls", "dbs/db", `{"id":"`+coll+`","partitionKey":{"paths":["/pk"]}}`)
+			b.StartTimer()
+		}
+		if _, err := h.SplitPartitionKeyRange("db", coll, fmt.Sprint(n%1024)); err != nil {
+			b.Fatal(err)
+		}
+		n++
+	}
+}
+
+// TestSplitConcurrent: splits while requests run (point reads, queries of
+// ranges, the ranges' listing) are safe under -race: every request is
+// answered 200, or 410/1002 for a range split meanwhile.
+func TestSplitConcurrent(t *testing.T) {
+	h, c := testServer(t, cosmosrest.Config{Ranges: cosmosrest.RangeConfig{Min: 2}})
+	createDB(t, c, "db")
+	must(t, c.do("POST", "/dbs/db/colls", map[string]any{"id": "c", "partitionKey": map[string]any{"paths": []string{"/pk"}}}), http.StatusCreated)
+	must(t, c.do("POST", "/dbs/db/colls/c/docs", `{"id":"a","pk":"a"}`, "x-ms-documentdb-partitionkey", `["a"]`), http.StatusCreated)
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var bad []int
+	for g := range 4 {
+		wg.Go(func() {
+			for i := 0; ; i++ {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				var status int
+				switch (g + i) % 3 {
+				case 0:
+					status = c.do("GET", "/dbs/db/colls/c/docs/a", nil, "x-ms-documentdb-partitionkey", `["a"]`).status
+				case 1:
+					status = c.query("/dbs/db/colls/c", "SELECT * FROM c", nil, "x-ms-documentdb-partitionkeyrangeid", fmt.Sprint(i%8)).status
+				default:
+					status = c.do("GET", "/dbs/db/colls/c/pkranges", nil).status
+				}
+				if status != http.StatusOK && status != http.StatusGone {
+					mu.Lock()
+					bad = append(bad, status)
+					mu.Unlock()
+					return
+				}
+			}
+		})
+	}
+	for _, id := range []string{"0", "1", "2", "3", "4", "5"} {
+		if _, err := h.SplitPartitionKeyRange("db", "c", id); err != nil {
+			t.Error(err)
+		}
+	}
+	close(done)
+	wg.Wait()
+	if len(bad) > 0 {
+		t.Errorf("statuses during the splits: %v", bad)
+	}
+}
