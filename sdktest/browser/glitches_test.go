@@ -212,3 +212,26 @@ func TestExplorerTTLIgnoredHint(t *testing.T) {
 		t.Errorf("ttl 60, the container's TTL on: the row says %q and the view %q, want nothing", row, view)
 	}
 }
+
+// TestExplorerUnpartitionedContainer: a container without a partition key,
+// which the server now writes without a partitionKey (as the service
+// does), shows in the database's list, opens, and shows its items and
+// properties, with no exception in the page.
+func TestExplorerUnpartitionedContainer(t *testing.T) {
+	url := startLethe(t)
+	b := newBrowser(t)
+	b.open(url)
+	b.rest(emulatorKey, `
+		await r("POST", ["dbs"], { body: { id: "d" } });
+		await r("POST", ["dbs", "d", "colls"], { body: { id: "plain" } });
+		await r("POST", ["dbs", "d", "colls", "plain", "docs"], { body: { id: "x" } })`)
+	b.open(url)
+	b.do("open the database", chromedp.Click(chromedp.CSS(`#tree a[data-db="d"]:not([data-coll])`)), chromedp.WaitVisible(chromedp.CSS("#new-coll-id")))
+	b.waitFor("the container in the list", `document.querySelector("#view table.grid")?.textContent.includes("plain")`, 10*time.Second)
+	b.do("open the container", chromedp.Click(chromedp.CSS(`#tree a[data-coll="plain"]`)))
+	b.waitFor("its item", `document.querySelector('#items tr[data-id="x"]') !== null`, 10*time.Second)
+	if p := b.pageProblems(); len(p) > 0 {
+		b.screenshot("unpartitioned")
+		t.Errorf("the page's problems: %v", p)
+	}
+}

@@ -262,7 +262,7 @@ function showDatabase(dbId) {
       h("thead", {}, h("tr", {}, h("th", {}, "container"), h("th", {}, "partition key"), h("th", {}, "default TTL"))),
       h("tbody", {}, d.colls.map((c) => h("tr", {},
         h("td", {}, h("a", { href: "#", onclick: (e) => (e.preventDefault(), showContainer(dbId, c.id)) }, c.id)),
-        h("td", {}, c.partitionKey.paths.join(", ")),
+        h("td", {}, (c.partitionKey?.paths ?? []).join(", ")),
         h("td", {}, fmtTTL(c.defaultTtl)))))),
     d.colls.length ? null : h("p", { class: "muted" }, "No container yet."),
     h("section", { class: "card" },
@@ -348,7 +348,7 @@ async function showContainer(dbId, collId, tab = "items") {
 // ---- items ----
 
 async function itemsTab(body, ctx) {
-  const paths = ctx.props.partitionKey.paths;
+  const paths = ctx.props.partitionKey?.paths ?? [];
   const defaultTtl = ctx.props.defaultTtl;
   const rows = new Map(); // id + pk → row state
   const tbody = h("tbody");
@@ -717,7 +717,7 @@ async function feedTab(body, ctx) {
         h("td", {}, fmtTime(m.crts * 1000)),
         h("td", {}, h("span", { class: "op " + op }, op), expired ? h("span", { class: "muted" }, " (time to live)") : null),
         h("td", {}, m.id ?? doc.id ?? ""),
-        h("td", { class: "mono" }, m.partitionKey ? JSON.stringify(Object.values(m.partitionKey)) : partitionKeyOf(doc, ctx.props.partitionKey.paths)),
+        h("td", { class: "mono" }, m.partitionKey ? JSON.stringify(Object.values(m.partitionKey)) : partitionKeyOf(doc, ctx.props.partitionKey?.paths ?? [])),
         h("td", { class: "mono clip" }, JSON.stringify(doc)));
     }));
     status.textContent = `the latest ${entries.length} change${entries.length === 1 ? "" : "s"}, newest first; following`;
@@ -790,7 +790,7 @@ async function settingsTab(body, ctx) {
     h("section", { class: "card" },
       h("h3", {}, "Properties"),
       h("dl", { class: "props" },
-        h("dt", {}, "partition key"), h("dd", {}, p.partitionKey.paths.join(", ")),
+        h("dt", {}, "partition key"), h("dd", {}, (p.partitionKey?.paths ?? []).join(", ")),
         h("dt", {}, "indexing"), h("dd", {}, p.indexingPolicy ? p.indexingPolicy.indexingMode : ""),
         h("dt", {}, "_rid"), h("dd", { class: "mono" }, p._rid),
         h("dt", {}, "_ts"), h("dd", {}, fmtTime(p._ts * 1000))),
