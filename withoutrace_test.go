@@ -26,6 +26,20 @@ func TestModelDurableWithoutRace(t *testing.T) {
 	runModelRounds(t, modelDurableRaceRounds, 12, 400, true)
 }
 
+// TestChangeFeedModelWithoutRace runs TestChangeFeedModel's seeds from
+// feedModelRaceSeeds to 20.
+func TestChangeFeedModelWithoutRace(t *testing.T) {
+	t.Parallel()
+	feedModelSeeds(t, feedModelRaceSeeds, 20, false)
+}
+
+// TestChangeFeedModelDurableWithoutRace runs TestChangeFeedModelDurable's
+// seeds from feedModelRaceSeeds to 12.
+func TestChangeFeedModelDurableWithoutRace(t *testing.T) {
+	t.Parallel()
+	feedModelSeeds(t, feedModelRaceSeeds, 12, true)
+}
+
 // skipShort skips a test that runs the rest of a model test's rounds
 // under -short, which runs only the first ones.
 func skipShort(t *testing.T) {
