@@ -13,3 +13,9 @@ func TestIDTableWithoutRace(t *testing.T) {
 	t.Parallel()
 	runIDTable(t, 20000)
 }
+
+// TestIndexPagesModelWithoutRace is TestIndexPagesModel for 6 rounds.
+func TestIndexPagesModelWithoutRace(t *testing.T) {
+	t.Parallel()
+	runIndexPagesModel(t, 6)
+}

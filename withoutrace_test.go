@@ -40,6 +40,20 @@ func TestChangeFeedModelDurableWithoutRace(t *testing.T) {
 	feedModelSeeds(t, feedModelRaceSeeds, 12, true)
 }
 
+// TestReaperRandomWorkloadsWithoutRace is TestReaperRandomWorkloads with
+// 20 workloads.
+func TestReaperRandomWorkloadsWithoutRace(t *testing.T) {
+	t.Parallel()
+	runReaperWorkloads(t, 20)
+}
+
+// TestQueryJoinPagesWithoutRace is TestQueryJoinPages with 6 page sizes
+// for each query and budget.
+func TestQueryJoinPagesWithoutRace(t *testing.T) {
+	t.Parallel()
+	runQueryJoinPages(t, 6)
+}
+
 // skipShort skips a test that runs the rest of a model test's rounds
 // under -short, which runs only the first ones.
 func skipShort(t *testing.T) {
