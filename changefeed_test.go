@@ -518,18 +518,28 @@ func TestExpirySubscriptionsEndOnClose(t *testing.T) {
 // exactly the container's live items, and the latest-version feed from the
 // beginning lists exactly them too. The durable variant also takes
 // checkpoints and restarts the store at random, and reads on with the same
-// continuation.
+// continuation. They run the first feedModelRaceSeeds of their 20 and 12
+// seeds; the others are TestChangeFeedModelWithoutRace's and
+// TestChangeFeedModelDurableWithoutRace's (withoutrace_test.go).
 func TestChangeFeedModel(t *testing.T) {
 	t.Parallel()
-	for seed := range uint64(20) {
-		t.Run(fmt.Sprint(seed), func(t *testing.T) { feedModel(t, seed, false) })
-	}
+	feedModelSeeds(t, 0, feedModelRaceSeeds, false)
 }
 
 func TestChangeFeedModelDurable(t *testing.T) {
 	t.Parallel()
-	for seed := range uint64(12) {
-		t.Run(fmt.Sprint(seed), func(t *testing.T) { feedModel(t, seed, true) })
+	feedModelSeeds(t, 0, feedModelRaceSeeds, true)
+}
+
+// feedModelRaceSeeds is how many of the change feed model tests' seeds
+// run under the race detector too.
+const feedModelRaceSeeds = 4
+
+// feedModelSeeds runs feedModel with the seeds first to end-1, each in a
+// subtest named by its seed.
+func feedModelSeeds(t *testing.T, first, end uint64, durable bool) {
+	for seed := first; seed < end; seed++ {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) { feedModel(t, seed, durable) })
 	}
 }
 

@@ -15,8 +15,17 @@ import (
 // lookup found (putAt), at every load up to growing. Keys are (partition
 // key, id) pairs in which the same id comes under several partition keys,
 // with one hash for the id, so that only the partition key tells them apart.
+// It runs 2,000 steps in each hash space; TestIDTableWithoutRace runs
+// 20,000, which the race detector would take seconds over
+// (withoutrace_internal_test.go).
 func TestIDTable(t *testing.T) {
 	t.Parallel()
+	runIDTable(t, 2000)
+}
+
+// runIDTable runs TestIDTable's random sequence, steps steps in each hash
+// space, from a new seed.
+func runIDTable(t *testing.T, steps int) {
 	seed := rand.Uint64()
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, 0))
@@ -24,7 +33,7 @@ func TestIDTable(t *testing.T) {
 		var tab idTable
 		ref := map[string]record{}
 		hashOf := map[string]uint32{}
-		for step := range 20000 {
+		for step := range steps {
 			id := fmt.Sprint(rng.IntN(300))
 			pk := []string{"", "s\x01a", "s\x01b"}[rng.IntN(3)]
 			key := pk + "\x00" + id

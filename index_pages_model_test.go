@@ -109,9 +109,17 @@ func (q pmQuery) compareKeys(a, b pmItem) int {
 // So no page holds an item expired or deleted at its instant, no item
 // comes twice (item order), results come in strictly increasing keys, and
 // every item live and unwritten throughout a query comes. Run with
-// -lethe.seed=N to replay a failure.
+// -lethe.seed=N to replay a failure. It runs 2 rounds (a container with
+// an index, one without); TestIndexPagesModelWithoutRace runs 6, which
+// the race detector would take seconds over (withoutrace_internal_test.go).
 func TestIndexPagesModel(t *testing.T) {
 	t.Parallel()
+	runIndexPagesModel(t, 2)
+}
+
+// runIndexPagesModel runs TestIndexPagesModel's sequence for rounds
+// rounds.
+func runIndexPagesModel(t *testing.T, rounds int) {
 	seed := rand.Uint64()
 	if f := flag.Lookup("lethe.seed"); f != nil && f.Value.String() != "0" {
 		seed, _ = strconv.ParseUint(f.Value.String(), 10, 64)
@@ -137,7 +145,7 @@ func TestIndexPagesModel(t *testing.T) {
 	noIndex := &IndexingPolicy{IndexingMode: IndexingModeConsistent, ExcludedPaths: []IndexPath{{Path: "/g/?"}}}
 	defs := []TTL{TTLOff, TTLNever, 2, 5}
 	pages, sessions, snapshots, indexed, evaluations := 0, 0, 0, 0, 0
-	for round := range 6 {
+	for round := range rounds {
 		props := ContainerProperties{ID: fmt.Sprint("c", round), DefaultTimeToLive: defs[rng.IntN(len(defs))],
 			PartitionKeyDefinition: PartitionKeyDefinition{Paths: []string{"/pk"}}}
 		if round%2 == 1 {

@@ -72,32 +72,40 @@ func (m *refModel) liveCount(now int64) int64 {
 // TestModel runs random operation sequences against the store and the
 // reference model, comparing every result, and checks the store's
 // invariants after every operation. Replay a failure with -lethe.seed.
+// It runs the first modelRaceRounds of its 40 rounds; the others are
+// TestModelWithoutRace's, which the race detector would take many seconds
+// over (withoutrace_test.go).
 func TestModel(t *testing.T) {
 	t.Parallel()
-	runModelRounds(t, 40, 10, 1000, false)
+	runModelRounds(t, 0, modelRaceRounds, 1000, false)
 }
 
 // TestModelDurable is TestModel on a durable store that is also closed and
 // reopened, and checkpointed, at random steps: recovery must give back
-// exactly the model's live items, with their contents and ETags.
+// exactly the model's live items, with their contents and ETags. It runs
+// the first modelDurableRaceRounds of its 12 rounds; the others are
+// TestModelDurableWithoutRace's.
 func TestModelDurable(t *testing.T) {
 	t.Parallel()
-	runModelRounds(t, 12, 4, 400, true)
+	runModelRounds(t, 0, modelDurableRaceRounds, 400, true)
 }
 
-// runModelRounds runs rounds sequences (short of them with -short) of
-// steps steps each, from the -lethe.seed seed or a new one, each on a
-// store of its own (durable: in a directory of its own).
-func runModelRounds(t *testing.T, rounds, short, steps int, durable bool) {
+// How many of the model tests' rounds run under the race detector too.
+const (
+	modelRaceRounds        = 8
+	modelDurableRaceRounds = 3
+)
+
+// runModelRounds runs the rounds first to end-1 of a randomized model
+// test, sequences of steps steps each, from the -lethe.seed seed or a new
+// one, each on a store of its own (durable: in a directory of its own).
+func runModelRounds(t *testing.T, first, end, steps int, durable bool) {
 	seed := *seedFlag
 	if seed == 0 {
 		seed = rand.Uint64()
 	}
 	t.Logf("seed %d (replay with -lethe.seed=%d)", seed, seed)
-	if testing.Short() {
-		rounds = short
-	}
-	for round := range rounds {
+	for round := first; round < end; round++ {
 		rng := rand.New(rand.NewPCG(seed, uint64(round)))
 		dir := ""
 		if durable {

@@ -275,8 +275,17 @@ func BenchmarkQueryWorstShapePages(b *testing.B) {
 // returns, not the item's rows before them: with a budget of 150 rows, an
 // item of 400 rows is read in pages of 100 (it was 408, each page
 // evaluating the whole item). Run with -lethe.seed=N to replay a failure.
+// It reads each query in 2 random page sizes; TestQueryJoinPagesWithoutRace
+// in 6, which the race detector would take seconds over
+// (withoutrace_test.go).
 func TestQueryJoinPages(t *testing.T) {
 	t.Parallel()
+	runQueryJoinPages(t, 2)
+}
+
+// runQueryJoinPages runs TestQueryJoinPages with tries random page sizes
+// for each query and budget.
+func runQueryJoinPages(t *testing.T, tries int) {
 	seed := cmp.Or(*seedFlag, rand.Uint64())
 	t.Logf("seed %d (replay with -lethe.seed=%d)", seed, seed)
 	rng := rand.New(rand.NewPCG(seed, 3))
@@ -292,7 +301,7 @@ func TestQueryJoinPages(t *testing.T) {
 		c := budgetContainer(t, budget, nil, 7, 20) // 400 rows an item
 		for _, q := range queries {
 			want := collect(t, c, q)
-			for range 6 {
+			for range tries {
 				size, maxBytes := int32(1+rng.IntN(150)), 0
 				if rng.IntN(3) == 0 {
 					maxBytes = 20 + rng.IntN(3000)

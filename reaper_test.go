@@ -226,13 +226,21 @@ func TestReaperNeverPurgesRewritten(t *testing.T) {
 
 // TestReaperRandomWorkloads: across random workloads with a fake clock,
 // every expired item is purged and no live item ever is, and the indexes
-// agree after every batch.
+// agree after every batch. It runs 5 workloads;
+// TestReaperRandomWorkloadsWithoutRace runs 20, which the race detector
+// would take seconds over (withoutrace_test.go).
 func TestReaperRandomWorkloads(t *testing.T) {
 	t.Parallel()
+	runReaperWorkloads(t, 5)
+}
+
+// runReaperWorkloads runs TestReaperRandomWorkloads's rounds random
+// workloads.
+func runReaperWorkloads(t *testing.T, rounds int) {
 	seed := rand.Uint64()
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, 0))
-	for round := range 20 {
+	for round := range rounds {
 		clock := lethe.NewManualClock(time.Unix(1_700_000_000, 0))
 		s, err := lethe.Open(&lethe.Options{Clock: clock, Reaper: lethe.ReaperOptions{Disabled: true, BatchSize: 1 + rng.IntN(50)}})
 		require.NoError(t, err)
