@@ -25,6 +25,7 @@ var serviceNames = []string{
 	"x-ms-databaseaccount-reserved-mb",
 	"x-ms-documentdb-collection-index-transformation-progress",
 	"x-ms-documentdb-is-upsert",
+	"x-ms-documentdb-partitionkeyrangeid",
 	"x-ms-documentdb-query-metrics",
 	"x-ms-documentdb-script-log-results",
 	"x-ms-gatewayversion",
