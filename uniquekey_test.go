@@ -3,6 +3,7 @@ package lethe_test
 import (
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -422,4 +423,208 @@ func TestUniqueKeyCheckAndWriteAtomic(t *testing.T) {
 	_, err := c.CreateItem(ctx, p, []byte(`{"id":"a","pk":"p","email":"e"}`), nil)
 	require.NoError(t, err)
 	require.Equal(t, 409, <-second)
+}
+
+// TestUniqueKeyModel runs random writes, expiries and purges on a
+// container with a unique key policy and on a model of the rules, and
+// compares every outcome: in memory, with a change feed, and durable
+// (reopened now and then).
+func TestUniqueKeyModel(t *testing.T) {
+	for _, variant := range []string{"memory", "feed", "durable"} {
+		t.Run(variant, func(t *testing.T) {
+			clock := lethe.NewManualClock(t0)
+			o := &lethe.Options{Clock: clock, Reaper: lethe.ReaperOptions{Disabled: true}}
+			props := uniqueProps(lethe.TTLNever, []string{"/email"})
+			switch variant {
+			case "feed":
+				props.ChangeFeedPolicy = &lethe.ChangeFeedPolicy{MaxChanges: 1 << 20}
+			case "durable":
+				o.Dir = t.TempDir()
+			}
+			s, err := lethe.Open(o)
+			require.NoError(t, err)
+			defer func() { require.NoError(t, s.Close()) }()
+			c := mustContainer(t, s, props)
+			uniqueModelRun(t, variant, clock, func() *lethe.Container {
+				if variant != "durable" {
+					return c
+				}
+				require.NoError(t, s.Close())
+				s, err = lethe.Open(o)
+				require.NoError(t, err)
+				c, err = s.Container("u")
+				require.NoError(t, err)
+				return c
+			}, c)
+		})
+	}
+}
+
+// uniqueModelItem is an item of TestUniqueKeyModel's model: its email
+// ("" for none), its ttl and when it expires (zero: never).
+type uniqueModelItem struct {
+	email   string
+	ttl     int // seconds after each write; 0: none
+	expires time.Time
+}
+
+func uniqueModelRun(t *testing.T, variant string, clock *lethe.ManualClock, reopen func() *lethe.Container, c *lethe.Container) {
+	rng := rand.New(rand.NewPCG(49, uint64(len(variant))))
+	ids, pks, emails := []string{"1", "2", "3", "4", "5"}, []string{"p", "q"}, []string{"", "a", "b", "c"}
+	model := map[[2]string]uniqueModelItem{}
+	live := func(k [2]string) (uniqueModelItem, bool) {
+		it, ok := model[k]
+		return it, ok && (it.expires.IsZero() || clock.Now().Before(it.expires))
+	}
+	taken := func(pk, id, email string) bool {
+		for k := range model {
+			if it, ok := live(k); ok && k[0] == pk && k[1] != id && it.email == email {
+				return true
+			}
+		}
+		return false
+	}
+	for step := range 3000 {
+		pk, id, email := pks[rng.IntN(len(pks))], ids[rng.IntN(len(ids))], emails[rng.IntN(len(emails))]
+		ttl := rng.IntN(4) // 0: none
+		doc := fmt.Sprintf(`{"id":%q,"pk":%q`, id, pk)
+		if email != "" {
+			doc += fmt.Sprintf(`,"email":%q`, email)
+		}
+		if ttl > 0 {
+			doc += fmt.Sprintf(`,"ttl":%d`, ttl)
+		}
+		doc += "}"
+		next := uniqueModelItem{email: email, ttl: ttl}
+		if ttl > 0 {
+			next.expires = clock.Now().Add(time.Duration(ttl) * time.Second)
+		}
+		k := [2]string{pk, id}
+		cur, isLive := live(k)
+		p := lethe.NewPartitionKeyString(pk)
+		var (
+			err  error
+			want int
+			what string
+		)
+		switch op := rng.IntN(8); op {
+		case 0, 1:
+			what = "create"
+			_, err = c.CreateItem(ctx, p, []byte(doc), nil)
+			if isLive || taken(pk, id, email) {
+				want = 409
+			}
+		case 2:
+			what = "replace"
+			_, err = c.ReplaceItem(ctx, p, id, []byte(doc), nil)
+			switch {
+			case !isLive:
+				want = 404
+			case taken(pk, id, email):
+				want = 409
+			}
+		case 3:
+			what = "upsert"
+			_, err = c.UpsertItem(ctx, p, []byte(doc), nil)
+			if taken(pk, id, email) {
+				want = 409
+			}
+		case 4:
+			what = "delete"
+			_, err = c.DeleteItem(ctx, p, id, nil)
+			if !isLive {
+				want = 404
+			}
+			next = uniqueModelItem{}
+		case 5:
+			what = "patch"
+			var ops lethe.PatchOperations
+			if email == "" {
+				ops.AppendRemove("/email")
+			} else {
+				ops.AppendSet("/email", email)
+			}
+			_, err = c.PatchItem(ctx, p, id, ops, nil)
+			switch {
+			case !isLive:
+				want = 404
+			case email == "" && cur.email == "":
+				want = 400 // nothing to remove
+			case taken(pk, id, email):
+				want = 409
+			}
+			next.ttl, next.expires = cur.ttl, time.Time{} // a patch is a write: the item's ttl counts from it
+			if cur.ttl > 0 {
+				next.expires = clock.Now().Add(time.Duration(cur.ttl) * time.Second)
+			}
+		case 6:
+			what = "time"
+			clock.Advance(time.Duration(rng.IntN(1500)) * time.Millisecond)
+			if rng.IntN(4) == 0 {
+				what = "purge"
+				_, err = c.Purge(ctx)
+			}
+			if rng.IntN(40) == 0 && variant == "durable" {
+				what = "reopen"
+				c = reopen()
+			}
+		case 7:
+			what = "batch"
+			// Two upserts of the batch's partition: the second may take
+			// the first's value, which fails the batch whole.
+			id2, email2 := ids[rng.IntN(len(ids))], emails[rng.IntN(len(emails))]
+			b := c.NewTransactionalBatch(p)
+			b.UpsertItem(modelDoc(id, pk, email), nil)
+			b.UpsertItem(modelDoc(id2, pk, email2), nil)
+			resp, berr := c.ExecuteTransactionalBatch(ctx, b, nil)
+			require.NoError(t, berr)
+			// The model: the first upsert, then the second over it.
+			ok := !taken(pk, id, email)
+			if ok {
+				saved, had := model[k]
+				model[k] = uniqueModelItem{email: email}
+				k2 := [2]string{pk, id2}
+				ok = !taken(pk, id2, email2)
+				switch {
+				case ok:
+					model[k2] = uniqueModelItem{email: email2}
+				case had:
+					model[k] = saved
+				default:
+					delete(model, k)
+				}
+			}
+			require.Equal(t, ok, resp.Success, "step %d: batch %s %s, %s %s", step, id, email, id2, email2)
+			continue
+		}
+		require.Equal(t, want, status(err), "step %d: %s %s: %v", step, what, doc, err)
+		if err == nil && what != "time" && what != "purge" && what != "reopen" {
+			if what == "delete" {
+				delete(model, k)
+			} else {
+				model[k] = next
+			}
+		}
+	}
+	// Every live item of the model is there, with its value.
+	for k := range model {
+		it, ok := live(k)
+		r, err := c.ReadItem(ctx, lethe.NewPartitionKeyString(k[0]), k[1], nil)
+		if !ok {
+			require.Equal(t, 404, status(err), "%v", k)
+			continue
+		}
+		require.NoError(t, err)
+		var v struct{ Email string }
+		require.NoError(t, json.Unmarshal(r.Value, &v))
+		require.Equal(t, it.email, v.Email, "%v", k)
+	}
+}
+
+// modelDoc is the item (pk, id) with email ("" for none).
+func modelDoc(id, pk, email string) []byte {
+	if email == "" {
+		return []byte(fmt.Sprintf(`{"id":%q,"pk":%q}`, id, pk))
+	}
+	return []byte(fmt.Sprintf(`{"id":%q,"pk":%q,"email":%q}`, id, pk, email))
 }
