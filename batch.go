@@ -363,6 +363,9 @@ func (c *Container) lockBatch(sc *batchScratch) []int {
 		}
 	}
 	c.batchMu.Lock()
+	if c.uniqueMu != nil {
+		c.uniqueMu.Lock()
+	}
 	for _, i := range sc.shards {
 		c.shards[i].mu.Lock()
 	}
@@ -372,6 +375,9 @@ func (c *Container) lockBatch(sc *batchScratch) []int {
 func (c *Container) unlockBatch(shards []int) {
 	for _, i := range shards {
 		c.shards[i].mu.Unlock()
+	}
+	if c.uniqueMu != nil {
+		c.uniqueMu.Unlock()
 	}
 	c.batchMu.Unlock()
 }
@@ -465,6 +471,9 @@ func (c *Container) commitBatch(ctx context.Context, b TransactionalBatch, sc *b
 			}
 			maxSeq = c.store.seq.Add(1)
 			rec, cost = buildRecord(bop.item, &po.p, pk, now, maxSeq, c.position(it.cur, live)), charge(kind, po.p.size-po.p.ttlSize)
+		}
+		if cause == nil && c.uniqueMu != nil && rec != "" && bop.kind != batchRead && c.batchUniqueConflict(sc, po.item, pk, rec, now) {
+			cause = &Error{StatusCode: statusConflict, Message: msgUniqueViolation}
 		}
 		if cause != nil {
 			failed = i

@@ -53,6 +53,9 @@ type ContainerProperties struct {
 	// Geography on the earth, Geometry in the plane (spatialpolicy.go);
 	// IndexingPolicy.SpatialIndexes index it.
 	GeospatialConfig *GeospatialConfig `json:",omitempty"`
+	// UniqueKeyPolicy makes values unique in each logical partition
+	// (uniquekey.go); nil or without keys: none. Fixed at creation.
+	UniqueKeyPolicy *UniqueKeyPolicy `json:",omitempty"`
 }
 
 // IndexingPolicy says how a container keeps its indexes: its mode, and
@@ -106,6 +109,12 @@ const shardCount = 32
 //  1. batchMu makes transactional batches atomic for queries: a batch
 //     decides and applies holding it for writing, and a query's scan holds
 //     it for reading, so a scan sees all of a batch or none of it.
+//     uniqueMu, after it, exists only in a container with a unique key
+//     policy: every write but the reaper's purges decides and applies
+//     holding it, so that a write's check of the unique index (which holds
+//     a partition's items from every shard: shardFor hashes the partition
+//     key and the id) still holds when it is made. Purges need not: they
+//     remove expired items, which hold no unique value.
 //  2. shards[i].mu, each shard's RWMutex, guards the shard's items (its id
 //     table); who takes several takes them in ascending order, as lockAll
 //     does.
@@ -141,7 +150,9 @@ type Container struct {
 	// writing): a query page read in steps ends early when it changes
 	// between two steps, so that no page sees part of a batch.
 	batches atomic.Uint64
-	shards  [shardCount]shard // shards[i].no is i
+	// uniqueMu is nil without a unique key policy (see the locking note).
+	uniqueMu *sync.Mutex
+	shards   [shardCount]shard // shards[i].no is i
 
 	// shared says that item writes must take mu: the container has a
 	// change feed, an expiry watch, or indexes made or being made (see the
@@ -208,6 +219,11 @@ func newContainer(s *Store, props ContainerProperties, pp pkPaths, now int64) *C
 		c.shards[i].no = uint8(i)
 	}
 	c.mu.feed.nextLSN = 1
+	if props.UniqueKeyPolicy != nil {
+		c.uniqueMu = new(sync.Mutex)
+		c.mu.indexes.unique = newUniqueIndex(props.UniqueKeyPolicy)
+		c.updateSharedLocked()
+	}
 	c.watchDue.Store(never)
 	c.setFeedPolicyLocked(props.ChangeFeedPolicy, now)
 	c.publishDueLocked()
@@ -283,8 +299,8 @@ func (c *Container) Read(ctx context.Context) (ContainerProperties, error) {
 // Throughput, AutoscaleMaxThroughput (a budget whose setting changes
 // starts full), ChangeFeedPolicy, VectorEmbeddingPolicy, FullTextPolicy and
 // GeospatialConfig;
-// props.ID and props.PartitionKeyDefinition must be the container's (after
-// filling in defaults), and a vector embedding or vector index the container
+// props.ID, props.PartitionKeyDefinition and props.UniqueKeyPolicy must be
+// the container's (after filling in defaults), and a vector embedding or vector index the container
 // has keeps its settings (paths may be added and removed). A change of
 // DefaultTimeToLive applies at once to every item, computed from each item's
 // last write. Expiry is final: items already expired stay gone, whatever the
@@ -317,6 +333,10 @@ func (c *Container) Replace(ctx context.Context, props ContainerProperties) erro
 		return withContext(badRequest("the partition key definition of a container cannot be changed"), op, c.id, "")
 	}
 	if err := searchPolicyChange(c.props, props); err != nil {
+		c.unlockAll()
+		return withContext(err, op, c.id, "")
+	}
+	if err := uniquePolicyChange(c.props, props); err != nil {
 		c.unlockAll()
 		return withContext(err, op, c.id, "")
 	}
@@ -455,6 +475,7 @@ func cloneProps(p ContainerProperties) ContainerProperties {
 	}
 	cloneSearchPolicies(&p)
 	cloneSpatialPolicy(&p)
+	cloneUniquePolicy(&p)
 	if p.ChangeFeedPolicy != nil {
 		cp := *p.ChangeFeedPolicy
 		p.ChangeFeedPolicy = &cp
@@ -480,6 +501,9 @@ func normalizeProps(p ContainerProperties) (ContainerProperties, pkPaths, *Error
 		return p, pkPaths{}, err
 	}
 	if err := normalizeSpatialPolicy(&p); err != nil {
+		return p, pkPaths{}, err
+	}
+	if err := normalizeUniquePolicy(&p); err != nil {
 		return p, pkPaths{}, err
 	}
 	if cp := p.ChangeFeedPolicy; cp != nil {

@@ -287,6 +287,20 @@
 // terms from it, with the statistics of the live items, and evaluates the
 // query on the k best; either way with the same results as a scan.
 //
+// # Unique keys
+//
+// A container's UniqueKeyPolicy, set when it is created and fixed from
+// then on, makes the values at some paths unique in each logical
+// partition: a create, replace, upsert, patch or batch operation that
+// would give a live item the values another live item of its partition
+// has at every path of one key fails with ErrConflict and Cosmos DB's
+// message, "Unique index constraint violation.", and changes nothing (a
+// batch fails whole). A missing path counts as null; values compare as
+// queries compare them (1 and 1.0 alike, "a" and "A" not, objects
+// deeply). An expired item holds no value from the instant it expires,
+// purged or not. The check and the write are one step: of concurrent
+// writes of one value, one wins.
+//
 // # Patch and transactional batch
 //
 // Container.PatchItem changes one item with up to MaxPatchOperations

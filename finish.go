@@ -137,6 +137,7 @@ func (r *replayer) finish(dir string) error {
 		c.mu.Lock()
 		c.resetExpiryIndex()
 		c.addSortedEntries(&es, set.bytes)
+		c.rebuildUniqueLocked()
 		if c.mu.watch.on {
 			c.mu.watch.due = c.nextUnreportedLocked()
 			c.publishDueLocked()

@@ -13,6 +13,7 @@ type indexSet struct {
 	text      textIndexes            // the full-text indexes made so far (textindex.go)
 	spatial   spatialIndexes         // the spatial indexes made so far (spatialindex.go)
 	position  *positionIndex         // the items in position order, once a query resumed a scan (itemorder.go)
+	unique    *uniqueIndex           // the unique key policy's, made with the container (uniquekey.go)
 	building  map[string]*indexBuild // the index builds under way (indexbuild.go)
 	wanted    map[string]bool        // paths a filter asked for once, whose index is not made yet
 }
@@ -26,13 +27,13 @@ type itemIndex interface {
 
 // kinds returns the set's kinds of index, in the order a change is made
 // in them. An empty kind (a nil map or position index) ignores changes.
-func (s *indexSet) kinds() [6]itemIndex {
-	return [...]itemIndex{s.secondary, s.composite, s.vector, s.text, s.spatial, s.position}
+func (s *indexSet) kinds() [7]itemIndex {
+	return [...]itemIndex{s.secondary, s.composite, s.vector, s.text, s.spatial, s.position, s.unique}
 }
 
 // any reports whether the set holds an index or a build, which a write
 // must keep beside the expiry index.
 func (s *indexSet) any() bool {
 	return len(s.secondary) > 0 || len(s.composite) > 0 || len(s.vector) > 0 || len(s.text) > 0 ||
-		len(s.spatial) > 0 || s.position != nil || len(s.building) > 0
+		len(s.spatial) > 0 || s.position != nil || s.unique != nil || len(s.building) > 0
 }

@@ -249,6 +249,10 @@ func (c *Container) commit(op string, kind writeKind, pk PartitionKey, id string
 	}
 	fail := func(e *Error) (ItemResponse, error) { return c.fail(op, id, e) }
 
+	if mu := c.uniqueMu; mu != nil {
+		mu.Lock()
+		defer mu.Unlock()
+	}
 	sh, h := c.shardFor(pk.enc, id)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
@@ -276,6 +280,9 @@ func (c *Container) commit(op string, kind writeKind, pk PartitionKey, id string
 		status, cost = statusOK, charge(opReplace, p.size-p.ttlSize)
 	default: // create, or upsert of a missing or expired item
 		status, cost = statusCreated, charge(opCreate, p.size-p.ttlSize)
+	}
+	if c.uniqueMu != nil && kind != writeDelete && c.uniqueConflict(pk.enc, id, doc, now, nil, nil) {
+		return fail(&Error{StatusCode: statusConflict, Message: msgUniqueViolation})
 	}
 	if err := c.drawAt(op, id, cost, now); err != nil {
 		return ItemResponse{StatusCode: statusTooManyRequests}, err

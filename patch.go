@@ -834,6 +834,10 @@ func (c *Container) commitPatch(ctx context.Context, op string, pk PartitionKey,
 	pb := patchBuffers.Get().(*patchBuf)
 	defer pb.release()
 
+	if mu := c.uniqueMu; mu != nil {
+		mu.Lock()
+		defer mu.Unlock()
+	}
 	sh, h := c.shardFor(pk.enc, id)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
@@ -851,6 +855,9 @@ func (c *Container) commitPatch(ctx context.Context, op string, pk PartitionKey,
 	r, err := c.patchDoc(ctx, ops, cond, old, pk.enc, now, pb)
 	if err != nil {
 		return fail(err)
+	}
+	if c.uniqueMu != nil && c.uniqueConflict(pk.enc, id, r.doc, now, nil, nil) {
+		return fail(&Error{StatusCode: statusConflict, Message: msgUniqueViolation})
 	}
 	cost := charge(opReplace, r.chargeSize)
 	if err := c.drawAt(op, id, cost, now); err != nil {

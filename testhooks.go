@@ -31,6 +31,7 @@ type testHooks struct {
 	afterExactScan    func(pruned int)     // runs after each exact vector scan
 	afterReapFetch    func([]expiredEntry) // runs in reap between taking a batch and purging it
 	reapNow           func() time.Time     // the clock reap times its batches by (nil: time.Now)
+	afterUniqueCheck  func()               // runs once a write's unique key check passed, before it is applied
 }
 
 // testHooks returns s's test hooks, nil in production.

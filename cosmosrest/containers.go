@@ -3,7 +3,6 @@ package cosmosrest
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"net/http"
@@ -35,9 +34,7 @@ type collBody struct {
 	GeospatialConfig      *lethe.GeospatialConfig      `json:"geospatialConfig"`
 	VectorEmbeddingPolicy *lethe.VectorEmbeddingPolicy `json:"vectorEmbeddingPolicy"`
 	FullTextPolicy        *lethe.FullTextPolicy        `json:"fullTextPolicy"`
-	UniqueKeyPolicy       *struct {
-		UniqueKeys []json.RawMessage `json:"uniqueKeys"`
-	} `json:"uniqueKeyPolicy"`
+	UniqueKeyPolicy       *lethe.UniqueKeyPolicy       `json:"uniqueKeyPolicy"`
 }
 
 // parseContainer reads a container's properties from a create or replace
@@ -79,9 +76,7 @@ func parseContainer(body []byte) (lethe.ContainerProperties, *collBody, error) {
 			VectorIndexes: ip.Vector, FullTextIndexes: ip.FullText, SpatialIndexes: ip.Spatial}
 	}
 	p.VectorEmbeddingPolicy, p.FullTextPolicy, p.GeospatialConfig = in.VectorEmbeddingPolicy, in.FullTextPolicy, in.GeospatialConfig
-	if in.UniqueKeyPolicy != nil && len(in.UniqueKeyPolicy.UniqueKeys) > 0 {
-		return p, nil, errors.New("unique key policies are not supported by lethe")
-	}
+	p.UniqueKeyPolicy = in.UniqueKeyPolicy
 	return p, &in, nil
 }
 
@@ -152,6 +147,11 @@ func containerJSON(db *database, p lethe.ContainerProperties, ts int64) []byte {
 		}
 		fmt.Fprintf(&b, `,"partitionKey":{"paths":%s,"kind":%q,"version":%d}`, paths, kind, version)
 	}
+	var keys []lethe.UniqueKey
+	if up := p.UniqueKeyPolicy; up != nil {
+		keys = up.UniqueKeys
+	}
+	writeJSONField(&b, "uniqueKeyPolicy", lethe.UniqueKeyPolicy{UniqueKeys: nonNil(keys)}, true)
 	if p.DefaultTimeToLive != lethe.TTLOff {
 		fmt.Fprintf(&b, `,"defaultTtl":%d`, p.DefaultTimeToLive)
 	}
@@ -328,6 +328,9 @@ func (q *request) replaceContainer() {
 	p.ID = cur.ID
 	if in.PartitionKey == nil || len(p.PartitionKeyDefinition.Paths) == 0 {
 		p.PartitionKeyDefinition = cur.PartitionKeyDefinition
+	}
+	if in.UniqueKeyPolicy == nil { // left out: kept, as the partition key is
+		p.UniqueKeyPolicy = cur.UniqueKeyPolicy
 	}
 	p.Throughput, p.AutoscaleMaxThroughput = cur.Throughput, cur.AutoscaleMaxThroughput
 	p.ChangeFeedPolicy = cur.ChangeFeedPolicy

@@ -407,8 +407,9 @@
 // partition key range, and substatus 1003 "Owner resource does not exist"
 // for a document, query or feed whose database or container is missing;
 // 409 "Entity with the specified id already exists in the system." for a
-// document, "Resource with specified id or name already exists." for the
-// others; 412 "One of the specified pre-condition is not met. …"; 400
+// document, "Unique index constraint violation." for a write that breaks
+// a unique key policy, "Resource with specified id or name already
+// exists." for the others; 412 "One of the specified pre-condition is not met. …"; 400
 // with substatus 1001 "PartitionKey extracted from document doesn't match
 // the one specified in the header. …", "PartitionKey value must be
 // supplied for this operation.", the ttl and defaultTtl messages, "The

@@ -40,8 +40,10 @@ const (
 	// 408
 	msgRequestTimeout = "Request timed out."
 	// 409
-	msgEntityExists   = "Entity with the specified id already exists in the system."
-	msgResourceExists = "Resource with specified id or name already exists."
+	msgEntityExists = "Entity with the specified id already exists in the system."
+	// msgUniqueViolation is a write that breaks a unique key policy's.
+	msgUniqueViolation = "Unique index constraint violation."
+	msgResourceExists  = "Resource with specified id or name already exists."
 	// 412
 	msgPrecondition = "One of the specified pre-condition is not met. Learn more: https://aka.ms/CosmosDB/sql/errors/precondition-failed"
 	// 413, as the gateway writes it (then "\r\nActivityId: …"): the JS
@@ -99,7 +101,10 @@ func serviceError(le *lethe.Error, notFoundSub int, activity string) apiError {
 		}
 	case http.StatusConflict:
 		e.msg = msgResourceExists
-		if item {
+		switch {
+		case le.Message == msgUniqueViolation: // lethe's is the service's
+			e.msg = msgUniqueViolation
+		case item:
 			e.msg = msgEntityExists
 		}
 	case http.StatusPreconditionFailed:

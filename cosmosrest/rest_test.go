@@ -225,7 +225,7 @@ func TestContainers(t *testing.T) {
 		map[string]any{"id": "x", "defaultTtl": "10"},
 		map[string]any{"id": "x", "partitionKey": map[string]any{"paths": []string{"nope"}}},
 		map[string]any{"id": "x", "indexingPolicy": map[string]any{"indexingMode": "none"}, "defaultTtl": 10},
-		map[string]any{"id": "x", "uniqueKeyPolicy": map[string]any{"uniqueKeys": []any{map[string]any{"paths": []string{"/a"}}}}},
+		map[string]any{"id": "x", "uniqueKeyPolicy": map[string]any{"uniqueKeys": []any{map[string]any{"paths": []string{"a"}}}}},
 		map[string]any{"defaultTtl": 10},
 	} {
 		if r := c.do("POST", "/dbs/db/colls", bad); r.status != 400 {

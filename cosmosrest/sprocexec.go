@@ -261,6 +261,10 @@ func (q *request) commit(c *lethe.Container, pk lethe.PartitionKey, ops []script
 		return resp, false, err
 	}
 	for _, r := range resp.OperationResults {
+		var le *lethe.Error
+		if errors.As(r.Err, &le) && le.Message == msgUniqueViolation {
+			return resp, false, r.Err // the policy's, which a new run meets again
+		}
 		switch r.StatusCode {
 		case http.StatusConflict, http.StatusPreconditionFailed, http.StatusNotFound:
 			return resp, true, nil

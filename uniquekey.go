@@ -1,0 +1,260 @@
+package lethe
+
+import (
+	"encoding/binary"
+	"slices"
+	"strings"
+	"unsafe"
+
+	"github.com/lethedb/lethe/internal/query"
+)
+
+// UniqueKeyPolicy makes the values at some paths unique in each logical
+// partition, as Cosmos DB's uniqueKeyPolicy does: no two live items of one
+// partition may have equal values at every path of one of its keys. An item
+// without a value at a path counts as null there (so only one item of a
+// partition may lack it). The policy is fixed when the container is
+// created: Container.Replace refuses another. A write that would break it
+// fails with ErrConflict and changes nothing. An expired item, purged or
+// not, holds no unique value.
+type UniqueKeyPolicy struct {
+	UniqueKeys []UniqueKey `json:"uniqueKeys"`
+}
+
+// UniqueKey is one key of a UniqueKeyPolicy: 1 to 16 paths of property
+// names from the item's root ("/name/first"; no wildcards, no arrays),
+// case-sensitive, whose values together are unique in each partition.
+type UniqueKey struct {
+	Paths []string `json:"paths"`
+}
+
+// Limits of a UniqueKeyPolicy, Cosmos DB's.
+const (
+	maxUniqueKeys  = 10 // keys in a policy
+	maxUniquePaths = 16 // paths in a key
+)
+
+// msgUniqueViolation is Cosmos DB's message for a write that would break a
+// unique key policy.
+const msgUniqueViolation = "Unique index constraint violation."
+
+// normalizeUniquePolicy checks p's unique key policy, and takes a policy
+// without keys for none (nil).
+func normalizeUniquePolicy(p *ContainerProperties) *Error {
+	up := p.UniqueKeyPolicy
+	if up == nil {
+		return nil
+	}
+	if len(up.UniqueKeys) == 0 {
+		p.UniqueKeyPolicy = nil
+		return nil
+	}
+	if len(up.UniqueKeys) > maxUniqueKeys {
+		return badRequest("the unique key policy has %d unique keys, over the limit of %d", len(up.UniqueKeys), maxUniqueKeys)
+	}
+	for i, k := range up.UniqueKeys {
+		if len(k.Paths) == 0 || len(k.Paths) > maxUniquePaths {
+			return badRequest("unique key %d of the unique key policy has %d paths: it must have 1 to %d", i, len(k.Paths), maxUniquePaths)
+		}
+		for j, path := range k.Paths {
+			if _, err := parseUniquePath(path); err != nil {
+				return err
+			}
+			if slices.Contains(k.Paths[:j], path) {
+				return badRequest("unique key %d of the unique key policy names the path %q twice", i, path)
+			}
+		}
+	}
+	return nil
+}
+
+// parseUniquePath reads a path of a unique key into its property names.
+func parseUniquePath(path string) ([]string, *Error) {
+	bad := func(why string) ([]string, *Error) {
+		return nil, badRequest("the unique key path %q is invalid: %s", path, why)
+	}
+	if !strings.HasPrefix(path, "/") {
+		return bad(`it must start with "/"`)
+	}
+	names := strings.Split(path[1:], "/")
+	for _, n := range names {
+		switch {
+		case n == "":
+			return bad("a property name is empty")
+		case n == "*" || n == "?" || strings.Contains(n, "[]"):
+			return bad("a unique key path names properties, without wildcards or arrays")
+		}
+	}
+	return names, nil
+}
+
+// uniquePolicyChange refuses a replacement of a container's properties old
+// by next that changes the unique key policy (both normalized).
+func uniquePolicyChange(old, next ContainerProperties) *Error {
+	var a, b []UniqueKey
+	if old.UniqueKeyPolicy != nil {
+		a = old.UniqueKeyPolicy.UniqueKeys
+	}
+	if next.UniqueKeyPolicy != nil {
+		b = next.UniqueKeyPolicy.UniqueKeys
+	}
+	if !slices.EqualFunc(a, b, func(x, y UniqueKey) bool { return slices.Equal(x.Paths, y.Paths) }) {
+		return badRequest("the unique key policy of a container cannot be changed")
+	}
+	return nil
+}
+
+// cloneUniquePolicy makes p's unique key policy a copy of its own.
+func cloneUniquePolicy(p *ContainerProperties) {
+	if p.UniqueKeyPolicy == nil {
+		return
+	}
+	up := UniqueKeyPolicy{UniqueKeys: slices.Clone(p.UniqueKeyPolicy.UniqueKeys)}
+	for i := range up.UniqueKeys {
+		up.UniqueKeys[i].Paths = slices.Clone(up.UniqueKeys[i].Paths)
+	}
+	p.UniqueKeyPolicy = &up
+}
+
+// uniqueIndex holds, for each unique key of a container's policy, the items
+// by their partition and their values at the key's paths: every version
+// the id tables hold, expired or not (an expired one holds no value, and a
+// check skips it: its purge, later, removes it alone). Guarded by the
+// container's mu; writes that check it hold the container's uniqueMu too
+// (see the locking note).
+type uniqueIndex struct {
+	keys [][][]string        // each key's paths, each path's property names
+	held map[string][]record // by entry: the versions that have its values
+	buf  []byte              // scratch for entries
+}
+
+// newUniqueIndex returns the index of the policy up (normalized), nil for
+// none.
+func newUniqueIndex(up *UniqueKeyPolicy) *uniqueIndex {
+	if up == nil {
+		return nil
+	}
+	u := &uniqueIndex{held: map[string][]record{}}
+	for _, k := range up.UniqueKeys {
+		var paths [][]string
+		for _, p := range k.Paths {
+			names, _ := parseUniquePath(p) // checked by normalizeUniquePolicy
+			paths = append(paths, names)
+		}
+		u.keys = append(u.keys, paths)
+	}
+	return u
+}
+
+// entry appends to dst the entry of the values of doc, an item of the
+// partition pk (encoded), at the paths of key k.
+func (u *uniqueIndex) entry(dst []byte, k int, pk string, doc []byte) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(pk)))
+	dst = append(dst, pk...)
+	dst = append(dst, byte(k))
+	for _, path := range u.keys[k] {
+		dst = query.AppendUnique(dst, doc, path)
+	}
+	return dst
+}
+
+// bodyBytes returns rec's stored document, without copying it.
+func bodyBytes(rec record) []byte {
+	b := rec.body()
+	return unsafe.Slice(unsafe.StringData(b), len(b))
+}
+
+// itemChanged makes the index follow one item change, old ("" if none)
+// going and rec ("" if none) coming. The caller holds the container's mu.
+func (u *uniqueIndex) itemChanged(old, rec record) {
+	if u == nil {
+		return
+	}
+	for k := range u.keys {
+		if old != "" {
+			u.buf = u.entry(u.buf[:0], k, old.pk(), bodyBytes(old))
+			if rs := u.held[string(u.buf)]; len(rs) == 1 && rs[0] == old {
+				delete(u.held, string(u.buf))
+			} else if i := slices.Index(rs, old); i >= 0 {
+				u.held[string(u.buf)] = slices.Delete(rs, i, i+1)
+			}
+		}
+		if rec != "" {
+			u.buf = u.entry(u.buf[:0], k, rec.pk(), bodyBytes(rec))
+			u.held[string(u.buf)] = append(u.held[string(u.buf)], rec)
+		}
+	}
+}
+
+// uniqueConflict reports whether doc, the new version of the item (pk,
+// id), would share the values of one of the container's unique keys with
+// another item of its partition live at now: one the index holds that
+// skip does not rule out, or one of others. The caller holds c.uniqueMu
+// and the item's shard lock, not c.mu.
+func (c *Container) uniqueConflict(pk, id string, doc []byte, now int64, skip func(rec record) bool, others []record) bool {
+	c.mu.Lock()
+	found := c.uniqueHeldLocked(pk, id, doc, now, skip, others)
+	c.mu.Unlock()
+	if h := c.store.testHooks(); !found && h != nil && h.afterUniqueCheck != nil {
+		h.afterUniqueCheck()
+	}
+	return found
+}
+
+// uniqueHeldLocked is uniqueConflict under c.mu.
+func (c *Container) uniqueHeldLocked(pk, id string, doc []byte, now int64, skip func(rec record) bool, others []record) bool {
+	u := c.mu.indexes.unique
+	if u == nil {
+		return false
+	}
+	for k := range u.keys {
+		u.buf = u.entry(u.buf[:0], k, pk, doc)
+		for _, r := range u.held[string(u.buf)] {
+			if r.id() != id && c.rule.live(r, now) && (skip == nil || !skip(r)) {
+				return true
+			}
+		}
+		if len(others) == 0 {
+			continue
+		}
+		mine := string(u.buf)
+		for _, r := range others {
+			if r != "" && r.id() != id && c.rule.live(r, now) && string(u.entry(u.buf[:0], k, pk, bodyBytes(r))) == mine {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// rebuildUniqueLocked makes the unique index anew from the id tables, after
+// recovery has filled them. The caller holds c.mu.
+func (c *Container) rebuildUniqueLocked() {
+	u := newUniqueIndex(c.props.UniqueKeyPolicy)
+	if u != nil {
+		for i := range c.shards {
+			c.shards[i].items.all(func(rec record) bool {
+				u.itemChanged("", rec)
+				return true
+			})
+		}
+	}
+	c.mu.indexes.unique = u
+}
+
+// batchUniqueConflict is uniqueConflict for rec, the new version of the
+// batch's item i: the versions the index holds of the batch's items give
+// way to those the batch's operations so far made (their cur).
+func (c *Container) batchUniqueConflict(sc *batchScratch, i int, pk string, rec record, now int64) bool {
+	others := make([]record, 0, len(sc.items))
+	for k := range sc.items {
+		if k != i {
+			others = append(others, sc.items[k].cur)
+		}
+	}
+	inBatch := func(r record) bool {
+		_, ok := sc.index[r.id()]
+		return ok
+	}
+	return c.uniqueConflict(pk, rec.id(), bodyBytes(rec), now, inBatch, others)
+}
