@@ -21,6 +21,7 @@ type containerResource struct {
 	VectorEmbeddingPolicy *lethe.VectorEmbeddingPolicy `json:"vectorEmbeddingPolicy,omitempty"`
 	FullTextPolicy        *lethe.FullTextPolicy        `json:"fullTextPolicy,omitempty"`
 	GeospatialConfig      *lethe.GeospatialConfig      `json:"geospatialConfig,omitempty"`
+	UniqueKeyPolicy       *lethe.UniqueKeyPolicy       `json:"uniqueKeyPolicy,omitempty"`
 }
 
 // partitionKeyResource is a container's partitionKey.
@@ -52,7 +53,8 @@ type changeFeedResource struct {
 // none).
 func toResource(p lethe.ContainerProperties) (containerResource, *changeFeedResource) {
 	r := containerResource{ID: p.ID, DefaultTTL: p.DefaultTimeToLive,
-		VectorEmbeddingPolicy: p.VectorEmbeddingPolicy, FullTextPolicy: p.FullTextPolicy, GeospatialConfig: p.GeospatialConfig}
+		VectorEmbeddingPolicy: p.VectorEmbeddingPolicy, FullTextPolicy: p.FullTextPolicy, GeospatialConfig: p.GeospatialConfig,
+		UniqueKeyPolicy: p.UniqueKeyPolicy}
 	if d := p.PartitionKeyDefinition; len(d.Paths) > 0 || d.Kind != "" || d.Version != 0 {
 		r.PartitionKey = &partitionKeyResource{Paths: d.Paths, Kind: d.Kind, Version: d.Version}
 	}
@@ -72,7 +74,8 @@ func toResource(p lethe.ContainerProperties) (containerResource, *changeFeedReso
 // policy feed and its throughput say.
 func (r containerResource) properties(feed *changeFeedResource, throughput, autoscale int32) lethe.ContainerProperties {
 	p := lethe.ContainerProperties{ID: r.ID, DefaultTimeToLive: r.DefaultTTL, Throughput: throughput, AutoscaleMaxThroughput: autoscale,
-		VectorEmbeddingPolicy: r.VectorEmbeddingPolicy, FullTextPolicy: r.FullTextPolicy, GeospatialConfig: r.GeospatialConfig}
+		VectorEmbeddingPolicy: r.VectorEmbeddingPolicy, FullTextPolicy: r.FullTextPolicy, GeospatialConfig: r.GeospatialConfig,
+		UniqueKeyPolicy: r.UniqueKeyPolicy}
 	if pk := r.PartitionKey; pk != nil {
 		p.PartitionKeyDefinition = lethe.PartitionKeyDefinition{Paths: pk.Paths, Kind: pk.Kind, Version: pk.Version}
 	}

@@ -33,6 +33,7 @@ func TestResourceKeepsEveryProperty(t *testing.T) {
 			DataType: lethe.VectorDataTypeFloat32, DistanceFunction: lethe.VectorDistanceFunctionCosine, Dimensions: 3}}},
 		FullTextPolicy:   &lethe.FullTextPolicy{DefaultLanguage: "en-US", FullTextPaths: []lethe.FullTextPath{{Path: "/text", Language: "en-US"}}},
 		GeospatialConfig: &lethe.GeospatialConfig{Type: lethe.GeospatialGeometry},
+		UniqueKeyPolicy:  &lethe.UniqueKeyPolicy{UniqueKeys: []lethe.UniqueKey{{Paths: []string{"/email"}}}},
 	}
 	for _, v := range []any{p, *p.IndexingPolicy} {
 		rv := reflect.ValueOf(v)
