@@ -243,7 +243,8 @@ func (q *request) batch() {
 	}
 	out.WriteByte(']')
 	h := q.w.Header()
-	h.Set("x-ms-session-token", q.h.sessionToken(resp.Success))
+	l := q.layout(db, c, p)
+	q.rangeHeaders(l, q.itemRange(l), resp.Success)
 	h.Set("x-ms-alt-content-path", "dbs/"+db.id+"/colls/"+c.ID())
 	h.Set("x-ms-content-path", selfRID(containerRID(db.id, c.ID())))
 	status := http.StatusOK

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/lethedb/lethe"
 )
@@ -84,7 +85,17 @@ func (q *request) bulk() {
 	}
 	out.WriteByte(']')
 	h := q.w.Header()
-	h.Set("x-ms-session-token", q.h.sessionToken(true))
+	// The SDKs send a bulk request's operations grouped by range, naming
+	// it; one that names none is answered for the whole container.
+	l := q.layout(db, c, p)
+	id := q.r.Header.Get(rangeIDHeader)
+	if i := strings.LastIndexByte(id, ','); i >= 0 {
+		id = id[i+1:]
+	}
+	if _, ok := l.byID(id); !ok {
+		id = ""
+	}
+	q.rangeHeaders(l, id, true)
 	h.Set("x-ms-alt-content-path", "dbs/"+db.id+"/colls/"+c.ID())
 	h.Set("x-ms-content-path", selfRID(containerRID(db.id, c.ID())))
 	status := http.StatusOK

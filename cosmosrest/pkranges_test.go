@@ -140,6 +140,7 @@ func TestDocumentNamesItsRange(t *testing.T) {
 	if len(ranges) != 4 {
 		t.Fatalf("%d ranges", len(ranges))
 	}
+	must(t, c.do("POST", "/dbs/db/colls/c/sprocs", map[string]any{"id": "s", "body": "function () { getContext().getResponse().setBody(1) }"}), http.StatusCreated)
 	used := map[string]bool{}
 	for i := range 20 {
 		pk := fmt.Sprintf("p%d", i)
@@ -151,6 +152,11 @@ func TestDocumentNamesItsRange(t *testing.T) {
 			must(t, c.do("GET", "/dbs/db/colls/c/docs/d", nil, hdr...), http.StatusOK),
 			must(t, c.do("PUT", "/dbs/db/colls/c/docs/d", fmt.Sprintf(`{"id":"d","pk":%q,"v":1}`, pk), hdr...), http.StatusOK),
 			must(t, c.query("/dbs/db/colls/c", "SELECT * FROM c", nil, hdr...), http.StatusOK),
+			must(t, c.do("POST", "/dbs/db/colls/c/docs", []any{map[string]any{"operationType": "Read", "id": "d"}},
+				append(hdr, "x-ms-cosmos-is-batch-request", "True", "x-ms-cosmos-batch-atomic", "True")...), http.StatusOK),
+			must(t, c.do("POST", "/dbs/db/colls/c/sprocs/s", []any{}, hdr...), http.StatusOK),
+			must(t, c.do("POST", "/dbs/db/colls/c/docs", fmt.Sprintf(`[{"operationType":"Read","id":"d","partitionKey":"[\"%s\"]"}]`, pk),
+				append(bulkHeaders()[:6], "x-ms-documentdb-partitionkeyrangeid", want)...), http.StatusOK),
 			must(t, c.do("DELETE", "/dbs/db/colls/c/docs/d", nil, hdr...), http.StatusNoContent),
 		} {
 			if got := r.header.Get("x-ms-documentdb-partitionkeyrangeid"); got != want {

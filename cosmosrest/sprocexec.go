@@ -228,7 +228,8 @@ func (q *request) executeSproc() {
 			body = []byte(`""`) // as the service answers a procedure that set no body
 		}
 		hdr := q.w.Header()
-		hdr.Set("x-ms-session-token", q.h.sessionToken(len(ops) > 0))
+		l := q.layout(db, c, p)
+		q.rangeHeaders(l, q.itemRange(l), len(ops) > 0)
 		hdr.Set("x-ms-alt-content-path", "dbs/"+db.id+"/colls/"+c.ID())
 		hdr.Set("x-ms-content-path", selfRID(containerRID(db.id, c.ID())))
 		q.reply(http.StatusOK, body, charge)
