@@ -246,7 +246,7 @@ func (q *request) batch() {
 	l := q.layout(db, c, p)
 	q.rangeHeaders(l, q.itemRange(l), resp.Success)
 	h.Set("x-ms-alt-content-path", "dbs/"+db.id+"/colls/"+c.ID())
-	h.Set("x-ms-content-path", selfRID(containerRID(db.id, c.ID())))
+	h.Set("x-ms-content-path", ridString(containerRID(db.id, c.ID())))
 	status := http.StatusOK
 	if !resp.Success {
 		status = http.StatusMultiStatus

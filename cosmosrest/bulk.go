@@ -97,7 +97,7 @@ func (q *request) bulk() {
 	}
 	q.rangeHeaders(l, id, true)
 	h.Set("x-ms-alt-content-path", "dbs/"+db.id+"/colls/"+c.ID())
-	h.Set("x-ms-content-path", selfRID(containerRID(db.id, c.ID())))
+	h.Set("x-ms-content-path", ridString(containerRID(db.id, c.ID())))
 	status := http.StatusOK
 	if !allOK {
 		status = http.StatusMultiStatus

@@ -111,7 +111,7 @@ func (q *request) changeFeed() {
 	hdr.Set("lsn", strconv.FormatUint(resp.LSN, 10))
 	q.rangeHeaders(l, rangeID, false)
 	hdr.Set("x-ms-alt-content-path", "dbs/"+db.id+"/colls/"+c.ID())
-	hdr.Set("x-ms-content-path", selfRID(containerRID(db.id, c.ID())))
+	hdr.Set("x-ms-content-path", ridString(containerRID(db.id, c.ID())))
 	if len(resp.Items) == 0 {
 		hdr.Set("x-ms-item-count", "0")
 		q.reply(http.StatusNotModified, nil, resp.RequestCharge)

@@ -162,7 +162,7 @@ func containerJSON(db *database, p lethe.ContainerProperties, ts int64) []byte {
 	}
 	writeJSONField(&b, "geospatialConfig", lethe.GeospatialConfig{Type: geoType}, true)
 	fmt.Fprintf(&b, `,"_rid":%q,"_ts":%d,"_self":"dbs/%s/colls/%s/","_etag":%s`,
-		ridString(rid), ts, selfRID(db.rid), selfRID(rid), strconv.Quote(quoteETag(containerETag(db, p, ts))))
+		ridString(rid), ts, ridString(db.rid), ridString(rid), strconv.Quote(quoteETag(containerETag(db, p, ts))))
 	b.WriteString(`,"_docs":"docs/","_sprocs":"sprocs/","_triggers":"triggers/","_udfs":"udfs/","_conflicts":"conflicts/"}`)
 	return b.Bytes()
 }
@@ -284,7 +284,7 @@ func (q *request) containerHeaders(db *database, c *lethe.Container) {
 	// the service's header says once it is: the SDKs' specs look for it.
 	hdr.Set("x-ms-documentdb-collection-index-transformation-progress", "100")
 	hdr.Set("x-ms-alt-content-path", "dbs/"+db.id)
-	hdr.Set("x-ms-content-path", selfRID(db.rid))
+	hdr.Set("x-ms-content-path", ridString(db.rid))
 }
 
 func (q *request) readContainer() {
@@ -453,7 +453,7 @@ func (q *request) partitionKeyRanges() {
 	etag := `"` + strconv.FormatUint(l.lsn, 10) + `"`
 	q.w.Header().Set("etag", etag)
 	q.w.Header().Set("x-ms-alt-content-path", "dbs/"+db.id+"/colls/"+c.ID())
-	q.w.Header().Set("x-ms-content-path", selfRID(coll))
+	q.w.Header().Set("x-ms-content-path", ridString(coll))
 	if inm := q.r.Header.Get("If-None-Match"); inm == etag || inm == strings.Trim(etag, `"`) {
 		q.reply(http.StatusNotModified, nil, 1)
 		return

@@ -218,7 +218,7 @@ func (db *database) json() []byte {
 	b.WriteString(`{"id":`)
 	writeJSONString(&b, db.id)
 	fmt.Fprintf(&b, `,"_rid":%q,"_self":"dbs/%s/","_etag":%s,"_colls":"colls/","_users":"users/","_ts":%d}`,
-		rid, selfRID(db.rid), strconv.Quote(quoteETag(db.etag())), db.ts)
+		rid, ridString(db.rid), strconv.Quote(quoteETag(db.etag())), db.ts)
 	return b.Bytes()
 }
 

@@ -89,7 +89,7 @@ func (db *database) withSelf(coll string, paths []string, doc []byte) []byte {
 	crid := containerRID(db.id, coll)
 	drid := documentRID(crid, docPartitionKey(doc, paths).String(), id)
 	db.docRIDs.note(coll, drid, id)
-	return withSystemProperties(doc, ridString(drid), "dbs/"+selfRID(db.rid)+"/colls/"+selfRID(crid)+"/docs/"+selfRID(drid)+"/")
+	return withSystemProperties(doc, ridString(drid), "dbs/"+ridString(db.rid)+"/colls/"+ridString(crid)+"/docs/"+ridString(drid)+"/")
 }
 
 // replyItem writes the response of a point operation on a document of
@@ -102,7 +102,7 @@ func (q *request) replyItem(db *database, c *lethe.Container, p lethe.ContainerP
 	}
 	q.rangeHeaders(l, q.itemRange(l), write)
 	hdr.Set("x-ms-alt-content-path", "dbs/"+db.id+"/colls/"+c.ID())
-	hdr.Set("x-ms-content-path", selfRID(containerRID(db.id, c.ID())))
+	hdr.Set("x-ms-content-path", ridString(containerRID(db.id, c.ID())))
 	var body []byte
 	if resp.Value != nil {
 		body = db.withSelf(c.ID(), p.PartitionKeyDefinition.Paths, resp.Value)
@@ -422,7 +422,7 @@ func (q *request) queryHeaders(db *database, c *lethe.Container, metrics, indexM
 	hdr := q.w.Header()
 	hdr.Set("x-ms-session-token", q.h.sessionToken(false))
 	hdr.Set("x-ms-alt-content-path", "dbs/"+db.id+"/colls/"+c.ID())
-	hdr.Set("x-ms-content-path", selfRID(containerRID(db.id, c.ID())))
+	hdr.Set("x-ms-content-path", ridString(containerRID(db.id, c.ID())))
 	if headerTrue(q.r.Header.Get("x-ms-documentdb-populatequerymetrics")) {
 		hdr.Set("x-ms-documentdb-query-metrics", metrics)
 	}

@@ -58,10 +58,10 @@ func (o offer) id() string {
 // json writes the offer as Cosmos DB does (offerVersion V2).
 func (o offer) json() []byte {
 	id := o.id()
-	rid, resource := o.db.rid, fmt.Sprintf("dbs/%s/", selfRID(o.db.rid))
+	rid, resource := o.db.rid, fmt.Sprintf("dbs/%s/", ridString(o.db.rid))
 	if o.c != nil {
 		rid = containerRID(o.db.id, o.c.ID())
-		resource += fmt.Sprintf("colls/%s/", selfRID(rid))
+		resource += fmt.Sprintf("colls/%s/", ridString(rid))
 	}
 	var b bytes.Buffer
 	fmt.Fprintf(&b, `{"resource":%q,"offerType":"Invalid","offerResourceId":%q,"offerVersion":"V2",`, resource, ridString(rid))

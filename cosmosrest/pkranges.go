@@ -208,7 +208,7 @@ func rangeJSON(db *database, coll []byte, l *rangeLayout, i int, ts int64) []byt
 	}
 	etag := strconv.Quote(`"` + strconv.FormatUint(l.lsn, 10) + `"`)
 	return fmt.Appendf(nil, `{"_rid":%q,"id":%q,"_etag":%s,"minInclusive":%q,"maxExclusive":%q,"ridPrefix":%d,"_self":"dbs/%s/colls/%s/pkranges/%s/","throughputFraction":%s,"status":"online","parents":%s,"ownedArchivalPKRangeIds":[],"_ts":%d,"lsn":%d,"_lsn":%d}`,
-		ridString(rid), r.id, etag, r.lo, r.hi, i, selfRID(db.rid), selfRID(coll), selfRID(rid),
+		ridString(rid), r.id, etag, r.lo, r.hi, i, ridString(db.rid), ridString(coll), ridString(rid),
 		strconv.FormatFloat(1/float64(len(l.ranges)), 'g', -1, 64), parents, ts, l.lsn, l.lsn)
 }
 

@@ -57,14 +57,11 @@ func pkRangeRID(coll []byte) []byte {
 	return append(r, 1, 0, 0, 0, 0, 0, 0, 0x50)
 }
 
-// ridString is a resource id as _rid writes it.
+// ridString is a resource id as _rid, _self links and request paths write
+// it: standard base64 with '-' for '/', the service's alphabet in all three.
 func ridString(b []byte) string {
 	return strings.ReplaceAll(base64.StdEncoding.EncodeToString(b), "/", "-")
 }
-
-// selfRID is a resource id as _self links and request paths write it: as
-// _rid does.
-func selfRID(b []byte) string { return ridString(b) }
 
 // parseRID decodes s, a resource id as ridString writes it, and reports
 // whether it is one of n bytes. The decoding is strict (padding, no stray

@@ -178,7 +178,7 @@ func (s *scriptRes) json(db *database) []byte {
 		writeJSONString(&b, cmp.Or(s.SentOperation, s.Operation))
 	}
 	fmt.Fprintf(&b, `,"_rid":%q,"_self":"dbs/%s/colls/%s/%s/%s/","_etag":%s,"_ts":%d}`,
-		ridString(rid), selfRID(db.rid), selfRID(containerRID(db.id, s.Coll)), s.Kind, selfRID(rid), strconv.Quote(quoteETag(s.etag())), s.TS)
+		ridString(rid), ridString(db.rid), ridString(containerRID(db.id, s.Coll)), s.Kind, ridString(rid), strconv.Quote(quoteETag(s.etag())), s.TS)
 	return b.Bytes()
 }
 

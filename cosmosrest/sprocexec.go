@@ -112,7 +112,7 @@ func (s *partitionStore) Decorate(doc []byte) []byte {
 }
 
 func (s *partitionStore) Links() (string, string) {
-	return "dbs/" + s.db.id + "/colls/" + s.c.ID(), "dbs/" + selfRID(s.db.rid) + "/colls/" + selfRID(containerRID(s.db.id, s.c.ID())) + "/"
+	return "dbs/" + s.db.id + "/colls/" + s.c.ID(), "dbs/" + ridString(s.db.rid) + "/colls/" + ridString(containerRID(s.db.id, s.c.ID())) + "/"
 }
 
 func (s *partitionStore) Now() time.Time { return s.now() }
@@ -231,7 +231,7 @@ func (q *request) executeSproc() {
 		l := q.layout(db, c, p)
 		q.rangeHeaders(l, q.itemRange(l), len(ops) > 0)
 		hdr.Set("x-ms-alt-content-path", "dbs/"+db.id+"/colls/"+c.ID())
-		hdr.Set("x-ms-content-path", selfRID(containerRID(db.id, c.ID())))
+		hdr.Set("x-ms-content-path", ridString(containerRID(db.id, c.ID())))
 		q.reply(http.StatusOK, body, charge)
 		return
 	}

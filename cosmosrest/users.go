@@ -254,7 +254,7 @@ func (u *user) json(db *database) []byte {
 	b.WriteString(`{"id":`)
 	writeJSONString(&b, u.ID)
 	fmt.Fprintf(&b, `,"_rid":%q,"_self":"dbs/%s/users/%s/","_etag":%s,"_permissions":"permissions/","_ts":%d}`,
-		ridString(rid), selfRID(db.rid), selfRID(rid), strconv.Quote(quoteETag(u.etag(db.id))), u.TS)
+		ridString(rid), ridString(db.rid), ridString(rid), strconv.Quote(quoteETag(u.etag(db.id))), u.TS)
 	return b.Bytes()
 }
 
@@ -273,7 +273,7 @@ func (q *request) permissionJSON(db *database, u *user, p *permission, exp time.
 		b.Write(p.PK)
 	}
 	fmt.Fprintf(&b, `,"_rid":%q,"_self":"dbs/%s/users/%s/permissions/%s/","_etag":%s,"_ts":%d,"_token":`,
-		ridString(rid), selfRID(db.rid), selfRID(userRID(db.id, u.ID)), selfRID(rid), strconv.Quote(quoteETag(p.etag())), p.TS)
+		ridString(rid), ridString(db.rid), ridString(userRID(db.id, u.ID)), ridString(rid), strconv.Quote(quoteETag(p.etag())), p.TS)
 	writeJSONString(&b, q.h.mintResourceToken(tokenClaims{DB: db.id, User: u.ID, Perm: p.ID, Nonce: p.Nonce, Exp: exp.Unix()}))
 	b.WriteByte('}')
 	return b.Bytes()
