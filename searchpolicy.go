@@ -109,12 +109,17 @@ type FullTextIndex struct {
 // for the full-text functions: the path's, when the policy lists it, else
 // the policy's default.
 func (fp *FullTextPolicy) language(path []string) string {
+	lang := fp.DefaultLanguage
 	for _, tp := range fp.FullTextPaths {
 		if policyPathIs(tp.Path, path) {
-			return tp.Language
+			lang = tp.Language
+			break
 		}
 	}
-	return fp.DefaultLanguage
+	if tag, ok := textLCIDs[lang]; ok {
+		return tag
+	}
+	return lang
 }
 
 // embedding returns the distance function and element type of the
@@ -163,6 +168,24 @@ const (
 
 // textLanguages are the languages a full-text path may have.
 var textLanguages = []string{"en-US", "de-DE", "es-ES", "fr-FR", "it-IT", "pt-PT", "pt-BR"}
+
+// textLCIDs are the Windows locale ids (LCIDs) of textLanguages, which the
+// service takes for a language too ("1033" for en-US): kept as given, read
+// as their language.
+var textLCIDs = map[string]string{
+	"1033": "en-US", "1031": "de-DE", "3082": "es-ES", "1034": "es-ES", "1036": "fr-FR",
+	"1040": "it-IT", "2070": "pt-PT", "1046": "pt-BR",
+}
+
+// textLanguage returns the language lang names (a tag of textLanguages, in
+// any case, or an LCID of one) in its canonical spelling, or the LCID as
+// given; ok is false for a language lethe does not analyze.
+func textLanguage(lang string) (string, bool) {
+	if _, ok := textLCIDs[lang]; ok {
+		return lang, true
+	}
+	return canonical(lang, textLanguages...)
+}
 
 // canonical returns the element of names equal to s in any case, and
 // whether there is one.
@@ -215,7 +238,7 @@ func normalizeSearchPolicies(p *ContainerProperties) *Error {
 			fp.DefaultLanguage = defaultTextLanguage
 		}
 		var ok bool
-		if fp.DefaultLanguage, ok = canonical(fp.DefaultLanguage, textLanguages...); !ok {
+		if fp.DefaultLanguage, ok = textLanguage(fp.DefaultLanguage); !ok {
 			return badRequest("the full-text policy's default language %q is not supported: use %s", fp.DefaultLanguage, strings.Join(textLanguages, ", "))
 		}
 		for i := range fp.FullTextPaths {
@@ -230,7 +253,7 @@ func normalizeSearchPolicies(p *ContainerProperties) *Error {
 			if tp.Language == "" {
 				tp.Language = fp.DefaultLanguage
 			}
-			if tp.Language, ok = canonical(tp.Language, textLanguages...); !ok {
+			if tp.Language, ok = textLanguage(tp.Language); !ok {
 				return badRequest("the full-text path %q has the language %q, which is not supported: use %s", tp.Path, tp.Language, strings.Join(textLanguages, ", "))
 			}
 		}

@@ -499,3 +499,29 @@ func TestVectorIndexSharedThroughputRace(t *testing.T) {
 		s.Close()
 	}
 }
+
+// TestFullTextLanguageLCID: a full-text policy may name a language by its
+// Windows locale id, as the service takes it ("1033" for en-US): kept as
+// given, and the text analyzed in that language; an LCID of a language
+// lethe does not analyze is a 400.
+func TestFullTextLanguageLCID(t *testing.T) {
+	t.Parallel()
+	s, _ := newStore(t)
+	c := mustContainer(t, s, lethe.ContainerProperties{ID: "lcid",
+		FullTextPolicy: &lethe.FullTextPolicy{DefaultLanguage: "1033", FullTextPaths: []lethe.FullTextPath{{Path: "/title"}, {Path: "/body", Language: "1036"}}}})
+	got, err := c.Read(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, &lethe.FullTextPolicy{DefaultLanguage: "1033", FullTextPaths: []lethe.FullTextPath{{Path: "/title", Language: "1033"}, {Path: "/body", Language: "1036"}}}, got.FullTextPolicy)
+	_, err = c.CreateItem(ctx, lethe.NewPartitionKey(), []byte(`{"id":"1","title":"Searching the archive","body":"Les voitures rouges"}`), nil)
+	require.NoError(t, err)
+	count := func(where string) []string {
+		got, _ := queryAll(t, c, "SELECT VALUE COUNT(1) FROM c WHERE "+where, nil, lethe.NewPartitionKey())
+		return got
+	}
+	assert.Equal(t, []string{"1"}, count(`FullTextContains(c.title, "searched")`), "1033 is English: stemmed")
+	assert.Equal(t, []string{"0"}, count(`FullTextContains(c.body, "voiture")`), "1036 is French: not stemmed as English")
+	assert.Equal(t, []string{"1"}, count(`FullTextContains(c.body, "Voitures")`))
+
+	_, err = s.CreateContainer(ctx, lethe.ContainerProperties{ID: "bad", FullTextPolicy: &lethe.FullTextPolicy{DefaultLanguage: "1041"}})
+	require.ErrorIs(t, err, lethe.ErrBadRequest, "1041 (ja-JP) is not analyzed")
+}
