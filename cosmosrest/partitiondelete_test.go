@@ -49,4 +49,27 @@ func TestPartitionKeyDelete(t *testing.T) {
 		}
 	}
 	must(t, c.do("GET", "/dbs/db/colls/c/docs/0", nil, "x-ms-documentdb-partitionkey", `["b"]`), 404)
+
+	// A token on one document reaches that document, not its partition.
+	must(t, c.do("POST", "/dbs/db/colls/c/docs", `{"id":"9","pk":"b"}`, "x-ms-documentdb-partitionkey", `["b"]`), 201)
+	must(t, c.do("POST", "/dbs/db/users", map[string]any{"id": "doc"}), 201)
+	p := must(t, c.do("POST", "/dbs/db/users/doc/permissions", map[string]any{"id": "d", "permissionMode": "All", "resource": "dbs/db/colls/c/docs/9", "resourcePartitionKey": []any{"b"}}), 201).json(t)
+	got := c.doAs("POST", path, "colls", link, nil, "Authorization", url.QueryEscape(p["_token"].(string)), "x-ms-documentdb-partitionkey", `["b"]`)
+	if got.status != 403 || !strings.Contains(string(got.body), "one document") {
+		t.Errorf("a token on one document: %d %s, want 403", got.status, got.body)
+	}
+	must(t, c.do("GET", "/dbs/db/colls/c/docs/9", nil, "x-ms-documentdb-partitionkey", `["b"]`), 200)
+
+	// By resource ids, signed over the container's id as the legacy SDKs sign it.
+	coll := must(t, c.do("GET", "/dbs/db/colls/c", nil), 200).json(t)
+	self := strings.Trim(coll["_self"].(string), "/")
+	crid := coll["_rid"].(string)
+	must(t, c.doAs("POST", "/"+self+"/operations/partitionkeydelete", "colls", "partitionkeydelete", nil, "x-ms-documentdb-partitionkey", `["b"]`), 401)
+	must(t, c.doAs("POST", "/"+self+"/operations/partitionkeydelete", "colls", strings.ToLower(crid), nil, "x-ms-documentdb-partitionkey", `["b"]`), 200)
+	must(t, c.do("GET", "/dbs/db/colls/c/docs/9", nil, "x-ms-documentdb-partitionkey", `["b"]`), 404)
+
+	// A permission on a database's resource id path is no server error.
+	if r := c.do("POST", "/dbs/db/users/doc/permissions", map[string]any{"id": "x", "permissionMode": "Read", "resource": "dbs/AAAAAA=="}); r.status >= 500 {
+		t.Errorf("a permission on dbs/AAAAAA==: %d %s", r.status, r.body)
+	}
 }

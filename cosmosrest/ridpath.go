@@ -52,7 +52,9 @@ func (h *Handler) addressedByRID(rt route) (route, bool) {
 	if _, named := h.lookup(s[1]); named {
 		return rt, false
 	}
-	if n := len(s); n%2 == 0 {
+	if n := len(s); n == 6 && s[2] == "colls" && s[4] == "operations" {
+		rt.link = strings.ToLower(s[3]) // signed as a request on the container, as parsePath reads it
+	} else if n%2 == 0 {
 		rt.link = strings.ToLower(s[n-1])
 	} else {
 		rt.link = strings.ToLower(s[n-2])
@@ -144,7 +146,7 @@ func (q *request) permissionResourceByName(db *database, res string) (string, fo
 	if err != nil {
 		return res, foundOne // parsePermissionResource says what is wrong
 	}
-	if _, byRID := q.h.addressedByRID(rt); !byRID || rt.segs[2] != "colls" || (len(rt.segs) == 6 && rt.segs[4] != "docs") {
+	if _, byRID := q.h.addressedByRID(rt); !byRID || len(rt.segs) < 4 || rt.segs[2] != "colls" || (len(rt.segs) == 6 && rt.segs[4] != "docs") {
 		return res, foundOne
 	}
 	segs, _, f := q.namesOf(rt.segs)

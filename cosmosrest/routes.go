@@ -114,7 +114,12 @@ func init() {
 		tTrigger:  scriptItemRoutes,
 		tUDFs:     scriptFeedRoutes,
 		tUDF:      scriptItemRoutes,
-		tPartitionDelete: {ops: []operation{
+		tPartitionDelete: {docScope: func(s scope, _ target) string {
+			if s.document != "" {
+				return "the token's permission is on one document, not on its partition"
+			}
+			return ""
+		}, ops: []operation{
 			{method: "POST", serve: (*request).deletePartition, token: tokenRule{write: true, pk: true}},
 			{token: tokenRule{write: true, pk: true}},
 		}},
