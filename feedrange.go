@@ -108,7 +108,7 @@ func (c *Container) scope(r *FeedRange) (*epkScope, *Error) {
 	if lo >= hi {
 		return nil, badRequest("the feed range [%q, %q) is empty: its minimum must be below its maximum", clip(lo), clip(hi))
 	}
-	return &epkScope{lo: lo, hi: hi, version: c.pkPaths.version, multi: len(c.pkPaths.segs) > 1}, nil
+	return &epkScope{lo: lo, hi: hi, version: c.pkPaths.version, multi: c.pkPaths.multi}, nil
 }
 
 // has reports whether the item of encoded key enc lies in s (nil: every

@@ -265,3 +265,27 @@ func TestFeedRangeRefused(t *testing.T) {
 	r := lethe.FeedRange{MinInclusive: "", MaxExclusive: "ff"}
 	assert.Len(t, queryRange(t, c, "SELECT * FROM c", &r, 0), 1)
 }
+
+// TestFeedRangeMultiHashOnePath: a MultiHash container of one path (even
+// of hash version 1) is hashed as hierarchical, as EffectivePartitionKey
+// and PrefixFeedRange hash it: a key's prefix range holds exactly its
+// items, for queries and the change feed.
+func TestFeedRangeMultiHashOnePath(t *testing.T) {
+	t.Parallel()
+	s, _ := newStore(t)
+	def := lethe.PartitionKeyDefinition{Paths: []string{"/t"}, Kind: lethe.PartitionKeyKindMultiHash, Version: 1}
+	c := mustContainer(t, s, lethe.ContainerProperties{ID: "m1", PartitionKeyDefinition: def, ChangeFeedPolicy: &lethe.ChangeFeedPolicy{}})
+	want := map[string][]string{}
+	for i := range 40 {
+		tn, id := fmt.Sprintf("t%d", i%5), fmt.Sprint(i)
+		_, err := c.CreateItem(ctx, lethe.NewPartitionKeyString(tn), fmt.Appendf(nil, `{"id":%q,"t":%q}`, id, tn), nil)
+		require.NoError(t, err)
+		want[tn] = append(want[tn], id)
+	}
+	for tn, w := range want {
+		r := lethe.PrefixFeedRange(lethe.NewPartitionKeyString(tn))
+		assert.ElementsMatch(t, w, ids(t, queryRange(t, c, "SELECT * FROM c", &r, 0)), tn)
+		items, _ := readAll(t, c, lethe.ChangeFeedOptions{FeedRange: &r})
+		assert.ElementsMatch(t, w, ids(t, items), tn)
+	}
+}

@@ -275,6 +275,7 @@ type pkPaths struct {
 	segs    [][]string // per path, its segments; empty: not partitioned
 	byID    bool       // the definition is the one path "/id"
 	version int        // the hash version, 1 or 2 (feedrange.go)
+	multi   bool       // the key is hashed as hierarchical: MultiHash, or several paths (feedrange.go)
 }
 
 // systemProperties are the top-level properties the store owns, which no
@@ -333,6 +334,7 @@ func normalizePKDef(d PartitionKeyDefinition) (PartitionKeyDefinition, pkPaths, 
 	}
 	pp.byID = len(pp.segs) == 1 && len(pp.segs[0]) == 1 && pp.segs[0][0] == "id"
 	pp.version = d.Version
+	pp.multi = d.Kind == PartitionKeyKindMultiHash || len(d.Paths) > 1 // as EffectivePartitionKey hashes it
 	return d, pp, nil
 }
 
