@@ -77,6 +77,12 @@ func parseUniquePath(path string) ([]string, *Error) {
 		return bad(`it must start with "/"`)
 	}
 	names := strings.Split(path[1:], "/")
+	if systemProperties[names[0]] {
+		// The store owns them: a document's own _ts or _etag is dropped
+		// before it is stored, so it could be checked as one value and
+		// kept as another.
+		return bad("it names a system property")
+	}
 	for _, n := range names {
 		switch {
 		case n == "":

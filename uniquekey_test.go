@@ -301,6 +301,8 @@ func TestUniqueKeyPolicyChecks(t *testing.T) {
 	}{
 		{"16 paths", [][]string{paths(16)}, ""},
 		{"17 paths", [][]string{paths(17)}, "17 paths"},
+		{"a system property", [][]string{{"/_ts"}}, "system property"},
+		{"a system property, nested", [][]string{{"/_etag/x"}}, "system property"},
 		{"10 keys", keys(10), ""},
 		{"11 keys", keys(11), "11 unique keys"},
 		{"no paths", [][]string{{}}, "0 paths"},
