@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
-	"strings"
 
 	"github.com/lethedb/lethe"
 )
@@ -88,10 +87,7 @@ func (q *request) bulk() {
 	// The SDKs send a bulk request's operations grouped by range, naming
 	// it; one that names none is answered for the whole container.
 	l := q.layout(db, c, p)
-	id := q.r.Header.Get(rangeIDHeader)
-	if i := strings.LastIndexByte(id, ','); i >= 0 {
-		id = id[i+1:]
-	}
+	id := rangeIDOf(q.r)
 	if _, ok := l.byID(id); !ok {
 		id = ""
 	}

@@ -61,12 +61,9 @@ func (q *request) changeFeed() {
 		o.PartitionKey = &pk
 	}
 	l := q.layout(db, c, p)
-	rangeID, feedRange, ok := q.requestRange(l)
+	rangeID, feedRange, ok := q.requestRange(l, pk)
 	if !ok {
 		return
-	}
-	if rangeID == "" {
-		rangeID = l.keyRange(pk)
 	}
 	o.FeedRange = feedRange
 	limit, ok := q.maxItemCount()

@@ -283,12 +283,9 @@ func (q *request) runQuery(text string, params map[string]json.RawMessage) {
 		return
 	}
 	l := q.layout(db, c, p)
-	rangeID, feedRange, ok := q.requestRange(l)
+	rangeID, feedRange, ok := q.requestRange(l, pk)
 	if !ok {
 		return
-	}
-	if rangeID == "" {
-		rangeID = l.keyRange(pk)
 	}
 	limit, ok := q.maxItemCount()
 	if !ok {

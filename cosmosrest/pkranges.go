@@ -158,23 +158,30 @@ func (q *request) layout(db *database, c *lethe.Container, p lethe.ContainerProp
 	return l.(*rangeLayout)
 }
 
-// requestRange reads the range a query or change feed request names: the
-// range of x-ms-documentdb-partitionkeyrangeid (410 with substatus 1002
-// when the container has none of that id), narrowed to x-ms-start-epk and
-// x-ms-end-epk when the request has them. It returns a nil feed range for
-// a request that names neither, and answers the request itself when it
-// fails.
-func (q *request) requestRange(l *rangeLayout) (id string, fr *lethe.FeedRange, ok bool) {
+// rangeIDOf returns the range id a request's
+// x-ms-documentdb-partitionkeyrangeid names ("" for none): the SDKs send
+// the id alone, or as "{database rid},{range id}".
+func rangeIDOf(r *http.Request) string {
+	id := r.Header.Get("x-ms-documentdb-partitionkeyrangeid")
+	return id[strings.LastIndexByte(id, ',')+1:]
+}
+
+// requestRange reads the range a query or change feed request of partition
+// key pk reads: the range of x-ms-documentdb-partitionkeyrangeid (410 with
+// substatus 1002 when the container has none of that id), narrowed to
+// x-ms-start-epk and x-ms-end-epk when the request has them. It returns a
+// nil feed range for a request that names neither, with the id of the one
+// range pk reads, if it reads one (keyRange); it answers the request itself
+// when it fails.
+func (q *request) requestRange(l *rangeLayout, pk lethe.PartitionKey) (id string, fr *lethe.FeedRange, ok bool) {
 	id = q.r.Header.Get("x-ms-documentdb-partitionkeyrangeid")
 	lo, hi := q.r.Header.Get("x-ms-start-epk"), q.r.Header.Get("x-ms-end-epk")
 	if id == "" && lo == "" && hi == "" {
-		return "", nil, true
+		return l.keyRange(pk), nil, true
 	}
 	fr = &lethe.FeedRange{MinInclusive: epk.Min, MaxExclusive: epk.Max}
 	if id != "" {
-		// The SDKs send the id alone, or as "{database rid},{range id}".
-		rid := id[strings.LastIndexByte(id, ',')+1:]
-		r, found := l.byID(rid)
+		r, found := l.byID(rangeIDOf(q.r))
 		if !found {
 			apiError{status: http.StatusGone, sub: subPartitionKeyRangeGone,
 				msg: fmt.Sprintf("The partition key range %q does not exist in the container: it has been split, or never existed. Read the container's partition key ranges (/pkranges) again.", clip(id))}.write(q.w)
@@ -192,6 +199,9 @@ func (q *request) requestRange(l *rangeLayout) (id string, fr *lethe.FeedRange, 
 			q.answerError(http.StatusBadRequest, fmt.Sprintf("the effective partition key range [%q, %q) of x-ms-start-epk and x-ms-end-epk is empty, or outside the partition key range %q", clip(lo), clip(hi), clip(id)))
 			return "", nil, false
 		}
+	}
+	if id == "" {
+		id = l.keyRange(pk)
 	}
 	return id, fr, true
 }
