@@ -338,6 +338,10 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, g gateway) {
 	if !ok {
 		return
 	}
+	if byRID && claims != nil && h.ridOutsideScope(*claims, rt) {
+		apiError{status: http.StatusForbidden, msg: withDetail(msgInsufficientPermissions, "the token's permission is on another resource")}.write(w)
+		return
+	}
 	if byRID {
 		q := &request{h: h, w: w, r: r, body: body, rt: rt}
 		if !q.resolveRIDs() {

@@ -200,6 +200,31 @@ func (q *request) resolveContainerChild(db *database, segs []string) found {
 	return foundNone
 }
 
+// ridOutsideScope reports whether rt, a path by resource ids below a
+// container (one of its documents, scripts, conflicts, ranges, …), lies
+// outside the container of the permission a resource token c names, or
+// names a database or container that does not exist: such a request is
+// refused before the rest of its path is looked up, so that a token's
+// holder learns nothing of another container's documents from a 404, and
+// starts no scan of them (docRIDIndex). A token whose permission is gone
+// is left to authorize, which answers 401.
+func (h *Handler) ridOutsideScope(c tokenClaims, rt route) bool {
+	s := rt.segs
+	if len(s) < 5 || s[2] != "colls" {
+		return false
+	}
+	sc, ok := h.permissionScope(c)
+	if !ok {
+		return false
+	}
+	db := h.databaseByRID(s[1])
+	if db == nil || db.id != sc.db {
+		return true
+	}
+	name, found := db.containerByRID(s[3])
+	return !found || name != sc.coll
+}
+
 // databaseByRID returns the database whose resource id is s, or nil.
 func (h *Handler) databaseByRID(s string) *database {
 	rid, ok := parseRID(s, 4)

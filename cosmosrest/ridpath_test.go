@@ -244,6 +244,9 @@ func TestResourceTokensByResourceID(t *testing.T) {
 	byRID := token("v", collSelf, nil)
 	doc := token("w", docSelf, []any{"p1"})
 	p2 := []string{"x-ms-documentdb-partitionkey", `["p2"]`}
+	must(t, c.do("POST", "/dbs/db/colls/other/docs", map[string]any{"id": "o1", "pk": "p1"}, p1...), 201)
+	otherDocSelf, otherDocRID := selfOf(t, c, "/dbs/db/colls/other/docs/o1", p1...)
+	missingDoc := otherDocRID[:len(otherDocRID)-4] + "AAA=" // the other container's, naming no document
 	for _, tc := range []struct {
 		name, token, path string
 		hdr               []string
@@ -261,6 +264,11 @@ func TestResourceTokensByResourceID(t *testing.T) {
 		{"a document's, read by name", doc, "/dbs/db/colls/c/docs/d1", p1, 200},
 		{"a document's, its id in another partition", doc, "/" + d2Self, p2, 403},
 		{"by resource id, a write under Read", byRID, "/" + docSelf, p1, 403},
+		// Outside the token's container, a document that exists and one
+		// that does not are refused alike: the token tells nothing of them.
+		{"by resource id, another container's document", byRID, "/" + otherDocSelf, p1, 403},
+		{"by resource id, another container's missing document", byRID, "/" + otherSelf + "docs/" + missingDoc + "/", p1, 403},
+		{"by resource id, a missing container's document", byRID, "/" + otherSelf[:len(otherSelf)-5] + "AAA=/docs/" + missingDoc + "/", p1, 403},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			method := "GET"
