@@ -100,3 +100,55 @@ func runIDTable(t *testing.T, steps int) {
 		}
 	}
 }
+
+// TestIDTableRemoveAcrossTheEnd removes records from probe chains that
+// wrap from the table's last slot to its first, where backward-shift
+// deletion must keep a record that sits at or after its home across the
+// wrap and move one whose home lies before the hole. Each case places
+// records by home slot in an 8-slot table (home(h) is h>>29 there), removes
+// one and finds every other: the random sequence of TestIDTable reaches
+// these layouts too rarely to catch a wrong wrap test.
+func TestIDTableRemoveAcrossTheEnd(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name   string
+		homes  []int // the home slot of each record, inserted in order
+		remove int   // the record removed (an index into homes)
+	}{
+		{"the record after the wrap is at its home and stays", []int{7, 0}, 0},
+		{"the record after the wrap came from before the hole and stays", []int{6, 7, 7}, 0},
+		{"the record after the wrap moves back across the end", []int{7, 7, 0}, 0},
+		{"a record moves back to the last slot, the next to the first", []int{7, 7, 7, 0}, 0},
+		{"the hole is after the wrap", []int{7, 7, 7, 0}, 1},
+		{"the hole is after the wrap, a wrapped record moves into it", []int{7, 7, 7}, 1},
+		{"no wrap: the next record stays at its home", []int{2, 3}, 0},
+		{"no wrap: the next record moves back", []int{2, 2, 3}, 0},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var tab idTable
+			tab.reserve(1) // minTableSize slots
+			require.Len(t, tab.slots, 8)
+			recs := make([]record, len(tc.homes))
+			hashes := make([]uint32, len(tc.homes))
+			for i, home := range tc.homes {
+				p := parsedItem{id: fmt.Sprint("id", i)}
+				recs[i] = buildRecord([]byte(`{}`), &p, "", 1, uint64(i+1), uint64(i+1))
+				hashes[i] = uint32(home)<<29 | uint32(i+1)
+				require.Equal(t, home, tab.home(hashes[i]))
+				tab.put(hashes[i], recs[i])
+			}
+			require.Len(t, tab.slots, 8, "the table must not have grown")
+			gone := recs[tc.remove]
+			tab.remove(gone.pk(), gone.id(), hashes[tc.remove])
+			for i, rec := range recs {
+				want := rec
+				if i == tc.remove {
+					want = ""
+				}
+				require.Equal(t, want, tab.get(rec.pk(), rec.id(), hashes[i]), "record %d (home %d)", i, tc.homes[i])
+			}
+			require.Equal(t, len(recs)-1, tab.n)
+		})
+	}
+}
