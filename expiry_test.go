@@ -328,3 +328,28 @@ func TestReapReturnsUnspentUnits(t *testing.T) {
 	defer b.mu.Unlock()
 	require.Equal(t, before-want, b.spare, "the spare budget paid for the 15 purges made, not for the 5 rewritten items")
 }
+
+// TestExpiryTreeFrontEntryRemoved: a count that stops at its visit limit
+// leaves the front on a real entry, which is counted; removing that very
+// entry's item must take it off the count, or the expired count stays one
+// too high for good once the front moves on.
+func TestExpiryTreeFrontEntryRemoved(t *testing.T) {
+	t.Parallel()
+	x := newExpiryIndex()
+	var recs []record
+	for i := range 5 {
+		p := parsedItem{id: fmt.Sprint(i)}
+		rec := buildRecord([]byte(`{}`), &p, "", int64(i+1), uint64(i+1), uint64(i+1))
+		recs = append(recs, rec)
+		x.add(rec)
+	}
+	require.Equal(t, 5, x.inherit.t.Len(), "the records inherit the default ttl")
+	require.False(t, x.inherit.advance(upTo(10), 2), "a count of two of five entries")
+	require.True(t, sameRecord(recs[1], x.inherit.front.rec), "the front is on the second entry")
+	require.Equal(t, int64(2), x.inherit.n)
+	x.remove(recs[1], false)
+	require.Equal(t, int64(1), x.inherit.n, "the front's own entry left the count")
+	require.True(t, x.inherit.advance(upTo(10), 100))
+	require.Equal(t, int64(4), x.inherit.n)
+	require.Equal(t, 4*int64(recs[0].jsonLen()), x.inherit.bytes)
+}
