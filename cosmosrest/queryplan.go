@@ -31,7 +31,12 @@ import (
 // _attachments where the payload is the item itself, as SELECT * has
 // them. A shape the plan does not rewrite gets a plan that asks the SDK
 // for nothing (queryPlanJSON's fallback): lethe evaluates the whole query
-// for the range and the SDK passes its results through.
+// for the range and the SDK passes its results through. So does ORDER BY
+// RANK with SELECT VALUE of anything but the item or an object literal:
+// the service's plan has the VALUE as each component's payload, which
+// @azure/cosmos's hybrid search refuses when it is no object ("payload
+// must exist"; the .NET SDK reads any), where lethe's fallback at least
+// ranks each range.
 
 // featureSkipOrderByRewrite is the query feature (x-ms-cosmos-supported-
 // query-features) of the SDKs that read the service's optimized hybrid
@@ -76,6 +81,7 @@ func queryPlanJSON(spec queryspec.Spec, p lethe.ContainerProperties, features st
 	o := query.PlanOptions{
 		Params:             spec.Values(),
 		SkipOrderByRewrite: hasFeature(features, featureSkipOrderByRewrite),
+		ObjectPayloads:     true, // @azure/cosmos's hybrid search
 	}
 	if vp := p.VectorEmbeddingPolicy; vp != nil {
 		o.Vector = func(path []string) (string, string) {

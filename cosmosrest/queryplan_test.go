@@ -109,12 +109,22 @@ func TestRewrittenQueries(t *testing.T) {
 	if len(hi.ComponentQueryInfos) != 2 {
 		t.Fatalf("components: %s", h)
 	}
-	// A shape the service's plan does not rewrite for the SDKs (their
-	// hybrid search reads only payloads that are objects) gets a plan that
-	// asks nothing of them: lethe answers it whole for the range.
+	// A ranked SELECT VALUE that may be no object, whose service plan
+	// @azure/cosmos's hybrid search cannot read, gets a plan that asks
+	// nothing of the SDK: lethe answers it whole for the range.
 	if p := plan(`SELECT TOP 2 VALUE c.id FROM c ORDER BY RANK FullTextScore(c.title, "red")`, "HybridSearch"); p["hybridSearchQueryInfo"] != nil ||
 		!strings.Contains(string(p["queryInfo"]), `"orderBy":[],`) || !strings.Contains(string(p["queryInfo"]), `"rewrittenQuery":""`) {
-		t.Errorf("the plan of a ranked SELECT VALUE: %v", p)
+		t.Errorf("the plan of a ranked SELECT VALUE c.id: %v", p)
+	}
+	// One of the item gets the service's plan, and its components'
+	// payloads carry the item's system properties.
+	var hv struct{ ComponentQueryInfos []json.RawMessage }
+	if err := json.Unmarshal(plan(`SELECT TOP 2 VALUE c FROM c ORDER BY RANK FullTextScore(c.title, "red")`, "HybridSearch")["hybridSearchQueryInfo"], &hv); err != nil || len(hv.ComponentQueryInfos) != 1 {
+		t.Fatalf("the plan of a ranked SELECT VALUE c: %v %v", hv, err)
+	}
+	res = run(rewritten(hv.ComponentQueryInfos[0]))
+	if len(res) != 3 || res[0]["payload"].(map[string]any)["payload"].(map[string]any)["_self"] == nil {
+		t.Errorf("the component of a ranked SELECT VALUE c: %v", res)
 	}
 	res = run(rewritten(hi.ComponentQueryInfos[1]))
 	if len(res) != 3 || res[0]["_rid"] != read["_rid"] || res[0]["payload"].(map[string]any)["id"] != "1" || len(res[0]["componentScores"].([]any)) != 2 {

@@ -46,6 +46,11 @@ type PlanOptions struct {
 	// whose component queries of an RRF return their scores without
 	// ORDER BY items.
 	SkipOrderByRewrite bool
+	// ObjectPayloads: the client's hybrid search reads only payloads that
+	// are objects (@azure/cosmos's does, and fails on any other), so an
+	// ORDER BY RANK query with SELECT VALUE of anything but the item or
+	// an object literal has no plan for it (ErrNoServicePlan).
+	ObjectPayloads bool
 }
 
 // QueryInfo is the queryInfo of a service query plan: what the SDK does
@@ -85,8 +90,8 @@ type HybridSearchQueryInfo struct {
 
 // ErrNoServicePlan is ServicePlan's error for a query whose shape it does
 // not rewrite (a FROM over a path with ORDER BY, an aggregate inside an
-// expression of the select list, SELECT VALUE with ORDER BY RANK: the
-// SDKs' hybrid search reads only payloads that are objects).
+// expression of the select list), or whose plan the client cannot read
+// (PlanOptions.ObjectPayloads).
 var ErrNoServicePlan = errors.New("query: no service plan for this shape of query")
 
 // hybridTopFactor: each component of a hybrid search returns this many
@@ -302,6 +307,19 @@ func (p *planner) payload() string {
 	return sb.String()
 }
 
+// objectValue reports whether q's SELECT VALUE expression is an object
+// whatever the item: the item itself (its FROM alias) or an object
+// literal.
+func (p *planner) objectValue() bool {
+	switch x := p.q.items[0].x.(type) {
+	case *ident:
+		return x.name == p.q.from.alias
+	case *objectLit:
+		return true
+	}
+	return false
+}
+
 // itemQuery reports whether q reads the container's items by an alias of
 // their own (FROM c, not FROM c.children x), as the ORDER BY and hybrid
 // rewrites need: they select the item's _rid.
@@ -472,9 +490,7 @@ func (p *planner) aggregates(qi *QueryInfo) error {
 // hybrid is the plan of an ORDER BY RANK query.
 func (p *planner) hybrid() (*HybridSearchQueryInfo, error) {
 	q := p.q
-	if !p.itemQuery() || q.valueSel {
-		// A payload that may be no object (SELECT VALUE) is none the
-		// SDKs' hybrid search reads.
+	if !p.itemQuery() || p.o.ObjectPayloads && q.valueSel && !p.objectValue() {
 		return nil, ErrNoServicePlan
 	}
 	h := &HybridSearchQueryInfo{

@@ -106,7 +106,6 @@ func TestServicePlanRefusals(t *testing.T) {
 		`SELECT * FROM c.children ch ORDER BY ch.age`,
 		`SELECT VALUE COUNT(1) + 1 FROM c`,
 		`SELECT COUNT(1) + 1 AS n FROM c`,
-		`SELECT TOP 10 VALUE c.id FROM c ORDER BY RANK FullTextScore(c.title, "red")`,
 	} {
 		q, err := Parse(text)
 		require.NoError(t, err)
@@ -118,6 +117,44 @@ func TestServicePlanRefusals(t *testing.T) {
 	_, _, err = q.ServicePlan(PlanOptions{})
 	var qe *Error
 	assert.ErrorAs(t, err, &qe)
+}
+
+// TestServicePlanValueRank: ORDER BY RANK with SELECT VALUE has the
+// hybrid search plan of the other projections, its payload the VALUE's
+// expression, as the service's (the .NET SDK reads any payload); for a
+// client that reads only object payloads (ObjectPayloads), only a VALUE
+// that is an object by its form has one.
+func TestServicePlanValueRank(t *testing.T) {
+	const rank = ` FROM c ORDER BY RANK FullTextScore(c.text, "swim")`
+	const score = `_FullTextScore(c.text, [\"swim\"], {documentdb-formattablehybridsearchquery-totaldocumentcount}, {documentdb-formattablehybridsearchquery-totalwordcount-0}, {documentdb-formattablehybridsearchquery-hitcountsarray-0})`
+	component := func(payload string) string {
+		return `"rewrittenQuery":"SELECT TOP 24 c._rid, [{\"item\": ` + score + `}] AS orderByItems, {\"payload\": ` + payload +
+			`, \"componentScores\": [(` + score + ` ?? -1)]} AS payload\nFROM c\nWHERE ({documentdb-formattableorderbyquery-filter})\nORDER BY ` + score + ` DESC"`
+	}
+	for _, tc := range []struct {
+		name, query string
+		objects     bool
+		payload     string // "" for no plan
+	}{
+		{"a path", `SELECT TOP 2 VALUE c.id` + rank, false, `c.id`},
+		{"a path, for a client of object payloads", `SELECT TOP 2 VALUE c.id` + rank, true, ""},
+		{"an expression, for a client of object payloads", `SELECT TOP 2 VALUE [c.id]` + rank, true, ""},
+		{"a join's alias, for a client of object payloads", `SELECT TOP 2 VALUE t FROM c JOIN t IN c.tags ORDER BY RANK FullTextScore(c.text, "swim")`, true, ""},
+		{"the item", `SELECT TOP 2 VALUE c` + rank, true, `c`},
+		{"an object", `SELECT TOP 2 VALUE {"id": c.id, "n": c.n + 1}` + rank, true, `{\"id\": c.id, \"n\": (c.n + 1)}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := PlanOptions{ObjectPayloads: tc.objects}
+			if tc.payload == "" {
+				q, err := Parse(tc.query)
+				require.NoError(t, err)
+				_, _, err = q.ServicePlan(o)
+				assert.ErrorIs(t, err, ErrNoServicePlan)
+				return
+			}
+			assert.Contains(t, planJSON(t, tc.query, o), component(tc.payload))
+		})
+	}
 }
 
 func TestSystemFields(t *testing.T) {
