@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -64,9 +65,55 @@ func (q *request) queryPlan() {
 	q.reply(http.StatusOK, plan, 0)
 }
 
-// planRanges are the plan's query ranges: the whole space of effective
-// partition keys.
-const planRanges = `[{"min":"","max":"FF","isMinInclusive":true,"isMaxInclusive":false}]`
+// wholeRange is the query range of the whole space of effective partition
+// keys.
+const wholeRange = `{"min":"","max":"FF","isMinInclusive":true,"isMaxInclusive":false}`
+
+// planRanges are the query ranges of the plan of pq (parameters params)
+// over a container partitioned by def: when pq's filter pins the partition
+// key (query.PartitionKeyPoints: an equality or IN on each path, a
+// hierarchical key's whole), the point of each key it allows, [epk, epk]
+// with both ends inclusive, in the order of the space, as the service
+// gives them, so that the SDK asks only the ranges that hold them; the
+// whole space otherwise.
+func planRanges(pq *query.Query, params map[string]any, def lethe.PartitionKeyDefinition) string {
+	paths := make([][]string, len(def.Paths))
+	for i, path := range def.Paths {
+		paths[i] = pathSegments(path)
+	}
+	points, ok := pq.PartitionKeyPoints(params, paths)
+	if !ok {
+		return "[" + wholeRange + "]"
+	}
+	keys := make([]string, len(points))
+	for i, point := range points {
+		pk := lethe.NewPartitionKey()
+		for _, v := range point {
+			switch v := v.(type) {
+			case nil:
+				pk = pk.AppendNull()
+			case bool:
+				pk = pk.AppendBool(v)
+			case float64:
+				pk = pk.AppendNumber(v)
+			case string:
+				pk = pk.AppendString(v)
+			}
+		}
+		keys[i] = lethe.EffectivePartitionKey(def, pk)
+	}
+	slices.Sort(keys)
+	var b strings.Builder
+	b.WriteByte('[')
+	for i, k := range slices.Compact(keys) {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"min":"%s","max":"%s","isMinInclusive":true,"isMaxInclusive":true}`, k, k)
+	}
+	b.WriteByte(']')
+	return b.String()
+}
 
 // queryPlanJSON is the service's query plan of the query spec over a
 // container of properties p, for a client of the query features features,
@@ -115,7 +162,7 @@ func queryPlanJSON(spec queryspec.Spec, p lethe.ContainerProperties, features st
 		return nil, err
 	}
 	b.Truncate(b.Len() - 1) // the encoder's newline
-	b.WriteString(`,"queryRanges":` + planRanges + `}`)
+	b.WriteString(`,"queryRanges":` + planRanges(pq, o.Params, p.PartitionKeyDefinition) + `}`)
 	return b.Bytes(), nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lethedb/lethe"
 	"github.com/lethedb/lethe/cosmosrest"
 )
 
@@ -177,4 +178,55 @@ func TestRewrittenOrderByResumes(t *testing.T) {
 	hdr := []string{"x-ms-documentdb-partitionkeyrangeid", "0", "x-ms-max-item-count", "2"}
 	r := must(t, c.query(coll, "SELECT c._rid, c.id FROM c ORDER BY c.n", nil, hdr...), 200)
 	must(t, c.query(coll, "SELECT c._rid, c.id FROM c WHERE c.n > 0 ORDER BY c.n", nil, append(hdr, "x-ms-continuation", r.header.Get("x-ms-continuation"))...), 400)
+}
+
+// TestPlanQueryRanges: a plan's query ranges are the whole space, or when
+// the filter pins the partition key (a hierarchical key's whole), the
+// point of each key it allows, [epk, epk], in the order of the space, by
+// the container's hash (version 1 or 2, MultiHash).
+func TestPlanQueryRanges(t *testing.T) {
+	_, c := testServer(t, cosmosrest.Config{Ranges: cosmosrest.RangeConfig{Min: 4}})
+	createDB(t, c, "db")
+	defs := map[string]lethe.PartitionKeyDefinition{
+		"v2":   {Paths: []string{"/pk"}, Kind: lethe.PartitionKeyKindHash, Version: 2},
+		"v1":   {Paths: []string{"/pk"}, Kind: lethe.PartitionKeyKindHash, Version: 1},
+		"tree": {Paths: []string{"/t", "/u/id"}, Kind: lethe.PartitionKeyKindMultiHash, Version: 2},
+	}
+	for id, def := range defs {
+		must(t, c.do("POST", "/dbs/db/colls", map[string]any{"id": id, "partitionKey": def}), 201)
+	}
+	const whole = `[{"min":"","max":"FF","isMinInclusive":true,"isMaxInclusive":false}]`
+	point := func(coll string, pk lethe.PartitionKey) string {
+		k := lethe.EffectivePartitionKey(defs[coll], pk)
+		return `{"min":"` + k + `","max":"` + k + `","isMinInclusive":true,"isMaxInclusive":true}`
+	}
+	s := lethe.NewPartitionKeyString
+	a, b := point("v2", s("a")), point("v2", s("b"))
+	if a > b {
+		a, b = b, a
+	}
+	for _, tc := range []struct {
+		name, coll, query string
+		want              string
+	}{
+		{"no filter", "v2", `SELECT * FROM c ORDER BY c.n`, whole},
+		{"a key", "v2", `SELECT * FROM c WHERE c.pk = "a" ORDER BY c.n`, `[` + point("v2", s("a")) + `]`},
+		{"a key by parameter", "v2", `SELECT VALUE COUNT(1) FROM c WHERE c.pk = @k`, `[` + point("v2", lethe.NewPartitionKeyNumber(7)) + `]`},
+		{"IN, in the order of the space", "v2", `SELECT * FROM c WHERE c.pk IN ("b", "a", "b")`, `[` + a + `,` + b + `]`},
+		{"version 1", "v1", `SELECT * FROM c WHERE c.pk = "a" ORDER BY c.n`, `[` + point("v1", s("a")) + `]`},
+		{"a hierarchical key", "tree", `SELECT * FROM c WHERE c.t = "x" AND c.u.id = "y" ORDER BY c.n`, `[` + point("tree", s("x").AppendString("y")) + `]`},
+		{"a hierarchical prefix", "tree", `SELECT * FROM c WHERE c.t = "x" ORDER BY c.n`, whole},
+		{"a range of keys", "v2", `SELECT * FROM c WHERE c.pk > "a" ORDER BY c.n`, whole},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := must(t, c.query("/dbs/db/colls/"+tc.coll, tc.query, []map[string]any{{"name": "@k", "value": 7}}, "x-ms-cosmos-is-query-plan-request", "True"), 200)
+			var p struct{ QueryRanges json.RawMessage }
+			if err := json.Unmarshal(r.body, &p); err != nil {
+				t.Fatal(err)
+			}
+			if string(p.QueryRanges) != tc.want {
+				t.Errorf("queryRanges %s\nwant %s", p.QueryRanges, tc.want)
+			}
+		})
+	}
 }

@@ -2,6 +2,7 @@ package query
 
 import (
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -185,5 +186,45 @@ func TestSystemFields(t *testing.T) {
 			_, err := Parse(text)
 			assert.NoError(t, err, text)
 		}
+	}
+}
+
+// TestPartitionKeyPoints: the partition key values a filter pins, for the
+// plan's query ranges.
+func TestPartitionKeyPoints(t *testing.T) {
+	pk := [][]string{{"pk"}}
+	tree := [][]string{{"tenant"}, {"user", "id"}}
+	many := make([]string, 1001)
+	for i := range many {
+		many[i] = strconv.Itoa(i)
+	}
+	for _, tc := range []struct {
+		name, query string
+		paths       [][]string
+		want        [][]any // nil: no points
+	}{
+		{"equality", `SELECT * FROM c WHERE c.pk = 'x'`, pk, [][]any{{"x"}}},
+		{"equality, reversed, among others", `SELECT * FROM c WHERE c.n > 1 AND 'x' = c.pk AND c.k = 2 ORDER BY c.n`, pk, [][]any{{"x"}}},
+		{"a parameter", `SELECT * FROM c WHERE c.pk = @p`, pk, [][]any{{float64(3)}}},
+		{"null and a boolean", `SELECT * FROM c WHERE c.pk IN (null, true)`, pk, [][]any{{nil}, {true}}},
+		{"IN", `SELECT * FROM c WHERE c.pk IN ('a', 'b')`, pk, [][]any{{"a"}, {"b"}}},
+		{"hierarchical", `SELECT * FROM c WHERE c.tenant = 't' AND c.user.id IN ('u', 'v')`, tree, [][]any{{"t", "u"}, {"t", "v"}}},
+		{"hierarchical prefix", `SELECT * FROM c WHERE c.tenant = 't'`, tree, nil},
+		{"no filter", `SELECT * FROM c`, pk, nil},
+		{"a range", `SELECT * FROM c WHERE c.pk > 'a'`, pk, nil},
+		{"OR", `SELECT * FROM c WHERE c.pk = 'a' OR c.n = 1`, pk, nil},
+		{"another path", `SELECT * FROM c WHERE c.pk2 = 'a'`, pk, nil},
+		{"an array", `SELECT * FROM c WHERE c.pk = [1]`, pk, nil},
+		{"FROM a path", `SELECT * FROM c.children ch WHERE ch.pk = 'a'`, pk, nil},
+		{"no paths", `SELECT * FROM c WHERE c.pk = 'a'`, nil, nil},
+		{"too many", `SELECT * FROM c WHERE c.pk IN (` + strings.Join(many, ", ") + `)`, pk, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			q, err := Parse(tc.query)
+			require.NoError(t, err)
+			got, ok := q.PartitionKeyPoints(map[string]any{"@p": 3}, tc.paths)
+			assert.Equal(t, tc.want != nil, ok)
+			assert.Equal(t, tc.want, got)
+		})
 	}
 }

@@ -291,6 +291,33 @@ describe("the SDK's pipeline over the service's query plans", { timeout: 180_000
     }
   });
 
+  // A filter that pins the partition key (a hierarchical key's whole)
+  // narrows the plan's query ranges to that key's point, as the service's
+  // plan does, so the SDK, made to ask for the plan, asks the one range
+  // that holds the key.
+  test("a query pinned to a partition key asks one range", async () => {
+    const tree = (
+      await client.database("plans").containers.create(
+        { ...containerDef("tree"), partitionKey: { paths: ["/g", "/pk"], kind: "MultiHash", version: 2 } },
+        { offerThroughput: 40_000 },
+      )
+    ).container;
+    for (const [i, item] of items.entries()) await tree.items.create({ ...item, pk: `p${i % 8}` });
+    for (const [container, query, partitionKey] of [
+      [spread, "SELECT * FROM c WHERE c.pk = 'p3' ORDER BY c.n DESC", "p3"],
+      [spread, "SELECT VALUE COUNT(1) FROM c WHERE c.n > 2 AND c.pk = 'p5'", "p5"],
+      [spread, "SELECT DISTINCT VALUE c.g FROM c WHERE c.pk IN ('p1', 'p1')", "p1"],
+      [tree, "SELECT c.id, c.n FROM c WHERE c.g = 'g1' AND c.pk = 'p4' ORDER BY c.n", ["g1", "p4"]],
+    ]) {
+      const { resources: want } = await container.items.query(query, { partitionKey }).fetchAll();
+      const asked = agent.ranges.length;
+      const { resources: got } = await container.items.query(query, { forceQueryPlan: true, maxItemCount: 2 }).fetchAll();
+      assert.equal(agent.rangesSince(asked).size, 1, `the ranges asked for ${query}`);
+      assert.ok(want.length > 0, query);
+      assert.deepEqual(got, want, query);
+    }
+  });
+
   test("ORDER BY's items carry their system properties, as a point read's", async () => {
     const { resources } = await spread.items.query("SELECT * FROM c ORDER BY c.n DESC").fetchAll();
     const { resource: read } = await spread.item(resources[0].id, resources[0].pk).read();
