@@ -228,3 +228,16 @@ func TestPartitionKeyPoints(t *testing.T) {
 		})
 	}
 }
+
+// TestAggregateOrderBy: an aggregate without GROUP BY takes an ORDER BY, as
+// the service's does (the SDKs' aggregate specs send one): its one result
+// is the aggregate's, and its plan the aggregate's.
+func TestAggregateOrderBy(t *testing.T) {
+	got, err := run(t, `SELECT VALUE MIN(c.n) FROM c WHERE IS_NUMBER(c.n) ORDER BY c.n DESC, c.id`, nil, []Doc{
+		{ID: "a", JSON: []byte(`{"id":"a","n":3}`)}, {ID: "b", JSON: []byte(`{"id":"b","n":1}`)}, {ID: "c", JSON: []byte(`{"id":"c"}`)},
+	})
+	require.NoError(t, err)
+	assert.Equal(t, `[1]`, got)
+	assert.Contains(t, planJSON(t, `SELECT VALUE COUNT(c.k) FROM c ORDER BY c.k`, PlanOptions{}),
+		`"orderBy":[],"orderByExpressions":[],"groupByExpressions":[],"groupByAliases":[],"aggregates":["Count"],"groupByAliasToAggregateType":{},"rewrittenQuery":"SELECT VALUE [{\"item\": COUNT(c.k)}]\nFROM c","hasSelectValue":true`)
+}
