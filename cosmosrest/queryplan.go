@@ -71,11 +71,12 @@ const wholeRange = `{"min":"","max":"FF","isMinInclusive":true,"isMaxInclusive":
 
 // planRanges are the query ranges of the plan of pq (parameters params)
 // over a container partitioned by def: when pq's filter pins the partition
-// key (query.PartitionKeyPoints: an equality or IN on each path, a
-// hierarchical key's whole), the point of each key it allows, [epk, epk]
-// with both ends inclusive, in the order of the space, as the service
-// gives them, so that the SDK asks only the ranges that hold them; the
-// whole space otherwise.
+// key (query.PartitionKeyPoints: an equality or IN on each path), the
+// point of each key it allows, [epk, epk] with both ends inclusive, as the
+// service gives them; when it pins a prefix of a hierarchical key, the
+// range of each prefix's keys (lethe.PrefixFeedRange); the whole space
+// otherwise. They come in the order of the space, so that the SDK asks
+// only the ranges that hold those keys.
 func planRanges(pq *query.Query, params map[string]any, def lethe.PartitionKeyDefinition) string {
 	paths := make([][]string, len(def.Paths))
 	for i, path := range def.Paths {
@@ -85,7 +86,9 @@ func planRanges(pq *query.Query, params map[string]any, def lethe.PartitionKeyDe
 	if !ok {
 		return "[" + wholeRange + "]"
 	}
-	keys := make([]string, len(points))
+	// A point is [min, max] with min == max; a prefix's keys [min, max).
+	type queryRange struct{ min, max string }
+	ranges := make([]queryRange, len(points))
 	for i, point := range points {
 		pk := lethe.NewPartitionKey()
 		for _, v := range point {
@@ -100,16 +103,22 @@ func planRanges(pq *query.Query, params map[string]any, def lethe.PartitionKeyDe
 				pk = pk.AppendString(v)
 			}
 		}
-		keys[i] = lethe.EffectivePartitionKey(def, pk)
+		if len(point) < len(paths) {
+			fr := lethe.PrefixFeedRange(pk)
+			ranges[i] = queryRange{fr.MinInclusive, fr.MaxExclusive}
+			continue
+		}
+		k := lethe.EffectivePartitionKey(def, pk)
+		ranges[i] = queryRange{k, k}
 	}
-	slices.Sort(keys)
+	slices.SortFunc(ranges, func(a, b queryRange) int { return strings.Compare(a.min, b.min) })
 	var b strings.Builder
 	b.WriteByte('[')
-	for i, k := range slices.Compact(keys) {
+	for i, r := range slices.Compact(ranges) {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		fmt.Fprintf(&b, `{"min":"%s","max":"%s","isMinInclusive":true,"isMaxInclusive":true}`, k, k)
+		fmt.Fprintf(&b, `{"min":"%s","max":"%s","isMinInclusive":true,"isMaxInclusive":%t}`, r.min, r.max, r.min == r.max)
 	}
 	b.WriteByte(']')
 	return b.String()

@@ -181,9 +181,10 @@ func TestRewrittenOrderByResumes(t *testing.T) {
 }
 
 // TestPlanQueryRanges: a plan's query ranges are the whole space, or when
-// the filter pins the partition key (a hierarchical key's whole), the
-// point of each key it allows, [epk, epk], in the order of the space, by
-// the container's hash (version 1 or 2, MultiHash).
+// the filter pins the partition key, the point of each key it allows,
+// [epk, epk], and when it pins a hierarchical key's prefix, the range of
+// the prefix's keys, in the order of the space, by the container's hash
+// (version 1 or 2, MultiHash).
 func TestPlanQueryRanges(t *testing.T) {
 	_, c := testServer(t, cosmosrest.Config{Ranges: cosmosrest.RangeConfig{Min: 4}})
 	createDB(t, c, "db")
@@ -200,6 +201,10 @@ func TestPlanQueryRanges(t *testing.T) {
 		k := lethe.EffectivePartitionKey(defs[coll], pk)
 		return `{"min":"` + k + `","max":"` + k + `","isMinInclusive":true,"isMaxInclusive":true}`
 	}
+	prefix := func(pk lethe.PartitionKey) string {
+		fr := lethe.PrefixFeedRange(pk)
+		return `{"min":"` + fr.MinInclusive + `","max":"` + fr.MaxExclusive + `","isMinInclusive":true,"isMaxInclusive":false}`
+	}
 	s := lethe.NewPartitionKeyString
 	a, b := point("v2", s("a")), point("v2", s("b"))
 	if a > b {
@@ -215,7 +220,8 @@ func TestPlanQueryRanges(t *testing.T) {
 		{"IN, in the order of the space", "v2", `SELECT * FROM c WHERE c.pk IN ("b", "a", "b")`, `[` + a + `,` + b + `]`},
 		{"version 1", "v1", `SELECT * FROM c WHERE c.pk = "a" ORDER BY c.n`, `[` + point("v1", s("a")) + `]`},
 		{"a hierarchical key", "tree", `SELECT * FROM c WHERE c.t = "x" AND c.u.id = "y" ORDER BY c.n`, `[` + point("tree", s("x").AppendString("y")) + `]`},
-		{"a hierarchical prefix", "tree", `SELECT * FROM c WHERE c.t = "x" ORDER BY c.n`, whole},
+		{"a hierarchical prefix", "tree", `SELECT * FROM c WHERE c.t = "x" ORDER BY c.n`, `[` + prefix(s("x")) + `]`},
+		{"a hierarchical key's second path alone", "tree", `SELECT * FROM c WHERE c.u.id = "y" ORDER BY c.n`, whole},
 		{"a range of keys", "v2", `SELECT * FROM c WHERE c.pk > "a" ORDER BY c.n`, whole},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

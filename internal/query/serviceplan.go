@@ -772,27 +772,31 @@ const maxKeyPoints = 1000
 
 // PartitionKeyPoints returns the partition key values q's WHERE clause
 // allows, with params bound, when it holds (joined by AND at the top) an
-// equality or an IN of scalar constants on each of paths: every
-// combination of the values each path may have, in the order of paths,
-// each value nil, a bool, a float64 or a string. The plan of such a query
-// reads only the ranges of those keys. ok is false when some path has no
-// such condition, or the combinations are more than maxKeyPoints.
+// equality or an IN of scalar constants on paths[0], and maybe on the
+// paths after it: every combination of the values each of those paths
+// may have, in the order of paths, each value nil, a bool, a float64 or a
+// string, for the longest run of paths from the first that has such a
+// condition (a prefix of a hierarchical key, or the whole key). The plan
+// of such a query reads only the ranges of those keys. ok is false when
+// paths[0] has no such condition, or the combinations are more than
+// maxKeyPoints.
 func (q *Query) PartitionKeyPoints(params map[string]any, paths [][]string) (points [][]any, ok bool) {
 	if len(paths) == 0 {
 		return nil, false
 	}
 	ranges := q.IndexRanges(params)
 	points = [][]any{nil}
-	for _, path := range paths {
+	for n, path := range paths {
 		i := slices.IndexFunc(ranges, func(r IndexRange) bool { return r.Points != nil && slices.Equal(r.Path, path) })
-		if i < 0 || len(points)*len(ranges[i].Points) > maxKeyPoints {
-			return nil, false
+		if i < 0 || slices.ContainsFunc(ranges[i].Points, func(k IndexKey) bool { return !k.Scalar() }) ||
+			len(points)*len(ranges[i].Points) > maxKeyPoints {
+			if n == 0 {
+				return nil, false
+			}
+			break
 		}
 		var next [][]any
 		for _, k := range ranges[i].Points {
-			if !k.Scalar() {
-				return nil, false
-			}
 			for _, p := range points {
 				next = append(next, append(slices.Clip(p), toGo(k.value())))
 			}

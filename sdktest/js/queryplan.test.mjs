@@ -294,8 +294,8 @@ describe("the SDK's pipeline over the service's query plans", { timeout: 180_000
   // A filter that pins the partition key (a hierarchical key's whole)
   // narrows the plan's query ranges to that key's point, as the service's
   // plan does, so the SDK, made to ask for the plan, asks the one range
-  // that holds the key.
-  test("a query pinned to a partition key asks one range", async () => {
+  // that holds the key; one that pins a prefix, to the prefix's keys.
+  test("a query pinned to a partition key or a prefix asks one range", async () => {
     const tree = (
       await client.database("plans").containers.create(
         { ...containerDef("tree"), partitionKey: { paths: ["/g", "/pk"], kind: "MultiHash", version: 2 } },
@@ -316,6 +316,16 @@ describe("the SDK's pipeline over the service's query plans", { timeout: 180_000
       assert.ok(want.length > 0, query);
       assert.deepEqual(got, want, query);
     }
+    // A hierarchical key's prefix narrows them to the prefix's keys: the
+    // same results as a filter the plan cannot narrow (under OR), from
+    // fewer ranges.
+    const prefixed = "SELECT VALUE c.id FROM c WHERE c.g = 'g2' ORDER BY c.id";
+    const { resources: want } = await tree.items.query(prefixed.replace("c.g = 'g2'", "(c.g = 'g2' OR false)")).fetchAll();
+    const asked = agent.ranges.length;
+    const { resources: got } = await tree.items.query(prefixed, { maxItemCount: 2 }).fetchAll();
+    assert.equal(agent.rangesSince(asked).size, 1, "the ranges asked for a prefix");
+    assert.equal(want.length, items.length / 3);
+    assert.deepEqual(got, want);
   });
 
   test("ORDER BY's items carry their system properties, as a point read's", async () => {
