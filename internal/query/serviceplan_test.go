@@ -132,6 +132,9 @@ func TestServicePlanValueRank(t *testing.T) {
 		return `"rewrittenQuery":"SELECT TOP 24 c._rid, [{\"item\": ` + score + `}] AS orderByItems, {\"payload\": ` + payload +
 			`, \"componentScores\": [(` + score + ` ?? -1)]} AS payload\nFROM c\nWHERE ({documentdb-formattableorderbyquery-filter})\nORDER BY ` + score + ` DESC"`
 	}
+	// The optimized plan of an RRF has the VALUE as its results' payload.
+	assert.Contains(t, planJSON(t, `SELECT TOP 1 VALUE c.id FROM c ORDER BY RANK RRF(VectorDistance(c.v, [1, 2]), VectorDistance(c.w, [3, 4]))`, PlanOptions{SkipOrderByRewrite: true}),
+		`"rewrittenQuery":"SELECT TOP 12 c._rid, c.id AS payload, [(_VectorScore(c.v, [1, 2]) ?? -1.79769e+308), (_VectorScore(c.w, [3, 4]) ?? -1.79769e+308)] AS componentScores\nFROM c\nORDER BY _VectorScore(c.v, [1, 2])"`)
 	for _, tc := range []struct {
 		name, query string
 		objects     bool
