@@ -71,12 +71,15 @@ const wholeRange = `{"min":"","max":"FF","isMinInclusive":true,"isMaxInclusive":
 
 // planRanges are the query ranges of the plan of pq (parameters params)
 // over a container partitioned by def: when pq's filter pins the partition
-// key (query.PartitionKeyPoints: an equality or IN on each path), the
-// point of each key it allows, [epk, epk] with both ends inclusive, as the
-// service gives them; when it pins a prefix of a hierarchical key, the
-// range of each prefix's keys (lethe.PrefixFeedRange); the whole space
-// otherwise. They come in the order of the space, so that the SDK asks
-// only the ranges that hold those keys.
+// key to one value (query.PartitionKeyPoints: an equality on each path),
+// that key's point, [epk, epk] with both ends inclusive, as the service
+// gives it; when it pins a prefix of a hierarchical key, the range of the
+// prefix's keys (lethe.PrefixFeedRange); the whole space otherwise, so
+// that the SDK asks only the ranges that may hold the query's items.
+// Several values (an IN) get one range from the least to the greatest:
+// the service gives one range each, which the legacy Python SDK (3.1.1)
+// refuses ("the list of ranges is not a non-overlapping sorted ranges":
+// it takes no two adjacent inclusive ends), where every SDK reads one.
 func planRanges(pq *query.Query, params map[string]any, def lethe.PartitionKeyDefinition) string {
 	paths := make([][]string, len(def.Paths))
 	for i, path := range def.Paths {
@@ -87,6 +90,8 @@ func planRanges(pq *query.Query, params map[string]any, def lethe.PartitionKeyDe
 		return "[" + wholeRange + "]"
 	}
 	// A point is [min, max] with min == max; a prefix's keys [min, max).
+	// Points all, or prefixes all, sorted by min: the last has the greatest
+	// max.
 	type queryRange struct{ min, max string }
 	ranges := make([]queryRange, len(points))
 	for i, point := range points {
@@ -112,16 +117,8 @@ func planRanges(pq *query.Query, params map[string]any, def lethe.PartitionKeyDe
 		ranges[i] = queryRange{k, k}
 	}
 	slices.SortFunc(ranges, func(a, b queryRange) int { return strings.Compare(a.min, b.min) })
-	var b strings.Builder
-	b.WriteByte('[')
-	for i, r := range slices.Compact(ranges) {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		fmt.Fprintf(&b, `{"min":"%s","max":"%s","isMinInclusive":true,"isMaxInclusive":%t}`, r.min, r.max, r.min == r.max)
-	}
-	b.WriteByte(']')
-	return b.String()
+	first, last := ranges[0], ranges[len(ranges)-1]
+	return fmt.Sprintf(`[{"min":"%s","max":"%s","isMinInclusive":true,"isMaxInclusive":%t}]`, first.min, last.max, last.min == last.max)
 }
 
 // queryPlanJSON is the service's query plan of the query spec over a

@@ -181,10 +181,10 @@ func TestRewrittenOrderByResumes(t *testing.T) {
 }
 
 // TestPlanQueryRanges: a plan's query ranges are the whole space, or when
-// the filter pins the partition key, the point of each key it allows,
-// [epk, epk], and when it pins a hierarchical key's prefix, the range of
-// the prefix's keys, in the order of the space, by the container's hash
-// (version 1 or 2, MultiHash).
+// the filter pins the partition key, the key's point, [epk, epk], and when
+// it pins a hierarchical key's prefix, the range of the prefix's keys, by
+// the container's hash (version 1 or 2, MultiHash); several keys (IN) get
+// one range from the least to the greatest.
 func TestPlanQueryRanges(t *testing.T) {
 	_, c := testServer(t, cosmosrest.Config{Ranges: cosmosrest.RangeConfig{Min: 4}})
 	createDB(t, c, "db")
@@ -205,11 +205,16 @@ func TestPlanQueryRanges(t *testing.T) {
 		fr := lethe.PrefixFeedRange(pk)
 		return `{"min":"` + fr.MinInclusive + `","max":"` + fr.MaxExclusive + `","isMinInclusive":true,"isMaxInclusive":false}`
 	}
+	// span is the range from the lesser of two ranges' min to the other's
+	// max.
+	span := func(x, y string) string {
+		if x > y {
+			x, y = y, x
+		}
+		return x[:strings.Index(x, `"max"`)] + y[strings.Index(y, `"max"`):]
+	}
 	s := lethe.NewPartitionKeyString
 	a, b := point("v2", s("a")), point("v2", s("b"))
-	if a > b {
-		a, b = b, a
-	}
 	for _, tc := range []struct {
 		name, coll, query string
 		want              string
@@ -217,7 +222,9 @@ func TestPlanQueryRanges(t *testing.T) {
 		{"no filter", "v2", `SELECT * FROM c ORDER BY c.n`, whole},
 		{"a key", "v2", `SELECT * FROM c WHERE c.pk = "a" ORDER BY c.n`, `[` + point("v2", s("a")) + `]`},
 		{"a key by parameter", "v2", `SELECT VALUE COUNT(1) FROM c WHERE c.pk = @k`, `[` + point("v2", lethe.NewPartitionKeyNumber(7)) + `]`},
-		{"IN, in the order of the space", "v2", `SELECT * FROM c WHERE c.pk IN ("b", "a", "b")`, `[` + a + `,` + b + `]`},
+		{"IN: from the least key to the greatest", "v2", `SELECT * FROM c WHERE c.pk IN ("b", "a", "b")`, `[` + span(a, b) + `]`},
+		{"IN of one key", "v2", `SELECT * FROM c WHERE c.pk IN ("a", "a")`, `[` + point("v2", s("a")) + `]`},
+		{"IN on a hierarchical prefix", "tree", `SELECT * FROM c WHERE c.t IN ("x", "w")`, `[` + span(prefix(s("x")), prefix(s("w"))) + `]`},
 		{"version 1", "v1", `SELECT * FROM c WHERE c.pk = "a" ORDER BY c.n`, `[` + point("v1", s("a")) + `]`},
 		{"a hierarchical key", "tree", `SELECT * FROM c WHERE c.t = "x" AND c.u.id = "y" ORDER BY c.n`, `[` + point("tree", s("x").AppendString("y")) + `]`},
 		{"a hierarchical prefix", "tree", `SELECT * FROM c WHERE c.t = "x" ORDER BY c.n`, `[` + prefix(s("x")) + `]`},
