@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -31,7 +32,12 @@ import (
 // _attachments where the payload is the item itself, as SELECT * has
 // them. A shape the plan does not rewrite gets a plan that asks the SDK
 // for nothing (queryPlanJSON's fallback): lethe evaluates the whole query
-// for the range and the SDK passes its results through.
+// for the range and the SDK passes its results through. So does ORDER BY
+// RANK with SELECT VALUE of anything but the item or an object literal:
+// the service's plan has the VALUE as each component's payload, which
+// @azure/cosmos's hybrid search refuses when it is no object ("payload
+// must exist"; the .NET SDK reads any), where lethe's fallback at least
+// ranks each range.
 
 // featureSkipOrderByRewrite is the query feature (x-ms-cosmos-supported-
 // query-features) of the SDKs that read the service's optimized hybrid
@@ -59,9 +65,61 @@ func (q *request) queryPlan() {
 	q.reply(http.StatusOK, plan, 0)
 }
 
-// planRanges are the plan's query ranges: the whole space of effective
-// partition keys.
-const planRanges = `[{"min":"","max":"FF","isMinInclusive":true,"isMaxInclusive":false}]`
+// wholeRange is the query range of the whole space of effective partition
+// keys.
+const wholeRange = `{"min":"","max":"FF","isMinInclusive":true,"isMaxInclusive":false}`
+
+// planRanges are the query ranges of the plan of pq (parameters params)
+// over a container partitioned by def: when pq's filter pins the partition
+// key to one value (query.PartitionKeyPoints: an equality on each path),
+// that key's point, [epk, epk] with both ends inclusive, as the service
+// gives it; when it pins a prefix of a hierarchical key, the range of the
+// prefix's keys (lethe.PrefixFeedRange); the whole space otherwise, so
+// that the SDK asks only the ranges that may hold the query's items.
+// Several values (an IN) get one range from the least to the greatest:
+// the service gives one range each, which the legacy Python SDK (3.1.1)
+// refuses ("the list of ranges is not a non-overlapping sorted ranges":
+// it takes no two adjacent inclusive ends), where every SDK reads one.
+func planRanges(pq *query.Query, params map[string]any, def lethe.PartitionKeyDefinition) string {
+	paths := make([][]string, len(def.Paths))
+	for i, path := range def.Paths {
+		paths[i] = pathSegments(path)
+	}
+	points, ok := pq.PartitionKeyPoints(params, paths)
+	if !ok {
+		return "[" + wholeRange + "]"
+	}
+	// A point is [min, max] with min == max; a prefix's keys [min, max).
+	// Points all, or prefixes all, sorted by min: the last has the greatest
+	// max.
+	type queryRange struct{ min, max string }
+	ranges := make([]queryRange, len(points))
+	for i, point := range points {
+		pk := lethe.NewPartitionKey()
+		for _, v := range point {
+			switch v := v.(type) {
+			case nil:
+				pk = pk.AppendNull()
+			case bool:
+				pk = pk.AppendBool(v)
+			case float64:
+				pk = pk.AppendNumber(v)
+			case string:
+				pk = pk.AppendString(v)
+			}
+		}
+		if len(point) < len(paths) {
+			fr := lethe.PrefixFeedRange(pk)
+			ranges[i] = queryRange{fr.MinInclusive, fr.MaxExclusive}
+			continue
+		}
+		k := lethe.EffectivePartitionKey(def, pk)
+		ranges[i] = queryRange{k, k}
+	}
+	slices.SortFunc(ranges, func(a, b queryRange) int { return strings.Compare(a.min, b.min) })
+	first, last := ranges[0], ranges[len(ranges)-1]
+	return fmt.Sprintf(`[{"min":"%s","max":"%s","isMinInclusive":true,"isMaxInclusive":%t}]`, first.min, last.max, last.min == last.max)
+}
 
 // queryPlanJSON is the service's query plan of the query spec over a
 // container of properties p, for a client of the query features features,
@@ -76,6 +134,7 @@ func queryPlanJSON(spec queryspec.Spec, p lethe.ContainerProperties, features st
 	o := query.PlanOptions{
 		Params:             spec.Values(),
 		SkipOrderByRewrite: hasFeature(features, featureSkipOrderByRewrite),
+		ObjectPayloads:     true, // @azure/cosmos's hybrid search
 	}
 	if vp := p.VectorEmbeddingPolicy; vp != nil {
 		o.Vector = func(path []string) (string, string) {
@@ -109,7 +168,7 @@ func queryPlanJSON(spec queryspec.Spec, p lethe.ContainerProperties, features st
 		return nil, err
 	}
 	b.Truncate(b.Len() - 1) // the encoder's newline
-	b.WriteString(`,"queryRanges":` + planRanges + `}`)
+	b.WriteString(`,"queryRanges":` + planRanges(pq, o.Params, p.PartitionKeyDefinition) + `}`)
 	return b.Bytes(), nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lethedb/lethe"
 	"github.com/lethedb/lethe/cosmosrest"
 )
 
@@ -109,12 +110,22 @@ func TestRewrittenQueries(t *testing.T) {
 	if len(hi.ComponentQueryInfos) != 2 {
 		t.Fatalf("components: %s", h)
 	}
-	// A shape the service's plan does not rewrite for the SDKs (their
-	// hybrid search reads only payloads that are objects) gets a plan that
-	// asks nothing of them: lethe answers it whole for the range.
+	// A ranked SELECT VALUE that may be no object, whose service plan
+	// @azure/cosmos's hybrid search cannot read, gets a plan that asks
+	// nothing of the SDK: lethe answers it whole for the range.
 	if p := plan(`SELECT TOP 2 VALUE c.id FROM c ORDER BY RANK FullTextScore(c.title, "red")`, "HybridSearch"); p["hybridSearchQueryInfo"] != nil ||
 		!strings.Contains(string(p["queryInfo"]), `"orderBy":[],`) || !strings.Contains(string(p["queryInfo"]), `"rewrittenQuery":""`) {
-		t.Errorf("the plan of a ranked SELECT VALUE: %v", p)
+		t.Errorf("the plan of a ranked SELECT VALUE c.id: %v", p)
+	}
+	// One of the item gets the service's plan, and its components'
+	// payloads carry the item's system properties.
+	var hv struct{ ComponentQueryInfos []json.RawMessage }
+	if err := json.Unmarshal(plan(`SELECT TOP 2 VALUE c FROM c ORDER BY RANK FullTextScore(c.title, "red")`, "HybridSearch")["hybridSearchQueryInfo"], &hv); err != nil || len(hv.ComponentQueryInfos) != 1 {
+		t.Fatalf("the plan of a ranked SELECT VALUE c: %v %v", hv, err)
+	}
+	res = run(rewritten(hv.ComponentQueryInfos[0]))
+	if len(res) != 3 || res[0]["payload"].(map[string]any)["payload"].(map[string]any)["_self"] == nil {
+		t.Errorf("the component of a ranked SELECT VALUE c: %v", res)
 	}
 	res = run(rewritten(hi.ComponentQueryInfos[1]))
 	if len(res) != 3 || res[0]["_rid"] != read["_rid"] || res[0]["payload"].(map[string]any)["id"] != "1" || len(res[0]["componentScores"].([]any)) != 2 {
@@ -167,4 +178,68 @@ func TestRewrittenOrderByResumes(t *testing.T) {
 	hdr := []string{"x-ms-documentdb-partitionkeyrangeid", "0", "x-ms-max-item-count", "2"}
 	r := must(t, c.query(coll, "SELECT c._rid, c.id FROM c ORDER BY c.n", nil, hdr...), 200)
 	must(t, c.query(coll, "SELECT c._rid, c.id FROM c WHERE c.n > 0 ORDER BY c.n", nil, append(hdr, "x-ms-continuation", r.header.Get("x-ms-continuation"))...), 400)
+}
+
+// TestPlanQueryRanges: a plan's query ranges are the whole space, or when
+// the filter pins the partition key, the key's point, [epk, epk], and when
+// it pins a hierarchical key's prefix, the range of the prefix's keys, by
+// the container's hash (version 1 or 2, MultiHash); several keys (IN) get
+// one range from the least to the greatest.
+func TestPlanQueryRanges(t *testing.T) {
+	_, c := testServer(t, cosmosrest.Config{Ranges: cosmosrest.RangeConfig{Min: 4}})
+	createDB(t, c, "db")
+	defs := map[string]lethe.PartitionKeyDefinition{
+		"v2":   {Paths: []string{"/pk"}, Kind: lethe.PartitionKeyKindHash, Version: 2},
+		"v1":   {Paths: []string{"/pk"}, Kind: lethe.PartitionKeyKindHash, Version: 1},
+		"tree": {Paths: []string{"/t", "/u/id"}, Kind: lethe.PartitionKeyKindMultiHash, Version: 2},
+	}
+	for id, def := range defs {
+		must(t, c.do("POST", "/dbs/db/colls", map[string]any{"id": id, "partitionKey": def}), 201)
+	}
+	const whole = `[{"min":"","max":"FF","isMinInclusive":true,"isMaxInclusive":false}]`
+	point := func(coll string, pk lethe.PartitionKey) string {
+		k := lethe.EffectivePartitionKey(defs[coll], pk)
+		return `{"min":"` + k + `","max":"` + k + `","isMinInclusive":true,"isMaxInclusive":true}`
+	}
+	prefix := func(pk lethe.PartitionKey) string {
+		fr := lethe.PrefixFeedRange(pk)
+		return `{"min":"` + fr.MinInclusive + `","max":"` + fr.MaxExclusive + `","isMinInclusive":true,"isMaxInclusive":false}`
+	}
+	// span is the range from the lesser of two ranges' min to the other's
+	// max.
+	span := func(x, y string) string {
+		if x > y {
+			x, y = y, x
+		}
+		return x[:strings.Index(x, `"max"`)] + y[strings.Index(y, `"max"`):]
+	}
+	s := lethe.NewPartitionKeyString
+	a, b := point("v2", s("a")), point("v2", s("b"))
+	for _, tc := range []struct {
+		name, coll, query string
+		want              string
+	}{
+		{"no filter", "v2", `SELECT * FROM c ORDER BY c.n`, whole},
+		{"a key", "v2", `SELECT * FROM c WHERE c.pk = "a" ORDER BY c.n`, `[` + point("v2", s("a")) + `]`},
+		{"a key by parameter", "v2", `SELECT VALUE COUNT(1) FROM c WHERE c.pk = @k`, `[` + point("v2", lethe.NewPartitionKeyNumber(7)) + `]`},
+		{"IN: from the least key to the greatest", "v2", `SELECT * FROM c WHERE c.pk IN ("b", "a", "b")`, `[` + span(a, b) + `]`},
+		{"IN of one key", "v2", `SELECT * FROM c WHERE c.pk IN ("a", "a")`, `[` + point("v2", s("a")) + `]`},
+		{"IN on a hierarchical prefix", "tree", `SELECT * FROM c WHERE c.t IN ("x", "w")`, `[` + span(prefix(s("x")), prefix(s("w"))) + `]`},
+		{"version 1", "v1", `SELECT * FROM c WHERE c.pk = "a" ORDER BY c.n`, `[` + point("v1", s("a")) + `]`},
+		{"a hierarchical key", "tree", `SELECT * FROM c WHERE c.t = "x" AND c.u.id = "y" ORDER BY c.n`, `[` + point("tree", s("x").AppendString("y")) + `]`},
+		{"a hierarchical prefix", "tree", `SELECT * FROM c WHERE c.t = "x" ORDER BY c.n`, `[` + prefix(s("x")) + `]`},
+		{"a hierarchical key's second path alone", "tree", `SELECT * FROM c WHERE c.u.id = "y" ORDER BY c.n`, whole},
+		{"a range of keys", "v2", `SELECT * FROM c WHERE c.pk > "a" ORDER BY c.n`, whole},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := must(t, c.query("/dbs/db/colls/"+tc.coll, tc.query, []map[string]any{{"name": "@k", "value": 7}}, "x-ms-cosmos-is-query-plan-request", "True"), 200)
+			var p struct{ QueryRanges json.RawMessage }
+			if err := json.Unmarshal(r.body, &p); err != nil {
+				t.Fatal(err)
+			}
+			if string(p.QueryRanges) != tc.want {
+				t.Errorf("queryRanges %s\nwant %s", p.QueryRanges, tc.want)
+			}
+		})
+	}
 }

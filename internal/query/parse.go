@@ -1233,7 +1233,12 @@ func (p *parser) checkQuery(q *Query, outer map[string]int) *Error {
 		return errAt(text, firstSub, "an aggregate cannot be combined with a subquery in the select list (only inside an aggregate's argument)")
 	}
 	if q.aggregated && len(q.orderBy) > 0 {
-		return errAt(text, q.orderBy[0].x.position(), "ORDER BY cannot be used with aggregates")
+		if q.rank {
+			return errAt(text, q.orderBy[0].x.position(), "ORDER BY RANK cannot be used with aggregates")
+		}
+		// One result, which the service's ORDER BY leaves as it is (its
+		// plans keep it in the ranges' aggregates).
+		q.orderBy = nil
 	}
 	return nil
 }

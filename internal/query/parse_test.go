@@ -160,7 +160,7 @@ func TestParseErrors(t *testing.T) {
 		{"SELECT c.x FROM c GROUP BY c.x WHERE c.x = 1", `1:32: expected ORDER BY, OFFSET or end of query, found "WHERE"`},
 		{"SELECT VALUE MAX(COUNT(1)) FROM c", `1:18: aggregate function 'COUNT' cannot be nested in another aggregate`},
 		{"SELECT * FROM c WHERE COUNT(1) > 1", `1:23: aggregate function 'COUNT' is not allowed in WHERE`},
-		{"SELECT COUNT(1) FROM c ORDER BY c.x", `1:33: ORDER BY cannot be used with aggregates`},
+		{"SELECT COUNT(1) FROM c ORDER BY RANK FullTextScore(c.x, 'a')", `1:38: ORDER BY RANK cannot be used with aggregates`},
 		{"SELECT d.x FROM c", `1:8: identifier 'd' could not be resolved`},
 		{"SELECT VALUE x", `1:14: identifier 'x' could not be resolved (the query has no FROM clause)`},
 		{"SELECT x.id FROM c IN x.children", `1:8: identifier 'x' could not be resolved`},

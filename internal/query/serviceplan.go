@@ -3,6 +3,7 @@ package query
 import (
 	"errors"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -46,6 +47,11 @@ type PlanOptions struct {
 	// whose component queries of an RRF return their scores without
 	// ORDER BY items.
 	SkipOrderByRewrite bool
+	// ObjectPayloads: the client's hybrid search reads only payloads that
+	// are objects (@azure/cosmos's does, and fails on any other), so an
+	// ORDER BY RANK query with SELECT VALUE of anything but the item or
+	// an object literal has no plan for it (ErrNoServicePlan).
+	ObjectPayloads bool
 }
 
 // QueryInfo is the queryInfo of a service query plan: what the SDK does
@@ -85,8 +91,8 @@ type HybridSearchQueryInfo struct {
 
 // ErrNoServicePlan is ServicePlan's error for a query whose shape it does
 // not rewrite (a FROM over a path with ORDER BY, an aggregate inside an
-// expression of the select list, SELECT VALUE with ORDER BY RANK: the
-// SDKs' hybrid search reads only payloads that are objects).
+// expression of the select list), or whose plan the client cannot read
+// (PlanOptions.ObjectPayloads).
 var ErrNoServicePlan = errors.New("query: no service plan for this shape of query")
 
 // hybridTopFactor: each component of a hybrid search returns this many
@@ -302,6 +308,19 @@ func (p *planner) payload() string {
 	return sb.String()
 }
 
+// objectValue reports whether q's SELECT VALUE expression is an object
+// whatever the item: the item itself (its FROM alias) or an object
+// literal.
+func (p *planner) objectValue() bool {
+	switch x := p.q.items[0].x.(type) {
+	case *ident:
+		return x.name == p.q.from.alias
+	case *objectLit:
+		return true
+	}
+	return false
+}
+
 // itemQuery reports whether q reads the container's items by an alias of
 // their own (FROM c, not FROM c.children x), as the ORDER BY and hybrid
 // rewrites need: they select the item's _rid.
@@ -472,9 +491,7 @@ func (p *planner) aggregates(qi *QueryInfo) error {
 // hybrid is the plan of an ORDER BY RANK query.
 func (p *planner) hybrid() (*HybridSearchQueryInfo, error) {
 	q := p.q
-	if !p.itemQuery() || q.valueSel {
-		// A payload that may be no object (SELECT VALUE) is none the
-		// SDKs' hybrid search reads.
+	if !p.itemQuery() || p.o.ObjectPayloads && q.valueSel && !p.objectValue() {
 		return nil, ErrNoServicePlan
 	}
 	h := &HybridSearchQueryInfo{
@@ -747,4 +764,44 @@ func isName(s string) bool {
 	}
 	_, kw := keywords[strings.ToUpper(s)]
 	return !kw
+}
+
+// maxKeyPoints is the most partition key values PartitionKeyPoints gives:
+// beyond, a plan reads every range.
+const maxKeyPoints = 1000
+
+// PartitionKeyPoints returns the partition key values q's WHERE clause
+// allows, with params bound, when it holds (joined by AND at the top) an
+// equality or an IN of scalar constants on paths[0], and maybe on the
+// paths after it: every combination of the values each of those paths
+// may have, in the order of paths, each value nil, a bool, a float64 or a
+// string, for the longest run of paths from the first that has such a
+// condition (a prefix of a hierarchical key, or the whole key). The plan
+// of such a query reads only the ranges of those keys. ok is false when
+// paths[0] has no such condition, or the combinations are more than
+// maxKeyPoints.
+func (q *Query) PartitionKeyPoints(params map[string]any, paths [][]string) (points [][]any, ok bool) {
+	if len(paths) == 0 {
+		return nil, false
+	}
+	ranges := q.IndexRanges(params)
+	points = [][]any{nil}
+	for n, path := range paths {
+		i := slices.IndexFunc(ranges, func(r IndexRange) bool { return r.Points != nil && slices.Equal(r.Path, path) })
+		if i < 0 || slices.ContainsFunc(ranges[i].Points, func(k IndexKey) bool { return !k.Scalar() }) ||
+			len(points)*len(ranges[i].Points) > maxKeyPoints {
+			if n == 0 {
+				return nil, false
+			}
+			break
+		}
+		var next [][]any
+		for _, k := range ranges[i].Points {
+			for _, p := range points {
+				next = append(next, append(slices.Clip(p), toGo(k.value())))
+			}
+		}
+		points = next
+	}
+	return points, true
 }

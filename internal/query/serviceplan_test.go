@@ -2,6 +2,7 @@ package query
 
 import (
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -106,7 +107,6 @@ func TestServicePlanRefusals(t *testing.T) {
 		`SELECT * FROM c.children ch ORDER BY ch.age`,
 		`SELECT VALUE COUNT(1) + 1 FROM c`,
 		`SELECT COUNT(1) + 1 AS n FROM c`,
-		`SELECT TOP 10 VALUE c.id FROM c ORDER BY RANK FullTextScore(c.title, "red")`,
 	} {
 		q, err := Parse(text)
 		require.NoError(t, err)
@@ -118,6 +118,47 @@ func TestServicePlanRefusals(t *testing.T) {
 	_, _, err = q.ServicePlan(PlanOptions{})
 	var qe *Error
 	assert.ErrorAs(t, err, &qe)
+}
+
+// TestServicePlanValueRank: ORDER BY RANK with SELECT VALUE has the
+// hybrid search plan of the other projections, its payload the VALUE's
+// expression, as the service's (the .NET SDK reads any payload); for a
+// client that reads only object payloads (ObjectPayloads), only a VALUE
+// that is an object by its form has one.
+func TestServicePlanValueRank(t *testing.T) {
+	const rank = ` FROM c ORDER BY RANK FullTextScore(c.text, "swim")`
+	const score = `_FullTextScore(c.text, [\"swim\"], {documentdb-formattablehybridsearchquery-totaldocumentcount}, {documentdb-formattablehybridsearchquery-totalwordcount-0}, {documentdb-formattablehybridsearchquery-hitcountsarray-0})`
+	component := func(payload string) string {
+		return `"rewrittenQuery":"SELECT TOP 24 c._rid, [{\"item\": ` + score + `}] AS orderByItems, {\"payload\": ` + payload +
+			`, \"componentScores\": [(` + score + ` ?? -1)]} AS payload\nFROM c\nWHERE ({documentdb-formattableorderbyquery-filter})\nORDER BY ` + score + ` DESC"`
+	}
+	// The optimized plan of an RRF has the VALUE as its results' payload.
+	assert.Contains(t, planJSON(t, `SELECT TOP 1 VALUE c.id FROM c ORDER BY RANK RRF(VectorDistance(c.v, [1, 2]), VectorDistance(c.w, [3, 4]))`, PlanOptions{SkipOrderByRewrite: true}),
+		`"rewrittenQuery":"SELECT TOP 12 c._rid, c.id AS payload, [(_VectorScore(c.v, [1, 2]) ?? -1.79769e+308), (_VectorScore(c.w, [3, 4]) ?? -1.79769e+308)] AS componentScores\nFROM c\nORDER BY _VectorScore(c.v, [1, 2])"`)
+	for _, tc := range []struct {
+		name, query string
+		objects     bool
+		payload     string // "" for no plan
+	}{
+		{"a path", `SELECT TOP 2 VALUE c.id` + rank, false, `c.id`},
+		{"a path, for a client of object payloads", `SELECT TOP 2 VALUE c.id` + rank, true, ""},
+		{"an expression, for a client of object payloads", `SELECT TOP 2 VALUE [c.id]` + rank, true, ""},
+		{"a join's alias, for a client of object payloads", `SELECT TOP 2 VALUE t FROM c JOIN t IN c.tags ORDER BY RANK FullTextScore(c.text, "swim")`, true, ""},
+		{"the item", `SELECT TOP 2 VALUE c` + rank, true, `c`},
+		{"an object", `SELECT TOP 2 VALUE {"id": c.id, "n": c.n + 1}` + rank, true, `{\"id\": c.id, \"n\": (c.n + 1)}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := PlanOptions{ObjectPayloads: tc.objects}
+			if tc.payload == "" {
+				q, err := Parse(tc.query)
+				require.NoError(t, err)
+				_, _, err = q.ServicePlan(o)
+				assert.ErrorIs(t, err, ErrNoServicePlan)
+				return
+			}
+			assert.Contains(t, planJSON(t, tc.query, o), component(tc.payload))
+		})
+	}
 }
 
 func TestSystemFields(t *testing.T) {
@@ -149,4 +190,59 @@ func TestSystemFields(t *testing.T) {
 			assert.NoError(t, err, text)
 		}
 	}
+}
+
+// TestPartitionKeyPoints: the partition key values a filter pins, for the
+// plan's query ranges.
+func TestPartitionKeyPoints(t *testing.T) {
+	pk := [][]string{{"pk"}}
+	tree := [][]string{{"tenant"}, {"user", "id"}}
+	many := make([]string, 1001)
+	for i := range many {
+		many[i] = strconv.Itoa(i)
+	}
+	for _, tc := range []struct {
+		name, query string
+		paths       [][]string
+		want        [][]any // nil: no points
+	}{
+		{"equality", `SELECT * FROM c WHERE c.pk = 'x'`, pk, [][]any{{"x"}}},
+		{"equality, reversed, among others", `SELECT * FROM c WHERE c.n > 1 AND 'x' = c.pk AND c.k = 2 ORDER BY c.n`, pk, [][]any{{"x"}}},
+		{"a parameter", `SELECT * FROM c WHERE c.pk = @p`, pk, [][]any{{float64(3)}}},
+		{"null and a boolean", `SELECT * FROM c WHERE c.pk IN (null, true)`, pk, [][]any{{nil}, {true}}},
+		{"IN", `SELECT * FROM c WHERE c.pk IN ('a', 'b')`, pk, [][]any{{"a"}, {"b"}}},
+		{"hierarchical", `SELECT * FROM c WHERE c.tenant = 't' AND c.user.id IN ('u', 'v')`, tree, [][]any{{"t", "u"}, {"t", "v"}}},
+		{"hierarchical prefix", `SELECT * FROM c WHERE c.tenant IN ('t', 's') AND c.user.name = 'u'`, tree, [][]any{{"t"}, {"s"}}},
+		{"hierarchical, not from the first path", `SELECT * FROM c WHERE c.user.id = 'u'`, tree, nil},
+		{"hierarchical, too many below a prefix", `SELECT * FROM c WHERE c.tenant = 't' AND c.user.id IN (` + strings.Join(many, ", ") + `)`, tree, [][]any{{"t"}}},
+		{"no filter", `SELECT * FROM c`, pk, nil},
+		{"a range", `SELECT * FROM c WHERE c.pk > 'a'`, pk, nil},
+		{"OR", `SELECT * FROM c WHERE c.pk = 'a' OR c.n = 1`, pk, nil},
+		{"another path", `SELECT * FROM c WHERE c.pk2 = 'a'`, pk, nil},
+		{"an array", `SELECT * FROM c WHERE c.pk = [1]`, pk, nil},
+		{"FROM a path", `SELECT * FROM c.children ch WHERE ch.pk = 'a'`, pk, nil},
+		{"no paths", `SELECT * FROM c WHERE c.pk = 'a'`, nil, nil},
+		{"too many", `SELECT * FROM c WHERE c.pk IN (` + strings.Join(many, ", ") + `)`, pk, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			q, err := Parse(tc.query)
+			require.NoError(t, err)
+			got, ok := q.PartitionKeyPoints(map[string]any{"@p": 3}, tc.paths)
+			assert.Equal(t, tc.want != nil, ok)
+			assert.Equal(t, tc.want, got)
+		})
+	}
+}
+
+// TestAggregateOrderBy: an aggregate without GROUP BY takes an ORDER BY, as
+// the service's does (the SDKs' aggregate specs send one): its one result
+// is the aggregate's, and its plan the aggregate's.
+func TestAggregateOrderBy(t *testing.T) {
+	got, err := run(t, `SELECT VALUE MIN(c.n) FROM c WHERE IS_NUMBER(c.n) ORDER BY c.n DESC, c.id`, nil, []Doc{
+		{ID: "a", JSON: []byte(`{"id":"a","n":3}`)}, {ID: "b", JSON: []byte(`{"id":"b","n":1}`)}, {ID: "c", JSON: []byte(`{"id":"c"}`)},
+	})
+	require.NoError(t, err)
+	assert.Equal(t, `[1]`, got)
+	assert.Contains(t, planJSON(t, `SELECT VALUE COUNT(c.k) FROM c ORDER BY c.k`, PlanOptions{}),
+		`"orderBy":[],"orderByExpressions":[],"groupByExpressions":[],"groupByAliases":[],"aggregates":["Count"],"groupByAliasToAggregateType":{},"rewrittenQuery":"SELECT VALUE [{\"item\": COUNT(c.k)}]\nFROM c","hasSelectValue":true`)
 }

@@ -1,8 +1,8 @@
 // @azure/cosmos against the command cmd/lethe, as in sdk.test.mjs: the
 // SDK's own cross-partition query pipeline over the service's query plans.
-// Every query of the table runs across the partitions of a container, the
-// SDK asking for the plan and sending the plan's rewritten query to each
-// partition key range, then merging what the ranges return (ORDER BY
+// Every query of the table runs across the partitions of a container of 4
+// partition key ranges (40,000 RU/s), the SDK asking for the plan and
+// sending the plan's rewritten query to each range, then merging what the ranges return (ORDER BY
 // items, partial aggregates, GROUP BY items, the non-streaming ORDER BY of
 // VectorDistance, the hybrid search of ORDER BY RANK); each must give
 // exactly what lethe answers when it evaluates the whole query itself: the
@@ -69,14 +69,21 @@ async function stopLethe(server) {
 }
 
 // PlanAgent is an https.Agent that counts the query plan requests the SDK
-// sends and the queries it sends to a partition key range.
+// sends and records the range of each query it sends to a partition key
+// range.
 class PlanAgent extends https.Agent {
   plans = 0;
-  rangeQueries = 0;
+  ranges = []; // the x-ms-documentdb-partitionkeyrangeid of each request naming one
   addRequest(req, options) {
     if (req.getHeader("x-ms-cosmos-is-query-plan-request")) this.plans++;
-    if (req.getHeader("x-ms-documentdb-partitionkeyrangeid")) this.rangeQueries++;
+    const range = req.getHeader("x-ms-documentdb-partitionkeyrangeid");
+    if (range) this.ranges.push(range);
     return super.addRequest(req, options);
+  }
+  // rangesSince returns the distinct ranges asked since the agent had
+  // recorded n.
+  rangesSince(n) {
+    return new Set(this.ranges.slice(n));
   }
 }
 
@@ -167,6 +174,25 @@ const queries = [
     context: "HybridQueryExecutionContext",
   },
   {
+    name: "FullTextScore, SELECT VALUE of the item",
+    query: `SELECT TOP 6 VALUE c FROM c ORDER BY RANK FullTextScore(c.text, "swim", "run")`,
+    ordered: true,
+    context: "HybridQueryExecutionContext",
+  },
+  {
+    name: "RRF, SELECT VALUE of an object",
+    query: `SELECT TOP 7 VALUE {"id": c.id, "n": c.n} FROM c WHERE c.n > 2 ORDER BY RANK RRF(FullTextScore(c.text, "run"), VectorDistance(c.v, ${vector}))`,
+    ordered: true,
+    context: "HybridQueryExecutionContext",
+  },
+  {
+    name: "RRF, SELECT VALUE of an object, the plan without the optimization",
+    query: `SELECT TOP 7 VALUE {"id": c.id} FROM c ORDER BY RANK RRF(FullTextScore(c.text, "swim"), VectorDistance(c.v, ${vector}))`,
+    ordered: true,
+    context: "HybridQueryExecutionContext",
+    options: { disableHybridSearchQueryPlanOptimization: true },
+  },
+  {
     name: "RRF, the plan without the hybrid search optimization",
     query: `SELECT TOP 8 c.id, c.n FROM c ORDER BY RANK RRF(FullTextScore(c.text, "run"), VectorDistance(c.v, ${vector}))`,
     ordered: true,
@@ -197,7 +223,7 @@ describe("the SDK's pipeline over the service's query plans", { timeout: 180_000
   let server;
   let agent;
   let client;
-  let spread; // the items over 4 logical partitions
+  let spread; // the items over 8 logical partitions and 4 ranges
   let whole; // the items in one logical partition
 
   before(async () => {
@@ -205,12 +231,17 @@ describe("the SDK's pipeline over the service's query plans", { timeout: 180_000
     agent = new PlanAgent({ keepAlive: true, rejectUnauthorized: false });
     client = new CosmosClient({ endpoint: server.url, key: emulatorKey, agent });
     const { database } = await client.databases.create({ id: "plans" });
-    spread = (await database.containers.create(containerDef("spread"))).container;
+    spread = (await database.containers.create(containerDef("spread"), { offerThroughput: 40_000 })).container;
     whole = (await database.containers.create(containerDef("whole"))).container;
+    const { resources: ranges } = await spread.readPartitionKeyRanges().fetchAll();
+    assert.equal(ranges.length, 4, "the spread container's ranges");
+    const holding = new Set(); // the ranges that hold items
     for (const [i, item] of items.entries()) {
-      await spread.items.create({ ...item, pk: `p${i % 4}` });
+      const { headers } = await spread.items.create({ ...item, pk: `p${i % 8}` });
+      holding.add(headers["x-ms-documentdb-partitionkeyrangeid"]);
       await whole.items.create({ ...item, pk: "one" });
     }
+    assert.equal(holding.size, 4, "the ranges that hold items");
   });
 
   after(async () => {
@@ -223,11 +254,11 @@ describe("the SDK's pipeline over the service's query plans", { timeout: 180_000
     test(name, async () => {
       const { resources: want } = await whole.items.query(query, { partitionKey: "one" }).fetchAll();
       const plans = agent.plans;
-      const rangeQueries = agent.rangeQueries;
+      const asked = agent.ranges.length;
       const iterator = spread.items.query(query, { maxItemCount: 4, ...options });
       const { resources: got } = await iterator.fetchAll();
       assert.ok(agent.plans > plans, "the SDK asked for the plan");
-      assert.ok(agent.rangeQueries > rangeQueries, "the SDK sent the query to the ranges");
+      assert.equal(agent.rangesSince(asked).size, 4, "the SDK sent the query to every range");
       const context_ = iterator.queryExecutionContext;
       if (context) assert.equal(context_.constructor.name, context);
       else assert.equal(context_.constructor.name, "PipelinedQueryExecutionContext");
@@ -258,6 +289,43 @@ describe("the SDK's pipeline over the service's query plans", { timeout: 180_000
       } while (continuationToken && got.length <= items.length);
       assert.deepEqual(got.map(plain), want.map(plain), query);
     }
+  });
+
+  // A filter that pins the partition key (a hierarchical key's whole)
+  // narrows the plan's query ranges to that key's point, as the service's
+  // plan does, so the SDK, made to ask for the plan, asks the one range
+  // that holds the key; one that pins a prefix, to the prefix's keys.
+  test("a query pinned to a partition key or a prefix asks one range", async () => {
+    const tree = (
+      await client.database("plans").containers.create(
+        { ...containerDef("tree"), partitionKey: { paths: ["/g", "/pk"], kind: "MultiHash", version: 2 } },
+        { offerThroughput: 40_000 },
+      )
+    ).container;
+    for (const [i, item] of items.entries()) await tree.items.create({ ...item, pk: `p${i % 8}` });
+    for (const [container, query, partitionKey] of [
+      [spread, "SELECT * FROM c WHERE c.pk = 'p3' ORDER BY c.n DESC", "p3"],
+      [spread, "SELECT VALUE COUNT(1) FROM c WHERE c.n > 2 AND c.pk = 'p5'", "p5"],
+      [spread, "SELECT DISTINCT VALUE c.g FROM c WHERE c.pk IN ('p1', 'p1')", "p1"],
+      [tree, "SELECT c.id, c.n FROM c WHERE c.g = 'g1' AND c.pk = 'p4' ORDER BY c.n", ["g1", "p4"]],
+    ]) {
+      const { resources: want } = await container.items.query(query, { partitionKey }).fetchAll();
+      const asked = agent.ranges.length;
+      const { resources: got } = await container.items.query(query, { forceQueryPlan: true, maxItemCount: 2 }).fetchAll();
+      assert.equal(agent.rangesSince(asked).size, 1, `the ranges asked for ${query}`);
+      assert.ok(want.length > 0, query);
+      assert.deepEqual(got, want, query);
+    }
+    // A hierarchical key's prefix narrows them to the prefix's keys: the
+    // same results as a filter the plan cannot narrow (under OR), from
+    // fewer ranges.
+    const prefixed = "SELECT VALUE c.id FROM c WHERE c.g = 'g2' ORDER BY c.id";
+    const { resources: want } = await tree.items.query(prefixed.replace("c.g = 'g2'", "(c.g = 'g2' OR false)")).fetchAll();
+    const asked = agent.ranges.length;
+    const { resources: got } = await tree.items.query(prefixed, { maxItemCount: 2 }).fetchAll();
+    assert.equal(agent.rangesSince(asked).size, 1, "the ranges asked for a prefix");
+    assert.equal(want.length, items.length / 3);
+    assert.deepEqual(got, want);
   });
 
   test("ORDER BY's items carry their system properties, as a point read's", async () => {
