@@ -2,6 +2,8 @@ package lethe
 
 import (
 	"context"
+	"encoding/binary"
+	"encoding/hex"
 	"strconv"
 	"time"
 )
@@ -95,8 +97,8 @@ func (c *Container) ReplicaChanges(after uint64, max int) ([]ReplicaChange, uint
 		switch {
 		case e.kind == changeDelete || e.kind == changeExpire:
 			ch.replaces = e.rec.etag()
-		case e.kind == changeReplace && e.prev >= f.first && e.prev != 0:
-			ch.replaces = f.entry(e.prev).rec.etag()
+		case e.replaced != 0:
+			ch.replaces = etagOf(e.replaced)
 		}
 		page = append(page, ch)
 		last = e.lsn
@@ -236,6 +238,13 @@ func parseETag(s string) (uint64, bool) {
 		}
 	}
 	return n, n != 0
+}
+
+// etagOf returns the ETag of the write sequence number seq.
+func etagOf(seq uint64) string {
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], seq)
+	return hex.EncodeToString(b[:])
 }
 
 // raiseSeq moves the store's write sequence to at least seq, so that its
