@@ -328,10 +328,13 @@ func (c *Container) fail(op, id string, e *Error) (ItemResponse, error) {
 // item's shard lock, as commit makes a client's write, decided at the
 // change's instant: the new record has the change's instant and ETag, no
 // request units are drawn, and a version the replica already holds, or an
-// older one than it holds, changes nothing.
+// older one than it holds, changes nothing. Unique keys are not checked:
+// the origin checked them, and a replica that applies changes again after
+// a crash passes through states that break them until it catches up; its
+// unique index follows every change, for its own writes after a failover.
 func (c *Container) commitReplica(op string, r *replicaWrite) error {
 	if mu := c.uniqueMu; mu != nil {
-		mu.Lock()
+		mu.Lock() // as a write's: the unique index changes with the item
 		defer mu.Unlock()
 	}
 	sh, h := c.shardFor(r.pk.enc, r.id)
@@ -351,8 +354,6 @@ func (c *Container) commitReplica(op string, r *replicaWrite) error {
 		m.cause = causeDelete
 	case old != "" && old.seq() >= r.seq:
 		return nil // this version, or a later one
-	case c.uniqueMu != nil && c.uniqueConflict(r.pk.enc, r.id, r.doc, now, nil, nil):
-		return withContext(&Error{StatusCode: statusConflict, Message: msgUniqueViolation}, op, c.id, r.id)
 	default:
 		if !live {
 			m.cause = causeCreate

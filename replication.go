@@ -130,10 +130,12 @@ func (c *Container) ReplicaChanges(after uint64, max int) ([]ReplicaChange, uint
 }
 
 // ApplyReplicaChange applies a change made in another replica of the
-// container through the one write path (log, feed, indexes, TTL, unique
-// keys as any write): a write is stored with the change's Written instant
-// as its _ts and expiry origin and with its ETag; a delete removes the
-// item; an expiry is skipped. The store's write sequence moves past the
+// container through the one write path (log, feed, indexes, TTL and the
+// unique index as any write; unique keys are the origin's to check, and
+// are not): a write is stored with the change's Written instant as its
+// _ts and expiry origin and with its ETag, and the replica's own feed
+// numbers it at that instant; a delete removes the item; an expiry is
+// skipped. The store's write sequence moves past the
 // ETag, so that its own later writes get higher ones. A change the replica
 // already holds, or holds a later version than (a higher ETag), is a no-op,
 // so changes may be applied again after a crash; so is a delete of a
