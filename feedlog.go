@@ -160,6 +160,26 @@ func recordAddr(rec record) uintptr {
 	return uintptr(unsafe.Pointer(unsafe.StringData(string(rec))))
 }
 
+// itemChanges calls fn with the retained changes of the item of slot hash
+// h and key (record.key), latest first, until fn returns false.
+func (f *changeFeed) itemChanges(h uint32, key string, fn func(e *feedEntry) bool) {
+	t := &f.latest
+	if len(t.slots) == 0 {
+		return
+	}
+	lsn := t.slot(h).lsn.Load()
+	if lsn >= f.first && lsn != 0 && f.entry(lsn).rec.key() != key {
+		lsn = t.others[key]
+	}
+	for lsn >= f.first && lsn != 0 {
+		e := f.entry(lsn)
+		if !fn(e) {
+			return
+		}
+		lsn = e.prev
+	}
+}
+
 // markSuperseded marks the retained change lsn as not its item's latest.
 func (f *changeFeed) markSuperseded(lsn uint64) {
 	i := uint64(f.head) + lsn - f.first

@@ -78,12 +78,15 @@ func TestReplicaChangesDescribeEveryChange(t *testing.T) {
 		got.Written, w.Written = time.Time{}, time.Time{}
 		require.Equal(t, "a", got.ID)
 		require.Equal(t, noPK, got.PartitionKey)
+		doc := got.Removed
 		if got.Kind == lethe.ReplicaWrite {
-			require.Contains(t, string(got.Item), `"_etag":"`+got.ETag+`"`)
+			doc = got.Item
+			require.Nil(t, got.Removed)
 		} else {
 			require.Nil(t, got.Item)
 		}
-		got.ID, got.PartitionKey, got.Item = "", lethe.PartitionKey{}, nil
+		require.Contains(t, string(doc), `"_etag":"`+got.ETag+`"`)
+		got.ID, got.PartitionKey, got.Item, got.Removed = "", lethe.PartitionKey{}, nil, nil
 		require.Equal(t, w, got, "change %d", i)
 	}
 
