@@ -338,16 +338,20 @@ func (c *Container) lastChange(h uint32, key string) (feedEntry, bool) {
 // ConflictRule is how ApplyReplicaChangeResolved decides a conflict
 // between concurrent changes of an item in two replicas: Cosmos DB's Last
 // Writer Wins. Of two concurrent writes, the version with the higher
-// number at Path wins; a delete wins over a write, as Cosmos DB's delete
-// conflicts do. Every replica picks the same winner, so replicas that
-// exchange their changes in any order converge.
+// number at Path wins. Every replica picks the same winner, so replicas
+// that exchange their changes in any order converge.
 type ConflictRule struct {
 	// Path is the conflict resolution path: a property of the items that
 	// holds a number ("/sortableTimestamp"). "" or "/_ts" means the
 	// versions' instants, at full precision. A version without a number
 	// there loses to one with; ties go to the later instant, then to the
-	// higher ETag. A version that had expired when the other was written
-	// loses to it, whatever its number.
+	// higher ETag. A delete is ordered as the version it removed, at the
+	// delete's instant: of a delete and a concurrent write, the later
+	// wins (Cosmos DB documents that the delete always wins: lethe keeps
+	// one order of every change, which is what makes replicas converge
+	// whatever the order their changes arrive in). Replicas converge on
+	// the latest version when the numbers at Path grow along each item's
+	// history, as a timestamp's do.
 	Path string
 }
 
@@ -375,12 +379,14 @@ type conflictRule struct {
 
 // ApplyReplicaChangeResolved is ApplyReplicaChange for an account that
 // writes in several regions: a change concurrent with the replica's
-// version of the item is a conflict, decided by r, and the outcome tells
-// which version lost. A change concurrent with a delete the replica made
-// loses (a delete wins); a change the replica has applied before (the
-// feed keeps the item's history: ChangeFeedPolicy) is a no-op, so a
-// region may receive its own changes back. The store's ETags must be
-// unique across the regions (Options.WriteRegions).
+// version of the item (its Replaces names another) is a conflict, decided
+// by r, and the outcome tells which version lost. The replica's change
+// feed keeps the item's history (ChangeFeedPolicy): a delete there is a
+// tombstone a later-arriving older write loses to, and a change the
+// replica held before is a no-op, so regions may receive their own changes
+// back and changes may be applied again. The stores' ETags must be apart
+// (Options.WriteRegions). Bad input, and a bad rule, is a typed *Error
+// and changes nothing.
 func (c *Container) ApplyReplicaChangeResolved(ctx context.Context, ch ReplicaChange, r ConflictRule) (ConflictOutcome, error) {
 	const op = "ApplyReplicaChangeResolved"
 	rule, err := parseConflictRule(r)
@@ -466,8 +472,8 @@ func (c *Container) resolve(r *replicaWrite, old record, h uint32, rule *conflic
 		state == "" && !r.del,
 		in.after(at):
 	default: // the replica's state is later: the change is left out
-		out := ConflictOutcome{Conflict: !follows}
-		if out.Conflict && !r.del {
+		out := ConflictOutcome{Conflict: true}
+		if !r.del {
 			out.Loser = r.rec.jsonBytes()
 		}
 		return out

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -215,5 +216,176 @@ func TestReplicaConflictsConverge(t *testing.T) {
 			}
 			require.NotZero(t, losers, "the model makes conflicts")
 		})
+	}
+}
+
+// twoRegions makes the container c in two stores on one clock, each a
+// write region of the same account.
+func twoRegions(t *testing.T) (a, b *lethe.Container, clock *lethe.ManualClock) {
+	t.Helper()
+	clock = lethe.NewManualClock(t0)
+	props := lethe.ContainerProperties{ID: "c", DefaultTimeToLive: lethe.TTLNever, ChangeFeedPolicy: &lethe.ChangeFeedPolicy{}}
+	for i, c := range []**lethe.Container{&a, &b} {
+		s := openStore(t, &lethe.Options{Clock: clock, Reaper: lethe.ReaperOptions{Disabled: true}, WriteRegions: 2, WriteRegion: i})
+		*c = mustContainer(t, s, props)
+	}
+	return a, b, clock
+}
+
+// changesOf returns c's changes after lsn.
+func changesOf(t *testing.T, c *lethe.Container, lsn uint64) []lethe.ReplicaChange {
+	t.Helper()
+	chs, _, err := c.ReplicaChanges(lsn, 0)
+	require.NoError(t, err)
+	return chs
+}
+
+// resolved applies ch to c under rule.
+func resolved(t *testing.T, c *lethe.Container, ch lethe.ReplicaChange, rule lethe.ConflictRule) lethe.ConflictOutcome {
+	t.Helper()
+	out, err := c.ApplyReplicaChangeResolved(ctx, ch, rule)
+	require.NoError(t, err)
+	return out
+}
+
+// readOrNil returns the item id of c as a read returns it, "" if none.
+func readOrNil(t *testing.T, c *lethe.Container, id string) string {
+	t.Helper()
+	r, err := c.ReadItem(ctx, noPK, id, nil)
+	if status(err) == 404 {
+		return ""
+	}
+	require.NoError(t, err)
+	return string(r.Value)
+}
+
+func TestReplicaConflictOutcomes(t *testing.T) {
+	t.Run("a change that follows is no conflict", func(t *testing.T) {
+		a, b, clock := twoRegions(t)
+		create(t, a, `{"id":"x","n":1}`)
+		require.Equal(t, lethe.ConflictOutcome{Applied: true}, resolved(t, b, changesOf(t, a, 0)[0], lethe.ConflictRule{}))
+		clock.Advance(time.Second)
+		upsert(t, a, `{"id":"x","n":2}`)
+		chs := changesOf(t, a, 1)
+		require.Equal(t, lethe.ConflictOutcome{Applied: true}, resolved(t, b, chs[0], lethe.ConflictRule{}))
+		// Its own change back, or one applied again: nothing.
+		require.Equal(t, lethe.ConflictOutcome{}, resolved(t, a, changesOf(t, b, 0)[0], lethe.ConflictRule{}))
+		require.Equal(t, lethe.ConflictOutcome{}, resolved(t, b, changesOf(t, a, 0)[0], lethe.ConflictRule{}))
+		require.Equal(t, readOrNil(t, a, "x"), readOrNil(t, b, "x"))
+	})
+	t.Run("insert conflict: the later wins in both", func(t *testing.T) {
+		a, b, clock := twoRegions(t)
+		lost := create(t, a, `{"id":"x","from":"a"}`)
+		clock.Advance(time.Millisecond)
+		won := create(t, b, `{"id":"x","from":"b"}`)
+		out := resolved(t, a, changesOf(t, b, 0)[0], lethe.ConflictRule{})
+		require.Equal(t, lethe.ConflictOutcome{Conflict: true, Applied: true, Loser: lost.Value}, out)
+		out = resolved(t, b, changesOf(t, a, 0)[0], lethe.ConflictRule{})
+		require.Equal(t, lethe.ConflictOutcome{Conflict: true, Loser: lost.Value}, out)
+		require.Equal(t, string(won.Value), readOrNil(t, a, "x"))
+		require.Equal(t, string(won.Value), readOrNil(t, b, "x"))
+	})
+	t.Run("replace conflict by path: the higher number wins, then one without loses", func(t *testing.T) {
+		rule := lethe.ConflictRule{Path: "/v"}
+		a, b, clock := twoRegions(t)
+		create(t, a, `{"id":"x","v":1}`)
+		resolved(t, b, changesOf(t, a, 0)[0], rule)
+		clock.Advance(time.Second)
+		won := upsert(t, a, `{"id":"x","v":5}`)
+		clock.Advance(time.Second)
+		lost := upsert(t, b, `{"id":"x","v":3}`) // later, but a lower number
+		require.Equal(t, lethe.ConflictOutcome{Conflict: true, Applied: true, Loser: lost.Value}, resolved(t, b, changesOf(t, a, 1)[0], rule))
+		require.Equal(t, lethe.ConflictOutcome{Conflict: true, Loser: lost.Value}, resolved(t, a, changesOf(t, b, 1)[0], rule))
+		require.Equal(t, string(won.Value), readOrNil(t, a, "x"))
+		require.Equal(t, string(won.Value), readOrNil(t, b, "x"))
+
+		clock.Advance(time.Second)
+		c := create(t, a, `{"id":"y","v":"not a number"}`)
+		d := create(t, b, `{"id":"y","v":0}`)
+		chs := changesOf(t, b, 0)
+		require.Equal(t, lethe.ConflictOutcome{Conflict: true, Applied: true, Loser: c.Value}, resolved(t, a, chs[len(chs)-1], rule))
+		require.Equal(t, string(d.Value), readOrNil(t, a, "y"))
+	})
+	t.Run("delete and write: the later wins in both", func(t *testing.T) {
+		for _, deleteLast := range []bool{false, true} {
+			a, b, clock := twoRegions(t)
+			create(t, a, `{"id":"x","n":1}`)
+			resolved(t, b, changesOf(t, a, 0)[0], lethe.ConflictRule{})
+			clock.Advance(time.Second)
+			var w lethe.ItemResponse
+			del := func() {
+				_, err := a.DeleteItem(ctx, noPK, "x", nil)
+				require.NoError(t, err)
+			}
+			if deleteLast {
+				w = upsert(t, b, `{"id":"x","n":2}`)
+				clock.Advance(time.Second)
+				del()
+			} else {
+				del()
+				clock.Advance(time.Second)
+				w = upsert(t, b, `{"id":"x","n":2}`)
+			}
+			outB := resolved(t, b, changesOf(t, a, 1)[0], lethe.ConflictRule{})
+			outA := resolved(t, a, changesOf(t, b, 1)[0], lethe.ConflictRule{})
+			require.True(t, outA.Conflict && outB.Conflict)
+			if deleteLast {
+				require.Equal(t, lethe.ConflictOutcome{Conflict: true, Applied: true, Loser: w.Value}, outB)
+				require.Equal(t, lethe.ConflictOutcome{Conflict: true, Loser: w.Value}, outA)
+				require.Empty(t, readOrNil(t, a, "x"))
+				require.Empty(t, readOrNil(t, b, "x"))
+			} else {
+				require.Equal(t, lethe.ConflictOutcome{Conflict: true}, outB, "the delete loses")
+				require.Equal(t, lethe.ConflictOutcome{Conflict: true, Applied: true}, outA, "over a's tombstone")
+				require.Equal(t, string(w.Value), readOrNil(t, a, "x"))
+				require.Equal(t, string(w.Value), readOrNil(t, b, "x"))
+			}
+		}
+	})
+	t.Run("an older write arriving after a delete loses to its tombstone", func(t *testing.T) {
+		a, b, clock := twoRegions(t)
+		old := create(t, b, `{"id":"x","n":1}`)
+		chs := changesOf(t, b, 0)
+		clock.Advance(time.Second)
+		create(t, a, `{"id":"x","n":2}`)
+		_, err := a.DeleteItem(ctx, noPK, "x", nil)
+		require.NoError(t, err)
+		require.Equal(t, lethe.ConflictOutcome{Conflict: true, Loser: old.Value}, resolved(t, a, chs[0], lethe.ConflictRule{}))
+		require.Empty(t, readOrNil(t, a, "x"))
+	})
+}
+
+func TestReplicaConflictRuleRefusesBadPaths(t *testing.T) {
+	a, b, _ := twoRegions(t)
+	create(t, a, `{"id":"x"}`)
+	ch := changesOf(t, a, 0)[0]
+	for _, path := range []string{"v", "/", "/a//b", "/_etag", "/id/"} {
+		_, err := b.ApplyReplicaChangeResolved(ctx, ch, lethe.ConflictRule{Path: path})
+		require.ErrorIs(t, err, lethe.ErrBadRequest, path)
+		require.ErrorContains(t, err, "conflict resolution path")
+	}
+	require.Empty(t, readOrNil(t, b, "x"), "nothing changed")
+	require.Empty(t, changesOf(t, b, 0))
+}
+
+func TestWriteRegionsKeepETagsApart(t *testing.T) {
+	for _, o := range []lethe.Options{{WriteRegions: -1}, {WriteRegions: 2, WriteRegion: 2}, {WriteRegion: 1}, {WriteRegions: 3, WriteRegion: -1}} {
+		_, err := lethe.Open(&o)
+		var oe *lethe.OptionError
+		require.ErrorAs(t, err, &oe, "%+v", o)
+	}
+	a, b, _ := twoRegions(t)
+	for i := range 20 {
+		ra := upsert(t, a, fmt.Sprintf(`{"id":"a%d"}`, i%3))
+		rb := upsert(t, b, fmt.Sprintf(`{"id":"b%d"}`, i%3))
+		for _, ch := range changesOf(t, a, uint64(i)) {
+			resolved(t, b, ch, lethe.ConflictRule{})
+		}
+		na, err := strconv.ParseUint(ra.ETag, 16, 64)
+		require.NoError(t, err)
+		nb, err := strconv.ParseUint(rb.ETag, 16, 64)
+		require.NoError(t, err)
+		require.Zero(t, na%2, "region 0's ETags are even: %s", ra.ETag)
+		require.Equal(t, uint64(1), nb%2, "region 1's ETags are odd: %s", rb.ETag)
 	}
 }
