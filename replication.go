@@ -65,7 +65,7 @@ type ReplicaChange struct {
 // every container one), and charges nothing.
 func (c *Container) ReplicaChanges(after uint64, max int) ([]ReplicaChange, uint64, error) {
 	const op = "ReplicaChanges"
-	if err := c.check(nil, op, ""); err != nil {
+	if err := c.check(context.Background(), op, ""); err != nil {
 		return nil, after, err
 	}
 	if max <= 0 {
