@@ -166,14 +166,15 @@ func (c *Container) applyReplica(ctx context.Context, op string, ch *ReplicaChan
 	if err := c.check(ctx, op, ch.ID); err != nil {
 		return ConflictOutcome{}, err
 	}
-	r, e := c.prepareReplica(ch)
+	var r replicaWrite
+	skip, e := c.prepareReplica(ch, &r)
 	if e != nil {
 		return ConflictOutcome{}, withContext(e, op, c.id, ch.ID)
 	}
-	if r == nil {
+	if skip {
 		return ConflictOutcome{}, nil // an expiry
 	}
-	return c.commitReplica(op, r, rule)
+	return c.commitReplica(op, &r, rule)
 }
 
 // replicaWrite is a replica change checked and parsed, ready to commit.
@@ -190,62 +191,62 @@ type replicaWrite struct {
 	rec      record // a write's new version, built under the item's lock
 }
 
-// prepareReplica checks a replica change and parses its document, outside
-// any lock. It returns nil for an expiry, which replicas skip.
-func (c *Container) prepareReplica(ch *ReplicaChange) (*replicaWrite, *Error) {
+// prepareReplica checks a replica change and parses its document into r,
+// outside any lock. It reports true for an expiry, which replicas skip.
+func (c *Container) prepareReplica(ch *ReplicaChange, r *replicaWrite) (skip bool, _ *Error) {
 	switch ch.Kind {
 	case ReplicaWrite, ReplicaDelete:
 	case ReplicaExpiry:
-		return nil, nil
+		return true, nil
 	default:
-		return nil, badRequest("the replica change's kind %d is none of ReplicaWrite, ReplicaDelete, ReplicaExpiry", ch.Kind)
+		return false, badRequest("the replica change's kind %d is none of ReplicaWrite, ReplicaDelete, ReplicaExpiry", ch.Kind)
 	}
 	if err := c.pkPaths.check(ch.PartitionKey, false); err != nil {
-		return nil, err
+		return false, err
 	}
 	if err := validateItemID(ch.ID); err != nil {
-		return nil, err
+		return false, err
 	}
 	seq, ok := parseETag(ch.ETag)
 	if !ok {
-		return nil, badRequest("the replica change's ETag %q is not 16 lower-case hexadecimal digits", clip(ch.ETag))
+		return false, badRequest("the replica change's ETag %q is not 16 lower-case hexadecimal digits", clip(ch.ETag))
 	}
 	if ch.Replaces != "" {
 		if _, ok := parseETag(ch.Replaces); !ok {
-			return nil, badRequest("the replica change's Replaces %q is not 16 lower-case hexadecimal digits", clip(ch.Replaces))
+			return false, badRequest("the replica change's Replaces %q is not 16 lower-case hexadecimal digits", clip(ch.Replaces))
 		}
 	}
 	if ch.Written.IsZero() {
-		return nil, badRequest("the replica change has no Written instant")
+		return false, badRequest("the replica change has no Written instant")
 	}
-	r := &replicaWrite{del: ch.Kind == ReplicaDelete, pk: ch.PartitionKey, id: ch.ID, written: unixNanos(ch.Written), seq: seq, replaces: ch.Replaces}
+	*r = replicaWrite{del: ch.Kind == ReplicaDelete, pk: ch.PartitionKey, id: ch.ID, written: unixNanos(ch.Written), seq: seq, replaces: ch.Replaces}
 	if r.del {
 		if ch.Removed != nil {
 			if _, err := parseItem(ch.Removed); err != nil {
-				return nil, err
+				return false, err
 			}
 			r.doc = ch.Removed
 		}
-		return r, nil
+		return false, nil
 	}
 	p, err := parseItem(ch.Item)
 	if err != nil {
-		return nil, err
+		return false, err
 	}
 	if p.id != ch.ID {
-		return nil, badRequest("the replica change's item has the id %q, not the change's %q", clip(p.id), clip(ch.ID))
+		return false, badRequest("the replica change's item has the id %q, not the change's %q", clip(p.id), clip(ch.ID))
 	}
 	if len(c.pkPaths.segs) > 0 {
 		same, err := c.pkPaths.matches(ch.Item, &p, ch.PartitionKey.enc)
 		if err != nil {
-			return nil, err
+			return false, err
 		}
 		if !same {
-			return nil, badRequest(msgPKMismatch)
+			return false, badRequest(msgPKMismatch)
 		}
 	}
 	r.doc, r.p = ch.Item, p
-	return r, nil
+	return false, nil
 }
 
 // parseETag reads an ETag as the store writes them, 16 lower-case
