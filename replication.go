@@ -144,14 +144,14 @@ func (c *Container) ReplicaChanges(after uint64, max int) ([]ReplicaChange, uint
 // are not): a write is stored with the change's Written instant as its
 // _ts and expiry origin and with its ETag, and the replica's own feed
 // numbers it at that instant; a delete removes the item; an expiry is
-// skipped. The store's write sequence moves past the
-// ETag, so that its own later writes get higher ones. A change the replica
-// already holds, or holds a later version than (a higher ETag), is a no-op,
-// and so is a delete of a missing item: changes applied again in order
-// after a crash leave the replica as it was (an item deleted since shows
-// again until its delete is applied again: a delete leaves nothing to
-// compare with). An item already expired on arrival is stored (and expires
-// in the replica's feed as any) but never visible. It charges no request
+// skipped. The store's write sequence moves past the ETag, so that its
+// own later writes get higher ones. A change the replica already holds, or
+// holds a later version than (a higher ETag), is a no-op, and so are a
+// delete of a missing item and a write of an item the replica's change
+// feed shows deleted or expired at that version or a later one: changes
+// applied again after a crash leave the replica as it was. An item
+// already expired on arrival is stored (and expires in the replica's feed
+// as any) but never visible. It charges no request
 // units and is never throttled. Bad input (no id, bad JSON, a partition
 // key that does not match, a malformed ETag) is a typed *Error and changes
 // nothing.
