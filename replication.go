@@ -138,6 +138,24 @@ func (c *Container) ReplicaChanges(after uint64, max int) ([]ReplicaChange, uint
 	return out, last, nil
 }
 
+// LastReplicaLSN returns the LSN of the container's latest change (0 if
+// there is none yet): where a replica that holds every change stands, and
+// ReplicaChanges after it returns nothing new. It needs the container's
+// change feed, reads no change, and charges nothing.
+func (c *Container) LastReplicaLSN() (uint64, error) {
+	const op = "LastReplicaLSN"
+	if err := c.check(context.Background(), op, ""); err != nil {
+		return 0, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	f := c.mu.feed.history
+	if f == nil {
+		return 0, withContext(badRequest("the container keeps no change feed: give it a ChangeFeedPolicy"), op, c.id, "")
+	}
+	return f.next - 1, nil
+}
+
 // ApplyReplicaChange applies a change made in another replica of the
 // container through the one write path (log, feed, indexes, TTL and the
 // unique index as any write; unique keys are the origin's to check, and

@@ -100,6 +100,9 @@ func TestReplicaChangesDescribeEveryChange(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, page)
 	require.Equal(t, uint64(5), last)
+	end, err := hub.LastReplicaLSN()
+	require.NoError(t, err)
+	require.Equal(t, uint64(5), end)
 }
 
 func TestReplicaChangesErrors(t *testing.T) {
@@ -126,6 +129,17 @@ func TestReplicaChangesErrors(t *testing.T) {
 	_, _, err = plain.ReplicaChanges(0, 10)
 	require.ErrorIs(t, err, lethe.ErrBadRequest)
 	require.ErrorContains(t, err, "ChangeFeedPolicy")
+	_, err = plain.LastReplicaLSN()
+	require.ErrorIs(t, err, lethe.ErrBadRequest)
+
+	// The feed numbers on after what it forgot, and from before any change.
+	end, err := hub.LastReplicaLSN()
+	require.NoError(t, err)
+	require.Equal(t, uint64(10), end)
+	empty := mustContainer(t, s, lethe.ContainerProperties{ID: "empty", ChangeFeedPolicy: &lethe.ChangeFeedPolicy{}})
+	end, err = empty.LastReplicaLSN()
+	require.NoError(t, err)
+	require.Zero(t, end)
 }
 
 // TestReplicaKeepsInstantsAndETags: whenever a change arrives, the
