@@ -296,7 +296,7 @@ func (c *Container) commit(op string, kind writeKind, pk PartitionKey, id string
 		m.cause = causeCreate
 	}
 	if kind != writeDelete {
-		m.rec = buildRecord(doc, p, pk.enc, now, c.store.seq.Add(1), c.position(old, live))
+		m.rec = buildRecord(doc, p, pk.enc, now, c.store.nextSeq(), c.position(old, live))
 	}
 	next, err := c.apply(&m)
 	if err != nil {
@@ -322,4 +322,59 @@ func (c *Container) fail(op, id string, e *Error) (ItemResponse, error) {
 		return ItemResponse{StatusCode: statusTooManyRequests}, err
 	}
 	return ItemResponse{RequestCharge: charge, StatusCode: e.StatusCode}, withContext(e, op, c.id, id)
+}
+
+// commitReplica makes a replica change (ApplyReplicaChange,
+// ApplyReplicaChangeResolved) under the item's shard lock, as commit makes
+// a client's write, decided at the change's instant by decideReplica: the
+// new record has the change's instant and ETag, and no request units are
+// drawn. Unique keys are not checked: the origin checked them, and a
+// replica that applies changes again after a crash passes through states
+// that break them until it catches up; its unique index follows every
+// change, for its own writes after a failover.
+func (c *Container) commitReplica(op string, r *replicaWrite, rule *conflictRule) (ConflictOutcome, error) {
+	if mu := c.uniqueMu; mu != nil {
+		mu.Lock() // as a write's: the unique index changes with the item
+		defer mu.Unlock()
+	}
+	sh, h := c.shardFor(r.pk.enc, r.id)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if c.deleted.Load() {
+		return ConflictOutcome{}, withContext(&Error{StatusCode: statusNotFound, Message: msgNotFound}, op, c.id, r.id)
+	}
+	old, slot := sh.items.lookup(r.pk.enc, r.id, h)
+	live := old != "" && c.rule.live(old, r.written)
+	if !r.del {
+		// A replace keeps its item's position; a create takes a new one
+		// once it is decided.
+		pos := uint64(0)
+		if live {
+			pos = old.pos()
+		}
+		r.rec = buildRecord(r.doc, &r.p, r.pk.enc, r.written, r.seq, pos)
+	}
+	out := c.decideReplica(r, old, h, rule)
+	if !out.Applied {
+		return out, nil
+	}
+	if !r.del && !live {
+		r.rec = r.rec.withPos(c.position(old, live))
+	}
+	m := mutation{cause: causeReplace, now: r.written, sh: sh, h: h, old: old, slot: slot + 1, rec: r.rec}
+	switch {
+	case r.del:
+		m.cause = causeDelete
+	case !live:
+		m.cause = causeCreate
+	}
+	if !r.del {
+		c.store.raiseSeq(r.seq)
+	}
+	next, err := c.apply(&m)
+	if err != nil {
+		return ConflictOutcome{}, storageError(err, op, c.id, r.id)
+	}
+	c.store.reaper.notify(next)
+	return out, nil
 }
