@@ -64,6 +64,7 @@ const subPartitionKeyRangeGone = 1002
 // key space.
 type pkRange struct {
 	id      string
+	num     int // id, as a number
 	lo, hi  string
 	parents []string // the ranges it was split from
 	header  []string // []string{id}: the value of rangeIDHeader, made once
@@ -102,7 +103,7 @@ func newLayout(p lethe.ContainerProperties, cfg RangeConfig) *rangeLayout {
 	l.next = n
 	for i := range n {
 		id := strconv.Itoa(i)
-		l.ranges = append(l.ranges, pkRange{id: id, lo: bounds[i], hi: bounds[i+1], parents: []string{}, header: []string{id}})
+		l.ranges = append(l.ranges, pkRange{id: id, num: i, lo: bounds[i], hi: bounds[i+1], parents: []string{}, header: []string{id}})
 	}
 	return l
 }
@@ -210,15 +211,14 @@ func (q *request) requestRange(l *rangeLayout, pk lethe.PartitionKey) (id string
 // service lists it.
 func rangeJSON(db *database, coll []byte, l *rangeLayout, i int, ts int64) []byte {
 	r := l.ranges[i]
-	rid := pkRangeRID(coll)
-	rid[len(coll)], rid[len(coll)+1] = byte(i+1), byte((i+1)>>8)
+	rid := pkRangeRID(coll, r.num)
 	parents := "[]"
 	if len(r.parents) > 0 {
 		parents = `["` + strings.Join(r.parents, `","`) + `"]`
 	}
 	etag := strconv.Quote(`"` + strconv.FormatUint(l.lsn, 10) + `"`)
 	return fmt.Appendf(nil, `{"_rid":%q,"id":%q,"_etag":%s,"minInclusive":%q,"maxExclusive":%q,"ridPrefix":%d,"_self":"dbs/%s/colls/%s/pkranges/%s/","throughputFraction":%s,"status":"online","parents":%s,"ownedArchivalPKRangeIds":[],"_ts":%d,"lsn":%d,"_lsn":%d}`,
-		ridString(rid), r.id, etag, r.lo, r.hi, i, ridString(db.rid), ridString(coll), ridString(rid),
+		ridString(rid), r.id, etag, r.lo, r.hi, r.num, ridString(db.rid), ridString(coll), ridString(rid),
 		strconv.FormatFloat(1/float64(len(l.ranges)), 'g', -1, 64), parents, ts, l.lsn, l.lsn)
 }
 

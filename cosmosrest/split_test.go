@@ -308,3 +308,37 @@ func TestSplitConcurrent(t *testing.T) {
 		t.Errorf("statuses during the splits: %v", bad)
 	}
 }
+
+// TestRangesBySelf: every partition key range is read by its _self, the
+// path of its resource ids, before and after splits; a range keeps its
+// _rid when splits change the layout around it, a child's differs from
+// its parent's, and the _self of a range gone is 404.
+func TestRangesBySelf(t *testing.T) {
+	c, before := rangedServer(t, 0)
+	must(t, split(c, "db", "c", "0"), http.StatusOK)
+	must(t, split(c, "db", "c", "5"), http.StatusOK)
+	after := listRanges(t, c, "/dbs/db/colls/c")
+	rids := map[string]string{}
+	for _, rg := range before {
+		rids[rg.ID] = rg.RID
+	}
+	seen := map[string]bool{}
+	for _, rg := range after {
+		if old, ok := rids[rg.ID]; ok && old != rg.RID {
+			t.Errorf("range %s: _rid %s after the splits, %s before", rg.ID, rg.RID, old)
+		}
+		if seen[rg.RID] {
+			t.Errorf("range %s: _rid %s is another range's", rg.ID, rg.RID)
+		}
+		seen[rg.RID] = true
+		var got pkRange
+		if err := json.Unmarshal(must(t, c.doRID("GET", "/"+rg.Self, nil), http.StatusOK).body, &got); err != nil ||
+			got.ID != rg.ID || got.RID != rg.RID || got.MinInclusive != rg.MinInclusive {
+			t.Errorf("range %s by its _self %s: %+v", rg.ID, rg.Self, got)
+		}
+	}
+	if seen[before[0].RID] {
+		t.Errorf("a child has the _rid of its parent, %s", before[0].RID)
+	}
+	must(t, c.doRID("GET", "/"+before[0].Self, nil), http.StatusNotFound)
+}
