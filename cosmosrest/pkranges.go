@@ -79,13 +79,17 @@ type rangeLayout struct {
 	next    int    // the id of the next range a split makes
 	version int    // the partition key's hash version
 	multi   bool   // a hierarchical key (MultiHash)
+	// kept says that the layout is not the one the container's
+	// properties give (a split, or a replace of its throughput, changed
+	// it): a durable database keeps it in rangesFile (rangesfile.go).
+	kept bool
 }
 
 // newLayout divides the space of a container of properties p into the
 // number of ranges cfg gives it.
 func newLayout(p lethe.ContainerProperties, cfg RangeConfig) *rangeLayout {
 	def := p.PartitionKeyDefinition
-	l := &rangeLayout{lsn: 1, version: def.Version, multi: def.Kind == lethe.PartitionKeyKindMultiHash || len(def.Paths) > 1}
+	l := &rangeLayout{lsn: 1, version: def.Version, multi: isMulti(def)}
 	n := 1
 	if len(def.Paths) > 0 {
 		per := cfg.Throughput
@@ -106,6 +110,12 @@ func newLayout(p lethe.ContainerProperties, cfg RangeConfig) *rangeLayout {
 		l.ranges = append(l.ranges, pkRange{id: id, num: i, lo: bounds[i], hi: bounds[i+1], parents: []string{}, header: []string{id}})
 	}
 	return l
+}
+
+// isMulti reports whether def is of a hierarchical key, hashed per
+// component.
+func isMulti(def lethe.PartitionKeyDefinition) bool {
+	return def.Kind == lethe.PartitionKeyKindMultiHash || len(def.Paths) > 1
 }
 
 // byID returns the range of id: at its index while no split has
@@ -149,8 +159,10 @@ func (l *rangeLayout) rangeOf(pk lethe.PartitionKey) string {
 }
 
 // layout returns the ranges of container c (properties p) of db: those
-// it was given when the front created it, or, for a container the front
-// found on disk, those its throughput gives it now.
+// it was given when the front created it, as splits and replaces of its
+// throughput changed them, or, for a container the front found on disk
+// without a kept layout (rangesfile.go), those its throughput gives it
+// now.
 func (q *request) layout(db *database, c *lethe.Container, p lethe.ContainerProperties) *rangeLayout {
 	if l, ok := db.ranges.Load(c.ID()); ok {
 		return l.(*rangeLayout)
