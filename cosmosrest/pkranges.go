@@ -86,23 +86,11 @@ type rangeLayout struct {
 }
 
 // newLayout divides the space of a container of properties p into the
-// number of ranges cfg gives it.
+// number of ranges cfg gives it (rangeCount).
 func newLayout(p lethe.ContainerProperties, cfg RangeConfig) *rangeLayout {
 	def := p.PartitionKeyDefinition
 	l := &rangeLayout{lsn: 1, version: def.Version, multi: isMulti(def)}
-	n := 1
-	if len(def.Paths) > 0 {
-		per := cfg.Throughput
-		if per <= 0 {
-			per = defaultRangeThroughput
-		}
-		own := p.Throughput
-		if p.AutoscaleMaxThroughput > 0 {
-			own = p.AutoscaleMaxThroughput
-		}
-		n = max(int((own+per-1)/per), cfg.Min, 1)
-		n = min(n, maxRanges)
-	}
+	n := rangeCount(p, cfg)
 	bounds := append(append([]string{epk.Min}, epk.Bounds(l.version, l.multi, n)...), epk.Max)
 	l.next = n
 	for i := range n {
@@ -110,6 +98,37 @@ func newLayout(p lethe.ContainerProperties, cfg RangeConfig) *rangeLayout {
 		l.ranges = append(l.ranges, pkRange{id: id, num: i, lo: bounds[i], hi: bounds[i+1], parents: []string{}, header: []string{id}})
 	}
 	return l
+}
+
+// rangeCount is the number of ranges cfg gives a container of properties
+// p at its creation: its own throughput (manual, or the autoscale maximum)
+// divided by cfg's throughput a range, rounded up, at least cfg.Min and 1,
+// at most maxRanges; 1 without partition key paths.
+func rangeCount(p lethe.ContainerProperties, cfg RangeConfig) int {
+	if len(p.PartitionKeyDefinition.Paths) == 0 {
+		return 1
+	}
+	per := cfg.Throughput
+	if per <= 0 {
+		per = defaultRangeThroughput
+	}
+	own := p.Throughput
+	if p.AutoscaleMaxThroughput > 0 {
+		own = p.AutoscaleMaxThroughput
+	}
+	return min(max(int((own+per-1)/per), cfg.Min, 1), maxRanges)
+}
+
+// raiseRanges splits the ranges of the container of properties p in db,
+// as the service splits physical partitions when a container's throughput
+// is raised, until it has the count its properties to be (to) would give
+// it at creation (rangeCount); it never merges them when that is fewer,
+// as the service merges none when throughput is lowered. The layout is
+// kept either way (rangesfile.go), so that a restart gives the container
+// the ranges it had, not the count of its throughput.
+func (h *Handler) raiseRanges(db *database, p, to lethe.ContainerProperties) error {
+	n := rangeCount(to, h.cfg.Ranges)
+	return db.changeLayout(p.ID, p, h.cfg.Ranges, func(l *rangeLayout) (*rangeLayout, error) { return l.grow(n), nil })
 }
 
 // isMulti reports whether def is of a hierarchical key, hashed per

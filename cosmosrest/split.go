@@ -92,6 +92,27 @@ func (l *rangeLayout) split(id string) (*rangeLayout, []string, error) {
 	return &next, []string{a, b}, nil
 }
 
+// grow returns l with ranges split until it has n, or until none can be:
+// each time the widest, whose lineage is shortest (the first in the order
+// of the space among those), so that the ranges stay as even as splits can
+// make them.
+func (l *rangeLayout) grow(n int) *rangeLayout {
+	for len(l.ranges) < n {
+		widest := 0
+		for i, r := range l.ranges {
+			if len(r.parents) < len(l.ranges[widest].parents) {
+				widest = i
+			}
+		}
+		next, _, err := l.split(l.ranges[widest].id)
+		if err != nil {
+			return l // too narrow to divide again
+		}
+		l = next
+	}
+	return l
+}
+
 // splitRequest is the body of a request to the split endpoint.
 type splitRequest struct {
 	Database  string `json:"database"`
