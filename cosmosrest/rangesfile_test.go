@@ -210,3 +210,20 @@ func TestSplitFileFails(t *testing.T) {
 		})
 	}
 }
+
+// TestManyRangesSurviveRestart: a container of the most ranges a
+// container is given (1,024) split once more has 1,025, after a restart
+// too: the count a container is given at creation does not bound what
+// splits make of it.
+func TestManyRangesSurviveRestart(t *testing.T) {
+	dir := t.TempDir()
+	cfg := cosmosrest.Config{Ranges: cosmosrest.RangeConfig{Min: 1024}}
+	h, c := durableFront(t, dir, cfg)
+	createDB(t, c, "db")
+	must(t, c.do("POST", "/dbs/db/colls", map[string]any{"id": "c", "partitionKey": map[string]any{"paths": []string{"/pk"}}}), http.StatusCreated)
+	must(t, split(c, "db", "c", "7"), http.StatusOK)
+	_, c = reopen(t, h, c, dir, cfg)
+	if n := len(listRanges(t, c, "/dbs/db/colls/c")); n != 1025 {
+		t.Errorf("after a restart the container has %d ranges, want 1,025", n)
+	}
+}
