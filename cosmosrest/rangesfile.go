@@ -140,15 +140,16 @@ func (db *database) changeLayout(coll string, p lethe.ContainerProperties, cfg R
 	if !ok {
 		cur = newLayout(p, cfg)
 	}
-	next, err := change(cur.(*rangeLayout))
+	changed, err := change(cur.(*rangeLayout))
 	if err != nil {
 		return err
 	}
+	next := *changed // change may return the layout readers have, never changed in place
 	next.kept = true
-	if err := db.saveLayoutsLocked(coll, next); err != nil {
+	if err := db.saveLayoutsLocked(coll, &next); err != nil {
 		return err
 	}
-	db.ranges.Store(coll, next)
+	db.ranges.Store(coll, &next)
 	return nil
 }
 

@@ -80,14 +80,13 @@ func (l *rangeLayout) split(id string) (*rangeLayout, []string, error) {
 		return nil, nil, ErrRangeNotSplittable
 	}
 	parents := append(slices.Clone(r.parents), r.id)
-	na, nb := l.next, l.next+1
-	a, b := strconv.Itoa(na), strconv.Itoa(nb)
+	a, b := strconv.Itoa(l.next), strconv.Itoa(l.next+1)
 	next := *l
 	next.lsn++
 	next.next += 2
 	next.ranges = slices.Concat(l.ranges[:i], []pkRange{
-		{id: a, num: na, lo: r.lo, hi: mid, parents: parents, header: []string{a}},
-		{id: b, num: nb, lo: mid, hi: r.hi, parents: slices.Clone(parents), header: []string{b}},
+		{id: a, num: l.next, lo: r.lo, hi: mid, parents: parents, header: []string{a}},
+		{id: b, num: l.next + 1, lo: mid, hi: r.hi, parents: slices.Clone(parents), header: []string{b}},
 	}, l.ranges[i+1:])
 	return &next, []string{a, b}, nil
 }
