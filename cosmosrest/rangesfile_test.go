@@ -2,14 +2,17 @@ package cosmosrest_test
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 
+	"github.com/lethedb/lethe"
 	"github.com/lethedb/lethe/cosmosrest"
 	"github.com/lethedb/lethe/internal/vfs/vfstest"
 )
@@ -225,5 +228,61 @@ func TestManyRangesSurviveRestart(t *testing.T) {
 	_, c = reopen(t, h, c, dir, cfg)
 	if n := len(listRanges(t, c, "/dbs/db/colls/c")); n != 1025 {
 		t.Errorf("after a restart the container has %d ranges, want 1,025", n)
+	}
+}
+
+// TestRangesConcurrentChangesSurviveRestart: splits of two containers and
+// raises of one's throughput, at once, with Config.Dir: the file keeps
+// the last layout of each, whatever the order the changes took, so a
+// restart shows the ranges the clients saw last.
+func TestRangesConcurrentChangesSurviveRestart(t *testing.T) {
+	dir := t.TempDir()
+	h, c := durableFront(t, dir, cosmosrest.Config{})
+	createDB(t, c, "db")
+	for _, id := range []string{"a", "b"} {
+		must(t, c.do("POST", "/dbs/db/colls", map[string]any{"id": id, "partitionKey": map[string]any{"paths": []string{"/pk"}}}, "x-ms-offer-throughput", "10000"), http.StatusCreated)
+	}
+	offer := offerOf(t, c, must(t, c.do("GET", "/dbs/db/colls/a", nil), http.StatusOK).json(t)["_rid"].(string))
+	var wg sync.WaitGroup
+	for _, coll := range []string{"a", "b"} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			id := "0"
+			for range 6 {
+				children, err := h.SplitPartitionKeyRange("db", coll, id)
+				if errors.Is(err, lethe.ErrNotFound) { // split meanwhile by a raise
+					return
+				}
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				id = children[1]
+			}
+		}()
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for _, n := range []int{20000, 40000, 80000} {
+			if r := replaceOffer(c, offer, map[string]any{"offerThroughput": n}); r.status != http.StatusOK {
+				t.Errorf("raising to %d: %d %s", n, r.status, r.body)
+			}
+		}
+	}()
+	wg.Wait()
+	before := map[string][]pkRange{}
+	for _, coll := range []string{"a", "b"} {
+		before[coll] = listRanges(t, c, "/dbs/db/colls/"+coll)
+	}
+	if n := len(before["a"]); n < 8 {
+		t.Errorf("raised to 80,000 RU/s, the container has %d ranges", n)
+	}
+	_, c = reopen(t, h, c, dir, cosmosrest.Config{})
+	for _, coll := range []string{"a", "b"} {
+		if after := listRanges(t, c, "/dbs/db/colls/"+coll); !reflect.DeepEqual(after, before[coll]) {
+			t.Errorf("%s after a restart: %v, before it %v", coll, rangeIDs(after), rangeIDs(before[coll]))
+		}
 	}
 }
