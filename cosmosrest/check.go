@@ -25,7 +25,7 @@ type DatabaseCheck struct {
 }
 
 // CheckDir checks a Config.Dir as New would open it, and changes nothing:
-// every database's meta file, users and store (lethe.Check: every
+// every database's meta file, users, partition key ranges and store (lethe.Check: every
 // checksum, and what recovery would do). It returns a DatabaseCheck for
 // each database, in the order of their directories, and the directories
 // New would remove (what an interrupted create or delete left). A
@@ -70,6 +70,8 @@ func CheckDir(dir string) (dbs []DatabaseCheck, leftovers []string, err error) {
 		default:
 			d.ID = m.ID
 			if _, err := loadUsers(vfs.OS, full); err != nil {
+				d.Err = err
+			} else if err := checkLayouts(vfs.OS, full); err != nil {
 				d.Err = err
 			} else {
 				d.Recovery, d.Err = lethe.Check(filepath.Join(full, "store"))

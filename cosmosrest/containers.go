@@ -247,7 +247,11 @@ func (q *request) createContainer() {
 		q.fail(err, 0, 0)
 		return
 	}
-	db.ranges.Store(p.ID, newLayout(got, q.h.cfg.Ranges))
+	if err := db.setLayout(p.ID, newLayout(got, q.h.cfg.Ranges)); err != nil {
+		// The file keeps a layout of a container of this id that is gone:
+		// the next change of the database's ranges saves it again.
+		q.h.logFailure(q.r, http.StatusInternalServerError, err)
+	}
 	q.containerHeaders(db, c)
 	q.w.Header().Set("etag", quoteETag(containerETag(db, got, ts)))
 	q.reply(http.StatusCreated, containerJSON(db, got, ts), 2)
@@ -386,7 +390,7 @@ func (q *request) deleteContainer() {
 	}
 	q.setCollTS(db, q.t.coll, -1)
 	db.docRIDs.forget(q.t.coll)
-	db.ranges.Delete(q.t.coll)
+	_ = db.setLayout(q.t.coll, nil) // no save: never fails
 	if err := db.dropScripts(q.t.coll); err != nil {
 		// The container is gone; its scripts stay in the file until the
 		// next change of the database's scripts saves it again, and are

@@ -38,6 +38,11 @@ type database struct {
 
 	docRIDs docRIDIndexes // its containers' documents by resource id (ridpath.go)
 	ranges  sync.Map      // container id → its *rangeLayout (pkranges.go)
+	// rangesMu serializes the changes of ranges that rangesFile keeps
+	// (rangesfile.go); rangesStale, which it guards, says that the file
+	// may hold a layout ranges has not.
+	rangesMu    sync.Mutex
+	rangesStale bool
 }
 
 // metaFile is the file, in a durable database's directory, that names it.
@@ -131,7 +136,16 @@ func (h *Handler) openDatabase(full string, b []byte, readErr error) error {
 		return fmt.Errorf("database %q: %w", m.ID, err)
 	}
 	dropOrphanScripts(scripts, st.ContainerIDs())
-	h.dbs[m.ID] = &database{id: m.ID, rid: databaseRID(m.ID), ts: m.TS, store: st, path: full, fs: h.fs, collTS: map[string]int64{}, offerTS: m.TS, users: users, scripts: scripts}
+	layouts, orphans, err := loadLayouts(h.fs, full, st)
+	if err != nil {
+		_ = st.Close()
+		return fmt.Errorf("database %q: %w", m.ID, err)
+	}
+	db := &database{id: m.ID, rid: databaseRID(m.ID), ts: m.TS, store: st, path: full, fs: h.fs, collTS: map[string]int64{}, offerTS: m.TS, users: users, scripts: scripts, rangesStale: orphans}
+	for id, l := range layouts {
+		db.ranges.Store(id, l)
+	}
+	h.dbs[m.ID] = db
 	return nil
 }
 

@@ -204,7 +204,9 @@ func (q *request) throughput() (manual, autoscaleMax int32, err error) {
 // offerThroughput, the figure it scaled to, is not a setting: a client
 // that sends back what it read is not refused for it). A value the
 // service refuses is a 400 that changes nothing, and so is a body whose
-// _rid is another offer's: the service replaces an offer at its own.
+// _rid is another offer's: the service replaces an offer at its own. A
+// container's throughput raised past what its ranges serve splits them
+// first, as the service does (raiseRanges).
 func (q *request) replaceOffer() {
 	o, ok := q.findOffer()
 	if !ok {
@@ -260,9 +262,14 @@ func (q *request) replaceOffer() {
 		}
 	} else {
 		p, err := o.c.Read(q.ctx())
+		to := p
+		to.Throughput, to.AutoscaleMaxThroughput = int32(m), int32(a)
 		if err == nil {
-			p.Throughput, p.AutoscaleMaxThroughput = int32(m), int32(a)
-			err = o.c.Replace(q.ctx(), p)
+			// Split first: a failure leaves the throughput as it was.
+			err = q.h.raiseRanges(o.db, p, to)
+		}
+		if err == nil {
+			err = o.c.Replace(q.ctx(), to)
 		}
 		if err != nil {
 			q.fail(err, 0, 0)

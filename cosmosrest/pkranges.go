@@ -64,6 +64,7 @@ const subPartitionKeyRangeGone = 1002
 // key space.
 type pkRange struct {
 	id      string
+	num     int // id, as a number
 	lo, hi  string
 	parents []string // the ranges it was split from
 	header  []string // []string{id}: the value of rangeIDHeader, made once
@@ -78,33 +79,62 @@ type rangeLayout struct {
 	next    int    // the id of the next range a split makes
 	version int    // the partition key's hash version
 	multi   bool   // a hierarchical key (MultiHash)
+	// kept says that the layout is not the one the container's
+	// properties give (a split, or a replace of its throughput, changed
+	// it): a durable database keeps it in rangesFile (rangesfile.go).
+	kept bool
 }
 
 // newLayout divides the space of a container of properties p into the
-// number of ranges cfg gives it.
+// number of ranges cfg gives it (rangeCount).
 func newLayout(p lethe.ContainerProperties, cfg RangeConfig) *rangeLayout {
 	def := p.PartitionKeyDefinition
-	l := &rangeLayout{lsn: 1, version: def.Version, multi: def.Kind == lethe.PartitionKeyKindMultiHash || len(def.Paths) > 1}
-	n := 1
-	if len(def.Paths) > 0 {
-		per := cfg.Throughput
-		if per <= 0 {
-			per = defaultRangeThroughput
-		}
-		own := p.Throughput
-		if p.AutoscaleMaxThroughput > 0 {
-			own = p.AutoscaleMaxThroughput
-		}
-		n = max(int((own+per-1)/per), cfg.Min, 1)
-		n = min(n, maxRanges)
-	}
+	l := &rangeLayout{lsn: 1, version: def.Version, multi: isMulti(def)}
+	n := rangeCount(p, cfg)
 	bounds := append(append([]string{epk.Min}, epk.Bounds(l.version, l.multi, n)...), epk.Max)
 	l.next = n
 	for i := range n {
 		id := strconv.Itoa(i)
-		l.ranges = append(l.ranges, pkRange{id: id, lo: bounds[i], hi: bounds[i+1], parents: []string{}, header: []string{id}})
+		l.ranges = append(l.ranges, pkRange{id: id, num: i, lo: bounds[i], hi: bounds[i+1], parents: []string{}, header: []string{id}})
 	}
 	return l
+}
+
+// rangeCount is the number of ranges cfg gives a container of properties
+// p at its creation: its own throughput (manual, or the autoscale maximum)
+// divided by cfg's throughput a range, rounded up, at least cfg.Min and 1,
+// at most maxRanges; 1 without partition key paths.
+func rangeCount(p lethe.ContainerProperties, cfg RangeConfig) int {
+	if len(p.PartitionKeyDefinition.Paths) == 0 {
+		return 1
+	}
+	per := cfg.Throughput
+	if per <= 0 {
+		per = defaultRangeThroughput
+	}
+	own := p.Throughput
+	if p.AutoscaleMaxThroughput > 0 {
+		own = p.AutoscaleMaxThroughput
+	}
+	return min(max(int((own+per-1)/per), cfg.Min, 1), maxRanges)
+}
+
+// raiseRanges splits the ranges of the container of properties p in db,
+// as the service splits physical partitions when a container's throughput
+// is raised, until it has the count its properties to be (to) would give
+// it at creation (rangeCount); it never merges them when that is fewer,
+// as the service merges none when throughput is lowered. The layout is
+// kept either way (rangesfile.go), so that a restart gives the container
+// the ranges it had, not the count of its throughput.
+func (h *Handler) raiseRanges(db *database, p, to lethe.ContainerProperties) error {
+	n := rangeCount(to, h.cfg.Ranges)
+	return db.changeLayout(p.ID, p, h.cfg.Ranges, func(l *rangeLayout) (*rangeLayout, error) { return l.grow(n), nil })
+}
+
+// isMulti reports whether def is of a hierarchical key, hashed per
+// component.
+func isMulti(def lethe.PartitionKeyDefinition) bool {
+	return def.Kind == lethe.PartitionKeyKindMultiHash || len(def.Paths) > 1
 }
 
 // byID returns the range of id: at its index while no split has
@@ -148,8 +178,10 @@ func (l *rangeLayout) rangeOf(pk lethe.PartitionKey) string {
 }
 
 // layout returns the ranges of container c (properties p) of db: those
-// it was given when the front created it, or, for a container the front
-// found on disk, those its throughput gives it now.
+// it was given when the front created it, as splits and replaces of its
+// throughput changed them, or, for a container the front found on disk
+// without a kept layout (rangesfile.go), those its throughput gives it
+// now.
 func (q *request) layout(db *database, c *lethe.Container, p lethe.ContainerProperties) *rangeLayout {
 	if l, ok := db.ranges.Load(c.ID()); ok {
 		return l.(*rangeLayout)
@@ -210,15 +242,14 @@ func (q *request) requestRange(l *rangeLayout, pk lethe.PartitionKey) (id string
 // service lists it.
 func rangeJSON(db *database, coll []byte, l *rangeLayout, i int, ts int64) []byte {
 	r := l.ranges[i]
-	rid := pkRangeRID(coll)
-	rid[len(coll)], rid[len(coll)+1] = byte(i+1), byte((i+1)>>8)
+	rid := pkRangeRID(coll, r.num)
 	parents := "[]"
 	if len(r.parents) > 0 {
 		parents = `["` + strings.Join(r.parents, `","`) + `"]`
 	}
 	etag := strconv.Quote(`"` + strconv.FormatUint(l.lsn, 10) + `"`)
 	return fmt.Appendf(nil, `{"_rid":%q,"id":%q,"_etag":%s,"minInclusive":%q,"maxExclusive":%q,"ridPrefix":%d,"_self":"dbs/%s/colls/%s/pkranges/%s/","throughputFraction":%s,"status":"online","parents":%s,"ownedArchivalPKRangeIds":[],"_ts":%d,"lsn":%d,"_lsn":%d}`,
-		ridString(rid), r.id, etag, r.lo, r.hi, i, ridString(db.rid), ridString(coll), ridString(rid),
+		ridString(rid), r.id, etag, r.lo, r.hi, r.num, ridString(db.rid), ridString(coll), ridString(rid),
 		strconv.FormatFloat(1/float64(len(l.ranges)), 'g', -1, 64), parents, ts, l.lsn, l.lsn)
 }
 

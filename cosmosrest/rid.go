@@ -1,8 +1,11 @@
 package cosmosrest
 
 import (
+	"bytes"
 	"encoding/base64"
+	"encoding/binary"
 	"hash/fnv"
+	"math"
 	"strings"
 )
 
@@ -51,10 +54,24 @@ func documentRID(coll []byte, pk, id string) []byte {
 	return r
 }
 
-// pkRangeRID returns the _rid of a container's one partition key range.
-func pkRangeRID(coll []byte) []byte {
+// pkRangeRID returns the _rid of the partition key range n (its id) of a
+// container: its container's, then n+1 in 4 bytes, little endian, then 0
+// 0 0 0x50. It follows the range's id, so it is the same wherever splits
+// have put the range in the layout, and after a restart.
+func pkRangeRID(coll []byte, n int) []byte {
 	r := append([]byte(nil), coll...)
-	return append(r, 1, 0, 0, 0, 0, 0, 0, 0x50)
+	r = binary.LittleEndian.AppendUint32(r, uint32(n+1))
+	return append(r, 0, 0, 0, 0x50)
+}
+
+// pkRangeOfRID returns the id of the partition key range of _rid rid
+// (pkRangeRID) in the container coll, and whether rid is one.
+func pkRangeOfRID(coll, rid []byte) (int, bool) {
+	if len(rid) != 16 || !bytes.Equal(rid[:8], coll) || !bytes.Equal(rid[12:], []byte{0, 0, 0, 0x50}) {
+		return 0, false
+	}
+	n := binary.LittleEndian.Uint32(rid[8:12])
+	return int(n) - 1, n > 0 && n <= math.MaxInt32
 }
 
 // ridString is a resource id as _rid, _self links and request paths write

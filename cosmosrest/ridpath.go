@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -188,8 +189,9 @@ func (q *request) resolveContainerChild(db *database, segs []string) found {
 			}
 		}
 	case "pkranges":
-		if rid, ok := parseRID(segs[5], 16); ok && bytes.Equal(rid, pkRangeRID(crid)) {
-			segs[5] = "0"
+		rid, _ := parseRID(segs[5], 16)
+		if n, ok := pkRangeOfRID(crid, rid); ok {
+			segs[5] = strconv.Itoa(n) // a range the container has not is the read's own 404
 			return foundOne
 		}
 	case "conflicts":

@@ -33,9 +33,12 @@ var ErrRangeNotSplittable = errors.New("cosmosrest: the partition key range is t
 // with the children, with the continuations they had, which resume
 // there, since a continuation is a position in the container's items or
 // change feed whatever the range. Ranges are metadata: no item moves,
-// and no request waits for a split. It returns the children's ids. A
-// missing database, container or range wraps lethe.ErrNotFound; a range
-// too narrow to divide, ErrRangeNotSplittable.
+// and no request waits for a split. With Config.Dir the new layout is
+// written to the database's directory before it is seen (rangesfile.go),
+// so that it survives a restart; a write that fails fails the split, and
+// nothing changes. It returns the children's ids. A missing database,
+// container or range wraps lethe.ErrNotFound; a range too narrow to
+// divide, ErrRangeNotSplittable.
 func (h *Handler) SplitPartitionKeyRange(db, coll, rangeID string) ([]string, error) {
 	d, ok := h.lookup(db)
 	if !ok {
@@ -52,20 +55,16 @@ func (h *Handler) SplitPartitionKeyRange(db, coll, rangeID string) ([]string, er
 	if err != nil {
 		return nil, err
 	}
-	for {
-		cur, ok := d.ranges.Load(coll)
-		if !ok {
-			cur, _ = d.ranges.LoadOrStore(coll, newLayout(p, h.cfg.Ranges))
-		}
-		old := cur.(*rangeLayout)
-		next, children, err := old.split(rangeID)
-		if err != nil {
-			return nil, fmt.Errorf("cosmosrest: splitting the partition key range %q of %q/%q: %w", rangeID, db, coll, err)
-		}
-		if d.ranges.CompareAndSwap(coll, old, next) {
-			return children, nil
-		}
+	var children []string
+	err = d.changeLayout(coll, p, h.cfg.Ranges, func(old *rangeLayout) (*rangeLayout, error) {
+		next, ids, err := old.split(rangeID)
+		children = ids
+		return next, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("cosmosrest: splitting the partition key range %q of %q/%q: %w", rangeID, db, coll, err)
 	}
+	return children, nil
 }
 
 // split returns l with its range id replaced by two children, and their
@@ -86,10 +85,31 @@ func (l *rangeLayout) split(id string) (*rangeLayout, []string, error) {
 	next.lsn++
 	next.next += 2
 	next.ranges = slices.Concat(l.ranges[:i], []pkRange{
-		{id: a, lo: r.lo, hi: mid, parents: parents, header: []string{a}},
-		{id: b, lo: mid, hi: r.hi, parents: slices.Clone(parents), header: []string{b}},
+		{id: a, num: l.next, lo: r.lo, hi: mid, parents: parents, header: []string{a}},
+		{id: b, num: l.next + 1, lo: mid, hi: r.hi, parents: slices.Clone(parents), header: []string{b}},
 	}, l.ranges[i+1:])
 	return &next, []string{a, b}, nil
+}
+
+// grow returns l with ranges split until it has n, or until none can be:
+// each time the widest, whose lineage is shortest (the first in the order
+// of the space among those), so that the ranges stay as even as splits can
+// make them.
+func (l *rangeLayout) grow(n int) *rangeLayout {
+	for len(l.ranges) < n {
+		widest := 0
+		for i, r := range l.ranges {
+			if len(r.parents) < len(l.ranges[widest].parents) {
+				widest = i
+			}
+		}
+		next, _, err := l.split(l.ranges[widest].id)
+		if err != nil {
+			return l // too narrow to divide again
+		}
+		l = next
+	}
+	return l
 }
 
 // splitRequest is the body of a request to the split endpoint.
@@ -104,7 +124,8 @@ type splitRequest struct {
 // the body {"database", "container", "range"}: it splits the range
 // (SplitPartitionKeyRange) and answers 200 with {"children": [ids]}; 404
 // for a database, container or range that does not exist, 400 for a range
-// too narrow to split or a body that is not such an object.
+// too narrow to split or a body that is not such an object, 500 for a
+// layout that could not be written.
 func (h *Handler) serveSplit(w http.ResponseWriter, r *http.Request, deadline time.Time) {
 	if r.URL.Path != splitPath {
 		refuse(w, r, deadline, false, http.StatusNotFound, "no such control resource: "+clip(r.URL.Path))
@@ -130,8 +151,11 @@ func (h *Handler) serveSplit(w http.ResponseWriter, r *http.Request, deadline ti
 		apiError{status: http.StatusServiceUnavailable, msg: withDetail(msgUnavailable, msgShuttingDown)}.write(w)
 	case errors.Is(err, lethe.ErrNotFound):
 		apiError{status: http.StatusNotFound, msg: err.Error()}.write(w)
-	case err != nil:
+	case errors.Is(err, ErrRangeNotSplittable):
 		apiError{status: http.StatusBadRequest, msg: err.Error()}.write(w)
+	case err != nil:
+		h.logFailure(r, http.StatusInternalServerError, err)
+		apiError{status: http.StatusInternalServerError, msg: withDetail(msgInternal, err.Error())}.write(w)
 	default:
 		writeControlJSON(w, http.StatusOK, map[string][]string{"children": children})
 	}

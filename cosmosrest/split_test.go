@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -222,7 +223,20 @@ func TestSplitRefused(t *testing.T) {
 // of 1,024 ranges, the most a container has: metadata only, whatever the
 // container holds (it reads no item).
 func BenchmarkSplitPartitionKeyRange(b *testing.B) {
-	h, err := cosmosrest.New(cosmosrest.Config{Ranges: cosmosrest.RangeConfig{Min: 1024}})
+	benchmarkSplit(b, cosmosrest.Config{Ranges: cosmosrest.RangeConfig{Min: 1024}})
+}
+
+// BenchmarkSplitPartitionKeyRangeDir: the same split with Config.Dir,
+// which writes the container's new layout (1,025 ranges) to the
+// database's directory, synced, before it is seen.
+func BenchmarkSplitPartitionKeyRangeDir(b *testing.B) {
+	benchmarkSplit(b, cosmosrest.Config{Dir: b.TempDir(), Ranges: cosmosrest.RangeConfig{Min: 1024}})
+}
+
+// benchmarkSplit splits one range after another of containers of a
+// front of cfg, a new container every 1,024 splits.
+func benchmarkSplit(b *testing.B, cfg cosmosrest.Config) {
+	h, err := cosmosrest.New(cfg)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -306,5 +320,124 @@ func TestSplitConcurrent(t *testing.T) {
 	wg.Wait()
 	if len(bad) > 0 {
 		t.Errorf("statuses during the splits: %v", bad)
+	}
+}
+
+// TestRangesBySelf: every partition key range is read by its _self, the
+// path of its resource ids, before and after splits; a range keeps its
+// _rid when splits change the layout around it, a child's differs from
+// its parent's, and the _self of a range gone is 404.
+func TestRangesBySelf(t *testing.T) {
+	c, before := rangedServer(t, 0)
+	must(t, split(c, "db", "c", "0"), http.StatusOK)
+	must(t, split(c, "db", "c", "5"), http.StatusOK)
+	after := listRanges(t, c, "/dbs/db/colls/c")
+	rids := map[string]string{}
+	for _, rg := range before {
+		rids[rg.ID] = rg.RID
+	}
+	seen := map[string]bool{}
+	for _, rg := range after {
+		if old, ok := rids[rg.ID]; ok && old != rg.RID {
+			t.Errorf("range %s: _rid %s after the splits, %s before", rg.ID, rg.RID, old)
+		}
+		if seen[rg.RID] {
+			t.Errorf("range %s: _rid %s is another range's", rg.ID, rg.RID)
+		}
+		seen[rg.RID] = true
+		var got pkRange
+		if err := json.Unmarshal(must(t, c.doRID("GET", "/"+rg.Self, nil), http.StatusOK).body, &got); err != nil ||
+			got.ID != rg.ID || got.RID != rg.RID || got.MinInclusive != rg.MinInclusive {
+			t.Errorf("range %s by its _self %s: %+v", rg.ID, rg.Self, got)
+		}
+	}
+	if seen[before[0].RID] {
+		t.Errorf("a child has the _rid of its parent, %s", before[0].RID)
+	}
+	must(t, c.doRID("GET", "/"+before[0].Self, nil), http.StatusNotFound)
+}
+
+// TestThroughputRaiseSplits: a container's offer replaced upward splits
+// its ranges, widest first, until it has the count its new throughput
+// gives at creation (manual or autoscale maximum, by the configured
+// throughput a range); lowered, it keeps them, as the service merges
+// none; a container without partition key paths keeps its one range.
+func TestThroughputRaiseSplits(t *testing.T) {
+	pk := map[string]any{"paths": []string{"/pk"}}
+	manual := func(n int) map[string]any { return map[string]any{"offerThroughput": n} }
+	auto := func(n int) map[string]any {
+		return map[string]any{"offerThroughput": n / 10, "offerAutopilotSettings": map[string]any{"maxThroughput": n}}
+	}
+	tests := []struct {
+		name  string
+		cfg   cosmosrest.RangeConfig
+		body  map[string]any
+		hdr   []string
+		steps []map[string]any
+		want  [][]string // the ids after each step
+	}{
+		{"manual", cosmosrest.RangeConfig{}, map[string]any{"partitionKey": pk}, []string{"x-ms-offer-throughput", "10000"},
+			[]map[string]any{manual(20000), manual(40000), manual(50000), manual(10000), manual(50000)},
+			[][]string{{"1", "2"}, {"3", "4", "5", "6"}, {"7", "8", "4", "5", "6"}, {"7", "8", "4", "5", "6"}, {"7", "8", "4", "5", "6"}}},
+		{"from 3", cosmosrest.RangeConfig{}, map[string]any{"partitionKey": pk}, []string{"x-ms-offer-throughput", "30000"},
+			[]map[string]any{manual(30100), manual(60000)},
+			[][]string{{"3", "4", "1", "2"}, {"3", "4", "5", "6", "7", "8"}}},
+		{"autoscale", cosmosrest.RangeConfig{}, map[string]any{"partitionKey": pk}, []string{"x-ms-cosmos-offer-autopilot-settings", `{"maxThroughput":10000}`},
+			[]map[string]any{auto(30000)},
+			[][]string{{"3", "4", "2"}}},
+		{"6,000 a range", cosmosrest.RangeConfig{Throughput: 6000}, map[string]any{"partitionKey": pk}, []string{"x-ms-offer-throughput", "6000"},
+			[]map[string]any{manual(12000), manual(30000)},
+			[][]string{{"1", "2"}, {"7", "8", "4", "5", "6"}}},
+		{"hierarchical", cosmosrest.RangeConfig{}, map[string]any{"partitionKey": map[string]any{"paths": []string{"/a", "/b"}, "kind": "MultiHash", "version": 2}}, []string{"x-ms-offer-throughput", "10000"},
+			[]map[string]any{manual(20000)},
+			[][]string{{"1", "2"}}},
+		{"not partitioned", cosmosrest.RangeConfig{}, map[string]any{}, []string{"x-ms-offer-throughput", "10000"},
+			[]map[string]any{manual(40000)},
+			[][]string{{"0"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, c := testServer(t, cosmosrest.Config{Ranges: tt.cfg})
+			createDB(t, c, "db")
+			tt.body["id"] = "c"
+			created := must(t, c.do("POST", "/dbs/db/colls", tt.body, tt.hdr...), http.StatusCreated).json(t)
+			for i, content := range tt.steps {
+				must(t, replaceOffer(c, offerOf(t, c, created["_rid"].(string)), content), http.StatusOK)
+				ranges := listRanges(t, c, "/dbs/db/colls/c")
+				if ids := rangeIDs(ranges); !slices.Equal(ids, tt.want[i]) {
+					t.Fatalf("after %v: the ranges %v, want %v", content, ids, tt.want[i])
+				}
+				lo := ""
+				for _, r := range ranges {
+					if r.MinInclusive != lo || r.MaxExclusive <= lo {
+						t.Errorf("after %v: range %s is [%s, %s) after %s", content, r.ID, r.MinInclusive, r.MaxExclusive, lo)
+					}
+					lo = r.MaxExclusive
+				}
+				if lo != "FF" {
+					t.Errorf("after %v: the ranges end at %s", content, lo)
+				}
+			}
+		})
+	}
+}
+
+// TestThroughputRangesSurviveRestart: with Config.Dir the ranges a raise
+// of throughput split are the same after a restart, and so after a raise
+// then a lowering: not the count of the throughput the container has.
+func TestThroughputRangesSurviveRestart(t *testing.T) {
+	dir := t.TempDir()
+	h, c := durableFront(t, dir, cosmosrest.Config{})
+	createDB(t, c, "db")
+	created := must(t, c.do("POST", "/dbs/db/colls", map[string]any{"id": "c", "partitionKey": map[string]any{"paths": []string{"/pk"}}}, "x-ms-offer-throughput", "10000"), http.StatusCreated).json(t)
+	must(t, replaceOffer(c, offerOf(t, c, created["_rid"].(string)), map[string]any{"offerThroughput": 30000}), http.StatusOK)
+	must(t, replaceOffer(c, offerOf(t, c, created["_rid"].(string)), map[string]any{"offerThroughput": 10000}), http.StatusOK)
+	before := listRanges(t, c, "/dbs/db/colls/c")
+	if len(before) != 3 {
+		t.Fatalf("raised to 30,000 RU/s, then lowered, the container has the ranges %v, want 3", rangeIDs(before))
+	}
+	_, c = reopen(t, h, c, dir, cosmosrest.Config{})
+	if after := listRanges(t, c, "/dbs/db/colls/c"); !reflect.DeepEqual(after, before) {
+		t.Errorf("after a restart the ranges are %v, not %v", rangeIDs(after), rangeIDs(before))
 	}
 }

@@ -6,8 +6,10 @@
 // The page lists databases and containers and edits a container's default
 // time to live and throughput; lists items with their _ts and the time
 // each has left, counting down, and drops an item when the server no
-// longer has it; runs queries and shows their results, request charge and
-// query metrics; draws when the container's items will expire; shows the
+// longer has it; runs queries (over one partition key, or every partition
+// key range of the container, one after another, a range split meanwhile
+// read over its children: web/query.js) and shows their results, request
+// charge and query metrics; draws when the container's items will expire; shows the
 // reaper's backlog, purge lag and request units (the x-ms-lethe-reaper
 // header of container reads); and follows the change feed, all versions
 // and deletes, expiries marked.

@@ -5,7 +5,11 @@ import (
 	"io/fs"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"os/exec"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -135,5 +139,87 @@ func TestOffline(t *testing.T) {
 				t.Errorf("%s loads %s, which is not embedded", page, ref)
 			}
 		}
+	}
+}
+
+// TestQueryEveryRange: the query tab's Query (web/query.js), run by node
+// with the page's Client against a server, reads a query over every
+// partition key range of a container of several, one after another, page
+// by page, each item once; over one partition key, that partition only;
+// an aggregate, once per range; and a range split while it is read, from
+// its continuation over its children, each item still once.
+func TestQueryEveryRange(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("no node to run the page's modules")
+	}
+	api, err := cosmosrest.New(cosmosrest.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { api.Close() })
+	srv := httptest.NewServer(Mount(api, cosmosrest.EmulatorKey))
+	t.Cleanup(srv.Close)
+	cmd := exec.Command(node, "testdata/query.mjs")
+	cmd.Env = append(os.Environ(), "LETHE_URL="+srv.URL, "LETHE_KEY="+cosmosrest.EmulatorKey)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	b, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("node: %v\n%s", err, stderr.String())
+	}
+	type read struct {
+		Docs       []json.RawMessage
+		Ranges     []string
+		Pages      int
+		RangeCount int
+	}
+	var res struct{ All, Key, Count, Split read }
+	if err := json.Unmarshal(b, &res); err != nil {
+		t.Fatalf("%v: %s", err, b)
+	}
+	var want []string
+	for i := range 60 {
+		want = append(want, strconv.Itoa(i))
+	}
+	ids := func(r read) []string {
+		var out []string
+		for _, d := range r.Docs {
+			var doc struct{ ID string }
+			if err := json.Unmarshal(d, &doc); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, doc.ID)
+		}
+		slices.SortFunc(out, func(a, b string) int { x, _ := strconv.Atoi(a); y, _ := strconv.Atoi(b); return x - y })
+		return out
+	}
+	distinct := func(ranges []string) []string {
+		out := slices.Clone(ranges)
+		slices.Sort(out)
+		return slices.Compact(out)
+	}
+	if got := ids(res.All); !slices.Equal(got, want) {
+		t.Errorf("every range: %v", got)
+	}
+	if r := distinct(res.All.Ranges); !slices.Equal(r, []string{"0", "1", "2", "3"}) || res.All.RangeCount != 4 || res.All.Pages < 9 {
+		t.Errorf("every range: from the ranges %v of %d, in %d pages", r, res.All.RangeCount, res.All.Pages)
+	}
+	if got := ids(res.Key); !slices.Equal(got, []string{"3"}) || !slices.Equal(res.Key.Ranges, []string{""}) {
+		t.Errorf("one partition key: %v from %v", got, res.Key.Ranges)
+	}
+	sum := 0
+	for _, d := range res.Count.Docs {
+		n, _ := strconv.Atoi(string(d))
+		sum += n
+	}
+	if len(res.Count.Docs) != 4 || sum != 60 {
+		t.Errorf("COUNT(1) over every range: %s", res.Count.Docs)
+	}
+	if got := ids(res.Split); !slices.Equal(got, want) {
+		t.Errorf("a range split while read: %v", got)
+	}
+	if r := distinct(res.Split.Ranges); !slices.Equal(r, []string{"0", "1", "2", "3", "4", "5"}) || res.Split.RangeCount != 5 {
+		t.Errorf("a range split while read: from the ranges %v of %d", r, res.Split.RangeCount)
 	}
 }

@@ -5,6 +5,7 @@
 
 import { Client, expiryOf, parsePairs, partitionKeyOf, ttlIgnored } from "./cosmos.js";
 import { RANGES, bin, draw } from "./chart.js";
+import { Query } from "./query.js";
 
 // fill replaces the children of e with kids: nodes, strings and arrays of
 // them, at any depth; undefined, null and false are nothing (the DOM's own
@@ -473,66 +474,60 @@ async function queryTab(body, ctx) {
   const text = h("textarea", { id: "query-text", rows: 4, spellcheck: "false", value: "SELECT * FROM c" });
   const pk = h("input", { id: "query-pk", placeholder: "all partitions", title: "a partition key value, JSON: \"a\", 3, [\"a\", 1] for a hierarchical key" });
   const out = h("div", { id: "query-out" });
-  let continuation = null;
+  let reader = null; // the query being read (query.js)
   let total = { charge: 0, count: 0, pages: 0 };
-  // run runs the query, or reads its next page with next. A new run
+  // run runs the query, or reads its next page with more. A new run
   // clears the results of the one before as it starts, so that a query
   // that fails leaves only its error; a next page that fails keeps the
-  // pages read.
-  const run = (next) => guard(async () => {
-    if (!next) {
+  // pages read. Without a partition key the query reads every partition
+  // key range of the container, one after another.
+  const run = (more) => guard(async () => {
+    if (!more) {
       total = { charge: 0, count: 0, pages: 0 };
-      continuation = null;
+      reader = null;
       results.length = 0;
       fill(out);
+      let key = null;
+      if (pk.value.trim()) {
+        const v = JSON.parse(pk.value);
+        key = JSON.stringify(Array.isArray(v) ? v : [v]);
+      }
+      const headers = { "x-ms-documentdb-populatequerymetrics": "True", "x-ms-max-item-count": "100" };
+      reader = new Query(client.request.bind(client), ctx.segs, { query: text.value, parameters: [] }, headers, key);
     }
-    const headers = {
-      "content-type": "application/query+json",
-      "x-ms-documentdb-isquery": "True",
-      "x-ms-documentdb-populatequerymetrics": "True",
-      "x-ms-max-item-count": "100",
-    };
-    if (pk.value.trim()) {
-      const v = JSON.parse(pk.value);
-      headers["x-ms-documentdb-partitionkey"] = JSON.stringify(Array.isArray(v) ? v : [v]);
-    } else {
-      // lethe has one partition key range and runs the whole query there,
-      // as an SDK asks it to once it has read the query plan.
-      headers["x-ms-documentdb-query-enablecrosspartition"] = "True";
-      headers["x-ms-documentdb-partitionkeyrangeid"] = "0";
-    }
-    if (next) headers["x-ms-continuation"] = next;
-    const res = await client.request("POST", [...ctx.segs, "docs"], { body: { query: text.value, parameters: [] }, headers });
-    continuation = res.headers.get("x-ms-continuation");
-    const docs = res.body.Documents || [];
-    total.charge += res.charge;
-    total.count += docs.length;
+    const page = await reader.next();
+    total.charge += page.charge;
+    total.count += page.docs.length;
     total.pages++;
-    showResults(docs, res.headers.get("x-ms-documentdb-query-metrics"), !!next);
+    showResults(page, more);
   });
-  const results = [];
-  function showResults(docs, metrics, append) {
+  const results = []; // {doc, range}
+  function showResults(page, append) {
     if (!append) results.length = 0;
-    results.push(...docs);
+    page.docs.forEach((doc, i) => results.push({ doc, range: page.ranges[i] }));
     const cols = [];
-    const objects = results.every((d) => d !== null && typeof d === "object" && !Array.isArray(d));
-    if (objects) for (const d of results) for (const k of Object.keys(d)) if (!cols.includes(k)) cols.push(k);
+    const objects = results.every(({ doc: d }) => d !== null && typeof d === "object" && !Array.isArray(d));
+    if (objects) for (const { doc: d } of results) for (const k of Object.keys(d)) if (!cols.includes(k)) cols.push(k);
     const cell = (v) => (v === undefined ? "" : typeof v === "string" ? v : JSON.stringify(v));
-    const m = parsePairs(metrics);
+    const m = parsePairs(page.metrics);
+    const row = ({ doc: d, range }) => h("tr", { "data-range": range, title: range === "" ? null : `partition key range ${range}` },
+      objects ? cols.map((c) => h("td", {}, cell(d[c]))) : h("td", {}, cell(d)));
     fill(out,
       h("p", { class: "stats" },
         h("span", { id: "query-count" }, `${total.count} result${total.count === 1 ? "" : "s"}`), " · ",
         h("span", { id: "query-charge" }, fmtRU(total.charge)), " · ",
         `${total.pages} page${total.pages === 1 ? "" : "s"}`,
-        continuation ? h("button", { class: "small", id: "query-more", onclick: () => run(continuation) }, "More") : null),
+        reader.rangeCount > 1 ? [" · ", h("span", { id: "query-ranges", title: "ORDER BY, DISTINCT, TOP, OFFSET LIMIT and aggregates apply within each range: an SDK merges the ranges' results" },
+          `${reader.rangeCount} partition key ranges, read one after another`)] : null,
+        reader.done ? null : h("button", { class: "small", id: "query-more", onclick: () => run(true) }, "More")),
       h("table", { class: "grid", id: "query-results" },
         h("thead", {}, h("tr", {}, objects ? cols.map((c) => h("th", {}, c)) : h("th", {}, "value"))),
-        h("tbody", {}, results.map((d) => h("tr", {}, objects ? cols.map((c) => h("td", {}, cell(d[c]))) : h("td", {}, cell(d)))))),
+        h("tbody", {}, results.map(row))),
       Object.keys(m).length ? h("details", { open: true },
         h("summary", {}, "Query metrics (x-ms-documentdb-query-metrics, last page)"),
         h("table", { class: "grid metrics", id: "query-metrics" },
           h("tbody", {}, Object.entries(m).map(([k, v]) => h("tr", {}, h("th", {}, k), h("td", { class: "num" }, v)))))) : null,
-      h("details", {}, h("summary", {}, "JSON"), h("pre", { class: "json" }, JSON.stringify(results, null, 2))));
+      h("details", {}, h("summary", {}, "JSON"), h("pre", { class: "json" }, JSON.stringify(results.map((r) => r.doc), null, 2))));
   }
   text.addEventListener("keydown", (e) => {
     if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) run();
