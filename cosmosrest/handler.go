@@ -89,8 +89,9 @@ type Config struct {
 	Key string
 	// Dir is "" to keep every database in memory, or a directory in which
 	// each database is a durable lethe store of its own, in a
-	// subdirectory, reopened by the next New on the same Dir. One handler
-	// at a time may have a Dir.
+	// subdirectory, reopened by the next New on the same Dir, beside the
+	// database's users, scripts and partition key range layouts (JSON
+	// files). One handler at a time may have a Dir.
 	Dir string
 	// Sync is the durable stores' sync policy (lethe.Options.Sync).
 	Sync lethe.SyncPolicy
