@@ -1,0 +1,316 @@
+package cosmosrest
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/lethedb/lethe"
+)
+
+// Replication of items. The write region (the hub) is read container by
+// container (lethe.Container.ReplicaChanges) after each of its writes,
+// before the write is answered, and each change is sent to every other
+// region, where it is delivered when due (the scheduler): at each request
+// the region serves, by the delivery loop on the system clock, and by
+// DeliverDue under an injected one.
+//
+// Session tokens count, per container, the hub's changes a region holds:
+// the token of a change is its LSN in the hub's change feed plus the
+// container's offset, which a failover sets so that the new hub's tokens
+// go on from the old hub's. So a token read in any region is comparable in
+// every other, before and after a failover.
+
+// shipped is a change of container k on its way to a region, with the
+// session token value a region holding it has reached.
+type shipped struct {
+	k     collKey
+	ch    lethe.ReplicaChange
+	token uint64
+}
+
+// collRepl is the hub's reading of one container.
+type collRepl struct {
+	mu     sync.Mutex // held while the container is read
+	cursor uint64     // the LSN of the last change read from the hub's feed
+	offset int64      // a change's token is its LSN plus offset
+}
+
+// replOf returns container k's reading, made (from the feed's start) if
+// there is none.
+func (a *Account) replOf(k collKey) *collRepl {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	cr, ok := a.repl[k]
+	if !ok {
+		cr = &collRepl{}
+		a.repl[k] = cr
+	}
+	return cr
+}
+
+// forget drops the reading of, and every region's progress in, the
+// containers drop reports true for: they were deleted.
+func (a *Account) forget(drop func(collKey) bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for k := range a.repl {
+		if drop(k) {
+			delete(a.repl, k)
+		}
+	}
+	for _, n := range a.regions {
+		for k := range n.progress {
+			if drop(k) {
+				delete(n.progress, k)
+			}
+		}
+	}
+}
+
+// now reads the account's clock.
+func (a *Account) now() time.Time {
+	if a.cfg.Clock != nil {
+		return a.cfg.Clock.Now()
+	}
+	return time.Now()
+}
+
+// collect reads, from the hub's container k, the changes made since it
+// last did, and sends them to every other region.
+func (a *Account) collect(hub *regionNode, k collKey) {
+	c, ok := hub.storeContainer(k)
+	if !ok {
+		return
+	}
+	cr := a.replOf(k)
+	cr.mu.Lock()
+	defer cr.mu.Unlock()
+	sent := false
+	for {
+		chs, last, err := c.ReplicaChanges(cr.cursor, 0)
+		if err != nil {
+			if !errors.Is(err, lethe.ErrClosed) && !errors.Is(err, lethe.ErrNotFound) {
+				hub.h.cfg.Logger.Error("cosmosrest: reading the write region's changes to replicate them", "region", hub.name, "database", k.db, "container", k.coll, "err", err)
+			}
+			break
+		}
+		if len(chs) == 0 {
+			break
+		}
+		var tok uint64
+		for _, ch := range chs {
+			tok = uint64(cr.offset + int64(ch.LSN))
+			for _, n := range a.regions {
+				if n != hub {
+					a.sched.Send(hub.name, n.name, ch.Written, shipped{k: k, ch: ch, token: tok})
+				}
+			}
+		}
+		cr.cursor = last
+		a.mu.Lock()
+		hub.progress[k] = max(hub.progress[k], tok)
+		a.mu.Unlock()
+		sent = true
+	}
+	if sent {
+		select {
+		case a.wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// collectAll collects every container of region hub.
+func (a *Account) collectAll(hub *regionNode) {
+	for _, d := range hub.h.databases() {
+		for _, id := range d.store.ContainerIDs() {
+			a.collect(hub, collKey{d.id, id})
+		}
+	}
+}
+
+// wrote follows a write in the hub's container k: its changes are sent,
+// and under Strong delivered to every region up before it is answered.
+func (a *Account) wrote(hub *regionNode, k collKey) {
+	a.collect(hub, k)
+	if a.level != Strong {
+		return
+	}
+	for _, n := range a.regions {
+		if n != hub && n.isUp() {
+			a.catchUp(n)
+		}
+	}
+}
+
+func (n *regionNode) isUp() bool {
+	n.acct.mu.Lock()
+	defer n.acct.mu.Unlock()
+	return n.down == ""
+}
+
+// deliverDue delivers to region n, unless it is down, what is due for it
+// by the account's clock (or forced by the staleness bound).
+func (a *Account) deliverDue(n *regionNode) {
+	if !n.isUp() {
+		return
+	}
+	n.deliver.Lock()
+	defer n.deliver.Unlock()
+	n.apply(a.sched.Due(n.name, a.now()))
+}
+
+// catchUp delivers to region n everything sent to it, due or not.
+func (a *Account) catchUp(n *regionNode) {
+	n.deliver.Lock()
+	defer n.deliver.Unlock()
+	n.apply(a.sched.All(n.name))
+}
+
+// apply applies changes to region n's replicas, in order. n.deliver is
+// held. A change of a container the region no longer has is dropped.
+func (n *regionNode) apply(changes []shipped) {
+	for _, s := range changes {
+		if c, ok := n.storeContainer(s.k); ok {
+			if err := c.ApplyReplicaChange(context.Background(), s.ch); err != nil && !errors.Is(err, lethe.ErrClosed) && !errors.Is(err, lethe.ErrNotFound) {
+				n.h.cfg.Logger.Error("cosmosrest: applying a replicated change", "region", n.name, "database", s.k.db, "container", s.k.coll, "id", s.ch.ID, "err", err)
+			}
+		}
+		n.acct.mu.Lock()
+		n.progress[s.k] = max(n.progress[s.k], s.token)
+		n.acct.mu.Unlock()
+	}
+}
+
+// DeliverDue delivers to every region that is up what is due for it by the
+// account's clock. An account on the system clock does so by itself; one
+// on an injected clock (Config.Clock), at each request a region serves and
+// when DeliverDue is called (lethetest calls it when its clock moves).
+func (a *Account) DeliverDue() {
+	a.mu.Lock()
+	closed := a.closed
+	a.mu.Unlock()
+	if closed {
+		return
+	}
+	for _, n := range a.regions {
+		a.deliverDue(n)
+	}
+}
+
+// loop delivers changes when they become due by the system clock, until
+// Close.
+func (a *Account) loop() {
+	defer close(a.done)
+	t := time.NewTimer(time.Hour)
+	defer t.Stop()
+	for {
+		wait := time.Hour
+		if next, ok := a.sched.Next(); ok {
+			wait = max(0, time.Until(next))
+		}
+		t.Reset(wait)
+		select {
+		case <-a.stop:
+			return
+		case <-a.wake:
+		case <-t.C:
+		}
+		a.DeliverDue()
+	}
+}
+
+// latestLSN returns the LSN of the last change container c's feed holds, 0
+// when it holds none.
+func latestLSN(c *lethe.Container) uint64 {
+	var last uint64
+	for {
+		chs, l, err := c.ReplicaChanges(last, 4096)
+		if err != nil || len(chs) == 0 {
+			return last
+		}
+		last = l
+	}
+}
+
+// startCursors sets the hub's reading of every container it has at the
+// end of its feed, and every region's progress there: an account opened
+// on a Dir starts with the replicas its Close left consistent.
+func (a *Account) startCursors() {
+	for _, d := range a.hub.h.databases() {
+		for _, id := range d.store.ContainerIDs() {
+			k := collKey{d.id, id}
+			c, err := d.store.Container(id)
+			if err != nil {
+				continue
+			}
+			last := latestLSN(c)
+			a.replOf(k).cursor = last
+			for _, n := range a.regions {
+				n.progress[k] = last
+			}
+		}
+	}
+}
+
+// sessionLSN returns region n's progress in container k, the value of its
+// session tokens; after a write in the hub, once the write's changes are
+// sent.
+func (n *regionNode) sessionLSN(k collKey, write bool) uint64 {
+	a := n.acct
+	if write && n == a.hubNode() {
+		a.wrote(n, k)
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return n.progress[k]
+}
+
+// sessionToken returns the session token of request q's response (write:
+// the response is of a write): the handler's, or in a region of an
+// account the region's progress in the request's container.
+func (q *request) sessionToken(write bool) string {
+	n := q.h.region
+	if n == nil {
+		return q.h.sessionToken(write)
+	}
+	return "0:-1#" + strconv.FormatUint(n.sessionLSN(collKey{q.t.db, q.t.coll}, write)+1, 10)
+}
+
+// sessionAvailable reports whether region n holds what request q's session
+// token (x-ms-session-token) says its client has seen of the request's
+// container: none of its ranges' tokens is past the region's progress. A
+// token that cannot be read asks for nothing.
+func (n *regionNode) sessionAvailable(q *request) bool {
+	want := tokenLSN(q.r.Header.Get("x-ms-session-token"))
+	if want == 0 {
+		return true
+	}
+	n.acct.mu.Lock()
+	defer n.acct.mu.Unlock()
+	return want <= n.progress[collKey{q.t.db, q.t.coll}]+1
+}
+
+// tokenLSN returns the highest global LSN of a session token: of each
+// range's "id:version#lsn" (or "id:version#lsn#region=lsn...", the
+// multi-region form), the lsn; 0 when there is none.
+func tokenLSN(tok string) uint64 {
+	var top uint64
+	for part := range strings.SplitSeq(tok, ",") {
+		_, rest, ok := strings.Cut(part, "#")
+		if !ok {
+			continue
+		}
+		if i := strings.IndexByte(rest, '#'); i >= 0 {
+			rest = rest[:i]
+		}
+		if v, err := strconv.ParseUint(strings.TrimSpace(rest), 10, 64); err == nil {
+			top = max(top, v)
+		}
+	}
+	return top
+}
