@@ -43,6 +43,18 @@ func (a *Account) Status() []RegionStatus {
 	return out
 }
 
+// RegionDown returns how region name fails its requests: "" when it is
+// up (or the account has no such region).
+func (a *Account) RegionDown(name string) RegionDownMode {
+	n, ok := a.byName[name]
+	if !ok {
+		return ""
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return n.down
+}
+
 // TakeRegionDown takes region name down: from then on it fails every
 // request as mode says (the regions' control endpoint excepted), and
 // receives no replicated change until it comes up. Changes made in the
