@@ -91,7 +91,10 @@ func (a *Account) collect(hub *regionNode, k collKey) {
 	defer cr.mu.Unlock()
 	sent := false
 	for {
-		chs, last, err := c.ReplicaChanges(cr.cursor, 0)
+		// A small page: a write has a change or a few, and ReplicaChanges
+		// makes room for the page it is asked for.
+		const page = 8
+		chs, last, err := c.ReplicaChanges(cr.cursor, page)
 		if err != nil {
 			if !errors.Is(err, lethe.ErrClosed) && !errors.Is(err, lethe.ErrNotFound) {
 				hub.h.cfg.Logger.Error("cosmosrest: reading the write region's changes to replicate them", "region", hub.name, "database", k.db, "container", k.coll, "err", err)
@@ -115,6 +118,9 @@ func (a *Account) collect(hub *regionNode, k collKey) {
 		hub.progress[k] = max(hub.progress[k], tok)
 		a.mu.Unlock()
 		sent = true
+		if len(chs) < page {
+			break
+		}
 	}
 	if sent {
 		select {
