@@ -162,7 +162,7 @@ func TestRegionSlug(t *testing.T) {
 // TestAccountMetadataEveryRegion: a database and container made through a
 // read region are in every region at once, items are not.
 func TestAccountMetadataEveryRegion(t *testing.T) {
-	_, cs := testAccount(t, cosmosrest.AccountConfig{Lag: func(string, string) time.Duration { return time.Hour }})
+	a, cs := testAccount(t, cosmosrest.AccountConfig{Lag: func(string, string) time.Duration { return time.Hour }})
 	createDBColl(t, cs["West US"])
 	for _, name := range regionNames {
 		must(t, cs[name].do("GET", accColl, nil), 200)
@@ -170,6 +170,18 @@ func TestAccountMetadataEveryRegion(t *testing.T) {
 	must(t, cs["North Europe"].do("DELETE", accColl, nil), 204)
 	for _, name := range regionNames {
 		must(t, cs[name].do("GET", accColl, nil), 404)
+	}
+	// A container made again of the same name starts afresh: the changes
+	// of the one deleted, still on their way, never reach it.
+	createDBColl2 := func() {
+		must(t, cs["East US"].do("POST", "/dbs/db/colls", map[string]any{"id": "c", "partitionKey": map[string]any{"paths": []string{"/pk"}}}), 201)
+	}
+	createDBColl2()
+	must(t, cs["East US"].do("POST", accColl+"/docs", `{"id":"old","pk":"x"}`, pkHeader("x")...), 201)
+	must(t, cs["East US"].do("DELETE", accColl, nil), 204)
+	createDBColl2()
+	if st := a.Status(); st[1].Pending != 0 {
+		t.Fatalf("changes of a deleted container still on their way: %+v", st)
 	}
 	// A refusal is made nowhere else.
 	must(t, cs["West US"].do("POST", "/dbs", map[string]any{"id": "db"}), 409)

@@ -52,9 +52,11 @@ func (a *Account) replOf(k collKey) *collRepl {
 	return cr
 }
 
-// forget drops the reading of, and every region's progress in, the
-// containers drop reports true for: they were deleted.
+// forget drops the reading of, every region's progress in, and the
+// changes on their way of the containers drop reports true for: they were
+// deleted, and one made again of the same name starts afresh.
 func (a *Account) forget(drop func(collKey) bool) {
+	a.sched.Drop(func(s shipped) bool { return drop(s.k) })
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	for k := range a.repl {

@@ -117,6 +117,26 @@ func (s *Scheduler[T]) take(to string, n int) []T {
 	return out
 }
 
+// Drop removes from every queue the changes drop reports true for: they
+// are of something that no longer exists.
+func (s *Scheduler[T]) Drop(drop func(T) bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for to, q := range s.queues {
+		kept := q[:0]
+		for _, e := range q {
+			if !drop(e.v) {
+				kept = append(kept, e)
+			}
+		}
+		if len(kept) == 0 {
+			delete(s.queues, to)
+		} else {
+			s.queues[to] = kept
+		}
+	}
+}
+
 // Next returns the earliest instant at which a change becomes due, in any
 // queue, and false when nothing waits. A bound's MaxAge can force a change
 // out earlier: Next returns that instant when it comes first.

@@ -96,3 +96,18 @@ func TestAllNextPending(t *testing.T) {
 		t.Fatalf("All(b) again = %v", got)
 	}
 }
+
+func TestDrop(t *testing.T) {
+	s := New[int](nil, Bound{})
+	for v := range 5 {
+		s.Send("a", "b", at(0), v)
+	}
+	s.Send("a", "c", at(0), 10)
+	s.Drop(func(v int) bool { return v%2 == 1 || v == 10 })
+	if got := s.All("b"); !slices.Equal(got, []int{0, 2, 4}) {
+		t.Fatalf("b after Drop: %v", got)
+	}
+	if n, _ := s.Pending("c"); n != 0 {
+		t.Fatalf("c after Drop: %d pending", n)
+	}
+}
