@@ -344,7 +344,7 @@ func (c *Container) Replace(ctx context.Context, props ContainerProperties) erro
 		c.unlockAll()
 		return withContext(err, op, c.id, "")
 	}
-	m := mutation{cause: causeSettings, now: c.store.clock.now(), props: &props, seq: c.store.seq.Add(1)}
+	m := mutation{cause: causeSettings, now: c.store.clock.now(), props: &props, seq: c.store.nextSeq()}
 	next, aerr := c.apply(&m)
 	c.unlockAll()
 	if aerr != nil {

@@ -65,6 +65,11 @@ type feedEntry struct {
 	at   int64  // the instant of the change: the write's, or the expiry
 	kind changeKind
 	rec  record // the version written; for a delete or an expiry, the version removed
+	// replaced is, for a replace, the write sequence number (the ETag) of
+	// the version it replaced: what a replica checks a change against
+	// (ReplicaChange.Replaces). 0 for other changes, and for a replace
+	// restored from a snapshot that no longer held its previous change.
+	replaced uint64
 }
 
 // feedEntrySize is what the feed charges a retained entry against
@@ -81,11 +86,15 @@ func newChangeFeed(p ChangeFeedPolicy, next uint64) *changeFeed {
 // Container.shardIndex gives it) and returns its lsn. rec is the version
 // written, or for a removal the version removed; old is the version the
 // change replaces or removes, "" if none or unknown (it only saves reading
-// the item's previous change's record).
+// the item's previous change's record, and gives a replace its replaced).
 func (f *changeFeed) add(kind changeKind, at int64, rec, old record, h uint32) uint64 {
 	lsn := f.next
 	prev := f.relink(h, rec, old, lsn)
-	f.push(feedEntry{lsn: lsn, prev: prev, at: at, kind: kind, rec: rec})
+	e := feedEntry{lsn: lsn, prev: prev, at: at, kind: kind, rec: rec}
+	if kind == changeReplace && old != "" {
+		e.replaced = old.seq()
+	}
+	f.push(e)
 	if f.n > f.policy.MaxChanges || f.bytes > f.policy.MaxBytes {
 		f.trim()
 	}
@@ -149,6 +158,26 @@ func recordAddr(rec record) uintptr {
 		return 0
 	}
 	return uintptr(unsafe.Pointer(unsafe.StringData(string(rec))))
+}
+
+// itemChanges calls fn with the retained changes of the item of slot hash
+// h and key (record.key), latest first, until fn returns false.
+func (f *changeFeed) itemChanges(h uint32, key string, fn func(e *feedEntry) bool) {
+	t := &f.latest
+	if len(t.slots) == 0 {
+		return
+	}
+	lsn := t.slot(h).lsn.Load()
+	if lsn >= f.first && lsn != 0 && f.entry(lsn).rec.key() != key {
+		lsn = t.others[key]
+	}
+	for lsn >= f.first && lsn != 0 {
+		e := f.entry(lsn)
+		if !fn(e) {
+			return
+		}
+		lsn = e.prev
+	}
 }
 
 // markSuperseded marks the retained change lsn as not its item's latest.

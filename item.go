@@ -296,7 +296,7 @@ func (c *Container) commit(op string, kind writeKind, pk PartitionKey, id string
 		m.cause = causeCreate
 	}
 	if kind != writeDelete {
-		m.rec = buildRecord(doc, p, pk.enc, now, c.store.seq.Add(1), c.position(old, live))
+		m.rec = buildRecord(doc, p, pk.enc, now, c.store.nextSeq(), c.position(old, live))
 	}
 	next, err := c.apply(&m)
 	if err != nil {
@@ -324,46 +324,51 @@ func (c *Container) fail(op, id string, e *Error) (ItemResponse, error) {
 	return ItemResponse{RequestCharge: charge, StatusCode: e.StatusCode}, withContext(e, op, c.id, id)
 }
 
-// commitReplica makes a replica change (ApplyReplicaChange) under the
-// item's shard lock, as commit makes a client's write, decided at the
-// change's instant: the new record has the change's instant and ETag, no
-// request units are drawn, and a version the replica already holds, or an
-// older one than it holds, changes nothing.
-func (c *Container) commitReplica(op string, r *replicaWrite) error {
+// commitReplica makes a replica change (ApplyReplicaChange,
+// ApplyReplicaChangeResolved) under the item's shard lock, as commit makes
+// a client's write, decided at the change's instant by decideReplica: the
+// new record has the change's instant and ETag, and no request units are
+// drawn. Unique keys are not checked: the origin checked them, and a
+// replica that applies changes again after a crash passes through states
+// that break them until it catches up; its unique index follows every
+// change, for its own writes after a failover.
+func (c *Container) commitReplica(op string, r *replicaWrite, rule *conflictRule) (ConflictOutcome, error) {
 	if mu := c.uniqueMu; mu != nil {
-		mu.Lock()
+		mu.Lock() // as a write's: the unique index changes with the item
 		defer mu.Unlock()
 	}
 	sh, h := c.shardFor(r.pk.enc, r.id)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	if c.deleted.Load() {
-		return withContext(&Error{StatusCode: statusNotFound, Message: msgNotFound}, op, c.id, r.id)
+		return ConflictOutcome{}, withContext(&Error{StatusCode: statusNotFound, Message: msgNotFound}, op, c.id, r.id)
 	}
-	now := r.written
 	old, slot := sh.items.lookup(r.pk.enc, r.id, h)
-	live := old != "" && c.rule.live(old, now)
-	m := mutation{cause: causeReplace, now: now, sh: sh, h: h, old: old, slot: slot + 1}
+	live := old != "" && c.rule.live(old, r.written)
+	if !r.del {
+		r.rec = buildRecord(r.doc, &r.p, r.pk.enc, r.written, r.seq, 0)
+	}
+	out := c.decideReplica(r, old, h, rule)
+	if !out.Applied {
+		return out, nil
+	}
+	if !r.del {
+		r.rec = r.rec.withPos(c.position(old, live))
+	}
+	m := mutation{cause: causeReplace, now: r.written, sh: sh, h: h, old: old, slot: slot + 1, rec: r.rec}
 	switch {
-	case r.del && (!live || old.seq() > r.seq):
-		return nil // gone already, or written again since
 	case r.del:
 		m.cause = causeDelete
-	case old != "" && old.seq() >= r.seq:
-		return nil // this version, or a later one
-	case c.uniqueMu != nil && c.uniqueConflict(r.pk.enc, r.id, r.doc, now, nil, nil):
-		return withContext(&Error{StatusCode: statusConflict, Message: msgUniqueViolation}, op, c.id, r.id)
-	default:
-		if !live {
-			m.cause = causeCreate
-		}
+	case !live:
+		m.cause = causeCreate
+	}
+	if !r.del {
 		c.store.raiseSeq(r.seq)
-		m.rec = buildRecord(r.doc, &r.p, r.pk.enc, r.written, r.seq, c.position(old, live))
 	}
 	next, err := c.apply(&m)
 	if err != nil {
-		return storageError(err, op, c.id, r.id)
+		return ConflictOutcome{}, storageError(err, op, c.id, r.id)
 	}
 	c.store.reaper.notify(next)
-	return nil
+	return out, nil
 }

@@ -45,6 +45,13 @@ type Options struct {
 	// a log that can no longer be written, a background checkpoint that
 	// failed (error). nil: nothing is logged. lethe logs nothing else.
 	Logger *slog.Logger
+	// WriteRegions and WriteRegion make the ETags of a store that is one of
+	// WriteRegions replicas taking writes at once (an account with several
+	// write regions, replicating with Container.ApplyReplicaChangeResolved)
+	// its own: every write sequence number it hands out is WriteRegion
+	// more than a multiple of WriteRegions, so that no two replicas give
+	// one ETag to two versions. 0 and 0: the store is the only writer.
+	WriteRegions, WriteRegion int
 
 	// fs is the file system a durable store lives on: vfs.OS unless a
 	// test sets another (through vfs.SetOptionsFS; see vfs's doc for why
@@ -122,6 +129,12 @@ func (o Options) withDefaults() (Options, error) {
 		return o, &OptionError{"Throughput", o.Throughput, problem}
 	default:
 		return o, &OptionError{"AutoscaleMaxThroughput", o.AutoscaleMaxThroughput, problem}
+	}
+	switch {
+	case o.WriteRegions < 0:
+		return o, &OptionError{"WriteRegions", o.WriteRegions, "negative"}
+	case o.WriteRegion < 0 || o.WriteRegion >= max(o.WriteRegions, 1):
+		return o, &OptionError{"WriteRegion", o.WriteRegion, fmt.Sprintf("not from 0 to WriteRegions-1 (WriteRegions is %d)", o.WriteRegions)}
 	}
 	if o.fs == nil {
 		o.fs = vfs.OS

@@ -863,7 +863,7 @@ func (c *Container) commitPatch(ctx context.Context, op string, pk PartitionKey,
 	if err := c.drawAt(op, id, cost, now); err != nil {
 		return ItemResponse{StatusCode: statusTooManyRequests}, err
 	}
-	m := mutation{cause: causeReplace, now: now, sh: sh, h: h, old: old, rec: r.record(pk.enc, now, c.store.seq.Add(1), old.pos())}
+	m := mutation{cause: causeReplace, now: now, sh: sh, h: h, old: old, rec: r.record(pk.enc, now, c.store.nextSeq(), old.pos())}
 	next, aerr := c.apply(&m)
 	if aerr != nil {
 		return ItemResponse{StatusCode: statusServiceUnavailable}, storageError(aerr, op, c.id, id)

@@ -72,6 +72,11 @@ func (r *replayer) loadFeed(p []byte) error {
 		return nil
 	}
 	f := newChangeFeed(c.mu.feed.history.policy, first)
+	for i := range entries {
+		if e := &entries[i]; e.kind == changeReplace && e.prev >= first {
+			e.replaced = entries[e.prev-first].rec.seq()
+		}
+	}
 	for _, e := range entries {
 		f.relink(c.hashOf(e.rec), e.rec, "", e.lsn) // the snapshot's prev stays
 		f.push(e)
@@ -310,7 +315,11 @@ func (r *replayer) applyBatch(d *decoder) error {
 	}
 	for _, ch := range changes {
 		if f := c.mu.feed.history; f != nil && ch.kind != 0 {
-			f.add(ch.kind, ch.at, ch.rec, "", c.hashOf(ch.rec))
+			old := record("")
+			if !ch.removed {
+				old = r.current(c, ch.rec)
+			}
+			f.add(ch.kind, ch.at, ch.rec, old, c.hashOf(ch.rec))
 		}
 		if ch.removed {
 			r.remove(c, ch.pk, ch.id)

@@ -38,9 +38,11 @@ func (r *replayer) applyFeed(kind byte, d *decoder) error {
 	if c == nil {
 		return nil
 	}
+	var old record // the version a write replaces, for the feed's entry
 	switch kind {
 	case framePutFeed:
 		r.maxSeq = max(r.maxSeq, rec.seq())
+		old = r.current(c, rec)
 		r.put(c, rec)
 		if at = rec.written(); at < r.foundMax {
 			r.owePassed(c, rec)
@@ -59,9 +61,15 @@ func (r *replayer) applyFeed(kind byte, d *decoder) error {
 		}
 	}
 	if f := c.mu.feed.history; f != nil {
-		f.add(what, at, rec, "", c.hashOf(rec))
+		f.add(what, at, rec, old, c.hashOf(rec))
 	}
 	return nil
+}
+
+// current returns c's version of rec's item, "" if none.
+func (r *replayer) current(c *Container, rec record) record {
+	i, h := c.shardIndex(rec.pk(), rec.id())
+	return c.shards[i].items.get(rec.pk(), rec.id(), h)
 }
 
 // owePassed notes the expiry of rec, a version just replayed to c, if the

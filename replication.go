@@ -2,7 +2,12 @@ package lethe
 
 import (
 	"context"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -45,6 +50,10 @@ type ReplicaChange struct {
 	// origin; "" when there was none (a create): it lets a replica detect
 	// concurrent writes.
 	Replaces string
+	// Removed is, for a delete or an expiry, the version removed, as Item
+	// is a write's (nil for a write): a replica that never held it orders
+	// the delete by it in a conflict under a ConflictRule with a path.
+	Removed []byte
 }
 
 // ReplicaChanges returns, in order, up to max changes of the container
@@ -95,8 +104,8 @@ func (c *Container) ReplicaChanges(after uint64, max int) ([]ReplicaChange, uint
 		switch {
 		case e.kind == changeDelete || e.kind == changeExpire:
 			ch.replaces = e.rec.etag()
-		case e.kind == changeReplace && e.prev >= f.first && e.prev != 0:
-			ch.replaces = f.entry(e.prev).rec.etag()
+		case e.replaced != 0:
+			ch.replaces = etagOf(e.replaced)
 		}
 		page = append(page, ch)
 		last = e.lsn
@@ -117,8 +126,10 @@ func (c *Container) ReplicaChanges(after uint64, max int) ([]ReplicaChange, uint
 		switch e.kind {
 		case changeDelete:
 			r.Kind = ReplicaDelete
+			r.Removed = e.rec.jsonBytes()
 		case changeExpire:
 			r.Kind = ReplicaExpiry
+			r.Removed = e.rec.jsonBytes()
 		default:
 			r.Kind = ReplicaWrite
 			r.Item = e.rec.jsonBytes()
@@ -128,31 +139,41 @@ func (c *Container) ReplicaChanges(after uint64, max int) ([]ReplicaChange, uint
 }
 
 // ApplyReplicaChange applies a change made in another replica of the
-// container through the one write path (log, feed, indexes, TTL, unique
-// keys as any write): a write is stored with the change's Written instant
-// as its _ts and expiry origin and with its ETag; a delete removes the
-// item; an expiry is skipped. The store's write sequence moves past the
+// container through the one write path (log, feed, indexes, TTL and the
+// unique index as any write; unique keys are the origin's to check, and
+// are not): a write is stored with the change's Written instant as its
+// _ts and expiry origin and with its ETag, and the replica's own feed
+// numbers it at that instant; a delete removes the item; an expiry is
+// skipped. The store's write sequence moves past the
 // ETag, so that its own later writes get higher ones. A change the replica
 // already holds, or holds a later version than (a higher ETag), is a no-op,
-// so changes may be applied again after a crash; so is a delete of a
-// missing item. An item already expired on arrival is stored (and expires
+// and so is a delete of a missing item: changes applied again in order
+// after a crash leave the replica as it was (an item deleted since shows
+// again until its delete is applied again: a delete leaves nothing to
+// compare with). An item already expired on arrival is stored (and expires
 // in the replica's feed as any) but never visible. It charges no request
 // units and is never throttled. Bad input (no id, bad JSON, a partition
 // key that does not match, a malformed ETag) is a typed *Error and changes
 // nothing.
 func (c *Container) ApplyReplicaChange(ctx context.Context, ch ReplicaChange) error {
-	const op = "ApplyReplicaChange"
+	_, err := c.applyReplica(ctx, "ApplyReplicaChange", &ch, nil)
+	return err
+}
+
+// applyReplica checks and makes a replica change, resolving conflicts by
+// rule (nil: ApplyReplicaChange's rules).
+func (c *Container) applyReplica(ctx context.Context, op string, ch *ReplicaChange, rule *conflictRule) (ConflictOutcome, error) {
 	if err := c.check(ctx, op, ch.ID); err != nil {
-		return err
+		return ConflictOutcome{}, err
 	}
-	r, e := c.prepareReplica(&ch)
+	r, e := c.prepareReplica(ch)
 	if e != nil {
-		return withContext(e, op, c.id, ch.ID)
+		return ConflictOutcome{}, withContext(e, op, c.id, ch.ID)
 	}
 	if r == nil {
-		return nil // an expiry
+		return ConflictOutcome{}, nil // an expiry
 	}
-	return c.commitReplica(op, r)
+	return c.commitReplica(op, r, rule)
 }
 
 // replicaWrite is a replica change checked and parsed, ready to commit.
@@ -160,10 +181,13 @@ type replicaWrite struct {
 	del     bool
 	pk      PartitionKey
 	id      string
-	doc     []byte
+	doc     []byte // a write's document; a delete's removed version, if given
 	p       parsedItem
 	written int64
 	seq     uint64
+	// replaces is the ETag the change replaced at its origin.
+	replaces string
+	rec      record // a write's new version, built under the item's lock
 }
 
 // prepareReplica checks a replica change and parses its document, outside
@@ -194,8 +218,14 @@ func (c *Container) prepareReplica(ch *ReplicaChange) (*replicaWrite, *Error) {
 	if ch.Written.IsZero() {
 		return nil, badRequest("the replica change has no Written instant")
 	}
-	r := &replicaWrite{del: ch.Kind == ReplicaDelete, pk: ch.PartitionKey, id: ch.ID, written: unixNanos(ch.Written), seq: seq}
+	r := &replicaWrite{del: ch.Kind == ReplicaDelete, pk: ch.PartitionKey, id: ch.ID, written: unixNanos(ch.Written), seq: seq, replaces: ch.Replaces}
 	if r.del {
+		if ch.Removed != nil {
+			if _, err := parseItem(ch.Removed); err != nil {
+				return nil, err
+			}
+			r.doc = ch.Removed
+		}
 		return r, nil
 	}
 	p, err := parseItem(ch.Item)
@@ -238,9 +268,282 @@ func parseETag(s string) (uint64, bool) {
 	return n, n != 0
 }
 
+// etagOf returns the ETag of the write sequence number seq.
+func etagOf(seq uint64) string {
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], seq)
+	return hex.EncodeToString(b[:])
+}
+
+// nextSeq hands out the next write sequence number: the next one, or
+// with Options.WriteRegions, the next of this store's.
+func (s *Store) nextSeq() uint64 {
+	n := uint64(s.opts.WriteRegions)
+	if n <= 1 {
+		return s.seq.Add(1)
+	}
+	for {
+		cur := s.seq.Load()
+		next := cur + 1
+		next += (uint64(s.opts.WriteRegion) + n - next%n) % n
+		if s.seq.CompareAndSwap(cur, next) {
+			return next
+		}
+	}
+}
+
 // raiseSeq moves the store's write sequence to at least seq, so that its
 // next write gets a higher one.
 func (s *Store) raiseSeq(seq uint64) {
 	for cur := s.seq.Load(); cur < seq && !s.seq.CompareAndSwap(cur, seq); cur = s.seq.Load() {
 	}
+}
+
+// decideReplica decides what a replica change does to the item's version
+// old ("" if none), of slot hash h, and reports it; rule nil decides as
+// ApplyReplicaChange does. The caller holds the item's shard lock.
+func (c *Container) decideReplica(r *replicaWrite, old record, h uint32, rule *conflictRule) ConflictOutcome {
+	if rule == nil {
+		live := old != "" && c.rule.live(old, r.written)
+		switch {
+		case r.del:
+			return ConflictOutcome{Applied: live && old.seq() <= r.seq}
+		case old != "":
+			return ConflictOutcome{Applied: old.seq() < r.seq}
+		}
+		// A delete or an expiry the feed keeps tells a version
+		// applied again after it.
+		last, ok := c.lastChange(h, r.pk.enc+r.id)
+		return ConflictOutcome{Applied: !ok || last.rec.seq() < r.seq}
+	}
+	return c.resolve(r, old, h, rule)
+}
+
+// lastChange returns the latest change of the item of slot hash h and key
+// (its encoded partition key value and id) that the change feed keeps.
+func (c *Container) lastChange(h uint32, key string) (feedEntry, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var last feedEntry
+	found := false
+	if f := c.mu.feed.history; f != nil {
+		f.itemChanges(h, key, func(e *feedEntry) bool {
+			last, found = *e, true
+			return false
+		})
+	}
+	return last, found
+}
+
+// ConflictRule is how ApplyReplicaChangeResolved decides a conflict
+// between concurrent changes of an item in two replicas: Cosmos DB's Last
+// Writer Wins. Of two concurrent writes, the version with the higher
+// number at Path wins. Every replica picks the same winner, so replicas
+// that exchange their changes in any order converge.
+type ConflictRule struct {
+	// Path is the conflict resolution path: a property of the items that
+	// holds a number ("/sortableTimestamp"). "" or "/_ts" means the
+	// versions' instants, at full precision. A version without a number
+	// there loses to one with; ties go to the later instant, then to the
+	// higher ETag. A delete is ordered as the version it removed, at the
+	// delete's instant: of a delete and a concurrent write, the later
+	// wins (Cosmos DB documents that the delete always wins: lethe keeps
+	// one order of every change, which is what makes replicas converge
+	// whatever the order their changes arrive in). Replicas converge on
+	// the latest version when the numbers at Path grow along each item's
+	// history, as a timestamp's do.
+	Path string
+}
+
+// ConflictOutcome is what ApplyReplicaChangeResolved did with a change.
+type ConflictOutcome struct {
+	// Conflict says the change was concurrent with the replica's version
+	// of the item: it did not follow from it (ReplicaChange.Replaces names
+	// another version), nor was it already applied.
+	Conflict bool
+	// Applied says the change was made: it followed the replica's version,
+	// or won the conflict.
+	Applied bool
+	// Loser is the version that lost a conflict, as a read returns it
+	// (with _ts and _etag): the replica's, replaced or deleted, or the
+	// change's, left out; for a conflicts feed. Nil without a conflict, or
+	// when the loser is a delete.
+	Loser []byte
+}
+
+// conflictRule is a checked ConflictRule: the property names of its path,
+// none for the instant.
+type conflictRule struct {
+	path []string
+}
+
+// ApplyReplicaChangeResolved is ApplyReplicaChange for an account that
+// writes in several regions: a change concurrent with the replica's
+// version of the item (its Replaces names another) is a conflict, decided
+// by r, and the outcome tells which version lost. The replica's change
+// feed keeps the item's history (ChangeFeedPolicy): a delete there is a
+// tombstone a later-arriving older write loses to, and a change the
+// replica held before is a no-op, so regions may receive their own changes
+// back and changes may be applied again. The stores' ETags must be apart
+// (Options.WriteRegions). Bad input, and a bad rule, is a typed *Error
+// and changes nothing.
+func (c *Container) ApplyReplicaChangeResolved(ctx context.Context, ch ReplicaChange, r ConflictRule) (ConflictOutcome, error) {
+	const op = "ApplyReplicaChangeResolved"
+	rule, err := parseConflictRule(r)
+	if err != nil {
+		return ConflictOutcome{}, withContext(err, op, c.id, ch.ID)
+	}
+	return c.applyReplica(ctx, op, &ch, rule)
+}
+
+// parseConflictRule checks a conflict rule.
+func parseConflictRule(r ConflictRule) (*conflictRule, *Error) {
+	if r.Path == "" || r.Path == "/_ts" {
+		return &conflictRule{}, nil
+	}
+	names := strings.Split(strings.TrimPrefix(r.Path, "/"), "/")
+	if !strings.HasPrefix(r.Path, "/") || slices.Contains(names, "") || systemProperties[names[0]] {
+		return nil, badRequest("the conflict resolution path %q is not a path of properties from the item's root (\"/name\") other than its system properties, or \"/_ts\"", clip(r.Path))
+	}
+	return &conflictRule{path: names}, nil
+}
+
+// resolve decides a replica change under a conflict rule: see
+// ApplyReplicaChangeResolved. The item's state in the replica is its
+// version old, or, when there is none, the latest change of it the feed
+// keeps: a delete (a tombstone) or an expiry of a version. Versions and
+// deletes are ordered by lwwKey, and the change is made when it is after
+// the state, or replaces the replica's live version: so each replica ends
+// at the latest change, whatever the order they arrive in. The caller holds
+// the item's shard lock.
+func (c *Container) resolve(r *replicaWrite, old record, h uint32, rule *conflictRule) ConflictOutcome {
+	etag := etagOf(r.seq)
+	state, deleted, stateAt := old, false, int64(0)
+	var removed record // a delete's version, if the replica has held it
+	seen := false      // the replica has held the change before
+	c.mu.Lock()
+	if f := c.mu.feed.history; f != nil {
+		first := true
+		f.itemChanges(h, r.pk.enc+r.id, func(e *feedEntry) bool {
+			del := e.kind == changeDelete
+			if first && old == "" {
+				state, deleted, stateAt = e.rec, del, e.at
+			}
+			first = false
+			if e.rec.etag() == etag {
+				removed = e.rec
+				seen = seen || !r.del || del
+			}
+			return !seen
+		})
+	}
+	c.mu.Unlock()
+	if old != "" && old.etag() == etag {
+		removed = old
+	}
+	var in, at lwwKey
+	if state != "" {
+		at = rule.key(state, stateAt, deleted)
+	}
+	switch {
+	case seen || !r.del && state != "" && !deleted && state.etag() == etag:
+		return ConflictOutcome{} // held before: applied again, or a replica's own
+	case r.del && old == "":
+		return ConflictOutcome{} // nothing to delete
+	case r.del:
+		in = lwwKey{at: r.written, seq: r.seq, del: true}
+		if rule.path != nil {
+			switch {
+			case removed != "":
+				in.num, in.hasNum = numberAt(removed.body(), rule.path)
+			case r.doc != nil:
+				in.num, in.hasNum = numberAt(string(r.doc), rule.path)
+			}
+		}
+	default:
+		in = rule.key(r.rec, 0, false)
+	}
+	follows := state == "" ||
+		!r.del && !deleted && state.etag() == r.replaces ||
+		r.del && old.etag() == etag ||
+		!r.del && r.replaces == "" && (deleted || !c.rule.live(state, r.written))
+	switch {
+	case !r.del && old != "" && c.rule.live(old, r.written) && old.etag() == r.replaces,
+		state == "" && !r.del,
+		in.after(at):
+	default: // the replica's state is later: the change is left out
+		out := ConflictOutcome{Conflict: true}
+		if !r.del {
+			out.Loser = r.rec.jsonBytes()
+		}
+		return out
+	}
+	out := ConflictOutcome{Applied: true, Conflict: !follows}
+	if out.Conflict && old != "" {
+		out.Loser = old.jsonBytes()
+	}
+	return out
+}
+
+// lwwKey orders the versions and deletes of an item for Last Writer
+// Wins: by the number at the rule's path (a version without one first),
+// then by instant, then by write sequence number (unique to a version),
+// a delete right after the version it removed. A version's successor
+// written in any replica is after it (its instant is not earlier, its
+// sequence number higher: ApplyReplicaChange raises the store's past it),
+// so is a delete's; so with the instant as the rule, and with a path whose
+// numbers grow along an item's history, the order puts every change after
+// the ones it followed from.
+type lwwKey struct {
+	hasNum bool
+	num    float64
+	at     int64
+	seq    uint64
+	del    bool
+}
+
+// key returns the lwwKey of version rec, or of its delete at the instant
+// at.
+func (r *conflictRule) key(rec record, at int64, del bool) lwwKey {
+	k := lwwKey{at: rec.written(), seq: rec.seq(), del: del}
+	if del {
+		k.at = at
+	}
+	if r.path != nil {
+		k.num, k.hasNum = numberAt(rec.body(), r.path)
+	}
+	return k
+}
+
+// after reports whether k orders after o.
+func (k lwwKey) after(o lwwKey) bool {
+	switch {
+	case k.hasNum != o.hasNum:
+		return k.hasNum
+	case k.num != o.num:
+		return k.num > o.num
+	case k.at != o.at:
+		return k.at > o.at
+	case k.seq != o.seq:
+		return k.seq > o.seq
+	}
+	return k.del && !o.del
+}
+
+// numberAt returns the number at path in the JSON document doc, and false
+// if there is none.
+func numberAt(doc string, path []string) (float64, bool) {
+	var v any
+	if json.Unmarshal([]byte(doc), &v) != nil {
+		return 0, false
+	}
+	for _, name := range path {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return 0, false
+		}
+		v = m[name]
+	}
+	n, ok := v.(float64)
+	return n, ok
 }

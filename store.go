@@ -213,7 +213,7 @@ func (s *Store) CreateContainer(ctx context.Context, props ContainerProperties) 
 		s.mu.Unlock()
 		return nil, withContext(&Error{StatusCode: statusConflict, Message: msgConflict}, op, props.ID, "")
 	}
-	now, seq := s.clock.now(), s.seq.Add(1)
+	now, seq := s.clock.now(), s.nextSeq()
 	if s.wal != nil {
 		// The store lock is held until the log holds the creation
 		// durably: no one sees a container that a crash can take back.
