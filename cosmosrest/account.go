@@ -82,7 +82,7 @@ func (q *request) account() {
 	b, _ := json.Marshal(accountBody{
 		ID: "lethe", RID: "lethe",
 		Media: "//media/", Addresses: "//addresses/", DBs: "//dbs/",
-		Writable: writable, Readable: readable,
+		Writable: writable, Readable: readable, MultipleWrites: q.h.region != nil && q.h.region.acct.multi,
 		UserReplication:          replicationPolicy{MinReplicaSetSize: 1, MaxReplicaSetSize: 4},
 		UserConsistency:          consistency,
 		SystemReplication:        replicationPolicy{MinReplicaSetSize: 1, MaxReplicaSetSize: 4},

@@ -34,8 +34,9 @@ func (a *Account) Status() []RegionStatus {
 	for i, n := range a.regions {
 		pending, oldest := a.sched.Pending(n.name)
 		a.mu.Lock()
-		out[i] = RegionStatus{Name: n.name, Write: n == a.hub, Down: n.down, Pending: pending}
+		down := n.down
 		a.mu.Unlock()
+		out[i] = RegionStatus{Name: n.name, Write: n.acceptsWrites(), Down: down, Pending: pending}
 		if pending > 0 {
 			out[i].LagMS = max(0, now.Sub(oldest).Milliseconds())
 		}
@@ -116,6 +117,9 @@ func (a *Account) Failover(name string) error {
 	if err != nil {
 		return err
 	}
+	if a.multi {
+		return fmt.Errorf("%w: an account of several write regions has no one write region to move", ErrRegion)
+	}
 	if !n.isUp() {
 		return fmt.Errorf("%w: the region %q is down: it cannot become the write region", ErrRegion, name)
 	}
@@ -127,13 +131,7 @@ func (a *Account) Failover(name string) error {
 	}
 	a.collectAll(old)
 	a.catchUp(n)
-	a.mu.Lock()
-	for k := range a.repl {
-		if _, ok := n.storeContainer(k); !ok {
-			delete(a.repl, k)
-		}
-	}
-	a.mu.Unlock()
+
 	for _, d := range n.h.databases() {
 		for _, id := range d.store.ContainerIDs() {
 			k := collKey{d.id, id}
@@ -141,11 +139,11 @@ func (a *Account) Failover(name string) error {
 			if !ok {
 				continue
 			}
-			cr := a.replOf(k)
+			cr := a.replOf(srcKey{n.idx, k})
 			cr.mu.Lock()
 			last := latestLSN(c)
 			a.mu.Lock()
-			cr.cursor, cr.offset = last, int64(n.progress[k])-int64(last)
+			cr.cursor, cr.offset = last, int64(n.progress[srcKey{0, k}])-int64(last)
 			a.mu.Unlock()
 			cr.mu.Unlock()
 		}
@@ -237,6 +235,15 @@ func (a *Account) locations(r *http.Request, scheme string) (writable, readable 
 	hub := a.hubNode()
 	loc := func(n *regionNode) location {
 		return location{Name: n.name, Endpoint: n.advertised(r, scheme)}
+	}
+	if a.multi {
+		for _, n := range a.regions {
+			if n.writable {
+				writable = append(writable, loc(n))
+			}
+			readable = append(readable, loc(n))
+		}
+		return writable, readable
 	}
 	writable = []location{loc(hub)}
 	readable = []location{loc(hub)}

@@ -45,8 +45,9 @@ type RegionConfig struct {
 	// Name is the region's name, as the account resource lists it and
 	// the SDKs' preferred regions name it ("East US").
 	Name string
-	// Writable makes the region the account's write region (its hub).
-	// Exactly one region of an account is writable.
+	// Writable makes the region accept writes: the account's write region
+	// (exactly one is writable), or, with MultipleWriteLocations, one of
+	// its write regions (at least one).
 	Writable bool
 	// Endpoint is the region's endpoint as the account resource
 	// advertises it: a URL ("https://east.example/"), or ":port", the
@@ -68,8 +69,12 @@ type AccountConfig struct {
 	// priority: at least one, with distinct names (and slugs), exactly one
 	// writable.
 	Regions []RegionConfig
-	// MultipleWriteLocations asks for several write regions, which lethe
-	// does not offer yet: NewAccount refuses it.
+	// MultipleWriteLocations makes every writable region accept writes at
+	// once. Writes to one item in two regions within the lag conflict, and
+	// every region keeps the same winner: the version written last, by
+	// its instant at full precision (Last Writer Wins on /_ts, the policy
+	// every container advertises). Strong is refused with it, as the
+	// service refuses it.
 	MultipleWriteLocations bool
 	// Consistency is the account's default consistency level (Strong,
 	// BoundedStaleness, Session, ConsistentPrefix or Eventual); "" means
@@ -144,6 +149,7 @@ func RegionSlug(name string) string {
 // item expires at the same instant in every region.
 type Account struct {
 	cfg     AccountConfig
+	multi   bool // several write regions
 	level   string
 	bound   replication.Bound
 	regions []*regionNode
@@ -159,7 +165,7 @@ type Account struct {
 
 	mu     sync.Mutex // guards hub, the regions' state and repl
 	hub    *regionNode
-	repl   map[collKey]*collRepl
+	repl   map[srcKey]*collRepl
 	closed bool
 
 	wake chan struct{} // a change was sent: the delivery loop looks again
@@ -170,8 +176,10 @@ type Account struct {
 // regionNode is one region of an Account.
 type regionNode struct {
 	acct     *Account
+	idx      int // its place in the account's regions
 	name     string
 	endpoint string
+	writable bool // with MultipleWriteLocations: it accepts writes
 	h        *Handler
 
 	// deliver serializes the delivery of changes to the region, so that
@@ -181,11 +189,19 @@ type regionNode struct {
 	// Guarded by acct.mu:
 	down     RegionDownMode // "" when up
 	up       chan struct{}  // closed when the region comes up; nil when up
-	progress map[collKey]uint64
+	progress map[srcKey]uint64
 }
 
 // collKey names a container of the account.
 type collKey struct{ db, coll string }
+
+// srcKey names a container as written by one region: the region whose
+// feed is read (Account.repl), or whose writes a session token counts (a
+// region's progress: always 0 when one region writes, whichever it is).
+type srcKey struct {
+	src int
+	k   collKey
+}
 
 // NewAccount returns an account of the regions cfg names, each region's
 // Handler made as New makes one from cfg.Config. Bad configuration (no
@@ -193,15 +209,18 @@ type collKey struct{ db, coll string }
 // regions, Strong with several write regions, an unknown consistency
 // level, a negative bound) is an error and opens nothing.
 func NewAccount(cfg AccountConfig) (*Account, error) {
-	a := &Account{cfg: cfg, byName: map[string]*regionNode{}, repl: map[collKey]*collRepl{},
+	a := &Account{cfg: cfg, multi: cfg.MultipleWriteLocations, byName: map[string]*regionNode{}, repl: map[srcKey]*collRepl{},
 		wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	if err := a.check(); err != nil {
 		return nil, err
 	}
-	for _, rc := range cfg.Regions {
+	for i, rc := range cfg.Regions {
 		c := cfg.Config
 		if c.Dir != "" {
 			c.Dir = filepath.Join(cfg.Dir, RegionSlug(rc.Name))
+		}
+		if a.multi {
+			c.writeRegions, c.writeRegion = len(cfg.Regions), i
 		}
 		h, err := New(c)
 		if err != nil {
@@ -210,11 +229,11 @@ func NewAccount(cfg AccountConfig) (*Account, error) {
 			}
 			return nil, fmt.Errorf("cosmosrest: region %q: %w", rc.Name, err)
 		}
-		n := &regionNode{acct: a, name: rc.Name, endpoint: rc.Endpoint, h: h, progress: map[collKey]uint64{}}
+		n := &regionNode{acct: a, idx: i, name: rc.Name, endpoint: rc.Endpoint, writable: rc.Writable, h: h, progress: map[srcKey]uint64{}}
 		h.region = n
 		a.regions = append(a.regions, n)
 		a.byName[rc.Name] = n
-		if rc.Writable {
+		if rc.Writable && a.hub == nil {
 			a.hub = n
 		}
 	}
@@ -234,9 +253,6 @@ func (a *Account) check() error {
 	if len(cfg.Regions) == 0 {
 		return errors.New("cosmosrest: an account needs at least one region")
 	}
-	if cfg.MultipleWriteLocations {
-		return errors.New("cosmosrest: an account of several write regions (multi-region writes) is not supported yet")
-	}
 	slugs := map[string]string{}
 	writable := 0
 	for _, r := range cfg.Regions {
@@ -252,8 +268,11 @@ func (a *Account) check() error {
 			writable++
 		}
 	}
-	if writable != 1 {
-		return fmt.Errorf("cosmosrest: an account has exactly one write region, not %d", writable)
+	switch {
+	case cfg.MultipleWriteLocations && writable == 0:
+		return errors.New("cosmosrest: an account of several write regions needs at least one writable region")
+	case !cfg.MultipleWriteLocations && writable != 1:
+		return fmt.Errorf("cosmosrest: an account has exactly one write region, not %d (MultipleWriteLocations allows several)", writable)
 	}
 	switch l, ok := levelOf(cfg.Consistency); {
 	case cfg.Consistency == "" && len(cfg.Regions) == 1:
@@ -264,6 +283,9 @@ func (a *Account) check() error {
 		return fmt.Errorf("cosmosrest: %q is not a consistency level (Strong, BoundedStaleness, Session, ConsistentPrefix or Eventual)", cfg.Consistency)
 	default:
 		a.level = l
+	}
+	if a.level == Strong && cfg.MultipleWriteLocations && len(cfg.Regions) > 1 {
+		return errors.New("cosmosrest: Strong consistency is not offered with several write regions, as the service does not offer it")
 	}
 	if cfg.MaxStalenessPrefix < 0 || cfg.MaxIntervalInSeconds < 0 {
 		return fmt.Errorf("cosmosrest: the staleness bounds must not be negative (prefix %d, interval %d s)", cfg.MaxStalenessPrefix, cfg.MaxIntervalInSeconds)
@@ -298,7 +320,8 @@ func (a *Account) Regions() []string {
 	return out
 }
 
-// WriteRegion returns the name of the account's write region.
+// WriteRegion returns the name of the account's write region: with
+// MultipleWriteLocations, the first writable region.
 func (a *Account) WriteRegion() string {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -329,7 +352,11 @@ func (a *Account) Close() error {
 	a.mu.Unlock()
 	<-a.done
 	a.topo.Lock()
-	a.collectAll(a.hubNode())
+	for _, n := range a.regions {
+		if n.acceptsWrites() {
+			a.collectAll(n)
+		}
+	}
 	for _, n := range a.regions {
 		a.catchUp(n)
 	}
@@ -445,10 +472,10 @@ func (n *regionNode) serve(q *request, g gateway) {
 	a.deliverDue(n)
 	write := itemWrite(q)
 	switch {
-	case write && n != hub:
+	case write && !n.acceptsWrites():
 		apiError{status: http.StatusForbidden, sub: subWriteForbidden, msg: msgWriteForbidden}.write(q.w)
 		return
-	case write || n == hub || !itemRead(q):
+	case write || !itemRead(q) || (!a.multi && n == hub):
 	case level == Strong:
 		a.collect(hub, collKey{q.t.db, q.t.coll})
 		a.catchUp(n)
@@ -458,8 +485,17 @@ func (n *regionNode) serve(q *request, g gateway) {
 	}
 	q.serve()
 	if write {
-		a.wrote(hub, collKey{q.t.db, q.t.coll})
+		a.wrote(n, collKey{q.t.db, q.t.coll})
 	}
+}
+
+// acceptsWrites reports whether region n accepts writes: it is the write
+// region, or one of them.
+func (n *regionNode) acceptsWrites() bool {
+	if n.acct.multi {
+		return n.writable
+	}
+	return n == n.acct.hubNode()
 }
 
 // Substatus codes and messages of the account's refusals, as the service

@@ -133,7 +133,8 @@ func TestAccountConfigRefused(t *testing.T) {
 		{"no region", cosmosrest.AccountConfig{}, "at least one region"},
 		{"no write region", cosmosrest.AccountConfig{Regions: two(false, false)}, "exactly one write region"},
 		{"two write regions", cosmosrest.AccountConfig{Regions: two(true, true)}, "exactly one write region"},
-		{"multi-write", cosmosrest.AccountConfig{Regions: two(true, false), MultipleWriteLocations: true}, "not supported"},
+		{"multi-write and Strong", cosmosrest.AccountConfig{Regions: two(true, true), MultipleWriteLocations: true, Consistency: "Strong"}, "not offered"},
+		{"multi-write and no writable region", cosmosrest.AccountConfig{Regions: two(false, false), MultipleWriteLocations: true}, "at least one writable"},
 		{"one name twice", cosmosrest.AccountConfig{Regions: []cosmosrest.RegionConfig{{Name: "East US", Writable: true}, {Name: "east-us"}}}, "one name"},
 		{"a name of no letter", cosmosrest.AccountConfig{Regions: []cosmosrest.RegionConfig{{Name: " ", Writable: true}}}, "no letter"},
 		{"unknown level", cosmosrest.AccountConfig{Regions: two(true, false), Consistency: "Linearizable"}, "not a consistency level"},
@@ -668,4 +669,97 @@ func BenchmarkAccountKeepUp(b *testing.B) {
 	}
 	b.ReportMetric(float64(pending), "pending-at-end")
 	b.ReportMetric(float64(time.Since(start).Microseconds()), "µs-to-drain")
+}
+
+// TestAccountMultiWrite: with several write regions, each accepts writes
+// (a read region still answers 403/3), writes to one item in two regions
+// within the lag conflict and every region ends with the one written
+// last, and session tokens are vectors honoured in every region.
+func TestAccountMultiWrite(t *testing.T) {
+	clock := lethe.NewManualClock(time.Unix(1_700_000_000, 0))
+	cfg := cosmosrest.AccountConfig{MultipleWriteLocations: true, Consistency: cosmosrest.Session,
+		Lag: func(string, string) time.Duration { return 10 * time.Second }}
+	cfg.Clock = clock
+	cfg.Reaper.Disabled = true
+	srvs := map[string]*httptest.Server{}
+	for i, name := range regionNames {
+		srv := httptest.NewUnstartedServer(nil)
+		srvs[name] = srv
+		cfg.Regions = append(cfg.Regions, cosmosrest.RegionConfig{Name: name, Writable: i < 2, Endpoint: "https://" + srv.Listener.Addr().String() + "/"})
+	}
+	a, err := cosmosrest.NewAccount(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := map[string]*client{}
+	for name, srv := range srvs {
+		srv.Config.Handler = a.Region(name)
+		srv.StartTLS()
+		cs[name] = &client{t: t, srv: srv, key: cosmosrest.EmulatorKey}
+	}
+	t.Cleanup(func() {
+		for _, srv := range srvs {
+			srv.Close()
+		}
+		a.Close()
+	})
+	east, west, north := cs["East US"], cs["West US"], cs["North Europe"]
+	createDBColl(t, east)
+
+	m := must(t, north.do("GET", "/", nil), 200).json(t)
+	if m["enableMultipleWriteLocations"] != true || !strings.Contains(fmt.Sprint(m["writableLocations"]), "name:West US") || strings.Contains(fmt.Sprint(m["writableLocations"]), "North Europe") {
+		t.Fatalf("the account resource: %v %v", m["enableMultipleWriteLocations"], m["writableLocations"])
+	}
+	if r := north.do("POST", accColl+"/docs", `{"id":"x","pk":"x"}`, pkHeader("x")...); r.status != 403 || r.header.Get("x-ms-substatus") != "3" {
+		t.Fatalf("a write to the read region: %d/%s", r.status, r.header.Get("x-ms-substatus"))
+	}
+
+	// Concurrent creates of x and a replace racing a delete of y: the later
+	// of each pair wins everywhere.
+	must(t, east.do("POST", accColl+"/docs", `{"id":"y","pk":"x","v":"first"}`, pkHeader("x")...), 201)
+	clock.Advance(10 * time.Second)
+	ex := must(t, east.do("POST", accColl+"/docs", `{"id":"x","pk":"x","v":"east"}`, pkHeader("x")...), 201)
+	must(t, west.do("PUT", accColl+"/docs/y", `{"id":"y","pk":"x","v":"west"}`, pkHeader("x")...), 200)
+	clock.Advance(time.Second)
+	wx := must(t, west.do("POST", accColl+"/docs", `{"id":"x","pk":"x","v":"west"}`, pkHeader("x")...), 201)
+	// Each write region's ETags are its own: their write sequence numbers
+	// are its index modulo the regions.
+	z1 := must(t, east.do("POST", accColl+"/docs", `{"id":"z1","pk":"x"}`, pkHeader("x")...), 201)
+	z2 := must(t, east.do("POST", accColl+"/docs", `{"id":"z2","pk":"x"}`, pkHeader("x")...), 201)
+	for i, r := range []response{ex, wx, z1, z2} {
+		region := []int{0, 1, 0, 0}[i]
+		var seq uint64
+		if _, err := fmt.Sscanf(strings.Trim(r.header.Get("etag"), `"`), "%x", &seq); err != nil || seq%3 != uint64(region) {
+			t.Errorf("%s's ETag %s is not its own", regionNames[region], r.header.Get("etag"))
+		}
+	}
+	must(t, east.do("DELETE", accColl+"/docs/y", nil, pkHeader("x")...), 204)
+	tok := wx.header.Get("x-ms-session-token")
+	if strings.Count(tok, "=") != 2 {
+		t.Errorf("a multi-write session token %q is not a vector of the two write regions", tok)
+	}
+	// North Europe is behind West US's write: 1002 with its token.
+	if r := north.do("GET", accColl+"/docs/x", nil, append(pkHeader("x"), "x-ms-session-token", tok)...); r.status != 404 || r.header.Get("x-ms-substatus") != "1002" {
+		t.Fatalf("North Europe behind the token: %d/%s", r.status, r.header.Get("x-ms-substatus"))
+	}
+	clock.Advance(10 * time.Second)
+	a.DeliverDue()
+	etag := ""
+	for _, name := range regionNames {
+		r := must(t, cs[name].do("GET", accColl+"/docs/x", nil, append(pkHeader("x"), "x-ms-session-token", tok)...), 200)
+		if v := r.json(t)["v"]; v != "west" {
+			t.Errorf("%s: x is %v, want the later write, west's", name, v)
+		}
+		if etag == "" {
+			etag = r.header.Get("etag")
+		} else if r.header.Get("etag") != etag {
+			t.Errorf("%s: x's ETag %s, another region's %s", name, r.header.Get("etag"), etag)
+		}
+		if r := cs[name].do("GET", accColl+"/docs/y", nil, pkHeader("x")...); r.status != 404 {
+			t.Errorf("%s: y, deleted after it was replaced elsewhere, answers %d", name, r.status)
+		}
+	}
+	if err := a.Failover("West US"); !errors.Is(err, cosmosrest.ErrRegion) {
+		t.Errorf("a failover of a multi-write account: %v", err)
+	}
 }

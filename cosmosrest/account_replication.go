@@ -23,6 +23,14 @@ import (
 // container's offset, which a failover sets so that the new hub's tokens
 // go on from the old hub's. So a token read in any region is comparable in
 // every other, before and after a failover.
+//
+// With several write regions, each is read after its own writes, and its
+// feed's changes (those it received from the others too: a replica holding
+// a change already ignores it) are sent to every other region, where
+// lethe.Container.ApplyReplicaChangeResolved decides conflicts by Last
+// Writer Wins. A session token then holds, per container, the LSN each
+// write region's feed had reached, as the service's vector tokens do
+// ("0:-1#5#0=4#1=7": after the global one, region index = LSN).
 
 // shipped is a change of container k on its way to a region, with the
 // session token value a region holding it has reached.
@@ -30,6 +38,7 @@ type shipped struct {
 	k     collKey
 	ch    lethe.ReplicaChange
 	token uint64
+	space int // the token's: see srcKey
 }
 
 // collRepl is the hub's reading of one container.
@@ -39,9 +48,18 @@ type collRepl struct {
 	offset int64      // a change's token is its LSN plus offset
 }
 
-// replOf returns container k's reading, made (from the feed's start) if
-// there is none.
-func (a *Account) replOf(k collKey) *collRepl {
+// space returns the token space of region n's writes (srcKey): its index
+// when several regions write, else 0.
+func (a *Account) space(n *regionNode) int {
+	if a.multi {
+		return n.idx
+	}
+	return 0
+}
+
+// replOf returns the reading of container k.k in region k.src, made
+// (from the feed's start) if there is none.
+func (a *Account) replOf(k srcKey) *collRepl {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	cr, ok := a.repl[k]
@@ -60,13 +78,13 @@ func (a *Account) forget(drop func(collKey) bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	for k := range a.repl {
-		if drop(k) {
+		if drop(k.k) {
 			delete(a.repl, k)
 		}
 	}
 	for _, n := range a.regions {
 		for k := range n.progress {
-			if drop(k) {
+			if drop(k.k) {
 				delete(n.progress, k)
 			}
 		}
@@ -81,14 +99,15 @@ func (a *Account) now() time.Time {
 	return time.Now()
 }
 
-// collect reads, from the hub's container k, the changes made since it
-// last did, and sends them to every other region.
+// collect reads, from write region hub's container k, the changes made
+// since it last did, and sends them to every other region.
 func (a *Account) collect(hub *regionNode, k collKey) {
 	c, ok := hub.storeContainer(k)
 	if !ok {
 		return
 	}
-	cr := a.replOf(k)
+	cr := a.replOf(srcKey{hub.idx, k})
+	space := a.space(hub)
 	cr.mu.Lock()
 	defer cr.mu.Unlock()
 	sent := false
@@ -111,13 +130,14 @@ func (a *Account) collect(hub *regionNode, k collKey) {
 			tok = uint64(cr.offset + int64(ch.LSN))
 			for _, n := range a.regions {
 				if n != hub {
-					a.sched.Send(hub.name, n.name, ch.Written, shipped{k: k, ch: ch, token: tok})
+					a.sched.Send(hub.name, n.name, ch.Written, shipped{k: k, ch: ch, token: tok, space: space})
 				}
 			}
 		}
 		cr.cursor = last
 		a.mu.Lock()
-		hub.progress[k] = max(hub.progress[k], tok)
+		sk := srcKey{space, k}
+		hub.progress[sk] = max(hub.progress[sk], tok)
 		a.mu.Unlock()
 		sent = true
 		if len(chs) < page {
@@ -141,8 +161,9 @@ func (a *Account) collectAll(hub *regionNode) {
 	}
 }
 
-// wrote follows a write in the hub's container k: its changes are sent,
-// and under Strong delivered to every region up before it is answered.
+// wrote follows a write in write region hub's container k: its changes
+// are sent, and under Strong delivered to every region up before it is
+// answered.
 func (a *Account) wrote(hub *regionNode, k collKey) {
 	a.collect(hub, k)
 	if a.level != Strong {
@@ -179,17 +200,25 @@ func (a *Account) catchUp(n *regionNode) {
 	n.apply(a.sched.All(n.name))
 }
 
-// apply applies changes to region n's replicas, in order. n.deliver is
-// held. A change of a container the region no longer has is dropped.
+// apply applies changes to region n's replicas, in order (deciding
+// conflicts when several regions write). n.deliver is held. A change of a
+// container the region no longer has is dropped.
 func (n *regionNode) apply(changes []shipped) {
 	for _, s := range changes {
 		if c, ok := n.storeContainer(s.k); ok {
-			if err := c.ApplyReplicaChange(context.Background(), s.ch); err != nil && !errors.Is(err, lethe.ErrClosed) && !errors.Is(err, lethe.ErrNotFound) {
+			var err error
+			if n.acct.multi {
+				_, err = c.ApplyReplicaChangeResolved(context.Background(), s.ch, lethe.ConflictRule{})
+			} else {
+				err = c.ApplyReplicaChange(context.Background(), s.ch)
+			}
+			if err != nil && !errors.Is(err, lethe.ErrClosed) && !errors.Is(err, lethe.ErrNotFound) {
 				n.h.cfg.Logger.Error("cosmosrest: applying a replicated change", "region", n.name, "database", s.k.db, "container", s.k.coll, "id", s.ch.ID, "err", err)
 			}
 		}
+		sk := srcKey{s.space, s.k}
 		n.acct.mu.Lock()
-		n.progress[s.k] = max(n.progress[s.k], s.token)
+		n.progress[sk] = max(n.progress[sk], s.token)
 		n.acct.mu.Unlock()
 	}
 }
@@ -245,37 +274,51 @@ func latestLSN(c *lethe.Container) uint64 {
 	}
 }
 
-// startCursors sets the hub's reading of every container it has at the
-// end of its feed, and every region's progress there: an account opened
-// on a Dir starts with the replicas its Close left consistent.
+// startCursors sets each write region's reading of every container it
+// has at the end of its feed, and every region's progress there: an
+// account opened on a Dir starts with the replicas its Close left
+// consistent.
 func (a *Account) startCursors() {
-	for _, d := range a.hub.h.databases() {
-		for _, id := range d.store.ContainerIDs() {
-			k := collKey{d.id, id}
-			c, err := d.store.Container(id)
-			if err != nil {
-				continue
-			}
-			last := latestLSN(c)
-			a.replOf(k).cursor = last
-			for _, n := range a.regions {
-				n.progress[k] = last
+	for _, w := range a.regions {
+		if !w.acceptsWrites() {
+			continue
+		}
+		for _, d := range w.h.databases() {
+			for _, id := range d.store.ContainerIDs() {
+				k := collKey{d.id, id}
+				c, err := d.store.Container(id)
+				if err != nil {
+					continue
+				}
+				last := latestLSN(c)
+				a.replOf(srcKey{w.idx, k}).cursor = last
+				for _, n := range a.regions {
+					n.progress[srcKey{a.space(w), k}] = last
+				}
 			}
 		}
 	}
 }
 
-// sessionLSN returns region n's progress in container k, the value of its
-// session tokens; after a write in the hub, once the write's changes are
-// sent.
-func (n *regionNode) sessionLSN(k collKey, write bool) uint64 {
+// token returns region n's session token for container k (after a write
+// in n, once the write's changes are sent): its progress, "0:-1#N"; with
+// several write regions, its own and each write region's, "0:-1#N#0=a#1=b".
+func (n *regionNode) token(k collKey, write bool) string {
 	a := n.acct
-	if write && n == a.hubNode() {
+	if write && n.acceptsWrites() {
 		a.wrote(n, k)
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return n.progress[k]
+	tok := "0:-1#" + strconv.FormatUint(n.progress[srcKey{a.space(n), k}]+1, 10)
+	if a.multi {
+		for _, w := range a.regions {
+			if w.writable {
+				tok += "#" + strconv.Itoa(w.idx) + "=" + strconv.FormatUint(n.progress[srcKey{w.idx, k}], 10)
+			}
+		}
+	}
+	return tok
 }
 
 // sessionToken returns the session token of request q's response (write:
@@ -286,7 +329,7 @@ func (q *request) sessionToken(write bool) string {
 	if n == nil {
 		return q.h.sessionToken(write)
 	}
-	return "0:-1#" + strconv.FormatUint(n.sessionLSN(collKey{q.t.db, q.t.coll}, write)+1, 10)
+	return n.token(collKey{q.t.db, q.t.coll}, write)
 }
 
 // sessionAvailable reports whether region n holds what request q's session
@@ -294,13 +337,42 @@ func (q *request) sessionToken(write bool) string {
 // container: none of its ranges' tokens is past the region's progress. A
 // token that cannot be read asks for nothing.
 func (n *regionNode) sessionAvailable(q *request) bool {
-	want := tokenLSN(q.r.Header.Get("x-ms-session-token"))
-	if want == 0 {
+	a := n.acct
+	tok := q.r.Header.Get("x-ms-session-token")
+	k := collKey{q.t.db, q.t.coll}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.multi {
+		for src, want := range tokenVector(tok) {
+			if want > n.progress[srcKey{src, k}] {
+				return false
+			}
+		}
 		return true
 	}
-	n.acct.mu.Lock()
-	defer n.acct.mu.Unlock()
-	return want <= n.progress[collKey{q.t.db, q.t.coll}]+1
+	want := tokenLSN(tok)
+	return want == 0 || want <= n.progress[srcKey{0, k}]+1
+}
+
+// tokenVector returns the highest LSN of each region of a session token in
+// the multi-region form ("id:version#lsn#region=lsn..."), over its ranges.
+func tokenVector(tok string) map[int]uint64 {
+	out := map[int]uint64{}
+	for part := range strings.SplitSeq(tok, ",") {
+		segs := strings.Split(part, "#")
+		for _, seg := range segs[min(2, len(segs)):] {
+			r, v, ok := strings.Cut(seg, "=")
+			if !ok {
+				continue
+			}
+			ri, rerr := strconv.Atoi(r)
+			lsn, verr := strconv.ParseUint(v, 10, 64)
+			if rerr == nil && verr == nil {
+				out[ri] = max(out[ri], lsn)
+			}
+		}
+	}
+	return out
 }
 
 // tokenLSN returns the highest global LSN of a session token: of each

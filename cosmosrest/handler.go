@@ -145,6 +145,10 @@ type Config struct {
 	// fs is the file system of Dir and its stores: vfs.OS unless a test
 	// sets another (vfs.SetConfigFS), as lethe.Options does.
 	fs vfs.FS
+	// writeRegions and writeRegion are the stores' lethe.Options of the
+	// same names: set by NewAccount for a region of an account that
+	// writes in several.
+	writeRegions, writeRegion int
 }
 
 func init() {
