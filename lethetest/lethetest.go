@@ -52,6 +52,11 @@ type Options struct {
 	// region. Endpoint reaches the write region. None is one region, as
 	// ever.
 	Regions []string
+	// MultiWrite makes every region of Regions a write region
+	// (cosmosrest.AccountConfig.MultipleWriteLocations): writes to one
+	// item in two regions within the lag conflict, and the one written
+	// last wins everywhere.
+	MultiWrite bool
 	// Consistency is the default consistency level of an account of
 	// Regions ("" means Session); MaxStalenessPrefix and
 	// MaxIntervalInSeconds bound a BoundedStaleness account

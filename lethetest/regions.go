@@ -56,7 +56,8 @@ func (r *regionRouter) refused(req *http.Request) bool {
 // each at an endpoint of its own, behind one transport.
 func (a *Account) newRegions(o Options, n int64) error {
 	global := fmt.Sprintf("account-%d.lethetest.invalid", n)
-	cfg := cosmosrest.AccountConfig{Consistency: o.Consistency, MaxStalenessPrefix: o.MaxStalenessPrefix, MaxIntervalInSeconds: o.MaxIntervalInSeconds, Lag: o.Lag}
+	cfg := cosmosrest.AccountConfig{Consistency: o.Consistency, MaxStalenessPrefix: o.MaxStalenessPrefix, MaxIntervalInSeconds: o.MaxIntervalInSeconds, Lag: o.Lag,
+		MultipleWriteLocations: o.MultiWrite}
 	cfg.Config = cosmosrest.Config{Key: a.key, Dir: o.Dir, Clock: a.clock, Faults: a.faults, Ranges: o.Ranges}
 	router := &regionRouter{global: global, hosts: map[string]string{}}
 	a.regionEndpoints = map[string]string{}
@@ -64,7 +65,7 @@ func (a *Account) newRegions(o Options, n int64) error {
 		host := fmt.Sprintf("account-%d-%s.lethetest.invalid", n, cosmosrest.RegionSlug(name))
 		router.hosts[host] = name
 		a.regionEndpoints[name] = "https://" + host + "/"
-		cfg.Regions = append(cfg.Regions, cosmosrest.RegionConfig{Name: name, Writable: i == 0, Endpoint: a.regionEndpoints[name]})
+		cfg.Regions = append(cfg.Regions, cosmosrest.RegionConfig{Name: name, Writable: i == 0 || o.MultiWrite, Endpoint: a.regionEndpoints[name]})
 	}
 	acct, err := cosmosrest.NewAccount(cfg)
 	if err != nil {

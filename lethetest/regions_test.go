@@ -3,6 +3,7 @@ package lethetest_test
 import (
 	"fmt"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -172,6 +173,35 @@ func TestRegionsFailover(t *testing.T) {
 			if _, err := cont.ReadItem(ctx, lethe.NewPartitionKeyString("ann"), fmt.Sprint(i), nil); err != nil {
 				t.Errorf("%s: item %d: %v", name, i, err)
 			}
+		}
+	}
+}
+
+// TestRegionsMultiWrite: in an account of two write regions, clients
+// preferring each write there; the same item written in both within the
+// lag ends, in both, as the one written last.
+func TestRegionsMultiWrite(t *testing.T) {
+	a := lethetest.NewWithOptions(t, lethetest.Options{Regions: threeRegions[:2], MultiWrite: true, Consistency: "Eventual",
+		Lag: func(string, string) time.Duration { return 10 * time.Second }})
+	sessions(t, a)
+	east := regionContainer(t, a.NewRegionClient([]string{"East US"}, nil))
+	west := regionContainer(t, a.NewRegionClient([]string{"West US"}, nil))
+	pk := azcosmos.NewPartitionKeyString("ann")
+	if _, err := east.CreateItem(ctx, pk, []byte(`{"id":"s1","user":"ann","v":"east"}`), nil); err != nil {
+		t.Fatal(err)
+	}
+	a.FastForward(time.Second)
+	if _, err := west.CreateItem(ctx, pk, []byte(`{"id":"s1","user":"ann","v":"west"}`), nil); err != nil {
+		t.Fatalf("the same item created in West US within the lag: %v", err)
+	}
+	a.FastForward(10 * time.Second)
+	for _, c := range []*azcosmos.ContainerClient{east, west} {
+		r, err := c.ReadItem(ctx, pk, "s1", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(r.Value), `"v":"west"`) {
+			t.Errorf("a region keeps %s, not the version written last", r.Value)
 		}
 	}
 }

@@ -21,6 +21,7 @@ import (
 type regionFlags struct {
 	regions     *string
 	writeRegion *string
+	multiWrite  *bool
 	consistency *string
 	lag         *string
 	lagJitter   *time.Duration
@@ -33,6 +34,7 @@ func addRegionFlags(fs *flag.FlagSet) *regionFlags {
 	return &regionFlags{
 		regions:     fs.String("regions", "", `the account's regions, comma-separated ("East US,West US"), each served on its own port: -addr's port, then the next ones ("": one region, as the emulator)`),
 		writeRegion: fs.String("write-region", "", "the region that accepts writes (default: the first of -regions)"),
+		multiWrite:  fs.Bool("multi-write", false, "every region of -regions accepts writes; writes to one item in two regions within the lag conflict, and the one written last wins everywhere"),
 		consistency: fs.String("consistency", "", "the account's default consistency level: Strong, BoundedStaleness, Session, ConsistentPrefix or Eventual (default: Session with -regions, else Strong)"),
 		lag:         fs.String("lag", "", `the replication lag: one duration for every pair of regions ("200ms"), and/or "from>to=duration" entries ("200ms,East US>West US=1s")`),
 		lagJitter:   fs.Duration("lag-jitter", 0, "a random extra lag of each change, uniform from 0 to this, drawn from -lag-seed"),
@@ -59,7 +61,7 @@ func (f *regionFlags) check(fs *flag.FlagSet) error {
 	if len(f.names()) > 0 {
 		return nil
 	}
-	for _, name := range []string{"write-region", "lag", "lag-jitter", "max-staleness-prefix", "max-interval"} {
+	for _, name := range []string{"write-region", "multi-write", "lag", "lag-jitter", "max-staleness-prefix", "max-interval"} {
 		if isSet(fs, name) {
 			return fmt.Errorf("-%s is for an account of several regions: give -regions", name)
 		}
@@ -172,11 +174,14 @@ func openRegions(f *regionFlags, cfg cosmosrest.Config, addr string, logger *slo
 		return nil, err
 	}
 	write := *f.writeRegion
-	if write == "" {
+	switch {
+	case write != "" && *f.multiWrite:
+		return nil, errors.New("-write-region names the one write region: with -multi-write every region writes")
+	case write == "":
 		write = names[0]
 	}
 	rs := &regionServers{names: names, logger: logger}
-	acfg := cosmosrest.AccountConfig{Config: cfg, Consistency: *f.consistency,
+	acfg := cosmosrest.AccountConfig{Config: cfg, Consistency: *f.consistency, MultipleWriteLocations: *f.multiWrite,
 		MaxStalenessPrefix: *f.maxPrefix, MaxIntervalInSeconds: *f.maxInterval,
 		Lag: lagFunc(def, table, *f.lagJitter, *f.lagSeed), RegionChanged: rs.changed}
 	found := false
@@ -188,7 +193,7 @@ func openRegions(f *regionFlags, cfg cosmosrest.Config, addr string, logger *slo
 		}
 		rs.listeners = append(rs.listeners, ln)
 		rs.addrs = append(rs.addrs, ln.Addr().String())
-		acfg.Regions = append(acfg.Regions, cosmosrest.RegionConfig{Name: name, Writable: name == write, Endpoint: ":" + strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)})
+		acfg.Regions = append(acfg.Regions, cosmosrest.RegionConfig{Name: name, Writable: name == write || *f.multiWrite, Endpoint: ":" + strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)})
 		found = found || name == write
 	}
 	if !found {

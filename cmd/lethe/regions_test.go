@@ -17,8 +17,9 @@ func regionURLs(t *testing.T, logs string) map[string]string {
 		t.Fatalf("no regions in the banner: %s", logs)
 	}
 	out := map[string]string{}
-	for _, m := range regexp.MustCompile(`"([^"]+)"=(http\S+/)`).FindAllStringSubmatch(line[1], -1) {
-		out[m[1]] = m[2]
+	// A name of one word is not quoted.
+	for _, m := range regexp.MustCompile(`(?:"([^"]+)"|(\S+))=(http\S+/)`).FindAllStringSubmatch(line[1], -1) {
+		out[m[1]+m[2]] = m[3]
 	}
 	return out
 }
@@ -91,6 +92,9 @@ func TestRegionFlagsRefused(t *testing.T) {
 	}{
 		{[]string{"-lag", "1s"}, "give -regions"},
 		{[]string{"-regions", "A,B", "-write-region", "C"}, "not one of -regions"},
+		{[]string{"-regions", "A,B", "-write-region", "A", "-multi-write"}, "every region writes"},
+		{[]string{"-multi-write"}, "give -regions"},
+		{[]string{"-regions", "A,B", "-multi-write", "-consistency", "Strong"}, "not offered"},
 		{[]string{"-regions", "A,B", "-lag", "A>C=1s"}, "does not name two regions"},
 		{[]string{"-regions", "A,B", "-lag", "soon"}, "not a duration"},
 		{[]string{"-regions", "A,B", "-consistency", "Linear"}, "not a consistency level"},
@@ -125,4 +129,25 @@ func TestParseLag(t *testing.T) {
 	if !varied {
 		t.Error("the jitter never drew anything")
 	}
+}
+
+// TestRegionsMultiWrite: with -multi-write every region accepts writes,
+// and the account resource says so.
+func TestRegionsMultiWrite(t *testing.T) {
+	_, logs, done := start(t, "-http", "-regions", "A,B", "-multi-write", "-lag", "1h")
+	urls := regionURLs(t, logs.String())
+	status, body, _ := do(t, "GET", urls["B"], "", "", "")
+	if status != 200 || !strings.Contains(body, `"enableMultipleWriteLocations":true`) || !strings.Contains(body, `{"name":"B","databaseAccountEndpoint":"`+urls["B"]+`"}],"readableLocations"`) {
+		t.Fatalf("the account resource: %d %s", status, body)
+	}
+	if status, body, _ := do(t, "POST", urls["B"]+"dbs", "dbs", "", `{"id":"db"}`); status != 201 {
+		t.Fatalf("creating a database: %d %s", status, body)
+	}
+	if status, body, _ := do(t, "POST", urls["B"]+"dbs/db/colls", "colls", "dbs/db", `{"id":"c","partitionKey":{"paths":["/pk"]}}`); status != 201 {
+		t.Fatalf("creating a container: %d %s", status, body)
+	}
+	if status, body, _ := do(t, "POST", urls["B"]+"dbs/db/colls/c/docs", "docs", "dbs/db/colls/c", `{"id":"x","pk":"x"}`, "x-ms-documentdb-partitionkey", `["x"]`); status != 201 {
+		t.Fatalf("a write in B: %d %s", status, body)
+	}
+	stop(t, done)
 }
