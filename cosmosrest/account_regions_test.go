@@ -2,8 +2,10 @@ package cosmosrest_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -761,5 +763,41 @@ func TestAccountMultiWrite(t *testing.T) {
 	}
 	if err := a.Failover("West US"); !errors.Is(err, cosmosrest.ErrRegion) {
 		t.Errorf("a failover of a multi-write account: %v", err)
+	}
+}
+
+// TestAccountConsistentPrefix: under a seeded random lag, a read region
+// always holds a gap-free prefix of the write region's changes, never a
+// later one without an earlier.
+func TestAccountConsistentPrefix(t *testing.T) {
+	clock := lethe.NewManualClock(time.Unix(1_700_000_000, 0))
+	rnd := rand.New(rand.NewPCG(3, 3))
+	cfg := cosmosrest.AccountConfig{Consistency: cosmosrest.ConsistentPrefix,
+		Lag: func(string, string) time.Duration { return time.Duration(rnd.IntN(5000)) * time.Millisecond }}
+	cfg.Clock = clock
+	_, cs := testAccount(t, cfg)
+	createDBColl(t, cs["East US"])
+	const n = 20
+	for i := range n {
+		must(t, cs["East US"].do("POST", accColl+"/docs", fmt.Sprintf(`{"id":"%d","pk":"x"}`, i), pkHeader("x")...), 201)
+		clock.Advance(200 * time.Millisecond)
+	}
+	for step := 0; step < 40; step++ {
+		for _, name := range regionNames[1:] {
+			held := map[string]bool{}
+			for _, d := range documents(t, must(t, cs[name].do("GET", accColl+"/docs", nil), 200), "Documents") {
+				var doc struct{ ID string }
+				if err := json.Unmarshal(d, &doc); err != nil {
+					t.Fatal(err)
+				}
+				held[doc.ID] = true
+			}
+			for i := range len(held) {
+				if !held[fmt.Sprint(i)] {
+					t.Fatalf("%s holds %d items but not item %d: %v", name, len(held), i, held)
+				}
+			}
+		}
+		clock.Advance(100 * time.Millisecond)
 	}
 }

@@ -1,9 +1,10 @@
 // Package replication schedules the delivery of a region's changes to the
 // other regions of an account: one queue per destination region, in the
 // order the changes were sent, each change due when its write instant plus
-// the lag from its source to the destination has passed (never before the
-// change ahead of it), and delivered earlier when a staleness bound says
-// the destination may not lag that far. It knows nothing of containers or
+// the lag from its source to the destination has passed, delivered only
+// after the changes ahead of it (so a destination always holds a prefix of
+// what was sent to it), and earlier when a staleness bound says the
+// destination may not lag that far. It knows nothing of containers or
 // HTTP: what a change is and how it is applied are its user's.
 package replication
 
@@ -28,7 +29,7 @@ type LagFunc func(from, to string) time.Duration
 // entry is one change waiting in a destination's queue.
 type entry[T any] struct {
 	written time.Time // the change's instant at its source
-	due     time.Time // when it is delivered without a bound forcing it
+	due     time.Time // when it may be delivered without a bound forcing it
 	v       T
 }
 
@@ -55,12 +56,8 @@ func New[T any](lag LagFunc, b Bound) *Scheduler[T] {
 func (s *Scheduler[T]) Send(from, to string, written time.Time, v T) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	q := s.queues[to]
 	due := written.Add(max(0, s.lag(from, to)))
-	if n := len(q); n > 0 && due.Before(q[n-1].due) {
-		due = q[n-1].due
-	}
-	s.queues[to] = append(q, entry[T]{written: written, due: due, v: v})
+	s.queues[to] = append(s.queues[to], entry[T]{written: written, due: due, v: v})
 }
 
 // Due removes from to's queue, and returns in order, the changes that are
