@@ -344,6 +344,9 @@ func (a *Account) Close() error {
 	a.closed = true
 	close(a.stop)
 	for _, n := range a.regions {
+		// A request held by a region down (RegionTimeout) is answered, as
+		// the handlers answer every request once closed: 503.
+		n.down = ""
 		if n.up != nil {
 			close(n.up)
 			n.up = nil
@@ -370,6 +373,7 @@ func (a *Account) Close() error {
 	return first
 }
 
+// hubNode returns the write region (with several, the first).
 func (a *Account) hubNode() *regionNode {
 	a.mu.Lock()
 	defer a.mu.Unlock()

@@ -801,3 +801,29 @@ func TestAccountConsistentPrefix(t *testing.T) {
 		clock.Advance(100 * time.Millisecond)
 	}
 }
+
+// TestAccountCloseReleasesHeld: a request held by a region down
+// (RegionTimeout) is answered when the account closes.
+func TestAccountCloseReleasesHeld(t *testing.T) {
+	a, err := cosmosrest.NewAccount(cosmosrest.AccountConfig{Regions: []cosmosrest.RegionConfig{{Name: "A", Writable: true}, {Name: "B"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.TakeRegionDown("B", cosmosrest.RegionTimeout); err != nil {
+		t.Fatal(err)
+	}
+	answered := make(chan int)
+	go func() {
+		w := httptest.NewRecorder()
+		a.Region("B").ServeHTTP(w, httptest.NewRequest("GET", "/", nil))
+		answered <- w.Code
+	}()
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-answered:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the held request is still held after Close")
+	}
+}
