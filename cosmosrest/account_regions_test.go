@@ -827,3 +827,40 @@ func TestAccountCloseReleasesHeld(t *testing.T) {
 		t.Fatal("the held request is still held after Close")
 	}
 }
+
+// TestAccountDirCrash: changes still on their way when the stores stop
+// without the account's Close (a crash) reach their replicas when the
+// account opens again.
+func TestAccountDirCrash(t *testing.T) {
+	dir := t.TempDir()
+	clock := lethe.NewManualClock(time.Unix(1_700_000_000, 0))
+	open := func() *cosmosrest.Account {
+		cfg := cosmosrest.AccountConfig{Regions: []cosmosrest.RegionConfig{{Name: "East US", Writable: true}, {Name: "West US"}},
+			Lag: func(string, string) time.Duration { return time.Hour }}
+		cfg.Dir, cfg.Clock = dir, clock
+		a, err := cosmosrest.NewAccount(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a
+	}
+	a := open()
+	east := &client{t: t, srv: httptest.NewTLSServer(a.Region("East US")), key: cosmosrest.EmulatorKey}
+	createDBColl(t, east)
+	w := must(t, east.do("POST", accColl+"/docs", `{"id":"a","pk":"x"}`, pkHeader("x")...), 201)
+	east.srv.Close()
+	for _, name := range a.Regions() {
+		if err := a.Region(name).Close(); err != nil { // the stores stop; the change to West US is lost
+			t.Fatal(err)
+		}
+	}
+	b := open()
+	defer b.Close()
+	west := &client{t: t, srv: httptest.NewTLSServer(b.Region("West US")), key: cosmosrest.EmulatorKey}
+	defer west.srv.Close()
+	r := must(t, west.do("GET", accColl+"/docs/a", nil, append(pkHeader("x"), "x-ms-session-token", w.header.Get("x-ms-session-token"))...), 200)
+	if r.header.Get("etag") != w.header.Get("etag") {
+		t.Errorf("the replica's ETag %s, the write's %s", r.header.Get("etag"), w.header.Get("etag"))
+	}
+	a.Close()
+}

@@ -274,10 +274,12 @@ func latestLSN(c *lethe.Container) uint64 {
 	}
 }
 
-// startCursors sets each write region's reading of every container it
-// has at the end of its feed, and every region's progress there: an
-// account opened on a Dir starts with the replicas its Close left
-// consistent.
+// startCursors brings every replica up to date with each write region's
+// feed, from the oldest change it keeps (a replica applies a change it
+// already holds as a no-op), page by page, and leaves the write region's
+// reading at its end: an account opened again on a Dir after a crash that
+// lost changes on their way finds its replicas consistent, as far as the
+// feeds reach back.
 func (a *Account) startCursors() {
 	for _, w := range a.regions {
 		if !w.acceptsWrites() {
@@ -285,18 +287,39 @@ func (a *Account) startCursors() {
 		}
 		for _, d := range w.h.databases() {
 			for _, id := range d.store.ContainerIDs() {
-				k := collKey{d.id, id}
-				c, err := d.store.Container(id)
-				if err != nil {
-					continue
-				}
-				last := latestLSN(c)
-				a.replOf(srcKey{w.idx, k}).cursor = last
-				for _, n := range a.regions {
-					n.progress[srcKey{a.space(w), k}] = last
-				}
+				a.resync(w, collKey{d.id, id})
 			}
 		}
+	}
+}
+
+// resync applies write region w's changes of container k to every other
+// region, from the oldest its feed keeps, at once.
+func (a *Account) resync(w *regionNode, k collKey) {
+	c, ok := w.storeContainer(k)
+	if !ok {
+		return
+	}
+	cr := a.replOf(srcKey{w.idx, k})
+	space := a.space(w)
+	for {
+		chs, last, err := c.ReplicaChanges(cr.cursor, 4096)
+		if err != nil || len(chs) == 0 {
+			return
+		}
+		page := make([]shipped, len(chs))
+		for i, ch := range chs {
+			page[i] = shipped{k: k, ch: ch, token: ch.LSN, space: space}
+		}
+		for _, n := range a.regions {
+			if n != w {
+				n.deliver.Lock()
+				n.apply(page)
+				n.deliver.Unlock()
+			}
+		}
+		cr.cursor = last
+		w.progress[srcKey{space, k}] = last
 	}
 }
 
