@@ -25,6 +25,9 @@ type RegionStatus struct {
 	// LagMS is how long ago, by the account's clock, the oldest of them
 	// was written, in milliseconds: the region's replication lag.
 	LagMS int64 `json:"lagMs"`
+	// Conflicts counts the replicated changes that conflicted with the
+	// region's version of their item (several write regions).
+	Conflicts int64 `json:"conflicts"`
 }
 
 // Status returns the state of every region, in their order.
@@ -36,7 +39,7 @@ func (a *Account) Status() []RegionStatus {
 		a.mu.Lock()
 		down := n.down
 		a.mu.Unlock()
-		out[i] = RegionStatus{Name: n.name, Write: n.acceptsWrites(), Down: down, Pending: pending}
+		out[i] = RegionStatus{Name: n.name, Write: n.acceptsWrites(), Down: down, Pending: pending, Conflicts: n.conflicts.Load()}
 		if pending > 0 {
 			out[i].LagMS = max(0, now.Sub(oldest).Milliseconds())
 		}

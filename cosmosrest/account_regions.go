@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/lethedb/lethe"
@@ -185,6 +186,9 @@ type regionNode struct {
 	// deliver serializes the delivery of changes to the region, so that
 	// they are applied in order.
 	deliver sync.Mutex
+	// conflicts counts the replicated changes that conflicted with the
+	// region's version (several write regions).
+	conflicts atomic.Int64
 
 	// Guarded by acct.mu:
 	down     RegionDownMode // "" when up

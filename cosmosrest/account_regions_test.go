@@ -764,6 +764,11 @@ func TestAccountMultiWrite(t *testing.T) {
 	if err := a.Failover("West US"); !errors.Is(err, cosmosrest.ErrRegion) {
 		t.Errorf("a failover of a multi-write account: %v", err)
 	}
+	// East US received West US's x and replace of y, each conflicting with
+	// its own; West US, East US's x and delete of y.
+	if st := a.Status(); st[0].Conflicts < 2 || st[1].Conflicts < 2 {
+		t.Errorf("conflicts counted: %+v", st)
+	}
 }
 
 // TestAccountConsistentPrefix: under a seeded random lag, a read region

@@ -208,7 +208,11 @@ func (n *regionNode) apply(changes []shipped) {
 		if c, ok := n.storeContainer(s.k); ok {
 			var err error
 			if n.acct.multi {
-				_, err = c.ApplyReplicaChangeResolved(context.Background(), s.ch, lethe.ConflictRule{})
+				var out lethe.ConflictOutcome
+				out, err = c.ApplyReplicaChangeResolved(context.Background(), s.ch, lethe.ConflictRule{})
+				if out.Conflict {
+					n.conflicts.Add(1)
+				}
 			} else {
 				err = c.ApplyReplicaChange(context.Background(), s.ch)
 			}

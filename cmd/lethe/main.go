@@ -261,6 +261,9 @@ func run(args []string) error {
 	}
 	if *metricsAddr != "" {
 		m := newMetrics(h)
+		if rs != nil {
+			m.reg.MustRegister(regionCollector{rs.acct})
+		}
 		maddr, stopMetrics, err := m.serve(*metricsAddr, logger)
 		if err != nil {
 			ln.Close()

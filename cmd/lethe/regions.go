@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/lethedb/lethe/cosmosrest"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // regionFlags are the flags of an account of several regions.
@@ -314,3 +315,34 @@ type addrOf string
 
 func (a addrOf) Network() string { return "tcp" }
 func (a addrOf) String() string  { return string(a) }
+
+// The regions' metrics (with -regions), by region.
+var (
+	labelsRegion = []string{"region"}
+
+	descRegionUp      = prometheus.NewDesc("lethe_region_up", "1 if the region serves requests, 0 if it was taken down.", labelsRegion, nil)
+	descRegionWrite   = prometheus.NewDesc("lethe_region_write", "1 if the region accepts writes.", labelsRegion, nil)
+	descRegionPending = prometheus.NewDesc("lethe_region_pending_changes", "Changes sent to the region and not yet applied.", labelsRegion, nil)
+	descRegionLag     = prometheus.NewDesc("lethe_region_replication_lag_seconds",
+		"How long ago the oldest change not yet applied in the region was written; 0 if none.", labelsRegion, nil)
+	descRegionConflicts = prometheus.NewDesc("lethe_region_conflicts_total",
+		"Replicated changes that conflicted with the region's version of their item (several write regions).", labelsRegion, nil)
+)
+
+// regionCollector reads an account's regions at each scrape.
+type regionCollector struct{ a *cosmosrest.Account }
+
+func (regionCollector) Describe(chan<- *prometheus.Desc) {}
+
+func (c regionCollector) Collect(ch chan<- prometheus.Metric) {
+	for _, st := range c.a.Status() {
+		gauge := func(d *prometheus.Desc, v float64) {
+			ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, st.Name)
+		}
+		gauge(descRegionUp, bool01(st.Down == ""))
+		gauge(descRegionWrite, bool01(st.Write))
+		gauge(descRegionPending, float64(st.Pending))
+		gauge(descRegionLag, float64(st.LagMS)/1000)
+		ch <- prometheus.MustNewConstMetric(descRegionConflicts, prometheus.CounterValue, float64(st.Conflicts), st.Name)
+	}
+}

@@ -49,7 +49,7 @@ func do(t *testing.T, method, url, typ, link, body string, hdr ...string) (int, 
 // lists them, the account resource names them, and a region taken down
 // refusing connections closes its port until it comes up.
 func TestRegions(t *testing.T) {
-	_, logs, done := start(t, "-http", "-regions", "East US, West US", "-lag", "1h", "-consistency", "Eventual")
+	_, logs, done := start(t, "-http", "-regions", "East US, West US", "-lag", "1h", "-consistency", "Eventual", "-metrics-addr", "127.0.0.1:0")
 	urls := regionURLs(t, logs.String())
 	east, west := urls["East US"], urls["West US"]
 	if east == "" || west == "" || east == west {
@@ -65,6 +65,22 @@ func TestRegions(t *testing.T) {
 	}
 	if status, _, _ := do(t, "GET", east+"dbs/db", "dbs", "dbs/db", ""); status != 200 {
 		t.Fatalf("the database in East US: %d", status)
+	}
+	if status, body, _ := do(t, "POST", east+"dbs/db/colls", "colls", "dbs/db", `{"id":"c","partitionKey":{"paths":["/pk"]}}`); status != 201 {
+		t.Fatalf("creating a container: %d %s", status, body)
+	}
+	if status, body, _ := do(t, "POST", east+"dbs/db/colls/c/docs", "docs", "dbs/db/colls/c", `{"id":"x","pk":"x"}`, "x-ms-documentdb-partitionkey", `["x"]`); status != 201 {
+		t.Fatalf("a write in East US: %d %s", status, body)
+	}
+	// /metrics: the change waits for West US, an hour away.
+	metrics := regexp.MustCompile(`msg="lethe: serving metrics" url=(http://\S+/metrics)`).FindStringSubmatch(logs.String())
+	if metrics == nil {
+		t.Fatalf("no metrics URL: %s", logs.String())
+	}
+	text := scrape(t, metrics[1])
+	if value(t, text, `lethe_region_pending_changes{region="West US"}`) != 1 || value(t, text, `lethe_region_write{region="East US"}`) != 1 ||
+		value(t, text, `lethe_region_up{region="West US"}`) != 1 || value(t, text, `lethe_region_conflicts_total{region="West US"}`) != 0 {
+		t.Errorf("the regions' metrics:\n%s", grepLethe(text))
 	}
 	if status, body, _ := do(t, "POST", west+"_lethe/regions/West%20US/down", "regions", "West US", `{"mode":"refuse"}`); status != 200 {
 		t.Fatalf("taking West US down: %d %s", status, body)
