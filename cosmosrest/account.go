@@ -134,6 +134,8 @@ type userConsistencyPolicy struct {
 	MaxIntervalInSeconds    int    `json:"maxIntervalInSeconds"`
 }
 
+// consistencyPolicy returns a's consistency policy for its account
+// resource.
 func (a *Account) consistencyPolicy() userConsistencyPolicy {
 	return userConsistencyPolicy{DefaultConsistencyLevel: a.level, MaxStalenessPrefix: a.cfg.MaxStalenessPrefix, MaxIntervalInSeconds: a.cfg.MaxIntervalInSeconds}
 }

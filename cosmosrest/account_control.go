@@ -157,6 +157,26 @@ func (a *Account) Failover(name string) error {
 	return nil
 }
 
+// SplitPartitionKeyRange splits a partition key range of container coll
+// of database db in every region, as Handler.SplitPartitionKeyRange splits
+// it in one (ranges are metadata, the same in every region), and returns
+// the children's ids. Its errors are Handler.SplitPartitionKeyRange's.
+func (a *Account) SplitPartitionKeyRange(db, coll, rangeID string) ([]string, error) {
+	a.meta.Lock()
+	defer a.meta.Unlock()
+	var children []string
+	for i, n := range a.regions {
+		c, err := n.h.SplitPartitionKeyRange(db, coll, rangeID)
+		if err != nil {
+			return nil, err
+		}
+		if i == 0 {
+			children = c
+		}
+	}
+	return children, nil
+}
+
 // regionsAnswer is the body of the regions control endpoint's answers.
 type regionsAnswer struct {
 	WriteRegion string         `json:"writeRegion"`

@@ -187,6 +187,21 @@ func TestAccountMetadataEveryRegion(t *testing.T) {
 	if st := a.Status(); st[1].Pending != 0 {
 		t.Fatalf("changes of a deleted container still on their way: %+v", st)
 	}
+	// A split, over HTTP or in process, is made in every region.
+	must(t, split(cs["West US"], "db", "c", "0"), 200)
+	if _, err := a.SplitPartitionKeyRange("db", "c", "1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.SplitPartitionKeyRange("db", "c", "9"); !errors.Is(err, lethe.ErrNotFound) {
+		t.Errorf("splitting a range there is not: %v", err)
+	}
+	var ranges []string
+	for _, name := range regionNames {
+		ranges = append(ranges, string(documents(t, must(t, cs[name].do("GET", accColl+"/pkranges", nil), 200), "PartitionKeyRanges")[0]))
+	}
+	if ranges[0] != ranges[1] || ranges[1] != ranges[2] || !strings.Contains(ranges[0], `"parents":["0","1"]`) {
+		t.Errorf("the regions' first ranges after the splits: %v", ranges)
+	}
 	// A refusal is made nowhere else.
 	must(t, cs["West US"].do("POST", "/dbs", map[string]any{"id": "db"}), 409)
 }
