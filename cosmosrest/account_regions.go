@@ -388,6 +388,20 @@ func (a *Account) hubNode() *regionNode {
 // other regions.
 type replayKey struct{}
 
+// nonceKey holds, in a request's context, the nonce an account-wide
+// request gives what it makes (a permission, a script) in every region,
+// so that a resource token minted in one region holds in every other.
+type nonceKey struct{}
+
+// nonce returns the nonce of what request q makes: its account's, or a
+// new one.
+func (q *request) nonce() string {
+	if v, ok := q.r.Context().Value(nonceKey{}).(string); ok {
+		return v
+	}
+	return newNonce()
+}
+
 func replaying(r *http.Request) bool { return r.Context().Value(replayKey{}) != nil }
 
 // unreachable answers a request to a region that is down as the region's
@@ -437,7 +451,7 @@ func (n *regionNode) serveControl(w http.ResponseWriter, r *http.Request, deadli
 		return true
 	}
 	reset := isControlPath(r.URL.Path, resetPath)
-	n.acct.fanout(n, w, r, body, g, func(w http.ResponseWriter) {
+	n.acct.fanout(n, w, r, body, g, func(w http.ResponseWriter, r *http.Request) {
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		if reset {
 			n.h.serveReset(w, r, deadline)
@@ -462,8 +476,8 @@ func (n *regionNode) serve(q *request, g gateway) {
 		return
 	}
 	if accountWide(q) {
-		a.fanout(n, q.w, q.r, q.body, g, func(w http.ResponseWriter) {
-			q.w = w
+		a.fanout(n, q.w, q.r, q.body, g, func(w http.ResponseWriter, r *http.Request) {
+			q.w, q.r = w, r
 			q.serve()
 		}, func() { a.forgetDeleted(q) })
 		return
@@ -576,15 +590,16 @@ func itemRead(q *request) bool {
 }
 
 // fanout serves an account-wide request: in region from first (local,
-// writing to w), then, when that succeeded, replayed in every other
-// region, as the same request (its body, its signature); done runs after
-// it, when it succeeded. A region that fails what the first accepted is
+// writing to w, given r with the request's nonce), then, when that
+// succeeded, replayed in every other region, as the same request (its
+// body, its signature, its nonce); done runs after it, when it succeeded. A region that fails what the first accepted is
 // logged: the regions have diverged.
-func (a *Account) fanout(from *regionNode, w http.ResponseWriter, r *http.Request, body []byte, g gateway, local func(http.ResponseWriter), done func()) {
+func (a *Account) fanout(from *regionNode, w http.ResponseWriter, r *http.Request, body []byte, g gateway, local func(http.ResponseWriter, *http.Request), done func()) {
 	a.meta.Lock()
 	defer a.meta.Unlock()
+	r = r.WithContext(context.WithValue(r.Context(), nonceKey{}, newNonce()))
 	sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
-	local(sw)
+	local(sw, r)
 	if sw.status < 200 || sw.status > 299 {
 		return
 	}

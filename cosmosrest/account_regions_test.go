@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -201,6 +202,13 @@ func TestAccountMetadataEveryRegion(t *testing.T) {
 	}
 	if ranges[0] != ranges[1] || ranges[1] != ranges[2] || !strings.Contains(ranges[0], `"parents":["0","1"]`) {
 		t.Errorf("the regions' first ranges after the splits: %v", ranges)
+	}
+	// A permission made in one region gives a resource token every region
+	// takes.
+	must(t, cs["East US"].do("POST", "/dbs/db/users", map[string]any{"id": "ada"}), 201)
+	p := must(t, cs["East US"].do("POST", "/dbs/db/users/ada/permissions", map[string]any{"id": "read-c", "permissionMode": "Read", "resource": "dbs/db/colls/c"}), 201).json(t)
+	for _, name := range regionNames {
+		must(t, cs[name].do("GET", accColl, nil, "Authorization", url.QueryEscape(p["_token"].(string))), 200)
 	}
 	// A refusal is made nowhere else.
 	must(t, cs["West US"].do("POST", "/dbs", map[string]any{"id": "db"}), 409)
