@@ -434,8 +434,9 @@ func (n *regionNode) unreachable(w http.ResponseWriter, r *http.Request) bool {
 	}
 }
 
-// serveControl serves the reset and split endpoints of a region: made in
-// every region (fanout). It reports false for any other path.
+// serveControl serves the regions' control endpoint, and the reset and
+// split endpoints, made in every region (fanout). It reports false for
+// any other path.
 func (n *regionNode) serveControl(w http.ResponseWriter, r *http.Request, deadline time.Time, g gateway) bool {
 	switch {
 	case replaying(r):
@@ -482,9 +483,13 @@ func (n *regionNode) serve(q *request, g gateway) {
 		}, func() { a.forgetDeleted(q) })
 		return
 	}
-	level, ok := n.consistency(q)
-	if !ok {
-		return
+	write := itemWrite(q)
+	level := a.level
+	if write || itemRead(q) {
+		var ok bool
+		if level, ok = n.consistency(q); !ok {
+			return
+		}
 	}
 	a.topo.RLock()
 	defer a.topo.RUnlock()
@@ -492,7 +497,6 @@ func (n *regionNode) serve(q *request, g gateway) {
 	hub := a.hub
 	a.mu.Unlock()
 	a.deliverDue(n)
-	write := itemWrite(q)
 	switch {
 	case write && !n.acceptsWrites():
 		apiError{status: http.StatusForbidden, sub: subWriteForbidden, msg: msgWriteForbidden}.write(q.w)
@@ -530,7 +534,7 @@ const (
 	msgReadSessionNotAvailable = "The read session is not available for the input session token."
 )
 
-// consistency returns the consistency level request q reads at: the
+// consistency returns the consistency level item request q reads at: the
 // account's, or the weaker one its x-ms-consistency-level asks for. A
 // level that is unknown or stronger than the account's is refused with
 // 400, as the service refuses it, and consistency reports false.

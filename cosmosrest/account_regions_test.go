@@ -331,6 +331,11 @@ func TestAccountConsistencyHeader(t *testing.T) {
 			t.Errorf("x-ms-consistency-level %s: %d, want %d: %s", tc.level, r.status, tc.status, r.body)
 		}
 	}
+	// Only item requests read at a level: the account and its metadata are
+	// served whatever the header says.
+	for _, path := range []string{"/", accColl} {
+		must(t, cs["West US"].do("GET", path, nil, "x-ms-consistency-level", "Strong"), 200)
+	}
 }
 
 // TestAccountStrong: under Strong a write is in every region when it is
