@@ -2,7 +2,8 @@
 // (-regions "East US,West US"), changes replicated after an hour's lag, so
 // that West US holds nothing new until a failover: with preferredLocations
 // the SDK reads from West US, which answers a session read it cannot serve
-// yet 404 substatus 1002, and after a manual
+// yet 404 substatus 1002, reads from East US while West US is down, and
+// after a manual
 // failover (POST /_lethe/regions/West US/failover) finds the new write
 // region by itself (403 substatus 3, then the account again), losing no
 // acknowledged write and making none twice.
@@ -96,7 +97,7 @@ after(async () => {
 const port = (name) => new URL(regions[name]).port;
 
 // control sends a signed POST to the regions control endpoint.
-async function control(region, action) {
+async function control(region, action, body) {
   const date = new Date().toUTCString();
   const text = `post\nregions\n${region}\n${date.toLowerCase()}\n\n`;
   const sig = createHmac("sha256", Buffer.from(emulatorKey, "base64")).update(text).digest("base64");
@@ -104,7 +105,7 @@ async function control(region, action) {
   return new Promise((resolve, reject) => {
     const req = https.request(url, {
       method: "POST", rejectUnauthorized: false,
-      headers: { "x-ms-date": date, authorization: encodeURIComponent(`type=master&ver=1.0&sig=${sig}`) },
+      headers: { "x-ms-date": date, authorization: encodeURIComponent(`type=master&ver=1.0&sig=${sig}`), "content-type": "application/json" },
     }, (res) => {
       let body = "";
       res.setEncoding("utf8");
@@ -112,7 +113,7 @@ async function control(region, action) {
       res.on("end", () => resolve({ status: res.statusCode, body: JSON.parse(body) }));
     });
     req.once("error", reject);
-    req.end();
+    req.end(body === undefined ? undefined : JSON.stringify(body));
   });
 }
 
@@ -161,6 +162,31 @@ describe("an account of two regions", { timeout: 120_000 }, () => {
       assert.equal(read.resource.v, 1);
     } finally {
       east.dispose();
+    }
+  });
+
+  // West US answering 503 (mode "unavailable"): @azure/cosmos 4.9.3 fails
+  // over on a 503, a timeout or a request it could not send
+  // (retry/retryUtility.js), not on a refused connection (ECONNREFUSED,
+  // which its default policy retries in the same region), and only to the
+  // next of its preferredLocations (retry/timeoutFailoverRetryPolicy.js).
+  test("West US down (503): a client preferring West US, then East US, reads from East US", async () => {
+    const both = new CosmosClient({ endpoint: regions["East US"], key: emulatorKey, agent, consistencyLevel: "Session",
+      connectionPolicy: { preferredLocations: ["West US", "East US"] } });
+    const c = both.database("app").container("carts");
+    await c.item("c1", "ann").read({ consistencyLevel: "Eventual" }); // the account and the container, read once
+    assert.equal((await control("West US", "down", { mode: "unavailable" })).status, 200);
+    try {
+      const n = agent.wire.length;
+      const { statusCode, resource } = await c.item("c1", "ann").read({ consistencyLevel: "Eventual" });
+      assert.equal(statusCode, 200);
+      assert.equal(resource.id, "c1");
+      const tries = agent.since(n, "/docs/c1").map((e) => [e.port, e.status]);
+      assert.deepEqual(tries[0], [port("West US"), 503]);
+      assert.deepEqual(tries.at(-1), [port("East US"), 200]);
+    } finally {
+      both.dispose();
+      assert.equal((await control("West US", "up")).status, 200);
     }
   });
 
