@@ -346,13 +346,19 @@ func (c *Container) commitReplica(op string, r *replicaWrite, rule *conflictRule
 	old, slot := sh.items.lookup(r.pk.enc, r.id, h)
 	live := old != "" && c.rule.live(old, r.written)
 	if !r.del {
-		r.rec = buildRecord(r.doc, &r.p, r.pk.enc, r.written, r.seq, 0)
+		// A replace keeps its item's position; a create takes a new one
+		// once it is decided.
+		pos := uint64(0)
+		if live {
+			pos = old.pos()
+		}
+		r.rec = buildRecord(r.doc, &r.p, r.pk.enc, r.written, r.seq, pos)
 	}
 	out := c.decideReplica(r, old, h, rule)
 	if !out.Applied {
 		return out, nil
 	}
-	if !r.del {
+	if !r.del && !live {
 		r.rec = r.rec.withPos(c.position(old, live))
 	}
 	m := mutation{cause: causeReplace, now: r.written, sh: sh, h: h, old: old, slot: slot + 1, rec: r.rec}

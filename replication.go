@@ -65,7 +65,7 @@ type ReplicaChange struct {
 // every container one), and charges nothing.
 func (c *Container) ReplicaChanges(after uint64, max int) ([]ReplicaChange, uint64, error) {
 	const op = "ReplicaChanges"
-	if err := c.check(nil, op, ""); err != nil {
+	if err := c.check(context.Background(), op, ""); err != nil {
 		return nil, after, err
 	}
 	if max <= 0 {
@@ -138,20 +138,38 @@ func (c *Container) ReplicaChanges(after uint64, max int) ([]ReplicaChange, uint
 	return out, last, nil
 }
 
+// LastReplicaLSN returns the LSN of the container's latest change (0 if
+// there is none yet): where a replica that holds every change stands, and
+// ReplicaChanges after it returns nothing new. It needs the container's
+// change feed, reads no change, and charges nothing.
+func (c *Container) LastReplicaLSN() (uint64, error) {
+	const op = "LastReplicaLSN"
+	if err := c.check(context.Background(), op, ""); err != nil {
+		return 0, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	f := c.mu.feed.history
+	if f == nil {
+		return 0, withContext(badRequest("the container keeps no change feed: give it a ChangeFeedPolicy"), op, c.id, "")
+	}
+	return f.next - 1, nil
+}
+
 // ApplyReplicaChange applies a change made in another replica of the
 // container through the one write path (log, feed, indexes, TTL and the
 // unique index as any write; unique keys are the origin's to check, and
 // are not): a write is stored with the change's Written instant as its
 // _ts and expiry origin and with its ETag, and the replica's own feed
 // numbers it at that instant; a delete removes the item; an expiry is
-// skipped. The store's write sequence moves past the
-// ETag, so that its own later writes get higher ones. A change the replica
-// already holds, or holds a later version than (a higher ETag), is a no-op,
-// and so is a delete of a missing item: changes applied again in order
-// after a crash leave the replica as it was (an item deleted since shows
-// again until its delete is applied again: a delete leaves nothing to
-// compare with). An item already expired on arrival is stored (and expires
-// in the replica's feed as any) but never visible. It charges no request
+// skipped. The store's write sequence moves past the ETag, so that its
+// own later writes get higher ones. A change the replica already holds, or
+// holds a later version than (a higher ETag), is a no-op, and so are a
+// delete of a missing item and a write of an item the replica's change
+// feed shows deleted or expired at that version or a later one: changes
+// applied again after a crash leave the replica as it was. An item
+// already expired on arrival is stored (and expires in the replica's feed
+// as any) but never visible. It charges no request
 // units and is never throttled. Bad input (no id, bad JSON, a partition
 // key that does not match, a malformed ETag) is a typed *Error and changes
 // nothing.
@@ -166,14 +184,15 @@ func (c *Container) applyReplica(ctx context.Context, op string, ch *ReplicaChan
 	if err := c.check(ctx, op, ch.ID); err != nil {
 		return ConflictOutcome{}, err
 	}
-	r, e := c.prepareReplica(ch)
+	var r replicaWrite
+	skip, e := c.prepareReplica(ch, &r)
 	if e != nil {
 		return ConflictOutcome{}, withContext(e, op, c.id, ch.ID)
 	}
-	if r == nil {
+	if skip {
 		return ConflictOutcome{}, nil // an expiry
 	}
-	return c.commitReplica(op, r, rule)
+	return c.commitReplica(op, &r, rule)
 }
 
 // replicaWrite is a replica change checked and parsed, ready to commit.
@@ -190,62 +209,62 @@ type replicaWrite struct {
 	rec      record // a write's new version, built under the item's lock
 }
 
-// prepareReplica checks a replica change and parses its document, outside
-// any lock. It returns nil for an expiry, which replicas skip.
-func (c *Container) prepareReplica(ch *ReplicaChange) (*replicaWrite, *Error) {
+// prepareReplica checks a replica change and parses its document into r,
+// outside any lock. It reports true for an expiry, which replicas skip.
+func (c *Container) prepareReplica(ch *ReplicaChange, r *replicaWrite) (skip bool, _ *Error) {
 	switch ch.Kind {
 	case ReplicaWrite, ReplicaDelete:
 	case ReplicaExpiry:
-		return nil, nil
+		return true, nil
 	default:
-		return nil, badRequest("the replica change's kind %d is none of ReplicaWrite, ReplicaDelete, ReplicaExpiry", ch.Kind)
+		return false, badRequest("the replica change's kind %d is none of ReplicaWrite, ReplicaDelete, ReplicaExpiry", ch.Kind)
 	}
 	if err := c.pkPaths.check(ch.PartitionKey, false); err != nil {
-		return nil, err
+		return false, err
 	}
 	if err := validateItemID(ch.ID); err != nil {
-		return nil, err
+		return false, err
 	}
 	seq, ok := parseETag(ch.ETag)
 	if !ok {
-		return nil, badRequest("the replica change's ETag %q is not 16 lower-case hexadecimal digits", clip(ch.ETag))
+		return false, badRequest("the replica change's ETag %q is not 16 lower-case hexadecimal digits", clip(ch.ETag))
 	}
 	if ch.Replaces != "" {
 		if _, ok := parseETag(ch.Replaces); !ok {
-			return nil, badRequest("the replica change's Replaces %q is not 16 lower-case hexadecimal digits", clip(ch.Replaces))
+			return false, badRequest("the replica change's Replaces %q is not 16 lower-case hexadecimal digits", clip(ch.Replaces))
 		}
 	}
 	if ch.Written.IsZero() {
-		return nil, badRequest("the replica change has no Written instant")
+		return false, badRequest("the replica change has no Written instant")
 	}
-	r := &replicaWrite{del: ch.Kind == ReplicaDelete, pk: ch.PartitionKey, id: ch.ID, written: unixNanos(ch.Written), seq: seq, replaces: ch.Replaces}
+	*r = replicaWrite{del: ch.Kind == ReplicaDelete, pk: ch.PartitionKey, id: ch.ID, written: unixNanos(ch.Written), seq: seq, replaces: ch.Replaces}
 	if r.del {
 		if ch.Removed != nil {
 			if _, err := parseItem(ch.Removed); err != nil {
-				return nil, err
+				return false, err
 			}
 			r.doc = ch.Removed
 		}
-		return r, nil
+		return false, nil
 	}
 	p, err := parseItem(ch.Item)
 	if err != nil {
-		return nil, err
+		return false, err
 	}
 	if p.id != ch.ID {
-		return nil, badRequest("the replica change's item has the id %q, not the change's %q", clip(p.id), clip(ch.ID))
+		return false, badRequest("the replica change's item has the id %q, not the change's %q", clip(p.id), clip(ch.ID))
 	}
 	if len(c.pkPaths.segs) > 0 {
 		same, err := c.pkPaths.matches(ch.Item, &p, ch.PartitionKey.enc)
 		if err != nil {
-			return nil, err
+			return false, err
 		}
 		if !same {
-			return nil, badRequest(msgPKMismatch)
+			return false, badRequest(msgPKMismatch)
 		}
 	}
 	r.doc, r.p = ch.Item, p
-	return r, nil
+	return false, nil
 }
 
 // parseETag reads an ETag as the store writes them, 16 lower-case

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -99,6 +100,9 @@ func TestReplicaChangesDescribeEveryChange(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, page)
 	require.Equal(t, uint64(5), last)
+	end, err := hub.LastReplicaLSN()
+	require.NoError(t, err)
+	require.Equal(t, uint64(5), end)
 }
 
 func TestReplicaChangesErrors(t *testing.T) {
@@ -125,6 +129,17 @@ func TestReplicaChangesErrors(t *testing.T) {
 	_, _, err = plain.ReplicaChanges(0, 10)
 	require.ErrorIs(t, err, lethe.ErrBadRequest)
 	require.ErrorContains(t, err, "ChangeFeedPolicy")
+	_, err = plain.LastReplicaLSN()
+	require.ErrorIs(t, err, lethe.ErrBadRequest)
+
+	// The feed numbers on after what it forgot, and from before any change.
+	end, err := hub.LastReplicaLSN()
+	require.NoError(t, err)
+	require.Equal(t, uint64(10), end)
+	empty := mustContainer(t, s, lethe.ContainerProperties{ID: "empty", ChangeFeedPolicy: &lethe.ChangeFeedPolicy{}})
+	end, err = empty.LastReplicaLSN()
+	require.NoError(t, err)
+	require.Zero(t, end)
 }
 
 // TestReplicaKeepsInstantsAndETags: whenever a change arrives, the
@@ -228,9 +243,12 @@ func TestReplicaApplyIsIdempotent(t *testing.T) {
 	after, _, err := replica.ReplicaChanges(0, 0)
 	require.NoError(t, err)
 	require.Equal(t, before, after, "the replica's feed has no more changes")
-	for _, ch := range chs { // all again: b is made and deleted again
+	for _, ch := range chs { // all again: the feed's delete of b keeps b out
 		require.NoError(t, replica.ApplyReplicaChange(ctx, ch))
 	}
+	after, _, err = replica.ReplicaChanges(0, 0)
+	require.NoError(t, err)
+	require.Equal(t, before, after, "the replica's feed has no more changes")
 	got, err := replica.ReadItem(ctx, noPK, "a", nil)
 	require.NoError(t, err)
 	require.Equal(t, string(want.Value), string(got.Value))
@@ -351,4 +369,61 @@ func TestReplicaFailoverWritesAboveAppliedETags(t *testing.T) {
 	replica, err = s.Container("c")
 	require.NoError(t, err)
 	check(replica, "after restart")
+}
+
+// TestReplicaApplyConcurrently: a replica applies changes while its clock
+// moves, its reaper purges, and readers read its items, its feed and its
+// own changes; it ends as the hub is (run with -race).
+func TestReplicaApplyConcurrently(t *testing.T) {
+	clock := lethe.NewManualClock(t0)
+	props := lethe.ContainerProperties{ID: "c", DefaultTimeToLive: 5, ChangeFeedPolicy: &lethe.ChangeFeedPolicy{}}
+	hub := mustContainer(t, openStore(t, &lethe.Options{Clock: clock, Reaper: lethe.ReaperOptions{Disabled: true}}), props)
+	replica := mustContainer(t, openStore(t, &lethe.Options{Clock: clock}), props)
+	for i := range 2000 {
+		upsert(t, hub, fmt.Sprintf(`{"id":"%d","ttl":%d}`, i%300, 1+i%20))
+		if i%100 == 0 {
+			clock.Advance(time.Second)
+		}
+	}
+	chs, _, err := hub.ReplicaChanges(0, 4096)
+	require.NoError(t, err)
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	for _, read := range []func(){
+		func() { _, _ = replica.ReadItem(ctx, noPK, "7", nil) },
+		func() { _, _, _ = replica.ReplicaChanges(0, 100) },
+		func() {
+			_, _ = replica.ReadChangeFeed(ctx, &lethe.ChangeFeedOptions{Mode: lethe.ChangeFeedModeAllVersionsAndDeletes})
+		},
+		func() {
+			for range replica.QueryItems(ctx, "SELECT VALUE COUNT(1) FROM c", noPK, nil) {
+			} // (its time budget may run out, the clock moving meanwhile)
+		},
+		func() { clock.Advance(time.Millisecond) },
+	} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-done:
+					return
+				default:
+					read()
+				}
+			}
+		}()
+	}
+	for _, ch := range chs {
+		require.NoError(t, replica.ApplyReplicaChange(ctx, ch))
+	}
+	close(done)
+	wg.Wait()
+	for i := range 300 {
+		id := fmt.Sprint(i)
+		h, herr := hub.ReadItem(ctx, noPK, id, nil)
+		r, rerr := replica.ReadItem(ctx, noPK, id, nil)
+		require.Equal(t, status(herr), status(rerr), id)
+		require.Equal(t, string(h.Value), string(r.Value), id)
+	}
 }
