@@ -266,16 +266,10 @@ func (a *Account) loop() {
 }
 
 // latestLSN returns the LSN of the last change container c's feed holds, 0
-// when it holds none.
+// when it holds none (or c is gone).
 func latestLSN(c *lethe.Container) uint64 {
-	var last uint64
-	for {
-		chs, l, err := c.ReplicaChanges(last, 4096)
-		if err != nil || len(chs) == 0 {
-			return last
-		}
-		last = l
-	}
+	last, _ := c.LastReplicaLSN()
+	return last
 }
 
 // startCursors brings every replica up to date with each write region's
