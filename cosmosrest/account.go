@@ -41,7 +41,7 @@ type accountBody struct {
 	Readable                 []location        `json:"readableLocations"`
 	MultipleWrites           bool              `json:"enableMultipleWriteLocations"`
 	UserReplication          replicationPolicy `json:"userReplicationPolicy"`
-	UserConsistency          map[string]string `json:"userConsistencyPolicy"`
+	UserConsistency          any               `json:"userConsistencyPolicy"`
 	SystemReplication        replicationPolicy `json:"systemReplicationPolicy"`
 	ReadPolicy               map[string]int    `json:"readPolicy"`
 	QueryEngineConfiguration string            `json:"queryEngineConfiguration"`
@@ -64,19 +64,27 @@ type accountBody struct {
 // and then uses the endpoint the account names.
 //
 // The default consistency is Strong: a lethe store is one copy in one
-// process, and every read sees every write acknowledged before it.
+// process, and every read sees every write acknowledged before it. A
+// region of an Account names the account's regions, its write region and
+// its consistency policy instead.
 func (q *request) account() {
 	scheme := "http"
 	if q.r.TLS != nil {
 		scheme = "https"
 	}
 	loc := []location{{Name: region, Endpoint: scheme + "://" + advertisedHost(q.r) + "/"}}
+	writable, readable := loc, loc
+	var consistency any = map[string]string{"defaultConsistencyLevel": "Strong"}
+	if n := q.h.region; n != nil {
+		writable, readable = n.acct.locations(q.r, scheme)
+		consistency = n.acct.consistencyPolicy()
+	}
 	b, _ := json.Marshal(accountBody{
 		ID: "lethe", RID: "lethe",
 		Media: "//media/", Addresses: "//addresses/", DBs: "//dbs/",
-		Writable: loc, Readable: loc,
+		Writable: writable, Readable: readable, MultipleWrites: q.h.region != nil && q.h.region.acct.multi,
 		UserReplication:          replicationPolicy{MinReplicaSetSize: 1, MaxReplicaSetSize: 4},
-		UserConsistency:          map[string]string{"defaultConsistencyLevel": "Strong"},
+		UserConsistency:          consistency,
 		SystemReplication:        replicationPolicy{MinReplicaSetSize: 1, MaxReplicaSetSize: 4},
 		ReadPolicy:               map[string]int{"primaryReadCoefficient": 1, "secondaryReadCoefficient": 1},
 		QueryEngineConfiguration: queryEngineConfiguration,
@@ -116,4 +124,18 @@ func advertisedHost(r *http.Request) string {
 		return ip.String()
 	}
 	return net.JoinHostPort(ip.String(), port)
+}
+
+// userConsistencyPolicy is an account's consistency policy as the
+// account resource names it.
+type userConsistencyPolicy struct {
+	DefaultConsistencyLevel string `json:"defaultConsistencyLevel"`
+	MaxStalenessPrefix      int    `json:"maxStalenessPrefix"`
+	MaxIntervalInSeconds    int    `json:"maxIntervalInSeconds"`
+}
+
+// consistencyPolicy returns a's consistency policy for its account
+// resource.
+func (a *Account) consistencyPolicy() userConsistencyPolicy {
+	return userConsistencyPolicy{DefaultConsistencyLevel: a.level, MaxStalenessPrefix: a.cfg.MaxStalenessPrefix, MaxIntervalInSeconds: a.cfg.MaxIntervalInSeconds}
 }

@@ -178,7 +178,8 @@ func (h *Handler) closeAll() {
 // database's id, on the handler's file system.
 func (h *Handler) storeOptions(id, dir string, throughput, autoscaleMax int32) *lethe.Options {
 	opts := &lethe.Options{Dir: dir, Sync: h.cfg.Sync, Clock: h.cfg.Clock, Reaper: h.cfg.Reaper,
-		Throughput: throughput, AutoscaleMaxThroughput: autoscaleMax, Logger: h.cfg.Logger.With("database", id)}
+		Throughput: throughput, AutoscaleMaxThroughput: autoscaleMax, Logger: h.cfg.Logger.With("database", id),
+		WriteRegions: h.cfg.writeRegions, WriteRegion: h.cfg.writeRegion}
 	if dir != "" {
 		vfs.SetOptionsFS(opts, h.fs)
 	}

@@ -417,7 +417,7 @@ func (q *request) runQuery(text string, params map[string]json.RawMessage) {
 // query metrics (when asked for) and index metrics (when there are any).
 func (q *request) queryHeaders(db *database, c *lethe.Container, metrics, indexMetrics string) {
 	hdr := q.w.Header()
-	hdr.Set("x-ms-session-token", q.h.sessionToken(false))
+	hdr.Set("x-ms-session-token", q.sessionToken(false))
 	hdr.Set("x-ms-alt-content-path", "dbs/"+db.id+"/colls/"+c.ID())
 	hdr.Set("x-ms-content-path", ridString(containerRID(db.id, c.ID())))
 	if headerTrue(q.r.Header.Get("x-ms-documentdb-populatequerymetrics")) {

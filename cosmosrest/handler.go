@@ -146,6 +146,10 @@ type Config struct {
 	// fs is the file system of Dir and its stores: vfs.OS unless a test
 	// sets another (vfs.SetConfigFS), as lethe.Options does.
 	fs vfs.FS
+	// writeRegions and writeRegion are the stores' lethe.Options of the
+	// same names: set by NewAccount for a region of an account that
+	// writes in several.
+	writeRegions, writeRegion int
 }
 
 func init() {
@@ -184,6 +188,10 @@ type Handler struct {
 	functions   map[string]*script.Function // UDFs ready for calls, by version (udf.go)
 	// scriptSlots bounds the scripts running at once (sprocexec.go).
 	scriptSlots chan struct{}
+
+	// region is the handler's region of an Account, nil for a handler of
+	// its own (New).
+	region *regionNode
 }
 
 // New returns a Handler. With Config.Dir it creates the directory if need
@@ -300,6 +308,9 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, g gateway) {
 	// Every refusal before the body has been read whole goes through
 	// refuse, so that it reaches a client still writing the body.
 	deadline := time.Now().Add(h.bodyTimeout)
+	if h.region != nil && (h.region.unreachable(w, r) || h.region.serveControl(w, r, deadline, g)) {
+		return
+	}
 	if isControlPath(r.URL.Path, resetPath) {
 		h.serveReset(w, r, deadline)
 		return
@@ -366,6 +377,10 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, g gateway) {
 		return
 	}
 	req := &request{h: h, w: w, r: r, body: body, rt: rt, t: t, readOnly: readOnly}
+	if h.region != nil {
+		h.region.serve(req, g)
+		return
+	}
 	req.serve()
 }
 

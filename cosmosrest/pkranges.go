@@ -264,7 +264,7 @@ const rangeIDHeader = "X-Ms-Documentdb-Partitionkeyrangeid"
 // container: no range named, and a session token for each range.
 func (q *request) rangeHeaders(l *rangeLayout, id string, write bool) {
 	hdr := q.w.Header()
-	tok := q.h.sessionToken(write)
+	tok := q.sessionToken(write)
 	switch {
 	case id != "":
 		// The range's own value, shared by its responses: net/http and

@@ -482,7 +482,7 @@ func (q *request) readPermissionBody(db *database) (*permission, bool) {
 		q.answerError(http.StatusBadRequest, err.Error())
 		return nil, false
 	}
-	p := &permission{ID: *in.ID, SentMode: *in.Mode, TS: q.h.now().Unix(), Nonce: newNonce()}
+	p := &permission{ID: *in.ID, SentMode: *in.Mode, TS: q.h.now().Unix(), Nonce: q.nonce()}
 	switch {
 	case strings.EqualFold(*in.Mode, modeAll):
 		p.Mode = modeAll

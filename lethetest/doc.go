@@ -42,6 +42,18 @@
 // control endpoint /_lethe/faults (see the cosmosrest package
 // documentation), for tests in other languages.
 //
+// # Regions
+//
+// Options.Regions makes the account one of several regions
+// (cosmosrest.Account), each at an endpoint of its own on the one
+// in-process transport (RegionEndpoint), with a consistency level
+// (Options.Consistency) and a replication lag (Options.Lag) that runs on
+// the account's clock: FastForward delivers what fell due. NewRegionClient
+// makes a client with PreferredRegions; TakeRegionDown, BringRegionUp and
+// Failover fail regions and move the write region, and the SDK follows as
+// against the service. Options.MultiWrite makes every region a write
+// region. See docs/regions.md in the repository.
+//
 // # Looking inside
 //
 // Item reads an item as stored, with its _ts, its time left, and whether

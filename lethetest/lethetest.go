@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -44,6 +45,29 @@ type Options struct {
 	// zero value follows the service: one range a 10,000 RU/s of a
 	// container's own throughput.
 	Ranges RangeConfig
+
+	// Regions, when set, make the account one of several regions
+	// (cosmosrest.Account), each at an endpoint of its own
+	// (RegionEndpoint) on the one transport; the first is the write
+	// region. Endpoint reaches the write region. None is one region, as
+	// ever.
+	Regions []string
+	// MultiWrite makes every region of Regions a write region
+	// (cosmosrest.AccountConfig.MultipleWriteLocations): writes to one
+	// item in two regions within the lag conflict, and the one written
+	// last wins everywhere.
+	MultiWrite bool
+	// Consistency is the default consistency level of an account of
+	// Regions ("" means Session); MaxStalenessPrefix and
+	// MaxIntervalInSeconds bound a BoundedStaleness account
+	// (cosmosrest.AccountConfig).
+	Consistency                              string
+	MaxStalenessPrefix, MaxIntervalInSeconds int
+	// Lag is the replication lag of each change from region from to
+	// region to, by the account's clock: a change reaches a read region
+	// when FastForward or SetTime has moved the clock past it. nil means
+	// none.
+	Lag func(from, to string) time.Duration
 }
 
 // RangeConfig is cosmosrest.RangeConfig: how many partition key ranges a
@@ -68,6 +92,9 @@ type Account struct {
 	through   int32
 	clientsMu sync.Mutex
 	clients   []*azcosmos.Client
+
+	acct            *cosmosrest.Account // with Options.Regions
+	regionEndpoints map[string]string   // by region's name
 }
 
 // accounts numbers the accounts of the process: each has an endpoint of
@@ -90,13 +117,19 @@ func NewWithOptions(t testing.TB, o Options) *Account {
 	if a.clock == nil {
 		a.clock = lethe.NewManualClock(time.Now().Truncate(time.Second))
 	}
-	h, err := cosmosrest.New(cosmosrest.Config{Key: a.key, Dir: o.Dir, Clock: a.clock, Faults: a.faults, Ranges: o.Ranges})
-	if err != nil {
-		t.Fatalf("lethetest: %v", err)
+	if len(o.Regions) > 0 {
+		if err := a.newRegions(o, accounts.Add(1)); err != nil {
+			t.Fatalf("lethetest: %v", err)
+		}
+	} else {
+		h, err := cosmosrest.New(cosmosrest.Config{Key: a.key, Dir: o.Dir, Clock: a.clock, Faults: a.faults, Ranges: o.Ranges})
+		if err != nil {
+			t.Fatalf("lethetest: %v", err)
+		}
+		a.h = h
+		a.tr = NewTransport(h)
+		a.endpoint = fmt.Sprintf("https://account-%d.lethetest.invalid/", accounts.Add(1))
 	}
-	a.h = h
-	a.tr = NewTransport(h)
-	a.endpoint = fmt.Sprintf("https://account-%d.lethetest.invalid/", accounts.Add(1))
 	t.Cleanup(a.close)
 	a.client = a.NewClient(o.ClientOptions)
 	return a
@@ -109,7 +142,11 @@ func (a *Account) close() {
 	}
 	a.clients = nil
 	a.clientsMu.Unlock()
-	if err := a.h.Close(); err != nil {
+	closer := io.Closer(a.h)
+	if a.acct != nil {
+		closer = a.acct
+	}
+	if err := closer.Close(); err != nil {
 		a.t.Errorf("lethetest: closing the account: %v", err)
 	}
 }
@@ -154,7 +191,8 @@ func (a *Account) Key() string { return a.key }
 func (a *Account) Transport() *Transport { return a.tr }
 
 // Handler returns the account's REST front, to serve it otherwise (over
-// httptest, say) or to look at its stores.
+// httptest, say) or to look at its stores: in an account of regions, the
+// first region's (RegionHandler returns any region's).
 func (a *Account) Handler() *cosmosrest.Handler { return a.h }
 
 // Now returns the account's time.
@@ -171,7 +209,9 @@ func (a *Account) manual() *lethe.ManualClock {
 	return m
 }
 
-// FastForward moves the account's clock forward by d. Everything whose
+// FastForward moves the account's clock forward by d. In an account of
+// regions, every change whose lag has passed by then has reached its
+// region. Everything whose
 // time to live ends by then has expired when FastForward returns: reads
 // and queries miss it, the reaper has purged it, and the change feed
 // records the expiry (a delete with timeToLiveExpired, in the
@@ -194,8 +234,18 @@ func (a *Account) SetTime(t time.Time) {
 
 func (a *Account) purge() {
 	a.t.Helper()
-	if _, err := a.h.Purge(context.Background()); err != nil {
-		a.t.Fatalf("lethetest: purging: %v", err)
+	handlers := []*cosmosrest.Handler{a.h}
+	if a.acct != nil {
+		a.acct.DeliverDue()
+		handlers = handlers[:0]
+		for _, name := range a.acct.Regions() {
+			handlers = append(handlers, a.acct.Region(name))
+		}
+	}
+	for _, h := range handlers {
+		if _, err := h.Purge(context.Background()); err != nil {
+			a.t.Fatalf("lethetest: purging: %v", err)
+		}
 	}
 }
 

@@ -5,11 +5,16 @@ package lethetest
 // that grows (cosmosrest.Handler.SplitPartitionKeyRange), and returns the
 // children's ids: requests naming the range get 410 with substatus 1002
 // from then on, and azcosmos reads the ranges again and goes on with the
-// children. It fails the test when the range does not exist or is too
+// children. In an account of regions, it splits the range in every
+// region. It fails the test when the range does not exist or is too
 // narrow to split.
 func (a *Account) SplitPartitionKeyRange(db, coll, rangeID string) []string {
 	a.t.Helper()
-	children, err := a.h.SplitPartitionKeyRange(db, coll, rangeID)
+	split := a.h.SplitPartitionKeyRange
+	if a.acct != nil {
+		split = a.acct.SplitPartitionKeyRange
+	}
+	children, err := split(db, coll, rangeID)
 	if err != nil {
 		a.t.Fatalf("lethetest: %v", err)
 	}

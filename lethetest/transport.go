@@ -6,10 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"os"
 	"slices"
 	"strconv"
 	"sync/atomic"
+	"syscall"
 )
 
 // Transport is an azcore policy.Transporter that serves every request
@@ -30,6 +33,9 @@ import (
 type Transport struct {
 	h        http.Handler
 	requests atomic.Int64
+	// refused, when set, says which requests find their host refusing
+	// connections (a region down, RegionRefuse).
+	refused func(*http.Request) bool
 }
 
 // NewTransport returns a Transport serving through h, typically a
@@ -57,6 +63,9 @@ func (t *Transport) Do(req *http.Request) (resp *http.Response, err error) {
 		return nil, err
 	}
 	t.requests.Add(1)
+	if t.refused != nil && t.refused(req) {
+		return nil, &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
+	}
 	in := *req // a shallow copy, as a server's request is its own
 	if in.Host == "" {
 		in.Host = req.URL.Host

@@ -19,6 +19,7 @@ const connectDocs = "https://github.com/lethedb/lethe/blob/main/docs/connect.md"
 // certificate are, and how to trust the certificate.
 type banner struct {
 	endpoint string // the routing gateway's URL
+	regions  []any  // with -regions: each region's name and URL
 	compute  string // the compute gateway's URL; "": none
 	metrics  string // the metrics' URL; "": none
 	custom   bool   // the key is not the emulator's
@@ -48,6 +49,9 @@ func (b banner) log(l *slog.Logger) {
 		serving = append(serving, "storage", "durable", "dir", b.dir)
 	}
 	l.Info("lethe: serving the Cosmos DB REST API", serving...)
+	if len(b.regions) > 0 {
+		l.Info("lethe: regions", b.regions...)
+	}
 	l.Info("lethe: data explorer", "url", b.endpoint+"_explorer/")
 	if b.metrics != "" {
 		l.Info("lethe: serving metrics", "url", b.metrics)

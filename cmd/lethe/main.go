@@ -172,6 +172,7 @@ func run(args []string) error {
 	rangeRU := fs.Int("range-throughput", 0, "the RU/s of one partition key range when a container with throughput of its own is created: its throughput divided by this, rounded up, ranges (0: the service's 10000)")
 	lim := limitFlags(fs)
 	logf := addLogFlags(fs)
+	rf := addRegionFlags(fs)
 	metricsAddr := fs.String("metrics-addr", "", "an address to serve Prometheus metrics on, at /metrics, plain HTTP without the master key (\"\": none); never the API's")
 	fs.Usage = usage(fs, "Usage: lethe [flags]\n       lethe check|export|import|version [flags]  (lethe <tool> -help)")
 	if err := fromEnv(fs, os.LookupEnv); err != nil {
@@ -181,6 +182,9 @@ func run(args []string) error {
 		return err
 	}
 	if err := lim.check(); err != nil {
+		return err
+	}
+	if err := rf.check(fs); err != nil {
 		return err
 	}
 	logger, err := logf.logger()
@@ -194,14 +198,24 @@ func run(args []string) error {
 		*computeAddr = computeDefault(*addr)
 	}
 
-	h, err := cosmosrest.New(cosmosrest.Config{Key: *key, Dir: *dir,
+	cfg := cosmosrest.Config{Key: *key, Dir: *dir,
 		ChangeFeed:   &lethe.ChangeFeedPolicy{MaxChanges: *feedChanges, MaxBytes: *feedBytes},
 		NoChangeFeed: !*feed, Faults: faultRules(*faults), Logger: logger,
-		Ranges: cosmosrest.RangeConfig{Min: *minRanges, Throughput: int32(min(*rangeRU, math.MaxInt32))}})
-	if err != nil {
-		return err
+		Ranges: cosmosrest.RangeConfig{Min: *minRanges, Throughput: int32(min(*rangeRU, math.MaxInt32))}}
+	var h *cosmosrest.Handler
+	var rs *regionServers // with -regions
+	if len(rf.names()) > 0 {
+		if rs, err = openRegions(rf, cfg, *addr, logger); err != nil {
+			return err
+		}
+		defer rs.close()
+		h = rs.acct.Region(rs.acct.Regions()[0])
+	} else {
+		if h, err = cosmosrest.New(cfg); err != nil {
+			return err
+		}
+		defer h.Close()
 	}
-	defer h.Close()
 
 	srv := &http.Server{
 		Handler:     explorer.Mount(h, *key), // the data explorer at /_explorer/
@@ -217,27 +231,39 @@ func run(args []string) error {
 		return errors.New("-cert-dir is for HTTPS: drop -http")
 	}
 	servedCert := "" // the certificate's file, "" for one made for this run
+	var certPEM []byte
 	if !*plain {
-		cert, certPEM, file, err := loadCertificate(*certPath, *certKeyPath, *certDir, *dir)
+		cert, pem, file, err := loadCertificate(*certPath, *certKeyPath, *certDir, *dir)
 		if err != nil {
 			return err
 		}
+		certPEM = pem
 		servedCert = file
 		srv.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 		srv.Handler = withCertificate(srv.Handler, certPEM)
 		scheme = "https"
 	}
-	ln, err := listen("addr", *addr, "another server has it: set -addr to another address")
-	if err != nil {
-		return err
+	var ln net.Listener
+	if rs == nil {
+		if ln, err = listen("addr", *addr, "another server has it: set -addr to another address"); err != nil {
+			return err
+		}
+	} else {
+		ln = rs.listeners[0]
 	}
 	obs := []func(*served){}
 	if o := logRequests(logger); o != nil {
 		obs = append(obs, o)
 	}
 	ban := banner{endpoint: displayURL(scheme, *addr, ln.Addr()), custom: *key != cosmosrest.EmulatorKey, tls: !*plain}
+	if rs != nil {
+		ban.regions = rs.endpoints(scheme, *addr)
+	}
 	if *metricsAddr != "" {
 		m := newMetrics(h)
+		if rs != nil {
+			m.reg.MustRegister(regionCollector{rs.acct})
+		}
 		maddr, stopMetrics, err := m.serve(*metricsAddr, logger)
 		if err != nil {
 			ln.Close()
@@ -274,7 +300,11 @@ func run(args []string) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	servers, listeners := []*http.Server{srv}, []net.Listener{ln}
+	var servers []*http.Server
+	var listeners []net.Listener
+	if rs == nil {
+		servers, listeners = []*http.Server{srv}, []net.Listener{ln}
+	}
 	if csrv != nil {
 		servers, listeners = append(servers, csrv), append(listeners, cln)
 	}
@@ -282,15 +312,28 @@ func run(args []string) error {
 	for i := range listeners {
 		listeners[i] = slots.listener(listeners[i])
 	}
-	errc := make(chan error, len(servers))
+	serve := func(s *http.Server, ln net.Listener) error {
+		if *plain {
+			return s.Serve(ln)
+		}
+		return s.ServeTLS(ln, "", "")
+	}
+	errc := make(chan error, len(servers)+len(rf.names()))
 	for i, s := range servers {
-		go func() {
-			if *plain {
-				errc <- s.Serve(listeners[i])
-			} else {
-				errc <- s.ServeTLS(listeners[i], "", "")
+		go func() { errc <- serve(s, listeners[i]) }()
+	}
+	if rs != nil {
+		// Each region's server is made as the first one (srv), with the
+		// region's handler.
+		rs.start(func(rh *cosmosrest.Handler) *http.Server {
+			var x http.Handler = explorer.Mount(rh, *key)
+			if certPEM != nil {
+				x = withCertificate(x, certPEM)
 			}
-		}()
+			s := &http.Server{Handler: observe(x, obs...), IdleTimeout: srv.IdleTimeout, ErrorLog: srv.ErrorLog, TLSConfig: srv.TLSConfig.Clone()}
+			lim.apply(s)
+			return s
+		}, slots.listener, serve, errc)
 	}
 	ban.log(logger)
 	select {
@@ -314,6 +357,9 @@ func run(args []string) error {
 		if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
 			return err
 		}
+	}
+	if rs != nil {
+		return rs.shutdown(shutdownCtx)
 	}
 	return h.Close()
 }

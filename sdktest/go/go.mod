@@ -5,6 +5,7 @@ go 1.26
 require (
 	github.com/Azure/azure-sdk-for-go/sdk/azcore v1.21.0
 	github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos v1.5.0
+	github.com/anishathalye/porcupine v1.3.1
 	github.com/lethedb/lethe v0.0.0
 	github.com/lethedb/lethe/cosmosrest v0.0.0
 	github.com/lethedb/lethe/lethetest v0.0.0

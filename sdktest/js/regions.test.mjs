@@ -1,0 +1,215 @@
+// @azure/cosmos against cmd/lethe serving an account of two regions
+// (-regions "East US,West US"), changes replicated after an hour's lag, so
+// that West US holds nothing new until a failover: with preferredLocations
+// the SDK reads from West US, which answers a session read it cannot serve
+// yet 404 substatus 1002, reads from East US while West US is down, and
+// after a manual
+// failover (POST /_lethe/regions/West US/failover) finds the new write
+// region by itself (403 substatus 3, then the account again), losing no
+// acknowledged write and making none twice.
+//
+// (@azure/cosmos in a single-write account retries a session read answered
+// 404/1002 once, in the same region, without its token: see below.)
+
+import { after, before, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { execFile, spawn } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
+import https from "node:https";
+import { createHmac } from "node:crypto";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+
+import { CosmosClient } from "@azure/cosmos";
+
+const emulatorKey = "C2y6yDjf5/R+ob0N8A7Cgv30VRDJIWEHLM+4QDU5DE2nQ9nDuVTqobD4b8mGGyPMbIZnqyMsEcaGQy67XIw/Jw==";
+const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
+
+// WireAgent records every request the SDK sends: the port it went to, its
+// method, path and session token, and the status and substatus it got.
+class WireAgent extends https.Agent {
+  wire = [];
+  addRequest(req, options) {
+    const entry = { port: String(options.port), method: req.method, path: req.path, token: req.getHeader("x-ms-session-token") };
+    this.wire.push(entry);
+    req.once("response", (res) => {
+      entry.status = res.statusCode;
+      entry.substatus = res.headers["x-ms-substatus"];
+    });
+    return super.addRequest(req, options);
+  }
+  // since returns the requests sent after the first n, for a document path.
+  since(n, path) {
+    return this.wire.slice(n).filter((e) => e.path.includes(path));
+  }
+}
+
+let tmp;
+let proc;
+let regions; // name → URL
+let agent;
+let client;
+
+before(async () => {
+  tmp = await mkdtemp(join(tmpdir(), "lethe-regions-"));
+  const bin = join(tmp, "lethe");
+  await promisify(execFile)("go", ["build", "-o", bin, "."], { cwd: join(repoRoot, "cmd/lethe") });
+  proc = spawn(bin, ["-addr", "127.0.0.1:0", "-compute-addr", "", "-regions", "East US,West US", "-lag", "1h", "-consistency", "Session"],
+    { stdio: ["ignore", "ignore", "pipe"] });
+  let log = "";
+  proc.stderr.setEncoding("utf8");
+  regions = await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`lethe did not start in 30 s: ${log}`)), 30_000);
+    proc.stderr.on("data", (chunk) => {
+      log += chunk;
+      // level=INFO msg="lethe: regions" "East US"=https://127.0.0.1:P/ "West US"=https://127.0.0.1:Q/
+      const m = /msg="lethe: regions"(.*)$/m.exec(log);
+      if (m && /msg="lethe: ready"/.test(log)) {
+        clearTimeout(timer);
+        resolve(Object.fromEntries([...m[1].matchAll(/"([^"]+)"=(https:\/\/\S+\/)/g)].map((r) => [r[1], r[2]])));
+      }
+    });
+    proc.once("exit", (code, signal) => {
+      clearTimeout(timer);
+      reject(new Error(`lethe exited (${code ?? signal}): ${log}`));
+    });
+  });
+  agent = new WireAgent({ keepAlive: true, rejectUnauthorized: false });
+  // consistencyLevel "Session": the SDK sends its session tokens only on
+  // requests that name it.
+  client = new CosmosClient({ endpoint: regions["East US"], key: emulatorKey, agent, consistencyLevel: "Session",
+    connectionPolicy: { preferredLocations: ["West US"] } });
+});
+
+after(async () => {
+  client?.dispose();
+  agent?.destroy();
+  if (proc && proc.exitCode === null) {
+    const exited = new Promise((resolve) => proc.once("exit", resolve));
+    proc.kill("SIGTERM");
+    await exited;
+  }
+  if (tmp) await rm(tmp, { recursive: true, force: true });
+});
+
+const port = (name) => new URL(regions[name]).port;
+
+// control sends a signed POST to the regions control endpoint.
+async function control(region, action, body) {
+  const date = new Date().toUTCString();
+  const text = `post\nregions\n${region}\n${date.toLowerCase()}\n\n`;
+  const sig = createHmac("sha256", Buffer.from(emulatorKey, "base64")).update(text).digest("base64");
+  const url = new URL(`/_lethe/regions/${encodeURIComponent(region)}/${action}`, regions["East US"]);
+  return new Promise((resolve, reject) => {
+    const req = https.request(url, {
+      method: "POST", rejectUnauthorized: false,
+      headers: { "x-ms-date": date, authorization: encodeURIComponent(`type=master&ver=1.0&sig=${sig}`), "content-type": "application/json" },
+    }, (res) => {
+      let body = "";
+      res.setEncoding("utf8");
+      res.on("data", (c) => (body += c));
+      res.on("end", () => resolve({ status: res.statusCode, body: JSON.parse(body) }));
+    });
+    req.once("error", reject);
+    req.end(body === undefined ? undefined : JSON.stringify(body));
+  });
+}
+
+describe("an account of two regions", { timeout: 120_000 }, () => {
+  let container;
+  before(async () => {
+    const { database } = await client.databases.createIfNotExists({ id: "app" });
+    ({ container } = await database.containers.createIfNotExists({ id: "carts", partitionKey: { paths: ["/user"] } }));
+  });
+
+  test("the account names both regions, East US the write region", async () => {
+    const { resource } = await client.getDatabaseAccount();
+    assert.deepEqual(resource.writableLocations.map((l) => l.name), ["East US"]);
+    assert.deepEqual(resource.readableLocations.map((l) => l.name), ["East US", "West US"]);
+    assert.equal(resource.consistencyPolicy, "Session");
+  });
+
+  test("preferredLocations: writes go to East US, reads to West US", async () => {
+    let n = agent.wire.length;
+    await container.items.create({ id: "c1", user: "ann" });
+    assert.deepEqual(agent.since(n, "/docs").map((e) => [e.method, e.port, e.status]), [["POST", port("East US"), 201]]);
+    n = agent.wire.length;
+    // Eventual: West US answers what it has, nothing yet.
+    const { statusCode } = await container.item("c1", "ann").read({ consistencyLevel: "Eventual" });
+    assert.equal(statusCode, 404);
+    assert.deepEqual(agent.since(n, "/docs/c1").map((e) => [e.port, e.status]), [[port("West US"), 404]]);
+  });
+
+  // @azure/cosmos 4.9.3 in a single-write account retries a 404/1002 once,
+  // in the same region, without its session token
+  // (retry/sessionRetryPolicy.js, retry/retryUtility.js): West US then
+  // answers what it holds.
+  test("a session read West US cannot serve gets 404/1002, and the SDK retries it without its token", async () => {
+    const written = await container.items.upsert({ id: "c2", user: "ann", v: 1 });
+    const token = written.headers["x-ms-session-token"];
+    const n = agent.wire.length;
+    const { statusCode } = await container.item("c2", "ann").read();
+    assert.equal(statusCode, 404);
+    const tries = agent.since(n, "/docs/c2").map((e) => [e.port, e.token, e.status, e.substatus]);
+    assert.deepEqual(tries, [[port("West US"), token, 404, "1002"], [port("West US"), undefined, 404, "0"]]);
+    // The write region holds the client's writes: a read sent there with the token is served.
+    const east = new CosmosClient({ endpoint: regions["East US"], key: emulatorKey, agent, consistencyLevel: "Session" });
+    try {
+      const read = await east.database("app").container("carts").item("c2", "ann").read({ sessionToken: token });
+      assert.equal(read.statusCode, 200);
+      assert.equal(read.resource.v, 1);
+    } finally {
+      east.dispose();
+    }
+  });
+
+  // West US answering 503 (mode "unavailable"): @azure/cosmos 4.9.3 fails
+  // over on a 503, a timeout or a request it could not send
+  // (retry/retryUtility.js), not on a refused connection (ECONNREFUSED,
+  // which its default policy retries in the same region), and only to the
+  // next of its preferredLocations (retry/timeoutFailoverRetryPolicy.js).
+  test("West US down (503): a client preferring West US, then East US, reads from East US", async () => {
+    const both = new CosmosClient({ endpoint: regions["East US"], key: emulatorKey, agent, consistencyLevel: "Session",
+      connectionPolicy: { preferredLocations: ["West US", "East US"] } });
+    const c = both.database("app").container("carts");
+    await c.item("c1", "ann").read({ consistencyLevel: "Eventual" }); // the account and the container, read once
+    assert.equal((await control("West US", "down", { mode: "unavailable" })).status, 200);
+    try {
+      const n = agent.wire.length;
+      const { statusCode, resource } = await c.item("c1", "ann").read({ consistencyLevel: "Eventual" });
+      assert.equal(statusCode, 200);
+      assert.equal(resource.id, "c1");
+      const tries = agent.since(n, "/docs/c1").map((e) => [e.port, e.status]);
+      assert.deepEqual(tries[0], [port("West US"), 503]);
+      assert.deepEqual(tries.at(-1), [port("East US"), 200]);
+    } finally {
+      both.dispose();
+      assert.equal((await control("West US", "up")).status, 200);
+    }
+  });
+
+  test("after a manual failover the SDK writes in West US by itself, losing nothing", async () => {
+    const acked = [];
+    for (let i = 0; i < 5; i++) {
+      await container.items.create({ id: `f${i}`, user: "bob" });
+      acked.push(`f${i}`);
+    }
+    const failover = await control("West US", "failover");
+    assert.equal(failover.status, 200);
+    assert.equal(failover.body.writeRegion, "West US");
+    const n = agent.wire.length;
+    for (let i = 5; i < 10; i++) {
+      await container.items.create({ id: `f${i}`, user: "bob" });
+      acked.push(`f${i}`);
+    }
+    const writes = agent.since(n, "/docs").filter((e) => e.method === "POST").map((e) => [e.port, e.status, e.substatus]);
+    assert.deepEqual(writes[0], [port("East US"), 403, "3"], "the first write went to the old write region");
+    assert.deepEqual(writes.at(-1).slice(0, 2), [port("West US"), 201]);
+    assert.equal(writes.filter((w) => w[1] === 201).length, 5, "each write made once");
+    // West US, the new write region, holds every acknowledged write.
+    const { resources } = await container.items.query("SELECT VALUE c.id FROM c WHERE c.user = 'bob'").fetchAll();
+    assert.deepEqual(resources.sort(), acked.sort());
+  });
+});
