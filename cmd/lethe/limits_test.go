@@ -200,13 +200,17 @@ func TestConnectionFootprint(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer func() { cmd.Process.Kill(); cmd.Wait() }()
+			// A server that never prints its endpoint is killed, so that
+			// the scan below ends rather than waiting for good.
+			startup := time.AfterFunc(time.Minute, func() { cmd.Process.Kill() })
 			sc := bufio.NewScanner(stderr)
 			var addr string
 			for addr == "" && sc.Scan() {
-				if m := regexp.MustCompile(`on https://([^/]+)/`).FindStringSubmatch(sc.Text()); m != nil {
+				if m := regexp.MustCompile(`endpoint=https://([^/ ]+)/`).FindStringSubmatch(sc.Text()); m != nil {
 					addr = m[1]
 				}
 			}
+			startup.Stop()
 			if addr == "" {
 				t.Fatal("the server did not start")
 			}
