@@ -23,7 +23,8 @@
 // The front serves:
 //
 //   - the account, GET /: one region whose endpoint is the address the
-//     request came to, session consistency;
+//     request came to; an Account (NewAccount) of several regions names
+//     each region's endpoint, its write regions and its consistency;
 //   - databases, /dbs: create (with shared throughput from
 //     x-ms-offer-throughput or x-ms-cosmos-offer-autopilot-settings: the
 //     database's store's, which its containers without their own draw on),
