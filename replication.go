@@ -94,7 +94,7 @@ func (c *Container) ReplicaChanges(after uint64, max int) ([]ReplicaChange, uint
 		e        feedEntry
 		replaces string
 	}
-	page := make([]change, 0, min(max, f.retained()))
+	page := make([]change, 0, min(uint64(max), f.next-1-after)) // room for what there is, not for the page asked
 	last := after
 	f.scan(after, func(e *feedEntry) bool {
 		if len(page) == max {
