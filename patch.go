@@ -835,8 +835,8 @@ func (c *Container) commitPatch(ctx context.Context, op string, pk PartitionKey,
 	defer pb.release()
 
 	if mu := c.uniqueMu; mu != nil {
-		mu.Lock()
-		defer mu.Unlock()
+		mu.RLock()
+		defer mu.RUnlock()
 	}
 	sh, h := c.shardFor(pk.enc, id)
 	sh.mu.Lock()
@@ -856,8 +856,12 @@ func (c *Container) commitPatch(ctx context.Context, op string, pk PartitionKey,
 	if err != nil {
 		return fail(err)
 	}
-	if c.uniqueMu != nil && c.uniqueConflict(pk.enc, id, r.doc, now, nil, nil) {
-		return fail(&Error{StatusCode: statusConflict, Message: msgUniqueViolation})
+	if c.uniqueMu != nil {
+		claimed, conflict := c.claimUnique(pk.enc, id, r.doc, r.ttl, now)
+		if conflict {
+			return fail(&Error{StatusCode: statusConflict, Message: msgUniqueViolation})
+		}
+		defer c.releaseUnique(id, claimed)
 	}
 	cost := charge(opReplace, r.chargeSize)
 	if err := c.drawAt(op, id, cost, now); err != nil {

@@ -125,13 +125,27 @@ func cloneUniquePolicy(p *ContainerProperties) {
 // uniqueIndex holds, for each unique key of a container's policy, the items
 // by their partition and their values at the key's paths: every version
 // the id tables hold, expired or not (an expired one holds no value, and a
-// check skips it: its purge, later, removes it alone). Guarded by the
+// check skips it: its purge, later, removes it alone); and the values that
+// single writes have claimed (claimUnique) and not yet made. Guarded by the
 // container's mu; writes that check it hold the container's uniqueMu too
 // (see the locking note).
 type uniqueIndex struct {
-	keys [][][]string        // each key's paths, each path's property names
-	held map[string][]record // by entry: the versions that have its values
-	buf  []byte              // scratch for entries
+	keys   [][][]string           // each key's paths, each path's property names
+	held   map[string][]record    // by entry: the versions that have its values
+	claims map[string]uniqueClaim // by entry: the write that claimed its values
+	buf    []byte                 // scratch for entries
+}
+
+// uniqueClaim is a single write's hold on the values of the version it
+// makes, from its check until the version is in the index (or the write
+// failed): the item's id, and the new version's ttl and instant, which say
+// until when it is live. A durable write waits for the log meanwhile, and
+// the writes checked in that time find its values taken, as they would
+// once it is made.
+type uniqueClaim struct {
+	id      string
+	ttl     TTL
+	written int64
 }
 
 // newUniqueIndex returns the index of the policy up (normalized), nil for
@@ -140,7 +154,7 @@ func newUniqueIndex(up *UniqueKeyPolicy) *uniqueIndex {
 	if up == nil {
 		return nil
 	}
-	u := &uniqueIndex{held: map[string][]record{}}
+	u := &uniqueIndex{held: map[string][]record{}, claims: map[string]uniqueClaim{}}
 	for _, k := range up.UniqueKeys {
 		var paths [][]string
 		for _, p := range k.Paths {
@@ -195,16 +209,61 @@ func (u *uniqueIndex) itemChanged(old, rec record) {
 // uniqueConflict reports whether doc, the new version of the item (pk,
 // id), would share the values of one of the container's unique keys with
 // another item of its partition live at now: one the index holds that
-// skip does not rule out, or one of others. The caller holds c.uniqueMu
-// and the item's shard lock, not c.mu.
+// skip does not rule out, one a write claimed, or one of others. The
+// caller holds c.uniqueMu and the item's shard lock, not c.mu.
 func (c *Container) uniqueConflict(pk, id string, doc []byte, now int64, skip func(rec record) bool, others []record) bool {
 	c.mu.Lock()
 	found := c.uniqueHeldLocked(pk, id, doc, now, skip, others)
 	c.mu.Unlock()
-	if h := c.store.testHooks(); !found && h != nil && h.afterUniqueCheck != nil {
+	c.afterUniqueCheck(found)
+	return found
+}
+
+// claimUnique is uniqueConflict for a single write of doc, with ttl, at
+// now, that has no others to skip: where it finds no conflict it claims
+// doc's values for the write in the same hold of c.mu, and returns the
+// entries claimed, which the caller gives to releaseUnique once the write
+// is made or has failed. So the check and the write are one step for
+// every write checked later, without the caller holding c.uniqueMu (for
+// writing) across the write's wait for the log. The caller holds c.uniqueMu
+// for reading and the item's shard lock, not c.mu.
+func (c *Container) claimUnique(pk, id string, doc []byte, ttl TTL, now int64) (claimed []string, conflict bool) {
+	c.mu.Lock()
+	conflict = c.uniqueHeldLocked(pk, id, doc, now, nil, nil)
+	if u := c.mu.indexes.unique; u != nil && !conflict {
+		claimed = make([]string, len(u.keys))
+		for k := range u.keys {
+			claimed[k] = string(u.entry(u.buf[:0], k, pk, doc))
+			u.claims[claimed[k]] = uniqueClaim{id: id, ttl: ttl, written: now}
+		}
+	}
+	c.mu.Unlock()
+	c.afterUniqueCheck(conflict)
+	return claimed, conflict
+}
+
+// releaseUnique ends the claims of the write of the item id on the entries
+// claimed (claimUnique): its version is in the index by now, or never will
+// be. A claim another write has taken over (this one's version had expired
+// before the other was checked) is the other's.
+func (c *Container) releaseUnique(id string, claimed []string) {
+	c.mu.Lock()
+	if u := c.mu.indexes.unique; u != nil {
+		for _, e := range claimed {
+			if u.claims[e].id == id {
+				delete(u.claims, e)
+			}
+		}
+	}
+	c.mu.Unlock()
+}
+
+// afterUniqueCheck runs the test hook of a unique key check that found no
+// conflict.
+func (c *Container) afterUniqueCheck(conflict bool) {
+	if h := c.store.testHooks(); !conflict && h != nil && h.afterUniqueCheck != nil {
 		h.afterUniqueCheck()
 	}
-	return found
 }
 
 // uniqueHeldLocked is uniqueConflict under c.mu.
@@ -219,6 +278,9 @@ func (c *Container) uniqueHeldLocked(pk, id string, doc []byte, now int64, skip 
 			if r.id() != id && c.rule.live(r, now) && (skip == nil || !skip(r)) {
 				return true
 			}
+		}
+		if cl, ok := u.claims[string(u.buf)]; ok && cl.id != id && now < c.rule.expiresAt(cl.ttl, cl.written) {
+			return true
 		}
 		if len(others) == 0 {
 			continue
