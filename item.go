@@ -285,14 +285,14 @@ func (c *Container) commit(op string, kind writeKind, pk PartitionKey, id string
 	default: // create, or upsert of a missing or expired item
 		status, cost = statusCreated, charge(opCreate, p.size-p.ttlSize)
 	}
-	if c.uniqueMu != nil && kind != writeDelete {
-		claimed, conflict := c.claimUnique(pk.enc, id, doc, p.ttl, now)
-		if conflict {
-			return fail(&Error{StatusCode: statusConflict, Message: msgUniqueViolation})
-		}
-		defer c.releaseUnique(id, claimed)
+	claimed := c.uniqueMu != nil && kind != writeDelete
+	if claimed && c.claimUnique(pk.enc, id, doc, p.ttl, now) {
+		return fail(&Error{StatusCode: statusConflict, Message: msgUniqueViolation})
 	}
 	if err := c.drawAt(op, id, cost, now); err != nil {
+		if claimed {
+			c.releaseUnique(pk.enc, id, doc)
+		}
 		return ItemResponse{StatusCode: statusTooManyRequests}, err
 	}
 
@@ -308,6 +308,9 @@ func (c *Container) commit(op string, kind writeKind, pk PartitionKey, id string
 	}
 	next, err := c.apply(&m)
 	if err != nil {
+		if claimed {
+			c.releaseUnique(pk.enc, id, doc)
+		}
 		return ItemResponse{StatusCode: statusServiceUnavailable}, storageError(err, op, c.id, id)
 	}
 	rec := m.rec

@@ -856,20 +856,23 @@ func (c *Container) commitPatch(ctx context.Context, op string, pk PartitionKey,
 	if err != nil {
 		return fail(err)
 	}
-	if c.uniqueMu != nil {
-		claimed, conflict := c.claimUnique(pk.enc, id, r.doc, r.ttl, now)
-		if conflict {
-			return fail(&Error{StatusCode: statusConflict, Message: msgUniqueViolation})
-		}
-		defer c.releaseUnique(id, claimed)
+	claimed := c.uniqueMu != nil
+	if claimed && c.claimUnique(pk.enc, id, r.doc, r.ttl, now) {
+		return fail(&Error{StatusCode: statusConflict, Message: msgUniqueViolation})
 	}
 	cost := charge(opReplace, r.chargeSize)
 	if err := c.drawAt(op, id, cost, now); err != nil {
+		if claimed {
+			c.releaseUnique(pk.enc, id, r.doc)
+		}
 		return ItemResponse{StatusCode: statusTooManyRequests}, err
 	}
 	m := mutation{cause: causeReplace, now: now, sh: sh, h: h, old: old, rec: r.record(pk.enc, now, c.store.seq.Add(1), old.pos())}
 	next, aerr := c.apply(&m)
 	if aerr != nil {
+		if claimed {
+			c.releaseUnique(pk.enc, id, r.doc)
+		}
 		return ItemResponse{StatusCode: statusServiceUnavailable}, storageError(aerr, op, c.id, id)
 	}
 	c.store.reaper.notify(next)

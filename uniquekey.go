@@ -138,11 +138,13 @@ type uniqueIndex struct {
 
 // uniqueClaim is a single write's hold on the values of the version it
 // makes, from its check until the version is in the index (or the write
-// failed): the item's id, and the new version's ttl and instant, which say
-// until when it is live. A durable write waits for the log meanwhile, and
-// the writes checked in that time find its values taken, as they would
-// once it is made.
+// failed): the entry (its key in claims, which held takes over), the
+// item's id, and the new version's ttl and instant, which say until when
+// it is live. A durable write waits for the log meanwhile, and the writes
+// checked in that time find its values taken, as they would once it is
+// made.
 type uniqueClaim struct {
+	entry   string
 	id      string
 	ttl     TTL
 	written int64
@@ -185,7 +187,8 @@ func bodyBytes(rec record) []byte {
 }
 
 // itemChanged makes the index follow one item change, old ("" if none)
-// going and rec ("" if none) coming. The caller holds the container's mu.
+// going and rec ("" if none) coming: rec's write's claims end as rec takes
+// their place. The caller holds the container's mu.
 func (u *uniqueIndex) itemChanged(old, rec record) {
 	if u == nil {
 		return
@@ -201,6 +204,11 @@ func (u *uniqueIndex) itemChanged(old, rec record) {
 		}
 		if rec != "" {
 			u.buf = u.entry(u.buf[:0], k, rec.pk(), bodyBytes(rec))
+			if cl, ok := u.claims[string(u.buf)]; ok && cl.id == rec.id() {
+				delete(u.claims, cl.entry)
+				u.held[cl.entry] = append(u.held[cl.entry], rec) // the claim's string: no copy
+				continue
+			}
 			u.held[string(u.buf)] = append(u.held[string(u.buf)], rec)
 		}
 	}
@@ -221,37 +229,37 @@ func (c *Container) uniqueConflict(pk, id string, doc []byte, now int64, skip fu
 
 // claimUnique is uniqueConflict for a single write of doc, with ttl, at
 // now, that has no others to skip: where it finds no conflict it claims
-// doc's values for the write in the same hold of c.mu, and returns the
-// entries claimed, which the caller gives to releaseUnique once the write
-// is made or has failed. So the check and the write are one step for
-// every write checked later, without the caller holding c.uniqueMu (for
-// writing) across the write's wait for the log. The caller holds c.uniqueMu
-// for reading and the item's shard lock, not c.mu.
-func (c *Container) claimUnique(pk, id string, doc []byte, ttl TTL, now int64) (claimed []string, conflict bool) {
+// doc's values for the write in the same hold of c.mu, until the write's
+// version takes their place in the index (itemChanged) or, if the write
+// fails, the caller gives them back (releaseUnique). So the check and the
+// write are one step for every write checked later, without the caller
+// holding c.uniqueMu (for writing) across the write's wait for the log.
+// The caller holds c.uniqueMu for reading and the item's shard lock, not
+// c.mu.
+func (c *Container) claimUnique(pk, id string, doc []byte, ttl TTL, now int64) (conflict bool) {
 	c.mu.Lock()
 	conflict = c.uniqueHeldLocked(pk, id, doc, now, nil, nil)
 	if u := c.mu.indexes.unique; u != nil && !conflict {
-		claimed = make([]string, len(u.keys))
 		for k := range u.keys {
-			claimed[k] = string(u.entry(u.buf[:0], k, pk, doc))
-			u.claims[claimed[k]] = uniqueClaim{id: id, ttl: ttl, written: now}
+			e := string(u.entry(u.buf[:0], k, pk, doc))
+			u.claims[e] = uniqueClaim{entry: e, id: id, ttl: ttl, written: now}
 		}
 	}
 	c.mu.Unlock()
 	c.afterUniqueCheck(conflict)
-	return claimed, conflict
+	return conflict
 }
 
-// releaseUnique ends the claims of the write of the item id on the entries
-// claimed (claimUnique): its version is in the index by now, or never will
-// be. A claim another write has taken over (this one's version had expired
-// before the other was checked) is the other's.
-func (c *Container) releaseUnique(id string, claimed []string) {
+// releaseUnique gives back the claims of a write of doc, the item (pk, id),
+// that failed after claimUnique. A claim another write has taken over (this
+// one's version had expired before the other was checked) is the other's.
+func (c *Container) releaseUnique(pk, id string, doc []byte) {
 	c.mu.Lock()
 	if u := c.mu.indexes.unique; u != nil {
-		for _, e := range claimed {
-			if u.claims[e].id == id {
-				delete(u.claims, e)
+		for k := range u.keys {
+			u.buf = u.entry(u.buf[:0], k, pk, doc)
+			if cl, ok := u.claims[string(u.buf)]; ok && cl.id == id {
+				delete(u.claims, cl.entry)
 			}
 		}
 	}

@@ -146,6 +146,7 @@ func TestUniqueKeyWrites(t *testing.T) {
 	require.NoError(t, err)
 	_, err = c.CreateItem(ctx, p, []byte(`{"id":"e","pk":"p"}`), nil) // null: b's since its patch
 	require.Equal(t, 409, status(err))
+	require.Zero(t, lethe.UniqueClaims(c), "the writes made hold no claim")
 }
 
 func TestUniqueKeyBatch(t *testing.T) {
@@ -499,6 +500,7 @@ func TestUniqueKeyDurableWaitShared(t *testing.T) {
 	unblock()
 	require.Equal(t, 0, <-a)
 	require.Equal(t, 0, <-other)
+	require.Zero(t, lethe.UniqueClaims(c), "the writes made hold no claim")
 }
 
 // A write refused after its unique key check (here throttled) leaves its
@@ -517,6 +519,7 @@ func TestUniqueKeyClaimReleased(t *testing.T) {
 	clock.Advance(time.Second)
 	_, err = c.CreateItem(ctx, p, []byte(`{"id":"c","pk":"p","email":"b"}`), nil)
 	require.NoError(t, err, "the throttled write of b still holds its value")
+	require.Zero(t, lethe.UniqueClaims(c))
 }
 
 // TestUniqueKeyModel runs random writes, expiries and purges on a
