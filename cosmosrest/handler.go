@@ -284,8 +284,8 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, g gateway) {
 	h.inFlight.Add(1)
 	defer h.inFlight.Add(-1)
 	hdr := w.Header()
-	hdr.Set("x-ms-activity-id", newActivityID())
-	hdr.Set("x-ms-gatewayversion", "version=2.14.0")
+	setHeader(hdr, "x-ms-activity-id", newActivityID())
+	setHeader(hdr, "x-ms-gatewayversion", "version=2.14.0")
 	defer func() {
 		if v := recover(); v != nil {
 			if v == http.ErrAbortHandler {
@@ -378,7 +378,7 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, g gateway) {
 func (h *Handler) readBody(w http.ResponseWriter, r *http.Request, deadline time.Time, limit int64, keep bool) ([]byte, bool) {
 	// Made only for a refusal: readBody runs for every request.
 	tooLarge := func() string {
-		return tooLargeMessage(w.Header().Get("x-ms-activity-id"), fmt.Sprintf("the request body is over the limit of %d bytes", limit))
+		return tooLargeMessage(responseHeader(w.Header(), "x-ms-activity-id"), fmt.Sprintf("the request body is over the limit of %d bytes", limit))
 	}
 	if r.ContentLength > limit {
 		refuse(w, r, deadline, false, http.StatusRequestEntityTooLarge, tooLarge())
@@ -535,13 +535,13 @@ func (e apiError) write(w http.ResponseWriter) {
 	b, _ := json.Marshal(body)
 	hdr := w.Header()
 	if e.retryAfterMS > 0 {
-		hdr.Set("x-ms-retry-after-ms", strconv.FormatInt(e.retryAfterMS, 10))
+		setHeader(hdr, "x-ms-retry-after-ms", strconv.FormatInt(e.retryAfterMS, 10))
 	}
 	hdr.Set("Content-Type", "application/json")
 	hdr.Set("Content-Length", strconv.Itoa(len(b)))
-	hdr.Set("x-ms-request-charge", formatCharge(e.charge))
-	hdr.Set("x-ms-substatus", strconv.Itoa(e.sub))
-	writeHeader(w, e.status)
+	setHeader(hdr, "x-ms-request-charge", formatCharge(e.charge))
+	setHeader(hdr, "x-ms-substatus", strconv.Itoa(e.sub))
+	w.WriteHeader(e.status)
 	_, _ = w.Write(b)
 }
 
@@ -569,7 +569,7 @@ func (q *request) errorStatus(err error, notFoundSub int) apiError {
 	var le *lethe.Error
 	switch {
 	case errors.As(err, &le):
-		e := serviceError(le, notFoundSub, q.w.Header().Get("x-ms-activity-id"))
+		e := serviceError(le, notFoundSub, responseHeader(q.w.Header(), "x-ms-activity-id"))
 		if le.StatusCode == http.StatusTooManyRequests {
 			e.sub = subRUBudgetExceed
 			e.retryAfterMS = max(1, int64(math.Ceil(float64(le.RetryAfter)/float64(time.Millisecond))))
@@ -610,14 +610,14 @@ func formatCharge(c float64) string {
 // nil).
 func (q *request) reply(status int, body []byte, charge float64) {
 	hdr := q.w.Header()
-	hdr.Set("x-ms-request-charge", formatCharge(charge))
+	setHeader(hdr, "x-ms-request-charge", formatCharge(charge))
 	if body != nil {
 		hdr.Set("Content-Type", "application/json")
 		hdr.Set("Content-Length", strconv.Itoa(len(body)))
 	} else if status != http.StatusNoContent && status != http.StatusNotModified {
 		hdr.Set("Content-Length", "0")
 	}
-	writeHeader(q.w, status)
+	q.w.WriteHeader(status)
 	if body != nil {
 		_, _ = q.w.Write(body)
 	}
