@@ -241,7 +241,8 @@ func (c *Container) claimUnique(pk, id string, doc []byte, ttl TTL, now int64) (
 	conflict = c.uniqueHeldLocked(pk, id, doc, now, nil, nil)
 	if u := c.mu.indexes.unique; u != nil && !conflict {
 		for k := range u.keys {
-			e := string(u.entry(u.buf[:0], k, pk, doc))
+			u.buf = u.entry(u.buf[:0], k, pk, doc)
+			e := string(u.buf)
 			u.claims[e] = uniqueClaim{entry: e, id: id, ttl: ttl, written: now}
 		}
 	}
