@@ -46,7 +46,7 @@ func BenchmarkCreateItemUnique(b *testing.B) {
 // on a durable store under SyncAlways, over 1024 items in 100 partitions,
 // in a container without ("plain") and with a unique key policy on /email
 // ("unique"): the writers share each fsync (group commit), which a unique
-// key check must not undo.
+// key check must not undo (fsyncs/op: how many writes share one).
 func BenchmarkDurableUniqueParallel(b *testing.B) {
 	docs := make([][]byte, 1024)
 	pks := make([]lethe.PartitionKey, len(docs))
@@ -73,6 +73,7 @@ func BenchmarkDurableUniqueParallel(b *testing.B) {
 			var next atomic.Int64
 			b.ReportAllocs()
 			b.SetParallelism(8) // 16 writers on 2 cores
+			syncs := s.Stats().LogSyncs
 			b.RunParallel(func(p *testing.PB) {
 				for p.Next() {
 					i := next.Add(1) & 1023
@@ -82,6 +83,7 @@ func BenchmarkDurableUniqueParallel(b *testing.B) {
 					}
 				}
 			})
+			b.ReportMetric(float64(s.Stats().LogSyncs-syncs)/float64(b.N), "fsyncs/op")
 		})
 	}
 }
