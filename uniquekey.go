@@ -238,12 +238,22 @@ func (c *Container) uniqueConflict(pk, id string, doc []byte, now int64, skip fu
 // c.mu.
 func (c *Container) claimUnique(pk, id string, doc []byte, ttl TTL, now int64) (conflict bool) {
 	c.mu.Lock()
-	conflict = c.uniqueHeldLocked(pk, id, doc, now, nil, nil)
-	if u := c.mu.indexes.unique; u != nil && !conflict {
+	if u := c.mu.indexes.unique; u != nil {
+		// Each key's entry once, one after the other in buf.
+		var ends [maxUniqueKeys]int
+		u.buf = u.buf[:0]
 		for k := range u.keys {
-			u.buf = u.entry(u.buf[:0], k, pk, doc)
-			e := string(u.buf)
+			start := len(u.buf)
+			u.buf = u.entry(u.buf, k, pk, doc)
+			ends[k] = len(u.buf)
+			if conflict = c.takenLocked(u, u.buf[start:], id, now, nil); conflict {
+				break
+			}
+		}
+		for k, start := 0, 0; !conflict && k < len(u.keys); k++ {
+			e := string(u.buf[start:ends[k]])
 			u.claims[e] = uniqueClaim{entry: e, id: id, ttl: ttl, written: now}
+			start = ends[k]
 		}
 	}
 	c.mu.Unlock()
@@ -283,12 +293,7 @@ func (c *Container) uniqueHeldLocked(pk, id string, doc []byte, now int64, skip 
 	}
 	for k := range u.keys {
 		u.buf = u.entry(u.buf[:0], k, pk, doc)
-		for _, r := range u.held[string(u.buf)] {
-			if r.id() != id && c.rule.live(r, now) && (skip == nil || !skip(r)) {
-				return true
-			}
-		}
-		if cl, ok := u.claims[string(u.buf)]; ok && cl.id != id && now < c.rule.expiresAt(cl.ttl, cl.written) {
+		if c.takenLocked(u, u.buf, id, now, skip) {
 			return true
 		}
 		if len(others) == 0 {
@@ -302,6 +307,19 @@ func (c *Container) uniqueHeldLocked(pk, id string, doc []byte, now int64, skip 
 		}
 	}
 	return false
+}
+
+// takenLocked reports whether the values of the entry e of the item id
+// are another's live at now: an item's the index holds that skip does not
+// rule out, or a write's claim. The caller holds c.mu.
+func (c *Container) takenLocked(u *uniqueIndex, e []byte, id string, now int64, skip func(rec record) bool) bool {
+	for _, r := range u.held[string(e)] {
+		if r.id() != id && c.rule.live(r, now) && (skip == nil || !skip(r)) {
+			return true
+		}
+	}
+	cl, ok := u.claims[string(e)]
+	return ok && cl.id != id && now < c.rule.expiresAt(cl.ttl, cl.written)
 }
 
 // rebuildUniqueLocked makes the unique index anew from the id tables, after
