@@ -278,6 +278,11 @@ func (c computeHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	c.h.serve(w, r, computeGateway)
 }
 
+// gatewayVersion is the value of x-ms-gatewayversion, shared by every
+// response: net/http and the front only ever replace a header's slice,
+// never write in it.
+var gatewayVersion = []string{"version=2.14.0"}
+
 // serve serves one request of the REST API, read as gateway g reads it.
 func (h *Handler) serve(w http.ResponseWriter, r *http.Request, g gateway) {
 	h.started.Add(1)
@@ -285,7 +290,7 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, g gateway) {
 	defer h.inFlight.Add(-1)
 	hdr := w.Header()
 	setHeader(hdr, "x-ms-activity-id", newActivityID())
-	setHeader(hdr, "x-ms-gatewayversion", "version=2.14.0")
+	hdr["x-ms-gatewayversion"] = gatewayVersion
 	defer func() {
 		if v := recover(); v != nil {
 			if v == http.ErrAbortHandler {
