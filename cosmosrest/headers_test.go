@@ -55,8 +55,10 @@ func TestSetHeader(t *testing.T) {
 // TestServiceHeadersSetAsSent reads the package's source: no call sets or
 // adds an x-ms-* header, etag or lsn with http.Header's Set or Add, which
 // would send it in Go's canonical form: setHeader sets them as the
-// service writes them. (TestResponseHeaderNamesLowerCase sees the names
-// of the answers it gets; this sees every answer's.)
+// service writes them; and none reads one back from a response's map with
+// Get (w.Header().Get), which looks up the canonical form and so finds
+// nothing: responseHeader does. (TestResponseHeaderNamesLowerCase sees the
+// names of the answers it gets; this sees every answer's.)
 func TestServiceHeadersSetAsSent(t *testing.T) {
 	fset := token.NewFileSet()
 	paths, err := filepath.Glob("*.go")
@@ -104,25 +106,41 @@ func TestServiceHeadersSetAsSent(t *testing.T) {
 		name = strings.ToLower(name)
 		return name, strings.HasPrefix(name, "x-ms-") || name == "etag" || name == "lsn"
 	}
-	checked := 0
+	// responseMap reports whether e is a call of a Header method, as a
+	// ResponseWriter's (a request's header is a field).
+	responseMap := func(e ast.Expr) bool {
+		call, ok := e.(*ast.CallExpr)
+		if !ok || len(call.Args) != 0 {
+			return false
+		}
+		sel, ok := call.Fun.(*ast.SelectorExpr)
+		return ok && sel.Sel.Name == "Header"
+	}
+	sets := 0
 	for _, f := range files {
 		ast.Inspect(f, func(n ast.Node) bool {
 			call, ok := n.(*ast.CallExpr)
-			if !ok || len(call.Args) != 2 {
+			if !ok || len(call.Args) == 0 {
 				return true
 			}
 			sel, ok := call.Fun.(*ast.SelectorExpr)
-			if !ok || (sel.Sel.Name != "Set" && sel.Sel.Name != "Add") {
+			if !ok {
 				return true
 			}
-			if name, ok := service(call.Args[0]); ok {
-				t.Errorf("%s: %s(%q, …): use setHeader", fset.Position(call.Pos()), sel.Sel.Name, name)
+			name, service := service(call.Args[0])
+			switch {
+			case (sel.Sel.Name == "Set" || sel.Sel.Name == "Add") && len(call.Args) == 2:
+				sets++
+				if service {
+					t.Errorf("%s: %s(%q, …): use setHeader", fset.Position(call.Pos()), sel.Sel.Name, name)
+				}
+			case sel.Sel.Name == "Get" && len(call.Args) == 1 && responseMap(sel.X) && service:
+				t.Errorf("%s: Header().Get(%q): use responseHeader", fset.Position(call.Pos()), name)
 			}
-			checked++
 			return true
 		})
 	}
-	if checked == 0 {
+	if sets == 0 {
 		t.Fatal("no Set or Add call found: the test reads nothing")
 	}
 }
