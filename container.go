@@ -113,8 +113,12 @@ const shardCount = 32
 //     policy: every write but the reaper's purges decides and applies
 //     holding it, so that a write's check of the unique index (which holds
 //     a partition's items from every shard: shardFor hashes the partition
-//     key and the id) still holds when it is made. Purges need not: they
-//     remove expired items, which hold no unique value.
+//     key and the id) still holds when it is made. A batch holds it for
+//     writing; a single write (commit, commitPatch) for reading, and
+//     claims its values in the index when it checks them (claimUnique),
+//     so that single writes to other shards check theirs against it, and
+//     share a durable log's syncs, while it waits for the log. Purges need
+//     not: they remove expired items, which hold no unique value.
 //  2. shards[i].mu, each shard's RWMutex, guards the shard's items (its id
 //     table); who takes several takes them in ascending order, as lockAll
 //     does.
@@ -151,7 +155,7 @@ type Container struct {
 	// between two steps, so that no page sees part of a batch.
 	batches atomic.Uint64
 	// uniqueMu is nil without a unique key policy (see the locking note).
-	uniqueMu *sync.Mutex
+	uniqueMu *sync.RWMutex
 	shards   [shardCount]shard // shards[i].no is i
 
 	// shared says that item writes must take mu: the container has a
@@ -220,7 +224,7 @@ func newContainer(s *Store, props ContainerProperties, pp pkPaths, now int64) *C
 	}
 	c.mu.feed.nextLSN = 1
 	if props.UniqueKeyPolicy != nil {
-		c.uniqueMu = new(sync.Mutex)
+		c.uniqueMu = new(sync.RWMutex)
 		c.mu.indexes.unique = newUniqueIndex(props.UniqueKeyPolicy)
 		c.updateSharedLocked()
 	}

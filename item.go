@@ -241,7 +241,11 @@ func (c *Container) write(ctx context.Context, kind writeKind, pk PartitionKey, 
 }
 
 // commit decides and applies a prepared write under the item's shard lock
-// (a durable store's apply returns once the log holds it durably).
+// (a durable store's apply returns once the log holds it durably). In a
+// container with a unique key policy, the write claims its new version's
+// unique values when it checks them (claimUnique) and holds c.uniqueMu
+// only for reading, so that durable writers to other shards share the
+// log's syncs.
 func (c *Container) commit(op string, kind writeKind, pk PartitionKey, id string, doc []byte, p *parsedItem, o *ItemOptions) (ItemResponse, error) {
 	ifMatch := ""
 	if o != nil {
@@ -250,8 +254,8 @@ func (c *Container) commit(op string, kind writeKind, pk PartitionKey, id string
 	fail := func(e *Error) (ItemResponse, error) { return c.fail(op, id, e) }
 
 	if mu := c.uniqueMu; mu != nil {
-		mu.Lock()
-		defer mu.Unlock()
+		mu.RLock()
+		defer mu.RUnlock()
 	}
 	sh, h := c.shardFor(pk.enc, id)
 	sh.mu.Lock()
@@ -281,10 +285,14 @@ func (c *Container) commit(op string, kind writeKind, pk PartitionKey, id string
 	default: // create, or upsert of a missing or expired item
 		status, cost = statusCreated, charge(opCreate, p.size-p.ttlSize)
 	}
-	if c.uniqueMu != nil && kind != writeDelete && c.uniqueConflict(pk.enc, id, doc, now, nil, nil) {
+	claimed := c.uniqueMu != nil && kind != writeDelete
+	if claimed && c.claimUnique(pk.enc, id, doc, p.ttl, now) {
 		return fail(&Error{StatusCode: statusConflict, Message: msgUniqueViolation})
 	}
 	if err := c.drawAt(op, id, cost, now); err != nil {
+		if claimed {
+			c.releaseUnique(pk.enc, id, doc)
+		}
 		return ItemResponse{StatusCode: statusTooManyRequests}, err
 	}
 
@@ -300,6 +308,9 @@ func (c *Container) commit(op string, kind writeKind, pk PartitionKey, id string
 	}
 	next, err := c.apply(&m)
 	if err != nil {
+		if claimed {
+			c.releaseUnique(pk.enc, id, doc)
+		}
 		return ItemResponse{StatusCode: statusServiceUnavailable}, storageError(err, op, c.id, id)
 	}
 	rec := m.rec

@@ -835,8 +835,8 @@ func (c *Container) commitPatch(ctx context.Context, op string, pk PartitionKey,
 	defer pb.release()
 
 	if mu := c.uniqueMu; mu != nil {
-		mu.Lock()
-		defer mu.Unlock()
+		mu.RLock()
+		defer mu.RUnlock()
 	}
 	sh, h := c.shardFor(pk.enc, id)
 	sh.mu.Lock()
@@ -856,16 +856,23 @@ func (c *Container) commitPatch(ctx context.Context, op string, pk PartitionKey,
 	if err != nil {
 		return fail(err)
 	}
-	if c.uniqueMu != nil && c.uniqueConflict(pk.enc, id, r.doc, now, nil, nil) {
+	claimed := c.uniqueMu != nil
+	if claimed && c.claimUnique(pk.enc, id, r.doc, r.ttl, now) {
 		return fail(&Error{StatusCode: statusConflict, Message: msgUniqueViolation})
 	}
 	cost := charge(opReplace, r.chargeSize)
 	if err := c.drawAt(op, id, cost, now); err != nil {
+		if claimed {
+			c.releaseUnique(pk.enc, id, r.doc)
+		}
 		return ItemResponse{StatusCode: statusTooManyRequests}, err
 	}
 	m := mutation{cause: causeReplace, now: now, sh: sh, h: h, old: old, rec: r.record(pk.enc, now, c.store.nextSeq(), old.pos())}
 	next, aerr := c.apply(&m)
 	if aerr != nil {
+		if claimed {
+			c.releaseUnique(pk.enc, id, r.doc)
+		}
 		return ItemResponse{StatusCode: statusServiceUnavailable}, storageError(aerr, op, c.id, id)
 	}
 	c.store.reaper.notify(next)

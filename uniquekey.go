@@ -125,13 +125,29 @@ func cloneUniquePolicy(p *ContainerProperties) {
 // uniqueIndex holds, for each unique key of a container's policy, the items
 // by their partition and their values at the key's paths: every version
 // the id tables hold, expired or not (an expired one holds no value, and a
-// check skips it: its purge, later, removes it alone). Guarded by the
+// check skips it: its purge, later, removes it alone); and the values that
+// single writes have claimed (claimUnique) and not yet made. Guarded by the
 // container's mu; writes that check it hold the container's uniqueMu too
 // (see the locking note).
 type uniqueIndex struct {
-	keys [][][]string        // each key's paths, each path's property names
-	held map[string][]record // by entry: the versions that have its values
-	buf  []byte              // scratch for entries
+	keys   [][][]string           // each key's paths, each path's property names
+	held   map[string][]record    // by entry: the versions that have its values
+	claims map[string]uniqueClaim // by entry: the write that claimed its values
+	buf    []byte                 // scratch for entries
+}
+
+// uniqueClaim is a single write's hold on the values of the version it
+// makes, from its check until the version is in the index (or the write
+// failed): the entry (its key in claims, which held takes over), the
+// item's id, and the new version's ttl and instant, which say until when
+// it is live. A durable write waits for the log meanwhile, and the writes
+// checked in that time find its values taken, as they would once it is
+// made.
+type uniqueClaim struct {
+	entry   string
+	id      string
+	ttl     TTL
+	written int64
 }
 
 // newUniqueIndex returns the index of the policy up (normalized), nil for
@@ -140,7 +156,7 @@ func newUniqueIndex(up *UniqueKeyPolicy) *uniqueIndex {
 	if up == nil {
 		return nil
 	}
-	u := &uniqueIndex{held: map[string][]record{}}
+	u := &uniqueIndex{held: map[string][]record{}, claims: map[string]uniqueClaim{}}
 	for _, k := range up.UniqueKeys {
 		var paths [][]string
 		for _, p := range k.Paths {
@@ -171,7 +187,8 @@ func bodyBytes(rec record) []byte {
 }
 
 // itemChanged makes the index follow one item change, old ("" if none)
-// going and rec ("" if none) coming. The caller holds the container's mu.
+// going and rec ("" if none) coming: rec's write's claims end as rec takes
+// their place. The caller holds the container's mu.
 func (u *uniqueIndex) itemChanged(old, rec record) {
 	if u == nil {
 		return
@@ -187,6 +204,11 @@ func (u *uniqueIndex) itemChanged(old, rec record) {
 		}
 		if rec != "" {
 			u.buf = u.entry(u.buf[:0], k, rec.pk(), bodyBytes(rec))
+			if cl, ok := u.claims[string(u.buf)]; ok && cl.id == rec.id() {
+				delete(u.claims, cl.entry)
+				u.held[cl.entry] = append(u.held[cl.entry], rec) // the claim's string: no copy
+				continue
+			}
 			u.held[string(u.buf)] = append(u.held[string(u.buf)], rec)
 		}
 	}
@@ -195,16 +217,72 @@ func (u *uniqueIndex) itemChanged(old, rec record) {
 // uniqueConflict reports whether doc, the new version of the item (pk,
 // id), would share the values of one of the container's unique keys with
 // another item of its partition live at now: one the index holds that
-// skip does not rule out, or one of others. The caller holds c.uniqueMu
-// and the item's shard lock, not c.mu.
+// skip does not rule out, one a write claimed, or one of others. The
+// caller holds c.uniqueMu and the item's shard lock, not c.mu.
 func (c *Container) uniqueConflict(pk, id string, doc []byte, now int64, skip func(rec record) bool, others []record) bool {
 	c.mu.Lock()
 	found := c.uniqueHeldLocked(pk, id, doc, now, skip, others)
 	c.mu.Unlock()
-	if h := c.store.testHooks(); !found && h != nil && h.afterUniqueCheck != nil {
+	c.afterUniqueCheck(found)
+	return found
+}
+
+// claimUnique is uniqueConflict for a single write of doc, with ttl, at
+// now, that has no others to skip: where it finds no conflict it claims
+// doc's values for the write in the same hold of c.mu, until the write's
+// version takes their place in the index (itemChanged) or, if the write
+// fails, the caller gives them back (releaseUnique). So the check and the
+// write are one step for every write checked later, without the caller
+// holding c.uniqueMu (for writing) across the write's wait for the log.
+// The caller holds c.uniqueMu for reading and the item's shard lock, not
+// c.mu.
+func (c *Container) claimUnique(pk, id string, doc []byte, ttl TTL, now int64) (conflict bool) {
+	c.mu.Lock()
+	if u := c.mu.indexes.unique; u != nil {
+		// Each key's entry once, one after the other in buf.
+		var ends [maxUniqueKeys]int
+		u.buf = u.buf[:0]
+		for k := range u.keys {
+			start := len(u.buf)
+			u.buf = u.entry(u.buf, k, pk, doc)
+			ends[k] = len(u.buf)
+			if conflict = c.takenLocked(u, u.buf[start:], id, now, nil); conflict {
+				break
+			}
+		}
+		for k, start := 0, 0; !conflict && k < len(u.keys); k++ {
+			e := string(u.buf[start:ends[k]])
+			u.claims[e] = uniqueClaim{entry: e, id: id, ttl: ttl, written: now}
+			start = ends[k]
+		}
+	}
+	c.mu.Unlock()
+	c.afterUniqueCheck(conflict)
+	return conflict
+}
+
+// releaseUnique gives back the claims of a write of doc, the item (pk, id),
+// that failed after claimUnique. A claim another write has taken over (this
+// one's version had expired before the other was checked) is the other's.
+func (c *Container) releaseUnique(pk, id string, doc []byte) {
+	c.mu.Lock()
+	if u := c.mu.indexes.unique; u != nil {
+		for k := range u.keys {
+			u.buf = u.entry(u.buf[:0], k, pk, doc)
+			if cl, ok := u.claims[string(u.buf)]; ok && cl.id == id {
+				delete(u.claims, cl.entry)
+			}
+		}
+	}
+	c.mu.Unlock()
+}
+
+// afterUniqueCheck runs the test hook of a unique key check that found no
+// conflict.
+func (c *Container) afterUniqueCheck(conflict bool) {
+	if h := c.store.testHooks(); !conflict && h != nil && h.afterUniqueCheck != nil {
 		h.afterUniqueCheck()
 	}
-	return found
 }
 
 // uniqueHeldLocked is uniqueConflict under c.mu.
@@ -215,10 +293,8 @@ func (c *Container) uniqueHeldLocked(pk, id string, doc []byte, now int64, skip 
 	}
 	for k := range u.keys {
 		u.buf = u.entry(u.buf[:0], k, pk, doc)
-		for _, r := range u.held[string(u.buf)] {
-			if r.id() != id && c.rule.live(r, now) && (skip == nil || !skip(r)) {
-				return true
-			}
+		if c.takenLocked(u, u.buf, id, now, skip) {
+			return true
 		}
 		if len(others) == 0 {
 			continue
@@ -231,6 +307,19 @@ func (c *Container) uniqueHeldLocked(pk, id string, doc []byte, now int64, skip 
 		}
 	}
 	return false
+}
+
+// takenLocked reports whether the values of the entry e of the item id
+// are another's live at now: an item's the index holds that skip does not
+// rule out, or a write's claim. The caller holds c.mu.
+func (c *Container) takenLocked(u *uniqueIndex, e []byte, id string, now int64, skip func(rec record) bool) bool {
+	for _, r := range u.held[string(e)] {
+		if r.id() != id && c.rule.live(r, now) && (skip == nil || !skip(r)) {
+			return true
+		}
+	}
+	cl, ok := u.claims[string(e)]
+	return ok && cl.id != id && now < c.rule.expiresAt(cl.ttl, cl.written)
 }
 
 // rebuildUniqueLocked makes the unique index anew from the id tables, after

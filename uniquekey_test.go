@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/lethedb/lethe"
+	"github.com/lethedb/lethe/internal/vfs"
 	"github.com/stretchr/testify/require"
 )
 
@@ -145,6 +146,7 @@ func TestUniqueKeyWrites(t *testing.T) {
 	require.NoError(t, err)
 	_, err = c.CreateItem(ctx, p, []byte(`{"id":"e","pk":"p"}`), nil) // null: b's since its patch
 	require.Equal(t, 409, status(err))
+	require.Zero(t, lethe.UniqueClaims(c), "the writes made hold no claim")
 }
 
 func TestUniqueKeyBatch(t *testing.T) {
@@ -400,9 +402,10 @@ func TestUniqueKeyDurable(t *testing.T) {
 }
 
 // A second create of the same value that comes while the first is between
-// its check and its apply waits for it, and is refused: the check and the
-// write are one step. (The wait for the second is bounded only so that a
-// broken lock is seen: with the lock it never finishes early.)
+// its check and its apply is refused: the check and the write are one step
+// (the first claimed its value when it checked it). (The wait for the
+// second is bounded only so that a second that gets in is seen whether it
+// finishes early or not.)
 func TestUniqueKeyCheckAndWriteAtomic(t *testing.T) {
 	s, _ := newStore(t)
 	c := uniqueContainer(t, s, lethe.TTLOff, []string{"/email"})
@@ -425,6 +428,98 @@ func TestUniqueKeyCheckAndWriteAtomic(t *testing.T) {
 	_, err := c.CreateItem(ctx, p, []byte(`{"id":"a","pk":"p","email":"e"}`), nil)
 	require.NoError(t, err)
 	require.Equal(t, 409, <-second)
+}
+
+// While a durable write to a container with a unique key policy waits for
+// its fsync, writes to other shards go on: one of another value decides
+// and joins the log (to share the next fsync), and one of the waiting
+// write's value, a create or a patch, is refused at once, its value taken.
+// Before, every write held the container's unique lock across its wait,
+// so they took turns, one fsync each. (The waits are bounded only so that
+// a write that is held up fails the test.)
+func TestUniqueKeyDurableWaitShared(t *testing.T) {
+	s := openStore(t, &lethe.Options{Dir: t.TempDir(), Reaper: lethe.ReaperOptions{Disabled: true}})
+	c := uniqueContainer(t, s, lethe.TTLOff, []string{"/email"})
+	p, q := lethe.NewPartitionKeyString("p"), lethe.NewPartitionKeyString("q")
+	// Each write goes to a shard of its own: a write holds its shard's lock
+	// until the log has it.
+	used := map[int]bool{lethe.ShardOf(c, p, "a"): true}
+	elsewhere := func(pk lethe.PartitionKey, prefix string) string {
+		for i := 0; ; i++ {
+			if id := fmt.Sprint(prefix, i); !used[lethe.ShardOf(c, pk, id)] {
+				used[lethe.ShardOf(c, pk, id)] = true
+				return id
+			}
+		}
+	}
+	m := elsewhere(p, "m")
+	_, err := c.CreateItem(ctx, p, []byte(`{"id":"`+m+`","pk":"p","email":"m"}`), nil)
+	require.NoError(t, err)
+
+	syncing, release := make(chan struct{}), make(chan struct{})
+	unblock := sync.OnceFunc(func() { close(release) })
+	defer unblock()
+	var first atomic.Bool
+	lethe.SetLogSync(s, func(f vfs.File) error {
+		if first.CompareAndSwap(false, true) { // a's: the log holds nothing else
+			close(syncing)
+			<-release
+		}
+		return f.Sync()
+	})
+	checked := make(chan struct{}, 4)
+	lethe.SetAfterUniqueCheck(c, func() { checked <- struct{}{} })
+	bounded := func(what string, ch <-chan int) int {
+		t.Helper()
+		select {
+		case code := <-ch:
+			return code
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s is held up by a's wait for the log", what)
+			return 0
+		}
+	}
+	write := func(f func() error) <-chan int {
+		ch := make(chan int, 1)
+		go func() { ch <- status(f()) }()
+		return ch
+	}
+	create := func(pk lethe.PartitionKey, doc string) <-chan int {
+		return write(func() error { _, err := c.CreateItem(ctx, pk, []byte(doc), nil); return err })
+	}
+
+	a := create(p, `{"id":"a","pk":"p","email":"a"}`)
+	<-checked
+	<-syncing // a waits for its fsync
+	other := create(q, `{"id":"`+elsewhere(q, "o")+`","pk":"q","email":"o"}`)
+	bounded("the check of a write of another value", write(func() error { <-checked; return nil }))
+	require.Equal(t, 409, bounded("a create of a's value", create(p, `{"id":"`+elsewhere(p, "x")+`","pk":"p","email":"a"}`)))
+	var take lethe.PatchOperations
+	take.AppendSet("/email", "a")
+	require.Equal(t, 409, bounded("a patch to a's value", write(func() error { _, err := c.PatchItem(ctx, p, m, take, nil); return err })))
+	unblock()
+	require.Equal(t, 0, <-a)
+	require.Equal(t, 0, <-other)
+	require.Zero(t, lethe.UniqueClaims(c), "the writes made hold no claim")
+}
+
+// A write refused after its unique key check (here throttled) leaves its
+// value free: it claimed it when it checked it, and gives it back.
+func TestUniqueKeyClaimReleased(t *testing.T) {
+	clock := lethe.NewManualClock(t0)
+	s := openStore(t, &lethe.Options{Clock: clock, Reaper: lethe.ReaperOptions{Disabled: true}})
+	props := uniqueProps(lethe.TTLOff, []string{"/email"})
+	props.Throughput = 10 // one create of 5.5 RU a second
+	c := mustContainer(t, s, props)
+	p := lethe.NewPartitionKeyString("p")
+	_, err := c.CreateItem(ctx, p, []byte(`{"id":"a","pk":"p","email":"a"}`), nil)
+	require.NoError(t, err)
+	_, err = c.CreateItem(ctx, p, []byte(`{"id":"b","pk":"p","email":"b"}`), nil)
+	require.ErrorIs(t, err, lethe.ErrTooManyRequests)
+	clock.Advance(time.Second)
+	_, err = c.CreateItem(ctx, p, []byte(`{"id":"c","pk":"p","email":"b"}`), nil)
+	require.NoError(t, err, "the throttled write of b still holds its value")
+	require.Zero(t, lethe.UniqueClaims(c))
 }
 
 // TestUniqueKeyModel runs random writes, expiries and purges on a

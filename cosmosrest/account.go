@@ -90,11 +90,11 @@ func (q *request) account() {
 		QueryEngineConfiguration: queryEngineConfiguration,
 	})
 	hdr := q.w.Header()
-	hdr.Set("x-ms-max-media-storage-usage-mb", "10240")
-	hdr.Set("x-ms-media-storage-usage-mb", "0")
-	hdr.Set("x-ms-databaseaccount-consumed-mb", "0")
-	hdr.Set("x-ms-databaseaccount-reserved-mb", "0")
-	hdr.Set("x-ms-databaseaccount-provisioned-mb", "0")
+	setHeader(hdr, "x-ms-max-media-storage-usage-mb", "10240")
+	setHeader(hdr, "x-ms-media-storage-usage-mb", "0")
+	setHeader(hdr, "x-ms-databaseaccount-consumed-mb", "0")
+	setHeader(hdr, "x-ms-databaseaccount-reserved-mb", "0")
+	setHeader(hdr, "x-ms-databaseaccount-provisioned-mb", "0")
 	q.reply(http.StatusOK, b, 0)
 }
 

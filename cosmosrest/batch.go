@@ -245,8 +245,8 @@ func (q *request) batch() {
 	h := q.w.Header()
 	l := q.layout(db, c, p)
 	q.rangeHeaders(l, q.itemRange(l), resp.Success)
-	h.Set("x-ms-alt-content-path", "dbs/"+db.id+"/colls/"+c.ID())
-	h.Set("x-ms-content-path", ridString(containerRID(db.id, c.ID())))
+	setHeader(h, "x-ms-alt-content-path", "dbs/"+db.id+"/colls/"+c.ID())
+	setHeader(h, "x-ms-content-path", ridString(containerRID(db.id, c.ID())))
 	status := http.StatusOK
 	if !resp.Success {
 		status = http.StatusMultiStatus

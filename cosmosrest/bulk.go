@@ -92,8 +92,8 @@ func (q *request) bulk() {
 		id = ""
 	}
 	q.rangeHeaders(l, id, true)
-	h.Set("x-ms-alt-content-path", "dbs/"+db.id+"/colls/"+c.ID())
-	h.Set("x-ms-content-path", ridString(containerRID(db.id, c.ID())))
+	setHeader(h, "x-ms-alt-content-path", "dbs/"+db.id+"/colls/"+c.ID())
+	setHeader(h, "x-ms-content-path", ridString(containerRID(db.id, c.ID())))
 	status := http.StatusOK
 	if !allOK {
 		status = http.StatusMultiStatus

@@ -104,13 +104,13 @@ func (q *request) changeFeed() {
 		return
 	}
 	hdr := q.w.Header()
-	hdr.Set("etag", quoteETag(resp.ContinuationToken))
-	hdr.Set("lsn", strconv.FormatUint(resp.LSN, 10))
+	setHeader(hdr, "etag", quoteETag(resp.ContinuationToken))
+	setHeader(hdr, "lsn", strconv.FormatUint(resp.LSN, 10))
 	q.rangeHeaders(l, rangeID, false)
-	hdr.Set("x-ms-alt-content-path", "dbs/"+db.id+"/colls/"+c.ID())
-	hdr.Set("x-ms-content-path", ridString(containerRID(db.id, c.ID())))
+	setHeader(hdr, "x-ms-alt-content-path", "dbs/"+db.id+"/colls/"+c.ID())
+	setHeader(hdr, "x-ms-content-path", ridString(containerRID(db.id, c.ID())))
 	if len(resp.Items) == 0 {
-		hdr.Set("x-ms-item-count", "0")
+		setHeader(hdr, "x-ms-item-count", "0")
 		q.reply(http.StatusNotModified, nil, resp.RequestCharge)
 		return
 	}

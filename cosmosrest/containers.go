@@ -253,7 +253,7 @@ func (q *request) createContainer() {
 		q.h.logFailure(q.r, http.StatusInternalServerError, err)
 	}
 	q.containerHeaders(db, c)
-	q.w.Header().Set("etag", quoteETag(containerETag(db, got, ts)))
+	setHeader(q.w.Header(), "etag", quoteETag(containerETag(db, got, ts)))
 	q.reply(http.StatusCreated, containerJSON(db, got, ts), 2)
 }
 
@@ -278,17 +278,17 @@ func (q *request) container(sub int) (*database, *lethe.Container) {
 func (q *request) containerHeaders(db *database, c *lethe.Container) {
 	st := c.Stats()
 	hdr := q.w.Header()
-	hdr.Set("x-ms-resource-quota", "functions=25;storedProcedures=100;triggers=25;documentSize=10240;documentsSize=10485760;documentsCount=-1;collectionSize=10485760;")
+	setHeader(hdr, "x-ms-resource-quota", "functions=25;storedProcedures=100;triggers=25;documentSize=10240;documentsSize=10485760;documentsCount=-1;collectionSize=10485760;")
 	kb := (st.Bytes + 1023) / 1024
 	udfs, sprocs, triggers := db.scriptCounts(c.ID())
-	hdr.Set("x-ms-resource-usage", fmt.Sprintf("functions=%d;storedProcedures=%d;triggers=%d;documentSize=%d;documentsSize=%d;documentsCount=%d;collectionSize=%d;", udfs, sprocs, triggers, kb/1024, kb, st.Items, kb))
-	hdr.Set(reaperHeader, reaperState(st))
+	setHeader(hdr, "x-ms-resource-usage", fmt.Sprintf("functions=%d;storedProcedures=%d;triggers=%d;documentSize=%d;documentsSize=%d;documentsCount=%d;collectionSize=%d;", udfs, sprocs, triggers, kb/1024, kb, st.Items, kb))
+	setHeader(hdr, reaperHeader, reaperState(st))
 	// A policy is in effect as soon as it is set (queries are answered
 	// whole while an index is built), so its transformation is done, as
 	// the service's header says once it is: the SDKs' specs look for it.
-	hdr.Set("x-ms-documentdb-collection-index-transformation-progress", "100")
-	hdr.Set("x-ms-alt-content-path", "dbs/"+db.id)
-	hdr.Set("x-ms-content-path", ridString(db.rid))
+	setHeader(hdr, "x-ms-documentdb-collection-index-transformation-progress", "100")
+	setHeader(hdr, "x-ms-alt-content-path", "dbs/"+db.id)
+	setHeader(hdr, "x-ms-content-path", ridString(db.rid))
 }
 
 func (q *request) readContainer() {
@@ -298,7 +298,7 @@ func (q *request) readContainer() {
 	}
 	ts := q.collTS(db, p.ID)
 	q.containerHeaders(db, c)
-	q.w.Header().Set("etag", quoteETag(containerETag(db, p, ts)))
+	setHeader(q.w.Header(), "etag", quoteETag(containerETag(db, p, ts)))
 	q.reply(http.StatusOK, containerJSON(db, p, ts), 1)
 }
 
@@ -350,7 +350,7 @@ func (q *request) replaceContainer() {
 	ts := q.h.now().Unix()
 	q.setCollTS(db, got.ID, ts)
 	q.containerHeaders(db, c)
-	q.w.Header().Set("etag", quoteETag(containerETag(db, got, ts)))
+	setHeader(q.w.Header(), "etag", quoteETag(containerETag(db, got, ts)))
 	q.reply(http.StatusOK, containerJSON(db, got, ts), 10)
 }
 
@@ -455,9 +455,9 @@ func (q *request) partitionKeyRanges() {
 	l := q.layout(db, c, p)
 	coll := containerRID(db.id, c.ID())
 	etag := `"` + strconv.FormatUint(l.lsn, 10) + `"`
-	q.w.Header().Set("etag", etag)
-	q.w.Header().Set("x-ms-alt-content-path", "dbs/"+db.id+"/colls/"+c.ID())
-	q.w.Header().Set("x-ms-content-path", ridString(coll))
+	setHeader(q.w.Header(), "etag", etag)
+	setHeader(q.w.Header(), "x-ms-alt-content-path", "dbs/"+db.id+"/colls/"+c.ID())
+	setHeader(q.w.Header(), "x-ms-content-path", ridString(coll))
 	if inm := q.r.Header.Get("If-None-Match"); inm == etag || inm == strings.Trim(etag, `"`) {
 		q.reply(http.StatusNotModified, nil, 1)
 		return

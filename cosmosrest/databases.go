@@ -305,7 +305,7 @@ func (q *request) createDatabase() {
 		return
 	}
 	h.dbs[id] = db
-	q.w.Header().Set("etag", quoteETag(db.etag()))
+	setHeader(q.w.Header(), "etag", quoteETag(db.etag()))
 	q.reply(http.StatusCreated, db.json(), 2)
 }
 
@@ -386,7 +386,7 @@ func (q *request) readDatabase() {
 	if db == nil {
 		return
 	}
-	q.w.Header().Set("etag", quoteETag(db.etag()))
+	setHeader(q.w.Header(), "etag", quoteETag(db.etag()))
 	q.reply(http.StatusOK, db.json(), 1)
 }
 
@@ -470,9 +470,9 @@ func (q *request) replyFeed(rid, name string, docs [][]byte, continuation string
 	}
 	fmt.Fprintf(&b, `],"_count":%d}`, len(docs))
 	hdr := q.w.Header()
-	hdr.Set("x-ms-item-count", strconv.Itoa(len(docs)))
+	setHeader(hdr, "x-ms-item-count", strconv.Itoa(len(docs)))
 	if continuation != "" {
-		hdr.Set("x-ms-continuation", continuation)
+		setHeader(hdr, "x-ms-continuation", continuation)
 	}
 	q.reply(http.StatusOK, b.Bytes(), charge)
 }

@@ -98,11 +98,11 @@ func (q *request) replyItem(db *database, c *lethe.Container, p lethe.ContainerP
 	l := q.layout(db, c, p)
 	hdr := q.w.Header()
 	if resp.ETag != "" {
-		hdr.Set("etag", quoteETag(resp.ETag))
+		setHeader(hdr, "etag", quoteETag(resp.ETag))
 	}
 	q.rangeHeaders(l, q.itemRange(l), write)
-	hdr.Set("x-ms-alt-content-path", "dbs/"+db.id+"/colls/"+c.ID())
-	hdr.Set("x-ms-content-path", ridString(containerRID(db.id, c.ID())))
+	setHeader(hdr, "x-ms-alt-content-path", "dbs/"+db.id+"/colls/"+c.ID())
+	setHeader(hdr, "x-ms-content-path", ridString(containerRID(db.id, c.ID())))
 	var body []byte
 	if resp.Value != nil {
 		body = db.withSelf(c.ID(), p.PartitionKeyDefinition.Paths, resp.Value)
@@ -190,7 +190,7 @@ func (q *request) readDocument() {
 		return
 	}
 	if inm := q.r.Header.Get("If-None-Match"); inm != "" && (inm == "*" || inm == resp.ETag || inm == quoteETag(resp.ETag)) {
-		q.w.Header().Set("etag", quoteETag(resp.ETag))
+		setHeader(q.w.Header(), "etag", quoteETag(resp.ETag))
 		q.reply(http.StatusNotModified, nil, resp.RequestCharge)
 		return
 	}
@@ -417,14 +417,14 @@ func (q *request) runQuery(text string, params map[string]json.RawMessage) {
 // query metrics (when asked for) and index metrics (when there are any).
 func (q *request) queryHeaders(db *database, c *lethe.Container, metrics, indexMetrics string) {
 	hdr := q.w.Header()
-	hdr.Set("x-ms-session-token", q.sessionToken(false))
-	hdr.Set("x-ms-alt-content-path", "dbs/"+db.id+"/colls/"+c.ID())
-	hdr.Set("x-ms-content-path", ridString(containerRID(db.id, c.ID())))
+	setHeader(hdr, "x-ms-session-token", q.sessionToken(false))
+	setHeader(hdr, "x-ms-alt-content-path", "dbs/"+db.id+"/colls/"+c.ID())
+	setHeader(hdr, "x-ms-content-path", ridString(containerRID(db.id, c.ID())))
 	if headerTrue(q.r.Header.Get("x-ms-documentdb-populatequerymetrics")) {
-		hdr.Set("x-ms-documentdb-query-metrics", metrics)
+		setHeader(hdr, "x-ms-documentdb-query-metrics", metrics)
 	}
 	if indexMetrics != "" {
-		hdr.Set("x-ms-cosmos-index-utilization", base64.StdEncoding.EncodeToString([]byte(indexMetrics)))
+		setHeader(hdr, "x-ms-cosmos-index-utilization", base64.StdEncoding.EncodeToString([]byte(indexMetrics)))
 	}
 }
 

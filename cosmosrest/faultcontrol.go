@@ -128,13 +128,13 @@ func (h *Handler) serveFaults(w http.ResponseWriter, r *http.Request, deadline t
 		writeControlJSON(w, http.StatusCreated, faultRuleToJSON(FaultRuleStatus{Rule: rule}))
 	case r.Method == http.MethodDelete && id == "":
 		f.Clear()
-		writeHeader(w, http.StatusNoContent)
+		w.WriteHeader(http.StatusNoContent)
 	case r.Method == http.MethodDelete:
 		if !f.Remove(id) {
 			apiError{status: http.StatusNotFound, msg: fmt.Sprintf("no fault rule %q", id)}.write(w)
 			return
 		}
-		writeHeader(w, http.StatusNoContent)
+		w.WriteHeader(http.StatusNoContent)
 	default:
 		apiError{status: http.StatusMethodNotAllowed, msg: fmt.Sprintf("%s is not served on %s", r.Method, clip(r.URL.Path))}.write(w)
 	}
@@ -143,6 +143,6 @@ func (h *Handler) serveFaults(w http.ResponseWriter, r *http.Request, deadline t
 func writeControlJSON(w http.ResponseWriter, status int, v any) {
 	b, _ := json.Marshal(v)
 	w.Header().Set("Content-Type", "application/json")
-	writeHeader(w, status)
+	w.WriteHeader(status)
 	_, _ = w.Write(b)
 }

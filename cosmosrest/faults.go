@@ -345,9 +345,9 @@ func (h *Handler) injectFault(w http.ResponseWriter, r *http.Request, t target) 
 	}
 	hdr := w.Header()
 	if ms := res.RetryAfter.Milliseconds(); ms > 0 || res.StatusCode == http.StatusTooManyRequests {
-		hdr.Set("x-ms-retry-after-ms", strconv.FormatInt(max(ms, 1), 10))
+		setHeader(hdr, "x-ms-retry-after-ms", strconv.FormatInt(max(ms, 1), 10))
 	}
-	hdr.Set("x-ms-lethe-fault", id)
+	setHeader(hdr, "x-ms-lethe-fault", id)
 	msg := faultMessages[res.StatusCode]
 	if msg == "" {
 		msg = http.StatusText(res.StatusCode) + "."

@@ -287,14 +287,19 @@ func (c computeHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	c.h.serve(w, r, computeGateway)
 }
 
+// gatewayVersion is the value of x-ms-gatewayversion, shared by every
+// response: net/http and the front only ever replace a header's slice,
+// never write in it.
+var gatewayVersion = []string{"version=2.14.0"}
+
 // serve serves one request of the REST API, read as gateway g reads it.
 func (h *Handler) serve(w http.ResponseWriter, r *http.Request, g gateway) {
 	h.started.Add(1)
 	h.inFlight.Add(1)
 	defer h.inFlight.Add(-1)
 	hdr := w.Header()
-	hdr.Set("x-ms-activity-id", newActivityID())
-	hdr.Set("x-ms-gatewayversion", "version=2.14.0")
+	setHeader(hdr, "x-ms-activity-id", newActivityID())
+	hdr["x-ms-gatewayversion"] = gatewayVersion
 	defer func() {
 		if v := recover(); v != nil {
 			if v == http.ErrAbortHandler {
@@ -394,7 +399,7 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, g gateway) {
 func (h *Handler) readBody(w http.ResponseWriter, r *http.Request, deadline time.Time, limit int64, keep bool) ([]byte, bool) {
 	// Made only for a refusal: readBody runs for every request.
 	tooLarge := func() string {
-		return tooLargeMessage(w.Header().Get("x-ms-activity-id"), fmt.Sprintf("the request body is over the limit of %d bytes", limit))
+		return tooLargeMessage(responseHeader(w.Header(), "x-ms-activity-id"), fmt.Sprintf("the request body is over the limit of %d bytes", limit))
 	}
 	if r.ContentLength > limit {
 		refuse(w, r, deadline, false, http.StatusRequestEntityTooLarge, tooLarge())
@@ -551,13 +556,13 @@ func (e apiError) write(w http.ResponseWriter) {
 	b, _ := json.Marshal(body)
 	hdr := w.Header()
 	if e.retryAfterMS > 0 {
-		hdr.Set("x-ms-retry-after-ms", strconv.FormatInt(e.retryAfterMS, 10))
+		setHeader(hdr, "x-ms-retry-after-ms", strconv.FormatInt(e.retryAfterMS, 10))
 	}
 	hdr.Set("Content-Type", "application/json")
 	hdr.Set("Content-Length", strconv.Itoa(len(b)))
-	hdr.Set("x-ms-request-charge", formatCharge(e.charge))
-	hdr.Set("x-ms-substatus", strconv.Itoa(e.sub))
-	writeHeader(w, e.status)
+	setHeader(hdr, "x-ms-request-charge", formatCharge(e.charge))
+	setHeader(hdr, "x-ms-substatus", strconv.Itoa(e.sub))
+	w.WriteHeader(e.status)
 	_, _ = w.Write(b)
 }
 
@@ -585,7 +590,7 @@ func (q *request) errorStatus(err error, notFoundSub int) apiError {
 	var le *lethe.Error
 	switch {
 	case errors.As(err, &le):
-		e := serviceError(le, notFoundSub, q.w.Header().Get("x-ms-activity-id"))
+		e := serviceError(le, notFoundSub, responseHeader(q.w.Header(), "x-ms-activity-id"))
 		if le.StatusCode == http.StatusTooManyRequests {
 			e.sub = subRUBudgetExceed
 			e.retryAfterMS = max(1, int64(math.Ceil(float64(le.RetryAfter)/float64(time.Millisecond))))
@@ -626,14 +631,14 @@ func formatCharge(c float64) string {
 // nil).
 func (q *request) reply(status int, body []byte, charge float64) {
 	hdr := q.w.Header()
-	hdr.Set("x-ms-request-charge", formatCharge(charge))
+	setHeader(hdr, "x-ms-request-charge", formatCharge(charge))
 	if body != nil {
 		hdr.Set("Content-Type", "application/json")
 		hdr.Set("Content-Length", strconv.Itoa(len(body)))
 	} else if status != http.StatusNoContent && status != http.StatusNotModified {
 		hdr.Set("Content-Length", "0")
 	}
-	writeHeader(q.w, status)
+	q.w.WriteHeader(status)
 	if body != nil {
 		_, _ = q.w.Write(body)
 	}

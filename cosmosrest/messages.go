@@ -251,7 +251,7 @@ func (q *request) badQuery(err error, prefix string) bool {
 	}
 	msg := err.Error()
 	if qe.Code != "" {
-		msg = prefix + queryErrorMessage(qe, q.w.Header().Get("x-ms-activity-id"))
+		msg = prefix + queryErrorMessage(qe, responseHeader(q.w.Header(), "x-ms-activity-id"))
 	}
 	q.answerError(http.StatusBadRequest, msg)
 	return true

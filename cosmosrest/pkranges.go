@@ -253,10 +253,9 @@ func rangeJSON(db *database, coll []byte, l *rangeLayout, i int, ts int64) []byt
 		strconv.FormatFloat(1/float64(len(l.ranges)), 'g', -1, 64), parents, ts, l.lsn, l.lsn)
 }
 
-// rangeIDHeader is the header that names a partition key range, in
-// requests and responses, in its canonical form (set without
-// canonicalizing it again on every response).
-const rangeIDHeader = "X-Ms-Documentdb-Partitionkeyrangeid"
+// rangeIDHeader is the response header that names a partition key range,
+// as the service writes it (setHeader).
+const rangeIDHeader = "x-ms-documentdb-partitionkeyrangeid"
 
 // rangeHeaders names the range id a response came from, in
 // x-ms-documentdb-partitionkeyrangeid, with that range's session token
@@ -287,7 +286,7 @@ func (q *request) rangeHeaders(l *rangeLayout, id string, write bool) {
 		}
 		tok = sb.String()
 	}
-	hdr.Set("x-ms-session-token", tok)
+	setHeader(hdr, "x-ms-session-token", tok)
 }
 
 // itemRange returns the id of the range of the document a point request

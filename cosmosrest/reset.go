@@ -30,7 +30,7 @@ func isControlPath(path, base string) bool {
 // bytes). A resource token is refused with 403 and tokenRefusal. When the
 // request is refused, controlRequest has answered it and reports false.
 func (h *Handler) controlRequest(w http.ResponseWriter, r *http.Request, deadline time.Time, resType, link, tokenRefusal string) ([]byte, bool) {
-	w.Header().Set("x-ms-request-charge", "0")
+	setHeader(w.Header(), "x-ms-request-charge", "0")
 	claims, ae := h.authenticate(r, route{resType: resType, link: link}, time.Now())
 	if ae != nil {
 		refuse(w, r, deadline, false, ae.status, ae.msg)

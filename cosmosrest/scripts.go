@@ -303,7 +303,7 @@ func (q *request) createScript() {
 			return success{}, false
 		}
 		scripts[s.key()] = s
-		q.w.Header().Set("etag", quoteETag(s.etag()))
+		setHeader(q.w.Header(), "etag", quoteETag(s.etag()))
 		return success{status, s.json(db)}, true
 	})
 }
@@ -358,11 +358,11 @@ func (q *request) readScript() {
 		return
 	}
 	if inm := q.r.Header.Get("If-None-Match"); inm != "" && (inm == "*" || inm == quoteETag(s.etag())) {
-		q.w.Header().Set("etag", quoteETag(s.etag()))
+		setHeader(q.w.Header(), "etag", quoteETag(s.etag()))
 		q.reply(http.StatusNotModified, nil, 1)
 		return
 	}
-	q.w.Header().Set("etag", quoteETag(s.etag()))
+	setHeader(q.w.Header(), "etag", quoteETag(s.etag()))
 	q.reply(http.StatusOK, s.json(db), 1)
 }
 
@@ -390,7 +390,7 @@ func (q *request) replaceScript() {
 		}
 		delete(scripts, old.key())
 		scripts[s.key()] = s
-		q.w.Header().Set("etag", quoteETag(s.etag()))
+		setHeader(q.w.Header(), "etag", quoteETag(s.etag()))
 		return success{http.StatusOK, s.json(db)}, true
 	})
 }

@@ -136,7 +136,7 @@ func (q *request) acquireScriptSlot() bool {
 	case <-q.ctx().Done():
 		q.fail(q.ctx().Err(), 0, 0)
 	case <-t.C:
-		q.w.Header().Set("x-ms-retry-after-ms", "100")
+		setHeader(q.w.Header(), "x-ms-retry-after-ms", "100")
 		apiError{status: http.StatusTooManyRequests, msg: "Request rate is large: every script slot of the server was busy for twice a script's time limit", sub: subRUBudgetExceed}.write(q.w)
 	}
 	return false
@@ -203,7 +203,7 @@ func (q *request) executeSproc() {
 		if logging && res.Log != "" {
 			// URL-encoded as encodeURIComponent does, spaces as %20, so
 			// that decodeURIComponent reads it back.
-			q.w.Header().Set("x-ms-documentdb-script-log-results", strings.ReplaceAll(url.QueryEscape(res.Log), "+", "%20"))
+			setHeader(q.w.Header(), "x-ms-documentdb-script-log-results", strings.ReplaceAll(url.QueryEscape(res.Log), "+", "%20"))
 		}
 		if err != nil {
 			q.scriptFailed(err, charge)
@@ -230,8 +230,8 @@ func (q *request) executeSproc() {
 		hdr := q.w.Header()
 		l := q.layout(db, c, p)
 		q.rangeHeaders(l, q.itemRange(l), len(ops) > 0)
-		hdr.Set("x-ms-alt-content-path", "dbs/"+db.id+"/colls/"+c.ID())
-		hdr.Set("x-ms-content-path", ridString(containerRID(db.id, c.ID())))
+		setHeader(hdr, "x-ms-alt-content-path", "dbs/"+db.id+"/colls/"+c.ID())
+		setHeader(hdr, "x-ms-content-path", ridString(containerRID(db.id, c.ID())))
 		q.reply(http.StatusOK, body, charge)
 		return
 	}

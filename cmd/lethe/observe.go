@@ -38,17 +38,27 @@ func observe(h http.Handler, observers ...func(*served)) http.Handler {
 			operation: operation(r),
 			status:    sw.status,
 			duration:  time.Since(start),
-			activity:  hdr.Get("x-ms-activity-id"),
+			activity:  responseHeader(hdr, "x-ms-activity-id"),
 		}
 		if s.status == 0 {
 			s.status = http.StatusOK
 		}
-		s.substatus, _ = strconv.Atoi(hdr.Get("x-ms-substatus"))
-		s.charge, _ = strconv.ParseFloat(hdr.Get("x-ms-request-charge"), 64)
+		s.substatus, _ = strconv.Atoi(responseHeader(hdr, "x-ms-substatus"))
+		s.charge, _ = strconv.ParseFloat(responseHeader(hdr, "x-ms-request-charge"), 64)
 		for _, o := range observers {
 			o(s)
 		}
 	})
+}
+
+// responseHeader returns the value of the response header name, in lower
+// case: the REST front sets its x-ms-* names so, as the service sends
+// them, where http.Header.Get looks up Go's canonical form.
+func responseHeader(h http.Header, name string) string {
+	if v := h[name]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
 }
 
 // statusWriter remembers the status a handler answered with.
