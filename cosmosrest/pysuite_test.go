@@ -83,4 +83,12 @@ func TestPartitionKeyRangeStatistics(t *testing.T) {
 	if total != 30 {
 		t.Errorf("%d documents over the ranges, want 30", total)
 	}
+
+	// A container without a partition key: one range, all its documents.
+	must(t, c.do("POST", "/dbs/db/colls", map[string]any{"id": "plain"}), 201)
+	must(t, c.do("POST", "/dbs/db/colls/plain/docs", map[string]any{"id": "d"}), 201)
+	r = must(t, c.do("GET", "/dbs/db/colls/plain", nil, "x-ms-documentdb-populatepartitionstatistics", "true"), 200)
+	if !strings.Contains(string(r.body), `"statistics":[{"id":"0","sizeInKB":1,"documentCount":1,"partitionKeys":[]}]`) {
+		t.Errorf("statistics of a container without a partition key: %s", r.body)
+	}
 }
