@@ -41,7 +41,7 @@ trap cleanup EXIT
 
 if [ -d "$src/test" ]; then
   cp -r "$src/test" "$work/test"
-elif git --git-dir "$src" rev-parse --verify -q v3.1.1 >/dev/null; then
+elif git --git-dir "$src" rev-parse --verify -q v3.1.1 >/dev/null 2>&1; then
   git --git-dir "$src" archive v3.1.1 test | tar -x -C "$work"
 else
   echo "$0: $src holds neither test/ nor the tag v3.1.1" >&2
