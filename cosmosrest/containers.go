@@ -297,9 +297,17 @@ func (q *request) readContainer() {
 		return
 	}
 	ts := q.collTS(db, p.ID)
+	body := containerJSON(db, p, ts)
+	if headerTrue(q.r.Header.Get(populateStatsHeader)) {
+		var err error
+		if body, err = q.withRangeStatistics(body, c, q.layout(db, c, p)); err != nil {
+			q.fail(err, 0, 0)
+			return
+		}
+	}
 	q.containerHeaders(db, c)
 	setHeader(q.w.Header(), "etag", quoteETag(containerETag(db, p, ts)))
-	q.reply(http.StatusOK, containerJSON(db, p, ts), 1)
+	q.reply(http.StatusOK, body, 1)
 }
 
 // ifMatch reports whether the request's If-Match header, if any, names

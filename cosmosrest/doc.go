@@ -148,7 +148,8 @@
 //     and the query plan in additionalErrorInfo when it needs a client's
 //     work (ORDER BY, TOP, OFFSET LIMIT, DISTINCT, VALUE aggregates,
 //     GROUP BY), and 400 with substatus 0 and no plan for a SELECT with an
-//     aggregate without VALUE (GROUP BY with COUNT(1) AS n included); both
+//     aggregate without VALUE (GROUP BY with COUNT(1) AS n included) sent
+//     with x-ms-documentdb-query-enablecrosspartition, whatever its filter; both
 //     keep the service's text first and add lethe's note (the client sent
 //     the query without a query plan, as azcosmos does, Cosmos DB refuses
 //     it the same way, and what works instead); an ORDER BY of several paths

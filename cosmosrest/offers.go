@@ -204,15 +204,17 @@ func (q *request) throughput() (manual, autoscaleMax int32, err error) {
 // offerThroughput, the figure it scaled to, is not a setting: a client
 // that sends back what it read is not refused for it). A value the
 // service refuses is a 400 that changes nothing, and so is a body whose
-// _rid is another offer's: the service replaces an offer at its own. A
-// container's throughput raised past what its ranges serve splits them
-// first, as the service does (raiseRanges).
+// _rid is another offer's (the service replaces an offer at its own) or
+// that names the offer by neither its id nor its _rid. A container's
+// throughput raised past what its ranges serve splits them first, as the
+// service does (raiseRanges).
 func (q *request) replaceOffer() {
 	o, ok := q.findOffer()
 	if !ok {
 		return
 	}
 	var in struct {
+		ID      *string `json:"id"`
 		RID     *string `json:"_rid"`
 		Content *struct {
 			OfferThroughput *int64 `json:"offerThroughput"`
@@ -223,6 +225,10 @@ func (q *request) replaceOffer() {
 	}
 	if err := json.Unmarshal(q.body, &in); err != nil || in.Content == nil {
 		q.answerError(http.StatusBadRequest, withDetail(msgPayloadInvalid, "the body must be an offer with its content"))
+		return
+	}
+	if in.ID == nil && in.RID == nil {
+		q.answerError(http.StatusBadRequest, withDetail(msgPayloadInvalid, "the offer has neither its id nor its _rid (both missing or null)"))
 		return
 	}
 	if in.RID != nil && *in.RID != o.id() {

@@ -60,6 +60,10 @@ func TestCrossPartitionGateway(t *testing.T) {
 		{"c", "SELECT COUNT(1) AS n FROM c", nil, []string{"x-ms-documentdb-partitionkeyrangeid", "0"}, served},
 		{"c", "SELECT * FROM c WHERE c.t = 'a' ORDER BY c.n", nil, cross, served},
 		{"c", "SELECT VALUE COUNT(1) FROM c WHERE c.n > 0 AND c.t = @t", tenant, cross, served},
+		// An aggregate without VALUE across partitions, whatever the filter.
+		{"c", "SELECT COUNT(1) AS n FROM c WHERE c.t = 'a'", nil, cross, aggregate},
+		{"c", "SELECT AVG(c.n) FROM c WHERE c.t = @t", tenant, cross, aggregate},
+		{"c", "SELECT COUNT(1) AS n FROM c WHERE c.t = 'a'", nil, nil, served},
 		{"h", "SELECT * FROM c WHERE c.a = 'a' ORDER BY c.n", nil, cross, plan},
 		{"h", "SELECT * FROM c WHERE c.a = 'a' AND c.b = 'y' ORDER BY c.n", nil, cross, served},
 		// Without enablecrosspartition, only one partition's queries.
