@@ -344,7 +344,8 @@ func parsePKPath(path string) ([]string, *Error) {
 		return badRequest("the partition key path %q is invalid: %s", clip(path), why)
 	}
 	if !strings.HasPrefix(path, "/") {
-		return nil, bad("it must start with '/'")
+		// The service's words, which clients look for.
+		return nil, badRequest("The partition key component definition path '%s' could not be accepted, failed near position '0'. Partition key paths must contain only valid characters and not contain a trailing slash or wildcard character: a path starts with '/'", clip(path))
 	}
 	if !utf8.ValidString(path) {
 		return nil, bad("it is not valid UTF-8")

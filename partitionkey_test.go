@@ -67,7 +67,9 @@ func TestPartitionKeyDefinitionValidation(t *testing.T) {
 		def  lethe.PartitionKeyDefinition
 		want string
 	}{
-		{lethe.PartitionKeyDefinition{Paths: []string{"tenant"}}, "must start with '/'"},
+		// The service's words, which @azure/cosmos's container spec looks for.
+		{lethe.PartitionKeyDefinition{Paths: []string{"tenant"}}, "The partition key component definition path 'tenant' could not be accepted, failed near position '0'"},
+		{lethe.PartitionKeyDefinition{Paths: []string{"/a", "b"}, Kind: lethe.PartitionKeyKindMultiHash}, "path 'b' could not be accepted"},
 		{lethe.PartitionKeyDefinition{Paths: []string{"/"}}, "empty segment"},
 		{lethe.PartitionKeyDefinition{Paths: []string{"//a"}}, "empty segment"},
 		{lethe.PartitionKeyDefinition{Paths: []string{"/a/"}}, "empty segment"},
