@@ -252,7 +252,8 @@
 //
 // The routing gateway unescapes the whole path first, as its HTTP layer
 // does; a control character (U+0000 to U+001F, U+007F to U+009F) is then
-// an invalid URL, 400, and a '\' is a '/'. It reads the result as a URI
+// an invalid URL, 400 with http.sys's HTML page (not JSON, as that HTTP
+// layer answers before Cosmos DB sees the request), and a '\' is a '/'. It reads the result as a URI
 // again: a '#' starts a fragment, which is dropped, and trailing spaces are
 // trimmed. Then it splits the path at '/' and unescapes each segment a
 // second time. What it read is both the resource link it checks the
