@@ -496,8 +496,13 @@ func appendPKValue(b, doc []byte, i int, segs []string) ([]byte, *Error) {
 			return nil, badRequest("the partition key value %s is not a double", clip(doc[i:end]))
 		}
 		return append(b, encodeNumber(f)...), nil
+	case c == '{':
+		// An object is no partition key value: the service reads it as
+		// none, as @azure/cosmos's bulk spec has it ({"key2": {}} under
+		// the partition key [{}, {}]).
+		return append(b, pkNone), nil
 	default:
-		return nil, badRequest("the partition key value at /%s is an object or array: it must be a string, number, boolean or null",
+		return nil, badRequest("the partition key value at /%s is an array: it must be a string, number, boolean or null",
 			clip(strings.Join(segs, "/")))
 	}
 }
