@@ -270,7 +270,11 @@ func normalizeSearchPolicies(p *ContainerProperties) *Error {
 		vi := &ip.VectorIndexes[i]
 		e, ok := vectors[vi.Path]
 		if !ok {
-			return badRequest("the vector index path %q is not a path of the container's vector embedding policy", vi.Path)
+			// The service's words (its path written as in JSON, "\/" for
+			// "/"), which @azure/cosmos's vector policy spec looks for,
+			// then lethe's.
+			return badRequest("Vector Indexing Policy's path::%s not matching in Embedding's path: the vector index path %q is not a path of the container's vector embedding policy",
+				strings.ReplaceAll(vi.Path, "/", `\/`), vi.Path)
 		}
 		if seen[vi.Path] {
 			return badRequest("the indexing policy lists the vector index path %q twice", vi.Path)

@@ -89,7 +89,8 @@ func TestSearchPolicyRules(t *testing.T) {
 		}, ""},
 		{"index type any case", vindex(func(v *lethe.VectorIndex) { v.Type = "QUANTIZEDFLAT" }), ""},
 		{"unknown index type", vindex(func(v *lethe.VectorIndex) { v.Type = "hnsw" }), `the type "hnsw"`},
-		{"vector index off the policy", vindex(func(v *lethe.VectorIndex) { v.Path = "/other" }), `vector index path "/other" is not a path of the container's vector embedding policy`},
+		{"vector index off the policy", vindex(func(v *lethe.VectorIndex) { v.Path = "/other" }), `Vector Indexing Policy's path::\/other not matching in Embedding's path: the vector index path "/other" is not a path of the container's vector embedding policy`},
+		{"nested vector index off the policy", vindex(func(v *lethe.VectorIndex) { v.Path = "/a/b" }), `Vector Indexing Policy's path::\/a\/b not matching in Embedding's path`},
 		{"vector index without a policy", func(p *lethe.ContainerProperties) { p.VectorEmbeddingPolicy = nil }, `vector index path "/embedding" is not a path`},
 		{"vector index twice", func(p *lethe.ContainerProperties) {
 			p.IndexingPolicy.VectorIndexes[1].Path = "/embedding"
