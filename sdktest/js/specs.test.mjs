@@ -2,8 +2,9 @@
 // running the SDK's own functional specs unchanged found (issue 49): a
 // permission on a document's _self, the routing gateway's answer to a
 // control character in an id, the system's partition key of a container
-// made without one, and the service's words for a partition key path
-// without its '/'. Each test does what the spec does, written here. Run
+// made without one, an object at a partition key path, and the service's
+// words for a partition key path without its '/' and for a vector index
+// off the vector embedding policy. Each test does what the spec does, written here. Run
 // with: npm ci && npm test.
 
 import { after, before, describe, test } from "node:test";
@@ -156,6 +157,28 @@ describe("what the SDK's own specs found", () => {
     await assert.rejects(
       database.containers.create({ id: "badpath", partitionKey: { paths: ["id", "/id2"], version: 2, kind: PartitionKeyKind.MultiHash } }),
       (err) => err.code === 400 && err.message.includes("The partition key component definition path 'id' could not be accepted"),
+    );
+  });
+
+  // bulk.item.spec.ts creates {key: undefined, key2: {}} under [{}, {}]
+  // and reads it back by [undefined, undefined].
+  test("an object at a partition key path is no value, as undefined is", async () => {
+    const { container } = await database.containers.create({
+      id: "objectkeys",
+      partitionKey: { paths: ["/key", "/key2"], version: 2, kind: PartitionKeyKind.MultiHash },
+    });
+    const created = await container.items.create({ id: "o", key2: {}, class: "2010" });
+    assert.equal(created.statusCode, 201);
+    const [read] = await container.items.bulk([{ operationType: BulkOperationType.Read, id: "o", partitionKey: [undefined, undefined] }]);
+    assert.equal(read.statusCode, 200);
+    assert.equal(read.resourceBody.class, "2010");
+  });
+
+  // vectorEmbeddingPolicy.spec.ts: "should fail to create vector indexing policy".
+  test("a vector index off the vector embedding policy is refused in the service's words", async () => {
+    await assert.rejects(
+      database.containers.create({ id: "vectors", indexingPolicy: { vectorIndexes: [{ path: "/vector1", type: "flat" }] } }),
+      (err) => err.code === 400 && err.body.message.includes("Vector Indexing Policy's path::\\/vector1 not matching in Embedding's path"),
     );
   });
 });
