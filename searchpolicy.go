@@ -337,9 +337,34 @@ func searchPolicyChange(old, next ContainerProperties) *Error {
 		for _, vi := range next.IndexingPolicy.VectorIndexes {
 			i := slices.IndexFunc(old.IndexingPolicy.VectorIndexes, func(o VectorIndex) bool { return o.Path == vi.Path })
 			if i >= 0 && old.IndexingPolicy.VectorIndexes[i].Type != vi.Type {
-				return badRequest("the vector index of path %q cannot be changed (from %s to %s): remove it, then add it back",
-					vi.Path, old.IndexingPolicy.VectorIndexes[i].Type, vi.Type)
+				return vectorIndexChanged(vi.Path, old.IndexingPolicy.VectorIndexes[i].Type, vi.Type)
 			}
+		}
+	}
+	return nil
+}
+
+// vectorIndexChanged refuses a change of the type of the vector index at
+// path, in the service's words first, which @azure/cosmos's vector policy
+// spec looks for.
+func vectorIndexChanged(path string, from, to VectorIndexType) *Error {
+	return badRequest("Vector Indexing Policy cannot be changed in Collection Replace: the vector index of path %q cannot be changed (from %s to %s): remove it, then add it back",
+		path, from, to)
+}
+
+// vectorIndexTypeChange refuses next, the properties a Replace was given
+// before they are normalized, when it changes the type of a vector index
+// that old, the container's, has: the service says so before it checks the
+// rest of next (a replace that also leaves out the vector embedding policy
+// is refused for the change, not for the index's missing embedding).
+func vectorIndexTypeChange(old, next ContainerProperties) *Error {
+	if old.IndexingPolicy == nil || next.IndexingPolicy == nil {
+		return nil
+	}
+	for _, vi := range next.IndexingPolicy.VectorIndexes {
+		i := slices.IndexFunc(old.IndexingPolicy.VectorIndexes, func(o VectorIndex) bool { return o.Path == vi.Path })
+		if i >= 0 && !strings.EqualFold(string(old.IndexingPolicy.VectorIndexes[i].Type), string(vi.Type)) {
+			return vectorIndexChanged(vi.Path, old.IndexingPolicy.VectorIndexes[i].Type, vi.Type)
 		}
 	}
 	return nil

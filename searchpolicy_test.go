@@ -193,7 +193,14 @@ func TestSearchPolicyReplace(t *testing.T) {
 		{"index type", func(p *lethe.ContainerProperties) {
 			p.IndexingPolicy.VectorIndexes[1].Type = lethe.VectorIndexTypeQuantizedFlat
 		},
-			`the vector index of path "/doc/vec" cannot be changed (from diskANN to quantizedFlat)`},
+			`Vector Indexing Policy cannot be changed in Collection Replace: the vector index of path "/doc/vec" cannot be changed (from diskANN to quantizedFlat)`},
+		// The change is what the service names, before the embedding
+		// policy left out (as @azure/cosmos's vector policy spec does).
+		{"index type, embedding policy left out", func(p *lethe.ContainerProperties) {
+			p.IndexingPolicy.VectorIndexes[1].Type = lethe.VectorIndexTypeQuantizedFlat
+			p.VectorEmbeddingPolicy = nil
+		},
+			`Vector Indexing Policy cannot be changed in Collection Replace: the vector index of path "/doc/vec" cannot be changed (from diskANN to quantizedFlat)`},
 		{"invalid", func(p *lethe.ContainerProperties) { p.FullTextPolicy.DefaultLanguage = "xx" }, `default language "xx"`},
 	}
 	for _, tc := range refused {
