@@ -36,7 +36,9 @@
 //     fullTextIndexes, checked as lethe's ContainerProperties are), read,
 //     list, query, replace (defaultTtl, indexing policy and the vector and
 //     full-text policies; the partition key and a vector path's settings
-//     cannot change), delete;
+//     cannot change), delete; a container without a partition key reads
+//     back with the system's (/_partitionKey, systemKey: true) at API
+//     versions since 2018-12-31, and without one before (systemkey.go);
 //   - documents, /dbs/{db}/colls/{coll}/docs: create, upsert
 //     (x-ms-documentdb-is-upsert), read, replace, delete, with If-Match and
 //     Prefer: return=minimal; read feed (GET); queries (POST,
