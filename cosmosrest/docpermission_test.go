@@ -56,3 +56,30 @@ func TestDocumentPermissionBySelf(t *testing.T) {
 		t.Errorf("a document's permission by name without a partition key: %d, want 400: %s", r.status, r.body)
 	}
 }
+
+// TestDocumentPermissionBySelfAfterRestart: a durable front keeps the
+// document such a permission reaches: after a restart its token still reads
+// that document and not its id in another partition.
+func TestDocumentPermissionBySelfAfterRestart(t *testing.T) {
+	dir := t.TempDir()
+	h, err := cosmosrest.New(cosmosrest.Config{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, c := serve(t, h)
+	ridFixture(t, c)
+	docSelf, _ := selfOf(t, c, "/dbs/db/colls/c/docs/d1", p1...)
+	must(t, c.do("POST", "/dbs/db/users", map[string]any{"id": "w"}), 201)
+	must(t, c.do("POST", "/dbs/db/users/w/permissions", map[string]any{"id": "p", "permissionMode": "Read", "resource": docSelf}), 201)
+	c = restartFront(t, h, c, dir)
+	tok := url.QueryEscape(must(t, c.do("GET", "/dbs/db/users/w/permissions/p", nil), 200).json(t)["_token"].(string))
+	p2 := []string{"x-ms-documentdb-partitionkey", `["p2"]`}
+	for _, tc := range []struct {
+		hdr    []string
+		status int
+	}{{p1, 200}, {p2, 403}} {
+		if r := c.do("GET", "/dbs/db/colls/c/docs/d1", nil, append([]string{"Authorization", tok}, tc.hdr...)...); r.status != tc.status {
+			t.Errorf("after the restart, d1 under %v: %d, want %d: %s", tc.hdr, r.status, tc.status, r.body)
+		}
+	}
+}
