@@ -3,9 +3,10 @@
 // permission on a document's _self, the routing gateway's answer to a
 // control character in an id, the system's partition key of a container
 // made without one, an object at a partition key path, and the service's
-// words for a partition key path without its '/' and for a vector index
-// off the vector embedding policy. Each test does what the spec does, written here. Run
-// with: npm ci && npm test.
+// words for a partition key path without its '/', for a vector index
+// off the vector embedding policy and for a change of a vector index's
+// type. Each test does what the spec does, written here. Run with: npm ci
+// && npm test. (run_specs.sh runs the specs themselves, for triage.)
 
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
@@ -179,6 +180,21 @@ describe("what the SDK's own specs found", () => {
     await assert.rejects(
       database.containers.create({ id: "vectors", indexingPolicy: { vectorIndexes: [{ path: "/vector1", type: "flat" }] } }),
       (err) => err.code === 400 && err.body.message.includes("Vector Indexing Policy's path::\\/vector1 not matching in Embedding's path"),
+    );
+  });
+
+  // vectorEmbeddingPolicy.spec.ts: "should fail to replace vector indexing policy", whose
+  // replace also leaves out the vector embedding policy.
+  test("a replace that changes a vector index's type is refused in the service's words", async () => {
+    const vectorEmbeddingPolicy = { vectorEmbeddings: [{ path: "/vector1", dataType: "float32", dimensions: 500, distanceFunction: "euclidean" }] };
+    const { container } = await database.containers.create({
+      id: "vectorreplace",
+      indexingPolicy: { vectorIndexes: [{ path: "/vector1", type: "flat" }] },
+      vectorEmbeddingPolicy,
+    });
+    await assert.rejects(
+      container.replace({ id: container.id, indexingPolicy: { vectorIndexes: [{ path: "/vector1", type: "quantizedFlat" }] } }),
+      (err) => err.code === 400 && err.body.message.includes("Vector Indexing Policy cannot be changed in Collection Replace"),
     );
   });
 });
