@@ -36,7 +36,8 @@ specs=("$@")
 if [ ${#specs[@]} -eq 0 ]; then
   specs=(functional/container.spec.ts functional/npcontainer.spec.ts functional/database.spec.ts
     functional/item/item.spec.ts functional/item/batch.item.spec.ts functional/item/bulk.item.spec.ts
-    functional/item/itemIdEncoding.spec.ts functional/permission.spec.ts functional/authorization.spec.ts
+    functional/item/executeBulkOperations.item.spec.ts functional/item/itemIdEncoding.spec.ts
+    functional/permission.spec.ts functional/authorization.spec.ts
     integration/authorization.spec.ts functional/offer.spec.ts functional/user.spec.ts
     functional/sproc.spec.ts functional/trigger.spec.ts functional/udf.spec.ts functional/conflict.spec.ts
     functional/ttl.spec.ts functional/vectorEmbeddingPolicy.spec.ts functional/spatialIndexBoundingBox.spec.ts
