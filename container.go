@@ -318,8 +318,14 @@ func (c *Container) Replace(ctx context.Context, props ContainerProperties) erro
 	if props.ID != c.id {
 		return withContext(badRequest("the id %q of the new properties is not the container's id", props.ID), op, c.id, "")
 	}
+	given := props
 	props, _, err := normalizeProps(props)
 	if err != nil {
+		c.mu.Lock()
+		if cerr := vectorIndexTypeChange(c.props, given); cerr != nil {
+			err = cerr
+		}
+		c.mu.Unlock()
 		return withContext(err, op, c.id, "")
 	}
 	if hasVectorIndexes(props) {

@@ -344,7 +344,8 @@ func parsePKPath(path string) ([]string, *Error) {
 		return badRequest("the partition key path %q is invalid: %s", clip(path), why)
 	}
 	if !strings.HasPrefix(path, "/") {
-		return nil, bad("it must start with '/'")
+		// The service's words, which clients look for.
+		return nil, badRequest("The partition key component definition path '%s' could not be accepted, failed near position '0'. Partition key paths must contain only valid characters and not contain a trailing slash or wildcard character: a path starts with '/'", clip(path))
 	}
 	if !utf8.ValidString(path) {
 		return nil, bad("it is not valid UTF-8")
@@ -495,8 +496,13 @@ func appendPKValue(b, doc []byte, i int, segs []string) ([]byte, *Error) {
 			return nil, badRequest("the partition key value %s is not a double", clip(doc[i:end]))
 		}
 		return append(b, encodeNumber(f)...), nil
+	case c == '{':
+		// An object is no partition key value: the service reads it as
+		// none, as @azure/cosmos's bulk spec has it ({"key2": {}} under
+		// the partition key [{}, {}]).
+		return append(b, pkNone), nil
 	default:
-		return nil, badRequest("the partition key value at /%s is an object or array: it must be a string, number, boolean or null",
+		return nil, badRequest("the partition key value at /%s is an array: it must be a string, number, boolean or null",
 			clip(strings.Join(segs, "/")))
 	}
 }

@@ -270,7 +270,11 @@ func normalizeSearchPolicies(p *ContainerProperties) *Error {
 		vi := &ip.VectorIndexes[i]
 		e, ok := vectors[vi.Path]
 		if !ok {
-			return badRequest("the vector index path %q is not a path of the container's vector embedding policy", vi.Path)
+			// The service's words (its path written as in JSON, "\/" for
+			// "/"), which @azure/cosmos's vector policy spec looks for,
+			// then lethe's.
+			return badRequest("Vector Indexing Policy's path::%s not matching in Embedding's path: the vector index path %q is not a path of the container's vector embedding policy",
+				strings.ReplaceAll(vi.Path, "/", `\/`), vi.Path)
 		}
 		if seen[vi.Path] {
 			return badRequest("the indexing policy lists the vector index path %q twice", vi.Path)
@@ -333,9 +337,34 @@ func searchPolicyChange(old, next ContainerProperties) *Error {
 		for _, vi := range next.IndexingPolicy.VectorIndexes {
 			i := slices.IndexFunc(old.IndexingPolicy.VectorIndexes, func(o VectorIndex) bool { return o.Path == vi.Path })
 			if i >= 0 && old.IndexingPolicy.VectorIndexes[i].Type != vi.Type {
-				return badRequest("the vector index of path %q cannot be changed (from %s to %s): remove it, then add it back",
-					vi.Path, old.IndexingPolicy.VectorIndexes[i].Type, vi.Type)
+				return vectorIndexChanged(vi.Path, old.IndexingPolicy.VectorIndexes[i].Type, vi.Type)
 			}
+		}
+	}
+	return nil
+}
+
+// vectorIndexChanged refuses a change of the type of the vector index at
+// path, in the service's words first, which @azure/cosmos's vector policy
+// spec looks for.
+func vectorIndexChanged(path string, from, to VectorIndexType) *Error {
+	return badRequest("Vector Indexing Policy cannot be changed in Collection Replace: the vector index of path %q cannot be changed (from %s to %s): remove it, then add it back",
+		path, from, to)
+}
+
+// vectorIndexTypeChange refuses next, the properties a Replace was given
+// before they are normalized, when it changes the type of a vector index
+// that old, the container's, has: the service says so before it checks the
+// rest of next (a replace that also leaves out the vector embedding policy
+// is refused for the change, not for the index's missing embedding).
+func vectorIndexTypeChange(old, next ContainerProperties) *Error {
+	if old.IndexingPolicy == nil || next.IndexingPolicy == nil {
+		return nil
+	}
+	for _, vi := range next.IndexingPolicy.VectorIndexes {
+		i := slices.IndexFunc(old.IndexingPolicy.VectorIndexes, func(o VectorIndex) bool { return o.Path == vi.Path })
+		if i >= 0 && !strings.EqualFold(string(old.IndexingPolicy.VectorIndexes[i].Type), string(vi.Type)) {
+			return vectorIndexChanged(vi.Path, old.IndexingPolicy.VectorIndexes[i].Type, vi.Type)
 		}
 	}
 	return nil

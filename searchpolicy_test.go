@@ -89,7 +89,8 @@ func TestSearchPolicyRules(t *testing.T) {
 		}, ""},
 		{"index type any case", vindex(func(v *lethe.VectorIndex) { v.Type = "QUANTIZEDFLAT" }), ""},
 		{"unknown index type", vindex(func(v *lethe.VectorIndex) { v.Type = "hnsw" }), `the type "hnsw"`},
-		{"vector index off the policy", vindex(func(v *lethe.VectorIndex) { v.Path = "/other" }), `vector index path "/other" is not a path of the container's vector embedding policy`},
+		{"vector index off the policy", vindex(func(v *lethe.VectorIndex) { v.Path = "/other" }), `Vector Indexing Policy's path::\/other not matching in Embedding's path: the vector index path "/other" is not a path of the container's vector embedding policy`},
+		{"nested vector index off the policy", vindex(func(v *lethe.VectorIndex) { v.Path = "/a/b" }), `Vector Indexing Policy's path::\/a\/b not matching in Embedding's path`},
 		{"vector index without a policy", func(p *lethe.ContainerProperties) { p.VectorEmbeddingPolicy = nil }, `vector index path "/embedding" is not a path`},
 		{"vector index twice", func(p *lethe.ContainerProperties) {
 			p.IndexingPolicy.VectorIndexes[1].Path = "/embedding"
@@ -192,7 +193,14 @@ func TestSearchPolicyReplace(t *testing.T) {
 		{"index type", func(p *lethe.ContainerProperties) {
 			p.IndexingPolicy.VectorIndexes[1].Type = lethe.VectorIndexTypeQuantizedFlat
 		},
-			`the vector index of path "/doc/vec" cannot be changed (from diskANN to quantizedFlat)`},
+			`Vector Indexing Policy cannot be changed in Collection Replace: the vector index of path "/doc/vec" cannot be changed (from diskANN to quantizedFlat)`},
+		// The change is what the service names, before the embedding
+		// policy left out (as @azure/cosmos's vector policy spec does).
+		{"index type, embedding policy left out", func(p *lethe.ContainerProperties) {
+			p.IndexingPolicy.VectorIndexes[1].Type = lethe.VectorIndexTypeQuantizedFlat
+			p.VectorEmbeddingPolicy = nil
+		},
+			`Vector Indexing Policy cannot be changed in Collection Replace: the vector index of path "/doc/vec" cannot be changed (from diskANN to quantizedFlat)`},
 		{"invalid", func(p *lethe.ContainerProperties) { p.FullTextPolicy.DefaultLanguage = "xx" }, `default language "xx"`},
 	}
 	for _, tc := range refused {

@@ -18,9 +18,10 @@ type collBody struct {
 	ID           *string         `json:"id"`
 	DefaultTTL   json.RawMessage `json:"defaultTtl"`
 	PartitionKey *struct {
-		Paths   []string `json:"paths"`
-		Kind    string   `json:"kind"`
-		Version int      `json:"version"`
+		Paths     []string `json:"paths"`
+		Kind      string   `json:"kind"`
+		Version   int      `json:"version"`
+		SystemKey bool     `json:"systemKey"`
 	} `json:"partitionKey"`
 	IndexingPolicy *struct {
 		IndexingMode  string                   `json:"indexingMode"`
@@ -65,7 +66,7 @@ func parseContainer(body []byte) (lethe.ContainerProperties, *collBody, error) {
 			Kind:    lethe.PartitionKeyKind(in.PartitionKey.Kind),
 			Version: in.PartitionKey.Version,
 		}
-		if len(p.PartitionKeyDefinition.Paths) == 0 {
+		if len(p.PartitionKeyDefinition.Paths) == 0 || isSystemKey(in.PartitionKey.SystemKey, in.PartitionKey.Paths) {
 			p.PartitionKeyDefinition = lethe.PartitionKeyDefinition{}
 		}
 	}
@@ -98,8 +99,9 @@ const etagPath = `/"_etag"/?`
 
 // containerJSON writes a container's properties as Cosmos DB does; the
 // system properties are derived, never stored. A container without a
-// partition key has no partitionKey, as the service writes it.
-func containerJSON(db *database, p lethe.ContainerProperties, ts int64) []byte {
+// partition key has no partitionKey, as the service writes it, or the
+// system's when systemKey (seesSystemKey).
+func containerJSON(db *database, p lethe.ContainerProperties, ts int64, systemKey bool) []byte {
 	rid := containerRID(db.id, p.ID)
 	var b bytes.Buffer
 	b.WriteString(`{"id":`)
@@ -146,6 +148,8 @@ func containerJSON(db *database, p lethe.ContainerProperties, ts int64) []byte {
 			version = 2
 		}
 		fmt.Fprintf(&b, `,"partitionKey":{"paths":%s,"kind":%q,"version":%d}`, paths, kind, version)
+	} else if systemKey {
+		b.WriteString(systemKeyJSON)
 	}
 	var keys []lethe.UniqueKey
 	if up := p.UniqueKeyPolicy; up != nil {
@@ -254,7 +258,7 @@ func (q *request) createContainer() {
 	}
 	q.containerHeaders(db, c)
 	setHeader(q.w.Header(), "etag", quoteETag(containerETag(db, got, ts)))
-	q.reply(http.StatusCreated, containerJSON(db, got, ts), 2)
+	q.reply(http.StatusCreated, containerJSON(db, got, ts, q.seesSystemKey()), 2)
 }
 
 // container finds the request's container, or answers 404 and returns nil.
@@ -297,7 +301,7 @@ func (q *request) readContainer() {
 		return
 	}
 	ts := q.collTS(db, p.ID)
-	body := containerJSON(db, p, ts)
+	body := containerJSON(db, p, ts, q.seesSystemKey())
 	if headerTrue(q.r.Header.Get(populateStatsHeader)) {
 		var err error
 		if body, err = q.withRangeStatistics(body, c, q.layout(db, c, p)); err != nil {
@@ -359,7 +363,7 @@ func (q *request) replaceContainer() {
 	q.setCollTS(db, got.ID, ts)
 	q.containerHeaders(db, c)
 	setHeader(q.w.Header(), "etag", quoteETag(containerETag(db, got, ts)))
-	q.reply(http.StatusOK, containerJSON(db, got, ts), 10)
+	q.reply(http.StatusOK, containerJSON(db, got, ts, q.seesSystemKey()), 10)
 }
 
 func (q *request) deleteContainer() {
@@ -420,7 +424,7 @@ func (q *request) containerDocs(db *database) []metaDoc {
 		if err != nil {
 			continue
 		}
-		docs = append(docs, metaDoc{id, containerJSON(db, p, q.collTS(db, id))})
+		docs = append(docs, metaDoc{id, containerJSON(db, p, q.collTS(db, id), q.seesSystemKey())})
 	}
 	return docs
 }

@@ -2,6 +2,7 @@ package cosmosrest_test
 
 import (
 	"encoding/json"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -11,34 +12,64 @@ import (
 )
 
 // TestContainerWithoutPartitionKey: a container created without a
-// partition key (or with no paths) comes back without partitionKey, as
-// the service writes it (the legacy Python SDK fails on "paths": [] with
-// "Unsupported paths count"); one with a partition key keeps it.
+// partition key (or with no paths) comes back, to a client of an API
+// version before the partition key migration (2018-12-31), without
+// partitionKey, as the service writes it (the legacy Python SDK, at
+// 2018-09-17, fails on "paths": [] with "Unsupported paths count"); to a
+// later one with the system's partition key, /_partitionKey with
+// systemKey, as the service (and the emulator, in the .NET SDK's
+// ReadNonPartitionItemAsync) gives it: @azure/cosmos needs it for bulk on
+// such a container ("Unexpected undefined Partition Key Found."). One with
+// a partition key keeps it.
 func TestContainerWithoutPartitionKey(t *testing.T) {
 	_, c := testServer(t, cosmosrest.Config{})
 	createDB(t, c, "db")
+	const legacy, current = "2018-09-17", "2020-11-05"
+	system := map[string]any{"paths": []any{"/_partitionKey"}, "kind": "Hash", "systemKey": true}
 	tests := []struct {
-		body map[string]any
-		want bool
+		body    map[string]any
+		version string
+		want    any // the partitionKey read back, nil for none
 	}{
-		{map[string]any{"id": "none"}, false},
-		{map[string]any{"id": "empty", "partitionKey": map[string]any{"paths": []string{}, "kind": "Hash"}}, false},
-		{map[string]any{"id": "pk", "partitionKey": map[string]any{"paths": []string{"/pk"}}}, true},
+		{map[string]any{"id": "none"}, legacy, nil},
+		{map[string]any{"id": "empty", "partitionKey": map[string]any{"paths": []string{}, "kind": "Hash"}}, legacy, nil},
+		{map[string]any{"id": "none2"}, current, system},
+		{map[string]any{"id": "empty2", "partitionKey": map[string]any{"paths": []string{}, "kind": "Hash"}}, current, system},
+		// What such a client sends back is no partition key.
+		{map[string]any{"id": "system", "partitionKey": system}, current, system},
+		{map[string]any{"id": "system2", "partitionKey": system}, legacy, nil},
+		{map[string]any{"id": "pk", "partitionKey": map[string]any{"paths": []string{"/pk"}}}, legacy, map[string]any{"paths": []any{"/pk"}, "kind": "Hash", "version": 2.0}},
+		{map[string]any{"id": "pk2", "partitionKey": map[string]any{"paths": []string{"/pk"}}}, current, map[string]any{"paths": []any{"/pk"}, "kind": "Hash", "version": 2.0}},
 	}
 	for _, tt := range tests {
 		id := tt.body["id"].(string)
+		v := []string{"x-ms-version", tt.version}
 		for _, r := range []response{
-			must(t, c.do("POST", "/dbs/db/colls", tt.body), 201),
-			must(t, c.do("GET", "/dbs/db/colls/"+id, nil), 200),
+			must(t, c.do("POST", "/dbs/db/colls", tt.body, v...), 201),
+			must(t, c.do("GET", "/dbs/db/colls/"+id, nil, v...), 200),
 		} {
-			if _, ok := r.json(t)["partitionKey"]; ok != tt.want {
-				t.Errorf("%s: partitionKey present %v, want %v: %s", id, ok, tt.want, r.body)
+			if got := r.json(t)["partitionKey"]; !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("%s at %s: partitionKey %v, want %v", id, tt.version, got, tt.want)
 			}
 		}
 	}
-	// Documents of the container without one are served as before.
+	// Replaced with what it read, it stays without one.
+	m := must(t, c.do("GET", "/dbs/db/colls/none2", nil), 200).json(t)
+	must(t, c.do("PUT", "/dbs/db/colls/none2", m), 200)
+	if got := must(t, c.do("GET", "/dbs/db/colls/none2", nil, "x-ms-version", legacy), 200).json(t)["partitionKey"]; got != nil {
+		t.Errorf("replaced with the system's partition key: partitionKey %v, want none", got)
+	}
+	// Documents of the container without one are served as before, and
+	// by the empty partition key the system's key gives them.
 	must(t, c.do("POST", "/dbs/db/colls/none/docs", map[string]any{"id": "a"}, "x-ms-documentdb-partitionkey", "[{}]"), 201)
 	must(t, c.do("GET", "/dbs/db/colls/none/docs/a", nil, "x-ms-documentdb-partitionkey", "[{}]"), 200)
+	must(t, c.do("POST", "/dbs/db/colls/none/docs", map[string]any{"id": "b"}, "x-ms-documentdb-partitionkey", "[]"), 201)
+	must(t, c.do("GET", "/dbs/db/colls/none/docs/b", nil, "x-ms-documentdb-partitionkey", "[]"), 200)
+	bulk := `[{"operationType":"Create","partitionKey":"[]","resourceBody":{"id":"c"}}]`
+	r := must(t, c.do("POST", "/dbs/db/colls/none/docs", bulk, "x-ms-cosmos-is-batch-request", "True", "x-ms-cosmos-batch-atomic", "False"), 200)
+	if !strings.Contains(string(r.body), `"statusCode":201`) {
+		t.Errorf("bulk create with the empty partition key: %s", r.body)
+	}
 }
 
 // TestIndexTransformationProgress: a container's create, read and replace

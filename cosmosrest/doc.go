@@ -37,7 +37,9 @@
 //     fullTextIndexes, checked as lethe's ContainerProperties are), read,
 //     list, query, replace (defaultTtl, indexing policy and the vector and
 //     full-text policies; the partition key and a vector path's settings
-//     cannot change), delete;
+//     cannot change), delete; a container without a partition key reads
+//     back with the system's (/_partitionKey, systemKey: true) at API
+//     versions since 2018-12-31, and without one before (systemkey.go);
 //   - documents, /dbs/{db}/colls/{coll}/docs: create, upsert
 //     (x-ms-documentdb-is-upsert), read, replace, delete, with If-Match and
 //     Prefer: return=minimal; read feed (GET); queries (POST,
@@ -254,7 +256,8 @@
 //
 // The routing gateway unescapes the whole path first, as its HTTP layer
 // does; a control character (U+0000 to U+001F, U+007F to U+009F) is then
-// an invalid URL, 400, and a '\' is a '/'. It reads the result as a URI
+// an invalid URL, 400 with http.sys's HTML page (not JSON, as that HTTP
+// layer answers before Cosmos DB sees the request), and a '\' is a '/'. It reads the result as a URI
 // again: a '#' starts a fragment, which is dropped, and trailing spaces are
 // trimmed. Then it splits the path at '/' and unescapes each segment a
 // second time. What it read is both the resource link it checks the

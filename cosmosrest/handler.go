@@ -329,6 +329,10 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, g gateway) {
 		return
 	}
 	rt, err := parsePath(requestPath(r.URL), g)
+	if err == errInvalidURL {
+		refuseWith(w, r, deadline, false, writeInvalidURL)
+		return
+	}
 	if err != nil {
 		refuse(w, r, deadline, false, http.StatusBadRequest, err.Error())
 		return

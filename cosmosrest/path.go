@@ -27,7 +27,7 @@ var errBadPath = errors.New("the request path is not a valid resource path")
 
 // errInvalidURL is the routing gateway's answer to a path that decodes to a
 // control character: its HTTP layer (http.sys) refuses such a URL with 400
-// before the request reaches Cosmos DB.
+// before the request reaches Cosmos DB, with invalidURLPage.
 var errInvalidURL error = messageError("HTTP Error 400. The request URL is invalid.")
 
 // gateway is the front door a request came through. The Cosmos DB

@@ -3,6 +3,7 @@ package cosmosrest
 import (
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -36,8 +37,13 @@ const smallBody = 256 << 10
 // nothing: after a complete answer net/http ends the stream with
 // RST_STREAM NO_ERROR, which tells the client to stop sending.
 func refuse(w http.ResponseWriter, r *http.Request, deadline time.Time, begun bool, status int, msg string) {
+	refuseWith(w, r, deadline, begun, apiError{status: status, msg: msg}.write)
+}
+
+// refuseWith is refuse with the answer that write writes.
+func refuseWith(w http.ResponseWriter, r *http.Request, deadline time.Time, begun bool, write func(http.ResponseWriter)) {
 	if !drainable(r, begun) {
-		apiError{status: status, msg: msg}.write(w)
+		write(w)
 		return
 	}
 	w.Header().Set("Connection", "close")
@@ -46,10 +52,10 @@ func refuse(w http.ResponseWriter, r *http.Request, deadline time.Time, begun bo
 		// A writer that cannot answer while the body is unread: read it
 		// first.
 		drain(rc, r, deadline)
-		apiError{status: status, msg: msg}.write(w)
+		write(w)
 		return
 	}
-	apiError{status: status, msg: msg}.write(w)
+	write(w)
 	// A writer that cannot flush sends the answer once the handler
 	// returns, after the body, as the fallback above does.
 	_ = rc.Flush()
@@ -75,4 +81,24 @@ func drain(rc *http.ResponseController, r *http.Request, deadline time.Time) {
 	// A server that cannot set deadlines (ErrNotSupported) keeps its own.
 	_ = rc.SetReadDeadline(deadline)
 	_, _ = io.CopyN(io.Discard, r.Body, maxDrain)
+}
+
+// invalidURLPage is the page http.sys answers an invalid URL with: HTML,
+// not the service's JSON, so a client that parses the body fails as it
+// does against the emulator (@azure/cosmos throws an error without a
+// status code), and one that reads the status gets 400.
+const invalidURLPage = "<!DOCTYPE HTML PUBLIC \"-//W3C//DTD HTML 4.01//EN\"\"http://www.w3.org/TR/html4/strict.dtd\">\r\n" +
+	"<HTML><HEAD><TITLE>Bad Request</TITLE>\r\n" +
+	"<META HTTP-EQUIV=\"Content-Type\" Content=\"text/html; charset=us-ascii\"></HEAD>\r\n" +
+	"<BODY><h2>Bad Request - Invalid URL</h2>\r\n" +
+	"<hr><p>HTTP Error 400. The request URL is invalid.</p>\r\n" +
+	"</BODY></HTML>\r\n"
+
+// writeInvalidURL answers with invalidURLPage.
+func writeInvalidURL(w http.ResponseWriter) {
+	hdr := w.Header()
+	hdr.Set("Content-Type", "text/html; charset=us-ascii")
+	hdr.Set("Content-Length", strconv.Itoa(len(invalidURLPage)))
+	w.WriteHeader(http.StatusBadRequest)
+	_, _ = io.WriteString(w, invalidURLPage)
 }

@@ -164,7 +164,25 @@ func (h *Handler) authorize(c tokenClaims, r *http.Request, t target, body []byt
 			return deny("the token's permission is on the partition key " + s.pk.String() + ", not on " + clip(v))
 		}
 	}
+	if t.kind == tDocument && s.docRID != nil {
+		if why := otherDocument(s, t, r.Header.Get("x-ms-documentdb-partitionkey")); why != "" {
+			return deny(why)
+		}
+	}
 	return nil
+}
+
+// otherDocument says why a request on the document t, in the partition
+// pkHeader names, is not on the one document of resource id s.docRID.
+func otherDocument(s scope, t target, pkHeader string) string {
+	if pkHeader == "" {
+		return "the token's permission is on one document: name its partition key in x-ms-documentdb-partitionkey"
+	}
+	pk, err := parsePKHeader(pkHeader)
+	if err != nil || !bytes.Equal(documentRID(containerRID(t.db, t.coll), pk.String(), t.id), s.docRID) {
+		return "the token's permission is on the document of this id in another partition"
+	}
+	return ""
 }
 
 // bulkOutsidePK says why a bulk body reaches beyond the partition key pk

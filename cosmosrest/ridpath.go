@@ -163,6 +163,21 @@ func (q *request) permissionResourceByName(db *database, res string) (string, fo
 	return strings.Join(segs, "/"), foundOne
 }
 
+// documentSelfRID returns the document resource id that res, a
+// permission's resource, ends with when it is a document's path by
+// resource ids (its _self), else nil.
+func (h *Handler) documentSelfRID(res string) []byte {
+	rt, err := parsePath("/"+strings.Trim(res, "/"), computeGateway)
+	if err != nil {
+		return nil
+	}
+	if _, byRID := h.addressedByRID(rt); !byRID || len(rt.segs) != 6 || rt.segs[4] != "docs" {
+		return nil
+	}
+	rid, _ := parseRID(rt.segs[5], 16)
+	return rid
+}
+
 // resolveContainerChild resolves segs[5], the resource id of a container's
 // document, script or partition key range, to its id; segs[1] and segs[3]
 // are names already.

@@ -59,7 +59,12 @@ type permission struct {
 	Coll     string          `json:"coll"`     // the container's id
 	Doc      string          `json:"doc"`      // the document's id, "" for the whole container
 	PK       json.RawMessage `json:"pk,omitempty"`
-	TS       int64           `json:"ts"`
+	// DocRID is the resource id of the document of a permission made on
+	// its _self in a partitioned container without resourcePartitionKey:
+	// it names one document in one partition, which the token reaches
+	// alone.
+	DocRID []byte `json:"docRid,omitempty"`
+	TS     int64  `json:"ts"`
 	// Nonce is new for every create and replace of the permission, and
 	// every token carries it: a token outlives neither a delete (even one
 	// followed by a create of the same id) nor a replace.
@@ -527,6 +532,10 @@ func (q *request) readPermissionBody(db *database) (*permission, bool) {
 			return nil, false
 		}
 		if props, err := c.Read(q.ctx()); err != nil || len(props.PartitionKeyDefinition.Paths) > 0 {
+			if rid := q.h.documentSelfRID(*in.Resource); err == nil && rid != nil {
+				p.DocRID = rid
+				return p, true
+			}
 			q.answerError(http.StatusBadRequest, "a document's permission in a partitioned container names the document's partition key in resourcePartitionKey")
 			return nil, false
 		}
@@ -746,6 +755,7 @@ type scope struct {
 	coll     string
 	document string // the document's id, "" for the whole container
 	pk       *lethe.PartitionKey
+	docRID   []byte // the document's resource id, when it names its partition (permission.DocRID)
 }
 
 // permissionScope returns the current scope of the permission a token
@@ -766,7 +776,7 @@ func (h *Handler) permissionScope(c tokenClaims) (scope, bool) {
 	if p == nil || p.Nonce != c.Nonce {
 		return scope{}, false
 	}
-	s := scope{mode: p.Mode, db: db.id, coll: p.Coll, document: p.Doc}
+	s := scope{mode: p.Mode, db: db.id, coll: p.Coll, document: p.Doc, docRID: p.DocRID}
 	if p.Orphaned {
 		s.coll = "" // no container has the empty id: every request is on another resource
 	}

@@ -1,0 +1,1 @@
+export { masterKey } from "./_testConfig";

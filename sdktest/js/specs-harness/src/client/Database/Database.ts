@@ -1,0 +1,1 @@
+export { Database } from "@azure/cosmos";

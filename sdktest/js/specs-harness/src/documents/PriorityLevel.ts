@@ -1,0 +1,1 @@
+export { PriorityLevel } from "@azure/cosmos";

@@ -1,0 +1,2 @@
+// Harness: the specs' "../../../src" is the published @azure/cosmos that run_specs.sh installs.
+export * from "@azure/cosmos";
