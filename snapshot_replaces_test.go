@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/lethedb/lethe"
 	"github.com/stretchr/testify/assert"
@@ -95,4 +96,33 @@ func TestOpensFormat4FeedSnapshot(t *testing.T) {
 	c, err = s.Container("feed")
 	require.NoError(t, err)
 	require.Equal(t, chs, replicaChanges(t, c))
+}
+
+// TestReplicaFollowsAfterSnapshotRestart: a replica that holds an item's
+// version applies the origin's replace of it, made before the origin
+// restarted from a snapshot that no longer held the replaced version's
+// change, as following from it, not as a conflict.
+func TestReplicaFollowsAfterSnapshotRestart(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	clock := lethe.NewManualClock(t0)
+	hub := openDurable(t, dir, clock)
+	props := lethe.ContainerProperties{ID: "c", ChangeFeedPolicy: &lethe.ChangeFeedPolicy{MaxChanges: 1}}
+	c := mustContainer(t, hub, props)
+	replica := mustContainer(t, openStore(t, &lethe.Options{Clock: clock}), props)
+	create(t, c, `{"id":"a","v":1}`)
+	for _, ch := range replicaChanges(t, c) {
+		require.Equal(t, lethe.ConflictOutcome{Applied: true}, resolved(t, replica, ch, lethe.ConflictRule{}))
+	}
+	clock.Advance(time.Second)
+	upsert(t, c, `{"id":"a","v":2}`) // the feed forgets the create
+	require.NoError(t, hub.Checkpoint(ctx))
+	require.NoError(t, hub.Close())
+	hub = openDurable(t, dir, clock)
+	defer hub.Close()
+	c, err := hub.Container("c")
+	require.NoError(t, err)
+	chs := replicaChanges(t, c)
+	require.Len(t, chs, 1)
+	assert.Equal(t, lethe.ConflictOutcome{Applied: true}, resolved(t, replica, chs[0], lethe.ConflictRule{}))
 }
