@@ -68,7 +68,8 @@ type feedEntry struct {
 	// replaced is, for a replace, the write sequence number (the ETag) of
 	// the version it replaced: what a replica checks a change against
 	// (ReplicaChange.Replaces). 0 for other changes, and for a replace
-	// restored from a snapshot that no longer held its previous change.
+	// restored from a snapshot of format 4 or older that no longer held its
+	// previous change (format 5 keeps it).
 	replaced uint64
 }
 
@@ -332,6 +333,7 @@ func (st *feedState) appendEntries(b []byte, i int) ([]byte, int) {
 		b = binary.AppendUvarint(b, e.prev)
 		b = binary.AppendVarint(b, e.at)
 		b = append(b, byte(e.kind))
+		b = binary.AppendUvarint(b, e.replaced)
 		b = appendStr(b, string(e.rec))
 	}
 	return b, i

@@ -73,7 +73,7 @@ func appendHeader(b []byte, magic string, id storeID, n uint64) []byte {
 }
 
 // checkHeader checks the store id and the number in the header of a file
-// of format 4: the id must be the manifest's, the number n.
+// of format 4 or later: the id must be the manifest's, the number n.
 func (r *replayer) checkHeader(path string, h logfile.Header, n uint64) error {
 	id := storeID(h.ID)
 	if r.m == nil && id != r.s.storeID {
@@ -89,7 +89,7 @@ func (r *replayer) checkHeader(path string, h logfile.Header, n uint64) error {
 }
 
 // writeHeader replaces a file's contents with the header of the file n of
-// the kind magic, synced: of format 4, or with legacy of format 3.
+// the kind magic, synced: of format walVersion, or with legacy of format 3.
 func writeHeader(fsys vfs.FS, path, magic string, id storeID, n uint64, legacy bool) error {
 	f, err := fsys.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0)
 	if err != nil {

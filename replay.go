@@ -56,12 +56,16 @@ func (r *replayer) loadFeed(p []byte) error {
 	}
 	entries := make([]feedEntry, 0, n)
 	for lsn := first; lsn < next; lsn++ {
-		prev, at, kind, b := d.uvarint(), d.varint(), changeKind(d.byte()), d.str()
-		rec, ok := r.record(b)
-		if d.bad || kind < changeCreate || kind > changeExpire || !ok || prev >= lsn {
+		prev, at, kind := d.uvarint(), d.varint(), changeKind(d.byte())
+		var replaced uint64
+		if r.version >= 5 {
+			replaced = d.uvarint()
+		}
+		rec, ok := r.record(d.str())
+		if d.bad || kind < changeCreate || kind > changeExpire || !ok || prev >= lsn || (replaced != 0 && kind != changeReplace) {
 			return errors.New("a change of the change feed state is malformed")
 		}
-		entries = append(entries, feedEntry{lsn: lsn, prev: prev, at: at, kind: kind, rec: rec})
+		entries = append(entries, feedEntry{lsn: lsn, prev: prev, at: at, kind: kind, rec: rec, replaced: replaced})
 	}
 	if len(d.b) != 0 {
 		return errors.New("the change feed state is malformed")
@@ -72,9 +76,11 @@ func (r *replayer) loadFeed(p []byte) error {
 		return nil
 	}
 	f := newChangeFeed(c.mu.feed.history.policy, first)
-	for i := range entries {
-		if e := &entries[i]; e.kind == changeReplace && e.prev >= first {
-			e.replaced = entries[e.prev-first].rec.seq()
+	if r.version < 5 { // older snapshots rebuild it where the previous change is kept
+		for i := range entries {
+			if e := &entries[i]; e.kind == changeReplace && e.prev >= first {
+				e.replaced = entries[e.prev-first].rec.seq()
+			}
 		}
 	}
 	for _, e := range entries {

@@ -30,11 +30,11 @@ const (
 	SnapMagic = "LETHESNP"
 	// Version is the format version written; files of versions 1 to
 	// Version are read.
-	Version = 4
+	Version = 5
 	// BaseHeaderSize is the size of the header of formats 1 to 3: the
 	// magic and the version.
 	BaseHeaderSize = len(WALMagic) + 1
-	// HeaderSizeV4 is the size of the header of format 4: the store's id
+	// HeaderSizeV4 is the size of the header from format 4: the store's id
 	// (16 bytes) and the file's number (uint64, little endian) follow the
 	// version.
 	HeaderSizeV4 = BaseHeaderSize + 16 + 8
@@ -72,8 +72,8 @@ func AppendHeader(b []byte, magic string, id [16]byte, n uint64) []byte {
 // Header is what a file's header says.
 type Header struct {
 	Version byte
-	ID      [16]byte // the store's id (format 4)
-	N       uint64   // the file's number (format 4)
+	ID      [16]byte // the store's id (from format 4)
+	N       uint64   // the file's number (from format 4)
 }
 
 // Error is damage found in a file: at Offset (from the start of the file

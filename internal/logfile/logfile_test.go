@@ -102,9 +102,9 @@ func TestReadHeader(t *testing.T) {
 	}{
 		{"shorter than the magic", []byte("LETHE"), 0, 0, "the file is shorter than its header", true},
 		{"another kind of file", AppendHeader(nil, SnapMagic, id, 1), 0, 0, `the file does not start with "LETHEWAL"`, false},
-		{"version 0", []byte(WALMagic + "\x00"), 0, 8, "unknown format version 0 (this lethe reads 1 to 4)", false},
-		{"version 5", []byte(WALMagic + "\x05"), 0, 8, "unknown format version 5 (this lethe reads 1 to 4)", false},
-		{"version 4 cut short", full[:HeaderSizeV4-1], 4, 0, "the file is shorter than its header", true},
+		{"version 0", []byte(WALMagic + "\x00"), 0, 8, "unknown format version 0 (this lethe reads 1 to 5)", false},
+		{"version 6", []byte(WALMagic + "\x06"), 0, 8, "unknown format version 6 (this lethe reads 1 to 5)", false},
+		{"version 5 cut short", full[:HeaderSizeV4-1], Version, 0, "the file is shorter than its header", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h, herr := ReadHeader(tc.data, WALMagic)
@@ -117,10 +117,10 @@ func TestReadHeader(t *testing.T) {
 	}
 }
 
-// TestHeaderSize: format 4's header holds the id and the number, older
+// TestHeaderSize: from format 4 the header holds the id and the number, older
 // ones only the magic and the version.
 func TestHeaderSize(t *testing.T) {
-	for v, want := range map[byte]int{1: 9, 2: 9, 3: 9, 4: 33} {
+	for v, want := range map[byte]int{1: 9, 2: 9, 3: 9, 4: 33, 5: 33} {
 		assert.Equal(t, want, HeaderSize(v), "version %d", v)
 	}
 }
