@@ -6,60 +6,31 @@
 
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
-import { execFile, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import https from "node:https";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { promisify } from "node:util";
+
+import { buildLethe, repoRoot, startLethe, stopLethe } from "./harness.mjs";
 
 const here = fileURLToPath(new URL(".", import.meta.url));
-const repoRoot = join(here, "..", "..");
 const endpoint = "https://localhost:8081/";
 
-let tmp; // the lethe binary and the certificate
-let server; // the lethe process
-let addr; // "127.0.0.1:port", from its log
+let lethe; // the command, built once, and the certificate beside it
+let server;
+let addr; // "127.0.0.1:port", from its start line
 
 before(async () => {
-  tmp = await mkdtemp(join(tmpdir(), "lethe-connect-"));
-  const bin = join(tmp, "lethe");
-  await promisify(execFile)("go", ["build", "-o", bin, "."], { cwd: join(repoRoot, "cmd/lethe") });
-  server = spawn(bin, ["-addr", "127.0.0.1:0", "-compute-addr", "127.0.0.1:0"], { stdio: ["ignore", "ignore", "pipe"] });
-  addr = await firstHTTPSAddress(server);
+  lethe = await buildLethe();
+  server = await startLethe(lethe.bin, "-compute-addr", "127.0.0.1:0");
+  addr = new URL(server.url).host;
 });
 
 after(async () => {
-  if (server && server.exitCode === null) {
-    const exited = new Promise((resolve) => server.once("exit", resolve));
-    server.kill("SIGTERM");
-    await exited;
-  }
-  if (tmp) await rm(tmp, { recursive: true, force: true });
+  if (server) await stopLethe(server);
+  await lethe?.remove();
 });
-
-// firstHTTPSAddress waits for the first https URL the command logs (the
-// API's, in its start line) and returns its host and port.
-function firstHTTPSAddress(proc) {
-  let log = "";
-  proc.stderr.setEncoding("utf8");
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`lethe named no https URL in 30 s: ${log}`)), 30_000);
-    proc.stderr.on("data", (chunk) => {
-      log += chunk;
-      const m = /https:\/\/([0-9.]+:[0-9]+)/.exec(log);
-      if (m) {
-        clearTimeout(timer);
-        resolve(m[1]);
-      }
-    });
-    proc.once("exit", (code, signal) => {
-      clearTimeout(timer);
-      reject(new Error(`lethe exited (${code ?? signal}) before serving: ${log}`));
-    });
-  });
-}
 
 // docBlock returns the code of the one fenced block of language lang that
 // follows, in docs/connect.md, the comment naming this test.
@@ -102,7 +73,7 @@ test("docs/connect.md's Node program connects with NODE_EXTRA_CA_CERTS", { timeo
   assert.equal(src.split(endpoint).length, 2, `the program does not name ${endpoint} once:\n${src}`);
   src = src.replace(endpoint, `https://localhost:${addr.split(":")[1]}/`);
 
-  const pem = join(tmp, "emulator.pem");
+  const pem = join(lethe.dir, "emulator.pem");
   await writeFile(pem, await download(`https://${addr}/_explorer/emulator.pem`));
   // In this directory, so that it finds @azure/cosmos in node_modules.
   const dir = await mkdtemp(join(here, ".connect-"));

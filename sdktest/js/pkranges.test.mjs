@@ -11,20 +11,11 @@
 
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { execFile, spawn } from "node:child_process";
-import { mkdtemp, rm } from "node:fs/promises";
 import https from "node:https";
-import { createHmac } from "node:crypto";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { fileURLToPath } from "node:url";
-import { promisify } from "node:util";
-
 
 import { ChangeFeedMode, ChangeFeedStartFrom, CosmosClient, PartitionKeyKind, StatusCodes } from "@azure/cosmos";
 
-const emulatorKey = "C2y6yDjf5/R+ob0N8A7Cgv30VRDJIWEHLM+4QDU5DE2nQ9nDuVTqobD4b8mGGyPMbIZnqyMsEcaGQy67XIw/Jw==";
-const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
+import { buildLethe, emulatorKey, signedRequest, startLethe, stopLethe } from "./harness.mjs";
 
 // RangeAgent records the partition key range each request of the SDK
 // named (x-ms-documentdb-partitionkeyrangeid), by path.
@@ -37,48 +28,23 @@ class RangeAgent extends https.Agent {
   }
 }
 
-let tmp;
-let proc;
+let lethe; // the command, built once
+let server;
 let client;
 let agent;
-let endpoint;
 
 before(async () => {
-  tmp = await mkdtemp(join(tmpdir(), "lethe-pkranges-"));
-  const bin = join(tmp, "lethe");
-  await promisify(execFile)("go", ["build", "-o", bin, "."], { cwd: join(repoRoot, "cmd/lethe") });
-  proc = spawn(bin, ["-addr", "127.0.0.1:0", "-compute-addr", ""], { stdio: ["ignore", "ignore", "pipe"] });
-  let log = "";
-  proc.stderr.setEncoding("utf8");
-  const url = await new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`lethe did not start in 30 s: ${log}`)), 30_000);
-    proc.stderr.on("data", (chunk) => {
-      log += chunk;
-      const m = /endpoint=(https:\/\/\S+\/)/.exec(log);
-      if (m && /msg="lethe: ready"/.test(log)) {
-        clearTimeout(timer);
-        resolve(m[1]);
-      }
-    });
-    proc.once("exit", (code, signal) => {
-      clearTimeout(timer);
-      reject(new Error(`lethe exited (${code ?? signal}): ${log}`));
-    });
-  });
+  lethe = await buildLethe();
+  server = await startLethe(lethe.bin);
   agent = new RangeAgent({ keepAlive: true, rejectUnauthorized: false });
-  endpoint = url;
-  client = new CosmosClient({ endpoint: url, key: emulatorKey, agent });
+  client = new CosmosClient({ endpoint: server.url, key: emulatorKey, agent });
 });
 
 after(async () => {
   client?.dispose();
   agent?.destroy();
-  if (proc && proc.exitCode === null) {
-    const exited = new Promise((resolve) => proc.once("exit", resolve));
-    proc.kill("SIGTERM");
-    await exited;
-  }
-  if (tmp) await rm(tmp, { recursive: true, force: true });
+  if (server) await stopLethe(server);
+  await lethe?.remove();
 });
 
 // readAll reads a change feed iterator until it has caught up and returns
@@ -216,26 +182,14 @@ describe("a hierarchical key over several ranges", { timeout: 60_000 }, () => {
   });
 });
 
-
 // split calls the command's split endpoint, signed with the master key for
 // the resource type "split", and returns the children's ids.
 async function split(database, container, range) {
-  const date = new Date().toUTCString();
-  const sig = createHmac("sha256", Buffer.from(emulatorKey, "base64")).update(`post\nsplit\n\n${date.toLowerCase()}\n\n`).digest("base64");
-  const body = JSON.stringify({ database, container, range });
-  const res = await new Promise((resolve, reject) => {
-    const req = https.request(new URL("/_lethe/split", endpoint), {
-      method: "POST",
-      agent,
-      headers: { "x-ms-date": date, authorization: encodeURIComponent(`type=master&ver=1.0&sig=${sig}`), "content-type": "application/json" },
-    }, (r) => {
-      let text = "";
-      r.setEncoding("utf8");
-      r.on("data", (chunk) => (text += chunk));
-      r.on("end", () => resolve({ status: r.statusCode, body: text }));
-    });
-    req.on("error", reject);
-    req.end(body);
+  const res = await signedRequest(agent, new URL("/_lethe/split", server.url), {
+    method: "POST",
+    resType: "split",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ database, container, range }),
   });
   assert.equal(res.status, 200, res.body);
   return JSON.parse(res.body).children;

@@ -11,62 +11,13 @@
 
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { execFile, spawn } from "node:child_process";
-import { mkdtemp, rm } from "node:fs/promises";
 import https from "node:https";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { fileURLToPath } from "node:url";
-import { promisify } from "node:util";
-import { setTimeout as sleep } from "node:timers/promises";
 
 import { CosmosClient } from "@azure/cosmos";
 
-// The Cosmos DB emulator's well-known key, lethe's default.
-const emulatorKey = "C2y6yDjf5/R+ob0N8A7Cgv30VRDJIWEHLM+4QDU5DE2nQ9nDuVTqobD4b8mGGyPMbIZnqyMsEcaGQy67XIw/Jw==";
-const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
+import { buildLethe, emulatorKey, startLethe, stopLethe } from "./harness.mjs";
 
-let bin; // the lethe command, built once
-let binDir;
-
-// startLethe runs the command on a free port of 127.0.0.1 and waits for
-// its start line, from which it takes the address.
-async function startLethe() {
-  const proc = spawn(bin, ["-addr", "127.0.0.1:0", "-compute-addr", ""], { stdio: ["ignore", "ignore", "pipe"] });
-  let stderr = "";
-  proc.stderr.setEncoding("utf8");
-  proc.stderr.on("data", (chunk) => (stderr += chunk));
-  const exited = new Promise((resolve) => proc.once("exit", (code, signal) => resolve({ code, signal })));
-  const url = await new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      proc.kill("SIGKILL");
-      reject(new Error(`lethe printed no start line in 30 s: ${stderr}`));
-    }, 30_000);
-    proc.stderr.on("data", () => {
-      const m = /level=INFO msg="lethe: serving the Cosmos DB REST API" endpoint=(\S+)/m.exec(stderr);
-      if (m) {
-        clearTimeout(timer);
-        resolve(m[1]);
-      }
-    });
-    exited.then(({ code, signal }) => {
-      clearTimeout(timer);
-      reject(new Error(`lethe exited (${code ?? signal}) before serving: ${stderr}`));
-    });
-  });
-  return { url, proc, exited, stderr: () => stderr };
-}
-
-// stopLethe sends SIGTERM and waits for the command to exit with 0.
-async function stopLethe(server) {
-  server.proc.kill("SIGTERM");
-  const result = await Promise.race([server.exited, sleep(30_000, null, { ref: false })]);
-  if (result === null) {
-    server.proc.kill("SIGKILL");
-    assert.fail(`lethe did not exit within 30 s of SIGTERM: ${server.stderr()}`);
-  }
-  assert.deepEqual(result, { code: 0, signal: null }, server.stderr());
-}
+let lethe; // the command, built once
 
 // PlanAgent is an https.Agent that counts the query plan requests the SDK
 // sends and records the range of each query it sends to a partition key
@@ -210,13 +161,11 @@ function plain(result) {
 }
 
 before(async () => {
-  binDir = await mkdtemp(join(tmpdir(), "lethe-sdktest-js-queryplan-"));
-  bin = join(binDir, "lethe");
-  await promisify(execFile)("go", ["build", "-o", bin, "."], { cwd: join(repoRoot, "cmd/lethe") }); // a module of its own
+  lethe = await buildLethe();
 });
 
 after(async () => {
-  if (binDir) await rm(binDir, { recursive: true, force: true });
+  await lethe?.remove();
 });
 
 describe("the SDK's pipeline over the service's query plans", { timeout: 180_000 }, () => {
@@ -227,7 +176,7 @@ describe("the SDK's pipeline over the service's query plans", { timeout: 180_000
   let whole; // the items in one logical partition
 
   before(async () => {
-    server = await startLethe();
+    server = await startLethe(lethe.bin);
     agent = new PlanAgent({ keepAlive: true, rejectUnauthorized: false });
     client = new CosmosClient({ endpoint: server.url, key: emulatorKey, agent });
     const { database } = await client.databases.create({ id: "plans" });

@@ -10,75 +10,23 @@
 
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { execFile, spawn } from "node:child_process";
-import { createHmac } from "node:crypto";
-import { mkdtemp, rm } from "node:fs/promises";
 import https from "node:https";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { fileURLToPath } from "node:url";
-import { promisify } from "node:util";
-import { setTimeout as sleep } from "node:timers/promises";
 
 import { CosmosClient } from "@azure/cosmos";
 
-// The Cosmos DB emulator's well-known key, lethe's default.
-const emulatorKey = "C2y6yDjf5/R+ob0N8A7Cgv30VRDJIWEHLM+4QDU5DE2nQ9nDuVTqobD4b8mGGyPMbIZnqyMsEcaGQy67XIw/Jw==";
-const otherKey = Buffer.from("another key").toString("base64");
-const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
+import { buildLethe, emulatorKey, masterToken, signedRequest, startLethe, stopLethe } from "./harness.mjs";
 
-let bin; // the lethe command, built once
-let binDir;
+const otherKey = Buffer.from("another key").toString("base64");
+
+let lethe; // the command, built once
 
 before(async () => {
-  binDir = await mkdtemp(join(tmpdir(), "lethe-sdktest-js-refusals-"));
-  bin = join(binDir, "lethe");
-  await promisify(execFile)("go", ["build", "-o", bin, "."], { cwd: join(repoRoot, "cmd/lethe") }); // a module of its own
+  lethe = await buildLethe();
 });
 
 after(async () => {
-  if (binDir) await rm(binDir, { recursive: true, force: true });
+  await lethe?.remove();
 });
-
-// startLethe runs the command on a free port of 127.0.0.1 and waits for
-// its start line, from which it takes the address.
-async function startLethe(...args) {
-  const proc = spawn(bin, ["-addr", "127.0.0.1:0", "-compute-addr", "", ...args], { stdio: ["ignore", "ignore", "pipe"] });
-  let stderr = "";
-  proc.stderr.setEncoding("utf8");
-  proc.stderr.on("data", (chunk) => (stderr += chunk));
-  const exited = new Promise((resolve) => proc.once("exit", (code, signal) => resolve({ code, signal })));
-  const url = await new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      proc.kill("SIGKILL");
-      reject(new Error(`lethe printed no start line in 30 s: ${stderr}`));
-    }, 30_000);
-    const look = () => {
-      const m = /level=INFO msg="lethe: serving the Cosmos DB REST API" endpoint=(\S+)/m.exec(stderr);
-      if (m) {
-        clearTimeout(timer);
-        resolve(m[1]);
-      }
-    };
-    proc.stderr.on("data", look);
-    exited.then(({ code, signal }) => {
-      clearTimeout(timer);
-      reject(new Error(`lethe exited (${code ?? signal}) before serving: ${stderr}`));
-    });
-  });
-  return { url, proc, exited, stderr: () => stderr };
-}
-
-// stopLethe sends SIGTERM and waits for the command to exit with 0.
-async function stopLethe(server) {
-  server.proc.kill("SIGTERM");
-  const result = await Promise.race([server.exited, sleep(30_000, null, { ref: false })]);
-  if (result === null) {
-    server.proc.kill("SIGKILL");
-    assert.fail(`lethe did not exit within 30 s of SIGTERM: ${server.stderr()}`);
-  }
-  assert.deepEqual(result, { code: 0, signal: null }, server.stderr());
-}
 
 // LoadedAgent is an https.Agent whose event loop is held, a moment after
 // it sends a POST, for longer than the server waits between answering and
@@ -122,23 +70,9 @@ function refusedWith(results, status, code, what) {
 
 // signed sends a request of the REST API signed with key for resource type
 // resType and link, as the SDKs sign it, and returns its status and body.
-function signed(agent, server, { method, path, resType, link = "", key = emulatorKey }) {
-  const date = new Date().toUTCString();
-  const text = `${method.toLowerCase()}\n${resType}\n${link}\n${date.toLowerCase()}\n\n`;
-  const sig = createHmac("sha256", Buffer.from(key, "base64")).update(text).digest("base64");
-  return new Promise((resolve, reject) => {
-    const req = https.request(new URL(path, server.url), {
-      method, agent,
-      headers: { "x-ms-date": date, "x-ms-version": "2020-11-05", authorization: encodeURIComponent(`type=master&ver=1.0&sig=${sig}`) },
-    }, (res) => {
-      let body = "";
-      res.setEncoding("utf8");
-      res.on("data", (chunk) => (body += chunk));
-      res.on("end", () => resolve({ status: res.statusCode, body: body ? JSON.parse(body) : undefined }));
-    });
-    req.on("error", reject);
-    req.end();
-  });
+async function signed(agent, server, { method, path, resType, link, key }) {
+  const res = await signedRequest(agent, new URL(path, server.url), { method, resType, link, key, headers: { "x-ms-version": "2020-11-05" } });
+  return { status: res.status, body: res.body ? JSON.parse(res.body) : undefined };
 }
 
 describe("refusals and the reset, over HTTPS", { timeout: 300_000 }, () => {
@@ -147,7 +81,7 @@ describe("refusals and the reset, over HTTPS", { timeout: 300_000 }, () => {
   let client;
 
   before(async () => {
-    server = await startLethe();
+    server = await startLethe(lethe.bin);
     agent = new https.Agent({ keepAlive: true, rejectUnauthorized: false });
     client = new CosmosClient({ endpoint: server.url, key: emulatorKey, agent });
   });
@@ -206,8 +140,7 @@ describe("refusals and the reset, over HTTPS", { timeout: 300_000 }, () => {
       const date = new Date().toUTCString();
       headers["x-ms-date"] = date;
       const key = verb === "POST" && resourceType === "docs" ? otherKey : emulatorKey;
-      const text = `${verb.toLowerCase()}\n${(resourceType ?? "").toLowerCase()}\n${resourceId ?? ""}\n${date.toLowerCase()}\n\n`;
-      return `type=master&ver=1.0&sig=${createHmac("sha256", Buffer.from(key, "base64")).update(text).digest("base64")}`;
+      return masterToken(key, verb, resourceType ?? "", resourceId ?? "", date);
     };
     const stranger = new CosmosClient({ endpoint: server.url, tokenProvider, agent: wire });
     try {

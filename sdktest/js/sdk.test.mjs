@@ -7,21 +7,15 @@
 
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { execFile, spawn } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import https from "node:https";
-import { createHmac } from "node:crypto";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
-import { promisify } from "node:util";
 import { setTimeout as sleep } from "node:timers/promises";
 
 import { ChangeFeedMode, ChangeFeedStartFrom, CosmosClient, PartitionKeyKind, StatusCodes } from "@azure/cosmos";
 
-// The Cosmos DB emulator's well-known key, lethe's default.
-const emulatorKey = "C2y6yDjf5/R+ob0N8A7Cgv30VRDJIWEHLM+4QDU5DE2nQ9nDuVTqobD4b8mGGyPMbIZnqyMsEcaGQy67XIw/Jw==";
-const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
+import { buildLethe, emulatorKey, signedRequest, startLethe, stopLethe } from "./harness.mjs";
 
 // WireAgent is an https.Agent that records, for every request the SDK
 // sends, where it went and the status it got: what the server did, seen
@@ -39,62 +33,30 @@ class WireAgent extends https.Agent {
   }
 }
 
-let bin; // the lethe command, built once
-let binDir;
+let lethe; // the command, built once
 
 before(async () => {
-  binDir = await mkdtemp(join(tmpdir(), "lethe-sdktest-js-"));
-  bin = join(binDir, "lethe");
-  await promisify(execFile)("go", ["build", "-o", bin, "."], { cwd: join(repoRoot, "cmd/lethe") }); // a module of its own
+  lethe = await buildLethe();
 });
 
 after(async () => {
-  if (binDir) await rm(binDir, { recursive: true, force: true });
+  await lethe?.remove();
 });
 
-// startLethe runs the command on a free port of 127.0.0.1 (its compute
-// gateway on another) and waits for its start line, from which it takes the
-// address.
-async function startLethe(...args) {
-  const proc = spawn(bin, ["-addr", "127.0.0.1:0", "-compute-addr", "127.0.0.1:0", ...args], { stdio: ["ignore", "ignore", "pipe"] });
-  let stderr = "";
-  proc.stderr.setEncoding("utf8");
-  proc.stderr.on("data", (chunk) => (stderr += chunk));
-  const exited = new Promise((resolve) => proc.once("exit", (code, signal) => resolve({ code, signal })));
-  const start = await new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      proc.kill("SIGKILL");
-      reject(new Error(`lethe printed no start line in 30 s: ${stderr}`));
-    }, 30_000);
-    const look = () => {
-      // The start line, in the command's log (log/slog's text format), then its ready line:
-      // level=INFO msg="lethe: serving the Cosmos DB REST API" endpoint=URL compute_gateway=URL key="K" storage=S [dir=D]
-      // level=INFO msg="lethe: ready"
-      const m = /level=INFO msg="lethe: serving the Cosmos DB REST API" endpoint=(\S+)(?: compute_gateway=\S+)? key="([^"]*)" storage=(\S+)(?: dir=(\S+))?$/m.exec(stderr);
-      if (m && /level=INFO msg="lethe: ready"$/m.test(stderr)) {
-        clearTimeout(timer);
-        resolve({ url: m[1], key: m[2] === "the emulator's well-known key" ? "default" : "custom", storage: m[4] ? `dir ${m[4]}` : m[3] });
-      }
-    };
-    proc.stderr.on("data", look);
-    exited.then(({ code, signal }) => {
-      clearTimeout(timer);
-      reject(new Error(`lethe exited (${code ?? signal}) before serving: ${stderr}`));
-    });
-  });
-  return { ...start, proc, exited, stderr: () => stderr };
+// start runs the command, its compute gateway on another free port of
+// 127.0.0.1, and reads its start line (log/slog's text format):
+// level=INFO msg="lethe: serving the Cosmos DB REST API" endpoint=URL compute_gateway=URL key="K" storage=S [dir=D]
+async function start(...args) {
+  const server = await startLethe(lethe.bin, "-compute-addr", "127.0.0.1:0", ...args);
+  const m = /level=INFO msg="lethe: serving the Cosmos DB REST API" endpoint=(\S+)(?: compute_gateway=\S+)? key="([^"]*)" storage=(\S+)(?: dir=(\S+))?$/m.exec(server.stderr());
+  assert.ok(m, `the start line: ${server.stderr()}`);
+  return { ...server, key: m[2] === "the emulator's well-known key" ? "default" : "custom", storage: m[4] ? `dir ${m[4]}` : m[3] };
 }
 
-// stopLethe sends SIGTERM and asserts a graceful shutdown: exit status 0.
-async function stopLethe(server) {
-  server.proc.kill("SIGTERM");
-  const timeout = sleep(30_000, null, { ref: false });
-  const result = await Promise.race([server.exited, timeout]);
-  if (result === null) {
-    server.proc.kill("SIGKILL");
-    assert.fail(`lethe did not exit within 30 s of SIGTERM: ${server.stderr()}`);
-  }
-  assert.deepEqual(result, { code: 0, signal: null }, server.stderr());
+// stop stops the command and asserts a graceful shutdown: exit status 0,
+// after its shutdown line.
+async function stop(server) {
+  await stopLethe(server);
   assert.match(server.stderr(), /lethe: shutting down/);
 }
 
@@ -137,7 +99,7 @@ describe("over HTTPS, with the SDK's default connection policy", { timeout: 120_
   let client;
 
   before(async () => {
-    server = await startLethe();
+    server = await start();
     assert.match(server.url, /^https:\/\/127\.0\.0\.1:\d+\/$/);
     assert.equal(server.key, "default");
     assert.equal(server.storage, "memory");
@@ -150,7 +112,7 @@ describe("over HTTPS, with the SDK's default connection policy", { timeout: 120_
   after(async () => {
     client?.dispose();
     agent?.destroy();
-    if (server) await stopLethe(server);
+    if (server) await stop(server);
   });
 
   // container creates a database and a container in it.
@@ -409,12 +371,10 @@ describe("over HTTPS, with the SDK's default connection policy", { timeout: 120_
   // faults calls the command's fault-injection endpoint, signed with the
   // master key for the resource type "faults".
   async function faults(method, body) {
-    const date = new Date().toUTCString();
-    const text = `${method.toLowerCase()}\nfaults\n\n${date.toLowerCase()}\n\n`;
-    const sig = createHmac("sha256", Buffer.from(emulatorKey, "base64")).update(text).digest("base64");
-    const res = await fetchWith(agent, new URL("/_lethe/faults", server.url), {
+    const res = await signedRequest(agent, new URL("/_lethe/faults", server.url), {
       method,
-      headers: { "x-ms-date": date, authorization: encodeURIComponent(`type=master&ver=1.0&sig=${sig}`), "content-type": "application/json" },
+      resType: "faults",
+      headers: { "content-type": "application/json" },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     return { status: res.status, body: res.body ? JSON.parse(res.body) : undefined };
@@ -969,7 +929,7 @@ describe("over plain HTTP (-http), endpoint discovery off", { timeout: 60_000 },
   let client;
 
   before(async () => {
-    server = await startLethe("-http");
+    server = await start("-http");
     assert.match(server.url, /^http:\/\/127\.0\.0\.1:\d+\/$/);
     // No agent of our own here: with one, the SDK refuses http:// URLs
     // (it allows insecure connections only with its default agents).
@@ -985,7 +945,7 @@ describe("over plain HTTP (-http), endpoint discovery off", { timeout: 60_000 },
 
   after(async () => {
     client?.dispose();
-    if (server) await stopLethe(server);
+    if (server) await stop(server);
   });
 
   test("create, read, query, delete over HTTP", async () => {
@@ -1019,7 +979,7 @@ describe("durable (-dir): what is written survives a restart", { timeout: 60_000
 
   test("stop with SIGTERM, start again on the same directory", async () => {
     const connect = (url) => new CosmosClient({ endpoint: url, key: emulatorKey, agent: new https.Agent({ rejectUnauthorized: false }) });
-    let server = await startLethe("-dir", dir);
+    let server = await start("-dir", dir);
     assert.equal(server.storage, `dir ${dir}`);
     let client = connect(server.url);
     try {
@@ -1030,9 +990,9 @@ describe("durable (-dir): what is written survives a restart", { timeout: 60_000
       await c.item("1", "p").replace({ id: "1", pk: "p", n: 10 });
     } finally {
       client.dispose();
-      await stopLethe(server);
+      await stop(server);
     }
-    server = await startLethe("-dir", dir);
+    server = await start("-dir", dir);
     client = connect(server.url);
     try {
       const c = client.database("kept").container("c");
@@ -1045,23 +1005,7 @@ describe("durable (-dir): what is written survives a restart", { timeout: 60_000
       assert.deepEqual(resources, [2, 10]);
     } finally {
       client.dispose();
-      await stopLethe(server);
+      await stop(server);
     }
   });
 });
-
-// fetchWith sends one request through an https.Agent (the command's
-// certificate is self-signed) and returns its status and body text.
-function fetchWith(agent, url, { method, headers, body }) {
-  return new Promise((resolve, reject) => {
-    const req = https.request(url, { method, headers, agent }, (res) => {
-      let text = "";
-      res.setEncoding("utf8");
-      res.on("data", (chunk) => (text += chunk));
-      res.on("end", () => resolve({ status: res.statusCode, body: text }));
-    });
-    req.on("error", reject);
-    if (body !== undefined) req.write(body);
-    req.end();
-  });
-}

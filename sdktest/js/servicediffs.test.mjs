@@ -8,59 +8,20 @@
 
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { execFile, spawn } from "node:child_process";
-import { mkdtemp, rm } from "node:fs/promises";
 import https from "node:https";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { fileURLToPath } from "node:url";
-import { promisify } from "node:util";
-import { setTimeout as sleep } from "node:timers/promises";
 
 import { BulkOperationType, CosmosClient, PermissionMode, TriggerOperation, TriggerType } from "@azure/cosmos";
 
-// The Cosmos DB emulator's well-known key, lethe's default.
-const emulatorKey = "C2y6yDjf5/R+ob0N8A7Cgv30VRDJIWEHLM+4QDU5DE2nQ9nDuVTqobD4b8mGGyPMbIZnqyMsEcaGQy67XIw/Jw==";
-const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
+import { buildLethe, emulatorKey, startLethe, stopLethe } from "./harness.mjs";
 
-let binDir;
+let lethe; // the command, built once
 let server;
 let client;
 let database;
 
-// serve runs the command, built here, on a free port of 127.0.0.1 and
-// resolves with its endpoint once it logs its start line.
-async function serve(bin) {
-  const proc = spawn(bin, ["-addr", "127.0.0.1:0", "-compute-addr", ""], { stdio: ["ignore", "ignore", "pipe"] });
-  let stderr = "";
-  proc.stderr.setEncoding("utf8");
-  proc.stderr.on("data", (chunk) => (stderr += chunk));
-  const exited = new Promise((resolve) => proc.once("exit", (code, signal) => resolve({ code, signal })));
-  const url = await new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      proc.kill("SIGKILL");
-      reject(new Error(`lethe printed no start line in 30 s: ${stderr}`));
-    }, 30_000);
-    proc.stderr.on("data", () => {
-      const m = /level=INFO msg="lethe: serving the Cosmos DB REST API" endpoint=(\S+)/m.exec(stderr);
-      if (m) {
-        clearTimeout(timer);
-        resolve(m[1]);
-      }
-    });
-    exited.then(({ code, signal }) => {
-      clearTimeout(timer);
-      reject(new Error(`lethe exited (${code ?? signal}) before serving: ${stderr}`));
-    });
-  });
-  return { url, proc, exited, stderr: () => stderr };
-}
-
 before(async () => {
-  binDir = await mkdtemp(join(tmpdir(), "lethe-sdktest-js-servicediffs-"));
-  const bin = join(binDir, "lethe");
-  await promisify(execFile)("go", ["build", "-o", bin, "."], { cwd: join(repoRoot, "cmd/lethe") }); // a module of its own
-  server = await serve(bin);
+  lethe = await buildLethe();
+  server = await startLethe(lethe.bin);
   client = new CosmosClient({
     endpoint: server.url,
     key: emulatorKey,
@@ -71,13 +32,8 @@ before(async () => {
 });
 
 after(async () => {
-  if (server) {
-    server.proc.kill("SIGTERM");
-    const result = await Promise.race([server.exited, sleep(30_000, null, { ref: false })]);
-    if (result === null) server.proc.kill("SIGKILL");
-    assert.deepEqual(result, { code: 0, signal: null }, server.stderr());
-  }
-  if (binDir) await rm(binDir, { recursive: true, force: true });
+  if (server) await stopLethe(server);
+  await lethe?.remove();
 });
 
 // rawHeaderNames returns the header names of an answer to GET path as the

@@ -9,66 +9,30 @@
 
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { execFile, spawn } from "node:child_process";
-import { mkdtemp, rm } from "node:fs/promises";
 import https from "node:https";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { fileURLToPath } from "node:url";
-import { promisify } from "node:util";
 
 import { CosmosClient, DataType, GeospatialType, IndexKind, SpatialType } from "@azure/cosmos";
 
-const emulatorKey = "C2y6yDjf5/R+ob0N8A7Cgv30VRDJIWEHLM+4QDU5DE2nQ9nDuVTqobD4b8mGGyPMbIZnqyMsEcaGQy67XIw/Jw==";
-const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
+import { buildLethe, emulatorKey, startLethe, stopLethe } from "./harness.mjs";
 
-let tmp; // the lethe binary
-let server; // the lethe process
+let lethe; // the command, built once
+let server;
 let agent;
 let client;
 
 before(async () => {
-  tmp = await mkdtemp(join(tmpdir(), "lethe-spatial-"));
-  const bin = join(tmp, "lethe");
-  await promisify(execFile)("go", ["build", "-o", bin, "."], { cwd: join(repoRoot, "cmd/lethe") });
-  server = spawn(bin, ["-addr", "127.0.0.1:0", "-compute-addr", "127.0.0.1:0"], { stdio: ["ignore", "ignore", "pipe"] });
-  const endpoint = await readyEndpoint(server);
+  lethe = await buildLethe();
+  server = await startLethe(lethe.bin, "-compute-addr", "127.0.0.1:0");
   agent = new https.Agent({ keepAlive: true, rejectUnauthorized: false }); // its self-signed certificate
-  client = new CosmosClient({ endpoint, key: emulatorKey, agent });
+  client = new CosmosClient({ endpoint: server.url, key: emulatorKey, agent });
 });
 
 after(async () => {
   client?.dispose();
   agent?.destroy();
-  if (server && server.exitCode === null) {
-    const exited = new Promise((resolve) => server.once("exit", resolve));
-    server.kill("SIGTERM");
-    await exited;
-  }
-  if (tmp) await rm(tmp, { recursive: true, force: true });
+  if (server) await stopLethe(server);
+  await lethe?.remove();
 });
-
-// readyEndpoint waits for the command's start line and its ready line and
-// returns the endpoint the start line names.
-function readyEndpoint(proc) {
-  let log = "";
-  proc.stderr.setEncoding("utf8");
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`lethe was not ready in 30 s: ${log}`)), 30_000);
-    proc.stderr.on("data", (chunk) => {
-      log += chunk;
-      const m = /msg="lethe: serving the Cosmos DB REST API" endpoint=(\S+)/.exec(log);
-      if (m && /msg="lethe: ready"/.test(log)) {
-        clearTimeout(timer);
-        resolve(m[1]);
-      }
-    });
-    proc.once("exit", (code, signal) => {
-      clearTimeout(timer);
-      reject(new Error(`lethe exited (${code ?? signal}) before serving: ${log}`));
-    });
-  });
-}
 
 // database creates a database of its own for a test.
 async function database(id) {

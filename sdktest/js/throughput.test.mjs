@@ -7,71 +7,41 @@
 
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { execFile, spawn } from "node:child_process";
-import { mkdtemp, rm } from "node:fs/promises";
 import https from "node:https";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
-import { promisify } from "node:util";
 
 import { CosmosClient } from "@azure/cosmos";
 
-const emulatorKey = "C2y6yDjf5/R+ob0N8A7Cgv30VRDJIWEHLM+4QDU5DE2nQ9nDuVTqobD4b8mGGyPMbIZnqyMsEcaGQy67XIw/Jw==";
-const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
+import { buildLethe, emulatorKey, startLethe, stopLethe } from "./harness.mjs";
 
-let tmp;
-let bin;
+let lethe; // the command, built once
 
 // start starts the built lethe on dir and returns it with a client.
 async function start(dir) {
-  const proc = spawn(bin, ["-addr", "127.0.0.1:0", "-compute-addr", "", "-dir", dir], { stdio: ["ignore", "ignore", "pipe"] });
-  let log = "";
-  proc.stderr.setEncoding("utf8");
-  const url = await new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`lethe did not start in 30 s: ${log}`)), 30_000);
-    proc.stderr.on("data", (chunk) => {
-      log += chunk;
-      const m = /endpoint=(https:\/\/\S+\/)/.exec(log);
-      if (m && /msg="lethe: ready"/.test(log)) {
-        clearTimeout(timer);
-        resolve(m[1]);
-      }
-    });
-    proc.once("exit", (code, signal) => {
-      clearTimeout(timer);
-      reject(new Error(`lethe exited (${code ?? signal}): ${log}`));
-    });
-  });
+  const server = await startLethe(lethe.bin, "-dir", dir);
   const agent = new https.Agent({ keepAlive: true, rejectUnauthorized: false });
-  const client = new CosmosClient({ endpoint: url, key: emulatorKey, agent });
+  const client = new CosmosClient({ endpoint: server.url, key: emulatorKey, agent });
   return {
     client,
     async stop() {
       client.dispose();
       agent.destroy();
-      if (proc.exitCode === null) {
-        const exited = new Promise((resolve) => proc.once("exit", resolve));
-        proc.kill("SIGTERM");
-        await exited;
-      }
+      await stopLethe(server);
     },
   };
 }
 
 before(async () => {
-  tmp = await mkdtemp(join(tmpdir(), "lethe-throughput-"));
-  bin = join(tmp, "lethe");
-  await promisify(execFile)("go", ["build", "-o", bin, "."], { cwd: join(repoRoot, "cmd/lethe") });
+  lethe = await buildLethe();
 });
 
 after(async () => {
-  if (tmp) await rm(tmp, { recursive: true, force: true });
+  await lethe?.remove();
 });
 
 describe("a container whose throughput is raised", { timeout: 120_000 }, () => {
   test("splits its ranges, and the SDK reads them all, before and after a restart", async () => {
-    const dir = join(tmp, "data");
+    const dir = join(lethe.dir, "data");
     let server = await start(dir);
     try {
       const { database } = await server.client.databases.createIfNotExists({ id: "raise" });
