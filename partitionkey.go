@@ -20,9 +20,10 @@ import (
 // logical partition (every distinct value). Every item call takes the
 // partition key value first, as azcosmos's do, and a write whose document
 // holds another value fails with 400 and Cosmos DB's message, changing
-// nothing. A path that leads nowhere in a document gives the "none" value
-// (NonePartitionKey), which is distinct from JSON null (NullPartitionKey):
-// Cosmos DB sends it as [{}] where null is [null].
+// nothing. A path that leads nowhere in a document, or to an object or an
+// array, gives the "none" value (NonePartitionKey), which is distinct from
+// JSON null (NullPartitionKey): Cosmos DB sends it as [{}] where null is
+// [null].
 //
 // A container without paths is not partitioned: its items are identified by
 // id alone, and every call passes NewPartitionKey(), the empty value.
@@ -70,8 +71,9 @@ const (
 var NullPartitionKey = PartitionKey{enc: string(rune(pkNull)), n: 1}
 
 // NonePartitionKey is the value of a document that has nothing at its
-// container's partition key path: Cosmos DB's "none" (PartitionKey.None in
-// its .NET SDK, [{}] on the wire). It is not JSON null.
+// container's partition key path, or an object or array there: Cosmos DB's
+// "none" or undefined (PartitionKey.None in its .NET SDK, [{}] on the wire).
+// It is not JSON null.
 var NonePartitionKey = PartitionKey{enc: string(rune(pkNone)), n: 1}
 
 // NewPartitionKey returns the empty partition key: for the items of a
@@ -440,7 +442,7 @@ func (pp *pkPaths) matches(doc []byte, p *parsedItem, pk string) (bool, *Error) 
 			i = objectMember(doc, i, seg)
 		}
 		var err *Error
-		if b, err = appendPKValue(b, doc, i, segs); err != nil {
+		if b, err = appendPKValue(b, doc, i); err != nil {
 			return false, err
 		}
 	}
@@ -467,8 +469,10 @@ func isStringComponent(enc, s string) bool {
 	return false
 }
 
-// appendPKValue appends the encoding of the value at doc[i] (none if i < 0).
-func appendPKValue(b, doc []byte, i int, segs []string) ([]byte, *Error) {
+// appendPKValue appends the encoding of the value at doc[i]: none if i < 0
+// or the value is an object or array, which Cosmos DB takes as undefined
+// (as its .NET SDK's DocumentAnalyzer extracts a document's key).
+func appendPKValue(b, doc []byte, i int) ([]byte, *Error) {
 	if i < 0 {
 		return append(b, pkNone), nil
 	}
@@ -496,14 +500,8 @@ func appendPKValue(b, doc []byte, i int, segs []string) ([]byte, *Error) {
 			return nil, badRequest("the partition key value %s is not a double", clip(doc[i:end]))
 		}
 		return append(b, encodeNumber(f)...), nil
-	case c == '{':
-		// An object is no partition key value: the service reads it as
-		// none, as @azure/cosmos's bulk spec has it ({"key2": {}} under
-		// the partition key [{}, {}]).
+	default: // an object or array: Cosmos DB takes it as undefined
 		return append(b, pkNone), nil
-	default:
-		return nil, badRequest("the partition key value at /%s is an array: it must be a string, number, boolean or null",
-			clip(strings.Join(segs, "/")))
 	}
 }
 

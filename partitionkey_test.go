@@ -253,9 +253,9 @@ func TestPartitionKeyValueKinds(t *testing.T) {
 		{`{"id":"null","k":null}`, lethe.NullPartitionKey, []lethe.PartitionKey{lethe.NonePartitionKey, pkS("null")}},
 		{`{"id":"none"}`, lethe.NonePartitionKey, []lethe.PartitionKey{lethe.NullPartitionKey}},
 		{`{"id":"nested","k2":{"k":1}}`, lethe.NonePartitionKey, nil},
-		// An object is none, as the service reads it.
 		{`{"id":"o","k":{"a":1}}`, lethe.NonePartitionKey, []lethe.PartitionKey{lethe.NullPartitionKey}},
 		{`{"id":"empty","k":{}}`, lethe.NonePartitionKey, nil},
+		{`{"id":"a","k":[1]}`, lethe.NonePartitionKey, []lethe.PartitionKey{lethe.NullPartitionKey, lethe.NewPartitionKeyNumber(1)}},
 	} {
 		_, err := c.CreateItem(ctx, tc.pk, []byte(tc.doc), nil)
 		require.NoError(t, err, tc.doc)
@@ -266,10 +266,77 @@ func TestPartitionKeyValueKinds(t *testing.T) {
 			assert.False(t, readable(t, c, o, id), "%s read as %v", tc.doc, o)
 		}
 	}
-	for _, doc := range []string{`{"id":"a","k":[1]}`} {
-		_, err := c.CreateItem(ctx, lethe.NonePartitionKey, []byte(doc), nil)
-		require.ErrorIs(t, err, lethe.ErrBadRequest, doc)
-		assert.Contains(t, err.Error(), "is an array")
+}
+
+// TestPartitionKeyObjectOrArrayIsNone: an object or an array at a partition
+// key path is undefined, as Cosmos DB takes it: the document is stored,
+// read, queried, replaced and deleted under none ([{}]), and any other key
+// is refused with the mismatch message, changing nothing.
+func TestPartitionKeyObjectOrArrayIsNone(t *testing.T) {
+	t.Parallel()
+	const msg = "PartitionKey extracted from document doesn't match the one specified in the header"
+	none := lethe.NonePartitionKey
+	for _, tc := range []struct {
+		name  string
+		paths []string
+		doc   string
+		pk    lethe.PartitionKey // the document's key
+		other lethe.PartitionKey // a key it is not under
+	}{
+		{"object", []string{"/k"}, `{"id":"x","k":{"a":1}}`, none, lethe.NullPartitionKey},
+		{"empty object", []string{"/k"}, `{"id":"x","k":{}}`, none, lethe.NullPartitionKey},
+		{"array", []string{"/k"}, `{"id":"x","k":["a"]}`, none, pkS("a")},
+		{"empty array", []string{"/k"}, `{"id":"x","k":[]}`, none, lethe.NullPartitionKey},
+		{"array of objects", []string{"/k"}, `{"id":"x","k":[{"a":1}]}`, none, lethe.NullPartitionKey},
+		{"nested path", []string{"/address"}, `{"id":"x","address":{"street":"1 Way","state":"WA"}}`, none, pkS("WA")},
+		{"deep", []string{"/a/b"}, `{"id":"x","a":{"b":{"c":null}}}`, none, lethe.NullPartitionKey},
+		{"hierarchical", []string{"/t", "/u"}, `{"id":"x","t":"a","u":{"v":1}}`,
+			pkS("a").AppendNone(), pkS("a").AppendNull()},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			s, _ := newStore(t)
+			c := partitioned(t, s, "c", lethe.TTLOff, tc.paths...)
+			_, err := c.CreateItem(ctx, tc.other, []byte(tc.doc), nil)
+			require.ErrorIs(t, err, lethe.ErrBadRequest)
+			assert.Contains(t, err.Error(), msg)
+			assert.Equal(t, int64(0), c.Stats().Items, "nothing changed")
+
+			_, err = c.CreateItem(ctx, tc.pk, []byte(tc.doc), nil)
+			require.NoError(t, err)
+			assert.True(t, readable(t, c, tc.pk, "x"))
+			assert.False(t, readable(t, c, tc.other, "x"))
+			var ids []string
+			for v, err := range c.QueryItems(ctx, "SELECT VALUE c.id FROM c", tc.pk, nil) {
+				require.NoError(t, err)
+				ids = append(ids, string(v))
+			}
+			assert.Equal(t, []string{`"x"`}, ids)
+			_, err = c.UpsertItem(ctx, tc.pk, []byte(tc.doc), nil)
+			require.NoError(t, err)
+			_, err = c.ReplaceItem(ctx, tc.other, "x", []byte(tc.doc), nil)
+			require.ErrorIs(t, err, lethe.ErrBadRequest)
+			assert.Contains(t, err.Error(), msg)
+			var ops lethe.PatchOperations
+			ops.AppendSet("/n", 1)
+			_, err = c.PatchItem(ctx, tc.pk, "x", ops, nil)
+			require.NoError(t, err, "a patch that leaves the key alone")
+			var move lethe.PatchOperations
+			move.AppendSet(tc.paths[len(tc.paths)-1], "s")
+			_, err = c.PatchItem(ctx, tc.pk, "x", move, nil)
+			require.ErrorIs(t, err, lethe.ErrBadRequest, "a patch that changes the key")
+
+			_, err = c.DeleteItem(ctx, tc.pk, "x", nil)
+			require.NoError(t, err)
+			assert.False(t, readable(t, c, tc.pk, "x"))
+
+			b := c.NewTransactionalBatch(tc.pk)
+			b.CreateItem([]byte(tc.doc), nil)
+			resp, err := c.ExecuteTransactionalBatch(ctx, b, nil)
+			require.NoError(t, err)
+			assert.True(t, resp.Success, "a batch under the none key")
+			assert.True(t, readable(t, c, tc.pk, "x"))
+		})
 	}
 }
 
