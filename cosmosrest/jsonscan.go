@@ -208,8 +208,8 @@ func withSystemProperties(doc []byte, rid, self string) []byte {
 
 // docPartitionKey returns the partition key value of doc in a container
 // with the partition key paths paths: the values at the paths, in order,
-// a missing one as none (an object or array there, which lethe refuses,
-// too). A container without paths has the empty key.
+// a missing one, an object or an array as none, as lethe takes them. A
+// container without paths has the empty key.
 func docPartitionKey(doc []byte, paths []string) lethe.PartitionKey {
 	pk := lethe.NewPartitionKey()
 	for _, path := range paths {

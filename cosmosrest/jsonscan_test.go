@@ -16,7 +16,7 @@ func TestDocPartitionKey(t *testing.T) {
 		{`{"a":{"b":2.50}}`, []string{"/a/b"}, `[2.5]`},
 		{`{"a":{"b":1e2}}`, []string{"/a/b"}, `[100]`},
 		{`{"a":[1]}`, []string{"/a/0"}, `[{}]`},
-		{`{"a":{"b":"x"}}`, []string{"/a"}, `[{}]`}, // an object: refused by lethe, none here
+		{`{"a":{"b":"x"}}`, []string{"/a"}, `[{}]`}, // an object: undefined, none
 		{`{"a/b":"s","c":{"d e":"\u00e9"}}`, []string{`/"a/b"`, `/c/"d e"`}, `["s","é"]`},
 		{`{"id":"1","type":"alpha"}`, []string{"/id", "/type"}, `["1","alpha"]`},
 	} {

@@ -23,7 +23,9 @@ var (
 
 // parsePKHeader parses an x-ms-documentdb-partitionkey header: a JSON array
 // of the key's components, each a string, number, boolean, null, or {} for
-// "none" (a document without the path), as PartitionKey.String writes it.
+// "none" or undefined (a document without the path, or with an object or an
+// array there), as PartitionKey.String writes it. No other object, and no
+// array, is a component: the service refuses them too.
 // Strings also accept the escapes of Go's strconv.QuoteToASCII, which the
 // Go SDK (azcosmos) uses to write them: \a, \v, \xHH and \UHHHHHHHH, on top
 // of JSON's.
