@@ -248,6 +248,36 @@ class SuiteCasesTest(unittest.TestCase):
         self.assertIn("documentsCount=20", self.c.last_response_headers["x-ms-resource-usage"])
         self.assertNotIn("statistics", self.c.ReadContainer(self.link))
 
+    def test_partition_key_extraction(self):
+        # The suite's test_partitioned_collection_partition_key_extraction:
+        # the SDK extracts a document's key itself; an object at the path
+        # is undefined, sent as [{}], and the service stores it so.
+        doc = {"id": "d", "address": {"street": "1 Microsoft Way", "state": "WA"}}
+        state = self.c.CreateContainer(self.db["_self"], {
+            "id": "state", "partitionKey": {"paths": ["/address/state"], "kind": "Hash"}})
+        self.assertEqual(self.c.CreateItem(state["_self"], doc)["address"]["state"], "WA")
+        with self.assertRaises(errors.HTTPFailure) as cm:
+            self.c.CreateItem(state["_self"], dict(doc, id="d2"), {"partitionKey": "NY"})
+        self.assertEqual(cm.exception.status_code, 400)
+
+        for path in ("/address", "/address/state/city"):
+            coll = self.c.CreateContainer(self.db["_self"], {
+                "id": "by " + path.replace("/", " "), "partitionKey": {"paths": [path], "kind": "Hash"}})
+            options = {}
+            created = self.c.CreateItem(coll["_self"], doc, options)
+            self.assertIs(options["partitionKey"], documents.Undefined)
+            undefined = {"partitionKey": documents.Undefined}
+            self.assertEqual(self.c.ReadItem(created["_self"], undefined)["address"], doc["address"])
+            found = list(self.c.QueryItems(coll["_self"], "SELECT VALUE c.id FROM c", undefined))
+            self.assertEqual(found, ["d"])
+            with self.assertRaises(errors.HTTPFailure) as cm:
+                self.c.ReadItem(created["_self"], {"partitionKey": None})
+            self.assertEqual(cm.exception.status_code, 404)
+            self.c.DeleteItem(created["_self"], undefined)
+            with self.assertRaises(errors.HTTPFailure) as cm:
+                self.c.ReadItem(created["_self"], undefined)
+            self.assertEqual(cm.exception.status_code, 404)
+
 
 if __name__ == "__main__":
     unittest.main()
