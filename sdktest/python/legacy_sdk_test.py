@@ -226,8 +226,12 @@ class SuiteCasesTest(unittest.TestCase):
         self.assertEqual([(d["id"], d.get("again")) for d in changed], [("3", True)])
 
     def test_offer_replace(self):
+        # A container of its own: a raised throughput splits ranges (30,100
+        # RU/s need 4), which the other tests' container must keep at 3.
+        coll = self.c.CreateContainer(self.db["_self"], {
+            "id": "offered", "partitionKey": {"paths": ["/pk"], "kind": "Hash"}}, {"offerThroughput": 30000})
         offers = list(self.c.QueryOffers(
-            "SELECT * FROM root r WHERE r.offerResourceId = '%s'" % self.coll["_rid"]))
+            "SELECT * FROM root r WHERE r.offerResourceId = '%s'" % coll["_rid"]))
         self.assertEqual(len(offers), 1)
         offer = offers[0]
         self.assertEqual(offer["content"]["offerThroughput"], 30000)
