@@ -1,12 +1,14 @@
 package cosmosrest_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http/httptest"
 	"strings"
 	"testing"
 
+	"github.com/lethedb/lethe"
 	"github.com/lethedb/lethe/cosmosrest"
 )
 
@@ -134,5 +136,40 @@ func TestConflictPolicyDurable(t *testing.T) {
 	must(t, c2.do("POST", "/dbs/db/colls", map[string]any{"id": "gone"}), 201)
 	if got := policyOf(t, must(t, c2.do("GET", "/dbs/db/colls/gone", nil), 200)); !strings.Contains(got, `"/_ts"`) {
 		t.Errorf("a container made again after a restart has the deleted one's policy: %s", got)
+	}
+}
+
+// TestHandlerConflictResolutionPolicy: the policy as a tool reads it and
+// sets it on a container made through the store (cmd/lethe's export and
+// import).
+func TestHandlerConflictResolutionPolicy(t *testing.T) {
+	h, c := testServer(t, cosmosrest.Config{})
+	createDB(t, c, "db")
+	must(t, c.do("POST", "/dbs/db/colls", map[string]any{"id": "a", "conflictResolutionPolicy": map[string]any{"conflictResolutionPath": "/n"}}), 201)
+	got, ok := h.ConflictResolutionPolicy("db", "a")
+	if want := `{"mode":"LastWriterWins","conflictResolutionPath":"/n","conflictResolutionProcedure":""}`; !ok || string(got) != want {
+		t.Errorf("ConflictResolutionPolicy: %s %v, want %s", got, ok, want)
+	}
+	if _, ok := h.ConflictResolutionPolicy("db", "none"); ok {
+		t.Error("a policy of no container")
+	}
+	st, _ := h.Store("db")
+	if _, err := st.CreateContainer(context.Background(), lethe.ContainerProperties{ID: "b"}); err != nil {
+		t.Fatal(err)
+	}
+	custom := `{"mode":"Custom","conflictResolutionPath":"","conflictResolutionProcedure":"dbs/db/colls/b/sprocs/m"}`
+	if err := h.SetConflictResolutionPolicy("db", "b", json.RawMessage(custom)); err != nil {
+		t.Fatal(err)
+	}
+	if got := policyOf(t, must(t, c.do("GET", "/dbs/db/colls/b", nil), 200)); got != custom {
+		t.Errorf("set: %s", got)
+	}
+	for _, bad := range []struct{ coll, policy string }{{"b", `{"mode":"Custom","conflictResolutionPath":"/x"}`}, {"b", `[]`}, {"none", custom}} {
+		if err := h.SetConflictResolutionPolicy("db", bad.coll, json.RawMessage(bad.policy)); err == nil {
+			t.Errorf("%s on %s: no error", bad.policy, bad.coll)
+		}
+	}
+	if got := policyOf(t, must(t, c.do("GET", "/dbs/db/colls/b", nil), 200)); got != custom {
+		t.Errorf("after the refused sets: %s", got)
 	}
 }

@@ -502,3 +502,42 @@ func checkConflictPolicyKept(in *conflictPolicyBody, cur conflictPolicy) error {
 	}
 	return nil
 }
+
+// ConflictResolutionPolicy returns the conflictResolutionPolicy of the
+// container coll of the database db, as the container's properties write
+// it, and false when there is no such container: what cmd/lethe's export
+// keeps.
+func (h *Handler) ConflictResolutionPolicy(db, coll string) (json.RawMessage, bool) {
+	d, ok := h.lookup(db)
+	if !ok {
+		return nil, false
+	}
+	if _, err := d.store.Container(coll); err != nil {
+		return nil, false
+	}
+	return d.conflictPolicy(coll).json(), true
+}
+
+// SetConflictResolutionPolicy gives the container coll of the database
+// db, just made through its Store (cmd/lethe's import), the policy a
+// container create would send (as ConflictResolutionPolicy returns it). A
+// bad policy, or a container that does not exist, is an error and changes
+// nothing.
+func (h *Handler) SetConflictResolutionPolicy(db, coll string, policy json.RawMessage) error {
+	d, ok := h.lookup(db)
+	if !ok {
+		return fmt.Errorf("cosmosrest: no database %q", db)
+	}
+	if _, err := d.store.Container(coll); err != nil {
+		return err
+	}
+	var in conflictPolicyBody
+	if err := json.Unmarshal(policy, &in); err != nil {
+		return fmt.Errorf("cosmosrest: the conflict resolution policy is not a JSON object: %w", err)
+	}
+	p, err := parseConflictPolicy(&in)
+	if err != nil {
+		return fmt.Errorf("cosmosrest: %w", err)
+	}
+	return d.setConflictPolicy(coll, p)
+}
