@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -390,14 +391,12 @@ func (n *regionNode) applyResolved(c *lethe.Container, s shipped) error {
 		// The merge procedure's existingItem is the region's version
 		// before the change: the one the change replaced (nil: a delete,
 		// a tombstone), or the one it lost to.
-		before := out.Loser
+		before, known := out.Loser, true
 		if !out.Applied {
-			before = nil
-			if r, err := c.ReadItem(ctx, s.ch.PartitionKey, s.ch.ID, nil); err == nil {
-				before = r.Value
-			}
+			r, err := c.ReadItem(ctx, s.ch.PartitionKey, s.ch.ID, nil)
+			before, known = r.Value, err == nil || errors.Is(err, lethe.ErrNotFound)
 		}
-		if n.merge(db, c, pol, s, before) {
+		if known && n.merge(db, c, pol, s, before) {
 			return nil
 		}
 	}
