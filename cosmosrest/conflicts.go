@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -40,9 +41,10 @@ import (
 //     Writer Wins winner by /_ts, the same in every region.
 //
 // A region's conflicts feed (GET …/conflicts, its queries, a conflict read
-// or deleted by id) holds the conflicts that region recorded, in memory:
-// it starts empty when the process starts. The policies are kept with
-// Dir, in conflictPoliciesFile.
+// or deleted by id) holds the conflicts that region recorded. With Dir,
+// the policies are kept in conflictPoliciesFile and the feeds in
+// conflictsFile, beside the database's store, each rewritten whole at
+// each change.
 
 // The modes of a conflict resolution policy, as the service spells them.
 const (
@@ -138,35 +140,136 @@ type conflictState struct {
 
 // conflictFeed is one container's conflicts feed in one region.
 type conflictFeed struct {
-	next      uint64 // the number of the next conflict
+	next      uint64 // the number of the last conflict
 	conflicts []*conflictRes
+	// handled holds the changes whose conflict the region handled
+	// (conflictKey), recorded, deleted since, or merged: a change met
+	// again (an account's catch-up at start replays its feeds) is not
+	// handled twice.
+	handled map[string]bool
+}
+
+// conflictKey names a replicated change for conflictFeed.handled: its
+// kind and its ETag (a delete's is the removed version's).
+func conflictKey(ch lethe.ReplicaChange) string {
+	if ch.Kind == lethe.ReplicaDelete {
+		return "delete:" + ch.ETag
+	}
+	return "write:" + ch.ETag
+}
+
+// feedLocked returns the conflicts feed of the container coll, made if
+// there is none; db.confl.mu is held.
+func (db *database) feedLocked(coll string) *conflictFeed {
+	if db.confl.feeds == nil {
+		db.confl.feeds = map[string]*conflictFeed{}
+	}
+	f := db.confl.feeds[coll]
+	if f == nil {
+		f = &conflictFeed{handled: map[string]bool{}}
+		db.confl.feeds[coll] = f
+	}
+	return f
+}
+
+// conflictHandled reports whether the region handled the conflict of the
+// change key of the container coll before.
+func (db *database) conflictHandled(coll, key string) bool {
+	db.confl.mu.Lock()
+	defer db.confl.mu.Unlock()
+	f := db.confl.feeds[coll]
+	return f != nil && f.handled[key]
+}
+
+// markHandled notes that the region handled the conflict of the change
+// key of the container coll (a merge), saved with Dir.
+func (db *database) markHandled(coll, key string) error {
+	db.confl.mu.Lock()
+	defer db.confl.mu.Unlock()
+	db.feedLocked(coll).handled[key] = true
+	return db.saveConflictsLocked()
 }
 
 // conflictRes is one conflict of a conflicts feed.
 type conflictRes struct {
+	num     uint64 // its number in the feed
 	pk      lethe.PartitionKey
 	json    []byte // the conflict resource
 	idValue string // its id
 	etag    string // its _etag, quoted
+	key     string // its change's conflictKey
 }
 
-// loadConflictPolicies reads the policies a durable database keeps, of
-// the containers ids (the others are gone: dropped from the file at its
-// next save).
-func loadConflictPolicies(fsys vfs.FS, dir string, ids []string) (map[string]conflictPolicy, error) {
-	list, err := readDBFile[conflictPolicy](fsys, dir, conflictPoliciesFile)
-	if err != nil {
-		return nil, err
-	}
-	m := map[string]conflictPolicy{}
-	for _, p := range list {
-		for _, id := range ids {
-			if id == p.Coll {
-				m[id] = p
-			}
+// conflictsFile is the file in a durable database's directory that keeps
+// its containers' conflicts feeds.
+const conflictsFile = "conflicts.json"
+
+// savedConflict is a conflict as conflictsFile keeps it, or with only
+// Coll and Key, a change whose conflict was handled and is not in the
+// feed (deleted, or merged).
+type savedConflict struct {
+	Coll     string          `json:"coll"`
+	Num      uint64          `json:"num"`
+	PK       string          `json:"partitionKey"` // as lethe.PartitionKey.String writes it
+	ID       string          `json:"id"`
+	ETag     string          `json:"etag"`
+	Resource json.RawMessage `json:"resource,omitempty"`
+	Key      string          `json:"key"`
+}
+
+// saveConflictsLocked writes db's conflicts feeds to conflictsFile;
+// db.confl.mu is held. Nothing for a database in memory.
+func (db *database) saveConflictsLocked() error {
+	m := map[[2]string]savedConflict{}
+	for coll, f := range db.confl.feeds {
+		for key := range f.handled {
+			m[[2]string{coll, key}] = savedConflict{Coll: coll, Key: key}
+		}
+		for _, c := range f.conflicts {
+			m[[2]string{coll, c.key}] = savedConflict{Coll: coll, Num: c.num, PK: c.pk.String(), ID: c.idValue, ETag: c.etag, Resource: c.json, Key: c.key}
 		}
 	}
-	return m, nil
+	return writeDBFile(db, conflictsFile, m, func(a, b savedConflict) bool {
+		return a.Coll < b.Coll || a.Coll == b.Coll && (a.Num < b.Num || a.Num == b.Num && a.Key < b.Key)
+	})
+}
+
+// loadConflicts reads the policies and the conflicts feeds a durable
+// database keeps. Those of a container that is gone (a crash between its
+// delete and the next save) are read too, never served: a container made
+// again under its id replaces them, and saves the files.
+func loadConflicts(fsys vfs.FS, dir string) (map[string]conflictPolicy, map[string]*conflictFeed, error) {
+	list, err := readDBFile[conflictPolicy](fsys, dir, conflictPoliciesFile)
+	if err != nil {
+		return nil, nil, err
+	}
+	policies := map[string]conflictPolicy{}
+	for _, p := range list {
+		policies[p.Coll] = p
+	}
+	saved, err := readDBFile[savedConflict](fsys, dir, conflictsFile)
+	if err != nil {
+		return nil, nil, err
+	}
+	feeds := map[string]*conflictFeed{}
+	for _, c := range saved {
+		f := feeds[c.Coll]
+		if f == nil {
+			f = &conflictFeed{handled: map[string]bool{}}
+			feeds[c.Coll] = f
+		}
+		f.handled[c.Key] = true
+		if c.ID == "" {
+			continue // handled, not in the feed
+		}
+		pk, err := parsePKHeader(c.PK)
+		if err != nil || !json.Valid(c.Resource) {
+			return nil, nil, fmt.Errorf("%s is damaged: the conflict %q of the container %q", filepath.Join(dir, conflictsFile), clip(c.ID), clip(c.Coll))
+		}
+		f.next = max(f.next, c.Num)
+		f.conflicts = append(f.conflicts, &conflictRes{num: c.Num, pk: pk, json: c.Resource, idValue: c.ID, etag: c.ETag, key: c.Key})
+	}
+	return policies, feeds, nil
 }
 
 // policy returns container coll's conflict resolution policy.
@@ -185,7 +288,12 @@ func (db *database) conflictPolicy(coll string) conflictPolicy {
 func (db *database) setConflictPolicy(coll string, p conflictPolicy) error {
 	db.confl.mu.Lock()
 	defer db.confl.mu.Unlock()
-	delete(db.confl.feeds, coll)
+	if _, ok := db.confl.feeds[coll]; ok {
+		delete(db.confl.feeds, coll)
+		if err := db.saveConflictsLocked(); err != nil {
+			return err
+		}
+	}
 	_, had := db.confl.policies[coll]
 	if p == defaultConflictPolicy {
 		if !had {
@@ -203,30 +311,37 @@ func (db *database) setConflictPolicy(coll string, p conflictPolicy) error {
 }
 
 // dropConflicts forgets the policy and the conflicts of the container
-// coll, deleted; its policy stays in the file until it is saved again (a
-// start drops it, the container being gone).
-func (db *database) dropConflicts(coll string) {
+// coll, deleted, and with Dir saves the files without them. A failed save
+// leaves them in the files, never served (the container is gone) until a
+// container made again under its id replaces them.
+func (db *database) dropConflicts(coll string) error {
 	db.confl.mu.Lock()
 	defer db.confl.mu.Unlock()
-	delete(db.confl.feeds, coll)
+	_, hadPolicy := db.confl.policies[coll]
+	_, hadFeed := db.confl.feeds[coll]
 	delete(db.confl.policies, coll)
+	delete(db.confl.feeds, coll)
+	var err error
+	if hadPolicy {
+		err = writeDBFile(db, conflictPoliciesFile, db.confl.policies, func(a, b conflictPolicy) bool { return a.Coll < b.Coll })
+	}
+	if hadFeed {
+		err = errors.Join(err, db.saveConflictsLocked())
+	}
+	return err
 }
 
 // addConflict records a conflict of the container coll (partition key
 // paths paths): the loser, a version of the item (pk, id) with its system
 // properties, lost to a concurrent change; op is the loser's operation
-// (create, replace or delete); lsn the change's in its origin's feed.
-func (db *database) addConflict(coll string, paths []string, pk lethe.PartitionKey, id, op string, loser []byte, lsn uint64, ts int64) {
+// (create, replace or delete); lsn the change's in its origin's feed, key
+// its conflictKey, noted handled. With Dir the feeds are saved: a failed save keeps the
+// conflict in memory, saved again at the next change.
+func (db *database) addConflict(coll string, paths []string, pk lethe.PartitionKey, id, op string, loser []byte, lsn uint64, ts int64, key string) error {
 	db.confl.mu.Lock()
 	defer db.confl.mu.Unlock()
-	if db.confl.feeds == nil {
-		db.confl.feeds = map[string]*conflictFeed{}
-	}
-	f := db.confl.feeds[coll]
-	if f == nil {
-		f = &conflictFeed{}
-		db.confl.feeds[coll] = f
-	}
+	f := db.feedLocked(coll)
+	f.handled[key] = true
 	f.next++
 	crid := containerRID(db.id, coll)
 	rid := binary.BigEndian.AppendUint64(append([]byte(nil), crid...), f.next)
@@ -247,7 +362,8 @@ func (db *database) addConflict(coll string, paths []string, pk lethe.PartitionK
 	etag := quoteETag(fmt.Sprintf("%016x", hash64("conflict", rs)))
 	fmt.Fprintf(&b, `,"conflict_lsn":%d,"_rid":%q,"_self":"dbs/%s/colls/%s/conflicts/%s/","_ts":%d,"_etag":%q}`,
 		lsn, rs, ridString(db.rid), ridString(crid), rs, ts, etag)
-	f.conflicts = append(f.conflicts, &conflictRes{pk: pk, json: b.Bytes(), idValue: rs, etag: etag})
+	f.conflicts = append(f.conflicts, &conflictRes{num: f.next, pk: pk, json: b.Bytes(), idValue: rs, etag: etag, key: key})
+	return db.saveConflictsLocked()
 }
 
 // conflictDocs returns the conflicts of the container coll, oldest first.
@@ -266,23 +382,25 @@ func (db *database) conflictDocs(coll string) []metaDoc {
 }
 
 // findConflict returns the conflict id of the container coll, and
-// removes it when remove is true.
-func (db *database) findConflict(coll, id string, remove bool) (*conflictRes, bool) {
+// removes it when remove is true (with Dir, saving the feeds: the error
+// is the save's).
+func (db *database) findConflict(coll, id string, remove bool) (*conflictRes, bool, error) {
 	db.confl.mu.Lock()
 	defer db.confl.mu.Unlock()
 	f := db.confl.feeds[coll]
 	if f == nil {
-		return nil, false
+		return nil, false, nil
 	}
 	for i, c := range f.conflicts {
 		if c.idValue == id {
 			if remove {
 				f.conflicts = append(f.conflicts[:i], f.conflicts[i+1:]...)
+				return c, true, db.saveConflictsLocked()
 			}
-			return c, true
+			return c, true, nil
 		}
 	}
-	return nil, false
+	return nil, false, nil
 }
 
 // readConflicts answers GET on a container's conflicts feed: its
@@ -346,7 +464,7 @@ func (q *request) conflict() {
 			return
 		}
 	}
-	found, ok := db.findConflict(c.ID(), q.t.id, false)
+	found, ok, _ := db.findConflict(c.ID(), q.t.id, false)
 	if ok && given && len(p.PartitionKeyDefinition.Paths) > 0 && found.pk.String() != pk.String() {
 		ok = false
 	}
@@ -355,7 +473,9 @@ func (q *request) conflict() {
 		return
 	}
 	if del {
-		db.findConflict(c.ID(), q.t.id, true)
+		if _, _, err := db.findConflict(c.ID(), q.t.id, true); err != nil {
+			q.h.logFailure(q.r, http.StatusInternalServerError, err) // gone from memory: saved again at the next change
+		}
 		q.reply(http.StatusNoContent, nil, 1)
 		return
 	}
@@ -383,7 +503,7 @@ func (n *regionNode) applyResolved(c *lethe.Container, s shipped) error {
 	}
 	n.conflicts.Add(1)
 	switch {
-	case pol.Mode == modeLWW:
+	case pol.Mode == modeLWW || db.conflictHandled(s.k.coll, conflictKey(s.ch)):
 		return nil
 	case pol.Procedure != "" && n != n.acct.hubNode():
 		return nil // the arbiter merges
@@ -422,7 +542,9 @@ func (n *regionNode) recordLoser(db *database, c *lethe.Container, s shipped, ou
 	case out.Applied && loser == nil: // the region's delete lost
 		op = "delete"
 	}
-	db.addConflict(c.ID(), p.PartitionKeyDefinition.Paths, s.ch.PartitionKey, s.ch.ID, op, loser, s.ch.LSN, n.h.now().Unix())
+	if err := db.addConflict(c.ID(), p.PartitionKeyDefinition.Paths, s.ch.PartitionKey, s.ch.ID, op, loser, s.ch.LSN, n.h.now().Unix(), conflictKey(s.ch)); err != nil {
+		n.h.cfg.Logger.Error("cosmosrest: saving the conflicts feed", "region", n.name, "database", db.id, "container", c.ID(), "err", err)
+	}
 }
 
 // merge runs the container's merge procedure in the arbiter on the
@@ -481,6 +603,9 @@ func (n *regionNode) merge(db *database, c *lethe.Container, pol conflictPolicy,
 		if err != nil {
 			n.h.cfg.Logger.Warn("cosmosrest: the merge procedure's writes failed: the conflict goes to the conflicts feed", "region", n.name, "database", db.id, "container", c.ID(), "id", s.ch.ID, "err", err)
 			return false
+		}
+		if err := db.markHandled(c.ID(), conflictKey(s.ch)); err != nil {
+			n.h.cfg.Logger.Error("cosmosrest: saving the conflicts feed", "region", n.name, "database", db.id, "container", c.ID(), "err", err)
 		}
 		n.acct.collect(n, s.k) // ship the merge
 		return true

@@ -22,9 +22,29 @@ const conflictLag = 10 * time.Second
 func multiWrite(t *testing.T, policy map[string]any, merge string) (*cosmosrest.Account, *lethe.ManualClock, map[string]*client) {
 	t.Helper()
 	clock := lethe.NewManualClock(time.Unix(1_700_000_000, 0))
+	a, cs, stop := serveMulti(t, clock, "")
+	t.Cleanup(stop)
+	east := cs["East US"]
+	createDB(t, east, "db")
+	body := map[string]any{"id": "c", "partitionKey": map[string]any{"paths": []string{"/pk"}}}
+	if policy != nil {
+		body["conflictResolutionPolicy"] = policy
+	}
+	must(t, east.do("POST", "/dbs/db/colls", body), 201)
+	if merge != "" {
+		must(t, east.do("POST", accColl+"/sprocs", map[string]any{"id": "merge", "body": merge}), 201)
+	}
+	return a, clock, cs
+}
+
+// serveMulti serves multiWrite's account, on dir ("": in memory), and
+// returns it, a client per region, and what stops and closes it.
+func serveMulti(t *testing.T, clock *lethe.ManualClock, dir string) (*cosmosrest.Account, map[string]*client, func()) {
+	t.Helper()
 	cfg := cosmosrest.AccountConfig{MultipleWriteLocations: true, Consistency: cosmosrest.Eventual,
 		Lag: func(string, string) time.Duration { return conflictLag }}
 	cfg.Clock = clock
+	cfg.Dir = dir
 	cfg.Reaper.Disabled = true
 	srvs := map[string]*httptest.Server{}
 	for i, name := range regionNames {
@@ -42,25 +62,14 @@ func multiWrite(t *testing.T, policy map[string]any, merge string) (*cosmosrest.
 		srv.StartTLS()
 		cs[name] = &client{t: t, srv: srv, key: cosmosrest.EmulatorKey}
 	}
-	t.Cleanup(func() {
+	return a, cs, func() {
 		for _, srv := range srvs {
 			srv.Close()
 		}
 		if err := a.Close(); err != nil {
 			t.Error(err)
 		}
-	})
-	east := cs["East US"]
-	createDB(t, east, "db")
-	body := map[string]any{"id": "c", "partitionKey": map[string]any{"paths": []string{"/pk"}}}
-	if policy != nil {
-		body["conflictResolutionPolicy"] = policy
 	}
-	must(t, east.do("POST", "/dbs/db/colls", body), 201)
-	if merge != "" {
-		must(t, east.do("POST", accColl+"/sprocs", map[string]any{"id": "merge", "body": merge}), 201)
-	}
-	return a, clock, cs
 }
 
 // settle lets every change, and every change they cause, arrive.
@@ -297,5 +306,86 @@ func TestConflictsCustomFeed(t *testing.T) {
 	}
 	if got := conflictsIn(t, cs["East US"]); len(got) != 2 {
 		t.Errorf("a delete in West US removed East US's conflicts: %v", got)
+	}
+}
+
+// TestConflictsFeedDurable: with Dir, each region's conflicts feed is kept
+// across a restart, a conflict deleted stays deleted, and a container
+// deleted and made again under its id starts with none.
+func TestConflictsFeedDurable(t *testing.T) {
+	dir := t.TempDir()
+	clock := lethe.NewManualClock(time.Unix(1_700_000_000, 0))
+	a, cs, stop := serveMulti(t, clock, dir)
+	createDB(t, cs["East US"], "db")
+	for _, coll := range []string{"c", "d"} {
+		must(t, cs["East US"].do("POST", "/dbs/db/colls", map[string]any{"id": coll, "partitionKey": map[string]any{"paths": []string{"/pk"}},
+			"conflictResolutionPolicy": map[string]any{"mode": "Custom"}}), 201)
+	}
+	for _, coll := range []string{"c", "d"} {
+		must(t, cs["East US"].do("POST", "/dbs/db/colls/"+coll+"/docs", `{"id":"x","pk":"x","v":"east"}`, pkHeader("x")...), 201)
+		clock.Advance(time.Second)
+		must(t, cs["West US"].do("POST", "/dbs/db/colls/"+coll+"/docs", `{"id":"x","pk":"x","v":"west"}`, pkHeader("x")...), 201)
+	}
+	settle(a, clock)
+	before := map[string][]map[string]any{}
+	for _, name := range regionNames {
+		before[name] = conflictsIn(t, cs[name])
+		if len(before[name]) != 1 {
+			t.Fatalf("%s: %v", name, before[name])
+		}
+	}
+	id := before["West US"][0]["id"].(string)
+	must(t, cs["West US"].do("DELETE", accColl+"/conflicts/"+id, nil, pkHeader("x")...), 204)
+	// d is deleted and made again: its conflicts are gone.
+	must(t, cs["East US"].do("DELETE", "/dbs/db/colls/d", nil), 204)
+	must(t, cs["East US"].do("POST", "/dbs/db/colls", map[string]any{"id": "d", "partitionKey": map[string]any{"paths": []string{"/pk"}}}), 201)
+	stop()
+
+	_, cs, stop = serveMulti(t, clock, dir)
+	defer stop()
+	for _, name := range regionNames {
+		got := conflictsIn(t, cs[name])
+		want := before[name]
+		if name == "West US" {
+			want = nil
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("%s after a restart: %v, want %v", name, got, want)
+		}
+		if d := documents(t, must(t, cs[name].do("GET", "/dbs/db/colls/d/conflicts", nil), 200), "Conflicts"); len(d) != 0 {
+			t.Errorf("%s: the container made again has the deleted one's conflicts: %s", name, d)
+		}
+		if got := policyOf(t, must(t, cs[name].do("GET", "/dbs/db/colls/d", nil), 200)); got != `{"mode":"LastWriterWins","conflictResolutionPath":"/_ts","conflictResolutionProcedure":""}` {
+			t.Errorf("%s: the container made again has %s", name, got)
+		}
+	}
+}
+
+// TestConflictsMergeOnce: a merge is made once: the catch-up at a restart,
+// which replays the write regions' feeds, does not merge again.
+func TestConflictsMergeOnce(t *testing.T) {
+	dir := t.TempDir()
+	clock := lethe.NewManualClock(time.Unix(1_700_000_000, 0))
+	a, cs, stop := serveMulti(t, clock, dir)
+	createDB(t, cs["East US"], "db")
+	must(t, cs["East US"].do("POST", "/dbs/db/colls", map[string]any{"id": "c", "partitionKey": map[string]any{"paths": []string{"/pk"}},
+		"conflictResolutionPolicy": map[string]any{"mode": "Custom", "conflictResolutionProcedure": "dbs/db/colls/c/sprocs/merge"}}), 201)
+	must(t, cs["East US"].do("POST", accColl+"/sprocs", map[string]any{"id": "merge", "body": mergeTags}), 201)
+	// West US writes first: its version loses by /_ts in East US, the
+	// arbiter, which the catch-up then meets again.
+	must(t, cs["West US"].do("POST", accColl+"/docs", `{"id":"x","pk":"x","tags":["b"],"v":"west"}`, pkHeader("x")...), 201)
+	clock.Advance(time.Second)
+	must(t, cs["East US"].do("POST", accColl+"/docs", `{"id":"x","pk":"x","tags":["a"],"v":"east"}`, pkHeader("x")...), 201)
+	settle(a, clock)
+	merged := converged(t, cs, "x")
+	if fmt.Sprint(merged["tags"]) != "[a b]" {
+		t.Fatalf("x is %v, want the merge", merged)
+	}
+	stop()
+	a, cs, stop = serveMulti(t, clock, dir)
+	defer stop()
+	settle(a, clock)
+	if got := converged(t, cs, "x"); got["_etag"] != merged["_etag"] {
+		t.Errorf("after a restart x is %v, not the merge made before, %v", got, merged)
 	}
 }

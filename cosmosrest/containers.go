@@ -401,7 +401,9 @@ func (q *request) deleteContainer() {
 		return
 	}
 	q.setCollTS(db, q.t.coll, -1)
-	db.dropConflicts(q.t.coll)
+	if err := db.dropConflicts(q.t.coll); err != nil {
+		q.h.logFailure(q.r, http.StatusInternalServerError, err)
+	}
 	db.docRIDs.forget(q.t.coll)
 	_ = db.setLayout(q.t.coll, nil) // no save: never fails
 	if err := db.dropScripts(q.t.coll); err != nil {

@@ -142,13 +142,13 @@ func (h *Handler) openDatabase(full string, b []byte, readErr error) error {
 		_ = st.Close()
 		return fmt.Errorf("database %q: %w", m.ID, err)
 	}
-	policies, err := loadConflictPolicies(h.fs, full, st.ContainerIDs())
+	policies, conflicts, err := loadConflicts(h.fs, full)
 	if err != nil {
 		_ = st.Close()
 		return fmt.Errorf("database %q: %w", m.ID, err)
 	}
 	db := &database{id: m.ID, rid: databaseRID(m.ID), ts: m.TS, store: st, path: full, fs: h.fs, collTS: map[string]int64{}, offerTS: m.TS, users: users, scripts: scripts, rangesStale: orphans}
-	db.confl.policies = policies
+	db.confl.policies, db.confl.feeds = policies, conflicts
 	for id, l := range layouts {
 		db.ranges.Store(id, l)
 	}
