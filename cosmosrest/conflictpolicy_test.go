@@ -114,6 +114,10 @@ func TestConflictPolicyDurable(t *testing.T) {
 	must(t, c.do("POST", "/dbs/db/colls", map[string]any{"id": "b", "conflictResolutionPolicy": map[string]any{"conflictResolutionPath": "/n"}}), 201)
 	must(t, c.do("POST", "/dbs/db/colls", map[string]any{"id": "gone", "conflictResolutionPolicy": map[string]any{"conflictResolutionPath": "/n"}}), 201)
 	must(t, c.do("DELETE", "/dbs/db/colls/gone", nil), 204)
+	// Made again before the restart, without a policy.
+	must(t, c.do("POST", "/dbs/db/colls", map[string]any{"id": "again", "conflictResolutionPolicy": map[string]any{"conflictResolutionPath": "/n"}}), 201)
+	must(t, c.do("DELETE", "/dbs/db/colls/again", nil), 204)
+	must(t, c.do("POST", "/dbs/db/colls", map[string]any{"id": "again"}), 201)
 	srv.Close()
 	if err := h.Close(); err != nil {
 		t.Fatal(err)
@@ -132,6 +136,9 @@ func TestConflictPolicyDurable(t *testing.T) {
 		if got := policyOf(t, must(t, c2.do("GET", "/dbs/db/colls/"+coll, nil), 200)); got != want {
 			t.Errorf("%s after a restart: %s, want %s", coll, got, want)
 		}
+	}
+	if got := policyOf(t, must(t, c2.do("GET", "/dbs/db/colls/again", nil), 200)); !strings.Contains(got, `"/_ts"`) {
+		t.Errorf("a container made again before a restart has the deleted one's policy after it: %s", got)
 	}
 	must(t, c2.do("POST", "/dbs/db/colls", map[string]any{"id": "gone"}), 201)
 	if got := policyOf(t, must(t, c2.do("GET", "/dbs/db/colls/gone", nil), 200)); !strings.Contains(got, `"/_ts"`) {
