@@ -289,11 +289,15 @@ func TestConflictsCustomFeed(t *testing.T) {
 	if d := documents(t, q, "Conflicts"); len(d) != 1 || string(d[0]) != fmt.Sprintf(`{"id":%q}`, conflicts[1]["id"]) {
 		t.Errorf("the query: %s", q.body)
 	}
-	// Read, deleted (with its partition key), gone.
+	// Read (by name and id, and by its _self), deleted (with its
+	// partition key), gone.
 	id := conflicts[0]["id"].(string)
 	one := must(t, west.do("GET", accColl+"/conflicts/"+id, nil), 200)
 	if one.json(t)["content"] != conflicts[0]["content"] || one.header.Get("etag") != conflicts[0]["_etag"] {
 		t.Errorf("read by id: %s (etag %s)", one.body, one.header.Get("etag"))
+	}
+	if r := must(t, west.doRID("GET", "/"+conflicts[0]["_self"].(string), nil), 200); string(r.body) != string(one.body) {
+		t.Errorf("read by its _self: %s", r.body)
 	}
 	if r := west.do("DELETE", accColl+"/conflicts/"+id, nil); r.status != 400 {
 		t.Errorf("a delete without a partition key: %d", r.status)
