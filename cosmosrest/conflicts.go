@@ -220,6 +220,9 @@ type savedConflict struct {
 // saveConflictsLocked writes db's conflicts feeds to conflictsFile;
 // db.confl.mu is held. Nothing for a database in memory.
 func (db *database) saveConflictsLocked() error {
+	if db.path == "" {
+		return nil
+	}
 	m := map[[2]string]savedConflict{}
 	for coll, f := range db.confl.feeds {
 		for key := range f.handled {

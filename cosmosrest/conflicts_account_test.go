@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -467,4 +469,70 @@ func serveMultiLag(t *testing.T, clock *lethe.ManualClock, lag func(from, to str
 	multiLag = lag
 	defer func() { multiLag = old }()
 	return serveMulti(t, clock, "")
+}
+
+// BenchmarkConflicts writes one item in both write regions of an account
+// on a manual clock, within the lag, then delivers: two concurrent writes
+// and their conflicts' resolution in each region per op, under each kind
+// of policy (with a merge, the arbiter's merge write delivered at the
+// next op).
+func BenchmarkConflicts(b *testing.B) {
+	for _, tc := range []struct {
+		name, policy, merge string
+	}{
+		{"LastWriterWins", `{"mode":"LastWriterWins"}`, ""},
+		{"Custom feed", `{"mode":"Custom"}`, ""},
+		{"Custom merge", `{"mode":"Custom","conflictResolutionProcedure":"dbs/db/colls/c/sprocs/merge"}`, mergeTags},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			clock := lethe.NewManualClock(time.Unix(1_700_000_000, 0))
+			cfg := cosmosrest.AccountConfig{MultipleWriteLocations: true, Consistency: cosmosrest.Eventual,
+				Regions: []cosmosrest.RegionConfig{{Name: "A", Writable: true}, {Name: "B", Writable: true}},
+				Lag:     func(string, string) time.Duration { return time.Second }}
+			cfg.Clock = clock
+			cfg.Reaper.Disabled = true
+			a, err := cosmosrest.NewAccount(cfg)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer a.Close()
+			serve := func(h http.Handler, method, path, body string) int {
+				req := httptest.NewRequest(method, path, strings.NewReader(body))
+				date := time.Now().UTC().Format(http.TimeFormat)
+				typ, link := resource(path)
+				auth, _ := cosmosrest.SignRequest(cosmosrest.EmulatorKey, method, typ, link, date)
+				req.Header.Set("x-ms-date", date)
+				req.Header.Set("Authorization", auth)
+				req.Header.Set("x-ms-documentdb-partitionkey", `["x"]`)
+				req.Header.Set("x-ms-documentdb-is-upsert", "true")
+				w := httptest.NewRecorder()
+				h.ServeHTTP(w, req)
+				return w.Code
+			}
+			ha, hb := a.Region("A"), a.Region("B")
+			serve(ha, "POST", "/dbs", `{"id":"db"}`)
+			serve(ha, "POST", "/dbs/db/colls", `{"id":"c","partitionKey":{"paths":["/pk"]},"conflictResolutionPolicy":`+tc.policy+`}`)
+			if tc.merge != "" {
+				text, _ := json.Marshal(map[string]string{"id": "merge", "body": tc.merge})
+				serve(ha, "POST", accColl+"/sprocs", string(text))
+			}
+			b.ResetTimer()
+			for i := range b.N {
+				for _, h := range []http.Handler{ha, hb} {
+					if code := serve(h, "POST", accColl+"/docs", fmt.Sprintf(`{"id":"x","pk":"x","tags":["%d"]}`, i)); code != 200 && code != 201 {
+						b.Fatalf("upsert: %d", code)
+					}
+					clock.Advance(time.Millisecond)
+				}
+				clock.Advance(time.Second)
+				a.DeliverDue()
+			}
+			b.StopTimer()
+			var conflicts int64
+			for _, st := range a.Status() {
+				conflicts += st.Conflicts
+			}
+			b.ReportMetric(float64(conflicts)/float64(b.N), "conflicts/op")
+		})
+	}
 }
