@@ -72,10 +72,9 @@ type AccountConfig struct {
 	Regions []RegionConfig
 	// MultipleWriteLocations makes every writable region accept writes at
 	// once. Writes to one item in two regions within the lag conflict, and
-	// every region keeps the same winner: the version written last, by
-	// its instant at full precision (Last Writer Wins on /_ts, the policy
-	// every container advertises). Strong is refused with it, as the
-	// service refuses it.
+	// every region keeps the same winner, by the container's
+	// conflictResolutionPolicy (conflicts.go). Strong is refused with it,
+	// as the service refuses it.
 	MultipleWriteLocations bool
 	// Consistency is the account's default consistency level (Strong,
 	// BoundedStaleness, Session, ConsistentPrefix or Eventual); "" means

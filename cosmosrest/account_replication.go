@@ -27,8 +27,8 @@ import (
 // With several write regions, each is read after its own writes, and its
 // feed's changes (those it received from the others too: a replica holding
 // a change already ignores it) are sent to every other region, where
-// lethe.Container.ApplyReplicaChangeResolved decides conflicts by Last
-// Writer Wins. A session token then holds, per container, the LSN each
+// lethe.Container.ApplyReplicaChangeResolved decides conflicts by the
+// container's conflict resolution policy (conflicts.go). A session token then holds, per container, the LSN each
 // write region's feed had reached, as the service's vector tokens do
 // ("0:-1#5#0=4#1=7": after the global one, region index = LSN).
 
@@ -208,11 +208,7 @@ func (n *regionNode) apply(changes []shipped) {
 		if c, ok := n.storeContainer(s.k); ok {
 			var err error
 			if n.acct.multi {
-				var out lethe.ConflictOutcome
-				out, err = c.ApplyReplicaChangeResolved(context.Background(), s.ch, lethe.ConflictRule{})
-				if out.Conflict {
-					n.conflicts.Add(1)
-				}
+				err = n.applyResolved(c, s) // by the container's policy (conflicts.go)
 			} else {
 				err = c.ApplyReplicaChange(context.Background(), s.ch)
 			}

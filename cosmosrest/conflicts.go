@@ -1,51 +1,670 @@
 package cosmosrest
 
 import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
 	"net/http"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/lethedb/lethe"
+	"github.com/lethedb/lethe/cosmosrest/internal/script"
+	"github.com/lethedb/lethe/internal/vfs"
 )
 
-// The conflicts feed of a container holds the writes that multi-region
-// writes could not reconcile. A lethe account has one region, so no write
-// ever conflicts: the feed is empty, as the emulator's is, and a conflict
-// read or deleted by id does not exist. The container must exist (404
-// with substatus 1003 otherwise), and a query must be a valid query.
+// Conflicts. A container's conflictResolutionPolicy is fixed when it is
+// created and decides, in an account of several write regions, what
+// becomes of two writes of one item made in two regions within the lag
+// (each region applies the other's change with
+// lethe.Container.ApplyReplicaChangeResolved):
+//
+//   - LastWriterWins: the version with the higher number at the policy's
+//     path (a property at the item's root; "/_ts", the default, is the
+//     versions' instants) wins, in every region; no conflict is recorded.
+//   - Custom with a procedure: every region first keeps the Last Writer
+//     Wins winner by /_ts; the account's first write region (the arbiter)
+//     then runs the merge procedure, (incomingItem, existingItem,
+//     isTombstone, conflictingItems), over the item as it was there before
+//     the conflict (its existingItem), and commits the procedure's writes
+//     as one write, shipped to every region as any: so every region ends
+//     with the procedure's result, whichever way round it saw the pair. A
+//     procedure that is missing, throws or runs out of its budget commits
+//     nothing: the arbiter records the loser in its conflicts feed.
+//   - Custom without a procedure: every region that sees the conflict
+//     records the loser in its conflicts feed; the item keeps the Last
+//     Writer Wins winner by /_ts, the same in every region.
+//
+// A region's conflicts feed (GET …/conflicts, its queries, a conflict read
+// or deleted by id) holds the conflicts that region recorded. With Dir,
+// the policies are kept in conflictPoliciesFile and the feeds in
+// conflictsFile, beside the database's store, each rewritten whole at
+// each change.
 
-// readConflicts answers GET on a container's conflicts feed.
+// The modes of a conflict resolution policy, as the service spells them.
+const (
+	modeLWW    = "LastWriterWins"
+	modeCustom = "Custom"
+)
+
+// conflictPolicy is a container's conflict resolution policy as the
+// service returns it, and as conflictPoliciesFile keeps it (with Coll).
+type conflictPolicy struct {
+	Coll      string `json:"coll,omitempty"`
+	Mode      string `json:"mode"`
+	Path      string `json:"conflictResolutionPath"`
+	Procedure string `json:"conflictResolutionProcedure"`
+}
+
+// defaultConflictPolicy is the policy of a container created without one.
+var defaultConflictPolicy = conflictPolicy{Mode: modeLWW, Path: "/_ts"}
+
+// conflictPolicyBody is a conflictResolutionPolicy as a create or replace
+// sends it.
+type conflictPolicyBody struct {
+	Mode      *string `json:"mode"`
+	Path      *string `json:"conflictResolutionPath"`
+	Procedure *string `json:"conflictResolutionProcedure"`
+}
+
+// parseConflictPolicy checks a policy as the service does, with its
+// texts: a mode of LastWriterWins (the default) or Custom; LastWriterWins
+// with a path of one property from the item's root ("" means /_ts) and no
+// procedure; Custom with a procedure (or none) and no path.
+func parseConflictPolicy(in *conflictPolicyBody) (conflictPolicy, error) {
+	if in == nil {
+		return defaultConflictPolicy, nil
+	}
+	str := func(s *string) string {
+		if s == nil {
+			return ""
+		}
+		return *s
+	}
+	mode, path, proc := str(in.Mode), str(in.Path), str(in.Procedure)
+	switch {
+	case mode == "" || strings.EqualFold(mode, modeLWW):
+		if proc != "" {
+			return conflictPolicy{}, messageError("LastWriterWins conflict resolution mode should not have conflict resolution procedure set.")
+		}
+		if path == "" {
+			path = "/_ts"
+		}
+		name, ok := strings.CutPrefix(path, "/")
+		if !ok || name == "" || strings.Contains(name, "/") || name != "_ts" && (name == "_etag" || frontProperties[name]) {
+			return conflictPolicy{}, messageError("Invalid path '" + clip(path) + "' for last writer wins conflict resolution.")
+		}
+		return conflictPolicy{Mode: modeLWW, Path: path}, nil
+	case strings.EqualFold(mode, modeCustom):
+		if path != "" {
+			return conflictPolicy{}, messageError("Custom conflict resolution mode should not have conflict resolution path set.")
+		}
+		return conflictPolicy{Mode: modeCustom, Procedure: proc}, nil
+	}
+	return conflictPolicy{}, fmt.Errorf("the conflict resolution mode %q is neither LastWriterWins nor Custom", clip(mode))
+}
+
+// json returns the policy as a container's properties write it.
+func (p conflictPolicy) json() []byte {
+	p.Coll = ""
+	b, _ := json.Marshal(p) // strings: cannot fail
+	return b
+}
+
+// procedureName returns the name of the policy's procedure, which
+// conflictResolutionProcedure gives as a link
+// ("dbs/{db}/colls/{coll}/sprocs/{name}") or as a name.
+func (p conflictPolicy) procedureName() string {
+	if _, name, ok := strings.Cut(p.Procedure, "/sprocs/"); ok {
+		return strings.TrimSuffix(name, "/")
+	}
+	return p.Procedure
+}
+
+// conflictPoliciesFile is the file in a durable database's directory that
+// keeps the policies of its containers that are not the default.
+const conflictPoliciesFile = "conflictpolicies.json"
+
+// conflictState is a database's containers' conflict resolution policies
+// and conflicts feeds.
+type conflictState struct {
+	mu       sync.Mutex
+	policies map[string]conflictPolicy // by container; absent: the default
+	feeds    map[string]*conflictFeed  // by container
+}
+
+// conflictFeed is one container's conflicts feed in one region.
+type conflictFeed struct {
+	next      uint64 // the number of the last conflict
+	conflicts []*conflictRes
+	// handled holds the changes whose conflict the region handled
+	// (conflictKey), recorded, deleted since, or merged: a change met
+	// again (an account's catch-up at start replays its feeds) is not
+	// handled twice.
+	handled map[string]bool
+}
+
+// conflictKey names a replicated change for conflictFeed.handled: its
+// kind and its ETag (a delete's is the removed version's).
+func conflictKey(ch lethe.ReplicaChange) string {
+	if ch.Kind == lethe.ReplicaDelete {
+		return "delete:" + ch.ETag
+	}
+	return "write:" + ch.ETag
+}
+
+// feedLocked returns the conflicts feed of the container coll, made if
+// there is none; db.confl.mu is held.
+func (db *database) feedLocked(coll string) *conflictFeed {
+	if db.confl.feeds == nil {
+		db.confl.feeds = map[string]*conflictFeed{}
+	}
+	f := db.confl.feeds[coll]
+	if f == nil {
+		f = &conflictFeed{handled: map[string]bool{}}
+		db.confl.feeds[coll] = f
+	}
+	return f
+}
+
+// conflictHandled reports whether the region handled the conflict of the
+// change key of the container coll before.
+func (db *database) conflictHandled(coll, key string) bool {
+	db.confl.mu.Lock()
+	defer db.confl.mu.Unlock()
+	f := db.confl.feeds[coll]
+	return f != nil && f.handled[key]
+}
+
+// markHandled notes that the region handled the conflict of the change
+// key of the container coll (a merge), saved with Dir.
+func (db *database) markHandled(coll, key string) error {
+	db.confl.mu.Lock()
+	defer db.confl.mu.Unlock()
+	db.feedLocked(coll).handled[key] = true
+	return db.saveConflictsLocked()
+}
+
+// conflictRes is one conflict of a conflicts feed.
+type conflictRes struct {
+	num     uint64 // its number in the feed
+	pk      lethe.PartitionKey
+	json    []byte // the conflict resource
+	idValue string // its id
+	etag    string // its _etag, quoted
+	key     string // its change's conflictKey
+}
+
+// conflictsFile is the file in a durable database's directory that keeps
+// its containers' conflicts feeds.
+const conflictsFile = "conflicts.json"
+
+// savedConflict is a conflict as conflictsFile keeps it, or with only
+// Coll and Key, a change whose conflict was handled and is not in the
+// feed (deleted, or merged).
+type savedConflict struct {
+	Coll     string          `json:"coll"`
+	Num      uint64          `json:"num"`
+	PK       string          `json:"partitionKey"` // as lethe.PartitionKey.String writes it
+	ID       string          `json:"id"`
+	ETag     string          `json:"etag"`
+	Resource json.RawMessage `json:"resource,omitempty"`
+	Key      string          `json:"key"`
+}
+
+// saveConflictsLocked writes db's conflicts feeds to conflictsFile;
+// db.confl.mu is held. Nothing for a database in memory.
+func (db *database) saveConflictsLocked() error {
+	if db.path == "" {
+		return nil
+	}
+	m := map[[2]string]savedConflict{}
+	for coll, f := range db.confl.feeds {
+		for key := range f.handled {
+			m[[2]string{coll, key}] = savedConflict{Coll: coll, Key: key}
+		}
+		for _, c := range f.conflicts {
+			m[[2]string{coll, c.key}] = savedConflict{Coll: coll, Num: c.num, PK: c.pk.String(), ID: c.idValue, ETag: c.etag, Resource: c.json, Key: c.key}
+		}
+	}
+	return writeDBFile(db, conflictsFile, m, func(a, b savedConflict) bool {
+		return a.Coll < b.Coll || a.Coll == b.Coll && (a.Num < b.Num || a.Num == b.Num && a.Key < b.Key)
+	})
+}
+
+// loadConflicts reads the policies and the conflicts feeds a durable
+// database keeps. Those of a container that is gone (a crash between its
+// delete and the next save) are read too, never served: a container made
+// again under its id replaces them, and saves the files.
+func loadConflicts(fsys vfs.FS, dir string) (map[string]conflictPolicy, map[string]*conflictFeed, error) {
+	list, err := readDBFile[conflictPolicy](fsys, dir, conflictPoliciesFile)
+	if err != nil {
+		return nil, nil, err
+	}
+	policies := map[string]conflictPolicy{}
+	for _, p := range list {
+		policies[p.Coll] = p
+	}
+	saved, err := readDBFile[savedConflict](fsys, dir, conflictsFile)
+	if err != nil {
+		return nil, nil, err
+	}
+	feeds := map[string]*conflictFeed{}
+	for _, c := range saved {
+		f := feeds[c.Coll]
+		if f == nil {
+			f = &conflictFeed{handled: map[string]bool{}}
+			feeds[c.Coll] = f
+		}
+		f.handled[c.Key] = true
+		if c.ID == "" {
+			continue // handled, not in the feed
+		}
+		pk, err := parsePKHeader(c.PK)
+		if err != nil || !json.Valid(c.Resource) {
+			return nil, nil, fmt.Errorf("%s is damaged: the conflict %q of the container %q", filepath.Join(dir, conflictsFile), clip(c.ID), clip(c.Coll))
+		}
+		f.next = max(f.next, c.Num)
+		f.conflicts = append(f.conflicts, &conflictRes{num: c.Num, pk: pk, json: c.Resource, idValue: c.ID, etag: c.ETag, key: c.Key})
+	}
+	return policies, feeds, nil
+}
+
+// policy returns container coll's conflict resolution policy.
+func (db *database) conflictPolicy(coll string) conflictPolicy {
+	db.confl.mu.Lock()
+	defer db.confl.mu.Unlock()
+	if p, ok := db.confl.policies[coll]; ok {
+		return p
+	}
+	return defaultConflictPolicy
+}
+
+// setConflictPolicy gives the container coll, just created, the policy p,
+// and clears its conflicts feed (a container of that id that was deleted
+// may have left one); with Dir, the policies are saved.
+func (db *database) setConflictPolicy(coll string, p conflictPolicy) error {
+	db.confl.mu.Lock()
+	defer db.confl.mu.Unlock()
+	if _, ok := db.confl.feeds[coll]; ok {
+		delete(db.confl.feeds, coll)
+		if err := db.saveConflictsLocked(); err != nil {
+			return err
+		}
+	}
+	_, had := db.confl.policies[coll]
+	if p == defaultConflictPolicy {
+		if !had {
+			return nil
+		}
+		delete(db.confl.policies, coll)
+	} else {
+		if db.confl.policies == nil {
+			db.confl.policies = map[string]conflictPolicy{}
+		}
+		p.Coll = coll
+		db.confl.policies[coll] = p
+	}
+	return writeDBFile(db, conflictPoliciesFile, db.confl.policies, func(a, b conflictPolicy) bool { return a.Coll < b.Coll })
+}
+
+// dropConflicts forgets the policy and the conflicts of the container
+// coll, deleted, and with Dir saves the files without them. A failed save
+// leaves them in the files, never served (the container is gone) until a
+// container made again under its id replaces them.
+func (db *database) dropConflicts(coll string) error {
+	db.confl.mu.Lock()
+	defer db.confl.mu.Unlock()
+	_, hadPolicy := db.confl.policies[coll]
+	_, hadFeed := db.confl.feeds[coll]
+	delete(db.confl.policies, coll)
+	delete(db.confl.feeds, coll)
+	var err error
+	if hadPolicy {
+		err = writeDBFile(db, conflictPoliciesFile, db.confl.policies, func(a, b conflictPolicy) bool { return a.Coll < b.Coll })
+	}
+	if hadFeed {
+		err = errors.Join(err, db.saveConflictsLocked())
+	}
+	return err
+}
+
+// addConflict records a conflict of the container coll (partition key
+// paths paths): the loser, a version of the item (pk, id) with its system
+// properties, lost to a concurrent change; op is the loser's operation
+// (create, replace or delete); lsn the change's in its origin's feed, key
+// its conflictKey, noted handled. With Dir the feeds are saved: a failed save keeps the
+// conflict in memory, saved again at the next change.
+func (db *database) addConflict(coll string, paths []string, pk lethe.PartitionKey, id, op string, loser []byte, lsn uint64, ts int64, key string) error {
+	db.confl.mu.Lock()
+	defer db.confl.mu.Unlock()
+	f := db.feedLocked(coll)
+	f.handled[key] = true
+	f.next++
+	crid := containerRID(db.id, coll)
+	rid := binary.BigEndian.AppendUint64(append([]byte(nil), crid...), f.next)
+	rs := ridString(rid)
+	if loser == nil {
+		loser = []byte(`{"id":` + strconv.Quote(id) + `}`)
+	}
+	content := db.withSelf(coll, paths, loser)
+	var b bytes.Buffer
+	b.WriteString(`{"id":`)
+	writeJSONString(&b, rs)
+	b.WriteString(`,"resourceType":"document","operationType":`)
+	writeJSONString(&b, op)
+	b.WriteString(`,"resourceId":`)
+	writeJSONString(&b, ridString(documentRID(crid, pk.String(), id)))
+	b.WriteString(`,"content":`)
+	writeJSONString(&b, string(content))
+	etag := quoteETag(fmt.Sprintf("%016x", hash64("conflict", rs)))
+	fmt.Fprintf(&b, `,"conflict_lsn":%d,"_rid":%q,"_self":"dbs/%s/colls/%s/conflicts/%s/","_ts":%d,"_etag":%q}`,
+		lsn, rs, ridString(db.rid), ridString(crid), rs, ts, etag)
+	f.conflicts = append(f.conflicts, &conflictRes{num: f.next, pk: pk, json: b.Bytes(), idValue: rs, etag: etag, key: key})
+	return db.saveConflictsLocked()
+}
+
+// conflictDocs returns the conflicts of the container coll, oldest first.
+func (db *database) conflictDocs(coll string) []metaDoc {
+	db.confl.mu.Lock()
+	defer db.confl.mu.Unlock()
+	f := db.confl.feeds[coll]
+	if f == nil {
+		return nil
+	}
+	out := make([]metaDoc, len(f.conflicts))
+	for i, c := range f.conflicts {
+		out[i] = metaDoc{c.idValue, c.json}
+	}
+	return out
+}
+
+// findConflict returns the conflict id of the container coll, and
+// removes it when remove is true (with Dir, saving the feeds: the error
+// is the save's).
+func (db *database) findConflict(coll, id string, remove bool) (*conflictRes, bool, error) {
+	db.confl.mu.Lock()
+	defer db.confl.mu.Unlock()
+	f := db.confl.feeds[coll]
+	if f == nil {
+		return nil, false, nil
+	}
+	for i, c := range f.conflicts {
+		if c.idValue == id {
+			if remove {
+				f.conflicts = append(f.conflicts[:i], f.conflicts[i+1:]...)
+				return c, true, db.saveConflictsLocked()
+			}
+			return c, true, nil
+		}
+	}
+	return nil, false, nil
+}
+
+// readConflicts answers GET on a container's conflicts feed: its
+// conflicts, x-ms-max-item-count at a time, the continuation an offset.
+// The container must exist (404 with substatus 1003 otherwise).
 func (q *request) readConflicts() {
 	db, c := q.container(subOwnerNotFound)
 	if c == nil {
 		return
 	}
-	if _, ok := q.maxItemCount(); !ok {
+	limit, ok := q.maxItemCount()
+	if !ok {
 		return
 	}
-	q.replyFeed(ridString(containerRID(db.id, c.ID())), "Conflicts", nil, "", 1)
+	docs := db.conflictDocs(c.ID())
+	from := 0
+	if tok := q.r.Header.Get("x-ms-continuation"); tok != "" {
+		n, err := strconv.Atoi(tok)
+		if err != nil || n < 0 {
+			q.answerError(http.StatusBadRequest, withDetail(msgBadToken, "the continuation token is not one this feed returned"))
+			return
+		}
+		from = min(n, len(docs))
+	}
+	docs = docs[from:]
+	next := ""
+	if limit > 0 && len(docs) > limit {
+		docs = docs[:limit]
+		next = strconv.Itoa(from + limit)
+	}
+	out := make([][]byte, len(docs))
+	for i, d := range docs {
+		out[i] = d.json
+	}
+	q.replyFeed(ridString(containerRID(db.id, c.ID())), "Conflicts", out, next, 1)
 }
 
-// queryConflicts answers a query over a container's conflicts: lethe's
-// query engine over no conflicts.
+// queryConflicts answers a query over a container's conflicts.
 func (q *request) queryConflicts() {
 	db, c := q.container(subOwnerNotFound)
 	if c == nil {
 		return
 	}
-	q.metaQuery(ridString(containerRID(db.id, c.ID())), "Conflicts", nil)
+	q.metaQuery(ridString(containerRID(db.id, c.ID())), "Conflicts", db.conflictDocs(c.ID()))
 }
 
-// conflict answers a read or delete of one conflict: there is none. A
-// delete on a partitioned container needs the conflict's partition key
-// (x-ms-documentdb-partitionkey), as the service's does: 400 without.
+// conflict answers a read or delete of one conflict. A delete on a
+// partitioned container needs the conflict's partition key
+// (x-ms-documentdb-partitionkey), as the service's does: 400 without; a
+// partition key that is not the conflict's finds none.
 func (q *request) conflict() {
-	if q.r.Method == http.MethodDelete {
-		_, _, p, ok := q.containerProps(subOwnerNotFound)
-		if ok {
-			_, ok = q.partitionKey(p, false)
-		}
-		if !ok {
-			return
-		}
-	} else if _, c := q.container(subOwnerNotFound); c == nil {
+	db, c, p, ok := q.containerProps(subOwnerNotFound)
+	if !ok {
 		return
 	}
-	apiError{status: http.StatusNotFound, msg: msgEntityNotFound, charge: 1}.write(q.w)
+	del := q.r.Method == http.MethodDelete
+	var pk lethe.PartitionKey
+	given := q.r.Header.Get("x-ms-documentdb-partitionkey") != ""
+	if del || given {
+		if pk, ok = q.partitionKey(p, !del); !ok {
+			return
+		}
+	}
+	found, ok, _ := db.findConflict(c.ID(), q.t.id, false)
+	if ok && given && len(p.PartitionKeyDefinition.Paths) > 0 && found.pk.String() != pk.String() {
+		ok = false
+	}
+	if !ok {
+		apiError{status: http.StatusNotFound, msg: msgEntityNotFound, charge: 1}.write(q.w)
+		return
+	}
+	if del {
+		if _, _, err := db.findConflict(c.ID(), q.t.id, true); err != nil {
+			q.h.logFailure(q.r, http.StatusInternalServerError, err) // gone from memory: saved again at the next change
+		}
+		q.reply(http.StatusNoContent, nil, 1)
+		return
+	}
+	q.w.Header().Set("etag", found.etag)
+	q.reply(http.StatusOK, found.json, 1)
+}
+
+// applyResolved applies shipped change s to the region's container c in
+// an account of several write regions, deciding a conflict by the
+// container's policy.
+func (n *regionNode) applyResolved(c *lethe.Container, s shipped) error {
+	db, ok := n.h.lookup(s.k.db)
+	if !ok {
+		return nil
+	}
+	pol := db.conflictPolicy(s.k.coll)
+	var rule lethe.ConflictRule
+	if pol.Mode == modeLWW {
+		rule.Path = pol.Path
+	}
+	ctx := context.Background()
+	out, err := c.ApplyReplicaChangeResolved(ctx, s.ch, rule)
+	if err != nil || !out.Conflict {
+		return err
+	}
+	n.conflicts.Add(1)
+	switch {
+	case pol.Mode == modeLWW || db.conflictHandled(s.k.coll, conflictKey(s.ch)):
+		return nil
+	case pol.Procedure != "" && n != n.acct.hubNode():
+		return nil // the arbiter merges
+	case pol.Procedure != "":
+		// The merge procedure's existingItem is the region's version
+		// before the change: the one the change replaced (nil: a delete,
+		// a tombstone), or the one it lost to.
+		before, known := out.Loser, true
+		if !out.Applied {
+			r, err := c.ReadItem(ctx, s.ch.PartitionKey, s.ch.ID, nil)
+			before, known = r.Value, err == nil || errors.Is(err, lethe.ErrNotFound)
+		}
+		if known && n.merge(db, c, pol, s, before) {
+			return nil
+		}
+	}
+	n.recordLoser(db, c, s, out)
+	return nil
+}
+
+// recordLoser records the loser of a conflict in the region's conflicts
+// feed of the container.
+func (n *regionNode) recordLoser(db *database, c *lethe.Container, s shipped, out lethe.ConflictOutcome) {
+	p, err := c.Read(context.Background())
+	if err != nil {
+		return
+	}
+	op := "replace"
+	if s.ch.Replaces == "" {
+		op = "create"
+	}
+	loser := out.Loser
+	switch {
+	case !out.Applied && s.ch.Kind == lethe.ReplicaDelete: // the change, a delete, lost
+		op, loser = "delete", s.ch.Removed
+	case out.Applied && loser == nil: // the region's delete lost
+		op = "delete"
+	}
+	if err := db.addConflict(c.ID(), p.PartitionKeyDefinition.Paths, s.ch.PartitionKey, s.ch.ID, op, loser, s.ch.LSN, n.h.now().Unix(), conflictKey(s.ch)); err != nil {
+		n.h.cfg.Logger.Error("cosmosrest: saving the conflicts feed", "region", n.name, "database", db.id, "container", c.ID(), "err", err)
+	}
+}
+
+// merge runs the container's merge procedure in the arbiter on the
+// conflict of change s with the item's version before (nil: none, a
+// tombstone), and commits, as one write, the item restored to before
+// and the procedure's writes; it reports whether it did (false: the
+// procedure is missing or failed, and nothing was written). The write is
+// shipped to every other region.
+func (n *regionNode) merge(db *database, c *lethe.Container, pol conflictPolicy, s shipped, before []byte) bool {
+	ctx := context.Background()
+	p, err := c.Read(ctx)
+	if err != nil {
+		return false
+	}
+	sp := db.lookupScript(target{coll: c.ID(), id: pol.procedureName()}, kindSproc)
+	if sp == nil {
+		return false
+	}
+	prog, err := n.h.program(db, sp)
+	if err != nil {
+		return false
+	}
+	paths := p.PartitionKeyDefinition.Paths
+	var incoming, existing any
+	if s.ch.Kind == lethe.ReplicaWrite {
+		incoming = json.RawMessage(db.withSelf(c.ID(), paths, s.ch.Item))
+	}
+	if before != nil {
+		existing = json.RawMessage(db.withSelf(c.ID(), paths, before))
+	}
+	args, err := json.Marshal([]any{incoming, existing, before == nil, []any{}})
+	if err != nil {
+		return false
+	}
+	st := &partitionStore{db: db, c: c, paths: paths, pk: s.ch.PartitionKey, now: n.h.now}
+	for range maxSprocAttempts {
+		tx := script.NewTx(ctx, st, script.TxOptions{MaxOps: lethe.MaxBatchOperations, MaxBytes: lethe.MaxItemSize})
+		var restore error
+		if before != nil {
+			_, restore = tx.Write(script.WriteUpsert, s.ch.ID, before, "")
+		} else if _, _, _, err := st.Read(ctx, s.ch.ID); err == nil {
+			_, restore = tx.Write(script.WriteDelete, s.ch.ID, nil, "")
+		}
+		if restore != nil {
+			return false
+		}
+		_, err := script.Run(ctx, prog, &script.Env{Kind: script.Procedure, Tx: tx, Args: args, Response: &script.Message{}, Limits: n.h.scriptLimits()})
+		if err != nil {
+			n.h.cfg.Logger.Warn("cosmosrest: the merge procedure failed: the conflict goes to the conflicts feed", "region", n.name, "database", db.id, "container", c.ID(), "id", s.ch.ID, "err", err)
+			return false
+		}
+		_, conflict, err := commitOps(ctx, c, s.ch.PartitionKey, tx.Ops(), false)
+		if conflict {
+			continue // a client wrote the item meanwhile
+		}
+		if err != nil {
+			n.h.cfg.Logger.Warn("cosmosrest: the merge procedure's writes failed: the conflict goes to the conflicts feed", "region", n.name, "database", db.id, "container", c.ID(), "id", s.ch.ID, "err", err)
+			return false
+		}
+		if err := db.markHandled(c.ID(), conflictKey(s.ch)); err != nil {
+			n.h.cfg.Logger.Error("cosmosrest: saving the conflicts feed", "region", n.name, "database", db.id, "container", c.ID(), "err", err)
+		}
+		n.acct.collect(n, s.k) // ship the merge
+		return true
+	}
+	return false
+}
+
+// checkConflictPolicyKept checks a replace's policy: the container's
+// (cur), for a policy cannot change after creation, as the service's
+// cannot; a bad one is refused as at creation.
+func checkConflictPolicyKept(in *conflictPolicyBody, cur conflictPolicy) error {
+	p, err := parseConflictPolicy(in)
+	if err != nil {
+		return err
+	}
+	if p.Mode != cur.Mode || p.Path != cur.Path || p.Procedure != cur.Procedure {
+		return messageError("Updating conflict resolution policy is currently not supported.")
+	}
+	return nil
+}
+
+// ConflictResolutionPolicy returns the conflictResolutionPolicy of the
+// container coll of the database db, as the container's properties write
+// it, and false when there is no such container: what cmd/lethe's export
+// keeps.
+func (h *Handler) ConflictResolutionPolicy(db, coll string) (json.RawMessage, bool) {
+	d, ok := h.lookup(db)
+	if !ok {
+		return nil, false
+	}
+	if _, err := d.store.Container(coll); err != nil {
+		return nil, false
+	}
+	return d.conflictPolicy(coll).json(), true
+}
+
+// SetConflictResolutionPolicy gives the container coll of the database
+// db, just made through its Store (cmd/lethe's import), the policy a
+// container create would send (as ConflictResolutionPolicy returns it). A
+// bad policy, or a container that does not exist, is an error and changes
+// nothing.
+func (h *Handler) SetConflictResolutionPolicy(db, coll string, policy json.RawMessage) error {
+	d, ok := h.lookup(db)
+	if !ok {
+		return fmt.Errorf("cosmosrest: no database %q", db)
+	}
+	if _, err := d.store.Container(coll); err != nil {
+		return err
+	}
+	var in conflictPolicyBody
+	if err := json.Unmarshal(policy, &in); err != nil {
+		return fmt.Errorf("cosmosrest: the conflict resolution policy is not a JSON object: %w", err)
+	}
+	p, err := parseConflictPolicy(&in)
+	if err != nil {
+		return fmt.Errorf("cosmosrest: %w", err)
+	}
+	return d.setConflictPolicy(coll, p)
 }

@@ -36,6 +36,7 @@ type collBody struct {
 	VectorEmbeddingPolicy *lethe.VectorEmbeddingPolicy `json:"vectorEmbeddingPolicy"`
 	FullTextPolicy        *lethe.FullTextPolicy        `json:"fullTextPolicy"`
 	UniqueKeyPolicy       *lethe.UniqueKeyPolicy       `json:"uniqueKeyPolicy"`
+	ConflictPolicy        *conflictPolicyBody          `json:"conflictResolutionPolicy"`
 }
 
 // parseContainer reads a container's properties from a create or replace
@@ -159,7 +160,8 @@ func containerJSON(db *database, p lethe.ContainerProperties, ts int64, systemKe
 	if p.DefaultTimeToLive != lethe.TTLOff {
 		fmt.Fprintf(&b, `,"defaultTtl":%d`, p.DefaultTimeToLive)
 	}
-	b.WriteString(`,"conflictResolutionPolicy":{"mode":"LastWriterWins","conflictResolutionPath":"/_ts","conflictResolutionProcedure":""}`)
+	b.WriteString(`,"conflictResolutionPolicy":`)
+	b.Write(db.conflictPolicy(p.ID).json())
 	geoType := lethe.GeospatialGeography
 	if p.GeospatialConfig != nil {
 		geoType = p.GeospatialConfig.Type
@@ -227,9 +229,13 @@ func (q *request) createContainer() {
 	if db == nil {
 		return
 	}
-	p, _, err := parseContainer(q.body)
+	p, in, err := parseContainer(q.body)
 	if err == nil && p.ID == "" {
 		err = messageError(msgIDMissing)
+	}
+	var policy conflictPolicy
+	if err == nil {
+		policy, err = parseConflictPolicy(in.ConflictPolicy)
 	}
 	if err == nil {
 		p.Throughput, p.AutoscaleMaxThroughput, err = q.throughput()
@@ -246,6 +252,9 @@ func (q *request) createContainer() {
 		return
 	}
 	q.setCollTS(db, p.ID, ts)
+	if err := db.setConflictPolicy(p.ID, policy); err != nil {
+		q.h.logFailure(q.r, http.StatusInternalServerError, err) // kept in memory: saved again at the next change
+	}
 	got, err := c.Read(q.ctx())
 	if err != nil {
 		q.fail(err, 0, 0)
@@ -337,6 +346,9 @@ func (q *request) replaceContainer() {
 	if err == nil && p.ID != "" && p.ID != cur.ID {
 		err = fmt.Errorf("the id in the body, %q, is not the container's, %q: a container cannot be renamed", clip(p.ID), clip(cur.ID))
 	}
+	if err == nil && in.ConflictPolicy != nil {
+		err = checkConflictPolicyKept(in.ConflictPolicy, db.conflictPolicy(cur.ID))
+	}
 	if err != nil {
 		q.answerError(http.StatusBadRequest, err.Error())
 		return
@@ -401,6 +413,9 @@ func (q *request) deleteContainer() {
 		return
 	}
 	q.setCollTS(db, q.t.coll, -1)
+	if err := db.dropConflicts(q.t.coll); err != nil {
+		q.h.logFailure(q.r, http.StatusInternalServerError, err)
+	}
 	db.docRIDs.forget(q.t.coll)
 	_ = db.setLayout(q.t.coll, nil) // no save: never fails
 	if err := db.dropScripts(q.t.coll); err != nil {

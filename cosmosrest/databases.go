@@ -37,6 +37,7 @@ type database struct {
 	scripts map[scriptKey]*scriptRes // its containers' scripts (scripts.go)
 
 	docRIDs docRIDIndexes // its containers' documents by resource id (ridpath.go)
+	confl   conflictState // its containers' conflict policies and conflicts (conflicts.go)
 	ranges  sync.Map      // container id → its *rangeLayout (pkranges.go)
 	// rangesMu serializes the changes of ranges that rangesFile keeps
 	// (rangesfile.go); rangesStale, which it guards, says that the file
@@ -141,7 +142,13 @@ func (h *Handler) openDatabase(full string, b []byte, readErr error) error {
 		_ = st.Close()
 		return fmt.Errorf("database %q: %w", m.ID, err)
 	}
+	policies, conflicts, err := loadConflicts(h.fs, full)
+	if err != nil {
+		_ = st.Close()
+		return fmt.Errorf("database %q: %w", m.ID, err)
+	}
 	db := &database{id: m.ID, rid: databaseRID(m.ID), ts: m.TS, store: st, path: full, fs: h.fs, collTS: map[string]int64{}, offerTS: m.TS, users: users, scripts: scripts, rangesStale: orphans}
+	db.confl.policies, db.confl.feeds = policies, conflicts
 	for id, l := range layouts {
 		db.ranges.Store(id, l)
 	}

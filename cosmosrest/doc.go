@@ -171,8 +171,9 @@
 //     413/3402, nothing applied);
 //   - users and permissions (users.go), and the resource tokens that
 //     permissions hand out (resourcetoken.go);
-//   - the conflicts feed (conflicts.go): empty, as one region has no
-//     conflicts;
+//   - containers' conflict resolution policies and the conflicts feed
+//     (conflicts.go): empty with one region, filled by the conflicts of
+//     an Account of several write regions;
 //   - server-side JavaScript: stored procedures (/sprocs), triggers
 //     (/triggers, Pre or Post, for All, Create, Update, Delete, Replace or
 //     Upsert) and user-defined functions (/udfs) of a container: create,

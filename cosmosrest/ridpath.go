@@ -210,7 +210,10 @@ func (q *request) resolveContainerChild(db *database, segs []string) found {
 			return foundOne
 		}
 	case "conflicts":
-		// lethe has no conflicts: no id identifies one.
+		// A conflict's id is its resource id.
+		if _, ok, _ := db.findConflict(segs[3], segs[5], false); ok {
+			return foundOne
+		}
 	default:
 		return foundOne // a kind lethe does not serve: classify says so
 	}

@@ -242,6 +242,12 @@ func (q *request) executeSproc() {
 // (an ETag that changed, an item created or deleted meanwhile), which a
 // new run may not meet.
 func (q *request) commit(c *lethe.Container, pk lethe.PartitionKey, ops []script.Op, withBody bool) (resp lethe.TransactionalBatchResponse, conflict bool, err error) {
+	return commitOps(q.ctx(), c, pk, ops, withBody)
+}
+
+// commitOps is commit under the context ctx (conflicts.go's merge runs
+// outside a request).
+func commitOps(ctx context.Context, c *lethe.Container, pk lethe.PartitionKey, ops []script.Op, withBody bool) (resp lethe.TransactionalBatchResponse, conflict bool, err error) {
 	if len(ops) == 0 {
 		return resp, false, nil
 	}
@@ -257,7 +263,7 @@ func (q *request) commit(c *lethe.Container, pk lethe.PartitionKey, ops []script
 			b.DeleteItem(op.ID, o)
 		}
 	}
-	resp, err = c.ExecuteTransactionalBatch(q.ctx(), b, &lethe.TransactionalBatchOptions{EnableContentResponseOnWrite: withBody})
+	resp, err = c.ExecuteTransactionalBatch(ctx, b, &lethe.TransactionalBatchOptions{EnableContentResponseOnWrite: withBody})
 	if err != nil || resp.Success {
 		return resp, false, err
 	}

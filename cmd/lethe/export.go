@@ -52,6 +52,9 @@ type exportRecord struct {
 	Database   string              `json:"database,omitempty"` // container (and throughput), item
 	Properties json.RawMessage     `json:"properties,omitempty"`
 	ChangeFeed *changeFeedResource `json:"changeFeed,omitempty"`
+	// ConflictPolicy is the container's conflictResolutionPolicy, which
+	// the REST front keeps beside its store (absent: the default).
+	ConflictPolicy json.RawMessage `json:"conflictResolutionPolicy,omitempty"`
 
 	Container string          `json:"container,omitempty"` // item
 	TS        int64           `json:"ts,omitempty"`
@@ -60,6 +63,10 @@ type exportRecord struct {
 	TTLLeft   *float64        `json:"ttlLeft,omitempty"`
 	Item      json.RawMessage `json:"item,omitempty"`
 }
+
+// defaultConflictPolicy is the conflictResolutionPolicy of a container
+// made without one, which export leaves out.
+const defaultConflictPolicy = `{"mode":"LastWriterWins","conflictResolutionPath":"/_ts","conflictResolutionProcedure":""}`
 
 // exportVersion is the version of the format export writes; import reads
 // it and every one before it (versions 1 and 2).
@@ -131,8 +138,12 @@ func exportDir(w io.Writer, dir string, now time.Time) error {
 			if err != nil {
 				return err
 			}
-			if err := enc.Encode(exportRecord{Kind: "container", Database: id, Properties: text, ChangeFeed: feed,
-				Throughput: props.Throughput, AutoscaleMaxThroughput: props.AutoscaleMaxThroughput}); err != nil {
+			rec := exportRecord{Kind: "container", Database: id, Properties: text, ChangeFeed: feed,
+				Throughput: props.Throughput, AutoscaleMaxThroughput: props.AutoscaleMaxThroughput}
+			if pol, ok := h.ConflictResolutionPolicy(id, cid); ok && string(pol) != defaultConflictPolicy {
+				rec.ConflictPolicy = pol
+			}
+			if err := enc.Encode(rec); err != nil {
 				return err
 			}
 			if err := exportItems(ctx, enc, clock, id, c, props); err != nil {

@@ -53,6 +53,7 @@ func importTool(args []string) error {
 type importDatabase struct {
 	rec        exportRecord
 	containers []lethe.ContainerProperties
+	policies   map[string]json.RawMessage // the containers' conflict resolution policies that are not the default
 }
 
 // readExport reads an export whole: its databases in order, and its items.
@@ -97,6 +98,12 @@ func readExport(r io.Reader) ([]*importDatabase, []exportRecord, error) {
 				return nil, nil, bad("its properties: " + err.Error())
 			}
 			db.containers = append(db.containers, p)
+			if len(rec.ConflictPolicy) > 0 {
+				if db.policies == nil {
+					db.policies = map[string]json.RawMessage{}
+				}
+				db.policies[p.ID] = rec.ConflictPolicy
+			}
 		case rec.Kind == "item":
 			db := byID[rec.Database]
 			if db == nil || !slices.ContainsFunc(db.containers, func(p lethe.ContainerProperties) bool { return p.ID == rec.Container }) {
@@ -161,6 +168,11 @@ func importAll(dir string, dbs []*importDatabase, items []exportRecord, now time
 			c, err := st.CreateContainer(ctx, bare)
 			if err != nil {
 				return 0, 0, fmt.Errorf("import: database %q, container %q: %w", db.rec.ID, p.ID, err)
+			}
+			if pol := db.policies[p.ID]; pol != nil {
+				if err := h.SetConflictResolutionPolicy(db.rec.ID, p.ID, pol); err != nil {
+					return 0, 0, fmt.Errorf("import: database %q, container %q: %w", db.rec.ID, p.ID, err)
+				}
 			}
 			key := [2]string{db.rec.ID, p.ID}
 			containers[key], props[key] = c, p

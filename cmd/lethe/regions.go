@@ -35,7 +35,7 @@ func addRegionFlags(fs *flag.FlagSet) *regionFlags {
 	return &regionFlags{
 		regions:     fs.String("regions", "", `the account's regions, comma-separated ("East US,West US"), each served on its own port: -addr's port, then the next ones ("": one region, as the emulator)`),
 		writeRegion: fs.String("write-region", "", "the region that accepts writes (default: the first of -regions)"),
-		multiWrite:  fs.Bool("multi-write", false, "every region of -regions accepts writes; writes to one item in two regions within the lag conflict, and the one written last wins everywhere"),
+		multiWrite:  fs.Bool("multi-write", false, "every region of -regions accepts writes; writes to one item in two regions within the lag conflict, decided everywhere by the container's conflictResolutionPolicy"),
 		consistency: fs.String("consistency", "", "the account's default consistency level: Strong, BoundedStaleness, Session, ConsistentPrefix or Eventual (default: Session with -regions, else Strong)"),
 		lag:         fs.String("lag", "", `the replication lag: one duration for every pair of regions ("200ms"), and/or "from>to=duration" entries ("200ms,East US>West US=1s")`),
 		lagJitter:   fs.Duration("lag-jitter", 0, "a random extra lag of each change, uniform from 0 to this, drawn from -lag-seed"),
