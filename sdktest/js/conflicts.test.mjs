@@ -9,61 +9,32 @@
 
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { execFile, spawn } from "node:child_process";
-import { mkdtemp, rm } from "node:fs/promises";
 import https from "node:https";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { fileURLToPath } from "node:url";
-import { promisify } from "node:util";
 
 import { CosmosClient } from "@azure/cosmos";
 
-const emulatorKey = "C2y6yDjf5/R+ob0N8A7Cgv30VRDJIWEHLM+4QDU5DE2nQ9nDuVTqobD4b8mGGyPMbIZnqyMsEcaGQy67XIw/Jw==";
-const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
+import { buildLethe, emulatorKey, regionEndpoints, startLethe, stopLethe } from "./harness.mjs";
 
-let tmp;
-let proc;
+
+let build;
+let server;
 let regions; // name → URL
 let agent;
 const clients = [];
 
 before(async () => {
-  tmp = await mkdtemp(join(tmpdir(), "lethe-conflicts-"));
-  const bin = join(tmp, "lethe");
-  await promisify(execFile)("go", ["build", "-o", bin, "."], { cwd: join(repoRoot, "cmd/lethe") });
-  proc = spawn(bin, ["-addr", "127.0.0.1:0", "-compute-addr", "", "-regions", "East US,West US", "-multi-write", "-lag", "400ms", "-consistency", "Eventual"],
-    { stdio: ["ignore", "ignore", "pipe"] });
-  let log = "";
-  proc.stderr.setEncoding("utf8");
-  regions = await new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`lethe did not start in 30 s: ${log}`)), 30_000);
-    proc.stderr.on("data", (chunk) => {
-      log += chunk;
-      const m = /msg="lethe: regions"(.*)$/m.exec(log);
-      if (m && /msg="lethe: ready"/.test(log)) {
-        clearTimeout(timer);
-        resolve(Object.fromEntries([...m[1].matchAll(/"([^"]+)"=(https:\/\/\S+\/)/g)].map((r) => [r[1], r[2]])));
-      }
-    });
-    proc.once("exit", (code, signal) => {
-      clearTimeout(timer);
-      reject(new Error(`lethe exited (${code ?? signal}): ${log}`));
-    });
-  });
+  build = await buildLethe();
+  server = await startLethe(build.bin, "-regions", "East US,West US", "-multi-write", "-lag", "400ms", "-consistency", "Eventual");
+  regions = regionEndpoints(server);
   agent = new https.Agent({ keepAlive: true, rejectUnauthorized: false });
 });
 
 after(async () => {
   for (const c of clients) c.dispose();
   agent?.destroy();
-  if (proc && proc.exitCode === null) {
-    const exited = new Promise((resolve) => proc.once("exit", resolve));
-    proc.kill("SIGTERM");
-    await exited;
-  }
-  if (tmp) await rm(tmp, { recursive: true, force: true });
+  if (server) await stopLethe(server);
+  await build?.remove();
 });
 
 // clientIn returns a client that prefers region name (multi-write: it

@@ -111,3 +111,13 @@ export function signedRequest(agent, url, { method, resType, link = "", key = em
     req.end(body);
   });
 }
+
+// regionEndpoints returns the endpoint of each region of a command started
+// with -regions, by name, from its regions line:
+//
+//	level=INFO msg="lethe: regions" "East US"=https://127.0.0.1:P/ "West US"=https://127.0.0.1:Q/
+export function regionEndpoints(server) {
+  const m = /msg="lethe: regions"(.*)$/m.exec(server.stderr());
+  assert.ok(m, `lethe printed no regions line: ${server.stderr()}`);
+  return Object.fromEntries([...m[1].matchAll(/"([^"]+)"=(https?:\/\/\S+\/)/g)].map((r) => [r[1], r[2]]));
+}

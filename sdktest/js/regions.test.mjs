@@ -13,19 +13,12 @@
 
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { execFile, spawn } from "node:child_process";
-import { mkdtemp, rm } from "node:fs/promises";
 import https from "node:https";
-import { createHmac } from "node:crypto";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { fileURLToPath } from "node:url";
-import { promisify } from "node:util";
 
 import { CosmosClient } from "@azure/cosmos";
 
-const emulatorKey = "C2y6yDjf5/R+ob0N8A7Cgv30VRDJIWEHLM+4QDU5DE2nQ9nDuVTqobD4b8mGGyPMbIZnqyMsEcaGQy67XIw/Jw==";
-const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
+import { buildLethe, emulatorKey, regionEndpoints, signedRequest, startLethe, stopLethe } from "./harness.mjs";
+
 
 // WireAgent records every request the SDK sends: the port it went to, its
 // method, path and session token, and the status and substatus it got.
@@ -46,36 +39,16 @@ class WireAgent extends https.Agent {
   }
 }
 
-let tmp;
-let proc;
+let build;
+let server;
 let regions; // name → URL
 let agent;
 let client;
 
 before(async () => {
-  tmp = await mkdtemp(join(tmpdir(), "lethe-regions-"));
-  const bin = join(tmp, "lethe");
-  await promisify(execFile)("go", ["build", "-o", bin, "."], { cwd: join(repoRoot, "cmd/lethe") });
-  proc = spawn(bin, ["-addr", "127.0.0.1:0", "-compute-addr", "", "-regions", "East US,West US", "-lag", "1h", "-consistency", "Session"],
-    { stdio: ["ignore", "ignore", "pipe"] });
-  let log = "";
-  proc.stderr.setEncoding("utf8");
-  regions = await new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`lethe did not start in 30 s: ${log}`)), 30_000);
-    proc.stderr.on("data", (chunk) => {
-      log += chunk;
-      // level=INFO msg="lethe: regions" "East US"=https://127.0.0.1:P/ "West US"=https://127.0.0.1:Q/
-      const m = /msg="lethe: regions"(.*)$/m.exec(log);
-      if (m && /msg="lethe: ready"/.test(log)) {
-        clearTimeout(timer);
-        resolve(Object.fromEntries([...m[1].matchAll(/"([^"]+)"=(https:\/\/\S+\/)/g)].map((r) => [r[1], r[2]])));
-      }
-    });
-    proc.once("exit", (code, signal) => {
-      clearTimeout(timer);
-      reject(new Error(`lethe exited (${code ?? signal}): ${log}`));
-    });
-  });
+  build = await buildLethe();
+  server = await startLethe(build.bin, "-regions", "East US,West US", "-lag", "1h", "-consistency", "Session");
+  regions = regionEndpoints(server);
   agent = new WireAgent({ keepAlive: true, rejectUnauthorized: false });
   // consistencyLevel "Session": the SDK sends its session tokens only on
   // requests that name it.
@@ -86,35 +59,20 @@ before(async () => {
 after(async () => {
   client?.dispose();
   agent?.destroy();
-  if (proc && proc.exitCode === null) {
-    const exited = new Promise((resolve) => proc.once("exit", resolve));
-    proc.kill("SIGTERM");
-    await exited;
-  }
-  if (tmp) await rm(tmp, { recursive: true, force: true });
+  if (server) await stopLethe(server);
+  await build?.remove();
 });
 
 const port = (name) => new URL(regions[name]).port;
 
 // control sends a signed POST to the regions control endpoint.
 async function control(region, action, body) {
-  const date = new Date().toUTCString();
-  const text = `post\nregions\n${region}\n${date.toLowerCase()}\n\n`;
-  const sig = createHmac("sha256", Buffer.from(emulatorKey, "base64")).update(text).digest("base64");
   const url = new URL(`/_lethe/regions/${encodeURIComponent(region)}/${action}`, regions["East US"]);
-  return new Promise((resolve, reject) => {
-    const req = https.request(url, {
-      method: "POST", rejectUnauthorized: false,
-      headers: { "x-ms-date": date, authorization: encodeURIComponent(`type=master&ver=1.0&sig=${sig}`), "content-type": "application/json" },
-    }, (res) => {
-      let body = "";
-      res.setEncoding("utf8");
-      res.on("data", (c) => (body += c));
-      res.on("end", () => resolve({ status: res.statusCode, body: JSON.parse(body) }));
-    });
-    req.once("error", reject);
-    req.end(body === undefined ? undefined : JSON.stringify(body));
+  const res = await signedRequest(agent, url, {
+    method: "POST", resType: "regions", link: region,
+    headers: { "content-type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body),
   });
+  return { status: res.status, body: JSON.parse(res.body) };
 }
 
 describe("an account of two regions", { timeout: 120_000 }, () => {
