@@ -452,7 +452,7 @@ func (n *regionNode) serveControl(w http.ResponseWriter, r *http.Request, deadli
 		return true
 	}
 	reset := isControlPath(r.URL.Path, resetPath)
-	n.acct.fanout(n, w, r, body, g, func(w http.ResponseWriter, r *http.Request) {
+	n.acct.fanout(n, w, r, body, g, reset, func(w http.ResponseWriter, r *http.Request) {
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		if reset {
 			n.h.serveReset(w, r, deadline)
@@ -477,7 +477,7 @@ func (n *regionNode) serve(q *request, g gateway) {
 		return
 	}
 	if accountWide(q) {
-		a.fanout(n, q.w, q.r, q.body, g, func(w http.ResponseWriter, r *http.Request) {
+		a.fanout(n, q.w, q.r, q.body, g, structural(q), func(w http.ResponseWriter, r *http.Request) {
 			q.w, q.r = w, r
 			q.serve()
 		}, func() { a.forgetDeleted(q) })
@@ -597,10 +597,17 @@ func itemRead(q *request) bool {
 // writing to w, given r with the request's nonce), then, when that
 // succeeded, replayed in every other region, as the same request (its
 // body, its signature, its nonce); done runs after it, when it succeeded. A region that fails what the first accepted is
-// logged: the regions have diverged.
-func (a *Account) fanout(from *regionNode, w http.ResponseWriter, r *http.Request, body []byte, g gateway, local func(http.ResponseWriter, *http.Request), done func()) {
+// logged: the regions have diverged. A request that makes or deletes
+// containers (exclusive) holds topo for writing throughout, so that no
+// item write reaches a container some regions have and others not yet
+// (or no longer).
+func (a *Account) fanout(from *regionNode, w http.ResponseWriter, r *http.Request, body []byte, g gateway, exclusive bool, local func(http.ResponseWriter, *http.Request), done func()) {
 	a.meta.Lock()
 	defer a.meta.Unlock()
+	if exclusive {
+		a.topo.Lock()
+		defer a.topo.Unlock()
+	}
 	r = r.WithContext(context.WithValue(r.Context(), nonceKey{}, newNonce()))
 	sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
 	local(sw, r)
@@ -622,6 +629,16 @@ func (a *Account) fanout(from *regionNode, w http.ResponseWriter, r *http.Reques
 		}
 	}
 	done()
+}
+
+// structural reports whether account-wide request q makes or deletes
+// containers: a create or delete of a database or a container.
+func structural(q *request) bool {
+	switch q.r.Method {
+	case http.MethodPost, http.MethodDelete:
+		return q.t.kind == tDatabase || q.t.kind == tDatabases || q.t.kind == tContainer || q.t.kind == tContainers
+	}
+	return false
 }
 
 // forgetDeleted forgets the replication state of the containers an
