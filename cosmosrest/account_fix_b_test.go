@@ -42,3 +42,27 @@ func TestAccountCreateContainerHoldsWrites(t *testing.T) {
 		t.Fatalf("West US answers %d for the write East US acknowledged", r.status)
 	}
 }
+
+// A change of a container taken for delivery before the container is
+// deleted, and applied after a container of the same name is made again,
+// is of the old incarnation: the read region drops it (and its session
+// progress), as the write region holds nothing of it in the new one.
+func TestAccountRecreatedContainerDropsOldChanges(t *testing.T) {
+	a, clock, cs := lagged(t, 5*time.Second, cosmosrest.Session)
+	east, west := cs["East US"], cs["West US"]
+	must(t, east.do("POST", accColl+"/docs", `{"id":"old","pk":"x"}`, pkHeader("x")...), 201)
+	release := cosmosrest.HoldDelivery(a, "West US")
+	must(t, east.do("DELETE", accColl, nil), 204)
+	must(t, east.do("POST", "/dbs/db/colls", map[string]any{"id": "c", "partitionKey": map[string]any{"paths": []string{"/pk"}}}), 201)
+	release()
+	clock.Advance(10 * time.Second)
+	a.DeliverDue()
+	must(t, east.do("GET", accColl+"/docs/old", nil, pkHeader("x")...), 404)
+	if r := west.do("GET", accColl+"/docs/old", nil, append(pkHeader("x"), "x-ms-consistency-level", "Eventual")...); r.status != 404 {
+		t.Fatalf("West US answers %d for an item of the deleted container, in the container made again; East US, the write region, 404", r.status)
+	}
+	// West US holds nothing of the new container: its token is the first.
+	if tok := must(t, west.do("GET", accColl+"/docs", nil, "x-ms-consistency-level", "Eventual"), 200).header.Get("x-ms-session-token"); tok != "0:-1#1" {
+		t.Errorf("West US's session token for the container made again is %q, not 0:-1#1", tok)
+	}
+}

@@ -164,9 +164,10 @@ type Account struct {
 	// makes them in the same order.
 	meta sync.Mutex
 
-	mu     sync.Mutex // guards hub, the regions' state and repl
+	mu     sync.Mutex // guards hub, the regions' state, repl and gens
 	hub    *regionNode
 	repl   map[srcKey]*collRepl
+	gens   map[collKey]uint64 // each container's incarnation: forget ends one
 	closed bool
 
 	wake chan struct{} // a change was sent: the delivery loop looks again
@@ -213,7 +214,7 @@ type srcKey struct {
 // regions, Strong with several write regions, an unknown consistency
 // level, a negative bound) is an error and opens nothing.
 func NewAccount(cfg AccountConfig) (*Account, error) {
-	a := &Account{cfg: cfg, multi: cfg.MultipleWriteLocations, byName: map[string]*regionNode{}, repl: map[srcKey]*collRepl{},
+	a := &Account{cfg: cfg, multi: cfg.MultipleWriteLocations, byName: map[string]*regionNode{}, repl: map[srcKey]*collRepl{}, gens: map[collKey]uint64{},
 		wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	if err := a.check(); err != nil {
 		return nil, err
