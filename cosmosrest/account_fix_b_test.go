@@ -1,6 +1,7 @@
 package cosmosrest_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -65,4 +66,53 @@ func TestAccountRecreatedContainerDropsOldChanges(t *testing.T) {
 	if tok := must(t, west.do("GET", accColl+"/docs", nil, "x-ms-consistency-level", "Eventual"), 200).header.Get("x-ms-session-token"); tok != "0:-1#1" {
 		t.Errorf("West US's session token for the container made again is %q, not 0:-1#1", tok)
 	}
+}
+
+// A fault rule is for the client's requests: the replays of an
+// account-wide change in the other regions never meet it (a 503 there
+// would leave the regions differing after the client was answered 201).
+func TestAccountReplaysSkipFaults(t *testing.T) {
+	faults := &cosmosrest.Faults{}
+	cfg := cosmosrest.AccountConfig{}
+	cfg.Faults = faults
+	cfg.Reaper.Disabled = true
+	_, cs := testAccount(t, cfg)
+	east, west := cs["East US"], cs["West US"]
+	createDB(t, east, "db")
+	// The first hit is the client's request in East US; any further one a
+	// replay's.
+	if err := faults.Add(cosmosrest.FaultRule{ID: "second", Condition: cosmosrest.FaultCondition{OperationType: cosmosrest.FaultMetadataContainer},
+		Result: cosmosrest.FaultResult{Delay: time.Nanosecond}, HitLimit: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if err := faults.Add(cosmosrest.FaultRule{ID: "fail", Condition: cosmosrest.FaultCondition{OperationType: cosmosrest.FaultMetadataContainer},
+		Result: cosmosrest.FaultResult{StatusCode: 503}}); err != nil {
+		t.Fatal(err)
+	}
+	must(t, east.do("POST", "/dbs/db/colls", map[string]any{"id": "c", "partitionKey": map[string]any{"paths": []string{"/pk"}}}), 201)
+	if hits, _ := faults.Hits("fail"); hits != 0 {
+		t.Errorf("the rule fired %d times on the replays of the create", hits)
+	}
+	faults.Clear()
+	must(t, west.do("GET", accColl, nil), 200)
+	must(t, cs["North Europe"].do("GET", accColl, nil), 200)
+}
+
+// A region that fails an account-wide change the answering region made
+// leaves the regions differing: the client is answered 503 naming it, not
+// the answering region's 201.
+func TestAccountFailedReplayAnswers503(t *testing.T) {
+	a, cs := testAccount(t, cosmosrest.AccountConfig{})
+	east := cs["East US"]
+	createDB(t, east, "db")
+	if err := cosmosrest.CreateInStore(a.Region("West US"), "db", "c"); err != nil {
+		t.Fatal(err)
+	}
+	r := must(t, east.do("POST", "/dbs/db/colls", map[string]any{"id": "c", "partitionKey": map[string]any{"paths": []string{"/pk"}}}), 503)
+	if !strings.Contains(string(r.body), "West US (409)") {
+		t.Errorf("the 503 does not name the region that failed the create: %s", r.body)
+	}
+	// The regions that made it hold it.
+	must(t, east.do("GET", accColl, nil), 200)
+	must(t, cs["North Europe"].do("GET", accColl, nil), 200)
 }

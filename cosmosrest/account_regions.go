@@ -597,8 +597,10 @@ func itemRead(q *request) bool {
 // fanout serves an account-wide request: in region from first (local,
 // writing to w, given r with the request's nonce), then, when that
 // succeeded, replayed in every other region, as the same request (its
-// body, its signature, its nonce); done runs after it, when it succeeded. A region that fails what the first accepted is
-// logged: the regions have diverged. A request that makes or deletes
+// body, its signature, its nonce); done runs after it, when it succeeded.
+// The client is answered after the replays: when a region fails what the
+// first made, the regions have diverged, and the client is answered 503
+// naming the region (and the failure is logged). A request that makes or deletes
 // containers (exclusive) holds topo for writing throughout, so that no
 // item write reaches a container some regions have and others not yet
 // (or no longer).
@@ -610,11 +612,13 @@ func (a *Account) fanout(from *regionNode, w http.ResponseWriter, r *http.Reques
 		defer a.topo.Unlock()
 	}
 	r = r.WithContext(context.WithValue(r.Context(), nonceKey{}, newNonce()))
-	sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+	sw := &bufferWriter{header: w.Header().Clone(), status: http.StatusOK}
 	local(sw, r)
 	if sw.status < 200 || sw.status > 299 {
+		sw.flush(w)
 		return
 	}
+	var failed []string
 	for _, n := range a.regions {
 		if n == from {
 			continue
@@ -627,9 +631,48 @@ func (a *Account) fanout(from *regionNode, w http.ResponseWriter, r *http.Reques
 		if rec.status < 200 || rec.status > 299 {
 			n.h.cfg.Logger.Error("cosmosrest: a region failed an account-wide change the others made",
 				"region", n.name, "method", r.Method, "path", r.URL.Path, "status", rec.status)
+			failed = append(failed, fmt.Sprintf("%s (%d)", n.name, rec.status))
 		}
 	}
 	done()
+	if len(failed) > 0 {
+		apiError{status: http.StatusServiceUnavailable, msg: withDetail(msgUnavailable, fmt.Sprintf(
+			"the region %s made the change and the region(s) %s failed it: the account's regions differ", from.name, strings.Join(failed, ", ")))}.write(w)
+		return
+	}
+	sw.flush(w)
+}
+
+// bufferWriter is a ResponseWriter that keeps its answer until flush.
+type bufferWriter struct {
+	header http.Header
+	status int
+	wrote  bool
+	body   bytes.Buffer
+}
+
+func (b *bufferWriter) Header() http.Header { return b.header }
+
+func (b *bufferWriter) WriteHeader(code int) {
+	if !b.wrote {
+		b.status, b.wrote = code, true
+	}
+}
+
+func (b *bufferWriter) Write(p []byte) (int, error) {
+	b.WriteHeader(http.StatusOK)
+	return b.body.Write(p)
+}
+
+// flush writes the answer kept to w, its headers in place of w's.
+func (b *bufferWriter) flush(w http.ResponseWriter) {
+	hdr := w.Header()
+	clear(hdr)
+	for k, v := range b.header {
+		hdr[k] = v
+	}
+	w.WriteHeader(b.status)
+	_, _ = w.Write(b.body.Bytes())
 }
 
 // structural reports whether account-wide request q makes or deletes
