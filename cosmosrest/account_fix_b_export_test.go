@@ -2,6 +2,7 @@ package cosmosrest
 
 import (
 	"context"
+	"time"
 
 	"github.com/lethedb/lethe"
 )
@@ -29,3 +30,6 @@ func CreateInStore(h *Handler, db, coll string) error {
 	_, err := d.store.CreateContainer(context.Background(), lethe.ContainerProperties{ID: coll, PartitionKeyDefinition: lethe.PartitionKeyDefinition{Paths: []string{"/pk"}}})
 	return err
 }
+
+// Start returns the instant h gives the containers it found on disk.
+func Start(h *Handler) time.Time { return h.start }

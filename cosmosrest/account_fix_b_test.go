@@ -2,6 +2,7 @@ package cosmosrest_test
 
 import (
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -115,4 +116,49 @@ func TestAccountFailedReplayAnswers503(t *testing.T) {
 	// The regions that made it hold it.
 	must(t, east.do("GET", accColl, nil), 200)
 	must(t, cs["North Europe"].do("GET", accColl, nil), 200)
+}
+
+// tickClock moves one second at every reading: the clock crosses a second
+// between a region's making of an account-wide change and its replay in
+// the next region.
+type tickClock struct{ n atomic.Int64 }
+
+func (c *tickClock) Now() time.Time { return time.Unix(1_700_000_000+c.n.Add(1), 0) }
+
+// A container has the instant the answering region gave it, and so the same
+// _ts and _etag, in every region: a replace with If-Match on that ETag is
+// made in every region, and one on another ETag in none.
+func TestAccountContainerSameETagEverywhere(t *testing.T) {
+	cfg := cosmosrest.AccountConfig{}
+	cfg.Clock = &tickClock{}
+	cfg.Reaper.Disabled = true
+	a, cs := testAccount(t, cfg)
+	east := cs["East US"]
+	createDBColl(t, east)
+	e := must(t, east.do("GET", accColl, nil), 200).json(t)
+	for _, name := range a.Regions() {
+		if got := must(t, cs[name].do("GET", accColl, nil), 200).json(t); got["_etag"] != e["_etag"] || got["_ts"] != e["_ts"] {
+			t.Errorf("the container's _etag, _ts are %v, %v in %s; %v, %v in East US", got["_etag"], got["_ts"], name, e["_etag"], e["_ts"])
+		}
+	}
+	props := map[string]any{"id": "c", "defaultTtl": 60, "partitionKey": map[string]any{"paths": []string{"/pk"}}}
+	must(t, east.do("PUT", accColl, props, "If-Match", `"0000000000000000"`), 412)
+	must(t, cs["West US"].do("PUT", accColl, props, "If-Match", e["_etag"].(string)), 200)
+	for _, name := range a.Regions() {
+		if ttl := must(t, cs[name].do("GET", accColl, nil), 200).json(t)["defaultTtl"]; ttl != 60.0 {
+			t.Errorf("%s's container has defaultTtl %v after the replace West US made", name, ttl)
+		}
+	}
+}
+
+// Every region gives the containers it finds on disk one instant (their
+// _ts when none was made or replaced since the start): the same ETag.
+func TestAccountRegionsShareStart(t *testing.T) {
+	a, _ := testAccount(t, cosmosrest.AccountConfig{})
+	first := cosmosrest.Start(a.Region(a.Regions()[0]))
+	for _, name := range a.Regions() {
+		if s := cosmosrest.Start(a.Region(name)); !s.Equal(first) {
+			t.Errorf("%s starts at %v, the first region at %v", name, s, first)
+		}
+	}
 }

@@ -236,6 +236,11 @@ func NewAccount(cfg AccountConfig) (*Account, error) {
 		}
 		n := &regionNode{acct: a, idx: i, name: rc.Name, endpoint: rc.Endpoint, writable: rc.Writable, h: h, progress: map[srcKey]uint64{}}
 		h.region = n
+		if i > 0 {
+			// The instant of the containers found on disk (collTS): the
+			// same in every region, as their ETags must be.
+			h.start = a.regions[0].h.start
+		}
 		a.regions = append(a.regions, n)
 		a.byName[rc.Name] = n
 		if rc.Writable && a.hub == nil {
@@ -401,6 +406,20 @@ func (q *request) nonce() string {
 		return v
 	}
 	return newNonce()
+}
+
+// instantKey holds, in a request's context, the instant of the
+// account-wide change it makes, by the answering region's clock, so that
+// what it makes has the same _ts (and ETag) in every region.
+type instantKey struct{}
+
+// instant returns the instant of the change request q makes: its
+// account's, or the handler's clock's now.
+func (q *request) instant() time.Time {
+	if v, ok := q.r.Context().Value(instantKey{}).(time.Time); ok {
+		return v
+	}
+	return q.h.now()
 }
 
 func replaying(r *http.Request) bool { return r.Context().Value(replayKey{}) != nil }
@@ -611,7 +630,8 @@ func (a *Account) fanout(from *regionNode, w http.ResponseWriter, r *http.Reques
 		a.topo.Lock()
 		defer a.topo.Unlock()
 	}
-	r = r.WithContext(context.WithValue(r.Context(), nonceKey{}, newNonce()))
+	ctx := context.WithValue(r.Context(), nonceKey{}, newNonce())
+	r = r.WithContext(context.WithValue(ctx, instantKey{}, from.h.now()))
 	sw := &bufferWriter{header: w.Header().Clone(), status: http.StatusOK}
 	local(sw, r)
 	if sw.status < 200 || sw.status > 299 {
@@ -626,6 +646,9 @@ func (a *Account) fanout(from *regionNode, w http.ResponseWriter, r *http.Reques
 		r2 := r.Clone(context.WithValue(r.Context(), replayKey{}, true))
 		r2.Body = io.NopCloser(bytes.NewReader(body))
 		r2.ContentLength = int64(len(body))
+		// A precondition is the client's, met where it was answered: a
+		// region is to make what that region made.
+		r2.Header.Del("If-Match")
 		rec := &statusWriter{ResponseWriter: discard{header: http.Header{}}, status: http.StatusOK}
 		n.h.serve(rec, r2, g)
 		if rec.status < 200 || rec.status > 299 {
