@@ -163,9 +163,10 @@ type Account struct {
 	// makes them in the same order.
 	meta sync.Mutex
 
-	mu     sync.Mutex // guards hub, the regions' state and repl
+	mu     sync.Mutex // guards hub, the regions' state, repl and gens
 	hub    *regionNode
 	repl   map[srcKey]*collRepl
+	gens   map[collKey]uint64 // each container's incarnation: forget ends one
 	closed bool
 
 	wake chan struct{} // a change was sent: the delivery loop looks again
@@ -212,7 +213,7 @@ type srcKey struct {
 // regions, Strong with several write regions, an unknown consistency
 // level, a negative bound) is an error and opens nothing.
 func NewAccount(cfg AccountConfig) (*Account, error) {
-	a := &Account{cfg: cfg, multi: cfg.MultipleWriteLocations, byName: map[string]*regionNode{}, repl: map[srcKey]*collRepl{},
+	a := &Account{cfg: cfg, multi: cfg.MultipleWriteLocations, byName: map[string]*regionNode{}, repl: map[srcKey]*collRepl{}, gens: map[collKey]uint64{},
 		wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	if err := a.check(); err != nil {
 		return nil, err
@@ -234,6 +235,11 @@ func NewAccount(cfg AccountConfig) (*Account, error) {
 		}
 		n := &regionNode{acct: a, idx: i, name: rc.Name, endpoint: rc.Endpoint, writable: rc.Writable, h: h, progress: map[srcKey]uint64{}}
 		h.region = n
+		if i > 0 {
+			// The instant of the containers found on disk (collTS): the
+			// same in every region, as their ETags must be.
+			h.start = a.regions[0].h.start
+		}
 		a.regions = append(a.regions, n)
 		a.byName[rc.Name] = n
 		if rc.Writable && a.hub == nil {
@@ -401,6 +407,20 @@ func (q *request) nonce() string {
 	return newNonce()
 }
 
+// instantKey holds, in a request's context, the instant of the
+// account-wide change it makes, by the answering region's clock, so that
+// what it makes has the same _ts (and ETag) in every region.
+type instantKey struct{}
+
+// instant returns the instant of the change request q makes: its
+// account's, or the handler's clock's now.
+func (q *request) instant() time.Time {
+	if v, ok := q.r.Context().Value(instantKey{}).(time.Time); ok {
+		return v
+	}
+	return q.h.now()
+}
+
 func replaying(r *http.Request) bool { return r.Context().Value(replayKey{}) != nil }
 
 // unreachable answers a request to a region that is down as the region's
@@ -451,7 +471,7 @@ func (n *regionNode) serveControl(w http.ResponseWriter, r *http.Request, deadli
 		return true
 	}
 	reset := isControlPath(r.URL.Path, resetPath)
-	n.acct.fanout(n, w, r, body, g, func(w http.ResponseWriter, r *http.Request) {
+	n.acct.fanout(n, w, r, body, g, reset, func(w http.ResponseWriter, r *http.Request) {
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		if reset {
 			n.h.serveReset(w, r, deadline)
@@ -476,7 +496,7 @@ func (n *regionNode) serve(q *request, g gateway) {
 		return
 	}
 	if accountWide(q) {
-		a.fanout(n, q.w, q.r, q.body, g, func(w http.ResponseWriter, r *http.Request) {
+		a.fanout(n, q.w, q.r, q.body, g, structural(q), func(w http.ResponseWriter, r *http.Request) {
 			q.w, q.r = w, r
 			q.serve()
 		}, func() { a.forgetDeleted(q) })
@@ -595,17 +615,29 @@ func itemRead(q *request) bool {
 // fanout serves an account-wide request: in region from first (local,
 // writing to w, given r with the request's nonce), then, when that
 // succeeded, replayed in every other region, as the same request (its
-// body, its signature, its nonce); done runs after it, when it succeeded. A region that fails what the first accepted is
-// logged: the regions have diverged.
-func (a *Account) fanout(from *regionNode, w http.ResponseWriter, r *http.Request, body []byte, g gateway, local func(http.ResponseWriter, *http.Request), done func()) {
+// body, its signature, its nonce); done runs after it, when it succeeded.
+// The client is answered after the replays: when a region fails what the
+// first made, the regions have diverged, and the client is answered 503
+// naming the region (and the failure is logged). A request that makes or deletes
+// containers (exclusive) holds topo for writing throughout, so that no
+// item write reaches a container some regions have and others not yet
+// (or no longer).
+func (a *Account) fanout(from *regionNode, w http.ResponseWriter, r *http.Request, body []byte, g gateway, exclusive bool, local func(http.ResponseWriter, *http.Request), done func()) {
 	a.meta.Lock()
 	defer a.meta.Unlock()
-	r = r.WithContext(context.WithValue(r.Context(), nonceKey{}, newNonce()))
-	sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+	if exclusive {
+		a.topo.Lock()
+		defer a.topo.Unlock()
+	}
+	ctx := context.WithValue(r.Context(), nonceKey{}, newNonce())
+	r = r.WithContext(context.WithValue(ctx, instantKey{}, from.h.now()))
+	sw := &bufferWriter{header: w.Header().Clone(), status: http.StatusOK}
 	local(sw, r)
 	if sw.status < 200 || sw.status > 299 {
+		sw.flush(w)
 		return
 	}
+	var failed []string
 	for _, n := range a.regions {
 		if n == from {
 			continue
@@ -613,14 +645,66 @@ func (a *Account) fanout(from *regionNode, w http.ResponseWriter, r *http.Reques
 		r2 := r.Clone(context.WithValue(r.Context(), replayKey{}, true))
 		r2.Body = io.NopCloser(bytes.NewReader(body))
 		r2.ContentLength = int64(len(body))
+		// A precondition is the client's, met where it was answered: a
+		// region is to make what that region made.
+		r2.Header.Del("If-Match")
 		rec := &statusWriter{ResponseWriter: discard{header: http.Header{}}, status: http.StatusOK}
 		n.h.serve(rec, r2, g)
 		if rec.status < 200 || rec.status > 299 {
 			n.h.cfg.Logger.Error("cosmosrest: a region failed an account-wide change the others made",
 				"region", n.name, "method", r.Method, "path", r.URL.Path, "status", rec.status)
+			failed = append(failed, fmt.Sprintf("%s (%d)", n.name, rec.status))
 		}
 	}
 	done()
+	if len(failed) > 0 {
+		apiError{status: http.StatusServiceUnavailable, msg: withDetail(msgUnavailable, fmt.Sprintf(
+			"the region %s made the change and the region(s) %s failed it: the account's regions differ", from.name, strings.Join(failed, ", ")))}.write(w)
+		return
+	}
+	sw.flush(w)
+}
+
+// bufferWriter is a ResponseWriter that keeps its answer until flush.
+type bufferWriter struct {
+	header http.Header
+	status int
+	wrote  bool
+	body   bytes.Buffer
+}
+
+func (b *bufferWriter) Header() http.Header { return b.header }
+
+func (b *bufferWriter) WriteHeader(code int) {
+	if !b.wrote {
+		b.status, b.wrote = code, true
+	}
+}
+
+func (b *bufferWriter) Write(p []byte) (int, error) {
+	b.WriteHeader(http.StatusOK)
+	return b.body.Write(p)
+}
+
+// flush writes the answer kept to w, its headers in place of w's.
+func (b *bufferWriter) flush(w http.ResponseWriter) {
+	hdr := w.Header()
+	clear(hdr)
+	for k, v := range b.header {
+		hdr[k] = v
+	}
+	w.WriteHeader(b.status)
+	_, _ = w.Write(b.body.Bytes())
+}
+
+// structural reports whether account-wide request q makes or deletes
+// containers: a create or delete of a database or a container.
+func structural(q *request) bool {
+	switch q.r.Method {
+	case http.MethodPost, http.MethodDelete:
+		return q.t.kind == tDatabase || q.t.kind == tDatabases || q.t.kind == tContainer || q.t.kind == tContainers
+	}
+	return false
 }
 
 // forgetDeleted forgets the replication state of the containers an
@@ -658,6 +742,37 @@ type discard struct{ header http.Header }
 func (d discard) Header() http.Header         { return d.header }
 func (d discard) Write(b []byte) (int, error) { return len(b), nil }
 func (d discard) WriteHeader(int)             {}
+
+// feedToken returns change feed continuation tok as h answers it: in an
+// account of several regions, after the region's slug and a colon, since
+// each region numbers its own change feed (its expiries, found by its own
+// reaper, among them), and a position in one is none in another.
+func (h *Handler) feedToken(tok string) string {
+	if n := h.region; n != nil && len(n.acct.regions) > 1 && tok != "" {
+		return RegionSlug(n.name) + ":" + tok
+	}
+	return tok
+}
+
+// readFeedToken returns the continuation feedToken made of v, and ""
+// with a message saying why when another region answered it (or none).
+func (h *Handler) readFeedToken(v string) (string, string) {
+	n := h.region
+	if n == nil || len(n.acct.regions) < 2 {
+		return v, ""
+	}
+	slug, tok, ok := strings.Cut(v, ":")
+	if ok && slug == RegionSlug(n.name) {
+		return tok, ""
+	}
+	from := "no region of the account"
+	for _, o := range n.acct.regions {
+		if ok && slug == RegionSlug(o.name) {
+			from = "the region " + o.name
+		}
+	}
+	return "", fmt.Sprintf("the change feed continuation was read in %s, not in %s: each region numbers its own change feed, so a continuation reads on only in its region; start again here from a point in time (If-Modified-Since)", from, n.name)
+}
 
 // knownRegion returns the region named name, or an error wrapping
 // ErrRegion.

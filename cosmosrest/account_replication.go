@@ -38,7 +38,8 @@ type shipped struct {
 	k     collKey
 	ch    lethe.ReplicaChange
 	token uint64
-	space int // the token's: see srcKey
+	space int    // the token's: see srcKey
+	gen   uint64 // the incarnation of container k it is of: see Account.gens
 }
 
 // collRepl is the hub's reading of one container.
@@ -46,6 +47,7 @@ type collRepl struct {
 	mu     sync.Mutex // held while the container is read
 	cursor uint64     // the LSN of the last change read from the hub's feed
 	offset int64      // a change's token is its LSN plus offset
+	gen    uint64     // the incarnation of the container it reads
 }
 
 // space returns the token space of region n's writes (srcKey): its index
@@ -64,7 +66,7 @@ func (a *Account) replOf(k srcKey) *collRepl {
 	defer a.mu.Unlock()
 	cr, ok := a.repl[k]
 	if !ok {
-		cr = &collRepl{}
+		cr = &collRepl{gen: a.gens[k.k]}
 		a.repl[k] = cr
 	}
 	return cr
@@ -72,14 +74,25 @@ func (a *Account) replOf(k srcKey) *collRepl {
 
 // forget drops the reading of, every region's progress in, and the
 // changes on their way of the containers drop reports true for: they were
-// deleted, and one made again of the same name starts afresh.
+// deleted, and one made again of the same name starts afresh, a new
+// incarnation (gens), whose regions drop any change of the old one still
+// on its way. It waits for the deliveries under way.
 func (a *Account) forget(drop func(collKey) bool) {
+	for _, n := range a.regions {
+		n.deliver.Lock()
+		defer n.deliver.Unlock()
+	}
 	a.sched.Drop(func(s shipped) bool { return drop(s.k) })
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	bumped := map[collKey]bool{}
 	for k := range a.repl {
 		if drop(k.k) {
 			delete(a.repl, k)
+			if !bumped[k.k] {
+				bumped[k.k] = true
+				a.gens[k.k]++
+			}
 		}
 	}
 	for _, n := range a.regions {
@@ -130,7 +143,7 @@ func (a *Account) collect(hub *regionNode, k collKey) {
 			tok = uint64(cr.offset + int64(ch.LSN))
 			for _, n := range a.regions {
 				if n != hub {
-					a.sched.Send(hub.name, n.name, ch.Written, shipped{k: k, ch: ch, token: tok, space: space})
+					a.sched.Send(hub.name, n.name, ch.Written, shipped{k: k, ch: ch, token: tok, space: space, gen: cr.gen})
 				}
 			}
 		}
@@ -202,9 +215,16 @@ func (a *Account) catchUp(n *regionNode) {
 
 // apply applies changes to region n's replicas, in order (deciding
 // conflicts when several regions write). n.deliver is held. A change of a
-// container the region no longer has is dropped.
+// container the region no longer has, or of an incarnation of it that was
+// deleted (forget), is dropped.
 func (n *regionNode) apply(changes []shipped) {
 	for _, s := range changes {
+		n.acct.mu.Lock()
+		stale := s.gen != n.acct.gens[s.k]
+		n.acct.mu.Unlock()
+		if stale {
+			continue
+		}
 		if c, ok := n.storeContainer(s.k); ok {
 			var err error
 			if n.acct.multi {
@@ -303,7 +323,7 @@ func (a *Account) resync(w *regionNode, k collKey) {
 		}
 		page := make([]shipped, len(chs))
 		for i, ch := range chs {
-			page[i] = shipped{k: k, ch: ch, token: ch.LSN, space: space}
+			page[i] = shipped{k: k, ch: ch, token: ch.LSN, space: space, gen: cr.gen}
 		}
 		for _, n := range a.regions {
 			if n != w {

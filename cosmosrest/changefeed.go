@@ -82,7 +82,11 @@ func (q *request) changeFeed() {
 	case inm == changeFeedStartNow:
 		o.StartFrom = lethe.ChangeFeedStartFromNow()
 	case inm != "":
-		o.Continuation = inm
+		var why string
+		if o.Continuation, why = q.h.readFeedToken(inm); why != "" {
+			q.answerError(http.StatusBadRequest, why)
+			return
+		}
 	default:
 		v := q.r.Header.Get("If-Modified-Since")
 		if v == "" && o.Mode == lethe.ChangeFeedModeAllVersionsAndDeletes {
@@ -104,7 +108,7 @@ func (q *request) changeFeed() {
 		return
 	}
 	hdr := q.w.Header()
-	setHeader(hdr, "etag", quoteETag(resp.ContinuationToken))
+	setHeader(hdr, "etag", quoteETag(q.h.feedToken(resp.ContinuationToken)))
 	setHeader(hdr, "lsn", strconv.FormatUint(resp.LSN, 10))
 	q.rangeHeaders(l, rangeID, false)
 	setHeader(hdr, "x-ms-alt-content-path", "dbs/"+db.id+"/colls/"+c.ID())

@@ -245,7 +245,7 @@ func (q *request) createContainer() {
 		q.answerError(http.StatusBadRequest, err.Error())
 		return
 	}
-	ts := q.h.now().Unix()
+	ts := q.instant().Unix()
 	c, err := db.store.CreateContainer(q.ctx(), p)
 	if err != nil {
 		q.fail(err, 0, subOwnerNotFound)
@@ -371,7 +371,7 @@ func (q *request) replaceContainer() {
 		q.fail(err, 0, 0)
 		return
 	}
-	ts := q.h.now().Unix()
+	ts := q.instant().Unix()
 	q.setCollTS(db, got.ID, ts)
 	q.containerHeaders(db, c)
 	setHeader(q.w.Header(), "etag", quoteETag(containerETag(db, got, ts)))

@@ -381,8 +381,9 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, g gateway) {
 		readOnly = s.mode != modeAll
 	}
 	// A fault is injected only into a request the service would have
-	// served: after its authorization.
-	if h.injectFault(w, r, t) {
+	// served: after its authorization; never into an account's replay of
+	// a change a region has made (the client's request had its chance).
+	if !replaying(r) && h.injectFault(w, r, t) {
 		return
 	}
 	req := &request{h: h, w: w, r: r, body: body, rt: rt, t: t, readOnly: readOnly}
