@@ -282,7 +282,7 @@ func (q *request) createDatabase() {
 		writeUnavailable(q.w, id, cause)
 		return
 	}
-	db := &database{id: id, rid: databaseRID(id), ts: h.now().Unix(), fs: h.fs, collTS: map[string]int64{}, users: map[string]*user{}, scripts: map[scriptKey]*scriptRes{}}
+	db := &database{id: id, rid: databaseRID(id), ts: q.instant().Unix(), fs: h.fs, collTS: map[string]int64{}, users: map[string]*user{}, scripts: map[scriptKey]*scriptRes{}}
 	db.offerTS = db.ts
 	if h.cfg.Dir == "" {
 		db.store, err = lethe.Open(h.storeOptions(id, "", throughput, autoscaleMax))
@@ -368,7 +368,7 @@ func (q *request) replaceDatabaseThroughput(db *database, throughput, autoscaleM
 	if err := db.store.ReplaceThroughput(context.Background(), throughput, autoscaleMax); err != nil {
 		return err
 	}
-	db.offerTS = q.h.now().Unix()
+	db.offerTS = q.instant().Unix()
 	return nil
 }
 

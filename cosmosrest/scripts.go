@@ -203,7 +203,7 @@ func (q *request) readScriptBody(kind scriptKind) (*scriptRes, bool) {
 		q.answerError(http.StatusBadRequest, err.Error())
 		return nil, false
 	}
-	s := &scriptRes{Coll: q.t.coll, Kind: kind, ID: *in.ID, Body: *in.Body, TS: q.h.now().Unix(), Nonce: q.nonce()}
+	s := &scriptRes{Coll: q.t.coll, Kind: kind, ID: *in.ID, Body: *in.Body, TS: q.instant().Unix(), Nonce: q.nonce()}
 	if kind == kindTrigger {
 		var ok bool
 		if s.Type, ok = oneOf(in.Type, triggerTypes); !ok {

@@ -352,7 +352,7 @@ func (q *request) createUser() {
 			q.answerError(http.StatusBadRequest, fmt.Sprintf("the database has %d users, the most lethe keeps", maxUsersPerDatabase))
 			return success{}, false
 		}
-		u := &user{ID: id, TS: q.h.now().Unix(), Perms: map[string]*permission{}}
+		u := &user{ID: id, TS: q.instant().Unix(), Perms: map[string]*permission{}}
 		users[id] = u
 		return success{http.StatusCreated, u.json(db)}, true
 	})
@@ -413,7 +413,7 @@ func (q *request) replaceUser() {
 			u.ID = id
 			users[id] = u
 		}
-		u.TS = q.h.now().Unix()
+		u.TS = q.instant().Unix()
 		return success{http.StatusOK, u.json(db)}, true
 	})
 }
@@ -487,7 +487,7 @@ func (q *request) readPermissionBody(db *database) (*permission, bool) {
 		q.answerError(http.StatusBadRequest, err.Error())
 		return nil, false
 	}
-	p := &permission{ID: *in.ID, SentMode: *in.Mode, TS: q.h.now().Unix(), Nonce: q.nonce()}
+	p := &permission{ID: *in.ID, SentMode: *in.Mode, TS: q.instant().Unix(), Nonce: q.nonce()}
 	switch {
 	case strings.EqualFold(*in.Mode, modeAll):
 		p.Mode = modeAll
