@@ -48,12 +48,14 @@ func TestAccountDatabaseSameETagEverywhere(t *testing.T) {
 }
 
 // A user has one _ts and ETag in every region, when made and when
-// replaced (with If-Match on that ETag) through another region.
+// replaced through another region with If-Match on that ETag; a replace
+// on another ETag is made in none.
 func TestAccountUserSameETagEverywhere(t *testing.T) {
 	a, cs := instantAccount(t)
 	createDB(t, cs["East US"], "db")
 	made := must(t, cs["East US"].do("POST", "/dbs/db/users", map[string]any{"id": "ada"}), 201).json(t)
 	sameEverywhere(t, a, cs, "/dbs/db/users/ada", made)
+	must(t, cs["West US"].do("PUT", "/dbs/db/users/ada", map[string]any{"id": "cy"}, "If-Match", `"0000000000000000"`), 412)
 	replaced := must(t, cs["North Europe"].do("PUT", "/dbs/db/users/ada", map[string]any{"id": "bob"}, "If-Match", made["_etag"].(string)), 200).json(t)
 	if replaced["_etag"] == made["_etag"] {
 		t.Fatalf("the replace kept the ETag %v", made["_etag"])
@@ -61,11 +63,13 @@ func TestAccountUserSameETagEverywhere(t *testing.T) {
 	sameEverywhere(t, a, cs, "/dbs/db/users/bob", replaced)
 	for _, name := range a.Regions() {
 		must(t, cs[name].do("GET", "/dbs/db/users/ada", nil), 404)
+		must(t, cs[name].do("GET", "/dbs/db/users/cy", nil), 404)
 	}
 }
 
 // A permission has one _ts and ETag in every region, when made and when
-// replaced through another region.
+// replaced through another region with If-Match on that ETag; a replace
+// on another ETag is made in none.
 func TestAccountPermissionSameETagEverywhere(t *testing.T) {
 	a, cs := instantAccount(t)
 	east := cs["East US"]
@@ -73,6 +77,8 @@ func TestAccountPermissionSameETagEverywhere(t *testing.T) {
 	must(t, east.do("POST", "/dbs/db/users", map[string]any{"id": "ada"}), 201)
 	const perm = "/dbs/db/users/ada/permissions/p"
 	made := must(t, east.do("POST", "/dbs/db/users/ada/permissions", map[string]any{"id": "p", "permissionMode": "Read", "resource": "dbs/db/colls/c"}), 201).json(t)
+	sameEverywhere(t, a, cs, perm, made)
+	must(t, east.do("PUT", perm, map[string]any{"id": "p", "permissionMode": "All", "resource": "dbs/db/colls/c"}, "If-Match", `"0000000000000000"`), 412)
 	sameEverywhere(t, a, cs, perm, made)
 	replaced := must(t, cs["West US"].do("PUT", perm, map[string]any{"id": "p", "permissionMode": "All", "resource": "dbs/db/colls/c"}, "If-Match", made["_etag"].(string)), 200).json(t)
 	for name, g := range sameEverywhere(t, a, cs, perm, replaced) {

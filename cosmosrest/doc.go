@@ -169,8 +169,9 @@
 //     not run and answer 413/3402, which the SDKs send again (a
 //     transactional batch whose response would pass 4 MB fails whole with
 //     413/3402, nothing applied);
-//   - users and permissions (users.go), and the resource tokens that
-//     permissions hand out (resourcetoken.go);
+//   - users and permissions (users.go), replaced and deleted with
+//     If-Match, and the resource tokens that permissions hand out
+//     (resourcetoken.go);
 //   - containers' conflict resolution policies and the conflicts feed
 //     (conflicts.go): empty with one region, filled by the conflicts of
 //     an Account of several write regions;

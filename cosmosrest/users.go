@@ -392,8 +392,9 @@ func (q *request) readUsers(db *database, body func() ([]byte, bool)) {
 	}
 }
 
-// replaceUser answers PUT on a user: its id may change (its permissions
-// go with it, and the tokens handed out under the old id stop working).
+// replaceUser answers PUT on a user, with If-Match: its id may change (its
+// permissions go with it, and the tokens handed out under the old id stop
+// working).
 func (q *request) replaceUser() {
 	db, id, ok := q.userChange()
 	if !ok {
@@ -401,7 +402,7 @@ func (q *request) replaceUser() {
 	}
 	q.changeUsers(db, func(users map[string]*user) (success, bool) {
 		u := q.findUserLocked(db)
-		if u == nil {
+		if u == nil || !q.ifMatch(u.etag(db.id)) {
 			return success{}, false
 		}
 		if id != u.ID {
@@ -426,7 +427,7 @@ func (q *request) deleteUser() {
 		return
 	}
 	q.changeUsers(db, func(users map[string]*user) (success, bool) {
-		if q.findUserLocked(db) == nil {
+		if u := q.findUserLocked(db); u == nil || !q.ifMatch(u.etag(db.id)) {
 			return success{}, false
 		}
 		delete(users, q.t.user)
@@ -669,7 +670,7 @@ func (q *request) replacePermission() {
 	}
 	q.changeUsers(db, func(map[string]*user) (success, bool) {
 		u, old := q.findPermissionLocked(db)
-		if old == nil {
+		if old == nil || !q.ifMatch(old.etag()) {
 			return success{}, false
 		}
 		if p.ID != old.ID {
@@ -694,7 +695,7 @@ func (q *request) deletePermission() {
 	}
 	q.changeUsers(db, func(map[string]*user) (success, bool) {
 		u, p := q.findPermissionLocked(db)
-		if p == nil {
+		if p == nil || !q.ifMatch(p.etag()) {
 			return success{}, false
 		}
 		delete(u.Perms, p.ID)
