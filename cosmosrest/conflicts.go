@@ -482,7 +482,7 @@ func (q *request) conflict() {
 		q.reply(http.StatusNoContent, nil, 1)
 		return
 	}
-	q.w.Header().Set("etag", found.etag)
+	setHeader(q.w.Header(), "etag", found.etag)
 	q.reply(http.StatusOK, found.json, 1)
 }
 
