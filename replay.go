@@ -320,19 +320,16 @@ func (r *replayer) applyBatch(d *decoder) error {
 		return nil
 	}
 	for _, ch := range changes {
-		if f := c.mu.feed.history; f != nil && ch.kind != 0 {
-			old := record("")
-			if !ch.removed {
-				old = r.current(c, ch.rec)
-			}
-			f.add(ch.kind, ch.at, ch.rec, old, c.hashOf(ch.rec))
-		}
+		var old record // the version a write replaces, for the feed's entry
 		if ch.removed {
 			r.remove(c, ch.pk, ch.id)
-			continue
+		} else {
+			old = r.put(c, ch.rec)
 		}
-		r.put(c, ch.rec)
-		if ch.kind != 0 && ch.at < r.foundMax {
+		if f := c.mu.feed.history; f != nil && ch.kind != 0 {
+			f.add(ch.kind, ch.at, ch.rec, old, c.hashOf(ch.rec))
+		}
+		if !ch.removed && ch.kind != 0 && ch.at < r.foundMax {
 			r.owePassed(c, ch.rec)
 		}
 	}
@@ -340,17 +337,18 @@ func (r *replayer) applyBatch(d *decoder) error {
 }
 
 // put replays an item write: rec replaces the item's version in c, and
-// c's positions go on after its.
-func (r *replayer) put(c *Container, rec record) {
+// c's positions go on after its. It returns the version replaced ("":
+// none), which the change feed's entry names.
+func (r *replayer) put(c *Container, rec record) (old record) {
 	i, h := c.shardIndex(rec.pk(), rec.id())
-	r.putIn(c, i, h, rec)
+	return r.putIn(c, i, h, rec)
 }
 
 // putIn is put in c's shard of index i, with the hash bits h of rec's
 // item.
-func (r *replayer) putIn(c *Container, i int, h uint32, rec record) {
+func (r *replayer) putIn(c *Container, i int, h uint32, rec record) (old record) {
 	set := r.set(c)
-	if old := c.shards[i].items.exchange(h, rec); old != "" {
+	if old = c.shards[i].items.exchange(h, rec); old != "" {
 		set.gone(old, i)
 	}
 	set.shards[i].add(rec)
@@ -359,6 +357,7 @@ func (r *replayer) putIn(c *Container, i int, h uint32, rec record) {
 	} else if p == 0 {
 		r.unplaced = true
 	}
+	return old
 }
 
 // remove replays an item's removal from c.

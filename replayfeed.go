@@ -42,8 +42,7 @@ func (r *replayer) applyFeed(kind byte, d *decoder) error {
 	switch kind {
 	case framePutFeed:
 		r.maxSeq = max(r.maxSeq, rec.seq())
-		old = r.current(c, rec)
-		r.put(c, rec)
+		old = r.put(c, rec)
 		if at = rec.written(); at < r.foundMax {
 			r.owePassed(c, rec)
 		}
@@ -64,12 +63,6 @@ func (r *replayer) applyFeed(kind byte, d *decoder) error {
 		f.add(what, at, rec, old, c.hashOf(rec))
 	}
 	return nil
-}
-
-// current returns c's version of rec's item, "" if none.
-func (r *replayer) current(c *Container, rec record) record {
-	i, h := c.shardIndex(rec.pk(), rec.id())
-	return c.shards[i].items.get(rec.pk(), rec.id(), h)
 }
 
 // owePassed notes the expiry of rec, a version just replayed to c, if the
