@@ -135,6 +135,15 @@ func (a *Account) Failover(name string) error {
 	a.collectAll(old)
 	a.catchUp(n)
 
+	// The new write region's reading of each container starts at its
+	// feed's end, with the offset that makes its tokens go on from the old
+	// one's; with Dir, both are saved before they are seen.
+	type start struct {
+		cursor uint64
+		offset int64
+	}
+	starts := map[collKey]start{}
+	offsets := map[collKey]int64{}
 	for _, d := range n.h.databases() {
 		for _, id := range d.store.ContainerIDs() {
 			k := collKey{d.id, id}
@@ -142,14 +151,21 @@ func (a *Account) Failover(name string) error {
 			if !ok {
 				continue
 			}
-			cr := a.replOf(srcKey{n.idx, k})
-			cr.mu.Lock()
 			last := latestLSN(c)
 			a.mu.Lock()
-			cr.cursor, cr.offset = last, int64(n.progress[srcKey{0, k}])-int64(last)
+			s := start{last, int64(n.progress[srcKey{0, k}]) - int64(last)}
 			a.mu.Unlock()
-			cr.mu.Unlock()
+			starts[k], offsets[k] = s, s.offset
 		}
+	}
+	if err := a.saveState(n, offsets); err != nil {
+		return fmt.Errorf("cosmosrest: saving the write region %q: %w", name, err)
+	}
+	for k, s := range starts {
+		cr := a.replOf(srcKey{n.idx, k})
+		cr.mu.Lock()
+		cr.cursor, cr.offset = s.cursor, s.offset
+		cr.mu.Unlock()
 	}
 	a.mu.Lock()
 	a.hub = n

@@ -241,6 +241,12 @@ func NewAccount(cfg AccountConfig) (*Account, error) {
 			a.hub = n
 		}
 	}
+	if err := a.loadState(); err != nil {
+		for _, n := range a.regions {
+			_ = n.h.Close()
+		}
+		return nil, err
+	}
 	a.sched = replication.New[shipped](cfg.Lag, a.bound)
 	a.startCursors()
 	if cfg.Clock == nil {
