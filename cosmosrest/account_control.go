@@ -158,6 +158,13 @@ func (a *Account) Failover(name string) error {
 			starts[k], offsets[k] = s, s.offset
 		}
 	}
+	a.mu.Lock()
+	for sk, f := range a.floors { // a container deleted: one made again starts above it
+		if _, ok := offsets[sk.k]; !ok {
+			offsets[sk.k] = int64(f)
+		}
+	}
+	a.mu.Unlock()
 	if err := a.saveState(n, offsets); err != nil {
 		return fmt.Errorf("cosmosrest: saving the write region %q: %w", name, err)
 	}

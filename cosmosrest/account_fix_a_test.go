@@ -1,6 +1,7 @@
 package cosmosrest_test
 
 import (
+	"fmt"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -147,5 +148,60 @@ func TestAccountTokensSurviveRestart(t *testing.T) {
 	}
 	if got := r.header.Get("x-ms-session-token"); tokenAbove(tok, got) {
 		t.Errorf("East US's token after the restart is %s, below %s before it", got, tok)
+	}
+}
+
+// A container deleted and made again under the same name keeps its
+// resource id, so an SDK keeps the old container's session token for it:
+// the new container's tokens start above every token of the old one, and
+// a read region that holds the new container's writes serves that token.
+func TestAccountTokenFloorAfterRecreate(t *testing.T) {
+	for _, dir := range []bool{false, true} {
+		cfg := cosmosrest.AccountConfig{}
+		cfg.Clock = lethe.NewManualClock(time.Unix(1_700_000_000, 0))
+		cfg.Reaper.Disabled = true
+		if dir {
+			cfg.Dir = t.TempDir()
+		}
+		_, cs := testAccount(t, cfg)
+		east, west := cs["East US"], cs["West US"]
+		createDBColl(t, east)
+		var old string
+		for i := range 20 {
+			old = must(t, east.do("POST", accColl+"/docs", fmt.Sprintf(`{"id":"%d","pk":"x"}`, i), pkHeader("x")...), 201).header.Get("x-ms-session-token")
+		}
+		must(t, east.do("DELETE", accColl, nil), 204)
+		must(t, east.do("POST", "/dbs/db/colls", map[string]any{"id": "c", "partitionKey": map[string]any{"paths": []string{"/pk"}}}), 201)
+		tok := must(t, east.do("POST", accColl+"/docs", `{"id":"new","pk":"x"}`, pkHeader("x")...), 201).header.Get("x-ms-session-token")
+		if !tokenAbove(tok, old) {
+			t.Errorf("dir %v: the new container's first write has token %s, not above the old one's last %s", dir, tok, old)
+		}
+		// The SDK merges tokens by range, keeping the higher LSN: it sends old's.
+		if r := west.do("GET", accColl+"/docs/new", nil, append(pkHeader("x"), "x-ms-session-token", old)...); r.status != 200 {
+			t.Errorf("dir %v: West US, holding every write of the new container, answers %d/%s to the old container's token", dir, r.status, r.header.Get("x-ms-substatus"))
+		}
+	}
+}
+
+// With Dir, the floor of a container made again is kept across a restart.
+func TestAccountTokenFloorSurvivesRestart(t *testing.T) {
+	c := &crashAccount{t: t, dir: t.TempDir(), clock: lethe.NewManualClock(time.Unix(1_700_000_000, 0))}
+	a := c.open()
+	east := c.client(a, "East US")
+	createDBColl(t, east)
+	var old string
+	for i := range 20 {
+		old = must(t, east.do("POST", accColl+"/docs", fmt.Sprintf(`{"id":"%d","pk":"x"}`, i), pkHeader("x")...), 201).header.Get("x-ms-session-token")
+	}
+	must(t, east.do("DELETE", accColl, nil), 204)
+	must(t, east.do("POST", "/dbs/db/colls", map[string]any{"id": "c", "partitionKey": map[string]any{"paths": []string{"/pk"}}}), 201)
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	b := c.open()
+	defer b.Close()
+	east = c.client(b, "East US")
+	if tok := must(t, east.do("POST", accColl+"/docs", `{"id":"new","pk":"x"}`, pkHeader("x")...), 201).header.Get("x-ms-session-token"); !tokenAbove(tok, old) {
+		t.Errorf("after the restart, the new container's first write has token %s, not above the old one's last %s", tok, old)
 	}
 }

@@ -167,6 +167,7 @@ type Account struct {
 	mu     sync.Mutex // guards hub, the regions' state and repl
 	hub    *regionNode
 	repl   map[srcKey]*collRepl
+	floors map[srcKey]uint64 // keepFloorsLocked
 	closed bool
 
 	wake chan struct{} // a change was sent: the delivery loop looks again

@@ -64,7 +64,7 @@ func (a *Account) replOf(k srcKey) *collRepl {
 	defer a.mu.Unlock()
 	cr, ok := a.repl[k]
 	if !ok {
-		cr = &collRepl{}
+		cr = &collRepl{offset: int64(a.floors[srcKey{a.space(a.regions[k.src]), k.k}])}
 		a.repl[k] = cr
 	}
 	return cr
@@ -77,6 +77,7 @@ func (a *Account) forget(drop func(collKey) bool) {
 	a.sched.Drop(func(s shipped) bool { return drop(s.k) })
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	a.keepFloorsLocked(drop)
 	for k := range a.repl {
 		if drop(k.k) {
 			delete(a.repl, k)

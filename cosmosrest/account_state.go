@@ -99,3 +99,40 @@ func (a *Account) saveState(hub *regionNode, offsets map[collKey]int64) error {
 	}
 	return vfs.WriteFileAtomic(a.fs(), filepath.Join(a.cfg.Dir, accountFile), b)
 }
+
+// keepFloorsLocked notes, for each container drop reports true for (it is
+// being forgotten, deleted), the highest session token any region
+// reached, so that a container made again of the same name, which has the
+// same resource id (the SDKs' session containers keep their tokens by
+// it), numbers its tokens above every token of the one deleted: its
+// reading's offset is the floor (replOf). With Dir the floors are saved
+// as those offsets. a.mu is held.
+func (a *Account) keepFloorsLocked(drop func(collKey) bool) {
+	if a.floors == nil {
+		a.floors = map[srcKey]uint64{}
+	}
+	for _, n := range a.regions {
+		for sk, p := range n.progress {
+			if drop(sk.k) {
+				a.floors[sk] = max(a.floors[sk], p)
+			}
+		}
+	}
+	if a.cfg.Dir == "" || a.multi {
+		return
+	}
+	offsets := map[collKey]int64{}
+	for sk, cr := range a.repl {
+		if sk.src == a.hub.idx {
+			offsets[sk.k] = cr.offset
+		}
+	}
+	for sk, f := range a.floors {
+		if drop(sk.k) {
+			offsets[sk.k] = int64(f)
+		}
+	}
+	if err := a.saveState(a.hub, offsets); err != nil {
+		a.hub.h.cfg.Logger.Error("cosmosrest: saving the session token floors of deleted containers", "err", err)
+	}
+}
