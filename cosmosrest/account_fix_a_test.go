@@ -5,6 +5,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -203,5 +204,24 @@ func TestAccountTokenFloorSurvivesRestart(t *testing.T) {
 	east = c.client(b, "East US")
 	if tok := must(t, east.do("POST", accColl+"/docs", `{"id":"new","pk":"x"}`, pkHeader("x")...), 201).header.Get("x-ms-session-token"); !tokenAbove(tok, old) {
 		t.Errorf("after the restart, the new container's first write has token %s, not above the old one's last %s", tok, old)
+	}
+}
+
+// An account replicates through each container's change feed: one
+// without (Config.NoChangeFeed) is refused, and opens nothing.
+func TestAccountNoChangeFeedRefused(t *testing.T) {
+	cfg := cosmosrest.AccountConfig{Regions: []cosmosrest.RegionConfig{{Name: "East US", Writable: true}, {Name: "West US"}}}
+	cfg.NoChangeFeed = true
+	cfg.Dir = t.TempDir()
+	a, err := cosmosrest.NewAccount(cfg)
+	if err == nil {
+		a.Close()
+		t.Fatal("NewAccount accepted an account of regions without change feeds")
+	}
+	if !strings.Contains(err.Error(), "NoChangeFeed") {
+		t.Errorf("error %q does not name NoChangeFeed", err)
+	}
+	if entries, _ := os.ReadDir(cfg.Dir); len(entries) != 0 {
+		t.Errorf("the refused account left %d entries in its Dir", len(entries))
 	}
 }

@@ -264,6 +264,9 @@ func (a *Account) check() error {
 	if len(cfg.Regions) == 0 {
 		return errors.New("cosmosrest: an account needs at least one region")
 	}
+	if cfg.NoChangeFeed {
+		return errors.New("cosmosrest: an account replicates through each container's change feed: NoChangeFeed is refused")
+	}
 	slugs := map[string]string{}
 	writable := 0
 	for _, r := range cfg.Regions {

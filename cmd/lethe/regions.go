@@ -57,9 +57,13 @@ func (f *regionFlags) names() []string {
 }
 
 // check refuses region flags given without -regions, which would be
-// ignored.
+// ignored, and -changefeed=false with -regions (an account replicates
+// through the change feeds).
 func (f *regionFlags) check(fs *flag.FlagSet) error {
 	if len(f.names()) > 0 {
+		if feed := fs.Lookup("changefeed"); feed != nil && feed.Value.String() == "false" {
+			return errors.New("-changefeed=false: the regions of -regions replicate through each container's change feed")
+		}
 		return nil
 	}
 	for _, name := range []string{"write-region", "multi-write", "lag", "lag-jitter", "max-staleness-prefix", "max-interval"} {
