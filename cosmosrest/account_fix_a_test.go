@@ -225,3 +225,22 @@ func TestAccountNoChangeFeedRefused(t *testing.T) {
 		t.Errorf("the refused account left %d entries in its Dir", len(entries))
 	}
 }
+
+// A staleness interval above the service's largest (a day) is refused: a
+// larger one would overflow the bound's duration, turning it off.
+func TestAccountStalenessIntervalBound(t *testing.T) {
+	for _, tc := range []struct {
+		interval int
+		ok       bool
+	}{{86400, true}, {86401, false}, {9_223_372_037, false}} {
+		cfg := cosmosrest.AccountConfig{Regions: []cosmosrest.RegionConfig{{Name: "East US", Writable: true}, {Name: "West US"}},
+			Consistency: cosmosrest.BoundedStaleness, MaxIntervalInSeconds: tc.interval}
+		a, err := cosmosrest.NewAccount(cfg)
+		if err == nil {
+			a.Close()
+		}
+		if (err == nil) != tc.ok {
+			t.Errorf("interval %d s: %v, want accepted %v", tc.interval, err, tc.ok)
+		}
+	}
+}

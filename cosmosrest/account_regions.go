@@ -258,6 +258,10 @@ func NewAccount(cfg AccountConfig) (*Account, error) {
 	return a, nil
 }
 
+// maxStalenessInterval is the largest MaxIntervalInSeconds, the
+// service's: one day.
+const maxStalenessInterval = 86400
+
 // check checks a's configuration and sets its level and bound.
 func (a *Account) check() error {
 	cfg := &a.cfg
@@ -303,6 +307,9 @@ func (a *Account) check() error {
 	}
 	if cfg.MaxStalenessPrefix < 0 || cfg.MaxIntervalInSeconds < 0 {
 		return fmt.Errorf("cosmosrest: the staleness bounds must not be negative (prefix %d, interval %d s)", cfg.MaxStalenessPrefix, cfg.MaxIntervalInSeconds)
+	}
+	if cfg.MaxIntervalInSeconds > maxStalenessInterval {
+		return fmt.Errorf("cosmosrest: the staleness interval %d s is above the service's largest, %d s (max-interval)", cfg.MaxIntervalInSeconds, maxStalenessInterval)
 	}
 	if cfg.MaxStalenessPrefix == 0 {
 		cfg.MaxStalenessPrefix = 100
