@@ -108,6 +108,23 @@ func (a *Account) BringRegionUp(name string) error {
 	return nil
 }
 
+// ReleaseHeld answers 503 every request held by a region down in
+// RegionTimeout, and makes such a region fail its requests so from then
+// on (as RegionUnavailable), so that a graceful stop
+// (http.Server.Shutdown, which waits for the requests being served)
+// waits for none. BringRegionUp brings it up as before.
+func (a *Account) ReleaseHeld() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, n := range a.regions {
+		if n.down == RegionTimeout {
+			n.down = RegionUnavailable
+			close(n.up) // a held request looks again, and finds it unavailable
+			n.up = make(chan struct{})
+		}
+	}
+}
+
 // Failover makes region name the write region, as a manual failover of
 // the service does: once every write under way has been answered, the new
 // write region receives everything the old one committed (so no

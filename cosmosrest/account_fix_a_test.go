@@ -1,7 +1,9 @@
 package cosmosrest_test
 
 import (
+	"context"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -242,5 +244,41 @@ func TestAccountStalenessIntervalBound(t *testing.T) {
 		if (err == nil) != tc.ok {
 			t.Errorf("interval %d s: %v, want accepted %v", tc.interval, err, tc.ok)
 		}
+	}
+}
+
+// A request held by a region down in RegionTimeout keeps its connection
+// active, so http.Server.Shutdown (cmd/lethe's graceful stop) would wait
+// for it until its deadline: ReleaseHeld answers it 503 first.
+func TestAccountReleaseHeld(t *testing.T) {
+	cfg := cosmosrest.AccountConfig{}
+	cfg.Reaper.Disabled = true
+	a, cs := testAccount(t, cfg)
+	createDBColl(t, cs["East US"])
+	if err := a.TakeRegionDown("West US", cosmosrest.RegionTimeout); err != nil {
+		t.Fatal(err)
+	}
+	entered := make(chan struct{}, 1)
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		entered <- struct{}{}
+		a.Region("West US").ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	west := &client{t: t, srv: srv, key: cosmosrest.EmulatorKey}
+	held := make(chan int)
+	go func() { held <- west.do("GET", accColl+"/docs/a", nil, pkHeader("x")...).status }()
+	<-entered
+	a.ReleaseHeld()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := srv.Config.Shutdown(ctx); err != nil {
+		t.Errorf("Shutdown of a region whose held requests were released: %v", err)
+		_ = a.BringRegionUp("West US") // serves the held request
+	}
+	if st := <-held; st != http.StatusServiceUnavailable {
+		t.Errorf("the held request was answered %d, want 503", st)
+	}
+	if d := a.RegionDown("West US"); d != cosmosrest.RegionUnavailable {
+		t.Errorf("the region released is down %q, want %q", d, cosmosrest.RegionUnavailable)
 	}
 }

@@ -290,12 +290,14 @@ func (rs *regionServers) changed(name string, down cosmosrest.RegionDownMode) {
 }
 
 // shutdown stops every region's server gracefully, then closes the
-// account.
+// account. Requests held by a region down in timeout mode are answered
+// 503 first: the servers wait for the requests they serve.
 func (rs *regionServers) shutdown(ctx context.Context) error {
 	rs.mu.Lock()
 	rs.stopped = true
 	servers := rs.servers
 	rs.mu.Unlock()
+	rs.acct.ReleaseHeld()
 	var first error
 	for _, s := range servers {
 		if err := s.Shutdown(ctx); err != nil && first == nil {

@@ -2,6 +2,8 @@ package main
 
 import (
 	"math"
+	"net/http"
+	"net/http/httptrace"
 	"strings"
 	"testing"
 	"time"
@@ -50,5 +52,39 @@ func TestLagFuncBounds(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestRegionsStopWithHeldRequest: a graceful stop answers 503 a request
+// held by a region down in timeout mode, rather than waiting for it until
+// its deadline and failing.
+func TestRegionsStopWithHeldRequest(t *testing.T) {
+	_, logs, done := start(t, "-http", "-regions", "East US, West US")
+	urls := regionURLs(t, logs.String())
+	west := urls["West US"]
+	if status, body, _ := do(t, "POST", west+"_lethe/regions/West%20US/down", "regions", "West US", `{"mode":"timeout"}`); status != 200 {
+		t.Fatalf("taking West US down: %d %s", status, body)
+	}
+	wrote := make(chan struct{})
+	held := make(chan int, 1)
+	go func() {
+		req := signed(t, "GET", west+"dbs", "dbs", "", nil)
+		req = req.WithContext(httptrace.WithClientTrace(req.Context(), &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { close(wrote) }}))
+		resp, err := (&http.Client{Timeout: time.Minute}).Do(req)
+		if err != nil {
+			held <- 0
+			return
+		}
+		resp.Body.Close()
+		held <- resp.StatusCode
+	}()
+	<-wrote
+	began := time.Now()
+	stop(t, done)
+	if d := time.Since(began); d > 10*time.Second {
+		t.Errorf("the stop took %v", d)
+	}
+	if st := <-held; st != http.StatusServiceUnavailable {
+		t.Errorf("the held request was answered %d, want 503", st)
 	}
 }
