@@ -2,6 +2,7 @@ package cosmosrest
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -200,21 +201,24 @@ func (a *Account) Failover(name string) error {
 // SplitPartitionKeyRange splits a partition key range of container coll
 // of database db in every region, as Handler.SplitPartitionKeyRange splits
 // it in one (ranges are metadata, the same in every region), and returns
-// the children's ids. Its errors are Handler.SplitPartitionKeyRange's.
+// the children's ids. Its errors are Handler.SplitPartitionKeyRange's in
+// the first region, which change nothing; a later region failing a split
+// the first made is split in the others still, and the error names it:
+// the regions' ranges then differ.
 func (a *Account) SplitPartitionKeyRange(db, coll, rangeID string) ([]string, error) {
 	a.meta.Lock()
 	defer a.meta.Unlock()
-	var children []string
-	for i, n := range a.regions {
-		c, err := n.h.SplitPartitionKeyRange(db, coll, rangeID)
-		if err != nil {
-			return nil, err
-		}
-		if i == 0 {
-			children = c
+	children, err := a.regions[0].h.SplitPartitionKeyRange(db, coll, rangeID)
+	if err != nil {
+		return nil, err
+	}
+	var errs []error
+	for _, n := range a.regions[1:] {
+		if _, err := n.h.SplitPartitionKeyRange(db, coll, rangeID); err != nil {
+			errs = append(errs, fmt.Errorf("cosmosrest: the region %q failed the split %q made: %w", n.name, a.regions[0].name, err))
 		}
 	}
-	return children, nil
+	return children, errors.Join(errs...)
 }
 
 // regionsAnswer is the body of the regions control endpoint's answers.

@@ -2,6 +2,7 @@ package cosmosrest_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -280,5 +281,30 @@ func TestAccountReleaseHeld(t *testing.T) {
 	}
 	if d := a.RegionDown("West US"); d != cosmosrest.RegionUnavailable {
 		t.Errorf("the region released is down %q, want %q", d, cosmosrest.RegionUnavailable)
+	}
+}
+
+// A region failing a split the first region made is named by the error,
+// and the regions after it split still.
+func TestAccountSplitLaterRegionFails(t *testing.T) {
+	cfg := cosmosrest.AccountConfig{}
+	cfg.Reaper.Disabled = true
+	a, cs := testAccount(t, cfg)
+	createDBColl(t, cs["East US"])
+	if _, err := a.SplitPartitionKeyRange("db", "nowhere", "0"); !errors.Is(err, lethe.ErrNotFound) || strings.Contains(err.Error(), "region") {
+		t.Errorf("a split of no container: %v, want the first region's not found", err)
+	}
+	if err := a.Region("West US").Close(); err != nil {
+		t.Fatal(err)
+	}
+	children, err := a.SplitPartitionKeyRange("db", "c", "0")
+	if !errors.Is(err, lethe.ErrClosed) || !strings.Contains(err.Error(), `"West US"`) {
+		t.Fatalf("a split West US, closed, fails: %v, want an error naming West US", err)
+	}
+	if len(children) != 2 {
+		t.Errorf("children %v", children)
+	}
+	if _, err := a.Region("North Europe").SplitPartitionKeyRange("db", "c", "0"); err == nil {
+		t.Error("North Europe, after West US, did not split range 0")
 	}
 }
