@@ -2,6 +2,7 @@ package cosmosrest_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -306,5 +307,61 @@ func TestAccountSplitLaterRegionFails(t *testing.T) {
 	}
 	if _, err := a.Region("North Europe").SplitPartitionKeyRange("db", "c", "0"); err == nil {
 		t.Error("North Europe, after West US, did not split range 0")
+	}
+}
+
+// Close waits for an account-wide change under way: containers created
+// while the account closes are, after it, in every region or in none.
+func TestAccountCloseWaitsForMetadata(t *testing.T) {
+	dir := t.TempDir()
+	open := func() (*cosmosrest.Account, map[string]*client) {
+		cfg := cosmosrest.AccountConfig{}
+		cfg.Dir = dir
+		cfg.Reaper.Disabled = true
+		return testAccount(t, cfg)
+	}
+	a, cs := open()
+	east := cs["East US"]
+	createDB(t, east, "db")
+	created := make(chan struct{})
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		for i := 0; ; i++ {
+			r := east.do("POST", "/dbs/db/colls", map[string]any{"id": fmt.Sprintf("c%d", i), "partitionKey": map[string]any{"paths": []string{"/pk"}}})
+			if r.status != 201 {
+				return
+			}
+			if i == 0 {
+				close(created)
+			}
+		}
+	}()
+	<-created
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	<-stopped
+	_, cs = open()
+	ids := func(c *client) map[string]bool {
+		var list struct {
+			DocumentCollections []struct {
+				ID string `json:"id"`
+			}
+		}
+		if err := json.Unmarshal(must(t, c.do("GET", "/dbs/db/colls", nil), 200).body, &list); err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]bool{}
+		for _, c := range list.DocumentCollections {
+			out[c.ID] = true
+		}
+		return out
+	}
+	want := ids(cs["East US"])
+	for name, c := range cs {
+		if got := ids(c); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("%s has the containers %v after the restart; East US %v", name, got, want)
+		}
 	}
 }

@@ -375,6 +375,10 @@ func (a *Account) Close() error {
 	}
 	a.mu.Unlock()
 	<-a.done
+	// An account-wide change under way is made in every region before
+	// they close: with Dir, the next NewAccount finds them alike.
+	a.meta.Lock()
+	defer a.meta.Unlock()
 	a.topo.Lock()
 	for _, n := range a.regions {
 		if n.acceptsWrites() {
