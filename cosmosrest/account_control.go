@@ -2,6 +2,7 @@ package cosmosrest
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -108,6 +109,23 @@ func (a *Account) BringRegionUp(name string) error {
 	return nil
 }
 
+// ReleaseHeld answers 503 every request held by a region down in
+// RegionTimeout, and makes such a region fail its requests so from then
+// on (as RegionUnavailable), so that a graceful stop
+// (http.Server.Shutdown, which waits for the requests being served)
+// waits for none. BringRegionUp brings it up as before.
+func (a *Account) ReleaseHeld() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, n := range a.regions {
+		if n.down == RegionTimeout {
+			n.down = RegionUnavailable
+			close(n.up) // a held request looks again, and finds it unavailable
+			n.up = make(chan struct{})
+		}
+	}
+}
+
 // Failover makes region name the write region, as a manual failover of
 // the service does: once every write under way has been answered, the new
 // write region receives everything the old one committed (so no
@@ -135,6 +153,15 @@ func (a *Account) Failover(name string) error {
 	a.collectAll(old)
 	a.catchUp(n)
 
+	// The new write region's reading of each container starts at its
+	// feed's end, with the offset that makes its tokens go on from the old
+	// one's; with Dir, both are saved before they are seen.
+	type start struct {
+		cursor uint64
+		offset int64
+	}
+	starts := map[collKey]start{}
+	offsets := map[collKey]int64{}
 	for _, d := range n.h.databases() {
 		for _, id := range d.store.ContainerIDs() {
 			k := collKey{d.id, id}
@@ -142,14 +169,28 @@ func (a *Account) Failover(name string) error {
 			if !ok {
 				continue
 			}
-			cr := a.replOf(srcKey{n.idx, k})
-			cr.mu.Lock()
 			last := latestLSN(c)
 			a.mu.Lock()
-			cr.cursor, cr.offset = last, int64(n.progress[srcKey{0, k}])-int64(last)
+			s := start{last, int64(n.progress[srcKey{0, k}]) - int64(last)}
 			a.mu.Unlock()
-			cr.mu.Unlock()
+			starts[k], offsets[k] = s, s.offset
 		}
+	}
+	a.mu.Lock()
+	for sk, f := range a.floors { // a container deleted: one made again starts above it
+		if _, ok := offsets[sk.k]; !ok {
+			offsets[sk.k] = int64(f)
+		}
+	}
+	a.mu.Unlock()
+	if err := a.saveState(n, offsets); err != nil {
+		return fmt.Errorf("cosmosrest: saving the write region %q: %w", name, err)
+	}
+	for k, s := range starts {
+		cr := a.replOf(srcKey{n.idx, k})
+		cr.mu.Lock()
+		cr.cursor, cr.offset = s.cursor, s.offset
+		cr.mu.Unlock()
 	}
 	a.mu.Lock()
 	a.hub = n
@@ -160,21 +201,24 @@ func (a *Account) Failover(name string) error {
 // SplitPartitionKeyRange splits a partition key range of container coll
 // of database db in every region, as Handler.SplitPartitionKeyRange splits
 // it in one (ranges are metadata, the same in every region), and returns
-// the children's ids. Its errors are Handler.SplitPartitionKeyRange's.
+// the children's ids. Its errors are Handler.SplitPartitionKeyRange's in
+// the first region, which change nothing; a later region failing a split
+// the first made is split in the others still, and the error names it:
+// the regions' ranges then differ.
 func (a *Account) SplitPartitionKeyRange(db, coll, rangeID string) ([]string, error) {
 	a.meta.Lock()
 	defer a.meta.Unlock()
-	var children []string
-	for i, n := range a.regions {
-		c, err := n.h.SplitPartitionKeyRange(db, coll, rangeID)
-		if err != nil {
-			return nil, err
-		}
-		if i == 0 {
-			children = c
+	children, err := a.regions[0].h.SplitPartitionKeyRange(db, coll, rangeID)
+	if err != nil {
+		return nil, err
+	}
+	var errs []error
+	for _, n := range a.regions[1:] {
+		if _, err := n.h.SplitPartitionKeyRange(db, coll, rangeID); err != nil {
+			errs = append(errs, fmt.Errorf("cosmosrest: the region %q failed the split %q made: %w", n.name, a.regions[0].name, err))
 		}
 	}
-	return children, nil
+	return children, errors.Join(errs...)
 }
 
 // regionsAnswer is the body of the regions control endpoint's answers.

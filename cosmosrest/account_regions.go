@@ -167,6 +167,7 @@ type Account struct {
 	hub    *regionNode
 	repl   map[srcKey]*collRepl
 	gens   map[collKey]uint64 // each container's incarnation: forget ends one
+	floors map[srcKey]uint64 // keepFloorsLocked
 	closed bool
 
 	wake chan struct{} // a change was sent: the delivery loop looks again
@@ -246,6 +247,12 @@ func NewAccount(cfg AccountConfig) (*Account, error) {
 			a.hub = n
 		}
 	}
+	if err := a.loadState(); err != nil {
+		for _, n := range a.regions {
+			_ = n.h.Close()
+		}
+		return nil, err
+	}
 	a.sched = replication.New[shipped](cfg.Lag, a.bound)
 	a.startCursors()
 	if cfg.Clock == nil {
@@ -256,11 +263,18 @@ func NewAccount(cfg AccountConfig) (*Account, error) {
 	return a, nil
 }
 
+// maxStalenessInterval is the largest MaxIntervalInSeconds, the
+// service's: one day.
+const maxStalenessInterval = 86400
+
 // check checks a's configuration and sets its level and bound.
 func (a *Account) check() error {
 	cfg := &a.cfg
 	if len(cfg.Regions) == 0 {
 		return errors.New("cosmosrest: an account needs at least one region")
+	}
+	if cfg.NoChangeFeed {
+		return errors.New("cosmosrest: an account replicates through each container's change feed: NoChangeFeed is refused")
 	}
 	slugs := map[string]string{}
 	writable := 0
@@ -298,6 +312,9 @@ func (a *Account) check() error {
 	}
 	if cfg.MaxStalenessPrefix < 0 || cfg.MaxIntervalInSeconds < 0 {
 		return fmt.Errorf("cosmosrest: the staleness bounds must not be negative (prefix %d, interval %d s)", cfg.MaxStalenessPrefix, cfg.MaxIntervalInSeconds)
+	}
+	if cfg.MaxIntervalInSeconds > maxStalenessInterval {
+		return fmt.Errorf("cosmosrest: the staleness interval %d s is above the service's largest, %d s (max-interval)", cfg.MaxIntervalInSeconds, maxStalenessInterval)
 	}
 	if cfg.MaxStalenessPrefix == 0 {
 		cfg.MaxStalenessPrefix = 100
@@ -363,6 +380,10 @@ func (a *Account) Close() error {
 	}
 	a.mu.Unlock()
 	<-a.done
+	// An account-wide change under way is made in every region before
+	// they close: with Dir, the next NewAccount finds them alike.
+	a.meta.Lock()
+	defer a.meta.Unlock()
 	a.topo.Lock()
 	for _, n := range a.regions {
 		if n.acceptsWrites() {

@@ -66,7 +66,7 @@ func (a *Account) replOf(k srcKey) *collRepl {
 	defer a.mu.Unlock()
 	cr, ok := a.repl[k]
 	if !ok {
-		cr = &collRepl{gen: a.gens[k.k]}
+		cr = &collRepl{gen: a.gens[k.k], offset: int64(a.floors[srcKey{a.space(a.regions[k.src]), k.k}])}
 		a.repl[k] = cr
 	}
 	return cr
@@ -85,6 +85,7 @@ func (a *Account) forget(drop func(collKey) bool) {
 	a.sched.Drop(func(s shipped) bool { return drop(s.k) })
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	a.keepFloorsLocked(drop)
 	bumped := map[collKey]bool{}
 	for k := range a.repl {
 		if drop(k.k) {
@@ -290,11 +291,21 @@ func latestLSN(c *lethe.Container) uint64 {
 
 // startCursors brings every replica up to date with each write region's
 // feed, from the oldest change it keeps (a replica applies a change it
-// already holds as a no-op), page by page, and leaves the write region's
-// reading at its end: an account opened again on a Dir after a crash that
-// lost changes on their way finds its replicas consistent, as far as the
-// feeds reach back.
+// already holds, or an older version, as a no-op), page by page, and
+// leaves the write region's reading at its end: an account opened again
+// on a Dir after a crash that lost changes on their way finds its
+// replicas consistent, as far as the feeds reach back. With one write
+// region, every other region's feed is replayed first: one that was the
+// write region before a failover may hold writes it acknowledged and had
+// not sent when the process stopped.
 func (a *Account) startCursors() {
+	if !a.multi {
+		for _, r := range a.regions {
+			if r != a.hub {
+				a.replay(r)
+			}
+		}
+	}
 	for _, w := range a.regions {
 		if !w.acceptsWrites() {
 			continue
@@ -307,8 +318,42 @@ func (a *Account) startCursors() {
 	}
 }
 
+// replay applies every change region r's feeds keep to every other
+// region, at once, counting none in the session tokens (the write
+// region's resync does).
+func (a *Account) replay(r *regionNode) {
+	for _, d := range r.h.databases() {
+		for _, id := range d.store.ContainerIDs() {
+			k := collKey{d.id, id}
+			c, ok := r.storeContainer(k)
+			if !ok {
+				continue
+			}
+			for cursor := uint64(0); ; {
+				chs, last, err := c.ReplicaChanges(cursor, 4096)
+				if err != nil || len(chs) == 0 {
+					break
+				}
+				page := make([]shipped, len(chs))
+				for i, ch := range chs {
+					page[i] = shipped{k: k, ch: ch}
+				}
+				for _, n := range a.regions {
+					if n != r {
+						n.deliver.Lock()
+						n.apply(page)
+						n.deliver.Unlock()
+					}
+				}
+				cursor = last
+			}
+		}
+	}
+}
+
 // resync applies write region w's changes of container k to every other
-// region, from the oldest its feed keeps, at once.
+// region, from the oldest its feed keeps, at once; their tokens are their
+// LSNs plus the container's offset (a saved one, after a failover).
 func (a *Account) resync(w *regionNode, k collKey) {
 	c, ok := w.storeContainer(k)
 	if !ok {
@@ -323,7 +368,7 @@ func (a *Account) resync(w *regionNode, k collKey) {
 		}
 		page := make([]shipped, len(chs))
 		for i, ch := range chs {
-			page[i] = shipped{k: k, ch: ch, token: ch.LSN, space: space, gen: cr.gen}
+			page[i] = shipped{k: k, ch: ch, token: uint64(cr.offset + int64(ch.LSN)), space: space, gen: cr.gen}
 		}
 		for _, n := range a.regions {
 			if n != w {
@@ -333,7 +378,9 @@ func (a *Account) resync(w *regionNode, k collKey) {
 			}
 		}
 		cr.cursor = last
-		w.progress[srcKey{space, k}] = last
+		a.mu.Lock()
+		w.progress[srcKey{space, k}] = uint64(cr.offset + int64(last))
+		a.mu.Unlock()
 	}
 }
 

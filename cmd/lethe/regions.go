@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"math"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -57,12 +58,19 @@ func (f *regionFlags) names() []string {
 }
 
 // check refuses region flags given without -regions, which would be
-// ignored.
+// ignored, and -changefeed=false with -regions (an account replicates
+// through the change feeds).
 func (f *regionFlags) check(fs *flag.FlagSet) error {
 	if len(f.names()) > 0 {
+		if feed := fs.Lookup("changefeed"); feed != nil && feed.Value.String() == "false" {
+			return errors.New("-changefeed=false: the regions of -regions replicate through each container's change feed")
+		}
+		if *f.lagJitter < 0 || *f.lagJitter > maxLagJitter {
+			return fmt.Errorf("-lag-jitter %v: from 0 to %v", *f.lagJitter, maxLagJitter)
+		}
 		return nil
 	}
-	for _, name := range []string{"write-region", "multi-write", "lag", "lag-jitter", "max-staleness-prefix", "max-interval"} {
+	for _, name := range []string{"write-region", "multi-write", "consistency", "lag", "lag-jitter", "lag-seed", "max-staleness-prefix", "max-interval"} {
 		if isSet(fs, name) {
 			return fmt.Errorf("-%s is for an account of several regions: give -regions", name)
 		}
@@ -106,17 +114,26 @@ func parseLag(spec string, regions []string) (time.Duration, map[[2]string]time.
 	return def, table, nil
 }
 
+// maxLagJitter is the largest -lag-jitter.
+const maxLagJitter = 24 * time.Hour
+
 // lagFunc is the lag of each change: the table's for its pair, else def,
-// plus a draw from 0 to jitter.
+// plus a draw from 0 to jitter (at most maxLagJitter); a sum past the
+// largest duration is the largest.
 func lagFunc(def time.Duration, table map[[2]string]time.Duration, jitter time.Duration, seed uint64) func(from, to string) time.Duration {
 	rnd := rand.New(rand.NewPCG(seed, seed))
+	jitter = min(jitter, maxLagJitter)
 	return func(from, to string) time.Duration {
 		d, ok := table[[2]string{from, to}]
 		if !ok {
 			d = def
 		}
 		if jitter > 0 {
-			d += time.Duration(rnd.Int64N(int64(jitter) + 1))
+			j := time.Duration(rnd.Int64N(int64(jitter) + 1))
+			if d > math.MaxInt64-j {
+				return math.MaxInt64
+			}
+			d += j
 		}
 		return d
 	}
@@ -273,12 +290,14 @@ func (rs *regionServers) changed(name string, down cosmosrest.RegionDownMode) {
 }
 
 // shutdown stops every region's server gracefully, then closes the
-// account.
+// account. Requests held by a region down in timeout mode are answered
+// 503 first: the servers wait for the requests they serve.
 func (rs *regionServers) shutdown(ctx context.Context) error {
 	rs.mu.Lock()
 	rs.stopped = true
 	servers := rs.servers
 	rs.mu.Unlock()
+	rs.acct.ReleaseHeld()
 	var first error
 	for _, s := range servers {
 		if err := s.Shutdown(ctx); err != nil && first == nil {
