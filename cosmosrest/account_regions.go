@@ -167,7 +167,7 @@ type Account struct {
 	hub    *regionNode
 	repl   map[srcKey]*collRepl
 	gens   map[collKey]uint64 // each container's incarnation: forget ends one
-	floors map[srcKey]uint64 // keepFloorsLocked
+	floors map[srcKey]uint64  // keepFloorsLocked
 	closed bool
 
 	wake chan struct{} // a change was sent: the delivery loop looks again
