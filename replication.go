@@ -385,9 +385,14 @@ type ConflictOutcome struct {
 	Applied bool
 	// Loser is the version that lost a conflict, as a read returns it
 	// (with _ts and _etag): the replica's, replaced or deleted, or the
-	// change's, left out; for a conflicts feed. Nil without a conflict, or
-	// when the loser is a delete.
+	// change's, left out; for a conflicts feed. Nil without a conflict,
+	// when the loser is a delete, or when Expired.
 	Loser []byte
+	// Expired says a side of the conflict, the change's version or the
+	// replica's, had expired by the store's clock when it was decided: an
+	// expired version is never seen again, so there is nothing to merge or
+	// record, and Last Writer Wins' choice stands.
+	Expired bool
 }
 
 // conflictRule is a checked ConflictRule: the property names of its path,
@@ -491,17 +496,29 @@ func (c *Container) resolve(r *replicaWrite, old record, h uint32, rule *conflic
 		state == "" && !r.del,
 		in.after(at):
 	default: // the replica's state is later: the change is left out
-		out := ConflictOutcome{Conflict: true}
-		if !r.del {
+		out := ConflictOutcome{Conflict: true, Expired: c.sideExpired(r, state, deleted)}
+		if !r.del && !out.Expired {
 			out.Loser = r.rec.jsonBytes()
 		}
 		return out
 	}
 	out := ConflictOutcome{Applied: true, Conflict: !follows}
-	if out.Conflict && old != "" {
-		out.Loser = old.jsonBytes()
+	if out.Conflict {
+		out.Expired = c.sideExpired(r, state, deleted)
+		if old != "" && !out.Expired {
+			out.Loser = old.jsonBytes()
+		}
 	}
 	return out
+}
+
+// sideExpired reports whether either side of a conflict, the change's
+// version or the replica's, has expired by the store's clock: an expired
+// version is no version (nothing of it may be seen again), so there is
+// nothing to merge or keep, and Last Writer Wins' choice stands.
+func (c *Container) sideExpired(r *replicaWrite, state record, deleted bool) bool {
+	now := c.store.clock.now()
+	return !r.del && !c.rule.live(r.rec, now) || state != "" && !deleted && !c.rule.live(state, now)
 }
 
 // lwwKey orders the versions and deletes of an item for Last Writer

@@ -273,6 +273,22 @@ func TestReplicaConflictOutcomes(t *testing.T) {
 		require.Equal(t, lethe.ConflictOutcome{}, resolved(t, b, changesOf(t, a, 0)[0], lethe.ConflictRule{}))
 		require.Equal(t, readOrNil(t, a, "x"), readOrNil(t, b, "x"))
 	})
+	t.Run("a side expired: no loser to keep, the later stands", func(t *testing.T) {
+		a, b, clock := twoRegions(t)
+		create(t, a, `{"id":"x","n":0}`)
+		resolved(t, b, changesOf(t, a, 0)[0], lethe.ConflictRule{})
+		upsert(t, a, `{"id":"x","n":1,"ttl":3}`)
+		clock.Advance(time.Second)
+		won := upsert(t, b, `{"id":"x","n":2}`)
+		clock.Advance(10 * time.Second) // a's version expired 7 s ago
+		// b's later version reaches a, whose own expired: applied, and the
+		// expired version is nobody's loser.
+		require.Equal(t, lethe.ConflictOutcome{Conflict: true, Applied: true, Expired: true}, resolved(t, a, changesOf(t, b, 1)[0], lethe.ConflictRule{}))
+		// a's expired version reaches b: left out, and not reported.
+		require.Equal(t, lethe.ConflictOutcome{Conflict: true, Expired: true}, resolved(t, b, changesOf(t, a, 1)[0], lethe.ConflictRule{}))
+		require.Equal(t, string(won.Value), readOrNil(t, a, "x"))
+		require.Equal(t, string(won.Value), readOrNil(t, b, "x"))
+	})
 	t.Run("insert conflict: the later wins in both", func(t *testing.T) {
 		a, b, clock := twoRegions(t)
 		lost := create(t, a, `{"id":"x","from":"a"}`)

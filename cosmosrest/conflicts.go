@@ -506,6 +506,8 @@ func (n *regionNode) applyResolved(c *lethe.Container, s shipped) error {
 	}
 	n.conflicts.Add(1)
 	switch {
+	case out.Expired: // a side had expired: nothing to merge or record
+		return nil
 	case pol.Mode == modeLWW || db.conflictHandled(s.k.coll, conflictKey(s.ch)):
 		return nil
 	case pol.Procedure != "" && n != n.acct.hubNode():
