@@ -365,3 +365,33 @@ func TestAccountCloseWaitsForMetadata(t *testing.T) {
 		}
 	}
 }
+
+// TestAccountTokenFloorKeptByLaterDeletes: a floor kept for a deleted
+// container that is not made again yet survives the delete of another
+// container (each delete rewrote account.json with the floors of the
+// containers deleted then only) and a restart: the container made again
+// numbers its tokens above the deleted one's.
+func TestAccountTokenFloorKeptByLaterDeletes(t *testing.T) {
+	t.Parallel()
+	c := &crashAccount{t: t, dir: t.TempDir(), clock: lethe.NewManualClock(time.Unix(1_700_000_000, 0))}
+	a := c.open()
+	east := c.client(a, "East US")
+	createDBColl(t, east)
+	must(t, east.do("POST", "/dbs/db/colls", map[string]any{"id": "other", "partitionKey": map[string]any{"paths": []string{"/pk"}}}), 201)
+	var old string
+	for i := range 20 {
+		old = must(t, east.do("POST", accColl+"/docs", fmt.Sprintf(`{"id":"%d","pk":"x"}`, i), pkHeader("x")...), 201).header.Get("x-ms-session-token")
+	}
+	must(t, east.do("DELETE", accColl, nil), 204)
+	must(t, east.do("DELETE", "/dbs/db/colls/other", nil), 204)
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	b := c.open()
+	defer b.Close()
+	east = c.client(b, "East US")
+	must(t, east.do("POST", "/dbs/db/colls", map[string]any{"id": "c", "partitionKey": map[string]any{"paths": []string{"/pk"}}}), 201)
+	if tok := must(t, east.do("POST", accColl+"/docs", `{"id":"new","pk":"x"}`, pkHeader("x")...), 201).header.Get("x-ms-session-token"); !tokenAbove(tok, old) {
+		t.Errorf("token %s is not above the deleted container's %s", tok, old)
+	}
+}

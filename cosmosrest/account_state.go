@@ -128,7 +128,10 @@ func (a *Account) keepFloorsLocked(drop func(collKey) bool) {
 		}
 	}
 	for sk, f := range a.floors {
-		if drop(sk.k) {
+		// The containers dropped now, and those dropped before and not
+		// made again (they have no reading to give an offset): every floor
+		// is kept, as Failover keeps them.
+		if _, ok := offsets[sk.k]; drop(sk.k) || !ok {
 			offsets[sk.k] = int64(f)
 		}
 	}

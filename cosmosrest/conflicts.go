@@ -226,7 +226,9 @@ func (db *database) saveConflictsLocked() error {
 	m := map[[2]string]savedConflict{}
 	for coll, f := range db.confl.feeds {
 		for key := range f.handled {
-			m[[2]string{coll, key}] = savedConflict{Coll: coll, Key: key}
+			// Num: the last conflict number given, so that one deleted
+			// before a restart is never given again.
+			m[[2]string{coll, key}] = savedConflict{Coll: coll, Num: f.next, Key: key}
 		}
 		for _, c := range f.conflicts {
 			m[[2]string{coll, c.key}] = savedConflict{Coll: coll, Num: c.num, PK: c.pk.String(), ID: c.idValue, ETag: c.etag, Resource: c.json, Key: c.key}
@@ -262,6 +264,7 @@ func loadConflicts(fsys vfs.FS, dir string) (map[string]conflictPolicy, map[stri
 			feeds[c.Coll] = f
 		}
 		f.handled[c.Key] = true
+		f.next = max(f.next, c.Num)
 		if c.ID == "" {
 			continue // handled, not in the feed
 		}
@@ -269,7 +272,6 @@ func loadConflicts(fsys vfs.FS, dir string) (map[string]conflictPolicy, map[stri
 		if err != nil || !json.Valid(c.Resource) {
 			return nil, nil, fmt.Errorf("%s is damaged: the conflict %q of the container %q", filepath.Join(dir, conflictsFile), clip(c.ID), clip(c.Coll))
 		}
-		f.next = max(f.next, c.Num)
 		f.conflicts = append(f.conflicts, &conflictRes{num: c.Num, pk: pk, json: c.Resource, idValue: c.ID, etag: c.ETag, key: c.Key})
 	}
 	return policies, feeds, nil

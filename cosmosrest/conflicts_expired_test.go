@@ -2,6 +2,9 @@ package cosmosrest_test
 
 import (
 	"testing"
+	"time"
+
+	"github.com/lethedb/lethe"
 )
 
 // mergeNothing and mergeLog are merge procedures: one writes nothing, the
@@ -65,5 +68,40 @@ func TestConflictsExpiredSideNotRestored(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestConflictsIDNotReusedAfterRestart: a conflict deleted before a
+// restart leaves its number taken: the next conflict has another id (it
+// was given the deleted one's, and the same _etag).
+func TestConflictsIDNotReusedAfterRestart(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	clock := lethe.NewManualClock(time.Unix(1_700_000_000, 0))
+	a, cs, stop := serveMulti(t, clock, dir)
+	createDB(t, cs["East US"], "db")
+	must(t, cs["East US"].do("POST", "/dbs/db/colls", map[string]any{"id": "c", "partitionKey": map[string]any{"paths": []string{"/pk"}},
+		"conflictResolutionPolicy": map[string]any{"mode": "Custom"}}), 201)
+	writeBoth(t, clock, cs, "POST", `{"id":"x","pk":"x","v":"east"}`, `{"id":"x","pk":"x","v":"west"}`)
+	settle(a, clock)
+	feed := conflictsIn(t, cs["West US"])
+	if len(feed) != 1 {
+		t.Fatalf("West US's conflicts: %v", feed)
+	}
+	id := feed[0]["id"].(string)
+	must(t, cs["West US"].do("DELETE", accColl+"/conflicts/"+id, nil, pkHeader("x")...), 204)
+	stop()
+	a, cs, stop = serveMulti(t, clock, dir)
+	defer stop()
+	writeBoth(t, clock, cs, "PUT", `{"id":"x","pk":"x","v":"east2"}`, `{"id":"x","pk":"x","v":"west2"}`)
+	settle(a, clock)
+	feed = conflictsIn(t, cs["West US"])
+	if len(feed) == 0 {
+		t.Fatal("no conflict after the restart")
+	}
+	for _, c := range feed {
+		if c["id"] == id {
+			t.Errorf("the deleted conflict's id %s was given again: %v", id, c)
+		}
 	}
 }

@@ -80,10 +80,10 @@ func TestEveryTestRunsBothWays(t *testing.T) {
 	}
 	// TestKillServer and TestKillServerDiskFull kill a real process and
 	// TestWorstQuery measures one: they have no in-process form.
-	// TestRegionsStrongLinearizable and TestRegionsSessionGuarantees run in
-	// process only (lethetest's regions).
+	// TestRegionsStrongLinearizable, TestRegionsSessionGuarantees and
+	// TestConflictResolutionPolicy run in process only (lethetest's regions).
 	listed := map[string]bool{"TestInProcess": true, "TestEveryTestRunsBothWays": true, "TestKillServer": true, "TestKillServerDiskFull": true, "TestWorstQuery": true,
-		"TestRegionsStrongLinearizable": true, "TestRegionsSessionGuarantees": true}
+		"TestRegionsStrongLinearizable": true, "TestRegionsSessionGuarantees": true, "TestConflictResolutionPolicy": true}
 	for _, tc := range inProcessTests {
 		listed[tc.name] = true
 	}
