@@ -25,14 +25,25 @@ import (
 var regionNames = []string{"East US", "West US", "North Europe"}
 
 // testAccount serves an account of regionNames (the first writable) over
-// TLS, one server per region, and returns it with a client per region.
+// TLS, one server per region, and returns it with a client per region,
+// stopped and closed when t ends.
 func testAccount(t *testing.T, cfg cosmosrest.AccountConfig) (*cosmosrest.Account, map[string]*client) {
+	t.Helper()
+	a, clients, stop := serveAccount(t, cfg, 1)
+	t.Cleanup(stop)
+	return a, clients
+}
+
+// serveAccount serves an account of regionNames, the first writable of
+// them writable, over TLS, one server per region, and returns it, a
+// client per region, and what stops and closes it.
+func serveAccount(t *testing.T, cfg cosmosrest.AccountConfig, writable int) (*cosmosrest.Account, map[string]*client, func()) {
 	t.Helper()
 	srvs := map[string]*httptest.Server{}
 	for i, name := range regionNames {
 		srv := httptest.NewUnstartedServer(nil)
 		srvs[name] = srv
-		cfg.Regions = append(cfg.Regions, cosmosrest.RegionConfig{Name: name, Writable: i == 0, Endpoint: "https://" + srv.Listener.Addr().String() + "/"})
+		cfg.Regions = append(cfg.Regions, cosmosrest.RegionConfig{Name: name, Writable: i < writable, Endpoint: "https://" + srv.Listener.Addr().String() + "/"})
 	}
 	a, err := cosmosrest.NewAccount(cfg)
 	if err != nil {
@@ -44,15 +55,31 @@ func testAccount(t *testing.T, cfg cosmosrest.AccountConfig) (*cosmosrest.Accoun
 		srv.StartTLS()
 		clients[name] = &client{t: t, srv: srv, key: cosmosrest.EmulatorKey}
 	}
-	t.Cleanup(func() {
+	return a, clients, func() {
 		for _, srv := range srvs {
 			srv.Close()
 		}
 		if err := a.Close(); err != nil {
 			t.Error(err)
 		}
-	})
-	return a, clients
+	}
+}
+
+// serveUpsert serves one request to h signed with the emulator's key, as
+// an upsert into the partition "x" when it is a document's, and returns
+// its status: the benchmarks' client.
+func serveUpsert(h http.Handler, method, path, body string) int {
+	req := httptest.NewRequest(method, path, strings.NewReader(body))
+	date := time.Now().UTC().Format(http.TimeFormat)
+	typ, link := resource(path)
+	auth, _ := cosmosrest.SignRequest(cosmosrest.EmulatorKey, method, typ, link, date)
+	req.Header.Set("x-ms-date", date)
+	req.Header.Set("Authorization", auth)
+	req.Header.Set("x-ms-documentdb-partitionkey", `["x"]`)
+	req.Header.Set("x-ms-documentdb-is-upsert", "true")
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, req)
+	return w.Code
 }
 
 const accColl = "/dbs/db/colls/c"
@@ -609,19 +636,7 @@ func TestAccountDir(t *testing.T) {
 // delivery loop, under Session).
 func BenchmarkAccountWrite(b *testing.B) {
 	run := func(b *testing.B, h http.Handler) {
-		serve := func(method, path, body string) int {
-			req := httptest.NewRequest(method, path, strings.NewReader(body))
-			date := time.Now().UTC().Format(http.TimeFormat)
-			typ, link := resource(path)
-			auth, _ := cosmosrest.SignRequest(cosmosrest.EmulatorKey, method, typ, link, date)
-			req.Header.Set("x-ms-date", date)
-			req.Header.Set("Authorization", auth)
-			req.Header.Set("x-ms-documentdb-partitionkey", `["x"]`)
-			req.Header.Set("x-ms-documentdb-is-upsert", "true")
-			w := httptest.NewRecorder()
-			h.ServeHTTP(w, req)
-			return w.Code
-		}
+		serve := func(method, path, body string) int { return serveUpsert(h, method, path, body) }
 		serve("POST", "/dbs", `{"id":"db"}`)
 		serve("POST", "/dbs/db/colls", `{"id":"c","partitionKey":{"paths":["/pk"]}}`)
 		b.ResetTimer()
@@ -664,19 +679,7 @@ func BenchmarkAccountKeepUp(b *testing.B) {
 	}
 	defer a.Close()
 	h := a.Region("A")
-	serve := func(method, path, body string) int {
-		req := httptest.NewRequest(method, path, strings.NewReader(body))
-		date := time.Now().UTC().Format(http.TimeFormat)
-		typ, link := resource(path)
-		auth, _ := cosmosrest.SignRequest(cosmosrest.EmulatorKey, method, typ, link, date)
-		req.Header.Set("x-ms-date", date)
-		req.Header.Set("Authorization", auth)
-		req.Header.Set("x-ms-documentdb-partitionkey", `["x"]`)
-		req.Header.Set("x-ms-documentdb-is-upsert", "true")
-		w := httptest.NewRecorder()
-		h.ServeHTTP(w, req)
-		return w.Code
-	}
+	serve := func(method, path, body string) int { return serveUpsert(h, method, path, body) }
 	serve("POST", "/dbs", `{"id":"db"}`)
 	serve("POST", "/dbs/db/colls", `{"id":"c","partitionKey":{"paths":["/pk"]}}`)
 	var next atomic.Int64
@@ -711,28 +714,8 @@ func TestAccountMultiWrite(t *testing.T) {
 		Lag: func(string, string) time.Duration { return 10 * time.Second }}
 	cfg.Clock = clock
 	cfg.Reaper.Disabled = true
-	srvs := map[string]*httptest.Server{}
-	for i, name := range regionNames {
-		srv := httptest.NewUnstartedServer(nil)
-		srvs[name] = srv
-		cfg.Regions = append(cfg.Regions, cosmosrest.RegionConfig{Name: name, Writable: i < 2, Endpoint: "https://" + srv.Listener.Addr().String() + "/"})
-	}
-	a, err := cosmosrest.NewAccount(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cs := map[string]*client{}
-	for name, srv := range srvs {
-		srv.Config.Handler = a.Region(name)
-		srv.StartTLS()
-		cs[name] = &client{t: t, srv: srv, key: cosmosrest.EmulatorKey}
-	}
-	t.Cleanup(func() {
-		for _, srv := range srvs {
-			srv.Close()
-		}
-		a.Close()
-	})
+	a, cs, stop := serveAccount(t, cfg, 2)
+	t.Cleanup(stop)
 	east, west, north := cs["East US"], cs["West US"], cs["North Europe"]
 	createDBColl(t, east)
 

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
-	"net/http/httptest"
-	"strings"
 	"testing"
 	"time"
 
@@ -16,9 +14,6 @@ import (
 
 // conflictLag is the replication lag of multiWrite's accounts.
 const conflictLag = 10 * time.Second
-
-// multiLag is the lag of serveMulti's accounts.
-var multiLag = func(string, string) time.Duration { return conflictLag }
 
 // multiWrite serves an account of regionNames on a manual clock, East US
 // and West US writable, North Europe a read region, changes delivered
@@ -47,34 +42,17 @@ func multiWrite(t *testing.T, policy map[string]any, merge string) (*cosmosrest.
 // returns it, a client per region, and what stops and closes it.
 func serveMulti(t *testing.T, clock *lethe.ManualClock, dir string) (*cosmosrest.Account, map[string]*client, func()) {
 	t.Helper()
-	cfg := cosmosrest.AccountConfig{MultipleWriteLocations: true, Consistency: cosmosrest.Eventual, Lag: multiLag}
+	return serveMultiLag(t, clock, dir, func(string, string) time.Duration { return conflictLag })
+}
+
+// serveMultiLag is serveMulti with the lag given.
+func serveMultiLag(t *testing.T, clock *lethe.ManualClock, dir string, lag func(from, to string) time.Duration) (*cosmosrest.Account, map[string]*client, func()) {
+	t.Helper()
+	cfg := cosmosrest.AccountConfig{MultipleWriteLocations: true, Consistency: cosmosrest.Eventual, Lag: lag}
 	cfg.Clock = clock
 	cfg.Dir = dir
 	cfg.Reaper.Disabled = true
-	srvs := map[string]*httptest.Server{}
-	for i, name := range regionNames {
-		srv := httptest.NewUnstartedServer(nil)
-		srvs[name] = srv
-		cfg.Regions = append(cfg.Regions, cosmosrest.RegionConfig{Name: name, Writable: i < 2, Endpoint: "https://" + srv.Listener.Addr().String() + "/"})
-	}
-	a, err := cosmosrest.NewAccount(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cs := map[string]*client{}
-	for name, srv := range srvs {
-		srv.Config.Handler = a.Region(name)
-		srv.StartTLS()
-		cs[name] = &client{t: t, srv: srv, key: cosmosrest.EmulatorKey}
-	}
-	return a, cs, func() {
-		for _, srv := range srvs {
-			srv.Close()
-		}
-		if err := a.Close(); err != nil {
-			t.Error(err)
-		}
-	}
+	return serveAccount(t, cfg, 2)
 }
 
 // settle lets every change, and every change they cause, arrive.
@@ -420,7 +398,7 @@ func TestConflictsSeededConverge(t *testing.T) {
 			for seed := range uint64(10) {
 				rnd := rand.New(rand.NewPCG(seed, 45))
 				clock := lethe.NewManualClock(time.Unix(1_700_000_000, 0))
-				a, cs, stop := serveMultiLag(t, clock, func(string, string) time.Duration { return time.Duration(rnd.IntN(5000)) * time.Millisecond })
+				a, cs, stop := serveMultiLag(t, clock, "", func(string, string) time.Duration { return time.Duration(rnd.IntN(5000)) * time.Millisecond })
 				createDB(t, cs["East US"], "db")
 				body := map[string]any{"id": "c", "partitionKey": map[string]any{"paths": []string{"/pk"}}}
 				if tc.policy != nil {
@@ -462,15 +440,6 @@ func TestConflictsSeededConverge(t *testing.T) {
 	}
 }
 
-// serveMultiLag is serveMulti in memory with the lag given.
-func serveMultiLag(t *testing.T, clock *lethe.ManualClock, lag func(from, to string) time.Duration) (*cosmosrest.Account, map[string]*client, func()) {
-	t.Helper()
-	old := multiLag
-	multiLag = lag
-	defer func() { multiLag = old }()
-	return serveMulti(t, clock, "")
-}
-
 // BenchmarkConflicts writes one item in both write regions of an account
 // on a manual clock, within the lag, then delivers: two concurrent writes
 // and their conflicts' resolution in each region per op, under each kind
@@ -496,19 +465,7 @@ func BenchmarkConflicts(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer a.Close()
-			serve := func(h http.Handler, method, path, body string) int {
-				req := httptest.NewRequest(method, path, strings.NewReader(body))
-				date := time.Now().UTC().Format(http.TimeFormat)
-				typ, link := resource(path)
-				auth, _ := cosmosrest.SignRequest(cosmosrest.EmulatorKey, method, typ, link, date)
-				req.Header.Set("x-ms-date", date)
-				req.Header.Set("Authorization", auth)
-				req.Header.Set("x-ms-documentdb-partitionkey", `["x"]`)
-				req.Header.Set("x-ms-documentdb-is-upsert", "true")
-				w := httptest.NewRecorder()
-				h.ServeHTTP(w, req)
-				return w.Code
-			}
+			serve := serveUpsert
 			ha, hb := a.Region("A"), a.Region("B")
 			serve(ha, "POST", "/dbs", `{"id":"db"}`)
 			serve(ha, "POST", "/dbs/db/colls", `{"id":"c","partitionKey":{"paths":["/pk"]},"conflictResolutionPolicy":`+tc.policy+`}`)
