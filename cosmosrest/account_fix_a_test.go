@@ -81,15 +81,24 @@ func TestAccountFailoverSurvivesRestart(t *testing.T) {
 	if w := b.WriteRegion(); w != "West US" {
 		t.Fatalf("the write region after the restart is %s, not West US (the failover's)", w)
 	}
-	west, east := c.client(b, "West US"), c.client(b, "East US")
-	if v := must(t, west.do("GET", accColl+"/docs/a", nil, pkHeader("x")...), 200).json(t)["v"]; v != 2.0 {
-		t.Errorf("the write region reads v %v after the restart, not 2", v)
+	c.acknowledgedThenOn(b, "West US", "East US")
+}
+
+// acknowledgedThenOn checks, after failoverThenCrash and a restart as b,
+// that the write region writer reads the v2 West US acknowledged before
+// the crash, and that its next write, v3, reaches the region other.
+func (c *crashAccount) acknowledgedThenOn(b *cosmosrest.Account, writer, other string) {
+	t := c.t
+	t.Helper()
+	w, o := c.client(b, writer), c.client(b, other)
+	if v := must(t, w.do("GET", accColl+"/docs/a", nil, pkHeader("x")...), 200).json(t)["v"]; v != 2.0 {
+		t.Errorf("%s, the write region, reads v %v after the restart: the write West US acknowledged is lost", writer, v)
 	}
-	must(t, west.do("PUT", accColl+"/docs/a", `{"id":"a","pk":"x","v":3}`, pkHeader("x")...), 200)
+	must(t, w.do("PUT", accColl+"/docs/a", `{"id":"a","pk":"x","v":3}`, pkHeader("x")...), 200)
 	c.clock.Advance(2 * time.Hour)
 	b.DeliverDue()
-	if v := must(t, east.do("GET", accColl+"/docs/a", nil, append(pkHeader("x"), "x-ms-consistency-level", "Eventual")...), 200).json(t)["v"]; v != 3.0 {
-		t.Errorf("East US holds v %v once West US's v3 is delivered", v)
+	if v := must(t, o.do("GET", accColl+"/docs/a", nil, append(pkHeader("x"), "x-ms-consistency-level", "Eventual")...), 200).json(t)["v"]; v != 3.0 {
+		t.Errorf("%s holds v %v once %s's v3 is delivered: the regions diverge", other, v, writer)
 	}
 }
 
@@ -108,16 +117,7 @@ func TestAccountRestartReplaysEveryRegion(t *testing.T) {
 	if w := b.WriteRegion(); w != "East US" {
 		t.Fatalf("the write region is %s, not the configuration's East US", w)
 	}
-	east, west := c.client(b, "East US"), c.client(b, "West US")
-	if v := must(t, east.do("GET", accColl+"/docs/a", nil, pkHeader("x")...), 200).json(t)["v"]; v != 2.0 {
-		t.Errorf("East US reads v %v after the restart: the write West US acknowledged is lost", v)
-	}
-	must(t, east.do("PUT", accColl+"/docs/a", `{"id":"a","pk":"x","v":3}`, pkHeader("x")...), 200)
-	c.clock.Advance(2 * time.Hour)
-	b.DeliverDue()
-	if v := must(t, west.do("GET", accColl+"/docs/a", nil, append(pkHeader("x"), "x-ms-consistency-level", "Eventual")...), 200).json(t)["v"]; v != 3.0 {
-		t.Errorf("West US holds v %v once East US's v3 is delivered: the regions diverge", v)
-	}
+	c.acknowledgedThenOn(b, "East US", "West US")
 }
 
 // A session token read before a restart is honoured after it, by every
