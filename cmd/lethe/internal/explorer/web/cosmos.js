@@ -91,6 +91,14 @@ export class Client {
     this.cryptoKey = await crypto.subtle.importKey("raw", raw, { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
   }
 
+  // regions returns the state of the account's regions, from lethe's
+  // control endpoint GET /_lethe/regions: {writeRegion, consistency,
+  // regions: [{name, write, down, pending, lagMs, conflicts}]}. An account
+  // of one region has no such endpoint.
+  async regions() {
+    return (await this.request("GET", ["_lethe", "regions"], { sign: ["regions", ""] })).body;
+  }
+
   // now is the server's time, as far as the page knows it, in ms.
   now() {
     return Date.now() + this.skewMs;
@@ -106,8 +114,11 @@ export class Client {
   // ...]) with a JSON body (an object, or a string sent as it is) and extra
   // headers. It returns {status, headers, body, charge}; a status of 400 or
   // more (but 304 and, with allow, the statuses listed) throws CosmosError.
-  async request(method, segs, { body, headers = {}, allow = [] } = {}) {
-    const [resType, link] = resourceOf(segs);
+  // sign, [type, link], is what a request to one of lethe's control
+  // endpoints (["_lethe", ...]) signs, where the REST API's rule does not
+  // apply.
+  async request(method, segs, { body, headers = {}, allow = [], sign } = {}) {
+    const [resType, link] = sign ?? resourceOf(segs);
     const date = new Date(this.now()).toUTCString();
     const h = new Headers({
       "x-ms-date": date,
