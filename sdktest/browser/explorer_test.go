@@ -54,6 +54,13 @@ func chromium(t *testing.T) string {
 // from its start line. It is stopped with SIGTERM when the test ends.
 func startLethe(t *testing.T, args ...string) string {
 	t.Helper()
+	return startLetheFor(t, regexp.MustCompile(`https?://127\.0\.0\.1:[0-9]+`), args...)[0]
+}
+
+// startLetheFor starts cmd/lethe as startLethe does and returns the
+// submatches of the first line of its log that matches re.
+func startLetheFor(t *testing.T, re *regexp.Regexp, args ...string) []string {
+	t.Helper()
 	bin := filepath.Join(t.TempDir(), "lethe")
 	build := exec.Command("go", "build", "-o", bin, ".")
 	build.Dir = filepath.Join("..", "..", "cmd", "lethe") // a module of its own
@@ -72,17 +79,16 @@ func startLethe(t *testing.T, args ...string) string {
 		cmd.Process.Signal(syscall.SIGTERM)
 		cmd.Wait()
 	})
-	found := make(chan string, 1)
+	found := make(chan []string, 1)
 	var log strings.Builder
 	var mu sync.Mutex
 	go func() {
-		addr := regexp.MustCompile(`https?://127\.0\.0\.1:[0-9]+`)
 		sc := bufio.NewScanner(stderr)
 		for sc.Scan() {
 			mu.Lock()
 			log.WriteString(sc.Text() + "\n")
 			mu.Unlock()
-			if m := addr.FindString(sc.Text()); m != "" {
+			if m := re.FindStringSubmatch(sc.Text()); m != nil {
 				select {
 				case found <- m:
 				default:
@@ -96,8 +102,8 @@ func startLethe(t *testing.T, args ...string) string {
 	case <-time.After(30 * time.Second):
 		mu.Lock()
 		defer mu.Unlock()
-		t.Fatalf("lethe printed no address in 30 s:\n%s", log.String())
-		return ""
+		t.Fatalf("lethe printed no line matching %s in 30 s:\n%s", re, log.String())
+		return nil
 	}
 }
 
@@ -135,7 +141,26 @@ func newBrowser(t *testing.T) *browser {
 	if err := os.MkdirAll(b.shots, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	err := chromedp.Listen(ctx, func(ev any) {
+	b.listen()
+	return b
+}
+
+// tab opens another tab of b's browser, with the same helpers.
+func (b *browser) tab() *browser {
+	b.t.Helper()
+	ctx, cancel := chromedp.NewContext(b.ctx)
+	b.t.Cleanup(cancel)
+	if err := chromedp.Do(ctx); err != nil { // opens the tab
+		b.t.Fatalf("opening a tab: %v", err)
+	}
+	tab := &browser{t: b.t, ctx: ctx, shots: b.shots}
+	tab.listen()
+	return tab
+}
+
+// listen collects the page's exceptions and console errors in b.problems.
+func (b *browser) listen() {
+	err := chromedp.Listen(b.ctx, func(ev any) {
 		var msg string
 		switch ev := ev.(type) {
 		case *runtime.EventExceptionThrown:
@@ -158,9 +183,8 @@ func newBrowser(t *testing.T) *browser {
 		}
 	})
 	if err != nil {
-		t.Fatal(err)
+		b.t.Fatal(err)
 	}
-	return b
 }
 
 // do runs actions with a bound, and fails the test, with what the page

@@ -12,7 +12,12 @@
 // charge and query metrics; draws when the container's items will expire; shows the
 // reaper's backlog, purge lag and request units (the x-ms-lethe-reaper
 // header of container reads); and follows the change feed, all versions
-// and deletes, expiries marked.
+// and deletes, expiries marked. In an account of several regions (cmd/lethe
+// -regions) it also shows the regions, each one's endpoint, state (up, or
+// down and how; write), pending changes, replication lag and conflicts
+// (the signed GET /_lethe/regions), and a container's conflicts feed in
+// the region the page is served by, each conflict's losing version
+// viewable; with one region it shows neither.
 //
 // It speaks the REST API the SDKs speak, on the same origin: the page signs
 // every request in the browser (HMAC-SHA256 with WebCrypto over the

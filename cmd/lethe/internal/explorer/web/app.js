@@ -1,7 +1,8 @@
 // The data explorer's page: databases and containers, items counting down
 // to their expiry, queries, the expiry histogram, the reaper and the
-// change feed. Plain DOM code, no library; every request goes through
-// cosmos.js, signed with the key the user gives.
+// change feed; in an account of several regions, the regions and each
+// container's conflicts. Plain DOM code, no library; every request goes
+// through cosmos.js, signed with the key the user gives.
 
 import { Client, expiryOf, parsePairs, partitionKeyOf, ttlIgnored } from "./cosmos.js";
 import { RANGES, bin, draw } from "./chart.js";
@@ -35,6 +36,7 @@ const $ = (sel, root = document) => root.querySelector(sel);
 let client = null; // the signed client, once connected
 let databases = []; // [{id, colls: [container]}]
 let selection = null; // {db} or {db, coll}
+let account = null; // the account's regions (accountOf), null with one region
 let stops = []; // stop the timers of the view on screen
 
 function stopTimers() {
@@ -104,6 +106,10 @@ function fmtRU(ru) {
   return `${Math.round(ru * 100) / 100} RU`;
 }
 
+function fmtLag(ms) {
+  return ms < 60_000 ? `${(ms / 1000).toFixed(1)} s` : fmtLeft(ms);
+}
+
 // ---- connecting ----
 
 // The key the user typed is remembered in this tab's session storage, so
@@ -118,6 +124,7 @@ const KEY_ITEM = "lethe-explorer-key";
 async function showConnect({ auto = false } = {}) {
   stopTimers();
   client = null;
+  account = null;
   fill($("#tree"));
   fill($("#account"), h("span", { class: "muted" }, "not connected"));
   const key = h("input", { id: "key", type: "password", autocomplete: "off", spellcheck: "false", size: 60 });
@@ -164,9 +171,10 @@ async function showConnect({ auto = false } = {}) {
 async function connect(key, served) {
   await guard(async () => {
     const c = new Client(key);
+    let acct;
     try {
       await c.init();
-      await c.request("GET", []); // the account: proves the key
+      acct = (await c.request("GET", [])).body; // the account: proves the key
     } catch (err) {
       sessionStorage.removeItem(KEY_ITEM);
       throw err;
@@ -174,12 +182,29 @@ async function connect(key, served) {
     if (key === served) sessionStorage.removeItem(KEY_ITEM);
     else sessionStorage.setItem(KEY_ITEM, key);
     client = c;
+    account = accountOf(acct);
     fill($("#account"),
-      h("span", { id: "connected" }, "connected to ", h("b", {}, location.host)),
+      h("span", { id: "connected" }, "connected to ", h("b", {}, location.host), account?.here ? ` (${account.here})` : null),
       h("button", { onclick: disconnect }, "Disconnect"));
     await loadTree();
     showHome();
   });
+}
+
+// accountOf reads the account resource: null for an account of one
+// region; else the regions' endpoints by name, whether every region
+// accepts writes, and the region this page is served by (its endpoint's
+// origin, or port: a page opened at localhost is named 127.0.0.1).
+function accountOf(body) {
+  const readable = body?.readableLocations ?? [];
+  if (readable.length < 2) return null;
+  const url = (l) => new URL(l.databaseAccountEndpoint);
+  const here = readable.find((l) => url(l).origin === location.origin) ?? readable.find((l) => url(l).port === location.port);
+  return {
+    endpoints: new Map(readable.map((l) => [l.name, l.databaseAccountEndpoint])),
+    multi: body.enableMultipleWriteLocations === true,
+    here: here?.name ?? "",
+  };
 }
 
 // disconnect forgets the key and shows the connect form.
@@ -231,6 +256,7 @@ function showHome() {
         h("td", {}, String(d.colls.length)),
         h("td", {}, fmtTime(d.db._ts * 1000)))))),
     databases.length ? null : h("p", { class: "muted" }, "No database yet."),
+    regionsCard(),
     h("section", { class: "card" },
       h("h3", {}, "New database"),
       h("label", {}, "Id", id),
@@ -242,6 +268,59 @@ function showHome() {
         await loadTree();
         showDatabase(created);
       }) }, "Create database"))));
+}
+
+// ---- the account's regions ----
+
+// regionsCard shows the account's regions (GET /_lethe/regions): each
+// one's endpoint, state, the changes on their way to it, its replication
+// lag and the conflicts it met, read again every 2 s while the view is on
+// screen; nothing for an account of one region. It shows nothing to
+// change: regions go down, come up and fail over through the signed
+// endpoint, or lethetest. A failed read is said in the card, not in the
+// view's notice, which the view's own actions use.
+function regionsCard() {
+  if (!account) return null;
+  const tbody = h("tbody");
+  const caption = h("p", { class: "muted", id: "regions-caption" });
+  async function load() {
+    let st;
+    try {
+      st = await client.regions();
+    } catch (err) {
+      caption.className = "error";
+      caption.textContent = `The regions could not be read: ${err.message}`;
+      return;
+    }
+    caption.className = "muted";
+    caption.textContent = `${st.consistency} consistency; ` +
+      (account.multi ? "every region accepts writes." : `${st.writeRegion} is the write region.`);
+    fill(tbody, st.regions.map(regionRow));
+  }
+  load();
+  every(2000, load);
+  return h("section", { class: "card", id: "regions" },
+    h("h3", {}, "Regions"),
+    caption,
+    h("table", { class: "grid", id: "regions-table" },
+      h("thead", {}, h("tr", {}, ["region", "endpoint", "state", "pending", "lag", "conflicts"].map((t) => h("th", {}, t)))),
+      tbody));
+}
+
+// regionRow is one region's row of the regions card, its figures also in
+// data attributes.
+function regionRow(r) {
+  const endpoint = account.endpoints.get(r.name) ?? "";
+  return h("tr", { "data-region": r.name, "data-state": r.down ? "down" : "up", "data-down": r.down ?? "", "data-write": String(r.write),
+    "data-pending": String(r.pending), "data-lag-ms": String(r.lagMs), "data-conflicts": String(r.conflicts) },
+  h("td", {}, r.name, r.name === account.here ? h("span", { class: "muted" }, " (this page)") : null),
+  h("td", { class: "mono" }, endpoint ? h("a", { href: endpoint + "_explorer/", title: "this region's explorer" }, endpoint) : ""),
+  h("td", { class: "state" },
+    r.down ? h("span", { class: "region down", title: "the region fails every request so" }, `down: ${r.down}`) : h("span", { class: "region up" }, "up"),
+    r.write ? h("span", { class: "region write" }, "write") : null),
+  h("td", { class: "num", title: "changes sent to the region and not yet applied" }, String(r.pending)),
+  h("td", { class: "num", title: "how long ago the oldest change not yet applied there was written" }, r.pending ? fmtLag(r.lagMs) : "—"),
+  h("td", { class: "num", title: "replicated changes that conflicted with the region's version of their item" }, String(r.conflicts)));
 }
 
 // ---- a database ----
@@ -323,6 +402,7 @@ const TABS = [
   ["expiries", "Expiries"],
   ["reaper", "Reaper"],
   ["feed", "Change feed"],
+  ["conflicts", "Conflicts"], // in an account of several regions
   ["settings", "Settings"],
 ];
 
@@ -340,10 +420,10 @@ async function showContainer(dbId, collId, tab = "items") {
     h("div", { id: "notice" }),
     h("h2", {}, h("span", { class: "muted" }, dbId + " › "), collId,
       h("span", { class: "badge", id: "coll-ttl" }, "default TTL: " + fmtTTL(ctx.props.defaultTtl))),
-    h("div", { class: "tabs", role: "tablist" }, TABS.map(([name, label]) =>
+    h("div", { class: "tabs", role: "tablist" }, TABS.filter(([name]) => account || name !== "conflicts").map(([name, label]) =>
       h("button", { role: "tab", "data-tab": name, class: name === tab ? "sel" : "", onclick: () => showContainer(dbId, collId, name) }, label))),
     body);
-  await ({ items: itemsTab, query: queryTab, expiries: expiriesTab, reaper: reaperTab, feed: feedTab, settings: settingsTab })[tab](body, ctx);
+  await ({ items: itemsTab, query: queryTab, expiries: expiriesTab, reaper: reaperTab, feed: feedTab, conflicts: conflictsTab, settings: settingsTab })[tab](body, ctx);
 }
 
 // ---- items ----
@@ -735,6 +815,77 @@ async function feedTab(body, ctx) {
     await read(5);
     drawFeed();
   }));
+}
+
+// ---- conflicts ----
+
+// policyText says what the container's conflict resolution policy does.
+function policyText(p) {
+  if (!p || p.mode !== "Custom") return `Last Writer Wins on ${p?.conflictResolutionPath || "/_ts"}: the regions keep the version with the higher value there, and no conflict is recorded.`;
+  if (p.conflictResolutionProcedure) return `Custom, merged by ${p.conflictResolutionProcedure}: a conflict is recorded, in the first write region, only when the procedure is missing or fails.`;
+  return "Custom without a procedure: every region records here the loser of each conflict it sees; the item keeps the Last Writer Wins winner by _ts.";
+}
+
+// conflictContent is a conflict's content, the losing version, which the
+// service gives as a JSON text; the text itself if it is not JSON.
+function conflictContent(c) {
+  try {
+    return JSON.parse(c.content);
+  } catch {
+    return c.content;
+  }
+}
+
+async function conflictsTab(body, ctx) {
+  const paths = ctx.props.partitionKey?.paths ?? [];
+  const tbody = h("tbody");
+  const count = h("span", { class: "muted", id: "conflict-count" });
+  const viewer = h("pre", { class: "json hidden", id: "conflict-view" });
+  function view(c) {
+    viewer.textContent = JSON.stringify(conflictContent(c), null, 2);
+    viewer.dataset.id = c.id;
+    viewer.classList.remove("hidden");
+  }
+
+  function row(c) {
+    const content = conflictContent(c);
+    const doc = content !== null && typeof content === "object" ? content : {};
+    return h("tr", { "data-id": c.id },
+      h("td", { class: "mono" }, c.id),
+      h("td", {}, h("span", { class: "op " + c.operationType }, c.operationType)),
+      h("td", {}, c.resourceType),
+      h("td", {}, doc.id ?? ""),
+      h("td", { class: "mono" }, partitionKeyOf(doc, paths)),
+      h("td", { title: `_ts ${c._ts}` }, fmtTime(c._ts * 1000)),
+      h("td", { class: "num", title: "the change's number in its write region's feed" }, String(c.conflict_lsn ?? "")),
+      h("td", { class: "row-actions" }, h("button", { class: "small", onclick: () => view(c) }, "View")));
+  }
+
+  // load reads the whole feed (at most 1,000 conflicts), page by page.
+  async function load() {
+    const all = [];
+    let next = null;
+    do {
+      const headers = { "x-ms-max-item-count": "100" };
+      if (next) headers["x-ms-continuation"] = next;
+      const res = await client.request("GET", [...ctx.segs, "conflicts"], { headers });
+      all.push(...(res.body.Conflicts || []));
+      next = res.headers.get("x-ms-continuation");
+    } while (next && all.length < 1000);
+    fill(tbody, all.map(row));
+    count.textContent = `${all.length} conflict${all.length === 1 ? "" : "s"}${next ? " (the first 1,000)" : ""}`;
+  }
+
+  fill(body,
+    h("p", { class: "muted" }, `The conflicts feed of this container in ${account.here || "this region"}: the versions that lost a conflict between two write regions, as this region recorded them (each region's feed is its own).`),
+    h("p", { id: "conflict-policy" }, policyText(ctx.props.conflictResolutionPolicy)),
+    h("div", { class: "toolbar" }, count),
+    h("table", { class: "grid", id: "conflicts" },
+      h("thead", {}, h("tr", {}, ["id", "operation", "resource", "item", "partition key", "_ts", "lsn", ""].map((t) => h("th", {}, t)))),
+      tbody),
+    viewer);
+  await guard(load);
+  every(2000, () => guard(load));
 }
 
 // ---- settings ----
