@@ -320,10 +320,12 @@ func (c *Container) Replace(ctx context.Context, props ContainerProperties) erro
 // change feed reports those expiries at, are as of at. A copy of one
 // change made in several stores at slightly different moments (a replica
 // replaying it) thus expires the same items at the same instants as the
-// original. The change is never later than the store's now, nor earlier
-// than the expiries the container has already reported (its change feed
-// or expiry subscribers): at is moved to the nearest of those instants.
-// The zero time is refused (400): it is no instant a change was made at.
+// original. So an item the old default expired between at and now, which
+// a read there found gone, is judged by the new default, as in the
+// original; but at is never earlier than the expiries the container has
+// already reported (its change feed or expiry subscribers), nor later
+// than the store's now: it is moved to the nearest of those instants. The
+// zero time is refused (400): it is no instant a change was made at.
 func (c *Container) ReplaceAt(ctx context.Context, props ContainerProperties, at time.Time) error {
 	if at.IsZero() {
 		return withContext(badRequest("the instant of the change is the zero time"), "ReplaceContainer", c.id, "")
@@ -392,17 +394,16 @@ func (c *Container) replace(ctx context.Context, props ContainerProperties, at *
 }
 
 // settingsInstant returns the instant of a settings change asked for at
-// at, now being the store's now: at, but no later than now and no earlier
-// than where the expiry watch has looked (what it reported stays
-// reported). The caller holds every shard lock.
+// at, now being the store's now: at, but no earlier than where the expiry
+// watch has looked (what it reported stays reported) and no later than
+// now. The caller holds every shard lock.
 func (c *Container) settingsInstant(at, now int64) int64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	at = min(at, now)
 	if w := &c.mu.watch; w.on {
 		at = max(at, w.at, w.scan)
 	}
-	return at
+	return min(at, now) // a clock set back: as Replace, now
 }
 
 // ScaledThroughput returns the request units per second the container's
