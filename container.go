@@ -311,6 +311,31 @@ func (c *Container) Read(ctx context.Context) (ContainerProperties, error) {
 // new setting. The change takes every lock of the container only for an
 // instant: it touches no item.
 func (c *Container) Replace(ctx context.Context, props ContainerProperties) error {
+	return c.replace(ctx, props, nil)
+}
+
+// ReplaceAt is Replace made at the instant at rather than at the store's
+// now: what a DefaultTimeToLive change finds expired for good under the
+// old default, what the new one expires at once, and the instant the
+// change feed reports those expiries at, are as of at. A copy of one
+// change made in several stores at slightly different moments (a replica
+// replaying it) thus expires the same items at the same instants as the
+// original. So an item the old default expired between at and now, which
+// a read there found gone, is judged by the new default, as in the
+// original; but at is never earlier than the expiries the container has
+// already reported (its change feed or expiry subscribers), nor later
+// than the store's now: it is moved to the nearest of those instants. The
+// zero time is refused (400): it is no instant a change was made at.
+func (c *Container) ReplaceAt(ctx context.Context, props ContainerProperties, at time.Time) error {
+	if at.IsZero() {
+		return withContext(badRequest("the instant of the change is the zero time"), "ReplaceContainer", c.id, "")
+	}
+	return c.replace(ctx, props, &at)
+}
+
+// replace is Replace at the instant at, or at the store's now when at is
+// nil.
+func (c *Container) replace(ctx context.Context, props ContainerProperties, at *time.Time) error {
 	const op = "ReplaceContainer"
 	if err := c.check(ctx, op, ""); err != nil {
 		return err
@@ -354,7 +379,11 @@ func (c *Container) Replace(ctx context.Context, props ContainerProperties) erro
 		c.unlockAll()
 		return withContext(err, op, c.id, "")
 	}
-	m := mutation{cause: causeSettings, now: c.store.clock.now(), props: &props, seq: c.store.nextSeq()}
+	now := c.store.clock.now()
+	if at != nil {
+		now = c.settingsInstant(unixNanos(*at), now)
+	}
+	m := mutation{cause: causeSettings, now: now, props: &props, seq: c.store.nextSeq()}
 	next, aerr := c.apply(&m)
 	c.unlockAll()
 	if aerr != nil {
@@ -362,6 +391,19 @@ func (c *Container) Replace(ctx context.Context, props ContainerProperties) erro
 	}
 	c.store.reaper.notify(next)
 	return nil
+}
+
+// settingsInstant returns the instant of a settings change asked for at
+// at, now being the store's now: at, but no earlier than where the expiry
+// watch has looked (what it reported stays reported) and no later than
+// now. The caller holds every shard lock.
+func (c *Container) settingsInstant(at, now int64) int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if w := &c.mu.watch; w.on {
+		at = max(at, w.at, w.scan)
+	}
+	return min(at, now) // a clock set back: as Replace, now
 }
 
 // ScaledThroughput returns the request units per second the container's

@@ -362,7 +362,7 @@ func (q *request) replaceContainer() {
 	}
 	p.Throughput, p.AutoscaleMaxThroughput = cur.Throughput, cur.AutoscaleMaxThroughput
 	p.ChangeFeedPolicy = cur.ChangeFeedPolicy
-	if err := c.Replace(q.ctx(), p); err != nil {
+	if err := c.ReplaceAt(q.ctx(), p, q.instant()); err != nil {
 		q.fail(err, 0, 0)
 		return
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/lethedb/lethe"
+	"github.com/lethedb/lethe/cosmosrest"
 )
 
 // StoredItem is an item as the account stores it.
@@ -30,11 +31,11 @@ type StoredItem struct {
 	TTLIgnored bool
 }
 
-// container returns the lethe container behind db/coll, failing the test
-// if there is none.
-func (a *Account) container(db, coll string) *lethe.Container {
+// container returns the lethe container behind db/coll in the front h,
+// failing the test if there is none.
+func (a *Account) container(h *cosmosrest.Handler, db, coll string) *lethe.Container {
 	a.t.Helper()
-	s, ok := a.h.Store(db)
+	s, ok := h.Store(db)
 	if !ok {
 		a.t.Fatalf("lethetest: no database %q", db)
 	}
@@ -49,10 +50,25 @@ func (a *Account) container(db, coll string) *lethe.Container {
 // lethe.NewPartitionKeyString("a")) in container coll of database db, as
 // stored, with when it expires, or whether its own ttl is ignored; false
 // if there is no such live item. It charges no request units and passes
-// no fault rule.
+// no fault rule. In an account of Regions, it looks in the first region
+// (ItemIn looks in any).
 func (a *Account) Item(db, coll string, pk lethe.PartitionKey, id string) (StoredItem, bool) {
 	a.t.Helper()
-	c := a.container(db, coll)
+	return a.item(a.h, db, coll, pk, id)
+}
+
+// ItemIn is Item in region's replica, as the account's regions
+// (Options.Regions) hold it: a region the item has not reached yet has
+// no such item.
+func (a *Account) ItemIn(region, db, coll string, pk lethe.PartitionKey, id string) (StoredItem, bool) {
+	a.t.Helper()
+	return a.item(a.RegionHandler(region), db, coll, pk, id)
+}
+
+// item is Item in the front h.
+func (a *Account) item(h *cosmosrest.Handler, db, coll string, pk lethe.PartitionKey, id string) (StoredItem, bool) {
+	a.t.Helper()
+	c := a.container(h, db, coll)
 	ctx := context.Background()
 	at, expires, err := c.ItemExpiry(ctx, pk, id)
 	if errors.Is(err, lethe.ErrNotFound) {
@@ -103,10 +119,25 @@ type ExpiredItem struct {
 // Expired returns the items of container coll of database db that
 // expired, oldest first, as its change feed (all versions and deletes)
 // records them. The container must keep a change feed, as every container
-// the front creates does by default.
+// the front creates does by default. In an account of Regions, it looks in
+// the first region (ExpiredIn looks in any).
 func (a *Account) Expired(db, coll string) []ExpiredItem {
 	a.t.Helper()
-	c := a.container(db, coll)
+	return a.expired(a.h, db, coll)
+}
+
+// ExpiredIn is Expired in region's replica: the items that expired there,
+// as its own change feed records them (each region's feed reports an
+// expiry at its instant, which is the same in every region).
+func (a *Account) ExpiredIn(region, db, coll string) []ExpiredItem {
+	a.t.Helper()
+	return a.expired(a.RegionHandler(region), db, coll)
+}
+
+// expired is Expired in the front h.
+func (a *Account) expired(h *cosmosrest.Handler, db, coll string) []ExpiredItem {
+	a.t.Helper()
+	c := a.container(h, db, coll)
 	ctx := context.Background()
 	p := c.NewChangeFeedPager(&lethe.ChangeFeedOptions{Mode: lethe.ChangeFeedModeAllVersionsAndDeletes})
 	var out []ExpiredItem

@@ -67,3 +67,50 @@ func TestItemTTLIgnored(t *testing.T) {
 		t.Fatal("ttl 60, 61 s later, TTL turned on: still there")
 	}
 }
+
+// TestItemInEveryRegion: ItemIn and ExpiredIn look at any region's
+// replica: West US has no item until the lag has passed, then the write
+// region's version with the same expiry, and it expires at the same
+// instant there as in East US; North Europe, down throughout, never has
+// it; Item and Expired are the first region's.
+func TestItemInEveryRegion(t *testing.T) {
+	a, c := regional(t, "Eventual")
+	a.TakeRegionDown("North Europe", lethetest.RegionUnavailable)
+	put(t, c, "ann", "s1", nil)
+	pk := lethe.NewPartitionKeyString("ann")
+	east, ok := a.ItemIn("East US", "app", "sessions", pk, "s1")
+	if !ok {
+		t.Fatal("East US, the write region, does not hold the item")
+	}
+	if first, ok := a.Item("app", "sessions", pk, "s1"); !ok || string(first.JSON) != string(east.JSON) {
+		t.Fatalf("Item: %s, %v; ItemIn East US: %s", first.JSON, ok, east.JSON)
+	}
+	if it, ok := a.ItemIn("West US", "app", "sessions", pk, "s1"); ok {
+		t.Fatalf("West US holds %s before the lag has passed", it.JSON)
+	}
+	a.FastForward(10 * time.Second)
+	it, ok := a.ItemIn("West US", "app", "sessions", pk, "s1")
+	if !ok || string(it.JSON) != string(east.JSON) || !it.ExpiresAt.Equal(east.ExpiresAt) || it.TimeLeft != 50*time.Second {
+		t.Fatalf("West US after the lag: %+v, %v; the write region's %+v", it, ok, east)
+	}
+	if it, ok := a.ItemIn("North Europe", "app", "sessions", pk, "s1"); ok {
+		t.Fatalf("North Europe, down, holds %s", it.JSON)
+	}
+	a.FastForward(50 * time.Second)
+	want := a.Expired("app", "sessions")
+	if len(want) != 1 || want[0].ID != "s1" || !want[0].ExpiredAt.Equal(east.ExpiresAt.Truncate(time.Second)) {
+		t.Fatalf("Expired: %+v, want s1 at %v", want, east.ExpiresAt)
+	}
+	for _, name := range threeRegions[:2] {
+		if _, ok := a.ItemIn(name, "app", "sessions", pk, "s1"); ok {
+			t.Errorf("%s still holds the item after its expiry", name)
+		}
+		got := a.ExpiredIn(name, "app", "sessions")
+		if len(got) != 1 || got[0].ID != "s1" || !got[0].ExpiredAt.Equal(want[0].ExpiredAt) {
+			t.Errorf("ExpiredIn %s: %+v, want %+v", name, got, want)
+		}
+	}
+	if got := a.ExpiredIn("North Europe", "app", "sessions"); len(got) != 0 {
+		t.Errorf("ExpiredIn North Europe, which never had the item: %+v", got)
+	}
+}

@@ -3,7 +3,10 @@ package lethetest_test
 import (
 	"fmt"
 	"net/http"
+	"net/url"
+	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -43,6 +46,63 @@ func (p countingPolicy) Do(req *policy.Request) (*http.Response, error) {
 		n.Add(1)
 	}
 	return req.Next()
+}
+
+// attempt is one attempt an azcosmos client made at an item request: the
+// region whose endpoint it went to ("account" for the account's own
+// endpoint), its method, and the status (0: no answer) and substatus it
+// got.
+type attempt struct {
+	region, method string
+	status         int
+	substatus      string
+}
+
+// wirePolicy records the attempts of a client's item requests, each
+// retry its own (a per-retry policy).
+type wirePolicy struct {
+	regions map[string]string // region by its endpoint's host
+	mu      *sync.Mutex
+	tries   *[]attempt
+}
+
+// newWire returns a wirePolicy for a's regions and options that install
+// it.
+func newWire(a *lethetest.Account) (wirePolicy, *azcosmos.ClientOptions) {
+	w := wirePolicy{regions: map[string]string{}, mu: new(sync.Mutex), tries: new([]attempt)}
+	for _, name := range threeRegions {
+		u, _ := url.Parse(a.RegionEndpoint(name))
+		w.regions[u.Host] = name
+	}
+	opts := &azcosmos.ClientOptions{}
+	opts.PerRetryPolicies = []policy.Policy{w}
+	return w, opts
+}
+
+func (w wirePolicy) Do(req *policy.Request) (*http.Response, error) {
+	resp, err := req.Next()
+	u := req.Raw().URL
+	if !strings.Contains(u.Path, "/docs") {
+		return resp, err
+	}
+	at := attempt{region: w.regions[u.Host], method: req.Raw().Method}
+	if at.region == "" {
+		at.region = "account"
+	}
+	if resp != nil {
+		at.status, at.substatus = resp.StatusCode, resp.Header.Get("x-ms-substatus")
+	}
+	w.mu.Lock()
+	*w.tries = append(*w.tries, at)
+	w.mu.Unlock()
+	return resp, err
+}
+
+// since returns the attempts after the first n, and how many there are.
+func (w wirePolicy) since(n int) ([]attempt, int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return slices.Clone((*w.tries)[n:]), len(*w.tries)
 }
 
 // TestRegionsPreferredRegions: a client preferring West US reads there (it
@@ -99,23 +159,46 @@ func TestRegionsSessionRetry(t *testing.T) {
 }
 
 // TestRegionsRegionDown: a client preferring a region that goes down
-// keeps reading, from the next region, in every way a region fails.
+// keeps reading, from the next region, in every way a region fails: its
+// attempts go to the region down, then to the next it prefers (never to
+// the write region, which it does not list), and the reads it makes while
+// the region is down are answered there.
 func TestRegionsRegionDown(t *testing.T) {
 	for _, mode := range []lethetest.RegionDownMode{lethetest.RegionRefuse, lethetest.RegionUnavailable} {
 		t.Run(string(mode), func(t *testing.T) {
 			a, c := regional(t, "Eventual")
 			put(t, c, "ann", "s1", nil)
 			a.FastForward(10 * time.Second)
-			west := regionContainer(t, a.NewRegionClient([]string{"West US", "North Europe"}, nil))
+			wire, opts := newWire(a)
+			west := regionContainer(t, a.NewRegionClient([]string{"West US", "North Europe"}, opts))
 			pk := azcosmos.NewPartitionKeyString("ann")
 			if _, err := west.ReadItem(ctx, pk, "s1", nil); err != nil {
 				t.Fatal(err)
 			}
+			if tries, _ := wire.since(0); !slices.Equal(tries, []attempt{{"West US", "GET", 200, ""}}) {
+				t.Fatalf("a read with every region up: %+v, want one to West US", tries)
+			}
+			_, n := wire.since(0)
 			a.TakeRegionDown("West US", mode)
+			down := 0 // the attempts West US failed
 			for i := range 3 {
 				if _, err := west.ReadItem(ctx, pk, "s1", nil); err != nil {
 					t.Fatalf("read %d with West US down (%s): %v", i, mode, err)
 				}
+				var tries []attempt
+				tries, n = wire.since(n)
+				if len(tries) == 0 || tries[len(tries)-1] != (attempt{"North Europe", "GET", 200, ""}) {
+					t.Fatalf("read %d with West US down (%s) was not answered by North Europe: %+v", i, mode, tries)
+				}
+				for _, try := range tries[:len(tries)-1] {
+					if try.region != "West US" || try.status == 200 {
+						t.Fatalf("read %d with West US down (%s): an attempt other than West US failing: %+v", i, mode, tries)
+					}
+					down++
+				}
+			}
+			if down == 0 {
+				t.Fatalf("no read tried West US, down (%s), first", mode)
 			}
 			a.BringRegionUp("West US")
 			if _, err := west.ReadItem(ctx, pk, "s1", nil); err != nil {
@@ -128,26 +211,49 @@ func TestRegionsRegionDown(t *testing.T) {
 // TestRegionsFailover: writers go on through a manual failover; the SDK
 // finds the new write region by itself (403/3, then the account again);
 // no acknowledged write is lost or made twice, in any region.
+//
+// Its attempts are the ones the topology implies: every write to East US
+// before the failover; after it, the first to East US, answered 403/3,
+// then to West US, and every later one to West US.
 func TestRegionsFailover(t *testing.T) {
-	a, c := regional(t, "Session")
+	a, _ := regional(t, "Session")
+	wire, opts := newWire(a)
+	c := regionContainer(t, a.NewClient(opts))
 	pk := azcosmos.NewPartitionKeyString("ann")
 	acked := 0
-	write := func() {
+	// write writes one item and returns the attempts it made.
+	write := func() []attempt {
 		t.Helper()
+		_, n := wire.since(0)
 		if _, err := c.CreateItem(ctx, pk, fmt.Appendf(nil, `{"id":"%d","user":"ann"}`, acked), nil); err != nil {
 			t.Fatalf("write %d: %v", acked, err)
 		}
 		acked++
+		tries, _ := wire.since(n)
+		return tries
 	}
 	for range 5 {
-		write()
+		if tries := write(); !slices.Equal(tries, []attempt{{"East US", "POST", 201, ""}}) {
+			t.Fatalf("write %d before the failover: %+v, want one to East US", acked-1, tries)
+		}
 	}
 	a.Failover("West US")
 	if a.WriteRegion() != "West US" {
 		t.Fatalf("write region %q", a.WriteRegion())
 	}
-	for range 5 {
-		write()
+	first := write()
+	if len(first) < 2 || first[0] != (attempt{"East US", "POST", 403, "3"}) || first[len(first)-1] != (attempt{"West US", "POST", 201, ""}) {
+		t.Fatalf("the first write after the failover: %+v, want East US 403/3 first, West US 201 last", first)
+	}
+	for _, try := range first[1 : len(first)-1] {
+		if try.status == 201 {
+			t.Fatalf("the first write after the failover was made twice: %+v", first)
+		}
+	}
+	for range 4 {
+		if tries := write(); !slices.Equal(tries, []attempt{{"West US", "POST", 201, ""}}) {
+			t.Fatalf("write %d after the failover: %+v, want one to West US", acked-1, tries)
+		}
 	}
 	a.FastForward(10 * time.Second)
 	for _, name := range threeRegions {

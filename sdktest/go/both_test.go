@@ -80,10 +80,12 @@ func TestEveryTestRunsBothWays(t *testing.T) {
 	}
 	// TestKillServer and TestKillServerDiskFull kill a real process and
 	// TestWorstQuery measures one: they have no in-process form.
-	// TestRegionsStrongLinearizable, TestRegionsSessionGuarantees and
+	// TestRegionsStrongLinearizable, TestRegionsSessionGuarantees,
+	// TestRegionsBoundedStaleness, TestRegionsConsistentPrefix and
 	// TestConflictResolutionPolicy run in process only (lethetest's regions).
 	listed := map[string]bool{"TestInProcess": true, "TestEveryTestRunsBothWays": true, "TestKillServer": true, "TestKillServerDiskFull": true, "TestWorstQuery": true,
-		"TestRegionsStrongLinearizable": true, "TestRegionsSessionGuarantees": true, "TestConflictResolutionPolicy": true}
+		"TestRegionsStrongLinearizable": true, "TestRegionsSessionGuarantees": true, "TestRegionsBoundedStaleness": true, "TestRegionsConsistentPrefix": true,
+		"TestConflictResolutionPolicy": true}
 	for _, tc := range inProcessTests {
 		listed[tc.name] = true
 	}

@@ -6,7 +6,8 @@
 // after a manual
 // failover (POST /_lethe/regions/West US/failover) finds the new write
 // region by itself (403 substatus 3, then the account again), losing no
-// acknowledged write and making none twice.
+// acknowledged write and making none twice. In each case the response's
+// diagnostics name the regions the SDK contacted, as the topology implies.
 //
 // (@azure/cosmos in a single-write account retries a session read answered
 // 404/1002 once, in the same region, without its token: see below.)
@@ -65,6 +66,20 @@ after(async () => {
 
 const port = (name) => new URL(regions[name]).port;
 
+// contacted returns what a response's diagnostics say of the regions the
+// SDK contacted for it: the regions whose endpoints it sent the request
+// to, in order (an endpoint that is no region's as itself), and the
+// status of each attempt that failed. (@azure/cosmos 4.9.3 records no
+// substatus there: retry/retryUtility.js reads err.subsstatusCode.)
+function contacted(response) {
+  const stats = response.diagnostics.clientSideRequestStatistics;
+  const byEndpoint = Object.fromEntries(Object.entries(regions).map(([name, url]) => [url, name]));
+  return {
+    regions: stats.locationEndpointsContacted.map((e) => byEndpoint[e] ?? e),
+    failed: stats.retryDiagnostics.failedAttempts.map((a) => a.statusCode),
+  };
+}
+
 // control sends a signed POST to the regions control endpoint.
 async function control(region, action, body) {
   const url = new URL(`/_lethe/regions/${encodeURIComponent(region)}/${action}`, regions["East US"]);
@@ -91,12 +106,14 @@ describe("an account of two regions", { timeout: 120_000 }, () => {
 
   test("preferredLocations: writes go to East US, reads to West US", async () => {
     let n = agent.wire.length;
-    await container.items.create({ id: "c1", user: "ann" });
+    const created = await container.items.create({ id: "c1", user: "ann" });
+    assert.deepEqual(contacted(created), { regions: ["East US"], failed: [] });
     assert.deepEqual(agent.since(n, "/docs").map((e) => [e.method, e.port, e.status]), [["POST", port("East US"), 201]]);
     n = agent.wire.length;
     // Eventual: West US answers what it has, nothing yet.
-    const { statusCode } = await container.item("c1", "ann").read({ consistencyLevel: "Eventual" });
-    assert.equal(statusCode, 404);
+    const read = await container.item("c1", "ann").read({ consistencyLevel: "Eventual" });
+    assert.equal(read.statusCode, 404);
+    assert.deepEqual(contacted(read), { regions: ["West US"], failed: [] });
     assert.deepEqual(agent.since(n, "/docs/c1").map((e) => [e.port, e.status]), [[port("West US"), 404]]);
   });
 
@@ -108,8 +125,10 @@ describe("an account of two regions", { timeout: 120_000 }, () => {
     const written = await container.items.upsert({ id: "c2", user: "ann", v: 1 });
     const token = written.headers["x-ms-session-token"];
     const n = agent.wire.length;
-    const { statusCode } = await container.item("c2", "ann").read();
-    assert.equal(statusCode, 404);
+    const read = await container.item("c2", "ann").read();
+    assert.equal(read.statusCode, 404);
+    // West US alone, which failed the first attempt 404 (1002).
+    assert.deepEqual(contacted(read), { regions: ["West US"], failed: [404] });
     const tries = agent.since(n, "/docs/c2").map((e) => [e.port, e.token, e.status, e.substatus]);
     assert.deepEqual(tries, [[port("West US"), token, 404, "1002"], [port("West US"), undefined, 404, "0"]]);
     // The write region holds the client's writes: a read sent there with the token is served.
@@ -136,9 +155,11 @@ describe("an account of two regions", { timeout: 120_000 }, () => {
     assert.equal((await control("West US", "down", { mode: "unavailable" })).status, 200);
     try {
       const n = agent.wire.length;
-      const { statusCode, resource } = await c.item("c1", "ann").read({ consistencyLevel: "Eventual" });
-      assert.equal(statusCode, 200);
-      assert.equal(resource.id, "c1");
+      const read = await c.item("c1", "ann").read({ consistencyLevel: "Eventual" });
+      assert.equal(read.statusCode, 200);
+      assert.equal(read.resource.id, "c1");
+      // Its diagnostics name West US, which failed it 503, then East US.
+      assert.deepEqual(contacted(read), { regions: ["West US", "East US"], failed: [503] });
       const tries = agent.since(n, "/docs/c1").map((e) => [e.port, e.status]);
       assert.deepEqual(tries[0], [port("West US"), 503]);
       assert.deepEqual(tries.at(-1), [port("East US"), 200]);
@@ -159,7 +180,11 @@ describe("an account of two regions", { timeout: 120_000 }, () => {
     assert.equal(failover.body.writeRegion, "West US");
     const n = agent.wire.length;
     for (let i = 5; i < 10; i++) {
-      await container.items.create({ id: `f${i}`, user: "bob" });
+      const written = await container.items.create({ id: `f${i}`, user: "bob" });
+      // The diagnostics name the regions the topology implies: East US,
+      // which refused the first write 403, then West US; West US alone
+      // from then on.
+      assert.deepEqual(contacted(written), i === 5 ? { regions: ["East US", "West US"], failed: [403] } : { regions: ["West US"], failed: [] });
       acked.push(`f${i}`);
     }
     const writes = agent.since(n, "/docs").filter((e) => e.method === "POST").map((e) => [e.port, e.status, e.substatus]);

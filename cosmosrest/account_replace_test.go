@@ -1,0 +1,128 @@
+package cosmosrest_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/lethedb/lethe"
+	"github.com/lethedb/lethe/cosmosrest"
+)
+
+// steppingClock is a manual clock that, while step is set, moves step
+// further at every reading: the regions of an account that replays a
+// change take their readings a moment after the region that answered.
+type steppingClock struct {
+	*lethe.ManualClock
+	step atomic.Int64
+}
+
+func (c *steppingClock) Now() time.Time {
+	if d := c.step.Load(); d > 0 {
+		c.Advance(time.Duration(d))
+	}
+	return c.ManualClock.Now()
+}
+
+// regionExpiries returns, by id, the instant (crts) at which each item of
+// db/coll expired in region's change feed.
+func regionExpiries(t *testing.T, a *cosmosrest.Account, region, coll string) map[string]int64 {
+	t.Helper()
+	s, ok := a.Region(region).Store("db")
+	if !ok {
+		t.Fatalf("%s has no database db", region)
+	}
+	c, err := s.Container(coll)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]int64{}
+	o := &lethe.ChangeFeedOptions{Mode: lethe.ChangeFeedModeAllVersionsAndDeletes}
+	for {
+		page, err := c.ReadChangeFeed(t.Context(), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(page.Items) == 0 {
+			return out
+		}
+		o.Continuation = page.ContinuationToken
+		for _, raw := range page.Items {
+			var ch struct {
+				Metadata struct {
+					Expired bool   `json:"timeToLiveExpired"`
+					ID      string `json:"id"`
+					CRTS    int64  `json:"crts"`
+				} `json:"metadata"`
+			}
+			if err := json.Unmarshal(raw, &ch); err != nil {
+				t.Fatal(err)
+			}
+			if ch.Metadata.Expired {
+				out[ch.Metadata.ID] = ch.Metadata.CRTS
+			}
+		}
+	}
+}
+
+// TestAccountContainerReplaceSameInstant: a defaultTtl change is made in
+// every region at the instant of the region that answered it, though the
+// others replay it later by the account's clock: a shorter default
+// expires the same items at the same instants everywhere, and a longer
+// one keeps alive everywhere what it keeps alive where it was answered.
+func TestAccountContainerReplaceSameInstant(t *testing.T) {
+	clock := &steppingClock{ManualClock: lethe.NewManualClock(time.Unix(1_700_000_000, 0))}
+	cfg := cosmosrest.AccountConfig{Consistency: cosmosrest.Eventual}
+	cfg.Clock = clock
+	cfg.Reaper.Disabled = true
+	a, cs := testAccount(t, cfg)
+	east := cs["East US"]
+	createDB(t, east, "db")
+	coll := func(id string, ttl int) map[string]any {
+		return map[string]any{"id": id, "defaultTtl": ttl, "partitionKey": map[string]any{"paths": []string{"/pk"}}}
+	}
+	must(t, east.do("POST", "/dbs/db/colls", coll("short", 100)), 201)
+	must(t, east.do("POST", "/dbs/db/colls", coll("long", 10)), 201)
+	for i := range 30 {
+		for _, c := range []string{"short", "long"} {
+			must(t, east.do("POST", "/dbs/db/colls/"+c+"/docs", fmt.Sprintf(`{"id":"%d","pk":"x"}`, i), pkHeader("x")...), 201)
+		}
+		clock.Advance(time.Second)
+	}
+	a.DeliverDue()
+	// replace changes coll's default to ttl through East US on a clock
+	// that moves a second at every reading meanwhile, and returns the
+	// instant East US gave the change.
+	replace := func(id string, ttl int) time.Time {
+		clock.step.Store(int64(time.Second))
+		r := must(t, east.do("PUT", "/dbs/db/colls/"+id, coll(id, ttl)), 200)
+		clock.step.Store(0)
+		return time.Unix(int64(r.json(t)["_ts"].(float64)), 0)
+	}
+	// Items written 0 s to 29 s before the change, at about 30 s: a
+	// default of 10 s made 1000 s keeps those not expired at the change
+	// alive for good, in the regions replaying it too, where some of them
+	// have expired by the reading they take.
+	at := replace("long", 1000)
+	if !clock.Now().After(at.Add(time.Second)) {
+		t.Fatalf("the regions took their readings at %v, no later than the change, at %v", clock.Now(), at)
+	}
+	// A default of 100 s made 10 s expires most at once, the others one a
+	// second from then.
+	replace("short", 10)
+	clock.Advance(time.Minute)
+	for _, c := range []string{"short", "long"} {
+		want := regionExpiries(t, a, "East US", c)
+		if n := len(want); n == 0 || (n == 30) != (c == "short") {
+			t.Fatalf("East US: %d items of %s expired of 30: %v", n, c, want)
+		}
+		for _, name := range regionNames[1:] {
+			if got := regionExpiries(t, a, name, c); !reflect.DeepEqual(got, want) {
+				t.Errorf("%s: %s expired %v; East US, where the change was answered, %v", c, name, got, want)
+			}
+		}
+	}
+}
