@@ -462,17 +462,31 @@ func (db *database) addConflict(coll string, paths []string, pk lethe.PartitionK
 
 // conflictDocs returns the conflicts of the container coll, oldest first.
 func (db *database) conflictDocs(coll string) []metaDoc {
+	docs, _ := db.conflictPage(coll, 0, 0)
+	return docs
+}
+
+// conflictPage returns the conflicts of the container coll numbered after
+// after, oldest first, at most limit of them (0: every one), and the
+// number of the last when more follow (0: none follow).
+func (db *database) conflictPage(coll string, after uint64, limit int) ([]metaDoc, uint64) {
 	db.confl.mu.Lock()
 	defer db.confl.mu.Unlock()
 	f := db.confl.feeds[coll]
 	if f == nil {
-		return nil
+		return nil, 0
 	}
-	out := make([]metaDoc, len(f.conflicts))
-	for i, c := range f.conflicts {
+	page := f.conflicts[f.after(after):]
+	var last uint64
+	if limit > 0 && len(page) > limit {
+		page = page[:limit]
+		last = page[limit-1].num
+	}
+	out := make([]metaDoc, len(page))
+	for i, c := range page {
 		out[i] = metaDoc{c.idValue, c.json}
 	}
-	return out
+	return out, last
 }
 
 // findConflict returns the conflict id of the container coll, and
@@ -494,8 +508,10 @@ func (db *database) findConflict(coll, id string, remove bool) (*conflictRes, bo
 }
 
 // readConflicts answers GET on a container's conflicts feed: its
-// conflicts, x-ms-max-item-count at a time, the continuation an offset.
-// The container must exist (404 with substatus 1003 otherwise).
+// conflicts, x-ms-max-item-count at a time, the continuation the number
+// of the last conflict of the page (a conflict deleted between two pages
+// moves none of the others). The container must exist (404 with
+// substatus 1003 otherwise).
 func (q *request) readConflicts() {
 	db, c := q.container(subOwnerNotFound)
 	if c == nil {
@@ -505,21 +521,19 @@ func (q *request) readConflicts() {
 	if !ok {
 		return
 	}
-	docs := db.conflictDocs(c.ID())
-	from := 0
+	var after uint64
 	if tok := q.r.Header.Get("x-ms-continuation"); tok != "" {
-		n, err := strconv.Atoi(tok)
-		if err != nil || n < 0 {
+		n, err := strconv.ParseUint(tok, 10, 64)
+		if err != nil {
 			q.answerError(http.StatusBadRequest, withDetail(msgBadToken, "the continuation token is not one this feed returned"))
 			return
 		}
-		from = min(n, len(docs))
+		after = n
 	}
-	docs = docs[from:]
+	docs, last := db.conflictPage(c.ID(), after, max(limit, 0))
 	next := ""
-	if limit > 0 && len(docs) > limit {
-		docs = docs[:limit]
-		next = strconv.Itoa(from + limit)
+	if last != 0 {
+		next = strconv.FormatUint(last, 10)
 	}
 	out := make([][]byte, len(docs))
 	for i, d := range docs {

@@ -1,6 +1,7 @@
 package cosmosrest_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"testing"
 	"time"
@@ -8,6 +9,46 @@ import (
 	"github.com/lethedb/lethe"
 	"github.com/lethedb/lethe/cosmosrest"
 )
+
+// TestConflictsContinuationSurvivesDelete: the conflicts feed's
+// continuation is a position, the number of the page's last conflict: a
+// conflict deleted between two pages skips none of the others (it was an
+// index into the list, and the next page began a conflict later).
+func TestConflictsContinuationSurvivesDelete(t *testing.T) {
+	a, clock, cs := multiWrite(t, map[string]any{"mode": "Custom"}, "")
+	writeBoth(t, clock, cs, "POST", `{"id":"x","pk":"x","v":"east1"}`, `{"id":"x","pk":"x","v":"west1"}`)
+	settle(a, clock)
+	for i := 2; i <= 3; i++ {
+		writeBoth(t, clock, cs, "PUT", fmt.Sprintf(`{"id":"x","pk":"x","v":"east%d"}`, i), fmt.Sprintf(`{"id":"x","pk":"x","v":"west%d"}`, i))
+		settle(a, clock)
+	}
+	west := cs["West US"]
+	all := conflictsIn(t, west)
+	if len(all) != 3 {
+		t.Fatalf("West US's conflicts: %v", all)
+	}
+	r := must(t, west.do("GET", accColl+"/conflicts", nil, "x-ms-max-item-count", "1"), 200)
+	tok := r.header.Get("x-ms-continuation")
+	if d := documents(t, r, "Conflicts"); len(d) != 1 || tok == "" {
+		t.Fatalf("the first page: %s, continuation %q", r.body, tok)
+	}
+	must(t, west.do("DELETE", accColl+"/conflicts/"+all[0]["id"].(string), nil, pkHeader("x")...), 204)
+	var got []string
+	for tok != "" {
+		r = must(t, west.do("GET", accColl+"/conflicts", nil, "x-ms-max-item-count", "1", "x-ms-continuation", tok), 200)
+		for _, d := range documents(t, r, "Conflicts") {
+			var c map[string]any
+			if err := json.Unmarshal(d, &c); err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, content(t, c)["v"].(string))
+		}
+		tok = r.header.Get("x-ms-continuation")
+	}
+	if fmt.Sprint(got) != "[east2 east3]" {
+		t.Errorf("the pages after a delete hold %v, want [east2 east3]", got)
+	}
+}
 
 // TestConflictsMarksPruned: a region keeps the marks of the changes whose
 // conflicts it handled only until every write region's feed, as it stood
