@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -655,10 +656,41 @@ func (n *regionNode) recordLoser(db *database, c *lethe.Container, s shipped, ou
 		op, loser = "delete", s.ch.Removed
 	case out.Applied && loser == nil: // the region's delete lost
 		op = "delete"
+	case out.Applied: // the region's version lost: the operation that made it
+		if etag, ok := stringMember(loser, "_etag"); ok {
+			if made, ok := versionOp(c, etag); ok {
+				op = made
+			}
+		}
 	}
 	if err := db.addConflict(c.ID(), p.PartitionKeyDefinition.Paths, s.ch.PartitionKey, s.ch.ID, op, loser, s.ch.LSN, n.h.now().Unix(), conflictKey(s.ch), n.handledEnds(s.k)); err != nil {
 		n.h.cfg.Logger.Error("cosmosrest: saving the conflicts feed", "region", n.name, "database", db.id, "container", c.ID(), "err", err)
 	}
+}
+
+// versionOp returns the operation that made the version of ETag etag in
+// container c, as the region's change feed holds it, looked for from the
+// newest change back: "create" when it replaced no version, "replace"
+// otherwise; false when the feed no longer holds it.
+func versionOp(c *lethe.Container, etag string) (string, bool) {
+	const window = 64
+	for end := latestLSN(c); end > 0; {
+		from := end - min(end, window)
+		chs, _, err := c.ReplicaChanges(from, window)
+		if err != nil {
+			return "", false
+		}
+		for _, ch := range slices.Backward(chs) {
+			if ch.Kind == lethe.ReplicaWrite && ch.ETag == etag {
+				if ch.Replaces == "" {
+					return "create", true
+				}
+				return "replace", true
+			}
+		}
+		end = from
+	}
+	return "", false
 }
 
 // handledEnds returns, by region index, the LSN of the last change of

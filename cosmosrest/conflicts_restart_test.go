@@ -50,6 +50,30 @@ func TestConflictsContinuationSurvivesDelete(t *testing.T) {
 	}
 }
 
+// TestConflictsLoserOperation: a conflict's operationType is the
+// operation of the version that lost: East US's create, lost to West US's
+// replace of its own create, is a create (it was given the incoming
+// change's, a replace).
+func TestConflictsLoserOperation(t *testing.T) {
+	a, clock, cs := multiWrite(t, map[string]any{"mode": "Custom"}, "")
+	must(t, cs["West US"].do("POST", accColl+"/docs", `{"id":"x","pk":"x","v":"west1"}`, pkHeader("x")...), 201)
+	clock.Advance(time.Second)
+	must(t, cs["East US"].do("POST", accColl+"/docs", `{"id":"x","pk":"x","v":"east"}`, pkHeader("x")...), 201)
+	clock.Advance(time.Second)
+	must(t, cs["West US"].do("PUT", accColl+"/docs/x", `{"id":"x","pk":"x","v":"west2"}`, pkHeader("x")...), 200)
+	settle(a, clock)
+	if got := converged(t, cs, "x"); got["v"] != "west2" {
+		t.Fatalf("x is %v, want West US's replace, the latest", got)
+	}
+	ops := map[string]any{}
+	for _, c := range conflictsIn(t, cs["East US"]) {
+		ops[content(t, c)["v"].(string)] = c["operationType"]
+	}
+	if fmt.Sprint(ops) != "map[east:create west1:create]" {
+		t.Errorf("East US's conflicts, by loser: %v, want both creates", ops)
+	}
+}
+
 // TestConflictsMarksPruned: a region keeps the marks of the changes whose
 // conflicts it handled only until every write region's feed, as it stood
 // then, has reached it; a restart's catch-up, which replays every feed,
