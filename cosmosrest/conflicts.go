@@ -673,10 +673,12 @@ func (n *regionNode) recordLoser(db *database, c *lethe.Container, s shipped, ou
 // newest change back: "create" when it replaced no version, "replace"
 // otherwise; false when the feed no longer holds it.
 func versionOp(c *lethe.Container, etag string) (string, bool) {
-	const window = 64
-	for end := latestLSN(c); end > 0; {
+	// The version is most often among the last few changes: the windows
+	// grow from there.
+	window := uint64(4)
+	for end := latestLSN(c); end > 0; window = min(2*window, 256) {
 		from := end - min(end, window)
-		chs, _, err := c.ReplicaChanges(from, window)
+		chs, _, err := c.ReplicaChanges(from, int(window))
 		if err != nil {
 			return "", false
 		}
