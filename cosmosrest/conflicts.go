@@ -318,8 +318,8 @@ type savedConflict struct {
 }
 
 // loadConflicts reads the policies and the conflicts feeds a durable
-// database keeps, and reports whether the feeds were read from
-// conflictsFile (there is no log). Those of a container that is gone (a
+// database keeps, and reports whether conflictsFile is there (the feeds
+// are read from it when there is no log; the next compaction removes it). Those of a container that is gone (a
 // crash between its delete and the next save) are read too, never served:
 // a container made again under its id replaces them, and saves the files.
 func loadConflicts(fsys vfs.FS, dir string) (map[string]conflictPolicy, map[string]*conflictFeed, bool, error) {
@@ -333,7 +333,9 @@ func loadConflicts(fsys vfs.FS, dir string) (map[string]conflictPolicy, map[stri
 	}
 	feeds, ok, err := readConflictLog(fsys, filepath.Join(dir, conflictLogFile))
 	if ok || err != nil {
-		return policies, feeds, false, err
+		// conflictsFile may be left of a crash after the log replaced it.
+		_, left := fsys.Size(filepath.Join(dir, conflictsFile))
+		return policies, feeds, left == nil, err
 	}
 	saved, err := readDBFile[savedConflict](fsys, dir, conflictsFile)
 	if err != nil {

@@ -148,13 +148,25 @@ func TestConflictLogReadsOldFile(t *testing.T) {
 		t.Errorf("the old file is still there: %v", err)
 	}
 	h, db = durableDB(t, dir)
-	defer h.Close()
+	defer func() { h.Close() }()
 	ids, handled, next = feedState(db)
 	if want := fmt.Sprint([]string{"conflict1", "conflict2", "conflict3", added[0]}); fmt.Sprint(ids) != want || handled != 5 || next != 4 {
 		t.Errorf("after a restart: %v, %d handled, next %d; want %s, 5, 4", ids, handled, next, want)
 	}
 	if !db.conflictHandled("c", 0, 0, "write:handled") {
 		t.Error("the old file's handled mark is lost")
+	}
+	// An old file left beside the log (a crash before its removal) is not
+	// read, and goes at the next compaction.
+	h.Close()
+	writeOldConflicts(t, dir, 7)
+	h, db = durableDB(t, dir)
+	if ids, _, _ = feedState(db); len(ids) != 4 {
+		t.Errorf("with a log, the old file was read: %v", ids)
+	}
+	recordN(t, db, 20, 1, nil)
+	if _, err := os.Stat(filepath.Join(dbDir, conflictsFile)); !os.IsNotExist(err) {
+		t.Errorf("the old file left beside the log is still there: %v", err)
 	}
 }
 
