@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/lethedb/lethe"
@@ -364,5 +365,33 @@ func TestConflictLogDamaged(t *testing.T) {
 				t.Errorf("the feed: %v, want %v", ids, tc.want)
 			}
 		})
+	}
+}
+
+// TestConflictLogFailedAppend: a conflict whose append fails stays in the
+// feed, and the next change writes the log whole with it.
+func TestConflictLogFailedAppend(t *testing.T) {
+	dir := t.TempDir()
+	efs := vfstest.NewErrorFS(vfs.OS)
+	cfg := Config{Dir: dir}
+	vfs.SetConfigFS(&cfg, efs)
+	h, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := httptest.NewRecorder()
+	(&request{h: h, w: rec, r: httptest.NewRequest(http.MethodPost, "/dbs", nil), body: []byte(`{"id":"db"}`)}).createDatabase()
+	db, _ := h.lookup("db")
+	recordN(t, db, 0, 1, nil) // the log is written whole, and open
+	efs.Inject(vfstest.Fault{Op: vfstest.OpWrite, N: 1, Err: syscall.ENOSPC})
+	if err := db.addConflict("c", []string{"/pk"}, lethe.NewPartitionKeyString("x"), "x", "create", []byte(`{"id":"x","pk":"x"}`), 1, 1, "write:failed", []uint64{0, 5}); err == nil {
+		t.Fatal("the append did not fail")
+	}
+	recordN(t, db, 2, 1, nil)
+	h.Close()
+	h, db = durableDB(t, dir)
+	defer h.Close()
+	if ids, _, _ := feedState(db); len(ids) != 3 || !db.conflictHandled("c", 0, 0, "write:failed") {
+		t.Errorf("after a failed append and a restart: %v", ids)
 	}
 }
