@@ -103,6 +103,26 @@ func (a *Account) forget(drop func(collKey) bool) {
 			}
 		}
 	}
+	a.seedFloorsLocked(drop)
+}
+
+// seedFloorsLocked sets, in an account of several write regions, every
+// region's progress in the containers drop reports true for to their
+// floors: a container made again numbers its tokens above its floor in
+// each write region's entry, so every region holds its changes up to it
+// (there are none), and a token of the one deleted is served at once, in
+// every entry of the vector. a.mu is held.
+func (a *Account) seedFloorsLocked(drop func(collKey) bool) {
+	if !a.multi {
+		return
+	}
+	for sk, f := range a.floors {
+		if drop(sk.k) {
+			for _, n := range a.regions {
+				n.progress[sk] = max(n.progress[sk], f)
+			}
+		}
+	}
 }
 
 // now reads the account's clock.

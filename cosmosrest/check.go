@@ -73,7 +73,7 @@ func CheckDir(dir string) (dbs []DatabaseCheck, leftovers []string, err error) {
 				d.Err = err
 			} else if err := checkLayouts(vfs.OS, full); err != nil {
 				d.Err = err
-			} else if _, _, err := loadConflicts(vfs.OS, full); err != nil {
+			} else if _, _, _, err := loadConflicts(vfs.OS, full); err != nil {
 				d.Err = err
 			} else {
 				d.Recovery, d.Err = lethe.Check(filepath.Join(full, "store"))

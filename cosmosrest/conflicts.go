@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"net/http"
 	"path/filepath"
+	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -42,9 +44,9 @@ import (
 //
 // A region's conflicts feed (GET …/conflicts, its queries, a conflict read
 // or deleted by id) holds the conflicts that region recorded. With Dir,
-// the policies are kept in conflictPoliciesFile and the feeds in
-// conflictsFile, beside the database's store, each rewritten whole at
-// each change.
+// the policies are kept in conflictPoliciesFile, rewritten whole at each
+// change, and the feeds in conflictLogFile (conflictlog.go), beside the
+// database's store.
 
 // The modes of a conflict resolution policy, as the service spells them.
 const (
@@ -131,22 +133,103 @@ func (p conflictPolicy) procedureName() string {
 const conflictPoliciesFile = "conflictpolicies.json"
 
 // conflictState is a database's containers' conflict resolution policies
-// and conflicts feeds.
+// and conflicts feeds, and, with Dir, the log that keeps the feeds
+// (conflictlog.go).
 type conflictState struct {
 	mu       sync.Mutex
 	policies map[string]conflictPolicy // by container; absent: the default
 	feeds    map[string]*conflictFeed  // by container
+
+	log      vfs.File // the conflicts log, open for appending; nil: none
+	written  int      // the frames the log held when written whole
+	appended int      // the frames appended since
+	legacy   bool     // conflictsFile was read at the start
 }
 
 // conflictFeed is one container's conflicts feed in one region.
 type conflictFeed struct {
-	next      uint64 // the number of the last conflict
-	conflicts []*conflictRes
+	next      uint64         // the number of the last conflict
+	conflicts []*conflictRes // by number
+	byID      map[string]*conflictRes
 	// handled holds the changes whose conflict the region handled
 	// (conflictKey), recorded, deleted since, or merged: a change met
-	// again (an account's catch-up at start replays its feeds) is not
-	// handled twice.
-	handled map[string]bool
+	// again (an account's catch-up at start replays its feeds, and a
+	// change may reach the region from several write regions) is not
+	// handled twice. Each has the ends of the write regions' feeds when
+	// it was handled (handledEnds; nil: read from conflictsFile, kept).
+	handled map[string][]uint64
+	// through holds, by region index, the LSN of the last change of that
+	// write region's feed the region applied: every change up to it was
+	// handled (changes come from each region in order).
+	through []uint64
+}
+
+func newConflictFeed() *conflictFeed {
+	return &conflictFeed{byID: map[string]*conflictRes{}, handled: map[string][]uint64{}}
+}
+
+// add adds conflict c, numbered after every other, and marks its change
+// handled.
+func (f *conflictFeed) add(c *conflictRes) {
+	f.conflicts = append(f.conflicts, c)
+	f.byID[c.idValue] = c
+	f.handled[c.key] = c.ends
+	f.next = max(f.next, c.num)
+}
+
+// byNum returns the conflict numbered num, nil if there is none.
+func (f *conflictFeed) byNum(num uint64) *conflictRes {
+	if i := f.after(num - 1); i < len(f.conflicts) && f.conflicts[i].num == num {
+		return f.conflicts[i]
+	}
+	return nil
+}
+
+// after returns the index of the first conflict numbered after num.
+func (f *conflictFeed) after(num uint64) int {
+	return sort.Search(len(f.conflicts), func(i int) bool { return f.conflicts[i].num > num })
+}
+
+// remove removes conflict c from the feed; its change stays handled.
+func (f *conflictFeed) remove(c *conflictRes) {
+	i := f.after(c.num - 1)
+	f.conflicts = append(f.conflicts[:i], f.conflicts[i+1:]...)
+	delete(f.byID, c.idValue)
+}
+
+// handledAt reports whether the change of the region of index src,
+// numbered lsn in its feed, of key conflictKey, was handled.
+func (f *conflictFeed) handledAt(src int, lsn uint64, key string) bool {
+	if _, ok := f.handled[key]; ok {
+		return true
+	}
+	return src < len(f.through) && lsn <= f.through[src]
+}
+
+// prune forgets the handled marks no longer needed: those whose every
+// write region's changes, up to where its feed ended when the mark was
+// made, were applied since (through). Each of those regions has sent
+// every change it held then, so the marked change (if it held it) was
+// met again already, and the catch-up at a start replays it at a position
+// through covers. A change that reaches a write region only after its mark
+// was made there and comes on from it may find the mark gone: see
+// docs/regions.md.
+func (f *conflictFeed) prune() {
+	for key, ends := range f.handled {
+		if ends == nil {
+			continue
+		}
+		passed := true
+		for src, end := range ends {
+			if end > 0 && (src >= len(f.through) || f.through[src] < end) {
+				passed = false
+				break
+			}
+		}
+		if passed {
+			delete(f.handled, key)
+		}
+	}
 }
 
 // conflictKey names a replicated change for conflictFeed.handled: its
@@ -166,28 +249,43 @@ func (db *database) feedLocked(coll string) *conflictFeed {
 	}
 	f := db.confl.feeds[coll]
 	if f == nil {
-		f = &conflictFeed{handled: map[string]bool{}}
+		f = newConflictFeed()
 		db.confl.feeds[coll] = f
 	}
 	return f
 }
 
 // conflictHandled reports whether the region handled the conflict of the
-// change key of the container coll before.
-func (db *database) conflictHandled(coll, key string) bool {
+// change key of the container coll before: the change of the region of
+// index src numbered lsn in its feed.
+func (db *database) conflictHandled(coll string, src int, lsn uint64, key string) bool {
 	db.confl.mu.Lock()
 	defer db.confl.mu.Unlock()
 	f := db.confl.feeds[coll]
-	return f != nil && f.handled[key]
+	return f != nil && f.handledAt(src, lsn, key)
+}
+
+// applied notes that the region applied, and handled, the change of the
+// container coll numbered lsn in the feed of the region of index src (of
+// regions); kept in memory, saved when the log is written whole.
+func (db *database) applied(coll string, src, regions int, lsn uint64) {
+	db.confl.mu.Lock()
+	defer db.confl.mu.Unlock()
+	f := db.feedLocked(coll)
+	if len(f.through) < regions {
+		f.through = append(f.through, make([]uint64, regions-len(f.through))...)
+	}
+	f.through[src] = max(f.through[src], lsn)
 }
 
 // markHandled notes that the region handled the conflict of the change
-// key of the container coll (a merge), saved with Dir.
-func (db *database) markHandled(coll, key string) error {
+// key of the container coll (a merge), ends handledEnds's; saved with
+// Dir.
+func (db *database) markHandled(coll, key string, ends []uint64) error {
 	db.confl.mu.Lock()
 	defer db.confl.mu.Unlock()
-	db.feedLocked(coll).handled[key] = true
-	return db.saveConflictsLocked()
+	db.feedLocked(coll).handled[key] = ends
+	return db.appendConflictLocked(conflictRecord{Op: "mark", Coll: coll, Key: key, Ends: ends})
 }
 
 // conflictRes is one conflict of a conflicts feed.
@@ -198,10 +296,12 @@ type conflictRes struct {
 	idValue string // its id
 	etag    string // its _etag, quoted
 	key     string // its change's conflictKey
+	ends    []uint64
 }
 
-// conflictsFile is the file in a durable database's directory that keeps
-// its containers' conflicts feeds.
+// conflictsFile is the file in which a durable database kept its
+// containers' conflicts feeds before conflictLogFile: read when there is
+// no log.
 const conflictsFile = "conflicts.json"
 
 // savedConflict is a conflict as conflictsFile keeps it, or with only
@@ -217,64 +317,55 @@ type savedConflict struct {
 	Key      string          `json:"key"`
 }
 
-// saveConflictsLocked writes db's conflicts feeds to conflictsFile;
-// db.confl.mu is held. Nothing for a database in memory.
-func (db *database) saveConflictsLocked() error {
-	if db.path == "" {
-		return nil
-	}
-	m := map[[2]string]savedConflict{}
-	for coll, f := range db.confl.feeds {
-		for key := range f.handled {
-			// Num: the last conflict number given, so that one deleted
-			// before a restart is never given again.
-			m[[2]string{coll, key}] = savedConflict{Coll: coll, Num: f.next, Key: key}
-		}
-		for _, c := range f.conflicts {
-			m[[2]string{coll, c.key}] = savedConflict{Coll: coll, Num: c.num, PK: c.pk.String(), ID: c.idValue, ETag: c.etag, Resource: c.json, Key: c.key}
-		}
-	}
-	return writeDBFile(db, conflictsFile, m, func(a, b savedConflict) bool {
-		return a.Coll < b.Coll || a.Coll == b.Coll && (a.Num < b.Num || a.Num == b.Num && a.Key < b.Key)
-	})
-}
-
 // loadConflicts reads the policies and the conflicts feeds a durable
-// database keeps. Those of a container that is gone (a crash between its
-// delete and the next save) are read too, never served: a container made
-// again under its id replaces them, and saves the files.
-func loadConflicts(fsys vfs.FS, dir string) (map[string]conflictPolicy, map[string]*conflictFeed, error) {
+// database keeps, and reports whether conflictsFile is there (the feeds
+// are read from it when there is no log; the next compaction removes it). Those of a container that is gone (a
+// crash between its delete and the next save) are read too, never served:
+// a container made again under its id replaces them, and saves the files.
+func loadConflicts(fsys vfs.FS, dir string) (map[string]conflictPolicy, map[string]*conflictFeed, bool, error) {
 	list, err := readDBFile[conflictPolicy](fsys, dir, conflictPoliciesFile)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, false, err
 	}
 	policies := map[string]conflictPolicy{}
 	for _, p := range list {
 		policies[p.Coll] = p
 	}
+	feeds, ok, err := readConflictLog(fsys, filepath.Join(dir, conflictLogFile))
+	if ok || err != nil {
+		// conflictsFile may be left of a crash after the log replaced it.
+		_, left := fsys.Size(filepath.Join(dir, conflictsFile))
+		return policies, feeds, left == nil, err
+	}
 	saved, err := readDBFile[savedConflict](fsys, dir, conflictsFile)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, false, err
 	}
-	feeds := map[string]*conflictFeed{}
+	feeds = map[string]*conflictFeed{}
 	for _, c := range saved {
 		f := feeds[c.Coll]
 		if f == nil {
-			f = &conflictFeed{handled: map[string]bool{}}
+			f = newConflictFeed()
 			feeds[c.Coll] = f
 		}
-		f.handled[c.Key] = true
+		f.handled[c.Key] = nil
 		f.next = max(f.next, c.Num)
 		if c.ID == "" {
 			continue // handled, not in the feed
 		}
 		pk, err := parsePKHeader(c.PK)
 		if err != nil || !json.Valid(c.Resource) {
-			return nil, nil, fmt.Errorf("%s is damaged: the conflict %q of the container %q", filepath.Join(dir, conflictsFile), clip(c.ID), clip(c.Coll))
+			return nil, nil, false, fmt.Errorf("%s is damaged: the conflict %q of the container %q", filepath.Join(dir, conflictsFile), clip(c.ID), clip(c.Coll))
 		}
 		f.conflicts = append(f.conflicts, &conflictRes{num: c.Num, pk: pk, json: c.Resource, idValue: c.ID, etag: c.ETag, key: c.Key})
 	}
-	return policies, feeds, nil
+	for _, f := range feeds {
+		sort.Slice(f.conflicts, func(i, j int) bool { return f.conflicts[i].num < f.conflicts[j].num })
+		for _, c := range f.conflicts {
+			f.byID[c.idValue] = c
+		}
+	}
+	return policies, feeds, saved != nil, nil
 }
 
 // policy returns container coll's conflict resolution policy.
@@ -295,7 +386,7 @@ func (db *database) setConflictPolicy(coll string, p conflictPolicy) error {
 	defer db.confl.mu.Unlock()
 	if _, ok := db.confl.feeds[coll]; ok {
 		delete(db.confl.feeds, coll)
-		if err := db.saveConflictsLocked(); err != nil {
+		if err := db.appendConflictLocked(conflictRecord{Op: "drop", Coll: coll}); err != nil {
 			return err
 		}
 	}
@@ -331,7 +422,7 @@ func (db *database) dropConflicts(coll string) error {
 		err = writeDBFile(db, conflictPoliciesFile, db.confl.policies, func(a, b conflictPolicy) bool { return a.Coll < b.Coll })
 	}
 	if hadFeed {
-		err = errors.Join(err, db.saveConflictsLocked())
+		err = errors.Join(err, db.appendConflictLocked(conflictRecord{Op: "drop", Coll: coll}))
 	}
 	return err
 }
@@ -340,16 +431,16 @@ func (db *database) dropConflicts(coll string) error {
 // paths paths): the loser, a version of the item (pk, id) with its system
 // properties, lost to a concurrent change; op is the loser's operation
 // (create, replace or delete); lsn the change's in its origin's feed, key
-// its conflictKey, noted handled. With Dir the feeds are saved: a failed save keeps the
-// conflict in memory, saved again at the next change.
-func (db *database) addConflict(coll string, paths []string, pk lethe.PartitionKey, id, op string, loser []byte, lsn uint64, ts int64, key string) error {
+// its conflictKey, noted handled, ends handledEnds's. With Dir it is
+// appended to the conflicts log: a failed save keeps the conflict in
+// memory, saved with the log written whole at the next change.
+func (db *database) addConflict(coll string, paths []string, pk lethe.PartitionKey, id, op string, loser []byte, lsn uint64, ts int64, key string, ends []uint64) error {
 	db.confl.mu.Lock()
 	defer db.confl.mu.Unlock()
 	f := db.feedLocked(coll)
-	f.handled[key] = true
-	f.next++
+	num := f.next + 1
 	crid := containerRID(db.id, coll)
-	rid := binary.BigEndian.AppendUint64(append([]byte(nil), crid...), f.next)
+	rid := binary.BigEndian.AppendUint64(append([]byte(nil), crid...), num)
 	rs := ridString(rid)
 	if loser == nil {
 		loser = []byte(`{"id":` + strconv.Quote(id) + `}`)
@@ -367,28 +458,43 @@ func (db *database) addConflict(coll string, paths []string, pk lethe.PartitionK
 	etag := quoteETag(fmt.Sprintf("%016x", hash64("conflict", rs)))
 	fmt.Fprintf(&b, `,"conflict_lsn":%d,"_rid":%q,"_self":"dbs/%s/colls/%s/conflicts/%s/","_ts":%d,"_etag":%q}`,
 		lsn, rs, ridString(db.rid), ridString(crid), rs, ts, etag)
-	f.conflicts = append(f.conflicts, &conflictRes{num: f.next, pk: pk, json: b.Bytes(), idValue: rs, etag: etag, key: key})
-	return db.saveConflictsLocked()
+	c := &conflictRes{num: num, pk: pk, json: b.Bytes(), idValue: rs, etag: etag, key: key, ends: ends}
+	f.add(c)
+	return db.appendConflictLocked(conflictRecord{Op: "add", Coll: coll, Num: c.num, PK: pk.String(), ID: rs, ETag: etag, Resource: c.json, Key: key, Ends: ends})
 }
 
 // conflictDocs returns the conflicts of the container coll, oldest first.
 func (db *database) conflictDocs(coll string) []metaDoc {
+	docs, _ := db.conflictPage(coll, 0, 0)
+	return docs
+}
+
+// conflictPage returns the conflicts of the container coll numbered after
+// after, oldest first, at most limit of them (0: every one), and the
+// number of the last when more follow (0: none follow).
+func (db *database) conflictPage(coll string, after uint64, limit int) ([]metaDoc, uint64) {
 	db.confl.mu.Lock()
 	defer db.confl.mu.Unlock()
 	f := db.confl.feeds[coll]
 	if f == nil {
-		return nil
+		return nil, 0
 	}
-	out := make([]metaDoc, len(f.conflicts))
-	for i, c := range f.conflicts {
+	page := f.conflicts[f.after(after):]
+	var last uint64
+	if limit > 0 && len(page) > limit {
+		page = page[:limit]
+		last = page[limit-1].num
+	}
+	out := make([]metaDoc, len(page))
+	for i, c := range page {
 		out[i] = metaDoc{c.idValue, c.json}
 	}
-	return out
+	return out, last
 }
 
 // findConflict returns the conflict id of the container coll, and
-// removes it when remove is true (with Dir, saving the feeds: the error
-// is the save's).
+// removes it when remove is true (with Dir, appending its delete to the
+// conflicts log: the error is the save's).
 func (db *database) findConflict(coll, id string, remove bool) (*conflictRes, bool, error) {
 	db.confl.mu.Lock()
 	defer db.confl.mu.Unlock()
@@ -396,21 +502,19 @@ func (db *database) findConflict(coll, id string, remove bool) (*conflictRes, bo
 	if f == nil {
 		return nil, false, nil
 	}
-	for i, c := range f.conflicts {
-		if c.idValue == id {
-			if remove {
-				f.conflicts = append(f.conflicts[:i], f.conflicts[i+1:]...)
-				return c, true, db.saveConflictsLocked()
-			}
-			return c, true, nil
-		}
+	c, ok := f.byID[id]
+	if !ok || !remove {
+		return c, ok, nil
 	}
-	return nil, false, nil
+	f.remove(c)
+	return c, true, db.appendConflictLocked(conflictRecord{Op: "delete", Coll: coll, Num: c.num})
 }
 
 // readConflicts answers GET on a container's conflicts feed: its
-// conflicts, x-ms-max-item-count at a time, the continuation an offset.
-// The container must exist (404 with substatus 1003 otherwise).
+// conflicts, x-ms-max-item-count at a time, the continuation the number
+// of the last conflict of the page (a conflict deleted between two pages
+// moves none of the others). The container must exist (404 with
+// substatus 1003 otherwise).
 func (q *request) readConflicts() {
 	db, c := q.container(subOwnerNotFound)
 	if c == nil {
@@ -420,21 +524,19 @@ func (q *request) readConflicts() {
 	if !ok {
 		return
 	}
-	docs := db.conflictDocs(c.ID())
-	from := 0
+	var after uint64
 	if tok := q.r.Header.Get("x-ms-continuation"); tok != "" {
-		n, err := strconv.Atoi(tok)
-		if err != nil || n < 0 {
+		n, err := strconv.ParseUint(tok, 10, 64)
+		if err != nil {
 			q.answerError(http.StatusBadRequest, withDetail(msgBadToken, "the continuation token is not one this feed returned"))
 			return
 		}
-		from = min(n, len(docs))
+		after = n
 	}
-	docs = docs[from:]
+	docs, last := db.conflictPage(c.ID(), after, max(limit, 0))
 	next := ""
-	if limit > 0 && len(docs) > limit {
-		docs = docs[:limit]
-		next = strconv.Itoa(from + limit)
+	if last != 0 {
+		next = strconv.FormatUint(last, 10)
 	}
 	out := make([][]byte, len(docs))
 	for i, d := range docs {
@@ -503,14 +605,22 @@ func (n *regionNode) applyResolved(c *lethe.Container, s shipped) error {
 	}
 	ctx := context.Background()
 	out, err := c.ApplyReplicaChangeResolved(ctx, s.ch, rule)
-	if err != nil || !out.Conflict {
+	if err != nil {
 		return err
+	}
+	if pol.Mode != modeLWW {
+		// Once the change is handled, its position is: met again (the
+		// catch-up at a start), it is known by it.
+		defer db.applied(s.k.coll, s.space, len(n.acct.regions), s.ch.LSN)
+	}
+	if !out.Conflict {
+		return nil
 	}
 	n.conflicts.Add(1)
 	switch {
 	case out.Expired: // a side had expired: nothing to merge or record
 		return nil
-	case pol.Mode == modeLWW || db.conflictHandled(s.k.coll, conflictKey(s.ch)):
+	case pol.Mode == modeLWW || db.conflictHandled(s.k.coll, s.space, s.ch.LSN, conflictKey(s.ch)):
 		return nil
 	case pol.Procedure != "" && n != n.acct.hubNode():
 		return nil // the arbiter merges
@@ -548,10 +658,60 @@ func (n *regionNode) recordLoser(db *database, c *lethe.Container, s shipped, ou
 		op, loser = "delete", s.ch.Removed
 	case out.Applied && loser == nil: // the region's delete lost
 		op = "delete"
+	case out.Applied: // the region's version lost: the operation that made it
+		if etag, ok := stringMember(loser, "_etag"); ok {
+			if made, ok := versionOp(c, etag); ok {
+				op = made
+			}
+		}
 	}
-	if err := db.addConflict(c.ID(), p.PartitionKeyDefinition.Paths, s.ch.PartitionKey, s.ch.ID, op, loser, s.ch.LSN, n.h.now().Unix(), conflictKey(s.ch)); err != nil {
+	if err := db.addConflict(c.ID(), p.PartitionKeyDefinition.Paths, s.ch.PartitionKey, s.ch.ID, op, loser, s.ch.LSN, n.h.now().Unix(), conflictKey(s.ch), n.handledEnds(s.k)); err != nil {
 		n.h.cfg.Logger.Error("cosmosrest: saving the conflicts feed", "region", n.name, "database", db.id, "container", c.ID(), "err", err)
 	}
+}
+
+// versionOp returns the operation that made the version of ETag etag in
+// container c, as the region's change feed holds it, looked for from the
+// newest change back: "create" when it replaced no version, "replace"
+// otherwise; false when the feed no longer holds it.
+func versionOp(c *lethe.Container, etag string) (string, bool) {
+	// The version is most often among the last few changes: the windows
+	// grow from there.
+	window := uint64(4)
+	for end := latestLSN(c); end > 0; window = min(2*window, 256) {
+		from := end - min(end, window)
+		chs, _, err := c.ReplicaChanges(from, int(window))
+		if err != nil {
+			return "", false
+		}
+		for _, ch := range slices.Backward(chs) {
+			if ch.Kind == lethe.ReplicaWrite && ch.ETag == etag {
+				if ch.Replaces == "" {
+					return "create", true
+				}
+				return "replace", true
+			}
+		}
+		end = from
+	}
+	return "", false
+}
+
+// handledEnds returns, by region index, the LSN of the last change of
+// container k in the feed of each write region other than n (0 for the
+// others): what a handled mark made now waits for before it is pruned
+// (conflictFeed.prune).
+func (n *regionNode) handledEnds(k collKey) []uint64 {
+	ends := make([]uint64, len(n.acct.regions))
+	for _, w := range n.acct.regions {
+		if w == n || !w.acceptsWrites() {
+			continue
+		}
+		if c, ok := w.storeContainer(k); ok {
+			ends[w.idx] = latestLSN(c)
+		}
+	}
+	return ends
 }
 
 // merge runs the container's merge procedure in the arbiter on the
@@ -611,7 +771,7 @@ func (n *regionNode) merge(db *database, c *lethe.Container, pol conflictPolicy,
 			n.h.cfg.Logger.Warn("cosmosrest: the merge procedure's writes failed: the conflict goes to the conflicts feed", "region", n.name, "database", db.id, "container", c.ID(), "id", s.ch.ID, "err", err)
 			return false
 		}
-		if err := db.markHandled(c.ID(), conflictKey(s.ch)); err != nil {
+		if err := db.markHandled(c.ID(), conflictKey(s.ch), n.handledEnds(s.k)); err != nil {
 			n.h.cfg.Logger.Error("cosmosrest: saving the conflicts feed", "region", n.name, "database", db.id, "container", c.ID(), "err", err)
 		}
 		n.acct.collect(n, s.k) // ship the merge

@@ -142,13 +142,13 @@ func (h *Handler) openDatabase(full string, b []byte, readErr error) error {
 		_ = st.Close()
 		return fmt.Errorf("database %q: %w", m.ID, err)
 	}
-	policies, conflicts, err := loadConflicts(h.fs, full)
+	policies, conflicts, legacy, err := loadConflicts(h.fs, full)
 	if err != nil {
 		_ = st.Close()
 		return fmt.Errorf("database %q: %w", m.ID, err)
 	}
 	db := &database{id: m.ID, rid: databaseRID(m.ID), ts: m.TS, store: st, path: full, fs: h.fs, collTS: map[string]int64{}, offerTS: m.TS, users: users, scripts: scripts, rangesStale: orphans}
-	db.confl.policies, db.confl.feeds = policies, conflicts
+	db.confl.policies, db.confl.feeds, db.confl.legacy = policies, conflicts, legacy
 	for id, l := range layouts {
 		db.ranges.Store(id, l)
 	}
@@ -171,6 +171,7 @@ func writeUnavailable(w http.ResponseWriter, id string, cause error) {
 // closeAll undoes a failed openDir.
 func (h *Handler) closeAll() {
 	for id, db := range h.dbs {
+		db.closeConflictLog()
 		_ = db.store.Close()
 		delete(h.dbs, id)
 	}
@@ -427,6 +428,7 @@ func (q *request) deleteDatabase() {
 // removed. The error is the close's or the removal's; db is gone either way.
 func (h *Handler) dropLocked(db *database) error {
 	delete(h.dbs, db.id)
+	db.closeConflictLog()
 	if err := db.store.Close(); err != nil {
 		return err
 	}

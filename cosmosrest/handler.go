@@ -242,6 +242,7 @@ func (h *Handler) Close() error {
 	h.closed = true
 	var first error
 	for _, db := range h.dbs {
+		db.closeConflictLog()
 		if err := db.store.Close(); err != nil && first == nil {
 			first = err
 		}
