@@ -462,14 +462,14 @@ func (c *Container) commitBatch(ctx context.Context, b TransactionalBatch, sc *b
 				cause = e
 				break
 			}
-			maxSeq = c.store.nextSeq()
+			maxSeq = c.store.nextVersionSeq(c.newGen(it.cur, true, it.h, "", ""))
 			rec, cost = r.record(pk, now, maxSeq, it.cur.pos()), charge(opReplace, r.chargeSize)
 		default: // create, replace, upsert
 			kind := opReplace
 			if !live {
 				kind, status = opCreate, statusCreated
 			}
-			maxSeq = c.store.nextSeq()
+			maxSeq = c.store.nextVersionSeq(c.newGen(it.cur, live, it.h, pk, it.id))
 			rec, cost = buildRecord(bop.item, &po.p, pk, now, maxSeq, c.position(it.cur, live)), charge(kind, po.p.size-po.p.ttlSize)
 		}
 		if cause == nil && c.uniqueMu != nil && rec != "" && bop.kind != batchRead && c.batchUniqueConflict(sc, po.item, pk, rec, now) {

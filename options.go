@@ -48,9 +48,11 @@ type Options struct {
 	// WriteRegions and WriteRegion make the ETags of a store that is one of
 	// WriteRegions replicas taking writes at once (an account with several
 	// write regions, replicating with Container.ApplyReplicaChangeResolved)
-	// its own: every write sequence number it hands out is WriteRegion
-	// more than a multiple of WriteRegions, so that no two replicas give
-	// one ETag to two versions. 0 and 0: the store is the only writer.
+	// its own: every write sequence number it hands out is, but for its
+	// last 16 bits, WriteRegion more than a multiple of WriteRegions, so
+	// that no two replicas give one ETag to two versions; the last 16 bits
+	// are the version's generation (ConflictRule). 0 and 0: the store is
+	// the only writer.
 	WriteRegions, WriteRegion int
 
 	// fs is the file system a durable store lives on: vfs.OS unless a

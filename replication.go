@@ -51,8 +51,8 @@ type ReplicaChange struct {
 	// concurrent writes.
 	Replaces string
 	// Removed is, for a delete or an expiry, the version removed, as Item
-	// is a write's (nil for a write): a replica that never held it orders
-	// the delete by it in a conflict under a ConflictRule with a path.
+	// is a write's (nil for a write): what a conflicts feed records of a
+	// delete that lost.
 	Removed []byte
 }
 
@@ -200,7 +200,7 @@ type replicaWrite struct {
 	del     bool
 	pk      PartitionKey
 	id      string
-	doc     []byte // a write's document; a delete's removed version, if given
+	doc     []byte // a write's document
 	p       parsedItem
 	written int64
 	seq     uint64
@@ -243,7 +243,6 @@ func (c *Container) prepareReplica(ch *ReplicaChange, r *replicaWrite) (skip boo
 			if _, err := parseItem(ch.Removed); err != nil {
 				return false, err
 			}
-			r.doc = ch.Removed
 		}
 		return false, nil
 	}
@@ -294,21 +293,66 @@ func etagOf(seq uint64) string {
 	return hex.EncodeToString(b[:])
 }
 
-// nextSeq hands out the next write sequence number: the next one, or
-// with Options.WriteRegions, the next of this store's.
-func (s *Store) nextSeq() uint64 {
+// nextSeq hands out the next write sequence number of something that is
+// no version of an item (generation 0).
+func (s *Store) nextSeq() uint64 { return s.nextVersionSeq(0) }
+
+// nextVersionSeq hands out the next write sequence number, for a version
+// of generation gen: the next one, or with Options.WriteRegions, the next
+// of this store's, in all but its last genBits bits, which hold gen. So
+// sequence numbers grow as they are handed out, whatever their
+// generations, and no two stores give the same one.
+func (s *Store) nextVersionSeq(gen uint64) uint64 {
 	n := uint64(s.opts.WriteRegions)
 	if n <= 1 {
 		return s.seq.Add(1)
 	}
 	for {
 		cur := s.seq.Load()
-		next := cur + 1
+		next := cur>>genBits + 1
 		next += (uint64(s.opts.WriteRegion) + n - next%n) % n
-		if s.seq.CompareAndSwap(cur, next) {
-			return next
+		if seq := next<<genBits | gen; s.seq.CompareAndSwap(cur, seq) {
+			return seq
 		}
 	}
+}
+
+// A version's generation, in a store of several write regions, is the
+// number of removals in its history: the deletes of versions it descends
+// from, and the expiries it was created again after. A replace keeps its
+// version's generation; a create after a delete or an expiry of the item
+// takes the one after the removed version's. It is kept in the last genBits
+// bits of the version's write sequence number (its ETag), so that every
+// replica reads it from the version itself; ConflictRule orders by it.
+const (
+	genBits = 16
+	genMax  = 1<<genBits - 1
+)
+
+// seqGen returns the generation of the version of write sequence number
+// seq.
+func seqGen(seq uint64) uint64 { return seq & genMax }
+
+// newGen returns the generation of a new version of the item (pk, id) of
+// slot hash h whose stored version is old ("" if none; live says whether
+// it is live): old's if it is live, else the one after the version removed
+// last (old, or the latest change the change feed keeps), 0 if the item
+// has none. A store that is the only writer has no generations.
+func (c *Container) newGen(old record, live bool, h uint32, pk, id string) uint64 {
+	if c.store.opts.WriteRegions <= 1 {
+		return 0
+	}
+	if live {
+		return seqGen(old.seq())
+	}
+	if old == "" {
+		last, ok := c.lastChange(h, pk+id)
+		if !ok {
+			return 0
+		}
+		old = last.rec
+	}
+	return min(seqGen(old.seq())+1, genMax)
 }
 
 // raiseSeq moves the store's write sequence to at least seq, so that its
@@ -356,21 +400,31 @@ func (c *Container) lastChange(h uint32, key string) (feedEntry, bool) {
 
 // ConflictRule is how ApplyReplicaChangeResolved decides a conflict
 // between concurrent changes of an item in two replicas: Cosmos DB's Last
-// Writer Wins. Of two concurrent writes, the version with the higher
-// number at Path wins. Every replica picks the same winner, so replicas
-// that exchange their changes in any order converge.
+// Writer Wins. A delete wins over every write concurrent with it (one made
+// without it, in a replica that did not have it yet); a write made after a
+// delete (the item created again where the delete had been made or
+// applied) wins over the delete and over every write concurrent with the
+// delete; of two concurrent writes otherwise, the version with the higher
+// number at Path wins. Of two concurrent deletes, the item stays deleted.
+// Every replica picks the same winner, so replicas that exchange their
+// changes in any order converge.
+//
+// The order is by generation first: a version's is the number of deletes
+// (and expiries created again after) in its history, which its ETag holds
+// (Options.WriteRegions): a replace keeps its version's, a create after a
+// delete or an expiry takes the next. A delete's is the one after its
+// version's, so it is after every version of its version's generation;
+// a version of a delete's generation (created again after it, or after a
+// concurrent delete) is after it. Versions of one generation are then
+// ordered by Path. A replica that has forgotten an item's delete (its
+// change feed no longer keeps it) creates the item again at generation 0.
 type ConflictRule struct {
 	// Path is the conflict resolution path: a property of the items that
 	// holds a number ("/sortableTimestamp"). "" or "/_ts" means the
 	// versions' instants, at full precision. A version without a number
 	// there loses to one with; ties go to the later instant, then to the
-	// higher ETag. A delete is ordered as the version it removed, at the
-	// delete's instant: of a delete and a concurrent write, the later
-	// wins (Cosmos DB documents that the delete always wins: lethe keeps
-	// one order of every change, which is what makes replicas converge
-	// whatever the order their changes arrive in). Replicas converge on
-	// the latest version when the numbers at Path grow along each item's
-	// history, as a timestamp's do.
+	// higher ETag. Replicas converge on the latest version when the
+	// numbers at Path grow along each item's history, as a timestamp's do.
 	Path string
 }
 
@@ -385,8 +439,9 @@ type ConflictOutcome struct {
 	Applied bool
 	// Loser is the version that lost a conflict, as a read returns it
 	// (with _ts and _etag): the replica's, replaced or deleted, or the
-	// change's, left out; for a conflicts feed. Nil without a conflict,
-	// when the loser is a delete, or when Expired.
+	// change's, left out (a write that lost to a delete too); for a
+	// conflicts feed. Nil without a conflict, when the loser is a delete,
+	// or when Expired.
 	Loser []byte
 	// Expired says a side of the conflict, the change's version or the
 	// replica's, had expired by the store's clock when it was decided: an
@@ -406,10 +461,14 @@ type conflictRule struct {
 // version of the item (its Replaces names another) is a conflict, decided
 // by r, and the outcome tells which version lost. The replica's change
 // feed keeps the item's history (ChangeFeedPolicy): a delete there is a
-// tombstone a later-arriving older write loses to, and a change the
-// replica held before is a no-op, so regions may receive their own changes
-// back and changes may be applied again. The stores' ETags must be apart
-// (Options.WriteRegions). Bad input, and a bad rule, is a typed *Error
+// tombstone a later-arriving write concurrent with it loses to, and a
+// change the replica held before is a no-op, so regions may receive their
+// own changes back and changes may be applied again. The stores' ETags
+// must be apart, and carry the versions' generations (Options.WriteRegions).
+// Each replica must receive each other's changes in the order its
+// ReplicaChanges gives them: a delete of a version of a later generation
+// than the replica's is a no-op, the replica is behind it, and the
+// delete's own replica sends that version first. Bad input, and a bad rule, is a typed *Error
 // and changes nothing.
 func (c *Container) ApplyReplicaChangeResolved(ctx context.Context, ch ReplicaChange, r ConflictRule) (ConflictOutcome, error) {
 	const op = "ApplyReplicaChangeResolved"
@@ -433,81 +492,97 @@ func parseConflictRule(r ConflictRule) (*conflictRule, *Error) {
 }
 
 // resolve decides a replica change under a conflict rule: see
-// ApplyReplicaChangeResolved. The item's state in the replica is its
-// version old, or, when there is none, the latest change of it the feed
-// keeps: a delete (a tombstone) or an expiry of a version. Versions and
-// deletes are ordered by lwwKey, and the change is made when it is after
-// the state, or replaces the replica's live version: so each replica ends
-// at the latest change, whatever the order they arrive in. The caller holds
-// the item's shard lock.
+// ApplyReplicaChangeResolved and ConflictRule. The item's state in the
+// replica is its version old, or, when there is none, the latest change of
+// it the feed keeps: a delete (a tombstone of the version it removed) or an
+// expiry of a version. The change is made when it is after the state, or
+// replaces the replica's version; so each replica ends at the latest of
+// the changes it received, whatever the order they arrive in. The caller
+// holds the item's shard lock.
 func (c *Container) resolve(r *replicaWrite, old record, h uint32, rule *conflictRule) ConflictOutcome {
 	etag := etagOf(r.seq)
-	state, deleted, stateAt := old, false, int64(0)
-	var removed record // a delete's version, if the replica has held it
-	seen := false      // the replica has held the change before
+	state, deleted := old, false
+	seen := !r.del && old != "" && old.etag() == etag // the replica has held the change before
+	removedGen := false                               // the replica removed a version of a delete's generation
 	c.mu.Lock()
-	if f := c.mu.feed.history; f != nil {
+	if f := c.mu.feed.history; f != nil && !seen {
 		first := true
 		f.itemChanges(h, r.pk.enc+r.id, func(e *feedEntry) bool {
-			del := e.kind == changeDelete
 			if first && old == "" {
-				state, deleted, stateAt = e.rec, del, e.at
+				state, deleted = e.rec, e.kind == changeDelete
 			}
 			first = false
-			if e.rec.etag() == etag {
-				removed = e.rec
-				seen = seen || !r.del || del
+			if r.del {
+				// A replica records a delete as the removal of the version
+				// it held (of the same generation) at the delete's
+				// instant, or, if that version had expired, as its expiry.
+				removal := e.kind == changeDelete || e.kind == changeExpire
+				sameGen := removal && seqGen(e.rec.seq()) == seqGen(r.seq)
+				seen = removal && e.rec.etag() == etag || sameGen && e.kind == changeDelete && e.at == r.written
+				removedGen = removedGen || sameGen
+			} else {
+				seen = e.rec.etag() == etag
 			}
 			return !seen
 		})
 	}
 	c.mu.Unlock()
-	if old != "" && old.etag() == etag {
-		removed = old
-	}
-	var in, at lwwKey
-	if state != "" {
-		at = rule.key(state, stateAt, deleted)
-	}
 	switch {
-	case seen || !r.del && state != "" && !deleted && state.etag() == etag:
-		return ConflictOutcome{} // held before: applied again, or a replica's own
-	case r.del && old == "":
-		return ConflictOutcome{} // nothing to delete
+	case seen:
+		return ConflictOutcome{} // applied again, or a replica's own
 	case r.del:
-		in = lwwKey{at: r.written, seq: r.seq, del: true}
-		if rule.path != nil {
-			switch {
-			case removed != "":
-				in.num, in.hasNum = numberAt(removed.body(), rule.path)
-			case r.doc != nil:
-				in.num, in.hasNum = numberAt(string(r.doc), rule.path)
-			}
-		}
-	default:
-		in = rule.key(r.rec, 0, false)
+		return c.resolveDelete(r, old, etag, removedGen)
+	case state == "":
+		return ConflictOutcome{Applied: true}
 	}
-	follows := state == "" ||
-		!r.del && !deleted && state.etag() == r.replaces ||
-		r.del && old.etag() == etag ||
-		!r.del && r.replaces == "" && (deleted || !c.rule.live(state, r.written))
-	switch {
-	case !r.del && old != "" && c.rule.live(old, r.written) && old.etag() == r.replaces,
-		state == "" && !r.del,
-		in.after(at):
-	default: // the replica's state is later: the change is left out
-		out := ConflictOutcome{Conflict: true, Expired: c.sideExpired(r, state, deleted)}
-		if !r.del && !out.Expired {
-			out.Loser = r.rec.jsonBytes()
-		}
-		return out
+	gen, at := seqGen(r.seq), seqGen(state.seq())
+	var follows, wins bool
+	if deleted {
+		// Its tombstone is of the generation after the version removed.
+		follows = gen > at
+		wins = follows
+	} else {
+		follows = state.etag() == r.replaces || r.replaces == "" && !c.rule.live(state, r.written)
+		wins = state.etag() == r.replaces || gen > at || gen == at && rule.key(r.rec).after(rule.key(state))
 	}
-	out := ConflictOutcome{Applied: true, Conflict: !follows}
+	out := ConflictOutcome{Applied: wins, Conflict: !follows}
 	if out.Conflict {
 		out.Expired = c.sideExpired(r, state, deleted)
-		if old != "" && !out.Expired {
+		switch {
+		case out.Expired:
+		case !wins:
+			out.Loser = r.rec.jsonBytes()
+		case old != "":
 			out.Loser = old.jsonBytes()
 		}
+	}
+	return out
+}
+
+// resolveDelete decides a replica's delete under a conflict rule, given
+// the item's version old in the replica (if any): the delete is of the
+// generation after its version's, etag's, so it removes a version of that
+// generation and loses to a later one; one that would lose after the
+// replica removed a version of its version's generation (removed: it may
+// have been applied then, as an expiry) is a no-op. A delete whose version
+// is of a later generation than old's waits: old is older than the
+// version, which the feed the delete came from holds before it and brings
+// first (a delete relayed by another replica may come sooner). The caller
+// holds the item's shard lock.
+func (c *Container) resolveDelete(r *replicaWrite, old record, etag string, removed bool) ConflictOutcome {
+	if old == "" {
+		return ConflictOutcome{} // nothing to delete
+	}
+	gen, at := seqGen(r.seq), seqGen(old.seq())
+	switch {
+	case old.etag() == etag:
+		return ConflictOutcome{Applied: true}
+	case at < gen, at > gen && removed:
+		return ConflictOutcome{}
+	}
+	out := ConflictOutcome{Applied: at == gen, Conflict: true, Expired: !c.rule.live(old, c.store.clock.now())}
+	if out.Applied && !out.Expired {
+		out.Loser = old.jsonBytes()
 	}
 	return out
 }
@@ -521,30 +596,24 @@ func (c *Container) sideExpired(r *replicaWrite, state record, deleted bool) boo
 	return !r.del && !c.rule.live(r.rec, now) || state != "" && !deleted && !c.rule.live(state, now)
 }
 
-// lwwKey orders the versions and deletes of an item for Last Writer
-// Wins: by the number at the rule's path (a version without one first),
-// then by instant, then by write sequence number (unique to a version),
-// a delete right after the version it removed. A version's successor
-// written in any replica is after it (its instant is not earlier, its
-// sequence number higher: ApplyReplicaChange raises the store's past it),
-// so is a delete's; so with the instant as the rule, and with a path whose
-// numbers grow along an item's history, the order puts every change after
-// the ones it followed from.
+// lwwKey orders the versions of one generation of an item for Last
+// Writer Wins: by the number at the rule's path (a version without one
+// first), then by instant, then by write sequence number (unique to a
+// version). A version's successor written in any replica is after it (its
+// instant is not earlier, its sequence number higher: ApplyReplicaChange
+// raises the store's past it); so with the instant as the rule, and with a
+// path whose numbers grow along an item's history, the order puts every
+// version after the ones it followed from.
 type lwwKey struct {
 	hasNum bool
 	num    float64
 	at     int64
 	seq    uint64
-	del    bool
 }
 
-// key returns the lwwKey of version rec, or of its delete at the instant
-// at.
-func (r *conflictRule) key(rec record, at int64, del bool) lwwKey {
-	k := lwwKey{at: rec.written(), seq: rec.seq(), del: del}
-	if del {
-		k.at = at
-	}
+// key returns the lwwKey of version rec.
+func (r *conflictRule) key(rec record) lwwKey {
+	k := lwwKey{at: rec.written(), seq: rec.seq()}
 	if r.path != nil {
 		k.num, k.hasNum = numberAt(rec.body(), r.path)
 	}
@@ -560,10 +629,8 @@ func (k lwwKey) after(o lwwKey) bool {
 		return k.num > o.num
 	case k.at != o.at:
 		return k.at > o.at
-	case k.seq != o.seq:
-		return k.seq > o.seq
 	}
-	return k.del && !o.del
+	return k.seq > o.seq
 }
 
 // numberAt returns the number at path in the JSON document doc, and false

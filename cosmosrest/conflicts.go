@@ -26,9 +26,11 @@ import (
 // (each region applies the other's change with
 // lethe.Container.ApplyReplicaChangeResolved):
 //
-//   - LastWriterWins: the version with the higher number at the policy's
-//     path (a property at the item's root; "/_ts", the default, is the
-//     versions' instants) wins, in every region; no conflict is recorded.
+//   - LastWriterWins: a delete wins over the writes concurrent with it
+//     (a write made after it, where it was known, wins over both); else
+//     the version with the higher number at the policy's path (a property
+//     at the item's root; "/_ts", the default, is the versions' instants)
+//     wins, in every region; no conflict is recorded.
 //   - Custom with a procedure: every region first keeps the Last Writer
 //     Wins winner by /_ts; the account's first write region (the arbiter)
 //     then runs the merge procedure, (incomingItem, existingItem,

@@ -165,6 +165,59 @@ func TestConflictsLastWriterWinsDefault(t *testing.T) {
 	}
 }
 
+// TestConflictsDeleteWins: a delete in East US wins over West US's later
+// replace within the lag, whatever its score, under every Last Writer Wins
+// policy, and an item East US created again after its delete wins over
+// such a replace; without a procedure, every region records the replace as
+// the loser.
+func TestConflictsDeleteWins(t *testing.T) {
+	for _, policy := range []map[string]any{nil, {"mode": "LastWriterWins", "conflictResolutionPath": "/score"}, {"mode": "Custom"}} {
+		t.Run(fmt.Sprint(policy), func(t *testing.T) {
+			a, clock, cs := multiWrite(t, policy, "")
+			east, west := cs["East US"], cs["West US"]
+			for i, again := range []bool{false, true} {
+				must(t, east.do("POST", accColl+"/docs", `{"id":"x","pk":"x","score":1,"v":"base"}`, pkHeader("x")...), 201)
+				settle(a, clock)
+				must(t, east.do("DELETE", accColl+"/docs/x", nil, pkHeader("x")...), 204)
+				if again {
+					must(t, east.do("POST", accColl+"/docs", `{"id":"x","pk":"x","score":2,"v":"again"}`, pkHeader("x")...), 201)
+				}
+				clock.Advance(time.Second)
+				must(t, west.do("PUT", accColl+"/docs/x", fmt.Sprintf(`{"id":"x","pk":"x","score":9,"v":"west%d"}`, i), pkHeader("x")...), 200)
+				settle(a, clock)
+				got := converged(t, cs, "x")
+				switch {
+				case !again && got != nil:
+					t.Errorf("x is %v, want it deleted", got)
+				case again && (got == nil || got["v"] != "again"):
+					t.Errorf("x is %v, want East US's, created again after its delete", got)
+				}
+				if again {
+					must(t, east.do("DELETE", accColl+"/docs/x", nil, pkHeader("x")...), 204)
+					settle(a, clock)
+				}
+			}
+			for _, name := range regionNames {
+				got := conflictsIn(t, cs[name])
+				if policy["mode"] != "Custom" {
+					if len(got) != 0 {
+						t.Errorf("%s's conflicts feed under Last Writer Wins: %v", name, got)
+					}
+					continue
+				}
+				if len(got) != 2 {
+					t.Fatalf("%s's conflicts feed: %v, want West US's two replaces", name, got)
+				}
+				for i, c := range got {
+					if lost := content(t, c); lost["v"] != fmt.Sprintf("west%d", i) || c["operationType"] != "replace" {
+						t.Errorf("%s: conflict %d is %v, holding %v; want West US's replace", name, i, c, lost)
+					}
+				}
+			}
+		})
+	}
+}
+
 // mergeTags is a merge procedure: the union of both versions' tags, in
 // order, and what it saw.
 const mergeTags = `function merge(incoming, existing, isTombstone, conflicting) {
