@@ -126,3 +126,59 @@ func TestAccountContainerReplaceSameInstant(t *testing.T) {
 		}
 	}
 }
+
+// TestAccountContainerReplaceKeepsExpired: a defaultTtl raised, or
+// removed, through one region leaves expired for good, in a region that
+// replays the change later, what that region showed expired meanwhile
+// (the seed rule): no item read of that region is answered between the
+// change where it was answered and its replay there.
+func TestAccountContainerReplaceKeepsExpired(t *testing.T) {
+	for _, ttl := range []any{1000, nil} {
+		t.Run(fmt.Sprint(ttl), func(t *testing.T) {
+			clock := lethe.NewManualClock(time.Unix(1_700_000_000, 0))
+			cfg := cosmosrest.AccountConfig{Consistency: cosmosrest.Eventual}
+			cfg.Clock = clock
+			cfg.Reaper.Disabled = true
+			a, cs := testAccount(t, cfg)
+			east, west := cs["East US"], cs["West US"]
+			createDB(t, east, "db")
+			coll := func(ttl any) map[string]any {
+				p := map[string]any{"id": "c", "partitionKey": map[string]any{"paths": []string{"/pk"}}}
+				if ttl != nil {
+					p["defaultTtl"] = ttl
+				}
+				return p
+			}
+			must(t, east.do("POST", "/dbs/db/colls", coll(10)), 201)
+			must(t, east.do("POST", accColl+"/docs", `{"id":"a","pk":"x"}`, pkHeader("x")...), 201)
+			a.DeliverDue()
+			read := func() int { return west.do("GET", accColl+"/docs/a", nil, pkHeader("x")...).status }
+			clock.Advance(8 * time.Second) // 2 s left of the item's 10
+			must(t, west.do("GET", accColl+"/docs/a", nil, pkHeader("x")...), 200)
+
+			// West US replays the change 5 s after East US made it, by
+			// when the item has expired there by the old default; a read
+			// of West US sent meanwhile is answered, or waits.
+			meanwhile := make(chan int, 1)
+			cosmosrest.BeforeReplay(a, func(region string) {
+				if region != "West US" {
+					return
+				}
+				cosmosrest.BeforeReplay(a, func(string) {})
+				clock.Advance(5 * time.Second)
+				go func() { meanwhile <- read() }()
+				if cosmosrest.ItemsAdmitted(a) {
+					meanwhile <- <-meanwhile // answered now
+				}
+			})
+			must(t, east.do("PUT", "/dbs/db/colls/c", coll(ttl)), 200)
+			got, after := <-meanwhile, read()
+			if got != after {
+				t.Errorf("West US answered a read sent while it replayed the change %d, and one after %d", got, after)
+			}
+			if east := east.do("GET", accColl+"/docs/a", nil, pkHeader("x")...).status; east != after {
+				t.Errorf("the item is %d in East US, where the change was answered, and %d in West US", east, after)
+			}
+		})
+	}
+}
