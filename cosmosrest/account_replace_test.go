@@ -182,3 +182,44 @@ func TestAccountContainerReplaceKeepsExpired(t *testing.T) {
 		})
 	}
 }
+
+// TestAccountOfferReplaceSameInstant: a container's throughput change is
+// made in every region at the instant of the region that answered it, as
+// a defaultTtl change is (TestAccountContainerReplaceSameInstant), though
+// the others replay it later by the account's clock: every region has the
+// new throughput, and the items that expire meanwhile expire at the same
+// instants everywhere. (The instant itself only starts the new budget's
+// refill, which no request shows.)
+func TestAccountOfferReplaceSameInstant(t *testing.T) {
+	clock := &steppingClock{ManualClock: lethe.NewManualClock(time.Unix(1_700_000_000, 0))}
+	cfg := cosmosrest.AccountConfig{Consistency: cosmosrest.Eventual}
+	cfg.Clock = clock
+	cfg.Reaper.Disabled = true
+	a, cs := testAccount(t, cfg)
+	east := cs["East US"]
+	createDB(t, east, "db")
+	coll := must(t, east.do("POST", "/dbs/db/colls", map[string]any{"id": "c", "defaultTtl": 10, "partitionKey": map[string]any{"paths": []string{"/pk"}}},
+		"x-ms-offer-throughput", "400"), 201).json(t)
+	for i := range 30 {
+		must(t, east.do("POST", accColl+"/docs", fmt.Sprintf(`{"id":"%d","pk":"x"}`, i), pkHeader("x")...), 201)
+		clock.Advance(time.Second)
+	}
+	a.DeliverDue()
+	o := offerOf(t, east, coll["_rid"].(string))
+	clock.step.Store(int64(time.Second))
+	must(t, replaceOffer(east, o, map[string]any{"offerThroughput": 500}), 200)
+	clock.step.Store(0)
+	clock.Advance(time.Minute)
+	want := regionExpiries(t, a, "East US", "c")
+	if len(want) != 30 {
+		t.Fatalf("East US: %d items expired of 30: %v", len(want), want)
+	}
+	for _, name := range regionNames[1:] {
+		if got := regionExpiries(t, a, name, "c"); !reflect.DeepEqual(got, want) {
+			t.Errorf("%s expired %v; East US, where the change was answered, %v", name, got, want)
+		}
+		if m, _ := offerFigures(offerOf(t, cs[name], coll["_rid"].(string))); m != 500 {
+			t.Errorf("%s: the offer is %v RU/s, want 500", name, m)
+		}
+	}
+}
