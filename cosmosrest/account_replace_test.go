@@ -27,6 +27,21 @@ func (c *steppingClock) Now() time.Time {
 	return c.ManualClock.Now()
 }
 
+// replaceAccount serves an account of regionNames at Eventual
+// consistency on a steppingClock (standing still until told to step),
+// without a reaper, with the database db, and returns the clock, the
+// account and a client per region.
+func replaceAccount(t *testing.T) (*steppingClock, *cosmosrest.Account, map[string]*client) {
+	t.Helper()
+	clock := &steppingClock{ManualClock: lethe.NewManualClock(time.Unix(1_700_000_000, 0))}
+	cfg := cosmosrest.AccountConfig{Consistency: cosmosrest.Eventual}
+	cfg.Clock = clock
+	cfg.Reaper.Disabled = true
+	a, cs := testAccount(t, cfg)
+	createDB(t, cs["East US"], "db")
+	return clock, a, cs
+}
+
 // regionExpiries returns, by id, the instant (crts) at which each item of
 // db/coll expired in region's change feed.
 func regionExpiries(t *testing.T, a *cosmosrest.Account, region, coll string) map[string]int64 {
@@ -74,13 +89,8 @@ func regionExpiries(t *testing.T, a *cosmosrest.Account, region, coll string) ma
 // expires the same items at the same instants everywhere, and a longer
 // one keeps alive everywhere what it keeps alive where it was answered.
 func TestAccountContainerReplaceSameInstant(t *testing.T) {
-	clock := &steppingClock{ManualClock: lethe.NewManualClock(time.Unix(1_700_000_000, 0))}
-	cfg := cosmosrest.AccountConfig{Consistency: cosmosrest.Eventual}
-	cfg.Clock = clock
-	cfg.Reaper.Disabled = true
-	a, cs := testAccount(t, cfg)
+	clock, a, cs := replaceAccount(t)
 	east := cs["East US"]
-	createDB(t, east, "db")
 	coll := func(id string, ttl int) map[string]any {
 		return map[string]any{"id": id, "defaultTtl": ttl, "partitionKey": map[string]any{"paths": []string{"/pk"}}}
 	}
@@ -135,13 +145,8 @@ func TestAccountContainerReplaceSameInstant(t *testing.T) {
 func TestAccountContainerReplaceKeepsExpired(t *testing.T) {
 	for _, ttl := range []any{1000, nil} {
 		t.Run(fmt.Sprint(ttl), func(t *testing.T) {
-			clock := lethe.NewManualClock(time.Unix(1_700_000_000, 0))
-			cfg := cosmosrest.AccountConfig{Consistency: cosmosrest.Eventual}
-			cfg.Clock = clock
-			cfg.Reaper.Disabled = true
-			a, cs := testAccount(t, cfg)
+			clock, a, cs := replaceAccount(t)
 			east, west := cs["East US"], cs["West US"]
-			createDB(t, east, "db")
 			coll := func(ttl any) map[string]any {
 				p := map[string]any{"id": "c", "partitionKey": map[string]any{"paths": []string{"/pk"}}}
 				if ttl != nil {
@@ -191,13 +196,8 @@ func TestAccountContainerReplaceKeepsExpired(t *testing.T) {
 // instants everywhere. (The instant itself only starts the new budget's
 // refill, which no request shows.)
 func TestAccountOfferReplaceSameInstant(t *testing.T) {
-	clock := &steppingClock{ManualClock: lethe.NewManualClock(time.Unix(1_700_000_000, 0))}
-	cfg := cosmosrest.AccountConfig{Consistency: cosmosrest.Eventual}
-	cfg.Clock = clock
-	cfg.Reaper.Disabled = true
-	a, cs := testAccount(t, cfg)
+	clock, a, cs := replaceAccount(t)
 	east := cs["East US"]
-	createDB(t, east, "db")
 	coll := must(t, east.do("POST", "/dbs/db/colls", map[string]any{"id": "c", "defaultTtl": 10, "partitionKey": map[string]any{"paths": []string{"/pk"}}},
 		"x-ms-offer-throughput", "400"), 201).json(t)
 	for i := range 30 {
