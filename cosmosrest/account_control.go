@@ -245,7 +245,7 @@ func (a *Account) serveRegions(w http.ResponseWriter, r *http.Request, deadline 
 	if rest != "" && rest != "/" {
 		parts := strings.Split(strings.TrimPrefix(rest, "/"), "/")
 		if len(parts) != 2 {
-			refuse(w, r, deadline, false, http.StatusNotFound, "no such control resource: "+clip(r.URL.Path))
+			refuseNoControl(w, r, deadline)
 			return
 		}
 		var err error

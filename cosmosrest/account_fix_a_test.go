@@ -121,9 +121,13 @@ func TestAccountRestartReplaysEveryRegion(t *testing.T) {
 }
 
 // A session token read before a restart is honoured after it, by every
-// region: the offset a failover gave the write region's tokens is kept.
-// (East US numbers an expiry in its feed that West US, skipping it, does
-// not before it restarts: the failover gives West US's tokens offset 1.)
+// region, and the tokens go on from it: the offset a failover gave the
+// write region's tokens is kept. (East US numbers an expiry in its feed
+// that West US, skipping it, does not before it restarts: the failover
+// gives West US's tokens offset 1. The start replays East US's feed into
+// West US, which numbers the expiry then, after b: without the offset it
+// would take the number West US gave b, and East US, holding it, would
+// answer b's token.)
 func TestAccountTokensSurviveRestart(t *testing.T) {
 	c := &crashAccount{t: t, dir: t.TempDir(), clock: lethe.NewManualClock(time.Unix(1_700_000_000, 0)), lag: 5 * time.Second}
 	a := c.open()
@@ -151,8 +155,8 @@ func TestAccountTokensSurviveRestart(t *testing.T) {
 	if r.status != 200 {
 		t.Errorf("East US answers %d/%s after the restart to the session token %s West US gave before it", r.status, r.header.Get("x-ms-substatus"), tok)
 	}
-	if got := r.header.Get("x-ms-session-token"); tokenAbove(tok, got) {
-		t.Errorf("East US's token after the restart is %s, below %s before it", got, tok)
+	if got := r.header.Get("x-ms-session-token"); !tokenAbove(got, tok) {
+		t.Errorf("East US's token after the restart is %s, not above %s before it, though it holds West US's changes since", got, tok)
 	}
 }
 
@@ -312,6 +316,9 @@ func TestAccountSplitLaterRegionFails(t *testing.T) {
 
 // Close waits for an account-wide change under way: containers created
 // while the account closes are, after it, in every region or in none.
+// They are created through West US, so that the region Close closes
+// first, East US, is one the change is replayed in after West US made it:
+// a Close that did not wait would close it under the change.
 func TestAccountCloseWaitsForMetadata(t *testing.T) {
 	dir := t.TempDir()
 	open := func() (*cosmosrest.Account, map[string]*client) {
@@ -321,14 +328,14 @@ func TestAccountCloseWaitsForMetadata(t *testing.T) {
 		return testAccount(t, cfg)
 	}
 	a, cs := open()
-	east := cs["East US"]
-	createDB(t, east, "db")
+	createDB(t, cs["East US"], "db")
+	west := cs["West US"]
 	created := make(chan struct{})
 	stopped := make(chan struct{})
 	go func() {
 		defer close(stopped)
 		for i := 0; ; i++ {
-			r := east.do("POST", "/dbs/db/colls", map[string]any{"id": fmt.Sprintf("c%d", i), "partitionKey": map[string]any{"paths": []string{"/pk"}}})
+			r := west.do("POST", "/dbs/db/colls", map[string]any{"id": fmt.Sprintf("c%d", i), "partitionKey": map[string]any{"paths": []string{"/pk"}}})
 			if r.status != 201 {
 				return
 			}

@@ -33,3 +33,17 @@ func CreateInStore(h *Handler, db, coll string) error {
 
 // Start returns the instant h gives the containers it found on disk.
 func Start(h *Handler) time.Time { return h.start }
+
+// BeforeReplay makes a's account-wide changes call f before each region
+// replays one, with the region's name, while the change is being made.
+func BeforeReplay(a *Account, f func(region string)) { a.beforeReplay.Store(&f) }
+
+// ItemsAdmitted reports whether an item request to a could be served now,
+// rather than wait for the account-wide change under way (fanout).
+func ItemsAdmitted(a *Account) bool {
+	if !a.topo.TryRLock() {
+		return false
+	}
+	a.topo.RUnlock()
+	return true
+}

@@ -157,11 +157,15 @@ type Account struct {
 	sched   *replication.Scheduler[shipped]
 
 	// topo is held for reading by each data request while it is served,
-	// and for writing by a failover, which moves the write region.
+	// and for writing by a failover, which moves the write region, and by
+	// an account-wide change of containers (fanout).
 	topo sync.RWMutex
 	// meta serializes the account-wide requests, so that every region
 	// makes them in the same order.
 	meta sync.Mutex
+	// beforeReplay, when set (by tests), runs in fanout before each
+	// region replays an account-wide change, with the region's name.
+	beforeReplay atomic.Pointer[func(region string)]
 
 	mu     sync.Mutex // guards hub, the regions' state, repl and gens
 	hub    *regionNode
@@ -639,10 +643,11 @@ func itemRead(q *request) bool {
 // body, its signature, its nonce); done runs after it, when it succeeded.
 // The client is answered after the replays: when a region fails what the
 // first made, the regions have diverged, and the client is answered 503
-// naming the region (and the failure is logged). A request that makes or deletes
-// containers (exclusive) holds topo for writing throughout, so that no
-// item write reaches a container some regions have and others not yet
-// (or no longer).
+// naming the region (and the failure is logged). A request that makes,
+// deletes or replaces containers (exclusive, structural) holds topo for
+// writing throughout, so that no item request reaches a container some
+// regions have and others not yet (or no longer), or have changed and
+// others not yet.
 func (a *Account) fanout(from *regionNode, w http.ResponseWriter, r *http.Request, body []byte, g gateway, exclusive bool, local func(http.ResponseWriter, *http.Request), done func()) {
 	a.meta.Lock()
 	defer a.meta.Unlock()
@@ -662,6 +667,9 @@ func (a *Account) fanout(from *regionNode, w http.ResponseWriter, r *http.Reques
 	for _, n := range a.regions {
 		if n == from {
 			continue
+		}
+		if f := a.beforeReplay.Load(); f != nil {
+			(*f)(n.name)
 		}
 		r2 := r.Clone(context.WithValue(r.Context(), replayKey{}, true))
 		r2.Body = io.NopCloser(bytes.NewReader(body))
@@ -718,12 +726,18 @@ func (b *bufferWriter) flush(w http.ResponseWriter) {
 	_, _ = w.Write(b.body.Bytes())
 }
 
-// structural reports whether account-wide request q makes or deletes
-// containers: a create or delete of a database or a container.
+// structural reports whether account-wide request q makes, deletes or
+// replaces containers: a create or delete of a database or a container,
+// or a container's replace. A replace changes what items are seen (its
+// defaultTtl) as of the answering region's instant, so no region may
+// answer an item request between that instant and its replay there: what
+// it showed expired meanwhile would be seen again (the seed rule).
 func structural(q *request) bool {
 	switch q.r.Method {
 	case http.MethodPost, http.MethodDelete:
 		return q.t.kind == tDatabase || q.t.kind == tDatabases || q.t.kind == tContainer || q.t.kind == tContainers
+	case http.MethodPut:
+		return q.t.kind == tContainer
 	}
 	return false
 }

@@ -27,6 +27,21 @@ func (c *steppingClock) Now() time.Time {
 	return c.ManualClock.Now()
 }
 
+// replaceAccount serves an account of regionNames at Eventual
+// consistency on a steppingClock (standing still until told to step),
+// without a reaper, with the database db, and returns the clock, the
+// account and a client per region.
+func replaceAccount(t *testing.T) (*steppingClock, *cosmosrest.Account, map[string]*client) {
+	t.Helper()
+	clock := &steppingClock{ManualClock: lethe.NewManualClock(time.Unix(1_700_000_000, 0))}
+	cfg := cosmosrest.AccountConfig{Consistency: cosmosrest.Eventual}
+	cfg.Clock = clock
+	cfg.Reaper.Disabled = true
+	a, cs := testAccount(t, cfg)
+	createDB(t, cs["East US"], "db")
+	return clock, a, cs
+}
+
 // regionExpiries returns, by id, the instant (crts) at which each item of
 // db/coll expired in region's change feed.
 func regionExpiries(t *testing.T, a *cosmosrest.Account, region, coll string) map[string]int64 {
@@ -74,13 +89,8 @@ func regionExpiries(t *testing.T, a *cosmosrest.Account, region, coll string) ma
 // expires the same items at the same instants everywhere, and a longer
 // one keeps alive everywhere what it keeps alive where it was answered.
 func TestAccountContainerReplaceSameInstant(t *testing.T) {
-	clock := &steppingClock{ManualClock: lethe.NewManualClock(time.Unix(1_700_000_000, 0))}
-	cfg := cosmosrest.AccountConfig{Consistency: cosmosrest.Eventual}
-	cfg.Clock = clock
-	cfg.Reaper.Disabled = true
-	a, cs := testAccount(t, cfg)
+	clock, a, cs := replaceAccount(t)
 	east := cs["East US"]
-	createDB(t, east, "db")
 	coll := func(id string, ttl int) map[string]any {
 		return map[string]any{"id": id, "defaultTtl": ttl, "partitionKey": map[string]any{"paths": []string{"/pk"}}}
 	}
@@ -123,6 +133,93 @@ func TestAccountContainerReplaceSameInstant(t *testing.T) {
 			if got := regionExpiries(t, a, name, c); !reflect.DeepEqual(got, want) {
 				t.Errorf("%s: %s expired %v; East US, where the change was answered, %v", c, name, got, want)
 			}
+		}
+	}
+}
+
+// TestAccountContainerReplaceKeepsExpired: a defaultTtl raised, or
+// removed, through one region leaves expired for good, in a region that
+// replays the change later, what that region showed expired meanwhile
+// (the seed rule): no item read of that region is answered between the
+// change where it was answered and its replay there.
+func TestAccountContainerReplaceKeepsExpired(t *testing.T) {
+	for _, ttl := range []any{1000, nil} {
+		t.Run(fmt.Sprint(ttl), func(t *testing.T) {
+			clock, a, cs := replaceAccount(t)
+			east, west := cs["East US"], cs["West US"]
+			coll := func(ttl any) map[string]any {
+				p := map[string]any{"id": "c", "partitionKey": map[string]any{"paths": []string{"/pk"}}}
+				if ttl != nil {
+					p["defaultTtl"] = ttl
+				}
+				return p
+			}
+			must(t, east.do("POST", "/dbs/db/colls", coll(10)), 201)
+			must(t, east.do("POST", accColl+"/docs", `{"id":"a","pk":"x"}`, pkHeader("x")...), 201)
+			a.DeliverDue()
+			read := func() int { return west.do("GET", accColl+"/docs/a", nil, pkHeader("x")...).status }
+			clock.Advance(8 * time.Second) // 2 s left of the item's 10
+			must(t, west.do("GET", accColl+"/docs/a", nil, pkHeader("x")...), 200)
+
+			// West US replays the change 5 s after East US made it, by
+			// when the item has expired there by the old default; a read
+			// of West US sent meanwhile is answered, or waits.
+			meanwhile := make(chan int, 1)
+			cosmosrest.BeforeReplay(a, func(region string) {
+				if region != "West US" {
+					return
+				}
+				cosmosrest.BeforeReplay(a, func(string) {})
+				clock.Advance(5 * time.Second)
+				go func() { meanwhile <- read() }()
+				if cosmosrest.ItemsAdmitted(a) {
+					meanwhile <- <-meanwhile // answered now
+				}
+			})
+			must(t, east.do("PUT", "/dbs/db/colls/c", coll(ttl)), 200)
+			got, after := <-meanwhile, read()
+			if got != after {
+				t.Errorf("West US answered a read sent while it replayed the change %d, and one after %d", got, after)
+			}
+			if east := east.do("GET", accColl+"/docs/a", nil, pkHeader("x")...).status; east != after {
+				t.Errorf("the item is %d in East US, where the change was answered, and %d in West US", east, after)
+			}
+		})
+	}
+}
+
+// TestAccountOfferReplaceSameInstant: a container's throughput change is
+// made in every region at the instant of the region that answered it, as
+// a defaultTtl change is (TestAccountContainerReplaceSameInstant), though
+// the others replay it later by the account's clock: every region has the
+// new throughput, and the items that expire meanwhile expire at the same
+// instants everywhere. (The instant itself only starts the new budget's
+// refill, which no request shows.)
+func TestAccountOfferReplaceSameInstant(t *testing.T) {
+	clock, a, cs := replaceAccount(t)
+	east := cs["East US"]
+	coll := must(t, east.do("POST", "/dbs/db/colls", map[string]any{"id": "c", "defaultTtl": 10, "partitionKey": map[string]any{"paths": []string{"/pk"}}},
+		"x-ms-offer-throughput", "400"), 201).json(t)
+	for i := range 30 {
+		must(t, east.do("POST", accColl+"/docs", fmt.Sprintf(`{"id":"%d","pk":"x"}`, i), pkHeader("x")...), 201)
+		clock.Advance(time.Second)
+	}
+	a.DeliverDue()
+	o := offerOf(t, east, coll["_rid"].(string))
+	clock.step.Store(int64(time.Second))
+	must(t, replaceOffer(east, o, map[string]any{"offerThroughput": 500}), 200)
+	clock.step.Store(0)
+	clock.Advance(time.Minute)
+	want := regionExpiries(t, a, "East US", "c")
+	if len(want) != 30 {
+		t.Fatalf("East US: %d items expired of 30: %v", len(want), want)
+	}
+	for _, name := range regionNames[1:] {
+		if got := regionExpiries(t, a, name, "c"); !reflect.DeepEqual(got, want) {
+			t.Errorf("%s expired %v; East US, where the change was answered, %v", name, got, want)
+		}
+		if m, _ := offerFigures(offerOf(t, cs[name], coll["_rid"].(string))); m != 500 {
+			t.Errorf("%s: the offer is %v RU/s, want 500", name, m)
 		}
 	}
 }

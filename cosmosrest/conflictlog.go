@@ -44,22 +44,17 @@ const (
 // minConflictLog is the fewest appended frames that make a compaction.
 const minConflictLog = 64
 
-// conflictRecord is one frame of conflictLogFile.
+// conflictRecord is one frame of conflictLogFile: a savedConflict, whose
+// fields it uses as conflictsFile did, with what the log adds.
 type conflictRecord struct {
 	// Op is what the frame records: "feed" (a feed as a compaction writes
 	// it: Num its last number, Through), "add" (a conflict, with Ends),
 	// "delete" (the conflict numbered Num), "mark" (Key handled, with
 	// Ends) or "drop" (the feed is gone).
-	Op       string          `json:"op"`
-	Coll     string          `json:"coll"`
-	Num      uint64          `json:"num,omitempty"`
-	PK       string          `json:"partitionKey,omitempty"` // as lethe.PartitionKey.String writes it
-	ID       string          `json:"id,omitempty"`
-	ETag     string          `json:"etag,omitempty"`
-	Resource json.RawMessage `json:"resource,omitempty"`
-	Key      string          `json:"key,omitempty"`
-	Ends     []uint64        `json:"ends,omitempty"`
-	Through  []uint64        `json:"through,omitempty"`
+	Op string `json:"op"`
+	savedConflict
+	Ends    []uint64 `json:"ends,omitempty"`
+	Through []uint64 `json:"through,omitempty"`
 }
 
 // appendConflictLocked appends recs to the database's conflicts log, and
@@ -116,15 +111,15 @@ func (db *database) compactConflictsLocked() error {
 	frames := 0
 	for coll, f := range l.feeds {
 		f.prune()
-		recs := []conflictRecord{{Op: "feed", Coll: coll, Num: f.next, Through: f.through}}
+		recs := []conflictRecord{{Op: "feed", savedConflict: savedConflict{Coll: coll, Num: f.next}, Through: f.through}}
 		live := make(map[string]bool, len(f.conflicts))
 		for _, c := range f.conflicts {
 			live[c.key] = true
-			recs = append(recs, conflictRecord{Op: "add", Coll: coll, Num: c.num, PK: c.pk.String(), ID: c.idValue, ETag: c.etag, Resource: c.json, Key: c.key, Ends: c.ends})
+			recs = append(recs, conflictRecord{Op: "add", savedConflict: savedConflict{Coll: coll, Num: c.num, PK: c.pk.String(), ID: c.idValue, ETag: c.etag, Resource: c.json, Key: c.key}, Ends: c.ends})
 		}
 		for key, ends := range f.handled {
 			if !live[key] {
-				recs = append(recs, conflictRecord{Op: "mark", Coll: coll, Key: key, Ends: ends})
+				recs = append(recs, conflictRecord{Op: "mark", savedConflict: savedConflict{Coll: coll, Key: key}, Ends: ends})
 			}
 		}
 		for _, r := range recs {

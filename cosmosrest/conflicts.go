@@ -287,7 +287,7 @@ func (db *database) markHandled(coll, key string, ends []uint64) error {
 	db.confl.mu.Lock()
 	defer db.confl.mu.Unlock()
 	db.feedLocked(coll).handled[key] = ends
-	return db.appendConflictLocked(conflictRecord{Op: "mark", Coll: coll, Key: key, Ends: ends})
+	return db.appendConflictLocked(conflictRecord{Op: "mark", savedConflict: savedConflict{Coll: coll, Key: key}, Ends: ends})
 }
 
 // conflictRes is one conflict of a conflicts feed.
@@ -308,15 +308,16 @@ const conflictsFile = "conflicts.json"
 
 // savedConflict is a conflict as conflictsFile keeps it, or with only
 // Coll and Key, a change whose conflict was handled and is not in the
-// feed (deleted, or merged).
+// feed (deleted, or merged); conflictLogFile's frames hold it too
+// (conflictRecord), with only the fields each needs.
 type savedConflict struct {
 	Coll     string          `json:"coll"`
-	Num      uint64          `json:"num"`
-	PK       string          `json:"partitionKey"` // as lethe.PartitionKey.String writes it
-	ID       string          `json:"id"`
-	ETag     string          `json:"etag"`
+	Num      uint64          `json:"num,omitempty"`
+	PK       string          `json:"partitionKey,omitempty"` // as lethe.PartitionKey.String writes it
+	ID       string          `json:"id,omitempty"`
+	ETag     string          `json:"etag,omitempty"`
 	Resource json.RawMessage `json:"resource,omitempty"`
-	Key      string          `json:"key"`
+	Key      string          `json:"key,omitempty"`
 }
 
 // loadConflicts reads the policies and the conflicts feeds a durable
@@ -388,7 +389,7 @@ func (db *database) setConflictPolicy(coll string, p conflictPolicy) error {
 	defer db.confl.mu.Unlock()
 	if _, ok := db.confl.feeds[coll]; ok {
 		delete(db.confl.feeds, coll)
-		if err := db.appendConflictLocked(conflictRecord{Op: "drop", Coll: coll}); err != nil {
+		if err := db.appendConflictLocked(conflictRecord{Op: "drop", savedConflict: savedConflict{Coll: coll}}); err != nil {
 			return err
 		}
 	}
@@ -424,7 +425,7 @@ func (db *database) dropConflicts(coll string) error {
 		err = writeDBFile(db, conflictPoliciesFile, db.confl.policies, func(a, b conflictPolicy) bool { return a.Coll < b.Coll })
 	}
 	if hadFeed {
-		err = errors.Join(err, db.appendConflictLocked(conflictRecord{Op: "drop", Coll: coll}))
+		err = errors.Join(err, db.appendConflictLocked(conflictRecord{Op: "drop", savedConflict: savedConflict{Coll: coll}}))
 	}
 	return err
 }
@@ -462,7 +463,7 @@ func (db *database) addConflict(coll string, paths []string, pk lethe.PartitionK
 		lsn, rs, ridString(db.rid), ridString(crid), rs, ts, etag)
 	c := &conflictRes{num: num, pk: pk, json: b.Bytes(), idValue: rs, etag: etag, key: key, ends: ends}
 	f.add(c)
-	return db.appendConflictLocked(conflictRecord{Op: "add", Coll: coll, Num: c.num, PK: pk.String(), ID: rs, ETag: etag, Resource: c.json, Key: key, Ends: ends})
+	return db.appendConflictLocked(conflictRecord{Op: "add", savedConflict: savedConflict{Coll: coll, Num: c.num, PK: pk.String(), ID: rs, ETag: etag, Resource: c.json, Key: key}, Ends: ends})
 }
 
 // conflictDocs returns the conflicts of the container coll, oldest first.
@@ -509,7 +510,7 @@ func (db *database) findConflict(coll, id string, remove bool) (*conflictRes, bo
 		return c, ok, nil
 	}
 	f.remove(c)
-	return c, true, db.appendConflictLocked(conflictRecord{Op: "delete", Coll: coll, Num: c.num})
+	return c, true, db.appendConflictLocked(conflictRecord{Op: "delete", savedConflict: savedConflict{Coll: coll, Num: c.num}})
 }
 
 // readConflicts answers GET on a container's conflicts feed: its

@@ -17,24 +17,13 @@ const conflictLag = 10 * time.Second
 
 // multiWrite serves an account of regionNames on a manual clock, East US
 // and West US writable, North Europe a read region, changes delivered
-// conflictLag after they are written; it makes db/c (partition key /pk)
-// with the conflict resolution policy given (nil: the default) and, when
-// merge is not "", the stored procedure "merge" of that body.
+// conflictLag after they are written, and makes db/c (createConflictColl).
 func multiWrite(t *testing.T, policy map[string]any, merge string) (*cosmosrest.Account, *lethe.ManualClock, map[string]*client) {
 	t.Helper()
 	clock := lethe.NewManualClock(time.Unix(1_700_000_000, 0))
 	a, cs, stop := serveMulti(t, clock, "")
 	t.Cleanup(stop)
-	east := cs["East US"]
-	createDB(t, east, "db")
-	body := map[string]any{"id": "c", "partitionKey": map[string]any{"paths": []string{"/pk"}}}
-	if policy != nil {
-		body["conflictResolutionPolicy"] = policy
-	}
-	must(t, east.do("POST", "/dbs/db/colls", body), 201)
-	if merge != "" {
-		must(t, east.do("POST", accColl+"/sprocs", map[string]any{"id": "merge", "body": merge}), 201)
-	}
+	createConflictColl(t, cs["East US"], policy, merge)
 	return a, clock, cs
 }
 
@@ -43,6 +32,23 @@ func multiWrite(t *testing.T, policy map[string]any, merge string) (*cosmosrest.
 func serveMulti(t *testing.T, clock *lethe.ManualClock, dir string) (*cosmosrest.Account, map[string]*client, func()) {
 	t.Helper()
 	return serveMultiLag(t, clock, dir, func(string, string) time.Duration { return conflictLag })
+}
+
+// createConflictColl makes, through c, the database db and its container
+// c (partition key /pk) with the conflict resolution policy given (nil:
+// the default) and, when merge is not "", the stored procedure "merge" of
+// that body.
+func createConflictColl(t *testing.T, c *client, policy map[string]any, merge string) {
+	t.Helper()
+	createDB(t, c, "db")
+	body := map[string]any{"id": "c", "partitionKey": map[string]any{"paths": []string{"/pk"}}}
+	if policy != nil {
+		body["conflictResolutionPolicy"] = policy
+	}
+	must(t, c.do("POST", "/dbs/db/colls", body), 201)
+	if merge != "" {
+		must(t, c.do("POST", accColl+"/sprocs", map[string]any{"id": "merge", "body": merge}), 201)
+	}
 }
 
 // serveMultiLag is serveMulti with the lag given.
@@ -407,10 +413,7 @@ func TestConflictsMergeOnce(t *testing.T) {
 	dir := t.TempDir()
 	clock := lethe.NewManualClock(time.Unix(1_700_000_000, 0))
 	a, cs, stop := serveMulti(t, clock, dir)
-	createDB(t, cs["East US"], "db")
-	must(t, cs["East US"].do("POST", "/dbs/db/colls", map[string]any{"id": "c", "partitionKey": map[string]any{"paths": []string{"/pk"}},
-		"conflictResolutionPolicy": map[string]any{"mode": "Custom", "conflictResolutionProcedure": "dbs/db/colls/c/sprocs/merge"}}), 201)
-	must(t, cs["East US"].do("POST", accColl+"/sprocs", map[string]any{"id": "merge", "body": mergeTags}), 201)
+	createConflictColl(t, cs["East US"], map[string]any{"mode": "Custom", "conflictResolutionProcedure": "dbs/db/colls/c/sprocs/merge"}, mergeTags)
 	// West US writes first: its version loses by /_ts in East US, the
 	// arbiter, which the catch-up then meets again.
 	must(t, cs["West US"].do("POST", accColl+"/docs", `{"id":"x","pk":"x","tags":["b"],"v":"west"}`, pkHeader("x")...), 201)
@@ -452,15 +455,7 @@ func TestConflictsSeededConverge(t *testing.T) {
 				rnd := rand.New(rand.NewPCG(seed, 45))
 				clock := lethe.NewManualClock(time.Unix(1_700_000_000, 0))
 				a, cs, stop := serveMultiLag(t, clock, "", func(string, string) time.Duration { return time.Duration(rnd.IntN(5000)) * time.Millisecond })
-				createDB(t, cs["East US"], "db")
-				body := map[string]any{"id": "c", "partitionKey": map[string]any{"paths": []string{"/pk"}}}
-				if tc.policy != nil {
-					body["conflictResolutionPolicy"] = tc.policy
-				}
-				must(t, cs["East US"].do("POST", "/dbs/db/colls", body), 201)
-				if tc.merge != "" {
-					must(t, cs["East US"].do("POST", accColl+"/sprocs", map[string]any{"id": "merge", "body": tc.merge}), 201)
-				}
+				createConflictColl(t, cs["East US"], tc.policy, tc.merge)
 				ids := []string{"a", "b", "c"}
 				for i := range 60 {
 					region := regionNames[rnd.IntN(2)]

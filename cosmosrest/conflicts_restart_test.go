@@ -83,9 +83,7 @@ func TestConflictsMarksPruned(t *testing.T) {
 	dir := t.TempDir()
 	clock := lethe.NewManualClock(time.Unix(1_700_000_000, 0))
 	a, cs, stop := serveMulti(t, clock, dir)
-	createDB(t, cs["East US"], "db")
-	must(t, cs["East US"].do("POST", "/dbs/db/colls", map[string]any{"id": "c", "partitionKey": map[string]any{"paths": []string{"/pk"}},
-		"conflictResolutionPolicy": map[string]any{"mode": "Custom"}}), 201)
+	createConflictColl(t, cs["East US"], map[string]any{"mode": "Custom"}, "")
 	writeBoth(t, clock, cs, "POST", `{"id":"x","pk":"x","v":"east0"}`, `{"id":"x","pk":"x","v":"west0"}`)
 	settle(a, clock)
 	const rounds = 60

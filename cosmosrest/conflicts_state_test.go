@@ -318,7 +318,7 @@ func TestConflictLogDamaged(t *testing.T) {
 		return b
 	}
 	add := func(n uint64) conflictRecord {
-		return conflictRecord{Op: "add", Coll: "c", Num: n, PK: `["x"]`, ID: fmt.Sprint("conflict", n), ETag: `"e"`, Resource: json.RawMessage(`{}`), Key: fmt.Sprint("write:", n)}
+		return conflictRecord{Op: "add", savedConflict: savedConflict{Coll: "c", Num: n, PK: `["x"]`, ID: fmt.Sprint("conflict", n), ETag: `"e"`, Resource: json.RawMessage(`{}`), Key: fmt.Sprint("write:", n)}}
 	}
 	good := frames(add(1), add(2), add(3))
 	flipped := bytes.Clone(good)
@@ -330,7 +330,7 @@ func TestConflictLogDamaged(t *testing.T) {
 		want []string // nil: damaged
 	}{
 		{"a checksum fails before the end", flipped, nil},
-		{"an unknown record", frames(add(1), conflictRecord{Op: "what", Coll: "c"}), nil},
+		{"an unknown record", frames(add(1), conflictRecord{Op: "what", savedConflict: savedConflict{Coll: "c"}}), nil},
 		{"a bad header", append([]byte("LETHEXXX\x01"), good[len(conflictLogMagic)+1:]...), nil},
 		{"a torn last frame", torn, []string{"conflict1", "conflict2"}},
 		{"zeros at the end", append(bytes.Clone(good), make([]byte, 700)...), []string{"conflict1", "conflict2", "conflict3"}},

@@ -86,7 +86,7 @@ func (h *Handler) serveFaults(w http.ResponseWriter, r *http.Request, deadline t
 			return
 		}
 	default:
-		refuse(w, r, deadline, false, http.StatusNotFound, "no such control resource: "+clip(r.URL.Path))
+		refuseNoControl(w, r, deadline)
 		return
 	}
 	body, ok := h.controlRequest(w, r, deadline, "faults", id, "fault rules are set with the master key; a resource token cannot")

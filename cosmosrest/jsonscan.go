@@ -222,10 +222,10 @@ func docPartitionKey(doc []byte, paths []string) lethe.PartitionKey {
 		case string(v) == "true" || string(v) == "false":
 			pk = pk.AppendBool(v[0] == 't')
 		case v[0] == '"':
+			// valueAt yields a string only once it has scanned it whole
+			// (an object that is not JSON has no value): it decodes.
 			var s string
-			if json.Unmarshal(v, &s) != nil {
-				return pk.AppendNone()
-			}
+			_ = json.Unmarshal(v, &s)
 			pk = pk.AppendString(s)
 		case v[0] == '-' || '0' <= v[0] && v[0] <= '9':
 			f, err := strconv.ParseFloat(string(v), 64)

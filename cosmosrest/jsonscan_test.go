@@ -19,6 +19,8 @@ func TestDocPartitionKey(t *testing.T) {
 		{`{"a":{"b":"x"}}`, []string{"/a"}, `[{}]`}, // an object: undefined, none
 		{`{"a/b":"s","c":{"d e":"\u00e9"}}`, []string{`/"a/b"`, `/c/"d e"`}, `["s","é"]`},
 		{`{"id":"1","type":"alpha"}`, []string{"/id", "/type"}, `["1","alpha"]`},
+		{`{"pk":"a\"\/\u00e9","q":"b"}`, []string{"/pk", "/q"}, `["a\"/é","b"]`},
+		{`{"pk":"\q","q":"b"}`, []string{"/pk", "/q"}, `[{},{}]`}, // not JSON: no value at either path
 	} {
 		if got := docPartitionKey([]byte(tc.doc), tc.paths).String(); got != tc.want {
 			t.Errorf("%s at %q: %s, want %s", tc.doc, tc.paths, got, tc.want)

@@ -275,7 +275,9 @@ func (q *request) replaceOffer() {
 			err = q.h.raiseRanges(o.db, p, to)
 		}
 		if err == nil {
-			err = o.c.Replace(q.ctx(), to)
+			// At the answering region's instant, as a container's
+			// replace (replaceContainer): the same change everywhere.
+			err = o.c.ReplaceAt(q.ctx(), to, q.instant())
 		}
 		if err != nil {
 			q.fail(err, 0, 0)

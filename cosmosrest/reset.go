@@ -43,6 +43,29 @@ func (h *Handler) controlRequest(w http.ResponseWriter, r *http.Request, deadlin
 	return h.readBody(w, r, deadline, maxControlBody, true)
 }
 
+// refuseNoControl answers 404 a request to no control resource (below a
+// control endpoint's path, but none of its resources).
+func refuseNoControl(w http.ResponseWriter, r *http.Request, deadline time.Time) {
+	refuse(w, r, deadline, false, http.StatusNotFound, "no such control resource: "+clip(r.URL.Path))
+}
+
+// postControl is controlRequest, for resource type resType and link "",
+// of a control endpoint that is path alone, served to POST only: any
+// other path below it is 404 (refuseNoControl), another method 405. what
+// names the endpoint's action in the refusals ("a reset").
+func (h *Handler) postControl(w http.ResponseWriter, r *http.Request, deadline time.Time, path, resType, what string) ([]byte, bool) {
+	if r.URL.Path != path {
+		refuseNoControl(w, r, deadline)
+		return nil, false
+	}
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", "POST")
+		refuse(w, r, deadline, false, http.StatusMethodNotAllowed, fmt.Sprintf("%s is not served on %s: %s is a POST", r.Method, path, what))
+		return nil, false
+	}
+	return h.controlRequest(w, r, deadline, resType, "", what+" takes the master key; a resource token cannot")
+}
+
 // resetAnswer is the body of a reset's answer.
 type resetAnswer struct {
 	// Dropped are the ids of the databases dropped, in order.
@@ -57,16 +80,7 @@ type resetAnswer struct {
 // it drops every database (Reset) and answers 200 with the ids of those
 // dropped.
 func (h *Handler) serveReset(w http.ResponseWriter, r *http.Request, deadline time.Time) {
-	if r.URL.Path != resetPath {
-		refuse(w, r, deadline, false, http.StatusNotFound, "no such control resource: "+clip(r.URL.Path))
-		return
-	}
-	if r.Method != http.MethodPost {
-		w.Header().Set("Allow", "POST")
-		refuse(w, r, deadline, false, http.StatusMethodNotAllowed, fmt.Sprintf("%s is not served on %s: a reset is a POST", r.Method, resetPath))
-		return
-	}
-	if _, ok := h.controlRequest(w, r, deadline, "reset", "", "a reset takes the master key; a resource token cannot"); !ok {
+	if _, ok := h.postControl(w, r, deadline, resetPath, "reset", "a reset"); !ok {
 		return
 	}
 	dropped, err := h.Reset()

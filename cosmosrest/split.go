@@ -127,16 +127,7 @@ type splitRequest struct {
 // too narrow to split or a body that is not such an object, 500 for a
 // layout that could not be written.
 func (h *Handler) serveSplit(w http.ResponseWriter, r *http.Request, deadline time.Time) {
-	if r.URL.Path != splitPath {
-		refuse(w, r, deadline, false, http.StatusNotFound, "no such control resource: "+clip(r.URL.Path))
-		return
-	}
-	if r.Method != http.MethodPost {
-		w.Header().Set("Allow", "POST")
-		refuse(w, r, deadline, false, http.StatusMethodNotAllowed, fmt.Sprintf("%s is not served on %s: a split is a POST", r.Method, splitPath))
-		return
-	}
-	body, ok := h.controlRequest(w, r, deadline, "split", "", "a split takes the master key; a resource token cannot")
+	body, ok := h.postControl(w, r, deadline, splitPath, "split", "a split")
 	if !ok {
 		return
 	}
