@@ -29,6 +29,10 @@ type changeFeed struct {
 	bytes  int64  // the records' size, retained entries only
 	first  uint64 // the lsn of the oldest retained change; next when none is
 	next   uint64 // the lsn the next change gets
+	// lastWrite is the lsn of the latest create or replace pushed (0 if
+	// none): lastWriteAt finds it without a scan. Below first when
+	// forgotten.
+	lastWrite uint64
 
 	// latest finds the latest change of an item: the one a new change
 	// names as its prev, and marks superseded.
@@ -215,6 +219,9 @@ func (f *changeFeed) push(e feedEntry) {
 	chunk.entries = append(chunk.entries, e)
 	f.n++
 	f.next = e.lsn + 1
+	if e.kind == changeCreate || e.kind == changeReplace {
+		f.lastWrite = e.lsn
+	}
 	f.bytes += int64(len(e.rec)) + feedEntrySize
 }
 
@@ -276,6 +283,27 @@ func (f *changeFeed) firstAt(at int64) uint64 {
 		return true
 	})
 	return lsn
+}
+
+// lastWriteAt returns the latest retained create or replace at or before
+// lsn, nil if there is none: the latest one pushed when lsn is at or after
+// it, else the first found going back from lsn.
+func (f *changeFeed) lastWriteAt(lsn uint64) *feedEntry {
+	if f.n == 0 {
+		return nil
+	}
+	if lsn >= f.lastWrite {
+		if f.lastWrite < f.first {
+			return nil
+		}
+		return f.entry(f.lastWrite)
+	}
+	for l := min(lsn, f.next-1); l >= f.first && l != 0; l-- {
+		if e := f.entry(l); e.kind == changeCreate || e.kind == changeReplace {
+			return e
+		}
+	}
+	return nil
 }
 
 // all returns a copy of the retained changes.
