@@ -220,56 +220,115 @@ func TestAccountChangeFeedExpiryAfterTheRead(t *testing.T) {
 	}
 }
 
-// Moves between regions at random points of a random history, against
-// the write region's whole feed: every change is seen at least once.
+// Moves between regions at random points of a random history, with
+// failovers, against the changes of every region's whole feed: every
+// change is seen at least once; in latest-version mode, every item's last
+// version.
 func TestAccountChangeFeedMovesRandomly(t *testing.T) {
-	for seed := uint64(1); seed <= 6; seed++ {
-		t.Run(fmt.Sprint(seed), func(t *testing.T) {
-			t.Logf("seed %d", seed)
-			rng := rand.New(rand.NewPCG(seed, seed))
-			a, clock, cs := feedAccount(t, map[string]time.Duration{"West US": 3 * time.Second, "North Europe": 7 * time.Second})
-			var got []feedKey
-			cont, region := "", regionNames[rng.IntN(3)]
-			for step := range 120 {
-				switch rng.IntN(6) {
-				case 0, 1:
-					ttl := ""
-					if rng.IntN(2) == 0 {
-						ttl = fmt.Sprintf(`,"ttl":%d`, 1+rng.IntN(10))
-					}
-					write(t, cs["East US"], fmt.Sprintf(`{"id":"i%d","pk":"x","v":%d%s}`, rng.IntN(8), step, ttl))
-				case 2:
-					cs["East US"].do("DELETE", accColl+"/docs/"+fmt.Sprintf("i%d", rng.IntN(8)), nil, pkHeader("x")...)
-				case 3:
-					clock.Advance(time.Duration(rng.IntN(3000)) * time.Millisecond)
-					a.DeliverDue()
-				case 4:
-					region = regionNames[rng.IntN(3)]
-				default:
-					if cont == "" {
-						// The first read, from the beginning (before
-						// any write reached this region, it is empty).
-						_, keys, next := avadPage(t, cs[region], "", 1+rng.IntN(4))
-						got, cont = append(got, keys...), next
-						continue
-					}
-					status, keys, next := avadPage(t, cs[region], cont, 1+rng.IntN(4))
-					if status != http.StatusOK && status != http.StatusNotModified {
-						t.Fatalf("step %d, in %s: %d %s", step, region, status, next)
-					}
-					got, cont = append(got, keys...), next
+	for _, latest := range []bool{false, true} {
+		for seed := uint64(1); seed <= 6; seed++ {
+			t.Run(fmt.Sprintf("latest=%v/%d", latest, seed), func(t *testing.T) { movesRandomly(t, seed, latest) })
+		}
+	}
+}
+
+func movesRandomly(t *testing.T, seed uint64, latest bool) {
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, seed))
+	a, clock, cs := feedAccount(t, map[string]time.Duration{"East US": 2 * time.Second, "West US": 3 * time.Second, "North Europe": 7 * time.Second})
+	read := func(c *client, cont string, max int) (int, []feedKey, string) {
+		if latest {
+			return latestPage(t, c, cont, max)
+		}
+		return avadPage(t, c, cont, max)
+	}
+	var got []feedKey
+	cont, region := "", regionNames[rng.IntN(3)]
+	for step := range 150 {
+		hub := cs[a.WriteRegion()]
+		switch rng.IntN(7) {
+		case 0, 1:
+			ttl := ""
+			if rng.IntN(2) == 0 {
+				ttl = fmt.Sprintf(`,"ttl":%d`, 1+rng.IntN(10))
+			}
+			write(t, hub, fmt.Sprintf(`{"id":"i%d","pk":"x","v":%d%s}`, rng.IntN(8), step, ttl))
+		case 2:
+			hub.do("DELETE", accColl+"/docs/"+fmt.Sprintf("i%d", rng.IntN(8)), nil, pkHeader("x")...)
+		case 3:
+			clock.Advance(time.Duration(rng.IntN(3000)) * time.Millisecond)
+			a.DeliverDue()
+		case 4:
+			region = regionNames[rng.IntN(3)]
+			if rng.IntN(4) == 0 {
+				if err := a.Failover(regionNames[rng.IntN(3)]); err != nil {
+					t.Fatal(err)
 				}
 			}
-			clock.Advance(time.Minute)
-			a.DeliverDue()
-			rest, _ := avadAll(t, cs[region], cont, 10)
-			got = append(got, rest...)
-			want, _ := avadAll(t, cs["East US"], "", 1000)
-			if lost := missing(want, got); len(lost) > 0 {
-				t.Errorf("lost %v of %v: got %v", lost, want, got)
+		default:
+			status, keys, next := read(cs[region], cont, 1+rng.IntN(4))
+			if status != http.StatusOK && status != http.StatusNotModified {
+				t.Fatalf("step %d, in %s: %d %s", step, region, status, next)
 			}
-		})
+			got, cont = append(got, keys...), next
+		}
 	}
+	clock.Advance(time.Minute)
+	a.DeliverDue()
+	for range 1000 {
+		status, keys, next := read(cs[region], cont, 10)
+		got, cont = append(got, keys...), next
+		if status != http.StatusOK {
+			break
+		}
+	}
+	// The changes every region shows: a region that received a version
+	// after its expiry shows that expiry even though the write region
+	// replaced the version before it (the lag's, not the history's).
+	var want []feedKey
+	for i, name := range regionNames {
+		var all []feedKey
+		if latest {
+			_, all, _ = latestPage(t, cs[name], "", 1000)
+		} else {
+			all, _ = avadAll(t, cs[name], "", 1000)
+		}
+		if i == 0 {
+			want = all
+		}
+		want = slices.DeleteFunc(want, func(k feedKey) bool { return !slices.Contains(all, k) })
+	}
+	if lost := missing(want, got); len(lost) > 0 {
+		t.Errorf("lost %v of %v: got %v", lost, want, got)
+	}
+}
+
+// latestPage reads one page of accColl's latest-version feed in region c,
+// on from continuation cont ("" for the beginning), as avadPage does.
+func latestPage(t *testing.T, c *client, cont string, max int) (int, []feedKey, string) {
+	t.Helper()
+	hdr := []string{"A-IM", "Incremental Feed", "x-ms-max-item-count", fmt.Sprint(max), "x-ms-consistency-level", "Eventual"}
+	if cont != "" {
+		hdr = append(hdr, "If-None-Match", cont)
+	}
+	r := c.do("GET", accColl+"/docs", nil, hdr...)
+	if r.status != http.StatusOK && r.status != http.StatusNotModified {
+		return r.status, nil, string(r.body)
+	}
+	var keys []feedKey
+	if r.status == http.StatusOK {
+		for _, raw := range documents(t, r, "Documents") {
+			var d struct {
+				ID   string `json:"id"`
+				ETag string `json:"_etag"`
+			}
+			if err := json.Unmarshal(raw, &d); err != nil {
+				t.Fatal(err)
+			}
+			keys = append(keys, feedKey{id: d.ID, etag: d.ETag})
+		}
+	}
+	return r.status, keys, strings.Trim(r.header.Get("etag"), `"`)
 }
 
 // A continuation that names no region, whose cover is garbled, that is
