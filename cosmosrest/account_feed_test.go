@@ -33,14 +33,33 @@ func (k feedKey) String() string {
 
 // avadPage reads one page of accColl's all-versions-and-deletes feed in
 // region c, on from continuation cont ("" for the beginning), of at most
-// max changes, and returns its status, its changes and its continuation.
+// max changes, and returns its status, its changes and its continuation
+// (or, for a status other than 200 and 304, its body).
 func avadPage(t *testing.T, c *client, cont string, max int) (int, []feedKey, string) {
+	t.Helper()
+	return feedKeysPage(t, c, cont, max, false)
+}
+
+// latestPage reads one page of accColl's latest-version feed, as
+// avadPage does.
+func latestPage(t *testing.T, c *client, cont string, max int) (int, []feedKey, string) {
+	t.Helper()
+	return feedKeysPage(t, c, cont, max, true)
+}
+
+func feedKeysPage(t *testing.T, c *client, cont string, max int, latest bool) (int, []feedKey, string) {
 	t.Helper()
 	hdr := []string{"A-IM", "Full-Fidelity Feed", "x-ms-cosmos-changefeed-wire-format-version", "2021-09-15",
 		"x-ms-max-item-count", fmt.Sprint(max), "x-ms-consistency-level", "Eventual"}
-	if cont == "" {
+	switch {
+	case latest:
+		hdr[1] = "Incremental Feed"
+		if cont != "" {
+			hdr = append(hdr, "If-None-Match", cont)
+		}
+	case cont == "":
 		hdr = append(hdr, "If-Modified-Since", time.Unix(1_600_000_000, 0).UTC().Format(http.TimeFormat))
-	} else {
+	default:
 		hdr = append(hdr, "If-None-Match", cont)
 	}
 	r := c.do("GET", accColl+"/docs", nil, hdr...)
@@ -54,10 +73,11 @@ func avadPage(t *testing.T, c *client, cont string, max int) (int, []feedKey, st
 			if err := json.Unmarshal(raw, &d); err != nil {
 				t.Fatal(err)
 			}
-			k := feedKey{}
-			v, _ := d["current"].(map[string]any)
-			if len(v) == 0 {
-				v, k.removed = d["previous"].(map[string]any), true
+			k, v := feedKey{}, d
+			if !latest {
+				if v, _ = d["current"].(map[string]any); len(v) == 0 {
+					v, k.removed = d["previous"].(map[string]any), true
+				}
 			}
 			k.id, _ = v["id"].(string)
 			k.etag, _ = v["_etag"].(string)
@@ -301,34 +321,6 @@ func movesRandomly(t *testing.T, seed uint64, latest bool) {
 	if lost := missing(want, got); len(lost) > 0 {
 		t.Errorf("lost %v of %v: got %v", lost, want, got)
 	}
-}
-
-// latestPage reads one page of accColl's latest-version feed in region c,
-// on from continuation cont ("" for the beginning), as avadPage does.
-func latestPage(t *testing.T, c *client, cont string, max int) (int, []feedKey, string) {
-	t.Helper()
-	hdr := []string{"A-IM", "Incremental Feed", "x-ms-max-item-count", fmt.Sprint(max), "x-ms-consistency-level", "Eventual"}
-	if cont != "" {
-		hdr = append(hdr, "If-None-Match", cont)
-	}
-	r := c.do("GET", accColl+"/docs", nil, hdr...)
-	if r.status != http.StatusOK && r.status != http.StatusNotModified {
-		return r.status, nil, string(r.body)
-	}
-	var keys []feedKey
-	if r.status == http.StatusOK {
-		for _, raw := range documents(t, r, "Documents") {
-			var d struct {
-				ID   string `json:"id"`
-				ETag string `json:"_etag"`
-			}
-			if err := json.Unmarshal(raw, &d); err != nil {
-				t.Fatal(err)
-			}
-			keys = append(keys, feedKey{id: d.ID, etag: d.ETag})
-		}
-	}
-	return r.status, keys, strings.Trim(r.header.Get("etag"), `"`)
 }
 
 // A continuation that names no region, whose cover is garbled, that is
