@@ -48,7 +48,9 @@ func versionOf(e *feedEntry) ChangeFeedVersion {
 // stored), the reader reads on from last's instant; when its feed no
 // longer holds last nor any older version, changes after last may be
 // forgotten, and the error wraps ErrChangeFeedTrimmed. A malformed ETag is
-// a bad request. It reads the feed once, and charges nothing.
+// a bad request. It reads the feed once, up to where last landed, holding
+// the container's lock for a page's worth of changes at a time, and
+// charges nothing.
 func (c *Container) ChangeFeedResumeLSN(last ChangeFeedVersion, expiredThrough time.Time) (lsn uint64, ok bool, _ error) {
 	const op = "ChangeFeedResumeLSN"
 	if err := c.check(context.Background(), op, ""); err != nil {
@@ -63,56 +65,83 @@ func (c *Container) ChangeFeedResumeLSN(last ChangeFeedVersion, expiredThrough t
 	}
 	through := unixNanos(expiredThrough) // the zero time is before every instant
 	written := unixNanos(last.Written)
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	f := c.mu.feed.history
-	if f == nil {
-		return 0, false, withContext(badRequest("the container keeps no change feed: give it a ChangeFeedPolicy"), op, c.id, "")
-	}
+	noFeed := withContext(badRequest("the container keeps no change feed: give it a ChangeFeedPolicy"), op, c.id, "")
 	trimmed := withContext(&Error{StatusCode: statusBadRequest, Err: ErrChangeFeedTrimmed,
 		Message: "the change feed no longer holds the version " + strconv.Quote(last.ETag) + " nor any older one: changes after it may be forgotten; start again from the beginning"}, op, c.id, "")
-	if want == 0 {
-		// Nothing written yet: from the beginning, if it is all there.
-		if f.first > 1 {
-			return 0, false, trimmed
-		}
-		return 0, true, nil
+	c.mu.Lock()
+	f := c.mu.feed.history
+	if f == nil {
+		c.mu.Unlock()
+		return 0, false, noFeed
 	}
-	if e := f.lastWriteAt(f.next - 1); e == nil || e.rec.seq() < want {
-		if e == nil && f.first > 1 {
-			return 0, false, trimmed
-		}
+	var arrived *feedEntry
+	if want != 0 {
+		arrived = f.lastWriteAt(f.next - 1)
+	}
+	switch {
+	case want == 0 && f.first > 1, want != 0 && arrived == nil && f.first > 1:
+		// Nothing written given, or nothing written here, and the
+		// beginning forgotten.
+		c.mu.Unlock()
+		return 0, false, trimmed
+	case want == 0:
+		c.mu.Unlock()
+		return 0, true, nil // nothing written given: from the beginning
+	case arrived == nil || arrived.rec.seq() < want:
+		c.mu.Unlock()
 		return 0, false, nil
 	}
-	// One pass: where last landed, the first expiry after expiredThrough
-	// before it, and (for the case last is not here) the first change at
-	// or after its instant, and whether an older version is held.
-	var landed, expiry, at uint64
+	// One pass, feedScanStep changes at a time under c.mu (so that writers
+	// wait no longer than for a page): where last landed, the first expiry
+	// after expiredThrough before it, and (for the case last is not here)
+	// the first change at or after its instant, and whether an older
+	// version is held. Changes forgotten between steps are passed over.
+	var landed, expiry, at, pos uint64
 	older := false
-	f.scan(0, func(e *feedEntry) bool {
-		switch e.kind {
-		case changeCreate, changeReplace:
-			s := e.rec.seq()
-			if s == want {
-				landed = e.lsn
+	for {
+		n, more := 0, false
+		f.scan(pos, func(e *feedEntry) bool {
+			if n == feedScanStep {
+				more = true
 				return false
 			}
-			older = older || s < want
-		case changeExpire:
-			if expiry == 0 && e.at > through {
-				expiry = e.lsn
+			n++
+			pos = e.lsn
+			switch e.kind {
+			case changeCreate, changeReplace:
+				s := e.rec.seq()
+				if s == want {
+					landed = e.lsn
+					return false
+				}
+				older = older || s < want
+			case changeExpire:
+				if expiry == 0 && e.at > through {
+					expiry = e.lsn
+				}
 			}
+			if at == 0 && e.at >= written {
+				at = e.lsn
+			}
+			return true
+		})
+		if landed != 0 || !more {
+			break
 		}
-		if at == 0 && e.at >= written {
-			at = e.lsn
+		c.mu.Unlock()
+		c.mu.Lock()
+		if f = c.mu.feed.history; f == nil {
+			c.mu.Unlock()
+			return 0, false, noFeed
 		}
-		return true
-	})
+	}
+	next, first := f.next, f.first
+	c.mu.Unlock()
 	switch {
-	case landed == 0 && !older:
+	case landed == 0 && !older && first > 1:
 		return 0, false, trimmed
 	case landed == 0:
-		landed = f.next - 1
+		landed = next - 1
 		if at != 0 {
 			landed = at - 1
 		}

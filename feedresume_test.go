@@ -2,6 +2,7 @@ package lethe_test
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -190,6 +191,33 @@ func TestChangeFeedResumeLSN(t *testing.T) {
 		_, _, err = replica.ChangeFeedResumeLSN(lethe.ChangeFeedVersion{}, time.Time{})
 		require.ErrorIs(t, err, lethe.ErrChangeFeedTrimmed, "nothing given, and the beginning forgotten")
 	})
+	t.Run("far into the feed", func(t *testing.T) {
+		// Past several steps of the scan: 6000 writes, short (ttl 1 s),
+		// its expiry, 3000 writes.
+		_, replica, clock := replicaPair(t, lethe.TTLNever)
+		applyWrites(t, replica, 6000)
+		write := func(id, doc string, seq int) {
+			require.NoError(t, replica.ApplyReplicaChange(ctx, lethe.ReplicaChange{Kind: lethe.ReplicaWrite, ID: id,
+				Item: []byte(doc), Written: clock.Now(), ETag: fmt.Sprintf("%016x", seq)}))
+		}
+		clock.Set(t0.Add(time.Second))
+		write("short", `{"id":"short","ttl":1}`, 6001) // lsn 6001
+		clock.Advance(2 * time.Second)
+		allVersions(t, replica) // its expiry, at t0+2s: lsn 6002
+		for i := range 3000 {
+			write(fmt.Sprint("late-", i), fmt.Sprintf(`{"id":"late-%d"}`, i), 6002+i) // lsn 6003+i
+		}
+		v := lethe.ChangeFeedVersion{ETag: fmt.Sprintf("%016x", 8000), Written: clock.Now()}
+		for _, tc := range []struct {
+			through time.Time
+			want    uint64
+		}{{t0.Add(5 * time.Second), 8001}, {t0.Add(time.Second), 6001}} {
+			lsn, ok, err := replica.ChangeFeedResumeLSN(v, tc.through)
+			require.NoError(t, err)
+			require.True(t, ok)
+			require.Equal(t, tc.want, lsn, "expiries given through %v", tc.through)
+		}
+	})
 	t.Run("bad ETag", func(t *testing.T) {
 		_, replica, _ := replicaPair(t, lethe.TTLNever)
 		_, _, err := replica.ChangeFeedResumeLSN(lethe.ChangeFeedVersion{ETag: "nope"}, time.Time{})
@@ -197,4 +225,41 @@ func TestChangeFeedResumeLSN(t *testing.T) {
 		var le *lethe.Error
 		require.True(t, errors.As(err, &le))
 	})
+}
+
+// applyWrites applies to replica n writes as a writer's, of 1000 items
+// round robin (item-0 first), one nanosecond apart from t0, and returns
+// their versions.
+func applyWrites(t testing.TB, replica *lethe.Container, n int) []lethe.ChangeFeedVersion {
+	t.Helper()
+	out := make([]lethe.ChangeFeedVersion, n)
+	for i := range n {
+		ch := lethe.ReplicaChange{Kind: lethe.ReplicaWrite, ID: fmt.Sprint("item-", i%1000), Item: fmt.Appendf(nil, `{"id":"item-%d","n":%d}`, i%1000, i),
+			Written: t0.Add(time.Duration(i)), ETag: fmt.Sprintf("%016x", i+1)}
+		if err := replica.ApplyReplicaChange(ctx, ch); err != nil {
+			t.Fatal(err)
+		}
+		out[i] = lethe.ChangeFeedVersion{ETag: ch.ETag, Written: ch.Written}
+	}
+	return out
+}
+
+// BenchmarkChangeFeedResumeLSN finds, in a replica's feed of n changes,
+// where the version written in the middle of them landed: the first read
+// of a continuation moved from another replica, one pass over the feed up
+// to that point.
+func BenchmarkChangeFeedResumeLSN(b *testing.B) {
+	for _, n := range []int{10_000, 100_000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			replica := mustContainer(b, openStore(b, &lethe.Options{Clock: lethe.NewManualClock(t0), Reaper: lethe.ReaperOptions{Disabled: true}}),
+				lethe.ContainerProperties{ID: "c", ChangeFeedPolicy: &lethe.ChangeFeedPolicy{}})
+			mid := applyWrites(b, replica, n)[n/2]
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, ok, err := replica.ChangeFeedResumeLSN(mid, t0); err != nil || !ok {
+					b.Fatal(ok, err)
+				}
+			}
+		})
+	}
 }
