@@ -83,8 +83,9 @@ const (
 // ChangeFeedStartFrom says where a change feed without a continuation
 // begins. Its zero value is ChangeFeedStartFromBeginning().
 type ChangeFeedStartFrom struct {
-	kind uint8 // 0 beginning, 1 now, 2 at
-	at   time.Time
+	kind  uint8 // 0 beginning, 1 now, 2 at, 3 after
+	at    time.Time
+	after uint64
 }
 
 // ChangeFeedStartFromBeginning starts with the oldest change the feed
@@ -99,6 +100,17 @@ func ChangeFeedStartFromNow() ChangeFeedStartFrom { return ChangeFeedStartFrom{k
 // (by the store's clock) that the feed still keeps.
 func ChangeFeedStartFromTime(t time.Time) ChangeFeedStartFrom {
 	return ChangeFeedStartFrom{kind: 2, at: t}
+}
+
+// ChangeFeedStartAfter starts with the change after the one numbered lsn
+// (its LSN, as ChangeFeedResponse.LSN and "_lsn" give it), as a
+// continuation at lsn would, without one: ChangeFeedResumeLSN gives such
+// a position for a reader coming from another replica. A position the
+// feed has forgotten fails with ErrChangeFeedTrimmed, one it has not
+// reached yet as a continuation ahead of the feed does; 0 is the
+// beginning.
+func ChangeFeedStartAfter(lsn uint64) ChangeFeedStartFrom {
+	return ChangeFeedStartFrom{kind: 3, after: lsn}
 }
 
 // ChangeFeedOptions are the options of a change feed read. A nil
@@ -133,7 +145,12 @@ type ChangeFeedResponse struct {
 	ContinuationToken string
 	// LSN is the log sequence number of the last change the page looked
 	// at: the continuation's position.
-	LSN           uint64
+	LSN uint64
+	// LastWrite is the latest create or replace the feed holds at or
+	// before LSN, on this page or before it (zero if it holds none): what
+	// a reader who has read up to LSN has been given, in terms that hold
+	// in every replica of the container (ChangeFeedResumeLSN).
+	LastWrite     ChangeFeedVersion
 	RequestCharge float64
 }
 
@@ -261,6 +278,7 @@ func (p *ChangeFeedPager) NextPage(ctx context.Context) (ChangeFeedResponse, err
 	now := c.store.clock.now()
 	lsn := p.lsn
 	var page []feedEntry
+	var last ChangeFeedVersion
 	for {
 		c.mu.Lock()
 		f := c.mu.feed.history
@@ -276,6 +294,8 @@ func (p *ChangeFeedPager) NextPage(ctx context.Context) (ChangeFeedResponse, err
 				lsn = f.next - 1
 			case 2:
 				lsn = f.firstAt(unixNanos(p.opts.StartFrom.at)) - 1
+			case 3:
+				lsn = p.opts.StartFrom.after
 			}
 			p.started = true
 		}
@@ -310,6 +330,9 @@ func (p *ChangeFeedPager) NextPage(ctx context.Context) (ChangeFeedResponse, err
 			return true
 		})
 		done := !more || len(page) == size
+		if done {
+			last = versionOf(f.lastWriteAt(lsn))
+		}
 		c.mu.Unlock()
 		c.wakeNotifier(found)
 		if done {
@@ -332,6 +355,7 @@ func (p *ChangeFeedPager) NextPage(ctx context.Context) (ChangeFeedResponse, err
 		Items:             make([][]byte, len(page)),
 		ContinuationToken: c.feedToken(p.opts.Mode, pk, lsn),
 		LSN:               lsn,
+		LastWrite:         last,
 		RequestCharge:     ru(cost),
 	}
 	for i := range page {

@@ -46,6 +46,9 @@ const feedChunk = 4096
 type changeChunk struct {
 	entries    []feedEntry
 	superseded [feedChunk / 64]uint64
+	// lastWrite is the lsn of the chunk's latest create or replace (0 if
+	// none): lastWriteAt passes over a chunk by it.
+	lastWrite uint64
 }
 
 // changeKind is what a change did.
@@ -215,6 +218,9 @@ func (f *changeFeed) push(e feedEntry) {
 	chunk.entries = append(chunk.entries, e)
 	f.n++
 	f.next = e.lsn + 1
+	if e.kind == changeCreate || e.kind == changeReplace {
+		chunk.lastWrite = e.lsn
+	}
 	f.bytes += int64(len(e.rec)) + feedEntrySize
 }
 
@@ -231,6 +237,7 @@ func (f *changeFeed) trim() {
 			spare := f.chunks[0]
 			spare.entries = spare.entries[:0] // every entry zeroed
 			spare.superseded = [feedChunk / 64]uint64{}
+			spare.lastWrite = 0
 			f.spare = spare
 			// Moved down rather than resliced, so that push reuses the
 			// slice's room.
@@ -276,6 +283,41 @@ func (f *changeFeed) firstAt(at int64) uint64 {
 		return true
 	})
 	return lsn
+}
+
+// lastWriteAt returns the latest retained create or replace at or before
+// lsn, nil if there is none. It looks at most at the changes of lsn's
+// chunk before it, and passes over the chunks before by their lastWrite.
+func (f *changeFeed) lastWriteAt(lsn uint64) *feedEntry {
+	if f.n == 0 || lsn < f.first {
+		return nil
+	}
+	i := f.head + int(min(lsn, f.next-1)-f.first) // position in the chunks
+	c := i / feedChunk
+	chunk := f.chunks[c]
+	if last := chunk.lastWrite; last != 0 && last <= lsn {
+		if last < f.first {
+			return nil // forgotten, as is every write before it
+		}
+		return f.entry(last)
+	}
+	for j := i - c*feedChunk; j >= 0; j-- {
+		if e := &chunk.entries[j]; e.kind == changeCreate || e.kind == changeReplace {
+			if e.lsn < f.first {
+				return nil
+			}
+			return e
+		}
+	}
+	for c--; c >= 0; c-- {
+		if last := f.chunks[c].lastWrite; last != 0 {
+			if last < f.first {
+				return nil
+			}
+			return f.entry(last)
+		}
+	}
+	return nil
 }
 
 // all returns a copy of the retained changes.

@@ -714,3 +714,43 @@ func TestChangeFeedPassedExpiryOfRefusedWrite(t *testing.T) {
 	s, _ = reopenFeedStore(t, s, o, want)
 	require.NoError(t, s.Close())
 }
+
+// TestChangeFeedLastWriteAtModel checks lastWriteAt against a scan back
+// over every change, on a feed of random kinds (long runs without a write
+// among them) that forgets its oldest changes, across chunks.
+func TestChangeFeedLastWriteAtModel(t *testing.T) {
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, seed))
+	f := newChangeFeed(ChangeFeedPolicy{MaxChanges: 3 * feedChunk, MaxBytes: 1 << 40}, 1)
+	rec := testRecord(1)
+	var kinds []changeKind // every change's, lsn 1 first
+	for round := range 40 {
+		run, write := 1+rng.IntN(2*feedChunk), rng.IntN(3) == 0
+		for range run {
+			kind := []changeKind{changeExpire, changeDelete}[rng.IntN(2)]
+			if write && rng.IntN(4) != 0 {
+				kind = []changeKind{changeCreate, changeReplace}[rng.IntN(2)]
+			}
+			f.add(kind, 0, rec, "", uint32(len(kinds)))
+			kinds = append(kinds, kind)
+		}
+		for range 200 {
+			lsn := uint64(rng.Int64N(int64(f.next + 2)))
+			var want uint64
+			for l := min(lsn, f.next-1); l >= f.first && l != 0; l-- {
+				if k := kinds[l-1]; k == changeCreate || k == changeReplace {
+					want = l
+					break
+				}
+			}
+			var got uint64
+			if e := f.lastWriteAt(lsn); e != nil {
+				got = e.lsn
+			}
+			if got != want {
+				t.Fatalf("round %d: the last write at %d (feed %d to %d) is %d, want %d", round, lsn, f.first, f.next, got, want)
+			}
+		}
+	}
+}

@@ -162,37 +162,3 @@ func TestAccountRegionsShareStart(t *testing.T) {
 		}
 	}
 }
-
-// Each region numbers its own change feed (East US numbers the expiry it
-// finds; West US, which receives the item after its expiry, none), so a
-// continuation read in one region would skip or repeat changes in another:
-// it is refused there with 400 naming its region, and reads on in its own.
-func TestAccountChangeFeedContinuationStaysInItsRegion(t *testing.T) {
-	a, clock, cs := lagged(t, 5*time.Second, cosmosrest.Eventual)
-	east, west := cs["East US"], cs["West US"]
-	must(t, east.do("PUT", accColl, map[string]any{"id": "c", "defaultTtl": -1, "partitionKey": map[string]any{"paths": []string{"/pk"}}}), 200)
-	must(t, east.do("POST", accColl+"/docs", `{"id":"short","pk":"x","ttl":1}`, pkHeader("x")...), 201)
-	clock.Advance(2 * time.Second)
-	east.do("GET", accColl+"/docs", nil, "A-IM", "Full-Fidelity Feed", "If-None-Match", "*")
-	for _, id := range []string{"b", "c1"} {
-		must(t, east.do("POST", accColl+"/docs", `{"id":"`+id+`","pk":"x"}`, pkHeader("x")...), 201)
-	}
-	clock.Advance(10 * time.Second)
-	a.DeliverDue()
-	feed := func(c *client, cont string) response {
-		hdr := []string{"A-IM", "Incremental Feed", "x-ms-max-item-count", "1", "x-ms-consistency-level", "Eventual"}
-		if cont != "" {
-			hdr = append(hdr, "If-None-Match", cont)
-		}
-		return c.do("GET", accColl+"/docs", nil, hdr...)
-	}
-	ec := must(t, feed(east, ""), 200).header.Get("etag")
-	wc := must(t, feed(west, ""), 200).header.Get("etag")
-	r := must(t, feed(west, ec), 400)
-	if !strings.Contains(string(r.body), "read in the region East US, not in West US") {
-		t.Errorf("the refusal does not name the continuation's region: %s", r.body)
-	}
-	must(t, feed(east, wc), 400)
-	must(t, feed(east, ec), 200)
-	must(t, feed(west, wc), 200)
-}

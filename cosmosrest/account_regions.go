@@ -778,37 +778,6 @@ func (d discard) Header() http.Header         { return d.header }
 func (d discard) Write(b []byte) (int, error) { return len(b), nil }
 func (d discard) WriteHeader(int)             {}
 
-// feedToken returns change feed continuation tok as h answers it: in an
-// account of several regions, after the region's slug and a colon, since
-// each region numbers its own change feed (its expiries, found by its own
-// reaper, among them), and a position in one is none in another.
-func (h *Handler) feedToken(tok string) string {
-	if n := h.region; n != nil && len(n.acct.regions) > 1 && tok != "" {
-		return RegionSlug(n.name) + ":" + tok
-	}
-	return tok
-}
-
-// readFeedToken returns the continuation feedToken made of v, and ""
-// with a message saying why when another region answered it (or none).
-func (h *Handler) readFeedToken(v string) (string, string) {
-	n := h.region
-	if n == nil || len(n.acct.regions) < 2 {
-		return v, ""
-	}
-	slug, tok, ok := strings.Cut(v, ":")
-	if ok && slug == RegionSlug(n.name) {
-		return tok, ""
-	}
-	from := "no region of the account"
-	for _, o := range n.acct.regions {
-		if ok && slug == RegionSlug(o.name) {
-			from = "the region " + o.name
-		}
-	}
-	return "", fmt.Sprintf("the change feed continuation was read in %s, not in %s: each region numbers its own change feed, so a continuation reads on only in its region; start again here from a point in time (If-Modified-Since)", from, n.name)
-}
-
 // knownRegion returns the region named name, or an error wrapping
 // ErrRegion.
 func (a *Account) knownRegion(name string) (*regionNode, error) {

@@ -78,13 +78,18 @@ func (q *request) changeFeed() {
 	default:
 		o.MaxItemCount = int32(min(limit, maxChangeFeedPageSize))
 	}
+	read := q.newFeedRead(collKey{db.id, c.ID()})
 	switch inm := strings.Trim(strings.TrimSpace(q.r.Header.Get("If-None-Match")), `"`); {
 	case inm == changeFeedStartNow:
 		o.StartFrom = lethe.ChangeFeedStartFromNow()
+		read.cover.through = read.started // the expiries before are not asked for
 	case inm != "":
-		var why string
-		if o.Continuation, why = q.h.readFeedToken(inm); why != "" {
+		fc, why := q.h.readFeedToken(inm)
+		if why != "" {
 			q.answerError(http.StatusBadRequest, why)
+			return
+		}
+		if !read.resume(q, c, fc, inm, &o) {
 			return
 		}
 	default:
@@ -100,6 +105,7 @@ func (q *request) changeFeed() {
 				return
 			}
 			o.StartFrom = lethe.ChangeFeedStartFromTime(t)
+			read.cover.through = t.Add(-time.Nanosecond) // nor those before t
 		}
 	}
 	resp, err := c.ReadChangeFeed(q.ctx(), &o)
@@ -107,8 +113,9 @@ func (q *request) changeFeed() {
 		q.fail(err, resp.RequestCharge, 0)
 		return
 	}
+	tok := read.token(q, &o, &resp)
 	hdr := q.w.Header()
-	setHeader(hdr, "etag", quoteETag(q.h.feedToken(resp.ContinuationToken)))
+	setHeader(hdr, "etag", quoteETag(tok))
 	setHeader(hdr, "lsn", strconv.FormatUint(resp.LSN, 10))
 	q.rangeHeaders(l, rangeID, false)
 	setHeader(hdr, "x-ms-alt-content-path", "dbs/"+db.id+"/colls/"+c.ID())

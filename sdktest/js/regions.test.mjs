@@ -9,6 +9,9 @@
 // acknowledged write and making none twice. In each case the response's
 // diagnostics name the regions the SDK contacted, as the topology implies.
 //
+// A second account, of three regions, has a change feed iterator move to
+// another region when its own goes down.
+//
 // (@azure/cosmos in a single-write account retries a session read answered
 // 404/1002 once, in the same region, without its token: see below.)
 
@@ -16,7 +19,7 @@ import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import https from "node:https";
 
-import { CosmosClient } from "@azure/cosmos";
+import { ChangeFeedStartFrom, CosmosClient, StatusCodes } from "@azure/cosmos";
 
 import { buildLethe, emulatorKey, regionEndpoints, signedRequest, startLethe, stopLethe } from "./harness.mjs";
 
@@ -80,9 +83,10 @@ function contacted(response) {
   };
 }
 
-// control sends a signed POST to the regions control endpoint.
-async function control(region, action, body) {
-  const url = new URL(`/_lethe/regions/${encodeURIComponent(region)}/${action}`, regions["East US"]);
+// control sends a signed POST to the regions control endpoint (of the
+// server whose endpoint base is, by default the first one's).
+async function control(region, action, body, base = regions["East US"]) {
+  const url = new URL(`/_lethe/regions/${encodeURIComponent(region)}/${action}`, base);
   const res = await signedRequest(agent, url, {
     method: "POST", resType: "regions", link: region,
     headers: { "content-type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body),
@@ -194,5 +198,71 @@ describe("an account of two regions", { timeout: 120_000 }, () => {
     // West US, the new write region, holds every acknowledged write.
     const { resources } = await container.items.query("SELECT VALUE c.id FROM c WHERE c.user = 'bob'").fetchAll();
     assert.deepEqual(resources.sort(), acked.sort());
+  });
+});
+
+// Three regions without lag: a change feed iterator preferring West US,
+// then North Europe, reads from West US; when West US goes down (503) the
+// SDK sends its continuation, a position in West US's feed, to North
+// Europe, which reads on from what it names (the last write the client
+// was given), so that no acknowledged write is missed.
+describe("a change feed iterator whose region goes down", { timeout: 120_000 }, () => {
+  let feedServer;
+  let feedRegions;
+  let feedClient;
+  before(async () => {
+    feedServer = await startLethe(build.bin, "-regions", "East US,West US,North Europe", "-consistency", "Eventual");
+    feedRegions = regionEndpoints(feedServer);
+    feedClient = new CosmosClient({ endpoint: feedRegions["East US"], key: emulatorKey, agent,
+      connectionPolicy: { preferredLocations: ["West US", "North Europe"] } });
+  });
+  after(async () => {
+    feedClient?.dispose();
+    if (feedServer) await stopLethe(feedServer);
+  });
+
+  test("reads on in North Europe, missing no acknowledged write", async () => {
+    const { database } = await feedClient.databases.createIfNotExists({ id: "app" });
+    const { container } = await database.containers.createIfNotExists({ id: "orders", partitionKey: { paths: ["/user"] } });
+    const acked = [];
+    for (let i = 0; i < 6; i++) {
+      await container.items.create({ id: `o${i}`, user: `u${i % 2}` });
+      acked.push(`o${i}`);
+    }
+    const portOf = (name) => new URL(feedRegions[name]).port;
+    const iterator = container.items.getChangeFeedIterator({ changeFeedStartFrom: ChangeFeedStartFrom.Beginning(), maxItemCount: 2 });
+    const seen = [];
+    let n = agent.wire.length;
+    while (seen.length < 3) {
+      const page = await iterator.readNext();
+      if (page.statusCode !== StatusCodes.NotModified) seen.push(...page.result.map((d) => d.id));
+    }
+    const before = agent.since(n, "/colls/orders/docs").filter((e) => e.method === "GET");
+    assert.ok(before.length > 0 && before.every((e) => e.port === portOf("West US")), `the first pages came from ${JSON.stringify(before)}`);
+
+    assert.equal((await control("West US", "down", { mode: "unavailable" }, feedRegions["East US"])).status, 200);
+    try {
+      for (let i = 6; i < 10; i++) {
+        await container.items.create({ id: `o${i}`, user: `u${i % 2}` });
+        acked.push(`o${i}`);
+      }
+      n = agent.wire.length;
+      for (let empty = 0; empty < 3 && iterator.hasMoreResults; ) {
+        const page = await iterator.readNext();
+        if (page.statusCode === StatusCodes.NotModified) {
+          empty++;
+          continue;
+        }
+        seen.push(...page.result.map((d) => d.id));
+      }
+      const later = agent.since(n, "/colls/orders/docs").filter((e) => e.method === "GET");
+      assert.ok(later.some((e) => e.port === portOf("West US") && e.status === 503), "West US answered 503");
+      assert.ok(later.some((e) => e.port === portOf("North Europe") && e.status === 200), `North Europe read on: ${JSON.stringify(later)}`);
+      assert.ok(!later.some((e) => e.status === 400), `a continuation was refused: ${JSON.stringify(later)}`);
+      // Every acknowledged write, some perhaps twice (at least once).
+      assert.deepEqual([...new Set(seen)].sort(), acked.sort());
+    } finally {
+      assert.equal((await control("West US", "up", undefined, feedRegions["East US"])).status, 200);
+    }
   });
 });
