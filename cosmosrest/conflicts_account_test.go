@@ -3,6 +3,7 @@ package cosmosrest_test
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"net/http"
 	"testing"
@@ -22,6 +23,13 @@ const conflictLag = 10 * time.Second
 // merge is not "", the stored procedure "merge" of that body.
 func multiWrite(t *testing.T, policy map[string]any, merge string) (*cosmosrest.Account, *lethe.ManualClock, map[string]*client) {
 	t.Helper()
+	return multiWriteWith(t, policy, merge, nil)
+}
+
+// multiWriteWith is multiWrite with more of the container's properties
+// (nil: none).
+func multiWriteWith(t *testing.T, policy map[string]any, merge string, props map[string]any) (*cosmosrest.Account, *lethe.ManualClock, map[string]*client) {
+	t.Helper()
 	clock := lethe.NewManualClock(time.Unix(1_700_000_000, 0))
 	a, cs, stop := serveMulti(t, clock, "")
 	t.Cleanup(stop)
@@ -31,6 +39,7 @@ func multiWrite(t *testing.T, policy map[string]any, merge string) (*cosmosrest.
 	if policy != nil {
 		body["conflictResolutionPolicy"] = policy
 	}
+	maps.Copy(body, props)
 	must(t, east.do("POST", "/dbs/db/colls", body), 201)
 	if merge != "" {
 		must(t, east.do("POST", accColl+"/sprocs", map[string]any{"id": "merge", "body": merge}), 201)
