@@ -237,18 +237,17 @@ func TestReplicaUniqueConflictIsOneLogRecord(t *testing.T) {
 }
 
 // TestReplicaUniqueConflictsConverge: two or three regions create items,
-// some replace them, whose emails and handles collide; they exchange their
+// replace and delete some, whose emails and handles collide; they exchange their
 // changes in random batches, in random order, some again. No region ever
 // holds two live items sharing a unique key's values, its unique index is
 // always its items', and once every change is delivered they hold the
 // same items.
 func TestReplicaUniqueConflictsConverge(t *testing.T) {
-	seed := uint64(time.Now().UnixNano())
-	if s := os.Getenv("LETHE_SEED"); s != "" {
-		_, err := fmt.Sscan(s, &seed)
-		require.NoError(t, err)
+	seed := *seedFlag
+	if seed == 0 {
+		seed = rand.Uint64()
 	}
-	t.Logf("seed %d (LETHE_SEED)", seed)
+	t.Logf("seed %d (replay with -lethe.seed=%d)", seed, seed)
 	rng := rand.New(rand.NewPCG(seed, 0))
 	rules := []lethe.ConflictRule{{}, {Path: "/prio"}}
 	for round := range 40 {
@@ -271,7 +270,7 @@ func TestReplicaUniqueConflictsConverge(t *testing.T) {
 		}
 		for range 30 {
 			clock.Advance(time.Duration(rng.IntN(3)) * time.Millisecond)
-			switch g := rng.IntN(n); rng.IntN(3) {
+			switch g := rng.IntN(n); rng.IntN(4) {
 			case 0, 1: // a write: a create, or a replace of a live item
 				// The numbers at the rule's path grow along each item's
 				// history, as ConflictRule asks.
@@ -286,6 +285,11 @@ func TestReplicaUniqueConflictsConverge(t *testing.T) {
 				_, err := cs[g].UpsertItem(ctx, noPK, []byte(doc), nil)
 				if err != nil {
 					require.Equal(t, 409, status(err), "seed %d", seed) // the values are another's here
+				}
+			case 2:
+				_, err := cs[g].DeleteItem(ctx, noPK, fmt.Sprintf("i%d", rng.IntN(8)), nil)
+				if err != nil {
+					require.Equal(t, 404, status(err), "seed %d", seed)
 				}
 			default:
 				from := rng.IntN(n)
