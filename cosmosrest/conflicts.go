@@ -807,6 +807,9 @@ func (n *regionNode) merge(db *database, c *lethe.Container, pol conflictPolicy,
 	st := &partitionStore{db: db, c: c, paths: paths, pk: s.ch.PartitionKey, now: n.h.now}
 	for range maxSprocAttempts {
 		tx := script.NewTx(ctx, st, script.TxOptions{MaxOps: lethe.MaxBatchOperations, MaxBytes: lethe.MaxItemSize})
+		for _, v := range conflicting {
+			tx.See(v)
+		}
 		var restore error
 		if before != nil {
 			_, restore = tx.Write(script.WriteUpsert, s.ch.ID, before, "")

@@ -41,18 +41,33 @@ func TestConflictsUniqueKey(t *testing.T) {
 		winner string // "x" or "y"
 		saw    string // the merged winner's saw
 		feeds  []int  // the losers each region records
+		// eastLater: East US writes a second after West US, so that the
+		// arbiter's own item wins Last Writer Wins there.
+		eastLater bool
 	}{
 		{name: "lww _ts", winner: "y", feeds: []int{0, 0, 0}},
 		{name: "lww path", policy: map[string]any{"mode": "LastWriterWins", "conflictResolutionPath": "/score"}, winner: "x", feeds: []int{0, 0, 0}},
 		{name: "custom merge", policy: merge, proc: mergeUnique, winner: "y", saw: "[x:east]", feeds: []int{0, 0, 0}},
+		{name: "custom merge, the arbiter's later", policy: merge, proc: mergeUnique, winner: "y", saw: "[x:east]", feeds: []int{0, 0, 0}, eastLater: true},
 		{name: "custom failing", policy: merge, proc: `function merge() { throw new Error("no"); }`, winner: "y", feeds: []int{1, 0, 0}},
 		{name: "custom", policy: map[string]any{"mode": "Custom"}, winner: "y", feeds: []int{1, 1, 1}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a, clock, cs := multiWriteWith(t, tc.policy, tc.proc, uniqueEmails)
-			must(t, cs["East US"].do("POST", accColl+"/docs", `{"id":"x","pk":"x","email":"e","score":7,"v":"east"}`, pkHeader("x")...), 201)
+			writes := []func(){
+				func() {
+					must(t, cs["East US"].do("POST", accColl+"/docs", `{"id":"x","pk":"x","email":"e","score":7,"v":"east"}`, pkHeader("x")...), 201)
+				},
+				func() {
+					must(t, cs["West US"].do("POST", accColl+"/docs", `{"id":"y","pk":"x","email":"e","score":3,"v":"west"}`, pkHeader("x")...), 201)
+				},
+			}
+			if tc.eastLater {
+				writes[0], writes[1] = writes[1], writes[0]
+			}
+			writes[0]()
 			clock.Advance(time.Second)
-			must(t, cs["West US"].do("POST", accColl+"/docs", `{"id":"y","pk":"x","email":"e","score":3,"v":"west"}`, pkHeader("x")...), 201)
+			writes[1]()
 			settle(a, clock)
 			loser := map[string]string{"x": "y", "y": "x"}[tc.winner]
 			if got := converged(t, cs, loser); got != nil {
