@@ -366,8 +366,9 @@ func (c *Container) commitReplica(op string, r *replicaWrite, rule *conflictRule
 }
 
 // commitReplicaShard is commitReplica under the item's shard lock. With
-// unique, it makes nothing and reports true when the change's version
-// would collide with another item on a unique key (uniqueCollisions).
+// unique, it claims the values of the change's version, live, as a single
+// write does (claimUnique), and where another item holds or claims them it
+// makes nothing and reports true.
 func (c *Container) commitReplicaShard(op string, r *replicaWrite, rule *conflictRule, unique bool) (ConflictOutcome, bool, error) {
 	sh, h := c.shardFor(r.pk.enc, r.id)
 	sh.mu.Lock()
@@ -379,10 +380,12 @@ func (c *Container) commitReplicaShard(op string, r *replicaWrite, rule *conflic
 	if !out.Applied {
 		return out, false, nil
 	}
-	if unique {
-		if held, claimed := c.uniqueCollisions(r, c.store.clock.now()); len(held) > 0 || claimed {
-			return ConflictOutcome{}, true, nil
-		}
+	// The claim counts from the change's instant, as its version's expiry
+	// does; items expired since then but not yet now are taken for
+	// collisions, which commitReplicaColliding checks again by now.
+	claimed := unique && c.rule.live(r.rec, c.store.clock.now())
+	if claimed && c.claimUnique(r.pk.enc, r.id, r.doc, r.p.ttl, r.written) {
+		return ConflictOutcome{}, true, nil
 	}
 	m := c.replicaMutation(r, d)
 	if !r.del {
@@ -390,6 +393,9 @@ func (c *Container) commitReplicaShard(op string, r *replicaWrite, rule *conflic
 	}
 	next, err := c.apply(&m)
 	if err != nil {
+		if claimed {
+			c.releaseUnique(r.pk.enc, r.id, r.doc)
+		}
 		return ConflictOutcome{}, false, storageError(err, op, c.id, r.id)
 	}
 	c.store.reaper.notify(next)

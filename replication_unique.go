@@ -25,11 +25,12 @@ import "slices"
 // Both are one step of the write path (applyBatch: one record of a
 // durable store's log), taken with the container's batchMu and uniqueMu
 // held for writing and the shard locks of every item it changes, so that
-// a crash, a query or a unique key check never sees half of it. The check
-// is found in the usual step (commitReplicaShard, which holds uniqueMu for
-// reading), and made in this one only when it collides: a container
-// without a unique key policy never checks, and one with it pays one
-// look at its unique index per write.
+// a crash, a query or a unique key check never sees half of it. The
+// collision is found in the usual step (commitReplicaShard, which holds
+// uniqueMu for reading and claims the version's values as a single write
+// does, so that no write checked meanwhile takes them), and made in this
+// one only then: a container without a unique key policy never checks,
+// and one with it pays one look at its unique index per write.
 //
 // Without a rule (ApplyReplicaChange) nothing is checked: the replica
 // keeps both items, and its unique index holds both under the values (an
@@ -40,18 +41,17 @@ import "slices"
 // uniqueCollisions returns the items of the replica, live at now, other
 // than the change's, that share the values of one of the container's
 // unique keys with the change's version r.rec (none if that is not live at
-// now: an expired version holds no unique value), and whether a write in
-// flight has claimed such values (claimUnique). The caller holds
-// c.uniqueMu, not c.mu.
-func (c *Container) uniqueCollisions(r *replicaWrite, now int64) (held []record, claimed bool) {
+// now: an expired version holds no unique value). The caller holds
+// c.uniqueMu for writing (so no write has claimed values), not c.mu.
+func (c *Container) uniqueCollisions(r *replicaWrite, now int64) (held []record) {
 	if !c.rule.live(r.rec, now) {
-		return nil, false
+		return nil
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	u := c.mu.indexes.unique
 	if u == nil {
-		return nil, false
+		return nil // the container was deleted
 	}
 	for k := range u.keys {
 		u.buf = u.entry(u.buf[:0], k, r.pk.enc, r.doc)
@@ -60,11 +60,8 @@ func (c *Container) uniqueCollisions(r *replicaWrite, now int64) (held []record,
 				held = append(held, rec)
 			}
 		}
-		if cl, ok := u.claims[string(u.buf)]; ok && cl.id != r.id && now < c.rule.expiresAt(cl.ttl, cl.written) {
-			claimed = true
-		}
 	}
-	return held, claimed
+	return held
 }
 
 // commitReplicaColliding makes a replica write whose version collides on a
@@ -83,7 +80,7 @@ func (c *Container) commitReplicaColliding(op string, r *replicaWrite, rule *con
 	// lock, has the same values. Purges may take some away meanwhile
 	// (checked under the locks), and nothing else changes them.
 	r.rec = buildRecord(r.doc, &r.p, r.pk.enc, r.written, r.seq, 0)
-	held, _ := c.uniqueCollisions(r, now)
+	held := c.uniqueCollisions(r, now)
 	no, h := c.shardIndex(r.pk.enc, r.id)
 	shards := []int{no}
 	for _, rec := range held {

@@ -162,6 +162,35 @@ func TestReplicaUniqueConflictWinsOverSeveral(t *testing.T) {
 	}
 }
 
+// TestReplicaUniqueClaimsItsValues: a replica's write, once its unique
+// check passed, holds its values as a single write does: a client's write
+// of them to another item, checked before the replica's is made, is
+// refused.
+func TestReplicaUniqueClaimsItsValues(t *testing.T) {
+	cs, _ := uniqueRegions(t, 2)
+	a, b := cs[0], cs[1]
+	create(t, a, `{"id":"x","email":"e"}`)
+	ch := changesOf(t, a, 0)[0]
+	z := "z"
+	for i := 0; lethe.ShardOf(b, noPK, z) == lethe.ShardOf(b, noPK, "x"); i++ {
+		z = fmt.Sprintf("z%d", i) // another shard: the replica's write holds x's
+	}
+	var clientErr error
+	done := false
+	lethe.SetAfterUniqueCheck(b, func() {
+		if !done {
+			done = true
+			_, clientErr = b.CreateItem(ctx, noPK, []byte(fmt.Sprintf(`{"id":%q,"email":"e"}`, z)), nil)
+		}
+	})
+	out := resolved(t, b, ch, lethe.ConflictRule{})
+	require.True(t, done)
+	require.Equal(t, 409, status(clientErr))
+	require.Equal(t, lethe.ConflictOutcome{Applied: true}, out)
+	require.Equal(t, []string{"x"}, itemIDs(t, b))
+	require.NoError(t, lethe.CheckUniqueIndex(b, false))
+}
+
 // TestReplicaUniqueWithoutRule: ApplyReplicaChange keeps both items of a
 // unique collision; the index holds both, refuses the values to any other
 // item while either lives, and frees them once both are gone.
