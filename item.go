@@ -354,8 +354,9 @@ func (c *Container) commitReplica(op string, r *replicaWrite, rule *conflictRule
 	}
 	// As a single write's: the unique index changes with the item (in
 	// c.mu's hold), and a batch, which holds it for writing, sees no
-	// change between its check and its write. Nothing is claimed, so
-	// replicas share the log's fsyncs as single writes do.
+	// change between its check and its write. A write under a rule claims
+	// its values as a single write does; so replicas share the log's
+	// fsyncs as single writes do.
 	mu.RLock()
 	out, collides, err := c.commitReplicaShard(op, r, rule, rule != nil && !r.del)
 	mu.RUnlock()
