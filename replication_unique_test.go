@@ -191,6 +191,25 @@ func TestReplicaUniqueClaimsItsValues(t *testing.T) {
 	require.NoError(t, lethe.CheckUniqueIndex(b, false))
 }
 
+// TestReplicaUniqueExpiredHoldsNothing: an expired item holds no unique
+// value, whichever side it is on: the replica's expired item does not
+// collide with the change, nor does a change expired on arrival with the
+// replica's item.
+func TestReplicaUniqueExpiredHoldsNothing(t *testing.T) {
+	cs, clock := uniqueRegions(t, 2)
+	a, b := cs[0], cs[1]
+	create(t, b, `{"id":"y","email":"e","handle":"y","ttl":5}`)
+	create(t, a, `{"id":"x","email":"e","handle":"x"}`)
+	create(t, a, `{"id":"w","email":"f","handle":"w","ttl":5}`)
+	create(t, b, `{"id":"v","email":"f","handle":"v"}`)
+	clock.Advance(10 * time.Second)
+	for _, ch := range changesOf(t, a, 0) {
+		require.Equal(t, lethe.ConflictOutcome{Applied: true}, resolved(t, b, ch, lethe.ConflictRule{}), ch.ID)
+	}
+	require.Equal(t, []string{"v", "x"}, itemIDs(t, b))
+	require.NoError(t, lethe.CheckUniqueIndex(b, false))
+}
+
 // TestReplicaUniqueWithoutRule: ApplyReplicaChange keeps both items of a
 // unique collision; the index holds both, refuses the values to any other
 // item while either lives, and frees them once both are gone.
