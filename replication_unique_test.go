@@ -241,46 +241,62 @@ func TestReplicaUniqueWithoutRule(t *testing.T) {
 // in it comes back with the state before it or after, never half of it, its
 // unique index whole.
 func TestReplicaUniqueConflictIsOneLogRecord(t *testing.T) {
-	dirs := []string{t.TempDir(), t.TempDir()}
-	clock := lethe.NewManualClock(t0)
-	open := func(i int, dir string) (*lethe.Store, *lethe.Container) {
-		s, err := lethe.Open(&lethe.Options{Dir: dir, Clock: clock, Sync: lethe.SyncAlways, Reaper: lethe.ReaperOptions{Disabled: true}, WriteRegions: 2, WriteRegion: i})
-		require.NoError(t, err)
-		c, err := s.Container("c")
-		if err != nil {
-			c = mustContainer(t, s, regionUniqueProps())
-		}
-		return s, c
-	}
-	sa, a := open(0, dirs[0])
-	defer sa.Close()
-	sb, b := open(1, dirs[1])
-	create(t, b, `{"id":"y","email":"e"}`)
-	clock.Advance(time.Second)
-	create(t, a, `{"id":"x","email":"e"}`) // the later: it wins
-	seg := lethetesting.LastSegment(t, dirs[1])
-	before, err := os.Stat(seg)
-	require.NoError(t, err)
-	outs, _ := shipAll(t, a, b, 0, lethe.ConflictRule{})
-	require.True(t, outs[0].Applied)
-	whole := t.TempDir() // as a crash leaves it: the log synced, not sealed
-	require.NoError(t, os.CopyFS(whole, os.DirFS(dirs[1])))
-	require.NoError(t, sb.Close())
-	after, err := os.Stat(lethetesting.LastSegment(t, whole))
-	require.NoError(t, err)
-	require.Greater(t, after.Size(), before.Size())
-	for cut := before.Size(); cut <= after.Size(); cut++ {
-		dir := t.TempDir()
-		require.NoError(t, os.CopyFS(dir, os.DirFS(whole)))
-		require.NoError(t, os.Truncate(lethetesting.LastSegment(t, dir), cut))
-		s, c := open(1, dir)
-		want := []string{"y"}
-		if cut == after.Size() {
-			want = []string{"x"}
-		}
-		require.Equal(t, want, itemIDs(t, c), "the log cut at %d of %d..%d", cut, before.Size(), after.Size())
-		require.NoError(t, lethe.CheckUniqueIndex(c, false))
-		require.NoError(t, s.Close())
+	for _, wins := range []bool{true, false} {
+		t.Run(fmt.Sprint("the change wins: ", wins), func(t *testing.T) {
+			dirs := []string{t.TempDir(), t.TempDir()}
+			clock := lethe.NewManualClock(t0)
+			open := func(i int, dir string) (*lethe.Store, *lethe.Container) {
+				s, err := lethe.Open(&lethe.Options{Dir: dir, Clock: clock, Sync: lethe.SyncAlways, Reaper: lethe.ReaperOptions{Disabled: true}, WriteRegions: 2, WriteRegion: i})
+				require.NoError(t, err)
+				c, err := s.Container("c")
+				if err != nil {
+					c = mustContainer(t, s, regionUniqueProps())
+				}
+				return s, c
+			}
+			sa, a := open(0, dirs[0])
+			defer sa.Close()
+			sb, b := open(1, dirs[1])
+			doc := map[*lethe.Container]string{a: `{"id":"x","email":"e"}`, b: `{"id":"y","email":"e"}`}
+			first, second := b, a // the later wins: a's x
+			if !wins {
+				first, second = a, b
+			}
+			create(t, first, doc[first])
+			clock.Advance(time.Second)
+			create(t, second, doc[second])
+			seg := lethetesting.LastSegment(t, dirs[1])
+			before, err := os.Stat(seg)
+			require.NoError(t, err)
+			lsn, err := b.LastReplicaLSN()
+			require.NoError(t, err)
+			outs, _ := shipAll(t, a, b, 0, lethe.ConflictRule{})
+			require.Equal(t, wins, outs[0].Applied)
+			whole := t.TempDir() // as a crash leaves it: the log synced, not sealed
+			require.NoError(t, os.CopyFS(whole, os.DirFS(dirs[1])))
+			require.NoError(t, sb.Close())
+			after, err := os.Stat(lethetesting.LastSegment(t, whole))
+			require.NoError(t, err)
+			require.Greater(t, after.Size(), before.Size())
+			for cut := before.Size(); cut <= after.Size(); cut++ {
+				dir := t.TempDir()
+				require.NoError(t, os.CopyFS(dir, os.DirFS(whole)))
+				require.NoError(t, os.Truncate(lethetesting.LastSegment(t, dir), cut))
+				s, c := open(1, dir)
+				want, changes := []string{"y"}, 0 // before the step
+				if cut == after.Size() {
+					changes = 2 // a create and a delete
+					if wins {
+						want = []string{"x"}
+					}
+				}
+				where := fmt.Sprintf("the log cut at %d of %d..%d", cut, before.Size(), after.Size())
+				require.Equal(t, want, itemIDs(t, c), where)
+				require.Len(t, changesOf(t, c, lsn), changes, where)
+				require.NoError(t, lethe.CheckUniqueIndex(c, false), where)
+				require.NoError(t, s.Close())
+			}
+		})
 	}
 }
 
