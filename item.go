@@ -339,57 +339,111 @@ func (c *Container) fail(op, id string, e *Error) (ItemResponse, error) {
 // ApplyReplicaChangeResolved) under the item's shard lock, as commit makes
 // a client's write, decided at the change's instant by decideReplica: the
 // new record has the change's instant and ETag, and no request units are
-// drawn. Unique keys are not checked: the origin checked them, and a
-// replica that applies changes again after a crash passes through states
-// that break them until it catches up; its unique index follows every
-// change, for its own writes after a failover.
+// drawn. Without a conflict rule, unique keys are not checked: the origin
+// checked them, and a replica that applies changes again after a crash
+// passes through states that break them until it catches up; its unique
+// index follows every change, for its own writes after a failover. Under
+// a rule, a write whose version shares a unique key's values with another
+// live item is a conflict (replication_unique.go): found here, it is made
+// by commitReplicaColliding.
 func (c *Container) commitReplica(op string, r *replicaWrite, rule *conflictRule) (ConflictOutcome, error) {
-	if mu := c.uniqueMu; mu != nil {
-		// As a single write's: the unique index changes with the item (in
-		// c.mu's hold), and a batch, which holds it for writing, sees no
-		// change between its check and its write. Nothing is claimed, so
-		// replicas share the log's fsyncs as single writes do.
-		mu.RLock()
-		defer mu.RUnlock()
+	mu := c.uniqueMu
+	if mu == nil {
+		out, _, err := c.commitReplicaShard(op, r, rule, false)
+		return out, err
 	}
+	// As a single write's: the unique index changes with the item (in
+	// c.mu's hold), and a batch, which holds it for writing, sees no
+	// change between its check and its write. A write under a rule claims
+	// its values as a single write does; so replicas share the log's
+	// fsyncs as single writes do.
+	mu.RLock()
+	out, collides, err := c.commitReplicaShard(op, r, rule, rule != nil && !r.del)
+	mu.RUnlock()
+	if collides {
+		return c.commitReplicaColliding(op, r, rule)
+	}
+	return out, err
+}
+
+// commitReplicaShard is commitReplica under the item's shard lock. With
+// unique, it claims the values of the change's version, live, as a single
+// write does (claimUnique), and where another item holds or claims them it
+// makes nothing and reports true.
+func (c *Container) commitReplicaShard(op string, r *replicaWrite, rule *conflictRule, unique bool) (ConflictOutcome, bool, error) {
 	sh, h := c.shardFor(r.pk.enc, r.id)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	if c.deleted.Load() {
-		return ConflictOutcome{}, withContext(&Error{StatusCode: statusNotFound, Message: msgNotFound}, op, c.id, r.id)
+		return ConflictOutcome{}, false, withContext(&Error{StatusCode: statusNotFound, Message: msgNotFound}, op, c.id, r.id)
 	}
-	old, slot := sh.items.lookup(r.pk.enc, r.id, h)
-	live := old != "" && c.rule.live(old, r.written)
-	if !r.del {
-		// A replace keeps its item's position; a create takes a new one
-		// once it is decided.
-		pos := uint64(0)
-		if live {
-			pos = old.pos()
-		}
-		r.rec = buildRecord(r.doc, &r.p, r.pk.enc, r.written, r.seq, pos)
-	}
-	out := c.decideReplica(r, old, h, rule)
+	out, d := c.decideReplicaLocked(r, rule, sh, h)
 	if !out.Applied {
-		return out, nil
+		return out, false, nil
 	}
-	if !r.del && !live {
-		r.rec = r.rec.withPos(c.position(old, live))
+	// The claim counts from the change's instant, as its version's expiry
+	// does; items expired since then but not yet now are taken for
+	// collisions, which commitReplicaColliding checks again by now.
+	claimed := unique && c.rule.live(r.rec, c.store.clock.now())
+	if claimed && c.claimUnique(r.pk.enc, r.id, r.doc, r.p.ttl, r.written) {
+		return ConflictOutcome{}, true, nil
 	}
-	m := mutation{cause: causeReplace, now: r.written, sh: sh, h: h, old: old, slot: slot + 1, rec: r.rec}
-	switch {
-	case r.del:
-		m.cause = causeDelete
-	case !live:
-		m.cause = causeCreate
-	}
+	m := c.replicaMutation(r, d)
 	if !r.del {
 		c.store.raiseSeq(r.seq)
 	}
 	next, err := c.apply(&m)
 	if err != nil {
-		return ConflictOutcome{}, storageError(err, op, c.id, r.id)
+		if claimed {
+			c.releaseUnique(r.pk.enc, r.id, r.doc)
+		}
+		return ConflictOutcome{}, false, storageError(err, op, c.id, r.id)
 	}
 	c.store.reaper.notify(next)
-	return out, nil
+	return out, false, nil
+}
+
+// replicaDecision is where a replica change's item stood when it was
+// decided, under its shard lock: its shard and hash, its version old ("":
+// none), its id-table slot, and whether old was live.
+type replicaDecision struct {
+	sh   *shard
+	h    uint32
+	old  record
+	slot int
+	live bool
+}
+
+// decideReplicaLocked looks the replica change's item up, builds its new
+// version (r.rec) and decides the change (decideReplica). The caller holds
+// the item's shard lock.
+func (c *Container) decideReplicaLocked(r *replicaWrite, rule *conflictRule, sh *shard, h uint32) (ConflictOutcome, replicaDecision) {
+	old, slot := sh.items.lookup(r.pk.enc, r.id, h)
+	d := replicaDecision{sh: sh, h: h, old: old, slot: slot, live: old != "" && c.rule.live(old, r.written)}
+	if !r.del {
+		// A replace keeps its item's position; a create takes a new one
+		// once it is made (replicaMutation).
+		pos := uint64(0)
+		if d.live {
+			pos = old.pos()
+		}
+		r.rec = buildRecord(r.doc, &r.p, r.pk.enc, r.written, r.seq, pos)
+	}
+	return c.decideReplica(r, old, h, rule), d
+}
+
+// replicaMutation returns the change a decided replica change makes to its
+// item; a create takes its position here.
+func (c *Container) replicaMutation(r *replicaWrite, d replicaDecision) mutation {
+	if !r.del && !d.live {
+		r.rec = r.rec.withPos(c.position(d.old, d.live))
+	}
+	m := mutation{cause: causeReplace, now: r.written, sh: d.sh, h: d.h, old: d.old, slot: d.slot + 1, rec: r.rec}
+	switch {
+	case r.del:
+		m.cause = causeDelete
+	case !d.live:
+		m.cause = causeCreate
+	}
+	return m
 }

@@ -159,7 +159,10 @@ func (c *Container) LastReplicaLSN() (uint64, error) {
 // ApplyReplicaChange applies a change made in another replica of the
 // container through the one write path (log, feed, indexes, TTL and the
 // unique index as any write; unique keys are the origin's to check, and
-// are not): a write is stored with the change's Written instant as its
+// are not: two items that share a unique key's values, made in two
+// regions, are both kept, and no other item may take those values while
+// either lives; ApplyReplicaChangeResolved decides such a pair as a
+// conflict): a write is stored with the change's Written instant as its
 // _ts and expiry origin and with its ETag, and the replica's own feed
 // numbers it at that instant; a delete removes the item; an expiry is
 // skipped. The store's write sequence moves past the ETag, so that its
@@ -448,6 +451,17 @@ type ConflictOutcome struct {
 	// expired version is never seen again, so there is nothing to merge or
 	// record, and Last Writer Wins' choice stands.
 	Expired bool
+	// Colliding holds, as a read returns them, the replica's live items
+	// (other ids, of the change's partition) whose values at one of the
+	// container's unique keys the change's version shared: an insert
+	// conflict, decided by the rule's order as the versions of one item
+	// are. If the change's version is after every one of them, they are
+	// removed and the change made (Applied); else the change lost
+	// (Applied is false, Loser its version): the replica made it and
+	// removed it in the same step, so that its feed removes it where
+	// other replicas made it. Nil when the change collided with nothing
+	// (always without a rule: see ApplyReplicaChange).
+	Colliding [][]byte
 }
 
 // conflictRule is a checked ConflictRule: the property names of its path,
@@ -459,7 +473,10 @@ type conflictRule struct {
 // ApplyReplicaChangeResolved is ApplyReplicaChange for an account that
 // writes in several regions: a change concurrent with the replica's
 // version of the item (its Replaces names another) is a conflict, decided
-// by r, and the outcome tells which version lost. The replica's change
+// by r, and the outcome tells which version lost; so is a write whose
+// version shares the values of a unique key with another live item of the
+// replica (ConflictOutcome.Colliding: the loser is removed, in one step
+// with the change). The replica's change
 // feed keeps the item's history (ChangeFeedPolicy): a delete there is a
 // tombstone a later-arriving write concurrent with it loses to, and a
 // change the replica held before is a no-op, so regions may receive their

@@ -11,8 +11,9 @@ import (
 // BenchmarkReplication measures a replica's side of replication against a
 // client's write of the same item into the same kind of container (with a
 // change feed, as cosmosrest gives every container): ApplyReplicaChange of
-// an upsert of one of 10,000 items, and ReplicaChanges reading a hub's feed
-// a page of 100 at a time.
+// an upsert of one of 10,000 items, ApplyReplicaChangeResolved of the same
+// (in a container without and with a unique key policy, whose values never
+// collide), and ReplicaChanges reading a hub's feed a page of 100 at a time.
 func BenchmarkReplication(b *testing.B) {
 	const items = 10_000
 	props := lethe.ContainerProperties{ID: "c", DefaultTimeToLive: lethe.TTLNever, ChangeFeedPolicy: &lethe.ChangeFeedPolicy{}}
@@ -41,6 +42,29 @@ func BenchmarkReplication(b *testing.B) {
 			i++
 		}
 	})
+	for _, unique := range []bool{false, true} {
+		p := props
+		name := "ApplyReplicaChangeResolved"
+		if unique {
+			p.UniqueKeyPolicy = &lethe.UniqueKeyPolicy{UniqueKeys: []lethe.UniqueKey{{Paths: []string{"/n"}}}}
+			name += "/unique"
+		}
+		b.Run(name, func(b *testing.B) {
+			c := mustContainer(b, openStore(b, &lethe.Options{Clock: lethe.NewManualClock(t0)}), p)
+			i := 0
+			for b.Loop() {
+				ch := lethe.ReplicaChange{Kind: lethe.ReplicaWrite, ID: fmt.Sprintf("item-%d", i%items), Item: doc(i),
+					Written: t0.Add(time.Duration(i)), ETag: fmt.Sprintf("%016x", i+1)}
+				if i >= items {
+					ch.Replaces = fmt.Sprintf("%016x", i+1-items)
+				}
+				if _, err := c.ApplyReplicaChangeResolved(ctx, ch, lethe.ConflictRule{}); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+		})
+	}
 	b.Run("ReplicaChanges", func(b *testing.B) {
 		hub := mustContainer(b, openStore(b, &lethe.Options{Clock: lethe.NewManualClock(t0)}), props)
 		for i := range 100_000 {

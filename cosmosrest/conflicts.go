@@ -39,7 +39,10 @@ import (
 //     as one write, shipped to every region as any: so every region ends
 //     with the procedure's result, whichever way round it saw the pair. A
 //     procedure that is missing, throws or runs out of its budget commits
-//     nothing: the arbiter records the loser in its conflicts feed.
+//     nothing: the arbiter records the loser in its conflicts feed. Of a
+//     unique-key conflict (lethe.ConflictOutcome.Colliding), the
+//     procedure gets no existingItem and the colliding items as
+//     conflictingItems, restored first if Last Writer Wins removed them.
 //   - Custom without a procedure: every region that sees the conflict
 //     records the loser in its conflicts feed; the item keeps the Last
 //     Writer Wins winner by /_ts, the same in every region.
@@ -627,6 +630,18 @@ func (n *regionNode) applyResolved(c *lethe.Container, s shipped) error {
 		return nil
 	case pol.Procedure != "" && n != n.acct.hubNode():
 		return nil // the arbiter merges
+	case pol.Procedure != "" && out.Colliding != nil:
+		// A unique-key conflict: the procedure sees the items the change
+		// collided with (conflictingItems), and no existingItem; the
+		// items Last Writer Wins removed (the collided ones, or the
+		// change's) are restored before it runs.
+		m := mergeInput{conflicting: out.Colliding}
+		if out.Applied {
+			m.restore = out.Colliding
+		}
+		if n.merge(db, c, pol, s, m) {
+			return nil
+		}
 	case pol.Procedure != "":
 		// The merge procedure's existingItem is the region's version
 		// before the change: the one the change replaced (nil: a delete,
@@ -636,7 +651,7 @@ func (n *regionNode) applyResolved(c *lethe.Container, s shipped) error {
 			r, err := c.ReadItem(ctx, s.ch.PartitionKey, s.ch.ID, nil)
 			before, known = r.Value, err == nil || errors.Is(err, lethe.ErrNotFound)
 		}
-		if known && n.merge(db, c, pol, s, before) {
+		if known && n.merge(db, c, pol, s, mergeInput{before: before, tombstone: before == nil}) {
 			return nil
 		}
 	}
@@ -645,11 +660,22 @@ func (n *regionNode) applyResolved(c *lethe.Container, s shipped) error {
 }
 
 // recordLoser records the loser of a conflict in the region's conflicts
-// feed of the container.
+// feed of the container: of a unique-key conflict the change won, the
+// items it collided with (and the version it replaced, if that was a
+// conflict too).
 func (n *regionNode) recordLoser(db *database, c *lethe.Container, s shipped, out lethe.ConflictOutcome) {
 	p, err := c.Read(context.Background())
 	if err != nil {
 		return
+	}
+	if out.Applied && out.Colliding != nil {
+		for _, lost := range out.Colliding {
+			id, _ := stringMember(lost, "id")
+			n.addLoser(db, c, p.PartitionKeyDefinition.Paths, s, id, madeBy(c, lost, "create"), lost)
+		}
+		if out.Loser == nil {
+			return
+		}
 	}
 	op := "replace"
 	if s.ch.Replaces == "" {
@@ -662,15 +688,29 @@ func (n *regionNode) recordLoser(db *database, c *lethe.Container, s shipped, ou
 	case out.Applied && loser == nil: // the region's delete lost
 		op = "delete"
 	case out.Applied: // the region's version lost: the operation that made it
-		if etag, ok := stringMember(loser, "_etag"); ok {
-			if made, ok := versionOp(c, etag); ok {
-				op = made
-			}
-		}
+		op = madeBy(c, loser, op)
 	}
-	if err := db.addConflict(c.ID(), p.PartitionKeyDefinition.Paths, s.ch.PartitionKey, s.ch.ID, op, loser, s.ch.LSN, n.h.now().Unix(), conflictKey(s.ch), n.handledEnds(s.k)); err != nil {
+	n.addLoser(db, c, p.PartitionKeyDefinition.Paths, s, s.ch.ID, op, loser)
+}
+
+// addLoser records loser, the version of the item id that lost the
+// conflict of change s, made by op, in the region's conflicts feed of the
+// container c (partition key paths paths).
+func (n *regionNode) addLoser(db *database, c *lethe.Container, paths []string, s shipped, id, op string, loser []byte) {
+	if err := db.addConflict(c.ID(), paths, s.ch.PartitionKey, id, op, loser, s.ch.LSN, n.h.now().Unix(), conflictKey(s.ch), n.handledEnds(s.k)); err != nil {
 		n.h.cfg.Logger.Error("cosmosrest: saving the conflicts feed", "region", n.name, "database", db.id, "container", c.ID(), "err", err)
 	}
+}
+
+// madeBy returns the operation that made version v of an item of c, as
+// versionOp finds it by v's _etag, else op.
+func madeBy(c *lethe.Container, v []byte, op string) string {
+	if etag, ok := stringMember(v, "_etag"); ok {
+		if made, ok := versionOp(c, etag); ok {
+			return made
+		}
+	}
+	return op
 }
 
 // versionOp returns the operation that made the version of ETag etag in
@@ -717,13 +757,25 @@ func (n *regionNode) handledEnds(k collKey) []uint64 {
 	return ends
 }
 
+// mergeInput is what a merge procedure is run over besides the change:
+// the item's version before it (nil: none), whether that is a tombstone,
+// the items of other ids the change collided with on a unique key, and
+// those of them to write back first (Last Writer Wins removed them).
+type mergeInput struct {
+	before      []byte
+	tombstone   bool
+	conflicting [][]byte
+	restore     [][]byte
+}
+
 // merge runs the container's merge procedure in the arbiter on the
-// conflict of change s with the item's version before (nil: none, a
-// tombstone), and commits, as one write, the item restored to before
-// and the procedure's writes; it reports whether it did (false: the
-// procedure is missing or failed, and nothing was written). The write is
-// shipped to every other region.
-func (n *regionNode) merge(db *database, c *lethe.Container, pol conflictPolicy, s shipped, before []byte) bool {
+// conflict of change s with the item's version m.before (nil: none), and
+// commits, as one write, the items restored (the change's to m.before, and
+// m.restore) and the procedure's writes; it reports whether it did (false:
+// the procedure is missing or failed, and nothing was written). The write
+// is shipped to every other region.
+func (n *regionNode) merge(db *database, c *lethe.Container, pol conflictPolicy, s shipped, m mergeInput) bool {
+	before := m.before
 	ctx := context.Background()
 	p, err := c.Read(ctx)
 	if err != nil {
@@ -745,18 +797,31 @@ func (n *regionNode) merge(db *database, c *lethe.Container, pol conflictPolicy,
 	if before != nil {
 		existing = json.RawMessage(db.withSelf(c.ID(), paths, before))
 	}
-	args, err := json.Marshal([]any{incoming, existing, before == nil, []any{}})
+	conflicting := make([]json.RawMessage, len(m.conflicting))
+	for i, v := range m.conflicting {
+		conflicting[i] = db.withSelf(c.ID(), paths, v)
+	}
+	args, err := json.Marshal([]any{incoming, existing, m.tombstone, conflicting})
 	if err != nil {
 		return false
 	}
 	st := &partitionStore{db: db, c: c, paths: paths, pk: s.ch.PartitionKey, now: n.h.now}
 	for range maxSprocAttempts {
 		tx := script.NewTx(ctx, st, script.TxOptions{MaxOps: lethe.MaxBatchOperations, MaxBytes: lethe.MaxItemSize})
+		for _, v := range conflicting {
+			tx.See(v)
+		}
 		var restore error
 		if before != nil {
 			_, restore = tx.Write(script.WriteUpsert, s.ch.ID, before, "")
 		} else if _, _, _, err := st.Read(ctx, s.ch.ID); err == nil {
 			_, restore = tx.Write(script.WriteDelete, s.ch.ID, nil, "")
+		}
+		for _, v := range m.restore {
+			if restore == nil {
+				id, _ := stringMember(v, "id")
+				_, restore = tx.Write(script.WriteUpsert, id, v, "")
+			}
 		}
 		if restore != nil {
 			return false

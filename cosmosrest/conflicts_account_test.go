@@ -3,6 +3,7 @@ package cosmosrest_test
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"net/http"
 	"testing"
@@ -20,10 +21,17 @@ const conflictLag = 10 * time.Second
 // conflictLag after they are written, and makes db/c (createConflictColl).
 func multiWrite(t *testing.T, policy map[string]any, merge string) (*cosmosrest.Account, *lethe.ManualClock, map[string]*client) {
 	t.Helper()
+	return multiWriteWith(t, policy, merge, nil)
+}
+
+// multiWriteWith is multiWrite with more of the container's properties
+// (nil: none).
+func multiWriteWith(t *testing.T, policy map[string]any, merge string, props map[string]any) (*cosmosrest.Account, *lethe.ManualClock, map[string]*client) {
+	t.Helper()
 	clock := lethe.NewManualClock(time.Unix(1_700_000_000, 0))
 	a, cs, stop := serveMulti(t, clock, "")
 	t.Cleanup(stop)
-	createConflictColl(t, cs["East US"], policy, merge)
+	createConflictCollWith(t, cs["East US"], policy, merge, props)
 	return a, clock, cs
 }
 
@@ -40,11 +48,19 @@ func serveMulti(t *testing.T, clock *lethe.ManualClock, dir string) (*cosmosrest
 // that body.
 func createConflictColl(t *testing.T, c *client, policy map[string]any, merge string) {
 	t.Helper()
+	createConflictCollWith(t, c, policy, merge, nil)
+}
+
+// createConflictCollWith is createConflictColl with more of the
+// container's properties (nil: none).
+func createConflictCollWith(t *testing.T, c *client, policy map[string]any, merge string, props map[string]any) {
+	t.Helper()
 	createDB(t, c, "db")
 	body := map[string]any{"id": "c", "partitionKey": map[string]any{"paths": []string{"/pk"}}}
 	if policy != nil {
 		body["conflictResolutionPolicy"] = policy
 	}
+	maps.Copy(body, props)
 	must(t, c.do("POST", "/dbs/db/colls", body), 201)
 	if merge != "" {
 		must(t, c.do("POST", accColl+"/sprocs", map[string]any{"id": "merge", "body": merge}), 201)

@@ -205,6 +205,11 @@ func (t *Tx) see(doc []byte) []byte {
 	return doc
 }
 
+// See records the _self of doc, a document handed to the script other
+// than through the Tx (a merge procedure's conflictingItems), so that the
+// script may name it by its link, and returns doc.
+func (t *Tx) See(doc []byte) []byte { return t.see(doc) }
+
 // WriteKind is the kind of a write a script asks for.
 type WriteKind int
 
