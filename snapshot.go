@@ -203,6 +203,7 @@ func (cp *checkpointer) write(ctx context.Context, path string, n uint64, pace i
 	var (
 		frame []byte
 		recs  []record
+		tombs []tombstone
 		items uint64
 	)
 	for _, st := range feeds {
@@ -226,6 +227,9 @@ func (cp *checkpointer) write(ctx context.Context, path string, n uint64, pace i
 				}
 				return true
 			})
+			if c.multiWrite() {
+				tombs = sh.appendTombs(tombs[:0], c, now)
+			}
 			sh.mu.RUnlock()
 			for _, rec := range recs {
 				b, start := beginFrame(frame[:0])
@@ -235,6 +239,10 @@ func (cp *checkpointer) write(ctx context.Context, path string, n uint64, pace i
 				frame = endFrame(b, start)
 				out.write(frame)
 				items++
+			}
+			for _, tb := range tombs {
+				frame = appendTombFrame(frame[:0], c.id, tb)
+				out.write(frame)
 			}
 			if out.err != nil {
 				return 0, 0, out.err
