@@ -136,3 +136,162 @@ func TestTombstonesSurviveRestart(t *testing.T) {
 		}
 	}
 }
+
+// TestEveryWriteTakesItsGeneration is the seam of generations: every kind
+// of write in a store of several write regions gives its version the
+// generation ConflictRule's order says (kept by a replace, upsert or
+// patch of a live version, one more after a delete or an expiry, the
+// origin's for a replica's change), read from its ETag. The item x starts
+// at generation 1 (created, deleted, created again); each case returns
+// the ETag of the version it checks. A new kind of write that bypasses
+// newGen belongs here, and fails.
+func TestEveryWriteTakesItsGeneration(t *testing.T) {
+	t.Parallel()
+	var patch lethe.PatchOperations
+	patch.AppendSet("/p", 1)
+	del := func(t *testing.T, c *lethe.Container) {
+		t.Helper()
+		_, err := c.DeleteItem(ctx, noPK, "x", nil)
+		require.NoError(t, err)
+	}
+	batch := func(t *testing.T, c *lethe.Container, ops func(b *lethe.TransactionalBatch)) string {
+		t.Helper()
+		b := c.NewTransactionalBatch(noPK)
+		ops(&b)
+		r, err := c.ExecuteTransactionalBatch(ctx, b, nil)
+		require.NoError(t, err)
+		require.True(t, r.Success)
+		return r.OperationResults[len(r.OperationResults)-1].ETag
+	}
+	// region1 is a version's ETag as the other write region of two hands
+	// it out, of generation gen.
+	region1 := func(n, gen uint64) string { return fmt.Sprintf("%016x", (2*n+1)<<16|gen) }
+	for _, tc := range []struct {
+		name string
+		run  func(t *testing.T, c *lethe.Container, clock *lethe.ManualClock) string
+		gen  uint64
+	}{
+		{"create of a new item", func(t *testing.T, c *lethe.Container, _ *lethe.ManualClock) string {
+			return create(t, c, `{"id":"new"}`).ETag
+		}, 0},
+		{"replace", func(t *testing.T, c *lethe.Container, _ *lethe.ManualClock) string {
+			r, err := c.ReplaceItem(ctx, noPK, "x", []byte(`{"id":"x","n":2}`), nil)
+			require.NoError(t, err)
+			return r.ETag
+		}, 1},
+		{"upsert of the live item", func(t *testing.T, c *lethe.Container, _ *lethe.ManualClock) string {
+			return upsert(t, c, `{"id":"x","n":2}`).ETag
+		}, 1},
+		{"patch", func(t *testing.T, c *lethe.Container, _ *lethe.ManualClock) string {
+			r, err := c.PatchItem(ctx, noPK, "x", patch, nil)
+			require.NoError(t, err)
+			return r.ETag
+		}, 1},
+		{"create after a delete", func(t *testing.T, c *lethe.Container, _ *lethe.ManualClock) string {
+			del(t, c)
+			return create(t, c, `{"id":"x","n":2}`).ETag
+		}, 2},
+		{"upsert after a delete", func(t *testing.T, c *lethe.Container, _ *lethe.ManualClock) string {
+			del(t, c)
+			return upsert(t, c, `{"id":"x","n":2}`).ETag
+		}, 2},
+		{"create after an expiry", func(t *testing.T, c *lethe.Container, clock *lethe.ManualClock) string {
+			upsert(t, c, `{"id":"x","ttl":1}`)
+			clock.Advance(2 * time.Second)
+			return create(t, c, `{"id":"x","n":2}`).ETag
+		}, 2},
+		{"create after an expiry purged", func(t *testing.T, c *lethe.Container, clock *lethe.ManualClock) string {
+			upsert(t, c, `{"id":"x","ttl":1}`)
+			clock.Advance(2 * time.Second)
+			_, err := c.Purge(ctx)
+			require.NoError(t, err)
+			return create(t, c, `{"id":"x","n":2}`).ETag
+		}, 2},
+		{"create after ReplaceAt's default expired the item", func(t *testing.T, c *lethe.Container, clock *lethe.ManualClock) string {
+			props, err := c.Read(ctx)
+			require.NoError(t, err)
+			props.DefaultTimeToLive = 1
+			require.NoError(t, c.ReplaceAt(ctx, props, clock.Now()))
+			clock.Advance(2 * time.Second)
+			props.DefaultTimeToLive = lethe.TTLNever
+			require.NoError(t, c.ReplaceAt(ctx, props, clock.Now()))
+			return create(t, c, `{"id":"x","n":2}`).ETag
+		}, 2},
+		{"batch create of a new item", func(t *testing.T, c *lethe.Container, _ *lethe.ManualClock) string {
+			return batch(t, c, func(b *lethe.TransactionalBatch) { b.CreateItem([]byte(`{"id":"new"}`), nil) })
+		}, 0},
+		{"batch replace", func(t *testing.T, c *lethe.Container, _ *lethe.ManualClock) string {
+			return batch(t, c, func(b *lethe.TransactionalBatch) { b.ReplaceItem("x", []byte(`{"id":"x","n":2}`), nil) })
+		}, 1},
+		{"batch upsert of the live item", func(t *testing.T, c *lethe.Container, _ *lethe.ManualClock) string {
+			return batch(t, c, func(b *lethe.TransactionalBatch) { b.UpsertItem([]byte(`{"id":"x","n":2}`), nil) })
+		}, 1},
+		{"batch patch", func(t *testing.T, c *lethe.Container, _ *lethe.ManualClock) string {
+			return batch(t, c, func(b *lethe.TransactionalBatch) { b.PatchItem("x", patch, nil) })
+		}, 1},
+		{"batch create after a delete", func(t *testing.T, c *lethe.Container, _ *lethe.ManualClock) string {
+			del(t, c)
+			return batch(t, c, func(b *lethe.TransactionalBatch) { b.CreateItem([]byte(`{"id":"x","n":2}`), nil) })
+		}, 2},
+		{"batch delete, then a create", func(t *testing.T, c *lethe.Container, _ *lethe.ManualClock) string {
+			batch(t, c, func(b *lethe.TransactionalBatch) { b.DeleteItem("x", nil) })
+			return create(t, c, `{"id":"x","n":2}`).ETag
+		}, 2},
+		{"delete and upsert in one batch", func(t *testing.T, c *lethe.Container, _ *lethe.ManualClock) string {
+			return batch(t, c, func(b *lethe.TransactionalBatch) {
+				b.DeleteItem("x", nil)
+				b.UpsertItem([]byte(`{"id":"x","n":2}`), nil)
+			})
+		}, 2},
+		{"create, delete and create again in one batch", func(t *testing.T, c *lethe.Container, _ *lethe.ManualClock) string {
+			return batch(t, c, func(b *lethe.TransactionalBatch) {
+				b.DeleteItem("x", nil)
+				b.CreateItem([]byte(`{"id":"x","n":2}`), nil)
+				b.DeleteItem("x", nil)
+				b.CreateItem([]byte(`{"id":"x","n":3}`), nil)
+			})
+		}, 3},
+		{"a replica's write, then a replace", func(t *testing.T, c *lethe.Container, clock *lethe.ManualClock) string {
+			etag := region1(1<<20, 5)
+			require.NoError(t, c.ApplyReplicaChange(ctx, lethe.ReplicaChange{Kind: lethe.ReplicaWrite, ID: "x",
+				Item: []byte(`{"id":"x","n":2}`), Written: clock.Now(), ETag: etag}))
+			r, err := c.ReadItem(ctx, noPK, "x", nil)
+			require.NoError(t, err)
+			require.Equal(t, etag, r.ETag, "stored with the origin's ETag")
+			return upsert(t, c, `{"id":"x","n":3}`).ETag
+		}, 5},
+		{"a replica's write resolved, then a replace", func(t *testing.T, c *lethe.Container, clock *lethe.ManualClock) string {
+			cur, err := c.ReadItem(ctx, noPK, "x", nil)
+			require.NoError(t, err)
+			resolved(t, c, lethe.ReplicaChange{Kind: lethe.ReplicaWrite, ID: "x", Item: []byte(`{"id":"x","n":2}`),
+				Written: clock.Now(), ETag: region1(1<<20, 1), Replaces: cur.ETag}, lethe.ConflictRule{})
+			return upsert(t, c, `{"id":"x","n":3}`).ETag
+		}, 1},
+		{"a replica's delete, then a create", func(t *testing.T, c *lethe.Container, clock *lethe.ManualClock) string {
+			cur, err := c.ReadItem(ctx, noPK, "x", nil)
+			require.NoError(t, err)
+			require.NoError(t, c.ApplyReplicaChange(ctx, lethe.ReplicaChange{Kind: lethe.ReplicaDelete, ID: "x",
+				Written: clock.Now(), ETag: cur.ETag}))
+			return create(t, c, `{"id":"x","n":2}`).ETag
+		}, 2},
+		{"a replica's delete resolved, then a create", func(t *testing.T, c *lethe.Container, clock *lethe.ManualClock) string {
+			cur, err := c.ReadItem(ctx, noPK, "x", nil)
+			require.NoError(t, err)
+			require.True(t, resolved(t, c, lethe.ReplicaChange{Kind: lethe.ReplicaDelete, ID: "x",
+				Written: clock.Now(), ETag: cur.ETag, Replaces: cur.ETag}, lethe.ConflictRule{}).Applied)
+			return create(t, c, `{"id":"x","n":2}`).ETag
+		}, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			clock := lethe.NewManualClock(t0)
+			s := openStore(t, &lethe.Options{Clock: clock, Reaper: lethe.ReaperOptions{Disabled: true}, WriteRegions: 2})
+			c := mustContainer(t, s, lethe.ContainerProperties{ID: "c", DefaultTimeToLive: lethe.TTLNever, ChangeFeedPolicy: &lethe.ChangeFeedPolicy{}})
+			require.Equal(t, uint64(0), genOf(t, create(t, c, `{"id":"x"}`).ETag))
+			del(t, c)
+			require.Equal(t, uint64(1), genOf(t, create(t, c, `{"id":"x"}`).ETag))
+			clock.Advance(time.Second)
+			require.Equal(t, tc.gen, genOf(t, tc.run(t, c, clock)))
+		})
+	}
+}
