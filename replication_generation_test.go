@@ -1,11 +1,18 @@
 package lethe_test
 
 import (
+	"bytes"
+	"encoding/binary"
 	"fmt"
+	"hash/crc32"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/lethedb/lethe"
+	"github.com/lethedb/lethe/internal/lethetesting"
 	"github.com/stretchr/testify/require"
 )
 
@@ -293,5 +300,58 @@ func TestEveryWriteTakesItsGeneration(t *testing.T) {
 			clock.Advance(time.Second)
 			require.Equal(t, tc.gen, genOf(t, tc.run(t, c, clock)))
 		})
+	}
+}
+
+// TestTombstoneOfAnotherPartitionKeyIsDamage: a snapshot's tombstone whose
+// partition key value cannot be its container's (a checksum that matches
+// bytes the store never wrote) fails Open with a *CorruptionError, in a
+// store of several write regions and in one that is the only writer.
+func TestTombstoneOfAnotherPartitionKeyIsDamage(t *testing.T) {
+	t.Parallel()
+	dir, clock := t.TempDir(), lethe.NewManualClock(t0)
+	o := &lethe.Options{Dir: dir, Clock: clock, Reaper: lethe.ReaperOptions{Disabled: true}, WriteRegions: 2}
+	s, err := lethe.Open(o)
+	require.NoError(t, err)
+	c := partitioned(t, s, "p", lethe.TTLNever, "/pk")
+	pk := pkS("a partition")
+	_, err = c.CreateItem(ctx, pk, []byte(`{"id":"x","pk":"a partition"}`), nil)
+	require.NoError(t, err)
+	_, err = c.DeleteItem(ctx, pk, "x", nil)
+	require.NoError(t, err)
+	require.NoError(t, s.Checkpoint(ctx))
+	require.NoError(t, s.Close())
+
+	var snap string
+	for _, n := range lethetesting.DirNames(t, dir) {
+		if strings.HasPrefix(n, "snap-") {
+			snap = filepath.Join(dir, n)
+		}
+	}
+	data, err := os.ReadFile(snap)
+	require.NoError(t, err)
+	found := false
+	for off := headerLen(data); off+12 <= len(data); {
+		n := int(binary.LittleEndian.Uint32(data[off:]))
+		payload := data[off+12 : off+12+n]
+		if payload[0] == 'T' {
+			// 'T', str "p", then str pk: its first component, a string,
+			// says it is longer than the whole key.
+			i := bytes.Index(payload, []byte("a partition"))
+			require.Positive(t, i)
+			payload[i-1] = 0x7f
+			binary.LittleEndian.PutUint32(data[off+8:], crc32.Checksum(payload, castagnoli))
+			found = true
+		}
+		off += 12 + n
+	}
+	require.True(t, found, "the snapshot holds the tombstone")
+	require.NoError(t, os.WriteFile(snap, data, 0o644))
+	for _, regions := range []int{2, 0} {
+		o.WriteRegions = regions
+		_, err = lethe.Open(o)
+		var ce *lethe.CorruptionError
+		require.ErrorAs(t, err, &ce, "WriteRegions %d", regions)
+		require.Contains(t, ce.Reason, "tombstone")
 	}
 }

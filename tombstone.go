@@ -59,20 +59,13 @@ type tombstone struct {
 	gen    uint64
 }
 
-// appendTombs appends to ts the tombstones of sh, a shard of c, for a
-// snapshot at now: those it keeps, and those of the expired items the
-// snapshot leaves out. The caller holds sh's lock.
-func (sh *shard) appendTombs(ts []tombstone, c *Container, now int64) []tombstone {
+// appendTombs appends to ts the tombstones sh, a shard of c, keeps, for a
+// snapshot. The caller holds sh's lock.
+func (sh *shard) appendTombs(ts []tombstone, c *Container) []tombstone {
 	for key, gen := range sh.tombs {
-		pk := c.pkPaths.prefixOf(key)
-		ts = append(ts, tombstone{pk: pk, id: key[len(pk):], gen: uint64(gen)})
+		n, _ := c.pkPaths.prefixLen(key) // a key bury or loadTomb made
+		ts = append(ts, tombstone{pk: key[:n], id: key[n:], gen: uint64(gen)})
 	}
-	sh.items.all(func(rec record) bool {
-		if !c.rule.live(rec, now) {
-			ts = append(ts, tombstone{pk: rec.pk(), id: rec.id(), gen: nextGen(rec)})
-		}
-		return true
-	})
 	return ts
 }
 
@@ -97,7 +90,14 @@ func (r *replayer) loadTomb(p []byte) error {
 		return errors.New("the tombstone is malformed")
 	}
 	c := r.s.containers[string(cid)]
-	if c == nil || !c.multiWrite() {
+	if c == nil {
+		return nil
+	}
+	key := string(pk) + string(d.b)
+	if n, ok := c.pkPaths.prefixLen(key); !ok || n != len(pk) {
+		return errors.New("the tombstone's partition key value is not one of its container's")
+	}
+	if !c.multiWrite() {
 		return nil
 	}
 	i, _ := c.shardIndex(string(pk), string(d.b))
@@ -105,16 +105,24 @@ func (r *replayer) loadTomb(p []byte) error {
 	if sh.tombs == nil {
 		sh.tombs = map[string]uint16{}
 	}
-	sh.tombs[string(pk)+string(d.b)] = uint16(gen)
+	sh.tombs[key] = uint16(gen)
 	return nil
 }
 
-// prefixOf returns the encoded partition key value that key, an item's
-// encoded partition key value and id, starts with.
-func (p *pkPaths) prefixOf(key string) string {
+// prefixLen returns the length of the encoded partition key value that
+// key, an item's encoded partition key value and id, starts with, and
+// false if key starts with none of the container's.
+func (p *pkPaths) prefixLen(key string) (int, bool) {
 	n := 0
 	for range p.segs {
-		n += pkComponentLen(key[n:])
+		if n >= len(key) {
+			return 0, false
+		}
+		l := pkComponentLen(key[n:])
+		if l <= 0 || l > len(key)-n {
+			return 0, false
+		}
+		n += l
 	}
-	return key[:n]
+	return n, true
 }
