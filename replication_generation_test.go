@@ -322,18 +322,9 @@ func TestTombstoneOfAnotherPartitionKeyIsDamage(t *testing.T) {
 	require.NoError(t, s.Checkpoint(ctx))
 	require.NoError(t, s.Close())
 
-	var snap string
-	for _, n := range lethetesting.DirNames(t, dir) {
-		if strings.HasPrefix(n, "snap-") {
-			snap = filepath.Join(dir, n)
-		}
-	}
-	data, err := os.ReadFile(snap)
-	require.NoError(t, err)
+	snap, data := snapshotIn(t, dir)
 	found := false
-	for off := headerLen(data); off+12 <= len(data); {
-		n := int(binary.LittleEndian.Uint32(data[off:]))
-		payload := data[off+12 : off+12+n]
+	eachFrame(data, func(off int, payload []byte) {
 		if payload[0] == 'T' {
 			// 'T', str "p", then str pk: its first component, a string,
 			// says it is longer than the whole key.
@@ -343,8 +334,7 @@ func TestTombstoneOfAnotherPartitionKeyIsDamage(t *testing.T) {
 			binary.LittleEndian.PutUint32(data[off+8:], crc32.Checksum(payload, castagnoli))
 			found = true
 		}
-		off += 12 + n
-	}
+	})
 	require.True(t, found, "the snapshot holds the tombstone")
 	require.NoError(t, os.WriteFile(snap, data, 0o644))
 	for _, regions := range []int{2, 0} {
@@ -354,4 +344,54 @@ func TestTombstoneOfAnotherPartitionKeyIsDamage(t *testing.T) {
 		require.ErrorAs(t, err, &ce, "WriteRegions %d", regions)
 		require.Contains(t, ce.Reason, "tombstone")
 	}
+}
+
+// snapshotIn returns the path and contents of the snapshot in dir.
+func snapshotIn(t *testing.T, dir string) (string, []byte) {
+	t.Helper()
+	for _, n := range lethetesting.DirNames(t, dir) {
+		if strings.HasPrefix(n, "snap-") {
+			data, err := os.ReadFile(filepath.Join(dir, n))
+			require.NoError(t, err)
+			return filepath.Join(dir, n), data
+		}
+	}
+	t.Fatalf("no snapshot in %s", dir)
+	return "", nil
+}
+
+// eachFrame calls fn with the offset and payload of each frame of a
+// file's contents.
+func eachFrame(data []byte, fn func(off int, payload []byte)) {
+	for off := headerLen(data); off+12 <= len(data); {
+		n := int(binary.LittleEndian.Uint32(data[off:]))
+		fn(off, data[off+12:off+12+n])
+		off += 12 + n
+	}
+}
+
+// TestSingleWriterKeepsNoTombstones: a store that is the only writer
+// writes no tombstone in its snapshots, for an item deleted, expired, or
+// expired and purged: its files are as they were before tombstones.
+func TestSingleWriterKeepsNoTombstones(t *testing.T) {
+	t.Parallel()
+	dir, clock := t.TempDir(), lethe.NewManualClock(t0)
+	s := openDurable(t, dir, clock)
+	c := mustContainer(t, s, lethe.ContainerProperties{ID: "c", DefaultTimeToLive: lethe.TTLNever})
+	create(t, c, `{"id":"deleted"}`)
+	_, err := c.DeleteItem(ctx, noPK, "deleted", nil)
+	require.NoError(t, err)
+	create(t, c, `{"id":"purged","ttl":1}`)
+	clock.Advance(2 * time.Second)
+	_, err = c.Purge(ctx)
+	require.NoError(t, err)
+	create(t, c, `{"id":"expired","ttl":1}`)
+	create(t, c, `{"id":"kept"}`)
+	clock.Advance(2 * time.Second)
+	require.NoError(t, s.Checkpoint(ctx))
+	require.NoError(t, s.Close())
+	_, data := snapshotIn(t, dir)
+	kinds := ""
+	eachFrame(data, func(_ int, payload []byte) { kinds += string(payload[0]) })
+	require.Equal(t, "KPFE", kinds, "a state, the live item, the feed's state, the end")
 }
