@@ -177,6 +177,7 @@ type batchItem struct {
 	shard     int
 	h         uint32
 	orig, cur record
+	gone      record // the version the batch's last delete of it removed
 }
 
 // ExecuteTransactionalBatch executes the operations of b, in order, on the
@@ -462,14 +463,18 @@ func (c *Container) commitBatch(ctx context.Context, b TransactionalBatch, sc *b
 				cause = e
 				break
 			}
-			maxSeq = c.store.nextVersionSeq(c.newGen(it.cur, true, it.h, "", ""))
+			maxSeq = c.store.nextVersionSeq(c.newGen(it.sh, it.cur, true, "", ""))
 			rec, cost = r.record(pk, now, maxSeq, it.cur.pos()), charge(opReplace, r.chargeSize)
 		default: // create, replace, upsert
 			kind := opReplace
 			if !live {
 				kind, status = opCreate, statusCreated
 			}
-			maxSeq = c.store.nextVersionSeq(c.newGen(it.cur, live, it.h, pk, it.id))
+			old := it.cur
+			if old == "" {
+				old = it.gone // deleted by the batch: created again after it
+			}
+			maxSeq = c.store.nextVersionSeq(c.newGen(it.sh, old, live, pk, it.id))
 			rec, cost = buildRecord(bop.item, &po.p, pk, now, maxSeq, c.position(it.cur, live)), charge(kind, po.p.size-po.p.ttlSize)
 		}
 		if cause == nil && c.uniqueMu != nil && rec != "" && bop.kind != batchRead && c.batchUniqueConflict(sc, po.item, pk, rec, now) {
@@ -484,6 +489,9 @@ func (c *Container) commitBatch(ctx context.Context, b TransactionalBatch, sc *b
 		results[i] = TransactionalBatchResult{StatusCode: status, RequestCharge: ru(cost)}
 		if rec != "" {
 			results[i].ETag = rec.etag()
+		}
+		if bop.kind == batchDelete {
+			it.gone = it.cur
 		}
 		if bop.kind != batchRead {
 			it.cur = rec

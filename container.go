@@ -212,8 +212,11 @@ type shard struct {
 	items    idTable
 	expiryMu sync.Mutex  // guards expiry; taken last (see the locking note)
 	expiry   expiryIndex // the shard's items that can expire, and its counts
-	no       uint8       // its index in its container's shards
-	_        [64]byte    // keep neighbouring shards' hot words on separate cache lines
+	// tombs are, in a store of several write regions, the tombstones of
+	// the items removed from the shard (tombstone.go); guarded by mu.
+	tombs map[string]uint16
+	no    uint8    // its index in its container's shards
+	_     [64]byte // keep neighbouring shards' hot words on separate cache lines
 }
 
 func newContainer(s *Store, props ContainerProperties, pp pkPaths, now int64) *Container {

@@ -411,3 +411,11 @@ func FeedNext(c *Container) uint64 {
 	defer c.mu.Unlock()
 	return c.mu.feed.history.next
 }
+
+// ETagGeneration returns the generation a version's ETag holds in a store
+// of several write regions (Options.WriteRegions), and false if etag is
+// not one of the store's ETags.
+func ETagGeneration(etag string) (uint64, bool) {
+	seq, ok := parseETag(etag)
+	return seqGen(seq), ok
+}

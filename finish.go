@@ -264,6 +264,9 @@ func (r *replayer) dropExpired(c *Container, set *liveSet, i int, es []expiryEnt
 	for _, e := range es[:n] {
 		_, h := c.shardIndex(e.rec.pk(), e.rec.id())
 		c.shards[i].items.remove(e.rec.pk(), e.rec.id(), h)
+		if c.multiWrite() {
+			c.shards[i].bury(e.rec)
+		}
 		set.shards[i].bytes -= int64(e.rec.jsonLen())
 	}
 	c.purged.Add(int64(n))

@@ -45,6 +45,8 @@ const (
 	frameRemoveFeed = 'Y'
 	frameExpire     = 'R'
 	frameFeed       = 'F'
+
+	frameTomb = 'T' // a snapshot's tombstone (tombstone.go)
 )
 
 // castagnoli is the CRC-32C table of the frames' and the manifest's

@@ -19,7 +19,7 @@ func TestFileFormatDoc(t *testing.T) {
 	}
 	doc := string(b)
 	for _, kind := range []byte{frameContainer, frameSettings, frameDrop, framePut, frameRemove, frameBatch,
-		frameState, frameEnd, framePutFeed, frameRemoveFeed, frameExpire, frameFeed} {
+		frameState, frameEnd, framePutFeed, frameRemoveFeed, frameExpire, frameFeed, frameTomb} {
 		if !strings.Contains(doc, fmt.Sprintf("\n'%c' ", kind)) {
 			t.Errorf("docs/file-format.md describes no frame of kind %q", kind)
 		}

@@ -304,7 +304,7 @@ func (c *Container) commit(op string, kind writeKind, pk PartitionKey, id string
 		m.cause = causeCreate
 	}
 	if kind != writeDelete {
-		m.rec = buildRecord(doc, p, pk.enc, now, c.store.nextVersionSeq(c.newGen(old, live, h, pk.enc, id)), c.position(old, live))
+		m.rec = buildRecord(doc, p, pk.enc, now, c.store.nextVersionSeq(c.newGen(sh, old, live, pk.enc, id)), c.position(old, live))
 	}
 	next, err := c.apply(&m)
 	if err != nil {

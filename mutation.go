@@ -655,19 +655,27 @@ func (c *Container) updateSharedLocked() {
 // indexes, or one being built. The caller holds c.mu.
 func (c *Container) hasIndexesLocked() bool { return c.mu.indexes.any() }
 
-// putItems makes the changes in the shards' id tables. A purge's old
-// version, which the reaper found by its identity (idTable.holds) under the
-// shard lock the caller still holds, is removed by it, without reading it.
+// putItems makes the changes in the shards' id tables, and in a store of
+// several write regions in their tombstones. A purge's old version, which
+// the reaper found by its identity (idTable.holds) under the shard lock
+// the caller still holds, is removed by it, without reading it.
 func (c *Container) putItems(ms []mutation) {
+	multi := c.multiWrite()
 	for i := range ms {
 		m := &ms[i]
 		switch {
 		case m.rec != "":
 			m.sh.items.putAt(m.slot-1, m.h, m.rec)
+			m.sh.unbury(m.rec)
 		case m.cause == causePurge:
-			m.sh.items.removeRecord(m.h, m.old)
+			if m.sh.items.removeRecord(m.h, m.old) && multi {
+				m.sh.bury(m.old)
+			}
 		default:
 			m.sh.items.remove(m.old.pk(), m.old.id(), m.h)
+			if multi {
+				m.sh.bury(m.old)
+			}
 		}
 	}
 }

@@ -53,6 +53,13 @@ type Options struct {
 	// that no two replicas give one ETag to two versions; the last 16 bits
 	// are the version's generation (ConflictRule). 0 and 0: the store is
 	// the only writer.
+	//
+	// A store of several write regions keeps, for each item removed
+	// (deleted, or expired and purged) and not written since, a tombstone
+	// of its last removal's generation, in memory and in its snapshots,
+	// whatever its change feed still keeps: 30 to 60 bytes and the item's
+	// id and encoded partition key value each, until the item is written
+	// again. A store that is the only writer keeps none.
 	WriteRegions, WriteRegion int
 
 	// fs is the file system a durable store lives on: vfs.OS unless a

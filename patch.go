@@ -867,7 +867,7 @@ func (c *Container) commitPatch(ctx context.Context, op string, pk PartitionKey,
 		}
 		return ItemResponse{StatusCode: statusTooManyRequests}, err
 	}
-	m := mutation{cause: causeReplace, now: now, sh: sh, h: h, old: old, rec: r.record(pk.enc, now, c.store.nextVersionSeq(c.newGen(old, true, h, "", "")), old.pos())}
+	m := mutation{cause: causeReplace, now: now, sh: sh, h: h, old: old, rec: r.record(pk.enc, now, c.store.nextVersionSeq(c.newGen(sh, old, true, "", "")), old.pos())}
 	next, aerr := c.apply(&m)
 	if aerr != nil {
 		if claimed {

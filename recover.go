@@ -462,6 +462,8 @@ func (r *replayer) loadSnapshot(path string, n uint64) (int64, error) {
 			return r.applyPut(f)
 		case frameFeed:
 			return r.loadFeed(p[1:])
+		case frameTomb:
+			return r.loadTomb(p[1:])
 		case frameEnd:
 			d := decoder{b: p[1:]}
 			n, seq := d.uvarint(), d.uvarint()

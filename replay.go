@@ -351,6 +351,7 @@ func (r *replayer) putIn(c *Container, i int, h uint32, rec record) (old record)
 	if old = c.shards[i].items.exchange(h, rec); old != "" {
 		set.gone(old, i)
 	}
+	c.shards[i].unbury(rec)
 	set.shards[i].add(rec)
 	if p := rec.pos(); p > c.positions.Load() {
 		c.positions.Store(p)
@@ -365,5 +366,8 @@ func (r *replayer) remove(c *Container, pk, id string) {
 	i, h := c.shardIndex(pk, id)
 	if old := c.shards[i].items.take(pk, id, h); old != "" {
 		r.set(c).gone(old, i)
+		if c.multiWrite() {
+			c.shards[i].bury(old)
+		}
 	}
 }

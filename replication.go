@@ -337,26 +337,26 @@ const (
 func seqGen(seq uint64) uint64 { return seq & genMax }
 
 // newGen returns the generation of a new version of the item (pk, id) of
-// slot hash h whose stored version is old ("" if none; live says whether
-// it is live): old's if it is live, else the one after the version removed
-// last (old, or the latest change the change feed keeps), 0 if the item
-// has none. A store that is the only writer has no generations.
-func (c *Container) newGen(old record, live bool, h uint32, pk, id string) uint64 {
-	if c.store.opts.WriteRegions <= 1 {
+// shard sh whose stored version is old ("" if none; live says whether it
+// is live): old's if it is live, the one after it if it has expired, else
+// the one its tombstone holds (after the version removed last), 0 if the
+// item has none. A store that is the only writer has no generations. The
+// caller holds sh's lock.
+func (c *Container) newGen(sh *shard, old record, live bool, pk, id string) uint64 {
+	switch {
+	case !c.multiWrite():
 		return 0
-	}
-	if live {
+	case live:
 		return seqGen(old.seq())
+	case old != "":
+		return nextGen(old)
 	}
-	if old == "" {
-		last, ok := c.lastChange(h, pk+id)
-		if !ok {
-			return 0
-		}
-		old = last.rec
-	}
-	return min(seqGen(old.seq())+1, genMax)
+	return sh.tomb(pk, id)
 }
+
+// nextGen returns the generation after the version rec's: that of a
+// version created again after rec was removed.
+func nextGen(rec record) uint64 { return min(seqGen(rec.seq())+1, genMax) }
 
 // raiseSeq moves the store's write sequence to at least seq, so that its
 // next write gets a higher one.
@@ -419,8 +419,10 @@ func (c *Container) lastChange(h uint32, key string) (feedEntry, bool) {
 // version's, so it is after every version of its version's generation;
 // a version of a delete's generation (created again after it, or after a
 // concurrent delete) is after it. Versions of one generation are then
-// ordered by Path. A replica that has forgotten an item's delete (its
-// change feed no longer keeps it) creates the item again at generation 0.
+// ordered by Path. A replica creates an item again after its delete at
+// the delete's generation however long ago the delete was: it keeps a
+// tombstone of every item removed (Options.WriteRegions), which its change
+// feed may have forgotten.
 type ConflictRule struct {
 	// Path is the conflict resolution path: a property of the items that
 	// holds a number ("/sortableTimestamp"). "" or "/_ts" means the

@@ -65,6 +65,27 @@ func BenchmarkReplication(b *testing.B) {
 			}
 		})
 	}
+	b.Run("MultiWriteDeleteCreate", func(b *testing.B) {
+		// A store of two write regions deletes one of its items and
+		// creates it again: the create finds the delete's generation.
+		c := mustContainer(b, openStore(b, &lethe.Options{Clock: lethe.NewManualClock(t0), WriteRegions: 2}), props)
+		for i := range items {
+			if _, err := c.CreateItem(ctx, noPK, doc(i), nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportAllocs()
+		i := 0
+		for b.Loop() {
+			if _, err := c.DeleteItem(ctx, noPK, fmt.Sprintf("item-%d", i%items), nil); err != nil {
+				b.Fatal(err)
+			}
+			if _, err := c.CreateItem(ctx, noPK, doc(i), &lethe.ItemOptions{NoContentResponseOnWrite: true}); err != nil {
+				b.Fatal(err)
+			}
+			i++
+		}
+	})
 	b.Run("ReplicaChanges", func(b *testing.B) {
 		hub := mustContainer(b, openStore(b, &lethe.Options{Clock: lethe.NewManualClock(t0)}), props)
 		for i := range 100_000 {

@@ -634,6 +634,30 @@ func TestWriteRegionsKeepETagsApart(t *testing.T) {
 	}
 }
 
+// lwwExpect names what a region reports of a change of the other's in
+// TestLastWriterWinsDeleteRule, where lost is the version that must lose.
+type lwwExpect int
+
+const (
+	noChange lwwExpect = iota // no conflict, nothing made: a change of what is gone already
+	follows                   // no conflict: the change follows the region's state, and is made
+	losesTo                   // a conflict the change loses: lost, the change's version, is left out
+	winsOver                  // a conflict the change wins: lost, the region's version, is replaced or deleted
+)
+
+// outcome is the ConflictOutcome e names.
+func (e lwwExpect) outcome(lost []byte) lethe.ConflictOutcome {
+	switch e {
+	case follows:
+		return lethe.ConflictOutcome{Applied: true}
+	case losesTo:
+		return lethe.ConflictOutcome{Conflict: true, Loser: lost}
+	case winsOver:
+		return lethe.ConflictOutcome{Conflict: true, Applied: true, Loser: lost}
+	}
+	return lethe.ConflictOutcome{}
+}
+
 // TestLastWriterWinsDeleteRule plays the cases Cosmos DB documents for
 // Last Writer Wins and deletes, under the instant and under a path: a
 // delete wins over an insert or a replace concurrent with it, made before
@@ -657,7 +681,7 @@ func TestLastWriterWinsDeleteRule(t *testing.T) {
 			run  func(t *testing.T, a, b *lethe.Container, clock *lethe.ManualClock) (won string, lost []byte)
 			// outA and outB are what a and b report of the other's last
 			// change.
-			outA, outB func(lost []byte) lethe.ConflictOutcome
+			outA, outB lwwExpect
 		}{{
 			name: "insert vs delete",
 			run: func(t *testing.T, a, b *lethe.Container, clock *lethe.ManualClock) (string, []byte) {
@@ -666,10 +690,8 @@ func TestLastWriterWinsDeleteRule(t *testing.T) {
 				clock.Advance(time.Second)
 				return "", create(t, b, `{"id":"x","v":9}`).Value
 			},
-			outA: func(lost []byte) lethe.ConflictOutcome { return lethe.ConflictOutcome{Conflict: true, Loser: lost} },
-			outB: func(lost []byte) lethe.ConflictOutcome { // a's insert lost to b's, a's delete removes b's
-				return lethe.ConflictOutcome{Conflict: true, Applied: true, Loser: lost}
-			},
+			outA: losesTo,
+			outB: winsOver, // a's insert lost to b's, a's delete removes b's
 		}, {
 			name: "replace vs delete",
 			base: true,
@@ -678,10 +700,8 @@ func TestLastWriterWinsDeleteRule(t *testing.T) {
 				clock.Advance(time.Second)
 				return "", upsert(t, b, `{"id":"x","v":9}`).Value
 			},
-			outA: func(lost []byte) lethe.ConflictOutcome { return lethe.ConflictOutcome{Conflict: true, Loser: lost} },
-			outB: func(lost []byte) lethe.ConflictOutcome {
-				return lethe.ConflictOutcome{Conflict: true, Applied: true, Loser: lost}
-			},
+			outA: losesTo,
+			outB: winsOver,
 		}, {
 			name: "delete vs delete",
 			base: true,
@@ -691,8 +711,8 @@ func TestLastWriterWinsDeleteRule(t *testing.T) {
 				del(t, b)
 				return "", nil
 			},
-			outA: func([]byte) lethe.ConflictOutcome { return lethe.ConflictOutcome{} },
-			outB: func([]byte) lethe.ConflictOutcome { return lethe.ConflictOutcome{} },
+			outA: noChange,
+			outB: noChange,
 		}, {
 			name: "created again after a delete vs a concurrent replace",
 			base: true,
@@ -702,8 +722,8 @@ func TestLastWriterWinsDeleteRule(t *testing.T) {
 				clock.Advance(time.Second)
 				return string(won.Value), upsert(t, b, `{"id":"x","v":9}`).Value
 			},
-			outA: func(lost []byte) lethe.ConflictOutcome { return lethe.ConflictOutcome{Conflict: true, Loser: lost} },
-			outB: func([]byte) lethe.ConflictOutcome { return lethe.ConflictOutcome{Applied: true} }, // after the delete, which removed b's
+			outA: losesTo,
+			outB: follows, // after the delete, which removed b's
 		}, {
 			name: "created again after a delete and patched, alone and in a batch, vs a concurrent replace",
 			base: true,
@@ -721,8 +741,8 @@ func TestLastWriterWinsDeleteRule(t *testing.T) {
 				clock.Advance(time.Second)
 				return readOrNil(t, a, "x"), upsert(t, b, `{"id":"x","v":9}`).Value
 			},
-			outA: func(lost []byte) lethe.ConflictOutcome { return lethe.ConflictOutcome{Conflict: true, Loser: lost} },
-			outB: func([]byte) lethe.ConflictOutcome { return lethe.ConflictOutcome{Applied: true} },
+			outA: losesTo,
+			outB: follows,
 		}, {
 			name: "created again by a batch after a delete vs a concurrent replace",
 			base: true,
@@ -735,8 +755,8 @@ func TestLastWriterWinsDeleteRule(t *testing.T) {
 				clock.Advance(time.Second)
 				return readOrNil(t, a, "x"), upsert(t, b, `{"id":"x","v":9}`).Value
 			},
-			outA: func(lost []byte) lethe.ConflictOutcome { return lethe.ConflictOutcome{Conflict: true, Loser: lost} },
-			outB: func([]byte) lethe.ConflictOutcome { return lethe.ConflictOutcome{Applied: true} },
+			outA: losesTo,
+			outB: follows,
 		}, {
 			name: "deleted and created again in one batch vs a concurrent replace",
 			base: true,
@@ -749,10 +769,8 @@ func TestLastWriterWinsDeleteRule(t *testing.T) {
 				clock.Advance(time.Second)
 				return readOrNil(t, a, "x"), upsert(t, b, `{"id":"x","v":9}`).Value
 			},
-			outA: func(lost []byte) lethe.ConflictOutcome { return lethe.ConflictOutcome{Conflict: true, Loser: lost} },
-			outB: func(lost []byte) lethe.ConflictOutcome { // the batch made one replace, of a later generation
-				return lethe.ConflictOutcome{Conflict: true, Applied: true, Loser: lost}
-			},
+			outA: losesTo,
+			outB: winsOver, // the batch made one replace, of a later generation
 		}} {
 			t.Run(fmt.Sprintf("%s under %q", tc.name, rule.Path), func(t *testing.T) {
 				for _, aFirst := range []bool{true, false} {
@@ -776,7 +794,7 @@ func TestLastWriterWinsDeleteRule(t *testing.T) {
 						for i, ch := range chsA {
 							out := resolved(t, b, ch, rule)
 							if i == 0 && len(chsA) > 1 && tc.base {
-								require.Equal(t, lethe.ConflictOutcome{Conflict: true, Applied: true, Loser: lost}, out, "a's delete removes b's write")
+								require.Equal(t, winsOver.outcome(lost), out, "a's delete removes b's write")
 							}
 							outB = out
 						}
@@ -788,8 +806,8 @@ func TestLastWriterWinsDeleteRule(t *testing.T) {
 						toA()
 						toB()
 					}
-					require.Equal(t, tc.outA(lost), outA, "b's change in a")
-					require.Equal(t, tc.outB(lost), outB, "a's last change in b")
+					require.Equal(t, tc.outA.outcome(lost), outA, "b's change in a")
+					require.Equal(t, tc.outB.outcome(lost), outB, "a's last change in b")
 					require.Equal(t, won, readOrNil(t, a, "x"))
 					require.Equal(t, won, readOrNil(t, b, "x"))
 					// Each region's changes back, and again: nothing.

@@ -203,6 +203,7 @@ func (cp *checkpointer) write(ctx context.Context, path string, n uint64, pace i
 	var (
 		frame []byte
 		recs  []record
+		tombs []tombstone
 		items uint64
 	)
 	for _, st := range feeds {
@@ -215,17 +216,25 @@ func (cp *checkpointer) write(ctx context.Context, path string, n uint64, pace i
 		c.mu.Unlock()
 		c.shards[0].mu.RUnlock()
 		frame = appendStateFrame(frame[:0], created, settingsSeq, props, &rule, c.positions.Load())
+		multi := c.multiWrite()
 		out.write(frame)
 		for i := range c.shards {
 			sh := &c.shards[i]
 			recs = recs[:0]
 			sh.mu.RLock()
+			tombs = tombs[:0]
 			sh.items.all(func(rec record) bool {
-				if c.rule.live(rec, now) {
+				switch {
+				case c.rule.live(rec, now):
 					recs = append(recs, rec)
+				case multi: // left out: a tombstone instead
+					tombs = append(tombs, tombstone{pk: rec.pk(), id: rec.id(), gen: nextGen(rec)})
 				}
 				return true
 			})
+			if multi {
+				tombs = sh.appendTombs(tombs, c)
+			}
 			sh.mu.RUnlock()
 			for _, rec := range recs {
 				b, start := beginFrame(frame[:0])
@@ -235,6 +244,10 @@ func (cp *checkpointer) write(ctx context.Context, path string, n uint64, pace i
 				frame = endFrame(b, start)
 				out.write(frame)
 				items++
+			}
+			for _, tb := range tombs {
+				frame = appendTombFrame(frame[:0], c.id, tb)
+				out.write(frame)
 			}
 			if out.err != nil {
 				return 0, 0, out.err
