@@ -429,7 +429,7 @@ func (c *Container) decideReplicaLocked(r *replicaWrite, rule *conflictRule, sh 
 		}
 		r.rec = buildRecord(r.doc, &r.p, r.pk.enc, r.written, r.seq, pos)
 	}
-	return c.decideReplica(r, old, h, rule), d
+	return c.decideReplica(r, sh, old, h, rule), d
 }
 
 // replicaMutation returns the change a decided replica change makes to its

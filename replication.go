@@ -366,9 +366,9 @@ func (s *Store) raiseSeq(seq uint64) {
 }
 
 // decideReplica decides what a replica change does to the item's version
-// old ("" if none), of slot hash h, and reports it; rule nil decides as
-// ApplyReplicaChange does. The caller holds the item's shard lock.
-func (c *Container) decideReplica(r *replicaWrite, old record, h uint32, rule *conflictRule) ConflictOutcome {
+// old ("" if none), of shard sh and slot hash h, and reports it; rule nil
+// decides as ApplyReplicaChange does. The caller holds sh's lock.
+func (c *Container) decideReplica(r *replicaWrite, sh *shard, old record, h uint32, rule *conflictRule) ConflictOutcome {
 	if rule == nil {
 		live := old != "" && c.rule.live(old, r.written)
 		switch {
@@ -382,7 +382,7 @@ func (c *Container) decideReplica(r *replicaWrite, old record, h uint32, rule *c
 		last, ok := c.lastChange(h, r.pk.enc+r.id)
 		return ConflictOutcome{Applied: !ok || last.rec.seq() < r.seq}
 	}
-	return c.resolve(r, old, h, rule)
+	return c.resolve(r, sh, old, h, rule)
 }
 
 // lastChange returns the latest change of the item of slot hash h and key
@@ -514,11 +514,11 @@ func parseConflictRule(r ConflictRule) (*conflictRule, *Error) {
 // ApplyReplicaChangeResolved and ConflictRule. The item's state in the
 // replica is its version old, or, when there is none, the latest change of
 // it the feed keeps: a delete (a tombstone of the version it removed) or an
-// expiry of a version. The change is made when it is after the state, or
-// replaces the replica's version; so each replica ends at the latest of
-// the changes it received, whatever the order they arrive in. The caller
-// holds the item's shard lock.
-func (c *Container) resolve(r *replicaWrite, old record, h uint32, rule *conflictRule) ConflictOutcome {
+// expiry of a version, or, when the feed keeps none, the item's tombstone
+// in sh. The change is made when it is after the state, or replaces the
+// replica's version; so each replica ends at the latest of the changes it
+// received, whatever the order they arrive in. The caller holds sh's lock.
+func (c *Container) resolve(r *replicaWrite, sh *shard, old record, h uint32, rule *conflictRule) ConflictOutcome {
 	etag := etagOf(r.seq)
 	state, deleted := old, false
 	seen := !r.del && old != "" && old.etag() == etag // the replica has held the change before
@@ -552,7 +552,7 @@ func (c *Container) resolve(r *replicaWrite, old record, h uint32, rule *conflic
 	case r.del:
 		return c.resolveDelete(r, old, etag, removedGen)
 	case state == "":
-		return ConflictOutcome{Applied: true}
+		return c.resolveTomb(r, sh.tomb(r.pk.enc, r.id))
 	}
 	gen, at := seqGen(r.seq), seqGen(state.seq())
 	var follows, wins bool
@@ -574,6 +574,21 @@ func (c *Container) resolve(r *replicaWrite, old record, h uint32, rule *conflic
 		case old != "":
 			out.Loser = old.jsonBytes()
 		}
+	}
+	return out
+}
+
+// resolveTomb decides a replica write of an item the replica holds no
+// version of, nor any change of in its feed, given the generation its
+// tombstone holds (0: none; see tombstone.go): a write of an earlier
+// generation was made without the removal, and loses to it.
+func (c *Container) resolveTomb(r *replicaWrite, tomb uint64) ConflictOutcome {
+	if seqGen(r.seq) >= tomb {
+		return ConflictOutcome{Applied: true}
+	}
+	out := ConflictOutcome{Conflict: true, Expired: c.sideExpired(r, "", true)}
+	if !out.Expired {
+		out.Loser = r.rec.jsonBytes()
 	}
 	return out
 }

@@ -395,3 +395,43 @@ func TestSingleWriterKeepsNoTombstones(t *testing.T) {
 	eachFrame(data, func(_ int, payload []byte) { kinds += string(payload[0]) })
 	require.Equal(t, "KPFE", kinds, "a state, the live item, the feed's state, the end")
 }
+
+// TestReplicaWriteLosesToForgottenDelete: a write concurrent with a
+// delete loses to it in a region whose change feed no longer keeps the
+// delete: the region's tombstone of the item still says it was deleted.
+func TestReplicaWriteLosesToForgottenDelete(t *testing.T) {
+	clock := lethe.NewManualClock(t0)
+	var a, b *lethe.Container
+	for i, keep := range []int{0, 2} { // a's feed keeps the default, b's 2 changes
+		s := openStore(t, &lethe.Options{Clock: clock, Reaper: lethe.ReaperOptions{Disabled: true}, WriteRegions: 2, WriteRegion: i})
+		c := mustContainer(t, s, lethe.ContainerProperties{ID: "c", DefaultTimeToLive: lethe.TTLNever,
+			ChangeFeedPolicy: &lethe.ChangeFeedPolicy{MaxChanges: keep}})
+		if i == 0 {
+			a = c
+		} else {
+			b = c
+		}
+	}
+	v1 := create(t, a, `{"id":"x","n":1}`)
+	for _, ch := range changesOf(t, a, 0) {
+		resolved(t, b, ch, lethe.ConflictRule{})
+	}
+	clock.Advance(time.Second)
+	v2, err := a.ReplaceItem(ctx, noPK, "x", []byte(`{"id":"x","n":2}`), nil) // concurrent with b's delete
+	require.NoError(t, err)
+	_, err = b.DeleteItem(ctx, noPK, "x", nil)
+	require.NoError(t, err)
+	for _, id := range []string{"y1", "y2"} { // b's feed forgets x's delete
+		create(t, b, `{"id":"`+id+`"}`)
+	}
+	for _, ch := range changesOf(t, a, 0) {
+		if ch.ETag != v2.ETag {
+			continue
+		}
+		require.Equal(t, v1.ETag, ch.Replaces)
+		out := resolved(t, b, ch, lethe.ConflictRule{})
+		require.True(t, out.Conflict, "the replace was made without the delete")
+		require.False(t, out.Applied, "a delete wins over every write concurrent with it")
+	}
+	require.Empty(t, readOrNil(t, b, "x"))
+}
