@@ -91,9 +91,20 @@ func feedKeysPage(t *testing.T, c *client, cont string, max int, latest bool) (i
 // returns the changes and the last continuation.
 func avadAll(t *testing.T, c *client, cont string, max int) ([]feedKey, string) {
 	t.Helper()
+	return feedAll(t, c, cont, max, false)
+}
+
+// latestAll is avadAll of the latest-version feed.
+func latestAll(t *testing.T, c *client, cont string, max int) ([]feedKey, string) {
+	t.Helper()
+	return feedAll(t, c, cont, max, true)
+}
+
+func feedAll(t *testing.T, c *client, cont string, max int, latest bool) ([]feedKey, string) {
+	t.Helper()
 	var all []feedKey
 	for range 1000 {
-		status, keys, next := avadPage(t, c, cont, max)
+		status, keys, next := feedKeysPage(t, c, cont, max, latest)
 		if status != http.StatusOK && status != http.StatusNotModified {
 			t.Fatalf("change feed: %d: %s", status, next)
 		}
@@ -247,15 +258,33 @@ func TestAccountChangeFeedExpiryAfterTheRead(t *testing.T) {
 func TestAccountChangeFeedMovesRandomly(t *testing.T) {
 	for _, latest := range []bool{false, true} {
 		for seed := uint64(1); seed <= 6; seed++ {
-			t.Run(fmt.Sprintf("latest=%v/%d", latest, seed), func(t *testing.T) { movesRandomly(t, seed, latest) })
+			t.Run(fmt.Sprintf("latest=%v/%d", latest, seed), func(t *testing.T) { movesRandomly(t, seed, latest, 1) })
+		}
+	}
+	// With several write regions, of the latest-version feed: the writes
+	// of random regions, conflicts among them.
+	for _, writers := range []int{2, 3} {
+		for seed := uint64(1); seed <= 6; seed++ {
+			t.Run(fmt.Sprintf("writers=%d/%d", writers, seed), func(t *testing.T) { movesRandomly(t, seed, true, writers) })
 		}
 	}
 }
 
-func movesRandomly(t *testing.T, seed uint64, latest bool) {
+// movesRandomly is a random history of seed in an account of writers
+// write regions (1: with failovers).
+func movesRandomly(t *testing.T, seed uint64, latest bool, writers int) {
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, seed))
-	a, clock, cs := feedAccount(t, map[string]time.Duration{"East US": 2 * time.Second, "West US": 3 * time.Second, "North Europe": 7 * time.Second})
+	lags := map[string]time.Duration{"East US": 2 * time.Second, "West US": 3 * time.Second, "North Europe": 7 * time.Second}
+	var a *cosmosrest.Account
+	var clock *lethe.ManualClock
+	var cs map[string]*client
+	if writers == 1 {
+		a, clock, cs = feedAccount(t, lags)
+	} else {
+		from := map[string]time.Duration{"East US": 0, "West US": 1500 * time.Millisecond, "North Europe": 4 * time.Second}
+		a, clock, cs = multiFeedAccount(t, writers, func(f, to string) time.Duration { return lags[to] + from[f] })
+	}
 	read := func(c *client, cont string, max int) (int, []feedKey, string) {
 		if latest {
 			return latestPage(t, c, cont, max)
@@ -266,6 +295,9 @@ func movesRandomly(t *testing.T, seed uint64, latest bool) {
 	cont, region := "", regionNames[rng.IntN(3)]
 	for step := range 150 {
 		hub := cs[a.WriteRegion()]
+		if writers > 1 {
+			hub = cs[regionNames[rng.IntN(writers)]]
+		}
 		switch rng.IntN(7) {
 		case 0, 1:
 			ttl := ""
@@ -280,7 +312,7 @@ func movesRandomly(t *testing.T, seed uint64, latest bool) {
 			a.DeliverDue()
 		case 4:
 			region = regionNames[rng.IntN(3)]
-			if rng.IntN(4) == 0 {
+			if writers == 1 && rng.IntN(4) == 0 {
 				if err := a.Failover(regionNames[rng.IntN(3)]); err != nil {
 					t.Fatal(err)
 				}
@@ -371,21 +403,22 @@ func TestAccountChangeFeedBadContinuations(t *testing.T) {
 	}
 }
 
-func TestAccountChangeFeedMultiWriteStaysInItsRegion(t *testing.T) {
-	clock := lethe.NewManualClock(time.Unix(1_700_000_000, 0))
-	cfg := cosmosrest.AccountConfig{MultipleWriteLocations: true, Consistency: cosmosrest.Eventual}
-	cfg.Clock = clock
-	cfg.Reaper.Disabled = true
-	_, cs, stop := serveAccount(t, cfg, 2)
-	t.Cleanup(stop)
+// With several write regions, an all-versions-and-deletes continuation
+// reads on only in its region (its deletes carry no write of their own to
+// place them by elsewhere); a latest-version one reads on anywhere.
+func TestAccountChangeFeedMultiWriteAllVersionsStaysInItsRegion(t *testing.T) {
+	_, _, cs := multiFeedAccount(t, 2, nil)
 	east, west := cs["East US"], cs["West US"]
-	createDBColl(t, east)
 	write(t, east, `{"id":"a","pk":"x"}`)
 	_, _, cont := avadPage(t, east, "", 10)
-	if status, _, body := avadPage(t, west, cont, 10); status != http.StatusBadRequest || !strings.Contains(body, "several write regions") {
+	if status, _, body := avadPage(t, west, cont, 10); status != http.StatusBadRequest || !strings.Contains(body, "all-versions-and-deletes continuation has no cover") {
 		t.Errorf("a continuation of East US in West US: %d %s", status, body)
 	}
 	if status, _, body := avadPage(t, east, cont, 10); status != http.StatusNotModified {
 		t.Errorf("a continuation of East US in East US: %d %s", status, body)
+	}
+	_, _, cont = latestPage(t, east, "", 10)
+	if status, keys, body := latestPage(t, west, cont, 10); status != http.StatusNotModified {
+		t.Errorf("a latest-version continuation of East US in West US, which has a: %d %v %s", status, keys, body)
 	}
 }
