@@ -282,8 +282,11 @@ func movesRandomly(t *testing.T, seed uint64, latest bool, writers int) {
 	if writers == 1 {
 		a, clock, cs = feedAccount(t, lags)
 	} else {
-		from := map[string]time.Duration{"East US": 0, "West US": 1500 * time.Millisecond, "North Europe": 4 * time.Second}
-		a, clock, cs = multiFeedAccount(t, writers, func(f, to string) time.Duration { return lags[to] + from[f] })
+		// Each change's lag its own, from 0 to 8 s.
+		lagRNG := rand.New(rand.NewPCG(seed, 0))
+		a, clock, cs = multiFeedAccount(t, writers, func(string, string) time.Duration {
+			return time.Duration(lagRNG.IntN(8000)) * time.Millisecond
+		})
 	}
 	read := func(c *client, cont string, max int) (int, []feedKey, string) {
 		if latest {
