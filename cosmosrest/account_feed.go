@@ -38,7 +38,7 @@ import (
 // on), so a region's feed holds each write region's writes in their
 // order. A latest-version continuation's cover then says, for each write
 // region, the last write of it the client was given (or, at the feed's
-// end, every one the answering region had received: Account's recv), and
+// end, every one the answering region had received: regionNode.recv), and
 // another region reads on before the first write of any region after
 // that (lethe.Container.ChangeFeedResumeLSNByRegion); one that has not
 // received them all answers 304 as above. An all-versions-and-deletes

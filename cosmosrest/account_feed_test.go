@@ -599,3 +599,31 @@ func TestAccountChangeFeedMultiWriteBadCovers(t *testing.T) {
 		})
 	}
 }
+
+// What a region has received of each write region's writes is counted
+// again when the account is opened again on its Dir: a continuation from
+// another region reads on there, rather than waiting.
+func TestAccountChangeFeedMultiWriteAfterRestart(t *testing.T) {
+	dir := t.TempDir()
+	clock := lethe.NewManualClock(time.Unix(1_700_000_000, 0))
+	open := func() (*cosmosrest.Account, map[string]*client, func()) {
+		cfg := cosmosrest.AccountConfig{MultipleWriteLocations: true, Consistency: cosmosrest.Eventual}
+		cfg.Clock, cfg.Dir = clock, dir
+		cfg.Reaper.Disabled = true
+		return serveAccount(t, cfg, 3)
+	}
+	a, cs, stop := open()
+	createDB(t, cs["East US"], "db")
+	must(t, cs["East US"].do("POST", "/dbs/db/colls", map[string]any{"id": "c", "partitionKey": map[string]any{"paths": []string{"/pk"}}}), 201)
+	write(t, cs["West US"], `{"id":"w","pk":"x"}`)
+	a.DeliverDue()
+	seen, cont := latestAll(t, cs["West US"], "", 10)
+	stop()
+
+	_, cs, stop = open()
+	t.Cleanup(stop)
+	status, keys, next := latestPage(t, cs["East US"], cont, 10)
+	if status != http.StatusNotModified || len(keys) != 0 || next == cont {
+		t.Errorf("East US, which holds %v, answers %d %v %q to West US's continuation after it: not 304 and a continuation of its own", seen, status, keys, next)
+	}
+}
