@@ -189,8 +189,10 @@ func ETagWriteRegion(etag string, writeRegions int) (region int, ok bool) {
 // region i up to the version of ETag seen[i] ("": none), for each i,
 // and every expiry at or before expiredThrough, reads on here after the
 // LSN it returns: just before the first write of some region i with a
-// higher ETag than seen[i], or an earlier expiry after expiredThrough
-// (the feed's end when there is neither). Changes may be returned again
+// higher ETag than seen[i], or with a lower one after seen[i]'s (a store
+// numbers writes made at once in its feed in the order they reach it,
+// not always their ETags'), or an earlier expiry after expiredThrough
+// (the feed's end when there is none). Changes may be returned again
 // (at least once, never lost), but for deletes, which carry no write of
 // their own to place them by: it is for the latest-version feed.
 //
@@ -226,18 +228,20 @@ func (c *Container) ChangeFeedResumeLSNByRegion(seen []string, expiredThrough ti
 	through := unixNanos(expiredThrough)
 	c.mu.Lock()
 	f := c.mu.feed.history
-	var lacks uint64        // the first change the reader may lack; 0: none
-	held := make([]bool, n) // a write of the region given, before lacks
+	var lacks uint64         // the first change the reader may lack; 0: none
+	held := make([]bool, n)  // a write of the region given, before lacks
+	top := make([]uint64, n) // the highest ETag of the region's writes so far
 	if f != nil {
 		f = c.scanSteps(f, func(e *feedEntry) bool {
 			switch e.kind {
 			case changeCreate, changeReplace:
 				s := e.rec.seq()
 				r := s >> genBits % uint64(n)
-				if s > want[r] {
+				if s > want[r] || s < top[r] && top[r] == want[r] {
 					lacks = e.lsn
 				}
 				held[r] = held[r] || s <= want[r]
+				top[r] = max(top[r], s)
 			case changeExpire:
 				if e.at > through {
 					lacks = e.lsn

@@ -315,6 +315,22 @@ func TestChangeFeedResumeLSNByRegion(t *testing.T) {
 		require.False(t, ok, "%q of %d", tc.etag, tc.n)
 	}
 
+	t.Run("a write numbered after a later one", func(t *testing.T) {
+		// Two writes made at once in a: x's ETag below y's, numbered
+		// after it in a's feed, and so replicated after it.
+		a, b, _ := twoRegions(t)
+		x := create(t, a, `{"id":"x"}`)
+		y := create(t, a, `{"id":"y"}`)
+		chs := changesOf(t, a, 0)
+		resolved(t, b, chs[1], lww)
+		resolved(t, b, chs[0], lww) // b's feed: y, x
+		lsn, err := b.ChangeFeedResumeLSNByRegion([]string{y.ETag, ""}, time.Time{})
+		require.NoError(t, err)
+		require.Equal(t, uint64(1), lsn, "x, after y, may not have been given")
+		lsn, err = b.ChangeFeedResumeLSNByRegion([]string{x.ETag, ""}, time.Time{})
+		require.NoError(t, err)
+		require.Equal(t, uint64(0), lsn, "y")
+	})
 	t.Run("forgotten", func(t *testing.T) {
 		clock := lethe.NewManualClock(t0)
 		var cs [2]*lethe.Container
