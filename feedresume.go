@@ -2,6 +2,7 @@ package lethe
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"time"
 )
@@ -91,49 +92,34 @@ func (c *Container) ChangeFeedResumeLSN(last ChangeFeedVersion, expiredThrough t
 		c.mu.Unlock()
 		return 0, false, nil
 	}
-	// One pass, feedScanStep changes at a time under c.mu (so that writers
-	// wait no longer than for a page): where last landed, the first expiry
-	// after expiredThrough before it, and (for the case last is not here)
-	// the first change at or after its instant, and whether an older
-	// version is held. Changes forgotten between steps are passed over.
-	var landed, expiry, at, pos uint64
+	// One pass (see scanSteps): where last landed, the first expiry after
+	// expiredThrough before it, and (for the case last is not here) the
+	// first change at or after its instant, and whether an older version
+	// is held.
+	var landed, expiry, at uint64
 	older := false
-	for {
-		n, more := 0, false
-		f.scan(pos, func(e *feedEntry) bool {
-			if n == feedScanStep {
-				more = true
+	f = c.scanSteps(f, func(e *feedEntry) bool {
+		switch e.kind {
+		case changeCreate, changeReplace:
+			s := e.rec.seq()
+			if s == want {
+				landed = e.lsn
 				return false
 			}
-			n++
-			pos = e.lsn
-			switch e.kind {
-			case changeCreate, changeReplace:
-				s := e.rec.seq()
-				if s == want {
-					landed = e.lsn
-					return false
-				}
-				older = older || s < want
-			case changeExpire:
-				if expiry == 0 && e.at > through {
-					expiry = e.lsn
-				}
+			older = older || s < want
+		case changeExpire:
+			if expiry == 0 && e.at > through {
+				expiry = e.lsn
 			}
-			if at == 0 && e.at >= written {
-				at = e.lsn
-			}
-			return true
-		})
-		if landed != 0 || !more {
-			break
 		}
+		if at == 0 && e.at >= written {
+			at = e.lsn
+		}
+		return true
+	})
+	if f == nil {
 		c.mu.Unlock()
-		c.mu.Lock()
-		if f = c.mu.feed.history; f == nil {
-			c.mu.Unlock()
-			return 0, false, noFeed
-		}
+		return 0, false, noFeed
 	}
 	next, first := f.next, f.first
 	c.mu.Unlock()
@@ -150,4 +136,132 @@ func (c *Container) ChangeFeedResumeLSN(last ChangeFeedVersion, expiredThrough t
 		landed = min(landed, expiry-1)
 	}
 	return landed, true, nil
+}
+
+// scanSteps calls fn on the changes of the container's feed f, from the
+// oldest, until fn returns false or the feed ends: feedScanStep changes at
+// a time under c.mu, which the caller holds and which it releases between
+// steps (so that writers wait no longer than for a page; changes
+// forgotten meanwhile are passed over). It returns the feed, c.mu held,
+// or nil when the container no longer keeps one.
+func (c *Container) scanSteps(f *changeFeed, fn func(e *feedEntry) bool) *changeFeed {
+	var pos uint64
+	for {
+		n, more, stop := 0, false, false
+		f.scan(pos, func(e *feedEntry) bool {
+			if n == feedScanStep {
+				more = true
+				return false
+			}
+			n++
+			pos = e.lsn
+			stop = !fn(e)
+			return !stop
+		})
+		if stop || !more {
+			return f
+		}
+		c.mu.Unlock()
+		c.mu.Lock()
+		if f = c.mu.feed.history; f == nil {
+			return nil
+		}
+	}
+}
+
+// ETagWriteRegion returns the write region (Options.WriteRegion) that
+// wrote the version of ETag etag, in an account of writeRegions write
+// regions (Options.WriteRegions, at least 2): its store hands out write
+// sequence numbers of its own residue. ok is false for an ETag lethe does
+// not write, or fewer than 2 write regions.
+func ETagWriteRegion(etag string, writeRegions int) (region int, ok bool) {
+	seq, good := parseETag(etag)
+	if !good || writeRegions < 2 {
+		return 0, false
+	}
+	return int(seq >> genBits % uint64(writeRegions)), true
+}
+
+// ChangeFeedResumeLSNByRegion is ChangeFeedResumeLSN for the replicas of
+// a store of several write regions (Options.WriteRegions), whose feeds
+// interleave the writes of every region, each region's in its order. A
+// reader who has been given, in another replica, every write of write
+// region i up to the version of ETag seen[i] ("": none), for each i,
+// and every expiry at or before expiredThrough, reads on here after the
+// LSN it returns: just before the first write of some region i with a
+// higher ETag than seen[i], or with a lower one after seen[i]'s (a store
+// numbers writes made at once in its feed in the order they reach it,
+// not always their ETags'), or an earlier expiry after expiredThrough
+// (the feed's end when there is none). Changes may be returned again
+// (at least once, never lost), but for deletes, which carry no write of
+// their own to place them by: it is for the latest-version feed.
+//
+// It does not know whether this replica has received the writes seen
+// names (the caller keeps what each replica has received): those it has
+// not are after the LSN when they come. When the feed has forgotten
+// changes, and does not hold, for each write region, a write of it the
+// reader was given before the first change it may lack (so that the
+// region's writes forgotten are older), the error wraps
+// ErrChangeFeedTrimmed. A malformed ETag, or seen of
+// another length than the store's write regions, is a bad request. It
+// reads the feed once, up to that change, holding the container's lock a
+// page's worth of changes at a time, and charges nothing.
+func (c *Container) ChangeFeedResumeLSNByRegion(seen []string, expiredThrough time.Time) (uint64, error) {
+	const op = "ChangeFeedResumeLSNByRegion"
+	if err := c.check(context.Background(), op, ""); err != nil {
+		return 0, err
+	}
+	n := c.store.opts.WriteRegions
+	if n < 2 || len(seen) != n {
+		return 0, withContext(badRequest("%d versions seen, for a store of %d write regions (it needs at least 2)", len(seen), n), op, c.id, "")
+	}
+	want := make([]uint64, n)
+	for i, etag := range seen {
+		if etag == "" {
+			continue
+		}
+		var good bool
+		if want[i], good = parseETag(etag); !good {
+			return 0, withContext(badRequest("the version %q has no ETag lethe writes", etag), op, c.id, "")
+		}
+	}
+	through := unixNanos(expiredThrough)
+	c.mu.Lock()
+	f := c.mu.feed.history
+	var lacks uint64         // the first change the reader may lack; 0: none
+	held := make([]bool, n)  // a write of the region given, before lacks
+	top := make([]uint64, n) // the highest ETag of the region's writes so far
+	if f != nil {
+		f = c.scanSteps(f, func(e *feedEntry) bool {
+			switch e.kind {
+			case changeCreate, changeReplace:
+				s := e.rec.seq()
+				r := s >> genBits % uint64(n)
+				if s > want[r] || s < top[r] && top[r] == want[r] {
+					lacks = e.lsn
+				}
+				held[r] = held[r] || s <= want[r]
+				top[r] = max(top[r], s)
+			case changeExpire:
+				if e.at > through {
+					lacks = e.lsn
+				}
+			}
+			return lacks == 0
+		})
+	}
+	if f == nil {
+		c.mu.Unlock()
+		return 0, withContext(badRequest("the container keeps no change feed: give it a ChangeFeedPolicy"), op, c.id, "")
+	}
+	next, first := f.next, f.first
+	c.mu.Unlock()
+	switch {
+	case first > 1 && slices.Contains(held, false):
+		return 0, withContext(&Error{StatusCode: statusBadRequest, Err: ErrChangeFeedTrimmed,
+			Message: "the change feed no longer holds the changes before the first one the reader may lack: changes may be forgotten; start again from the beginning"}, op, c.id, "")
+	case lacks == 0:
+		return next - 1, nil
+	}
+	return lacks - 1, nil
 }

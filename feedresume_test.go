@@ -263,3 +263,94 @@ func BenchmarkChangeFeedResumeLSN(b *testing.B) {
 		})
 	}
 }
+
+func TestChangeFeedResumeLSNByRegion(t *testing.T) {
+	a, b, clock := twoRegions(t)
+	lww := lethe.ConflictRule{}
+	a1 := create(t, a, `{"id":"a1"}`)
+	a2 := create(t, a, `{"id":"a2","ttl":1}`)
+	b1 := create(t, b, `{"id":"b1"}`)
+	for _, ch := range changesOf(t, a, 0) {
+		resolved(t, b, ch, lww)
+	}
+	clock.Advance(2 * time.Second)
+	allVersions(t, b) // b's feed: create b1, create a1, create a2, expire a2
+
+	region := func(etag string) int {
+		r, ok := lethe.ETagWriteRegion(etag, 2)
+		require.True(t, ok)
+		return r
+	}
+	require.Equal(t, []int{0, 0, 1}, []int{region(a1.ETag), region(a2.ETag), region(b1.ETag)})
+	for _, tc := range []struct {
+		name    string
+		seen    []string
+		through time.Time
+		want    uint64
+	}{
+		{"nothing seen", []string{"", ""}, time.Time{}, 0},
+		{"a's first, none of b's", []string{a1.ETag, ""}, time.Time{}, 0},
+		{"a's first and b's", []string{a1.ETag, b1.ETag}, time.Time{}, 2},
+		{"every write, not the expiry", []string{a2.ETag, b1.ETag}, time.Time{}, 3},
+		{"everything", []string{a2.ETag, b1.ETag}, clock.Now(), 4},
+		{"an expiry before an unseen write", []string{a1.ETag, b1.ETag}, t0, 2},
+	} {
+		lsn, err := b.ChangeFeedResumeLSNByRegion(tc.seen, tc.through)
+		require.NoError(t, err, tc.name)
+		require.Equal(t, tc.want, lsn, tc.name)
+	}
+
+	for _, seen := range [][]string{{"nope", ""}, {a1.ETag}, {"", "", ""}} {
+		_, err := b.ChangeFeedResumeLSNByRegion(seen, time.Time{})
+		require.ErrorIs(t, err, lethe.ErrBadRequest, "%q", seen)
+	}
+	one, _ := feedContainer(t, lethe.ContainerProperties{})
+	_, err := one.ChangeFeedResumeLSNByRegion([]string{"", ""}, time.Time{})
+	require.ErrorIs(t, err, lethe.ErrBadRequest, "one write region")
+	for _, tc := range []struct {
+		etag string
+		n    int
+	}{{"nope", 2}, {a1.ETag, 1}} {
+		_, ok := lethe.ETagWriteRegion(tc.etag, tc.n)
+		require.False(t, ok, "%q of %d", tc.etag, tc.n)
+	}
+
+	t.Run("a write numbered after a later one", func(t *testing.T) {
+		// Two writes made at once in a: x's ETag below y's, numbered
+		// after it in a's feed, and so replicated after it.
+		a, b, _ := twoRegions(t)
+		x := create(t, a, `{"id":"x"}`)
+		y := create(t, a, `{"id":"y"}`)
+		chs := changesOf(t, a, 0)
+		resolved(t, b, chs[1], lww)
+		resolved(t, b, chs[0], lww) // b's feed: y, x
+		lsn, err := b.ChangeFeedResumeLSNByRegion([]string{y.ETag, ""}, time.Time{})
+		require.NoError(t, err)
+		require.Equal(t, uint64(1), lsn, "x, after y, may not have been given")
+		lsn, err = b.ChangeFeedResumeLSNByRegion([]string{x.ETag, ""}, time.Time{})
+		require.NoError(t, err)
+		require.Equal(t, uint64(0), lsn, "y")
+	})
+	t.Run("forgotten", func(t *testing.T) {
+		clock := lethe.NewManualClock(t0)
+		var cs [2]*lethe.Container
+		for i := range cs {
+			s := openStore(t, &lethe.Options{Clock: clock, Reaper: lethe.ReaperOptions{Disabled: true}, WriteRegions: 2, WriteRegion: i})
+			cs[i] = mustContainer(t, s, lethe.ContainerProperties{ID: "c", ChangeFeedPolicy: &lethe.ChangeFeedPolicy{MaxChanges: 3}})
+		}
+		x := create(t, cs[0], `{"id":"x"}`)
+		w := create(t, cs[1], `{"id":"w"}`)
+		resolved(t, cs[0], changesOf(t, cs[1], 0)[0], lww)
+		y := create(t, cs[0], `{"id":"y"}`)
+		create(t, cs[0], `{"id":"z"}`) // cs[0] keeps w, y, z
+		lsn, err := cs[0].ChangeFeedResumeLSNByRegion([]string{y.ETag, w.ETag}, time.Time{})
+		require.NoError(t, err, "a write of each region given is kept")
+		require.Equal(t, uint64(3), lsn)
+		for _, seen := range [][]string{{x.ETag, w.ETag}, {y.ETag, ""}, {"", ""}} {
+			_, err = cs[0].ChangeFeedResumeLSNByRegion(seen, time.Time{})
+			require.ErrorIs(t, err, lethe.ErrChangeFeedTrimmed, "%q: what a region wrote before may be forgotten", seen)
+		}
+		_, err = cs[1].ChangeFeedResumeLSNByRegion([]string{"", ""}, time.Time{})
+		require.NoError(t, err, "a feed that forgot nothing")
+	})
+}

@@ -91,9 +91,20 @@ func feedKeysPage(t *testing.T, c *client, cont string, max int, latest bool) (i
 // returns the changes and the last continuation.
 func avadAll(t *testing.T, c *client, cont string, max int) ([]feedKey, string) {
 	t.Helper()
+	return feedAll(t, c, cont, max, false)
+}
+
+// latestAll is avadAll of the latest-version feed.
+func latestAll(t *testing.T, c *client, cont string, max int) ([]feedKey, string) {
+	t.Helper()
+	return feedAll(t, c, cont, max, true)
+}
+
+func feedAll(t *testing.T, c *client, cont string, max int, latest bool) ([]feedKey, string) {
+	t.Helper()
 	var all []feedKey
 	for range 1000 {
-		status, keys, next := avadPage(t, c, cont, max)
+		status, keys, next := feedKeysPage(t, c, cont, max, latest)
 		if status != http.StatusOK && status != http.StatusNotModified {
 			t.Fatalf("change feed: %d: %s", status, next)
 		}
@@ -122,11 +133,19 @@ func missing(want, got []feedKey) []feedKey {
 // whose items may expire.
 func feedAccount(t *testing.T, lags map[string]time.Duration) (*cosmosrest.Account, *lethe.ManualClock, map[string]*client) {
 	t.Helper()
+	return feedAccountOf(t, cosmosrest.AccountConfig{Consistency: cosmosrest.Eventual, Lag: func(_, to string) time.Duration { return lags[to] }}, 1)
+}
+
+// feedAccountOf returns the account cfg makes of regionNames, the first
+// writable of them writable, on a manual clock, with a container db/c on
+// /pk whose items may expire.
+func feedAccountOf(t *testing.T, cfg cosmosrest.AccountConfig, writable int) (*cosmosrest.Account, *lethe.ManualClock, map[string]*client) {
+	t.Helper()
 	clock := lethe.NewManualClock(time.Unix(1_700_000_000, 0))
-	cfg := cosmosrest.AccountConfig{Consistency: cosmosrest.Eventual, Lag: func(_, to string) time.Duration { return lags[to] }}
 	cfg.Clock = clock
 	cfg.Reaper.Disabled = true
-	a, cs := testAccount(t, cfg)
+	a, cs, stop := serveAccount(t, cfg, writable)
+	t.Cleanup(stop)
 	createDB(t, cs["East US"], "db")
 	must(t, cs["East US"].do("POST", "/dbs/db/colls", map[string]any{"id": "c", "defaultTtl": -1, "partitionKey": map[string]any{"paths": []string{"/pk"}}}), 201)
 	return a, clock, cs
@@ -166,18 +185,9 @@ func TestAccountChangeFeedReadsOnInAnotherRegion(t *testing.T) {
 			a.DeliverDue()
 			write(t, east, `{"id":"b","pk":"x"}`)
 			write(t, east, `{"id":"a","pk":"x","v":2}`)
-			seen, cont := avadAll(t, east, "", 10)
-			// West US has not received b: nothing new, and the
-			// continuation as it came, until it has.
-			status, keys, next := avadPage(t, west, cont, 10)
-			if status != http.StatusNotModified || len(keys) != 0 || next != cont {
-				t.Errorf("a region behind the continuation answers %d %v %q, not 304 and the continuation", status, keys, next)
-			}
-			write(t, east, `{"id":"c","pk":"x"}`)
-			clock.Advance(5 * time.Second)
-			a.DeliverDue()
-			rest, _ := avadAll(t, west, next, 10)
-			if want := []string{"+c"}; len(rest) != 1 || !strings.HasPrefix(rest[0].String(), want[0]) {
+			// West US has not received b.
+			seen, rest := behindThenCaughtUp(t, a, clock, east, west, east, "c", false)
+			if len(rest) != 1 {
 				t.Errorf("West US, caught up, returns %v, not just c", rest)
 			}
 			return append(seen, rest...)
@@ -216,6 +226,28 @@ func TestAccountChangeFeedReadsOnInAnotherRegion(t *testing.T) {
 	}
 }
 
+// behindThenCaughtUp reads region from's feed to its end, checks that
+// region to, which has not received all of it, answers 304 and the
+// continuation as it came, then writes the item id in region writer,
+// delivers everything due after 10 s, reads on in to, and returns what
+// from gave and what to gave after it, which must hold id.
+func behindThenCaughtUp(t *testing.T, a *cosmosrest.Account, clock *lethe.ManualClock, from, to, writer *client, id string, latest bool) (seen, rest []feedKey) {
+	t.Helper()
+	seen, cont := feedAll(t, from, "", 10, latest)
+	status, keys, next := feedKeysPage(t, to, cont, 10, latest)
+	if status != http.StatusNotModified || len(keys) != 0 || next != cont {
+		t.Errorf("a region behind the continuation answers %d %v %q, not 304 and the continuation", status, keys, next)
+	}
+	write(t, writer, `{"id":"`+id+`","pk":"x"}`)
+	clock.Advance(10 * time.Second)
+	a.DeliverDue()
+	rest, _ = feedAll(t, to, next, 10, latest)
+	if !slices.ContainsFunc(rest, func(k feedKey) bool { return k.id == id }) {
+		t.Errorf("the region, caught up, returns %v, not %s", rest, id)
+	}
+	return seen, rest
+}
+
 // The expiry of a version West US holds and East US had replaced before
 // it expired (West US received the replace late) is a change the reader
 // was not given in East US: West US returns it, and nothing is lost.
@@ -247,15 +279,36 @@ func TestAccountChangeFeedExpiryAfterTheRead(t *testing.T) {
 func TestAccountChangeFeedMovesRandomly(t *testing.T) {
 	for _, latest := range []bool{false, true} {
 		for seed := uint64(1); seed <= 6; seed++ {
-			t.Run(fmt.Sprintf("latest=%v/%d", latest, seed), func(t *testing.T) { movesRandomly(t, seed, latest) })
+			t.Run(fmt.Sprintf("latest=%v/%d", latest, seed), func(t *testing.T) { movesRandomly(t, seed, latest, 1) })
+		}
+	}
+	// With several write regions, of the latest-version feed: the writes
+	// of random regions, conflicts among them.
+	for _, writers := range []int{2, 3} {
+		for seed := uint64(1); seed <= 6; seed++ {
+			t.Run(fmt.Sprintf("writers=%d/%d", writers, seed), func(t *testing.T) { movesRandomly(t, seed, true, writers) })
 		}
 	}
 }
 
-func movesRandomly(t *testing.T, seed uint64, latest bool) {
+// movesRandomly is a random history of seed in an account of writers
+// write regions (1: with failovers).
+func movesRandomly(t *testing.T, seed uint64, latest bool, writers int) {
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, seed))
-	a, clock, cs := feedAccount(t, map[string]time.Duration{"East US": 2 * time.Second, "West US": 3 * time.Second, "North Europe": 7 * time.Second})
+	lags := map[string]time.Duration{"East US": 2 * time.Second, "West US": 3 * time.Second, "North Europe": 7 * time.Second}
+	var a *cosmosrest.Account
+	var clock *lethe.ManualClock
+	var cs map[string]*client
+	if writers == 1 {
+		a, clock, cs = feedAccount(t, lags)
+	} else {
+		// Each change's lag its own, from 0 to 8 s.
+		lagRNG := rand.New(rand.NewPCG(seed, 0))
+		a, clock, cs = multiFeedAccount(t, writers, func(string, string) time.Duration {
+			return time.Duration(lagRNG.IntN(8000)) * time.Millisecond
+		})
+	}
 	read := func(c *client, cont string, max int) (int, []feedKey, string) {
 		if latest {
 			return latestPage(t, c, cont, max)
@@ -266,6 +319,9 @@ func movesRandomly(t *testing.T, seed uint64, latest bool) {
 	cont, region := "", regionNames[rng.IntN(3)]
 	for step := range 150 {
 		hub := cs[a.WriteRegion()]
+		if writers > 1 {
+			hub = cs[regionNames[rng.IntN(writers)]]
+		}
 		switch rng.IntN(7) {
 		case 0, 1:
 			ttl := ""
@@ -280,7 +336,7 @@ func movesRandomly(t *testing.T, seed uint64, latest bool) {
 			a.DeliverDue()
 		case 4:
 			region = regionNames[rng.IntN(3)]
-			if rng.IntN(4) == 0 {
+			if writers == 1 && rng.IntN(4) == 0 {
 				if err := a.Failover(regionNames[rng.IntN(3)]); err != nil {
 					t.Fatal(err)
 				}
@@ -305,22 +361,41 @@ func movesRandomly(t *testing.T, seed uint64, latest bool) {
 	// The changes every region shows: a region that received a version
 	// after its expiry shows that expiry even though the write region
 	// replaced the version before it (the lag's, not the history's).
+	want := shownEverywhere(t, cs, latest)
+	if lost := missing(want, got); len(lost) > 0 {
+		t.Errorf("lost %v of %v: got %v", lost, want, got)
+	}
+}
+
+// shownEverywhere returns the changes every region's feed (latest: its
+// latest-version feed) shows, from its beginning.
+func shownEverywhere(t *testing.T, cs map[string]*client, latest bool) []feedKey {
+	t.Helper()
 	var want []feedKey
 	for i, name := range regionNames {
-		var all []feedKey
-		if latest {
-			_, all, _ = latestPage(t, cs[name], "", 1000)
-		} else {
-			all, _ = avadAll(t, cs[name], "", 1000)
-		}
+		all, _ := feedAll(t, cs[name], "", 1000, latest)
 		if i == 0 {
 			want = all
 		}
 		want = slices.DeleteFunc(want, func(k feedKey) bool { return !slices.Contains(all, k) })
 	}
-	if lost := missing(want, got); len(lost) > 0 {
-		t.Errorf("lost %v of %v: got %v", lost, want, got)
+	return want
+}
+
+// firstContinuation writes an item in region east of a, delivers it,
+// and returns the continuation of east's feed (latest: latest-version)
+// after it, its region's token and its cover.
+func firstContinuation(t *testing.T, a *cosmosrest.Account, east *client, latest bool) (cont, tok, cover string) {
+	t.Helper()
+	write(t, east, `{"id":"a","pk":"x"}`)
+	a.DeliverDue()
+	_, _, cont = feedKeysPage(t, east, "", 10, latest)
+	slug, rest, _ := strings.Cut(cont, ":")
+	tok, cover, _ = strings.Cut(rest, ":")
+	if slug != "east-us" || tok == "" || cover == "" {
+		t.Fatalf("the continuation %q is not region:token:cover", cont)
 	}
+	return cont, tok, cover
 }
 
 // A continuation that names no region, whose cover is garbled, that is
@@ -330,14 +405,8 @@ func movesRandomly(t *testing.T, seed uint64, latest bool) {
 func TestAccountChangeFeedBadContinuations(t *testing.T) {
 	a, clock, cs := feedAccount(t, nil)
 	east, west := cs["East US"], cs["West US"]
-	write(t, east, `{"id":"a","pk":"x"}`)
-	a.DeliverDue()
-	_, _, cont := avadPage(t, east, "", 10)
-	slug, rest, _ := strings.Cut(cont, ":")
-	tok, cover, _ := strings.Cut(rest, ":")
-	if slug != "east-us" || tok == "" || cover == "" {
-		t.Fatalf("the continuation %q is not region:token:cover", cont)
-	}
+	cont, tok, cover := firstContinuation(t, a, east, false)
+	rest := tok + ":" + cover
 	for _, tc := range []struct{ name, cont, want string }{
 		{"no region", "mars:" + rest, "no region of the account"},
 		{"no colon", "garbled", "no region of the account"},
@@ -371,21 +440,190 @@ func TestAccountChangeFeedBadContinuations(t *testing.T) {
 	}
 }
 
-func TestAccountChangeFeedMultiWriteStaysInItsRegion(t *testing.T) {
-	clock := lethe.NewManualClock(time.Unix(1_700_000_000, 0))
-	cfg := cosmosrest.AccountConfig{MultipleWriteLocations: true, Consistency: cosmosrest.Eventual}
-	cfg.Clock = clock
-	cfg.Reaper.Disabled = true
-	_, cs, stop := serveAccount(t, cfg, 2)
-	t.Cleanup(stop)
+// With several write regions, an all-versions-and-deletes continuation
+// reads on only in its region (its deletes carry no write of their own to
+// place them by elsewhere); a latest-version one reads on anywhere.
+func TestAccountChangeFeedMultiWriteAllVersionsStaysInItsRegion(t *testing.T) {
+	_, _, cs := multiFeedAccount(t, 2, nil)
 	east, west := cs["East US"], cs["West US"]
-	createDBColl(t, east)
 	write(t, east, `{"id":"a","pk":"x"}`)
 	_, _, cont := avadPage(t, east, "", 10)
-	if status, _, body := avadPage(t, west, cont, 10); status != http.StatusBadRequest || !strings.Contains(body, "several write regions") {
+	if status, _, body := avadPage(t, west, cont, 10); status != http.StatusBadRequest || !strings.Contains(body, "all-versions-and-deletes continuation has no cover") {
 		t.Errorf("a continuation of East US in West US: %d %s", status, body)
 	}
 	if status, _, body := avadPage(t, east, cont, 10); status != http.StatusNotModified {
 		t.Errorf("a continuation of East US in East US: %d %s", status, body)
+	}
+	_, _, cont = latestPage(t, east, "", 10)
+	if status, keys, body := latestPage(t, west, cont, 10); status != http.StatusNotModified {
+		t.Errorf("a latest-version continuation of East US in West US, which has a: %d %v %s", status, keys, body)
+	}
+}
+
+// multiFeedAccount returns an account of regionNames, the first writers
+// of them write regions, on a manual clock, whose changes go from one
+// region to another after lag (nil: none), with a container db/c on /pk
+// whose items may expire.
+func multiFeedAccount(t *testing.T, writers int, lag func(from, to string) time.Duration) (*cosmosrest.Account, *lethe.ManualClock, map[string]*client) {
+	t.Helper()
+	return feedAccountOf(t, cosmosrest.AccountConfig{MultipleWriteLocations: true, Consistency: cosmosrest.Eventual, Lag: lag}, writers)
+}
+
+// A latest-version continuation of an account of several write regions
+// reads on in another region missing no item's latest version: with that
+// region caught up, behind in one write region's writes, with a
+// conflict's loser it never holds, and with expiries among the writes.
+func TestAccountChangeFeedMultiWriteReadsOnInAnotherRegion(t *testing.T) {
+	type run func(t *testing.T, a *cosmosrest.Account, clock *lethe.ManualClock, cs map[string]*client) []feedKey
+	for _, tc := range []struct {
+		name string
+		run  run
+	}{
+		{"caught up", func(t *testing.T, a *cosmosrest.Account, clock *lethe.ManualClock, cs map[string]*client) []feedKey {
+			for i, id := range []string{"a", "b", "c", "d", "e", "f"} {
+				write(t, cs[writer(a, i)], `{"id":"`+id+`","pk":"x"}`)
+				clock.Advance(time.Second)
+			}
+			clock.Advance(10 * time.Second)
+			a.DeliverDue()
+			// Read to its end in East US, a continuation reads on in
+			// West US with nothing again.
+			all, end := latestAll(t, cs["East US"], "", 2)
+			if again, _ := latestAll(t, cs["West US"], end, 10); len(again) != 0 {
+				t.Errorf("West US returned %v after East US's whole feed %v", again, all)
+			}
+			// Read in part, it reads on where it may lack a write.
+			_, first, cont := latestPage(t, cs["East US"], "", 2)
+			rest, _ := latestAll(t, cs["West US"], cont, 10)
+			return append(first, rest...)
+		}},
+		{"behind in one write region's writes", func(t *testing.T, a *cosmosrest.Account, clock *lethe.ManualClock, cs map[string]*client) []feedKey {
+			east, west := cs["East US"], cs["West US"]
+			write(t, east, `{"id":"a","pk":"x"}`)
+			write(t, west, `{"id":"w","pk":"x"}`)
+			clock.Advance(10 * time.Second)
+			a.DeliverDue()
+			write(t, west, `{"id":"w2","pk":"x"}`)
+			// East US has not received w2.
+			seen, rest := behindThenCaughtUp(t, a, clock, west, east, east, "b", true)
+			return append(seen, rest...)
+		}},
+		{"a conflict's loser", func(t *testing.T, a *cosmosrest.Account, clock *lethe.ManualClock, cs map[string]*client) []feedKey {
+			east, west := cs["East US"], cs["West US"]
+			write(t, east, `{"id":"x","pk":"x","v":"east"}`)
+			clock.Advance(time.Millisecond)
+			write(t, west, `{"id":"x","pk":"x","v":"west"}`) // the later: it wins
+			seen, cont := latestAll(t, east, "", 10)         // East US's version, the loser
+			clock.Advance(10 * time.Second)
+			a.DeliverDue()
+			if len(seen) != 1 {
+				t.Fatalf("East US gave %v, not its x", seen)
+			}
+			westAll, _ := avadAll(t, west, "", 100)
+			if slices.ContainsFunc(westAll, func(k feedKey) bool { return k.etag == seen[0].etag }) {
+				t.Fatalf("West US's feed %v holds the loser %v", westAll, seen[0])
+			}
+			// West US never holds the loser, but has received it: it
+			// reads on, with its winner.
+			status, rest, _ := latestPage(t, west, cont, 10)
+			if status != http.StatusOK {
+				t.Errorf("West US, which received the loser, answers %d %v", status, rest)
+			}
+			return append(seen, rest...)
+		}},
+		{"expiries among the writes", func(t *testing.T, a *cosmosrest.Account, clock *lethe.ManualClock, cs map[string]*client) []feedKey {
+			east, west := cs["East US"], cs["West US"]
+			write(t, east, `{"id":"short","pk":"x","ttl":3}`)
+			write(t, west, `{"id":"w","pk":"x"}`)
+			clock.Advance(5 * time.Second)
+			a.DeliverDue()
+			write(t, east, `{"id":"b","pk":"x"}`)
+			seen, cont := latestAll(t, east, "", 1)
+			clock.Advance(time.Second)
+			write(t, west, `{"id":"long","pk":"x","ttl":8}`)
+			write(t, east, `{"id":"c","pk":"x"}`)
+			clock.Advance(8 * time.Second)
+			latestAll(t, west, "", 10) // West US finds long's expiry
+			a.DeliverDue()
+			rest, _ := latestAll(t, west, cont, 10)
+			return append(seen, rest...)
+		}},
+	} {
+		for _, writers := range []int{2, 3} {
+			t.Run(tc.name+"/"+strings.Repeat("w", writers), func(t *testing.T) {
+				lag := func(string, string) time.Duration { return 5 * time.Second }
+				a, clock, cs := multiFeedAccount(t, writers, lag)
+				got := tc.run(t, a, clock, cs)
+				clock.Advance(time.Minute)
+				a.DeliverDue()
+				if lost := missing(shownEverywhere(t, cs, true), got); len(lost) > 0 {
+					t.Errorf("lost %v: got %v", lost, got)
+				}
+			})
+		}
+	}
+}
+
+// writer returns the i-th write region of a, round robin.
+func writer(a *cosmosrest.Account, i int) string {
+	var ws []string
+	for _, r := range a.Status() {
+		if r.Write {
+			ws = append(ws, r.Name)
+		}
+	}
+	return ws[i%len(ws)]
+}
+
+// Continuations of an account of several write regions garbled, or of
+// an account of one, are refused with 400.
+func TestAccountChangeFeedMultiWriteBadCovers(t *testing.T) {
+	a, _, cs := multiFeedAccount(t, 2, nil)
+	east, west := cs["East US"], cs["West US"]
+	_, tok, cover := firstContinuation(t, a, east, true)
+	one, _, ones := feedAccount(t, nil)
+	_, _, singleCover := firstContinuation(t, one, ones["East US"], true)
+	for _, tc := range []struct{ name, cont string }{
+		{"cut short", "east-us:" + tok + ":" + cover[:len(cover)-2]},
+		{"a cover of one write region", "east-us:" + tok + ":" + singleCover},
+		{"garbled", "east-us:" + tok + ":AgAC"},
+		{"of no region", "east-us:" + tok + ":AgAAAA"},
+		{"of four regions", "east-us:" + tok + ":AgAEAQEBAQA"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, c := range []*client{east, west} {
+				if status, keys, body := latestPage(t, c, tc.cont, 10); status != http.StatusBadRequest || !strings.Contains(body, "cover") {
+					t.Errorf("%q: %d %v %s, want 400 about its cover", tc.cont, status, keys, body)
+				}
+			}
+		})
+	}
+}
+
+// What a region has received of each write region's writes is counted
+// again when the account is opened again on its Dir: a continuation from
+// another region reads on there, rather than waiting.
+func TestAccountChangeFeedMultiWriteAfterRestart(t *testing.T) {
+	dir := t.TempDir()
+	clock := lethe.NewManualClock(time.Unix(1_700_000_000, 0))
+	open := func() (*cosmosrest.Account, map[string]*client, func()) {
+		cfg := cosmosrest.AccountConfig{MultipleWriteLocations: true, Consistency: cosmosrest.Eventual}
+		cfg.Clock, cfg.Dir = clock, dir
+		cfg.Reaper.Disabled = true
+		return serveAccount(t, cfg, 3)
+	}
+	a, cs, stop := open()
+	createDB(t, cs["East US"], "db")
+	must(t, cs["East US"].do("POST", "/dbs/db/colls", map[string]any{"id": "c", "partitionKey": map[string]any{"paths": []string{"/pk"}}}), 201)
+	write(t, cs["West US"], `{"id":"w","pk":"x"}`)
+	a.DeliverDue()
+	seen, cont := latestAll(t, cs["West US"], "", 10)
+	stop()
+
+	_, cs, stop = open()
+	t.Cleanup(stop)
+	status, keys, next := latestPage(t, cs["East US"], cont, 10)
+	if status != http.StatusNotModified || len(keys) != 0 || next == cont {
+		t.Errorf("East US, which holds %v, answers %d %v %q to West US's continuation after it: not 304 and a continuation of its own", seen, status, keys, next)
 	}
 }

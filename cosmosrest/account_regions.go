@@ -199,6 +199,12 @@ type regionNode struct {
 	down     RegionDownMode // "" when up
 	up       chan struct{}  // closed when the region comes up; nil when up
 	progress map[srcKey]uint64
+	// recv is, with several write regions, the write sequence number of
+	// the latest write of region src (by index) of a container that the
+	// region has received from another (applied or not): it has received
+	// every earlier one of that region too, as each region's writes reach
+	// every other in their order (account_feed.go).
+	recv map[srcKey]uint64
 }
 
 // collKey names a container of the account.
@@ -238,7 +244,7 @@ func NewAccount(cfg AccountConfig) (*Account, error) {
 			}
 			return nil, fmt.Errorf("cosmosrest: region %q: %w", rc.Name, err)
 		}
-		n := &regionNode{acct: a, idx: i, name: rc.Name, endpoint: rc.Endpoint, writable: rc.Writable, h: h, progress: map[srcKey]uint64{}}
+		n := &regionNode{acct: a, idx: i, name: rc.Name, endpoint: rc.Endpoint, writable: rc.Writable, h: h, progress: map[srcKey]uint64{}, recv: map[srcKey]uint64{}}
 		h.region = n
 		if i > 0 {
 			// The instant of the containers found on disk (collTS): the

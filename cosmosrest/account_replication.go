@@ -102,6 +102,11 @@ func (a *Account) forget(drop func(collKey) bool) {
 				delete(n.progress, k)
 			}
 		}
+		for k := range n.recv {
+			if drop(k.k) {
+				delete(n.recv, k)
+			}
+		}
 	}
 	a.seedFloorsLocked(drop)
 }
@@ -260,7 +265,18 @@ func (n *regionNode) apply(changes []shipped) {
 		sk := srcKey{s.space, s.k}
 		n.acct.mu.Lock()
 		n.progress[sk] = max(n.progress[sk], s.token)
+		if n.acct.multi && s.ch.Kind == lethe.ReplicaWrite {
+			n.received(s)
+		}
 		n.acct.mu.Unlock()
+	}
+}
+
+// received counts write s in region n's recv. acct.mu is held.
+func (n *regionNode) received(s shipped) {
+	if w, seq, ok := etagRegion(s.ch.ETag, len(n.acct.regions)); ok {
+		k := srcKey{w, s.k}
+		n.recv[k] = max(n.recv[k], seq)
 	}
 }
 

@@ -78,7 +78,7 @@ func (q *request) changeFeed() {
 	default:
 		o.MaxItemCount = int32(min(limit, maxChangeFeedPageSize))
 	}
-	read := q.newFeedRead(collKey{db.id, c.ID()})
+	read := q.newFeedRead(collKey{db.id, c.ID()}, o.Mode)
 	switch inm := strings.Trim(strings.TrimSpace(q.r.Header.Get("If-None-Match")), `"`); {
 	case inm == changeFeedStartNow:
 		o.StartFrom = lethe.ChangeFeedStartFromNow()
