@@ -46,7 +46,8 @@ func versionOf(e *feedEntry) ChangeFeedVersion {
 // last has a higher ETag. When this replica has not received last yet
 // (its latest write is older), ok is false: the reader is to wait, or read
 // elsewhere. When it holds later versions but not last (a version it never
-// stored), the reader reads on from last's instant; when its feed no
+// stored), the reader reads on from last's instant, or from the first
+// write of a higher ETag if that is earlier; when its feed no
 // longer holds last nor any older version, changes after last may be
 // forgotten, and the error wraps ErrChangeFeedTrimmed. A malformed ETag is
 // a bad request. It reads the feed once, up to where last landed, holding
@@ -94,9 +95,10 @@ func (c *Container) ChangeFeedResumeLSN(last ChangeFeedVersion, expiredThrough t
 	}
 	// One pass (see scanSteps): where last landed, the first expiry after
 	// expiredThrough before it, and (for the case last is not here) the
-	// first change at or after its instant, and whether an older version
-	// is held.
-	var landed, expiry, at uint64
+	// first change at or after its instant, the first write of a higher
+	// ETag (a write's instant is taken before its ETag, so a later ETag may
+	// have an earlier instant), and whether an older version is held.
+	var landed, expiry, at, later uint64
 	older := false
 	f = c.scanSteps(f, func(e *feedEntry) bool {
 		switch e.kind {
@@ -107,6 +109,9 @@ func (c *Container) ChangeFeedResumeLSN(last ChangeFeedVersion, expiredThrough t
 				return false
 			}
 			older = older || s < want
+			if later == 0 && s > want {
+				later = e.lsn
+			}
 		case changeExpire:
 			if expiry == 0 && e.at > through {
 				expiry = e.lsn
@@ -130,6 +135,9 @@ func (c *Container) ChangeFeedResumeLSN(last ChangeFeedVersion, expiredThrough t
 		landed = next - 1
 		if at != 0 {
 			landed = at - 1
+		}
+		if later != 0 {
+			landed = min(landed, later-1)
 		}
 	}
 	if expiry != 0 {
