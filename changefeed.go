@@ -150,8 +150,14 @@ type ChangeFeedResponse struct {
 	// before LSN, on this page or before it (zero if it holds none): what
 	// a reader who has read up to LSN has been given, in terms that hold
 	// in every replica of the container (ChangeFeedResumeLSN).
-	LastWrite     ChangeFeedVersion
-	RequestCharge float64
+	LastWrite ChangeFeedVersion
+	// ExpiredThrough is the instant up to which the read found expiries:
+	// when the page reaches the feed's end, every expiry at or before it
+	// is on the page or before it. It is the read's instant, or earlier
+	// while a settings change of the container waits for the log (the
+	// read finds no expiry after the change's instant until it is made).
+	ExpiredThrough time.Time
+	RequestCharge  float64
 }
 
 // ErrChangeFeedTrimmed is wrapped by the *Error (400, as Cosmos DB) of a
@@ -279,6 +285,7 @@ func (p *ChangeFeedPager) NextPage(ctx context.Context) (ChangeFeedResponse, err
 	lsn := p.lsn
 	var page []feedEntry
 	var last ChangeFeedVersion
+	var through int64 // what the last look found expiries up to
 	for {
 		c.mu.Lock()
 		f := c.mu.feed.history
@@ -287,6 +294,7 @@ func (p *ChangeFeedPager) NextPage(ctx context.Context) (ChangeFeedResponse, err
 			return ChangeFeedResponse{}, withContext(badRequest("the container keeps no change feed: give it a ChangeFeedPolicy"), op, c.id, "")
 		}
 		found := c.findExpiriesLocked(now, false)
+		through = c.foundUpToLocked(now)
 		c.publishDueLocked()
 		if !p.started {
 			switch p.opts.StartFrom.kind {
@@ -356,6 +364,7 @@ func (p *ChangeFeedPager) NextPage(ctx context.Context) (ChangeFeedResponse, err
 		ContinuationToken: c.feedToken(p.opts.Mode, pk, lsn),
 		LSN:               lsn,
 		LastWrite:         last,
+		ExpiredThrough:    time.Unix(0, through).UTC(),
 		RequestCharge:     ru(cost),
 	}
 	for i := range page {

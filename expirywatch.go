@@ -97,6 +97,17 @@ func (c *Container) findExpiriesLocked(now int64, force bool) int {
 	return n
 }
 
+// foundUpToLocked returns the instant up to which a look at now (by
+// findExpiriesLocked) finds expiries: now, or the instant of a settings
+// change waiting for the log (expiryWatch.hold), if earlier. The caller
+// holds c.mu.
+func (c *Container) foundUpToLocked(now int64) int64 {
+	if h := c.mu.watch.hold; h != 0 {
+		return min(now, h)
+	}
+	return now
+}
+
 // findSomeExpiriesLocked is findExpiriesLocked for at most limit expiries,
 // the earliest; done reports that it found every one up to now. The
 // notifier finds a large backlog this way, a chunk at a time, delivering
@@ -106,9 +117,7 @@ func (c *Container) findSomeExpiriesLocked(now int64, force bool, limit int) (n 
 	if !w.on {
 		return 0, true
 	}
-	if w.hold != 0 {
-		now = min(now, w.hold)
-	}
+	now = c.foundUpToLocked(now)
 	if !force && now < w.due {
 		return 0, true
 	}

@@ -265,3 +265,43 @@ func TestChangeFeedReadDuringSettings(t *testing.T) {
 		require.Equal(t, whole, reopenCut(t, o, end), "the log cut after expiry frame %d", k+1)
 	}
 }
+
+// TestChangeFeedExpiredThroughDuringSettings: a feed read while a
+// settings change waits for its log finds expiries up to the change's
+// instant only (expiryWatch.hold), and its page says so: ExpiredThrough
+// is the change's instant, not the read's, so that a reader (an account's
+// cover of a continuation) does not take an expiry after it as given.
+// Once the change is made, a read reports its own instant again.
+func TestChangeFeedExpiredThroughDuringSettings(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	clock, _, s, c, efs := openFaultyFeedStore(t)
+	defer s.Close()
+	_, err := c.UpsertItem(ctx, NewPartitionKey(), []byte(`{"id":"y","ttl":8}`), nil)
+	require.NoError(t, err)
+	read := func() ChangeFeedResponse {
+		t.Helper()
+		resp, err := c.ReadChangeFeed(ctx, &ChangeFeedOptions{Mode: ChangeFeedModeAllVersionsAndDeletes})
+		require.NoError(t, err)
+		return resp
+	}
+	clock.Advance(5 * time.Second)
+	require.True(t, read().ExpiredThrough.Equal(clock.Now()), "a read with no change waiting finds expiries up to its instant")
+	changed := clock.Now()
+	props, err := c.Read(ctx)
+	require.NoError(t, err)
+	props.DefaultTimeToLive = 100
+	h := efs.Hold(vfstest.OpSync)
+	replaced := make(chan error, 1)
+	go func() { replaced <- c.Replace(ctx, props) }()
+	<-h.Entered()
+	clock.Advance(6 * time.Second) // past y's expiry
+	resp := read()
+	h.Release()
+	require.NoError(t, <-replaced)
+	require.True(t, resp.ExpiredThrough.Equal(changed), "a read during the change found expiries up to %v, not %v", changed, resp.ExpiredThrough)
+	require.Zero(t, countExpires(feedEntries(c)), "y's expiry, after the change's instant, is not found before the change is made")
+	resp = read()
+	require.True(t, resp.ExpiredThrough.Equal(clock.Now()), "once the change is made, a read finds expiries up to its instant: %v", resp.ExpiredThrough)
+	require.Equal(t, 1, countExpires(feedEntries(c)))
+}

@@ -330,9 +330,10 @@ func (r *feedRead) token(q *request, o *lethe.ChangeFeedOptions, resp *lethe.Cha
 	r.cover.last = resp.LastWrite
 	end := len(resp.Items) < int(o.MaxItemCount)
 	if end {
-		// The page reached the feed's end: every expiry up to the read's
-		// instant is in it or before it.
-		r.cover.through = r.started
+		// The page reached the feed's end: every expiry up to the instant
+		// the read found them through is in it or before it (earlier
+		// than the read's while a settings change waits for the log).
+		r.cover.through = resp.ExpiredThrough
 	}
 	if seen := r.cover.seen; seen != nil {
 		r.cover.last = lethe.ChangeFeedVersion{}
