@@ -109,6 +109,7 @@ func (c *Container) findSomeExpiriesLocked(now int64, force bool, limit int) (n 
 	if w.hold != 0 {
 		now = min(now, w.hold)
 	}
+	now = c.heldNow(now) // HoldExpiries
 	if !force && now < w.due {
 		return 0, true
 	}
