@@ -36,25 +36,35 @@ func (c *Container) HoldExpiries(at time.Time) (release func()) {
 // expiryHold is one HoldExpiries call's hold, told apart by its address.
 type expiryHold struct{ at int64 }
 
-// releaseHold ends hold h and wakes the reaper for what it held back.
+// releaseHold ends hold h and wakes the reaper and the notifier for what
+// it held back (both sleep through a hold).
 func (c *Container) releaseHold(h *expiryHold) {
 	c.mu.Lock()
 	c.mu.holds = slices.DeleteFunc(c.mu.holds, func(x *expiryHold) bool { return x == h })
 	c.updateHoldLocked()
 	c.mu.Unlock()
-	if c.store != nil {
-		c.store.reaper.notify(c.store.clock.now())
+	if c.store == nil {
+		return
+	}
+	now := c.store.clock.now()
+	c.store.reaper.notify(now)
+	if n := c.store.notifier.Load(); n != nil {
+		n.notify(now)
 	}
 }
 
 // updateHoldLocked sets c.held to the earliest hold's instant, or 0 when
-// nothing is held. The caller holds c.mu.
+// nothing is held (a hold at 0, the Unix epoch, holds from a nanosecond
+// before). The caller holds c.mu.
 func (c *Container) updateHoldLocked() {
 	var at int64
 	for i, h := range c.mu.holds {
 		if i == 0 || h.at < at {
 			at = h.at
 		}
+	}
+	if at == 0 && len(c.mu.holds) > 0 {
+		at = -1
 	}
 	c.held.Store(at)
 }

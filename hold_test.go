@@ -119,3 +119,29 @@ func TestHoldExpiriesReaperAndClose(t *testing.T) {
 	_, err = c.Purge(ctx)
 	assert.ErrorIs(t, err, lethe.ErrClosed)
 }
+
+// TestHoldExpiriesSubscribers: an expiry held is not delivered to a
+// subscriber; once released it is, at its own instant (the release wakes
+// the notifier: no clock moves after it).
+func TestHoldExpiriesSubscribers(t *testing.T) {
+	c, clock := holdContainer(t)
+	sub, err := c.SubscribeExpiries(nil)
+	require.NoError(t, err)
+	defer sub.Close()
+	release := c.HoldExpiries(t0.Add(5 * time.Second))
+	clock.Advance(9500 * time.Millisecond)
+	require.Eventually(t, func() bool { return lethe.NotifierIdle(c) }, time.Minute, time.Millisecond, "the notifier sleeps through the hold")
+	select {
+	case ev := <-sub.Events():
+		t.Fatalf("delivered while held: %s", ev.ID)
+	default:
+	}
+	release()
+	select {
+	case ev := <-sub.Events():
+		assert.Equal(t, "b", ev.ID)
+		assert.Equal(t, t0.Add(9*time.Second).UTC(), ev.ExpiredAt)
+	case <-time.After(time.Minute):
+		t.Fatal("not delivered once released")
+	}
+}
