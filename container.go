@@ -391,6 +391,7 @@ func (c *Container) replace(ctx context.Context, props ContainerProperties, at *
 	if at != nil {
 		now = c.settingsInstant(unixNanos(*at), now)
 	}
+	c.raiseHolds(now)
 	m := mutation{cause: causeSettings, now: now, props: &props, seq: c.store.nextSeq()}
 	next, aerr := c.apply(&m)
 	c.unlockAll()

@@ -17,6 +17,11 @@ import (
 // there (ReplaceAt), so that nothing the change keeps alive is purged
 // meanwhile.
 //
+// A settings change (Replace, ReplaceAt) made under a hold at a later
+// instant moves the hold to that instant: the change is made as of it,
+// the expiries up to it under the old settings first, and no look under
+// the new settings goes back before it.
+//
 // Holds may overlap: the earliest one still held is in force. release
 // may be called more than once, and after Store.Close (a held container
 // never keeps Close waiting); the expiries held back then happen at once,
@@ -51,6 +56,17 @@ func (c *Container) releaseHold(h *expiryHold) {
 	if n := c.store.notifier.Load(); n != nil {
 		n.notify(now)
 	}
+}
+
+// raiseHolds moves every hold earlier than at, the instant of a settings
+// change, to at. The caller holds every shard lock.
+func (c *Container) raiseHolds(at int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, h := range c.mu.holds {
+		h.at = max(h.at, at)
+	}
+	c.updateHoldLocked()
 }
 
 // updateHoldLocked sets c.held to the earliest hold's instant, or 0 when

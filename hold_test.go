@@ -145,3 +145,22 @@ func TestHoldExpiriesSubscribers(t *testing.T) {
 		t.Fatal("not delivered once released")
 	}
 }
+
+// TestHoldExpiriesRaisedBySettings: a settings change made under a hold,
+// at a later instant, moves the hold there: a default lowered to 1 s as of
+// t0+8 s expires "a" at t0+8 s, not at the hold's t0+5 s, while "b"
+// (expiring at t0+9 s) stays held.
+func TestHoldExpiriesRaisedBySettings(t *testing.T) {
+	c, clock := holdContainer(t)
+	release := c.HoldExpiries(t0.Add(5 * time.Second))
+	defer release()
+	clock.Advance(13 * time.Second)
+	props, err := c.Read(ctx)
+	require.NoError(t, err)
+	props.DefaultTimeToLive = 1
+	require.NoError(t, c.ReplaceAt(ctx, props, t0.Add(8*time.Second)))
+	n, err := c.Purge(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 1, n, "a only")
+	assert.Equal(t, map[string]int64{"a": t0.Add(8 * time.Second).Unix()}, expiredInFeed(t, c))
+}
