@@ -172,9 +172,14 @@ type Container struct {
 			pending []*pendingChange // logged, not made yet: with a feed, on a durable store (mutation.go)
 			spare   []*pendingChange // out of pending, for newPendingChangeLocked to reuse
 		}
-		watch   expiryWatch // finds expiries as they happen (expirywatch.go)
-		indexes indexSet    // the indexes beside the expiry index, and their builds (indexset.go)
+		watch   expiryWatch   // finds expiries as they happen (expirywatch.go)
+		indexes indexSet      // the indexes beside the expiry index, and their builds (indexset.go)
+		holds   []*expiryHold // the holds of HoldExpiries in force (hold.go)
 	}
+	// held is the instant of the earliest hold in mu.holds, 0 if none: a
+	// hold is placed under mu and every shard lock, so that a purge, made
+	// under a shard lock, sees it (hold.go).
+	held atomic.Int64
 	// watchDue is mu.watch.due while the watch is on, never while it is
 	// off: the write path looks at it without the lock.
 	watchDue atomic.Int64
@@ -386,6 +391,7 @@ func (c *Container) replace(ctx context.Context, props ContainerProperties, at *
 	if at != nil {
 		now = c.settingsInstant(unixNanos(*at), now)
 	}
+	c.raiseHolds(now)
 	m := mutation{cause: causeSettings, now: now, props: &props, seq: c.store.nextSeq()}
 	next, aerr := c.apply(&m)
 	c.unlockAll()

@@ -290,6 +290,9 @@ func (c *Container) deliverExpiries(now int64) (due int64) {
 		found := w.found
 		w.found = nil
 		due = w.due
+		if due <= now && c.held.Load() != 0 {
+			due = never // held back (HoldExpiries): the release wakes the notifier
+		}
 		c.mu.Unlock()
 		c.deliver(found)
 		if done {

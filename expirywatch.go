@@ -98,14 +98,14 @@ func (c *Container) findExpiriesLocked(now int64, force bool) int {
 }
 
 // foundUpToLocked returns the instant up to which a look at now (by
-// findExpiriesLocked) finds expiries: now, or the instant of a settings
-// change waiting for the log (expiryWatch.hold), if earlier. The caller
-// holds c.mu.
+// findExpiriesLocked) finds expiries: now, or, if earlier, the instant of a
+// settings change waiting for the log (expiryWatch.hold) or of a hold
+// (HoldExpiries). The caller holds c.mu.
 func (c *Container) foundUpToLocked(now int64) int64 {
 	if h := c.mu.watch.hold; h != 0 {
-		return min(now, h)
+		now = min(now, h)
 	}
-	return now
+	return c.heldNow(now)
 }
 
 // findSomeExpiriesLocked is findExpiriesLocked for at most limit expiries,

@@ -419,3 +419,10 @@ func ETagGeneration(etag string) (uint64, bool) {
 	seq, ok := parseETag(etag)
 	return seqGen(seq), ok
 }
+
+// NotifierIdle reports whether c's store's notifier sleeps until woken,
+// no expiry of any container due.
+func NotifierIdle(c *Container) bool {
+	n := c.store.notifier.Load()
+	return n != nil && n.sleepUntil.Load() == never
+}

@@ -234,7 +234,9 @@ func (c *Container) reap(now int64, o ReaperOptions, spend bool, scratch *reapSc
 	c.mu.Lock()
 	rule := c.rule
 	c.mu.Unlock()
-	batch, more := c.oldestExpired(&rule, now, limit, &scratch.entries)
+	// Under a hold (HoldExpiries) only what expired by its instant goes;
+	// purgeShard looks again, a hold placed meanwhile included.
+	batch, more := c.oldestExpired(&rule, c.heldNow(now), limit, &scratch.entries)
 	for i := range batch {
 		e := &batch[i]
 		si, h := c.shardIndex(e.rec.pk(), e.rec.id())
@@ -301,7 +303,11 @@ func (c *Container) reap(now int64, o ReaperOptions, spend bool, scratch *reapSc
 	case more:
 		return purged, now
 	}
-	return purged, c.nextExpiry(&rule)
+	next = c.nextExpiry(&rule)
+	if next <= now && c.held.Load() != 0 {
+		next = never // held back (HoldExpiries): the release wakes the reaper
+	}
+	return purged, next
 }
 
 // prepay draws from b's spare budget the charges of the purges of batch, in
@@ -388,9 +394,10 @@ func (c *Container) purgeShard(sh *shard, group []expiredEntry, now int64, ms []
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	sh.items.touch(group)
+	upTo := c.heldNow(now) // a hold placed since the batch was chosen stands
 	for i := range group {
 		e := &group[i]
-		if !sh.items.holds(e.h, e.rec) || c.rule.live(e.rec, now) {
+		if !sh.items.holds(e.h, e.rec) || c.rule.live(e.rec, upTo) {
 			continue
 		}
 		cost += charge(opDelete, e.rec.chargeSize())

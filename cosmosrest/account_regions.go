@@ -502,7 +502,7 @@ func (n *regionNode) serveControl(w http.ResponseWriter, r *http.Request, deadli
 		return true
 	}
 	reset := isControlPath(r.URL.Path, resetPath)
-	n.acct.fanout(n, w, r, body, g, reset, func(w http.ResponseWriter, r *http.Request) {
+	n.acct.fanout(n, w, r, body, g, reset, nil, func(w http.ResponseWriter, r *http.Request) {
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		if reset {
 			n.h.serveReset(w, r, deadline)
@@ -527,7 +527,7 @@ func (n *regionNode) serve(q *request, g gateway) {
 		return
 	}
 	if accountWide(q) {
-		a.fanout(n, q.w, q.r, q.body, g, structural(q), func(w http.ResponseWriter, r *http.Request) {
+		a.fanout(n, q.w, q.r, q.body, g, structural(q), replacedContainer(q), func(w http.ResponseWriter, r *http.Request) {
 			q.w, q.r = w, r
 			q.serve()
 		}, func() { a.forgetDeleted(q) })
@@ -653,13 +653,19 @@ func itemRead(q *request) bool {
 // deletes or replaces containers (exclusive, structural) holds topo for
 // writing throughout, so that no item request reaches a container some
 // regions have and others not yet (or no longer), or have changed and
-// others not yet.
-func (a *Account) fanout(from *regionNode, w http.ResponseWriter, r *http.Request, body []byte, g gateway, exclusive bool, local func(http.ResponseWriter, *http.Request), done func()) {
+// others not yet. A request that replaces container replaced (non-nil)
+// holds its expiries in every other region (holdReplaced) until the
+// replays are made, so that no reaper purges meanwhile what the change,
+// made as of the first region's instant, keeps alive.
+func (a *Account) fanout(from *regionNode, w http.ResponseWriter, r *http.Request, body []byte, g gateway, exclusive bool, replaced *collKey, local func(http.ResponseWriter, *http.Request), done func()) {
 	a.meta.Lock()
 	defer a.meta.Unlock()
 	if exclusive {
 		a.topo.Lock()
 		defer a.topo.Unlock()
+	}
+	if replaced != nil {
+		defer a.holdReplaced(from, *replaced)()
 	}
 	ctx := context.WithValue(r.Context(), nonceKey{}, newNonce())
 	r = r.WithContext(context.WithValue(ctx, instantKey{}, from.h.now()))
@@ -746,6 +752,37 @@ func structural(q *request) bool {
 		return q.t.kind == tContainer
 	}
 	return false
+}
+
+// replacedContainer returns the container account-wide request q
+// replaces, or nil when it replaces none.
+func replacedContainer(q *request) *collKey {
+	if q.r.Method != http.MethodPut || q.t.kind != tContainer {
+		return nil
+	}
+	return &collKey{q.t.db, q.t.coll}
+}
+
+// holdReplaced holds the expiries of container k in every region but
+// from at that region's now (lethe.Container.HoldExpiries), and returns
+// what releases them all. The holds are placed before the change's
+// instant is taken, so that no region's reaper can have purged an item
+// expiring after it; a region lacking the container holds nothing.
+func (a *Account) holdReplaced(from *regionNode, k collKey) (release func()) {
+	var releases []func()
+	for _, n := range a.regions {
+		if n == from {
+			continue
+		}
+		if c, ok := n.storeContainer(k); ok {
+			releases = append(releases, c.HoldExpiries(n.h.now()))
+		}
+	}
+	return func() {
+		for _, r := range releases {
+			r()
+		}
+	}
 }
 
 // forgetDeleted forgets the replication state of the containers an
