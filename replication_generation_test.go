@@ -24,24 +24,28 @@ func genOf(t testing.TB, etag string) uint64 {
 	return g
 }
 
+// writeRegionPair returns the container c of two stores on clock, write
+// regions 0 and 1 of two, reaper off, whose change feeds keep keepA and
+// keepB changes (0: the default).
+func writeRegionPair(t *testing.T, clock *lethe.ManualClock, keepA, keepB int) (a, b *lethe.Container) {
+	t.Helper()
+	cs := make([]*lethe.Container, 2)
+	for i, keep := range []int{keepA, keepB} {
+		s := openStore(t, &lethe.Options{Clock: clock, Reaper: lethe.ReaperOptions{Disabled: true}, WriteRegions: 2, WriteRegion: i})
+		cs[i] = mustContainer(t, s, lethe.ContainerProperties{ID: "c", DefaultTimeToLive: lethe.TTLNever,
+			ChangeFeedPolicy: &lethe.ChangeFeedPolicy{MaxChanges: keep}})
+	}
+	return cs[0], cs[1]
+}
+
 // TestReplicaRecreateAfterForgottenDelete: a region whose change feed no
 // longer keeps an item's delete creates the item again after the delete
 // all the same, and the other region, whose feed still keeps it, takes
 // the new version: the regions converge.
 func TestReplicaRecreateAfterForgottenDelete(t *testing.T) {
 	clock := lethe.NewManualClock(t0)
-	var a, b *lethe.Container
-	for i, keep := range []int{2, 0} { // a's feed keeps 2 changes, b's the default
-		s := openStore(t, &lethe.Options{Clock: clock, Reaper: lethe.ReaperOptions{Disabled: true}, WriteRegions: 2, WriteRegion: i})
-		c := mustContainer(t, s, lethe.ContainerProperties{ID: "c", DefaultTimeToLive: lethe.TTLNever,
-			ChangeFeedPolicy: &lethe.ChangeFeedPolicy{MaxChanges: keep}})
-		if i == 0 {
-			a = c
-		} else {
-			b = c
-		}
-	}
-	var from uint64 // a's last change b holds
+	a, b := writeRegionPair(t, clock, 2, 0) // a's feed keeps 2 changes, b's the default
+	var from uint64                         // a's last change b holds
 	shipAB := func() {
 		t.Helper()
 		for _, ch := range changesOf(t, a, from) {
@@ -401,17 +405,7 @@ func TestSingleWriterKeepsNoTombstones(t *testing.T) {
 // delete: the region's tombstone of the item still says it was deleted.
 func TestReplicaWriteLosesToForgottenDelete(t *testing.T) {
 	clock := lethe.NewManualClock(t0)
-	var a, b *lethe.Container
-	for i, keep := range []int{0, 2} { // a's feed keeps the default, b's 2 changes
-		s := openStore(t, &lethe.Options{Clock: clock, Reaper: lethe.ReaperOptions{Disabled: true}, WriteRegions: 2, WriteRegion: i})
-		c := mustContainer(t, s, lethe.ContainerProperties{ID: "c", DefaultTimeToLive: lethe.TTLNever,
-			ChangeFeedPolicy: &lethe.ChangeFeedPolicy{MaxChanges: keep}})
-		if i == 0 {
-			a = c
-		} else {
-			b = c
-		}
-	}
+	a, b := writeRegionPair(t, clock, 0, 2) // a's feed keeps the default, b's 2 changes
 	v1 := create(t, a, `{"id":"x","n":1}`)
 	for _, ch := range changesOf(t, a, 0) {
 		resolved(t, b, ch, lethe.ConflictRule{})
