@@ -44,8 +44,9 @@ func writeRegionPair(t *testing.T, clock *lethe.ManualClock, keepA, keepB int) (
 // the new version: the regions converge.
 func TestReplicaRecreateAfterForgottenDelete(t *testing.T) {
 	clock := lethe.NewManualClock(t0)
-	a, b := writeRegionPair(t, clock, 2, 0) // a's feed keeps 2 changes, b's the default
-	var from uint64                         // a's last change b holds
+	// a's feed keeps 2 changes, b's the default.
+	a, b := writeRegionPair(t, clock, 2, 0)
+	var from uint64 // a's last change b holds
 	shipAB := func() {
 		t.Helper()
 		for _, ch := range changesOf(t, a, from) {
