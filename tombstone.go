@@ -32,8 +32,13 @@ func (sh *shard) bury(old record) {
 	if sh.tombs == nil {
 		sh.tombs = map[string]uint16{}
 	}
-	// A copy: the id alone would be a part of old, and keep all of it.
-	sh.tombs[strings.Clone(old.pk()+old.id())] = uint16(nextGen(old))
+	// A key of its own: pk+id is a new string, but the id alone (no
+	// partition key) would be a part of old, and keep all of it.
+	key := old.pk() + old.id()
+	if old.pk() == "" {
+		key = strings.Clone(key)
+	}
+	sh.tombs[key] = uint16(nextGen(old))
 }
 
 // unbury drops the tombstone of the item of rec, which was just written to
