@@ -291,7 +291,7 @@ func (p *ChangeFeedPager) NextPage(ctx context.Context) (ChangeFeedResponse, err
 		f := c.mu.feed.history
 		if f == nil {
 			c.mu.Unlock()
-			return ChangeFeedResponse{}, withContext(badRequest("the container keeps no change feed: give it a ChangeFeedPolicy"), op, c.id, "")
+			return ChangeFeedResponse{}, c.noFeedError(op)
 		}
 		found := c.findExpiriesLocked(now, false)
 		through = c.foundUpToLocked(now)
@@ -371,6 +371,12 @@ func (p *ChangeFeedPager) NextPage(ctx context.Context) (ChangeFeedResponse, err
 		resp.Items[i] = c.renderChange(&page[i], latest)
 	}
 	return resp, nil
+}
+
+// noFeedError is the error of operation op on a container that keeps no
+// change feed.
+func (c *Container) noFeedError(op string) error {
+	return withContext(badRequest("the container keeps no change feed: give it a ChangeFeedPolicy"), op, c.id, "")
 }
 
 // renderChange writes a change as its mode shows it.

@@ -67,14 +67,15 @@ func (c *Container) ChangeFeedResumeLSN(last ChangeFeedVersion, expiredThrough t
 	}
 	through := unixNanos(expiredThrough) // the zero time is before every instant
 	written := unixNanos(last.Written)
-	noFeed := withContext(badRequest("the container keeps no change feed: give it a ChangeFeedPolicy"), op, c.id, "")
-	trimmed := withContext(&Error{StatusCode: statusBadRequest, Err: ErrChangeFeedTrimmed,
-		Message: "the change feed no longer holds the version " + strconv.Quote(last.ETag) + " nor any older one: changes after it may be forgotten; start again from the beginning"}, op, c.id, "")
+	trimmed := func() error {
+		return withContext(&Error{StatusCode: statusBadRequest, Err: ErrChangeFeedTrimmed,
+			Message: "the change feed no longer holds the version " + strconv.Quote(last.ETag) + " nor any older one: changes after it may be forgotten; start again from the beginning"}, op, c.id, "")
+	}
 	c.mu.Lock()
 	f := c.mu.feed.history
 	if f == nil {
 		c.mu.Unlock()
-		return 0, false, noFeed
+		return 0, false, c.noFeedError(op)
 	}
 	var arrived *feedEntry
 	if want != 0 {
@@ -85,7 +86,7 @@ func (c *Container) ChangeFeedResumeLSN(last ChangeFeedVersion, expiredThrough t
 		// Nothing written given, or nothing written here, and the
 		// beginning forgotten.
 		c.mu.Unlock()
-		return 0, false, trimmed
+		return 0, false, trimmed()
 	case want == 0:
 		c.mu.Unlock()
 		return 0, true, nil // nothing written given: from the beginning
@@ -124,13 +125,13 @@ func (c *Container) ChangeFeedResumeLSN(last ChangeFeedVersion, expiredThrough t
 	})
 	if f == nil {
 		c.mu.Unlock()
-		return 0, false, noFeed
+		return 0, false, c.noFeedError(op)
 	}
 	next, first := f.next, f.first
 	c.mu.Unlock()
 	switch {
 	case landed == 0 && !older && first > 1:
-		return 0, false, trimmed
+		return 0, false, trimmed()
 	case landed == 0:
 		landed = next - 1
 		if at != 0 {
@@ -260,7 +261,7 @@ func (c *Container) ChangeFeedResumeLSNByRegion(seen []string, expiredThrough ti
 	}
 	if f == nil {
 		c.mu.Unlock()
-		return 0, withContext(badRequest("the container keeps no change feed: give it a ChangeFeedPolicy"), op, c.id, "")
+		return 0, c.noFeedError(op)
 	}
 	next, first := f.next, f.first
 	c.mu.Unlock()

@@ -76,7 +76,7 @@ func (c *Container) ReplicaChanges(after uint64, max int) ([]ReplicaChange, uint
 	f := c.mu.feed.history
 	if f == nil {
 		c.mu.Unlock()
-		return nil, after, withContext(badRequest("the container keeps no change feed: give it a ChangeFeedPolicy"), op, c.id, "")
+		return nil, after, c.noFeedError(op)
 	}
 	if after >= f.next {
 		next := f.next
@@ -151,7 +151,7 @@ func (c *Container) LastReplicaLSN() (uint64, error) {
 	defer c.mu.Unlock()
 	f := c.mu.feed.history
 	if f == nil {
-		return 0, withContext(badRequest("the container keeps no change feed: give it a ChangeFeedPolicy"), op, c.id, "")
+		return 0, c.noFeedError(op)
 	}
 	return f.next - 1, nil
 }
