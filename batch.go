@@ -358,25 +358,36 @@ func (c *Container) lockBatch(sc *batchScratch) []int {
 	for i := range sc.items {
 		used[sc.items[i].shard] = true
 	}
-	for i, u := range used {
-		if u {
-			sc.shards = append(sc.shards, i)
-		}
-	}
 	c.batchMu.Lock()
 	if c.uniqueMu != nil {
 		c.uniqueMu.Lock()
 	}
-	for _, i := range sc.shards {
-		c.shards[i].mu.Lock()
-	}
+	sc.shards = c.lockShards(&used, sc.shards)
 	return sc.shards
 }
 
-func (c *Container) unlockBatch(shards []int) {
+// lockShards takes the write locks of the shards used marks, in ascending
+// order (the order every holder of several takes them in), and appends
+// their indexes to shards.
+func (c *Container) lockShards(used *[shardCount]bool, shards []int) []int {
+	for i, u := range used {
+		if u {
+			c.shards[i].mu.Lock()
+			shards = append(shards, i)
+		}
+	}
+	return shards
+}
+
+// unlockShards releases the shard locks lockShards took.
+func (c *Container) unlockShards(shards []int) {
 	for _, i := range shards {
 		c.shards[i].mu.Unlock()
 	}
+}
+
+func (c *Container) unlockBatch(shards []int) {
+	c.unlockShards(shards)
 	if c.uniqueMu != nil {
 		c.uniqueMu.Unlock()
 	}

@@ -76,27 +76,19 @@ func (c *Container) commitReplicaColliding(op string, r *replicaWrite, rule *con
 	c.uniqueMu.Lock()
 	defer c.uniqueMu.Unlock()
 	now := c.store.clock.now()
-	// The collisions by r's document: its version, built under the item's
-	// lock, has the same values. Purges may take some away meanwhile
-	// (checked under the locks), and nothing else changes them.
-	r.rec = buildRecord(r.doc, &r.p, r.pk.enc, r.written, r.seq, 0)
+	// The collisions by r's document, whose version (r.rec) commitReplicaShard
+	// built when it found one. Purges may take some away meanwhile (checked
+	// under the locks), and nothing else changes them.
 	held := c.uniqueCollisions(r, now)
 	no, h := c.shardIndex(r.pk.enc, r.id)
-	shards := []int{no}
+	var used [shardCount]bool
+	used[no] = true
 	for _, rec := range held {
 		i, _ := c.shardIndex(rec.pk(), rec.id())
-		shards = append(shards, i)
+		used[i] = true
 	}
-	slices.Sort(shards)
-	shards = slices.Compact(shards)
-	for _, i := range shards {
-		c.shards[i].mu.Lock()
-	}
-	defer func() {
-		for _, i := range shards {
-			c.shards[i].mu.Unlock()
-		}
-	}()
+	shards := c.lockShards(&used, nil)
+	defer c.unlockShards(shards)
 	if c.deleted.Load() {
 		return ConflictOutcome{}, withContext(&Error{StatusCode: statusNotFound, Message: msgNotFound}, op, c.id, r.id)
 	}
